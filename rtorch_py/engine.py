@@ -1,0 +1,458 @@
+"""The autograd engine: graph nodes, grad mode, and the backward walk.
+
+It knows nothing of individual ops, of tensors beyond a few attributes
+(`data`, `grad`, `requires_grad`, `grad_fn`, `_version`), or of R.
+"""
+from __future__ import annotations
+
+import heapq
+import threading
+import traceback
+import weakref
+from contextlib import contextmanager
+from itertools import count
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+# --------------------------------------------------------------------------
+# Grad mode and anomaly mode (thread-local, like PyTorch's).
+
+_local = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    return getattr(_local, "grad", True)
+
+
+def set_grad_enabled(mode: bool) -> bool:
+    """Set grad mode for this thread; returns the previous mode."""
+    prev = getattr(_local, "grad", True)
+    _local.grad = bool(mode)
+    return prev
+
+
+def is_anomaly_enabled() -> bool:
+    return getattr(_local, "anomaly", False)
+
+
+class _GradMode:
+    """Context manager and decorator that sets grad mode for a block."""
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = mode
+        self._prev: list[bool] = []
+
+    def __enter__(self) -> None:
+        self._prev.append(set_grad_enabled(self.mode))
+
+    def __exit__(self, *exc: Any) -> None:
+        set_grad_enabled(self._prev.pop())
+
+    def __call__(self, fn: Callable) -> Callable:
+        mode = self.mode
+
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            with _GradMode(mode):
+                return fn(*args, **kwargs)
+
+        wrapped.__name__ = getattr(fn, "__name__", "wrapped")
+        wrapped.__doc__ = getattr(fn, "__doc__", None)
+        return wrapped
+
+
+def no_grad() -> _GradMode:
+    return _GradMode(False)
+
+
+def enable_grad() -> _GradMode:
+    return _GradMode(True)
+
+
+@contextmanager
+def detect_anomaly(check_nan: bool = True) -> Iterator[None]:
+    prev = getattr(_local, "anomaly", False), getattr(_local, "check_nan", True)
+    _local.anomaly, _local.check_nan = True, check_nan
+    try:
+        yield
+    finally:
+        _local.anomaly, _local.check_nan = prev
+
+
+# --------------------------------------------------------------------------
+# Graph nodes.
+
+_sequence = count()
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the version it had when saved.
+
+    An op's own output is saved without its grad_fn (that would be a cycle);
+    unpacking gives it back its node, so higher-order gradients flow.
+    """
+
+    __slots__ = ("tensor", "version", "is_output", "output_nr")
+
+    def __init__(self, tensor: Any, is_output: bool = False, output_nr: int = 0) -> None:
+        self.tensor = tensor._alias() if is_output else tensor
+        self.version = tensor._version[0]
+        self.is_output = is_output
+        self.output_nr = output_nr
+
+    def unpack(self, node: "Node") -> Any:
+        t = self.tensor
+        if t._version[0] != self.version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified "
+                f"by an inplace operation: [{t._type_string()} [{', '.join(map(str, t.shape))}]], "
+                f"which is output {self.output_nr} of {node.name}, is at version {t._version[0]}; "
+                f"expected version {self.version} instead. Hint: the backtrace further above "
+                "shows the operation that failed to compute its gradient; use "
+                "with_detect_anomaly() to find the forward op."
+            )
+        if self.is_output:
+            out = t._alias()
+            out.grad_fn, out.requires_grad, out._output_nr = node, True, self.output_nr
+            return out
+        return t
+
+
+class Node:
+    """One recorded operation: how to map output grads to input grads.
+
+    `backward_fn(node, grads)` receives the gradient for each output (a list)
+    and returns one gradient (or None) per edge in `next_functions`.
+    """
+
+    __slots__ = (
+        "name", "backward_fn", "next_functions", "input_meta", "saved", "ctx",
+        "released", "seq", "num_outputs", "pre_hooks", "post_hooks",
+        "retain_refs", "trace", "__weakref__",
+    )
+
+    def __init__(self, name: str, backward_fn: Callable, edges: tuple, input_meta: tuple,
+                 saved: tuple = (), ctx: Any = None, num_outputs: int = 1) -> None:
+        self.name = name
+        self.backward_fn = backward_fn
+        self.next_functions = edges
+        self.input_meta = input_meta
+        self.saved = saved
+        self.ctx = ctx
+        self.released = False
+        self.seq = next(_sequence)
+        self.num_outputs = num_outputs
+        self.pre_hooks: dict[int, list] | None = None
+        self.post_hooks: list | None = None
+        self.retain_refs: dict[int, Any] | None = None
+        self.trace = traceback.format_stack()[:-3] if is_anomaly_enabled() else None
+
+    def needs(self, i: int) -> bool:
+        """Whether input i wants a gradient (lets a formula skip dead work)."""
+        return self.next_functions[i][0] is not None
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+    def unpack_saved(self) -> list:
+        if self.released:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access "
+                "saved tensors after they have already been freed). Saved intermediate values "
+                "of the graph are freed when you call .backward() or autograd.grad(). Specify "
+                "retain_graph=True if you need to backward through the graph a second time or "
+                "if you need to access saved tensors after calling backward."
+            )
+        return [s.unpack(self) if type(s) is SavedTensor else s for s in self.saved]
+
+    def release(self) -> None:
+        if self.saved:
+            self.saved = ()
+            self.released = True
+        if self.ctx is not None:
+            self.ctx._release()
+
+    def register_hook(self, fn: Callable) -> "RemovableHandle":
+        """Post-hook: fn(grad_inputs, grad_outputs) after this node runs."""
+        if self.post_hooks is None:
+            self.post_hooks = []
+        return RemovableHandle(self.post_hooks, fn)
+
+    def register_prehook(self, fn: Callable, output_nr: int = 0) -> "RemovableHandle":
+        if self.pre_hooks is None:
+            self.pre_hooks = {}
+        return RemovableHandle(self.pre_hooks.setdefault(output_nr, []), fn)
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf tensor: adds incoming gradients into `.grad`."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Any) -> None:
+        Node.__init__(self, "AccumulateGrad", _accumulate, (), ())
+        self.variable = variable
+
+
+def _accumulate(node: AccumulateGrad, grads: list) -> tuple:
+    leaf, g = node.variable, grads[0]
+    if g is None:
+        return ()
+    if is_grad_enabled():  # create_graph: the stored grad stays differentiable
+        leaf.grad = g if leaf.grad is None else leaf.grad + g
+    elif leaf.grad is None:
+        leaf.grad = g._owned_copy()
+    elif leaf.grad.grad_fn is None:
+        leaf.grad._accumulate_(g)  # in place, so references to .grad see the sum
+    else:
+        leaf.grad = (leaf.grad + g).detach()
+    return ()
+
+
+class RemovableHandle:
+    """Returned by register_hook; `remove()` takes the hook away again."""
+
+    __slots__ = ("_hooks", "_fn")
+
+    def __init__(self, hooks: list, fn: Callable) -> None:
+        self._hooks, self._fn = hooks, fn
+        hooks.append(fn)
+
+    def remove(self) -> None:
+        try:
+            self._hooks.remove(self._fn)
+        except ValueError:
+            pass
+
+
+def grad_accumulator(tensor: Any) -> AccumulateGrad:
+    """The leaf's AccumulateGrad node, made once and shared while alive."""
+    ref = tensor._accum
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(tensor)
+        tensor._accum = weakref.ref(node)
+    return node
+
+
+def edge(t: Any) -> tuple:
+    """The graph edge a gradient for tensor `t` should flow along."""
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    if t.requires_grad:
+        return (grad_accumulator(t), 0)
+    return (None, 0)
+
+
+# --------------------------------------------------------------------------
+# The backward walk.
+
+def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
+                 capture: Sequence[tuple] | None = None, accumulate: bool = True,
+                 sum_to: Callable | None = None) -> list | None:
+    """Propagate gradients from `roots` [(edge, grad), ...] through the graph.
+
+    `capture` is a list of edges whose incoming gradient should be returned
+    (autograd_grad, or backward(inputs=)); with `accumulate` False leaves are
+    not touched. Nodes run in dependency order, latest-created first among
+    the ready ones (PyTorch's order), and each is freed after it runs unless
+    `retain_graph`.
+    """
+    # Dependencies: how many edges point at each node from the reachable graph.
+    deps: dict[Node, int] = {}
+    stack = [e[0] for e, _ in roots if e[0] is not None]
+    seen = set(stack)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+
+    captured: dict[tuple, Any] = {}
+    capture_keys = {(id(n), nr): i for i, (n, nr) in enumerate(capture or ()) if n is not None}
+    needed = _needed_nodes(seen, capture) if capture is not None and not accumulate else None
+
+    # Gradient buffers, one list per node (one slot per output).
+    buffers: dict[Node, list] = {}
+    ready: list = []
+    for (node, nr), g in roots:
+        if node is None:
+            continue
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node.num_outputs
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    for node in buffers:
+        if deps.get(node, 0) == 0:
+            heapq.heappush(ready, (-node.seq, id(node), node))
+
+    prev_mode = set_grad_enabled(create_graph)
+    try:
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            grads = buffers.pop(node)
+            grads = _call_pre_hooks(node, grads)
+            if capture_keys:
+                for nr, g in enumerate(grads):
+                    i = capture_keys.get((id(node), nr))
+                    if i is not None:
+                        captured[i] = g
+            if needed is not None and node not in needed:
+                outs = ()
+            elif not accumulate and type(node) is AccumulateGrad:
+                outs = ()
+            elif all(g is None for g in grads):
+                outs = ()
+            else:
+                outs = _run_node(node, grads, sum_to)
+                if not retain_graph:
+                    node.release()
+            for (nxt, nr), g in zip(node.next_functions, outs):
+                if nxt is None:
+                    continue
+                buf = buffers.get(nxt)
+                if buf is None:
+                    buf = buffers[nxt] = [None] * nxt.num_outputs
+                if g is not None:
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+            for nxt, _ in node.next_functions:
+                if nxt is None:
+                    continue
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
+                    heapq.heappush(ready, (-nxt.seq, id(nxt), nxt))
+    finally:
+        set_grad_enabled(prev_mode)
+
+    if capture is None:
+        return None
+    return [captured.get(i) for i in range(len(capture))]
+
+
+def _needed_nodes(reachable: set, capture: Sequence[tuple]) -> set:
+    """Nodes that lie on a path to a captured edge (only those need to run)."""
+    targets = {n for n, _ in capture if n is not None}
+    memo: dict[Node, bool] = {}
+    for start in reachable:
+        if start in memo:
+            continue
+        # Iterative post-order DFS.
+        stack = [(start, iter(start.next_functions))]
+        onpath = {start}
+        while stack:
+            node, it = stack[-1]
+            advanced = False
+            for nxt, _ in it:
+                if nxt is None or nxt in onpath:
+                    continue
+                if nxt not in memo:
+                    onpath.add(nxt)
+                    stack.append((nxt, iter(nxt.next_functions)))
+                    advanced = True
+                    break
+            if not advanced:
+                stack.pop()
+                onpath.discard(node)
+                memo[node] = node in targets or any(
+                    memo.get(n, False) for n, _ in node.next_functions if n is not None)
+    return {n for n, ok in memo.items() if ok}
+
+
+def _call_pre_hooks(node: Node, grads: list) -> list:
+    if node.pre_hooks:
+        for nr, hooks in node.pre_hooks.items():
+            for hook in list(hooks):
+                if grads[nr] is None:
+                    continue
+                new = hook(grads[nr])
+                if new is not None:
+                    _check_hook_result(node, new, grads[nr])
+                    grads[nr] = new
+    if type(node) is AccumulateGrad:
+        leaf = node.variable
+        if leaf._hooks and grads[0] is not None:
+            for hook in list(leaf._hooks):
+                new = hook(grads[0])
+                if new is not None:
+                    _check_hook_result(node, new, grads[0])
+                    grads[0] = new
+    if node.retain_refs:
+        # retain_grad() hooks run last, after every other hook (PyTorch >= 2.0).
+        for nr, ref in node.retain_refs.items():
+            t = ref()
+            g = grads[nr]
+            if t is None or g is None:
+                continue
+            if t.grad is None:
+                t.grad = g if is_grad_enabled() else g.detach().clone()
+            else:
+                t.grad = t.grad + g
+    return grads
+
+
+def _check_hook_result(node: Node, new: Any, old: Any) -> None:
+    if not hasattr(new, "data") or not hasattr(new, "grad_fn"):
+        raise TypeError(f"a hook on {node.name} returned {type(new).__name__}; "
+                        "a hook must return a tensor or None")
+    if new.shape != old.shape:
+        raise RuntimeError(
+            f"hook returned a gradient of shape [{', '.join(map(str, new.shape))}] but "
+            f"the gradient it replaces has shape [{', '.join(map(str, old.shape))}]; "
+            "a hook must return a tensor of the same shape (or None)")
+
+
+def _run_node(node: Node, grads: list, sum_to: Callable) -> tuple:
+    try:
+        outs = node.backward_fn(node, grads)
+    except Exception as err:
+        if node.trace is not None:
+            note = ("Error detected in " + node.name + ". Traceback of forward call that "
+                    "caused the error:\n" + "".join(node.trace))
+            err.add_note(note)
+        raise
+    if node.input_meta:
+        outs = _validate(node, outs, sum_to)
+    if node.post_hooks:
+        for hook in list(node.post_hooks):
+            hook(outs, grads)
+    if node.trace is not None and getattr(_local, "check_nan", True):
+        for i, g in enumerate(outs):
+            if g is not None and np.isnan(g.data).any():
+                raise RuntimeError(f"Function '{node.name}' returned nan values in its "
+                                   f"{i}th output.\n" + "Traceback of forward call that "
+                                   "caused the error:\n" + "".join(node.trace))
+    return outs
+
+
+def _validate(node: Node, outs: Sequence, sum_to: Callable) -> tuple:
+    """Bring each input gradient to its input's shape and dtype, or fail clearly."""
+    meta = node.input_meta
+    if len(outs) != len(meta):
+        raise RuntimeError(f"function {node.name} returned an incorrect number of gradients "
+                           f"(expected {len(meta)}, got {len(outs)})")
+    fixed = list(outs)
+    for i, (g, m) in enumerate(zip(outs, meta)):
+        if g is None or m is None:
+            continue
+        shape, dtype = m
+        if g.shape != shape:
+            try:
+                np.broadcast_shapes(shape, g.shape)
+                ok = len(g.shape) >= len(shape) and np.broadcast_shapes(shape, g.shape) == g.shape
+            except ValueError:
+                ok = False
+            if not ok:
+                raise RuntimeError(
+                    f"Function {node.name} returned an invalid gradient at index {i} - got "
+                    f"[{', '.join(map(str, g.shape))}] but expected shape compatible with "
+                    f"[{', '.join(map(str, shape))}]")
+            g = sum_to(g, shape)
+        if g.data.dtype != dtype:
+            g = g.to(dtype=dtype)
+        fixed[i] = g
+    return tuple(fixed)

@@ -1,0 +1,456 @@
+"""Custom differentiable functions.
+
+Two front ends over one mechanism (`_apply`):
+- R torch's `autograd_function(forward=, backward=)`: arguments are named by
+  forward's signature and backward returns a mapping of gradients by name;
+- PyTorch's `Function` class: `forward(ctx, *args)` or `forward(*args)` plus
+  `setup_context(ctx, inputs, output)`, backward returning a tuple in order.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from . import engine
+from .engine import Node, SavedTensor, edge
+from .tensor import Tensor, wrap
+
+# R torch's custom nodes are libtorch CppNodes around its LanternFunction.
+R_NODE_NAME = "torch::autograd::CppNode<torch::autograd::LanternFunction>"
+
+
+class NamedList:
+    """An R-like named list: `s["weight"]`, `s.weight`, `s[0]` (0-based in
+    Python), iteration over values, `names()`, `len()`."""
+
+    __slots__ = ("_names", "_values")
+
+    def __init__(self, names: Sequence[str], values: Sequence[Any]) -> None:
+        object.__setattr__(self, "_names", list(names))
+        object.__setattr__(self, "_values", list(values))
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            try:
+                return self._values[self._names.index(key)]
+            except ValueError:
+                raise KeyError(f"no element named {key!r}; names are {self._names}") from None
+        return self._values[key]
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return self._values[self._names.index(name)]
+        except ValueError:
+            raise AttributeError(f"no element named {name!r}; names are {self._names}") \
+                from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("a NamedList is read-only")
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._values[self._names.index(key)] if key in self._names else default
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self._names
+
+    def __iter__(self) -> Iterator:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def names(self) -> list:
+        return list(self._names)
+
+    def items(self) -> list:
+        return list(zip(self._names, self._values))
+
+    def keys(self) -> list:
+        return list(self._names)
+
+    def values(self) -> list:
+        return list(self._values)
+
+    def __repr__(self) -> str:
+        return "NamedList(" + ", ".join(f"{n or '<unnamed>'}={v!r}"
+                                        for n, v in zip(self._names, self._values)) + ")"
+
+
+class AutogradContext:
+    """`ctx`: what forward tells backward (R torch's and PyTorch's methods)."""
+
+    def __init__(self, fn_name: str, arg_names: Sequence[str], needs: Sequence[bool]) -> None:
+        self._fn_name = fn_name
+        self._arg_names = list(arg_names)
+        self.needs_input_grad = NamedList(arg_names, needs)
+        self._to_save: list = []          # (name, value) as given in forward
+        self._saved: list | None = None   # packed after forward
+        self._dirty: list = []
+        self._non_diff: list = []
+        self._node: Node | None = None
+        self._released = False
+        self.materialize_grads = True
+        self.output_meta: list = []
+
+    # -- called in forward -------------------------------------------------
+    def save_for_backward(self, *args: Any, **kwargs: Any) -> None:
+        """Keep tensors or any other values for backward, in order, with names."""
+        self._to_save = [("", a) for a in args] + list(kwargs.items())
+
+    def mark_dirty(self, *tensors: Any) -> None:
+        for t in tensors:
+            if not isinstance(t, Tensor):
+                raise TypeError(f"{self._fn_name}: mark_dirty() takes tensors, got "
+                                f"{type(t).__name__}")
+        self._dirty.extend(tensors)
+
+    def mark_non_differentiable(self, *tensors: Any) -> None:
+        for t in tensors:
+            if not isinstance(t, Tensor):
+                raise TypeError(f"{self._fn_name}: mark_non_differentiable() takes tensors, "
+                                f"got {type(t).__name__}")
+        self._non_diff.extend(tensors)
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self.materialize_grads = bool(value)
+
+    # -- read in backward --------------------------------------------------
+    def _unpacked(self) -> list:
+        if self._saved is None:  # before/without a graph node: values as given
+            return [v for _, v in self._to_save]
+        if self._released:
+            self._node.unpack_saved() if self._node else None
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access "
+                "saved tensors after they have already been freed). Specify retain_graph=True "
+                "if you need to backward through the graph a second time.")
+        return [s.unpack(self._node) if type(s) is SavedTensor else s for s in self._saved]
+
+    @property
+    def saved_variables(self) -> NamedList:
+        return NamedList([n for n, _ in self._to_save], self._unpacked())
+
+    saved_variable = saved_variables  # the spelling in R torch's reference example
+
+    @property
+    def saved_tensors(self) -> tuple:
+        return tuple(self._unpacked())
+
+    def _release(self) -> None:
+        if self._saved:
+            self._saved = []
+            self._released = True
+
+
+# --------------------------------------------------------------------------
+# The shared mechanism
+
+
+def _apply(name: str, forward: Callable, backward: Callable, arg_names: Sequence[str],
+           args: Sequence[Any], call_forward: Callable, by_name: bool) -> Any:
+    """Run a custom forward without recording, then attach one node for it."""
+    grad_on = engine.is_grad_enabled()
+    needs = [grad_on and isinstance(a, Tensor) and a.requires_grad for a in args]
+    ctx = AutogradContext(name, arg_names, needs)
+    originals = {}
+    fwd_args = list(args)
+    for i, a in enumerate(args):
+        if needs[i]:
+            alias = a._alias()       # forward sees it detached, same data and version
+            originals[id(alias)] = a
+            fwd_args[i] = alias
+    with engine.no_grad():
+        try:
+            out = call_forward(ctx, fwd_args)
+        except Exception as err:
+            err.add_note(f"(raised in the forward of custom function {name})")
+            raise
+    outputs, is_seq = _outputs(out, name)
+    if not any(needs):
+        return out  # nothing to differentiate: no node, outputs as forward gave them
+
+    dirty_ids = {id(t) for t in ctx._dirty}
+    for t in ctx._dirty:
+        if id(t) not in originals and not any(t is a for a in args):
+            raise RuntimeError(f"{name}: mark_dirty() was given a tensor that is not an "
+                               "input of forward; only inputs modified in place can be "
+                               "marked dirty")
+    non_diff = {id(t) for t in ctx._non_diff}
+    edges = tuple(edge(a) if needs[i] else (None, 0) for i, a in enumerate(args))
+    meta = tuple((a.data.shape, a.data.dtype) if needs[i] else None
+                 for i, a in enumerate(args))
+    node = Node(name, _make_backward(backward, ctx, arg_names, name, by_name), edges, meta,
+                (), ctx, num_outputs=len(outputs))
+    ctx._node = node
+
+    final = []
+    for i, t in enumerate(outputs):
+        ctx.output_meta.append((t.data.shape, t.data.dtype))
+        if id(t) in dirty_ids:
+            orig = originals.get(id(t), t)
+            if orig.grad_fn is None and orig.requires_grad:
+                raise RuntimeError(
+                    f"{name}: a leaf Variable that requires grad has been used in an in-place "
+                    "operation (mark_dirty). Clone it before passing it to the function.")
+            res = orig
+        elif id(t) in originals:
+            res = t._alias()         # an input returned as is becomes a new alias
+        else:
+            res = t
+        if id(t) in non_diff or t.data.dtype.kind != "f":
+            if res is not t:
+                res.grad_fn, res._rg = None, False
+        else:
+            res.grad_fn, res._rg, res._output_nr = node, True, i
+        final.append(res)
+
+    out_pos = {id(t): i for i, t in enumerate(outputs)}
+    packed = []
+    for n_, v in ctx._to_save:
+        if isinstance(v, Tensor):
+            if id(v) in out_pos and id(v) not in dirty_ids:
+                packed.append(SavedTensor(final[out_pos[id(v)]], is_output=True,
+                                          output_nr=out_pos[id(v)]))
+            else:
+                packed.append(SavedTensor(originals.get(id(v), v)))
+        else:
+            packed.append(v)
+    ctx._saved = packed
+    if not is_seq:
+        return final[0]
+    return tuple(final) if isinstance(out, tuple) else final
+
+
+def _outputs(out: Any, name: str) -> tuple:
+    if isinstance(out, Tensor):
+        return [out], False
+    if isinstance(out, (list, tuple)) and out and all(isinstance(t, Tensor) for t in out):
+        return list(out), True
+    if isinstance(out, (list, tuple)):
+        bad = [type(t).__name__ for t in out if not isinstance(t, Tensor)]
+        raise TypeError(f"{name}: forward must return a tensor or a list of tensors, but the "
+                        f"list it returned holds {', '.join(bad) or 'nothing'}")
+    raise TypeError(f"{name}: forward must return a tensor or a list of tensors, got "
+                    f"{type(out).__name__}")
+
+
+def _make_backward(backward: Callable, ctx: AutogradContext, arg_names: Sequence[str],
+                   name: str, by_name: bool) -> Callable:
+    def backward_fn(node: Node, grads: list) -> tuple:
+        if ctx._released:
+            ctx._unpacked()  # raises the "backward a second time" error
+        if ctx.materialize_grads:
+            grads = [wrap(np.zeros(*m)) if g is None else g
+                     for g, m in zip(grads, ctx.output_meta)]
+        try:
+            result = backward(ctx, *grads)
+        except Exception as err:
+            err.add_note(f"(raised in the backward of custom function {name})")
+            raise
+        return _match_grads(result, ctx, arg_names, name, by_name)
+    return backward_fn
+
+
+def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], name: str,
+                 by_name: bool) -> tuple:
+    n = len(arg_names)
+    if by_name:
+        if isinstance(result, NamedList):
+            result = dict(result.items())
+        if not isinstance(result, Mapping):
+            if n == 1 and (isinstance(result, Tensor) or result is None):
+                result = {arg_names[0]: result}
+            else:
+                raise TypeError(
+                    f"{name}: backward must return a named list of gradients keyed by "
+                    f"forward's argument names ({', '.join(arg_names)}), got "
+                    f"{type(result).__name__}")
+        grads: list = [None] * n
+        for key, g in result.items():
+            if key not in arg_names:
+                raise RuntimeError(
+                    f"{name}: backward returned a gradient named '{key}', which is not an "
+                    f"argument of forward (its arguments are: {', '.join(arg_names)})")
+            grads[arg_names.index(key)] = g
+    else:
+        if isinstance(result, Tensor) or result is None:
+            result = (result,)
+        if not isinstance(result, (tuple, list)):
+            raise TypeError(f"{name}: backward must return a tuple of gradients, got "
+                            f"{type(result).__name__}")
+        if len(result) != n:
+            raise RuntimeError(f"function {name} returned an incorrect number of gradients "
+                               f"(expected {n}, got {len(result)})")
+        grads = list(result)
+    needs = ctx.needs_input_grad
+    meta = ctx._node.input_meta if ctx._node is not None else [None] * n
+    for i, g in enumerate(grads):
+        if not needs[i]:
+            grads[i] = None       # gradients for inputs that need none are ignored
+            continue
+        if g is None:
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(f"{name}: backward returned a {type(g).__name__} as the gradient "
+                            f"for '{arg_names[i]}'; gradients must be tensors (or NULL/None)")
+        shape = meta[i][0]
+        if g.shape != shape:
+            try:
+                ok = np.broadcast_shapes(shape, g.shape) == g.shape
+            except ValueError:
+                ok = False
+            if not ok:
+                raise RuntimeError(
+                    f"{name}: backward returned a gradient of shape "
+                    f"[{', '.join(map(str, g.shape))}] for '{arg_names[i]}', whose shape is "
+                    f"[{', '.join(map(str, shape))}]; the gradient must have the input's shape")
+        if g.data.dtype.kind != "f":
+            raise TypeError(f"{name}: backward returned a gradient of dtype {g.dtype} for "
+                            f"'{arg_names[i]}', which is {_dtname(meta[i][1])}; gradients must "
+                            "be floating point")
+    return tuple(grads)
+
+
+def _dtname(d: np.dtype) -> str:
+    from .tensor import _DTYPES
+    return repr(_DTYPES[d])
+
+
+# --------------------------------------------------------------------------
+# R torch style
+
+
+class AutogradFunction:
+    """What `autograd_function()` returns: call it like forward, minus ctx."""
+
+    def __init__(self, forward: Callable, backward: Callable, name: str | None = None) -> None:
+        if not callable(forward) or not callable(backward):
+            raise TypeError("autograd_function() needs forward and backward functions")
+        sig = inspect.signature(forward)
+        params = list(sig.parameters.values())
+        if not params:
+            raise TypeError("forward must take ctx as its first argument")
+        self.forward, self.backward = forward, backward
+        self._sig = sig.replace(parameters=params[1:])
+        self._simple = all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params[1:])
+        self.arg_names = [p.name for p in params[1:]]
+        self.name = name or R_NODE_NAME
+        self.__signature__ = self._sig
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        names = self.arg_names
+        if self._simple and not kwargs and len(args) == len(names):
+            values = list(args)
+        else:
+            try:
+                bound = self._sig.bind(*args, **kwargs)
+            except TypeError as err:
+                raise TypeError(f"custom function arguments: {err}") from None
+            bound.apply_defaults()
+            values, names = _flatten_bound(bound)
+        if names is self.arg_names:
+            def call(ctx, fargs):
+                return self.forward(ctx, *fargs)
+        else:
+            def call(ctx, fargs, _names=names):
+                pos, kw = _rebuild(self._sig, _names, fargs)
+                return self.forward(ctx, *pos, **kw)
+        return _apply(self.name, self.forward, self.backward, names, values, call, True)
+
+
+def _flatten_bound(bound: inspect.BoundArguments) -> tuple:
+    names, values = [], []
+    for pname, v in bound.arguments.items():
+        kind = bound.signature.parameters[pname].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            names += [""] * len(v)
+            values += list(v)
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            names += list(v)
+            values += list(v.values())
+        else:
+            names.append(pname)
+            values.append(v)
+    return values, names
+
+
+def _rebuild(sig: inspect.Signature, names: list, values: list) -> tuple:
+    pos, kw = [], {}
+    params = sig.parameters
+    for n, v in zip(names, values):
+        p = params.get(n)
+        if n == "" or (p is not None and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                       and not kw):
+            pos.append(v)
+        else:
+            kw[n] = v
+    return pos, kw
+
+
+def autograd_function(forward: Callable, backward: Callable) -> AutogradFunction:
+    """R torch's `autograd_function(forward = , backward = )`."""
+    return AutogradFunction(forward, backward)
+
+
+# --------------------------------------------------------------------------
+# PyTorch style
+
+
+class FunctionCtx(AutogradContext):
+    """ctx of the class style: `needs_input_grad` is a tuple."""
+
+
+class Function:
+    """Subclass with static `forward` (and optionally `setup_context`) and
+    `backward`, then call `MyFunction.apply(*args)`."""
+
+    @staticmethod
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward "
+                                  "mode AD.")
+
+    setup_context = None
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            sig = inspect.signature(cls.forward)
+            params = list(sig.parameters.values())
+            combined = cls.setup_context is None or cls.setup_context is Function.setup_context
+            if combined:
+                sig = sig.replace(parameters=params[1:])
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            args = tuple(bound.arguments.values())
+        name = cls.__name__ + "Backward"
+        arg_names = [f"input{i}" for i in range(len(args))]
+        separate = cls.setup_context is not None and cls.setup_context is not Function.setup_context
+
+        def call(ctx, fargs):
+            ctx.needs_input_grad = tuple(ctx.needs_input_grad)
+            if separate:
+                out = cls.forward(*fargs)
+                cls.setup_context(ctx, tuple(fargs), out)
+                return out
+            return cls.forward(ctx, *fargs)
+
+        return _apply(name, cls.forward, _tuple_backward(cls), arg_names, list(args), call,
+                      False)
+
+
+def _tuple_backward(cls: type) -> Callable:
+    def backward(ctx, *grads):
+        if not isinstance(ctx.needs_input_grad, tuple):
+            ctx.needs_input_grad = tuple(ctx.needs_input_grad)
+        return cls.backward(ctx, *grads)
+    return backward

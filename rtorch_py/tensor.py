@@ -1,0 +1,453 @@
+"""The tensor front end: a NumPy array plus a few autograd slots.
+
+Ops live in `ops.py` (each beside its derivative) and are attached to the
+class there; this module holds the class, dtypes and how nodes are recorded.
+"""
+from __future__ import annotations
+
+import numbers
+import weakref
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import engine
+from .engine import Node, SavedTensor, edge, is_grad_enabled
+
+# --------------------------------------------------------------------------
+# dtypes
+
+
+class dtype:
+    """A tensor element type, printed as R torch prints it (`torch_Float`)."""
+
+    __slots__ = ("name", "np", "r_name", "type_name", "is_floating_point")
+
+    def __init__(self, name: str, np_dtype: Any, r_name: str, type_name: str) -> None:
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.r_name = r_name
+        self.type_name = type_name
+        self.is_floating_point = self.np.kind == "f"
+
+    def __repr__(self) -> str:
+        return f"torch_{self.r_name}"
+
+    __str__ = __repr__
+
+
+float32 = dtype("float32", np.float32, "Float", "CPUFloatType")
+float64 = dtype("float64", np.float64, "Double", "CPUDoubleType")
+int32 = dtype("int32", np.int32, "Int", "CPUIntType")
+int64 = dtype("int64", np.int64, "Long", "CPULongType")
+bool_ = dtype("bool", np.bool_, "Bool", "CPUBoolType")
+_DTYPES = {d.np: d for d in (float32, float64, int32, int64, bool_)}
+_BY_NAME = {d.name: d for d in (float32, float64, int32, int64, bool_)}
+_BY_NAME.update({"float": float32, "double": float64, "long": int64, "int": int32})
+
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
+def as_dtype(d: Any) -> dtype:
+    """Accept a dtype object, a NumPy dtype or a name such as "float64"."""
+    if isinstance(d, dtype):
+        return d
+    if isinstance(d, str) and d in _BY_NAME:
+        return _BY_NAME[d]
+    try:
+        return _DTYPES[np.dtype(d)]
+    except (TypeError, KeyError):
+        raise TypeError(f"unsupported dtype {d!r}; use one of torch_float32(), torch_float64(), "
+                        "torch_int32(), torch_int64() or torch_bool()") from None
+
+
+def _dtype_of(arr: np.ndarray) -> dtype:
+    try:
+        return _DTYPES[arr.dtype]
+    except KeyError:
+        raise TypeError(f"unsupported element type {arr.dtype}") from None
+
+
+# --------------------------------------------------------------------------
+# The tensor
+
+
+class Tensor:
+    __slots__ = ("data", "_rg", "grad", "grad_fn", "_output_nr", "_version",
+                 "_accum", "_hooks", "_base", "__weakref__")
+
+    __array_priority__ = 1000  # numpy scalars defer to our operators
+
+    def __init__(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> None:
+        arr = to_array(data, dtype)
+        _init(self, arr)
+        if requires_grad:
+            self.requires_grad = True
+
+    # -- core properties ---------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        value = bool(value)
+        if self.grad_fn is not None and not value:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        if value and self.data.dtype.kind != "f":
+            raise RuntimeError(
+                "only Tensors of floating point dtype can require gradients "
+                f"(got {self.dtype!r}); convert first, e.g. x.to(dtype=torch_float())")
+        self._rg = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def shape(self) -> tuple:
+        return self.data.shape
+
+    def size(self, dim: int | None = None) -> Any:
+        return self.data.shape if dim is None else self.data.shape[_dim(dim, self.data.ndim)]
+
+    @property
+    def dtype(self) -> dtype:
+        return _dtype_of(self.data)
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    def dim(self) -> int:
+        return self.data.ndim
+
+    def numel(self) -> int:
+        return self.data.size
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    def is_floating_point(self) -> bool:
+        return self.data.dtype.kind == "f"
+
+    def item(self) -> Any:
+        if self.data.size != 1:
+            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted "
+                               "to Scalar; item() needs exactly one element")
+        return self.data.reshape(()).item()
+
+    def numpy(self) -> np.ndarray:
+        if self._rg:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return self.data
+
+    def as_array(self) -> np.ndarray:
+        """The values as a NumPy array (a copy never shares the graph)."""
+        return self.data
+
+    def tolist(self) -> Any:
+        return self.data.tolist()
+
+    def __len__(self) -> int:
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __iter__(self):
+        return iter(self.unbind(0))
+
+    def __bool__(self) -> bool:
+        if self.data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self.data.size} values is "
+                               "ambiguous")
+        return bool(self.data.reshape(()))
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.data.dtype.kind not in "iu" or self.data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        from .printing import format_tensor
+        name = self.grad_fn.name if self.grad_fn is not None else None
+        return format_tensor(self.data, self.dtype.name, self._rg and name is None,
+                             name).rstrip("\n")
+
+    __str__ = __repr__
+
+    def _type_string(self) -> str:
+        return self.dtype.type_name.replace("CPU", "torch.").replace("Type", "Tensor")
+
+    # -- autograd ----------------------------------------------------------
+    def detach(self) -> "Tensor":
+        """Same data and version counter, no history."""
+        return self._alias()
+
+    def detach_(self) -> "Tensor":
+        self.grad_fn = None
+        self._rg = False
+        return self
+
+    def _alias(self) -> "Tensor":
+        t = _new(Tensor)
+        _init(t, self.data)
+        t._version = self._version
+        return t
+
+    def _owned_copy(self) -> "Tensor":
+        """A history-free tensor safe to keep as `.grad` (no aliasing)."""
+        d = self.data
+        if d.base is not None or not d.flags.writeable or _refcount(d) > 2:
+            d = d.copy()
+        t = _new(Tensor)
+        _init(t, d)
+        return t
+
+    def _accumulate_(self, g: "Tensor") -> None:
+        np.add(self.data, g.data, out=self.data, casting="unsafe")
+        self._version[0] += 1
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in `.grad` after backward."""
+        if not self._rg:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        node = self.grad_fn
+        if node is None:
+            return  # leaves keep their grad anyway
+        if node.retain_refs is None:
+            node.retain_refs = {}
+        node.retain_refs[self._output_nr] = weakref.ref(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        n = self.grad_fn
+        return bool(n is not None and n.retain_refs and
+                    n.retain_refs.get(self._output_nr, lambda: None)() is self)
+
+    def register_hook(self, hook: Callable) -> engine.RemovableHandle:
+        """Run `hook(grad)` when this tensor's gradient is computed; it may return a
+        replacement gradient."""
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn.register_prehook(hook, self._output_nr)
+        if self._hooks is None:
+            self._hooks = []
+        return engine.RemovableHandle(self._hooks, hook)
+
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
+        from .autograd import autograd_backward
+        autograd_backward([self], None if gradient is None else [gradient],
+                          retain_graph, create_graph, inputs=inputs)
+
+
+_new = object.__new__
+
+try:
+    from sys import getrefcount as _getrefcount
+
+    def _refcount(obj: Any) -> int:
+        return _getrefcount(obj) - 1
+except ImportError:  # pragma: no cover - non-CPython
+    def _refcount(obj: Any) -> int:
+        return 99
+
+
+def _init(t: Tensor, arr: np.ndarray) -> None:
+    t.data = arr
+    t._rg = False
+    t.grad = None
+    t.grad_fn = None
+    t._output_nr = 0
+    t._version = [0]
+    t._accum = None
+    t._hooks = None
+    t._base = None
+
+
+def wrap(arr: np.ndarray) -> Tensor:
+    """Make a tensor around an array with no copy (fast path for ops)."""
+    t = _new(Tensor)
+    t.data = arr
+    t._rg = False
+    t.grad = None
+    t.grad_fn = None
+    t._output_nr = 0
+    t._version = [0]
+    t._accum = None
+    t._hooks = None
+    t._base = None
+    return t
+
+
+def _dim(d: int, ndim: int) -> int:
+    """Normalise a 0-based (possibly negative) dim, with PyTorch's error."""
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {d})")
+    return d + n if d < 0 else d
+
+
+# --------------------------------------------------------------------------
+# Converting user data
+
+
+def to_array(data: Any, dt: Any = None) -> np.ndarray:
+    """Python numbers, nested lists, NumPy arrays or tensors -> a supported array.
+
+    A bare number gives a 1-element 1-d array (R has no scalars); Python floats
+    become float32, ints int64, bools bool; NumPy arrays keep their memory when
+    their dtype is already right.
+    """
+    target = as_dtype(dt).np if dt is not None else None
+    if isinstance(data, Tensor):
+        arr = data.data
+        return arr if target is None or arr.dtype == target else arr.astype(target)
+    if isinstance(data, np.ndarray):
+        arr = data
+        if target is None:
+            target = _default_for_array(arr)
+        if arr.dtype != target:
+            arr = arr.astype(target)
+        return arr
+    if isinstance(data, (bool, np.bool_)):
+        arr = np.array([data], dtype=np.bool_)
+    elif isinstance(data, numbers.Integral):
+        arr = np.array([data], dtype=np.int64)
+    elif isinstance(data, numbers.Real):
+        arr = np.array([data], dtype=np.float32)
+    elif isinstance(data, (list, tuple)):
+        arr = _nested_to_array(data)
+    else:
+        raise TypeError(f"torch_tensor() can't make a tensor from a {type(data).__name__}; "
+                        "pass numbers, (nested) lists of numbers or a NumPy array")
+    return arr if target is None or arr.dtype == target else arr.astype(target)
+
+
+def _default_for_array(arr: np.ndarray) -> np.dtype:
+    k = arr.dtype.kind
+    if arr.dtype in _DTYPES:
+        return arr.dtype
+    if k == "f":
+        return _F32 if arr.dtype.itemsize <= 4 else _F64
+    if k in "iu":
+        return np.dtype(np.int64)
+    if k == "b":
+        return np.dtype(np.bool_)
+    raise TypeError(f"can't make a tensor from a NumPy array of {arr.dtype} elements; "
+                    "only numbers and booleans are supported")
+
+
+def _nested_to_array(data: Sequence) -> np.ndarray:
+    kinds: set = set()
+
+    def check(x: Any, path: str) -> Any:
+        if isinstance(x, Tensor):
+            kinds.add(x.data.dtype.kind)
+            return x.data.tolist()
+        if isinstance(x, (list, tuple)):
+            return [check(v, f"{path}[{i}]") for i, v in enumerate(x)]
+        if isinstance(x, (bool, np.bool_)):
+            kinds.add("b")
+        elif isinstance(x, numbers.Integral):
+            kinds.add("i")
+        elif isinstance(x, numbers.Real):
+            kinds.add("f")
+        else:
+            raise TypeError(f"torch_tensor() got a {type(x).__name__} at data{path}; "
+                            "every element must be a number or a boolean")
+        return x
+
+    clean = check(data, "")
+    try:
+        arr = np.array(clean)
+    except ValueError:
+        raise ValueError("torch_tensor() got a ragged nested list: sub-lists at the same "
+                         "depth must all have the same length") from None
+    if arr.dtype == object:
+        raise ValueError("torch_tensor() got a ragged nested list: sub-lists at the same "
+                         "depth must all have the same length")
+    if "f" in kinds:
+        return arr.astype(np.float32)
+    if "i" in kinds:
+        return arr.astype(np.int64)
+    if "b" in kinds:
+        return arr.astype(np.bool_)
+    return arr.astype(np.float32)  # empty list
+
+
+# --------------------------------------------------------------------------
+# Recording ops (the bridge between op definitions and the engine)
+
+
+def record(out: Tensor, backward_fn: Callable, inputs: Sequence, saved: tuple = (),
+           name: str | None = None) -> Tensor:
+    """Attach a node to `out` if grad mode is on and an input requires grad.
+
+    `inputs` are the differentiable tensor inputs (None for constants);
+    `saved` may hold tensors (version-checked on use), `OUTPUT` for the
+    op's own result, or plain values.
+    """
+    edges = []
+    meta = []
+    want = False
+    for t in inputs:
+        if t is None or not t._rg:
+            edges.append((None, 0))
+            meta.append(None)
+        else:
+            want = True
+            edges.append(edge(t))
+            meta.append((t.data.shape, t.data.dtype))
+    if not want or not is_grad_enabled():
+        return out
+    packed = tuple(_save(s, out) for s in saved) if saved else ()
+    node = Node(name or backward_fn.__name__, backward_fn, tuple(edges), tuple(meta), packed)
+    out.grad_fn = node
+    out._rg = True
+    return out
+
+
+class _Output:
+    """Marker: save the op's own output (packed without a reference cycle)."""
+
+
+OUTPUT = _Output()
+
+
+def _save(s: Any, out: Tensor) -> Any:
+    if s is OUTPUT:
+        return SavedTensor(out, is_output=True)
+    if type(s) is Tensor:
+        return SavedTensor(s)
+    return s
+
+
+def needs_grad(*tensors: Any) -> bool:
+    if not is_grad_enabled():
+        return False
+    for t in tensors:
+        if t is not None and t._rg:
+            return True
+    return False
