@@ -166,8 +166,10 @@ class Node:
         return [s.unpack(self) if type(s) is SavedTensor else s for s in self.saved]
 
     def release(self) -> None:
-        if self.saved:
-            self.saved = ()
+        # Free saved tensors; plain values (shapes, dims) cost nothing to keep.
+        saved = self.saved
+        if saved and any(type(s) is SavedTensor for s in saved):
+            self.saved = tuple(None if type(s) is SavedTensor else s for s in saved)
             self.released = True
         if self.ctx is not None:
             self.ctx._release()

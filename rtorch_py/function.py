@@ -150,12 +150,13 @@ class AutogradContext:
 # The shared mechanism
 
 
-def _apply(name: str, forward: Callable, backward: Callable, arg_names: Sequence[str],
+def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
            args: Sequence[Any], call_forward: Callable, by_name: bool) -> Any:
-    """Run a custom forward without recording, then attach one node for it."""
+    """Run a custom forward without recording, then attach one node `name` for it.
+    `label` names the function in error messages."""
     grad_on = engine.is_grad_enabled()
     needs = [grad_on and isinstance(a, Tensor) and a.requires_grad for a in args]
-    ctx = AutogradContext(name, arg_names, needs)
+    ctx = AutogradContext(label, arg_names, needs)
     originals = {}
     fwd_args = list(args)
     for i, a in enumerate(args):
@@ -167,23 +168,23 @@ def _apply(name: str, forward: Callable, backward: Callable, arg_names: Sequence
         try:
             out = call_forward(ctx, fwd_args)
         except Exception as err:
-            err.add_note(f"(raised in the forward of custom function {name})")
+            err.add_note(f"(raised in the forward of {label})")
             raise
-    outputs, is_seq = _outputs(out, name)
+    outputs, is_seq = _outputs(out, label)
     if not any(needs):
         return out  # nothing to differentiate: no node, outputs as forward gave them
 
     dirty_ids = {id(t) for t in ctx._dirty}
     for t in ctx._dirty:
         if id(t) not in originals and not any(t is a for a in args):
-            raise RuntimeError(f"{name}: mark_dirty() was given a tensor that is not an "
+            raise RuntimeError(f"{label}: mark_dirty() was given a tensor that is not an "
                                "input of forward; only inputs modified in place can be "
                                "marked dirty")
     non_diff = {id(t) for t in ctx._non_diff}
     edges = tuple(edge(a) if needs[i] else (None, 0) for i, a in enumerate(args))
     meta = tuple((a.data.shape, a.data.dtype) if needs[i] else None
                  for i, a in enumerate(args))
-    node = Node(name, _make_backward(backward, ctx, arg_names, name, by_name), edges, meta,
+    node = Node(name, _make_backward(backward, ctx, arg_names, label, by_name), edges, meta,
                 (), ctx, num_outputs=len(outputs))
     ctx._node = node
 
@@ -194,7 +195,7 @@ def _apply(name: str, forward: Callable, backward: Callable, arg_names: Sequence
             orig = originals.get(id(t), t)
             if orig.grad_fn is None and orig.requires_grad:
                 raise RuntimeError(
-                    f"{name}: a leaf Variable that requires grad has been used in an in-place "
+                    f"{label}: a leaf Variable that requires grad has been used in an in-place "
                     "operation (mark_dirty). Clone it before passing it to the function.")
             res = orig
         elif id(t) in originals:
@@ -249,7 +250,7 @@ def _make_backward(backward: Callable, ctx: AutogradContext, arg_names: Sequence
         try:
             result = backward(ctx, *grads)
         except Exception as err:
-            err.add_note(f"(raised in the backward of custom function {name})")
+            err.add_note(f"(raised in the backward of {name})")
             raise
         return _match_grads(result, ctx, arg_names, name, by_name)
     return backward_fn
@@ -283,7 +284,7 @@ def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], na
             raise TypeError(f"{name}: backward must return a tuple of gradients, got "
                             f"{type(result).__name__}")
         if len(result) != n:
-            raise RuntimeError(f"function {name} returned an incorrect number of gradients "
+            raise RuntimeError(f"{name}: backward returned an incorrect number of gradients "
                                f"(expected {n}, got {len(result)})")
         grads = list(result)
     needs = ctx.needs_input_grad
@@ -328,6 +329,7 @@ class AutogradFunction:
     """What `autograd_function()` returns: call it like forward, minus ctx."""
 
     def __init__(self, forward: Callable, backward: Callable, name: str | None = None) -> None:
+        """`name` labels the function in error messages (default: forward's name)."""
         if not callable(forward) or not callable(backward):
             raise TypeError("autograd_function() needs forward and backward functions")
         sig = inspect.signature(forward)
@@ -338,7 +340,10 @@ class AutogradFunction:
         self._sig = sig.replace(parameters=params[1:])
         self._simple = all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params[1:])
         self.arg_names = [p.name for p in params[1:]]
-        self.name = name or R_NODE_NAME
+        fname = getattr(forward, "__name__", "")
+        self.label = (f"custom function '{name}'" if name else
+                      f"custom function with forward '{fname}'" if fname and fname != "<lambda>"
+                      else "custom function")
         self.__signature__ = self._sig
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -359,7 +364,7 @@ class AutogradFunction:
             def call(ctx, fargs, _names=names):
                 pos, kw = _rebuild(self._sig, _names, fargs)
                 return self.forward(ctx, *pos, **kw)
-        return _apply(self.name, self.forward, self.backward, names, values, call, True)
+        return _apply(R_NODE_NAME, self.label, self.backward, names, values, call, True)
 
 
 def _flatten_bound(bound: inspect.BoundArguments) -> tuple:
@@ -391,9 +396,10 @@ def _rebuild(sig: inspect.Signature, names: list, values: list) -> tuple:
     return pos, kw
 
 
-def autograd_function(forward: Callable, backward: Callable) -> AutogradFunction:
+def autograd_function(forward: Callable, backward: Callable,
+                      name: str | None = None) -> AutogradFunction:
     """R torch's `autograd_function(forward = , backward = )`."""
-    return AutogradFunction(forward, backward)
+    return AutogradFunction(forward, backward, name)
 
 
 # --------------------------------------------------------------------------
@@ -444,8 +450,8 @@ class Function:
                 return out
             return cls.forward(ctx, *fargs)
 
-        return _apply(name, cls.forward, _tuple_backward(cls), arg_names, list(args), call,
-                      False)
+        return _apply(name, f"custom function {cls.__name__}", _tuple_backward(cls), arg_names,
+                      list(args), call, False)
 
 
 def _tuple_backward(cls: type) -> Callable:

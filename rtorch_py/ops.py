@@ -343,7 +343,7 @@ def relu(x: Tensor) -> Tensor:
 @formula
 def ClampBackward1(n, g, x, lo, hi):
     d = x.data
-    keep = np.ones(d.shape, dtype=bool)
+    keep = np.ones(d.shape, dtype=np.bool_)
     if lo is not None:
         keep &= d >= lo
     if hi is not None:

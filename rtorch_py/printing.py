@@ -17,7 +17,7 @@ Layer 3 follows the {fmt}-based Formatting.cpp of libtorch >= 2.8, which is
 what R torch 0.17 ships.  ``legacy_libtorch=True`` gives the iostream-based
 Formatting.cpp of libtorch <= 2.7 (R torch <= 0.16) instead, whose output
 still fills much of the published R torch documentation.  The two differ in
-four places only:
+three ways only:
 
 * 0-d values and the ``<scale> *`` line: shortest round-trip digits
   (``0.10000000149011612``, ``1000000``) vs. printf ``%g`` (``0.1``, ``1e+06``);

@@ -1,0 +1,326 @@
+"""Time rtorch-py against PyTorch CPU in one process, interleaved, medians.
+
+    python -m benchmarks                 # everything, prints the table
+    python -m benchmarks --quick         # tiny sizes and rounds (CI smoke run)
+    python -m benchmarks --only mlp,tiny --markdown out.md --plot out.png
+    python -m benchmarks --profile chain100   # cProfile of our side only
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from threadpoolctl import threadpool_info
+
+from .workloads import Workload, workloads
+
+MARK_BEGIN, MARK_END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+
+@dataclass
+class Row:
+    w: Workload
+    ours: float | None = None      # µs per unit (median)
+    theirs: float | None = None
+    spread: tuple = ()             # (ours IQR-ish, theirs) in percent
+    error: str | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        return None if self.error or not self.theirs else self.ours / self.theirs
+
+    @property
+    def status(self) -> str:
+        if self.error:
+            return "FAILED"
+        if self.w.target is None:
+            return "-"
+        return "yes" if self.ratio <= self.w.target else "NO"
+
+
+@dataclass
+class Report:
+    rows: list = field(default_factory=list)
+    memory: dict | None = None
+    memory_error: str | None = None
+    env: dict = field(default_factory=dict)
+    flat: tuple | None = None      # (ours, torch) per-op time at longest / at middle length
+
+
+# --------------------------------------------------------------------------
+# Environment: BLAS and threads
+
+def numpy_blas() -> dict:
+    """threadpoolctl's view of the BLAS NumPy links (not torch's)."""
+    for lib in threadpool_info():
+        if lib.get("user_api") == "blas" and "numpy" in lib.get("filepath", ""):
+            return lib
+    return next((lib for lib in threadpool_info() if lib.get("user_api") == "blas"), {})
+
+
+def setup_threads() -> dict:
+    blas = numpy_blas()
+    n = blas.get("num_threads") or os.cpu_count() or 1
+    torch.set_num_threads(n)
+    torch_blas = next((part.split("=", 1)[1] for part in torch.__config__.show().replace(",", "\n")
+                       .split() if part.startswith("BLAS_INFO=")), "?")
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                if line.startswith("model name")), platform.processor())
+    return {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "torch": torch.__version__,
+        "numpy BLAS": f"{blas.get('internal_api')} {blas.get('version')}, kernel "
+                      f"{blas.get('architecture')}, {blas.get('num_threads')} threads",
+        "torch threads": f"{torch.get_num_threads()} (set_num_threads to NumPy's BLAS "
+                         f"threads), torch BLAS {torch_blas}",
+        "CPU": f"{cpu}, {os.cpu_count()} cores",
+        "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", "unset"),
+        "OPENBLAS_L2_SIZE": os.environ.get("OPENBLAS_L2_SIZE", "unset"),
+    }
+
+
+# --------------------------------------------------------------------------
+# Timing
+
+def _time(fn, n: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return time.perf_counter() - t0
+
+
+def _calibrate(fn, budget: float) -> int:
+    """Calls per round so that one round takes about `budget` seconds."""
+    n = 1
+    while True:
+        t = _time(fn, n)
+        if t >= budget / 4 or n >= 1 << 20:
+            return max(1, int(n * budget / max(t, 1e-9)))
+        n *= 4
+
+
+def measure(ours, theirs, rounds: int, budget: float) -> tuple:
+    """Median seconds per call of each, timed A, B, A, B... over `rounds` rounds."""
+    n = (_calibrate(ours, budget), _calibrate(theirs, budget))
+    samples: tuple = ([], [])
+    for _ in range(rounds):
+        for i, fn in enumerate((ours, theirs)):
+            gc.collect()
+            samples[i].append(_time(fn, n[i]) / n[i])
+    med = tuple(statistics.median(s) for s in samples)
+    spread = tuple(100 * (max(s) - min(s)) / m for s, m in zip(samples, med))
+    return med, spread
+
+
+def run_workload(w: Workload, quick: bool, rounds: int, budget: float) -> Row:
+    try:
+        ours, theirs = w.setup(quick)
+    except Exception as err:
+        return Row(w, error=f"setup: {type(err).__name__}: {err}")
+    for side, fn in (("rtorch", ours), ("torch", theirs)):
+        try:
+            fn()  # warm-up, and a check that it runs at all
+        except Exception as err:
+            return Row(w, error=f"{side}: {type(err).__name__}: {err}")
+    (a, b), spread = measure(ours, theirs, rounds, budget)
+    return Row(w, a * 1e6 / w.per, b * 1e6 / w.per, spread)
+
+
+def select(all_w: list, only: str | None) -> tuple[list, bool]:
+    """Workloads picked by --only (names or name prefixes, comma-separated)."""
+    if not only:
+        return all_w, True
+    keys = [k.strip() for k in only.split(",") if k.strip()]
+    picked = [w for w in all_w if any(w.name == k or w.name.startswith(k) for k in keys)]
+    return picked, any("memory".startswith(k) for k in keys)
+
+
+def run(args) -> Report:
+    report = Report(env=setup_threads())
+    quick = args.quick
+    rounds = args.rounds or (3 if quick else 7)
+    budget = args.budget or (0.002 if quick else 0.25)
+    chosen, with_memory = select(workloads(quick), args.only)
+    if args.only and not chosen and not with_memory:
+        raise SystemExit(f"--only {args.only}: no such workload; names are "
+                         + ", ".join(w.name for w in workloads(quick)) + ", memory")
+    report.env["timing"] = (f"{rounds} rounds, each engine in turn (A, B, A, B...), ~{budget}s "
+                            "per engine per round, median of per-round means; gc enabled")
+    for w in chosen:
+        if not args.quiet:
+            print(f"  {w.name} ...", file=sys.stderr, flush=True)
+        report.rows.append(run_workload(w, quick, rounds, budget))
+    scal = [r for r in report.rows if r.w.name.startswith("scaling_") and not r.error]
+    if len(scal) >= 2:
+        report.flat = (scal[-1].ours / scal[-2].ours, scal[-1].theirs / scal[-2].theirs)
+    if with_memory:
+        from .memory import measure_memory
+        if not args.quiet:
+            print("  memory ...", file=sys.stderr, flush=True)
+        try:
+            report.memory = measure_memory(quick)
+        except Exception as err:
+            report.memory_error = f"{type(err).__name__}: {err}"
+    return report
+
+
+# --------------------------------------------------------------------------
+# Output
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:,.0f}" if x >= 100 else f"{x:.2f}" if x < 10 else f"{x:.1f}"
+
+
+def table_rows(report: Report) -> list[list[str]]:
+    rows = []
+    for r in report.rows:
+        unit = f"µs/{r.w.unit}"
+        if r.error:
+            rows.append([r.w.label, "-", "-", unit, "-", _target(r.w), "FAILED: " + r.error])
+            continue
+        rows.append([r.w.label, _fmt(r.ours), _fmt(r.theirs), unit, f"{r.ratio:.2f}",
+                     _target(r.w), r.status])
+    if report.flat:
+        a, b = report.flat
+        ok = "yes" if a <= 1.5 else "NO"
+        rows.append(["scaling: per-op time, longest / middle chain", f"{a:.2f}x", f"{b:.2f}x",
+                     "", "", "flat (≤ 1.5x)", ok])
+    return rows
+
+
+def _target(w: Workload) -> str:
+    return f"≤ {w.target}" if w.target is not None else ""
+
+
+HEAD = ["workload", "rtorch-py", "PyTorch", "unit", "ratio", "target", "met"]
+
+
+def memory_rows(report: Report) -> list[list[str]]:
+    m = report.memory
+    if m is None:
+        return [["memory", "FAILED: " + report.memory_error, "", "", ""]] \
+            if report.memory_error else []
+    o, t, buf = m["ours"], m["torch"], m["buffer_mb"]
+    freed = o["tm_after"] <= 2.5 * buf
+    return [
+        ["graph alive (after forward)", f"{o['tm_fwd']:.1f}", f"{o['rss_fwd']:.1f}",
+         f"{t['rss_fwd']:.1f}", f"{m['ops']} saved buffers ≈ {m['ops'] * buf:.0f}"],
+        ["peak during backward", f"{o['tm_peak_bwd']:.1f}", "", "", ""],
+        ["after backward", f"{o['tm_after']:.1f}", f"{o['rss_after']:.1f}",
+         f"{t['rss_after']:.1f}", f"x.grad ≈ {buf:.0f} "
+         + ("(saved buffers freed: yes)" if freed else "(saved buffers freed: NO)")],
+    ]
+
+
+MEM_HEAD = ["memory, MB held", "rtorch-py (tracemalloc)", "rtorch-py (RSS)", "PyTorch (RSS)",
+            "expected"]
+
+
+def print_report(report: Report) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    console = Console(width=max(Console().width, 120))
+    t = Table(title="rtorch-py vs PyTorch CPU (median µs; ratio = rtorch / PyTorch)")
+    for h in HEAD:
+        t.add_column(h, justify="left" if h in ("workload", "met") else "right")
+    for row in table_rows(report):
+        style = "red" if row[-1].startswith(("NO", "FAILED")) else None
+        t.add_row(*row, style=style)
+    console.print(t)
+    mem = memory_rows(report)
+    if mem:
+        m = Table(title=f"Memory: {report.memory['ops'] if report.memory else 30}-op graph on "
+                        f"{report.memory['elements']:,} float32 elements" if report.memory
+                  else "Memory")
+        for h in MEM_HEAD:
+            m.add_column(h, justify="left" if h in (MEM_HEAD[0], "expected") else "right")
+        for row in mem:
+            m.add_row(*row)
+        console.print(m)
+    for k, v in report.env.items():
+        console.print(f"[dim]{k}: {v}[/dim]")
+
+
+def markdown(report: Report, command: str) -> str:
+    def md_table(head, rows):
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+        return "\n".join(out)
+    parts = [f"Command: `{command}`", "", md_table(HEAD, table_rows(report))]
+    mem = memory_rows(report)
+    if mem:
+        title = (f"Memory: {report.memory['ops']}-op graph (alternating sin/tanh) on "
+                 f"{report.memory['elements']:,} float32 elements, MB held above the input"
+                 if report.memory else "Memory")
+        parts += ["", title + ":", "", md_table(MEM_HEAD, mem)]
+    parts += ["", "Environment:", ""] + [f"- {k}: {v}" for k, v in report.env.items()]
+    return "\n".join(parts) + "\n"
+
+
+def write_markdown(path: str, text: str) -> None:
+    """Write `text`, or replace only the marked block if the file has one."""
+    block = f"{MARK_BEGIN}\n{text}{MARK_END}\n"
+    if os.path.exists(path):
+        old = open(path).read()
+        if MARK_BEGIN in old and MARK_END in old:
+            head, rest = old.split(MARK_BEGIN, 1)
+            block = head + block + rest.split(MARK_END, 1)[1].lstrip("\n")
+    with open(path, "w") as f:
+        f.write(block)
+
+
+# --------------------------------------------------------------------------
+
+def profile(name: str, quick: bool, seconds: float = 3.0) -> None:
+    """cProfile our side of one workload, top functions by own time."""
+    import cProfile
+    import pstats
+    w = next((w for w in workloads(quick) if w.name == name), None)
+    if w is None:
+        raise SystemExit(f"--profile {name}: no such workload")
+    ours, _ = w.setup(quick)
+    n = _calibrate(ours, seconds)
+    prof = cProfile.Profile()
+    prof.enable()
+    _time(ours, n)
+    prof.disable()
+    print(f"{n} calls of {w.name} (rtorch-py side)")
+    pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="tiny sizes and rounds (smoke run)")
+    p.add_argument("--only", help="comma-separated workload names or prefixes "
+                                  "(tiny, custom_fn, chain100, mlp, matmul, scaling, memory)")
+    p.add_argument("--rounds", type=int, help="timing rounds (default 7, quick 3)")
+    p.add_argument("--budget", type=float, help="seconds per engine per round")
+    p.add_argument("--markdown", metavar="PATH", help="write the tables and environment")
+    p.add_argument("--plot", metavar="PATH", help="write a PNG of ratios and scaling")
+    p.add_argument("--profile", metavar="NAME", help="cProfile rtorch-py on one workload")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    args = p.parse_args(argv)
+    if args.profile:
+        profile(args.profile, args.quick)
+        return 0
+    report = run(args)
+    print_report(report)
+    command = "python -m benchmarks " + " ".join(argv if argv is not None else sys.argv[1:])
+    if args.markdown:
+        write_markdown(args.markdown, markdown(report, command.strip()))
+    if args.plot:
+        from .plot import plot
+        plot(report, args.plot)
+    return 0

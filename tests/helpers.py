@@ -1,0 +1,214 @@
+"""Shared test helpers: run the same code in rtorch_py and PyTorch and compare.
+
+    from helpers import RT, check_vs_torch, gradcheck, rand
+
+    # fn(T, *tensors): T is a namespace with PyTorch's names; in rtorch_py it maps
+    # `T.cat` to `rtorch_py.torch_cat` (or `rtorch_py.cat`), in PyTorch it is `torch`.
+    check_vs_torch(lambda T, a, b: a * b, rand(3, 1), rand(1, 4))
+    check_vs_torch(lambda T, x: T.cat([x, x], 1), rand(2, 3), second_order=True)
+    gradcheck(lambda T, x: x.exp().sum(dim=0), rand(3, 2))
+
+`check_vs_torch` builds leaf tensors from the NumPy arrays (same dtype) in both
+libraries, calls `fn`, and checks for every output: shape, dtype, values and
+`grad_fn` name; then backpropagates a *random* upstream gradient through all
+float outputs and checks the gradient of every input that requires grad
+(`requires_grad=True` means every float input; or give one bool per input).
+With `second_order=True` it also differentiates the first gradients
+(`create_graph=True`) against random vectors and compares those. It returns
+`(rt_outputs, torch_outputs)` for further checks.
+
+`gradcheck(fn, *arrays)` runs `rtorch_py.autograd_gradcheck` on float64 copies
+of the arrays (float inputs require grad).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import torch
+
+import rtorch_py as rt
+
+__all__ = ["RT", "check_vs_torch", "gradcheck", "rand", "to_torch", "assert_same",
+           "TORCH_DTYPE"]
+
+TORCH_DTYPE = {
+    np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64,
+    np.dtype(np.int32): torch.int32, np.dtype(np.int64): torch.int64,
+    np.dtype(np.bool_): torch.bool,
+}
+
+
+class _RTNamespace:
+    """`T.cat` -> rtorch_py.torch_cat; `T.float64` -> rtorch_py.torch_float64()."""
+
+    _DTYPES = {"float32": "torch_float32", "float64": "torch_float64", "float": "torch_float",
+               "double": "torch_double", "int32": "torch_int32", "int64": "torch_int64",
+               "long": "torch_long", "int": "torch_int", "bool": "torch_bool"}
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self._DTYPES:
+            return getattr(rt, self._DTYPES[name])()
+        for cand in ("torch_" + name, name):
+            if hasattr(rt, cand):
+                return getattr(rt, cand)
+        if hasattr(rt.ops, name):
+            return getattr(rt.ops, name)
+        raise AttributeError(f"rtorch_py has no torch_{name} (nor {name})")
+
+    def __repr__(self) -> str:
+        return "RT"
+
+
+RT = _RTNamespace()
+
+_rng = np.random.default_rng(1234)
+
+
+def rand(*shape: int, dtype: Any = np.float64, low: float = -2.0, high: float = 2.0,
+         away_from_zero: float = 0.0) -> np.ndarray:
+    """Uniform random array; `away_from_zero` keeps |x| >= that (for log, div, ...)."""
+    a = _rng.uniform(low, high, size=shape)
+    if away_from_zero:
+        a = np.where(np.abs(a) < away_from_zero, np.sign(a + 1e-12) * away_from_zero, a)
+    return np.asarray(a, dtype=dtype)
+
+
+def to_torch(x: Any) -> Any:
+    """An rtorch_py tensor's values as a torch tensor (no grad)."""
+    return torch.from_numpy(np.array(rt.as_array(x), copy=True))
+
+
+def _flat(out: Any) -> list:
+    if isinstance(out, (list, tuple)):
+        res = []
+        for o in out:
+            res.extend(_flat(o))
+        return res
+    return [out]
+
+
+def _np(x: Any) -> np.ndarray:
+    if isinstance(x, torch.Tensor):
+        return x.detach().numpy()
+    if isinstance(x, rt.Tensor):
+        return np.asarray(x.data)
+    return np.asarray(x)
+
+
+def _tol(dtype: np.dtype, atol: float | None, rtol: float | None) -> tuple:
+    if dtype == np.float32:
+        return (1e-5 if atol is None else atol), (1e-4 if rtol is None else rtol)
+    return (1e-10 if atol is None else atol), (1e-7 if rtol is None else rtol)
+
+
+def assert_same(r: Any, t: Any, what: str = "output", atol: float | None = None,
+                rtol: float | None = None, check_dtype: bool = True) -> None:
+    """An rtorch_py tensor equals a torch tensor: shape, dtype and values."""
+    if isinstance(t, torch.Tensor):
+        assert isinstance(r, rt.Tensor), f"{what}: expected a tensor, got {type(r).__name__}"
+        rd, td = _np(r), _np(t)
+        assert rd.shape == td.shape, f"{what}: shape {rd.shape} != torch's {td.shape}"
+        if check_dtype:
+            assert rd.dtype == td.dtype, f"{what}: dtype {rd.dtype} != torch's {td.dtype}"
+        if td.dtype.kind == "f":
+            a, rr = _tol(td.dtype, atol, rtol)
+            np.testing.assert_allclose(rd, td, atol=a, rtol=rr, err_msg=what, equal_nan=True)
+        else:
+            np.testing.assert_array_equal(rd, td, err_msg=what)
+    else:
+        assert r == t, f"{what}: {r!r} != torch's {t!r}"
+
+
+def _leaves(arrays: Sequence[Any], requires_grad: Any) -> tuple:
+    if isinstance(requires_grad, bool):
+        flags = [requires_grad and isinstance(a, np.ndarray) and a.dtype.kind == "f"
+                 for a in arrays]
+    else:
+        flags = list(requires_grad)
+        assert len(flags) == len(arrays), "requires_grad needs one flag per input"
+    rts, tts = [], []
+    for a, f in zip(arrays, flags):
+        if isinstance(a, np.ndarray):
+            rts.append(rt.torch_tensor(a.copy(), requires_grad=f))
+            tts.append(torch.from_numpy(a.copy()).requires_grad_(f))
+        else:  # numbers, lists, None...: passed through unchanged
+            rts.append(a)
+            tts.append(a)
+    return rts, tts, flags
+
+
+def check_vs_torch(fn: Callable, *arrays: Any, requires_grad: Any = True,
+                   atol: float | None = None, rtol: float | None = None,
+                   check_names: bool = True, second_order: bool = False,
+                   seed: int = 0) -> tuple:
+    """Run `fn(T, *tensors)` in both libraries; compare outputs, grad_fn names, grads.
+
+    `arrays` are NumPy arrays (become leaf tensors of the same dtype) or other
+    values passed as they are. See the module docstring.
+    """
+    rng = np.random.default_rng(seed)
+    rts, tts, flags = _leaves(arrays, requires_grad)
+    r_out, t_out = fn(RT, *rts), fn(torch, *tts)
+    r_flat, t_flat = _flat(r_out), _flat(t_out)
+    assert len(r_flat) == len(t_flat), f"{len(r_flat)} outputs, torch gives {len(t_flat)}"
+    for i, (r, t) in enumerate(zip(r_flat, t_flat)):
+        assert_same(r, t, f"output {i}", atol, rtol)
+        if isinstance(t, torch.Tensor):
+            assert r.requires_grad == t.requires_grad, \
+                f"output {i}: requires_grad {r.requires_grad} != torch's {t.requires_grad}"
+            if check_names and t.grad_fn is not None:
+                assert r.grad_fn is not None, \
+                    f"output {i}: no grad_fn, torch has {type(t.grad_fn).__name__}"
+                assert r.grad_fn.name == type(t.grad_fn).__name__, \
+                    f"output {i}: grad_fn {r.grad_fn.name} != torch's {type(t.grad_fn).__name__}"
+
+    pairs = [(r, t) for r, t in zip(r_flat, t_flat)
+             if isinstance(t, torch.Tensor) and t.requires_grad]
+    wrt = [i for i, f in enumerate(flags) if f]
+    if not pairs or not wrt:
+        return r_out, t_out
+    ups = [rng.standard_normal(t.shape).astype(_np(t).dtype) for _, t in pairs]
+    r_g = rt.autograd_grad([r for r, _ in pairs], [rts[i] for i in wrt],
+                           grad_outputs=[rt.torch_tensor(u) for u in ups],
+                           allow_unused=True, create_graph=second_order,
+                           retain_graph=True)
+    t_g = torch.autograd.grad([t for _, t in pairs], [tts[i] for i in wrt],
+                              grad_outputs=[torch.from_numpy(u) for u in ups],
+                              allow_unused=True, create_graph=second_order)
+    for i, rg, tg in zip(wrt, r_g, t_g):
+        if tg is None:
+            assert rg is None or not np.any(_np(rg)), f"grad of input {i}: torch has none"
+            continue
+        assert rg is not None, f"grad of input {i} is None; torch has one"
+        assert_same(rg, tg, f"grad of input {i}", atol, rtol)
+
+    if second_order:
+        used = [k for k, tg in enumerate(t_g) if tg is not None and tg.requires_grad]
+        if not used:
+            return r_out, t_out
+        vs = [rng.standard_normal(t_g[k].shape).astype(_np(t_g[k]).dtype) for k in used]
+        r_gg = rt.autograd_grad([r_g[k] for k in used], [rts[i] for i in wrt],
+                                grad_outputs=[rt.torch_tensor(v) for v in vs],
+                                allow_unused=True)
+        t_gg = torch.autograd.grad([t_g[k] for k in used], [tts[i] for i in wrt],
+                                   grad_outputs=[torch.from_numpy(v) for v in vs],
+                                   allow_unused=True)
+        for i, rg, tg in zip(wrt, r_gg, t_gg):
+            if tg is None:
+                assert rg is None or not np.any(_np(rg)), \
+                    f"2nd-order grad of input {i}: torch has none"
+                continue
+            assert rg is not None, f"2nd-order grad of input {i} is None; torch has one"
+            assert_same(rg, tg, f"2nd-order grad of input {i}", atol, rtol)
+    return r_out, t_out
+
+
+def gradcheck(fn: Callable, *arrays: Any, requires_grad: Any = True, eps: float = 1e-6,
+              atol: float = 1e-5, rtol: float = 1e-3) -> bool:
+    """Finite differences vs analytical gradients of `fn(T, *tensors)` in float64
+    (via rtorch_py.autograd_gradcheck); raises GradcheckError on a mismatch."""
+    arrays = [a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+              else a for a in arrays]
+    rts, _, _ = _leaves(arrays, requires_grad)
+    return rt.autograd_gradcheck(lambda *ts: fn(RT, *ts), rts, eps=eps, atol=atol, rtol=rtol)

@@ -1,0 +1,825 @@
+"""Every op against PyTorch (values, dtype, shape, grad_fn names, gradients,
+second derivatives) and against finite differences."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import rtorch_py as rt
+from helpers import RT, assert_same, check_vs_torch, gradcheck, rand
+
+FLOATS = [np.float32, np.float64]
+
+# --------------------------------------------------------------------------
+# Binary arithmetic, tensors on both sides, with broadcasting
+
+BINARY = {
+    "add": lambda T, a, b: a + b,
+    "sub": lambda T, a, b: a - b,
+    "mul": lambda T, a, b: a * b,
+    "div": lambda T, a, b: a / b,
+    "pow": lambda T, a, b: a ** b,
+    "add_fn": lambda T, a, b: T.add(a, b),
+    "sub_fn": lambda T, a, b: T.sub(a, b),
+    "mul_fn": lambda T, a, b: T.mul(a, b),
+    "div_fn": lambda T, a, b: T.div(a, b),
+    "pow_fn": lambda T, a, b: T.pow(a, b),
+    "add_alpha": lambda T, a, b: a.add(b, alpha=2.5),
+    "sub_alpha": lambda T, a, b: a.sub(b, alpha=-3),
+    "maximum": lambda T, a, b: T.maximum(a, b),
+    "minimum": lambda T, a, b: T.minimum(a, b),
+}
+
+SHAPES = [
+    ((3, 4), (3, 4)),
+    ((3, 1), (1, 4)),
+    ((2, 3), (3,)),
+    ((3,), (2, 3)),
+    ((), (2, 3)),
+    ((2, 3), ()),
+    ((4,), (1,)),
+    ((2, 1, 3), (4, 1)),
+    ((), ()),
+]
+
+
+def _operands(op, sa, sb, dtype):
+    if op.startswith("pow"):
+        return rand(*sa, dtype=dtype, low=0.5, high=2.0), rand(*sb, dtype=dtype)
+    if op.startswith("div"):
+        return rand(*sa, dtype=dtype), rand(*sb, dtype=dtype, away_from_zero=0.5)
+    return rand(*sa, dtype=dtype), rand(*sb, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("sa,sb", SHAPES)
+@pytest.mark.parametrize("op", list(BINARY))
+def test_binary_vs_torch(op, sa, sb, dtype):
+    a, b = _operands(op, sa, sb, dtype)
+    check_vs_torch(BINARY[op], a, b, second_order=op not in ("maximum", "minimum"))
+
+
+@pytest.mark.parametrize("sa,sb", SHAPES[:4])
+@pytest.mark.parametrize("op", [o for o in BINARY if not o.endswith("_fn")])
+def test_binary_gradcheck(op, sa, sb):
+    a, b = _operands(op, sa, sb, np.float64)
+    gradcheck(BINARY[op], a, b)
+
+
+@pytest.mark.parametrize("op", ["add", "mul", "div", "pow"])
+def test_binary_one_side_requires_grad(op):
+    a, b = _operands(op, (3, 1), (1, 4), np.float64)
+    check_vs_torch(BINARY[op], a, b, requires_grad=[True, False], second_order=True)
+    check_vs_torch(BINARY[op], a, b, requires_grad=[False, True], second_order=True)
+
+
+# Tensor with a Python number on either side.
+NUMBER_OPS = {
+    "x+2": lambda T, x: x + 2, "2+x": lambda T, x: 2 + x,
+    "x+1.5": lambda T, x: x + 1.5, "1.5+x": lambda T, x: 1.5 + x,
+    "x-2": lambda T, x: x - 2, "2-x": lambda T, x: 2 - x,
+    "x-0.5": lambda T, x: x - 0.5, "0.5-x": lambda T, x: 0.5 - x,
+    "x*3": lambda T, x: x * 3, "3*x": lambda T, x: 3 * x,
+    "x*-0.5": lambda T, x: x * -0.5, "-0.5*x": lambda T, x: -0.5 * x,
+    "x/4": lambda T, x: x / 4, "x/0.25": lambda T, x: x / 0.25,
+    "x**2": lambda T, x: x ** 2, "x**3": lambda T, x: x ** 3,
+    "x**0.5": lambda T, x: x.abs() ** 0.5, "x**-1": lambda T, x: x ** -1,
+    "x**0": lambda T, x: x ** 0, "x**1": lambda T, x: x ** 1,
+    "x**-2.5": lambda T, x: x.abs() ** -2.5,
+    "2**x": lambda T, x: 2 ** x, "0.5**x": lambda T, x: 0.5 ** x,
+    "x.pow(2)": lambda T, x: x.pow(2), "T.pow(x,3)": lambda T, x: T.pow(x, 3),
+    "x+True": lambda T, x: x + True,
+    "x*np.float64": lambda T, x: x * np.float64(2.0),
+}
+
+# PyTorch implements `2 / x` as reciprocal(x) * 2; R torch (and we) as a division.
+NAME_DIFFERS = {"2/x": "DivBackward0"}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", list(NUMBER_OPS))
+def test_number_operand_vs_torch(op, dtype):
+    x = rand(2, 3, dtype=dtype, away_from_zero=0.3)
+    check_vs_torch(NUMBER_OPS[op], x, second_order=True)
+
+
+@pytest.mark.parametrize("op", list(NUMBER_OPS))
+def test_number_operand_gradcheck(op):
+    gradcheck(NUMBER_OPS[op], rand(2, 3, away_from_zero=0.3))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_number_divided_by_tensor(dtype):
+    x = rand(2, 3, dtype=dtype, away_from_zero=0.3)
+    r, _ = check_vs_torch(lambda T, x: 2 / x, x, check_names=False, second_order=True)
+    assert r.grad_fn.name == "DivBackward0"
+    gradcheck(lambda T, x: 2 / x, x)
+
+
+# --------------------------------------------------------------------------
+# Unary pointwise ops
+
+UNARY = {
+    "neg": (lambda T, x: -x, None),
+    "neg_m": (lambda T, x: x.neg(), None),
+    "exp": (lambda T, x: x.exp(), None),
+    "log": (lambda T, x: x.log(), "pos"),
+    "sqrt": (lambda T, x: x.sqrt(), "pos"),
+    "abs": (lambda T, x: x.abs(), "nz"),
+    "abs_op": (lambda T, x: abs(x), "nz"),
+    "sin": (lambda T, x: x.sin(), None),
+    "cos": (lambda T, x: x.cos(), None),
+    "tanh": (lambda T, x: x.tanh(), None),
+    "sigmoid": (lambda T, x: x.sigmoid(), None),
+    "relu": (lambda T, x: x.relu(), "nz"),
+    "T.exp": (lambda T, x: T.exp(x), None),
+    "T.log": (lambda T, x: T.log(x), "pos"),
+    "T.sqrt": (lambda T, x: T.sqrt(x), "pos"),
+    "T.abs": (lambda T, x: T.abs(x), "nz"),
+    "T.sin": (lambda T, x: T.sin(x), None),
+    "T.cos": (lambda T, x: T.cos(x), None),
+    "T.tanh": (lambda T, x: T.tanh(x), None),
+    "T.sigmoid": (lambda T, x: T.sigmoid(x), None),
+    "T.relu": (lambda T, x: T.relu(x), "nz"),
+    "T.neg": (lambda T, x: T.neg(x), None),
+    "square": (lambda T, x: x.square(), None),
+    "clamp_both": (lambda T, x: x.clamp(min=-0.5, max=0.7), "clamp"),
+    "clamp_min": (lambda T, x: x.clamp(min=-0.5), "clamp"),
+    "clamp_max": (lambda T, x: x.clamp(max=0.7), "clamp"),
+    "T.clamp": (lambda T, x: T.clamp(x, -0.5, 0.7), "clamp"),
+    "clamp_int_bounds": (lambda T, x: x.clamp(min=-1, max=1), "clamp"),
+}
+
+
+def _unary_input(kind, shape, dtype):
+    if kind == "pos":
+        return rand(*shape, dtype=dtype, low=0.2, high=3.0)
+    if kind in ("nz", "clamp"):
+        a = rand(*shape, dtype=dtype, away_from_zero=0.05)
+        if kind == "clamp":  # stay away from the clamp bounds (kinks)
+            for edge in (-0.5, 0.7, -1, 1):
+                a = np.where(np.abs(a - edge) < 0.02, a + 0.1, a).astype(dtype)
+        return a
+    return rand(*shape, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(3, 4), (), (5,)])
+@pytest.mark.parametrize("op", list(UNARY))
+def test_unary_vs_torch(op, shape, dtype):
+    fn, kind = UNARY[op]
+    check_vs_torch(fn, _unary_input(kind, shape, dtype), second_order=True)
+
+
+@pytest.mark.parametrize("op", list(UNARY))
+def test_unary_gradcheck(op):
+    fn, kind = UNARY[op]
+    gradcheck(fn, _unary_input(kind, (3, 4), np.float64))
+
+
+@pytest.mark.parametrize("op", ["exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "abs",
+                                "neg", "relu"])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.bool_])
+def test_unary_on_integer_tensors(op, dtype):
+    """Integer inputs: floating ops give float32, abs/neg/relu keep the type."""
+    x = np.array([[0, 1, 2], [3, 1, 0]]).astype(dtype)
+    if op == "neg" and dtype == np.bool_:
+        with pytest.raises(Exception):
+            torch.from_numpy(x).neg()
+        return
+    check_vs_torch(UNARY[op][0], x, requires_grad=False)
+
+
+def test_sigmoid_extremes():
+    for dtype in FLOATS:
+        x = np.array([-1000.0, -50.0, 0.0, 50.0, 1000.0], dtype=dtype)
+        check_vs_torch(lambda T, x: x.sigmoid(), x)
+
+
+def test_relu_and_abs_at_zero():
+    x = np.array([-1.0, 0.0, 2.0])
+    check_vs_torch(lambda T, x: x.relu(), x)
+    check_vs_torch(lambda T, x: x.abs(), x)
+
+
+def test_clamp_at_bounds_gradient():
+    # PyTorch passes the gradient where x is exactly at a bound.
+    x = np.array([-1.0, -0.5, 0.0, 0.7, 2.0])
+    check_vs_torch(lambda T, x: x.clamp(min=-0.5, max=0.7), x)
+    check_vs_torch(lambda T, x: x.clamp(min=-0.5), x)
+    check_vs_torch(lambda T, x: x.clamp(max=0.7), x)
+
+
+def test_clamp_needs_a_bound():
+    x = rt.torch_randn(3)
+    with pytest.raises((ValueError, RuntimeError), match="min or max"):
+        x.clamp()
+
+
+def test_clamp_with_tensor_bounds():
+    x, lo, hi = rand(3, 4), rand(3, 4, low=-1, high=-0.1), rand(4, low=0.1, high=1)
+    check_vs_torch(lambda T, x, lo, hi: x.clamp(min=lo, max=hi), x, lo, hi,
+                   requires_grad=[True, False, False], check_names=False)
+
+
+def test_log_and_sqrt_of_non_positive():
+    x = np.array([-1.0, 0.0, 1.0])
+    check_vs_torch(lambda T, x: x.log(), x, requires_grad=False)
+    check_vs_torch(lambda T, x: x.sqrt(), x, requires_grad=False)
+
+
+# --------------------------------------------------------------------------
+# dtype promotion
+
+
+DTYPES = [np.bool_, np.int32, np.int64, np.float32, np.float64]
+
+
+def _vals(dtype, shape=(2, 3), nonzero=False):
+    a = np.array([[1, 2, 3], [4, 5, 6]]) if nonzero else np.array([[0, 1, 2], [3, 1, 0]])
+    return np.broadcast_to(a, (2, 3)).reshape(shape).astype(dtype)
+
+
+PROMOTE_OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+               "/": lambda a, b: a / b, "==": lambda a, b: a == b, "<": lambda a, b: a < b,
+               "max": lambda a, b: a.maximum(b) if hasattr(a, "maximum") else a}
+
+
+@pytest.mark.parametrize("da", DTYPES)
+@pytest.mark.parametrize("db", DTYPES)
+@pytest.mark.parametrize("op", ["+", "-", "*", "/", "==", "<"])
+def test_promotion_tensor_tensor(op, da, db):
+    a, b = _vals(da), _vals(db, nonzero=True)
+    fn = PROMOTE_OPS[op]
+    try:
+        expect = fn(torch.from_numpy(a), torch.from_numpy(b))
+    except RuntimeError:
+        with pytest.raises(Exception):
+            fn(rt.torch_tensor(a), rt.torch_tensor(b))
+        return
+    assert_same(fn(rt.torch_tensor(a), rt.torch_tensor(b)), expect, f"{da} {op} {db}")
+
+
+@pytest.mark.parametrize("da", DTYPES)
+@pytest.mark.parametrize("num", [2, 2.5, True, -3])
+@pytest.mark.parametrize("op", ["+", "-", "*", "/", "**", "r+", "r-", "r*", "r/", "==", ">"])
+def test_promotion_tensor_number(op, da, num):
+    a = _vals(da, nonzero=True)
+    fns = {"+": lambda x: x + num, "-": lambda x: x - num, "*": lambda x: x * num,
+           "/": lambda x: x / num, "**": lambda x: x ** num, "r+": lambda x: num + x,
+           "r-": lambda x: num - x, "r*": lambda x: num * x, "r/": lambda x: num / x,
+           "==": lambda x: x == num, ">": lambda x: x > num}
+    fn = fns[op]
+    try:
+        expect = fn(torch.from_numpy(a))
+    except RuntimeError:
+        with pytest.raises(Exception):
+            fn(rt.torch_tensor(a))
+        return
+    assert_same(fn(rt.torch_tensor(a)), expect, f"{da} {op} {num!r}")
+
+
+@pytest.mark.parametrize("da", DTYPES)
+@pytest.mark.parametrize("db", DTYPES)
+def test_promotion_with_zero_dim_tensor(da, db):
+    """A 0-d tensor only promotes across categories (int -> float), like a number."""
+    a, b = _vals(da, nonzero=True), np.array(2).astype(db)
+    for fn in (lambda x, y: x + y, lambda x, y: y * x):
+        try:
+            expect = fn(torch.from_numpy(a), torch.from_numpy(b))
+        except RuntimeError:
+            continue
+        assert_same(fn(rt.torch_tensor(a), rt.torch_tensor(b)), expect, f"{da} with 0-d {db}")
+
+
+def test_promotion_named_cases():
+    i = rt.torch_tensor([1, 2, 3])
+    assert (i * 2.5).dtype == rt.torch_float32()
+    assert (i / i).dtype == rt.torch_float32()
+    assert (i / 2).dtype == rt.torch_float32()
+    f32 = rt.torch_tensor([1.0, 2.0])
+    f64 = rt.torch_tensor([1.0, 2.0], dtype=rt.torch_float64())
+    assert (f32 * f64).dtype == rt.torch_float64()
+    assert (f32 + 1.5).dtype == rt.torch_float32()
+    b = rt.torch_tensor([True, False])
+    assert (b & b).dtype == rt.torch_bool()
+    assert (b + 1).dtype == rt.torch_int64()
+    assert (b * 1.5).dtype == rt.torch_float32()
+    assert (i > 1).dtype == rt.torch_bool()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["exp", "sum", "mean", "sqrt", "softmax", "abs", "max", "sigmoid"])
+def test_reduction_and_unary_dtypes(op, dtype):
+    a = _vals(dtype, nonzero=True)
+    fns = {"exp": lambda x: x.exp(), "sum": lambda x: x.sum(), "mean": lambda x: x.mean(),
+           "sqrt": lambda x: x.sqrt(), "softmax": lambda x: x.softmax(1),
+           "abs": lambda x: x.abs(), "max": lambda x: x.max(), "sigmoid": lambda x: x.sigmoid()}
+    fn = fns[op]
+    try:
+        expect = fn(torch.from_numpy(a))
+    except RuntimeError:
+        with pytest.raises(Exception):
+            fn(rt.torch_tensor(a))
+        return
+    assert_same(fn(rt.torch_tensor(a)), expect, f"{op} of {dtype}")
+
+
+# --------------------------------------------------------------------------
+# Comparisons and logic: bool results, no graph
+
+CMP = {">": lambda T, a, b: a > b, ">=": lambda T, a, b: a >= b, "<": lambda T, a, b: a < b,
+       "<=": lambda T, a, b: a <= b, "==": lambda T, a, b: a == b, "!=": lambda T, a, b: a != b,
+       "gt": lambda T, a, b: T.gt(a, b), "ge": lambda T, a, b: T.ge(a, b),
+       "lt": lambda T, a, b: T.lt(a, b), "le": lambda T, a, b: T.le(a, b),
+       "eq": lambda T, a, b: T.eq(a, b), "ne": lambda T, a, b: T.ne(a, b),
+       "x>0": lambda T, a, b: a > 0, "0<x": lambda T, a, b: 0 < a,
+       "x==1.0": lambda T, a, b: a == 1.0}
+
+
+@pytest.mark.parametrize("op", list(CMP))
+def test_comparisons(op):
+    a = np.array([[1.0, 2.0, 3.0], [0.0, -1.0, 1.0]], dtype=np.float32)
+    b = np.array([2.0, 2.0, 1.0], dtype=np.float32)
+    r, t = check_vs_torch(CMP[op], a, b)
+    assert r.dtype == rt.torch_bool() and r.grad_fn is None and not r.requires_grad
+
+
+def test_logical_ops():
+    a = np.array([True, True, False, False])
+    b = np.array([True, False, True, False])
+    check_vs_torch(lambda T, a, b: a & b, a, b)
+    check_vs_torch(lambda T, a, b: a | b, a, b)
+    check_vs_torch(lambda T, a, b: ~a, a, b)
+    check_vs_torch(lambda T, a, b: T.logical_and(a, b), a, b)
+    check_vs_torch(lambda T, a, b: T.logical_or(a, b), a, b)
+    check_vs_torch(lambda T, a, b: T.logical_not(a), a, b)
+
+
+def test_comparison_broadcast_error():
+    with pytest.raises(RuntimeError, match=r"\[2\].*\[3\]"):
+        rt.torch_ones(2) > rt.torch_ones(3)
+
+
+# --------------------------------------------------------------------------
+# Linear algebra
+
+MATMUL_SHAPES = [
+    ((3, 4), (4, 5)),   # 2-d @ 2-d
+    ((4,), (4,)),       # dot
+    ((4,), (4, 5)),     # 1-d @ 2-d
+    ((3, 4), (4,)),     # 2-d @ 1-d
+    ((2, 3, 4), (2, 4, 5)),  # batched
+    ((2, 3, 4), (4, 5)),     # batched @ 2-d (broadcast)
+    ((3, 4), (2, 4, 5)),     # 2-d @ batched
+    ((2, 1, 3, 4), (5, 4, 2)),  # broadcast batch dims
+    ((4,), (2, 4, 5)),       # 1-d @ batched
+    ((2, 3, 4), (4,)),       # batched @ 1-d
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("sa,sb", MATMUL_SHAPES)
+def test_matmul_vs_torch(sa, sb, dtype):
+    a, b = rand(*sa, dtype=dtype), rand(*sb, dtype=dtype)
+    check_vs_torch(lambda T, a, b: a.matmul(b), a, b, second_order=True, check_names=False)
+    check_vs_torch(lambda T, a, b: a @ b, a, b, check_names=False)
+    check_vs_torch(lambda T, a, b: T.matmul(a, b), a, b, check_names=False)
+
+
+@pytest.mark.parametrize("sa,sb", MATMUL_SHAPES)
+def test_matmul_gradcheck(sa, sb):
+    gradcheck(lambda T, a, b: a.matmul(b), rand(*sa), rand(*sb))
+
+
+@pytest.mark.parametrize("sa,sb", MATMUL_SHAPES[:4])
+def test_matmul_names(sa, sb):
+    # 2-d/1-d matmul records PyTorch's node names; batched ones are
+    # compared by value only (PyTorch decomposes them into several nodes).
+    a, b = rand(*sa), rand(*sb)
+    check_vs_torch(lambda T, a, b: a.matmul(b), a, b)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_mm_vs_torch(dtype):
+    a, b = rand(3, 4, dtype=dtype), rand(4, 2, dtype=dtype)
+    check_vs_torch(lambda T, a, b: a.mm(b), a, b, second_order=True)
+    check_vs_torch(lambda T, a, b: T.mm(a, b), a, b, second_order=True)
+    check_vs_torch(lambda T, a, b: a.mm(b.t().t()), a, b, requires_grad=[False, True])
+    gradcheck(lambda T, a, b: a.mm(b), a, b)
+
+
+def test_mm_errors():
+    with pytest.raises(RuntimeError, match=r"3x4 and 3x4"):
+        rt.torch_ones(3, 4).mm(rt.torch_ones(3, 4))
+    with pytest.raises(RuntimeError, match="2-d"):
+        rt.torch_ones(3).mm(rt.torch_ones(3, 4))
+    with pytest.raises(RuntimeError, match=r"\[2, 3\].*\[4, 5\]"):
+        rt.torch_ones(2, 3).matmul(rt.torch_ones(4, 5))
+
+
+def test_mm_int_and_mixed():
+    a = np.arange(6).reshape(2, 3)
+    check_vs_torch(lambda T, a: a.mm(a.t()), a)
+    check_vs_torch(lambda T, a, b: a.matmul(b), rand(2, 3), rand(3, 2, dtype=np.float32),
+                   check_names=False)
+
+
+# --------------------------------------------------------------------------
+# Shape ops
+
+SHAPE_OPS = {
+    "t": ((3, 4), lambda T, x: x.t()),
+    "t_1d": ((4,), lambda T, x: x.t()),
+    "T.t": ((3, 4), lambda T, x: T.t(x)),
+    "transpose": ((2, 3, 4), lambda T, x: x.transpose(0, 2)),
+    "transpose_neg": ((2, 3, 4), lambda T, x: x.transpose(-1, -2)),
+    "T.transpose": ((2, 3, 4), lambda T, x: T.transpose(x, 1, 0)),
+    "reshape": ((2, 3, 4), lambda T, x: x.reshape(4, 6)),
+    "reshape_tuple": ((2, 3, 4), lambda T, x: x.reshape((6, -1))),
+    "reshape_noncontig": ((3, 4), lambda T, x: x.t().reshape(12)),
+    "T.reshape": ((2, 3), lambda T, x: T.reshape(x, [3, 2])),
+    "reshape_scalar": ((), lambda T, x: x.reshape(1, 1)),
+    "view": ((2, 3, 4), lambda T, x: x.view(6, 4)),
+    "view_tuple": ((2, 3, 4), lambda T, x: x.view((-1,))),
+    "unsqueeze0": ((2, 3), lambda T, x: x.unsqueeze(0)),
+    "unsqueeze_end": ((2, 3), lambda T, x: x.unsqueeze(2)),
+    "unsqueeze_neg": ((2, 3), lambda T, x: x.unsqueeze(-1)),
+    "unsqueeze_scalar": ((), lambda T, x: x.unsqueeze(0)),
+    "T.unsqueeze": ((2, 3), lambda T, x: T.unsqueeze(x, 1)),
+    "squeeze": ((1, 3, 1), lambda T, x: x.squeeze()),
+    "squeeze_dim": ((1, 3, 1), lambda T, x: x.squeeze(0)),
+    "squeeze_dim_neg": ((1, 3, 1), lambda T, x: x.squeeze(-1)),
+    "squeeze_dim_noop": ((2, 3), lambda T, x: x.squeeze(1)),
+    "T.squeeze": ((1, 3), lambda T, x: T.squeeze(x)),
+    "expand": ((3, 1), lambda T, x: x.expand(3, 4)),
+    "expand_new": ((3, 1), lambda T, x: x.expand(2, 3, 4)),
+    "expand_neg1": ((3, 1), lambda T, x: x.expand(-1, 5)),
+    "expand_list": ((1,), lambda T, x: x.expand([4])),
+    "expand_scalar": ((), lambda T, x: x.expand(2, 2)),
+    "expand_as": ((1, 4), lambda T, x: x.expand_as(T.ones(3, 4, dtype=x.dtype))),
+    "permute": ((2, 3, 4), lambda T, x: x.permute(2, 0, 1)),
+    "permute_list": ((2, 3, 4), lambda T, x: x.permute([1, 2, 0])),
+    "permute_neg": ((2, 3, 4), lambda T, x: x.permute(-1, 0, 1)),
+    "T.permute": ((2, 3, 4), lambda T, x: T.permute(x, (1, 0, 2))),
+    "flatten": ((2, 3, 4), lambda T, x: x.flatten()),
+    "flatten_start": ((2, 3, 4), lambda T, x: x.flatten(1)),
+    "flatten_range": ((2, 3, 4, 5), lambda T, x: x.flatten(1, 2)),
+    "flatten_scalar": ((), lambda T, x: x.flatten()),
+    "T.flatten": ((2, 3), lambda T, x: T.flatten(x)),
+    "chain": ((2, 3, 4), lambda T, x: x.permute(1, 0, 2).reshape(3, 8).t().unsqueeze(0)),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", list(SHAPE_OPS))
+def test_shape_ops_vs_torch(op, dtype):
+    shape, fn = SHAPE_OPS[op]
+    check_vs_torch(fn, rand(*shape, dtype=dtype), second_order=True)
+    # multiply afterwards so the gradient flowing back isn't contiguous-trivial
+    check_vs_torch(lambda T, x: fn(T, x) * fn(T, x), rand(*shape, dtype=dtype),
+                   second_order=True, check_names=False)
+
+
+@pytest.mark.parametrize("op", list(SHAPE_OPS))
+def test_shape_ops_gradcheck(op):
+    shape, fn = SHAPE_OPS[op]
+    gradcheck(fn, rand(*shape))
+
+
+def test_views_share_memory_and_version():
+    x = rt.torch_zeros(2, 3)
+    for v in (x.view(6), x.t(), x.unsqueeze(0), x.transpose(0, 1), x.permute(1, 0),
+              x.reshape(3, 2), x.expand(4, 2, 3), x[0], x.squeeze(), x.flatten()):
+        assert np.shares_memory(v.data, x.data)
+    v = x.view(6)
+    x.add_(1)
+    assert v._version[0] == x._version[0] == 1
+    assert rt.as_array(v).tolist() == [1.0] * 6
+
+
+def test_shape_errors():
+    x = rt.torch_ones(2, 3)
+    with pytest.raises(RuntimeError, match=r"shape '\[4, 2\]' is invalid for input of size 6"):
+        x.reshape(4, 2)
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        x.t().view(6)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.transpose(0, 2)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.unsqueeze(3)
+    with pytest.raises(RuntimeError, match="expand"):
+        x.expand(4, 3)
+    with pytest.raises(RuntimeError, match="expand"):
+        x.expand(3)
+    with pytest.raises(RuntimeError, match="permute"):
+        x.permute(0)
+    with pytest.raises(RuntimeError, match="repeated"):
+        x.permute(0, 0)
+    with pytest.raises(RuntimeError, match="t\\(\\) expects"):
+        rt.torch_ones(2, 3, 4).t()
+    with pytest.raises(RuntimeError, match="start_dim"):
+        rt.torch_ones(2, 3, 4).flatten(2, 1)
+
+
+# --------------------------------------------------------------------------
+# Reductions
+
+REDUCE = {
+    "sum": lambda T, x: x.sum(),
+    "sum0": lambda T, x: x.sum(dim=0),
+    "sum1": lambda T, x: x.sum(1),
+    "sum_neg": lambda T, x: x.sum(dim=-1),
+    "sum_keep": lambda T, x: x.sum(dim=1, keepdim=True),
+    "sum_tuple": lambda T, x: x.sum(dim=(0, 2)),
+    "sum_tuple_keep": lambda T, x: x.sum(dim=(0, -1), keepdim=True),
+    "sum_list": lambda T, x: x.sum(dim=[2, 1]),
+    "T.sum": lambda T, x: T.sum(x, 1),
+    "mean": lambda T, x: x.mean(),
+    "mean0": lambda T, x: x.mean(dim=0),
+    "mean_keep": lambda T, x: x.mean(dim=2, keepdim=True),
+    "mean_tuple": lambda T, x: x.mean(dim=(1, 2)),
+    "mean_tuple_keep": lambda T, x: x.mean(dim=(0, 1), keepdim=True),
+    "T.mean": lambda T, x: T.mean(x, dim=-2),
+    "max": lambda T, x: x.max(),
+    "min": lambda T, x: x.min(),
+    "T.max": lambda T, x: T.max(x),
+    "T.min": lambda T, x: T.min(x),
+    "max_dim": lambda T, x: tuple(x.max(dim=1)),
+    "max_dim0": lambda T, x: tuple(x.max(0)),
+    "max_dim_keep": lambda T, x: tuple(x.max(dim=-1, keepdim=True)),
+    "min_dim": lambda T, x: tuple(x.min(dim=2)),
+    "min_dim_keep": lambda T, x: tuple(x.min(dim=0, keepdim=True)),
+    "T.max_dim": lambda T, x: tuple(T.max(x, dim=1)),
+    "T.min_dim": lambda T, x: tuple(T.min(x, 1)),
+    "max_values": lambda T, x: x.max(dim=1)[0] * 2,
+}
+
+REDUCE_NAMES = {k: v for k, v in REDUCE.items()}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", list(REDUCE))
+def test_reductions_vs_torch(op, dtype):
+    check_vs_torch(REDUCE[op], rand(2, 3, 4, dtype=dtype), second_order=True)
+
+
+@pytest.mark.parametrize("op", list(REDUCE))
+def test_reductions_gradcheck(op):
+    fn = REDUCE[op]
+    gradcheck(lambda T, x: [o for o in _as_tuple(fn(T, x)) if o.is_floating_point()],
+              rand(2, 3, 4))
+
+
+def _as_tuple(o):
+    return tuple(o) if isinstance(o, (list, tuple)) else (o,)
+
+
+@pytest.mark.parametrize("op", ["sum", "sum0", "mean", "mean0", "max", "min", "max_dim0",
+                                "min_dim_keep"])
+def test_reductions_on_small_shapes(op):
+    for shape in [(1, 1, 1), (3, 1, 2)]:
+        check_vs_torch(REDUCE[op], rand(*shape), second_order=True)
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "max", "min"])
+def test_reductions_of_scalar_tensor(op):
+    check_vs_torch(lambda T, x: getattr(x, op)(), rand(), second_order=True)
+    if op in ("sum", "mean"):
+        check_vs_torch(lambda T, x: getattr(x, op)(dim=0), rand(), second_order=True)
+    else:
+        check_vs_torch(lambda T, x: tuple(getattr(x, op)(dim=0)), rand())
+
+
+def test_max_ties_gradient():
+    # whole-tensor max spreads the gradient evenly over ties; with dim it picks one
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]])
+    check_vs_torch(lambda T, x: x.max(), x)
+    check_vs_torch(lambda T, x: x.min(), x)
+    check_vs_torch(lambda T, x: tuple(x.max(dim=1)), x)
+    check_vs_torch(lambda T, x: tuple(x.min(dim=1)), x)
+
+
+def test_max_of_two_tensors():
+    a, b = rand(3, 4), rand(4)
+    check_vs_torch(lambda T, a, b: T.max(a, b), a, b, check_names=False)
+    check_vs_torch(lambda T, a, b: T.min(a, b), a, b, check_names=False)
+
+
+def test_reductions_on_int_and_bool():
+    i = np.arange(12).reshape(3, 4)
+    b = i % 3 == 0
+    for arr in (i, b, i.astype(np.int32)):
+        check_vs_torch(lambda T, x: x.sum(), arr)
+        check_vs_torch(lambda T, x: x.sum(dim=1), arr)
+        if arr.dtype != np.bool_:
+            check_vs_torch(lambda T, x: x.max(), arr)
+            check_vs_torch(lambda T, x: tuple(x.min(dim=0)), arr)
+    with pytest.raises(RuntimeError, match="floating point"):
+        rt.torch_tensor(i).mean()
+
+
+def test_reduction_errors():
+    x = rt.torch_ones(2, 3)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.sum(dim=2)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.max(dim=-3)
+    with pytest.raises(RuntimeError, match="numel"):
+        rt.torch_ones(0).max()
+
+
+# --------------------------------------------------------------------------
+# softmax and log_softmax
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_vs_torch(name, dim, dtype):
+    x = rand(3, 4, dtype=dtype) * 3
+    check_vs_torch(lambda T, x: getattr(x, name)(dim), x, second_order=True)
+    check_vs_torch(lambda T, x: getattr(T, name)(x, dim=dim), x, second_order=True)
+    gradcheck(lambda T, x: getattr(x, name)(dim), x)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_large_values_and_3d(name):
+    x = np.array([[1000.0, 0.0, -1000.0], [1.0, 2.0, 3.0]])
+    check_vs_torch(lambda T, x: getattr(x, name)(1), x)
+    check_vs_torch(lambda T, x: getattr(x, name)(1), rand(2, 3, 4), second_order=True)
+
+
+# --------------------------------------------------------------------------
+# Joining and splitting
+
+JOIN = {
+    "cat0": lambda T, a, b, c: T.cat([a, b, c], 0),
+    "cat1": lambda T, a, b, c: T.cat([a, b, c], dim=1),
+    "cat_neg": lambda T, a, b, c: T.cat((a, b), -1),
+    "cat_one": lambda T, a, b, c: T.cat([a], 0),
+    "cat_same": lambda T, a, b, c: T.cat([a, a], 0),
+    "stack0": lambda T, a, b, c: T.stack([a, b, c]),
+    "stack1": lambda T, a, b, c: T.stack([a, b, c], dim=1),
+    "stack_end": lambda T, a, b, c: T.stack([a, b], -1),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", list(JOIN))
+def test_join_vs_torch(op, dtype):
+    a, b, c = (rand(2, 3, dtype=dtype) for _ in range(3))
+    check_vs_torch(JOIN[op], a, b, c, second_order=True)
+    check_vs_torch(JOIN[op], a, b, c, requires_grad=[True, False, True])
+    gradcheck(JOIN[op], a, b, c)
+
+
+def test_cat_different_sizes():
+    a, b = rand(2, 3), rand(2, 5)
+    check_vs_torch(lambda T, a, b: T.cat([a, b], 1), a, b, second_order=True)
+    check_vs_torch(lambda T, a, b: T.cat([a, b.t()], 0), rand(3, 2), b)
+    with pytest.raises(RuntimeError, match="cat"):
+        rt.torch_cat([rt.torch_ones(2, 3), rt.torch_ones(2, 4)], 0)
+    with pytest.raises(RuntimeError, match="stack"):
+        rt.torch_stack([rt.torch_ones(2, 3), rt.torch_ones(2, 4)])
+
+
+def test_cat_mixed_dtypes():
+    a, b = rand(2, 2, dtype=np.float32), rand(2, 2)
+    check_vs_torch(lambda T, a, b: T.cat([a, b]), a, b)
+    i = np.arange(4).reshape(2, 2)
+    check_vs_torch(lambda T, a, i: T.cat([a, i]), a, i)
+
+
+SPLIT = {
+    "chunk2": ((6, 3), lambda T, x: x.chunk(2)),
+    "chunk4_uneven": ((7, 3), lambda T, x: x.chunk(4, dim=0)),
+    "chunk_dim1": ((2, 5), lambda T, x: x.chunk(3, 1)),
+    "T.chunk": ((6, 2), lambda T, x: T.chunk(x, 3)),
+    "split2": ((5, 3), lambda T, x: x.split(2)),
+    "split_dim": ((3, 5), lambda T, x: x.split(2, dim=1)),
+    "split_sizes": ((6, 2), lambda T, x: x.split([1, 2, 3])),
+    "T.split": ((6, 2), lambda T, x: T.split(x, [4, 2], 0)),
+    "unbind": ((3, 4), lambda T, x: x.unbind()),
+    "unbind1": ((3, 4), lambda T, x: x.unbind(1)),
+    "unbind_neg": ((2, 3, 4), lambda T, x: x.unbind(-1)),
+    "T.unbind": ((3, 2), lambda T, x: T.unbind(x, 0)),
+    "split_use_some": ((6, 2), lambda T, x: x.split(2)[1] * 3),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", list(SPLIT))
+def test_split_vs_torch(op, dtype):
+    shape, fn = SPLIT[op]
+    check_vs_torch(fn, rand(*shape, dtype=dtype), second_order=True)
+    gradcheck(fn, rand(*shape))
+
+
+# --------------------------------------------------------------------------
+# where and masked_fill
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_where_vs_torch(dtype):
+    c = rand(3, 4) > 0
+    a, b = rand(3, 4, dtype=dtype), rand(4, dtype=dtype)
+    check_vs_torch(lambda T, c, a, b: T.where(c, a, b), c, a, b, second_order=True)
+    check_vs_torch(lambda T, c, a, b: T.where(c, a, b), c, a, b,
+                   requires_grad=[False, False, True])
+    check_vs_torch(lambda T, c, a, b: T.where(c, a, 0.0), c, a, b, requires_grad=[False, True,
+                                                                                    False])
+    check_vs_torch(lambda T, c, a, b: T.where(c, 1.5, b), c, a, b, requires_grad=[False, False,
+                                                                                   True])
+    check_vs_torch(lambda T, c, a, b: T.where(a > 0, a, a * 2), c, a, b)
+    check_vs_torch(lambda T, c, a, b: T.where(c[:, :1], a, b), c, a, b)
+    gradcheck(lambda T, c, a, b: T.where(c, a, b), c, a, b, requires_grad=[False, True, True])
+
+
+def test_where_dtypes():
+    c = np.array([True, False])
+    i = np.array([1, 2])
+    f = np.array([0.5, 1.5], dtype=np.float32)
+    check_vs_torch(lambda T, c, i, f: T.where(c, i, f), c, i, f)
+    check_vs_torch(lambda T, c, i, f: T.where(c, i, 0), c, i, f)
+    check_vs_torch(lambda T, c, i, f: T.where(c, f, 2), c, i, f)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_masked_fill_vs_torch(dtype):
+    x, m = rand(3, 4, dtype=dtype), rand(3, 4) > 0
+    check_vs_torch(lambda T, x, m: x.masked_fill(m, 0.5), x, m, second_order=True)
+    check_vs_torch(lambda T, x, m: x.masked_fill(m[0], -2), x, m, second_order=True)
+    check_vs_torch(lambda T, x, m: T.masked_fill(x, m, float("-inf")).softmax(1).nan_to_num()
+                   if hasattr(x, "nan_to_num") and False else T.masked_fill(x, m, 3.0), x, m)
+    check_vs_torch(lambda T, x, m: x.masked_fill(x > 0, T.tensor(7.0, dtype=x.dtype)
+                                                  if T is torch else T.tensor(7.0)), x, m)
+    gradcheck(lambda T, x, m: x.masked_fill(m, 0.5), x, m)
+
+
+def test_masked_fill_errors():
+    x = rt.torch_ones(2, 3)
+    with pytest.raises(TypeError, match="bool"):
+        x.masked_fill(rt.torch_ones(2, 3), 0)
+    with pytest.raises(RuntimeError, match="mask"):
+        x.masked_fill(rt.torch_ones(3, 2) > 0, 0)
+
+
+def test_masked_fill_softmax_pattern():
+    x = rand(2, 4)
+    m = np.array([[False, False, True, True], [False, True, True, True]])
+    check_vs_torch(lambda T, x, m: x.masked_fill(m, float("-inf")).softmax(-1), x, m,
+                   second_order=True)
+
+
+# --------------------------------------------------------------------------
+# Clone / conversion
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_clone_and_to(dtype):
+    x = rand(2, 3, dtype=dtype)
+    check_vs_torch(lambda T, x: x.clone(), x, second_order=True)
+    check_vs_torch(lambda T, x: x.to(dtype=T.float64) * 2, x, second_order=True)
+    check_vs_torch(lambda T, x: x.to(dtype=T.float32) * 2, x)
+    check_vs_torch(lambda T, x: x.double() * x.float(), x, check_names=False)
+    check_vs_torch(lambda T, x: x.to(dtype=T.int64), x)
+    check_vs_torch(lambda T, x: x.long(), x)
+    check_vs_torch(lambda T, x: (x > 0).int(), x)
+    check_vs_torch(lambda T, x: x.bool(), x)
+
+
+def test_torch_functions_exist():
+    """Every op of the issue is a method and (where R torch has it) a torch_* function."""
+    for name in ["add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sqrt", "abs", "sin",
+                 "cos", "tanh", "sigmoid", "relu", "clamp", "mm", "matmul", "t", "transpose",
+                 "reshape", "unsqueeze", "squeeze", "permute", "flatten", "sum", "mean", "max",
+                 "min", "softmax", "log_softmax", "cat", "stack", "chunk", "split", "unbind",
+                 "where", "masked_fill", "gt", "ge", "lt", "le", "eq", "ne"]:
+        assert callable(getattr(rt, "torch_" + name)), name
+    for name in ["add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sqrt", "abs", "sin",
+                 "cos", "tanh", "sigmoid", "relu", "clamp", "mm", "matmul", "t", "transpose",
+                 "reshape", "view", "unsqueeze", "squeeze", "expand", "expand_as", "permute",
+                 "flatten", "sum", "mean", "max", "min", "softmax", "log_softmax", "chunk",
+                 "split", "unbind", "masked_fill", "add_", "sub_", "mul_", "div_", "zero_",
+                 "fill_", "clamp_", "copy_", "masked_fill_"]:
+        assert callable(getattr(rt.Tensor, name)), name
+
+
+def test_no_grad_records_nothing():
+    x = rt.torch_randn(3, requires_grad=True)
+    with rt.with_no_grad():
+        for y in (x * 2, x.exp(), x.sum(), x[0], x.view(3, 1), x.max(dim=0)[0],
+                  rt.torch_cat([x, x])):
+            assert y.grad_fn is None and not y.requires_grad
+
+
+def test_broadcast_error_messages():
+    a, b = rt.torch_ones(2, 3), rt.torch_ones(4)
+    for fn in (lambda: a + b, lambda: a - b, lambda: a * b, lambda: a / b, lambda: a ** b):
+        with pytest.raises(RuntimeError, match=r"\[2, 3\] and \[4\]"):
+            fn()
+
+
+def test_operand_type_error():
+    x = rt.torch_ones(2)
+    with pytest.raises(TypeError, match="str"):
+        x + "a"
