@@ -112,9 +112,9 @@ def measure(ours, theirs, rounds: int, budget: float) -> tuple:
     """Median seconds per call of each, timed A, B, A, B... over `rounds` rounds."""
     n = (_calibrate(ours, budget), _calibrate(theirs, budget))
     samples: tuple = ([], [])
+    gc.collect()
     for _ in range(rounds):
         for i, fn in enumerate((ours, theirs)):
-            gc.collect()
             samples[i].append(_time(fn, n[i]) / n[i])
     med = tuple(statistics.median(s) for s in samples)
     spread = tuple(100 * (max(s) - min(s)) / m for s, m in zip(samples, med))
@@ -146,6 +146,8 @@ def select(all_w: list, only: str | None) -> tuple[list, bool]:
 
 def run(args) -> Report:
     report = Report(env=setup_threads())
+    gc.collect()
+    gc.freeze()  # objects from imports never need scanning again: keep gc passes short
     quick = args.quick
     rounds = args.rounds or (3 if quick else 7)
     budget = args.budget or (0.002 if quick else 0.25)
@@ -154,22 +156,26 @@ def run(args) -> Report:
         raise SystemExit(f"--only {args.only}: no such workload; names are "
                          + ", ".join(w.name for w in workloads(quick)) + ", memory")
     report.env["timing"] = (f"{rounds} rounds, each engine in turn (A, B, A, B...), ~{budget}s "
-                            "per engine per round, median of per-round means; gc enabled")
+                            "per engine per round, median of per-round means; gc enabled, import-time objects frozen")
+    load0 = os.getloadavg()[0]
     for w in chosen:
-        if not args.quiet:
-            print(f"  {w.name} ...", file=sys.stderr, flush=True)
+        t0 = time.perf_counter()
         report.rows.append(run_workload(w, quick, rounds, budget))
+        if not args.quiet:
+            print(f"  {w.name}: {time.perf_counter() - t0:.1f}s", file=sys.stderr, flush=True)
+    report.env["load average (1 min) before / after"] = f"{load0:.2f} / {os.getloadavg()[0]:.2f}"
     scal = [r for r in report.rows if r.w.name.startswith("scaling_") and not r.error]
     if len(scal) >= 2:
         report.flat = (scal[-1].ours / scal[-2].ours, scal[-1].theirs / scal[-2].theirs)
     if with_memory:
         from .memory import measure_memory
-        if not args.quiet:
-            print("  memory ...", file=sys.stderr, flush=True)
+        t0 = time.perf_counter()
         try:
             report.memory = measure_memory(quick)
         except Exception as err:
             report.memory_error = f"{type(err).__name__}: {err}"
+        if not args.quiet:
+            print(f"  memory: {time.perf_counter() - t0:.1f}s", file=sys.stderr, flush=True)
     return report
 
 
@@ -282,7 +288,7 @@ def write_markdown(path: str, text: str) -> None:
 
 # --------------------------------------------------------------------------
 
-def profile(name: str, quick: bool, seconds: float = 3.0) -> None:
+def profile(name: str, quick: bool, seconds: float = 1.0) -> None:
     """cProfile our side of one workload, top functions by own time."""
     import cProfile
     import pstats

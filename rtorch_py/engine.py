@@ -18,22 +18,30 @@ import numpy as np
 # --------------------------------------------------------------------------
 # Grad mode and anomaly mode (thread-local, like PyTorch's).
 
-_local = threading.local()
+class _ThreadState(threading.local):
+    # Class-level defaults make every new thread start with grad mode on,
+    # and keep the lookup a plain attribute read (it is on every op's path).
+    grad = True
+    anomaly = False
+    check_nan = True
+
+
+_local = _ThreadState()
 
 
 def is_grad_enabled() -> bool:
-    return getattr(_local, "grad", True)
+    return _local.grad
 
 
 def set_grad_enabled(mode: bool) -> bool:
     """Set grad mode for this thread; returns the previous mode."""
-    prev = getattr(_local, "grad", True)
+    prev = _local.grad
     _local.grad = bool(mode)
     return prev
 
 
 def is_anomaly_enabled() -> bool:
-    return getattr(_local, "anomaly", False)
+    return _local.anomaly
 
 
 class _GradMode:
@@ -71,7 +79,7 @@ def enable_grad() -> _GradMode:
 
 @contextmanager
 def detect_anomaly(check_nan: bool = True) -> Iterator[None]:
-    prev = getattr(_local, "anomaly", False), getattr(_local, "check_nan", True)
+    prev = _local.anomaly, _local.check_nan
     _local.anomaly, _local.check_nan = True, check_nan
     try:
         yield
@@ -145,7 +153,7 @@ class Node:
         self.pre_hooks: dict[int, list] | None = None
         self.post_hooks: list | None = None
         self.retain_refs: dict[int, Any] | None = None
-        self.trace = traceback.format_stack()[:-3] if is_anomaly_enabled() else None
+        self.trace = traceback.format_stack()[:-3] if _local.anomaly else None
 
     def needs(self, i: int) -> bool:
         """Whether input i wants a gradient (lets a formula skip dead work)."""
@@ -168,9 +176,11 @@ class Node:
     def release(self) -> None:
         # Free saved tensors; plain values (shapes, dims) cost nothing to keep.
         saved = self.saved
-        if saved and any(type(s) is SavedTensor for s in saved):
-            self.saved = tuple(None if type(s) is SavedTensor else s for s in saved)
-            self.released = True
+        for s in saved:
+            if type(s) is SavedTensor:
+                self.saved = tuple(None if type(v) is SavedTensor else v for v in saved)
+                self.released = True
+                break
         if self.ctx is not None:
             self.ctx._release()
 
@@ -187,18 +197,26 @@ class Node:
 
 
 class AccumulateGrad(Node):
-    """The sink of a leaf tensor: adds incoming gradients into `.grad`."""
+    """The sink of a leaf tensor: adds incoming gradients into `.grad`.
 
-    __slots__ = ("variable",)
+    The leaf owns its accumulator and the accumulator refers back weakly, so
+    there is no reference cycle and one accumulator serves every graph.
+    """
+
+    __slots__ = ("_variable",)
 
     def __init__(self, variable: Any) -> None:
         Node.__init__(self, "AccumulateGrad", _accumulate, (), ())
-        self.variable = variable
+        self._variable = weakref.ref(variable)
+
+    @property
+    def variable(self) -> Any:
+        return self._variable()
 
 
 def _accumulate(node: AccumulateGrad, grads: list) -> tuple:
-    leaf, g = node.variable, grads[0]
-    if g is None:
+    leaf, g = node._variable(), grads[0]
+    if g is None or leaf is None:
         return ()
     if is_grad_enabled():  # create_graph: the stored grad stays differentiable
         leaf.grad = g if leaf.grad is None else leaf.grad + g
@@ -228,12 +246,10 @@ class RemovableHandle:
 
 
 def grad_accumulator(tensor: Any) -> AccumulateGrad:
-    """The leaf's AccumulateGrad node, made once and shared while alive."""
-    ref = tensor._accum
-    node = ref() if ref is not None else None
+    """The leaf's AccumulateGrad node, made once and kept by the leaf."""
+    node = tensor._accum
     if node is None:
-        node = AccumulateGrad(tensor)
-        tensor._accum = weakref.ref(node)
+        node = tensor._accum = AccumulateGrad(tensor)
     return node
 
 
@@ -241,8 +257,9 @@ def edge(t: Any) -> tuple:
     """The graph edge a gradient for tensor `t` should flow along."""
     if t.grad_fn is not None:
         return (t.grad_fn, t._output_nr)
-    if t.requires_grad:
-        return (grad_accumulator(t), 0)
+    if t._rg:
+        node = t._accum
+        return (node if node is not None else grad_accumulator(t), 0)
     return (None, 0)
 
 
@@ -292,48 +309,55 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
         if deps.get(node, 0) == 0:
             heapq.heappush(ready, (-node.seq, id(node), node))
 
+    push, pop = heapq.heappush, heapq.heappop
+    skip_leaves = not accumulate
     prev_mode = set_grad_enabled(create_graph)
     try:
         while ready:
-            _, _, node = heapq.heappop(ready)
-            grads = buffers.pop(node)
-            grads = _call_pre_hooks(node, grads)
+            node = pop(ready)[2]
+            grads = buffers.pop(node, None) or [None] * node.num_outputs
+            if node.pre_hooks or node.retain_refs or type(node) is AccumulateGrad:
+                grads = _call_pre_hooks(node, grads)
             if capture_keys:
                 for nr, g in enumerate(grads):
                     i = capture_keys.get((id(node), nr))
                     if i is not None:
                         captured[i] = g
-            if needed is not None and node not in needed:
-                outs = ()
-            elif not accumulate and type(node) is AccumulateGrad:
-                outs = ()
-            elif all(g is None for g in grads):
+            if (needed is not None and node not in needed) or not _any_grad(grads) or \
+                    (skip_leaves and type(node) is AccumulateGrad):
                 outs = ()
             else:
                 outs = _run_node(node, grads, sum_to)
                 if not retain_graph:
                     node.release()
-            for (nxt, nr), g in zip(node.next_functions, outs):
+            # Hand each input gradient to the node it came from; a node becomes
+            # ready once every edge into it has been walked.
+            for i, (nxt, nr) in enumerate(node.next_functions):
                 if nxt is None:
                     continue
-                buf = buffers.get(nxt)
-                if buf is None:
-                    buf = buffers[nxt] = [None] * nxt.num_outputs
+                g = outs[i] if i < len(outs) else None
                 if g is not None:
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * nxt.num_outputs
                     buf[nr] = g if buf[nr] is None else buf[nr] + g
-            for nxt, _ in node.next_functions:
-                if nxt is None:
-                    continue
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
-                    heapq.heappush(ready, (-nxt.seq, id(nxt), nxt))
+                    push(ready, (-nxt.seq, id(nxt), nxt))
     finally:
         set_grad_enabled(prev_mode)
 
     if capture is None:
         return None
     return [captured.get(i) for i in range(len(capture))]
+
+
+def _any_grad(grads: list) -> bool:
+    for g in grads:  # (no `in`/`count`: those would compare tensors elementwise)
+        if g is not None:
+            return True
+    return False
 
 
 def _needed_nodes(reachable: set, capture: Sequence[tuple]) -> set:
@@ -376,8 +400,8 @@ def _call_pre_hooks(node: Node, grads: list) -> list:
                     _check_hook_result(node, new, grads[nr])
                     grads[nr] = new
     if type(node) is AccumulateGrad:
-        leaf = node.variable
-        if leaf._hooks and grads[0] is not None:
+        leaf = node._variable()
+        if leaf is not None and leaf._hooks and grads[0] is not None:
             for hook in list(leaf._hooks):
                 new = hook(grads[0])
                 if new is not None:
@@ -422,7 +446,7 @@ def _run_node(node: Node, grads: list, sum_to: Callable) -> tuple:
     if node.post_hooks:
         for hook in list(node.post_hooks):
             hook(outs, grads)
-    if node.trace is not None and getattr(_local, "check_nan", True):
+    if node.trace is not None and _local.check_nan:
         for i, g in enumerate(outs):
             if g is not None and np.isnan(g.data).any():
                 raise RuntimeError(f"Function '{node.name}' returned nan values in its "

@@ -1080,7 +1080,7 @@ def int_(x: Tensor) -> Tensor:
     return to(x, "int32")
 
 
-def bool(x: Tensor) -> Tensor:
+def bool_(x: Tensor) -> Tensor:
     return to(x, "bool")
 
 
@@ -1380,7 +1380,7 @@ METHODS: dict[str, Callable] = {
     "argmin": argmin, "gather": gather, "softmax": softmax, "log_softmax": log_softmax,
     "chunk": chunk, "split": split, "unbind": unbind, "masked_fill": masked_fill,
     "clone": clone, "to": to, "float": float_, "double": double, "long": long,
-    "int": int_, "bool": bool,
+    "int": int_, "bool": bool_,
     "add_": add_, "sub_": sub_, "mul_": mul_, "div_": div_, "zero_": zero_, "fill_": fill_,
     "clamp_": clamp_, "copy_": copy_, "masked_fill_": masked_fill_, "index_put_": index_put_,
 }

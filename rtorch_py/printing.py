@@ -6,7 +6,7 @@ R torch's ``print(x)`` is three layers, reproduced here byte for byte:
    the libtorch text, then appends ``[ grad_fn = <Name> ]`` (or, for a leaf
    that requires grad, ``[ requires_grad = TRUE ]``) on the *same* line as
    the ``[ CPUFloatType{...} ]`` footer, then a newline.
-2. ``src/tensor.cpp`` (``cpp_torch_tensor_print``) splits libtorch's text into
+2. the package's C++ ``cpp_torch_tensor_print`` splits libtorch's text into
    lines and, when there are more than ``n`` lines, keeps the first ``n`` and
    the footer, with ``... [the output was truncated (use n=-1 to disable)]``
    between them.
@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -70,8 +71,8 @@ def format_tensor(
     truncation, as in R torch.  ``legacy_libtorch`` selects the libtorch <= 2.7
     number layout (see the module docstring).
     """
-    body = format_libtorch(data, dtype_name, legacy_libtorch=legacy_libtorch)
-    out = "torch_tensor\n" + _truncate(body, n)
+    pieces, footer = _libtorch_parts(data, dtype_name, legacy_libtorch)
+    out = "torch_tensor\n" + _truncate(pieces, footer, n)
     # R checks grad_fn first; requires_grad is only shown for leaves.
     if grad_fn_name is not None:
         out += f"[ grad_fn = <{grad_fn_name}> ]"
@@ -91,6 +92,15 @@ def format_grad_fn(name: str) -> str:
 
 def format_libtorch(data: np.ndarray, dtype_name: str, *, legacy_libtorch: bool = False) -> str:
     """libtorch's ``print(tensor, 80)`` text: body plus footer, no final newline."""
+    pieces, footer = _libtorch_parts(data, dtype_name, legacy_libtorch)
+    return "".join(pieces) + footer
+
+
+def _libtorch_parts(data: np.ndarray, dtype_name: str, legacy: bool) -> tuple[Iterator[str], str]:
+    """The body as a lazy stream of text pieces, and the footer.
+
+    Laziness lets truncation stop formatting a large tensor after n lines.
+    """
     try:
         np_dtype, type_name = _DTYPES[dtype_name]
     except KeyError:
@@ -104,14 +114,14 @@ def format_libtorch(data: np.ndarray, dtype_name: str, *, legacy_libtorch: bool 
     footer = f"[ {type_name}{{{','.join(str(s) for s in shape)}}} ]"
 
     if values.ndim == 0:
-        return _plain(float(values), legacy_libtorch) + "\n" + footer
+        return iter([_plain(float(values), legacy) + "\n"]), footer
     if values.size == 0:
-        return footer
+        return iter([]), footer
     if values.ndim == 1:
-        return _format_vector(values, legacy_libtorch) + footer
+        return _format_vector(values, legacy), footer
     if values.ndim == 2:
-        return _format_matrix(values, 0, legacy_libtorch) + footer
-    return _format_nd(values, legacy_libtorch) + footer
+        return _format_matrix(values, 0, legacy), footer
+    return _format_nd(values, legacy), footer
 
 
 # --- libtorch Formatting.cpp ---------------------------------------------
@@ -161,7 +171,7 @@ def _digits_before_point(x: float) -> int:
 
 def _format_value(v: float, width: int, style: str) -> str:
     if math.isnan(v):
-        # {fmt} keeps the sign bit of a NaN ("-nan"), Python does not.
+        # libtorch ({fmt} or printf) shows a NaN's sign bit ("-nan"), Python does not.
         text = "-nan" if math.copysign(1.0, v) < 0 else "nan"
     elif style == "g":
         text = format(v, "g")
@@ -192,17 +202,15 @@ def _plain(v: float, legacy: bool) -> str:
     return text
 
 
-def _format_vector(values: np.ndarray, legacy: bool) -> str:
+def _format_vector(values: np.ndarray, legacy: bool) -> Iterator[str]:
     scale, width, style = _print_format(values, legacy)
-    parts = []
     if scale != 1:
-        parts.append(_plain(scale, legacy) + " *\n")
+        yield _plain(scale, legacy) + " *\n"
     for v in values / scale:
-        parts.append(_format_value(float(v), width, style) + "\n")
-    return "".join(parts)
+        yield _format_value(float(v), width, style) + "\n"
 
 
-def _format_matrix(matrix: np.ndarray, indent: int, legacy: bool) -> str:
+def _format_matrix(matrix: np.ndarray, indent: int, legacy: bool) -> Iterator[str]:
     """__printMatrix: rows of fixed-width cells, split into column blocks.
 
     Quirks kept on purpose: "Columns a to b" is followed by `indent` spaces and
@@ -215,62 +223,62 @@ def _format_matrix(matrix: np.ndarray, indent: int, legacy: bool) -> str:
     per_line = (LINE_SIZE - indent) // (width + 1)
     pad = " " * indent
     scaled = matrix / scale
-    parts = [pad] if legacy else []
+    if legacy:
+        yield pad
     first = 0
     while first < n_cols:
         last = min(first + per_line, n_cols) - 1
         if per_line < n_cols:
             if first != 0:
-                parts.append("\n")
-            parts.append(f"Columns {first + 1} to {last + 1}{pad}")
+                yield "\n"
+            yield f"Columns {first + 1} to {last + 1}{pad}"
         if scale != 1:
-            parts.append(f"{_plain(scale, legacy)} *\n{pad}")
+            yield f"{_plain(scale, legacy)} *\n{pad}"
         for r in range(n_rows):
             cells = [_format_value(float(v), width, style) for v in scaled[r, first : last + 1]]
-            parts.append(" ".join(cells) + "\n")
+            yield " ".join(cells) + "\n"
             if r != n_rows - 1:
-                parts.append(pad + (" " if scale != 1 else ""))
+                yield pad + (" " if scale != 1 else "")
         first = last + 1
-    return "".join(parts)
 
 
-def _format_nd(values: np.ndarray, legacy: bool) -> str:
+def _format_nd(values: np.ndarray, legacy: bool) -> Iterator[str]:
     """__printTensor: one "(i,j,.,.) = " matrix per leading index.
 
     The leading indices advance like an odometer with the *first* one fastest
     (R's column-major order); each slice picks its own scale and width.
     """
     lead = values.shape[:-2]
-    parts = []
-    for rev_index in itertools.product(*(range(s) for s in reversed(lead))):
+    for k, rev_index in enumerate(itertools.product(*(range(s) for s in reversed(lead)))):
         index = rev_index[::-1]
-        if parts:
-            parts.append("\n")
-        parts.append("(" + "".join(f"{i + 1}," for i in index) + ".,.) = \n")
-        parts.append(_format_matrix(values[index], 1, legacy))
-    return "".join(parts)
+        if k:
+            yield "\n"
+        yield "(" + "".join(f"{i + 1}," for i in index) + ".,.) = \n"
+        yield from _format_matrix(values[index], 1, legacy)
 
 
 # --- R torch's cpp_torch_tensor_print ------------------------------------
 
 
-def _truncate(text: str, n: int) -> str:
-    """Keep the first n lines and the footer line when there are more than n.
+def _truncate(pieces: Iterator[str], footer: str, n: int) -> str:
+    """The body and footer, cut to the first n lines when there are more than n.
 
-    Mirrors the C++ exactly, including its edge: with exactly n body lines
-    (n + 1 lines in all) nothing is dropped but the note is still printed.
+    The C++ counts the footer as a line: when ``n > 1`` and there are more
+    than n lines in all (i.e. at least n body lines, each ending in a newline),
+    it keeps n of them, then the note, then the footer.  So with exactly n
+    body lines nothing is dropped but the note is still printed.
     """
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the C++ splitter drops an empty final piece
-    truncated = n > 1 and len(lines) > n
-    if truncated:
-        lines = lines[:n] + [lines[-1]]
-    out = []
-    for i, line in enumerate(lines):
-        out.append(line)
-        if i != len(lines) - 1:
-            out.append("\n")
-        if truncated and i == len(lines) - 2:
-            out.append(TRUNCATION_NOTE + "\n")
-    return "".join(out)
+    if n <= 1:
+        return "".join(pieces) + footer
+    head: list[str] = []
+    lines = 0
+    for piece in pieces:
+        head.append(piece)
+        lines += piece.count("\n")
+        if lines >= n:
+            text = "".join(head)
+            cut = -1
+            for _ in range(n):
+                cut = text.index("\n", cut + 1)
+            return text[: cut + 1] + TRUNCATION_NOTE + "\n" + footer
+    return "".join(head) + footer

@@ -409,24 +409,39 @@ def record(out: Tensor, backward_fn: Callable, inputs: Sequence, saved: tuple = 
     `saved` may hold tensors (version-checked on use), `OUTPUT` for the
     op's own result, or plain values.
     """
+    for t in inputs:
+        if t is not None and t._rg:
+            break
+    else:
+        return out  # the common no-grad path: one loop, no allocation
+    if not _state.grad:
+        return out
     edges = []
     meta = []
-    want = False
     for t in inputs:
         if t is None or not t._rg:
-            edges.append((None, 0))
+            edges.append(_NO_EDGE)
             meta.append(None)
         else:
-            want = True
             edges.append(edge(t))
             meta.append((t.data.shape, t.data.dtype))
-    if not want or not is_grad_enabled():
-        return out
-    packed = tuple(_save(s, out) for s in saved) if saved else ()
-    node = Node(name or backward_fn.__name__, backward_fn, tuple(edges), tuple(meta), packed)
-    out.grad_fn = node
+    if saved:
+        packed = []
+        for s in saved:
+            if type(s) is Tensor:
+                s = SavedTensor(s)
+            elif s is OUTPUT:
+                s = SavedTensor(out, True)
+            packed.append(s)
+        saved = tuple(packed)
+    out.grad_fn = Node(name or backward_fn.__name__, backward_fn, tuple(edges), tuple(meta),
+                       saved)
     out._rg = True
     return out
+
+
+_NO_EDGE = (None, 0)
+_state = engine._local
 
 
 class _Output:
@@ -434,14 +449,6 @@ class _Output:
 
 
 OUTPUT = _Output()
-
-
-def _save(s: Any, out: Tensor) -> Any:
-    if s is OUTPUT:
-        return SavedTensor(out, is_output=True)
-    if type(s) is Tensor:
-        return SavedTensor(s)
-    return s
 
 
 def needs_grad(*tensors: Any) -> bool:

@@ -1,0 +1,89 @@
+"""Where the fixed per-op cost goes: each step of `2 * x` and its backward, timed alone.
+
+    python -m benchmarks.breakdown
+
+Each line times one piece of the engine's path in isolation (best of several
+timeit repeats, µs per call), so the pieces can be compared with the whole op
+and with PyTorch. It reaches into engine internals on purpose; a piece whose
+internals have moved is shown as "n/a" rather than failing the whole table.
+"""
+from __future__ import annotations
+
+import timeit
+
+import numpy as np
+import torch
+
+import rtorch_py as rt
+from rtorch_py import engine, ops, tensor
+
+
+def best_us(stmt, setup="pass", ns=None, repeat=7) -> float:
+    t = timeit.Timer(stmt, setup, globals=ns)
+    n, _ = t.autorange()
+    return min(t.repeat(repeat, n)) / n * 1e6
+
+
+def rows() -> list[tuple[str, str, str]]:
+    """(group, piece, statement); statements run in the namespace below."""
+    return [
+        ("forward 2 * x", "the NumPy call: np.multiply(2, arr)", "np.multiply(2, arr)"),
+        ("forward 2 * x", "Tensor creation: wrap(arr)", "wrap(arr)"),
+        ("forward 2 * x", "grad-mode lookup: is_grad_enabled()", "is_grad_enabled()"),
+        ("forward 2 * x", "edge(x) (leaf: AccumulateGrad lookup)", "edge(x)"),
+        ("forward 2 * x", "Node creation", "Node('MulBackward0', MulBackward0, edges, meta, saved)"),
+        ("forward 2 * x", "record() on a fresh tensor", "record(wrap(arr), MulBackward0, (None, x), (x, None))"),
+        ("forward 2 * x", "ops.mul(2, x) (whole op)", "mul(2, x)"),
+        ("forward 2 * x", "2 * x (operator, via __rmul__)", "2 * x"),
+        ("forward 2 * x", "2 * x_nograd (op, record exits early)", "2 * xn"),
+        ("forward 2 * x", "PyTorch: 2 * tx", "2 * tx"),
+        ("forward 2 * x", "PyTorch: 2 * tx without grad", "2 * txn"),
+        ("backward", "(2 * x).backward() (whole)", "(2 * x).backward()"),
+        ("backward", "root gradient: wrap(np.ones(shape))", "wrap(np.ones(arr.shape, dtype=arr.dtype))"),
+        ("backward", "grad mode off and back on", "p = set_grad_enabled(False); set_grad_enabled(p)"),
+        ("backward", "formula: g * 2 under no-grad", "mul(g, 2)"),
+        ("backward", "_validate (shape/dtype check, sum_to)", "_validate(node, (None, g), sum_to)"),
+        ("backward", "leaf accumulation: x.grad._accumulate_(g)", "acc._accumulate_(g)"),
+        ("backward", "PyTorch: (2 * tx).backward()", "(2 * tx).backward()"),
+        ("custom function", "exp2(x) forward (autograd_function)", "exp2(x)"),
+        ("custom function", "exp2(x).backward() (whole)", "exp2(x).backward()"),
+        ("custom function", "PyTorch: Exp2.apply(tx)", "TorchExp2.apply(tx)"),
+        ("custom function", "PyTorch: Exp2.apply(tx).backward()", "TorchExp2.apply(tx).backward()"),
+    ]
+
+
+def namespace() -> dict:
+    from .workloads import TorchExp2, exp2
+    arr = np.ones(1, dtype=np.float32)
+    x = rt.torch_tensor([1.0], requires_grad=True)
+    node = (2 * x).grad_fn
+    g = tensor.wrap(np.ones(1, dtype=np.float32))
+    acc = tensor.wrap(np.ones(1, dtype=np.float32))
+    return dict(
+        np=np, arr=arr, x=x, xn=rt.torch_tensor([1.0]), g=g, acc=acc, node=node,
+        tx=torch.ones(1, requires_grad=True), txn=torch.ones(1),
+        wrap=tensor.wrap, record=tensor.record, edge=engine.edge, Node=engine.Node,
+        is_grad_enabled=engine.is_grad_enabled, set_grad_enabled=engine.set_grad_enabled,
+        MulBackward0=ops.MulBackward0, mul=ops.mul, sum_to=ops.sum_to,
+        _validate=getattr(engine, "_validate", None),
+        edges=(engine.edge(x), (None, 0)), meta=((x.shape, x.data.dtype), None),
+        saved=(engine.SavedTensor(x), None), exp2=exp2, TorchExp2=TorchExp2,
+    )
+
+
+def main() -> None:
+    ns = namespace()
+    group = None
+    for grp, piece, stmt in rows():
+        if grp != group:
+            print(f"\n{grp}")
+            group = grp
+        try:
+            us = f"{best_us(stmt, ns=ns):8.2f} µs"
+        except Exception as err:
+            us = f"{'n/a':>8}    ({type(err).__name__}: {err})"
+        print(f"  {piece:<46} {us}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""Smoke run of the benchmark runner: it runs, and it makes its table and plot.
+
+No timing is asserted here; benchmarks are not timed tests.
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("threadpoolctl")
+pytest.importorskip("rich")
+pytest.importorskip("matplotlib")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*args, tmp_path):
+    env = dict(os.environ, COLUMNS="160")
+    return subprocess.run([sys.executable, "-m", "benchmarks", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_quick_run_makes_table_markdown_and_plot(tmp_path):
+    md, png = tmp_path / "results.md", tmp_path / "plot.png"
+    res = run("--quick", "--quiet", "--markdown", str(md), "--plot", str(png), tmp_path=tmp_path)
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    for name in ("tiny op", "custom function exp2", "100-op chain", "MLP step", "matmul",
+                 "scaling", "Memory", "after backward", "numpy BLAS", "torch threads"):
+        assert name in out, f"{name!r} missing from the table:\n{out}"
+    assert "FAILED" not in out, out
+    text = md.read_text()
+    assert "| workload | rtorch-py | PyTorch |" in text
+    assert text.count("\n| ") >= 12
+    assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_markdown_replaces_only_the_marked_block(tmp_path):
+    from benchmarks.runner import write_markdown
+    md = tmp_path / "RESULTS.md"
+    md.write_text("# Title\n\n<!-- bench:begin -->\nold\n<!-- bench:end -->\n\n## Notes\nkeep\n")
+    write_markdown(str(md), "| new table |\n")
+    text = md.read_text()
+    assert text.startswith("# Title\n") and text.rstrip().endswith("## Notes\nkeep")
+    assert "old" not in text and "| new table |" in text
+    fresh = tmp_path / "fresh.md"
+    write_markdown(str(fresh), "x\n")
+    assert fresh.read_text() == "<!-- bench:begin -->\nx\n<!-- bench:end -->\n"
+
+
+def test_only_selects_by_name_or_prefix():
+    from benchmarks.runner import select
+    from benchmarks.workloads import workloads
+    ws = workloads(quick=True)
+    names = lambda only: [w.name for w in select(ws, only)[0]]  # noqa: E731
+    assert names("tiny") == ["tiny", "tiny_bwd"]
+    assert names("mlp,matmul") == ["mlp", "matmul"]
+    assert len(names("scaling")) == 3 and select(ws, "memory") == ([], True)
+    assert select(ws, "nosuch") == ([], False)

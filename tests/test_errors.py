@@ -1,0 +1,779 @@
+"""The error catalogue (docs/errors.md): one test per entry.
+
+Each test checks the message (regular expressions over its key words) and
+that the engine is intact afterwards: a leaf that already holds an accumulated
+gradient keeps it, grad mode is on, anomaly mode is off, and a following
+forward/backward works and adds the right amount.
+"""
+from __future__ import annotations
+
+import re
+import threading
+from contextlib import contextmanager
+
+import numpy as np
+import pytest
+
+import rtorch_py as rt
+from rtorch_py import engine
+
+
+# --------------------------------------------------------------------------
+# helpers
+
+
+class State:
+    """A parameter `w` with a gradient accumulated before the error."""
+
+    def __init__(self) -> None:
+        self.w = rt.torch_tensor([1.0, 2.0, 3.0], requires_grad=True)
+        (self.w * self.w).sum().backward()          # w.grad = 2 w
+        self.data = self.w.data.copy()
+        self.before = self.w.grad.data.copy()
+        np.testing.assert_array_equal(self.before, [2.0, 4.0, 6.0])
+
+    def reset(self) -> None:
+        """Put back the gradient accumulated before the error (after a test used w)."""
+        self.w.grad = rt.torch_tensor(self.before.copy())
+
+    def check(self) -> None:
+        assert rt.is_grad_enabled(), "grad mode was left off"
+        assert not engine.is_anomaly_enabled(), "anomaly mode was left on"
+        np.testing.assert_array_equal(self.w.data, self.data)
+        assert self.w.grad_fn is None and self.w.requires_grad
+        np.testing.assert_array_equal(self.w.grad.data, self.before,
+                                      err_msg="the accumulated gradient changed")
+        # the same parameter keeps working ...
+        (self.w * 3.0).sum().backward()
+        np.testing.assert_allclose(self.w.grad.data, self.before + 3.0)
+        # ... and so does a fresh graph, with a custom function in it
+        x = rt.torch_tensor([0.5, -1.0], dtype=rt.torch_float64(), requires_grad=True)
+        sq = rt.autograd_function(
+            forward=lambda ctx, a: (ctx.save_for_backward(a=a), a * a)[1],
+            backward=lambda ctx, g: {"a": 2 * ctx.saved_variables["a"] * g})
+        y = (x.exp() * x).sum() + sq(x).sum()
+        (g,) = rt.autograd_grad(y, x)
+        np.testing.assert_allclose(g.data, np.exp(x.data) * (1 + x.data) + 2 * x.data)
+
+
+@pytest.fixture
+def state() -> State:
+    return State()
+
+
+@contextmanager
+def fails(exc, *patterns: str):
+    """pytest.raises plus: every regex in `patterns` occurs in the message."""
+    with pytest.raises(exc) as info:
+        yield info
+    msg = str(info.value)
+    for p in patterns:
+        assert re.search(p, msg, re.S | re.I), f"{p!r} not found in message:\n{msg}"
+
+
+def notes(info) -> str:
+    return "\n".join(getattr(info.value, "__notes__", []))
+
+
+def ones(*shape, dtype=None, rg=False):
+    return rt.torch_ones(*shape, dtype=dtype, requires_grad=rg)
+
+
+# --------------------------------------------------------------------------
+# E01-E03 making tensors
+
+
+@pytest.mark.parametrize("data, patterns", [
+    ("abc", [r"torch_tensor\(\)", r"\bstr\b", r"numbers"]),
+    (None, [r"torch_tensor\(\)", r"NoneType", r"numbers"]),
+    ({"a": 1}, [r"torch_tensor\(\)", r"dict"]),
+    ([1, "a"], [r"\bstr\b", r"data\[1\]", r"number"]),
+    ([[1.0, 2.0], [3.0, "x"]], [r"\bstr\b", r"data\[1\]\[1\]"]),
+    ([print], [r"builtin_function_or_method|function", r"data\[0\]"]),
+    ([lambda x: x], [r"function", r"data\[0\]"]),
+    ([1 + 2j], [r"complex", r"data\[0\]"]),
+    (np.array(["a", "b"]), [r"NumPy array", r"<U1", r"numbers"]),
+    (np.array([1, None], dtype=object), [r"NumPy array", r"object"]),
+], ids=["str", "None", "dict", "str-in-list", "nested-str", "builtin", "lambda", "complex",
+        "np-str", "np-object"])
+def test_e01_non_numeric_data(state, data, patterns):
+    with fails(TypeError, *patterns):
+        rt.torch_tensor(data)
+    state.check()
+
+
+def test_e02_ragged_list_is_an_error(state):
+    with fails(ValueError, r"torch_tensor\(\)", r"ragged", r"same length"):
+        rt.torch_tensor([[1, 2], [3]])
+    with fails(ValueError, r"ragged"):
+        rt.torch_tensor([[[1.0, 2.0]], [[3.0]]])
+    state.check()
+
+
+@pytest.mark.xfail(strict=True, reason="engine: ragged-list message lacks expected/got "
+                                       "lengths and where")
+def test_e02_ragged_list_says_expected_and_got(state):
+    with fails(ValueError, r"ragged", r"expected .*length 2", r"got .*1", r"data\[1\]|dim 1"):
+        rt.torch_tensor([[1, 2], [3]])
+    state.check()
+
+
+@pytest.mark.parametrize("make, got", [
+    (lambda: rt.torch_tensor([1, 2], requires_grad=True), "torch_Long"),
+    (lambda: rt.torch_tensor([True], requires_grad=True), "torch_Bool"),
+    (lambda: rt.torch_tensor([1.0], dtype=rt.torch_long(), requires_grad=True), "torch_Long"),
+    (lambda: rt.torch_zeros(2, dtype=rt.torch_int(), requires_grad=True), "torch_Int"),
+    (lambda: rt.torch_tensor([1, 2]).requires_grad_(), "torch_Long"),
+    (lambda: setattr(rt.torch_tensor([True]), "requires_grad", True), "torch_Bool"),
+], ids=["int-list", "bool", "dtype-long", "zeros-int", "requires_grad_", "setter"])
+def test_e03_requires_grad_on_non_float(state, make, got):
+    with fails(RuntimeError, r"floating point", r"require gradients", re.escape(got),
+               r"torch_float\(\)"):
+        make()
+    state.check()
+
+
+# --------------------------------------------------------------------------
+# E04-E11 shapes, dims, indices
+
+
+def test_e04_mm_shapes(state):
+    with fails(RuntimeError, r"2x3 and 4x5", r"cannot be multiplied", r"columns .* rows"):
+        (state.w.unsqueeze(0).expand(2, 3) * 1).mm(ones(4, 5))
+    with fails(RuntimeError, r"mm", r"2-d", r"1-d \[3\]"):
+        ones(2, 3).mm(ones(3))
+    state.check()
+
+
+def test_e05_matmul_shapes(state):
+    with fails(RuntimeError, r"matmul", r"\[2, 3\] and \[4, 5\]", r"last dim"):
+        rt.torch_randn(2, 3).matmul(rt.torch_randn(4, 5))
+    with fails(RuntimeError, r"matmul", r"\[2, 2, 3\] and \[3, 2, 4\]"):
+        rt.torch_randn(2, 2, 3).matmul(rt.torch_randn(3, 2, 4))
+    with fails(RuntimeError, r"matmul", r"\[3\]"):
+        state.w.matmul(ones(4))
+    state.check()
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "pow", "gt", "where"])
+def test_e06_broadcasting(state, op):
+    a = state.w * 1                      # shape [3], part of a live graph
+    b = ones(4, 5)
+    with fails(RuntimeError, r"\[3\] and \[4, 5\]|\[4, 5\] and \[3\]", r"broadcast"):
+        if op == "where":
+            rt.torch_where(a > 0, a, b)
+        else:
+            getattr(rt, "torch_" + op)(a, b)
+    a.sum().backward()                   # the graph built before the error still works
+    np.testing.assert_allclose(state.w.grad.data, state.before + 1)
+    state.reset()
+    state.check()
+
+
+def test_e07_cat_sizes(state):
+    with fails(RuntimeError, r"cat", r"except in dimension 0", r"\[2, 3\]", r"\[4, 5\]"):
+        rt.torch_cat([ones(2, 3), ones(4, 5)])
+    with fails(RuntimeError, r"cat", r"\[3\]"):
+        rt.torch_cat([ones(2, 3), state.w])
+    state.check()
+
+
+def test_e08_reshape_and_view(state):
+    with fails(RuntimeError, re.escape("shape '[4, 2]' is invalid for input of size 6")):
+        ones(2, 3).reshape(4, 2)
+    with fails(RuntimeError, re.escape("shape '[5]' is invalid for input of size 3")):
+        state.w.view(5)
+    state.check()
+
+
+def test_e09_expand(state):
+    with fails(RuntimeError, r"expand", r"\[4, 5\]", r"\[2, 3\]", r"size 1"):
+        ones(2, 3).expand(4, 5)
+    with fails(RuntimeError, r"expand", r"number of sizes provided \(1\)", r"\(2\)"):
+        ones(2, 3).expand(3)
+    with fails(RuntimeError, r"expand", r"\[2\]", r"\[3\]"):
+        state.w.expand(2)
+    state.check()
+
+
+@pytest.mark.parametrize("call, got", [
+    (lambda x: x.sum(dim=2), 2),
+    (lambda x: x.sum(dim=-3), -3),
+    (lambda x: x.mean(dim=2), 2),
+    (lambda x: x.softmax(dim=5), 5),
+    (lambda x: x.log_softmax(dim=-4), -4),
+    (lambda x: x.transpose(0, 2), 2),
+    (lambda x: x.unsqueeze(4), 4),
+    (lambda x: x.squeeze(3), 3),
+    (lambda x: rt.torch_cat([x, x], dim=2), 2),
+    (lambda x: rt.torch_stack([x, x], dim=4), 4),
+    (lambda x: x.max(dim=7), 7),
+    (lambda x: x.size(3), 3),
+], ids=["sum", "sum-neg", "mean", "softmax", "log_softmax", "transpose", "unsqueeze",
+        "squeeze", "cat", "stack", "max", "size"])
+def test_e10_dim_out_of_range(state, call, got):
+    x = state.w.unsqueeze(0) * 1         # [1, 3], in a live graph
+    with fails(IndexError, r"Dimension out of range", r"expected to be in range of \[-\d, \d\]",
+               rf"but got {got}\)"):
+        call(x)
+    state.check()
+
+
+@pytest.mark.parametrize("key, patterns", [
+    (5, [r"index out of range", r"\b5\b", r"size 2", r"\[2, 3\]"]),
+    ((0, 3), [r"index out of range", r"\b3\b", r"size 3"]),
+    (-3, [r"index out of range", r"-3"]),
+    ("tensor", [r"index out of range", r"\b7\b"]),
+    ("mask", [r"\[2, 3\]", r"boolean", r"\b3\b"]),
+    ((0, 0, 0), [r"\[2, 3\]", r"too many indices"]),
+], ids=["int", "2d", "neg", "long-tensor", "bool-mask", "too-many"])
+def test_e11_index_out_of_range(state, key, patterns):
+    x = state.w.unsqueeze(0).expand(2, 3) * 1      # [2, 3], in a live graph
+    if key == "tensor":
+        key = rt.torch_tensor([0, 7])
+    elif key == "mask":
+        key = rt.torch_tensor([True, False, True])
+    with fails(IndexError, *patterns):
+        x[key]
+    # a valid index on the same tensor still works and differentiates
+    x[1, 2].sum().backward()
+    np.testing.assert_allclose(state.w.grad.data, state.before + [0, 0, 1])
+    state.reset()
+    state.check()
+
+
+def test_e11_index_assignment_and_select(state):
+    x = state.w * 1
+    q = x.sin()                                    # saves x
+    with fails(IndexError, r"index out of range", r"\b9\b"):
+        x[9] = 1.0
+    with fails(IndexError, r"select\(\)", r"\b9\b", r"dimension 0"):
+        x.select(0, 9)
+    np.testing.assert_array_equal(x.data, state.data)  # nothing written ...
+    q.sum().backward()                             # ... and the version was not bumped
+    np.testing.assert_allclose(state.w.grad.data, state.before + np.cos(state.data),
+                               rtol=1e-6)
+    state.reset()
+    state.check()
+
+
+def test_e11_failed_inplace_leaves_saved_tensor_usable(state):
+    x = state.w * 1
+    q = x.sin()
+    with fails(RuntimeError, r"add_", r"\[3\]", r"\[5\]", r"broadcast"):
+        x.add_(ones(5))
+    with fails(RuntimeError, r"add_", r"Long"):
+        rt.torch_tensor([1, 2]).add_(rt.torch_tensor([0.5, 0.5]))
+    q.sum().backward()
+    np.testing.assert_allclose(state.w.grad.data, state.before + np.cos(state.data),
+                               rtol=1e-6)
+    state.reset()
+    state.check()
+
+
+# --------------------------------------------------------------------------
+# E12-E17 backward
+
+
+def test_e12_backward_without_requires_grad(state):
+    with fails(RuntimeError, r"element 0 of tensors does not require grad",
+               r"does not have a grad_fn", r"requires_grad"):
+        ones(2).sum().backward()
+    with rt.with_no_grad():
+        y = (state.w * 2).sum()
+    with fails(RuntimeError, r"does not require grad"):
+        y.backward()
+    with fails(RuntimeError, r"element 1 of tensors does not require grad"):
+        rt.autograd_backward([(state.w * 0).sum(), ones(1)])
+    state.check()
+
+
+def test_e13_non_scalar_and_wrong_gradient(state):
+    y = state.w * 2
+    with fails(RuntimeError, r"grad can be implicitly created only for scalar outputs",
+               r"shape \[3\]", r"gradient"):
+        y.backward()
+    with fails(RuntimeError, r"Mismatch in shape", r"\[2\]", r"\[3\]"):
+        y.backward(ones(2))
+    with fails(RuntimeError, r"2 gradients for 1 tensors"):
+        rt.autograd_backward([y], [ones(3), ones(3)])
+    # the graph is intact: the right call works now
+    y.backward(rt.torch_tensor([1.0, 1.0, 1.0]))
+    np.testing.assert_allclose(state.w.grad.data, state.before + 2)
+    state.reset()
+    state.check()
+
+
+def test_e14_backward_twice(state):
+    y = (state.w.exp() * state.w).sum()
+    y.backward()
+    after_first = state.w.grad.data.copy()
+    with fails(RuntimeError, r"backward through the graph a second time", r"retain_graph=True"):
+        y.backward()
+    np.testing.assert_array_equal(state.w.grad.data, after_first)
+    z = (state.w * state.w).sum()
+    rt.autograd_grad(z, state.w)
+    with fails(RuntimeError, r"second time"):
+        rt.autograd_grad(z, state.w)
+    # custom function: ctx.saved_variables after the graph was freed
+    f = rt.autograd_function(
+        forward=lambda ctx, x: (ctx.save_for_backward(x=x), x * 2)[1],
+        backward=lambda ctx, g: {"x": g * 2 + 0 * ctx.saved_variables["x"]})
+    o = f(state.w).sum()
+    o.backward()
+    with fails(RuntimeError, r"second time", r"retain_graph=True"):
+        o.backward()
+    # retain_graph makes it work
+    state.reset()
+    r = (state.w * state.w).sum()
+    r.backward(retain_graph=True)
+    r.backward()
+    np.testing.assert_allclose(state.w.grad.data, state.before + 4 * state.data)
+    state.reset()
+    state.check()
+
+
+@pytest.mark.parametrize("op", [
+    lambda w: w.add_(1), lambda w: w.mul_(2), lambda w: w.sub_(1), lambda w: w.div_(2),
+    lambda w: w.zero_(), lambda w: w.fill_(0.5), lambda w: w.clamp_(min=0),
+    lambda w: w.copy_(ones(3)), lambda w: w.masked_fill_(w > 1, 0.0),
+    lambda w: w.__setitem__(0, 1.0),
+], ids=["add_", "mul_", "sub_", "div_", "zero_", "fill_", "clamp_", "copy_", "masked_fill_",
+        "setitem"])
+def test_e15_inplace_on_leaf(state, op):
+    with fails(RuntimeError, r"a leaf Variable that requires grad", r"in-place operation",
+               r"with_no_grad\(\)"):
+        op(state.w)
+    # the documented fix works
+    with rt.with_no_grad():
+        op(state.w)
+    with rt.with_no_grad():
+        state.w.copy_(rt.torch_tensor(state.data))
+    state.check()
+
+
+def test_e16_saved_tensor_modified(state):
+    z = state.w * 1
+    q = z.sin()                  # saves z
+    z.add_(1)
+    with fails(RuntimeError, r"modified by an inplace operation", r"torch.FloatTensor \[3\]",
+               r"is at version 1; expected version 0"):
+        q.sum().backward()
+    # recomputing (the fix) works
+    z = state.w * 1
+    q = z.sin()
+    z = z + 1
+    q.sum().backward()
+    np.testing.assert_allclose(state.w.grad.data, state.before + np.cos(state.data),
+                               rtol=1e-6)
+    state.reset()
+    state.check()
+
+
+@pytest.mark.xfail(strict=True, reason="engine: version-counter message names the node that "
+                                       "saved the tensor (SinBackward0) as its producer")
+def test_e16_message_names_the_producer(state):
+    z = state.w * 1
+    q = z.sin()
+    z.add_(1)                    # z is now output 0 of AddBackward0
+    with fails(RuntimeError, r"which is output 0 of AddBackward0", r"version 1"):
+        q.sum().backward()
+    state.check()
+
+
+@pytest.mark.xfail(strict=True, reason="engine: version-counter message for a leaf claims it "
+                                       "is 'output 0 of SinBackward0'")
+def test_e16_leaf_modified_under_no_grad(state):
+    v = rt.torch_tensor([0.1, 0.2, 0.3], requires_grad=True)
+    q = v.sin()
+    with rt.with_no_grad():
+        v.add_(1)
+    with fails(RuntimeError, r"modified by an inplace operation",
+               r"\[torch.FloatTensor \[3\]\] is at version 1; expected version 0"):
+        q.sum().backward()
+    state.check()
+
+
+def test_e17_unused_input(state):
+    u = ones(3, rg=True)
+    with fails(RuntimeError, r"inputs\[1\]", r"not have been used in the graph",
+               r"allow_unused=True"):
+        rt.autograd_grad((state.w * 2).sum(), [state.w, u])
+    g = rt.autograd_grad((state.w * 2).sum(), [state.w, u], allow_unused=True)
+    assert g[1] is None and u.grad is None
+    state.check()
+
+
+# --------------------------------------------------------------------------
+# E18-E27 custom functions
+
+# R-style functions are named by forward's name (or autograd_function(name=)),
+# class-style ones by their class.
+R_NODE = r"custom function with forward '\w+'"
+
+
+def r_function(backward_result):
+    """f(x, y) = x * y whose backward returns `backward_result(ctx, g)`."""
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y
+
+    def backward(ctx, g):
+        return backward_result(ctx, g)
+    return rt.autograd_function(forward=forward, backward=backward)
+
+
+def class_function(result):
+    class Mul(rt.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a * b
+
+        @staticmethod
+        def backward(ctx, g):
+            return result(g)
+    return Mul
+
+
+def test_e18_unknown_gradient_name(state):
+    f = r_function(lambda ctx, g: {"x": g, "z": g})
+    y = ones(3, rg=True)
+    with fails(RuntimeError, R_NODE, r"named 'z'", r"not an argument of forward",
+               r"x, y"):
+        f(state.w, y).sum().backward()
+    assert y.grad is None
+    state.check()
+
+
+def test_e19_wrong_gradient_shape(state):
+    y = ones(3, rg=True)
+    f = r_function(lambda ctx, g: {"x": g, "y": ones(2)})
+    with fails(RuntimeError, R_NODE, r"shape \[2\] for 'y'", r"\[3\]", r"input's shape"):
+        f(state.w, y).sum().backward()
+    F = class_function(lambda g: (g, ones(5)))
+    with fails(RuntimeError, r"custom function Mul\b", r"\[5\]", r"\[3\]"):
+        F.apply(state.w, y).sum().backward()
+    assert y.grad is None
+    # a gradient that broadcasts over the input is summed down, like PyTorch
+    f = r_function(lambda ctx, g: {"x": None, "y": ones(2, 3)})
+    f(state.w, y).sum().backward()
+    np.testing.assert_array_equal(y.grad.data, [2.0, 2.0, 2.0])
+    state.check()
+
+
+def test_e20_wrong_gradient_dtype(state):
+    y = ones(3, rg=True)
+    f = r_function(lambda ctx, g: {"x": g, "y": ones(3, dtype=rt.torch_long())})
+    with fails(TypeError, R_NODE, r"dtype torch_Long for 'y'", r"torch_Float",
+               r"floating point"):
+        f(state.w, y).sum().backward()
+    F = class_function(lambda g: (g, ones(3, dtype=rt.torch_bool())))
+    with fails(TypeError, r"custom function Mul\b", r"torch_Bool", r"floating point"):
+        F.apply(state.w, y).sum().backward()
+    assert y.grad is None
+    # float64 for a float32 input is cast to the input's dtype, like PyTorch
+    f = r_function(lambda ctx, g: {"y": ones(3, dtype=rt.torch_double())})
+    f(state.w, y).sum().backward()
+    assert y.grad.dtype == rt.torch_float()
+    state.check()
+
+
+@pytest.mark.parametrize("bad, got", [(3.0, "float"), (np.ones(3), "ndarray"),
+                                      ("g", "str"), ([1.0, 2.0, 3.0], "list")])
+def test_e21_non_tensor_gradient(state, bad, got):
+    y = ones(3, rg=True)
+    f = r_function(lambda ctx, g: {"x": g, "y": bad})
+    with fails(TypeError, R_NODE, rf"a {got} as the gradient for 'y'", r"must be tensors"):
+        f(state.w, y).sum().backward()
+    F = class_function(lambda g: (g, bad))
+    with fails(TypeError, r"custom function Mul\b", rf"{got}", r"must be tensors"):
+        F.apply(state.w, y).sum().backward()
+    assert y.grad is None
+    state.check()
+
+
+def test_e21_r_style_backward_returns_a_list(state):
+    f = r_function(lambda ctx, g: [g, g])
+    with fails(TypeError, R_NODE, r"named list", r"x, y", r"got list"):
+        f(state.w, ones(3, rg=True)).sum().backward()
+    state.check()
+
+
+@pytest.mark.parametrize("grads, expected, got", [
+    (lambda g: (g,), 2, 1), (lambda g: (g, g, g), 2, 3), (lambda g: g, 2, 1)],
+    ids=["too-few", "too-many", "bare-tensor"])
+def test_e22_class_wrong_number_of_gradients(state, grads, expected, got):
+    F = class_function(grads)
+    with fails(RuntimeError, r"custom function Mul\b", r"incorrect number of gradients",
+               rf"expected {expected}, got {got}"):
+        F.apply(state.w, ones(3, rg=True)).sum().backward()
+    state.check()
+
+
+@pytest.mark.parametrize("out, got", [(None, "NoneType"), (3.0, "float"),
+                                      (np.ones(3), "ndarray"), ("list", "int")])
+def test_e23_forward_returns_non_tensor(state, out, got):
+    def forward(ctx, x):
+        return [x * 2, 3] if isinstance(out, str) else out
+    f = rt.autograd_function(forward=forward, backward=lambda ctx, g: {"x": g})
+
+    class F(rt.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return forward(ctx, x)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    with fails(TypeError, R_NODE, r"forward must return a tensor", got):
+        f(state.w)
+    with fails(TypeError, r"custom function F\b", r"forward must return a tensor", got):
+        F.apply(state.w)
+    assert state.w.grad_fn is None
+    state.check()
+
+
+def test_e24_mark_dirty_not_an_input(state):
+    def fwd_new(ctx, x):
+        y = x * 2
+        ctx.mark_dirty(y)
+        return y
+
+    def fwd_num(ctx, x):
+        ctx.mark_dirty(3)
+        return x
+
+    f = rt.autograd_function(forward=fwd_new, backward=lambda ctx, g: {"x": g})
+    with fails(RuntimeError, R_NODE, r"mark_dirty\(\)", r"not an input of forward"):
+        f(state.w)
+    f = rt.autograd_function(forward=fwd_num, backward=lambda ctx, g: {"x": g})
+    with fails(TypeError, R_NODE, r"mark_dirty\(\) takes tensors, got int"):
+        f(state.w)
+
+    class F(rt.Function):
+        @staticmethod
+        def forward(ctx, a):
+            b = a.clone()
+            ctx.mark_dirty(b)
+            return b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    with fails(RuntimeError, r"custom function F\b", r"mark_dirty\(\)", r"not an input"):
+        F.apply(state.w)
+    state.check()
+
+
+def test_e25_exception_in_forward(state):
+    seen = {}
+
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        seen["grad_mode_inside"] = rt.is_grad_enabled()
+        _ = x * y
+        raise ValueError("boom in forward: x was " + str(list(x.shape)))
+
+    f = rt.autograd_function(forward=forward, backward=lambda ctx, g: {"x": g})
+    y = ones(3, rg=True)
+    with fails(ValueError, r"^boom in forward: x was \[3\]$") as info:
+        f(state.w, y)
+    assert "forward of custom function" in notes(info)
+    assert seen["grad_mode_inside"] is False
+    assert y.grad_fn is None and y.grad is None
+
+    class F(rt.Function):
+        @staticmethod
+        def forward(ctx, a):
+            raise KeyError("missing")
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    with fails(KeyError, r"missing") as info:
+        F.apply(state.w)
+    assert "custom function F" in notes(info)
+    state.check()
+
+
+def test_e26_exception_in_backward(state):
+    def backward(ctx, g):
+        raise ZeroDivisionError("boom in backward")
+
+    f = r_function(backward)
+    y = ones(3, rg=True)
+    with fails(ZeroDivisionError, r"^boom in backward$") as info:
+        f(state.w, y).sum().backward()
+    assert "backward of custom function" in notes(info)
+    # also under create_graph=True (backward runs with grad mode on), and inside no_grad
+    with fails(ZeroDivisionError, r"boom in backward"):
+        f(state.w, y).sum().backward(create_graph=True)
+    assert rt.is_grad_enabled()
+    with rt.with_no_grad():
+        out = f(state.w, y)                      # no node: nothing can fail
+        assert out.grad_fn is None
+    out = f(state.w.detach().requires_grad_(), y).sum()
+    with fails(ZeroDivisionError, r"boom"):
+        with rt.with_no_grad():
+            rt.autograd_grad(out, y)
+    assert rt.is_grad_enabled()
+    assert y.grad is None
+    state.check()
+
+
+def test_e26_exception_in_hook_and_in_no_grad_block(state):
+    z = state.w * 2
+    z.register_hook(lambda g: (_ for _ in ()).throw(OSError("hook failed")))
+    with fails(OSError, r"^hook failed$"):
+        z.sum().backward()
+    with pytest.raises(ArithmeticError):
+        with rt.with_no_grad():
+            raise ArithmeticError
+    with pytest.raises(ArithmeticError):
+        with rt.with_detect_anomaly():
+            raise ArithmeticError
+
+    @rt.with_no_grad
+    def helper():
+        raise ArithmeticError
+    with pytest.raises(ArithmeticError):
+        helper()
+    state.check()
+
+
+def test_e27_messages_name_the_r_style_function(state):
+    def my_linear_forward(ctx, x, y):
+        return x * y
+
+    f = rt.autograd_function(forward=my_linear_forward,
+                             backward=lambda ctx, g: {"x": g, "z": g})
+    with fails(RuntimeError, r"custom function with forward 'my_linear_forward'", r"'z'"):
+        f(state.w, ones(3, rg=True)).sum().backward()
+
+    def my_bad_forward(ctx, x):
+        return None
+    f = rt.autograd_function(forward=my_bad_forward, backward=lambda ctx, g: {"x": g})
+    with fails(TypeError, r"my_bad_forward", r"NoneType"):
+        f(state.w)
+    f = rt.autograd_function(forward=lambda ctx, x: None, backward=lambda ctx, g: {"x": g},
+                             name="linear")
+    with fails(TypeError, r"custom function 'linear'", r"NoneType"):
+        f(state.w)
+    # the node keeps R torch's name
+    g = rt.autograd_function(forward=my_linear_forward, backward=lambda ctx, g: {"x": g})
+    assert g(state.w, ones(3)).grad_fn.name == \
+        "torch::autograd::CppNode<torch::autograd::LanternFunction>"
+    state.check()
+
+
+@pytest.mark.xfail(strict=True, reason="engine: class-style messages name the argument "
+                                       "'input1' instead of forward's parameter name")
+def test_e27_class_style_names_the_argument(state):
+    class Scale(rt.Function):
+        @staticmethod
+        def forward(ctx, x, weight):
+            return x * weight
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, ones(5)
+    with fails(RuntimeError, r"custom function Scale\b", r"'weight'", r"\[5\]", r"\[3\]"):
+        Scale.apply(state.w, ones(3, rg=True)).sum().backward()
+    state.check()
+
+
+# --------------------------------------------------------------------------
+# E28 hooks
+
+
+def test_e28_hook_wrong_shape_or_type(state):
+    h = state.w.register_hook(lambda g: ones(5))
+    with fails(RuntimeError, r"hook returned a gradient of shape \[5\]", r"has shape \[3\]",
+               r"same shape"):
+        (state.w * 2).sum().backward()
+    h.remove()
+    z = state.w * 2
+    z.register_hook(lambda g: ones(2, 2))
+    with fails(RuntimeError, r"shape \[2, 2\]", r"\[3\]"):
+        z.sum().backward()
+    z = state.w * 2
+    z.register_hook(lambda g: 3.0)
+    with fails(TypeError, r"hook on MulBackward0 returned float", r"tensor or None"):
+        z.sum().backward()
+    state.check()
+
+
+@pytest.mark.xfail(strict=True, reason="engine: a hook that changes the gradient's dtype is "
+                                       "silently cast instead of rejected")
+def test_e28_hook_changes_dtype(state):
+    z = state.w * 2
+    z.register_hook(lambda g: g.to(dtype=rt.torch_long()))
+    with fails(RuntimeError, r"hook", r"dtype|type", r"torch_Long|Long", r"torch_Float|Float"):
+        z.sum().backward()
+    state.check()
+
+
+# --------------------------------------------------------------------------
+# E29 anomaly mode
+
+
+def test_e29_nan_under_detect_anomaly(state):
+    a = rt.torch_tensor([0.0, 1.0], requires_grad=True)
+    c = rt.torch_tensor([0.0, 1.0])
+    with np.errstate(all="ignore"):
+        with rt.with_detect_anomaly():
+            y = (a.sqrt() * c).sum()            # the forward op: line below is in the trace
+            with fails(RuntimeError, r"Function 'SqrtBackward0' returned nan values",
+                       r"0th output", r"Traceback of forward call",
+                       r"y = \(a\.sqrt\(\) \* c\)\.sum\(\)"):
+                y.backward()
+        assert not engine.is_anomaly_enabled()
+        assert a.grad is None
+        # outside anomaly mode the NaN flows into .grad silently (as in PyTorch)
+        (a.sqrt() * c).sum().backward()
+    assert np.isnan(a.grad.data[0]) and a.grad.data[1] == pytest.approx(0.5)
+    state.check()
+
+
+def test_e29_anomaly_names_forward_op_of_a_failing_custom_function(state):
+    f = r_function(lambda ctx, g: {"x": g, "y": ones(7)})
+    with rt.with_detect_anomaly():
+        out = f(state.w, ones(3, rg=True)).sum()
+        with fails(RuntimeError, r"shape \[7\]") as info:
+            out.backward()
+    assert "Traceback of forward call" in notes(info)
+    assert "out = f(state.w" in notes(info)
+    state.check()
+
+
+def test_e29_anomaly_mode_is_thread_local():
+    seen = {}
+
+    def other():
+        seen["anomaly"] = engine.is_anomaly_enabled()
+    with rt.with_detect_anomaly():
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+    assert seen["anomaly"] is False
+
+
+# --------------------------------------------------------------------------
+# E30 atomicity
+
+
+@pytest.mark.xfail(strict=True, reason="engine: a failing backward has already accumulated "
+                                       "into leaves on other branches")
+def test_e30_failing_backward_leaves_every_grad_unchanged(state):
+    bad = rt.autograd_function(forward=lambda ctx, x: x * 2,
+                               backward=lambda ctx, g: {"x": ones(7)})
+    u = ones(3, rg=True)
+    v = ones(3, rg=True)
+    v.grad = rt.torch_tensor([5.0, 5.0, 5.0])      # accumulated earlier
+    # v's branch is recorded after bad's node, so it runs first in the walk
+    loss = bad(u).sum() + (v * 2).sum() + (state.w * 2).sum()
+    with fails(RuntimeError, r"shape \[7\]"):
+        loss.backward()
+    assert u.grad is None
+    np.testing.assert_array_equal(v.grad.data, [5.0, 5.0, 5.0])
+    state.check()
