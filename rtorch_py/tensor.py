@@ -73,7 +73,7 @@ def _dtype_of(arr: np.ndarray) -> dtype:
 
 
 class Tensor:
-    __slots__ = ("data", "_rg", "grad", "grad_fn", "_output_nr", "_version",
+    __slots__ = ("data", "_rg", "_grad", "grad_fn", "_output_nr", "_version",
                  "_accum", "_hooks", "_base", "__weakref__")
 
     __array_priority__ = 1000  # numpy scalars defer to our operators
@@ -102,6 +102,26 @@ class Tensor:
                 "only Tensors of floating point dtype can require gradients "
                 f"(got {self.dtype!r}); convert first, e.g. x.to(dtype=torch_float())")
         self._rg = value
+
+    @property
+    def grad(self) -> "Tensor | None":
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: "Tensor | None") -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got "
+                                f"{type(value).__name__}")
+            if value.data.shape != self.data.shape:
+                raise RuntimeError(
+                    f"assigned grad has data of a different size: the tensor has shape "
+                    f"[{', '.join(map(str, self.shape))}] but the gradient has shape "
+                    f"[{', '.join(map(str, value.shape))}]")
+            if value.data.dtype != self.data.dtype:
+                raise RuntimeError(f"assigned grad has data of a different type: the tensor is "
+                                   f"{self.dtype!r} but the gradient is {value.dtype!r}")
+        self._grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         self.requires_grad = requires_grad
@@ -216,7 +236,7 @@ class Tensor:
     def _owned_copy(self) -> "Tensor":
         """A history-free tensor safe to keep as `.grad` (no aliasing)."""
         d = self.data
-        if d.base is not None or not d.flags.writeable or _refcount(d) > 2:
+        if d.base is not None or not d.flags.writeable or _refcount(d) > 3:  # 3 = our slot, the local, the call
             d = d.copy()
         t = _new(Tensor)
         _init(t, d)
@@ -276,7 +296,7 @@ except ImportError:  # pragma: no cover - non-CPython
 def _init(t: Tensor, arr: np.ndarray) -> None:
     t.data = arr
     t._rg = False
-    t.grad = None
+    t._grad = None
     t.grad_fn = None
     t._output_nr = 0
     t._version = [0]
@@ -290,7 +310,7 @@ def wrap(arr: np.ndarray) -> Tensor:
     t = _new(Tensor)
     t.data = arr
     t._rg = False
-    t.grad = None
+    t._grad = None
     t.grad_fn = None
     t._output_nr = 0
     t._version = [0]

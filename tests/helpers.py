@@ -90,7 +90,7 @@ def _flat(out: Any) -> list:
 
 def _np(x: Any) -> np.ndarray:
     if isinstance(x, torch.Tensor):
-        return x.detach().numpy()
+        return x.detach().numpy(force=True)
     if isinstance(x, rt.Tensor):
         return np.asarray(x.data)
     return np.asarray(x)

@@ -1,0 +1,662 @@
+/*
+ * The R <-> Python crossing of the torch shim.
+ *
+ * This library is loaded by R (useDynLib) inside a process whose host is
+ * Python (rpy2 embeds R), so it uses the C APIs of both directly: Python's
+ * symbols come from the running interpreter, R's from libR.  One R-level op
+ * costs one `.External(C_call, fn, ...)`: the R arguments are turned into
+ * Python objects (tensors travel as the very same Python object, held by an
+ * R external pointer), the Python callable runs, and its result comes back.
+ *
+ * Python errors become R errors with the Python message; an R error raised
+ * in an R callback (hook, custom forward/backward) travels through Python as
+ * `RError` and is re-signalled in R as the original condition.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define R_NO_REMAP
+#include <R.h>
+#include <Rinternals.h>
+#include <R_ext/Rdynload.h>
+#include <string.h>
+
+extern Rboolean R_Visible; /* exported by libR, not declared in its headers */
+
+static SEXP tag_sym;          /* tag of external pointers that hold a PyObject */
+static SEXP invoke_fn;        /* R closure: call f(args) under tryCatch */
+static SEXP default_class;    /* class of Python objects without a mapping */
+static PyObject *api;         /* rtorch_py.r.api */
+static PyTypeObject *tensor_type, *namedlist_type;
+static PyObject *rerror_cls, *from_r_array, *error_message;
+static int ready = 0;
+
+#define MAX_CLASSES 32
+static PyTypeObject *class_types[MAX_CLASSES];
+static SEXP class_values[MAX_CLASSES];
+static int n_classes = 0;
+
+/* ------------------------------------------------------------------------
+ * RObject: a Python handle on any R value (kept alive with R_PreserveObject).
+ * Calling it calls the R function it holds.
+ */
+typedef struct {
+    PyObject_HEAD
+    SEXP sexp;
+} RObj;
+
+static PyTypeObject RObj_Type;
+static SEXP py_to_r(PyObject *o);
+static PyObject *r_to_py(SEXP x);
+
+static PyObject *wrap_robj(SEXP x) {
+    RObj *o = PyObject_New(RObj, &RObj_Type);
+    if (!o) return NULL;
+    R_PreserveObject(x);
+    o->sexp = x;
+    return (PyObject *)o;
+}
+
+static void RObj_dealloc(RObj *self) {
+    if (self->sexp) R_ReleaseObject(self->sexp);
+    PyObject_Free(self);
+}
+
+static PyObject *RObj_repr(RObj *self) {
+    return PyUnicode_FromFormat("<R object of type %s>", Rf_type2char(TYPEOF(self->sexp)));
+}
+
+static PyObject *RObj_call(RObj *self, PyObject *args, PyObject *kwargs) {
+    Py_ssize_t npos = PyTuple_GET_SIZE(args);
+    Py_ssize_t nkw = kwargs ? PyDict_GET_SIZE(kwargs) : 0;
+    SEXP lst = PROTECT(Rf_allocVector(VECSXP, npos + nkw));
+    SEXP nms = PROTECT(Rf_allocVector(STRSXP, npos + nkw));
+    for (Py_ssize_t i = 0; i < npos; i++) {
+        SEXP v = py_to_r(PyTuple_GET_ITEM(args, i));
+        if (!v) { UNPROTECT(2); return NULL; }
+        SET_VECTOR_ELT(lst, i, v);
+        SET_STRING_ELT(nms, i, R_BlankString);
+    }
+    if (nkw) {
+        PyObject *k, *val;
+        Py_ssize_t pos = 0, i = npos;
+        while (PyDict_Next(kwargs, &pos, &k, &val)) {
+            SEXP v = py_to_r(val);
+            if (!v) { UNPROTECT(2); return NULL; }
+            SET_VECTOR_ELT(lst, i, v);
+            SET_STRING_ELT(nms, i, Rf_mkCharCE(PyUnicode_AsUTF8(k), CE_UTF8));
+            i++;
+        }
+        Rf_setAttrib(lst, R_NamesSymbol, nms);
+    }
+    SEXP call = PROTECT(Rf_lang3(invoke_fn, self->sexp, lst));
+    int err = 0;
+    SEXP res = R_tryEvalSilent(call, R_GlobalEnv, &err);
+    if (err) {
+        UNPROTECT(3);
+        PyObject *e = PyObject_CallFunction(rerror_cls, "s", R_curErrorBuf());
+        if (e) { PyErr_SetObject(rerror_cls, e); Py_DECREF(e); }
+        return NULL;
+    }
+    PROTECT(res);
+    /* invoke returns list(TRUE, value) or list(FALSE, condition, message) */
+    if (!LOGICAL(VECTOR_ELT(res, 0))[0]) {
+        const char *msg = Rf_translateCharUTF8(STRING_ELT(VECTOR_ELT(res, 2), 0));
+        PyObject *cond = wrap_robj(VECTOR_ELT(res, 1));
+        PyObject *e = cond ? PyObject_CallFunction(rerror_cls, "sO", msg, cond) : NULL;
+        Py_XDECREF(cond);
+        if (e) { PyErr_SetObject(rerror_cls, e); Py_DECREF(e); }
+        UNPROTECT(4);
+        return NULL;
+    }
+    PyObject *out = r_to_py(VECTOR_ELT(res, 1));
+    UNPROTECT(4);
+    return out;
+}
+
+static PyObject *RObj_get_rtype(RObj *self, void *closure) {
+    return PyUnicode_FromString(Rf_type2char(TYPEOF(self->sexp)));
+}
+
+static PyObject *RObj_get_address(RObj *self, void *closure) {
+    return PyLong_FromVoidPtr(self->sexp);
+}
+
+static PyGetSetDef RObj_getset[] = {
+    {"rtype", (getter)RObj_get_rtype, NULL, "the R type of the value", NULL},
+    {"address", (getter)RObj_get_address, NULL, "the SEXP address (for rpy2)", NULL},
+    {NULL}
+};
+
+static PyTypeObject RObj_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "rtorch_py.r.RObject",
+    .tp_basicsize = sizeof(RObj),
+    .tp_dealloc = (destructor)RObj_dealloc,
+    .tp_repr = (reprfunc)RObj_repr,
+    .tp_call = (ternaryfunc)RObj_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "An R value held from Python; calling it calls the R function.",
+    .tp_getset = RObj_getset,
+};
+
+/* ------------------------------------------------------------------------
+ * External pointers that own a reference to a Python object.
+ */
+static void ptr_finalizer(SEXP p) {
+    PyObject *o = (PyObject *)R_ExternalPtrAddr(p);
+    if (!o) return;
+    R_ClearExternalPtr(p);
+    if (!Py_IsInitialized()) return;
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_DECREF(o);
+    PyGILState_Release(g);
+}
+
+static SEXP make_ptr(PyObject *o, SEXP cls) {
+    Py_INCREF(o);
+    SEXP p = PROTECT(R_MakeExternalPtr(o, tag_sym, R_NilValue));
+    R_RegisterCFinalizerEx(p, ptr_finalizer, FALSE);
+    Rf_setAttrib(p, R_ClassSymbol, cls);
+    UNPROTECT(1);
+    return p;
+}
+
+static SEXP class_for(PyObject *o) {
+    PyTypeObject *t = Py_TYPE(o);
+    for (int i = 0; i < n_classes; i++)
+        if (class_types[i] == t) return class_values[i];
+    for (int i = 0; i < n_classes; i++)
+        if (PyType_IsSubtype(t, class_types[i])) return class_values[i];
+    return default_class;
+}
+
+/* ------------------------------------------------------------------------
+ * R -> Python.  Scalars become Python scalars, other atomic vectors NumPy
+ * arrays (through api._from_r_array), lists lists or NamedLists, our
+ * external pointers their Python object, anything else an RObject.
+ */
+static PyObject *r_vector_to_py(SEXP x) {
+    R_xlen_t n = XLENGTH(x);
+    size_t size;
+    const char *code;
+    switch (TYPEOF(x)) {
+    case REALSXP: size = n * sizeof(double); code = "d"; break;
+    case INTSXP: size = n * sizeof(int); code = Rf_inherits(x, "factor") ? "f" : "i"; break;
+    case LGLSXP: size = n * sizeof(int); code = "l"; break;
+    default: return NULL;
+    }
+    PyObject *buf = PyByteArray_FromStringAndSize((const char *)DATAPTR(x), (Py_ssize_t)size);
+    if (!buf) return NULL;
+    SEXP dim = Rf_getAttrib(x, R_DimSymbol);
+    PyObject *dims;
+    if (dim == R_NilValue) {
+        dims = Py_None;
+        Py_INCREF(dims);
+    } else {
+        dims = PyTuple_New(XLENGTH(dim));
+        for (R_xlen_t i = 0; i < XLENGTH(dim); i++)
+            PyTuple_SET_ITEM(dims, i, PyLong_FromLong(INTEGER(dim)[i]));
+    }
+    PyObject *out = PyObject_CallFunction(from_r_array, "sOO", code, buf, dims);
+    Py_DECREF(buf);
+    Py_DECREF(dims);
+    return out;
+}
+
+static PyObject *r_to_py(SEXP x) {
+    switch (TYPEOF(x)) {
+    case NILSXP:
+        Py_RETURN_NONE;
+    case EXTPTRSXP:
+        if (R_ExternalPtrTag(x) == tag_sym) {
+            PyObject *o = (PyObject *)R_ExternalPtrAddr(x);
+            if (!o) {
+                PyErr_SetString(PyExc_RuntimeError,
+                                "this tensor no longer exists (it was saved from another R "
+                                "session); create it again");
+                return NULL;
+            }
+            Py_INCREF(o);
+            return o;
+        }
+        break;
+    case REALSXP:
+        if (XLENGTH(x) == 1 && ATTRIB(x) == R_NilValue)
+            return PyFloat_FromDouble(REAL(x)[0]);
+        return r_vector_to_py(x);
+    case INTSXP:
+        if (XLENGTH(x) == 1 && ATTRIB(x) == R_NilValue) {
+            int v = INTEGER(x)[0];
+            if (v == NA_INTEGER) Py_RETURN_NONE;
+            return PyLong_FromLong(v);
+        }
+        return r_vector_to_py(x);
+    case LGLSXP:
+        if (XLENGTH(x) == 1 && ATTRIB(x) == R_NilValue) {
+            int v = LOGICAL(x)[0];
+            if (v == NA_LOGICAL) Py_RETURN_NONE;
+            return PyBool_FromLong(v);
+        }
+        return r_vector_to_py(x);
+    case STRSXP:
+        if (XLENGTH(x) == 1 && ATTRIB(x) == R_NilValue) {
+            SEXP s = STRING_ELT(x, 0);
+            if (s == NA_STRING) Py_RETURN_NONE;
+            return PyUnicode_FromString(Rf_translateCharUTF8(s));
+        }
+        break;
+    case VECSXP: {
+        if (OBJECT(x) && !Rf_inherits(x, "rtorch_list")) break; /* classed lists stay R */
+        R_xlen_t n = XLENGTH(x);
+        PyObject *values = PyList_New(n);
+        if (!values) return NULL;
+        for (R_xlen_t i = 0; i < n; i++) {
+            PyObject *v = r_to_py(VECTOR_ELT(x, i));
+            if (!v) { Py_DECREF(values); return NULL; }
+            PyList_SET_ITEM(values, i, v);
+        }
+        SEXP nms = Rf_getAttrib(x, R_NamesSymbol);
+        if (nms == R_NilValue) return values;
+        PyObject *names = PyList_New(n);
+        for (R_xlen_t i = 0; i < n; i++)
+            PyList_SET_ITEM(names, i, PyUnicode_FromString(Rf_translateCharUTF8(STRING_ELT(nms, i))));
+        PyObject *out = PyObject_CallFunctionObjArgs((PyObject *)namedlist_type, names, values, NULL);
+        Py_DECREF(names);
+        Py_DECREF(values);
+        return out;
+    }
+    default:
+        break;
+    }
+    return wrap_robj(x);
+}
+
+/* ------------------------------------------------------------------------
+ * Python -> R.
+ */
+static SEXP buffer_to_r(PyObject *o) {
+    Py_buffer v;
+    if (PyObject_GetBuffer(o, &v, PyBUF_F_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    const char *f = v.format ? v.format : "B";
+    while (*f == '<' || *f == '>' || *f == '=' || *f == '@' || *f == '!') f++;
+    R_xlen_t n = v.itemsize ? v.len / v.itemsize : 0;
+    SEXP out;
+    switch (*f) {
+    case 'd':
+        out = PROTECT(Rf_allocVector(REALSXP, n));
+        memcpy(REAL(out), v.buf, n * sizeof(double));
+        break;
+    case 'f': {
+        out = PROTECT(Rf_allocVector(REALSXP, n));
+        const float *src = (const float *)v.buf;
+        for (R_xlen_t i = 0; i < n; i++) REAL(out)[i] = src[i];
+        break;
+    }
+    case 'i':
+        out = PROTECT(Rf_allocVector(INTSXP, n));
+        memcpy(INTEGER(out), v.buf, n * sizeof(int));
+        break;
+    case 'q': case 'l': {
+        out = PROTECT(Rf_allocVector(INTSXP, n));
+        const long long *src = (const long long *)v.buf;
+        for (R_xlen_t i = 0; i < n; i++)
+            INTEGER(out)[i] = (src[i] > INT_MAX || src[i] <= INT_MIN) ? NA_INTEGER : (int)src[i];
+        break;
+    }
+    case '?': {
+        out = PROTECT(Rf_allocVector(LGLSXP, n));
+        const unsigned char *src = (const unsigned char *)v.buf;
+        for (R_xlen_t i = 0; i < n; i++) LOGICAL(out)[i] = src[i] != 0;
+        break;
+    }
+    default:
+        PyErr_Format(PyExc_TypeError, "can't convert an array of format '%s' to R", v.format);
+        PyBuffer_Release(&v);
+        return NULL;
+    }
+    if (v.ndim >= 2) {
+        SEXP dim = PROTECT(Rf_allocVector(INTSXP, v.ndim));
+        for (int i = 0; i < v.ndim; i++) INTEGER(dim)[i] = (int)v.shape[i];
+        Rf_setAttrib(out, R_DimSymbol, dim);
+        UNPROTECT(1);
+    }
+    PyBuffer_Release(&v);
+    UNPROTECT(1);
+    return out;
+}
+
+static SEXP seq_to_r(PyObject *seq, PyObject *names) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, n));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        SEXP v = py_to_r(items[i]);
+        if (!v) { UNPROTECT(1); return NULL; }
+        SET_VECTOR_ELT(out, i, v);
+    }
+    if (names) {
+        SEXP nms = PROTECT(Rf_allocVector(STRSXP, n));
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *s = PySequence_GetItem(names, i);
+            const char *c = s ? PyUnicode_AsUTF8(s) : NULL;
+            Py_XDECREF(s);
+            if (!c) { UNPROTECT(2); return NULL; }
+            SET_STRING_ELT(nms, i, Rf_mkCharCE(c, CE_UTF8));
+        }
+        Rf_setAttrib(out, R_NamesSymbol, nms);
+        UNPROTECT(1);
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+/* Returns an unprotected SEXP, or NULL with a Python error set. */
+static SEXP py_to_r(PyObject *o) {
+    PyTypeObject *t = Py_TYPE(o);
+    if (t == tensor_type) return make_ptr(o, class_values[0]);
+    if (o == Py_None) return R_NilValue;
+    if (t == &PyBool_Type) return Rf_ScalarLogical(o == Py_True);
+    if (t == &PyFloat_Type) return Rf_ScalarReal(PyFloat_AS_DOUBLE(o));
+    if (t == &PyLong_Type) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (!overflow && v > INT_MIN && v <= INT_MAX) return Rf_ScalarInteger((int)v);
+        return Rf_ScalarReal(PyLong_AsDouble(o));
+    }
+    if (t == &PyUnicode_Type) {
+        const char *s = PyUnicode_AsUTF8(o);
+        return s ? Rf_ScalarString(Rf_mkCharCE(s, CE_UTF8)) : NULL;
+    }
+    if (t == &RObj_Type) return ((RObj *)o)->sexp;
+    if (t == &PyList_Type || t == &PyTuple_Type) {
+        PyObject *seq = PySequence_Fast(o, "");
+        SEXP out = seq_to_r(seq, NULL);
+        Py_DECREF(seq);
+        return out;
+    }
+    if (PyObject_TypeCheck(o, namedlist_type)) {
+        PyObject *names = PyObject_GetAttrString(o, "_names");
+        PyObject *values = PyObject_GetAttrString(o, "_values");
+        SEXP out = NULL;
+        if (names && values) {
+            PyObject *seq = PySequence_Fast(values, "");
+            out = seq_to_r(seq, names);
+            Py_DECREF(seq);
+        }
+        Py_XDECREF(names);
+        Py_XDECREF(values);
+        return out;
+    }
+    if (PyDict_Check(o)) {
+        PyObject *keys = PyDict_Keys(o), *values = PyDict_Values(o);
+        SEXP out = seq_to_r(values, keys);
+        Py_DECREF(keys);
+        Py_DECREF(values);
+        return out;
+    }
+    if (PyObject_TypeCheck(o, tensor_type)) return make_ptr(o, class_values[0]);
+    if (PyObject_CheckBuffer(o)) return buffer_to_r(o);
+    return make_ptr(o, class_for(o));
+}
+
+/* ------------------------------------------------------------------------
+ * Errors: leave Python, then signal in R (longjmp) with no Python state on
+ * the C stack.
+ */
+static char errbuf[8192];
+
+static void raise_python_error(PyGILState_STATE g) {
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    PyErr_NormalizeException(&t, &v, &tb);
+    SEXP cond = R_NilValue;
+    if (v && PyObject_IsInstance(v, rerror_cls) == 1) {
+        PyObject *c = PyObject_GetAttrString(v, "condition");
+        if (c && Py_TYPE(c) == &RObj_Type) cond = ((RObj *)c)->sexp;
+        Py_XDECREF(c);
+    }
+    PyErr_Clear();
+    PyObject *msg = v ? PyObject_CallFunctionObjArgs(error_message, v, NULL) : NULL;
+    const char *s = msg ? PyUnicode_AsUTF8(msg) : NULL;
+    snprintf(errbuf, sizeof errbuf, "%s", s ? s : "unknown Python error");
+    PyErr_Clear();
+    PROTECT(cond);
+    Py_XDECREF(msg);
+    Py_XDECREF(t);
+    Py_XDECREF(v);
+    Py_XDECREF(tb);
+    PyGILState_Release(g);
+    if (cond != R_NilValue) {
+        SEXP call = PROTECT(Rf_lang2(Rf_install("stop"), cond));
+        Rf_eval(call, R_BaseEnv);
+    }
+    Rf_error("%s", errbuf);
+}
+
+/* ------------------------------------------------------------------------
+ * .External(C_call, fn, ...): fn(...) with R's argument names as keywords.
+ */
+#define MAX_ARGS 32
+
+static SEXP C_call(SEXP args) {
+    args = CDR(args);
+    SEXP fptr = CAR(args);
+    args = CDR(args);
+    if (!ready) Rf_error("the torch shim is not initialised");
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *fn = (PyObject *)R_ExternalPtrAddr(fptr);
+    PyObject *stack[MAX_ARGS + 1];
+    PyObject *kwnames = NULL;
+    Py_ssize_t n = 0, nkw = 0;
+    for (SEXP a = args; a != R_NilValue; a = CDR(a)) {
+        if (n == MAX_ARGS) {
+            PyErr_SetString(PyExc_TypeError, "too many arguments");
+            goto fail;
+        }
+        if (TAG(a) != R_NilValue) nkw++;
+        else if (nkw) {
+            /* a positional after a named one: keep R's order by passing
+             * everything through api._reorder */
+        }
+        n++;
+    }
+    /* positional first, then keywords (vectorcall order) */
+    Py_ssize_t npos = n - nkw, ip = 0, ik = 0;
+    if (nkw) kwnames = PyTuple_New(nkw);
+    for (SEXP a = args; a != R_NilValue; a = CDR(a)) {
+        PyObject *v = r_to_py(CAR(a));
+        if (!v) { n = ip + ik; goto fail_args; }
+        if (TAG(a) != R_NilValue) {
+            stack[1 + npos + ik] = v;
+            PyTuple_SET_ITEM(kwnames, ik, PyUnicode_InternFromString(CHAR(PRINTNAME(TAG(a)))));
+            ik++;
+        } else {
+            stack[1 + ip] = v;
+            ip++;
+        }
+    }
+    PyObject *res = PyObject_Vectorcall(fn, stack + 1, npos | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                        kwnames);
+    for (Py_ssize_t i = 0; i < n; i++) Py_DECREF(stack[1 + i]);
+    Py_XDECREF(kwnames);
+    if (!res) raise_python_error(g);
+    SEXP out = py_to_r(res);
+    Py_DECREF(res);
+    if (!out) raise_python_error(g);
+    PyGILState_Release(g);
+    return out;
+
+fail_args:
+    /* release the converted arguments (positional part then keywords) */
+    for (Py_ssize_t i = 0; i < ip; i++) Py_DECREF(stack[1 + i]);
+    for (Py_ssize_t i = 0; i < ik; i++) Py_DECREF(stack[1 + npos + i]);
+fail:
+    if (kwnames) {
+        /* unfilled slots are NULL-initialised by PyTuple_New */
+        Py_DECREF(kwnames);
+    }
+    raise_python_error(g);
+    return R_NilValue;
+}
+
+/* ------------------------------------------------------------------------
+ * Set-up and small helpers called from R.
+ */
+static SEXP C_init(SEXP invoke, SEXP module) {
+    if (!Py_IsInitialized())
+        Rf_error("the torch shim runs inside Python: start R through rtorch-py "
+                 "(or load it from Python with rtorch_py.r.load())");
+    PyGILState_STATE g = PyGILState_Ensure();
+    if (!ready) {
+        tag_sym = Rf_install("rtorch_py");
+        api = PyImport_ImportModule(CHAR(STRING_ELT(module, 0)));
+        if (!api) raise_python_error(g);
+        if (PyType_Ready(&RObj_Type) < 0) raise_python_error(g);
+        Py_INCREF(&RObj_Type);
+        PyObject_SetAttrString(api, "RObject", (PyObject *)&RObj_Type);
+        tensor_type = (PyTypeObject *)PyObject_GetAttrString(api, "Tensor");
+        namedlist_type = (PyTypeObject *)PyObject_GetAttrString(api, "NamedList");
+        rerror_cls = PyObject_GetAttrString(api, "RError");
+        from_r_array = PyObject_GetAttrString(api, "_from_r_array");
+        error_message = PyObject_GetAttrString(api, "_error_message");
+        PyObject *classes = PyObject_GetAttrString(api, "R_CLASSES");
+        if (!tensor_type || !namedlist_type || !rerror_cls || !from_r_array || !error_message ||
+            !classes)
+            raise_python_error(g);
+        /* R_CLASSES: list of (type, (class names...)); the tensor comes first */
+        Py_ssize_t nc = PyList_Size(classes);
+        for (Py_ssize_t i = 0; i < nc && n_classes < MAX_CLASSES; i++) {
+            PyObject *pair = PyList_GET_ITEM(classes, i);
+            PyObject *names = PyTuple_GET_ITEM(pair, 1);
+            Py_ssize_t k = PyTuple_Size(names);
+            SEXP cls = Rf_allocVector(STRSXP, k);
+            R_PreserveObject(cls);
+            for (Py_ssize_t j = 0; j < k; j++)
+                SET_STRING_ELT(cls, j, Rf_mkChar(PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, j))));
+            MARK_NOT_MUTABLE(cls);
+            class_types[n_classes] = (PyTypeObject *)PyTuple_GET_ITEM(pair, 0);
+            Py_INCREF(class_types[n_classes]);
+            class_values[n_classes++] = cls;
+        }
+        Py_DECREF(classes);
+        default_class = Rf_mkString("rtorch_py_object");
+        R_PreserveObject(default_class);
+        MARK_NOT_MUTABLE(default_class);
+        ready = 1;
+    }
+    if (invoke_fn) R_ReleaseObject(invoke_fn);
+    invoke_fn = invoke;
+    R_PreserveObject(invoke_fn);
+    PyGILState_Release(g);
+    return R_NilValue;
+}
+
+/* A Python attribute of the api module, as an R external pointer. */
+static SEXP C_getattr(SEXP name) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *o = PyObject_GetAttrString(api, CHAR(STRING_ELT(name, 0)));
+    if (!o) raise_python_error(g);
+    SEXP out = make_ptr(o, default_class);
+    Py_DECREF(o);
+    PyGILState_Release(g);
+    return out;
+}
+
+/* Hand any R value to Python untouched (it comes back as the same value). */
+static SEXP C_box(SEXP x) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *o = wrap_robj(x);
+    if (!o) raise_python_error(g);
+    SEXP out = make_ptr(o, default_class);
+    Py_DECREF(o);
+    PyGILState_Release(g);
+    return out;
+}
+
+static SEXP C_is_live(SEXP p) {
+    return Rf_ScalarLogical(TYPEOF(p) == EXTPTRSXP && R_ExternalPtrTag(p) == tag_sym &&
+                            R_ExternalPtrAddr(p) != NULL);
+}
+
+/* Evaluate one top-level expression as R's REPL does: errors are printed by
+ * R's own handler, visible values printed.  Returns FALSE after an error. */
+typedef struct { SEXP expr, env; } TopArgs;
+
+static void toplevel_body(void *data) {
+    TopArgs *a = (TopArgs *)data;
+    R_Visible = TRUE;
+    SEXP val = PROTECT(Rf_eval(a->expr, a->env));
+    if (R_Visible) Rf_PrintValue(val);
+    UNPROTECT(1);
+}
+
+static SEXP C_toplevel(SEXP expr, SEXP env) {
+    TopArgs a = {expr, env};
+    return Rf_ScalarLogical(R_ToplevelExec(toplevel_body, &a));
+}
+
+/* rpy2 interop: SEXP address <-> Python object. */
+static SEXP C_py_of(SEXP x) {
+    /* x -> an external pointer to the Python object r_to_py(x) gives */
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *o = r_to_py(x);
+    if (!o) raise_python_error(g);
+    SEXP out = make_ptr(o, default_class);
+    Py_DECREF(o);
+    PyGILState_Release(g);
+    return out;
+}
+
+static PyObject *py_sexp_to_py(PyObject *self, PyObject *addr) {
+    SEXP x = (SEXP)PyLong_AsVoidPtr(addr);
+    if (!x && PyErr_Occurred()) return NULL;
+    return r_to_py(x);
+}
+
+static PyObject *py_py_to_sexp(PyObject *self, PyObject *obj) {
+    /* Returns an RObject holding the R value for obj (keeps it alive). */
+    SEXP x = py_to_r(obj);
+    if (!x) return NULL;
+    PROTECT(x);
+    PyObject *out = wrap_robj(x);
+    UNPROTECT(1);
+    return out;
+}
+
+static PyMethodDef native_methods[] = {
+    {"sexp_to_py", py_sexp_to_py, METH_O, "Python object for the R value at an address"},
+    {"py_to_robject", py_py_to_sexp, METH_O, "R value (as RObject) for a Python object"},
+    {NULL, NULL, 0, NULL}
+};
+
+static SEXP C_export_native(void) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    for (PyMethodDef *m = native_methods; m->ml_name; m++) {
+        PyObject *f = PyCFunction_New(m, NULL);
+        if (!f || PyObject_SetAttrString(api, m->ml_name, f) < 0) raise_python_error(g);
+        Py_DECREF(f);
+    }
+    PyGILState_Release(g);
+    return R_NilValue;
+}
+
+static const R_CallMethodDef call_methods[] = {
+    {"C_init", (DL_FUNC)&C_init, 2},
+    {"C_getattr", (DL_FUNC)&C_getattr, 1},
+    {"C_box", (DL_FUNC)&C_box, 1},
+    {"C_is_live", (DL_FUNC)&C_is_live, 1},
+    {"C_toplevel", (DL_FUNC)&C_toplevel, 2},
+    {"C_py_of", (DL_FUNC)&C_py_of, 1},
+    {"C_export_native", (DL_FUNC)&C_export_native, 0},
+    {NULL, NULL, 0}
+};
+
+static const R_ExternalMethodDef external_methods[] = {
+    {"C_call", (DL_FUNC)&C_call, -1},
+    {NULL, NULL, 0}
+};
+
+void R_init_torch(DllInfo *dll) {
+    R_registerRoutines(dll, NULL, call_methods, NULL, external_methods);
+    R_useDynamicSymbols(dll, FALSE);
+}
