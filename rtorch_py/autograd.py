@@ -8,6 +8,7 @@ import numpy as np
 from . import engine
 from .engine import edge, grad_accumulator, run_backward
 from .ops import sum_to
+from . import tensor as tensor_module
 from .tensor import Tensor, wrap, to_array
 
 
@@ -80,6 +81,9 @@ def autograd_backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool
                 t.grad = t.grad + g
             else:
                 t.grad._accumulate_(g)
+
+
+tensor_module._backward_impl = autograd_backward
 
 
 def _input_edge(t: Any, i: int) -> tuple:

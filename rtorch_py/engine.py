@@ -110,6 +110,13 @@ class SavedTensor:
 
     def unpack(self, node: "Node") -> Any:
         t = self.tensor
+        if t is None:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access "
+                "saved tensors after they have already been freed). Saved intermediate values "
+                "of the graph are freed when you call .backward() or autograd.grad(). Specify "
+                "retain_graph=True if you need to backward through the graph a second time or "
+                "if you need to access saved tensors after calling backward.")
         if t._version[0] != self.version:
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified "
@@ -121,7 +128,7 @@ class SavedTensor:
             )
         if self.is_output:
             out = t._alias()
-            out.grad_fn, out.requires_grad, out._output_nr = node, True, self.output_nr
+            out.grad_fn, out._rg, out._output_nr = node, True, self.output_nr
             return out
         return t
 
@@ -134,8 +141,7 @@ class Node:
     """
 
     __slots__ = (
-        "name", "backward_fn", "next_functions", "input_meta", "saved", "ctx",
-        "released", "seq", "num_outputs", "pre_hooks", "post_hooks",
+        "name", "backward_fn", "next_functions", "input_meta", "saved", "ctx", "seq", "num_outputs", "pre_hooks", "post_hooks",
         "retain_refs", "trace", "__weakref__",
     )
 
@@ -147,7 +153,6 @@ class Node:
         self.input_meta = input_meta
         self.saved = saved
         self.ctx = ctx
-        self.released = False
         self.seq = next(_sequence)
         self.num_outputs = num_outputs
         self.pre_hooks: dict[int, list] | None = None
@@ -163,24 +168,13 @@ class Node:
         return f"<{self.name}>"
 
     def unpack_saved(self) -> list:
-        if self.released:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access "
-                "saved tensors after they have already been freed). Saved intermediate values "
-                "of the graph are freed when you call .backward() or autograd.grad(). Specify "
-                "retain_graph=True if you need to backward through the graph a second time or "
-                "if you need to access saved tensors after calling backward."
-            )
         return [s.unpack(self) if type(s) is SavedTensor else s for s in self.saved]
 
     def release(self) -> None:
-        # Free saved tensors; plain values (shapes, dims) cost nothing to keep.
-        saved = self.saved
-        for s in saved:
+        """Free saved tensors (plain values such as shapes cost nothing to keep)."""
+        for s in self.saved:
             if type(s) is SavedTensor:
-                self.saved = tuple(None if type(v) is SavedTensor else v for v in saved)
-                self.released = True
-                break
+                s.tensor = None
         if self.ctx is not None:
             self.ctx._release()
 
@@ -291,9 +285,13 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
                 seen.add(nxt)
                 stack.append(nxt)
 
-    captured: dict[tuple, Any] = {}
-    capture_keys = {(id(n), nr): i for i, (n, nr) in enumerate(capture or ()) if n is not None}
-    needed = _needed_nodes(seen, capture) if capture is not None and not accumulate else None
+    captured: dict[int, Any] = {}
+    capture_keys = None
+    needed = None
+    if capture:
+        capture_keys = {(id(n), nr): i for i, (n, nr) in enumerate(capture) if n is not None}
+        if not accumulate:
+            needed = _needed_nodes(seen, capture)
 
     # Gradient buffers, one list per node (one slot per output).
     buffers: dict[Node, list] = {}
@@ -306,7 +304,7 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
             buf = buffers[node] = [None] * node.num_outputs
         buf[nr] = g if buf[nr] is None else buf[nr] + g
     for node in buffers:
-        if deps.get(node, 0) == 0:
+        if node not in deps:
             heapq.heappush(ready, (-node.seq, id(node), node))
 
     push, pop = heapq.heappush, heapq.heappop
@@ -455,30 +453,37 @@ def _run_node(node: Node, grads: list, sum_to: Callable) -> tuple:
     return outs
 
 
-def _validate(node: Node, outs: Sequence, sum_to: Callable) -> tuple:
+def _validate(node: Node, outs: Sequence, sum_to: Callable) -> Sequence:
     """Bring each input gradient to its input's shape and dtype, or fail clearly."""
     meta = node.input_meta
     if len(outs) != len(meta):
         raise RuntimeError(f"function {node.name} returned an incorrect number of gradients "
                            f"(expected {len(meta)}, got {len(outs)})")
-    fixed = list(outs)
-    for i, (g, m) in enumerate(zip(outs, meta)):
+    fixed = None
+    for i in range(len(meta)):
+        g, m = outs[i], meta[i]
         if g is None or m is None:
             continue
-        shape, dtype = m
-        if g.shape != shape:
-            try:
-                np.broadcast_shapes(shape, g.shape)
-                ok = len(g.shape) >= len(shape) and np.broadcast_shapes(shape, g.shape) == g.shape
-            except ValueError:
-                ok = False
-            if not ok:
-                raise RuntimeError(
-                    f"Function {node.name} returned an invalid gradient at index {i} - got "
-                    f"[{', '.join(map(str, g.shape))}] but expected shape compatible with "
-                    f"[{', '.join(map(str, shape))}]")
-            g = sum_to(g, shape)
-        if g.data.dtype != dtype:
-            g = g.to(dtype=dtype)
-        fixed[i] = g
-    return tuple(fixed)
+        if g.data.shape != m[0] or g.data.dtype != m[1]:
+            if fixed is None:
+                fixed = list(outs)
+            fixed[i] = _conform(node, i, g, m, sum_to)
+    return outs if fixed is None else fixed
+
+
+def _conform(node: Node, i: int, g: Any, meta: tuple, sum_to: Callable) -> Any:
+    shape, dtype = meta
+    if g.shape != shape:
+        try:
+            ok = np.broadcast_shapes(shape, g.shape) == g.shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(
+                f"Function {node.name} returned an invalid gradient at index {i} - got "
+                f"[{', '.join(map(str, g.shape))}] but expected shape compatible with "
+                f"[{', '.join(map(str, shape))}]")
+        g = sum_to(g, shape)
+    if g.data.dtype != dtype:
+        g = g.to(dtype=dtype)
+    return g

@@ -92,7 +92,6 @@ class AutogradContext:
         self._dirty: list = []
         self._non_diff: list = []
         self._node: Node | None = None
-        self._released = False
         self.materialize_grads = True
         self.output_meta: list = []
 
@@ -122,12 +121,6 @@ class AutogradContext:
     def _unpacked(self) -> list:
         if self._saved is None:  # before/without a graph node: values as given
             return [v for _, v in self._to_save]
-        if self._released:
-            self._node.unpack_saved() if self._node else None
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access "
-                "saved tensors after they have already been freed). Specify retain_graph=True "
-                "if you need to backward through the graph a second time.")
         return [s.unpack(self._node) if type(s) is SavedTensor else s for s in self._saved]
 
     @property
@@ -141,9 +134,9 @@ class AutogradContext:
         return tuple(self._unpacked())
 
     def _release(self) -> None:
-        if self._saved:
-            self._saved = []
-            self._released = True
+        for s in self._saved or ():
+            if type(s) is SavedTensor:
+                s.tensor = None
 
 
 # --------------------------------------------------------------------------
@@ -154,52 +147,57 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
            args: Sequence[Any], call_forward: Callable, by_name: bool) -> Any:
     """Run a custom forward without recording, then attach one node `name` for it.
     `label` names the function in error messages."""
-    grad_on = engine.is_grad_enabled()
-    needs = [grad_on and isinstance(a, Tensor) and a.requires_grad for a in args]
+    state = engine._local
+    grad_on = state.grad
+    needs = [grad_on and type(a) is Tensor and a._rg for a in args]
     ctx = AutogradContext(label, arg_names, needs)
-    originals = {}
     fwd_args = list(args)
-    for i, a in enumerate(args):
-        if needs[i]:
-            alias = a._alias()       # forward sees it detached, same data and version
-            originals[id(alias)] = a
-            fwd_args[i] = alias
-    with engine.no_grad():
-        try:
-            out = call_forward(ctx, fwd_args)
-        except Exception as err:
-            err.add_note(f"(raised in the forward of {label})")
-            raise
+    originals = {}
+    if grad_on:
+        for i, a in enumerate(args):
+            if needs[i]:
+                alias = a._alias()   # forward sees it detached, same data and version
+                originals[id(alias)] = a
+                fwd_args[i] = alias
+    state.grad = False
+    try:
+        out = call_forward(ctx, fwd_args)
+    except Exception as err:
+        err.add_note(f"(raised in the forward of {label})")
+        raise
+    finally:
+        state.grad = grad_on
     outputs, is_seq = _outputs(out, label)
-    if not any(needs):
+    if not originals:
         return out  # nothing to differentiate: no node, outputs as forward gave them
 
-    dirty_ids = {id(t) for t in ctx._dirty}
+    dirty_ids = set()
     for t in ctx._dirty:
-        if id(t) not in originals and not any(t is a for a in args):
+        orig = originals.get(id(t))
+        if orig is None and not any(t is a for a in args):
             raise RuntimeError(f"{label}: mark_dirty() was given a tensor that is not an "
                                "input of forward; only inputs modified in place can be "
                                "marked dirty")
-    non_diff = {id(t) for t in ctx._non_diff}
+        if orig is not None and orig.grad_fn is None:
+            raise RuntimeError(
+                f"{label}: a leaf Variable that requires grad has been used in an in-place "
+                "operation (mark_dirty). Clone it before passing it to the function.")
+        dirty_ids.add(id(t))
+    non_diff = {id(t) for t in ctx._non_diff} if ctx._non_diff else ()
     edges = tuple(edge(a) if needs[i] else (None, 0) for i, a in enumerate(args))
     meta = tuple((a.data.shape, a.data.dtype) if needs[i] else None
                  for i, a in enumerate(args))
-    node = Node(name, _make_backward(backward, ctx, arg_names, label, by_name), edges, meta,
-                (), ctx, num_outputs=len(outputs))
-    ctx._node = node
+    ctx._backward, ctx._by_name = backward, by_name
+    node = ctx._node = Node(name, _custom_backward, edges, meta, (), ctx,
+                            num_outputs=len(outputs))
 
     final = []
     for i, t in enumerate(outputs):
         ctx.output_meta.append((t.data.shape, t.data.dtype))
         if id(t) in dirty_ids:
-            orig = originals.get(id(t), t)
-            if orig.grad_fn is None and orig.requires_grad:
-                raise RuntimeError(
-                    f"{label}: a leaf Variable that requires grad has been used in an in-place "
-                    "operation (mark_dirty). Clone it before passing it to the function.")
-            res = orig
+            res = originals.get(id(t), t)   # the caller's tensor, now modified
         elif id(t) in originals:
-            res = t._alias()         # an input returned as is becomes a new alias
+            res = t._alias()                # an input returned as is: a new alias
         else:
             res = t
         if id(t) in non_diff or t.data.dtype.kind != "f":
@@ -209,18 +207,19 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
             res.grad_fn, res._rg, res._output_nr = node, True, i
         final.append(res)
 
-    out_pos = {id(t): i for i, t in enumerate(outputs)}
+    # Saved inputs are kept as the caller's tensors (so create_graph can flow
+    # through them); saved outputs without their node, to avoid a cycle.
     packed = []
-    for n_, v in ctx._to_save:
-        if isinstance(v, Tensor):
-            if id(v) in out_pos and id(v) not in dirty_ids:
-                packed.append(SavedTensor(final[out_pos[id(v)]], is_output=True,
-                                          output_nr=out_pos[id(v)]))
+    for _, v in ctx._to_save:
+        if type(v) is Tensor:
+            i = next((k for k, t in enumerate(outputs) if t is v), None)
+            if i is not None and id(v) not in dirty_ids:
+                v = SavedTensor(final[i], is_output=True, output_nr=i)
             else:
-                packed.append(SavedTensor(originals.get(id(v), v)))
-        else:
-            packed.append(v)
+                v = SavedTensor(originals.get(id(v), v))
+        packed.append(v)
     ctx._saved = packed
+    ctx._to_save = [(n, None) for n, _ in ctx._to_save]  # names only: values live in _saved
     if not is_seq:
         return final[0]
     return tuple(final) if isinstance(out, tuple) else final
@@ -239,21 +238,16 @@ def _outputs(out: Any, name: str) -> tuple:
                     f"{type(out).__name__}")
 
 
-def _make_backward(backward: Callable, ctx: AutogradContext, arg_names: Sequence[str],
-                   name: str, by_name: bool) -> Callable:
-    def backward_fn(node: Node, grads: list) -> tuple:
-        if ctx._released:
-            ctx._unpacked()  # raises the "backward a second time" error
-        if ctx.materialize_grads:
-            grads = [wrap(np.zeros(*m)) if g is None else g
-                     for g, m in zip(grads, ctx.output_meta)]
-        try:
-            result = backward(ctx, *grads)
-        except Exception as err:
-            err.add_note(f"(raised in the backward of {name})")
-            raise
-        return _match_grads(result, ctx, arg_names, name, by_name)
-    return backward_fn
+def _custom_backward(node: Node, grads: list) -> tuple:
+    ctx = node.ctx
+    if ctx.materialize_grads:
+        grads = [wrap(np.zeros(*m)) if g is None else g for g, m in zip(grads, ctx.output_meta)]
+    try:
+        result = ctx._backward(ctx, *grads)
+    except Exception as err:
+        err.add_note(f"(raised in the backward of {ctx._fn_name})")
+        raise
+    return _match_grads(result, ctx, ctx._arg_names, ctx._fn_name, ctx._by_name)
 
 
 def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], name: str,

@@ -38,13 +38,46 @@ def _as_tensor(x: Any) -> Tensor:
 
 
 def _float_result(out: np.ndarray, a: Any, b: Any = None) -> np.ndarray:
-    """Keep PyTorch's promotion: mixing ints with floats gives float32, not
-    NumPy's float64, unless a float64 tensor took part."""
-    if out.dtype is _F64 or out.dtype == _F64:
-        if not ((type(a) is Tensor and a.data.dtype == _F64) or
-                (type(b) is Tensor and b.data.dtype == _F64)):
+    """Fix NumPy's result dtype to PyTorch's for a binary op on `a` and `b`.
+
+    Mixing ints with floats (or dividing ints) gives float32, not NumPy's float64,
+    unless a float64 tensor took part; a 0-d tensor only promotes the result across
+    categories (bool < int < float), like a number."""
+    if type(a) is Tensor and type(b) is Tensor:
+        da, db = a.data, b.data
+        if (da.ndim == 0) is not (db.ndim == 0) and da.dtype is not db.dtype:
+            return _zero_dim_promote(out, da, db)
+    if out.dtype is _F64:
+        if not ((type(a) is Tensor and a.data.dtype is _F64) or
+                (type(b) is Tensor and b.data.dtype is _F64)):
             return out.astype(np.float32)
     return out
+
+
+_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2}
+
+
+def _zero_dim_promote(out: np.ndarray, da: np.ndarray, db: np.ndarray) -> np.ndarray:
+    dim, zero = (da, db) if db.ndim == 0 else (db, da)
+    target = dim.dtype if _CATEGORY[zero.dtype.kind] <= _CATEGORY[dim.dtype.kind] else zero.dtype
+    if out.dtype.kind == "f" and target.kind != "f":
+        target = _F32  # true division of ints
+    return out if out.dtype is target else out.astype(target)
+
+
+def _fdata(x: Tensor) -> np.ndarray:
+    """The input of a floating op (exp, log, ...): ints and bools compute in float32."""
+    d = x.data
+    return d if d.dtype.kind == "f" else d.astype(np.float32)
+
+
+def _no_bool(a: Any, b: Any, what: str) -> None:
+    """PyTorch refuses `-` with a bool operand (called only off the float path)."""
+    for v in (a, b):
+        if type(v) is bool or (isinstance(v, Tensor) and v.data.dtype.kind == "b"):
+            raise RuntimeError(
+                f"{what}, the `-` operator, with a bool tensor is not supported. If you are "
+                "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
 def _data(x: Any) -> Any:
@@ -112,12 +145,25 @@ def sub(a: Any, b: Any, alpha: Any = 1) -> Tensor:
         out = np.subtract(_data(a), _data(b) if alpha == 1 else _data(b) * alpha)
     except ValueError:
         raise _broadcast_error(a, b, "sub") from None
+    except TypeError:
+        _no_bool(a, b, "Subtraction")
+        raise
+    if out.dtype.kind != "f" or type(a) is bool or type(b) is bool or (
+            type(a) is Tensor and a.data.dtype.kind == "b") or (
+            type(b) is Tensor and b.data.dtype.kind == "b"):
+        _no_bool(a, b, "Subtraction")
     return record(wrap(_float_result(out, a, b)), SubBackward0, (_t(a), _t(b)), (alpha,))
 
 
 def rsub(a: Any, b: Any) -> Tensor:
     """b - a with a the tensor (for `2 - x`)."""
-    out = np.subtract(_data(b), _data(a))
+    try:
+        out = np.subtract(_data(b), _data(a))
+    except TypeError:
+        _no_bool(a, b, "Subtraction")
+        raise
+    if out.dtype.kind != "f" or type(b) is bool or a.data.dtype.kind == "b":
+        _no_bool(a, b, "Subtraction")
     return record(wrap(_float_result(out, a, b)), RsubBackward1, (_t(a), _t(b)))
 
 
@@ -197,9 +243,15 @@ def PowBackward2(n, g, base, b, result):
 
 def pow(a: Any, exponent: Any) -> Tensor:
     if isinstance(a, Tensor) and not isinstance(exponent, Tensor):
-        out = np.power(a.data, exponent)
-        if a.data.dtype.kind in "iub" and isinstance(exponent, (float, np.floating)):
-            out = out.astype(np.float32)
+        try:
+            out = np.power(a.data, exponent)
+        except ValueError as e:  # integers to negative integer powers
+            raise RuntimeError(str(e)) from None
+        if a.data.dtype.kind in "iub":
+            if isinstance(exponent, (float, np.floating)):
+                out = out.astype(np.float32)
+            elif a.data.dtype.kind == "b" and isinstance(exponent, (bool, np.bool_)):
+                out = out.astype(np.bool_)
         return record(wrap(out), PowBackward0, (a,), (a, exponent))
     if not isinstance(a, Tensor):  # number ** tensor
         out = _float_result(np.power(float(a) if isinstance(exponent.data.dtype.kind, str) and
@@ -225,11 +277,26 @@ def MaximumBackward0(n, g, a, b):
 
 
 def maximum(a: Tensor, b: Tensor) -> Tensor:
-    return record(wrap(np.maximum(a.data, b.data)), MaximumBackward0, (a, b), (a, b))
+    try:
+        out = _float_result(np.maximum(a.data, b.data), a, b)
+    except ValueError:
+        raise _broadcast_error(a, b, "maximum") from None
+    return record(wrap(out), MaximumBackward0, (a, b), (a, b))
+
+
+@formula
+def MinimumBackward0(n, g, a, b):
+    ma = (a.data < b.data) + 0.5 * (a.data == b.data)
+    return (g * wrap(ma.astype(g.data.dtype)) if n.needs(0) else None,
+            g * wrap((1 - ma).astype(g.data.dtype)) if n.needs(1) else None)
 
 
 def minimum(a: Tensor, b: Tensor) -> Tensor:
-    return neg(maximum(neg(a), neg(b)))
+    try:
+        out = _float_result(np.minimum(a.data, b.data), a, b)
+    except ValueError:
+        raise _broadcast_error(a, b, "minimum") from None
+    return record(wrap(out), MinimumBackward0, (a, b), (a, b))
 
 
 # ==========================================================================
@@ -250,7 +317,7 @@ def ExpBackward0(n, g, result):
 
 
 def exp(x: Tensor) -> Tensor:
-    return record(wrap(_float_result(np.exp(x.data), x)), ExpBackward0, (x,), (OUTPUT,))
+    return record(wrap(np.exp(_fdata(x))), ExpBackward0, (x,), (OUTPUT,))
 
 
 @formula
@@ -260,8 +327,8 @@ def LogBackward0(n, g, x):
 
 def log(x: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log(x.data)
-    return record(wrap(_float_result(out, x)), LogBackward0, (x,), (x,))
+        out = np.log(_fdata(x))
+    return record(wrap(out), LogBackward0, (x,), (x,))
 
 
 @formula
@@ -271,8 +338,8 @@ def SqrtBackward0(n, g, result):
 
 def sqrt(x: Tensor) -> Tensor:
     with np.errstate(invalid="ignore"):
-        out = np.sqrt(x.data)
-    return record(wrap(_float_result(out, x)), SqrtBackward0, (x,), (OUTPUT,))
+        out = np.sqrt(_fdata(x))
+    return record(wrap(out), SqrtBackward0, (x,), (OUTPUT,))
 
 
 @formula
@@ -281,11 +348,22 @@ def AbsBackward0(n, g, x):
 
 
 def abs(x: Tensor) -> Tensor:
-    return record(wrap(np.abs(x.data)), AbsBackward0, (x,), (x,))
+    d = x.data
+    if d.dtype.kind == "b":
+        raise RuntimeError("abs: not implemented for bool tensors; convert first, e.g. "
+                           "x.to(dtype=torch_long())")
+    return record(wrap(np.abs(d)), AbsBackward0, (x,), (x,))
+
+
+@formula
+def SignBackward0(n, g):
+    return (g * 0,)
 
 
 def sign(x: Tensor) -> Tensor:
-    return wrap(np.sign(x.data))
+    d = x.data
+    out = d.copy() if d.dtype.kind == "b" else np.sign(d)
+    return record(wrap(out), SignBackward0, (x,))
 
 
 @formula
@@ -294,7 +372,7 @@ def SinBackward0(n, g, x):
 
 
 def sin(x: Tensor) -> Tensor:
-    return record(wrap(_float_result(np.sin(x.data), x)), SinBackward0, (x,), (x,))
+    return record(wrap(np.sin(_fdata(x))), SinBackward0, (x,), (x,))
 
 
 @formula
@@ -303,7 +381,7 @@ def CosBackward0(n, g, x):
 
 
 def cos(x: Tensor) -> Tensor:
-    return record(wrap(_float_result(np.cos(x.data), x)), CosBackward0, (x,), (x,))
+    return record(wrap(np.cos(_fdata(x))), CosBackward0, (x,), (x,))
 
 
 @formula
@@ -312,7 +390,7 @@ def TanhBackward0(n, g, result):
 
 
 def tanh(x: Tensor) -> Tensor:
-    return record(wrap(_float_result(np.tanh(x.data), x)), TanhBackward0, (x,), (OUTPUT,))
+    return record(wrap(np.tanh(_fdata(x))), TanhBackward0, (x,), (OUTPUT,))
 
 
 @formula
@@ -336,6 +414,8 @@ def ReluBackward0(n, g, result):
 
 
 def relu(x: Tensor) -> Tensor:
+    if x.data.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
     return record(wrap(np.maximum(x.data, 0, dtype=x.data.dtype)), ReluBackward0, (x,),
                   (OUTPUT,))
 
@@ -354,12 +434,51 @@ def ClampBackward1(n, g, x, lo, hi):
 def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
     if min is None and max is None:
         raise ValueError("clamp: at least one of min or max must be given")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return _clamp_tensor(x, min, max)
     lo = _scalar(min, "min")
     hi = _scalar(max, "max")
     out = np.clip(x.data, lo, hi)
-    if out.dtype != x.data.dtype:
+    if out.dtype is not x.data.dtype:
         out = _float_result(out, x)
     return record(wrap(out), ClampBackward1, (x,), (x, lo, hi))
+
+
+@formula
+def ClampBackward0(n, g, x, lo, hi):
+    d, z = x.data, np.zeros((), dtype=g.data.dtype)
+    lod = None if lo is None else lo.data
+    hid = None if hi is None else hi.data
+    keep = np.ones(d.shape, dtype=np.bool_)
+    if lod is not None:
+        keep = keep & (d >= lod)
+    if hid is not None:
+        keep = keep & (d <= hid)
+    gx = where(wrap(keep), g, wrap(z)) if n.needs(0) else None
+    glo = ghi = None
+    if n.needs(1):
+        m = d < lod
+        if hid is not None:
+            m = m & (lod < hid)
+        glo = where(wrap(m), g, wrap(z))
+    if n.needs(2):
+        m = d > hid
+        if lod is not None:
+            m = m | (hid < lod)
+        ghi = where(wrap(m), g, wrap(z))
+    return gx, glo, ghi
+
+
+def _clamp_tensor(x: Tensor, min: Any, max: Any) -> Tensor:
+    """clamp with tensor bounds (broadcast elementwise, gradients to the bounds too)."""
+    lo = None if min is None else _as_tensor(min)
+    hi = None if max is None else _as_tensor(max)
+    try:
+        out = np.clip(x.data, None if lo is None else lo.data, None if hi is None else hi.data)
+    except ValueError:
+        raise _broadcast_error(x, lo if lo is not None else hi, "clamp") from None
+    out = _float_result(out, x, lo if lo is not None else hi)
+    return record(wrap(out), ClampBackward0, (x, lo, hi), (x, lo, hi))
 
 
 def _scalar(v: Any, what: str) -> Any:
@@ -432,7 +551,9 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
             f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
             f"{b.shape[0]}x{b.shape[1]}): the columns of the first must equal the rows of "
             "the second")
-    out = _float_result(np.matmul(a.data, b.data), a, b)
+    if a.data.dtype is not b.data.dtype:
+        _dtype_mismatch(a, b)
+    out = np.matmul(a.data, b.data)
     return record(wrap(out), MmBackward0, (a, b), (a if b._rg else None, b if a._rg else None))
 
 
@@ -457,6 +578,8 @@ def MatmulBackward0(n, g, a, b):
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError("matmul: both arguments need at least 1 dimension, got a 0-d tensor")
+    if a.data.dtype is not b.data.dtype:
+        _dtype_mismatch(a, b)
     try:
         out = np.matmul(a.data, b.data)
     except ValueError:
@@ -465,8 +588,16 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
             "dim of the first must equal the second-to-last (or only) dim of the second") \
             from None
     if a.ndim == 2 and b.ndim == 2:
-        return record(wrap(_float_result(out, a, b)), MmBackward0, (a, b), (a, b))
-    return record(wrap(_float_result(np.asarray(out), a, b)), MatmulBackward0, (a, b), (a, b))
+        return record(wrap(out), MmBackward0, (a, b), (a if b._rg else None, b if a._rg else None))
+    name = ("DotBackward0" if a.ndim == 1 and b.ndim == 1 else
+            "MvBackward0" if a.ndim == 2 and b.ndim == 1 else None)
+    return record(wrap(np.asarray(out)), MatmulBackward0, (a, b), (a, b), name=name)
+
+
+def _dtype_mismatch(a: Tensor, b: Tensor) -> None:
+    raise RuntimeError(f"expected both matrices to have the same dtype, but got "
+                       f"{a.dtype.r_name} and {b.dtype.r_name}; convert one first, e.g. "
+                       "x.to(dtype=y.dtype)")
 
 
 def dot(a: Tensor, b: Tensor) -> Tensor:
@@ -544,13 +675,13 @@ def reshape(x: Tensor, *shape: Any) -> Tensor:
         raise RuntimeError(f"shape '{_shape(shape)}' is invalid for input of size "
                            f"{x.data.size}") from None
     out = _view(x, arr) if np.shares_memory(arr, x.data) else wrap(arr)
-    return record(out, ViewBackward0 if out._base is not None else ReshapeAliasBackward0,
+    return record(out, ViewBackward0 if out._base is not None else UnsafeViewBackward0,
                   (x,), (x.shape,))
 
 
 @formula
-def ReshapeAliasBackward0(n, g, shape):
-    return (g.reshape(shape),)
+def UnsafeViewBackward0(n, g, shape):
+    return (g.reshape(shape),)  # reshape had to copy (PyTorch: clone + _unsafe_view)
 
 
 def view(x: Tensor, *shape: Any) -> Tensor:
@@ -558,8 +689,10 @@ def view(x: Tensor, *shape: Any) -> Tensor:
     try:
         arr = x.data.view()
         arr.shape = shape  # refuses (like torch's view) when a copy would be needed
-    except (ValueError, AttributeError) as e:
-        if "size" in str(e) or "reshape" in str(e):
+    except (ValueError, AttributeError):
+        try:
+            np.broadcast_to(np.zeros((), np.bool_), x.shape).reshape(shape)  # size check only
+        except ValueError:
             raise RuntimeError(f"shape '{_shape(shape)}' is invalid for input of size "
                                f"{x.data.size}") from None
         raise RuntimeError("view size is not compatible with input tensor's size and stride "
@@ -645,8 +778,12 @@ def contiguous(x: Tensor) -> Tensor:
 
 def _dims(dim: Any, ndim: int) -> tuple:
     if isinstance(dim, (list, tuple)):
-        return tuple(sorted(_dim(int(d), ndim) for d in dim))
-    return (_dim(int(dim), ndim),)
+        dims = tuple(sorted(_dim(int(d), ndim) for d in dim))
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
+    else:
+        dims = (_dim(int(dim), ndim),)
+    return dims if ndim else ()  # a 0-d tensor accepts dim 0 or -1: nothing to reduce
 
 
 def _unreduce(g: Tensor, shape: tuple, dims: tuple | None, keepdim: bool) -> Tensor:
@@ -742,7 +879,8 @@ def _reduce_extreme(x: Tensor, dim: Any, keepdim: bool, arg: Callable, name: str
         return record(wrap(val), MaxBackward1, (x,), (x, OUTPUT), name=full_name)
     d = _dim(int(dim), x.ndim)
     if x.ndim == 0:
-        return record(wrap(x.data.copy()), CloneBackward0, (x,)), wrap(np.asarray(0))
+        return (record(wrap(x.data.copy()), CloneBackward0, (x,), name=full_name[:-1] + "0"),
+                wrap(np.zeros((), dtype=np.int64)))
     idx = arg(x.data, axis=d)
     vals = np.take_along_axis(x.data, np.expand_dims(idx, d), axis=d)
     if not keepdim:
@@ -942,9 +1080,11 @@ def split(x: Tensor, split_size: Any, dim: int = 0) -> list:
         if step <= 0:
             raise RuntimeError("split: split_size must be a positive integer")
         sizes = [builtins.min(step, size - i) for i in range(0, size, step)] or [0]
+    name = "SplitWithSizesBackward0" if isinstance(split_size, (list, tuple)) else \
+        "SplitBackward0"
     out, start = [], 0
     for s in sizes:
-        out.append(_named(narrow(x, d, start, s), "SplitBackward0"))
+        out.append(_named(narrow(x, d, start, s), name))
         start += s
     return out
 
@@ -999,6 +1139,14 @@ def MaskedFillBackward0(n, g, mask):
     return (g.masked_fill(mask, 0),)
 
 
+@formula
+def MaskedFillBackward1(n, g, mask, vshape):
+    gx = g.masked_fill(mask, 0) if n.needs(0) else None
+    gv = where(mask, g, wrap(np.zeros((), g.data.dtype))).sum().reshape(vshape) \
+        if n.needs(1) else None
+    return gx, gv
+
+
 def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
     m = _bool_mask(mask, "masked_fill")
     v = _fill_value(value, "masked_fill")
@@ -1009,6 +1157,8 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
     if out.shape != x.shape:
         raise RuntimeError(f"masked_fill: the mask of shape {_shape(np.shape(m))} must "
                            f"broadcast to the tensor's shape {_shape(x.shape)}")
+    if isinstance(value, Tensor):  # a 0-d/1-element tensor value gets a gradient too
+        return record(wrap(out), MaskedFillBackward1, (x, value), (wrap(m), value.shape))
     return record(wrap(out), MaskedFillBackward0, (x,), (wrap(m),))
 
 

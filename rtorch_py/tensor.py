@@ -276,12 +276,12 @@ class Tensor:
 
     def backward(self, gradient: Any = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs: Any = None) -> None:
-        from .autograd import autograd_backward
-        autograd_backward([self], None if gradient is None else [gradient],
-                          retain_graph, create_graph, inputs=inputs)
+        _backward_impl([self], None if gradient is None else [gradient],
+                       retain_graph, create_graph, inputs)
 
 
 _new = object.__new__
+_backward_impl: Callable = None  # set by autograd.py (which imports this module)
 
 try:
     from sys import getrefcount as _getrefcount

@@ -1,0 +1,74 @@
+# The crossing into Python. Every R-level op is one .External(C_call, fn, ...)
+# where fn is an external pointer to a Python callable of rtorch_py.r.api;
+# the C side turns R values into Python ones and back (see src/bridge.c).
+
+.api_module <- "rtorch_py.r.api"
+
+# Tables of Python callables, filled by .onLoad.
+.py <- new.env(parent = emptyenv())        # api functions by name
+.methods <- new.env(parent = emptyenv())   # tensor methods, visible result
+.imethods <- new.env(parent = emptyenv())  # tensor methods, invisible result
+.binary <- new.env(parent = emptyenv())    # Ops group, two arguments
+.unary <- new.env(parent = emptyenv())     # Ops group, one argument
+.math <- new.env(parent = emptyenv())      # Math group
+.summary <- new.env(parent = emptyenv())   # Summary group
+
+# Calls an R function for Python: errors come back as values, so the R
+# condition can travel through Python and be re-signalled unchanged.
+.invoke <- function(f, args) {
+  tryCatch(
+    list(TRUE, do.call(f, args)),
+    error = function(e) list(FALSE, e, conditionMessage(e))
+  )
+}
+
+.py_fn <- function(name) .Call(C_getattr, name)
+
+# Python dict (as a named R list of pointers) -> environment of pointers.
+.fill <- function(env, table) {
+  for (nm in names(table)) assign(nm, table[[nm]], envir = env)
+}
+
+.onLoad <- function(libname, pkgname) {
+  .Call(C_init, .invoke, .api_module)
+  .Call(C_export_native)
+  ns <- topenv()
+  for (nm in c("tensor_get", "tensor_set", "tensor_repr", "node_get", "node_repr",
+               "dtype_repr", "dtype_eq", "index", "index_put", "hook_remove",
+               "make_autograd_function", "apply_function", "ctx_get", "ctx_save",
+               "ctx_mark_dirty", "ctx_mark_non_differentiable", "set_grad_mode",
+               "is_grad_enabled", "grad_mode_scope", "anomaly_scope", "scope_exit")) {
+    assign(nm, .py_fn(nm), envir = .py)
+  }
+  .fill(.methods, .pointers("METHODS", exclude = "INVISIBLE_METHODS"))
+  .fill(.imethods, .pointers("METHODS", only = "INVISIBLE_METHODS"))
+  .fill(.binary, .pointers("BINARY_OPS"))
+  .fill(.unary, .pointers("UNARY_OPS"))
+  .fill(.math, .pointers("MATH"))
+  .fill(.summary, .pointers("SUMMARY"))
+  # torch_*() and friends: one R function per Python function, the pointer
+  # inlined in the body so a call costs no lookup.
+  fns <- .pointers("FUNCTIONS")
+  invisible_fns <- .names_of("INVISIBLE_FUNCTIONS")
+  for (nm in names(fns)) {
+    if (exists(nm, envir = ns, inherits = FALSE)) next  # written in R here
+    body <- if (nm %in% invisible_fns) {
+      bquote(invisible(.External(C_call, .(fns[[nm]]), ...)))
+    } else {
+      bquote(.External(C_call, .(fns[[nm]]), ...))
+    }
+    f <- function(...) NULL
+    body(f) <- body
+    environment(f) <- ns
+    assign(nm, f, envir = ns)
+  }
+}
+
+# A dict of the api module as a named list of external pointers.
+.pointers <- function(dict, exclude = NULL, only = NULL) {
+  .External(C_call, .Call(C_getattr, "_pointers"), dict, exclude, only)
+}
+
+.names_of <- function(set) {
+  .External(C_call, .Call(C_getattr, "_names"), set)
+}
