@@ -18,9 +18,11 @@ import rtorch_py as rt
 from rtorch_py import engine, ops, tensor
 
 
-def best_us(stmt, setup="pass", ns=None, repeat=7) -> float:
+def best_us(stmt, setup="pass", ns=None, repeat=30) -> float:
+    """Best of many short repeats (~20 ms each): robust to a busy machine."""
     t = timeit.Timer(stmt, setup, globals=ns)
     n, _ = t.autorange()
+    n = max(1, n // 10)
     return min(t.repeat(repeat, n)) / n * 1e6
 
 

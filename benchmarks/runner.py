@@ -78,6 +78,7 @@ def setup_threads(threads: int | None = None) -> dict:
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
                 if line.startswith("model name")), platform.processor())
     return {
+        "rtorch-py": _git_version(),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "torch": torch.__version__,
@@ -89,6 +90,16 @@ def setup_threads(threads: int | None = None) -> dict:
         "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", "unset"),
         "OPENBLAS_L2_SIZE": os.environ.get("OPENBLAS_L2_SIZE", "unset"),
     }
+
+
+def _git_version() -> str:
+    import subprocess
+    try:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        return "commit " + subprocess.run(["git", "describe", "--always", "--dirty"], cwd=root,
+                                          capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "unknown"
 
 
 # --------------------------------------------------------------------------

@@ -220,6 +220,28 @@ def div(a: Any, b: Any, rounding_mode: str | None = None) -> Tensor:
 
 
 @formula
+def RemainderBackward1(n, g, a, b):
+    gb = -g * div(a, b, rounding_mode="floor") if n.needs(1) else None
+    return g, gb
+
+
+def remainder(a: Any, b: Any) -> Tensor:
+    """a - floor(a / b) * b: the result has the sign of b (R's `%%`, Python's `%`)."""
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.remainder(_data(a), _data(b))
+    except ValueError:
+        raise _broadcast_error(a, b, "remainder") from None
+    return record(wrap(_float_result(out, a, b)), RemainderBackward1, (_t(a), _t(b)),
+                  (a, b), name=None if isinstance(b, Tensor) else "RemainderBackward0")
+
+
+def floor_divide(a: Any, b: Any) -> Tensor:
+    """floor(a / b), not differentiable (R's `%/%`, Python's `//`)."""
+    return div(a, b, rounding_mode="floor")
+
+
+@formula
 def PowBackward0(n, g, a, p):
     if p == 0:
         return (g * 0,)
@@ -1172,7 +1194,7 @@ def _bool_mask(mask: Any, op: str) -> np.ndarray:
 
 def _fill_value(value: Any, op: str) -> Any:
     if isinstance(value, Tensor):
-        if value.numel() != 1:
+        if value.ndim != 0:
             raise RuntimeError(f"{op} only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
         return value.item()
@@ -1247,7 +1269,9 @@ def _np_key(key: Any, x: Tensor) -> tuple:
             if k.data.dtype.kind not in "biu":
                 raise IndexError("tensors used as indices must be long, int or bool tensors, "
                                  f"got {k.dtype}")
-            out.append(k.data)
+            # a 0-d integer tensor indexes like an int (a view, SelectBackward0)
+            out.append(int(k.data) if k.data.ndim == 0 and k.data.dtype.kind != "b"
+                       else k.data)
         elif isinstance(k, (list,)) and k and not isinstance(k[0], slice):
             out.append(np.asarray(k))
         elif k is None or k is Ellipsis or isinstance(k, (slice, int, np.integer, np.ndarray)):
@@ -1265,16 +1289,21 @@ def _is_basic(key: tuple) -> builtins.bool:
 
 
 def _index_name(key: tuple) -> str:
+    """PyTorch's node for a basic index: that of the last view op it applies, left to
+    right (full slices are skipped, unless the slice is the whole key)."""
     if not _is_basic(key):
         return "IndexBackward0"
+    if len(key) == 1 and type(key[0]) is slice:
+        return "SliceBackward0"
     name = "AliasBackward0"
     for k in key:
-        if isinstance(k, (int, np.integer)):
-            name = "SelectBackward0"
-        elif isinstance(k, slice) and k != slice(None):
-            name = "SliceBackward0"
-        elif k is None and name == "AliasBackward0":
+        if k is None:
             name = "UnsqueezeBackward0"
+        elif type(k) is slice:
+            if k != slice(None):
+                name = "SliceBackward0"
+        elif k is not Ellipsis:
+            name = "SelectBackward0"
     return name
 
 
@@ -1413,13 +1442,14 @@ def sub_(x: Tensor, other: Any, alpha: Any = 1) -> Tensor:
 
 def mul_(x: Tensor, other: Any) -> Tensor:
     o = other if isinstance(other, Tensor) else None
-    old = x.detach().clone() if o is not None and needs_grad(o) else None
+    # other's gradient needs self's old value: a differentiable copy (higher order)
+    old = x.clone() if o is not None and needs_grad(o) else None
     return _inplace_binary(x, other, np.multiply, MulBackward0, (old, other), "mul_")
 
 
 def div_(x: Tensor, other: Any) -> Tensor:
     o = other if isinstance(other, Tensor) else None
-    old = x.detach().clone() if o is not None and needs_grad(o) else None
+    old = x.clone() if o is not None and needs_grad(o) else None
     if x.data.dtype.kind != "f":
         raise RuntimeError(f"div_: result type Float can't be cast to the desired output "
                            f"type {x.dtype.r_name}")
@@ -1439,16 +1469,27 @@ def zero_(x: Tensor) -> Tensor:
 
 
 @formula
-def FillBackward0(n, g):
+def FillBackward2(n, g):
     return (g * 0,)
 
 
+@formula
+def FillBackward3(n, g, vshape):
+    return (g * 0 if n.needs(0) else None), (g.sum().reshape(vshape) if n.needs(1) else None)
+
+
 def fill_(x: Tensor, value: Any) -> Tensor:
+    t = value if isinstance(value, Tensor) else None
+    if t is not None and t.ndim != 0:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{t.ndim} dimensions.")
     v = _fill_value(value, "fill_")
-    _check_inplace(x)
+    _check_inplace(x, t)
     x.data[...] = v
     x._version[0] += 1
-    return _record_inplace(x, FillBackward0, (x,), ())
+    if t is not None:
+        return _record_inplace(x, FillBackward3, (x, t), (t.shape,))
+    return _record_inplace(x, FillBackward2, (x,), ())
 
 
 def clamp_(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
@@ -1483,13 +1524,16 @@ def copy_(x: Tensor, src: Any) -> Tensor:
 def masked_fill_(x: Tensor, mask: Any, value: Any) -> Tensor:
     m = _bool_mask(mask, "masked_fill_")
     v = _fill_value(value, "masked_fill_")
-    _check_inplace(x)
+    t = value if isinstance(value, Tensor) else None
+    _check_inplace(x, t)
     try:
         np.copyto(x.data, np.asarray(v, dtype=x.data.dtype), where=m)
     except ValueError:
         raise RuntimeError(f"masked_fill_: the mask of shape {_shape(m.shape)} must "
                            f"broadcast to the tensor's shape {_shape(x.shape)}") from None
     x._version[0] += 1
+    if t is not None:
+        return _record_inplace(x, MaskedFillBackward1, (x, t), (wrap(m), t.shape))
     return _record_inplace(x, MaskedFillBackward0, (x,), (wrap(m),))
 
 
@@ -1518,7 +1562,8 @@ METHODS: dict[str, Callable] = {
     "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "neg": neg,
     "exp": exp, "log": log, "sqrt": sqrt, "abs": abs, "sign": sign, "sin": sin, "cos": cos,
     "tanh": tanh, "sigmoid": sigmoid, "relu": relu, "clamp": clamp, "square": square,
-    "maximum": maximum, "minimum": minimum,
+    "maximum": maximum, "minimum": minimum, "remainder": remainder,
+    "floor_divide": floor_divide,
     "gt": gt, "ge": ge, "lt": lt, "le": le, "eq": eq, "ne": ne,
     "logical_and": logical_and, "logical_or": logical_or, "logical_not": logical_not,
     "isnan": isnan, "equal": equal, "allclose": allclose,
@@ -1540,6 +1585,8 @@ OPERATORS: dict[str, Callable] = {
     "__sub__": sub, "__rsub__": _rsub,
     "__mul__": mul, "__rmul__": _binary_method(mul, swap=True),
     "__truediv__": div, "__rtruediv__": _rdiv,
+    "__mod__": remainder, "__rmod__": _binary_method(remainder, swap=True),
+    "__floordiv__": floor_divide, "__rfloordiv__": _binary_method(floor_divide, swap=True),
     "__pow__": pow, "__rpow__": rpow, "__matmul__": matmul,
     "__neg__": neg, "__abs__": abs,
     "__gt__": gt, "__ge__": ge, "__lt__": lt, "__le__": le, "__eq__": eq, "__ne__": ne,

@@ -271,6 +271,27 @@ def test_e11_failed_inplace_leaves_saved_tensor_usable(state):
     state.check()
 
 
+def test_e31_inplace_result_dtype(state):
+    x = rt.torch_tensor([1, 2])
+    with fails(RuntimeError, r"add_", r"can't be cast", r"Long"):
+        x.add_(rt.torch_tensor([0.5, 0.5]))
+    with fails(RuntimeError, r"mul_", r"can't be cast", r"Long"):
+        x.mul_(1.5)
+    np.testing.assert_array_equal(x.data, [1, 2])
+    x.add_(rt.torch_tensor([1, 1]))                 # same dtype: fine
+    np.testing.assert_array_equal(x.data, [2, 3])
+    state.check()
+
+
+@pytest.mark.xfail(strict=True, reason="ops: in-place dtype message names NumPy's promoted "
+                                       "type (float64) instead of the torch dtypes involved")
+def test_e31_inplace_result_dtype_names_torch_dtypes(state):
+    with fails(RuntimeError, r"result type (torch_)?Float can't be cast to the desired output "
+                             r"type (torch_)?Long"):
+        rt.torch_tensor([1, 2]).add_(rt.torch_tensor([0.5, 0.5]))
+    state.check()
+
+
 # --------------------------------------------------------------------------
 # E12-E17 backward
 
@@ -367,6 +388,18 @@ def test_e16_saved_tensor_modified(state):
     np.testing.assert_allclose(state.w.grad.data, state.before + np.cos(state.data),
                                rtol=1e-6)
     state.reset()
+    state.check()
+
+
+def test_e16_anomaly_mode_names_the_forward_op(state):
+    with rt.with_detect_anomaly():
+        z = state.w * 1
+        q = z.sin()              # the forward op whose backward fails
+        z.add_(1)
+        with fails(RuntimeError, r"modified by an inplace operation") as info:
+            q.sum().backward()
+    assert "Error detected in SinBackward0" in notes(info)
+    assert "q = z.sin()" in notes(info)
     state.check()
 
 
@@ -641,6 +674,38 @@ def test_e26_exception_in_hook_and_in_no_grad_block(state):
     state.check()
 
 
+def test_e26_retained_graph_can_be_retried_after_a_failing_hook(state):
+    x = rt.torch_tensor(np.array([1.0, 2.0]), requires_grad=True)
+    y = x.exp() * state.w[:2]
+    h = y.register_hook(lambda g: 1 / 0)
+    loss = y.sum()
+    with fails(ZeroDivisionError, r"division by zero"):
+        loss.backward(retain_graph=True)
+    assert x.grad is None
+    h.remove()
+    loss.backward()                                # fixed: the same graph works
+    np.testing.assert_allclose(x.grad.data, np.exp([1.0, 2.0]) * state.data[:2])
+    np.testing.assert_allclose(state.w.grad.data, state.before + [np.e, np.e ** 2, 0.0])
+    state.reset()
+    state.check()
+
+
+def test_e26_error_in_a_nested_backward_inside_a_hook(state):
+    other = rt.torch_ones(2, requires_grad=True)
+    bad = rt.autograd_function(forward=lambda ctx, a: a * 2,
+                               backward=lambda ctx, g: {"a": "not a tensor"})
+
+    def hook(g):
+        bad(other).sum().backward()                # a backward inside a backward
+        return g
+    z = state.w * 2
+    z.register_hook(hook)
+    with fails(TypeError, r"a str as the gradient for 'a'"):
+        z.sum().backward(create_graph=True)
+    assert other.grad is None
+    state.check()
+
+
 def test_e27_messages_name_the_r_style_function(state):
     def my_linear_forward(ctx, x, y):
         return x * y
@@ -776,4 +841,80 @@ def test_e30_failing_backward_leaves_every_grad_unchanged(state):
         loss.backward()
     assert u.grad is None
     np.testing.assert_array_equal(v.grad.data, [5.0, 5.0, 5.0])
+    state.check()
+
+
+# --------------------------------------------------------------------------
+# E32-E35 other misuse
+
+
+@pytest.mark.parametrize("call, exc, patterns", [
+    (lambda w: setattr(w, "grad", ones(5)), RuntimeError,
+     [r"assigned grad", r"different size", r"\[3\]", r"\[5\]"]),
+    (lambda w: setattr(w, "grad", ones(3, dtype=rt.torch_long())), RuntimeError,
+     [r"assigned grad", r"different type", r"torch_Float", r"torch_Long"]),
+    (lambda w: setattr(w, "grad", 3.0), TypeError, [r"assigned grad", r"Tensor or None",
+                                                     r"float"]),
+], ids=["shape", "dtype", "non-tensor"])
+def test_e32_assigning_a_bad_grad(state, call, exc, patterns):
+    with fails(exc, *patterns):
+        call(state.w)
+    state.check()
+
+
+@pytest.mark.parametrize("call, exc, patterns", [
+    (lambda w: (w * 2).sum().backward(inputs=[ones(3)]), RuntimeError,
+     [r"inputs\[0\]", r"does not require grad"]),
+    (lambda w: (w * 2).sum().backward(inputs=[]), RuntimeError, [r"inputs", r"empty"]),
+    (lambda w: ones(2).retain_grad(), RuntimeError, [r"retain_grad", r"requires_grad=False"]),
+    (lambda w: ones(2).register_hook(lambda g: g), RuntimeError,
+     [r"hook", r"doesn't require gradient"]),
+    (lambda w: w.item(), RuntimeError, [r"3 elements", r"item\(\)", r"exactly one"]),
+    (lambda w: w.numpy(), RuntimeError, [r"numpy\(\)", r"requires grad", r"detach\(\)"]),
+    (lambda w: bool(w > 0), RuntimeError, [r"3 values", r"ambiguous"]),
+    (lambda w: setattr(w * 2, "requires_grad", False), RuntimeError,
+     [r"only change requires_grad flags of leaf variables", r"detach\(\)"]),
+    (lambda w: w.to(device="cuda"), RuntimeError, [r"'cpu'", r"cuda"]),
+    (lambda w: rt.torch_ones(2, device="cuda"), RuntimeError, [r"'cpu'", r"cuda"]),
+    (lambda w: rt.torch_tensor([1, 2]).mean(), RuntimeError, [r"mean\(\)", r"floating point",
+                                                             r"Long"]),
+    (lambda w: rt.torch_tensor([1, 2]).softmax(0), RuntimeError, [r"softmax", r"floating",
+                                                                 r"torch_Long"]),
+    (lambda w: ones(2, 2).mm(ones(2, 2, dtype=rt.torch_long())), RuntimeError,
+     [r"same dtype", r"Float and Long"]),
+    (lambda w: rt.torch_zeros(-1), RuntimeError, [r"negative dimension -1"]),
+    (lambda w: rt.torch_ones(2, dtype="complex"), TypeError, [r"unsupported dtype 'complex'",
+                                                             r"torch_float32\(\)"]),
+    (lambda w: w[rt.torch_tensor([0.0])], IndexError, [r"long, int or bool", r"torch_Float"]),
+    (lambda w: w["a"], IndexError, [r"can't index", r"str"]),
+    (lambda w: w.masked_fill(w, 0.0), TypeError, [r"masked_fill", r"bool tensor", r"Float"]),
+], ids=["backward-inputs", "backward-inputs-empty", "retain_grad", "register_hook", "item",
+        "numpy", "bool", "requires_grad-nonleaf", "to-cuda", "device", "mean-int",
+        "softmax-int", "mm-dtypes", "negative-size", "dtype-name", "float-index", "str-index",
+        "mask-dtype"])
+def test_e33_misuse(state, call, exc, patterns):
+    with fails(exc, *patterns):
+        call(state.w)
+    state.check()
+
+
+@pytest.mark.xfail(strict=True, reason="function: wrong number of arguments to a custom "
+                                       "function names neither the function nor the arguments")
+def test_e34_custom_function_called_with_wrong_arguments(state):
+    def my_forward(ctx, x):
+        return x * 2
+    f = rt.autograd_function(forward=my_forward, backward=lambda ctx, g: {"x": g})
+    with fails(TypeError, r"my_forward", r"\bx\b", r"2"):
+        f(state.w, state.w)
+    state.check()
+
+
+@pytest.mark.xfail(strict=True, reason="ops: where() accepts a float condition and gather() "
+                                       "reports NumPy's message for a float index")
+def test_e35_condition_and_index_dtypes(state):
+    with fails(RuntimeError, r"where", r"condition", r"bool", r"Float"):
+        rt.torch_where(state.w, state.w, state.w)
+    with fails((RuntimeError, IndexError), r"gather\(\)", r"index", r"int64|Long",
+               r"Float"):
+        state.w.gather(0, rt.torch_tensor([0.0]))
     state.check()

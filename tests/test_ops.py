@@ -29,6 +29,8 @@ BINARY = {
     "sub_alpha": lambda T, a, b: a.sub(b, alpha=-3),
     "maximum": lambda T, a, b: T.maximum(a, b),
     "minimum": lambda T, a, b: T.minimum(a, b),
+    "remainder": lambda T, a, b: a % b,
+    "remainder_fn": lambda T, a, b: T.remainder(a, b),
 }
 
 SHAPES = [
@@ -47,7 +49,7 @@ SHAPES = [
 def _operands(op, sa, sb, dtype):
     if op.startswith("pow"):
         return rand(*sa, dtype=dtype, low=0.5, high=2.0), rand(*sb, dtype=dtype)
-    if op.startswith("div"):
+    if op.startswith(("div", "remainder")):
         return rand(*sa, dtype=dtype), rand(*sb, dtype=dtype, away_from_zero=0.5)
     return rand(*sa, dtype=dtype), rand(*sb, dtype=dtype)
 
@@ -107,6 +109,22 @@ def test_number_operand_vs_torch(op, dtype):
 @pytest.mark.parametrize("op", list(NUMBER_OPS))
 def test_number_operand_gradcheck(op):
     gradcheck(NUMBER_OPS[op], rand(2, 3, away_from_zero=0.3))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_floor_divide_and_remainder_values(dtype):
+    a = np.array([[-7, -3, 0, 3, 7]], dtype=dtype)
+    b = np.array([[2], [-2], [3]], dtype=dtype)
+    check_vs_torch(lambda T, a, b: a // b, a, b, requires_grad=False)
+    check_vs_torch(lambda T, a, b: a % b, a, b, requires_grad=False)
+    check_vs_torch(lambda T, a, b: a % 3, a, b, requires_grad=False)
+    check_vs_torch(lambda T, a, b: 5 % b, a, b, requires_grad=False)
+    check_vs_torch(lambda T, a, b: T.div(a, b, rounding_mode="trunc"), a, b, requires_grad=False)
+    check_vs_torch(lambda T, a, b: T.div(a, b, rounding_mode="floor"), a, b, requires_grad=False)
+    ia, ib = a.astype(np.int64), b.astype(np.int64)
+    check_vs_torch(lambda T, a, b: a // b, ia, ib)
+    check_vs_torch(lambda T, a, b: a % b, ia, ib)
+    check_vs_torch(lambda T, a, b: T.div(a, b, rounding_mode="trunc"), ia, ib)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -759,10 +777,9 @@ def test_masked_fill_vs_torch(dtype):
     x, m = rand(3, 4, dtype=dtype), rand(3, 4) > 0
     check_vs_torch(lambda T, x, m: x.masked_fill(m, 0.5), x, m, second_order=True)
     check_vs_torch(lambda T, x, m: x.masked_fill(m[0], -2), x, m, second_order=True)
-    check_vs_torch(lambda T, x, m: T.masked_fill(x, m, float("-inf")).softmax(1).nan_to_num()
-                   if hasattr(x, "nan_to_num") and False else T.masked_fill(x, m, 3.0), x, m)
-    check_vs_torch(lambda T, x, m: x.masked_fill(x > 0, T.tensor(7.0, dtype=x.dtype)
-                                                  if T is torch else T.tensor(7.0)), x, m)
+    check_vs_torch(lambda T, x, m: T.masked_fill(x, m, 3.0), x, m)
+    check_vs_torch(lambda T, x, m: x.masked_fill(x > 0, T.tensor(7.0).reshape(()).to(
+        dtype=x.dtype)), x, m)
     gradcheck(lambda T, x, m: x.masked_fill(m, 0.5), x, m)
 
 

@@ -38,9 +38,13 @@ class NS:
         if lib == "rt":
             self.cat, self.stack, self.where = rt.torch_cat, rt.torch_stack, rt.torch_where
             self.maximum, self.minimum = rt.torch_maximum, rt.torch_minimum
+            self.long = lambda v: rt.torch_tensor(v, dtype=rt.torch_long())
+            self.zeros_long = lambda s: rt.torch_zeros(*s, dtype=rt.torch_long())
         else:
             self.cat, self.stack, self.where = torch.cat, torch.stack, torch.where
             self.maximum, self.minimum = torch.maximum, torch.minimum
+            self.long = lambda v: torch.tensor(v, dtype=torch.long)
+            self.zeros_long = lambda s: torch.zeros(*s, dtype=torch.long)
 
 
 RT, TH = NS("rt"), NS("torch")
@@ -112,7 +116,40 @@ DIMMED = {
     "stack_self": lambda ns, x, p: ns.stack([x, -x], dim=p["d_new"]),
     "matmul_self_t": lambda ns, x, p: x.matmul(x.transpose(-1, -2)) if x.ndim >= 2
     else x.matmul(x),
+    "index_long": lambda ns, x, p: x[ns.long([0, x.shape[0] - 1, 0])],   # repeats accumulate
+    "index_mask": lambda ns, x, p: x[x > 0.1],
+    "chunk": lambda ns, x, p: x.chunk(2, dim=p["d"])[-1],
+    "split": lambda ns, x, p: x.split(1, dim=p["d"])[0],
+    "unbind": lambda ns, x, p: x.unbind(p["d"])[-1],
+    "narrow": lambda ns, x, p: x.narrow(p["d"], 0, 1),
+    "select": lambda ns, x, p: x.select(p["d"], -1),
+    "gather": lambda ns, x, p: x.gather(p["d"], ns.zeros_long(x.shape)),
+    "prod": lambda ns, x, p: x.prod(),
+    "argmax_pick": lambda ns, x, p: x.flatten()[x.flatten().argmax()],
+    # in-place ops inside the graph (on a non-leaf)
+    "mul_": lambda ns, x, p: (x * 1.0).mul_(x.tanh()),
+    "add_sub_div_": lambda ns, x, p: (x + 0.0).add_(x.sin()).sub_(0.5).div_(2.0),
+    "div_": lambda ns, x, p: (x * 1.0).div_(x.cos() + 2.0),
+    "clamp_": lambda ns, x, p: (x * 1.0).clamp_(min=-0.3, max=0.4),
+    "masked_fill_": lambda ns, x, p: (x * 2.0).masked_fill_(x < 0.0, 0.1),
+    "setitem": lambda ns, x, p: _setitem(x * 1.0, 0, x[-1] * 3.0),
+    "copy_": lambda ns, x, p: (x * 1.0).copy_(x.exp().clamp(max=10.0)),
 }
+
+
+# Ops whose create_graph gradient is known to be wrong (each with a strict xfail
+# regression test below) are listed here and left out of the second-order
+# property only. Empty now: mul_/div_ were fixed (test_inplace_second_order).
+KNOWN_SECOND_ORDER_BUGS: frozenset = frozenset()
+# In-place ops on a 0-d result of arithmetic fail (its data is a NumPy scalar);
+# see test_inplace_on_zero_dim_arithmetic_result. Skipped on 0-d inputs until fixed.
+INPLACE_OPS = {"mul_", "div_", "add_sub_div_", "clamp_", "masked_fill_", "setitem", "copy_",
+               "add_", "setitem_t"}
+
+
+def _setitem(t, k, v):
+    t[k] = v
+    return t
 BINARY = {
     "add": lambda ns, x, y, p: x + y,
     "sub": lambda ns, x, y, p: x - y,
@@ -125,6 +162,10 @@ BINARY = {
     "matmul": lambda ns, x, y, p: x.matmul(y),
     "cat": lambda ns, x, y, p: ns.cat([x, y], dim=p["d"]),
     "stack": lambda ns, x, y, p: ns.stack([x, y], dim=0),
+    "dot": lambda ns, x, y, p: x.dot(y),
+    "expand_as": lambda ns, x, y, p: x.expand_as(y),
+    "add_": lambda ns, x, y, p: (x * 1.0).add_(y),
+    "setitem_t": lambda ns, x, y, p: _setitem(x * 1.0, (Ellipsis, 0), y.sum()),
 }
 
 
@@ -180,7 +221,7 @@ def build(data, shapes, seed):
     return rng, rt_leaves, th_leaves
 
 
-def grow(data, n_steps, rt_pool, th_pool, trail):
+def grow(data, n_steps, rt_pool, th_pool, trail, exclude=frozenset()):
     for _ in range(n_steps):
         i = data.draw(st.integers(0, len(rt_pool) - 1))
         x, tx = rt_pool[i], th_pool[i]
@@ -196,6 +237,8 @@ def grow(data, n_steps, rt_pool, th_pool, trail):
         else:
             name = data.draw(st.sampled_from(sorted(UNARY)))
             fn, args_rt, args_th = UNARY[name], (x,), (tx,)
+        if name in exclude or (name in INPLACE_OPS and tx.ndim == 0):
+            continue
         if tx.numel() > 400 and name in ("expand", "stack_self", "stack", "cat", "cat_self"):
             continue
         out, tout, err = _run_both(lambda ns, *a: fn(ns, *a), args_rt, args_th, p)
@@ -256,6 +299,46 @@ def test_random_graphs_match_pytorch(prog, data):
                                    err_msg=f".grad of leaf {k}: {trail}")
 
 
+@SETTINGS
+@given(prog=programs(), data=st.data())
+def test_random_graphs_with_hooks_and_retain_grad_match_pytorch(prog, data):
+    """Tensor hooks that rescale gradients, and retain_grad(), on random nodes."""
+    shapes, seed, n_steps = prog
+    rng, rt_leaves, th_leaves = build(data, shapes, seed)
+    rt_pool, th_pool, trail = list(rt_leaves), list(th_leaves), []
+    grow(data, n_steps, rt_pool, th_pool, trail)
+    retained = []
+    for k, (x, tx) in enumerate(zip(rt_pool, th_pool)):
+        # PyTorch returns the input object itself from some no-op shape ops
+        # (flatten of a 1-d tensor): a hook there would land on the input.
+        if not tx.requires_grad or any(tx is t for t in th_pool[:k]):
+            continue
+        c = data.draw(st.sampled_from([None, None, 0.5, -2.0, 3.0]))
+        if c is not None:
+            x.register_hook(lambda g, c=c: g * c)
+            tx.register_hook(lambda g, c=c: g * c)
+            trail.append(("hook", k, c))
+        if k >= len(rt_leaves) and data.draw(st.booleans()):
+            x.retain_grad()
+            tx.retain_grad()
+            retained.append(k)
+            trail.append(("retain_grad", k))
+    rt_loss, th_loss = loss_of(rng, rt_pool, th_pool, len(rt_leaves))
+    if rt_loss is None:
+        return
+    rt_loss.backward()
+    th_loss.backward()
+    for k in range(len(rt_leaves)):
+        np.testing.assert_allclose(zeros_if_none(rt_leaves[k].grad, th_leaves[k]),
+                                   zeros_if_none(th_leaves[k].grad, th_leaves[k]),
+                                   rtol=RTOL, atol=ATOL, err_msg=f".grad of leaf {k}: {trail}")
+    for k in retained:
+        a, b = rt_pool[k].grad, th_pool[k].grad
+        assert (a is None) == (b is None), f"retained grad of node {k}: {trail}"
+        if a is not None:
+            close(a, b, f"retained grad of node {k}: {trail}")
+
+
 def _second_order(rt_loss, th_loss, rt_leaves, th_leaves, rng, trail):
     g_rt, g_th = grads_both(rt_loss, th_loss, rt_leaves, th_leaves, create_graph=True)
     rt_s, th_s = None, None
@@ -287,7 +370,7 @@ def test_random_graphs_second_derivatives_match_pytorch(prog, data):
     shapes, seed, n_steps = prog
     rng, rt_leaves, th_leaves = build(data, shapes, seed)
     rt_pool, th_pool, trail = list(rt_leaves), list(th_leaves), []
-    grow(data, min(n_steps, 5), rt_pool, th_pool, trail)
+    grow(data, min(n_steps, 5), rt_pool, th_pool, trail, exclude=KNOWN_SECOND_ORDER_BUGS)
     rt_loss, th_loss = loss_of(rng, rt_pool, th_pool, len(rt_leaves))
     if rt_loss is None:
         return
@@ -452,3 +535,44 @@ def test_random_custom_functions_match_builtin_math(case):
     (post(call(*xs_c2)) * w).sum().backward()
     for t, b in zip([t for t in xs_c2 if t.requires_grad], g_b):
         close(t.grad, b.data, f"custom .grad {case}")
+
+
+# --------------------------------------------------------------------------
+# Regression tests for what the properties found
+
+
+@pytest.mark.parametrize("name", ["mul_", "div_"])
+def test_inplace_second_order(name):
+    """mul_/div_ by a tensor that requires grad: the saved old value must stay
+    differentiable so create_graph gives the right second derivative."""
+    f = {"mul_": lambda x: (x * 1.0).mul_(x.tanh()),
+         "div_": lambda x: (x * 1.0).div_(x.cos() + 2.0)}[name]
+    x = rt.torch_tensor(np.array([0.7, -1.3]), requires_grad=True)
+    tx = torch.tensor([0.7, -1.3], dtype=torch.float64, requires_grad=True)
+    (g,) = rt.autograd_grad(f(x).sum(), x, create_graph=True)
+    (tg,) = torch.autograd.grad(f(tx).sum(), tx, create_graph=True)
+    close(g, tg, "first order")
+    close(rt.autograd_grad(g.sum(), x)[0], torch.autograd.grad(tg.sum(), tx)[0], "second")
+
+
+@pytest.mark.xfail(strict=True, reason="ops: arithmetic on a 0-d tensor stores a NumPy scalar, "
+                                       "so a following in-place op fails with a wrong message")
+def test_inplace_on_zero_dim_arithmetic_result():
+    s = rt.torch_tensor(np.array([1.0, 2.0])).sum()      # 0-d
+    y = s * 1.0
+    assert isinstance(y.data, np.ndarray) and y.shape == ()
+    y.add_(1.0)
+    assert y.item() == 4.0
+    x = rt.torch_tensor(np.array([1.0, 2.0]), requires_grad=True)
+    z = (x.sum() * 2.0).add_(x[0])
+    (g,) = rt.autograd_grad(z, x)
+    np.testing.assert_array_equal(g.data, [3.0, 2.0])
+
+
+@pytest.mark.xfail(strict=True, reason="tensor: torch_tensor(list, dtype=float64) goes through "
+                                       "float32 and loses precision")
+def test_float64_from_python_floats_is_exact():
+    assert rt.torch_tensor([0.7], dtype=rt.torch_float64()).data[0] == 0.7
+    assert rt.torch_tensor([[0.1, 1e-300]], dtype=rt.torch_double()).data.tolist() == \
+        [[0.1, 1e-300]]
+    assert rt.torch_tensor(0.7, dtype=rt.torch_float64()).item() == 0.7

@@ -56,8 +56,10 @@ static PyObject *wrap_robj(SEXP x) {
     return (PyObject *)o;
 }
 
+static int r_alive = 1; /* cleared when the embedded R is shutting down */
+
 static void RObj_dealloc(RObj *self) {
-    if (self->sexp) R_ReleaseObject(self->sexp);
+    if (self->sexp && r_alive) R_ReleaseObject(self->sexp);
     PyObject_Free(self);
 }
 
@@ -142,12 +144,31 @@ static PyTypeObject RObj_Type = {
 /* ------------------------------------------------------------------------
  * External pointers that own a reference to a Python object.
  */
+/* R's GC finalizes many pointers at a time: their Python references are
+ * queued and dropped together (one GIL acquisition), at the latest by the
+ * next crossing into Python. */
+#define PENDING_MAX 1024
+static PyObject *pending[PENDING_MAX];
+static int n_pending = 0;
+
+static void drain_pending(void) { /* GIL held */
+    while (n_pending > 0) {
+        PyObject *o = pending[--n_pending];
+        Py_DECREF(o);
+    }
+}
+
 static void ptr_finalizer(SEXP p) {
     PyObject *o = (PyObject *)R_ExternalPtrAddr(p);
     if (!o) return;
     R_ClearExternalPtr(p);
     if (!Py_IsInitialized()) return;
+    if (n_pending < PENDING_MAX) {
+        pending[n_pending++] = o;
+        return;
+    }
     PyGILState_STATE g = PyGILState_Ensure();
+    drain_pending();
     Py_DECREF(o);
     PyGILState_Release(g);
 }
@@ -243,6 +264,19 @@ static PyObject *r_to_py(SEXP x) {
             SEXP s = STRING_ELT(x, 0);
             if (s == NA_STRING) Py_RETURN_NONE;
             return PyUnicode_FromString(Rf_translateCharUTF8(s));
+        }
+        if (ATTRIB(x) == R_NilValue) { /* a plain character vector: list of str */
+            R_xlen_t n = XLENGTH(x);
+            PyObject *out = PyList_New(n);
+            for (R_xlen_t i = 0; i < n && out; i++) {
+                SEXP s = STRING_ELT(x, i);
+                PyObject *v;
+                if (s == NA_STRING) { v = Py_None; Py_INCREF(v); }
+                else v = PyUnicode_FromString(Rf_translateCharUTF8(s));
+                if (!v) { Py_CLEAR(out); break; }
+                PyList_SET_ITEM(out, i, v);
+            }
+            return out;
         }
         break;
     case VECSXP: {
@@ -444,6 +478,7 @@ static SEXP C_call(SEXP args) {
     args = CDR(args);
     if (!ready) Rf_error("the torch shim is not initialised");
     PyGILState_STATE g = PyGILState_Ensure();
+    if (n_pending) drain_pending();
     PyObject *fn = (PyObject *)R_ExternalPtrAddr(fptr);
     PyObject *stack[MAX_ARGS + 1];
     PyObject *kwnames = NULL;
@@ -454,18 +489,15 @@ static SEXP C_call(SEXP args) {
             goto fail;
         }
         if (TAG(a) != R_NilValue) nkw++;
-        else if (nkw) {
-            /* a positional after a named one: keep R's order by passing
-             * everything through api._reorder */
-        }
         n++;
     }
-    /* positional first, then keywords (vectorcall order) */
+    /* Positional first, then keywords (vectorcall's order); positional
+     * arguments keep their relative order, as R's matching does. */
     Py_ssize_t npos = n - nkw, ip = 0, ik = 0;
     if (nkw) kwnames = PyTuple_New(nkw);
     for (SEXP a = args; a != R_NilValue; a = CDR(a)) {
         PyObject *v = r_to_py(CAR(a));
-        if (!v) { n = ip + ik; goto fail_args; }
+        if (!v) goto fail_args;
         if (TAG(a) != R_NilValue) {
             stack[1 + npos + ik] = v;
             PyTuple_SET_ITEM(kwnames, ik, PyUnicode_InternFromString(CHAR(PRINTNAME(TAG(a)))));
@@ -578,21 +610,21 @@ static SEXP C_is_live(SEXP p) {
                             R_ExternalPtrAddr(p) != NULL);
 }
 
-/* Evaluate one top-level expression as R's REPL does: errors are printed by
- * R's own handler, visible values printed.  Returns FALSE after an error. */
-typedef struct { SEXP expr, env; } TopArgs;
+/* One step of R's own REPL (what Rscript runs): read a line through the
+ * console callback, parse, evaluate, print a visible value, print deferred
+ * warnings. Run under R_ToplevelExec so that an error ends only this step.
+ * Returns the REPL status (-1 at end of input), or -2 after an error.
+ *
+ * Called from Python through ctypes while R is idle (not through .Call):
+ * R_ReplDLLdo1 resets R's protect stack, which is only safe at top level. */
+extern int R_ReplDLLdo1(void);
 
-static void toplevel_body(void *data) {
-    TopArgs *a = (TopArgs *)data;
-    R_Visible = TRUE;
-    SEXP val = PROTECT(Rf_eval(a->expr, a->env));
-    if (R_Visible) Rf_PrintValue(val);
-    UNPROTECT(1);
-}
+static void repl_body(void *data) { *(int *)data = R_ReplDLLdo1(); }
 
-static SEXP C_toplevel(SEXP expr, SEXP env) {
-    TopArgs a = {expr, env};
-    return Rf_ScalarLogical(R_ToplevelExec(toplevel_body, &a));
+int rtorch_repl_do1(void) {
+    int status = 0;
+    if (!R_ToplevelExec(repl_body, &status)) return -2;
+    return status;
 }
 
 /* rpy2 interop: SEXP address <-> Python object. */
@@ -623,7 +655,19 @@ static PyObject *py_py_to_sexp(PyObject *self, PyObject *obj) {
     return out;
 }
 
+static PyObject *py_shutdown(PyObject *self, PyObject *unused) {
+    r_alive = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_drain(PyObject *self, PyObject *unused) {
+    drain_pending();
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef native_methods[] = {
+    {"shutdown", py_shutdown, METH_NOARGS, "R is ending: stop releasing R objects"},
+    {"drain_pending", py_drain, METH_NOARGS, "drop references R has finalized"},
     {"sexp_to_py", py_sexp_to_py, METH_O, "Python object for the R value at an address"},
     {"py_to_robject", py_py_to_sexp, METH_O, "R value (as RObject) for a Python object"},
     {NULL, NULL, 0, NULL}
@@ -645,7 +689,6 @@ static const R_CallMethodDef call_methods[] = {
     {"C_getattr", (DL_FUNC)&C_getattr, 1},
     {"C_box", (DL_FUNC)&C_box, 1},
     {"C_is_live", (DL_FUNC)&C_is_live, 1},
-    {"C_toplevel", (DL_FUNC)&C_toplevel, 2},
     {"C_py_of", (DL_FUNC)&C_py_of, 1},
     {"C_export_native", (DL_FUNC)&C_export_native, 0},
     {NULL, NULL, 0}

@@ -623,7 +623,7 @@ def hook_remove(handle: RemovableHandle) -> None:
 
 
 def _same(name: str) -> Callable:
-    return getattr(_ops, name)
+    return _ops.METHODS[name]
 
 
 # Methods whose R form is the engine's op unchanged (no dims, no indices).
@@ -638,11 +638,11 @@ _BINARY = ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "gt", "ge", 
 
 
 def _int_(self: Tensor) -> Tensor:
-    return _ops.int_(self)
+    return _ops.METHODS["int"](self)
 
 
 def _float(self: Tensor) -> Tensor:
-    return _ops.float_(self)
+    return _ops.METHODS["float"](self)
 
 
 def detach(self: Tensor) -> Tensor:

@@ -1,0 +1,114 @@
+# Grad mode, anomaly detection and R-defined autograd functions.
+
+# Runs `code` with grad mode set to `enabled`, restoring the previous mode
+# however `code` exits.
+.with_grad_mode <- function(enabled, code) {
+  scope <- .External(C_call, .py$grad_mode_scope, enabled)
+  on.exit(.External(C_call, .py$scope_exit, scope), add = TRUE)
+  code
+}
+
+with_no_grad <- function(code) .with_grad_mode(FALSE, code)
+
+with_enable_grad <- function(code) .with_grad_mode(TRUE, code)
+
+# Sets grad mode until the frame `.env` (by default the caller's) exits,
+# like withr's local_*() functions.
+.local_grad_mode <- function(enabled, .env) {
+  scope <- .External(C_call, .py$grad_mode_scope, enabled)
+  restore <- bquote(.External(.(C_call), .(.py$scope_exit), .(scope)))
+  do.call(base::on.exit, list(restore, add = TRUE), envir = .env)
+  invisible(NULL)
+}
+
+local_no_grad <- function(.env = parent.frame()) .local_grad_mode(FALSE, .env)
+
+local_enable_grad <- function(.env = parent.frame()) .local_grad_mode(TRUE, .env)
+
+autograd_set_grad_mode <- function(enabled) {
+  .External(C_call, .py$set_grad_mode, enabled)
+  invisible(NULL)
+}
+
+autograd_is_enabled <- function() .External(C_call, .py$is_grad_enabled)
+
+with_detect_anomaly <- function(code) {
+  warning("This mode should be enabled only for debugging as the different tests will ",
+          "slow down your program execution.", call. = FALSE)
+  scope <- .External(C_call, .py$anomaly_scope)
+  on.exit(.External(C_call, .py$scope_exit, scope), add = TRUE)
+  code
+}
+
+# Custom functions ----------------------------------------------------------
+
+# Non-tensor R values are handed to Python boxed, so they come back to R
+# unchanged (an R numeric stays numeric, a list stays a list...).
+.box_values <- function(values) {
+  lapply(values, function(v) if (inherits(v, "torch_tensor")) v else .Call(C_box, v))
+}
+
+# The arguments of a call of the function autograd_function() returns, in
+# forward's order, as a named list ("" for what `...` caught).
+.collect_args <- function(names, env, dots) {
+  values <- list()
+  out_names <- character()
+  for (nm in names) {
+    if (nm == "...") {
+      values <- c(values, dots)
+      dn <- names(dots)
+      out_names <- c(out_names, if (is.null(dn)) rep("", length(dots)) else dn)
+    } else {
+      values <- c(values, list(get(nm, envir = env)))
+      out_names <- c(out_names, nm)
+    }
+  }
+  names(values) <- out_names
+  values
+}
+
+autograd_function <- function(forward, backward) {
+  force(forward)
+  force(backward)
+  fmls <- formals(forward)[-1L]
+  .rtorch_names <- names(fmls)
+  if (is.null(.rtorch_names)) .rtorch_names <- character()
+
+  run_forward <- function(ctx, args) do.call(forward, c(list(ctx), args))
+  run_backward <- function(ctx, grads) {
+    # As R torch: one argument per output, but when backward takes fewer, the
+    # trailing gradients arrive together as a list in its last argument.
+    n <- length(formals(backward)) - 1L
+    if (length(grads) > n && n >= 1L) {
+      grads <- if (n == 1L) list(grads) else c(grads[seq_len(n - 1L)], list(grads[-seq_len(n - 1L)]))
+    }
+    do.call(backward, c(list(ctx), grads))
+  }
+  .rtorch_fn <- .External(C_call, .py$make_autograd_function, run_forward, run_backward,
+                          as.list(.rtorch_names))
+
+  has_dots <- "..." %in% .rtorch_names
+  f <- function() NULL
+  formals(f) <- fmls
+  body(f) <- bquote({
+    .rtorch_args <- .(as.name(".collect_args"))(
+      .rtorch_names, environment(), .(if (has_dots) quote(list(...)) else NULL))
+    .External(.(C_call), .(.py$apply_function), .rtorch_fn, .box_values(.rtorch_args))
+  })
+  f
+}
+
+`$.torch_autograd_context` <- function(x, name) {
+  switch(name,
+    save_for_backward = function(...) {
+      invisible(.External(C_call, .py$ctx_save, x, .box_values(list(...))))
+    },
+    mark_dirty = function(...) {
+      invisible(.External(C_call, .py$ctx_mark_dirty, x, list(...)))
+    },
+    mark_non_differentiable = function(...) {
+      invisible(.External(C_call, .py$ctx_mark_non_differentiable, x, list(...)))
+    },
+    .External(C_call, .py$ctx_get, x, name)
+  )
+}

@@ -1,0 +1,217 @@
+"""The R bridge: R torch's API in this process's embedded R, on the same engine.
+
+`load()` starts R through rpy2 if needed, installs the `torch` shim (the R
+package in `r_compat/`, whose C part is the R<->Python crossing) into a
+private library the first time, and puts that library first in
+`.libPaths()`, so that `library(torch)` attaches the shim. Tensors pass
+between the languages as the same Python object; `to_r`/`from_r` convert for
+rpy2 users, and the rpy2 converter is extended so `%%R -i/-o` move tensors.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["load", "r_source_dir", "library_dir", "ensure_installed", "to_r", "from_r"]
+
+_loaded_lib: str | None = None
+
+
+def r_source_dir() -> Path:
+    """Where the shim's R package source lives (`r_compat/` in the repository)."""
+    env = os.environ.get("RTORCH_PY_R_SOURCE")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve()
+    for base in (here.parents[2], here.parent):
+        cand = base / "r_compat"
+        if (cand / "DESCRIPTION").exists():
+            return cand
+    raise RuntimeError("can't find the R shim's sources (r_compat/); set RTORCH_PY_R_SOURCE")
+
+
+def _r_home() -> str:
+    try:
+        from rpy2 import situation
+        home = situation.get_r_home()
+        if home:
+            return home
+    except Exception:  # pragma: no cover - rpy2 missing or odd set-up
+        pass
+    out = subprocess.run(["R", "RHOME"], capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def _fingerprint(src: Path) -> str:
+    """Hash of everything the installed shim depends on."""
+    h = hashlib.sha256()
+    for p in sorted(src.rglob("*")):
+        if p.is_file() and not p.name.endswith((".o", ".so")):
+            h.update(str(p.relative_to(src)).encode())
+            h.update(p.read_bytes())
+    h.update(sys.version.encode())
+    h.update(sysconfig.get_paths()["include"].encode())
+    h.update(_r_home().encode())
+    return h.hexdigest()[:16]
+
+
+def library_dir() -> Path:
+    """The root of the private R libraries (one per shim version)."""
+    env = os.environ.get("RTORCH_PY_R_LIBS")
+    if env:
+        return Path(env)
+    root = Path(sys.prefix) / "lib" / "rtorch-py" / "R"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        if os.access(root, os.W_OK):
+            return root
+    except OSError:
+        pass
+    return Path.home() / ".cache" / "rtorch-py" / "R"
+
+
+def ensure_installed(quiet: bool = True) -> Path:
+    """Install the shim into the private library unless this version is there.
+
+    Returns the library directory to put first in `.libPaths()`."""
+    src = r_source_dir()
+    root = library_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    lib = root / _fingerprint(src)
+    if (lib / "torch" / "R" / "torch").exists():
+        return lib
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (lib / "torch" / "R" / "torch").exists():
+            return lib
+        with tempfile.TemporaryDirectory(dir=root) as tmp:
+            # Build from a copy so no object files land in the source tree.
+            pkg = Path(tmp) / "torch"
+            shutil.copytree(src, pkg, ignore=shutil.ignore_patterns("*.o", "*.so"))
+            out_lib = Path(tmp) / "lib"
+            out_lib.mkdir()
+            env = dict(os.environ)
+            env["RTORCH_PY_CFLAGS"] = "-I" + sysconfig.get_paths()["include"]
+            env.pop("R_LIBS_USER", None)
+            r = os.path.join(_r_home(), "bin", "R")
+            # --no-test-load: the package can only load inside Python.
+            cmd = [r, "CMD", "INSTALL", "--no-test-load", "--no-docs", "--no-html",
+                   "--no-multiarch", "--library=" + str(out_lib), str(pkg)]
+            res = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            if res.returncode != 0:
+                raise RuntimeError("installing the R torch shim failed:\n" + res.stdout +
+                                   res.stderr)
+            if lib.exists():
+                shutil.rmtree(lib)
+            os.replace(out_lib, lib)
+        for old in root.iterdir():  # earlier versions of the shim
+            if old.is_dir() and old != lib and len(old.name) == 16:
+                shutil.rmtree(old, ignore_errors=True)
+    return lib
+
+
+def _start_r() -> None:
+    import rpy2.rinterface as ri
+    if not ri.embedded.isinitialized():
+        ri.initr_simple()
+
+
+def load(attach: bool = True) -> None:
+    """Make R torch's API available in this process's embedded R.
+
+    With `attach` (the default, for rpy2 and Jupyter's `%%R`) the shim is
+    attached as `library(torch)` would; otherwise only `.libPaths()` is set
+    up and the namespace loaded, so that scripts' own `library(torch)`
+    attaches it."""
+    global _loaded_lib
+    _start_r()
+    import rpy2.rinterface as ri
+    lib = str(ensure_installed())
+    if _loaded_lib != lib:
+        ri.baseenv.find(".libPaths")(ri.StrSexpVector(
+            [lib, *ri.baseenv.find(".libPaths")()]))
+        _loaded_lib = lib
+    first = not hasattr(_native_api(), "shutdown")
+    ri.evalr('loadNamespace("torch")')
+    if first:
+        import atexit
+        atexit.register(_native_api().shutdown)  # runs before rpy2 ends R
+    if attach:
+        ri.evalr('suppressPackageStartupMessages(library(torch))')
+    _register_converters()
+
+
+# --------------------------------------------------------------------------
+# rpy2 interop: R values <-> Python objects, the same tensors both ways
+
+
+def _native_api() -> Any:
+    from . import api
+    return api
+
+
+def _native() -> Any:
+    from . import api
+    if not hasattr(api, "sexp_to_py"):
+        raise RuntimeError("the R shim is not loaded; call rtorch_py.r.load() first")
+    return api
+
+
+def from_r(obj: Any) -> Any:
+    """An rpy2 object (an R tensor, list, vector...) as the shim sees it in
+    Python: R tensors become the very same Python Tensor."""
+    import rpy2.rinterface as ri
+    from rpy2.rinterface_lib import openrlib
+    sexp = obj.__sexp__._cdata if hasattr(obj, "__sexp__") else obj
+    addr = int(openrlib.ffi.cast("uintptr_t", sexp))
+    del ri
+    return _native().sexp_to_py(addr)
+
+
+def to_r(obj: Any) -> Any:
+    """A Python object as an rpy2 object: a Tensor becomes an R torch_tensor
+    holding the same Tensor."""
+    from rpy2.rinterface_lib import openrlib
+    from rpy2.rinterface_lib import _rinterface_capi as capi
+    from rpy2.rinterface_lib import conversion as rconv
+    robj = _native().py_to_robject(obj)
+    cdata = openrlib.ffi.cast("SEXP", robj.address)
+    return rconv._cdata_to_rinterface(cdata)
+
+
+_converters_done = False
+
+
+def _register_converters() -> None:
+    """Teach rpy2's default converter about tensors (for `%%R -i x -o y`)."""
+    global _converters_done
+    if _converters_done:
+        return
+    try:
+        import rpy2.rinterface as ri
+        from rpy2.robjects import conversion, default_converter
+
+        from ..tensor import Tensor
+
+        @default_converter.py2rpy.register(Tensor)
+        def _tensor_py2rpy(obj: Tensor) -> Any:
+            return to_r(obj)
+
+        @default_converter.rpy2py.register(ri.SexpExtPtr)
+        def _extptr_rpy2py(obj: Any) -> Any:
+            try:
+                return from_r(obj)
+            except Exception:
+                return obj
+        del conversion
+    except Exception:  # pragma: no cover - robjects unavailable
+        return
+    _converters_done = True

@@ -1,0 +1,131 @@
+"""`rtorch-py run FILE.R` / `rtorch-py run -e EXPR`: Rscript, with the shim.
+
+Top-level expressions are read and evaluated one at a time, as R's REPL
+does for Rscript: visible values are printed with print()/show(), errors
+are reported by R's own handler (``Error in f() : msg``), then "Execution
+halted" and exit status 1. Warnings are printed after each top-level call.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Sequence
+
+__all__ = ["main", "run_source"]
+
+
+def _write_out(s: str) -> None:
+    os.write(1, s.encode("utf-8", "replace"))
+
+
+def _write_err(s: str) -> None:
+    os.write(2, s.encode("utf-8", "replace"))
+
+
+def _setup_console() -> None:
+    # Unbuffered writes to the real stdout/stderr, so R's output and ours
+    # interleave as in Rscript and nothing is lost if the script calls quit().
+    from rpy2.rinterface_lib import callbacks
+    callbacks.consolewrite_print = _write_out
+    callbacks.consolewrite_warnerror = _write_err
+    callbacks.showmessage = _write_err
+
+
+def _repl_init() -> None:
+    """R_ReplDLLinit, once, from outside any R evaluation (it resets R's
+    context stack, so it must not run inside a .Call)."""
+    import ctypes
+
+    from . import _r_home
+    global _repl_ready
+    if _repl_ready:
+        return
+    ctypes.CDLL(os.path.join(_r_home(), "lib", "libR.so")).R_ReplDLLinit()
+    _repl_ready = True
+
+
+_repl_ready = False
+
+
+def run_source(text: str, args: Sequence[str] = ()) -> int:
+    """Run R code as Rscript would, through R's own REPL in this process's
+    embedded R; return the exit status."""
+    import rpy2.rinterface as ri
+    from rpy2.rinterface_lib import callbacks
+
+    from . import load
+
+    load(attach=False)
+    lines = text.split("\n")
+    pos = 0
+
+    def read(prompt: str) -> str:
+        nonlocal pos
+        if pos >= len(lines):
+            return ""  # end of input
+        line = lines[pos]
+        pos += 1
+        return line if line else " "  # an empty reply would mean end of input
+
+    def cleanup(saveact: int, status: int, runlast: int) -> None:
+        os._exit(status)  # quit(status = n) in the script
+
+    callbacks.consoleread = read
+    callbacks.cleanup = cleanup
+    ri.evalr("options(showErrorCalls = TRUE)")
+    _repl_init()
+    import ctypes
+    shim = ctypes.CDLL(str(ri.evalr('getLoadedDLLs()[["torch"]][["path"]]')[0]))
+    while True:
+        status = shim.rtorch_repl_do1()
+        if status == -2:
+            _write_err("Execution halted\n")
+            return 1
+        if status == -1:
+            return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["vignettes"]:  # its own options: see rtorch_py/vignettes.py
+        from .. import vignettes
+        return int(vignettes.main(argv[1:]) or 0)
+    parser = argparse.ArgumentParser(
+        prog="rtorch-py", description="R torch's API on the rtorch-py engine")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run an R script (or -e expressions) like Rscript, "
+                                     "with library(torch) attaching the shim")
+    run.add_argument("-e", dest="exprs", action="append", metavar="EXPR",
+                     help="R expression(s) to run, as Rscript -e")
+    run.add_argument("file", nargs="?", help="the R script")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="arguments for commandArgs()")
+    sub.add_parser("vignettes", help="reproduce and cross-check every vignette")
+    ns = parser.parse_args(argv)
+
+    if ns.command == "vignettes":
+        from .. import vignettes  # written alongside, by the vignettes work
+        return int(vignettes.main() or 0)
+
+    if ns.exprs:
+        text = "\n".join(ns.exprs)
+        if ns.file is not None:
+            ns.args = [ns.file, *ns.args]
+    elif ns.file:
+        try:
+            with open(ns.file, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError as err:
+            _write_err(f"Fatal error: cannot open file '{ns.file}': {err.strerror}\n")
+            return 2
+    else:
+        parser.error("run needs a FILE or -e EXPR")
+    _setup_console()
+    status = run_source(text, ns.args or ())
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)  # as Rscript ends: no teardown of the embedded R
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,220 @@
+"""In-place ops: values, grad_fn names and gradients against PyTorch, version
+counters, the leaf error, and saved tensors modified in place."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import rtorch_py as rt
+from helpers import check_vs_torch, gradcheck, rand
+
+FLOATS = [np.float32, np.float64]
+
+# op(T, y, o): modify y (a non-leaf) in place, using o (shape (4,) or (3, 4)).
+INPLACE = {
+    "add_": lambda T, y, o: y.add_(o),
+    "add_alpha": lambda T, y, o: y.add_(o, alpha=-2),
+    "add_num": lambda T, y, o: y.add_(3),
+    "iadd": lambda T, y, o: _iop(y, "__iadd__", o),
+    "sub_": lambda T, y, o: y.sub_(o),
+    "sub_num": lambda T, y, o: y.sub_(0.5),
+    "isub": lambda T, y, o: _iop(y, "__isub__", o),
+    "mul_": lambda T, y, o: y.mul_(o),
+    "mul_num": lambda T, y, o: y.mul_(-1.5),
+    "imul": lambda T, y, o: _iop(y, "__imul__", o),
+    "div_": lambda T, y, o: y.div_(o),
+    "div_num": lambda T, y, o: y.div_(4),
+    "idiv": lambda T, y, o: _iop(y, "__itruediv__", o),
+    "zero_": lambda T, y, o: y.zero_(),
+    "fill_": lambda T, y, o: y.fill_(1.25),
+    "clamp_": lambda T, y, o: y.clamp_(min=-0.5, max=0.5),
+    "clamp_min": lambda T, y, o: y.clamp_(min=0.1),
+    "copy_": lambda T, y, o: y.copy_(o),
+    "masked_fill_": lambda T, y, o: y.masked_fill_(o > 0, -3.0),
+}
+
+
+def _iop(y, name, o):
+    return getattr(y, name)(o)
+
+
+def _case(op):
+    def fn(T, x, o):
+        y = x * 1.0
+        out = INPLACE[op](T, y, o)
+        assert out is y
+        return y
+    return fn
+
+
+def _case_used(op):
+    # the modified tensor combined with the original inputs downstream
+    def fn(T, x, o):
+        y = x.sin()  # saves x, not y
+        INPLACE[op](T, y, o)
+        return y * x + o
+    return fn
+
+
+def _other(op, shape, dtype):
+    if op.startswith(("div", "idiv")):
+        return rand(*shape, dtype=dtype, away_from_zero=0.5)
+    return rand(*shape, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("oshape", [(3, 4), (4,), (1, 4)])
+@pytest.mark.parametrize("op", list(INPLACE))
+def test_inplace_vs_torch(op, oshape, dtype):
+    x, o = rand(3, 4, dtype=dtype), _other(op, oshape, dtype)
+    check_vs_torch(_case(op), x, o, second_order=True)
+    check_vs_torch(_case(op), x, o, requires_grad=[False, True])
+    check_vs_torch(_case_used(op), x, o, second_order=True, check_names=False)
+
+
+@pytest.mark.parametrize("op", list(INPLACE))
+def test_inplace_gradcheck(op):
+    x, o = rand(3, 4), _other(op, (4,), np.float64)
+    # keep away from the clamp bounds
+    x = np.where(np.abs(np.abs(x) - 0.5) < 0.05, x + 0.2, x)
+    x = np.where(np.abs(x - 0.1) < 0.05, x + 0.2, x)
+    gradcheck(_case(op), x, o)
+
+
+@pytest.mark.parametrize("op", list(INPLACE))
+def test_inplace_bumps_version(op):
+    y = rt.torch_tensor(rand(3, 4), dtype=rt.torch_float64())
+    o = rt.torch_tensor(_other(op, (4,), np.float64))
+    v0 = y._version[0]
+    INPLACE[op](None, y, o)
+    assert y._version[0] == v0 + 1
+    # and so does every view sharing the counter
+    y2 = rt.torch_tensor(rand(3, 4))
+    view = y2[0]
+    INPLACE[op](None, y2, rt.torch_tensor(_other(op, (4,), np.float64)))
+    assert view._version[0] == y2._version[0] == 1
+
+
+@pytest.mark.parametrize("op", list(INPLACE))
+def test_inplace_on_leaf_requiring_grad_fails(op):
+    x = rt.torch_tensor(rand(3, 4), requires_grad=True)
+    before = rt.as_array(x).copy()
+    o = rt.torch_tensor(_other(op, (4,), np.float64))
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used "
+                                           "in an in-place operation"):
+        INPLACE[op](None, x, o)
+    np.testing.assert_array_equal(rt.as_array(x), before)  # untouched
+    assert x._version[0] == 0
+    # allowed under no_grad, records nothing
+    with rt.with_no_grad():
+        INPLACE[op](None, x, o)
+    assert x.grad_fn is None and x.requires_grad and x.is_leaf
+    # and the engine still works afterwards
+    (x * 2).sum().backward()
+    np.testing.assert_array_equal(rt.as_array(x.grad), np.full((3, 4), 2.0))
+
+
+def test_inplace_on_saved_input_is_caught():
+    x = rt.torch_ones(3, requires_grad=True)
+    y = x * 2
+    z = y * y  # saves y
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation") as e:
+        z.sum().backward()
+    assert "is at version 1; expected version 0" in str(e.value)
+    # the same pattern in PyTorch fails too
+    tx = torch.ones(3, requires_grad=True)
+    ty = tx * 2
+    tz = ty * ty
+    ty.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        tz.sum().backward()
+
+
+def test_inplace_on_saved_output_is_caught():
+    x = rt.torch_ones(3, requires_grad=True)
+    y = x.exp()  # saves its output
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_inplace_after_op_not_saving_it_is_fine():
+    x = rt.torch_ones(3, requires_grad=True)
+    y = x + 1        # add saves nothing
+    z = y + 2
+    y.mul_(3)
+    z.sum().backward()
+    assert rt.as_array(x.grad).tolist() == [1.0, 1.0, 1.0]
+
+
+def test_inplace_through_view_shares_version():
+    x = rt.torch_ones(2, 3, requires_grad=True)
+    y = x * 2
+    z = y.sigmoid()  # saves its output z
+    zv = z.view(6)
+    zv.zero_() if False else None
+    with rt.with_no_grad():
+        zv.fill_(0.0)  # modifies z through the view
+    assert z._version[0] == 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+
+
+def test_inplace_makes_plain_tensor_require_grad():
+    x = rt.torch_tensor([1.0, 2.0, 3.0], requires_grad=True)
+    a = rt.torch_zeros(3)
+    a.add_(x * x)
+    assert a.requires_grad and a.grad_fn.name == "AddBackward0"
+    a.sum().backward()
+    assert rt.as_array(x.grad).tolist() == [2.0, 4.0, 6.0]
+
+
+def test_inplace_integer_and_cast_errors():
+    i = rt.torch_tensor([1, 2, 3])
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        i.add_(1.5)
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        i.div_(2)
+    i.add_(2)
+    assert rt.as_array(i).tolist() == [3, 4, 5] and i.dtype == rt.torch_int64()
+    with pytest.raises(RuntimeError, match="broadcast"):
+        rt.torch_zeros(3).add_(rt.torch_ones(4))
+    with pytest.raises(RuntimeError, match="broadcast"):
+        rt.torch_zeros(3).add_(rt.torch_ones(2, 3))  # other may not grow self
+    with pytest.raises(RuntimeError, match="broadcast"):
+        rt.torch_zeros(3).copy_(rt.torch_ones(4))
+    with pytest.raises(TypeError, match="bool"):
+        rt.torch_zeros(3).masked_fill_(rt.torch_ones(3), 1.0)
+
+
+def test_inplace_dtype_casts_like_torch():
+    f32 = np.zeros(3, dtype=np.float32)
+    f64 = np.array([0.1, 0.2, 0.3])
+    check_vs_torch(lambda T, a, b: a.add_(b), f32, f64, requires_grad=False)
+    check_vs_torch(lambda T, a, b: a.copy_(b), f32, f64, requires_grad=False)
+    check_vs_torch(lambda T, a, b: a.copy_(b), np.zeros(3, np.int64), f64, requires_grad=False)
+    check_vs_torch(lambda T, a, b: (a * 1).copy_(b), f32, f64, requires_grad=[False, True])
+    check_vs_torch(lambda T, a, b: a.mul_(2), np.arange(3), f64, requires_grad=False)
+    check_vs_torch(lambda T, a, b: a.clamp_(min=1), np.arange(3), f64, requires_grad=False)
+    check_vs_torch(lambda T, a, b: a.fill_(2.7), np.arange(3), f64, requires_grad=False)
+
+
+@pytest.mark.parametrize("vshape", [(), (1,)])
+def test_fill_and_masked_fill_with_tensor_value(vshape):
+    x, v = rand(3, 4), rand(*vshape)
+    if vshape:
+        with pytest.raises(RuntimeError, match="0-dimension"):
+            torch.zeros(2).fill_(torch.zeros(1))
+        with pytest.raises(RuntimeError, match="0-dimension"):
+            rt.torch_zeros(2).fill_(rt.torch_zeros(1))
+        with pytest.raises(RuntimeError, match="0-dimension"):
+            rt.torch_zeros(2).masked_fill_(rt.torch_zeros(2) == 0, rt.torch_zeros(1))
+        with pytest.raises(RuntimeError, match="0-dimension"):
+            rt.torch_zeros(2).masked_fill(rt.torch_zeros(2) == 0, rt.torch_zeros(1))
+        return
+        check_vs_torch(lambda T, x, v: (x * 1).fill_(v), x, v)
+    check_vs_torch(lambda T, x, v: (x * 1).masked_fill_(x > 0, v), x, v)
+    check_vs_torch(lambda T, x, v: x.masked_fill(x > 0, v), x, v)
+    gradcheck(lambda T, x, v: (x * 1).masked_fill_(x > 0, v) * x, x, v)

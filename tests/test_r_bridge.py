@@ -1,0 +1,198 @@
+"""The R bridge: testthat files run through `rtorch-py run`, the runner's
+Rscript behaviour, and tensors shared between Python and embedded R.
+
+Each R-facing test runs in a subprocess (a fresh embedded R, as users get
+from the runner); the Python-interop test loads the shim in-process.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+R_TESTS = ROOT / "tests" / "r"
+RUNNER = [sys.executable, "-m", "rtorch_py.r.cli"]
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("R") is None or pytest.importorskip("rpy2") is None,
+    reason="R and rpy2 are needed for the R bridge")
+
+
+def run_r(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([*RUNNER, "run", *args], capture_output=True, text=True,
+                          cwd=ROOT, env=full_env, timeout=timeout)
+
+
+# ---------------------------------------------------------------------------
+# testthat files, one pytest test each
+
+TESTTHAT_FILES = sorted(p.name for p in R_TESTS.glob("test-*.R"))
+
+
+@pytest.mark.parametrize("name", TESTTHAT_FILES)
+def test_testthat_file(name: str) -> None:
+    res = run_r(str(R_TESTS / "run-testthat.R"), env={"RTORCH_TEST_FILE": str(R_TESTS / name)})
+    assert res.returncode == 0, f"{name} failed:\n{res.stdout}\n{res.stderr}"
+    assert "0 failed, 0 errors" in res.stdout, res.stdout
+
+
+# ---------------------------------------------------------------------------
+# The runner behaves like Rscript
+
+def test_issue_example_prints_the_gradient() -> None:
+    res = run_r("-e", "library(torch); x <- torch_tensor(1, requires_grad = TRUE); "
+                      "(x * 2)$backward(); x$grad")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "torch_tensor\n 2\n[ CPUFloatType{1} ]\n"
+    assert res.stderr == ""
+
+
+def test_autoprint_only_visible_values() -> None:
+    res = run_r("-e", "x <- 1", "-e", "invisible(2)", "-e", "f <- function() invisible(3); f()",
+                "-e", "library(stats)", "-e", "x + 1", "-e", "print('a')")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == '[1] 2\n[1] "a"\n'
+
+
+def test_error_at_top_level() -> None:
+    res = run_r("-e", "cat('before\\n'); stop('boom'); cat('after\\n')")
+    assert res.returncode == 1
+    assert res.stdout == "before\n"
+    assert res.stderr == "Error: boom\nExecution halted\n"
+
+
+def test_error_in_a_function_names_the_call() -> None:
+    res = run_r("-e", "f <- function() stop('inner'); g <- function() f(); g()")
+    assert res.returncode == 1
+    assert res.stderr == "Error in f() : inner\nCalls: g -> f\nExecution halted\n"
+
+
+def test_python_error_reaches_r_as_error() -> None:
+    res = run_r("-e", "library(torch); x <- torch_ones(2, 2); x$sum(dim = 0)")
+    assert res.returncode == 1
+    assert "Indexing starts at 1 but found a 0." in res.stderr
+    assert res.stderr.endswith("Execution halted\n")
+
+
+def test_errors_are_catchable_and_the_session_goes_on() -> None:
+    res = run_r("-e", "library(torch)",
+                "-e", "r <- tryCatch(torch_ones(2)$sum(dim = 0), error = function(e) "
+                      "conditionMessage(e)); cat(r, '\\n')",
+                "-e", "(torch_ones(2) * 3)$sum()")
+    assert res.returncode == 0, res.stderr
+    assert "Indexing starts at 1" in res.stdout
+    assert res.stdout.endswith("torch_tensor\n6\n[ CPUFloatType{} ]\n")
+
+
+def test_warnings_printed_as_rscript() -> None:
+    res = run_r("-e", "f <- function() warning('careful'); f(); 1")
+    assert res.returncode == 0
+    assert res.stdout == "[1] 1\n"
+    assert res.stderr == "Warning message:\nIn f() : careful\n"
+
+
+def test_syntax_error() -> None:
+    res = run_r("-e", "1", "-e", "x y")
+    assert res.returncode == 1
+    assert res.stdout == "[1] 1\n"
+    assert res.stderr == 'Error: unexpected symbol in "x y"\nExecution halted\n'
+
+
+def test_quit_status() -> None:
+    res = run_r("-e", "cat('bye\\n'); quit(status = 3)")
+    assert res.returncode == 3
+    assert res.stdout == "bye\n"
+
+
+def test_script_file_and_missing_file(tmp_path: Path) -> None:
+    script = tmp_path / "s.R"
+    script.write_text("library(torch)\n\nx <- torch_tensor(c(1, 2))\n\nx$sum()\n")
+    res = run_r(str(script))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "torch_tensor\n3\n[ CPUFloatType{} ]\n"
+    res = run_r(str(tmp_path / "missing.R"))
+    assert res.returncode == 2
+    assert "cannot open file" in res.stderr
+
+
+def test_other_packages_load_normally() -> None:
+    res = run_r("-e", "library(testthat); library(torch); requireNamespace('stats'); "
+                      "cat(is.function(test_that), is.function(torch_tensor), '\\n')")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "TRUE TRUE \n"
+
+
+def test_require_torch() -> None:
+    res = run_r("-e", "cat(require(torch, quietly = TRUE), '\\n'); torch::torch_zeros(1)")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "TRUE \ntorch_tensor\n 0\n[ CPUFloatType{1} ]\n"
+
+
+# ---------------------------------------------------------------------------
+# The same tensors in Python and R
+
+_INTEROP = r'''
+import numpy as np
+import rpy2.rinterface as ri
+import rtorch_py as rt
+import rtorch_py.r as rr
+
+rr.load()
+ri.evalr("""
+square <- autograd_function(
+  forward = function(ctx, x) {
+    ctx$save_for_backward(x = x, k = 2)
+    x^2
+  },
+  backward = function(ctx, grad_output) {
+    s <- ctx$saved_variables
+    stopifnot(is.numeric(s$k))
+    list(x = grad_output * s$k * s$x)
+  }
+)
+""")
+x = rt.torch_tensor([1.0, 2.0, 3.0], requires_grad=True)
+x_r = rr.to_r(x)
+assert rr.from_r(x_r) is x                      # the same object, not a copy
+y = rr.from_r(ri.globalenv.find("square")(x_r))
+assert isinstance(y, rt.Tensor) and y.grad_fn is not None
+y.sum().backward()                               # backpropagated from Python
+assert np.allclose(x.grad.numpy(), [2.0, 4.0, 6.0])
+ri.globalenv["x"] = x_r
+g = ri.evalr("as_array(x$grad)")                 # and visible from R
+assert list(g) == [2.0, 4.0, 6.0], list(g)
+assert ri.evalr("is_torch_tensor(x)")[0]
+
+# an R error inside backward reaches Python with its message
+ri.evalr("""
+bad <- autograd_function(
+  forward = function(ctx, x) x * 1,
+  backward = function(ctx, g) stop("backward exploded")
+)
+""")
+z = rr.from_r(ri.globalenv.find("bad")(x_r))
+try:
+    z.sum().backward()
+except Exception as err:
+    assert "backward exploded" in str(err), str(err)
+else:
+    raise AssertionError("no error")
+assert np.allclose(x.grad.numpy(), [2.0, 4.0, 6.0])  # gradients untouched
+# and the session still works
+assert list(ri.evalr("as_array(torch_tensor(c(1, 2)) * 2)")) == [2.0, 4.0]
+print("OK")
+'''
+
+
+def test_python_tensor_through_r_autograd_function() -> None:
+    res = subprocess.run([sys.executable, "-c", _INTEROP], capture_output=True, text=True,
+                         cwd=ROOT, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.strip().endswith("OK")
