@@ -22,20 +22,18 @@ from threadpoolctl import threadpool_info
 
 from .workloads import Workload, workloads
 
-MARK_BEGIN, MARK_END = "<!-- bench:begin -->", "<!-- bench:end -->"
-
 
 @dataclass
 class Row:
     w: Workload
-    ours: float | None = None      # µs per unit (median)
+    ours: float | None = None      # µs per unit (median over rounds)
     theirs: float | None = None
-    spread: tuple = ()             # (ours IQR-ish, theirs) in percent
+    paired: float | None = None    # median over rounds of that round's ours/theirs
     error: str | None = None
 
     @property
     def ratio(self) -> float | None:
-        return None if self.error or not self.theirs else self.ours / self.theirs
+        return None if self.error else self.paired
 
     @property
     def status(self) -> str:
@@ -52,7 +50,7 @@ class Report:
     memory: dict | None = None
     memory_error: str | None = None
     env: dict = field(default_factory=dict)
-    flat: tuple | None = None      # (ours, torch) per-op time at longest / at middle length
+    flat: tuple | None = None      # per-op time at longest / middle length: ours, torch, paired
 
 
 # --------------------------------------------------------------------------
@@ -123,16 +121,19 @@ def _calibrate(fn, budget: float) -> int:
 
 
 def measure(ours, theirs, rounds: int, budget: float) -> tuple:
-    """Median seconds per call of each, timed A, B, A, B... over `rounds` rounds."""
+    """Timed A, B, A, B... over `rounds` rounds: the median seconds per call of
+    each, and the median of the per-round ratios (each round's pair ran under
+    the same machine load, so the paired ratio is the steadier figure)."""
     n = (_calibrate(ours, budget), _calibrate(theirs, budget))
+    if n == (1, 1) and _time(ours, 1) + _time(theirs, 1) > 4 * budget:
+        rounds = max(5, rounds // 3)  # slow workloads: fewer, still interleaved, rounds
     samples: tuple = ([], [])
     gc.collect()
     for _ in range(rounds):
         for i, fn in enumerate((ours, theirs)):
             samples[i].append(_time(fn, n[i]) / n[i])
-    med = tuple(statistics.median(s) for s in samples)
-    spread = tuple(100 * (max(s) - min(s)) / m for s, m in zip(samples, med))
-    return med, spread
+    ratio = statistics.median(a / b for a, b in zip(*samples))
+    return statistics.median(samples[0]), statistics.median(samples[1]), ratio
 
 
 def run_workload(w: Workload, quick: bool, rounds: int, budget: float) -> Row:
@@ -145,8 +146,11 @@ def run_workload(w: Workload, quick: bool, rounds: int, budget: float) -> Row:
             fn()  # warm-up, and a check that it runs at all
         except Exception as err:
             return Row(w, error=f"{side}: {type(err).__name__}: {err}")
-    (a, b), spread = measure(ours, theirs, rounds, budget)
-    return Row(w, a * 1e6 / w.per, b * 1e6 / w.per, spread)
+    try:
+        a, b, ratio = measure(ours, theirs, rounds, budget)
+    except Exception as err:  # e.g. a second backward that breaks state the first left
+        return Row(w, error=f"while timing: {type(err).__name__}: {err}")
+    return Row(w, a * 1e6 / w.per, b * 1e6 / w.per, ratio)
 
 
 def select(all_w: list, only: str | None) -> tuple[list, bool]:
@@ -163,14 +167,16 @@ def run(args) -> Report:
     gc.collect()
     gc.freeze()  # objects from imports never need scanning again: keep gc passes short
     quick = args.quick
-    rounds = args.rounds or (3 if quick else 7)
-    budget = args.budget or (0.002 if quick else 0.25)
+    rounds = args.rounds or (3 if quick else 15)
+    budget = args.budget or (0.002 if quick else 0.1)
     chosen, with_memory = select(workloads(quick), args.only)
     if args.only and not chosen and not with_memory:
         raise SystemExit(f"--only {args.only}: no such workload; names are "
                          + ", ".join(w.name for w in workloads(quick)) + ", memory")
-    report.env["timing"] = (f"{rounds} rounds, each engine in turn (A, B, A, B...), ~{budget}s "
-                            "per engine per round, median of per-round means; gc enabled, import-time objects frozen")
+    report.env["timing"] = (f"{rounds} rounds (5 for workloads slower than {2 * budget:g}s a "
+                            f"call), each engine in turn (A, B, A, B...), ~{budget}s per engine "
+                            "per round; µs columns: median over rounds; ratio: median of the "
+                            "per-round ratios; gc enabled, import-time objects frozen")
     load0 = os.getloadavg()[0]
     for w in chosen:
         t0 = time.perf_counter()
@@ -180,7 +186,8 @@ def run(args) -> Report:
     report.env["load average (1 min) before / after"] = f"{load0:.2f} / {os.getloadavg()[0]:.2f}"
     scal = [r for r in report.rows if r.w.name.startswith("scaling_") and not r.error]
     if len(scal) >= 2:
-        report.flat = (scal[-1].ours / scal[-2].ours, scal[-1].theirs / scal[-2].theirs)
+        report.flat = (scal[-1].ours / scal[-2].ours, scal[-1].theirs / scal[-2].theirs,
+                       scal[-1].ratio / scal[-2].ratio)
     if with_memory:
         from .memory import measure_memory
         t0 = time.perf_counter()
@@ -209,13 +216,14 @@ def table_rows(report: Report) -> list[list[str]]:
         if r.error:
             rows.append([r.w.label, "-", "-", unit, "-", _target(r.w), "FAILED: " + r.error])
             continue
-        rows.append([r.w.label, _fmt(r.ours), _fmt(r.theirs), unit, f"{r.ratio:.2f}",
+        rows.append([r.w.label, _fmt(r.ours), _fmt(r.theirs), unit, f"{r.ratio:.3f}",
                      _target(r.w), r.status])
     if report.flat:
-        a, b = report.flat
-        ok = "yes" if a <= 1.5 else "NO"
+        a, b, rel = report.flat
+        # PyTorch's C++ walk is the control: on a loaded machine absolute per-op
+        # times drift between rows, the paired ratio much less.
         rows.append(["scaling: per-op time, longest / middle chain", f"{a:.2f}x", f"{b:.2f}x",
-                     "", "", "flat (≤ 1.5x)", ok])
+                     "", f"{rel:.3f}", "flat: ratio grows ≤ 1.5x", "yes" if rel <= 1.5 else "NO"])
     return rows
 
 
@@ -251,7 +259,8 @@ def print_report(report: Report) -> None:
     from rich.console import Console
     from rich.table import Table
     console = Console(width=max(Console().width, 120))
-    t = Table(title="rtorch-py vs PyTorch CPU (median µs; ratio = rtorch / PyTorch)")
+    t = Table(title="rtorch-py vs PyTorch CPU (median µs; ratio = rtorch / PyTorch, "
+                    "median of paired rounds)")
     for h in HEAD:
         t.add_column(h, justify="left" if h in ("workload", "met") else "right")
     for row in table_rows(report):
@@ -288,14 +297,18 @@ def markdown(report: Report, command: str) -> str:
     return "\n".join(parts) + "\n"
 
 
-def write_markdown(path: str, text: str) -> None:
-    """Write `text`, or replace only the marked block if the file has one."""
-    block = f"{MARK_BEGIN}\n{text}{MARK_END}\n"
+def write_markdown(path: str, text: str, name: str = "") -> None:
+    """Write `text` between `<!-- bench[:name]:begin/end -->` markers: if the file
+    has that block only the block is replaced, otherwise it is appended."""
+    begin, end = (f"<!-- bench{':' + name if name else ''}:{w} -->" for w in ("begin", "end"))
+    block = f"{begin}\n{text}{end}\n"
     if os.path.exists(path):
         old = open(path).read()
-        if MARK_BEGIN in old and MARK_END in old:
-            head, rest = old.split(MARK_BEGIN, 1)
-            block = head + block + rest.split(MARK_END, 1)[1].lstrip("\n")
+        if begin in old and end in old:
+            head, rest = old.split(begin, 1)
+            block = head + block + rest.split(end, 1)[1].lstrip("\n")
+        else:
+            block = old + ("\n" if old and not old.endswith("\n") else "") + block
     with open(path, "w") as f:
         f.write(block)
 
@@ -325,11 +338,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="tiny sizes and rounds (smoke run)")
     p.add_argument("--only", help="comma-separated workload names or prefixes "
                                   "(tiny, custom_fn, chain100, mlp, matmul, scaling, memory)")
-    p.add_argument("--rounds", type=int, help="timing rounds (default 7, quick 3)")
+    p.add_argument("--rounds", type=int, help="timing rounds (default 15, quick 3)")
     p.add_argument("--budget", type=float, help="seconds per engine per round")
     p.add_argument("--threads", type=int, help="limit NumPy's BLAS to N threads (threadpoolctl); "
                                                  "torch gets the same N (default: BLAS's own)")
     p.add_argument("--markdown", metavar="PATH", help="write the tables and environment")
+    p.add_argument("--block", default="", help="with --markdown: name of the marked block "
+                                               "to replace (default: the unnamed one)")
     p.add_argument("--plot", metavar="PATH", help="write a PNG of ratios and scaling")
     p.add_argument("--profile", metavar="NAME", help="cProfile rtorch-py on one workload")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -341,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     print_report(report)
     command = "python -m benchmarks " + " ".join(argv if argv is not None else sys.argv[1:])
     if args.markdown:
-        write_markdown(args.markdown, markdown(report, command.strip()))
+        write_markdown(args.markdown, markdown(report, command.strip()), args.block)
     if args.plot:
         from .plot import plot
         plot(report, args.plot)

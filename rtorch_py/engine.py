@@ -118,19 +118,24 @@ class SavedTensor:
                 "retain_graph=True if you need to backward through the graph a second time or "
                 "if you need to access saved tensors after calling backward.")
         if t._version[0] != self.version:
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified "
-                f"by an inplace operation: [{t._type_string()} [{', '.join(map(str, t.shape))}]], "
-                f"which is output {self.output_nr} of {node.name}, is at version {t._version[0]}; "
-                f"expected version {self.version} instead. Hint: the backtrace further above "
-                "shows the operation that failed to compute its gradient; use "
-                "with_detect_anomaly() to find the forward op."
-            )
+            raise RuntimeError(self._modified_message(t, node))
         if self.is_output:
             out = t._alias()
             out.grad_fn, out._rg, out._output_nr = node, True, self.output_nr
             return out
         return t
+
+
+    def _modified_message(self, t: Any, node: "Node") -> str:
+        # Name the op that produced the tensor's current value, as PyTorch does.
+        producer = node if self.is_output else t.grad_fn
+        where = (f", which is output {t._output_nr if not self.is_output else self.output_nr} "
+                 f"of {producer.name}," if producer is not None else "")
+        return ("one of the variables needed for gradient computation has been modified by "
+                f"an inplace operation: [{t._type_string()} [{', '.join(map(str, t.shape))}]]"
+                f"{where} is at version {t._version[0]}; expected version {self.version} "
+                "instead. Hint: use with_detect_anomaly() to find the forward op that failed "
+                "to compute its gradient.")
 
 
 class Node:
@@ -208,10 +213,19 @@ class AccumulateGrad(Node):
         return self._variable()
 
 
+_accumulate_lock = threading.Lock()  # two threads' backward may share a leaf
+
+
 def _accumulate(node: AccumulateGrad, grads: list) -> tuple:
     leaf, g = node._variable(), grads[0]
     if g is None or leaf is None:
         return ()
+    with _accumulate_lock:
+        _add_to_grad(leaf, g)
+    return ()
+
+
+def _add_to_grad(leaf: Any, g: Any) -> None:
     if is_grad_enabled():  # create_graph: the stored grad stays differentiable
         leaf.grad = g if leaf.grad is None else leaf.grad + g
     elif leaf.grad is None:
@@ -220,7 +234,6 @@ def _accumulate(node: AccumulateGrad, grads: list) -> tuple:
         leaf.grad._accumulate_(g)  # in place, so references to .grad see the sum
     else:
         leaf.grad = (leaf.grad + g).detach()
-    return ()
 
 
 class RemovableHandle:
@@ -309,6 +322,7 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
 
     push, pop = heapq.heappush, heapq.heappop
     skip_leaves = not accumulate
+    pending: list = []
     prev_mode = set_grad_enabled(create_graph)
     try:
         while ready:
@@ -324,6 +338,9 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
             if (needed is not None and node not in needed) or not _any_grad(grads) or \
                     (skip_leaves and type(node) is AccumulateGrad):
                 outs = ()
+            elif type(node) is AccumulateGrad:
+                pending.append((node, grads))  # committed only if the whole walk succeeds
+                continue
             else:
                 outs = _run_node(node, grads, sum_to)
                 if not retain_graph:
@@ -343,6 +360,10 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
                 deps[nxt] = left
                 if left == 0:
                     push(ready, (-nxt.seq, id(nxt), nxt))
+        # Leaves get their gradients only now, so a failing backward leaves
+        # every .grad as it was.
+        for node, grads in pending:
+            _run_node(node, grads, sum_to)
     finally:
         set_grad_enabled(prev_mode)
 
@@ -428,6 +449,10 @@ def _check_hook_result(node: Node, new: Any, old: Any) -> None:
             f"hook returned a gradient of shape [{', '.join(map(str, new.shape))}] but "
             f"the gradient it replaces has shape [{', '.join(map(str, old.shape))}]; "
             "a hook must return a tensor of the same shape (or None)")
+    if new.data.dtype != old.data.dtype:
+        raise RuntimeError(
+            f"hook returned a gradient of dtype {new.dtype!r} but the gradient it replaces is "
+            f"{old.dtype!r}; a hook must return a tensor of the same dtype (or None)")
 
 
 def _run_node(node: Node, grads: list, sum_to: Callable) -> tuple:

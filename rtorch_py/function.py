@@ -348,7 +348,11 @@ class AutogradFunction:
             try:
                 bound = self._sig.bind(*args, **kwargs)
             except TypeError as err:
-                raise TypeError(f"custom function arguments: {err}") from None
+                n = len(self.arg_names)
+                raise TypeError(
+                    f"{self.label} takes {n} argument{'s' if n != 1 else ''} "
+                    f"({', '.join(self.arg_names)}) but was called with {len(args)} positional "
+                    f"and {len(kwargs)} named: {err}") from None
             bound.apply_defaults()
             values, names = _flatten_bound(bound)
         if names is self.arg_names:
@@ -433,8 +437,8 @@ class Function:
             bound.apply_defaults()
             args = tuple(bound.arguments.values())
         name = cls.__name__ + "Backward"
-        arg_names = [f"input{i}" for i in range(len(args))]
         separate = cls.setup_context is not None and cls.setup_context is not Function.setup_context
+        arg_names = _class_arg_names(cls, len(args), skip_ctx=not separate)
 
         def call(ctx, fargs):
             ctx.needs_input_grad = tuple(ctx.needs_input_grad)
@@ -446,6 +450,17 @@ class Function:
 
         return _apply(name, f"custom function {cls.__name__}", _tuple_backward(cls), arg_names,
                       list(args), call, False)
+
+
+def _class_arg_names(cls: type, n: int, skip_ctx: bool) -> list:
+    """forward's parameter names (for messages), padded for *args."""
+    try:
+        params = list(inspect.signature(cls.forward).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params[int(skip_ctx):]
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return (names + [f"input{i}" for i in range(len(names), n)])[:n]
 
 
 def _tuple_backward(cls: type) -> Callable:

@@ -20,6 +20,7 @@ import numpy as np
 
 from .tensor import OUTPUT, Tensor, _dim, _F32, _F64, needs_grad, record, wrap, as_dtype
 from .tensor import to_array, is_grad_enabled
+from .engine import Node, edge
 
 Number = (int, float, bool, np.number, np.bool_)
 
@@ -43,14 +44,17 @@ def _float_result(out: np.ndarray, a: Any, b: Any = None) -> np.ndarray:
     Mixing ints with floats (or dividing ints) gives float32, not NumPy's float64,
     unless a float64 tensor took part; a 0-d tensor only promotes the result across
     categories (bool < int < float), like a number."""
-    if type(a) is Tensor and type(b) is Tensor:
-        da, db = a.data, b.data
-        if (da.ndim == 0) is not (db.ndim == 0) and da.dtype is not db.dtype:
-            return _zero_dim_promote(out, da, db)
-    if out.dtype is _F64:
-        if not ((type(a) is Tensor and a.data.dtype is _F64) or
-                (type(b) is Tensor and b.data.dtype is _F64)):
-            return out.astype(np.float32)
+    dt = out.dtype
+    if type(b) is Tensor and type(a) is Tensor:
+        da, db = a.data.dtype, b.data.dtype
+        if da is db:  # the common case
+            return out if dt is not _F64 or da is _F64 else out.astype(np.float32)
+        if (a.data.ndim == 0) is not (b.data.ndim == 0):
+            return _zero_dim_promote(out, a.data, b.data)
+        return out if dt is not _F64 or da is _F64 or db is _F64 else out.astype(np.float32)
+    if dt is _F64 and not ((type(a) is Tensor and a.data.dtype is _F64) or
+                           (type(b) is Tensor and b.data.dtype is _F64)):
+        return out.astype(np.float32)
     return out
 
 
@@ -72,7 +76,8 @@ def _fdata(x: Tensor) -> np.ndarray:
 
 
 def _no_bool(a: Any, b: Any, what: str) -> None:
-    """PyTorch refuses `-` with a bool operand (called only off the float path)."""
+    """PyTorch refuses `-` with a bool operand. Checked only when the result isn't
+    floating, to keep the float fast path lean: `x - True` and float - bool work."""
     for v in (a, b):
         if type(v) is bool or (isinstance(v, Tensor) and v.data.dtype.kind == "b"):
             raise RuntimeError(
@@ -148,9 +153,7 @@ def sub(a: Any, b: Any, alpha: Any = 1) -> Tensor:
     except TypeError:
         _no_bool(a, b, "Subtraction")
         raise
-    if out.dtype.kind != "f" or type(a) is bool or type(b) is bool or (
-            type(a) is Tensor and a.data.dtype.kind == "b") or (
-            type(b) is Tensor and b.data.dtype.kind == "b"):
+    if out.dtype.kind != "f":  # (a float result with a bool operand is let through)
         _no_bool(a, b, "Subtraction")
     return record(wrap(_float_result(out, a, b)), SubBackward0, (_t(a), _t(b)), (alpha,))
 
@@ -162,7 +165,7 @@ def rsub(a: Any, b: Any) -> Tensor:
     except TypeError:
         _no_bool(a, b, "Subtraction")
         raise
-    if out.dtype.kind != "f" or type(b) is bool or a.data.dtype.kind == "b":
+    if out.dtype.kind != "f":
         _no_bool(a, b, "Subtraction")
     return record(wrap(_float_result(out, a, b)), RsubBackward1, (_t(a), _t(b)))
 
@@ -800,6 +803,8 @@ def contiguous(x: Tensor) -> Tensor:
 
 def _dims(dim: Any, ndim: int) -> tuple:
     if isinstance(dim, (list, tuple)):
+        if not dim:  # dim=() reduces over every dim, as in PyTorch
+            return tuple(range(ndim))
         dims = tuple(sorted(_dim(int(d), ndim) for d in dim))
         if len(set(dims)) != len(dims):
             raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
@@ -870,7 +875,15 @@ def mean(x: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -
 
 @formula
 def ProdBackward0(n, g, x, result):
-    return (g * result / x,)
+    d = x.data
+    if d.all():
+        return (g * result / x,)
+    # with zeros: the product of all the other elements (no higher order here)
+    flat = d.reshape(-1)
+    before = np.concatenate(([1], np.cumprod(flat)[:-1])).astype(d.dtype)
+    after = np.concatenate((np.cumprod(flat[::-1])[-2::-1], [1])).astype(d.dtype) \
+        if flat.size > 1 else np.ones(1, d.dtype)
+    return (g * wrap((before * after).reshape(d.shape)),)
 
 
 def prod(x: Tensor) -> Tensor:
@@ -1326,10 +1339,12 @@ def index(x: Tensor, key: Any) -> Tensor:
     except (IndexError, ValueError) as e:
         raise _index_error(e, x, k) from None
     basic = _is_basic(k)
-    out = _view(x, arr) if basic else wrap(np.asarray(arr))
-    if not isinstance(arr, np.ndarray):
-        out = wrap(np.asarray(arr))
-        out._version = x._version
+    if basic:
+        if type(arr) is not np.ndarray:  # an int for every dim: a 0-d view, not a copy
+            arr = x.data[k + (Ellipsis,)]
+        out = _view(x, arr)
+    else:
+        out = wrap(arr)
     name = _index_name(k)
     return record(out, IndexBackward0 if not basic else SliceBackward0, (x,), (x.shape, k),
                   name=name)
@@ -1394,20 +1409,88 @@ def index_put_(x: Tensor, key: Any, value: Any) -> Tensor:
 
 
 def _check_inplace(x: Tensor, *others: Any) -> None:
-    if x.grad_fn is None and x._rg and is_grad_enabled():
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation. Do it under with_no_grad(), or clone() the tensor first.")
-    if x._base is not None and x._base._rg and is_grad_enabled() and needs_grad(x, *others):
-        raise RuntimeError("in-place operation on a view of a tensor that requires grad is "
-                           "not supported here; clone() the view first.")
+    if x._rg and is_grad_enabled():
+        if x.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation. Do it under with_no_grad(), or clone() the tensor "
+                               "first.")
+        b = x._base
+        if b is not None and b.grad_fn is None and b._rg:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                               "an in-place operation. Do it under with_no_grad(), or clone() "
+                               "the tensor first.")
+    if not x.data.flags.writeable:
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location (an expand()ed tensor?). "
+                           "Please clone() the tensor before performing the operation.")
 
 
 def _record_inplace(x: Tensor, fn: Callable, inputs: tuple, saved: tuple,
                     name: str | None = None) -> Tensor:
     if needs_grad(*inputs):
+        if x._base is not None:
+            return _record_on_base(x, fn, inputs, saved, name)
         record(x, fn, inputs, saved, name=name)
         x._output_nr = 0
     return x
+
+
+# In-place on a view: the op is recorded on the base as a CopySlices node (the
+# base's new history), and the view reads its gradient out of the base's, as in
+# PyTorch. A view's elements are located in its base by their memory addresses,
+# so any view (slices, select, transpose, permute, view...) works the same way.
+
+def _view_key(arr: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """The flat (C-order) position in `base` of each element of its view `arr`."""
+    addr = np.asarray(arr.__array_interface__["data"][0] - base.__array_interface__["data"][0],
+                      dtype=np.int64)
+    for k, (n, st) in enumerate(zip(arr.shape, arr.strides)):
+        addr = addr + (np.arange(n, dtype=np.int64) * st).reshape(
+            (n,) + (1,) * (arr.ndim - k - 1))
+    if base.flags.c_contiguous:
+        return addr // base.itemsize
+    baddr = np.zeros((), dtype=np.int64)
+    for k, (n, st) in enumerate(zip(base.shape, base.strides)):
+        baddr = baddr + (np.arange(n, dtype=np.int64) * st).reshape(
+            (n,) + (1,) * (base.ndim - k - 1))
+    order = np.argsort(baddr, axis=None)
+    return order[np.searchsorted(baddr.reshape(-1)[order], addr)]
+
+
+def CopySlices(node: Node, grads: list) -> tuple:
+    # saved: (the op's node, key, *the op's saved tensors) - the latter listed here
+    # so that releasing this node frees them too
+    op, key = node.saved[0], node.saved[1]
+    g = grads[0]
+    kt = wrap(key)
+    region = g.reshape(-1)[kt]
+    outs = op.backward_fn(op, [region])
+    flat = g.reshape(-1).clone()
+    flat[kt] = outs[0] if outs[0] is not None else 0.0
+    return (flat.reshape(g.shape),) + tuple(outs[1:])
+
+
+@formula
+def AsStridedBackward0(n, g, key, base_shape):
+    size = int(np.prod(base_shape))
+    return (_index_backward(g, (key,), (size,), False).reshape(base_shape),)
+
+
+def _record_on_base(v: Tensor, fn: Callable, inputs: tuple, saved: tuple,
+                    name: str | None) -> Tensor:
+    base = v._base
+    key = _view_key(v.data, base.data)
+    tmp = wrap(v.data)
+    record(tmp, fn, inputs, saved, name=name)  # the op's own node, run by CopySlices
+    op = tmp.grad_fn
+    bmeta = (base.data.shape, base.data.dtype) if base._rg else None
+    node = Node("CopySlices", CopySlices, (edge(base),) + op.next_functions[1:],
+                (bmeta,) + op.input_meta[1:], (op, key) + op.saved)
+    base.grad_fn, base._rg, base._output_nr = node, True, 0
+    v.grad_fn = Node("AsStridedBackward0", AsStridedBackward0, ((node, 0),),
+                     ((base.data.shape, base.data.dtype),), (key, base.data.shape))
+    v._rg, v._output_nr = True, 0
+    return v
 
 
 # ==========================================================================

@@ -308,7 +308,7 @@ def _init(t: Tensor, arr: np.ndarray) -> None:
 def wrap(arr: np.ndarray) -> Tensor:
     """Make a tensor around an array with no copy (fast path for ops)."""
     t = _new(Tensor)
-    t.data = arr
+    t.data = arr if type(arr) is np.ndarray else np.asarray(arr)  # 0-d ufunc results are scalars
     t._rg = False
     t._grad = None
     t.grad_fn = None
@@ -352,13 +352,13 @@ def to_array(data: Any, dt: Any = None) -> np.ndarray:
             arr = arr.astype(target)
         return arr
     if isinstance(data, (bool, np.bool_)):
-        arr = np.array([data], dtype=np.bool_)
+        arr = np.array([data], dtype=target or np.bool_)
     elif isinstance(data, numbers.Integral):
-        arr = np.array([data], dtype=np.int64)
+        arr = np.array([data], dtype=target or np.int64)
     elif isinstance(data, numbers.Real):
-        arr = np.array([data], dtype=np.float32)
+        arr = np.array([data], dtype=target or np.float32)
     elif isinstance(data, (list, tuple)):
-        arr = _nested_to_array(data)
+        arr = _nested_to_array(data, target)
     else:
         raise TypeError(f"torch_tensor() can't make a tensor from a {type(data).__name__}; "
                         "pass numbers, (nested) lists of numbers or a NumPy array")
@@ -379,7 +379,35 @@ def _default_for_array(arr: np.ndarray) -> np.dtype:
                     "only numbers and booleans are supported")
 
 
-def _nested_to_array(data: Sequence) -> np.ndarray:
+def _ragged_message(data: list) -> str:
+    """Say where a nested list stops being rectangular."""
+    shape, d = [], data
+    while isinstance(d, list):
+        shape.append(len(d))
+        d = d[0] if d else None
+
+    def find(x: Any, depth: int, path: str) -> str | None:
+        want = shape[depth] if depth < len(shape) else None
+        if not isinstance(x, list):
+            return None if want is None else f"expected a sub-list of length {want} at " \
+                f"data{path} (dim {depth}), got a number"
+        if want is None:
+            return f"expected a number at data{path} (dim {depth}), got a list"
+        if len(x) != want:
+            return f"expected a sub-list of length {want} at data{path} (dim {depth}), " \
+                f"got length {len(x)}"
+        for i, v in enumerate(x):
+            found = find(v, depth + 1, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+
+    where = find(data, 0, "") or "sub-lists differ in length"
+    return (f"torch_tensor() got a ragged nested list: {where}; sub-lists at the same depth "
+            "must all have the same length")
+
+
+def _nested_to_array(data: Sequence, target: np.dtype | None = None) -> np.ndarray:
     kinds: set = set()
 
     def check(x: Any, path: str) -> Any:
@@ -403,11 +431,11 @@ def _nested_to_array(data: Sequence) -> np.ndarray:
     try:
         arr = np.array(clean)
     except ValueError:
-        raise ValueError("torch_tensor() got a ragged nested list: sub-lists at the same "
-                         "depth must all have the same length") from None
-    if arr.dtype == object:
-        raise ValueError("torch_tensor() got a ragged nested list: sub-lists at the same "
-                         "depth must all have the same length")
+        arr = None
+    if arr is None or arr.dtype == object:
+        raise ValueError(_ragged_message(clean))
+    if target is not None:
+        return arr.astype(target)  # straight from Python's numbers: no float32 detour
     if "f" in kinds:
         return arr.astype(np.float32)
     if "i" in kinds:

@@ -317,7 +317,6 @@ class Row:
     pt: Value | None
     diff: float | None = None
     tol: float | None = None
-    values_ok: bool | None = None      # None: no value compared (printed output only)
     printed_ok: bool | None = None     # None: no expected output recorded
     problems: list[str] = field(default_factory=list)
 
@@ -393,7 +392,6 @@ def check_vignette(v: Vignette, twin: Any, r: RRun | None,
                 row.r, row.py, row.pt = sides.get("R"), sides["Python"], sides["PyTorch"]
                 atol, rtol = tolerance.get(quantity, (ATOL, RTOL))
                 row.diff, row.tol, row.problems = compare_values(sides, atol, rtol)
-                row.values_ok = not row.problems
             if printed_problem:
                 row.problems.append(printed_problem)
             rows.append(row)
@@ -460,7 +458,10 @@ def markdown_table(rows: Sequence[Row]) -> str:
     def esc(s: str) -> str:
         return s.replace("|", "\\|")
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(esc(c) for c in _cells(r)) + " |" for r in rows]
+    for r in rows:
+        cells = _cells(r)
+        cells[2] = f"`{cells[2]}`"          # quantities are code (and `$` is not math)
+        lines.append("| " + " | ".join(esc(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -487,7 +488,7 @@ def report_markdown(rows: Sequence[Row], failures: Sequence[str], html: dict[str
         text += ["HTML: " + ", ".join(f"[{n}]({p})" for n, p in html.items()), ""]
     text.append(markdown_table(rows))
     if failures:
-        text += ["## Mismatches", ""] + [f"- {f}" for f in failures] + [""]
+        text += ["## Mismatches", ""] + ["- " + f.replace("\n", "\n  ") for f in failures] + [""]
     return "\n".join(text)
 
 

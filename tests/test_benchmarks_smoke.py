@@ -49,6 +49,10 @@ def test_markdown_replaces_only_the_marked_block(tmp_path):
     fresh = tmp_path / "fresh.md"
     write_markdown(str(fresh), "x\n")
     assert fresh.read_text() == "<!-- bench:begin -->\nx\n<!-- bench:end -->\n"
+    write_markdown(str(fresh), "y\n", "one-thread")   # a named block is appended, then replaced
+    write_markdown(str(fresh), "z\n", "one-thread")
+    assert fresh.read_text() == ("<!-- bench:begin -->\nx\n<!-- bench:end -->\n"
+                                 "<!-- bench:one-thread:begin -->\nz\n<!-- bench:one-thread:end -->\n")
 
 
 def test_only_selects_by_name_or_prefix():
@@ -60,3 +64,18 @@ def test_only_selects_by_name_or_prefix():
     assert names("mlp,matmul") == ["mlp", "matmul"]
     assert len(names("scaling")) == 3 and select(ws, "memory") == ([], True)
     assert select(ws, "nosuch") == ([], False)
+
+
+def test_a_failing_workload_is_a_failed_row_not_a_pass():
+    from benchmarks.runner import Report, run_workload, table_rows
+    from benchmarks.workloads import Workload
+
+    def setup(quick):
+        def ours():
+            raise TypeError("engine bug")
+        return ours, (lambda: None)
+
+    row = run_workload(Workload("broken", "broken op", setup, 0.5), True, 1, 0.001)
+    assert row.status == "FAILED" and row.ratio is None
+    (cells,) = table_rows(Report(rows=[row]))
+    assert cells[-1] == "FAILED: rtorch: TypeError: engine bug"

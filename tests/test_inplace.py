@@ -218,3 +218,131 @@ def test_fill_and_masked_fill_with_tensor_value(vshape):
     check_vs_torch(lambda T, x, v: (x * 1).masked_fill_(x > 0, v), x, v)
     check_vs_torch(lambda T, x, v: x.masked_fill(x > 0, v), x, v)
     gradcheck(lambda T, x, v: (x * 1).masked_fill_(x > 0, v) * x, x, v)
+
+
+# --------------------------------------------------------------------------
+# In-place on views: recorded on the base (CopySlices), as in PyTorch
+
+VIEW_CASES = {
+    "row_mul": lambda T, y, o: y[0].mul_(o[0]),
+    "col_add": lambda T, y, o: y[:, 1].add_(o[:, 0]),
+    "t_add": lambda T, y, o: y.t().add_(o.t()),
+    "view_slice_sub": lambda T, y, o: y.view(12)[3:7].sub_(o.reshape(12)[:4] * 2),
+    "row_copy": lambda T, y, o: y[1].copy_(o[2]),
+    "row_zero": lambda T, y, o: y[2].zero_(),
+    "row_fill": lambda T, y, o: y[2].fill_(0.5),
+    "block_clamp": lambda T, y, o: y[1:, 2:].clamp_(min=-0.3, max=0.3),
+    "permute_div": lambda T, y, o: y.permute(1, 0)[0].div_(o[:, 0] + 3),
+    "step_mul": lambda T, y, o: y[:, ::2].mul_(o[:, ::2]),
+    "element_mul": lambda T, y, o: y[1, 2].mul_(o[0, 0]),
+    "masked_fill_view": lambda T, y, o: y[0].masked_fill_(o[0] > 0, 2.0),
+    "setitem_on_view": lambda T, y, o: y.t().__setitem__(1, o[:, 0]),
+    "two_views": lambda T, y, o: (y[0].mul_(o[0]), y[:, 0].add_(o[:, 1])),
+    "view_of_view": lambda T, y, o: y[1:][0][1:3].mul_(o[0, :2]),
+    "unsqueeze_mul": lambda T, y, o: y.unsqueeze(0)[0, 1].mul_(o[1]),
+    "broadcast_other": lambda T, y, o: y[0].add_(o[0, :1]),
+}
+
+
+def _view_case(name, use):
+    def fn(T, x, o):
+        y = x * 1.5
+        VIEW_CASES[name](T, y, o)
+        if use == "base":
+            return y * x
+        if use == "view":  # the view's regenerated history
+            v = y[0] if name != "element_mul" else y[1, 2]
+            return v.exp()
+        return y
+    return fn
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("use", ["plain", "base", "view"])
+@pytest.mark.parametrize("name", list(VIEW_CASES))
+def test_inplace_on_view_vs_torch(name, use, dtype):
+    x, o = rand(3, 4, dtype=dtype), rand(3, 4, dtype=dtype, away_from_zero=0.2)
+    check_vs_torch(_view_case(name, use), x, o, second_order=True)
+    check_vs_torch(_view_case(name, use), x, o, requires_grad=[False, True])
+    check_vs_torch(_view_case(name, use), x, o, requires_grad=[True, False])
+
+
+@pytest.mark.parametrize("name", list(VIEW_CASES))
+def test_inplace_on_view_gradcheck(name):
+    x, o = rand(3, 4, away_from_zero=0.2), rand(3, 4, away_from_zero=0.2)
+    x = np.where(np.abs(np.abs(x * 1.5) - 0.3) < 0.05, x + 0.1, x)
+    gradcheck(_view_case(name, "base"), x, o)
+
+
+def test_inplace_view_grad_fn_names():
+    x = rt.torch_ones(2, 3, requires_grad=True)
+    y = x * 2
+    v = y[0]
+    v.mul_(3)
+    assert y.grad_fn.name == "CopySlices" and v.grad_fn.name == "AsStridedBackward0"
+    assert y.grad_fn.next_functions[0][0].name == "MulBackward0"
+
+
+def test_inplace_on_view_of_plain_tensor_with_grad_input():
+    def fn(T, x):
+        a = T.zeros(3, 4, dtype=x.dtype)
+        a[1].add_(x * x)
+        a[:, 0].mul_(x[:3])
+        return a
+    check_vs_torch(fn, rand(4), second_order=True)
+
+
+def test_inplace_on_view_of_leaf_fails():
+    x = rt.torch_ones(2, 3, requires_grad=True)
+    for fn in (lambda: x[0].mul_(2), lambda: x.view(6).add_(1), lambda: x.t().zero_()):
+        with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+            fn()
+    assert rt.as_array(x).tolist() == [[1.0] * 3] * 2
+    with rt.with_no_grad():
+        x[0].mul_(2)
+    assert rt.as_array(x)[0].tolist() == [2.0] * 3
+
+
+def test_inplace_on_expanded_tensor_fails():
+    y = rt.torch_ones(1, 3) * 2
+    with pytest.raises(RuntimeError, match="single memory location"):
+        y.expand(2, 3).mul_(2)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        rt.torch_ones(3).expand(2, 3).add_(1)
+
+
+def test_inplace_on_view_retain_graph_and_saved_check():
+    x = rt.torch_ones(2, 3, requires_grad=True)
+    o = rt.torch_tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    y[0].mul_(o)
+    z = y.sum()
+    z.backward(retain_graph=True)
+    z.backward()
+    assert rt.as_array(o.grad).tolist() == [4.0, 4.0, 4.0]
+    with pytest.raises(RuntimeError, match="second time"):
+        z.backward()
+    # the op's own saved tensors are still version-checked
+    y2 = x * 2
+    y2[0].mul_(o * 1)
+    w = y2[0]
+    oo = o * 1
+    y3 = x * 2
+    y3[1].mul_(oo)
+    oo.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y3.sum().backward()
+
+
+def test_inplace_on_view_of_noncontiguous_base():
+    x = rand(3)
+
+    def fn(T, x):
+        arr = np.arange(12.0).reshape(3, 4).T  # zero-copy here: a Fortran-ordered base
+        base = T.tensor(arr)
+        if T is not torch:
+            assert not rt.as_array(base).flags.c_contiguous
+        base[1].mul_(x)
+        base[1:, 2].add_(x * x)
+        return base * 1
+    check_vs_torch(fn, x, second_order=True)

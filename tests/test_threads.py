@@ -192,8 +192,6 @@ def test_concurrent_passes_with_grad_mode_flipping():
 
 # Not strict: the failure is a data race, so it shows up with high probability
 # (tens of thousands of wrong elements per run on two cores) but not always.
-@pytest.mark.xfail(strict=False, reason="engine: concurrent backward passes into the same "
-                                        "leaf race in AccumulateGrad and lose updates")
 def test_concurrent_backward_into_a_shared_leaf_accumulates_every_pass():
     w = rt.torch_tensor(np.zeros(2_000_000), requires_grad=True)
     n, threads = 40, 2
@@ -218,3 +216,32 @@ def test_concurrent_backward_into_a_shared_leaf_accumulates_every_pass():
         run_threads(first, first)
         lost += int(v.grad.data[0] != 2)
     assert (wrong, lost) == (0, 0), f"{wrong} elements wrong; {lost}/200 first updates lost"
+
+
+def test_concurrent_autograd_grad_on_graphs_sharing_a_leaf():
+    """autograd_grad does not touch .grad, so threads may share parameters freely;
+    they may also walk one retained graph at the same time."""
+    rng = np.random.default_rng(3)
+    W = rt.torch_tensor(rng.standard_normal((5, 5)), requires_grad=True)
+    shared = (W.tanh() * 2.0).sum()                   # one graph, walked by every thread
+    expected_shared = 2.0 * (1 - np.tanh(W.data) ** 2)
+    xs = [rt.torch_tensor(rng.standard_normal((3, 5))) for _ in range(4)]
+    expected = [rt.autograd_grad(x.mm(W).sin().sum(), W)[0].data.copy() for x in xs]
+    barrier = threading.Barrier(4)
+    bad = []
+
+    def worker(k):
+        def run():
+            barrier.wait(TIMEOUT)
+            for _ in range(100):
+                (g,) = rt.autograd_grad(xs[k].mm(W).sin().sum(), W)
+                if not np.allclose(g.data, expected[k], rtol=1e-12):
+                    bad.append(("own", k))
+                (g,) = rt.autograd_grad(shared, W, retain_graph=True)
+                if not np.allclose(g.data, expected_shared, rtol=1e-12):
+                    bad.append(("shared", k))
+        return run
+
+    run_threads(*(worker(k) for k in range(4)))
+    assert not bad, bad[:5]
+    assert W.grad is None

@@ -12,6 +12,7 @@ import rtorch_py as rt
 from autograd_function import exp2
 from custom_relu import my_relu, torch_relu
 from extending_autograd import linear, mul_constant
+from pytorch_style_function import Exp, ExpSetup, torch_classes
 
 V = [-1.5, -0.5, 0.5, 1.5]
 INPUT = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
@@ -30,6 +31,9 @@ def cube_backward(ctx: Any, grad_output: rt.Tensor) -> dict:
 
 
 cube = rt.autograd_function(forward=cube_forward, backward=cube_backward)
+
+# The PyTorch-style classes of 05 exist only in Python: no R counterpart.
+R_EXPR = {"Python classes": None}
 
 
 def wrong_exp_backward(ctx: Any, grad_output: rt.Tensor) -> dict:
@@ -67,11 +71,13 @@ def rtorch() -> dict:
               rt.autograd_gradcheck(linear, [input, weight]),
               rt.autograd_gradcheck(lambda t: mul_constant(t, 2), [v]),
               rt.autograd_gradcheck(my_relu, [v])]
+    classes = [rt.autograd_gradcheck(Exp.apply, [v]), rt.autograd_gradcheck(ExpSetup.apply, [v])]
     try:
         passed = rt.autograd_gradcheck(wrong_exp, [v])
     except rt.GradcheckError:
         passed = False
-    return {"second-derivative": second, "exp2-twice": twice, "gradcheck": {"checks": checks},
+    return {"second-derivative": second, "exp2-twice": twice,
+            "gradcheck": {"checks": checks, "Python classes": classes},
             "gradcheck-catches": {"passed": passed}}
 
 
@@ -152,8 +158,10 @@ def pytorch() -> dict:
               gradcheck(Linear.apply, (input, weight)),
               gradcheck(lambda t: MulConstant.apply(t, 2), (v,)),
               gradcheck(torch_relu(), (v,))]
+    classes = [gradcheck(cls.apply, (v,)) for cls in torch_classes()]
     passed = gradcheck(WrongExp.apply, (v,), raise_exception=False)
-    return {"second-derivative": second, "exp2-twice": twice, "gradcheck": {"checks": checks},
+    return {"second-derivative": second, "exp2-twice": twice,
+            "gradcheck": {"checks": checks, "Python classes": classes},
             "gradcheck-catches": {"passed": passed}}
 
 

@@ -75,7 +75,8 @@ def rtorch() -> dict:
     return run(rt.torch_tensor, Exp, ExpSetup, rt.torch_float64())
 
 
-def pytorch() -> dict:
+def torch_classes() -> tuple:
+    """The same two classes, subclassing PyTorch's autograd.Function."""
     import torch
 
     class Exp(torch.autograd.Function):
@@ -104,7 +105,12 @@ def pytorch() -> dict:
             (result,) = ctx.saved_tensors
             return grad_output.mul(result)
 
-    return run(torch.tensor, Exp, ExpSetup, torch.float64)
+    return Exp, ExpSetup
+
+
+def pytorch() -> dict:
+    import torch
+    return run(torch.tensor, *torch_classes(), torch.float64)
 
 
 if __name__ == "__main__":

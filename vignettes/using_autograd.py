@@ -20,7 +20,6 @@ DATA = Path(__file__).parent / "data"
 STEPS, LEARNING_RATE = 200, 1e-4
 # float32 training over 200 steps: NumPy's and libtorch's sums round differently
 TOLERANCE = {q: (1e-4, 1e-4) for q in ("losses", "w1", "w2", "b1", "b2")}
-R_EXPR = {"losses[200] < losses[1]": "losses[200] < losses[1]"}
 
 
 def load(name: str) -> np.ndarray:

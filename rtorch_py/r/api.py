@@ -966,6 +966,16 @@ def index(x: Tensor, spec: Any, drop: bool = True) -> Tensor:
     return out
 
 
+def _fit_value(value: Any, target: tuple) -> Any:
+    """Drop a value's extra leading 1-sized dims, as torch does when it copies
+    `torch_tensor(0)` (shape [1]) into a single element."""
+    if isinstance(value, Tensor) and value.ndim > len(target):
+        lead = value.ndim - len(target)
+        if all(s == 1 for s in value.shape[:lead]):
+            return value.reshape(value.shape[lead:])
+    return value
+
+
 def index_put(x: Tensor, spec: Any, value: Any) -> Tensor:
     """x[...] <- value, in place, recorded for autograd."""
     basic, advanced, mask = _parse_spec(x, spec, True)
@@ -974,10 +984,10 @@ def index_put(x: Tensor, spec: Any, value: Any) -> Tensor:
     elif isinstance(value, Tensor) and value.data.dtype != x.data.dtype:
         value = _ops.to(value, dtype=x.dtype)
     if mask is not None:
-        _ops.index_put_(x, wrap(mask), value)
+        _ops.index_put_(x, wrap(mask), _fit_value(value, (int(mask.sum()),)))
         return x
     if not advanced:
-        _ops.index_put_(x, basic, value)
+        _ops.index_put_(x, basic, _fit_value(value, np.shape(x.data[basic])))
         return x
     # Orthogonal advanced indices: express them as one NumPy-style key whose
     # arrays broadcast against each other (np.ix_), on the non-dropped dims.
@@ -1194,3 +1204,12 @@ def _pointers(table: str, exclude: str | None = None, only: str | None = None) -
 
 def _names(table: str) -> list:
     return sorted(globals()[table])
+
+
+def live_tensor_count() -> int:
+    """How many engine tensors exist (to check that R's GC releases them)."""
+    import gc
+    return builtins.sum(1 for o in gc.get_objects() if type(o) is Tensor)
+
+
+FUNCTIONS["rtorch_live_tensors"] = live_tensor_count
