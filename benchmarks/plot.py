@@ -22,7 +22,7 @@ def plot(report, path: str) -> None:
     for i, r in enumerate(rows):
         ax1.plot([r.w.target] * 2, [i - 0.4, i + 0.4], color="black", lw=2)
         text = "failed" if r.error else f"{r.ratio:.3f}"
-        ax1.text((r.ratio or 0) + 0.02, i, text, va="center", fontsize=9)
+        ax1.text(max(r.ratio or 0, r.w.target) + 0.02, i, text, va="center", fontsize=9)
     ax1.axvline(1.0, color="#555555", ls=":", lw=1)
     ax1.set_yticks(list(y), labels)
     ax1.invert_yaxis()

@@ -81,7 +81,7 @@ def setup_threads(threads: int | None = None) -> dict:
         "numpy": np.__version__,
         "torch": torch.__version__,
         "numpy BLAS": f"{blas.get('internal_api')} {blas.get('version')}, kernel "
-                      f"{blas.get('architecture')}, {blas.get('num_threads')} threads",
+                      f"{blas.get('architecture')}, {blas.get('num_threads')} thread(s)",
         "torch threads": f"{torch.get_num_threads()} (set_num_threads to NumPy's BLAS "
                          f"threads), torch BLAS {torch_blas}",
         "CPU": f"{cpu}, {os.cpu_count()} cores",
@@ -306,7 +306,8 @@ def write_markdown(path: str, text: str, name: str = "") -> None:
         old = open(path).read()
         if begin in old and end in old:
             head, rest = old.split(begin, 1)
-            block = head + block + rest.split(end, 1)[1].lstrip("\n")
+            tail = rest.split(end, 1)[1].lstrip("\n")
+            block = head + block + ("\n" + tail if tail else "")
         else:
             block = old + ("\n" if old and not old.endswith("\n") else "") + block
     with open(path, "w") as f:

@@ -39,7 +39,9 @@ def _root_grads(tensors: list, grad_tensors: list | None, create_graph: bool) ->
                     "grad can be implicitly created only for scalar outputs: this tensor has "
                     f"shape [{', '.join(map(str, t.shape))}]; pass a gradient of that shape, "
                     "e.g. backward(gradient = torch_ones_like(y)), or reduce it with sum()")
-            g = wrap(np.ones(t.shape, dtype=t.data.dtype))
+            g = np.empty(t.shape, dtype=t.data.dtype)
+            g.fill(1)
+            g = wrap(g)
         else:
             if not isinstance(g, Tensor):
                 g = Tensor(to_array(g, t.dtype))

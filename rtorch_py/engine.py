@@ -145,10 +145,17 @@ class Node:
     and returns one gradient (or None) per edge in `next_functions`.
     """
 
-    __slots__ = (
-        "name", "backward_fn", "next_functions", "input_meta", "saved", "ctx", "seq", "num_outputs", "pre_hooks", "post_hooks",
-        "retain_refs", "trace", "__weakref__",
-    )
+    # Hot fields are slots; rare ones (hooks, anomaly trace, a custom
+    # function's ctx) default at class level and land in __dict__ when set,
+    # so creating a node costs six assignments.
+    __slots__ = ("name", "backward_fn", "next_functions", "input_meta", "saved", "seq",
+                 "__dict__", "__weakref__")
+    ctx: Any = None
+    num_outputs = 1
+    pre_hooks: dict | None = None    # output_nr -> [hook(grad)]
+    post_hooks: list | None = None   # [hook(grad_inputs, grad_outputs)]
+    retain_refs: dict | None = None  # output_nr -> weakref of a retain_grad() tensor
+    trace: list | None = None        # forward stack, under with_detect_anomaly()
 
     def __init__(self, name: str, backward_fn: Callable, edges: tuple, input_meta: tuple,
                  saved: tuple = (), ctx: Any = None, num_outputs: int = 1) -> None:
@@ -157,13 +164,13 @@ class Node:
         self.next_functions = edges
         self.input_meta = input_meta
         self.saved = saved
-        self.ctx = ctx
         self.seq = next(_sequence)
-        self.num_outputs = num_outputs
-        self.pre_hooks: dict[int, list] | None = None
-        self.post_hooks: list | None = None
-        self.retain_refs: dict[int, Any] | None = None
-        self.trace = traceback.format_stack()[:-3] if _local.anomaly else None
+        if ctx is not None:
+            self.ctx = ctx
+        if num_outputs != 1:
+            self.num_outputs = num_outputs
+        if _local.anomaly:
+            self.trace = traceback.format_stack()[:-3]
 
     def needs(self, i: int) -> bool:
         """Whether input i wants a gradient (lets a formula skip dead work)."""
@@ -323,49 +330,52 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
     push, pop = heapq.heappush, heapq.heappop
     skip_leaves = not accumulate
     pending: list = []
-    prev_mode = set_grad_enabled(create_graph)
+    prev_mode = _local.grad
+    _local.grad = create_graph
     try:
         while ready:
             node = pop(ready)[2]
             grads = buffers.pop(node, None) or [None] * node.num_outputs
-            if node.pre_hooks or node.retain_refs or type(node) is AccumulateGrad:
+            leaf = type(node) is AccumulateGrad
+            if leaf or node.pre_hooks or node.retain_refs:
                 grads = _call_pre_hooks(node, grads)
             if capture_keys:
                 for nr, g in enumerate(grads):
                     i = capture_keys.get((id(node), nr))
                     if i is not None:
                         captured[i] = g
-            if (needed is not None and node not in needed) or not _any_grad(grads) or \
-                    (skip_leaves and type(node) is AccumulateGrad):
-                outs = ()
-            elif type(node) is AccumulateGrad:
-                pending.append((node, grads))  # committed only if the whole walk succeeds
+            if leaf:
+                if not skip_leaves and grads[0] is not None:
+                    pending.append((node, grads))  # committed once the whole walk succeeds
                 continue
+            if (needed is not None and node not in needed) or not _any_grad(grads):
+                outs = ()
             else:
                 outs = _run_node(node, grads, sum_to)
-                if not retain_graph:
+                if not retain_graph and (node.saved or node.ctx is not None):
                     node.release()
             # Hand each input gradient to the node it came from; a node becomes
             # ready once every edge into it has been walked.
-            for i, (nxt, nr) in enumerate(node.next_functions):
-                if nxt is None:
-                    continue
-                g = outs[i] if i < len(outs) else None
-                if g is not None:
-                    buf = buffers.get(nxt)
-                    if buf is None:
-                        buf = buffers[nxt] = [None] * nxt.num_outputs
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
-                left = deps[nxt] - 1
-                deps[nxt] = left
-                if left == 0:
-                    push(ready, (-nxt.seq, id(nxt), nxt))
+            i = 0
+            for nxt, nr in node.next_functions:
+                if nxt is not None:
+                    g = outs[i] if outs else None
+                    if g is not None:
+                        buf = buffers.get(nxt)
+                        if buf is None:
+                            buf = buffers[nxt] = [None] * nxt.num_outputs
+                        buf[nr] = g if buf[nr] is None else buf[nr] + g
+                    left = deps[nxt] - 1
+                    deps[nxt] = left
+                    if left == 0:
+                        push(ready, (-nxt.seq, id(nxt), nxt))
+                i += 1
         # Leaves get their gradients only now, so a failing backward leaves
         # every .grad as it was.
         for node, grads in pending:
             _run_node(node, grads, sum_to)
     finally:
-        set_grad_enabled(prev_mode)
+        _local.grad = prev_mode
 
     if capture is None:
         return None
@@ -373,6 +383,8 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
 
 
 def _any_grad(grads: list) -> bool:
+    if len(grads) == 1:
+        return grads[0] is not None
     for g in grads:  # (no `in`/`count`: those would compare tensors elementwise)
         if g is not None:
             return True

@@ -83,17 +83,30 @@ class NamedList:
 class AutogradContext:
     """`ctx`: what forward tells backward (R torch's and PyTorch's methods)."""
 
-    def __init__(self, fn_name: str, arg_names: Sequence[str], needs: Sequence[bool]) -> None:
+    def __init__(self, fn_name: str, arg_names: Sequence[str], needs: list) -> None:
         self._fn_name = fn_name
-        self._arg_names = list(arg_names)
-        self.needs_input_grad = NamedList(arg_names, needs)
+        self._arg_names = arg_names
+        self._needs = needs
+        self._needs_view: Any = None      # built on first use
         self._to_save: list = []          # (name, value) as given in forward
         self._saved: list | None = None   # packed after forward
+        self._saved_view: Any = None      # cached while one backward runs
         self._dirty: list = []
         self._non_diff: list = []
-        self._node: Node | None = None
+        self._node: Node | None = None    # set only while backward runs (no cycle)
         self.materialize_grads = True
         self.output_meta: list = []
+
+    @property
+    def needs_input_grad(self) -> Any:
+        """Named list (R style) of whether each forward argument needs a gradient."""
+        if self._needs_view is None:
+            self._needs_view = NamedList(self._arg_names, self._needs)
+        return self._needs_view
+
+    @needs_input_grad.setter
+    def needs_input_grad(self, value: Any) -> None:
+        self._needs_view = value
 
     # -- called in forward -------------------------------------------------
     def save_for_backward(self, *args: Any, **kwargs: Any) -> None:
@@ -125,7 +138,12 @@ class AutogradContext:
 
     @property
     def saved_variables(self) -> NamedList:
-        return NamedList([n for n, _ in self._to_save], self._unpacked())
+        view = self._saved_view
+        if view is None:
+            view = NamedList([n for n, _ in self._to_save], self._unpacked())
+            if self._node is not None:
+                self._saved_view = view
+        return view
 
     saved_variable = saved_variables  # the spelling in R torch's reference example
 
@@ -184,12 +202,16 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
                 "operation (mark_dirty). Clone it before passing it to the function.")
         dirty_ids.add(id(t))
     non_diff = {id(t) for t in ctx._non_diff} if ctx._non_diff else ()
-    edges = tuple(edge(a) if needs[i] else (None, 0) for i, a in enumerate(args))
-    meta = tuple((a.data.shape, a.data.dtype) if needs[i] else None
-                 for i, a in enumerate(args))
+    edges, meta = [], []
+    for i, a in enumerate(args):
+        if needs[i]:
+            edges.append(edge(a))
+            meta.append((a.data.shape, a.data.dtype))
+        else:
+            edges.append((None, 0))
+            meta.append(None)
     ctx._backward, ctx._by_name = backward, by_name
-    node = ctx._node = Node(name, _custom_backward, edges, meta, (), ctx,
-                            num_outputs=len(outputs))
+    node = Node(name, _custom_backward, tuple(edges), tuple(meta), (), ctx, len(outputs))
 
     final = []
     for i, t in enumerate(outputs):
@@ -212,9 +234,10 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
     packed = []
     for _, v in ctx._to_save:
         if type(v) is Tensor:
-            i = next((k for k, t in enumerate(outputs) if t is v), None)
-            if i is not None and id(v) not in dirty_ids:
-                v = SavedTensor(final[i], is_output=True, output_nr=i)
+            for i, t in enumerate(outputs):
+                if t is v and id(v) not in dirty_ids:
+                    v = SavedTensor(final[i], True, i)
+                    break
             else:
                 v = SavedTensor(originals.get(id(v), v))
         packed.append(v)
@@ -240,14 +263,17 @@ def _outputs(out: Any, name: str) -> tuple:
 
 def _custom_backward(node: Node, grads: list) -> tuple:
     ctx = node.ctx
-    if ctx.materialize_grads:
+    if ctx.materialize_grads and len(grads) > 1:
         grads = [wrap(np.zeros(*m)) if g is None else g for g, m in zip(grads, ctx.output_meta)]
+    ctx._node = node
     try:
         result = ctx._backward(ctx, *grads)
+        return _match_grads(result, ctx, ctx._arg_names, ctx._fn_name, ctx._by_name)
     except Exception as err:
         err.add_note(f"(raised in the backward of {ctx._fn_name})")
         raise
-    return _match_grads(result, ctx, ctx._arg_names, ctx._fn_name, ctx._by_name)
+    finally:
+        ctx._node = ctx._saved_view = None
 
 
 def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], name: str,
@@ -281,8 +307,8 @@ def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], na
             raise RuntimeError(f"{name}: backward returned an incorrect number of gradients "
                                f"(expected {n}, got {len(result)})")
         grads = list(result)
-    needs = ctx.needs_input_grad
-    meta = ctx._node.input_meta if ctx._node is not None else [None] * n
+    needs = ctx._needs
+    meta = ctx._node.input_meta
     for i, g in enumerate(grads):
         if not needs[i]:
             grads[i] = None       # gradients for inputs that need none are ignored
@@ -441,7 +467,7 @@ class Function:
         arg_names = _class_arg_names(cls, len(args), skip_ctx=not separate)
 
         def call(ctx, fargs):
-            ctx.needs_input_grad = tuple(ctx.needs_input_grad)
+            ctx.needs_input_grad = tuple(ctx._needs)
             if separate:
                 out = cls.forward(*fargs)
                 cls.setup_context(ctx, tuple(fargs), out)
@@ -466,6 +492,6 @@ def _class_arg_names(cls: type, n: int, skip_ctx: bool) -> list:
 def _tuple_backward(cls: type) -> Callable:
     def backward(ctx, *grads):
         if not isinstance(ctx.needs_input_grad, tuple):
-            ctx.needs_input_grad = tuple(ctx.needs_input_grad)
+            ctx.needs_input_grad = tuple(ctx._needs)
         return cls.backward(ctx, *grads)
     return backward

@@ -14,6 +14,7 @@ The API here is 0-based (Python/PyTorch); the R layer translates dims.
 from __future__ import annotations
 
 import builtins
+import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -527,6 +528,10 @@ def _compare(ufunc: Callable, name: str) -> Callable:
             return wrap(np.asarray(ufunc(_data(a), _data(b))))
         except ValueError:
             raise _broadcast_error(a, b, name) from None
+        except TypeError:
+            if b is None and name in ("eq", "ne"):
+                return NotImplemented  # `x == None` is False, as in PyTorch
+            raise
     op.__name__ = name
     return op
 
@@ -638,8 +643,28 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
 def _view(x: Tensor, arr: np.ndarray) -> Tensor:
     out = wrap(arr)
     out._version = x._version
-    out._base = x if x._base is None else x._base
+    base = out._base = x if x._base is None else x._base
+    if x._rg:  # its history must follow later in-place changes of the base
+        _register_view(base, out)
     return out
+
+
+# Views of tensors that require grad, by id of their base, so that an in-place op
+# that gives the base a new history can point every live view at it (PyTorch
+# regenerates a view's grad_fn the same way).
+_VIEWS: dict = {}
+
+
+def _register_view(base: Tensor, view: Tensor) -> None:
+    entry = _VIEWS.get(id(base))
+    if entry is None or entry[0]() is not base:
+        key = id(base)
+        entry = _VIEWS[key] = [weakref.ref(base, lambda _, k=key: _VIEWS.pop(k, None)), [], 32]
+    views = entry[1]
+    if len(views) > entry[2]:  # drop the dead ones (amortised: the limit doubles)
+        views[:] = [r for r in views if r() is not None]
+        entry[2] = builtins.max(32, 2 * len(views))
+    views.append(weakref.ref(view))
 
 
 @formula
@@ -1043,6 +1068,10 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         raise RuntimeError("cat: expected a non-empty list of tensors")
     # PyTorch skips 1-d empty tensors in cat
     parts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
+    for i, t in enumerate(parts):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated; unsqueeze() it or use torch_stack()")
     d = _dim(dim, parts[0].ndim)
     for i, t in enumerate(parts):
         if t.ndim != parts[0].ndim or any(
@@ -1087,6 +1116,12 @@ def SelectBackward0(n, g, shape, key):
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     d = _dim(dim, x.ndim)
+    size = x.shape[d]
+    if start < 0:
+        start += size
+    if not 0 <= start <= size or length < 0 or start + length > size:
+        raise RuntimeError(f"narrow(): start ({start}) + length ({length}) exceeds dimension "
+                           f"size ({size}) of dim {d} (or is negative)")
     key = (slice(None),) * d + (slice(start, start + length),)
     return record(_view(x, x.data[key]), SliceBackward0, (x,), (x.shape, key))
 
@@ -1133,6 +1168,8 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> list:
 
 
 def unbind(x: Tensor, dim: int = 0) -> list:
+    if x.ndim == 0:
+        raise RuntimeError("unbind: dimension specified as 0 but the tensor has no dimensions")
     d = _dim(dim, x.ndim)
     return [_named(select(x, d, i), "UnbindBackward0") for i in range(x.shape[d])]
 
@@ -1161,11 +1198,7 @@ def where(condition: Any, input: Any, other: Any) -> Tensor:
         out = np.where(cond, _data(input), _data(other))
     except ValueError:
         raise _broadcast_error(input, other, "where") from None
-    out = _float_result(out, input, other)
-    if isinstance(input, Tensor) and not isinstance(other, Tensor):
-        out = out.astype(input.data.dtype, copy=False)
-    elif isinstance(other, Tensor) and not isinstance(input, Tensor):
-        out = out.astype(other.data.dtype, copy=False)
+    out = _float_result(out, input, other)  # (NumPy >= 2 treats numbers as weak, like torch)
     return record(wrap(out), WhereBackward0, (None, _t(input), _t(other)), (wrap(cond),))
 
 
@@ -1432,6 +1465,8 @@ def _record_inplace(x: Tensor, fn: Callable, inputs: tuple, saved: tuple,
             return _record_on_base(x, fn, inputs, saved, name)
         record(x, fn, inputs, saved, name=name)
         x._output_nr = 0
+        if id(x) in _VIEWS:
+            _refresh_views(x, None)
     return x
 
 
@@ -1487,10 +1522,29 @@ def _record_on_base(v: Tensor, fn: Callable, inputs: tuple, saved: tuple,
     node = Node("CopySlices", CopySlices, (edge(base),) + op.next_functions[1:],
                 (bmeta,) + op.input_meta[1:], (op, key) + op.saved)
     base.grad_fn, base._rg, base._output_nr = node, True, 0
-    v.grad_fn = Node("AsStridedBackward0", AsStridedBackward0, ((node, 0),),
+    _as_view_of(v, base, key)
+    _refresh_views(base, v)
+    return v
+
+
+def _as_view_of(v: Tensor, base: Tensor, key: np.ndarray | None = None) -> None:
+    """Give view `v` a fresh history: its elements, read out of `base`'s gradient."""
+    if key is None:
+        key = _view_key(v.data, base.data)
+    v.grad_fn = Node("AsStridedBackward0", AsStridedBackward0, ((base.grad_fn, 0),),
                      ((base.data.shape, base.data.dtype),), (key, base.data.shape))
     v._rg, v._output_nr = True, 0
-    return v
+
+
+def _refresh_views(base: Tensor, skip: Tensor | None) -> None:
+    """After `base` got a new history in place, its live views follow it."""
+    entry = _VIEWS.get(id(base))
+    if entry is None or entry[0]() is not base:
+        return
+    for r in entry[1]:
+        w = r()
+        if w is not None and w is not skip and w._base is base:
+            _as_view_of(w, base)
 
 
 # ==========================================================================

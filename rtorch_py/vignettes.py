@@ -545,6 +545,8 @@ def run_all(vignettes: Sequence[Vignette], opts: Options, progress: Any
 
     def step(msg: str) -> None:
         progress.update(task, description=msg)
+        if not progress.console.is_terminal:     # logs get one line per step instead
+            progress.console.print(f"· {msg}", highlight=False)
 
     for v in vignettes:
         step(f"{v.name}: Python twin")
@@ -583,7 +585,7 @@ def run_all(vignettes: Sequence[Vignette], opts: Options, progress: Any
             else:
                 html[v.name] = path.name
             progress.advance(task)
-    step("done")
+    progress.update(task, description="done")
     return rows, failures, html
 
 

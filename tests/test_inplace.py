@@ -346,3 +346,34 @@ def test_inplace_on_view_of_noncontiguous_base():
         base[1:, 2].add_(x * x)
         return base * 1
     check_vs_torch(fn, x, second_order=True)
+
+
+# Views taken before an in-place change of their base follow its new history.
+
+REFRESH = {
+    "base_mul": lambda T, y, o: y.mul_(o),
+    "base_setitem": lambda T, y, o: y.__setitem__((slice(None), 1), o[:, 0]),
+    "other_view_add": lambda T, y, o: y[:, 2].add_(o[:, 1]),
+    "view_of_view": lambda T, y, o: y.t()[1].mul_(o[:, 3]),
+    "twice": lambda T, y, o: (y.add_(1), y[1].mul_(o[1])),
+}
+
+
+@pytest.mark.parametrize("name", list(REFRESH))
+def test_views_follow_inplace_changes_of_their_base(name):
+    def fn(T, x, o):
+        y = x * 2
+        v, w, u = y[0], y[:, 1], y.view(12)
+        REFRESH[name](T, y, o)
+        return v * 1, w.exp(), u[5:9] * 3, y
+    check_vs_torch(fn, rand(3, 4), rand(3, 4), second_order=True)
+
+
+def test_many_live_views_stay_cheap():
+    x = rt.torch_randn(2000, 2, requires_grad=True)
+    y = x * 1
+    rows = y.unbind(0)  # 2000 live views
+    y.mul_(2)
+    assert rows[-1].grad_fn.name == "AsStridedBackward0"
+    rows[-1].sum().backward()
+    assert rt.as_array(x.grad)[-1].tolist() == [2.0, 2.0]

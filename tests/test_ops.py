@@ -783,6 +783,15 @@ def test_where_vs_torch(dtype):
     gradcheck(lambda T, c, a, b: T.where(c, a, b), c, a, b, requires_grad=[False, True, True])
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("num", [0, 0.5, True, -2])
+def test_where_with_number_dtypes(dtype, num):
+    c = np.array([True, False, True])
+    a = np.array([1, 0, 3]).astype(dtype)
+    check_vs_torch(lambda T, c, a: T.where(c, a, num), c, a, requires_grad=False)
+    check_vs_torch(lambda T, c, a: T.where(c, num, a), c, a, requires_grad=False)
+
+
 def test_where_dtypes():
     c = np.array([True, False])
     i = np.array([1, 2])
@@ -913,3 +922,36 @@ def test_nan_propagation():
     check_vs_torch(lambda T, x: tuple(x.max(dim=0)), x, requires_grad=False)
     check_vs_torch(lambda T, x: x.clamp(min=0.0), x, requires_grad=False)
     check_vs_torch(lambda T, x: x.relu(), x, requires_grad=False)
+
+
+@pytest.mark.parametrize("fn,err,match", [
+    (lambda: rt.torch_cat([rt.torch_ones(2).sum(), rt.torch_ones(2).sum()]), RuntimeError,
+     "zero-dimensional"),
+    (lambda: rt.torch_narrow(rt.torch_ones(2, 3), 1, 2, 5), RuntimeError, "exceeds"),
+    (lambda: rt.torch_ones(2).sum().unbind(), RuntimeError, "no dimensions"),
+    (lambda: rt.torch_ones(2, 3).split([1, 3]), RuntimeError, "sum exactly to 2"),
+    (lambda: rt.torch_ones(2, 3).chunk(0), RuntimeError, "greater than 0"),
+    (lambda: rt.torch_select(rt.torch_ones(2, 3), 0, 5), IndexError, "out of range"),
+    (lambda: rt.torch_ones(2, 3).sum(dim=(0, 0)), RuntimeError, "multiple times"),
+    (lambda: rt.torch_ones(2, 3).clamp(min="a"), TypeError, "min must be a number"),
+])
+def test_shape_and_join_errors(fn, err, match):
+    with pytest.raises(err, match=match):
+        fn()
+
+
+def test_narrow_and_select_vs_torch():
+    x = rand(3, 5)
+    check_vs_torch(lambda T, x: T.narrow(x, 1, 1, 3), x, second_order=True)
+    check_vs_torch(lambda T, x: T.narrow(x, 0, -2, 2), x)
+    check_vs_torch(lambda T, x: T.select(x, 1, -1), x, second_order=True)
+    gradcheck(lambda T, x: T.narrow(x, 1, 1, 3), x)
+
+
+def test_compare_with_none():
+    x = rt.torch_ones(2)
+    assert (x == None) is False  # noqa: E711
+    assert (x != None) is True  # noqa: E711
+    assert x in [None, x]
+    with pytest.raises(TypeError):
+        x > None

@@ -126,3 +126,16 @@ print.torch_hook <- function(x, ...) {
   cat("<torch_hook>")
   invisible(x)
 }
+
+# A few environment queries R torch scripts use -----------------------------
+
+torch_is_installed <- function() TRUE
+
+cuda_is_available <- function() FALSE
+
+backends_mps_is_available <- function() FALSE
+
+torch_device <- function(type, index = NULL) {
+  if (!identical(type, "cpu")) stop(sprintf("only the 'cpu' device exists here, got '%s'", type))
+  "cpu"
+}

@@ -177,7 +177,12 @@ static SEXP make_ptr(PyObject *o, SEXP cls) {
     Py_INCREF(o);
     SEXP p = PROTECT(R_MakeExternalPtr(o, tag_sym, R_NilValue));
     R_RegisterCFinalizerEx(p, ptr_finalizer, FALSE);
-    Rf_setAttrib(p, R_ClassSymbol, cls);
+    /* the class attribute, set directly: a fresh pairlist node holding the
+     * shared (immutable) class vector */
+    SEXP attr = Rf_cons(cls, R_NilValue);
+    SET_TAG(attr, R_ClassSymbol);
+    SET_ATTRIB(p, attr);
+    SET_OBJECT(p, 1);
     UNPROTECT(1);
     return p;
 }

@@ -20,7 +20,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["load", "r_source_dir", "library_dir", "ensure_installed", "to_r", "from_r"]
+__all__ = ["load", "r_source_dir", "library_dir", "ensure_installed", "to_r", "from_r",
+           "register_converter"]
 
 _loaded_lib: str | None = None
 
@@ -190,28 +191,45 @@ def to_r(obj: Any) -> Any:
 _converters_done = False
 
 
+def register_converter(converter: Any) -> None:
+    """Teach an rpy2 Converter to move tensors: a Python Tensor goes to R as
+    an R torch_tensor holding the same object, and back."""
+    import rpy2.rinterface as ri
+
+    from ..tensor import Tensor
+
+    @converter.py2rpy.register(Tensor)
+    def _tensor_py2rpy(obj: Tensor) -> Any:
+        return to_r(obj)
+
+    @converter.rpy2py.register(ri.SexpExtPtr)
+    def _extptr_rpy2py(obj: Any) -> Any:
+        try:
+            return from_r(obj)
+        except Exception:
+            return obj
+
+
 def _register_converters() -> None:
-    """Teach rpy2's default converter about tensors (for `%%R -i x -o y`)."""
+    """rpy2's default converter, the active one, and the `%%R` magic's."""
     global _converters_done
     if _converters_done:
         return
+    _converters_done = True
     try:
-        import rpy2.rinterface as ri
         from rpy2.robjects import conversion, default_converter
-
-        from ..tensor import Tensor
-
-        @default_converter.py2rpy.register(Tensor)
-        def _tensor_py2rpy(obj: Tensor) -> Any:
-            return to_r(obj)
-
-        @default_converter.rpy2py.register(ri.SexpExtPtr)
-        def _extptr_rpy2py(obj: Any) -> Any:
-            try:
-                return from_r(obj)
-            except Exception:
-                return obj
-        del conversion
     except Exception:  # pragma: no cover - robjects unavailable
         return
-    _converters_done = True
+    seen: list = []
+    for conv in (default_converter, conversion.get_conversion()):
+        if not any(conv is c for c in seen):
+            register_converter(conv)
+            seen.append(conv)
+    import importlib.util
+    if importlib.util.find_spec("IPython") is None:
+        return  # no Jupyter here, so no `%%R` magic to teach
+    try:
+        from rpy2.ipython import rmagic
+    except Exception:  # pragma: no cover - broken IPython install
+        return
+    register_converter(rmagic.converter)

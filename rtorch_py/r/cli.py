@@ -56,7 +56,14 @@ def run_source(text: str, args: Sequence[str] = ()) -> int:
 
     from . import load
 
+    import numpy as np
+    np.seterr(all="ignore")  # torch computes NaN/Inf silently; NumPy would warn
     load(attach=False)
+    # Python objects owned by R wait for R's garbage collector; fewer young
+    # collections spare Python's collector most of its useless traversals.
+    import gc
+    gc.freeze()
+    gc.set_threshold(10000, 20, 20)
     lines = text.split("\n")
     pos = 0
 
@@ -87,6 +94,8 @@ def run_source(text: str, args: Sequence[str] = ()) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point (`rtorch-py`). `run` ends the process itself, with
+    the script's status, as Rscript does."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["vignettes"]:  # its own options: see rtorch_py/vignettes.py
         from .. import vignettes
@@ -100,12 +109,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                      help="R expression(s) to run, as Rscript -e")
     run.add_argument("file", nargs="?", help="the R script")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments for commandArgs()")
-    sub.add_parser("vignettes", help="reproduce and cross-check every vignette")
+    vig = sub.add_parser("vignettes", help="reproduce and cross-check every vignette")
+    vig.add_argument("rest", nargs=argparse.REMAINDER, help="options of the vignettes tool")
     ns = parser.parse_args(argv)
 
     if ns.command == "vignettes":
-        from .. import vignettes  # written alongside, by the vignettes work
-        return int(vignettes.main() or 0)
+        from .. import vignettes
+        return int(vignettes.main(ns.rest) or 0)
 
     if ns.exprs:
         text = "\n".join(ns.exprs)
