@@ -644,7 +644,9 @@ def _view(x: Tensor, arr: np.ndarray) -> Tensor:
     out = wrap(arr)
     out._version = x._version
     base = out._base = x if x._base is None else x._base
-    if x._rg:  # its history must follow later in-place changes of the base
+    if x._rg and base.grad_fn is not None:
+        # its history must follow later in-place changes of the base (a leaf that
+        # requires grad can't be changed in place with grad on: nothing to follow)
         _register_view(base, out)
     return out
 
@@ -1334,10 +1336,10 @@ def _is_basic(key: tuple) -> builtins.bool:
                and not isinstance(k, (bool, np.bool_)) for k in key)
 
 
-def _index_name(key: tuple) -> str:
+def _index_name(key: tuple, basic: builtins.bool) -> str:
     """PyTorch's node for a basic index: that of the last view op it applies, left to
     right (full slices are skipped, unless the slice is the whole key)."""
-    if not _is_basic(key):
+    if not basic:
         return "IndexBackward0"
     if len(key) == 1 and type(key[0]) is slice:
         return "SliceBackward0"
@@ -1366,6 +1368,13 @@ def IndexBackward0(n, g, shape, key):
 
 
 def index(x: Tensor, key: Any) -> Tensor:
+    if type(key) is int:  # fast path: x[i]
+        try:
+            arr = x.data[key, ...]
+        except IndexError as e:
+            raise _index_error(e, x, (key,)) from None
+        return record(_view(x, arr), SliceBackward0, (x,), (x.shape, (key,)),
+                      name="SelectBackward0")
     k = _np_key(key, x)
     try:
         arr = x.data[k]
@@ -1378,9 +1387,8 @@ def index(x: Tensor, key: Any) -> Tensor:
         out = _view(x, arr)
     else:
         out = wrap(arr)
-    name = _index_name(k)
     return record(out, IndexBackward0 if not basic else SliceBackward0, (x,), (x.shape, k),
-                  name=name)
+                  name=_index_name(k, basic))
 
 
 @formula
@@ -1461,13 +1469,27 @@ def _check_inplace(x: Tensor, *others: Any) -> None:
 def _record_inplace(x: Tensor, fn: Callable, inputs: tuple, saved: tuple,
                     name: str | None = None) -> Tensor:
     if needs_grad(*inputs):
+        old, old_nr = x.grad_fn, x._output_nr
         if x._base is not None:
-            return _record_on_base(x, fn, inputs, saved, name)
-        record(x, fn, inputs, saved, name=name)
-        x._output_nr = 0
-        if id(x) in _VIEWS:
-            _refresh_views(x, None)
+            _record_on_base(x, fn, inputs, saved, name)
+        else:
+            record(x, fn, inputs, saved, name=name)
+            x._output_nr = 0
+            if id(x) in _VIEWS:
+                _refresh_views(x, None)
+        if old is not None and old.retain_refs:
+            _carry_retain_grad(x, old, old_nr)
     return x
+
+
+def _carry_retain_grad(x: Tensor, old: Node, old_nr: int) -> None:
+    """retain_grad() follows the tensor to its new history, as in PyTorch."""
+    ref = old.retain_refs.get(old_nr)
+    if ref is not None and ref() is x:
+        del old.retain_refs[old_nr]
+        if x.grad_fn.retain_refs is None:
+            x.grad_fn.retain_refs = {}
+        x.grad_fn.retain_refs[x._output_nr] = ref
 
 
 # In-place on a view: the op is recorded on the base as a CopySlices node (the
@@ -1521,7 +1543,10 @@ def _record_on_base(v: Tensor, fn: Callable, inputs: tuple, saved: tuple,
     bmeta = (base.data.shape, base.data.dtype) if base._rg else None
     node = Node("CopySlices", CopySlices, (edge(base),) + op.next_functions[1:],
                 (bmeta,) + op.input_meta[1:], (op, key) + op.saved)
+    old, old_nr = base.grad_fn, base._output_nr
     base.grad_fn, base._rg, base._output_nr = node, True, 0
+    if old is not None and old.retain_refs:
+        _carry_retain_grad(base, old, old_nr)
     _as_view_of(v, base, key)
     _refresh_views(base, v)
     return v
@@ -1556,7 +1581,7 @@ def _inplace_binary(x: Tensor, other: Any, ufunc: Callable, fn: Callable, saved:
     _check_inplace(x, o)
     try:
         ufunc(x.data, _data(other), out=x.data, casting="same_kind")
-    except ValueError as e:
+    except ValueError:
         raise RuntimeError(f"{name}: can't update a tensor of shape {_shape(x.shape)} in "
                            f"place with a value of shape {_shape(np.shape(_data(other)))}: "
                            "the value must broadcast to the tensor's shape") from None

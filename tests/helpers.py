@@ -17,8 +17,15 @@ With `second_order=True` it also differentiates the first gradients
 (`create_graph=True`) against random vectors and compares those. It returns
 `(rt_outputs, torch_outputs)` for further checks.
 
+Options: `check_names=False` where PyTorch decomposes an op into other nodes;
+`atol`/`rtol` (defaults by dtype: float32 1e-5/1e-4, float64 1e-10/1e-7).
+Non-array arguments (numbers, lists, None) are passed to `fn` unchanged.
+`T.float64` etc. give the dtype in either library; mind that `T.tensor(2.0)` is
+1-d in rtorch_py (R has no scalars) but 0-d in PyTorch.
+
 `gradcheck(fn, *arrays)` runs `rtorch_py.autograd_gradcheck` on float64 copies
-of the arrays (float inputs require grad).
+of the arrays (float inputs require grad; or one bool per input).
+`assert_same(rt_tensor, torch_tensor, what)` compares shape, dtype and values.
 """
 from __future__ import annotations
 

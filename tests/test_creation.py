@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import rtorch_py as rt
-from helpers import TORCH_DTYPE, assert_same
+from helpers import assert_same
 
 
 def _np_dtype(t):

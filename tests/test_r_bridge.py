@@ -12,15 +12,22 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 R_TESTS = ROOT / "tests" / "r"
 RUNNER = [sys.executable, "-m", "rtorch_py.r.cli"]
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("R") is None or pytest.importorskip("rpy2") is None,
-    reason="R and rpy2 are needed for the R bridge")
+def _have_r() -> bool:
+    try:
+        import rpy2  # noqa: F401
+    except ImportError:
+        return False
+    return shutil.which("R") is not None
+
+
+needs_r = pytest.mark.skipif(not _have_r(), reason="R and rpy2 are needed for the R bridge")
 
 
 def run_r(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -36,6 +43,7 @@ def run_r(*args: str, env: dict | None = None, timeout: float = 300) -> subproce
 TESTTHAT_FILES = sorted(p.name for p in R_TESTS.glob("test-*.R"))
 
 
+@needs_r
 @pytest.mark.parametrize("name", TESTTHAT_FILES)
 def test_testthat_file(name: str) -> None:
     res = run_r(str(R_TESTS / "run-testthat.R"), env={"RTORCH_TEST_FILE": str(R_TESTS / name)})
@@ -46,6 +54,7 @@ def test_testthat_file(name: str) -> None:
 # ---------------------------------------------------------------------------
 # The runner behaves like Rscript
 
+@needs_r
 def test_issue_example_prints_the_gradient() -> None:
     res = run_r("-e", "library(torch); x <- torch_tensor(1, requires_grad = TRUE); "
                       "(x * 2)$backward(); x$grad")
@@ -54,6 +63,7 @@ def test_issue_example_prints_the_gradient() -> None:
     assert res.stderr == ""
 
 
+@needs_r
 def test_autoprint_only_visible_values() -> None:
     res = run_r("-e", "x <- 1", "-e", "invisible(2)", "-e", "f <- function() invisible(3); f()",
                 "-e", "library(stats)", "-e", "x + 1", "-e", "print('a')")
@@ -61,6 +71,7 @@ def test_autoprint_only_visible_values() -> None:
     assert res.stdout == '[1] 2\n[1] "a"\n'
 
 
+@needs_r
 def test_error_at_top_level() -> None:
     res = run_r("-e", "cat('before\\n'); stop('boom'); cat('after\\n')")
     assert res.returncode == 1
@@ -68,12 +79,14 @@ def test_error_at_top_level() -> None:
     assert res.stderr == "Error: boom\nExecution halted\n"
 
 
+@needs_r
 def test_error_in_a_function_names_the_call() -> None:
     res = run_r("-e", "f <- function() stop('inner'); g <- function() f(); g()")
     assert res.returncode == 1
     assert res.stderr == "Error in f() : inner\nCalls: g -> f\nExecution halted\n"
 
 
+@needs_r
 def test_python_error_reaches_r_as_error() -> None:
     res = run_r("-e", "library(torch); x <- torch_ones(2, 2); x$sum(dim = 0)")
     assert res.returncode == 1
@@ -81,6 +94,7 @@ def test_python_error_reaches_r_as_error() -> None:
     assert res.stderr.endswith("Execution halted\n")
 
 
+@needs_r
 def test_errors_are_catchable_and_the_session_goes_on() -> None:
     res = run_r("-e", "library(torch)",
                 "-e", "r <- tryCatch(torch_ones(2)$sum(dim = 0), error = function(e) "
@@ -91,6 +105,7 @@ def test_errors_are_catchable_and_the_session_goes_on() -> None:
     assert res.stdout.endswith("torch_tensor\n6\n[ CPUFloatType{} ]\n")
 
 
+@needs_r
 def test_warnings_printed_as_rscript() -> None:
     res = run_r("-e", "f <- function() warning('careful'); f(); 1")
     assert res.returncode == 0
@@ -98,6 +113,7 @@ def test_warnings_printed_as_rscript() -> None:
     assert res.stderr == "Warning message:\nIn f() : careful\n"
 
 
+@needs_r
 def test_syntax_error() -> None:
     res = run_r("-e", "1", "-e", "x y")
     assert res.returncode == 1
@@ -105,12 +121,14 @@ def test_syntax_error() -> None:
     assert res.stderr == 'Error: unexpected symbol in "x y"\nExecution halted\n'
 
 
+@needs_r
 def test_quit_status() -> None:
     res = run_r("-e", "cat('bye\\n'); quit(status = 3)")
     assert res.returncode == 3
     assert res.stdout == "bye\n"
 
 
+@needs_r
 def test_script_file_and_missing_file(tmp_path: Path) -> None:
     script = tmp_path / "s.R"
     script.write_text("library(torch)\n\nx <- torch_tensor(c(1, 2))\n\nx$sum()\n")
@@ -122,6 +140,7 @@ def test_script_file_and_missing_file(tmp_path: Path) -> None:
     assert "cannot open file" in res.stderr
 
 
+@needs_r
 def test_other_packages_load_normally() -> None:
     res = run_r("-e", "library(testthat); library(torch); requireNamespace('stats'); "
                       "cat(is.function(test_that), is.function(torch_tensor), '\\n')")
@@ -129,6 +148,7 @@ def test_other_packages_load_normally() -> None:
     assert res.stdout == "TRUE TRUE \n"
 
 
+@needs_r
 def test_require_torch() -> None:
     res = run_r("-e", "cat(require(torch, quietly = TRUE), '\\n'); torch::torch_zeros(1)")
     assert res.returncode == 0, res.stderr
@@ -191,8 +211,60 @@ print("OK")
 '''
 
 
+@needs_r
 def test_python_tensor_through_r_autograd_function() -> None:
     res = subprocess.run([sys.executable, "-c", _INTEROP], capture_output=True, text=True,
                          cwd=ROOT, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.stdout.strip().endswith("OK")
+
+
+# ---------------------------------------------------------------------------
+# The R-facing API layer, without R
+
+
+def test_every_engine_op_has_an_r_form() -> None:
+    """A new engine op must be given its R form (1-based dims!) in api.py."""
+    import rtorch_py as rt
+    from rtorch_py import ops
+    from rtorch_py.r import api
+    assert sorted(set(ops.METHODS) - set(api.METHODS) - {"index_put_"}) == []
+    torch_fns = {n for n in dir(rt) if n.startswith("torch_")}
+    assert sorted(torch_fns - set(api.FUNCTIONS)) == []
+
+
+def test_dims_are_one_based() -> None:
+    from rtorch_py.r import api
+    assert api._dim(1.0) == 0 and api._dim(2) == 1 and api._dim(-1) == -1
+    with pytest.raises(IndexError, match="Indexing starts at 1 but found a 0."):
+        api._dim(0)
+    with pytest.raises(ValueError):
+        api._dim(1.5)
+    assert api._dims(np.array([1.0, 3.0])) == (0, 2)
+
+
+def test_r_arrays_keep_their_layout() -> None:
+    from rtorch_py.r import api
+    buf = bytearray(np.arange(1, 7, dtype=np.float64).tobytes())  # matrix(1:6, 2) in R
+    arr = api._from_r_array("d", buf, (2, 3))
+    assert arr[0, 1] == 3.0 and arr[1, 0] == 2.0
+    t = api.torch_tensor(arr)
+    assert t.dtype.name == "float32" and t.data.flags.c_contiguous
+    assert api.as_array(t).flags.f_contiguous
+    assert api._from_r_array("l", bytearray(np.array([1, 0], np.int32).tobytes()), None).dtype \
+        == np.bool_
+
+
+def test_r_indexing_semantics_in_python() -> None:
+    import rtorch_py as rt
+    from rtorch_py.r import api
+    x = rt.torch_tensor(np.arange(12.0).reshape(3, 4))
+    # x[c(1, 3), c(2, 4)] is orthogonal, as R's `[`
+    out = api.index(x, [["value", np.array([1.0, 3.0])], ["value", np.array([2.0, 4.0])]])
+    assert out.data.tolist() == [[1.0, 3.0], [9.0, 11.0]]
+    # x[-1, ] is the last row; x[2:3, ] inclusive; drop = FALSE keeps dims
+    assert api.index(x, [["value", -1.0], ["all"]]).data.tolist() == [8.0, 9.0, 10.0, 11.0]
+    assert api.index(x, [["slice", [1, 3, 1]], ["all"]]).shape == (2, 4)
+    assert api.index(x, [["value", 1.0], ["all"]], False).shape == (1, 4)
+    with pytest.raises(IndexError, match="Indexing starts at 1"):
+        api.index(x, [["value", 0.0]])

@@ -93,7 +93,9 @@ autograd_function <- function(forward, backward) {
   body(f) <- bquote({
     .rtorch_args <- .(as.name(".collect_args"))(
       .rtorch_names, environment(), .(if (has_dots) quote(list(...)) else NULL))
-    .External(.(C_call), .(.py$apply_function), .rtorch_fn, .box_values(.rtorch_args))
+    .rtorch_label <- sys.call()[[1L]]  # the name it was called by, for messages
+    .External(.(C_call), .(.py$apply_function), .rtorch_fn, .box_values(.rtorch_args),
+              if (is.symbol(.rtorch_label)) as.character(.rtorch_label) else NULL)
   })
   f
 }

@@ -49,40 +49,43 @@ print.slice <- function(x, ...) {
     is.call(e[[2L]][[2L]]) && identical(e[[2L]][[2L]][[1L]], bang)
 }
 
-# exprs: the unevaluated index arguments; missing: which of them are empty.
-.index_spec <- function(exprs, missing, env) {
-  spec <- list()
-  for (i in seq_along(missing)) {
-    if (missing[[i]]) {
-      spec[[length(spec) + 1L]] <- list("all")
+.masked_names <- c("N", "newaxis", "..")
+
+# exprs: the unevaluated index arguments (empty ones for `x[1, ]`); env: where
+# to evaluate them. Plain numbers and variables skip the masked evaluation.
+.index_spec <- function(exprs, env) {
+  spec <- vector("list", length(exprs))
+  spliced <- FALSE
+  for (i in seq_along(exprs)) {
+    if (identical(exprs[[i]], quote(expr = ))) {
+      spec[[i]] <- list("all")
       next
     }
     e <- exprs[[i]]
-    if (.is_splice(e)) {
-      for (v in as.list(eval(e[[2L]][[2L]][[2L]], env))) {
-        spec[[length(spec) + 1L]] <- .index_item(v)
-      }
-      next
+    if (is.numeric(e)) {
+      spec[[i]] <- list("value", e)
+    } else if (is.symbol(e) && !(as.character(e) %in% .masked_names)) {
+      spec[[i]] <- .index_item(eval(e, env))
+    } else if (.is_splice(e)) {
+      spec[[i]] <- lapply(as.list(eval(e[[2L]][[2L]][[2L]], env)), .index_item)
+      spliced <- TRUE
+    } else {
+      spec[[i]] <- .index_item(eval(e, .index_mask, env))
     }
-    spec[[length(spec) + 1L]] <- .index_item(eval(e, .index_mask, env))
+  }
+  if (spliced) {
+    spec <- do.call(c, lapply(spec, function(s) if (is.list(s[[1L]])) s else list(s)))
   }
   spec
 }
 
-.dots_missing <- function(n, frame) {
-  vapply(seq_len(n), function(i) eval(call("missing", as.name(paste0("..", i))), frame),
-         logical(1))
-}
-
 `[.torch_tensor` <- function(x, ..., drop = TRUE) {
-  exprs <- as.list(substitute(list(...)))[-1L]
-  spec <- .index_spec(exprs, .dots_missing(length(exprs), environment()), parent.frame())
+  spec <- .index_spec(as.list(substitute(list(...)))[-1L], parent.frame())
   .External(C_call, .py$index, x, spec, drop)
 }
 
 `[<-.torch_tensor` <- function(x, ..., value) {
-  exprs <- as.list(substitute(list(...)))[-1L]
-  spec <- .index_spec(exprs, .dots_missing(length(exprs), environment()), parent.frame())
+  spec <- .index_spec(as.list(substitute(list(...)))[-1L], parent.frame())
   .External(C_call, .py$index_put, x, spec, value)
   x
 }

@@ -449,13 +449,15 @@ static void raise_python_error(PyGILState_STATE g) {
     PyErr_Fetch(&t, &v, &tb);
     PyErr_NormalizeException(&t, &v, &tb);
     SEXP cond = R_NilValue;
-    if (v && PyObject_IsInstance(v, rerror_cls) == 1) {
+    if (v && rerror_cls && PyObject_IsInstance(v, rerror_cls) == 1) {
         PyObject *c = PyObject_GetAttrString(v, "condition");
         if (c && Py_TYPE(c) == &RObj_Type) cond = ((RObj *)c)->sexp;
         Py_XDECREF(c);
     }
     PyErr_Clear();
-    PyObject *msg = v ? PyObject_CallFunctionObjArgs(error_message, v, NULL) : NULL;
+    PyObject *msg = !v ? NULL
+                  : error_message ? PyObject_CallFunctionObjArgs(error_message, v, NULL)
+                                  : PyObject_Str(v);
     const char *s = msg ? PyUnicode_AsUTF8(msg) : NULL;
     snprintf(errbuf, sizeof errbuf, "%s", s ? s : "unknown Python error");
     PyErr_Clear();
@@ -610,10 +612,6 @@ static SEXP C_box(SEXP x) {
     return out;
 }
 
-static SEXP C_is_live(SEXP p) {
-    return Rf_ScalarLogical(TYPEOF(p) == EXTPTRSXP && R_ExternalPtrTag(p) == tag_sym &&
-                            R_ExternalPtrAddr(p) != NULL);
-}
 
 /* One step of R's own REPL (what Rscript runs): read a line through the
  * console callback, parse, evaluate, print a visible value, print deferred
@@ -633,17 +631,6 @@ int rtorch_repl_do1(void) {
 }
 
 /* rpy2 interop: SEXP address <-> Python object. */
-static SEXP C_py_of(SEXP x) {
-    /* x -> an external pointer to the Python object r_to_py(x) gives */
-    PyGILState_STATE g = PyGILState_Ensure();
-    PyObject *o = r_to_py(x);
-    if (!o) raise_python_error(g);
-    SEXP out = make_ptr(o, default_class);
-    Py_DECREF(o);
-    PyGILState_Release(g);
-    return out;
-}
-
 static PyObject *py_sexp_to_py(PyObject *self, PyObject *addr) {
     SEXP x = (SEXP)PyLong_AsVoidPtr(addr);
     if (!x && PyErr_Occurred()) return NULL;
@@ -693,8 +680,6 @@ static const R_CallMethodDef call_methods[] = {
     {"C_init", (DL_FUNC)&C_init, 2},
     {"C_getattr", (DL_FUNC)&C_getattr, 1},
     {"C_box", (DL_FUNC)&C_box, 1},
-    {"C_is_live", (DL_FUNC)&C_is_live, 1},
-    {"C_py_of", (DL_FUNC)&C_py_of, 1},
     {"C_export_native", (DL_FUNC)&C_export_native, 0},
     {NULL, NULL, 0}
 };

@@ -113,8 +113,10 @@ def ensure_installed(quiet: bool = True) -> Path:
             if lib.exists():
                 shutil.rmtree(lib)
             os.replace(out_lib, lib)
-        for old in root.iterdir():  # earlier versions of the shim
-            if old.is_dir() and old != lib and len(old.name) == 16:
+        import time
+        for old in root.iterdir():  # earlier versions, unused for a day
+            if old.is_dir() and old != lib and len(old.name) == 16 and \
+                    time.time() - old.stat().st_mtime > 86400:
                 shutil.rmtree(old, ignore_errors=True)
     return lib
 
@@ -169,20 +171,17 @@ def _native() -> Any:
 def from_r(obj: Any) -> Any:
     """An rpy2 object (an R tensor, list, vector...) as the shim sees it in
     Python: R tensors become the very same Python Tensor."""
-    import rpy2.rinterface as ri
     from rpy2.rinterface_lib import openrlib
     sexp = obj.__sexp__._cdata if hasattr(obj, "__sexp__") else obj
     addr = int(openrlib.ffi.cast("uintptr_t", sexp))
-    del ri
     return _native().sexp_to_py(addr)
 
 
 def to_r(obj: Any) -> Any:
     """A Python object as an rpy2 object: a Tensor becomes an R torch_tensor
     holding the same Tensor."""
-    from rpy2.rinterface_lib import openrlib
-    from rpy2.rinterface_lib import _rinterface_capi as capi
     from rpy2.rinterface_lib import conversion as rconv
+    from rpy2.rinterface_lib import openrlib
     robj = _native().py_to_robject(obj)
     cdata = openrlib.ffi.cast("SEXP", robj.address)
     return rconv._cdata_to_rinterface(cdata)

@@ -182,19 +182,18 @@ def _tensor_of(x: Any) -> Any:
 # Creation
 
 
-def _r_data(data: Any) -> np.ndarray | Any:
-    """R data -> an array with torch's layout and R torch's default dtypes."""
+def _r_data(data: Any, dtype: Any = None) -> np.ndarray | Any:
+    """R data -> an array with torch's layout and, unless `dtype` says
+    otherwise, R torch's defaults (doubles -> float32, integers -> int64)."""
     if isinstance(data, np.ndarray):
-        if data.dtype == np.float64:
-            return np.ascontiguousarray(data, dtype=np.float32)
-        if data.dtype == np.int32:
-            return np.ascontiguousarray(data, dtype=np.int64)
-        return np.ascontiguousarray(data)
+        target = as_dtype(dtype).np if dtype is not None else \
+            {np.dtype(np.float64): np.float32, np.dtype(np.int32): np.int64}.get(data.dtype)
+        return np.ascontiguousarray(data, dtype=target)
     if isinstance(data, (list, NamedList)):
         values = _list(data)
         if values and all(isinstance(v, Tensor) for v in values):
             return np.stack([v.data for v in values])
-        return [(_r_data(v) if isinstance(v, np.ndarray) else v) for v in values]
+        return [(_r_data(v, dtype) if isinstance(v, np.ndarray) else v) for v in values]
     return data
 
 
@@ -209,7 +208,7 @@ def torch_tensor(data: Any = None, dtype: Any = None, device: Any = None,
         if requires_grad:
             out.requires_grad = True
         return out
-    return _cr.torch_tensor(_r_data(data), dtype=dtype, device=device or "cpu",
+    return _cr.torch_tensor(_r_data(data, dtype), dtype=dtype, device=device or "cpu",
                             requires_grad=requires_grad)
 
 
@@ -717,9 +716,8 @@ METHODS.update({
     "register_hook": register_hook, "any": any_, "all": all_,
     "floor": _nondiff(np.floor), "ceil": _nondiff(np.ceil), "round": _nondiff(np.round),
     "trunc": _nondiff(np.trunc), "remainder": _remainder, "floor_divide": _floor_divide,
-    "abs_": None, "retain_grad": retain_grad, "backward": backward,
+    "retain_grad": retain_grad, "backward": backward,
 })
-METHODS = {k: v for k, v in METHODS.items() if v is not None}
 
 # Methods R torch returns invisibly.
 INVISIBLE_METHODS = {"backward", "retain_grad"}
@@ -729,53 +727,43 @@ INVISIBLE_METHODS = {"backward", "retain_grad"}
 # Operators (R's Ops group) and Math group
 
 
-def _reflect(op: Callable, rop: Callable) -> Callable:
+def _binop(op: Callable, flipped: Callable) -> Callable:
+    """An R operator: `op(tensor, other)`; for `value <op> tensor` (R
+    dispatched on the right operand) `flipped(tensor, value)`."""
     def f(e1: Any, e2: Any) -> Tensor:
         if isinstance(e1, Tensor):
             return op(e1, _tensor_of(e2))
-        return rop(e2, _tensor_of(e1))
+        return flipped(e2, _tensor_of(e1))
     return f
 
 
-def _rsub(x: Tensor, other: Any) -> Tensor:
-    return _ops.sub(other, x) if isinstance(other, Tensor) else _ops.rsub(x, other)
+def _logical(op: Callable) -> Callable:
+    def f(e1: Any, e2: Any) -> Tensor:
+        return op(_tensor_of(e1) if isinstance(e1, Tensor) else torch_tensor(e1), _tensor_of(e2))
+    return f
 
 
-def _rdiv(x: Tensor, other: Any) -> Tensor:
-    return _ops.div(other, x)
-
-
-def _rpow(x: Tensor, other: Any) -> Tensor:
-    return _ops.pow(other, x) if isinstance(other, Tensor) else _ops.rpow(x, other)
-
-
-def _swap(op: Callable) -> Callable:
-    return lambda x, other: op(x, other) if not isinstance(other, Tensor) else op(other, x)
+def _is_t(x: Any) -> bool:
+    return isinstance(x, Tensor)
 
 
 BINARY_OPS: dict[str, Callable] = {
-    "+": _reflect(_ops.add, lambda x, o: _ops.add(o, x) if isinstance(o, Tensor)
-                  else _ops.add(x, o)),
-    "-": _reflect(_ops.sub, _rsub),
-    "*": _reflect(_ops.mul, lambda x, o: _ops.mul(o, x) if isinstance(o, Tensor)
-                  else _ops.mul(x, o)),
-    "/": _reflect(_ops.div, _rdiv),
-    "^": _reflect(_ops.pow, _rpow),
+    "+": _binop(_ops.add, lambda x, o: _ops.add(o, x)),
+    "*": _binop(_ops.mul, lambda x, o: _ops.mul(o, x)),
+    "-": _binop(_ops.sub, lambda x, o: _ops.sub(o, x) if _is_t(o) else _ops.rsub(x, o)),
+    "/": _binop(_ops.div, lambda x, o: _ops.div(o, x)),
+    "^": _binop(_ops.pow, lambda x, o: _ops.pow(o, x) if _is_t(o) else _ops.rpow(x, o)),
     "%%": _remainder,
     "%/%": _floor_divide,
-    "==": _reflect(_ops.eq, lambda x, o: _ops.eq(o, x) if isinstance(o, Tensor) else _ops.eq(x, o)),
-    "!=": _reflect(_ops.ne, lambda x, o: _ops.ne(o, x) if isinstance(o, Tensor) else _ops.ne(x, o)),
-    "<": _reflect(_ops.lt, lambda x, o: _ops.lt(o, x) if isinstance(o, Tensor) else _ops.gt(x, o)),
-    ">": _reflect(_ops.gt, lambda x, o: _ops.gt(o, x) if isinstance(o, Tensor) else _ops.lt(x, o)),
-    "<=": _reflect(_ops.le, lambda x, o: _ops.le(o, x) if isinstance(o, Tensor) else _ops.ge(x, o)),
-    ">=": _reflect(_ops.ge, lambda x, o: _ops.ge(o, x) if isinstance(o, Tensor) else _ops.le(x, o)),
-    "&": lambda a, b: _ops.logical_and(_tensor_of(a) if isinstance(a, Tensor) else
-                                       torch_tensor(a), _tensor_of(b)),
-    "|": lambda a, b: _ops.logical_or(_tensor_of(a) if isinstance(a, Tensor) else
-                                      torch_tensor(a), _tensor_of(b)),
+    "==": _binop(_ops.eq, lambda x, o: _ops.eq(x, o)),
+    "!=": _binop(_ops.ne, lambda x, o: _ops.ne(x, o)),
+    "<": _binop(_ops.lt, lambda x, o: _ops.gt(x, o)),     # o < x  is  x > o
+    ">": _binop(_ops.gt, lambda x, o: _ops.lt(x, o)),
+    "<=": _binop(_ops.le, lambda x, o: _ops.ge(x, o)),
+    ">=": _binop(_ops.ge, lambda x, o: _ops.le(x, o)),
+    "&": _logical(_ops.logical_and),
+    "|": _logical(_ops.logical_or),
 }
-# `x * 2` is the hot path: the engine's op straight away when x is a tensor.
-_mul, _add = _ops.mul, _ops.add
 
 UNARY_OPS: dict[str, Callable] = {
     "-": _ops.neg,
@@ -949,10 +937,46 @@ def _parse_spec(x: Tensor, spec: Any, drop: bool) -> tuple[tuple, list, Any]:
     return tuple(basic), advanced, whole_mask
 
 
+_ALL = slice(None)
+
+
+def _simple_key(x: Tensor, spec: list, drop: bool) -> tuple | None:
+    """The key for the common `x[i, ]`, `x[, j]`, `x[i, j]` (numbers and
+    empties only), or None when the full parser is needed."""
+    if not drop or len(spec) > x.ndim:
+        return None
+    key = []
+    for d, item in enumerate(spec):
+        kind = item[0]
+        if kind == "all":
+            key.append(_ALL)
+            continue
+        if kind != "value":
+            return None
+        v = item[1]
+        if type(v) is float:
+            k = int(v)
+            if k != v:
+                return None
+        elif type(v) is int:
+            k = v
+        else:
+            return None
+        size = x.shape[d]
+        if k == 0 or not -size <= (k - 1 if k > 0 else k) < size:
+            return None  # let the full parser report it
+        key.append(k - 1 if k > 0 else k)
+    return tuple(key)
+
+
 def index(x: Tensor, spec: Any, drop: bool = True) -> Tensor:
     """x[...] with R torch's semantics; vector indices act per dim (as R's `[`)."""
     if x is UNDEFINED:
         raise RuntimeError("can't index an undefined tensor")
+    if type(spec) is list:
+        key = _simple_key(x, spec, drop)
+        if key is not None:
+            return _ops.index(x, key)
     basic, advanced, mask = _parse_spec(x, spec, bool(drop))
     if mask is not None:
         if mask.shape != x.shape[:mask.ndim]:
@@ -1090,7 +1114,9 @@ class RAutogradFunction:
         self.backward = backward
         self.arg_names = [arg_names] if isinstance(arg_names, str) else list(arg_names or [])
 
-    def apply(self, args: Any) -> Any:
+    def apply(self, args: Any, label: str | None = None) -> Any:
+        """Call it: `args` as the R wrapper collected them; `label` is the
+        name the R function was called by (for error messages)."""
         values = _list(args)
         names = args.names() if isinstance(args, NamedList) else self.arg_names
 
@@ -1105,12 +1131,13 @@ class RAutogradFunction:
             if isinstance(out, NamedList):
                 out = NamedList(out.names(), [_undef(v) for v in out.values()])
             elif isinstance(out, list):
-                raise TypeError(f"{R_NODE_NAME}: backward must return a named list of "
-                                "gradients keyed by forward's argument names "
+                raise TypeError(f"{label or 'autograd_function'}: backward must return a "
+                                "named list of gradients keyed by forward's argument names "
                                 f"({', '.join(self.arg_names)}), got an unnamed list")
             return _undef(out)
 
-        return _apply(R_NODE_NAME, self.forward, backward, names, values, call, True)
+        return _apply(R_NODE_NAME, label or "autograd_function", backward, names, values,
+                      call, True)
 
 
 def make_autograd_function(forward: Callable, backward: Callable,
@@ -1118,8 +1145,8 @@ def make_autograd_function(forward: Callable, backward: Callable,
     return RAutogradFunction(forward, backward, arg_names)
 
 
-def apply_function(fn: RAutogradFunction, args: Any) -> Any:
-    return fn.apply(args)
+def apply_function(fn: RAutogradFunction, args: Any, label: str | None = None) -> Any:
+    return fn.apply(args, label)
 
 
 def ctx_get(ctx: AutogradContext, name: str) -> Any:

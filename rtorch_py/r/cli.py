@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 __all__ = ["main", "run_source"]
 
@@ -30,6 +30,18 @@ def _setup_console() -> None:
     callbacks.consolewrite_print = _write_out
     callbacks.consolewrite_warnerror = _write_err
     callbacks.showmessage = _write_err
+
+
+def _warnings_to_r(ri: Any) -> None:
+    """Python warnings (the engine's) become R warnings, printed by R."""
+    import warnings
+    r_warning = ri.baseenv["warning"]
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
+             line: Any = None) -> None:
+        r_warning(ri.StrSexpVector([str(message)]), **{"call.": ri.BoolSexpVector([False])})
+
+    warnings.showwarning = show
 
 
 def _repl_init() -> None:
@@ -64,6 +76,7 @@ def run_source(text: str, args: Sequence[str] = ()) -> int:
     import gc
     gc.freeze()
     gc.set_threshold(10000, 20, 20)
+    _warnings_to_r(ri)
     lines = text.split("\n")
     pos = 0
 
@@ -80,6 +93,8 @@ def run_source(text: str, args: Sequence[str] = ()) -> int:
 
     callbacks.consoleread = read
     callbacks.cleanup = cleanup
+    from rpy2.rinterface_lib import openrlib
+    openrlib.rlib.R_Interactive = False  # interactive() is FALSE, as under Rscript
     ri.evalr("options(showErrorCalls = TRUE)")
     _repl_init()
     import ctypes

@@ -30,6 +30,8 @@ test_that("R types map to torch dtypes", {
   expect_true(torch_tensor(1)$dtype != torch_long())
   expect_output(print(torch_float()), "torch_Float")
   expect_output(print(torch_tensor(1:2)$dtype), "torch_Long")
+  expect_identical(as_array(torch_tensor(c(0.1, 0.2), dtype = torch_double())), c(0.1, 0.2))
+  expect_identical(as_array(torch_tensor(0.1, dtype = torch_float64())), 0.1)
   x <- torch_tensor(NULL)
   expect_true(x$dtype == torch_bool())
   expect_equal(x$shape, 0L)
