@@ -5,6 +5,8 @@ Python dims and indices are 0-based, like NumPy and PyTorch; the R API
 """
 from __future__ import annotations
 
+import warnings
+
 from . import ops
 from .autograd import (autograd_backward, autograd_grad, autograd_is_grad_enabled,
                        autograd_set_grad_mode, enable_grad, is_grad_enabled, no_grad,
@@ -16,6 +18,10 @@ from .function import AutogradContext, Function, FunctionCtx, NamedList, autogra
 from .gradcheck import GradcheckError, autograd_gradcheck
 from .tensor import Tensor, dtype
 
+# Like torch, ops give inf/nan silently: hide NumPy's floating-point warnings
+# raised inside this package (and only those).
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"rtorch_py(\.|$)")
+
 # torch_<op>(x, ...) for every op R torch exposes as a function.
 _FUNCTIONS = [
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sqrt", "abs", "sign", "sin",
@@ -24,7 +30,7 @@ _FUNCTIONS = [
     "equal", "allclose", "mm", "matmul", "dot", "t", "transpose", "permute", "reshape",
     "unsqueeze", "squeeze", "flatten", "narrow", "select", "sum", "mean", "prod", "max",
     "min", "argmax", "argmin", "gather", "softmax", "log_softmax", "cat", "stack", "chunk",
-    "split", "unbind", "where", "masked_fill", "clone",
+    "split", "unbind", "where", "masked_fill", "clone", "remainder", "floor_divide",
 ]
 for _name in _FUNCTIONS:
     globals()["torch_" + _name] = getattr(ops, _name)

@@ -126,6 +126,13 @@ class SavedTensor:
         return t
 
 
+    def unpack_data(self, node: "Node") -> Any:
+        """The saved array itself (same checks), for formulas run on arrays."""
+        t = self.tensor
+        if t is None or t._version[0] != self.version:
+            self.unpack(node)  # raises the right error
+        return t.data
+
     def _modified_message(self, t: Any, node: "Node") -> str:
         # Name the op that produced the tensor's current value, as PyTorch does.
         producer = node if self.is_output else t.grad_fn
@@ -181,6 +188,9 @@ class Node:
 
     def unpack_saved(self) -> list:
         return [s.unpack(self) if type(s) is SavedTensor else s for s in self.saved]
+
+    def unpack_saved_data(self) -> list:
+        return [s.unpack_data(self) if type(s) is SavedTensor else s for s in self.saved]
 
     def release(self) -> None:
         """Free saved tensors (plain values such as shapes cost nothing to keep)."""

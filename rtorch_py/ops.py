@@ -20,19 +20,40 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .tensor import OUTPUT, Tensor, _dim, _F32, _F64, needs_grad, record, wrap, as_dtype
-from .tensor import to_array, is_grad_enabled
+from .tensor import to_array, is_grad_enabled, _state
 from .engine import Node, edge
 
 Number = (int, float, bool, np.number, np.bool_)
 
 
-def formula(fn: Callable) -> Callable:
-    """Adapt `fn(node, grad, *saved)` to the engine's `backward_fn(node, grads)`."""
-    def backward_fn(node, grads):
-        return fn(node, grads[0], *node.unpack_saved())
+def formula(fn: Callable | None = None, *, arrays: bool = False) -> Callable:
+    """Adapt `fn(node, grad, *saved)` to the engine's `backward_fn(node, grads)`.
+
+    `arrays=True` marks a formula written only with operators (+ - * / ** @,
+    comparisons, `.T`, `.reshape`) and `_expand`, which NumPy arrays and tensors
+    share: when create_graph is off it runs on the raw arrays, skipping the
+    per-op tensor overhead; with create_graph on it runs on tensors and so
+    records its own graph. One formula either way.
+    """
+    if fn is None:
+        return lambda f: formula(f, arrays=arrays)
+    if arrays:
+        def backward_fn(node, grads):
+            if _state.grad:
+                return fn(node, grads[0], *node.unpack_saved())
+            outs = fn(node, grads[0].data, *node.unpack_saved_data())
+            return [None if o is None else wrap(o) for o in outs]
+    else:
+        def backward_fn(node, grads):
+            return fn(node, grads[0], *node.unpack_saved())
     backward_fn.__name__ = fn.__name__
     backward_fn.__qualname__ = fn.__qualname__
     return backward_fn
+
+
+def _expand(g: Any, shape: tuple) -> Any:
+    """Broadcast g to shape: for arrays a read-only view, for tensors an op."""
+    return np.broadcast_to(g, shape) if type(g) is np.ndarray else g.expand(shape)
 
 
 def _as_tensor(x: Any) -> Tensor:
@@ -128,7 +149,7 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
 # ==========================================================================
 # Pointwise binary ops
 
-@formula
+@formula(arrays=True)
 def AddBackward0(n, g, alpha):
     return g, (g if alpha == 1 else g * alpha) if n.needs(1) else None
 
@@ -141,7 +162,7 @@ def add(a: Any, b: Any, alpha: Any = 1) -> Tensor:
     return record(wrap(_float_result(out, a, b)), AddBackward0, (_t(a), _t(b)), (alpha,))
 
 
-@formula
+@formula(arrays=True)
 def SubBackward0(n, g, alpha):
     return g, (-g if alpha == 1 else g * -alpha) if n.needs(1) else None
 
@@ -171,12 +192,12 @@ def rsub(a: Any, b: Any) -> Tensor:
     return record(wrap(_float_result(out, a, b)), RsubBackward1, (_t(a), _t(b)))
 
 
-@formula
+@formula(arrays=True)
 def RsubBackward1(n, g):
     return -g, g
 
 
-@formula
+@formula(arrays=True)
 def MulBackward0(n, g, a, b):
     return (g * b if n.needs(0) else None), (g * a if n.needs(1) else None)
 
@@ -193,7 +214,7 @@ def mul(a: Any, b: Any) -> Tensor:
                    b if ta is not None and ta._rg else None))
 
 
-@formula
+@formula(arrays=True)
 def DivBackward0(n, g, a, b):
     ga = g / b if n.needs(0) else None
     gb = -g * a / (b * b) if n.needs(1) else None
@@ -245,11 +266,11 @@ def floor_divide(a: Any, b: Any) -> Tensor:
     return div(a, b, rounding_mode="floor")
 
 
-@formula
+@formula(arrays=True)
 def PowBackward0(n, g, a, p):
     if p == 0:
         return (g * 0,)
-    return (g * p * a.pow(p - 1),)
+    return (g * p * a ** (p - 1),)
 
 
 @formula
@@ -328,7 +349,7 @@ def minimum(a: Tensor, b: Tensor) -> Tensor:
 # ==========================================================================
 # Pointwise unary ops
 
-@formula
+@formula(arrays=True)
 def NegBackward0(n, g):
     return (-g,)
 
@@ -337,7 +358,7 @@ def neg(x: Tensor) -> Tensor:
     return record(wrap(np.negative(x.data)), NegBackward0, (x,))
 
 
-@formula
+@formula(arrays=True)
 def ExpBackward0(n, g, result):
     return (g * result,)
 
@@ -346,7 +367,7 @@ def exp(x: Tensor) -> Tensor:
     return record(wrap(np.exp(_fdata(x))), ExpBackward0, (x,), (OUTPUT,))
 
 
-@formula
+@formula(arrays=True)
 def LogBackward0(n, g, x):
     return (g / x,)
 
@@ -357,7 +378,7 @@ def log(x: Tensor) -> Tensor:
     return record(wrap(out), LogBackward0, (x,), (x,))
 
 
-@formula
+@formula(arrays=True)
 def SqrtBackward0(n, g, result):
     return (g / (2 * result),)
 
@@ -410,7 +431,7 @@ def cos(x: Tensor) -> Tensor:
     return record(wrap(np.cos(_fdata(x))), CosBackward0, (x,), (x,))
 
 
-@formula
+@formula(arrays=True)
 def TanhBackward0(n, g, result):
     return (g * (1 - result * result),)
 
@@ -419,7 +440,7 @@ def tanh(x: Tensor) -> Tensor:
     return record(wrap(np.tanh(_fdata(x))), TanhBackward0, (x,), (OUTPUT,))
 
 
-@formula
+@formula(arrays=True)
 def SigmoidBackward0(n, g, result):
     return (g * result * (1 - result),)
 
@@ -434,7 +455,7 @@ def sigmoid(x: Tensor) -> Tensor:
     return record(wrap(out), SigmoidBackward0, (x,), (OUTPUT,))
 
 
-@formula
+@formula(arrays=True)
 def ReluBackward0(n, g, result):
     return (g * (result > 0),)
 
@@ -446,15 +467,10 @@ def relu(x: Tensor) -> Tensor:
                   (OUTPUT,))
 
 
-@formula
+@formula(arrays=True)
 def ClampBackward1(n, g, x, lo, hi):
-    d = x.data
-    keep = np.ones(d.shape, dtype=np.bool_)
-    if lo is not None:
-        keep &= d >= lo
-    if hi is not None:
-        keep &= d <= hi
-    return (g * wrap(keep),)
+    keep = x <= hi if lo is None else x >= lo if hi is None else (x >= lo) & (x <= hi)
+    return (g * keep,)
 
 
 def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
@@ -567,9 +583,9 @@ def allclose(a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8) -> bo
 # ==========================================================================
 # Linear algebra
 
-@formula
+@formula(arrays=True)
 def MmBackward0(n, g, a, b):
-    return (g.mm(b.t()) if n.needs(0) else None), (a.t().mm(g) if n.needs(1) else None)
+    return (g @ b.T if n.needs(0) else None), (a.T @ g if n.needs(1) else None)
 
 
 def mm(a: Tensor, b: Tensor) -> Tensor:
@@ -669,9 +685,9 @@ def _register_view(base: Tensor, view: Tensor) -> None:
     views.append(weakref.ref(view))
 
 
-@formula
+@formula(arrays=True)
 def TBackward0(n, g):
-    return (g.t(),)
+    return (g.T,)
 
 
 def t(x: Tensor) -> Tensor:
@@ -714,7 +730,7 @@ def _shape_arg(shape: tuple) -> tuple:
     return tuple(int(s) for s in shape)
 
 
-@formula
+@formula(arrays=True)
 def ViewBackward0(n, g, shape):
     return (g.reshape(shape),)
 
@@ -731,7 +747,7 @@ def reshape(x: Tensor, *shape: Any) -> Tensor:
                   (x,), (x.shape,))
 
 
-@formula
+@formula(arrays=True)
 def UnsafeViewBackward0(n, g, shape):
     return (g.reshape(shape),)  # reshape had to copy (PyTorch: clone + _unsafe_view)
 
@@ -850,9 +866,9 @@ def _unreduce(g: Tensor, shape: tuple, dims: tuple | None, keepdim: bool) -> Ten
     return g.expand(shape)
 
 
-@formula
+@formula(arrays=True)
 def SumBackward0(n, g, shape):
-    return (g.expand(shape),)
+    return (_expand(g, shape),)
 
 
 @formula
@@ -873,9 +889,9 @@ def sum(x: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) ->
     return record(wrap(out), SumBackward1, (x,), (x.shape, dims, keepdim))
 
 
-@formula
+@formula(arrays=True)
 def MeanBackward0(n, g, shape, count):
-    return (g.expand(shape) / count,)
+    return (_expand(g, shape) / count,)
 
 
 @formula
@@ -1004,6 +1020,9 @@ def GatherBackward0(n, g, idx, dim, shape):
 def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
     d = _dim(dim, x.ndim)
     idx = index.data
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"gather(): Expected dtype int64 (Long) for index, got "
+                           f"{index.dtype!r}")
     return record(wrap(np.take_along_axis(x.data, idx, axis=d)), GatherBackward0, (x,),
                   (idx, d, x.shape))
 
@@ -1194,6 +1213,9 @@ def WhereBackward0(n, g, cond):
 
 def where(condition: Any, input: Any, other: Any) -> Tensor:
     cond = _data(condition)
+    if isinstance(condition, Tensor) and cond.dtype != np.bool_:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {condition.dtype.r_name}; compare first, e.g. x > 0")
     if not isinstance(cond, np.ndarray) or cond.dtype != np.bool_:
         cond = np.asarray(cond).astype(bool)
     try:
@@ -1254,7 +1276,7 @@ def _fill_value(value: Any, op: str) -> Any:
 # ==========================================================================
 # Copies and conversions
 
-@formula
+@formula(arrays=True)
 def CloneBackward0(n, g):
     return (g,)
 
@@ -1263,7 +1285,7 @@ def clone(x: Tensor) -> Tensor:
     return record(wrap(x.data.copy()), CloneBackward0, (x,))
 
 
-@formula
+@formula(arrays=True)
 def ToCopyBackward0(n, g):
     return (g,)  # the engine casts back to the input's dtype
 
@@ -1586,8 +1608,9 @@ def _inplace_binary(x: Tensor, other: Any, ufunc: Callable, fn: Callable, saved:
                            f"place with a value of shape {_shape(np.shape(_data(other)))}: "
                            "the value must broadcast to the tensor's shape") from None
     except TypeError:
-        raise RuntimeError(f"{name}: result type {np.result_type(x.data, _data(other))} "
-                           f"can't be cast to the desired output type {x.dtype}") from None
+        promoted = _float_result(np.empty(0, np.result_type(x.data, _data(other))), x, other)
+        raise RuntimeError(f"{name}: result type {wrap(promoted).dtype.r_name} can't be cast "
+                           f"to the desired output type {x.dtype.r_name}") from None
     x._version[0] += 1
     return _record_inplace(x, fn, (x, o), saved)
 

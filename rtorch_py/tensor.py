@@ -135,6 +135,11 @@ class Tensor:
         return self.data.shape if dim is None else self.data.shape[_dim(dim, self.data.ndim)]
 
     @property
+    def T(self) -> "Tensor":
+        """Dims reversed (PyTorch's `.T`); the same spelling works on NumPy arrays."""
+        return self.permute(*range(self.data.ndim - 1, -1, -1))
+
+    @property
     def dtype(self) -> dtype:
         return _dtype_of(self.data)
 

@@ -827,8 +827,6 @@ def test_e31_inplace_result_dtype(state):
     state.check()
 
 
-@pytest.mark.xfail(strict=True, reason="ops: in-place dtype message names NumPy's promoted "
-                                       "type (float64) instead of the torch dtypes involved")
 def test_e31_inplace_result_dtype_names_torch_dtypes(state):
     with fails(RuntimeError, r"result type (torch_)?Float can't be cast to the desired output "
                              r"type (torch_)?Long"):
@@ -895,8 +893,6 @@ def test_e34_custom_function_called_with_wrong_arguments(state):
     state.check()
 
 
-@pytest.mark.xfail(strict=True, reason="ops: where() accepts a float condition and gather() "
-                                       "reports NumPy's message for a float index")
 def test_e35_condition_and_index_dtypes(state):
     with fails(RuntimeError, r"where", r"condition", r"bool", r"Float"):
         rt.torch_where(state.w, state.w, state.w)

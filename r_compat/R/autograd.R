@@ -67,26 +67,38 @@ with_detect_anomaly <- function(code) {
   values
 }
 
-autograd_function <- function(forward, backward) {
+# The R wrappers Python calls. Made in their own frame, which holds only
+# forward and backward: Python keeps them alive, and nothing in them leads
+# back to the Python function object (no cycle across the two collectors).
+.runners <- function(forward, backward) {
   force(forward)
   force(backward)
+  list(
+    forward = function(ctx, args) do.call(forward, c(list(ctx), args)),
+    backward = function(ctx, grads) {
+      # As R torch: one argument per output, but when backward takes fewer,
+      # the trailing gradients arrive together as a list in its last one.
+      n <- length(formals(backward)) - 1L
+      if (length(grads) > n && n >= 1L) {
+        grads <- if (n == 1L) list(grads)
+                 else c(grads[seq_len(n - 1L)], list(grads[-seq_len(n - 1L)]))
+      }
+      do.call(backward, c(list(ctx), grads))
+    }
+  )
+}
+
+autograd_function <- function(forward, backward) {
   fmls <- formals(forward)[-1L]
   .rtorch_names <- names(fmls)
   if (is.null(.rtorch_names)) .rtorch_names <- character()
-
-  run_forward <- function(ctx, args) do.call(forward, c(list(ctx), args))
-  run_backward <- function(ctx, grads) {
-    # As R torch: one argument per output, but when backward takes fewer, the
-    # trailing gradients arrive together as a list in its last argument.
-    n <- length(formals(backward)) - 1L
-    if (length(grads) > n && n >= 1L) {
-      grads <- if (n == 1L) list(grads) else c(grads[seq_len(n - 1L)], list(grads[-seq_len(n - 1L)]))
-    }
-    do.call(backward, c(list(ctx), grads))
-  }
-  .rtorch_fn <- .External(C_call, .py$make_autograd_function, run_forward, run_backward,
+  run <- .runners(forward, backward)
+  .rtorch_fn <- .External(C_call, .py$make_autograd_function, run$forward, run$backward,
                           as.list(.rtorch_names))
+  rm(run, forward, backward)
 
+  # The function users call: forward's formals minus ctx, so R matches
+  # positional, named and default arguments as it would for forward.
   has_dots <- "..." %in% .rtorch_names
   f <- function() NULL
   formals(f) <- fmls

@@ -28,7 +28,7 @@ is_torch_tensor <- function(x) inherits(x, "torch_tensor")
 }
 
 print.torch_tensor <- function(x, n = 30, ...) {
-  cat(.External(C_call, .py$tensor_repr, x), "\n", sep = "")
+  cat(.External(C_call, .py$tensor_repr, x, n), "\n", sep = "")
   invisible(x)
 }
 
@@ -60,6 +60,8 @@ Summary.torch_tensor <- function(..., na.rm = FALSE) {
 mean.torch_tensor <- function(x, ...) .External(C_call, .methods$mean, x, ...)
 
 dim.torch_tensor <- function(x) x$shape
+
+t.torch_tensor <- function(x) x$t()
 
 length.torch_tensor <- function(x) prod(dim(x))
 

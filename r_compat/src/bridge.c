@@ -652,14 +652,8 @@ static PyObject *py_shutdown(PyObject *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
-static PyObject *py_drain(PyObject *self, PyObject *unused) {
-    drain_pending();
-    Py_RETURN_NONE;
-}
-
 static PyMethodDef native_methods[] = {
     {"shutdown", py_shutdown, METH_NOARGS, "R is ending: stop releasing R objects"},
-    {"drain_pending", py_drain, METH_NOARGS, "drop references R has finalized"},
     {"sexp_to_py", py_sexp_to_py, METH_O, "Python object for the R value at an address"},
     {"py_to_robject", py_py_to_sexp, METH_O, "R value (as RObject) for a Python object"},
     {NULL, NULL, 0, NULL}

@@ -373,13 +373,21 @@ def tensor_set(x: Tensor, name: str, value: Any) -> Tensor:
     return x
 
 
-def tensor_repr(x: Any) -> str:
-    return repr(x)
+def tensor_repr(x: Any, n: Any = 30) -> str:
+    """What print(x, n) shows (without the final newline); n = -1 shows all."""
+    if not isinstance(x, Tensor) or n == 30:
+        return repr(x)
+    from ..printing import format_tensor
+    name = x.grad_fn.name if x.grad_fn is not None else None
+    return format_tensor(x.data, x.dtype.name, x.requires_grad and name is None, name,
+                         n=_int(n, "n")).rstrip("\n")
 
 
 def node_get(node: Node, name: str) -> Any:
     if name == "next_functions":
-        return [n for n, _ in node.next_functions]
+        # Inputs without a graph (R numbers, tensors not requiring grad) have
+        # no node to show.
+        return [n for n, _ in node.next_functions if n is not None]
     if name == "name":
         return _node_name(node)
     return None
@@ -565,6 +573,26 @@ def _binary(op: Callable) -> Callable:
     return f
 
 
+# R torch passes an R number given as `other` as a libtorch Scalar, so its
+# nodes are the Scalar overloads' (`x * 2` -> MulBackward1), where PyTorch
+# (and the Python API) wrap the number in a tensor (MulBackward0).
+_SCALAR_NODES = {"AddBackward0": "AddBackward1", "SubBackward0": "SubBackward1",
+                 "MulBackward0": "MulBackward1", "DivBackward0": "DivBackward1"}
+_R_SCALARS = (float, int, bool)
+
+
+def _scalar_other(op: Callable) -> Callable:
+    def f(self: Any, other: Any, *args: Any, **kw: Any) -> Any:
+        out = op(self, _tensor_of(other), *args, **kw)
+        if type(other) in _R_SCALARS and type(out) is Tensor:
+            node = out.grad_fn
+            if node is not None:
+                node.name = _SCALAR_NODES.get(node.name, node.name)
+        return out
+    f.__name__ = getattr(op, "__name__", "op")
+    return f
+
+
 def masked_fill(self: Tensor, mask: Any, value: Any) -> Tensor:
     return _ops.masked_fill(self, _tensor_of(mask), value)
 
@@ -701,6 +729,8 @@ def _nondiff(fn: Callable) -> Callable:
 
 METHODS: dict[str, Callable] = {name: _same(name) for name in _PLAIN}
 METHODS.update({name: _binary(_same(name)) for name in _BINARY})
+METHODS.update({name: _scalar_other(_same(name))
+                for name in ("add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_")})
 METHODS.update({
     "sum": sum, "mean": mean, "max": max, "min": min, "argmax": argmax, "argmin": argmin,
     "prod": prod, "softmax": softmax, "log_softmax": log_softmax, "unsqueeze": unsqueeze,
@@ -748,10 +778,11 @@ def _is_t(x: Any) -> bool:
 
 
 BINARY_OPS: dict[str, Callable] = {
-    "+": _binop(_ops.add, lambda x, o: _ops.add(o, x)),
-    "*": _binop(_ops.mul, lambda x, o: _ops.mul(o, x)),
-    "-": _binop(_ops.sub, lambda x, o: _ops.sub(o, x) if _is_t(o) else _ops.rsub(x, o)),
-    "/": _binop(_ops.div, lambda x, o: _ops.div(o, x)),
+    "+": _binop(_scalar_other(_ops.add), lambda x, o: _ops.add(o, x)),
+    "*": _binop(_scalar_other(_ops.mul), lambda x, o: _ops.mul(o, x)),
+    "-": _binop(_scalar_other(_ops.sub),
+                lambda x, o: _ops.sub(o, x) if _is_t(o) else _ops.rsub(x, o)),
+    "/": _binop(_scalar_other(_ops.div), lambda x, o: _ops.div(o, x)),
     "^": _binop(_ops.pow, lambda x, o: _ops.pow(o, x) if _is_t(o) else _ops.rpow(x, o)),
     "%%": _remainder,
     "%/%": _floor_divide,
@@ -1233,10 +1264,12 @@ def _names(table: str) -> list:
     return sorted(globals()[table])
 
 
-def live_tensor_count() -> int:
-    """How many engine tensors exist (to check that R's GC releases them)."""
+def live_objects(type_name: str = "Tensor") -> int:
+    """How many Python objects of a type exist: lets tests check that R's
+    garbage collector releases what R no longer uses."""
     import gc
-    return builtins.sum(1 for o in gc.get_objects() if type(o) is Tensor)
+    gc.collect()
+    return builtins.sum(1 for o in gc.get_objects() if type(o).__name__ == type_name)
 
 
-FUNCTIONS["rtorch_live_tensors"] = live_tensor_count
+FUNCTIONS["rtorch_live_objects"] = live_objects

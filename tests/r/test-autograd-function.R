@@ -371,3 +371,31 @@ test_that("forward with ... arguments", {
   x <- torch_tensor(1, requires_grad = TRUE)
   expect_equal_to_r(f(x, 1, 2, 3), 3)
 })
+
+test_that("R conditions keep their class through the engine", {
+  g <- autograd_function(
+    forward = function(ctx, x) x * 2,
+    backward = function(ctx, g) {
+      stop(structure(class = c("my_error", "error", "condition"),
+                     list(message = "classed", call = NULL)))
+    }
+  )
+  y <- g(torch_tensor(1, requires_grad = TRUE))
+  expect_identical(tryCatch(y$backward(), my_error = function(e) conditionMessage(e)),
+                   "classed")
+  h <- autograd_function(
+    forward = function(ctx, x) stop(structure(class = c("fwd_error", "error", "condition"),
+                                              list(message = "in forward", call = NULL))),
+    backward = function(ctx, g) list(x = g)
+  )
+  expect_error(h(torch_tensor(1, requires_grad = TRUE)), class = "fwd_error")
+})
+
+test_that("Python errors inside R callbacks come back with their message", {
+  f <- autograd_function(
+    forward = function(ctx, x) x$sum(dim = 0),
+    backward = function(ctx, g) list(x = g)
+  )
+  expect_error(f(torch_ones(2, requires_grad = TRUE)), "Indexing starts at 1 but found a 0.",
+               fixed = TRUE)
+})

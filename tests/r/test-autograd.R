@@ -51,8 +51,15 @@ test_that("is_leaf, grad_fn and next_functions", {
   expect_length(k, 1)
   expect_output(print(k[[1]]), "AccumulateGrad")
   expect_length(k$next_functions, 0)
+  # An R number as `other` is a libtorch Scalar: the Scalar overload's node.
   z <- x * 2
-  expect_output(print(z$grad_fn), "MulBackward0")
+  expect_output(print(z$grad_fn), "MulBackward1")
+  expect_length(z$grad_fn$next_functions, 1)
+  expect_output(print((2 * x)$grad_fn), "MulBackward0")
+  expect_output(print((x + 1)$grad_fn), "AddBackward1")
+  expect_output(print((x - 1)$grad_fn), "SubBackward1")
+  expect_output(print((x / 2)$grad_fn), "DivBackward1")
+  expect_output(print((x * x)$grad_fn), "MulBackward0")
   expect_null(torch_tensor(1)$grad_fn)
 })
 
@@ -61,7 +68,7 @@ test_that("tensor printing shows requires_grad and grad_fn", {
   expect_identical(printed(x),
                    "torch_tensor\n 1\n 2\n[ CPUFloatType{2} ][ requires_grad = TRUE ]\n")
   expect_identical(printed(x * 2),
-                   "torch_tensor\n 2\n 4\n[ CPUFloatType{2} ][ grad_fn = <MulBackward0> ]\n")
+                   "torch_tensor\n 2\n 4\n[ CPUFloatType{2} ][ grad_fn = <MulBackward1> ]\n")
 })
 
 test_that("register_hook sees the gradient, can replace it, and can be removed", {

@@ -8,11 +8,35 @@ rss_mb <- function() {
 
 test_that("tensors dropped in R are freed in Python", {
   invisible(gc())
-  before <- rtorch_live_tensors()
+  before <- rtorch_live_objects("Tensor")
   for (i in 1:2000) y <- torch_ones(10, requires_grad = TRUE) * 2
   rm(y)
   invisible(gc())
-  expect_lt(rtorch_live_tensors() - before, 10)
+  expect_lt(rtorch_live_objects("Tensor") - before, 10)
+})
+
+test_that("custom functions, their contexts and saved R values are freed", {
+  invisible(gc())
+  tensors <- rtorch_live_objects("Tensor")
+  fns <- rtorch_live_objects("RAutogradFunction")
+  robjs <- rtorch_live_objects("RObject")
+  for (i in 1:200) {
+    f <- autograd_function(
+      forward = function(ctx, x, k) {
+        ctx$save_for_backward(x = x, k = k, note = list(i = i))
+        x * k
+      },
+      backward = function(ctx, g) list(x = g * ctx$saved_variables$k)
+    )
+    x <- torch_ones(3, requires_grad = TRUE)
+    f(x, 2)$sum()$backward()
+    y <- f(x, 3)  # a graph never backpropagated
+  }
+  rm(f, x, y)
+  invisible(gc())
+  expect_lt(rtorch_live_objects("Tensor") - tensors, 10)
+  expect_lt(rtorch_live_objects("RAutogradFunction") - fns, 3)
+  expect_lt(rtorch_live_objects("RObject") - robjs, 10)
 })
 
 test_that("a 3,000-step training loop keeps RSS flat", {

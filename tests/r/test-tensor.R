@@ -203,4 +203,8 @@ test_that("printing matches R torch", {
                    "torch_tensor\n 1\n 0\n[ CPUBoolType{2} ]\n")
   expect_identical(printed(torch_tensor(1:2)$sum()), "torch_tensor\n3\n[ CPULongType{} ]\n")
   expect_output(str(torch_ones(2, 3)), "Float [1:2, 1:3]", fixed = TRUE)
+  expect_identical(
+    paste0(paste(capture.output(print(torch_arange(1, 40), n = 2)), collapse = "\n"), "\n"),
+    paste0("torch_tensor\n  1\n  2\n... [the output was truncated (use n=-1 to disable)]\n",
+           "[ CPUFloatType{40} ]\n"))
 })
