@@ -155,11 +155,16 @@ def AddBackward0(n, g, alpha):
 
 
 def add(a: Any, b: Any, alpha: Any = 1) -> Tensor:
+    ta = a if type(a) is Tensor else None
+    tb = b if type(b) is Tensor else None
+    db = tb.data if tb is not None else _data(b)
     try:
-        out = np.add(_data(a), _data(b) if alpha == 1 else _data(b) * alpha)
+        out = np.add(ta.data if ta is not None else _data(a), db if alpha == 1 else db * alpha)
     except ValueError:
         raise _broadcast_error(a, b, "add") from None
-    return record(wrap(_float_result(out, a, b)), AddBackward0, (_t(a), _t(b)), (alpha,))
+    if out.dtype is not _F32:
+        out = _float_result(out, a, b)
+    return record(wrap(out), AddBackward0, (ta, tb), (alpha,))
 
 
 @formula(arrays=True)
@@ -203,13 +208,17 @@ def MulBackward0(n, g, a, b):
 
 
 def mul(a: Any, b: Any) -> Tensor:
+    ta = a if type(a) is Tensor else None
+    tb = b if type(b) is Tensor else None
     try:
-        out = np.multiply(_data(a), _data(b))
+        out = np.multiply(ta.data if ta is not None else _data(a),
+                          tb.data if tb is not None else _data(b))
     except ValueError:
         raise _broadcast_error(a, b, "mul") from None
-    ta, tb = _t(a), _t(b)
+    if out.dtype is not _F32:
+        out = _float_result(out, a, b)
     # Save only what the other side's gradient needs.
-    return record(wrap(_float_result(out, a, b)), MulBackward0, (ta, tb),
+    return record(wrap(out), MulBackward0, (ta, tb),
                   (a if tb is not None and tb._rg else None,
                    b if ta is not None and ta._rg else None))
 

@@ -73,8 +73,14 @@ def _dtype_of(arr: np.ndarray) -> dtype:
 
 
 class Tensor:
-    __slots__ = ("data", "_rg", "_grad", "grad_fn", "_output_nr", "_version",
-                 "_accum", "_hooks", "_base", "__weakref__")
+    # Hot fields are slots; rare ones default at class level and land in the
+    # instance __dict__ only when set, so making a tensor costs four assignments.
+    __slots__ = ("data", "_rg", "grad_fn", "_version", "__dict__", "__weakref__")
+    _grad: "Tensor | None" = None
+    _output_nr = 0        # which output of grad_fn this tensor is
+    _accum = None         # a leaf's AccumulateGrad node
+    _hooks: list | None = None
+    _base: "Tensor | None" = None  # the tensor a view looks into
 
     __array_priority__ = 1000  # numpy scalars defer to our operators
 
@@ -301,13 +307,8 @@ except ImportError:  # pragma: no cover - non-CPython
 def _init(t: Tensor, arr: np.ndarray) -> None:
     t.data = arr
     t._rg = False
-    t._grad = None
     t.grad_fn = None
-    t._output_nr = 0
     t._version = [0]
-    t._accum = None
-    t._hooks = None
-    t._base = None
 
 
 def wrap(arr: np.ndarray) -> Tensor:
@@ -315,13 +316,8 @@ def wrap(arr: np.ndarray) -> Tensor:
     t = _new(Tensor)
     t.data = arr if type(arr) is np.ndarray else np.asarray(arr)  # 0-d ufunc results are scalars
     t._rg = False
-    t._grad = None
     t.grad_fn = None
-    t._output_nr = 0
     t._version = [0]
-    t._accum = None
-    t._hooks = None
-    t._base = None
     return t
 
 

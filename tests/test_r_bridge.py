@@ -207,6 +207,15 @@ else:
 assert np.allclose(x.grad.numpy(), [2.0, 4.0, 6.0])  # gradients untouched
 # and the session still works
 assert list(ri.evalr("as_array(torch_tensor(c(1, 2)) * 2)")) == [2.0, 4.0]
+
+# rpy2's converters (what `%%R -i x -o y` use) move tensors as themselves
+import rpy2.robjects as ro
+w = rt.torch_tensor([3.0], requires_grad=True)
+ro.globalenv["w"] = w
+ro.r("v <- (w * w)$sum(); v$backward()")
+v = ro.globalenv["v"]
+assert isinstance(v, rt.Tensor) and v.item() == 9.0
+assert w.grad.item() == 6.0
 print("OK")
 '''
 
