@@ -20,6 +20,21 @@ def _as_list(x: Any) -> list:
     return list(x)
 
 
+_ONES: dict = {}
+
+
+def _ones(shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """A read-only 1-element array of ones (the implicit gradient), made once per
+    shape and dtype; being read-only, it is copied before anyone keeps it as .grad."""
+    key = (shape, dtype)
+    arr = _ONES.get(key)
+    if arr is None:
+        arr = np.ones(shape, dtype=dtype)
+        arr.flags.writeable = False
+        _ONES[key] = arr
+    return arr
+
+
 def _root_grads(tensors: list, grad_tensors: list | None, create_graph: bool) -> list:
     if grad_tensors and len(grad_tensors) != len(tensors):
         raise RuntimeError(f"got {len(grad_tensors)} gradients for {len(tensors)} tensors; "
@@ -39,9 +54,7 @@ def _root_grads(tensors: list, grad_tensors: list | None, create_graph: bool) ->
                     "grad can be implicitly created only for scalar outputs: this tensor has "
                     f"shape [{', '.join(map(str, t.shape))}]; pass a gradient of that shape, "
                     "e.g. backward(gradient = torch_ones_like(y)), or reduce it with sum()")
-            g = np.empty(t.shape, dtype=t.data.dtype)
-            g.fill(1)
-            g = wrap(g)
+            g = wrap(_ones(t.data.shape, t.data.dtype))
         else:
             if not isinstance(g, Tensor):
                 g = Tensor(to_array(g, t.dtype))

@@ -190,7 +190,10 @@ class Node:
         return [s.unpack(self) if type(s) is SavedTensor else s for s in self.saved]
 
     def unpack_saved_data(self) -> list:
-        return [s.unpack_data(self) if type(s) is SavedTensor else s for s in self.saved]
+        out = []
+        for s in self.saved:
+            out.append(s.unpack_data(self) if type(s) is SavedTensor else s)
+        return out
 
     def release(self) -> None:
         """Free saved tensors (plain values such as shapes cost nothing to keep)."""
@@ -507,11 +510,16 @@ def _validate(node: Node, outs: Sequence, sum_to: Callable) -> Sequence:
         raise RuntimeError(f"function {node.name} returned an incorrect number of gradients "
                            f"(expected {len(meta)}, got {len(outs)})")
     fixed = None
-    for i in range(len(meta)):
-        g, m = outs[i], meta[i]
-        if g is None or m is None:
+    i = -1
+    for m in meta:
+        i += 1
+        if m is None:
             continue
-        if g.data.shape != m[0] or g.data.dtype != m[1]:
+        g = outs[i]
+        if g is None:
+            continue
+        d = g.data
+        if d.shape != m[0] or d.dtype != m[1]:
             if fixed is None:
                 fixed = list(outs)
             fixed[i] = _conform(node, i, g, m, sum_to)

@@ -280,16 +280,16 @@ def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], na
                  by_name: bool) -> tuple:
     n = len(arg_names)
     if by_name:
-        if isinstance(result, NamedList):
-            result = dict(result.items())
-        if not isinstance(result, Mapping):
-            if n == 1 and (isinstance(result, Tensor) or result is None):
-                result = {arg_names[0]: result}
-            else:
-                raise TypeError(
-                    f"{name}: backward must return a named list of gradients keyed by "
-                    f"forward's argument names ({', '.join(arg_names)}), got "
-                    f"{type(result).__name__}")
+        if type(result) is not dict:
+            result = _as_mapping(result)
+            if result is None or not isinstance(result, Mapping):
+                if n == 1 and (isinstance(result, Tensor) or result is None):
+                    result = {arg_names[0]: result}
+                else:
+                    raise TypeError(
+                        f"{name}: backward must return a named list of gradients keyed by "
+                        f"forward's argument names ({', '.join(arg_names)}), got "
+                        f"{type(result).__name__}")
         grads: list = [None] * n
         for key, g in result.items():
             if key not in arg_names:
@@ -334,6 +334,12 @@ def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], na
                             f"'{arg_names[i]}', which is {_dtname(meta[i][1])}; gradients must "
                             "be floating point")
     return tuple(grads)
+
+
+def _as_mapping(result: Any) -> Any:
+    if isinstance(result, NamedList):
+        return dict(result.items())
+    return result
 
 
 def _dtname(d: np.dtype) -> str:

@@ -41,8 +41,10 @@ def formula(fn: Callable | None = None, *, arrays: bool = False) -> Callable:
         def backward_fn(node, grads):
             if _state.grad:
                 return fn(node, grads[0], *node.unpack_saved())
-            outs = fn(node, grads[0].data, *node.unpack_saved_data())
-            return [None if o is None else wrap(o) for o in outs]
+            res = []
+            for o in fn(node, grads[0].data, *node.unpack_saved_data()):
+                res.append(None if o is None else wrap(o))
+            return res
     else:
         def backward_fn(node, grads):
             return fn(node, grads[0], *node.unpack_saved())

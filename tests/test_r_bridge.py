@@ -277,3 +277,12 @@ def test_r_indexing_semantics_in_python() -> None:
     assert api.index(x, [["value", 1.0], ["all"]], False).shape == (1, 4)
     with pytest.raises(IndexError, match="Indexing starts at 1"):
         api.index(x, [["value", 0.0]])
+
+
+@needs_r
+def test_command_args_as_rscript(tmp_path: Path) -> None:
+    script = tmp_path / "args.R"
+    script.write_text('cat(commandArgs(trailingOnly = TRUE), sep = "|")\ncat("\\n")\n')
+    res = run_r(str(script), "a", "b c")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "a|b c\n"

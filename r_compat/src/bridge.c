@@ -520,9 +520,14 @@ static SEXP C_call(SEXP args) {
     Py_XDECREF(kwnames);
     if (!res) raise_python_error(g);
     SEXP out = py_to_r(res);
+    if (!out) {
+        Py_DECREF(res);
+        raise_python_error(g);
+    }
+    PROTECT(out);
     Py_DECREF(res);
-    if (!out) raise_python_error(g);
     PyGILState_Release(g);
+    UNPROTECT(1);
     return out;
 
 fail_args:

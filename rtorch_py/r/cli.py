@@ -44,39 +44,53 @@ def _warnings_to_r(ri: Any) -> None:
     warnings.showwarning = show
 
 
-def _repl_init() -> None:
-    """R_ReplDLLinit, once, from outside any R evaluation (it resets R's
-    context stack, so it must not run inside a .Call)."""
+def _libR() -> Any:
     import ctypes
 
     from . import _r_home
-    global _repl_ready
-    if _repl_ready:
-        return
-    ctypes.CDLL(os.path.join(_r_home(), "lib", "libR.so")).R_ReplDLLinit()
-    _repl_ready = True
+    return ctypes.CDLL(os.path.join(_r_home(), "lib", "libR.so"))  # already loaded
+
+
+def _set_command_args(argv: Sequence[str]) -> None:
+    """What commandArgs() returns, laid out as Rscript lays it out."""
+    import ctypes
+    arr = (ctypes.c_char_p * len(argv))(*[a.encode() for a in argv])
+    _libR().R_set_command_line_arguments(len(argv), arr)  # R keeps copies
 
 
 _repl_ready = False
 
 
-def run_source(text: str, args: Sequence[str] = ()) -> int:
-    """Run R code as Rscript would, through R's own REPL in this process's
-    embedded R; return the exit status."""
-    import rpy2.rinterface as ri
-    from rpy2.rinterface_lib import callbacks
+def _repl_init() -> None:
+    """R_ReplDLLinit, once, from outside any R evaluation (it resets R's
+    context stack, so it must not run inside a .Call)."""
+    global _repl_ready
+    if not _repl_ready:
+        _libR().R_ReplDLLinit()
+        _repl_ready = True
 
-    from . import load
+
+def run_source(text: str, args: Sequence[str] = (), command: Sequence[str] = ()) -> int:
+    """Run R code as Rscript would, through R's own REPL in this process's
+    embedded R; return the exit status. `command` is how the code was given
+    (`--file=F` or `-e EXPR`...) and `args` what follows, for commandArgs()."""
+    import ctypes
+    import gc
 
     import numpy as np
+    import rpy2.rinterface as ri
+    from rpy2.rinterface_lib import callbacks, openrlib
+
+    from . import _r_home, load
+
     np.seterr(all="ignore")  # torch computes NaN/Inf silently; NumPy would warn
     load(attach=False)
     # Python objects owned by R wait for R's garbage collector; fewer young
     # collections spare Python's collector most of its useless traversals.
-    import gc
     gc.freeze()
     gc.set_threshold(10000, 20, 20)
     _warnings_to_r(ri)
+
     lines = text.split("\n")
     pos = 0
 
@@ -91,20 +105,21 @@ def run_source(text: str, args: Sequence[str] = ()) -> int:
     def cleanup(saveact: int, status: int, runlast: int) -> None:
         os._exit(status)  # quit(status = n) in the script
 
+    r_exe = os.path.join(_r_home(), "bin", "exec", "R")
+    _set_command_args([r_exe, "--no-echo", "--no-restore", *command,
+                       *(["--args", *args] if args else [])])
     callbacks.consoleread = read
     callbacks.cleanup = cleanup
-    from rpy2.rinterface_lib import openrlib
     openrlib.rlib.R_Interactive = False  # interactive() is FALSE, as under Rscript
     ri.evalr("options(showErrorCalls = TRUE)")
     _repl_init()
-    import ctypes
     shim = ctypes.CDLL(str(ri.evalr('getLoadedDLLs()[["torch"]][["path"]]')[0]))
     while True:
         status = shim.rtorch_repl_do1()
-        if status == -2:
+        if status == -2:  # an error, already reported by R
             _write_err("Execution halted\n")
             return 1
-        if status == -1:
+        if status == -1:  # end of input
             return 0
 
 
@@ -134,9 +149,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if ns.exprs:
         text = "\n".join(ns.exprs)
+        command = [x for e in ns.exprs for x in ("-e", e)]
         if ns.file is not None:
             ns.args = [ns.file, *ns.args]
     elif ns.file:
+        command = ["--file=" + ns.file]
         try:
             with open(ns.file, encoding="utf-8") as fh:
                 text = fh.read()
@@ -146,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         parser.error("run needs a FILE or -e EXPR")
     _setup_console()
-    status = run_source(text, ns.args or ())
+    status = run_source(text, ns.args or (), command)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(status)  # as Rscript ends: no teardown of the embedded R
