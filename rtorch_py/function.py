@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from . import engine
+from . import engine, ops
 from .engine import Node, SavedTensor, edge
 from .tensor import Tensor, wrap
 
@@ -83,19 +83,22 @@ class NamedList:
 class AutogradContext:
     """`ctx`: what forward tells backward (R torch's and PyTorch's methods)."""
 
+    # Defaults at class level: a ctx is made on every call, so it sets only
+    # what every call has.
+    _needs_view: Any = None      # needs_input_grad, built on first use
+    _to_save: list = []          # (name, value) as given in forward; names only after
+    _saved: list | None = None   # packed after forward
+    _saved_view: Any = None      # cached while one backward runs
+    _dirty: tuple | list = ()
+    _non_diff: tuple | list = ()
+    _node: Node | None = None    # set only while backward runs (no cycle)
+    materialize_grads = True
+    output_meta: list = []
+
     def __init__(self, fn_name: str, arg_names: Sequence[str], needs: list) -> None:
         self._fn_name = fn_name
         self._arg_names = arg_names
         self._needs = needs
-        self._needs_view: Any = None      # built on first use
-        self._to_save: list = []          # (name, value) as given in forward
-        self._saved: list | None = None   # packed after forward
-        self._saved_view: Any = None      # cached while one backward runs
-        self._dirty: list = []
-        self._non_diff: list = []
-        self._node: Node | None = None    # set only while backward runs (no cycle)
-        self.materialize_grads = True
-        self.output_meta: list = []
 
     @property
     def needs_input_grad(self) -> Any:
@@ -118,14 +121,14 @@ class AutogradContext:
             if not isinstance(t, Tensor):
                 raise TypeError(f"{self._fn_name}: mark_dirty() takes tensors, got "
                                 f"{type(t).__name__}")
-        self._dirty.extend(tensors)
+        self._dirty = [*self._dirty, *tensors]
 
     def mark_non_differentiable(self, *tensors: Any) -> None:
         for t in tensors:
             if not isinstance(t, Tensor):
                 raise TypeError(f"{self._fn_name}: mark_non_differentiable() takes tensors, "
                                 f"got {type(t).__name__}")
-        self._non_diff.extend(tensors)
+        self._non_diff = [*self._non_diff, *tensors]
 
     def set_materialize_grads(self, value: bool) -> None:
         self.materialize_grads = bool(value)
@@ -211,11 +214,13 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
             edges.append((None, 0))
             meta.append(None)
     ctx._backward, ctx._by_name = backward, by_name
-    node = Node(name, _custom_backward, tuple(edges), tuple(meta), (), ctx, len(outputs))
+    ctx._meta = meta
+    node = Node(name, _custom_backward, tuple(edges), (), (), ctx, len(outputs))
 
     final = []
+    ctx.output_meta = out_meta = []
     for i, t in enumerate(outputs):
-        ctx.output_meta.append((t.data.shape, t.data.dtype))
+        out_meta.append((t.data.shape, t.data.dtype))
         if id(t) in dirty_ids:
             res = originals.get(id(t), t)   # the caller's tensor, now modified
         elif id(t) in originals:
@@ -231,8 +236,9 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
 
     # Saved inputs are kept as the caller's tensors (so create_graph can flow
     # through them); saved outputs without their node, to avoid a cycle.
-    packed = []
-    for _, v in ctx._to_save:
+    packed, names = [], []
+    for n, v in ctx._to_save:
+        names.append((n, None))  # names only: the values now live in _saved
         if type(v) is Tensor:
             for i, t in enumerate(outputs):
                 if t is v and id(v) not in dirty_ids:
@@ -242,7 +248,7 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
                 v = SavedTensor(originals.get(id(v), v))
         packed.append(v)
     ctx._saved = packed
-    ctx._to_save = [(n, None) for n, _ in ctx._to_save]  # names only: values live in _saved
+    ctx._to_save = names
     if not is_seq:
         return final[0]
     return tuple(final) if isinstance(out, tuple) else final
@@ -307,19 +313,25 @@ def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], na
             raise RuntimeError(f"{name}: backward returned an incorrect number of gradients "
                                f"(expected {n}, got {len(result)})")
         grads = list(result)
+    # Check each gradient against its input (the node skips the engine's generic
+    # check: these messages name the function and the argument).
     needs = ctx._needs
-    meta = ctx._node.input_meta
+    meta = ctx._meta
     for i, g in enumerate(grads):
         if not needs[i]:
             grads[i] = None       # gradients for inputs that need none are ignored
             continue
         if g is None:
             continue
-        if not isinstance(g, Tensor):
+        if type(g) is not Tensor:
             raise TypeError(f"{name}: backward returned a {type(g).__name__} as the gradient "
                             f"for '{arg_names[i]}'; gradients must be tensors (or NULL/None)")
-        shape = meta[i][0]
-        if g.shape != shape:
+        shape, dtype = meta[i]
+        if g.data.dtype.kind != "f":
+            raise TypeError(f"{name}: backward returned a gradient of dtype {g.dtype} for "
+                            f"'{arg_names[i]}', which is {_dtname(dtype)}; gradients must "
+                            "be floating point")
+        if g.data.shape != shape:
             try:
                 ok = np.broadcast_shapes(shape, g.shape) == g.shape
             except ValueError:
@@ -329,11 +341,10 @@ def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], na
                     f"{name}: backward returned a gradient of shape "
                     f"[{', '.join(map(str, g.shape))}] for '{arg_names[i]}', whose shape is "
                     f"[{', '.join(map(str, shape))}]; the gradient must have the input's shape")
-        if g.data.dtype.kind != "f":
-            raise TypeError(f"{name}: backward returned a gradient of dtype {g.dtype} for "
-                            f"'{arg_names[i]}', which is {_dtname(meta[i][1])}; gradients must "
-                            "be floating point")
-    return tuple(grads)
+            grads[i] = g = ops.sum_to(g, shape)
+        if g.data.dtype != dtype:
+            grads[i] = g.to(dtype=dtype)
+    return grads
 
 
 def _as_mapping(result: Any) -> Any:

@@ -165,6 +165,7 @@ import rtorch_py as rt
 import rtorch_py.r as rr
 
 rr.load()
+rr.load()  # idempotent
 ri.evalr("""
 square <- autograd_function(
   forward = function(ctx, x) {

@@ -484,6 +484,9 @@ static SEXP C_call(SEXP args) {
     SEXP fptr = CAR(args);
     args = CDR(args);
     if (!ready) Rf_error("the torch shim is not initialised");
+    if (TYPEOF(fptr) != EXTPTRSXP || R_ExternalPtrTag(fptr) != tag_sym ||
+        !R_ExternalPtrAddr(fptr))
+        Rf_error("not a Python function of the torch shim");
     PyGILState_STATE g = PyGILState_Ensure();
     if (n_pending) drain_pending();
     PyObject *fn = (PyObject *)R_ExternalPtrAddr(fptr);

@@ -10,6 +10,7 @@ rpy2 users, and the rpy2 converter is extended so `%%R -i/-o` move tensors.
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import os
 import shutil
@@ -39,6 +40,7 @@ def r_source_dir() -> Path:
     raise RuntimeError("can't find the R shim's sources (r_compat/); set RTORCH_PY_R_SOURCE")
 
 
+@functools.lru_cache(maxsize=None)
 def _r_home() -> str:
     try:
         from rpy2 import situation
