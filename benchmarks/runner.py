@@ -20,6 +20,7 @@ import numpy as np
 import torch
 from threadpoolctl import threadpool_info
 
+from .rside import R_TORCH_OP_US
 from .workloads import Workload, workloads
 
 
@@ -51,6 +52,7 @@ class Report:
     memory_error: str | None = None
     env: dict = field(default_factory=dict)
     flat: tuple | None = None      # per-op time at longest / middle length: ours, torch, paired
+    r_rows: list = field(default_factory=list)   # rside.RRow: the R side
 
 
 # --------------------------------------------------------------------------
@@ -162,6 +164,15 @@ def select(all_w: list, only: str | None) -> tuple[list, bool]:
     return picked, any("memory".startswith(k) for k in keys)
 
 
+def select_r(only: str | None) -> tuple:
+    """The R rows picked by --only (all of them without --only)."""
+    from .rside import R_NAMES
+    if not only:
+        return R_NAMES
+    keys = [k.strip() for k in only.split(",") if k.strip()]
+    return tuple(n for n in R_NAMES if any(n == k or n.startswith(k) for k in keys))
+
+
 def run(args) -> Report:
     report = Report(env=setup_threads(args.threads))
     gc.collect()
@@ -170,9 +181,12 @@ def run(args) -> Report:
     rounds = args.rounds or (3 if quick else 15)
     budget = args.budget or (0.002 if quick else 0.1)
     chosen, with_memory = select(workloads(quick), args.only)
-    if args.only and not chosen and not with_memory:
+    r_names = select_r(args.only)
+    if args.only and not chosen and not with_memory and not r_names:
+        from .rside import R_NAMES
         raise SystemExit(f"--only {args.only}: no such workload; names are "
-                         + ", ".join(w.name for w in workloads(quick)) + ", memory")
+                         + ", ".join([*(w.name for w in workloads(quick)), *R_NAMES])
+                         + ", memory")
     report.env["timing"] = (f"{rounds} rounds (5 for workloads slower than {2 * budget:g}s a "
                             f"call), each engine in turn (A, B, A, B...), ~{budget}s per engine "
                             "per round; µs columns: median over rounds; ratio: median of the "
@@ -183,6 +197,10 @@ def run(args) -> Report:
         report.rows.append(run_workload(w, quick, rounds, budget))
         if not args.quiet:
             print(f"  {w.name}: {time.perf_counter() - t0:.1f}s", file=sys.stderr, flush=True)
+    if r_names:
+        from .rside import measure_r
+        log = None if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
+        report.r_rows = measure_r(quick, rounds, numpy_blas().get("num_threads"), log, r_names)
     report.env["load average (1 min) before / after"] = f"{load0:.2f} / {os.getloadavg()[0]:.2f}"
     scal = [r for r in report.rows if r.w.name.startswith("scaling_") and not r.error]
     if len(scal) >= 2:
@@ -233,6 +251,26 @@ def _target(w: Workload) -> str:
 
 HEAD = ["workload", "rtorch-py", "PyTorch", "unit", "ratio", "target", "met"]
 
+R_HEAD = ["R side", "R", "Python", "PyTorch", "unit", "R / Python", "Python / PyTorch",
+          "target", "met"]
+
+
+def r_table_rows(report: Report) -> list[list[str]]:
+    rows = []
+    for r in report.r_rows:
+        if r.skipped or r.error:
+            mark = f"skipped: {r.skipped}" if r.skipped else f"FAILED: {r.error}"
+            rows.append([r.label, "-", "-", "-", r.unit, "-", "-", r.target, mark])
+            continue
+        ratio = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+        rows.append([r.label, _fmt(r.r), _fmt(r.py), _fmt(r.torch), r.unit, ratio(r.r_over_py),
+                     ratio(r.py_over_torch), r.target, r.met])
+    return rows
+
+
+def r_notes(report: Report) -> list[str]:
+    return [f"{r.name}: {r.note}" for r in report.r_rows if r.note]
+
 
 def memory_rows(report: Report) -> list[list[str]]:
     m = report.memory
@@ -259,14 +297,27 @@ def print_report(report: Report) -> None:
     from rich.console import Console
     from rich.table import Table
     console = Console(width=max(Console().width, 120))
-    t = Table(title="rtorch-py vs PyTorch CPU (median µs; ratio = rtorch / PyTorch, "
-                    "median of paired rounds)")
-    for h in HEAD:
-        t.add_column(h, justify="left" if h in ("workload", "met") else "right")
-    for row in table_rows(report):
-        style = "red" if row[-1].startswith(("NO", "FAILED")) else None
-        t.add_row(*row, style=style)
-    console.print(t)
+    if report.rows:
+        t = Table(title="rtorch-py vs PyTorch CPU (median µs; ratio = rtorch / PyTorch, "
+                        "median of paired rounds)")
+        for h in HEAD:
+            t.add_column(h, justify="left" if h in ("workload", "met") else "right")
+        for row in table_rows(report):
+            style = "red" if row[-1].startswith(("NO", "FAILED")) else None
+            t.add_row(*row, style=style)
+        console.print(t)
+    if report.r_rows:
+        t = Table(title="R side: R (`rtorch-py run benchmarks/bench.R`) vs Python on "
+                        "rtorch-py vs PyTorch, interleaved rounds (median µs)")
+        for h in R_HEAD:
+            t.add_column(h, justify="left" if h in ("R side", "target", "met") else "right")
+        for row in r_table_rows(report):
+            style = "red" if row[-1].startswith(("NO", "FAILED")) else \
+                "yellow" if row[-1].startswith("skipped") else None
+            t.add_row(*row, style=style)
+        console.print(t)
+        for note in r_notes(report):
+            console.print(f"[dim]{note}[/dim]")
     mem = memory_rows(report)
     if mem:
         m = Table(title=f"Memory: {report.memory['ops'] if report.memory else 30}-op graph on "
@@ -286,7 +337,16 @@ def markdown(report: Report, command: str) -> str:
         out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
         return "\n".join(out)
-    parts = [f"Command: `{command}`", "", md_table(HEAD, table_rows(report))]
+    parts = [f"Command: `{command}`"]
+    if report.rows:
+        parts += ["", md_table(HEAD, table_rows(report))]
+    if report.r_rows:
+        parts += ["", "R side (R runs `rtorch-py run benchmarks/bench.R` in a subprocess, "
+                      "timing itself; its rounds interleave with the Python ones; R torch's own "
+                      f"dispatch, the reference for the R op, is ≈ {R_TORCH_OP_US:g} µs/op):",
+                  "", md_table(R_HEAD, r_table_rows(report))]
+        notes = r_notes(report)
+        parts += [""] + [f"- {n}" for n in notes] if notes else []
     mem = memory_rows(report)
     if mem:
         title = (f"Memory: {report.memory['ops']}-op graph (`y = y.tanh()` 30 times, then `sum`) on "

@@ -526,14 +526,18 @@ def _validate(node: Node, outs: Sequence, sum_to: Callable) -> Sequence:
     return outs if fixed is None else fixed
 
 
+def reduces_to(gshape: tuple, shape: tuple) -> bool:
+    """Whether a gradient of gshape is a broadcast of shape (so summing fixes it)."""
+    try:
+        return np.broadcast_shapes(shape, gshape) == gshape
+    except ValueError:
+        return False
+
+
 def _conform(node: Node, i: int, g: Any, meta: tuple, sum_to: Callable) -> Any:
     shape, dtype = meta
     if g.shape != shape:
-        try:
-            ok = np.broadcast_shapes(shape, g.shape) == g.shape
-        except ValueError:
-            ok = False
-        if not ok:
+        if not reduces_to(g.shape, shape):
             raise RuntimeError(
                 f"Function {node.name} returned an invalid gradient at index {i} - got "
                 f"[{', '.join(map(str, g.shape))}] but expected shape compatible with "

@@ -332,11 +332,7 @@ def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], na
                             f"'{arg_names[i]}', which is {_dtname(dtype)}; gradients must "
                             "be floating point")
         if g.data.shape != shape:
-            try:
-                ok = np.broadcast_shapes(shape, g.shape) == g.shape
-            except ValueError:
-                ok = False
-            if not ok:
+            if not engine.reduces_to(g.data.shape, shape):
                 raise RuntimeError(
                     f"{name}: backward returned a gradient of shape "
                     f"[{', '.join(map(str, g.shape))}] for '{arg_names[i]}', whose shape is "

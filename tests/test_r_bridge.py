@@ -287,3 +287,13 @@ def test_command_args_as_rscript(tmp_path: Path) -> None:
     res = run_r(str(script), "a", "b c")
     assert res.returncode == 0, res.stderr
     assert res.stdout == "a|b c\n"
+
+
+@needs_r
+def test_unfinished_script(tmp_path: Path) -> None:
+    script = tmp_path / "open.R"
+    script.write_text("cat('start\\n')\nf <- function() {\n  1\n")
+    res = run_r(str(script))
+    assert res.returncode == 1
+    assert res.stdout == "start\n"
+    assert res.stderr == "Error: unexpected end of input\nExecution halted\n"

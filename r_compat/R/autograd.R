@@ -67,35 +67,15 @@ with_detect_anomaly <- function(code) {
   values
 }
 
-# The R wrappers Python calls. Made in their own frame, which holds only
-# forward and backward: Python keeps them alive, and nothing in them leads
-# back to the Python function object (no cycle across the two collectors).
-.runners <- function(forward, backward) {
-  force(forward)
-  force(backward)
-  list(
-    forward = function(ctx, args) do.call(forward, c(list(ctx), args)),
-    backward = function(ctx, grads) {
-      # As R torch: one argument per output, but when backward takes fewer,
-      # the trailing gradients arrive together as a list in its last one.
-      n <- length(formals(backward)) - 1L
-      if (length(grads) > n && n >= 1L) {
-        grads <- if (n == 1L) list(grads)
-                 else c(grads[seq_len(n - 1L)], list(grads[-seq_len(n - 1L)]))
-      }
-      do.call(backward, c(list(ctx), grads))
-    }
-  )
-}
-
 autograd_function <- function(forward, backward) {
   fmls <- formals(forward)[-1L]
   .rtorch_names <- names(fmls)
   if (is.null(.rtorch_names)) .rtorch_names <- character()
-  run <- .runners(forward, backward)
-  .rtorch_fn <- .External(C_call, .py$make_autograd_function, run$forward, run$backward,
-                          as.list(.rtorch_names))
-  rm(run, forward, backward)
+  # Python keeps forward and backward (and calls them directly); the
+  # argument count of backward decides how gradients are passed to it.
+  .rtorch_fn <- .External(C_call, .py$make_autograd_function, forward, backward,
+                          as.list(.rtorch_names), length(formals(backward)) - 1L)
+  rm(forward, backward)
 
   # The function users call: forward's formals minus ctx, so R matches
   # positional, named and default arguments as it would for forward.

@@ -13,14 +13,9 @@
 .math <- new.env(parent = emptyenv())      # Math group
 .summary <- new.env(parent = emptyenv())   # Summary group
 
-# Calls an R function for Python: errors come back as values, so the R
-# condition can travel through Python and be re-signalled unchanged.
-.invoke <- function(f, args) {
-  tryCatch(
-    list(TRUE, do.call(f, args)),
-    error = function(e) list(FALSE, e, conditionMessage(e))
-  )
-}
+# How Python calls an R function: f(args...) with the error condition kept
+# for Python (see call_r in src/bridge.c).
+.invoke <- function(f, args) .Call(C_invoke, f, args)
 
 .py_fn <- function(name) .Call(C_getattr, name)
 

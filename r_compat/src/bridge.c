@@ -23,7 +23,7 @@
 extern Rboolean R_Visible; /* exported by libR, not declared in its headers */
 
 static SEXP tag_sym;          /* tag of external pointers that hold a PyObject */
-static SEXP invoke_fn;        /* R closure: call f(args) under tryCatch */
+static SEXP invoke_fn;        /* R closure: .Call(C_invoke, f, args) */
 static SEXP default_class;    /* class of Python objects without a mapping */
 static PyObject *api;         /* rtorch_py.r.api */
 static PyTypeObject *tensor_type, *namedlist_type;
@@ -67,53 +67,131 @@ static PyObject *RObj_repr(RObj *self) {
     return PyUnicode_FromFormat("<R object of type %s>", Rf_type2char(TYPEOF(self->sexp)));
 }
 
+/* Calling R from Python.  The call runs under R_tryEvalSilent (an R error
+ * cannot unwind through Python frames) and inside a calling error handler
+ * that keeps the condition, so it can travel through Python as RError and be
+ * re-signalled unchanged.  Cheaper than an R-level tryCatch. */
+static SEXP last_condition = NULL; /* preserved; set by the handler below */
+
+static SEXP keep_condition(SEXP cond, void *data) {
+    if (last_condition == NULL) {
+        last_condition = cond;
+        R_PreserveObject(cond);
+    }
+    return R_NilValue; /* a calling handler: the error goes on unwinding */
+}
+
+static SEXP eval_body(void *call) { return Rf_eval((SEXP)call, R_GlobalEnv); }
+
+/* .Call(C_invoke, f, args): f(args...) under the condition keeper. The
+ * arguments are values: the call holds them directly, as do.call() does. */
+static SEXP C_invoke(SEXP f, SEXP args) {
+    SEXP nms = Rf_getAttrib(args, R_NamesSymbol);
+    SEXP call = PROTECT(Rf_lcons(f, R_NilValue));
+    SEXP tail = call;
+    for (R_xlen_t i = 0; i < XLENGTH(args); i++) {
+        SETCDR(tail, Rf_cons(VECTOR_ELT(args, i), R_NilValue));
+        tail = CDR(tail);
+        if (nms != R_NilValue && CHAR(STRING_ELT(nms, i))[0] != '\0')
+            SET_TAG(tail, Rf_installTrChar(STRING_ELT(nms, i)));
+    }
+    SEXP out = R_withCallingErrorHandler(eval_body, call, keep_condition, NULL);
+    UNPROTECT(1);
+    return out;
+}
+
+/* Call the R function f with (name, value) pairs ("" for positional). */
+static PyObject *call_r(SEXP f, Py_ssize_t n, PyObject *const *values, PyObject *const *names) {
+    SEXP lst = PROTECT(Rf_allocVector(VECSXP, n));
+    SEXP nms = PROTECT(Rf_allocVector(STRSXP, n));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        SEXP v = py_to_r(values[i]);
+        if (!v) { UNPROTECT(2); return NULL; }
+        SET_VECTOR_ELT(lst, i, v);
+        const char *nm = names && names[i] ? PyUnicode_AsUTF8(names[i]) : "";
+        if (!nm) { UNPROTECT(2); return NULL; }
+        SET_STRING_ELT(nms, i, nm[0] ? Rf_mkCharCE(nm, CE_UTF8) : R_BlankString);
+    }
+    Rf_setAttrib(lst, R_NamesSymbol, nms);
+    SEXP call = PROTECT(Rf_lang3(invoke_fn, f, lst));
+    SEXP outer = last_condition; /* an enclosing call's, if nested */
+    last_condition = NULL;
+    int err = 0;
+    SEXP res = R_tryEvalSilent(call, R_GlobalEnv, &err);
+    SEXP cond = last_condition;
+    last_condition = outer;
+    if (!err) {
+        if (cond) R_ReleaseObject(cond);
+        PROTECT(res);
+        PyObject *out = r_to_py(res);
+        UNPROTECT(4);
+        return out;
+    }
+    PyObject *e = NULL;
+    if (cond) {
+        /* the condition's message, evaluated safely */
+        SEXP mcall = PROTECT(Rf_lang2(Rf_install("conditionMessage"), cond));
+        int merr = 0;
+        SEXP msg = R_tryEvalSilent(mcall, R_BaseEnv, &merr);
+        const char *m = (!merr && TYPEOF(msg) == STRSXP && XLENGTH(msg) > 0)
+                            ? Rf_translateCharUTF8(STRING_ELT(msg, 0)) : R_curErrorBuf();
+        PyObject *pycond = wrap_robj(cond);
+        R_ReleaseObject(cond);
+        UNPROTECT(1);
+        if (pycond) e = PyObject_CallFunction(rerror_cls, "sO", m, pycond);
+        Py_XDECREF(pycond);
+    } else {
+        e = PyObject_CallFunction(rerror_cls, "s", R_curErrorBuf());
+    }
+    if (e) { PyErr_SetObject(rerror_cls, e); Py_DECREF(e); }
+    UNPROTECT(3);
+    return NULL;
+}
+
 static PyObject *RObj_call(RObj *self, PyObject *args, PyObject *kwargs) {
     Py_ssize_t npos = PyTuple_GET_SIZE(args);
     Py_ssize_t nkw = kwargs ? PyDict_GET_SIZE(kwargs) : 0;
-    SEXP lst = PROTECT(Rf_allocVector(VECSXP, npos + nkw));
-    SEXP nms = PROTECT(Rf_allocVector(STRSXP, npos + nkw));
+    if (!nkw) return call_r(self->sexp, npos, &PyTuple_GET_ITEM(args, 0), NULL);
+    PyObject **values = PyMem_Malloc(sizeof(PyObject *) * 2 * (npos + nkw));
+    if (!values) return PyErr_NoMemory();
+    PyObject **names = values + npos + nkw;
     for (Py_ssize_t i = 0; i < npos; i++) {
-        SEXP v = py_to_r(PyTuple_GET_ITEM(args, i));
-        if (!v) { UNPROTECT(2); return NULL; }
-        SET_VECTOR_ELT(lst, i, v);
-        SET_STRING_ELT(nms, i, R_BlankString);
+        values[i] = PyTuple_GET_ITEM(args, i);
+        names[i] = NULL;
     }
-    if (nkw) {
-        PyObject *k, *val;
-        Py_ssize_t pos = 0, i = npos;
-        while (PyDict_Next(kwargs, &pos, &k, &val)) {
-            SEXP v = py_to_r(val);
-            if (!v) { UNPROTECT(2); return NULL; }
-            SET_VECTOR_ELT(lst, i, v);
-            SET_STRING_ELT(nms, i, Rf_mkCharCE(PyUnicode_AsUTF8(k), CE_UTF8));
-            i++;
-        }
-        Rf_setAttrib(lst, R_NamesSymbol, nms);
+    PyObject *k, *v;
+    Py_ssize_t pos = 0, i = npos;
+    while (PyDict_Next(kwargs, &pos, &k, &v)) {
+        values[i] = v;
+        names[i++] = k;
     }
-    SEXP call = PROTECT(Rf_lang3(invoke_fn, self->sexp, lst));
-    int err = 0;
-    SEXP res = R_tryEvalSilent(call, R_GlobalEnv, &err);
-    if (err) {
-        UNPROTECT(3);
-        PyObject *e = PyObject_CallFunction(rerror_cls, "s", R_curErrorBuf());
-        if (e) { PyErr_SetObject(rerror_cls, e); Py_DECREF(e); }
-        return NULL;
-    }
-    PROTECT(res);
-    /* invoke returns list(TRUE, value) or list(FALSE, condition, message) */
-    if (!LOGICAL(VECTOR_ELT(res, 0))[0]) {
-        const char *msg = Rf_translateCharUTF8(STRING_ELT(VECTOR_ELT(res, 2), 0));
-        PyObject *cond = wrap_robj(VECTOR_ELT(res, 1));
-        PyObject *e = cond ? PyObject_CallFunction(rerror_cls, "sO", msg, cond) : NULL;
-        Py_XDECREF(cond);
-        if (e) { PyErr_SetObject(rerror_cls, e); Py_DECREF(e); }
-        UNPROTECT(4);
-        return NULL;
-    }
-    PyObject *out = r_to_py(VECTOR_ELT(res, 1));
-    UNPROTECT(4);
+    PyObject *out = call_r(self->sexp, npos + nkw, values, names);
+    PyMem_Free(values);
     return out;
 }
+
+/* f.call_named(names, values): names may repeat or be "" (positional). */
+static PyObject *RObj_call_named(RObj *self, PyObject *args) {
+    PyObject *names, *values;
+    if (!PyArg_ParseTuple(args, "OO", &names, &values)) return NULL;
+    PyObject *n = PySequence_Fast(names, "names must be a sequence");
+    PyObject *v = n ? PySequence_Fast(values, "values must be a sequence") : NULL;
+    PyObject *out = NULL;
+    if (v && PySequence_Fast_GET_SIZE(n) != PySequence_Fast_GET_SIZE(v))
+        PyErr_SetString(PyExc_ValueError, "names and values differ in length");
+    else if (v)
+        out = call_r(self->sexp, PySequence_Fast_GET_SIZE(v), PySequence_Fast_ITEMS(v),
+                     PySequence_Fast_ITEMS(n));
+    Py_XDECREF(n);
+    Py_XDECREF(v);
+    return out;
+}
+
+static PyMethodDef RObj_methods[] = {
+    {"call_named", (PyCFunction)RObj_call_named, METH_VARARGS,
+     "call the R function with arguments given as (names, values); '' is positional"},
+    {NULL}
+};
 
 static PyObject *RObj_get_rtype(RObj *self, void *closure) {
     return PyUnicode_FromString(Rf_type2char(TYPEOF(self->sexp)));
@@ -139,6 +217,7 @@ static PyTypeObject RObj_Type = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "An R value held from Python; calling it calls the R function.",
     .tp_getset = RObj_getset,
+    .tp_methods = RObj_methods,
 };
 
 /* ------------------------------------------------------------------------
@@ -680,6 +759,7 @@ static SEXP C_export_native(void) {
 
 static const R_CallMethodDef call_methods[] = {
     {"C_init", (DL_FUNC)&C_init, 2},
+    {"C_invoke", (DL_FUNC)&C_invoke, 2},
     {"C_getattr", (DL_FUNC)&C_getattr, 1},
     {"C_box", (DL_FUNC)&C_box, 1},
     {"C_export_native", (DL_FUNC)&C_export_native, 0},

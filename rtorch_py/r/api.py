@@ -1134,31 +1134,42 @@ def _r_callable(fn: Callable) -> Callable:
 class RAutogradFunction:
     """The Python side of an R `autograd_function()`.
 
-    `forward(ctx, args)` and `backward(ctx, grads)` are R wrappers (RObjects)
-    written in r_compat: forward gets the argument list as the user passed it
-    (non-tensors boxed, so they come back unchanged), backward the list of
-    output gradients; backward returns the user's named list.
+    `forward` and `backward` are the user's R closures (RObjects), called
+    directly: forward with ctx and the arguments as the user passed them
+    (non-tensors boxed, so they come back unchanged), backward with ctx and
+    one gradient per output, or, as R torch does when backward takes fewer
+    arguments (`n_backward`), the trailing gradients together as a list.
     """
 
-    def __init__(self, forward: Callable, backward: Callable, arg_names: Any) -> None:
+    def __init__(self, forward: Any, backward: Any, arg_names: Any, n_backward: Any) -> None:
         self.forward = forward
         self.backward = backward
         self.arg_names = [arg_names] if isinstance(arg_names, str) else list(arg_names or [])
+        self.n_backward = int(n_backward)
+
+    def _grads_for_backward(self, grads: list) -> list:
+        n = self.n_backward
+        if len(grads) > n >= 1:
+            return grads[:n - 1] + [list(grads[n - 1:])]
+        return grads
 
     def apply(self, args: Any, label: str | None = None) -> Any:
         """Call it: `args` as the R wrapper collected them; `label` is the
         name the R function was called by (for error messages)."""
         values = _list(args)
         names = args.names() if isinstance(args, NamedList) else self.arg_names
+        forward, backward_r = self.forward, self.backward
+        fwd_names = ["", *names]
 
         def call(ctx: AutogradContext, fargs: list) -> Any:
-            out = self.forward(ctx, NamedList(names, fargs))
+            out = forward.call_named(fwd_names, [ctx, *fargs])
             if isinstance(out, NamedList):
                 out = out.values()
             return out
 
         def backward(ctx: AutogradContext, *grads: Any) -> Any:
-            out = self.backward(ctx, list(grads))
+            gs = self._grads_for_backward(list(grads))
+            out = backward_r.call_named([""] * (len(gs) + 1), [ctx, *gs])
             if isinstance(out, NamedList):
                 out = NamedList(out.names(), [_undef(v) for v in out.values()])
             elif isinstance(out, list):
@@ -1171,9 +1182,9 @@ class RAutogradFunction:
                       call, True)
 
 
-def make_autograd_function(forward: Callable, backward: Callable,
-                           arg_names: Any) -> RAutogradFunction:
-    return RAutogradFunction(forward, backward, arg_names)
+def make_autograd_function(forward: Any, backward: Any, arg_names: Any,
+                           n_backward: Any) -> RAutogradFunction:
+    return RAutogradFunction(forward, backward, arg_names, n_backward)
 
 
 def apply_function(fn: RAutogradFunction, args: Any, label: str | None = None) -> Any:

@@ -80,6 +80,7 @@ def run_source(text: str, args: Sequence[str] = (), command: Sequence[str] = ())
     import numpy as np
     import rpy2.rinterface as ri
     from rpy2.rinterface_lib import callbacks, openrlib
+    from rpy2.rinterface_lib._rinterface_capi import PARSING_STATUS, RParsingError
 
     from . import _r_home, load
 
@@ -93,6 +94,11 @@ def run_source(text: str, args: Sequence[str] = (), command: Sequence[str] = ())
 
     lines = text.split("\n")
     pos = 0
+    try:  # R's REPL drops an unfinished last expression; Rscript reports it
+        ri.parse(text)
+        unfinished = False
+    except RParsingError as err:
+        unfinished = err.status is PARSING_STATUS.PARSE_INCOMPLETE
 
     def read(prompt: str) -> str:
         nonlocal pos
@@ -120,6 +126,9 @@ def run_source(text: str, args: Sequence[str] = (), command: Sequence[str] = ())
             _write_err("Execution halted\n")
             return 1
         if status == -1:  # end of input
+            if unfinished:
+                _write_err("Error: unexpected end of input\nExecution halted\n")
+                return 1
             return 0
 
 

@@ -151,6 +151,19 @@ test_that("assignment", {
   m <- torch_zeros(3, 3)
   m[c(1, 3), c(1, 3)] <- 1
   expect_equal_to_r(m, matrix(c(1, 0, 1, 0, 0, 0, 1, 0, 1), 3))
+  m <- torch_zeros(3, 3)
+  m[1, c(1, 3)] <- 5
+  m[c(2, 3), 2] <- 7
+  m[3, ] <- c(1, 2, 3)
+  expect_equal_to_r(m, rbind(c(5, 0, 5), c(0, 7, 0), c(1, 2, 3)))
+  x <- torch_zeros(2, 3, 4)
+  x[.., c(1, 4)] <- 1
+  expect_equal_to_r(x$sum(), 12)
+  x[c(TRUE, FALSE), , 2] <- 9
+  expect_equal_to_r(x$sum(), 39)
+  v <- torch_zeros(3)
+  v[torch_tensor(c(1L, 3L))] <- torch_tensor(c(4, 5))
+  expect_equal_to_r(v, c(4, 0, 5))
 })
 
 test_that("indexing and assignment are differentiable", {

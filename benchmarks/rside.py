@@ -1,0 +1,292 @@
+"""The R side of issue 5: R-level op cost and the "using autograd" loop in R.
+
+R runs in a subprocess, `rtorch-py run benchmarks/bench.R` (what an R user
+runs), kept alive for the whole measurement and driven one command a line
+over a pipe, so that its rounds interleave with the Python rounds in this
+process (R, Python, PyTorch, R, Python, PyTorch...) under the same load. The R
+rounds are timed inside R; the Python ones here.
+
+Rows:
+
+- `r_op`: `y <- x * 2`, `x <- torch_tensor(1, requires_grad = TRUE)`, in an R
+  loop: µs per R-level op, target ≤ 20 µs (R torch's own dispatch, libtorch
+  underneath, is about 18 µs per op: the reference; PyTorch is not compared).
+  The Python column is the same op in a Python loop on the same engine, so
+  the difference is what R and the crossing cost.
+- `r_op_bwd`: `(x * 2)$backward()` per iteration, likewise.
+- `r_train`: vignettes/03-using-autograd.Rmd's training loop (100x3 -> 32 -> 1,
+  200 steps, manual SGD under `with_no_grad`, from the vignette's data and
+  initial weights) in R, in Python on rtorch-py (vignettes/using_autograd.py's
+  loop) and in PyTorch: µs per step and the ratios R / Python-rtorch and
+  Python-rtorch / PyTorch. The three final losses must agree.
+
+The rows are skipped, marked "R not available", only when rpy2 or R itself
+is missing; any other failure is a FAILED row.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+SCRIPT = HERE / "bench.R"
+DATA = HERE.parent / "vignettes" / "data"
+R_TORCH_OP_US = 18.0     # R torch's own per-op dispatch: the reference for r_op
+R_OP_TARGET_US = 20.0
+
+
+@dataclass
+class RRow:
+    name: str
+    label: str
+    unit: str
+    r: float | None = None          # µs per unit, median over rounds
+    py: float | None = None         # the same in Python on rtorch-py
+    torch: float | None = None      # the same in PyTorch (training loop only)
+    r_over_py: float | None = None  # median of per-round ratios
+    py_over_torch: float | None = None
+    target: str = ""
+    met: str = "-"
+    note: str = ""
+    error: str | None = None
+    skipped: str | None = None
+
+
+def availability() -> str | None:
+    """None if R and rpy2 are there; otherwise why the R rows are skipped."""
+    if importlib.util.find_spec("rpy2") is None:
+        return "R not available: rpy2 is not installed"
+    try:
+        from rtorch_py.r import _r_home
+        home = _r_home()
+    except (OSError, subprocess.CalledProcessError) as err:
+        return f"R not available: R is not installed ({type(err).__name__}: {err})"
+    if not home or not (Path(home) / "bin" / "R").exists():
+        return f"R not available: no R installation found (R home {home!r})"
+    return None
+
+
+def _rtorch_py_command() -> list[str]:
+    exe = Path(sys.executable).parent / "rtorch-py"
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which("rtorch-py")
+    if found:
+        return [found]
+    return [sys.executable, "-c", "import sys; from rtorch_py.r.cli import main; "
+                                  "sys.exit(main())"]
+
+
+class RSession:
+    """One `rtorch-py run bench.R` process, answering one command at a time."""
+
+    def __init__(self, threads: int | None = None):
+        env = dict(os.environ)
+        if threads:  # the R process's NumPy BLAS gets the runner's thread count
+            env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = str(threads)
+        self.proc = subprocess.Popen(
+            [*_rtorch_py_command(), "run", str(SCRIPT), str(DATA)], cwd=HERE.parent,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            bufsize=1, env=env)
+        self.version = self._read("ready")
+
+    def _read(self, expect: str) -> str:
+        line = self.proc.stdout.readline()
+        if not line.startswith(expect):
+            self.close()
+            err = self.proc.stderr.read().strip()
+            raise RuntimeError(f"R side: expected {expect!r}, got {line.strip()!r}"
+                               + (f"; stderr: {err[-800:]}" if err else ""))
+        return line[len(expect):].strip()
+
+    def call(self, cmd: str, n: int) -> list[float]:
+        self.proc.stdin.write(f"{cmd} {n}\n")
+        self.proc.stdin.flush()
+        return [float(v) for v in self._read("ok").split()]
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+
+
+# --------------------------------------------------------------------------
+# The Python twins of the R loops
+
+def _py_op(n: int) -> float:
+    import rtorch_py as rt
+    x = rt.torch_tensor([1.0], requires_grad=True)
+    t0 = time.perf_counter()
+    for _ in range(n):
+        y = x * 2  # noqa: F841
+    return time.perf_counter() - t0
+
+
+def _py_op_bwd(n: int) -> float:
+    import rtorch_py as rt
+    x = rt.torch_tensor([1.0], requires_grad=True)
+    t0 = time.perf_counter()
+    for _ in range(n):
+        (x * 2).backward()
+    return time.perf_counter() - t0
+
+
+def _load(name: str) -> np.ndarray:
+    return np.loadtxt(DATA / name, delimiter=",", dtype=np.float32, ndmin=2)
+
+
+_DATA_CACHE: dict = {}
+
+
+def _train(t, steps: int) -> tuple[float, float]:
+    """vignettes/using_autograd.py's training loop on engine `t` (rtorch_py or
+    torch); returns (seconds for the loop, last loss). Set-up is untimed."""
+    if not _DATA_CACHE:
+        _DATA_CACHE.update({k: _load(k + ".csv") for k in ("x", "y", "w1", "w2")})
+    d = _DATA_CACHE
+    tensor = getattr(t, "torch_tensor", None) or t.tensor
+    zeros = getattr(t, "torch_zeros", None) or t.zeros
+    no_grad = getattr(t, "with_no_grad", None) or t.no_grad
+    x, y = tensor(d["x"].copy()), tensor(d["y"].copy())
+    w1 = tensor(d["w1"].copy(), requires_grad=True)
+    w2 = tensor(d["w2"].copy(), requires_grad=True)
+    b1 = zeros(1, 32, requires_grad=True)
+    b2 = zeros(1, 1, requires_grad=True)
+    learning_rate = 1e-4
+    losses = []
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        y_pred = x.mm(w1).add(b1).clamp(min=0).mm(w2).add(b2)
+        loss = (y_pred - y).pow(2).mean()
+        losses.append(loss.item())
+        loss.backward()
+        with no_grad():
+            for p in (w1, w2, b1, b2):
+                p.sub_(learning_rate * p.grad)
+                p.grad.zero_()
+    return time.perf_counter() - t0, losses[-1]
+
+
+# --------------------------------------------------------------------------
+
+def sizes(quick: bool) -> dict:
+    """Iterations per round: R loops of 20,000 ops, the vignette's 200 steps."""
+    if quick:
+        return {"op": 500, "op_bwd": 200, "train": 10}
+    return {"op": 20_000, "op_bwd": 5_000, "train": 200}
+
+
+def _med(xs: list) -> float:
+    return statistics.median(xs)
+
+
+R_NAMES = ("r_op", "r_op_bwd", "r_train")
+
+
+def measure_r(quick: bool, rounds: int, threads: int | None = None, log=None,
+              names: tuple = R_NAMES) -> list[RRow]:
+    """The R rows named in `names`: skipped if R is missing, FAILED on any
+    other error."""
+    rows = [
+        RRow("r_op", "R: `y <- x * 2` (1 elt, grad)", "µs/op",
+             target=f"≤ {R_OP_TARGET_US:g} µs (R torch ≈ {R_TORCH_OP_US:g})"),
+        RRow("r_op_bwd", "R: `(x * 2)$backward()`", "µs/iter"),
+        RRow("r_train", "using-autograd training loop", "µs/step"),
+    ]
+    rows = [r for r in rows if r.name in names]
+    if not rows:
+        return rows
+    why = availability()
+    if why:
+        for r in rows:
+            r.skipped = why
+        return rows
+    n = sizes(quick)
+    import rtorch_py as rt
+    import torch
+    try:
+        t0 = time.perf_counter()
+        sess = RSession(threads)
+    except Exception as err:  # R is there but the shim does not start: a failure
+        for r in rows:
+            r.error = f"starting R: {type(err).__name__}: {err}"
+        return rows
+    try:
+        if log:
+            log(f"  R session: {sess.version} ({time.perf_counter() - t0:.1f}s to start)")
+        try:  # warm-up: R's JIT, the shim's first calls, NumPy/torch first calls
+            sess.call("op", n["op"] // 10)
+            sess.call("op_bwd", n["op_bwd"] // 10)
+            sess.call("train", 2)
+            _py_op(100), _py_op_bwd(100), _train(rt, 2), _train(torch, 2)
+        except Exception as err:
+            for r in rows:
+                r.error = f"warm-up: {type(err).__name__}: {err}"
+            return rows
+        by_name = {r.name: r for r in rows}
+        for name, cmd, py in (("r_op", "op", _py_op), ("r_op_bwd", "op_bwd", _py_op_bwd)):
+            row = by_name.get(name)
+            if row is None:
+                continue
+            t1 = time.perf_counter()
+            rs, ps = [], []
+            try:
+                for _ in range(rounds):
+                    rs.append(sess.call(cmd, n[cmd])[0] / n[cmd] * 1e6)
+                    ps.append(py(n[cmd]) / n[cmd] * 1e6)
+            except Exception as err:
+                row.error = f"{type(err).__name__}: {err}"
+                continue
+            row.r, row.py = _med(rs), _med(ps)
+            row.r_over_py = _med([a / b for a, b in zip(rs, ps)])
+            row.note = f"{rounds} rounds of {n[cmd]:,}"
+            if log:
+                log(f"  {row.name}: {time.perf_counter() - t1:.1f}s")
+        r_op = by_name.get("r_op")
+        if r_op is not None and r_op.r is not None:
+            r_op.met = "yes" if r_op.r <= R_OP_TARGET_US else "NO"
+        row = by_name.get("r_train")
+        if row is None:
+            return rows
+        t1 = time.perf_counter()
+        steps = n["train"]
+        rs, ps, ts, losses = [], [], [], None
+        try:
+            for _ in range(rounds):
+                sec, r_loss = sess.call("train", steps)
+                rs.append(sec / steps * 1e6)
+                sec, p_loss = _train(rt, steps)
+                ps.append(sec / steps * 1e6)
+                sec, t_loss = _train(torch, steps)
+                ts.append(sec / steps * 1e6)
+                losses = (r_loss, p_loss, t_loss)
+            if not np.allclose(losses, losses[2], rtol=1e-3):
+                raise AssertionError("the three loops disagree: last loss R %.6g, Python %.6g, "
+                                     "PyTorch %.6g" % losses)
+        except Exception as err:
+            row.error = f"{type(err).__name__}: {err}"
+        else:
+            row.r, row.py, row.torch = _med(rs), _med(ps), _med(ts)
+            row.r_over_py = _med([a / b for a, b in zip(rs, ps)])
+            row.py_over_torch = _med([a / b for a, b in zip(ps, ts)])
+            row.note = (f"{rounds} rounds of {steps} steps; last loss R {losses[0]:.4f}, "
+                        f"Python {losses[1]:.4f}, PyTorch {losses[2]:.4f}")
+        if log:
+            log(f"  {row.name}: {time.perf_counter() - t1:.1f}s")
+    finally:
+        sess.close()
+    return rows

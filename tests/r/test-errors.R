@@ -1,0 +1,439 @@
+# The error catalogue (docs/errors.md) as an R torch user meets it: each
+# mistake ends in an R error whose message says what was wrong, and afterwards
+# the session works, grad mode is on, anomaly mode is off and the gradient
+# accumulated before the error is unchanged.
+
+# A parameter `w` holding a gradient accumulated before the error.
+err_state <- function() {
+  w <- torch_tensor(c(1, 2, 3), requires_grad = TRUE)
+  (w * w)$sum()$backward()                      # w$grad = 2 * w
+  list(w = w, before = as_array(w$grad))
+}
+
+# The state after an error: grad mode on, `w$grad` as before, a following
+# computation (built-in ops and a custom function) works and accumulates.
+expect_intact <- function(s) {
+  expect_true(autograd_is_enabled())
+  expect_equal(as_array(s$w$grad), s$before)
+  (s$w * 3)$sum()$backward()
+  expect_equal(as_array(s$w$grad), s$before + 3)
+  sq <- autograd_function(
+    forward = function(ctx, a) {
+      ctx$save_for_backward(a = a)
+      a * a
+    },
+    backward = function(ctx, g) list(a = 2 * ctx$saved_variables$a * g)
+  )
+  x <- torch_tensor(c(0.5, -1), requires_grad = TRUE)
+  (x$exp() + sq(x))$sum()$backward()
+  expect_equal(as_array(x$grad), exp(c(0.5, -1)) + 2 * c(0.5, -1), tolerance = 1e-6)
+  # anomaly mode is off: a NaN gradient flows silently, without an error
+  a <- torch_tensor(c(0, 1), requires_grad = TRUE)
+  (a$sqrt() * torch_tensor(c(0, 1)))$sum()$backward()
+  expect_true(is.nan(as_array(a$grad)[1]))
+}
+
+# -- Making tensors -----------------------------------------------------------
+
+test_that("E01: non-numeric data to torch_tensor", {
+  s <- err_state()
+  expect_error(torch_tensor("abc"), "can't make a tensor from a str")
+  expect_error(torch_tensor(c("a", "b")), "torch_tensor\\(\\) got a .* every element must be a number")
+  expect_error(torch_tensor(list(1, "a")), "got a str at data.*must be a number or a boolean")
+  # an R list of functions
+  expect_error(torch_tensor(list(function(x) x)), "torch_tensor\\(\\) got a .*must be a number")
+  expect_error(torch_tensor(list(1, function(x) x)), "must be a number or a boolean")
+  expect_intact(s)
+})
+
+test_that("E02: ragged nested lists", {
+  s <- err_state()
+  expect_error(torch_tensor(list(list(1, 2), list(3))),
+               "ragged nested list: expected a sub-list of length 2 .* got length 1")
+  expect_error(torch_tensor(list(c(1, 2), 3)), "torch_tensor\\(\\) got a")
+  expect_intact(s)
+})
+
+test_that("E03: requires_grad on integer or logical tensors", {
+  s <- err_state()
+  msg <- "only Tensors of floating point dtype can require gradients \\(got torch_Long\\)"
+  expect_error(torch_tensor(1:3, requires_grad = TRUE), msg)
+  expect_error(torch_zeros(2, dtype = torch_long(), requires_grad = TRUE), msg)
+  expect_error(torch_tensor(c(TRUE, FALSE), requires_grad = TRUE), "got torch_Bool")
+  expect_error(torch_tensor(1L)$requires_grad_(TRUE), "floating point")
+  expect_intact(s)
+})
+
+# -- Shapes, dims and indices ------------------------------------------------
+
+test_that("E04-E09: shape mismatches", {
+  s <- err_state()
+  a <- torch_randn(2, 3)
+  b <- torch_randn(4, 5)
+  expect_error(a$mm(b), "mat1 and mat2 shapes cannot be multiplied \\(2x3 and 4x5\\)")
+  expect_error(torch_mm(a, b), "cannot be multiplied")
+  expect_error(a$matmul(b), "matmul: shapes \\[2, 3\\] and \\[4, 5\\] don't match")
+  expect_error(a + b, "add: the shapes \\[2, 3\\] and \\[4, 5\\] can't be broadcast")
+  expect_error(a * torch_randn(4), "can't be broadcast")
+  expect_error(torch_cat(list(a, b)), "cat: sizes of tensors must match")
+  expect_error(a$reshape(c(4, 2)), "shape '\\[4, 2\\]' is invalid for input of size 6")
+  expect_error(a$view(c(4, 2)), "is invalid for input of size 6")
+  expect_error(a$expand(c(4, 5)), "expand: the expanded size \\[4, 5\\] doesn't fit")
+  expect_error(a$expand(3), "number of sizes provided \\(1\\) must be greater or equal")
+  # a shape error in a graph of tensors that require grad leaves w alone
+  expect_error((s$w * 2)$view(c(2, 2)), "invalid for input of size 3")
+  expect_intact(s)
+})
+
+test_that("E10: dims out of range, and dim = 0", {
+  s <- err_state()
+  x <- torch_randn(2, 3)
+  expect_error(x$sum(dim = 0), "Indexing starts at 1 but found a 0.", fixed = TRUE)
+  expect_error(x$softmax(dim = 0), "Indexing starts at 1 but found a 0.", fixed = TRUE)
+  expect_error(x$unsqueeze(0), "Indexing starts at 1")
+  expect_error(x$size(0), "Indexing starts at 1")
+  expect_error(s$w$sum(dim = 0), "Indexing starts at 1")
+  expect_error(x$sum(dim = 3), "Dimension out of range")
+  expect_error(x$softmax(dim = 5), "Dimension out of range")
+  expect_error(x$transpose(1, 3), "Dimension out of range")
+  expect_error(x$sum(dim = -3), "Dimension out of range")
+  expect_error(torch_cat(list(x, x), dim = 3), "out of range")
+  # negative dims count from the end, as in R torch
+  expect_equal(x$sum(dim = -1)$shape, 2)
+  expect_intact(s)
+})
+
+test_that("E11: indices out of range (R's 1-based indices)", {
+  s <- err_state()
+  x <- torch_randn(2, 3)
+  expect_error(x[0, 1], "Indexing starts at 1 but found a 0.", fixed = TRUE)
+  expect_error(x[5, ], "index 5 is out of bounds for dimension 1 with size 2")
+  expect_error(x[1, 4], "index 4 is out of bounds for dimension 2 with size 3")
+  expect_error(x[1, 1, 1], "too many indices")
+  expect_error(x[torch_tensor(c(1L, 7L)), ], "index 7 is out of bounds")
+  expect_error(x[torch_tensor(c(TRUE, FALSE, TRUE)), ], "shape of the mask")
+  expect_error(x[torch_tensor(1.5), ], "must be long, int or bool tensors, got torch_Float")
+  expect_error(x["a"], "can't index a tensor")
+  expect_error(x[5, 1] <- 1, "index 5 is out of bounds")
+  expect_error(s$w[4], "index 4 is out of bounds")
+  expect_error(s$w[4] <- 0, "out of bounds|in-place")
+  expect_equal(as_array(x[-1, ]), as_array(x[2, ]))
+  expect_intact(s)
+})
+
+# -- Backward -------------------------------------------------------------------
+
+test_that("E12: backward on a tensor that doesn't require grad", {
+  s <- err_state()
+  expect_error(torch_ones(2)$sum()$backward(), "does not require grad and does not have a grad_fn")
+  expect_error(with_no_grad((s$w * 2)$sum())$backward(), "does not require grad")
+  expect_intact(s)
+})
+
+test_that("E13: implicit gradient of a non-scalar; a gradient of the wrong shape", {
+  s <- err_state()
+  expect_error((s$w * 2)$backward(),
+               "grad can be implicitly created only for scalar outputs: this tensor has shape \\[3\\]")
+  expect_error((s$w * s$w)$backward(torch_ones(2)),
+               "Mismatch in shape: grad_output\\[0\\] has a shape of \\[2\\]")
+  expect_intact(s)
+})
+
+test_that("E14: backward twice without retain_graph", {
+  s <- err_state()
+  y <- (s$w * s$w)$sum()
+  y$backward()
+  g <- as_array(s$w$grad)
+  expect_error(y$backward(), "backward through the graph a second time.*retain_graph")
+  expect_equal(as_array(s$w$grad), g)
+  s$w$grad$zero_()$add_(torch_tensor(s$before))
+  # retain_graph = TRUE allows it
+  z <- torch_tensor(2, requires_grad = TRUE)
+  q <- (z * z)$sum()
+  q$backward(retain_graph = TRUE)
+  q$backward()
+  expect_equal(as_array(z$grad), 8)
+  expect_intact(s)
+})
+
+test_that("E15: in-place on a leaf that requires grad", {
+  s <- err_state()
+  msg <- "a leaf Variable that requires grad is being used in an in-place operation"
+  expect_error(s$w$add_(1), msg)
+  expect_error(s$w$mul_(2), msg)
+  expect_error(s$w[1] <- 5, msg)
+  expect_equal(as_array(s$w), c(1, 2, 3))
+  expect_intact(s)
+})
+
+test_that("E16: in-place change of a tensor saved for backward", {
+  s <- err_state()
+  z <- s$w * 1
+  q <- z$sin()
+  z$add_(1)
+  expect_error(q$sum()$backward(),
+               "modified by an inplace operation.*is at version 1; expected version 0")
+  expect_intact(s)
+})
+
+test_that("E17: autograd_grad for an input that isn't used", {
+  s <- err_state()
+  v <- torch_ones(3, requires_grad = TRUE)
+  expect_error(autograd_grad(list((s$w * 2)$sum()), list(v)),
+               "appears to not have been used in the graph.*allow_unused")
+  expect_intact(s)
+})
+
+# -- Custom functions -----------------------------------------------------------
+
+test_that("E18: backward returns a gradient under an unknown name", {
+  s <- err_state()
+  my_mul <- autograd_function(
+    forward = function(ctx, x, y) x * y,
+    backward = function(ctx, g) list(x = g, z = g)
+  )
+  expect_error(my_mul(s$w, torch_ones(3, requires_grad = TRUE))$sum()$backward(),
+               "my_mul: backward returned a gradient named 'z', which is not an argument of forward \\(its arguments are: x, y\\)")
+  expect_intact(s)
+})
+
+test_that("E19: backward returns a gradient of the wrong shape", {
+  s <- err_state()
+  twice <- autograd_function(
+    forward = function(ctx, x) x * 2,
+    backward = function(ctx, g) list(x = torch_ones(2))
+  )
+  expect_error(twice(s$w)$sum()$backward(),
+               "twice: backward returned a gradient of shape \\[2\\] for 'x', whose shape is \\[3\\]")
+  expect_intact(s)
+})
+
+test_that("E20: backward returns an integer gradient", {
+  s <- err_state()
+  twice <- autograd_function(
+    forward = function(ctx, x) x * 2,
+    backward = function(ctx, g) list(x = torch_ones(3, dtype = torch_long()))
+  )
+  expect_error(twice(s$w)$sum()$backward(),
+               "twice: backward returned a gradient of dtype torch_Long for 'x', which is torch_Float")
+  expect_intact(s)
+})
+
+test_that("E21: backward returns a non-tensor, or an unnamed list", {
+  s <- err_state()
+  twice <- autograd_function(
+    forward = function(ctx, x) x * 2,
+    backward = function(ctx, g) list(x = 3)
+  )
+  expect_error(twice(s$w)$sum()$backward(),
+               "twice: backward returned a .* as the gradient for 'x'; gradients must be tensors")
+  twice <- autograd_function(
+    forward = function(ctx, x) x * 2,
+    backward = function(ctx, g) list(g)
+  )
+  expect_error(twice(s$w)$sum()$backward(),
+               "twice: backward must return a named list of gradients keyed by forward's argument names \\(x\\)")
+  expect_intact(s)
+})
+
+test_that("E23: forward returns something that isn't a tensor", {
+  s <- err_state()
+  f <- autograd_function(forward = function(ctx, x) NULL, backward = function(ctx, g) list(x = g))
+  expect_error(f(s$w), "f: forward must return a tensor or a list of tensors, got")
+  f <- autograd_function(forward = function(ctx, x) "a", backward = function(ctx, g) list(x = g))
+  expect_error(f(s$w), "forward must return a tensor")
+  f <- autograd_function(forward = function(ctx, x) list(x * 1, 3L),
+                         backward = function(ctx, g) list(x = g))
+  expect_error(f(s$w), "but the list it returned holds")
+  expect_intact(s)
+})
+
+test_that("E24: mark_dirty on something that is not an input", {
+  s <- err_state()
+  f <- autograd_function(
+    forward = function(ctx, x) {
+      y <- x * 2
+      ctx$mark_dirty(y)
+      y
+    },
+    backward = function(ctx, g) list(x = g)
+  )
+  expect_error(f(s$w), "f: mark_dirty\\(\\) was given a tensor that is not an input of forward")
+  f <- autograd_function(
+    forward = function(ctx, x) {
+      ctx$mark_dirty(3)
+      x * 1
+    },
+    backward = function(ctx, g) list(x = g)
+  )
+  expect_error(f(s$w), "mark_dirty\\(\\) takes tensors")
+  expect_intact(s)
+})
+
+test_that("E25: stop() inside forward: message kept, catchable, nothing attached", {
+  s <- err_state()
+  f <- autograd_function(
+    forward = function(ctx, x) {
+      y <- x * 2
+      stop("forward exploded on purpose")
+    },
+    backward = function(ctx, g) list(x = g)
+  )
+  expect_error(f(s$w), "forward exploded on purpose")
+  msg <- tryCatch(f(s$w), error = function(e) conditionMessage(e))
+  expect_match(msg, "forward exploded on purpose")
+  # the condition's class survives the crossing
+  g <- autograd_function(
+    forward = function(ctx, x) {
+      stop(structure(class = c("my_condition", "error", "condition"),
+                     list(message = "typed failure", call = NULL)))
+    },
+    backward = function(ctx, g) list(x = g)
+  )
+  expect_equal(tryCatch(g(s$w), my_condition = function(e) conditionMessage(e)), "typed failure")
+  expect_intact(s)
+})
+
+test_that("E26: stop() inside backward and inside a hook", {
+  s <- err_state()
+  f <- autograd_function(
+    forward = function(ctx, x) x * 2,
+    backward = function(ctx, g) stop("backward exploded on purpose")
+  )
+  expect_error(f(s$w)$sum()$backward(), "backward exploded on purpose")
+  msg <- tryCatch(f(s$w)$sum()$backward(), error = function(e) conditionMessage(e))
+  expect_match(msg, "backward exploded on purpose")
+  # an error inside with_no_grad() inside backward restores the grad mode
+  f <- autograd_function(
+    forward = function(ctx, x) x * 2,
+    backward = function(ctx, g) {
+      with_no_grad(stop("deep in backward"))
+      list(x = g)
+    }
+  )
+  expect_error(f(s$w)$sum()$backward(create_graph = TRUE), "deep in backward")
+  expect_true(autograd_is_enabled())
+
+  y <- s$w * 2
+  h <- y$register_hook(function(g) stop("hook exploded on purpose"))
+  out <- y$sum()
+  expect_error(out$backward(retain_graph = TRUE), "hook exploded on purpose")
+  expect_equal(as_array(s$w$grad), s$before)
+  # once the failing hook is removed, the retained graph can be backwarded
+  h$remove()
+  out$backward()
+  expect_equal(as_array(s$w$grad), s$before + 2)
+  s$w$grad$sub_(2)
+  expect_intact(s)
+})
+
+test_that("E28: hooks returning a wrong shape or dtype; R values other than tensors are ignored", {
+  s <- err_state()
+  y <- s$w * 2
+  y$register_hook(function(g) torch_ones(5))
+  expect_error(y$sum()$backward(),
+               "hook returned a gradient of shape \\[5\\] but the gradient it replaces has shape \\[3\\]")
+  y <- s$w * 2
+  y$register_hook(function(g) torch_ones(3, dtype = torch_long()))
+  expect_error(y$sum()$backward(), "hook returned a gradient of dtype torch_Long")
+  expect_equal(as_array(s$w$grad), s$before)
+  # as in R torch, a hook whose value is not a tensor (print(), cat()...) leaves the gradient
+  y <- s$w * 2
+  y$register_hook(function(g) "just looking")
+  y$sum()$backward()
+  expect_equal(as_array(s$w$grad), s$before + 2)
+  s$w$grad$sub_(2)
+  expect_intact(s)
+})
+
+test_that("E29: NaN in backward under with_detect_anomaly", {
+  s <- err_state()
+  a <- torch_tensor(c(0, 1), requires_grad = TRUE)
+  cc <- torch_tensor(c(0, 1))
+  expect_warning(
+    expect_error(with_detect_anomaly((a$sqrt() * cc)$sum()$backward()),
+                 "Function 'SqrtBackward0' returned nan values in its 0th output"),
+    "should be enabled only for debugging")
+  expect_true(is_undefined_tensor(a$grad))
+  # expect_intact() checks that anomaly mode is off again
+  expect_intact(s)
+})
+
+test_that("E30: a failing backward leaves every leaf's grad as it was", {
+  s <- err_state()
+  v <- torch_tensor(c(1, 1, 1), requires_grad = TRUE)
+  (v * 5)$sum()$backward()
+  bad <- autograd_function(
+    forward = function(ctx, x) x * 1,
+    backward = function(ctx, g) stop("late failure")
+  )
+  # v's branch is reached before the failing node
+  expect_error((v * 3 + bad(s$w * 2))$sum()$backward(), "late failure")
+  expect_equal(as_array(v$grad), c(5, 5, 5))
+  expect_intact(s)
+})
+
+test_that("E31-E33: other misuse", {
+  s <- err_state()
+  xl <- torch_tensor(c(1L, 2L))
+  expect_error(xl$add_(torch_tensor(c(0.5, 0.5))), "result type Float can't be cast to the desired output type Long")
+  expect_equal(as_array(xl), c(1, 2))
+  expect_error(s$w$grad <- torch_ones(5), "assigned grad has data of a different size")
+  expect_error(s$w$grad <- 3, "assigned grad expected to be a Tensor")
+  expect_error(torch_ones(3)$retain_grad(), "can't retain_grad on Tensor that has requires_grad=False")
+  expect_error(torch_ones(3)$register_hook(function(g) g), "cannot register a hook on a tensor that doesn't require gradient")
+  expect_error(s$w$item(), "a Tensor with 3 elements cannot be converted to Scalar")
+  expect_error((s$w * 2)$requires_grad_(FALSE), "you can only change requires_grad flags of leaf variables")
+  expect_error(torch_ones(3, device = "cuda"), "only the 'cpu' device exists here, got 'cuda'")
+  expect_error(torch_ones(3, dtype = torch_long())$mean(), "could not infer output dtype")
+  expect_error(torch_ones(3, dtype = torch_long())$softmax(1), "expected a floating point tensor")
+  expect_error(torch_ones(2, 2)$mm(torch_ones(2, 2, dtype = torch_long())), "same dtype")
+  expect_error(torch_zeros(-1), "negative dimension -1")
+  expect_error(torch_ones(3)$masked_fill(torch_ones(3), 0), "the mask must be a bool tensor")
+  expect_error(torch_where(torch_ones(3), torch_ones(3), torch_ones(3)), "condition to be a boolean tensor")
+  expect_intact(s)
+})
+
+test_that("E34: calling a custom function with the wrong arguments is R's own error", {
+  s <- err_state()
+  f <- autograd_function(forward = function(ctx, x, y) x * y,
+                         backward = function(ctx, g) list(x = g, y = g))
+  expect_error(f(s$w), "argument \"y\" is missing")
+  expect_error(f(s$w, s$w, s$w), "unused argument")
+  expect_intact(s)
+})
+
+# -- Grad mode after errors ------------------------------------------------------
+
+test_that("an error inside with_no_grad() restores grad mode", {
+  s <- err_state()
+  expect_error(with_no_grad({
+    y <- s$w * 2
+    stop("inside no_grad")
+  }), "inside no_grad")
+  expect_true(autograd_is_enabled())
+  expect_error(with_no_grad(with_enable_grad(stop("nested"))), "nested")
+  expect_true(autograd_is_enabled())
+  # an engine error inside with_no_grad()
+  expect_error(with_no_grad(torch_ones(2)$sum(dim = 0)), "Indexing starts at 1")
+  expect_true(autograd_is_enabled())
+  expect_intact(s)
+})
+
+test_that("an error in a function that called local_no_grad() restores grad mode", {
+  s <- err_state()
+  g <- function() {
+    local_no_grad()
+    expect_false(autograd_is_enabled())
+    stop("failed under local_no_grad")
+  }
+  expect_error(g(), "failed under local_no_grad")
+  expect_true(autograd_is_enabled())
+  expect_intact(s)
+})
+
+test_that("an error in with_detect_anomaly() turns anomaly mode off", {
+  s <- err_state()
+  expect_error(suppressWarnings(with_detect_anomaly(stop("in anomaly block"))), "in anomaly block")
+  expect_intact(s)  # checks that a NaN backward no longer errors
+})
