@@ -9,6 +9,8 @@
 #   op_bwd N   N times `(x * 2)$backward()`      -> "ok SECONDS"
 #   train N    the "using autograd" loop, N steps,
 #              from the vignette's initial weights -> "ok SECONDS LAST_LOSS"
+#   gc 0       a full R garbage collection (untimed, as system.time() does
+#              before timing)                   -> "ok 0"
 #   quit
 #
 # Every timed loop runs inside a function (byte-compiled, as R compiles
@@ -94,6 +96,7 @@ repeat {
     op = answer(bench_op(n)),
     op_bwd = answer(bench_op_bwd(n)),
     train = answer(bench_train(n)),
+    gc = {invisible(gc()); answer(0)},
     stop("unknown command: ", line)
   )
 }

@@ -58,7 +58,7 @@ def _plot_r(ax, r_rows) -> None:
     """The R side: µs per R-level op (R vs the same loop in Python) against the
     20 µs target and R torch's ~18 µs, and the training loop's figures as text."""
     from .rside import R_OP_TARGET_US, R_TORCH_OP_US
-    ops = [r for r in r_rows if r.name in ("r_op", "r_op_bwd")]
+    ops = [r for r in r_rows if r.name in ("r_op", "r_op_fresh", "r_op_bwd")]
     train = next((r for r in r_rows if r.name == "r_train"), None)
     labels, y = [], 0
     for r in ops:
@@ -73,7 +73,8 @@ def _plot_r(ax, r_rows) -> None:
                     label="Python, same loop" if y == 0 else None)
             ax.text(r.r + 0.5, y - 0.18, f"{r.r:.1f}", va="center", fontsize=9)
             ax.text(r.py + 0.5, y + 0.18, f"{r.py:.1f}", va="center", fontsize=9)
-        labels.append({"r_op": "y <- x * 2", "r_op_bwd": "(x * 2)$backward()"}[r.name])
+        labels.append({"r_op": "y <- x * 2", "r_op_fresh": "y <- x * 2\n(gc() first)",
+                       "r_op_bwd": "(x * 2)$backward()"}[r.name])
         y += 1
     ax.axvline(R_OP_TARGET_US, color="black", lw=2, label=f"target ≤ {R_OP_TARGET_US:g} µs (op)")
     ax.axvline(R_TORCH_OP_US, color="#555555", ls=":", lw=1.5,

@@ -13,7 +13,11 @@ Rows:
   underneath, is about 18 µs per op: the reference; PyTorch is not compared).
   The Python column is the same op in a Python loop on the same engine, so
   the difference is what R and the crossing cost.
-- `r_op_bwd`: `(x * 2)$backward()` per iteration, likewise.
+- `r_op_fresh`: the same loop, with a full R `gc()` before each timed round
+  (what `system.time()` does by default): no garbage left over from earlier
+  rounds. A long loop settles slower than this (see RESULTS.md), which is
+  why `r_op`, the steady state, carries the target.
+- `r_op_bwd`: `(x * 2)$backward()` per iteration, steady state.
 - `r_train`: vignettes/03-using-autograd.Rmd's training loop (100x3 -> 32 -> 1,
   200 steps, manual SGD under `with_no_grad`, from the vignette's data and
   initial weights) in R, in Python on rtorch-py (vignettes/using_autograd.py's
@@ -194,7 +198,7 @@ def _med(xs: list) -> float:
     return statistics.median(xs)
 
 
-R_NAMES = ("r_op", "r_op_bwd", "r_train")
+R_NAMES = ("r_op", "r_op_fresh", "r_op_bwd", "r_train")
 
 
 def measure_r(quick: bool, rounds: int, threads: int | None = None, log=None,
@@ -204,6 +208,7 @@ def measure_r(quick: bool, rounds: int, threads: int | None = None, log=None,
     rows = [
         RRow("r_op", "R: `y <- x * 2` (1 elt, grad)", "µs/op",
              target=f"≤ {R_OP_TARGET_US:g} µs (R torch ≈ {R_TORCH_OP_US:g})"),
+        RRow("r_op_fresh", "R: `y <- x * 2`, R `gc()` before each round", "µs/op"),
         RRow("r_op_bwd", "R: `(x * 2)$backward()`", "µs/iter"),
         RRow("r_train", "using-autograd training loop", "µs/step"),
     ]
@@ -238,7 +243,8 @@ def measure_r(quick: bool, rounds: int, threads: int | None = None, log=None,
                 r.error = f"warm-up: {type(err).__name__}: {err}"
             return rows
         by_name = {r.name: r for r in rows}
-        for name, cmd, py in (("r_op", "op", _py_op), ("r_op_bwd", "op_bwd", _py_op_bwd)):
+        for name, cmd, py in (("r_op", "op", _py_op), ("r_op_fresh", "op", _py_op),
+                              ("r_op_bwd", "op_bwd", _py_op_bwd)):
             row = by_name.get(name)
             if row is None:
                 continue
@@ -246,6 +252,8 @@ def measure_r(quick: bool, rounds: int, threads: int | None = None, log=None,
             rs, ps = [], []
             try:
                 for _ in range(rounds):
+                    if name == "r_op_fresh":
+                        sess.call("gc", 0)
                     rs.append(sess.call(cmd, n[cmd])[0] / n[cmd] * 1e6)
                     ps.append(py(n[cmd]) / n[cmd] * 1e6)
             except Exception as err:
@@ -253,7 +261,8 @@ def measure_r(quick: bool, rounds: int, threads: int | None = None, log=None,
                 continue
             row.r, row.py = _med(rs), _med(ps)
             row.r_over_py = _med([a / b for a, b in zip(rs, ps)])
-            row.note = f"{rounds} rounds of {n[cmd]:,}"
+            row.note = (f"{rounds} rounds of {n[cmd]:,}; best round R {min(rs):.2f}, "
+                        f"Python {min(ps):.2f} µs")
             if log:
                 log(f"  {row.name}: {time.perf_counter() - t1:.1f}s")
         r_op = by_name.get("r_op")

@@ -32,6 +32,14 @@ def test_quick_run_makes_table_markdown_and_plot(tmp_path):
                  "scaling", "Memory", "after backward", "numpy BLAS", "torch threads"):
         assert name in out, f"{name!r} missing from the table:\n{out}"
     assert "FAILED" not in out, out
+    from benchmarks.rside import availability
+    why = availability()  # R rows: measured, or marked skipped only when R/rpy2 are missing
+    if why is None:
+        for name in ("R: `y <- x * 2`", "R: `(x * 2)$backward()`", "using-autograd training loop"):
+            assert name in out, f"{name!r} missing from the R table:\n{out}"
+        assert "skipped" not in out and "last loss R" in out, out
+    else:
+        assert "R not available" in out, out
     text = md.read_text()
     assert "| workload | rtorch-py | PyTorch |" in text
     assert text.count("\n| ") >= 12
@@ -79,3 +87,23 @@ def test_a_failing_workload_is_a_failed_row_not_a_pass():
     assert row.status == "FAILED" and row.ratio is None
     (cells,) = table_rows(Report(rows=[row]))
     assert cells[-1] == "FAILED: rtorch: TypeError: engine bug"
+
+
+def test_r_rows_are_marked_skipped_when_r_is_missing(monkeypatch):
+    from benchmarks import rside
+    from benchmarks.runner import Report, markdown, r_table_rows
+    monkeypatch.setattr(rside, "availability", lambda: "R not available: rpy2 is not installed")
+    rows = rside.measure_r(True, 1)
+    assert [r.name for r in rows] == list(rside.R_NAMES)
+    assert all(r.skipped and r.error is None for r in rows)
+    cells = r_table_rows(Report(r_rows=rows))
+    assert all(c[-1] == "skipped: R not available: rpy2 is not installed" for c in cells)
+    assert "skipped: R not available" in markdown(Report(r_rows=rows), "cmd")
+
+
+def test_r_rows_selected_by_only():
+    from benchmarks.runner import select_r
+    assert select_r(None) == ("r_op", "r_op_fresh", "r_op_bwd", "r_train")
+    assert select_r("r_train") == ("r_train",)
+    assert select_r("r_op") == ("r_op", "r_op_fresh", "r_op_bwd")
+    assert select_r("tiny,mlp") == ()

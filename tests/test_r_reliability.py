@@ -315,8 +315,8 @@ def test_3000_r_training_steps_keep_memory_flat(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------
-# Bridge bugs found while writing these tests (strict xfails: they flip to
-# failures once fixed, so the marker gets removed).
+# R messages name R's 1-based dims and positions and R's types (each of these
+# was a 0-based or Python-flavoured message while issue 6 was worked on).
 
 def _r_message(expr: str) -> str:
     res = run_r("-e", f"library(torch); x <- torch_randn(2, 3); "
@@ -325,46 +325,25 @@ def _r_message(expr: str) -> str:
     return res.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="bridge: out-of-range dims are reported 0-based in R "
-                   "(x$sum(dim = 3) says 'range of [-2, 1], but got 2')")
-@pytest.mark.parametrize("expr, got", [("x$sum(dim = 3)", "got 3"), ("x$softmax(dim = 5)", "got 5"),
-                                       ("x$unsqueeze(5)", "got 5"), ("x$transpose(1, 3)", "got 3")])
-def test_bug_dim_out_of_range_names_1_based_dims(expr: str, got: str) -> None:
+@pytest.mark.parametrize("expr, expected", [
+    ("x$sum(dim = 3)", "Dimension out of range (expected to be in range of [-2, 2], but got 3)"),
+    ("x$softmax(dim = 5)", "Dimension out of range (expected to be in range of [-2, 2], but got 5)"),
+    ("x$unsqueeze(5)", "Dimension out of range (expected to be in range of [-3, 3], but got 5)"),
+    ("x$transpose(1, 3)", "Dimension out of range (expected to be in range of [-2, 2], but got 3)"),
+    ("x$size(3)", "Dimension out of range (expected to be in range of [-2, 2], but got 3)"),
+    ("x$sum(dim = 0)", "Indexing starts at 1 but found a 0."),
+    ("torch_cat(list(x, torch_randn(4, 5)))",
+     "sizes of tensors must match except in dimension 1: tensor 1 has shape [2, 3] "
+     "but tensor 2 has shape [4, 5]"),
+    ("x$select(1, 9)", "select(): index 9 out of range for tensor of size [2, 3] at dimension 1"),
+    ("x[torch_tensor(c(TRUE, FALSE, TRUE)), ]", "The shape of the mask [3] at dimension 1"),
+    ("x[5, ]", "index 5 is out of bounds for dimension 1 with size 2"),
+    ("x$gather(1, torch_ones(2, 3))", "gather(): Expected dtype int64 for index"),
+    ("torch_tensor(list(function(x) x))",
+     "can't make a tensor from a function (element 1 of the list)"),
+    ("torch_tensor(list(1, 'a'))", "can't make a tensor from a character (element 2 of the list)"),
+    ("torch_tensor(list(c(1, 2), 3))", "must be numeric vectors of the same length, got lengths 2, 1"),
+], ids=lambda v: v if len(v) < 40 else None)
+def test_r_messages_are_1_based_and_speak_r(expr: str, expected: str) -> None:
     msg = _r_message(expr)
-    assert "Dimension out of range" in msg and got in msg and "[-2, 1]" not in msg, msg
-
-
-@pytest.mark.xfail(strict=True, reason="bridge: x$size(3) fails with Python's "
-                   "'tuple index out of range'")
-def test_bug_size_out_of_range() -> None:
-    msg = _r_message("x$size(3)")
-    assert "Dimension out of range" in msg, msg
-
-
-@pytest.mark.xfail(strict=True, reason="bridge: x$select(1, 9) says 'index 8 ... at dimension 0'")
-def test_bug_select_names_1_based_index_and_dim() -> None:
-    msg = _r_message("x$select(1, 9)")
-    assert "index 9" in msg and "dimension 1" in msg, msg
-
-
-@pytest.mark.xfail(strict=True, reason="bridge: torch_tensor() errors on R data name Python "
-                   "types and 0-based positions ('got a RObject at data[0]')")
-@pytest.mark.parametrize("expr, kind", [("torch_tensor(list(function(x) x))", "function"),
-                                        ("torch_tensor(c('a', 'b'))", "character"),
-                                        ("torch_tensor(list(c(1, 2), 3))", "numeric")])
-def test_bug_torch_tensor_errors_speak_r(expr: str, kind: str) -> None:
-    msg = _r_message(expr)
-    assert kind in msg and "[0]" not in msg, msg
-
-
-@pytest.mark.xfail(strict=True, reason="bridge: a mask of the wrong length names 'index 0'")
-def test_bug_mask_error_names_1_based_dim() -> None:
-    msg = _r_message("x[torch_tensor(c(TRUE, FALSE, TRUE)), ]")
-    assert "shape of the mask" in msg and "index 0" not in msg, msg
-
-
-@pytest.mark.xfail(strict=True, reason="bridge: gather() accepts a float index in R "
-                   "(R torch and the Python API raise, catalogue E35)")
-def test_bug_gather_float_index() -> None:
-    msg = _r_message("x$gather(1, torch_ones(2, 3))")
-    assert "Expected dtype int64" in msg, msg
+    assert expected in msg, msg

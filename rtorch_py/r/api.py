@@ -127,23 +127,29 @@ def _int(v: Any, what: str = "value") -> int:
     return iv
 
 
-def _dim(d: Any) -> int:
-    """R's 1-based dim (negative counts from the end) -> the engine's 0-based."""
+def _dim(d: Any, ndim: int | None = None) -> int:
+    """R's 1-based dim (negative counts from the end) -> the engine's 0-based,
+    checked against `ndim` (when given) with a 1-based message."""
     d = _int(d, "dim")
     if d == 0:
         raise IndexError("Indexing starts at 1 but found a 0.")
+    if ndim is not None:
+        n = builtins.max(ndim, 1)
+        if not -n <= d <= n:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n}], "
+                             f"but got {d})")
     return d - 1 if d > 0 else d
 
 
-def _dims(d: Any) -> Any:
+def _dims(d: Any, ndim: int | None = None) -> Any:
     if d is None:
         return None
     if isinstance(d, (list, tuple, np.ndarray)) and np.ndim(d) > 0:
         flat = np.asarray(d).reshape(-1)
         if flat.size == 1:
-            return _dim(flat[0])
-        return tuple(_dim(v) for v in flat)
-    return _dim(d)
+            return _dim(flat[0], ndim)
+        return tuple(_dim(v, ndim) for v in flat)
+    return _dim(d, ndim)
 
 
 def _sizes(args: Sequence[Any]) -> tuple:
@@ -193,12 +199,58 @@ def _r_data(data: Any, dtype: Any = None) -> np.ndarray | Any:
         values = _list(data)
         if values and all(isinstance(v, Tensor) for v in values):
             return np.stack([v.data for v in values])
-        return [(_r_data(v, dtype) if isinstance(v, np.ndarray) else v) for v in values]
+        if any(isinstance(v, np.ndarray) for v in values):  # list(c(1, 2), c(3, 4)): rows
+            return _r_data(np.array([np.asarray(v) for v in values]), dtype)
+        return values
     return data
+
+
+_R_TYPES = {"closure": "function", "builtin": "function", "special": "function",
+            "environment": "environment", "complex": "complex", "symbol": "symbol",
+            "language": "call", "S4": "S4 object", "raw": "raw"}
+
+
+def _r_kind(v: Any) -> str:
+    """How R would name a value that can't become a tensor."""
+    if isinstance(v, str) or (isinstance(v, list) and v and isinstance(v[0], str)):
+        return "character"
+    rtype = getattr(v, "rtype", None)
+    if rtype is not None:
+        return _R_TYPES.get(rtype, rtype)
+    return type(v).__name__
+
+
+def _check_r_data(data: Any) -> None:
+    """Refuse what R torch refuses, in R's words and 1-based positions."""
+    if isinstance(data, (list, NamedList)):
+        values = _list(data)
+        if values and all(isinstance(v, str) for v in values):
+            raise TypeError("torch_tensor() can't make a tensor from character data; "
+                            "give numeric, integer or logical vectors")
+        lengths = []
+        for i, v in enumerate(values, 1):
+            if isinstance(v, (list, NamedList)):
+                _check_r_data(v)
+                lengths.append(len(_list(v)))
+            elif isinstance(v, np.ndarray):
+                lengths.append(v.size)
+            elif isinstance(v, (bool, int, float, Tensor)):
+                lengths.append(1 if not isinstance(v, Tensor) else v.numel())
+            else:
+                raise TypeError(f"torch_tensor() can't make a tensor from a {_r_kind(v)} "
+                                f"(element {i} of the list); elements must be numeric, "
+                                "integer or logical")
+        if len(set(lengths)) > 1:
+            raise ValueError("torch_tensor(): the list's elements must be numeric vectors of "
+                             f"the same length, got lengths {', '.join(map(str, lengths))}")
+    elif not isinstance(data, (np.ndarray, bool, int, float, Tensor)):
+        raise TypeError(f"torch_tensor() can't make a tensor from a {_r_kind(data)}; give a "
+                        "numeric, integer or logical vector, matrix or array")
 
 
 def torch_tensor(data: Any = None, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    _check_r_data(data) if data is not None else None
     if data is None:
         return _cr.torch_tensor(np.zeros(0, dtype=np.bool_), dtype=dtype,
                                 requires_grad=requires_grad)
@@ -415,11 +467,11 @@ def dtype_eq(a: Any, b: Any) -> bool:
 
 
 def sum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
-    return _ops.sum(self, _dims(dim), keepdim, dtype)
+    return _ops.sum(self, _dims(dim, self.ndim), keepdim, dtype)
 
 
 def mean(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
-    return _ops.mean(self, _dims(dim), keepdim, dtype)
+    return _ops.mean(self, _dims(dim, self.ndim), keepdim, dtype)
 
 
 def _extreme(op: Callable, elementwise: Callable) -> Callable:
@@ -432,7 +484,7 @@ def _extreme(op: Callable, elementwise: Callable) -> Callable:
             return elementwise(self, _tensor_of(other))
         if dim is None:
             return op(self)
-        values, idx = op(self, _dim(dim), keepdim)
+        values, idx = op(self, _dim(dim, self.ndim), keepdim)
         return [values, _one_based(idx)]
     return reduce
 
@@ -442,11 +494,11 @@ min = _extreme(_ops.min, _ops.minimum)
 
 
 def argmax(self: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    return _one_based(_ops.argmax(self, None if dim is None else _dim(dim), keepdim))
+    return _one_based(_ops.argmax(self, None if dim is None else _dim(dim, self.ndim), keepdim))
 
 
 def argmin(self: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    return _one_based(_ops.argmin(self, None if dim is None else _dim(dim), keepdim))
+    return _one_based(_ops.argmin(self, None if dim is None else _dim(dim, self.ndim), keepdim))
 
 
 def prod(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
@@ -456,35 +508,32 @@ def prod(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None
 
 
 def softmax(self: Tensor, dim: Any, dtype: Any = None) -> Tensor:
-    return _ops.softmax(self, _dim(dim), dtype)
+    return _ops.softmax(self, _dim(dim, self.ndim), dtype)
 
 
 def log_softmax(self: Tensor, dim: Any, dtype: Any = None) -> Tensor:
-    return _ops.log_softmax(self, _dim(dim), dtype)
+    return _ops.log_softmax(self, _dim(dim, self.ndim), dtype)
 
 
 def unsqueeze(self: Tensor, dim: Any) -> Tensor:
-    d = _int(dim, "dim")
-    if d == 0:
-        raise IndexError("Indexing starts at 1 but found a 0.")
-    # A new dim may go one past the end, so negative dims shift by one more.
-    return _ops.unsqueeze(self, d - 1 if d > 0 else d)
+    # A new dim may go one past the end (-1 puts it last).
+    return _ops.unsqueeze(self, _dim(dim, self.ndim + 1))
 
 
 def squeeze(self: Tensor, dim: Any = None) -> Tensor:
-    return _ops.squeeze(self, None if dim is None else _dim(dim))
+    return _ops.squeeze(self, None if dim is None else _dim(dim, self.ndim))
 
 
 def transpose(self: Tensor, dim0: Any, dim1: Any) -> Tensor:
-    return _ops.transpose(self, _dim(dim0), _dim(dim1))
+    return _ops.transpose(self, _dim(dim0, self.ndim), _dim(dim1, self.ndim))
 
 
 def permute(self: Tensor, *dims: Any) -> Tensor:
-    return _ops.permute(self, tuple(_dim(d) for d in _sizes(dims)))
+    return _ops.permute(self, tuple(_dim(d, self.ndim) for d in _sizes(dims)))
 
 
 def flatten(self: Tensor, start_dim: Any = 1, end_dim: Any = -1) -> Tensor:
-    return _ops.flatten(self, _dim(start_dim), _dim(end_dim))
+    return _ops.flatten(self, _dim(start_dim, self.ndim), _dim(end_dim, self.ndim))
 
 
 def reshape(self: Tensor, *shape: Any) -> Tensor:
@@ -500,22 +549,28 @@ def expand(self: Tensor, *size: Any) -> Tensor:
 
 
 def narrow(self: Tensor, dim: Any, start: Any, length: Any) -> Tensor:
+    d = _dim(dim, self.ndim)
     s = _int(start, "start")
     if s == 0:
         raise ValueError("start indexing starts at 1")
-    return _ops.narrow(self, _dim(dim), s - 1 if s > 0 else self.shape[_dim(dim)] + s,
-                       _int(length, "length"))
+    return _ops.narrow(self, d, s - 1 if s > 0 else self.shape[d] + s, _int(length, "length"))
 
 
 def select(self: Tensor, dim: Any, index: Any) -> Tensor:
+    d = _dim(dim, self.ndim)
     i = _int(index, "index")
     if i == 0:
         raise IndexError("Indexing starts at 1 but found a 0.")
-    return _ops.select(self, _dim(dim), i - 1 if i > 0 else i)
+    size = self.shape[d]
+    if not -size <= (i - 1 if i > 0 else i) < size:
+        raise IndexError(f"select(): index {i} out of range for tensor of size "
+                         f"[{', '.join(map(str, self.shape))}] at dimension "
+                         f"{d + 1 if d >= 0 else d}")
+    return _ops.select(self, d, i - 1 if i > 0 else i)
 
 
 def chunk(self: Tensor, chunks: Any, dim: Any = 1) -> list:
-    return _ops.chunk(self, _int(chunks, "chunks"), _dim(dim))
+    return _ops.chunk(self, _int(chunks, "chunks"), _dim(dim, self.ndim))
 
 
 def split(self: Tensor, split_size: Any, dim: Any = 1) -> list:
@@ -523,22 +578,25 @@ def split(self: Tensor, split_size: Any, dim: Any = 1) -> list:
         split_size = [int(s) for s in split_size]
     else:
         split_size = _int(split_size, "split_size")
-    return _ops.split(self, split_size, _dim(dim))
+    return _ops.split(self, split_size, _dim(dim, self.ndim))
 
 
 def unbind(self: Tensor, dim: Any = 1) -> list:
-    return _ops.unbind(self, _dim(dim))
+    return _ops.unbind(self, _dim(dim, self.ndim))
 
 
-def gather(self: Tensor, dim: Any, index: Tensor, sparse_grad: bool = False) -> Tensor:
-    idx = _index_tensor(index)
-    return _ops.gather(self, _dim(dim), idx)
+def gather(self: Tensor, dim: Any, index: Any, sparse_grad: bool = False) -> Tensor:
+    kind = (index.data.dtype.kind if isinstance(index, Tensor) else
+            np.asarray(index).dtype.kind if isinstance(index, np.ndarray) else "f")
+    if kind not in "iu":
+        raise RuntimeError("gather(): Expected dtype int64 for index (1-based positions)")
+    return _ops.gather(self, _dim(dim, self.ndim), _index_tensor(index))
 
 
 def size(self: Tensor, dim: Any = None) -> Any:
     if dim is None:
         return np.asarray(self.shape, dtype=np.int32)
-    return self.shape[_dim(dim)]
+    return self.shape[_dim(dim, self.ndim)]
 
 
 def to(self: Tensor, dtype: Any = None, device: Any = None, other: Any = None,
@@ -606,15 +664,27 @@ def where(condition: Any, self: Any = None, other: Any = None) -> Tensor:
 
 
 def torch_cat(tensors: Any, dim: Any = 1) -> Tensor:
-    return _ops.cat(_list(tensors), _dim(dim))
+    tensors = [_tensor_of(t) for t in _list(tensors)]
+    if not tensors:
+        raise RuntimeError("torch_cat(): expected a non-empty list of tensors")
+    # the engine skips empty 1-d tensors; check the rest with R's numbering
+    parts = [(i, t) for i, t in enumerate(tensors, 1) if not (t.ndim == 1 and t.shape[0] == 0)]
+    first_i, first = parts[0] if parts else (1, tensors[0])
+    d = _dim(dim, first.ndim)
+    d0 = d if d >= 0 else d + first.ndim
+    for i, t in parts:
+        if t.ndim != first.ndim or any(a != b for k, (a, b) in
+                                       enumerate(zip(t.shape, first.shape)) if k != d0):
+            raise RuntimeError(
+                f"torch_cat(): sizes of tensors must match except in dimension {d0 + 1}: "
+                f"tensor {first_i} has shape [{', '.join(map(str, first.shape))}] but tensor "
+                f"{i} has shape [{', '.join(map(str, t.shape))}]")
+    return _ops.cat(tensors, d)
 
 
 def torch_stack(tensors: Any, dim: Any = 1) -> Tensor:
-    tensors = _list(tensors)
-    d = _int(dim, "dim")
-    if d == 0:
-        raise IndexError("Indexing starts at 1 but found a 0.")
-    return _ops.stack(tensors, d - 1 if d > 0 else d)
+    tensors = [_tensor_of(t) for t in _list(tensors)]
+    return _ops.stack(tensors, _dim(dim, tensors[0].ndim + 1 if tensors else None))
 
 
 def backward(self: Tensor, gradient: Any = None, retain_graph: Any = None,
@@ -953,9 +1023,9 @@ def _parse_spec(x: Tensor, spec: Any, drop: bool) -> tuple[tuple, list, Any]:
             else:
                 if what == "mask":
                     if size is not None and val.shape[0] != size:
-                        raise IndexError(f"The shape of the mask [{val.shape[0]}] at index "
-                                         f"{in_dim} does not match the shape of the indexed "
-                                         f"tensor [{size}]")
+                        raise IndexError(f"The shape of the mask [{val.shape[0]}] at "
+                                         f"dimension {in_dim + 1} does not match the size "
+                                         f"{size} of the indexed tensor at that dimension")
                     val = np.nonzero(val)[0]
                 if size is not None and val.size and (val.max() >= size or val.min() < -size):
                     bad = val[(val >= size) | (val < -size)][0]
