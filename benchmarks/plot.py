@@ -96,5 +96,5 @@ def _plot_r(ax, r_rows) -> None:
                     f"R {train.r:,.0f}   Python {train.py:,.0f}   PyTorch {train.torch:,.0f}\n"
                     f"R / Python {train.r_over_py:.2f},  Python / PyTorch "
                     f"{train.py_over_torch:.2f}")
-        ax.text(0.02, 0.27, text, transform=ax.transAxes, fontsize=9, va="bottom",
+        ax.text(0.02, 0.23, text, transform=ax.transAxes, fontsize=9, va="bottom",
                 bbox={"facecolor": "white", "edgecolor": "#999999", "alpha": 0.9})
