@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 import rtorch_py as rt
-from rtorch_py import engine, ops, tensor
+from rtorch_py import autograd, engine, ops, tensor
 
 
 def best_us(stmt, setup="pass", ns=None, repeat=30) -> float:
@@ -41,9 +41,12 @@ def rows() -> list[tuple[str, str, str]]:
         ("forward 2 * x", "PyTorch: 2 * tx", "2 * tx"),
         ("forward 2 * x", "PyTorch: 2 * tx without grad", "2 * txn"),
         ("backward", "(2 * x).backward() (whole)", "(2 * x).backward()"),
-        ("backward", "root gradient: wrap(np.ones(shape))", "wrap(np.ones(arr.shape, dtype=arr.dtype))"),
+        ("backward", "root gradient, cached ones: wrap(_ones(shape, dtype))",
+         "wrap(_ones(arr.shape, arr.dtype))"),
         ("backward", "grad mode off and back on", "p = set_grad_enabled(False); set_grad_enabled(p)"),
-        ("backward", "formula: g * 2 under no-grad", "mul(g, 2)"),
+        ("backward", "formula: g * 2 as a tensor op (create_graph path)", "mul(g, 2)"),
+        ("backward", "formula, array mode: node.backward_fn(node, [g])",
+         "p = set_grad_enabled(False); node.backward_fn(node, [g]); set_grad_enabled(p)"),
         ("backward", "_validate (shape/dtype check, sum_to)", "_validate(node, (None, g), sum_to)"),
         ("backward", "leaf accumulation: x.grad._accumulate_(g)", "acc._accumulate_(g)"),
         ("backward", "PyTorch: (2 * tx).backward()", "(2 * tx).backward()"),
@@ -67,6 +70,7 @@ def namespace() -> dict:
         wrap=tensor.wrap, record=tensor.record, edge=engine.edge, Node=engine.Node,
         is_grad_enabled=engine.is_grad_enabled, set_grad_enabled=engine.set_grad_enabled,
         MulBackward0=ops.MulBackward0, mul=ops.mul, sum_to=ops.sum_to,
+        _ones=getattr(autograd, "_ones", None),
         _validate=getattr(engine, "_validate", None),
         edges=(engine.edge(x), (None, 0)), meta=((x.shape, x.data.dtype), None),
         saved=(engine.SavedTensor(x), None), exp2=exp2, TorchExp2=TorchExp2,

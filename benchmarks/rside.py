@@ -136,7 +136,7 @@ def _py_op(n: int) -> float:
     x = rt.torch_tensor([1.0], requires_grad=True)
     t0 = time.perf_counter()
     for _ in range(n):
-        y = x * 2  # noqa: F841
+        x * 2  # the result is dropped at once, as `y` is overwritten in R
     return time.perf_counter() - t0
 
 

@@ -314,6 +314,29 @@ def test_3000_r_training_steps_keep_memory_flat(tmp_path: Path) -> None:
     assert max(tensors) - min(tensors) < 10, f"live tensors grew: {tensors}"
 
 
+_BIG_TENSORS = """
+library(torch)
+rss <- function() {
+  line <- grep("^VmRSS", readLines("/proc/self/status"), value = TRUE)
+  as.numeric(gsub("[^0-9]", "", line)) / 1024
+}
+options(torch.threshold_call_gc = THRESHOLD)
+for (i in 1:300) y <- torch_randn(1000, 1000) * 2   # 2.4 GB made in all
+cat(sprintf("rss_mb %.0f\\n", rss()))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
+def test_large_tensors_are_collected_past_the_gc_threshold(tmp_path: Path) -> None:
+    # R can't see a tensor's size: past options(torch.threshold_call_gc) MB of
+    # tensors handed to R, the bridge runs R's collector, as R torch does.
+    low = run_r_script(tmp_path, "low.R", _BIG_TENSORS.replace("THRESHOLD", "200"))
+    assert low.returncode == 0, low.stderr
+    rss = float(re.search(r"rss_mb (\d+)", low.stdout).group(1))
+    print(f"RSS with a 200 MB threshold after 2.4 GB of tensors: {rss:.0f} MB")
+    assert rss < 1200, f"tensors were not collected: RSS {rss:.0f} MB"
+
+
 # ---------------------------------------------------------------------------
 # R messages name R's 1-based dims and positions and R's types (each of these
 # was a 0-based or Python-flavoured message while issue 6 was worked on).

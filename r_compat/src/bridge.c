@@ -469,9 +469,50 @@ static SEXP seq_to_r(PyObject *seq, PyObject *names) {
 }
 
 /* Returns an unprotected SEXP, or NULL with a Python error set. */
+/* R cannot see how much memory a tensor holds, so a loop of large tensors
+ * could outrun R's collector. As R torch does, count the bytes of tensors
+ * handed to R and run R's collector every options(torch.threshold_call_gc)
+ * MB (default 4000); the option is looked up every 64 MB, so it can be set
+ * at any time. */
+#define GC_CHECK_STEP (64.0 * 1048576.0)
+static double bytes_since_gc = 0, next_gc_check = GC_CHECK_STEP;
+static PyObject *data_str, *nbytes_str;
+
+static double gc_threshold(void) {
+    SEXP mb = Rf_GetOption1(Rf_install("torch.threshold_call_gc"));
+    if (Rf_isNumeric(mb) && Rf_length(mb) == 1 && Rf_asReal(mb) > 0)
+        return Rf_asReal(mb) * 1048576.0;
+    return 4000.0 * 1048576.0;
+}
+
+static void count_tensor_bytes(PyObject *o) {
+    PyObject *arr = PyObject_GetAttr(o, data_str);
+    PyObject *nb = arr ? PyObject_GetAttr(arr, nbytes_str) : NULL;
+    Py_XDECREF(arr);
+    if (!nb) {
+        PyErr_Clear();
+        return;
+    }
+    bytes_since_gc += PyLong_AsDouble(nb);
+    Py_DECREF(nb);
+    if (bytes_since_gc < next_gc_check) return;
+    next_gc_check = bytes_since_gc + GC_CHECK_STEP;
+    if (bytes_since_gc > gc_threshold()) {
+        bytes_since_gc = 0;
+        next_gc_check = GC_CHECK_STEP;
+        R_gc();
+        R_RunPendingFinalizers();  /* what R's gc() does next: release the tensors */
+    }
+}
+
+static SEXP tensor_to_r(PyObject *o) {
+    count_tensor_bytes(o);
+    return make_ptr(o, class_values[0]);
+}
+
 static SEXP py_to_r(PyObject *o) {
     PyTypeObject *t = Py_TYPE(o);
-    if (t == tensor_type) return make_ptr(o, class_values[0]);
+    if (t == tensor_type) return tensor_to_r(o);
     if (o == Py_None) return R_NilValue;
     if (t == &PyBool_Type) return Rf_ScalarLogical(o == Py_True);
     if (t == &PyFloat_Type) return Rf_ScalarReal(PyFloat_AS_DOUBLE(o));
@@ -512,7 +553,7 @@ static SEXP py_to_r(PyObject *o) {
         Py_DECREF(values);
         return out;
     }
-    if (PyObject_TypeCheck(o, tensor_type)) return make_ptr(o, class_values[0]);
+    if (PyObject_TypeCheck(o, tensor_type)) return tensor_to_r(o);
     if (PyObject_CheckBuffer(o)) return buffer_to_r(o);
     return make_ptr(o, class_for(o));
 }
@@ -668,6 +709,8 @@ static SEXP C_init(SEXP invoke, SEXP module) {
         default_class = Rf_mkString("rtorch_py_object");
         R_PreserveObject(default_class);
         MARK_NOT_MUTABLE(default_class);
+        data_str = PyUnicode_InternFromString("data");
+        nbytes_str = PyUnicode_InternFromString("nbytes");
         ready = 1;
     }
     if (invoke_fn) R_ReleaseObject(invoke_fn);
