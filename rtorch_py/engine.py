@@ -346,8 +346,8 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
     prev_mode = _local.grad
     _local.grad = create_graph
     try:
-        while ready:
-            node = pop(ready)[2]
+        node = pop(ready)[2] if ready else None
+        while node is not None:
             grads = buffers.pop(node, None) or [None] * node.num_outputs
             leaf = type(node) is AccumulateGrad
             if leaf or node.pre_hooks or node.retain_refs:
@@ -360,6 +360,7 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
             if leaf:
                 if not skip_leaves and grads[0] is not None:
                     pending.append((node, grads))  # committed once the whole walk succeeds
+                node = pop(ready)[2] if ready else None
                 continue
             if (needed is not None and node not in needed) or not _any_grad(grads):
                 outs = ()
@@ -368,8 +369,10 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
                 if not retain_graph and (node.saved or node.ctx is not None):
                     node.release()
             # Hand each input gradient to the node it came from; a node becomes
-            # ready once every edge into it has been walked.
+            # ready once every edge into it has been walked. When it is the only
+            # ready node (a chain), run it next without going through the heap.
             i = 0
+            direct = None
             for nxt, nr in node.next_functions:
                 if nxt is not None:
                     g = outs[i] if outs else None
@@ -381,8 +384,15 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
                     left = deps[nxt] - 1
                     deps[nxt] = left
                     if left == 0:
-                        push(ready, (-nxt.seq, id(nxt), nxt))
+                        if direct is None and not ready:
+                            direct = nxt
+                        else:
+                            if direct is not None:
+                                push(ready, (-direct.seq, id(direct), direct))
+                                direct = None
+                            push(ready, (-nxt.seq, id(nxt), nxt))
                 i += 1
+            node = direct if direct is not None else pop(ready)[2] if ready else None
         # Leaves get their gradients only now, so a failing backward leaves
         # every .grad as it was.
         for node, grads in pending:

@@ -456,35 +456,53 @@ def record(out: Tensor, backward_fn: Callable, inputs: Sequence, saved: tuple = 
 
     `inputs` are the differentiable tensor inputs (None for constants);
     `saved` may hold tensors (version-checked on use), `OUTPUT` for the
-    op's own result, or plain values.
+    op's own result, or plain values. One- and two-input ops (nearly all)
+    take a path with no loops: this runs on every recorded op.
     """
-    for t in inputs:
-        if t is not None and t._rg:
-            break
-    else:
-        return out  # the common no-grad path: one loop, no allocation
-    if not _state.grad:
-        return out
-    edges = []
-    meta = []
-    for t in inputs:
-        if t is None or not t._rg:
-            edges.append(_NO_EDGE)
-            meta.append(None)
+    n = len(inputs)
+    if n == 1:
+        a = inputs[0]
+        if a is None or not a._rg or not _state.grad:
+            return out
+        d = a.data
+        edges = ((a.grad_fn, a._output_nr) if a.grad_fn is not None else edge(a),)
+        meta = ((d.shape, d.dtype),)
+    elif n == 2:
+        a, b = inputs
+        ra = a is not None and a._rg
+        rb = b is not None and b._rg
+        if not (ra or rb) or not _state.grad:
+            return out
+        if ra:
+            d = a.data
+            ea = (a.grad_fn, a._output_nr) if a.grad_fn is not None else edge(a)
+            ma = (d.shape, d.dtype)
         else:
-            edges.append(edge(t))
-            meta.append((t.data.shape, t.data.dtype))
-    if saved:
-        packed = []
-        for s in saved:
-            if type(s) is Tensor:
-                s = SavedTensor(s)
-            elif s is OUTPUT:
-                s = SavedTensor(out, True)
-            packed.append(s)
-        saved = tuple(packed)
-    out.grad_fn = Node(name or backward_fn.__name__, backward_fn, tuple(edges), tuple(meta),
-                       saved)
+            ea, ma = _NO_EDGE, None
+        if rb:
+            d = b.data
+            eb = (b.grad_fn, b._output_nr) if b.grad_fn is not None else edge(b)
+            mb = (d.shape, d.dtype)
+        else:
+            eb, mb = _NO_EDGE, None
+        edges, meta = (ea, eb), (ma, mb)
+    else:
+        for t in inputs:
+            if t is not None and t._rg:
+                break
+        else:
+            return out
+        if not _state.grad:
+            return out
+        edges = tuple([_NO_EDGE if t is None or not t._rg else edge(t) for t in inputs])
+        meta = tuple([None if t is None or not t._rg else (t.data.shape, t.data.dtype)
+                      for t in inputs])
+    for s in saved:
+        if type(s) is Tensor or s is OUTPUT:
+            saved = tuple([SavedTensor(v) if type(v) is Tensor else
+                           SavedTensor(out, True) if v is OUTPUT else v for v in saved])
+            break
+    out.grad_fn = Node(name or backward_fn.__name__, backward_fn, edges, meta, saved)
     out._rg = True
     return out
 
