@@ -1253,13 +1253,10 @@ def MaskedFillBackward1(n, g, mask, vshape):
 def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
     m = _bool_mask(mask, "masked_fill")
     v = _fill_value(value, "masked_fill")
-    try:
+    try:  # out of place, tensor and mask broadcast together (as in PyTorch)
         out = np.where(m, np.asarray(v, dtype=x.data.dtype), x.data)
     except ValueError:
         raise _broadcast_error(x, mask, "masked_fill") from None
-    if out.shape != x.shape:
-        raise RuntimeError(f"masked_fill: the mask of shape {_shape(np.shape(m))} must "
-                           f"broadcast to the tensor's shape {_shape(x.shape)}")
     if isinstance(value, Tensor):  # a 0-d/1-element tensor value gets a gradient too
         return record(wrap(out), MaskedFillBackward1, (x, value), (wrap(m), value.shape))
     return record(wrap(out), MaskedFillBackward0, (x,), (wrap(m),))
