@@ -106,7 +106,8 @@ class Tensor:
         if value and self.data.dtype.kind != "f":
             raise RuntimeError(
                 "only Tensors of floating point dtype can require gradients "
-                f"(got {self.dtype!r}); convert first, e.g. x.to(dtype=torch_float())")
+                f"(got {self.dtype!r}); convert first with to(dtype = torch_float()), or create "
+                "the tensor with dtype = torch_float()")
         self._rg = value
 
     @property
