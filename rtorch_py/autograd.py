@@ -98,7 +98,14 @@ def autograd_backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool
                 t.grad._accumulate_(g)
 
 
+def _backward_scalar(t: Tensor, retain_graph: bool) -> None:
+    """`loss.backward()` on a one-element tensor: the implicit gradient of ones."""
+    run_backward([(edge(t), wrap(_ones(t.data.shape, t.data.dtype)))], retain_graph, False,
+                 sum_to=sum_to)
+
+
 tensor_module._backward_impl = autograd_backward
+tensor_module._backward_scalar = _backward_scalar
 
 
 def _input_edge(t: Any, i: int) -> tuple:

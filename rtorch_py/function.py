@@ -379,6 +379,9 @@ class AutogradFunction:
                       else "custom function")
         self.__signature__ = self._sig
 
+    def _call_positional(self, ctx: AutogradContext, fargs: list) -> Any:
+        return self.forward(ctx, *fargs)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         names = self.arg_names
         if self._simple and not kwargs and len(args) == len(names):
@@ -395,8 +398,7 @@ class AutogradFunction:
             bound.apply_defaults()
             values, names = _flatten_bound(bound)
         if names is self.arg_names:
-            def call(ctx, fargs):
-                return self.forward(ctx, *fargs)
+            call = self._call_positional
         else:
             def call(ctx, fargs, _names=names):
                 pos, kw = _rebuild(self._sig, _names, fargs)

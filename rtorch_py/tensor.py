@@ -288,12 +288,18 @@ class Tensor:
 
     def backward(self, gradient: Any = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs: Any = None) -> None:
-        _backward_impl([self], None if gradient is None else [gradient],
-                       retain_graph, create_graph, inputs)
+        if gradient is None and inputs is None and not create_graph and self._rg and \
+                self.data.size == 1:
+            _backward_scalar(self, bool(retain_graph))  # the common `loss.backward()`
+        else:
+            _backward_impl([self], None if gradient is None else [gradient],
+                           retain_graph, create_graph, inputs)
 
 
 _new = object.__new__
-_backward_impl: Callable = None  # set by autograd.py (which imports this module)
+# set by autograd.py (which imports this module)
+_backward_impl: Callable = None
+_backward_scalar: Callable = None
 
 try:
     from sys import getrefcount as _getrefcount
