@@ -82,6 +82,13 @@ def _float_result(out: np.ndarray, a: Any, b: Any = None) -> np.ndarray:
     return out
 
 
+def _needs_promotion(dt: np.dtype, ta: Tensor | None, tb: Tensor | None) -> bool:
+    """False when NumPy's result dtype is already PyTorch's: float32, or the dtype
+    every tensor operand has (then no 0-d or int/float mixing is involved)."""
+    return dt is not _F32 and not ((ta is None or ta.data.dtype is dt) and
+                                   (tb is None or tb.data.dtype is dt))
+
+
 _CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2}
 
 
@@ -110,8 +117,11 @@ def _no_bool(a: Any, b: Any, what: str) -> None:
 
 
 def _data(x: Any) -> Any:
-    if type(x) is Tensor:
+    t = type(x)
+    if t is Tensor:
         return x.data
+    if t is float or t is int:  # the common scalar operand
+        return x
     if isinstance(x, Tensor):
         return x.data
     if isinstance(x, (list, tuple, np.ndarray)):
@@ -164,7 +174,7 @@ def add(a: Any, b: Any, alpha: Any = 1) -> Tensor:
         out = np.add(ta.data if ta is not None else _data(a), db if alpha == 1 else db * alpha)
     except ValueError:
         raise _broadcast_error(a, b, "add") from None
-    if out.dtype is not _F32:
+    if _needs_promotion(out.dtype, ta, tb):
         out = _float_result(out, a, b)
     return record(wrap(out), AddBackward0, (ta, tb), (alpha,))
 
@@ -217,7 +227,7 @@ def mul(a: Any, b: Any) -> Tensor:
                           tb.data if tb is not None else _data(b))
     except ValueError:
         raise _broadcast_error(a, b, "mul") from None
-    if out.dtype is not _F32:
+    if _needs_promotion(out.dtype, ta, tb):
         out = _float_result(out, a, b)
     # Save only what the other side's gradient needs.
     return record(wrap(out), MulBackward0, (ta, tb),
