@@ -120,14 +120,14 @@ class AutogradContext:
         for t in tensors:
             if not isinstance(t, Tensor):
                 raise TypeError(f"{self._fn_name}: mark_dirty() takes tensors, got "
-                                f"{type(t).__name__}")
+                                f"{_kind(t)}")
         self._dirty = [*self._dirty, *tensors]
 
     def mark_non_differentiable(self, *tensors: Any) -> None:
         for t in tensors:
             if not isinstance(t, Tensor):
                 raise TypeError(f"{self._fn_name}: mark_non_differentiable() takes tensors, "
-                                f"got {type(t).__name__}")
+                                f"got {_kind(t)}")
         self._non_diff = [*self._non_diff, *tensors]
 
     def set_materialize_grads(self, value: bool) -> None:
@@ -260,11 +260,11 @@ def _outputs(out: Any, name: str) -> tuple:
     if isinstance(out, (list, tuple)) and out and all(isinstance(t, Tensor) for t in out):
         return list(out), True
     if isinstance(out, (list, tuple)):
-        bad = [type(t).__name__ for t in out if not isinstance(t, Tensor)]
+        bad = [_kind(t) for t in out if not isinstance(t, Tensor)]
         raise TypeError(f"{name}: forward must return a tensor or a list of tensors, but the "
                         f"list it returned holds {', '.join(bad) or 'nothing'}")
     raise TypeError(f"{name}: forward must return a tensor or a list of tensors, got "
-                    f"{type(out).__name__}")
+                    f"{_kind(out)}")
 
 
 def _custom_backward(node: Node, grads: list) -> tuple:
@@ -295,7 +295,7 @@ def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], na
                     raise TypeError(
                         f"{name}: backward must return a named list of gradients keyed by "
                         f"forward's argument names ({', '.join(arg_names)}), got "
-                        f"{type(result).__name__}")
+                        f"{_kind(result)}")
         grads: list = [None] * n
         for key, g in result.items():
             if key not in arg_names:
@@ -308,7 +308,7 @@ def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], na
             result = (result,)
         if not isinstance(result, (tuple, list)):
             raise TypeError(f"{name}: backward must return a tuple of gradients, got "
-                            f"{type(result).__name__}")
+                            f"{_kind(result)}")
         if len(result) != n:
             raise RuntimeError(f"{name}: backward returned an incorrect number of gradients "
                                f"(expected {n}, got {len(result)})")
@@ -324,7 +324,7 @@ def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], na
         if g is None:
             continue
         if type(g) is not Tensor:
-            raise TypeError(f"{name}: backward returned a {type(g).__name__} as the gradient "
+            raise TypeError(f"{name}: backward returned {_kind(g)} as the gradient "
                             f"for '{arg_names[i]}'; gradients must be tensors (or NULL/None)")
         shape, dtype = meta[i]
         if g.data.dtype.kind != "f":
@@ -341,6 +341,23 @@ def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], na
         if g.data.dtype != dtype:
             grads[i] = g.to(dtype=dtype)
     return grads
+
+
+def _kind(v: Any) -> str:
+    """A value's kind in words that read right from R and from Python."""
+    if v is None:
+        return "NULL (None)"
+    if isinstance(v, bool):
+        return "a logical (bool)"
+    if isinstance(v, (int, float)):
+        return f"a number ({type(v).__name__})"
+    if isinstance(v, str):
+        return "a string (str)"
+    if isinstance(v, (list, tuple, NamedList)):
+        return "a list"
+    if isinstance(v, np.ndarray):
+        return "a NumPy array"
+    return f"a {type(v).__name__}"
 
 
 def _as_mapping(result: Any) -> Any:

@@ -484,12 +484,12 @@ def test_e20_wrong_gradient_dtype(state):
     state.check()
 
 
-@pytest.mark.parametrize("bad, got", [(3.0, "float"), (np.ones(3), "ndarray"),
-                                      ("g", "str"), ([1.0, 2.0, 3.0], "list")])
+@pytest.mark.parametrize("bad, got", [(3.0, r"a number \(float\)"), (np.ones(3), "a NumPy array"),
+                                      ("g", r"a string \(str\)"), ([1.0, 2.0, 3.0], "a list")])
 def test_e21_non_tensor_gradient(state, bad, got):
     y = ones(3, rg=True)
     f = r_function(lambda ctx, g: {"x": g, "y": bad})
-    with fails(TypeError, R_NODE, rf"a {got} as the gradient for 'y'", r"must be tensors"):
+    with fails(TypeError, R_NODE, rf"{got} as the gradient for 'y'", r"must be tensors"):
         f(state.w, y).sum().backward()
     F = class_function(lambda g: (g, bad))
     with fails(TypeError, r"custom function Mul\b", rf"{got}", r"must be tensors"):
@@ -500,7 +500,7 @@ def test_e21_non_tensor_gradient(state, bad, got):
 
 def test_e21_r_style_backward_returns_a_list(state):
     f = r_function(lambda ctx, g: [g, g])
-    with fails(TypeError, R_NODE, r"named list", r"x, y", r"got list"):
+    with fails(TypeError, R_NODE, r"named list", r"x, y", r"got a list"):
         f(state.w, ones(3, rg=True)).sum().backward()
     state.check()
 
@@ -516,8 +516,9 @@ def test_e22_class_wrong_number_of_gradients(state, grads, expected, got):
     state.check()
 
 
-@pytest.mark.parametrize("out, got", [(None, "NoneType"), (3.0, "float"),
-                                      (np.ones(3), "ndarray"), ("list", "int")])
+@pytest.mark.parametrize("out, got", [(None, r"NULL \(None\)"), (3.0, r"a number \(float\)"),
+                                      (np.ones(3), "a NumPy array"),
+                                      ("list", r"a number \(int\)")])
 def test_e23_forward_returns_non_tensor(state, out, got):
     def forward(ctx, x):
         return [x * 2, 3] if isinstance(out, str) else out
@@ -553,7 +554,7 @@ def test_e24_mark_dirty_not_an_input(state):
     with fails(RuntimeError, R_NODE, r"mark_dirty\(\)", r"not an input of forward"):
         f(state.w)
     f = rt.autograd_function(forward=fwd_num, backward=lambda ctx, g: {"x": g})
-    with fails(TypeError, R_NODE, r"mark_dirty\(\) takes tensors, got int"):
+    with fails(TypeError, R_NODE, r"mark_dirty\(\) takes tensors, got a number \(int\)"):
         f(state.w)
 
     class F(rt.Function):
@@ -673,7 +674,7 @@ def test_e26_error_in_a_nested_backward_inside_a_hook(state):
         return g
     z = state.w * 2
     z.register_hook(hook)
-    with fails(TypeError, r"a str as the gradient for 'a'"):
+    with fails(TypeError, r"a string \(str\) as the gradient for 'a'"):
         z.sum().backward(create_graph=True)
     assert other.grad is None
     state.check()
@@ -691,11 +692,11 @@ def test_e27_messages_name_the_r_style_function(state):
     def my_bad_forward(ctx, x):
         return None
     f = rt.autograd_function(forward=my_bad_forward, backward=lambda ctx, g: {"x": g})
-    with fails(TypeError, r"my_bad_forward", r"NoneType"):
+    with fails(TypeError, r"my_bad_forward", r"NULL \(None\)"):
         f(state.w)
     f = rt.autograd_function(forward=lambda ctx, x: None, backward=lambda ctx, g: {"x": g},
                              name="linear")
-    with fails(TypeError, r"custom function 'linear'", r"NoneType"):
+    with fails(TypeError, r"custom function 'linear'", r"NULL \(None\)"):
         f(state.w)
     # the node keeps R torch's name
     g = rt.autograd_function(forward=my_linear_forward, backward=lambda ctx, g: {"x": g})

@@ -285,7 +285,7 @@ def test_broadcastable_gradient_is_summed_to_input_shape():
 
 def test_non_tensor_gradient():
     f = rt.autograd_function(lambda ctx, x: x * 2, lambda ctx, g: {"x": 3.0})
-    with pytest.raises(TypeError, match="returned a float as the gradient for 'x'"):
+    with pytest.raises(TypeError, match=r"returned a number \(float\) as the gradient for 'x'"):
         f(leaf(1.0)).backward()
 
 
@@ -301,7 +301,7 @@ def test_forward_returning_non_tensor():
     with pytest.raises(TypeError, match="forward must return a tensor or a list of tensors"):
         f(leaf(1.0))
     g = rt.autograd_function(lambda ctx, x: [x * 1, "a"], lambda ctx, g: {"x": g})
-    with pytest.raises(TypeError, match="holds str"):
+    with pytest.raises(TypeError, match=r"holds a string \(str\)"):
         g(leaf(1.0))
 
 
