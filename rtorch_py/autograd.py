@@ -1,7 +1,7 @@
 """User-facing autograd entry points: backward, grad, grad mode helpers."""
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
@@ -88,14 +88,8 @@ def autograd_backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool
                        sum_to=sum_to)
     with engine._GradMode(create_graph):
         for t, g in zip(inputs, got):
-            if g is None:
-                continue
-            if t.grad is None:
-                t.grad = g if create_graph else g._owned_copy()
-            elif create_graph or t.grad.grad_fn is not None:
-                t.grad = t.grad + g
-            else:
-                t.grad._accumulate_(g)
+            if g is not None:
+                engine.accumulate_grad(t, g)
 
 
 def _backward_scalar(t: Tensor, retain_graph: bool) -> None:

@@ -200,8 +200,6 @@ class Node:
         for s in self.saved:
             if type(s) is SavedTensor:
                 s.tensor = None
-        if self.ctx is not None:
-            self.ctx._release()
 
     def register_hook(self, fn: Callable) -> "RemovableHandle":
         """Post-hook: fn(grad_inputs, grad_outputs) after this node runs."""
@@ -238,11 +236,15 @@ _accumulate_lock = threading.Lock()  # two threads' backward may share a leaf
 
 def _accumulate(node: AccumulateGrad, grads: list) -> tuple:
     leaf, g = node._variable(), grads[0]
-    if g is None or leaf is None:
-        return ()
+    if g is not None and leaf is not None:
+        accumulate_grad(leaf, g)
+    return ()
+
+
+def accumulate_grad(leaf: Any, g: Any) -> None:
+    """Add g into leaf.grad (differentiably when grad mode is on: create_graph)."""
     with _accumulate_lock:
         _add_to_grad(leaf, g)
-    return ()
 
 
 def _add_to_grad(leaf: Any, g: Any) -> None:
@@ -366,7 +368,7 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
                 outs = ()
             else:
                 outs = _run_node(node, grads, sum_to)
-                if not retain_graph and (node.saved or node.ctx is not None):
+                if not retain_graph and node.saved:
                     node.release()
             # Hand each input gradient to the node it came from; a node becomes
             # ready once every edge into it has been walked. When it is the only

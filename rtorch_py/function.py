@@ -87,7 +87,6 @@ class AutogradContext:
     # what every call has.
     _needs_view: Any = None      # needs_input_grad, built on first use
     _to_save: list = []          # (name, value) as given in forward; names only after
-    _saved: list | None = None   # packed after forward
     _saved_view: Any = None      # cached while one backward runs
     _dirty: tuple | list = ()
     _non_diff: tuple | list = ()
@@ -135,9 +134,9 @@ class AutogradContext:
 
     # -- read in backward --------------------------------------------------
     def _unpacked(self) -> list:
-        if self._saved is None:  # before/without a graph node: values as given
+        if self._node is None:  # in forward, or no graph: the values as given
             return [v for _, v in self._to_save]
-        return [s.unpack(self._node) if type(s) is SavedTensor else s for s in self._saved]
+        return self._node.unpack_saved()  # the node keeps them (and frees them)
 
     @property
     def saved_variables(self) -> NamedList:
@@ -153,11 +152,6 @@ class AutogradContext:
     @property
     def saved_tensors(self) -> tuple:
         return tuple(self._unpacked())
-
-    def _release(self) -> None:
-        for s in self._saved or ():
-            if type(s) is SavedTensor:
-                s.tensor = None
 
 
 # --------------------------------------------------------------------------
@@ -238,7 +232,7 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
     # through them); saved outputs without their node, to avoid a cycle.
     packed, names = [], []
     for n, v in ctx._to_save:
-        names.append((n, None))  # names only: the values now live in _saved
+        names.append((n, None))  # names only: the values now live in the node
         if type(v) is Tensor:
             for i, t in enumerate(outputs):
                 if t is v and id(v) not in dirty_ids:
@@ -247,7 +241,7 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
             else:
                 v = SavedTensor(originals.get(id(v), v))
         packed.append(v)
-    ctx._saved = packed
+    node.saved = tuple(packed)
     ctx._to_save = names
     if not is_seq:
         return final[0]

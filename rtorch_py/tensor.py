@@ -240,8 +240,7 @@ class Tensor:
         return self
 
     def _alias(self) -> "Tensor":
-        t = _new(Tensor)
-        _init(t, self.data)
+        t = wrap(self.data)
         t._version = self._version
         return t
 
@@ -250,9 +249,7 @@ class Tensor:
         d = self.data
         if d.base is not None or not d.flags.writeable or _refcount(d) > 3:  # 3 = our slot, the local, the call
             d = d.copy()
-        t = _new(Tensor)
-        _init(t, d)
-        return t
+        return wrap(d)
 
     def _accumulate_(self, g: "Tensor") -> None:
         np.add(self.data, g.data, out=self.data, casting="unsafe")
