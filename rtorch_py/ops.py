@@ -658,7 +658,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         return record(wrap(out), MmBackward0, (a, b), (a if b._rg else None, b if a._rg else None))
     name = ("DotBackward0" if a.ndim == 1 and b.ndim == 1 else
             "MvBackward0" if a.ndim == 2 and b.ndim == 1 else None)
-    return record(wrap(np.asarray(out)), MatmulBackward0, (a, b), (a, b), name=name)
+    return record(wrap(out), MatmulBackward0, (a, b), (a, b), name=name)
 
 
 def _dtype_mismatch(a: Tensor, b: Tensor) -> None:
@@ -1156,7 +1156,7 @@ def SelectBackward0(n, g, shape, key):
     return (_index_backward(g, key, shape, False),)
 
 
-def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+def narrow(x: Tensor, dim: int, start: int, length: int, *, name: str | None = None) -> Tensor:
     d = _dim(dim, x.ndim)
     size = x.shape[d]
     if start < 0:
@@ -1165,17 +1165,17 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
         raise RuntimeError(f"narrow(): start ({start}) + length ({length}) exceeds dimension "
                            f"size ({size}) of dim {d} (or is negative)")
     key = (slice(None),) * d + (slice(start, start + length),)
-    return record(_view(x, x.data[key]), SliceBackward0, (x,), (x.shape, key))
+    return record(_view(x, x.data[key]), SliceBackward0, (x,), (x.shape, key), name=name)
 
 
-def select(x: Tensor, dim: int, index: int) -> Tensor:
+def select(x: Tensor, dim: int, index: int, *, name: str | None = None) -> Tensor:
     d = _dim(dim, x.ndim)
     size = x.shape[d]
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{_shape(x.shape)} at dimension {d}")
     key = (slice(None),) * d + (index,)
-    return record(_view(x, x.data[key]), SelectBackward0, (x,), (x.shape, key))
+    return record(_view(x, x.data[key]), SelectBackward0, (x,), (x.shape, key), name=name)
 
 
 def split(x: Tensor, split_size: Any, dim: int = 0) -> list:
@@ -1196,7 +1196,7 @@ def split(x: Tensor, split_size: Any, dim: int = 0) -> list:
         "SplitBackward0"
     out, start = [], 0
     for s in sizes:
-        out.append(_named(narrow(x, d, start, s), name))
+        out.append(narrow(x, d, start, s, name=name))
         start += s
     return out
 
@@ -1213,13 +1213,7 @@ def unbind(x: Tensor, dim: int = 0) -> list:
     if x.ndim == 0:
         raise RuntimeError("unbind: dimension specified as 0 but the tensor has no dimensions")
     d = _dim(dim, x.ndim)
-    return [_named(select(x, d, i), "UnbindBackward0") for i in range(x.shape[d])]
-
-
-def _named(t: Tensor, name: str) -> Tensor:
-    if t.grad_fn is not None:
-        t.grad_fn.name = name
-    return t
+    return [select(x, d, i, name="UnbindBackward0") for i in range(x.shape[d])]
 
 
 # ==========================================================================
