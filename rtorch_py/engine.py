@@ -9,6 +9,7 @@ import heapq
 import threading
 import traceback
 import weakref
+from sys import getrefcount
 from contextlib import contextmanager
 from itertools import count
 from typing import Any, Callable, Iterator, Sequence
@@ -92,51 +93,65 @@ def detect_anomaly(check_nan: bool = True) -> Iterator[None]:
 
 _sequence = count()
 
+# Set by tensor.py: wraps an array in a tensor without copying. The engine
+# hands tensors to user code (hooks, custom backward) and to callers.
+make_tensor: Callable = None
+
 
 class SavedTensor:
     """A tensor saved for backward, with the version it had when saved.
 
-    An op's own output is saved without its grad_fn (that would be a cycle);
-    unpacking gives it back its node, so higher-order gradients flow.
+    An input is kept as the tensor given (so create_graph flows through its
+    history); an op's own output only as its array and version counter (the
+    tensor would hold its node: a cycle); unpacking gives it back its node,
+    so higher-order gradients flow.
     """
 
-    __slots__ = ("tensor", "version", "is_output", "output_nr")
+    __slots__ = ("tensor", "data", "version_box", "version", "output_nr")
 
     def __init__(self, tensor: Any, is_output: bool = False, output_nr: int = 0) -> None:
-        self.tensor = tensor._alias() if is_output else tensor
-        self.version = tensor._version[0]
-        self.is_output = is_output
+        box = tensor._version
+        self.tensor = None if is_output else tensor
+        self.data = tensor.data
+        self.version_box = box
+        self.version = box[0]
         self.output_nr = output_nr
 
     def unpack(self, node: "Node") -> Any:
+        if self.data is None or self.version_box[0] != self.version:
+            self._fail(node)
         t = self.tensor
-        if t is None:
+        if t is None:  # the op's output: a new alias that has the node again
+            t = make_tensor(self.data)
+            t._version = self.version_box
+            t.grad_fn, t._rg, t._output_nr = node, True, self.output_nr
+        return t
+
+    def unpack_data(self, node: "Node") -> Any:
+        """The saved array itself (same checks), for formulas run on arrays."""
+        if self.data is None or self.version_box[0] != self.version:
+            self._fail(node)
+        return self.data
+
+    def _fail(self, node: "Node") -> None:
+        if self.data is None:
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access "
                 "saved tensors after they have already been freed). Saved intermediate values "
                 "of the graph are freed when you call .backward() or autograd.grad(). Specify "
                 "retain_graph=True if you need to backward through the graph a second time or "
                 "if you need to access saved tensors after calling backward.")
-        if t._version[0] != self.version:
-            raise RuntimeError(self._modified_message(t, node))
-        if self.is_output:
-            out = t._alias()
-            out.grad_fn, out._rg, out._output_nr = node, True, self.output_nr
-            return out
-        return t
-
-
-    def unpack_data(self, node: "Node") -> Any:
-        """The saved array itself (same checks), for formulas run on arrays."""
         t = self.tensor
-        if t is None or t._version[0] != self.version:
-            self.unpack(node)  # raises the right error
-        return t.data
+        if t is None:
+            t = make_tensor(self.data)
+            t._version = self.version_box
+        raise RuntimeError(self._modified_message(t, node))
 
     def _modified_message(self, t: Any, node: "Node") -> str:
         # Name the op that produced the tensor's current value, as PyTorch does.
-        producer = node if self.is_output else t.grad_fn
-        where = (f", which is output {t._output_nr if not self.is_output else self.output_nr} "
+        is_output = self.tensor is None
+        producer = node if is_output else t.grad_fn
+        where = (f", which is output {self.output_nr if is_output else t._output_nr} "
                  f"of {producer.name}," if producer is not None else "")
         return ("one of the variables needed for gradient computation has been modified by "
                 f"an inplace operation: [{t._type_string()} [{', '.join(map(str, t.shape))}]]"
@@ -165,17 +180,13 @@ class Node:
     trace: list | None = None        # forward stack, under with_detect_anomaly()
 
     def __init__(self, name: str, backward_fn: Callable, edges: tuple, input_meta: tuple,
-                 saved: tuple = (), ctx: Any = None, num_outputs: int = 1) -> None:
+                 saved: tuple = ()) -> None:
         self.name = name
         self.backward_fn = backward_fn
         self.next_functions = edges
         self.input_meta = input_meta
         self.saved = saved
         self.seq = next(_sequence)
-        if ctx is not None:
-            self.ctx = ctx
-        if num_outputs != 1:
-            self.num_outputs = num_outputs
         if _local.anomaly:
             self.trace = traceback.format_stack()[:-3]
 
@@ -190,16 +201,13 @@ class Node:
         return [s.unpack(self) if type(s) is SavedTensor else s for s in self.saved]
 
     def unpack_saved_data(self) -> list:
-        out = []
-        for s in self.saved:
-            out.append(s.unpack_data(self) if type(s) is SavedTensor else s)
-        return out
+        return [s.unpack_data(self) if type(s) is SavedTensor else s for s in self.saved]
 
     def release(self) -> None:
         """Free saved tensors (plain values such as shapes cost nothing to keep)."""
         for s in self.saved:
             if type(s) is SavedTensor:
-                s.tensor = None
+                s.tensor = s.data = None
 
     def register_hook(self, fn: Callable) -> "RemovableHandle":
         """Post-hook: fn(grad_inputs, grad_outputs) after this node runs."""
@@ -235,27 +243,42 @@ _accumulate_lock = threading.Lock()  # two threads' backward may share a leaf
 
 
 def _accumulate(node: AccumulateGrad, grads: list) -> tuple:
+    """A leaf's backward: add the incoming gradient into `.grad`."""
     leaf, g = node._variable(), grads[0]
-    if g is not None and leaf is not None:
+    if g is None or leaf is None:
+        return ()
+    if _local.grad:  # create_graph: g is a tensor and .grad stays differentiable
         accumulate_grad(leaf, g)
+        return ()
+    with _accumulate_lock:
+        grad = leaf._grad
+        if grad is None:
+            # Keep the walk's array itself only if nobody else can see it: not a
+            # view, writable, and referenced just by `grads` and the local `g`
+            # (getrefcount adds one).
+            if type(g) is not np.ndarray or g.base is not None or \
+                    not g.flags.writeable or getrefcount(g) > 3:
+                g = np.array(g)
+            leaf.grad = make_tensor(g)
+        elif grad.grad_fn is None:
+            np.add(grad.data, g, out=grad.data, casting="unsafe")  # in place: references
+            grad._version[0] += 1                                  # to .grad see the sum
+        else:
+            leaf.grad = make_tensor(grad.data + g)
     return ()
 
 
 def accumulate_grad(leaf: Any, g: Any) -> None:
-    """Add g into leaf.grad (differentiably when grad mode is on: create_graph)."""
+    """Add tensor g into leaf.grad (differentiably when grad mode is on: create_graph)."""
     with _accumulate_lock:
-        _add_to_grad(leaf, g)
-
-
-def _add_to_grad(leaf: Any, g: Any) -> None:
-    if is_grad_enabled():  # create_graph: the stored grad stays differentiable
-        leaf.grad = g if leaf.grad is None else leaf.grad + g
-    elif leaf.grad is None:
-        leaf.grad = g._owned_copy()
-    elif leaf.grad.grad_fn is None:
-        leaf.grad._accumulate_(g)  # in place, so references to .grad see the sum
-    else:
-        leaf.grad = (leaf.grad + g).detach()
+        if is_grad_enabled():
+            leaf.grad = g if leaf.grad is None else leaf.grad + g
+        elif leaf.grad is None:
+            leaf.grad = g._owned_copy()
+        elif leaf.grad.grad_fn is None:
+            leaf.grad._accumulate_(g)
+        else:
+            leaf.grad = (leaf.grad + g).detach()
 
 
 class RemovableHandle:
@@ -302,99 +325,85 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
 
     `capture` is a list of edges whose incoming gradient should be returned
     (autograd_grad, or backward(inputs=)); with `accumulate` False leaves are
-    not touched. Nodes run in dependency order, latest-created first among
-    the ready ones (PyTorch's order), and each is freed after it runs unless
-    `retain_graph`.
+    not touched. Each node is freed after it runs unless `retain_graph`.
+
+    Gradients travel as NumPy arrays (no tensor per gradient) unless
+    `create_graph`, when they are tensors whose ops record a graph of their
+    own; either way grad mode is on exactly when they are tensors, which is
+    how formulas, hooks and custom backward functions tell. Roots may be given
+    as tensors; what is returned (captured gradients) are tensors.
+
+    Order: the latest-created node holding a gradient runs next. An edge always
+    points to an older node (a node's inputs exist before it does), so by then
+    every node that could still send it a gradient has run: no dependency
+    counting is needed, and the order is PyTorch's. A chain (one node holding a
+    gradient at a time) never touches the heap.
     """
-    # Dependencies: how many edges point at each node from the reachable graph.
-    deps: dict[Node, int] = {}
-    stack = [e[0] for e, _ in roots if e[0] is not None]
-    seen = set(stack)
-    while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
-            if nxt is None:
-                continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
+    buffers: dict[Node, list] = {}   # nodes holding gradients, one slot per output
+    ready: list = []                 # the same nodes, as a heap of (-seq, node)
+    for (node, nr), g in roots:
+        if node is not None:
+            _send(buffers, ready, node, nr,
+                  g if create_graph or type(g) is np.ndarray else g.data)
 
     captured: dict[int, Any] = {}
-    capture_keys = None
-    needed = None
+    capture_keys = needed = None
     if capture:
         capture_keys = {(id(n), nr): i for i, (n, nr) in enumerate(capture) if n is not None}
         if not accumulate:
-            needed = _needed_nodes(seen, capture)
+            needed = _needed_nodes([e[0] for e, _ in roots], capture)
 
-    # Gradient buffers, one list per node (one slot per output).
-    buffers: dict[Node, list] = {}
-    ready: list = []
-    for (node, nr), g in roots:
-        if node is None:
-            continue
-        buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = [None] * node.num_outputs
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
-    for node in buffers:
-        if node not in deps:
-            heapq.heappush(ready, (-node.seq, id(node), node))
-
-    push, pop = heapq.heappush, heapq.heappop
-    skip_leaves = not accumulate
-    pending: list = []
+    pop = heapq.heappop
+    pending: list = []   # leaves and their gradients, committed after the walk
     prev_mode = _local.grad
     _local.grad = create_graph
     try:
-        node = pop(ready)[2] if ready else None
-        while node is not None:
-            grads = buffers.pop(node, None) or [None] * node.num_outputs
-            leaf = type(node) is AccumulateGrad
-            if leaf or node.pre_hooks or node.retain_refs:
-                grads = _call_pre_hooks(node, grads)
-            if capture_keys:
-                for nr, g in enumerate(grads):
-                    i = capture_keys.get((id(node), nr))
-                    if i is not None:
-                        captured[i] = g
-            if leaf:
-                if not skip_leaves and grads[0] is not None:
-                    pending.append((node, grads))  # committed once the whole walk succeeds
-                node = pop(ready)[2] if ready else None
-                continue
-            if (needed is not None and node not in needed) or not _any_grad(grads):
-                outs = ()
-            else:
-                outs = _run_node(node, grads, sum_to)
+        while ready:
+            node = pop(ready)[1]
+            grads = buffers.pop(node)
+            while True:  # follows a chain without the heap; breaks when that ends
+                if node.pre_hooks or node.retain_refs or type(node) is AccumulateGrad:
+                    grads = _call_pre_hooks(node, grads)
+                if capture_keys:
+                    for nr, g in enumerate(grads):
+                        i = capture_keys.get((id(node), nr))
+                        if i is not None:
+                            captured[i] = g
+                if type(node) is AccumulateGrad:
+                    if accumulate and grads[0] is not None:
+                        pending.append((node, grads))
+                    break
+                if needed is not None and node not in needed:
+                    break
+                if node.post_hooks or node.trace:
+                    outs = _run_node(node, grads, sum_to)
+                else:
+                    outs = node.backward_fn(node, grads)
+                    if node.input_meta:
+                        outs = _validate(node, outs, sum_to)
                 if not retain_graph and node.saved:
                     node.release()
-            # Hand each input gradient to the node it came from; a node becomes
-            # ready once every edge into it has been walked. When it is the only
-            # ready node (a chain), run it next without going through the heap.
-            i = 0
-            direct = None
-            for nxt, nr in node.next_functions:
-                if nxt is not None:
-                    g = outs[i] if outs else None
-                    if g is not None:
-                        buf = buffers.get(nxt)
-                        if buf is None:
-                            buf = buffers[nxt] = [None] * nxt.num_outputs
-                        buf[nr] = g if buf[nr] is None else buf[nr] + g
-                    left = deps[nxt] - 1
-                    deps[nxt] = left
-                    if left == 0:
-                        if direct is None and not ready:
-                            direct = nxt
-                        else:
-                            if direct is not None:
-                                push(ready, (-direct.seq, id(direct), direct))
-                                direct = None
-                            push(ready, (-nxt.seq, id(nxt), nxt))
-                i += 1
-            node = direct if direct is not None else pop(ready)[2] if ready else None
+                # Hand each input gradient to the node it came from. With nothing
+                # else waiting, the one node that gets a gradient runs next directly.
+                direct = None
+                for (nxt, nr), g in zip(node.next_functions, outs):
+                    if g is None or nxt is None:
+                        continue
+                    if direct is None and not ready:
+                        direct, direct_nr, direct_g = nxt, nr, g
+                        continue
+                    if direct is not None:
+                        _send(buffers, ready, direct, direct_nr, direct_g)
+                        direct = None
+                    _send(buffers, ready, nxt, nr, g)
+                if direct is None:
+                    break
+                node = direct
+                if node.num_outputs == 1:
+                    grads = [direct_g]
+                else:
+                    grads = [None] * node.num_outputs
+                    grads[direct_nr] = direct_g
         # Leaves get their gradients only now, so a failing backward leaves
         # every .grad as it was.
         for node, grads in pending:
@@ -404,24 +413,25 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
 
     if capture is None:
         return None
-    return [captured.get(i) for i in range(len(capture))]
+    got = [captured.get(i) for i in range(len(capture))]
+    return got if create_graph else [None if g is None else make_tensor(g) for g in got]
 
 
-def _any_grad(grads: list) -> bool:
-    if len(grads) == 1:
-        return grads[0] is not None
-    for g in grads:  # (no `in`/`count`: those would compare tensors elementwise)
-        if g is not None:
-            return True
-    return False
+def _send(buffers: dict, ready: list, node: Node, nr: int, g: Any) -> None:
+    """Add gradient g for output nr of node, queueing the node on its first one."""
+    buf = buffers.get(node)
+    if buf is None:
+        buf = buffers[node] = [None] * node.num_outputs
+        heapq.heappush(ready, (-node.seq, node))
+    buf[nr] = g if buf[nr] is None else buf[nr] + g
 
 
-def _needed_nodes(reachable: set, capture: Sequence[tuple]) -> set:
+def _needed_nodes(roots: Sequence, capture: Sequence[tuple]) -> set:
     """Nodes that lie on a path to a captured edge (only those need to run)."""
     targets = {n for n, _ in capture if n is not None}
     memo: dict[Node, bool] = {}
-    for start in reachable:
-        if start in memo:
+    for start in roots:
+        if start is None or start in memo:
             continue
         # Iterative post-order DFS.
         stack = [(start, iter(start.next_functions))]
@@ -446,23 +456,27 @@ def _needed_nodes(reachable: set, capture: Sequence[tuple]) -> set:
 
 
 def _call_pre_hooks(node: Node, grads: list) -> list:
+    """Tensor hooks, then retain_grad(); hooks see tensors whatever the walk carries."""
+    arrays = not _local.grad
+
+    def call(hook: Callable, g: Any) -> Any:
+        new = hook(make_tensor(g) if arrays else g)
+        if new is None:
+            return g
+        _check_hook_result(node, new, g if arrays else g.data)
+        return new.data if arrays else new
+
+    grads = list(grads)
     if node.pre_hooks:
         for nr, hooks in node.pre_hooks.items():
             for hook in list(hooks):
-                if grads[nr] is None:
-                    continue
-                new = hook(grads[nr])
-                if new is not None:
-                    _check_hook_result(node, new, grads[nr])
-                    grads[nr] = new
+                if grads[nr] is not None:
+                    grads[nr] = call(hook, grads[nr])
     if type(node) is AccumulateGrad:
         leaf = node._variable()
         if leaf is not None and leaf._hooks and grads[0] is not None:
             for hook in list(leaf._hooks):
-                new = hook(grads[0])
-                if new is not None:
-                    _check_hook_result(node, new, grads[0])
-                    grads[0] = new
+                grads[0] = call(hook, grads[0])
     if node.retain_refs:
         # retain_grad() hooks run last, after every other hook (PyTorch >= 2.0).
         for nr, ref in node.retain_refs.items():
@@ -470,14 +484,16 @@ def _call_pre_hooks(node: Node, grads: list) -> list:
             g = grads[nr]
             if t is None or g is None:
                 continue
+            if arrays:
+                g = make_tensor(np.array(g))  # its own copy: the walk's array moves on
             if t.grad is None:
-                t.grad = g if is_grad_enabled() else g.detach().clone()
+                t.grad = g
             else:
                 t.grad = t.grad + g
     return grads
 
 
-def _check_hook_result(node: Node, new: Any, old: Any) -> None:
+def _check_hook_result(node: Node, new: Any, old: np.ndarray) -> None:
     if not hasattr(new, "data") or not hasattr(new, "grad_fn"):
         raise TypeError(f"a hook on {node.name} returned {type(new).__name__}; "
                         "a hook must return a tensor or None")
@@ -486,13 +502,15 @@ def _check_hook_result(node: Node, new: Any, old: Any) -> None:
             f"hook returned a gradient of shape [{', '.join(map(str, new.shape))}] but "
             f"the gradient it replaces has shape [{', '.join(map(str, old.shape))}]; "
             "a hook must return a tensor of the same shape (or None)")
-    if new.data.dtype != old.data.dtype:
+    if new.data.dtype != old.dtype:
         raise RuntimeError(
             f"hook returned a gradient of dtype {new.dtype!r} but the gradient it replaces is "
-            f"{old.dtype!r}; a hook must return a tensor of the same dtype (or None)")
+            f"{make_tensor(np.asarray(old)).dtype!r}; a hook must return a tensor of the same "
+            "dtype (or None)")
 
 
 def _run_node(node: Node, grads: list, sum_to: Callable) -> tuple:
+    """Run one node with everything optional: anomaly notes, validation, post-hooks."""
     try:
         outs = node.backward_fn(node, grads)
     except Exception as err:
@@ -503,12 +521,15 @@ def _run_node(node: Node, grads: list, sum_to: Callable) -> tuple:
         raise
     if node.input_meta:
         outs = _validate(node, outs, sum_to)
+    arrays = not _local.grad
     if node.post_hooks:
+        as_t = (lambda gs: [None if g is None else make_tensor(g) for g in gs]) if arrays \
+            else list
         for hook in list(node.post_hooks):
-            hook(outs, grads)
+            hook(as_t(outs), as_t(grads))
     if node.trace is not None and _local.check_nan:
         for i, g in enumerate(outs):
-            if g is not None and np.isnan(g.data).any():
+            if g is not None and np.isnan(g if arrays else g.data).any():
                 raise RuntimeError(f"Function '{node.name}' returned nan values in its "
                                    f"{i}th output.\n" + "Traceback of forward call that "
                                    "caused the error:\n" + "".join(node.trace))
@@ -521,6 +542,7 @@ def _validate(node: Node, outs: Sequence, sum_to: Callable) -> Sequence:
     if len(outs) != len(meta):
         raise RuntimeError(f"function {node.name} returned an incorrect number of gradients "
                            f"(expected {len(meta)}, got {len(outs)})")
+    arrays = not _local.grad
     fixed = None
     i = -1
     for m in meta:
@@ -530,11 +552,11 @@ def _validate(node: Node, outs: Sequence, sum_to: Callable) -> Sequence:
         g = outs[i]
         if g is None:
             continue
-        d = g.data
+        d = g if arrays else g.data
         if d.shape != m[0] or d.dtype != m[1]:
             if fixed is None:
                 fixed = list(outs)
-            fixed[i] = _conform(node, i, g, m, sum_to)
+            fixed[i] = _conform(node, i, g, m, sum_to, arrays)
     return outs if fixed is None else fixed
 
 
@@ -546,7 +568,15 @@ def reduces_to(gshape: tuple, shape: tuple) -> bool:
         return False
 
 
-def _conform(node: Node, i: int, g: Any, meta: tuple, sum_to: Callable) -> Any:
+def sum_to_shape(g: np.ndarray, shape: tuple) -> np.ndarray:
+    """Sum an array broadcast from `shape` back down to it."""
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1)
+    return np.asarray(g.sum(axis=axes, keepdims=True) if axes else g).reshape(shape)
+
+
+def _conform(node: Node, i: int, g: Any, meta: tuple, sum_to: Callable, arrays: bool) -> Any:
     shape, dtype = meta
     if g.shape != shape:
         if not reduces_to(g.shape, shape):
@@ -554,7 +584,7 @@ def _conform(node: Node, i: int, g: Any, meta: tuple, sum_to: Callable) -> Any:
                 f"Function {node.name} returned an invalid gradient at index {i} - got "
                 f"[{', '.join(map(str, g.shape))}] but expected shape compatible with "
                 f"[{', '.join(map(str, shape))}]")
-        g = sum_to(g, shape)
-    if g.data.dtype != dtype:
-        g = g.to(dtype=dtype)
-    return g
+        g = sum_to_shape(g, shape) if arrays else sum_to(g, shape)
+    if arrays:
+        return g.astype(dtype) if g.dtype != dtype else g
+    return g.to(dtype=dtype) if g.data.dtype != dtype else g

@@ -209,7 +209,10 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
             meta.append(None)
     ctx._backward, ctx._by_name = backward, by_name
     ctx._meta = meta
-    node = Node(name, _custom_backward, tuple(edges), (), (), ctx, len(outputs))
+    node = Node(name, _custom_backward, tuple(edges), ())
+    node.ctx = ctx
+    if len(outputs) != 1:
+        node.num_outputs = len(outputs)
 
     final = []
     ctx.output_meta = out_meta = []
@@ -263,12 +266,16 @@ def _outputs(out: Any, name: str) -> tuple:
 
 def _custom_backward(node: Node, grads: list) -> tuple:
     ctx = node.ctx
+    arrays = not engine._local.grad  # the walk carries arrays: the user's code sees tensors
+    if arrays:
+        grads = [None if g is None else wrap(g) for g in grads]
     if ctx.materialize_grads and len(grads) > 1:
         grads = [wrap(np.zeros(*m)) if g is None else g for g, m in zip(grads, ctx.output_meta)]
     ctx._node = node
     try:
         result = ctx._backward(ctx, *grads)
-        return _match_grads(result, ctx, ctx._arg_names, ctx._fn_name, ctx._by_name)
+        result = _match_grads(result, ctx, ctx._arg_names, ctx._fn_name, ctx._by_name)
+        return [None if g is None else g.data for g in result] if arrays else result
     except Exception as err:
         err.add_note(f"(raised in the backward of {ctx._fn_name})")
         raise

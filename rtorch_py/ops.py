@@ -37,17 +37,19 @@ def formula(fn: Callable | None = None, *, arrays: bool = False) -> Callable:
     """
     if fn is None:
         return lambda f: formula(f, arrays=arrays)
+    # In backward, grad mode is on exactly when gradients are tensors (create_graph);
+    # otherwise they are arrays.
     if arrays:
         def backward_fn(node, grads):
             if _state.grad:
                 return fn(node, grads[0], *node.unpack_saved())
-            res = []
-            for o in fn(node, grads[0].data, *node.unpack_saved_data()):
-                res.append(None if o is None else wrap(o))
-            return res
+            return fn(node, grads[0], *node.unpack_saved_data())
     else:
         def backward_fn(node, grads):
-            return fn(node, grads[0], *node.unpack_saved())
+            if _state.grad:
+                return fn(node, grads[0], *node.unpack_saved())
+            outs = fn(node, wrap(grads[0]), *node.unpack_saved())
+            return [None if o is None else o.data for o in outs]
     backward_fn.__name__ = fn.__name__
     backward_fn.__qualname__ = fn.__qualname__
     return backward_fn
@@ -55,7 +57,7 @@ def formula(fn: Callable | None = None, *, arrays: bool = False) -> Callable:
 
 def _expand(g: Any, shape: tuple) -> Any:
     """Broadcast g to shape: for arrays a read-only view, for tensors an op."""
-    return np.broadcast_to(g, shape) if type(g) is np.ndarray else g.expand(shape)
+    return g.expand(shape) if type(g) is Tensor else np.broadcast_to(g, shape)
 
 
 def _as_tensor(x: Any) -> Tensor:
@@ -1553,11 +1555,12 @@ def CopySlices(node: Node, grads: list) -> tuple:
     # so that releasing this node frees them too
     op, key = node.saved[0], node.saved[1]
     g = grads[0]
-    kt = wrap(key)
-    region = g.reshape(-1)[kt]
+    tensors = _state.grad  # tensors under create_graph, else arrays
+    k = wrap(key) if tensors else key
+    region = g.reshape(-1)[k]
     outs = op.backward_fn(op, [region])
-    flat = g.reshape(-1).clone()
-    flat[kt] = outs[0] if outs[0] is not None else 0.0
+    flat = g.reshape(-1).clone() if tensors else g.reshape(-1).copy()
+    flat[k] = outs[0] if outs[0] is not None else 0.0
     return (flat.reshape(g.shape),) + tuple(outs[1:])
 
 

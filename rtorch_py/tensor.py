@@ -325,6 +325,9 @@ def wrap(arr: np.ndarray) -> Tensor:
     return t
 
 
+engine.make_tensor = wrap
+
+
 def _dim(d: int, ndim: int) -> int:
     """Normalise a 0-based (possibly negative) dim, with PyTorch's error."""
     n = max(ndim, 1)

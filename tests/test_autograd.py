@@ -51,6 +51,51 @@ def test_user_gradient_is_not_aliased_into_grad():
     np.testing.assert_array_equal(g.numpy(), [5.0, 6.0])
 
 
+def test_gradients_passed_through_unchanged_are_not_aliased():
+    # add/sub/expand/view formulas hand the incoming gradient on as it is; the
+    # leaf must still get its own array (the user's gradient, a broadcast view
+    # or another leaf's gradient must never become .grad itself).
+    x = rt.torch_tensor([1.0, 2.0], requires_grad=True)
+    y = rt.torch_tensor([3.0, 4.0], requires_grad=True)
+    s = rt.torch_tensor([1.0], requires_grad=True)
+    g = rt.torch_tensor([5.0, 6.0])
+    (x + 0).backward(g)
+    ((y - 0) + s.expand(2)).backward(g, retain_graph=False)
+    for t in (x, y):
+        t.grad.add_(1)
+    np.testing.assert_array_equal(g.numpy(), [5.0, 6.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 7.0])
+    np.testing.assert_array_equal(y.grad.numpy(), [6.0, 7.0])
+    np.testing.assert_array_equal(s.grad.numpy(), [11.0])
+    assert not np.shares_memory(x.grad.data, y.grad.data)
+
+
+def test_several_roots_and_a_root_reachable_from_another():
+    x, tx = both([1.0, -2.0, 0.5])
+    a, ta = x * 3, tx * 3
+    b, tb = a.tanh(), ta.tanh()
+    rt.autograd_backward([b.sum(), a.sum(), (a * b).sum()])
+    torch.autograd.backward([tb.sum(), ta.sum(), (ta * tb).sum()])
+    close(x.grad, tx.grad)
+
+
+def test_nodes_run_latest_created_first_like_pytorch():
+    # A diamond whose branches are created out of order: each node must run once,
+    # after every node that feeds it, in PyTorch's order.
+    x, tx = both([0.3, 0.7])
+    order, torder = [], []
+    for (v, log) in ((x, order), (tx, torder)):
+        p = v * 2
+        q = v.exp()
+        r = p.sin()
+        out = (q * r + p).sum()
+        for name, t in (("p", p), ("q", q), ("r", r)):
+            t.register_hook(lambda g, name=name, log=log: log.append(name))
+        out.backward()
+    assert order == torder
+    close(x.grad, tx.grad)
+
+
 def test_backward_twice_without_retain_graph_fails_then_works_with_it():
     x = rt.torch_tensor([1.0, 2.0], requires_grad=True)
     y = (x * x).sum()
