@@ -160,6 +160,13 @@ class SavedTensor:
                 "to compute its gradient.")
 
 
+class Packed(tuple):
+    """A node's saved values when some of them are SavedTensors. A plain tuple
+    holds none: formulas get it as it is, and releasing it frees nothing."""
+
+    __slots__ = ()
+
+
 class Node:
     """One recorded operation: how to map output grads to input grads.
 
@@ -197,17 +204,24 @@ class Node:
     def __repr__(self) -> str:
         return f"<{self.name}>"
 
-    def unpack_saved(self) -> list:
-        return [s.unpack(self) if type(s) is SavedTensor else s for s in self.saved]
+    def unpack_saved(self) -> Sequence:
+        saved = self.saved
+        if type(saved) is not Packed:
+            return saved
+        return [s.unpack(self) if type(s) is SavedTensor else s for s in saved]
 
-    def unpack_saved_data(self) -> list:
-        return [s.unpack_data(self) if type(s) is SavedTensor else s for s in self.saved]
+    def unpack_saved_data(self) -> Sequence:
+        saved = self.saved
+        if type(saved) is not Packed:
+            return saved
+        return [s.unpack_data(self) if type(s) is SavedTensor else s for s in saved]
 
     def release(self) -> None:
         """Free saved tensors (plain values such as shapes cost nothing to keep)."""
-        for s in self.saved:
-            if type(s) is SavedTensor:
-                s.tensor = s.data = None
+        if type(self.saved) is Packed:
+            for s in self.saved:
+                if type(s) is SavedTensor:
+                    s.tensor = s.data = None
 
     def register_hook(self, fn: Callable) -> "RemovableHandle":
         """Post-hook: fn(grad_inputs, grad_outputs) after this node runs."""
@@ -237,6 +251,10 @@ class AccumulateGrad(Node):
     @property
     def variable(self) -> Any:
         return self._variable()
+
+    def leaf_hooks(self) -> bool:
+        leaf = self._variable()
+        return leaf is not None and bool(leaf._hooks)
 
 
 _accumulate_lock = threading.Lock()  # two threads' backward may share a leaf
@@ -341,10 +359,17 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
     """
     buffers: dict[Node, list] = {}   # nodes holding gradients, one slot per output
     ready: list = []                 # the same nodes, as a heap of (-seq, node)
-    for (node, nr), g in roots:
+    node = None                      # the node to run next, when known without the heap
+    if len(roots) == 1:
+        (node, nr), g = roots[0]
+        grads = [None] * node.num_outputs if node is not None else None
         if node is not None:
-            _send(buffers, ready, node, nr,
-                  g if create_graph or type(g) is np.ndarray else g.data)
+            grads[nr] = g if create_graph or type(g) is np.ndarray else g.data
+    else:
+        for (root, nr), g in roots:
+            if root is not None:
+                _send(buffers, ready, root, nr,
+                      g if create_graph or type(g) is np.ndarray else g.data)
 
     captured: dict[int, Any] = {}
     capture_keys = needed = None
@@ -358,56 +383,71 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
     prev_mode = _local.grad
     _local.grad = create_graph
     try:
-        while ready:
-            node = pop(ready)[1]
-            grads = buffers.pop(node)
-            while True:  # follows a chain without the heap; breaks when that ends
-                if node.pre_hooks or node.retain_refs or type(node) is AccumulateGrad:
+        while True:
+            if node is None:
+                if not ready:
+                    break
+                node = pop(ready)[1]
+                grads = buffers.pop(node)
+            if type(node) is AccumulateGrad:
+                if node.pre_hooks or node.retain_refs or node.leaf_hooks():
                     grads = _call_pre_hooks(node, grads)
                 if capture_keys:
-                    for nr, g in enumerate(grads):
-                        i = capture_keys.get((id(node), nr))
-                        if i is not None:
-                            captured[i] = g
-                if type(node) is AccumulateGrad:
-                    if accumulate and grads[0] is not None:
-                        pending.append((node, grads))
-                    break
+                    _capture(captured, capture_keys, node, grads)
+                if accumulate and grads[0] is not None:
+                    pending.append((node, grads))  # committed once the whole walk succeeds
+                node = None
+                continue
+            if node.pre_hooks or node.retain_refs:
+                grads = _call_pre_hooks(node, grads)
+            if capture_keys:
+                _capture(captured, capture_keys, node, grads)
                 if needed is not None and node not in needed:
-                    break
-                if node.post_hooks or node.trace:
-                    outs = _run_node(node, grads, sum_to)
-                else:
-                    outs = node.backward_fn(node, grads)
-                    if node.input_meta:
+                    node = None
+                    continue
+            if node.post_hooks or node.trace:
+                outs = _run_node(node, grads, sum_to)
+            else:
+                outs = node.backward_fn(node, grads)
+                meta = node.input_meta
+                if meta:  # (the common case inline: arrays of the inputs' shapes and dtypes)
+                    if len(outs) != len(meta) or create_graph:
                         outs = _validate(node, outs, sum_to)
-                if not retain_graph and node.saved:
-                    node.release()
-                # Hand each input gradient to the node it came from. With nothing
-                # else waiting, the one node that gets a gradient runs next directly.
-                direct = None
-                for (nxt, nr), g in zip(node.next_functions, outs):
-                    if g is None or nxt is None:
-                        continue
-                    if direct is None and not ready:
-                        direct, direct_nr, direct_g = nxt, nr, g
-                        continue
-                    if direct is not None:
-                        _send(buffers, ready, direct, direct_nr, direct_g)
-                        direct = None
-                    _send(buffers, ready, nxt, nr, g)
-                if direct is None:
-                    break
-                node = direct
-                if node.num_outputs == 1:
+                    else:
+                        for m, g in zip(meta, outs):
+                            if m is not None and g is not None and \
+                                    (g.dtype is not m[1] or g.shape != m[0]):
+                                outs = _validate(node, outs, sum_to)
+                                break
+            if not retain_graph and type(node.saved) is Packed:
+                node.release()
+            # Hand each input gradient to the node it came from. With nothing
+            # else waiting, the one node that gets a gradient runs next directly.
+            direct = None
+            for (nxt, nr), g in zip(node.next_functions, outs):
+                if g is None or nxt is None:
+                    continue
+                if direct is None and not ready:
+                    direct, direct_nr, direct_g = nxt, nr, g
+                    continue
+                if direct is not None:
+                    _send(buffers, ready, direct, direct_nr, direct_g)
+                    direct = None
+                _send(buffers, ready, nxt, nr, g)
+            node = direct
+            if direct is not None:
+                if direct.num_outputs == 1:
                     grads = [direct_g]
                 else:
-                    grads = [None] * node.num_outputs
+                    grads = [None] * direct.num_outputs
                     grads[direct_nr] = direct_g
         # Leaves get their gradients only now, so a failing backward leaves
         # every .grad as it was.
         for node, grads in pending:
-            _run_node(node, grads, sum_to)
+            if node.post_hooks or node.trace:
+                _run_node(node, grads, sum_to)
+            else:
+                node.backward_fn(node, grads)
     finally:
         _local.grad = prev_mode
 
@@ -424,6 +464,13 @@ def _send(buffers: dict, ready: list, node: Node, nr: int, g: Any) -> None:
         buf = buffers[node] = [None] * node.num_outputs
         heapq.heappush(ready, (-node.seq, node))
     buf[nr] = g if buf[nr] is None else buf[nr] + g
+
+
+def _capture(captured: dict, keys: dict, node: Node, grads: list) -> None:
+    for nr, g in enumerate(grads):
+        i = keys.get((id(node), nr))
+        if i is not None:
+            captured[i] = g
 
 
 def _needed_nodes(roots: Sequence, capture: Sequence[tuple]) -> set:

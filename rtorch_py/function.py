@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from . import engine, ops
-from .engine import Node, SavedTensor, edge
+from .engine import Node, Packed, SavedTensor, edge
 from .tensor import Tensor, wrap
 
 # R torch's custom nodes are libtorch CppNodes around its LanternFunction.
@@ -166,14 +166,8 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
     grad_on = state.grad
     needs = [grad_on and type(a) is Tensor and a._rg for a in args]
     ctx = AutogradContext(label, arg_names, needs)
-    fwd_args = list(args)
-    originals = {}
-    if grad_on:
-        for i, a in enumerate(args):
-            if needs[i]:
-                alias = a._alias()   # forward sees it detached, same data and version
-                originals[id(alias)] = a
-                fwd_args[i] = alias
+    # forward sees tensors that require grad detached: same data and version
+    fwd_args = [a._alias() if n else a for a, n in zip(args, needs)] if True in needs else args
     state.grad = False
     try:
         out = call_forward(ctx, fwd_args)
@@ -183,10 +177,66 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
     finally:
         state.grad = grad_on
     outputs, is_seq = _outputs(out, label)
-    if not originals:
+    if fwd_args is args:
         return out  # nothing to differentiate: no node, outputs as forward gave them
 
-    dirty_ids = set()
+    originals = {id(f): a for f, a in zip(fwd_args, args) if f is not a}
+    dirty_ids = _dirty_ids(ctx, originals, args, label) if ctx._dirty else ()
+    non_diff = {id(t) for t in ctx._non_diff} if ctx._non_diff else ()
+    edges, meta = [], []
+    for a, n in zip(args, needs):
+        if n:
+            edges.append(edge(a))
+            meta.append((a.data.shape, a.data.dtype))
+        else:
+            edges.append((None, 0))
+            meta.append(None)
+    ctx._backward, ctx._by_name, ctx._meta = backward, by_name, meta
+    node = Node(name, _custom_backward, tuple(edges), ())
+    node.ctx = ctx
+    if len(outputs) != 1:
+        node.num_outputs = len(outputs)
+
+    final = []
+    ctx.output_meta = out_meta = []
+    for i, t in enumerate(outputs):
+        d = t.data
+        out_meta.append((d.shape, d.dtype))
+        res = t
+        if dirty_ids and id(t) in dirty_ids:
+            res = originals.get(id(t), t)   # the caller's tensor, now modified
+        elif id(t) in originals:
+            res = t._alias()                # an input returned as is: a new alias
+        if d.dtype.kind != "f" or (non_diff and id(t) in non_diff):
+            if res is not t:
+                res.grad_fn, res._rg = None, False
+        else:
+            res.grad_fn, res._rg, res._output_nr = node, True, i
+        final.append(res)
+
+    # Saved inputs are kept as the caller's tensors (so create_graph can flow
+    # through them); saved outputs without their node, to avoid a cycle. The
+    # values now live in the node; the ctx keeps their names.
+    packed = []
+    for _, v in ctx._to_save:
+        if type(v) is Tensor:
+            for i, t in enumerate(outputs):
+                if t is v and not (dirty_ids and id(v) in dirty_ids):
+                    v = SavedTensor(final[i], True, i)
+                    break
+            else:
+                v = SavedTensor(originals.get(id(v), v))
+        packed.append(v)
+    node.saved = Packed(packed)
+    ctx._to_save = [(n, None) for n, _ in ctx._to_save]
+    if not is_seq:
+        return final[0]
+    return tuple(final) if isinstance(out, tuple) else final
+
+
+def _dirty_ids(ctx: AutogradContext, originals: dict, args: Sequence, label: str) -> set:
+    """ids of the tensors forward marked dirty, checked to be inputs that may change."""
+    dirty = set()
     for t in ctx._dirty:
         orig = originals.get(id(t))
         if orig is None and not any(t is a for a in args):
@@ -197,58 +247,8 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
             raise RuntimeError(
                 f"{label}: a leaf Variable that requires grad has been used in an in-place "
                 "operation (mark_dirty). Clone it before passing it to the function.")
-        dirty_ids.add(id(t))
-    non_diff = {id(t) for t in ctx._non_diff} if ctx._non_diff else ()
-    edges, meta = [], []
-    for i, a in enumerate(args):
-        if needs[i]:
-            edges.append(edge(a))
-            meta.append((a.data.shape, a.data.dtype))
-        else:
-            edges.append((None, 0))
-            meta.append(None)
-    ctx._backward, ctx._by_name = backward, by_name
-    ctx._meta = meta
-    node = Node(name, _custom_backward, tuple(edges), ())
-    node.ctx = ctx
-    if len(outputs) != 1:
-        node.num_outputs = len(outputs)
-
-    final = []
-    ctx.output_meta = out_meta = []
-    for i, t in enumerate(outputs):
-        out_meta.append((t.data.shape, t.data.dtype))
-        if id(t) in dirty_ids:
-            res = originals.get(id(t), t)   # the caller's tensor, now modified
-        elif id(t) in originals:
-            res = t._alias()                # an input returned as is: a new alias
-        else:
-            res = t
-        if id(t) in non_diff or t.data.dtype.kind != "f":
-            if res is not t:
-                res.grad_fn, res._rg = None, False
-        else:
-            res.grad_fn, res._rg, res._output_nr = node, True, i
-        final.append(res)
-
-    # Saved inputs are kept as the caller's tensors (so create_graph can flow
-    # through them); saved outputs without their node, to avoid a cycle.
-    packed, names = [], []
-    for n, v in ctx._to_save:
-        names.append((n, None))  # names only: the values now live in the node
-        if type(v) is Tensor:
-            for i, t in enumerate(outputs):
-                if t is v and id(v) not in dirty_ids:
-                    v = SavedTensor(final[i], True, i)
-                    break
-            else:
-                v = SavedTensor(originals.get(id(v), v))
-        packed.append(v)
-    node.saved = tuple(packed)
-    ctx._to_save = names
-    if not is_seq:
-        return final[0]
-    return tuple(final) if isinstance(out, tuple) else final
+        dirty.add(id(t))
+    return dirty
 
 
 def _outputs(out: Any, name: str) -> tuple:

@@ -20,8 +20,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .tensor import OUTPUT, Tensor, _dim, _F32, _F64, needs_grad, record, wrap, as_dtype
+from .tensor import record_unary, record_binary, record_number
 from .tensor import to_array, is_grad_enabled, _state
-from .engine import Node, edge
+from .engine import Node, Packed, edge
 
 Number = (int, float, bool, np.number, np.bool_)
 
@@ -133,6 +134,30 @@ def _data(x: Any) -> Any:
     raise TypeError(f"expected a tensor or a number, got {type(x).__name__}")
 
 
+_NUMBERS: dict = {}
+
+
+def _number(v: Any, arr: np.ndarray) -> np.ndarray | None:
+    """A plain Python number operand of a float array, as the 0-d array of the
+    array's dtype that NumPy would convert it to anyway, or None for anything
+    else. Cached: NumPy's own conversion costs about as much as a small op."""
+    t = type(v)
+    if (t is float or t is int) and arr.dtype.kind == "f":
+        c = _NUMBERS.get((v, arr.dtype))
+        return c if c is not None else _new_number(v, arr.dtype)
+    return None
+
+
+def _new_number(v: Any, dt: np.dtype) -> np.ndarray:
+    c = np.array(v, dt)
+    if v == v and v != 0:  # NaN and ±0.0 don't key a dict reliably: not cached
+        c.flags.writeable = False
+        if len(_NUMBERS) >= 256:
+            _NUMBERS.clear()
+        _NUMBERS[(v, dt)] = c
+    return c
+
+
 def _t(x: Any) -> Tensor | None:
     """The tensor among an op's operands (None for a plain number)."""
     return x if isinstance(x, Tensor) else None
@@ -169,6 +194,10 @@ def AddBackward0(n, g, alpha):
 
 
 def add(a: Any, b: Any, alpha: Any = 1) -> Tensor:
+    if type(a) is Tensor and alpha == 1:
+        c = _number(b, a.data)
+        if c is not None:  # tensor + number
+            return record_number(np.add(a.data, c), AddBackward0, a, (1,))
     ta = a if type(a) is Tensor else None
     tb = b if type(b) is Tensor else None
     db = tb.data if tb is not None else _data(b)
@@ -178,7 +207,7 @@ def add(a: Any, b: Any, alpha: Any = 1) -> Tensor:
         raise _broadcast_error(a, b, "add") from None
     if _needs_promotion(out.dtype, ta, tb):
         out = _float_result(out, a, b)
-    return record(wrap(out), AddBackward0, (ta, tb), (alpha,))
+    return record_binary(out, AddBackward0, ta, tb, (alpha,))
 
 
 @formula(arrays=True)
@@ -187,6 +216,10 @@ def SubBackward0(n, g, alpha):
 
 
 def sub(a: Any, b: Any, alpha: Any = 1) -> Tensor:
+    if type(a) is Tensor and alpha == 1:
+        c = _number(b, a.data)
+        if c is not None:  # tensor - number
+            return record_number(np.subtract(a.data, c), SubBackward0, a, (1,))
     try:
         out = np.subtract(_data(a), _data(b) if alpha == 1 else _data(b) * alpha)
     except ValueError:
@@ -196,7 +229,7 @@ def sub(a: Any, b: Any, alpha: Any = 1) -> Tensor:
         raise
     if out.dtype.kind != "f":  # (a float result with a bool operand is let through)
         _no_bool(a, b, "Subtraction")
-    return record(wrap(_float_result(out, a, b)), SubBackward0, (_t(a), _t(b)), (alpha,))
+    return record_binary(_float_result(out, a, b), SubBackward0, _t(a), _t(b), (alpha,))
 
 
 def rsub(a: Any, b: Any) -> Tensor:
@@ -208,12 +241,12 @@ def rsub(a: Any, b: Any) -> Tensor:
         raise
     if out.dtype.kind != "f":
         _no_bool(a, b, "Subtraction")
-    return record(wrap(_float_result(out, a, b)), RsubBackward1, (_t(a), _t(b)))
+    return record_unary(_float_result(out, a, b), RsubBackward1, a)
 
 
 @formula(arrays=True)
 def RsubBackward1(n, g):
-    return -g, g
+    return (-g,)
 
 
 @formula(arrays=True)
@@ -222,6 +255,10 @@ def MulBackward0(n, g, a, b):
 
 
 def mul(a: Any, b: Any) -> Tensor:
+    if type(a) is Tensor:
+        c = _number(b, a.data)
+        if c is not None:  # tensor * number
+            return record_number(np.multiply(a.data, c), MulBackward0, a, (None, c))
     ta = a if type(a) is Tensor else None
     tb = b if type(b) is Tensor else None
     try:
@@ -232,9 +269,9 @@ def mul(a: Any, b: Any) -> Tensor:
     if _needs_promotion(out.dtype, ta, tb):
         out = _float_result(out, a, b)
     # Save only what the other side's gradient needs.
-    return record(wrap(out), MulBackward0, (ta, tb),
-                  (a if tb is not None and tb._rg else None,
-                   b if ta is not None and ta._rg else None))
+    return record_binary(out, MulBackward0, ta, tb,
+                         (a if tb is not None and tb._rg else None,
+                          b if ta is not None and ta._rg else None))
 
 
 @formula(arrays=True)
@@ -245,6 +282,10 @@ def DivBackward0(n, g, a, b):
 
 
 def div(a: Any, b: Any, rounding_mode: str | None = None) -> Tensor:
+    if type(a) is Tensor and rounding_mode is None:
+        c = _number(b, a.data)
+        if c is not None:  # tensor / number
+            return record_number(np.true_divide(a.data, c), DivBackward0, a, (None, c))
     da, db = _data(a), _data(b)
     try:
         if rounding_mode is None:
@@ -264,7 +305,7 @@ def div(a: Any, b: Any, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode is not None:
         return wrap(out.astype(np.result_type(da, db)) if np.result_type(da, db).kind != "f"
                     else out)
-    return record(wrap(out), DivBackward0, (_t(a), _t(b)), (a, b))
+    return record_binary(out, DivBackward0, _t(a), _t(b), (a, b))
 
 
 @formula
@@ -322,7 +363,7 @@ def pow(a: Any, exponent: Any) -> Tensor:
                 out = out.astype(np.float32)
             elif a.data.dtype.kind == "b" and isinstance(exponent, (bool, np.bool_)):
                 out = out.astype(np.bool_)
-        return record(wrap(out), PowBackward0, (a,), (a, exponent))
+        return record_unary(out, PowBackward0, a, (a, exponent))
     if not isinstance(a, Tensor):  # number ** tensor
         out = _float_result(np.power(float(a) if isinstance(exponent.data.dtype.kind, str) and
                                      exponent.data.dtype.kind == "f" else a, exponent.data),
@@ -378,7 +419,7 @@ def NegBackward0(n, g):
 
 
 def neg(x: Tensor) -> Tensor:
-    return record(wrap(np.negative(x.data)), NegBackward0, (x,))
+    return record_unary(np.negative(x.data), NegBackward0, x)
 
 
 @formula(arrays=True)
@@ -387,7 +428,7 @@ def ExpBackward0(n, g, result):
 
 
 def exp(x: Tensor) -> Tensor:
-    return record(wrap(np.exp(_fdata(x))), ExpBackward0, (x,), (OUTPUT,))
+    return record_unary(np.exp(_fdata(x)), ExpBackward0, x, (OUTPUT,))
 
 
 @formula(arrays=True)
@@ -398,7 +439,7 @@ def LogBackward0(n, g, x):
 def log(x: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log(_fdata(x))
-    return record(wrap(out), LogBackward0, (x,), (x,))
+    return record_unary(out, LogBackward0, x, (x,))
 
 
 @formula(arrays=True)
@@ -409,7 +450,7 @@ def SqrtBackward0(n, g, result):
 def sqrt(x: Tensor) -> Tensor:
     with np.errstate(invalid="ignore"):
         out = np.sqrt(_fdata(x))
-    return record(wrap(out), SqrtBackward0, (x,), (OUTPUT,))
+    return record_unary(out, SqrtBackward0, x, (OUTPUT,))
 
 
 @formula
@@ -442,7 +483,7 @@ def SinBackward0(n, g, x):
 
 
 def sin(x: Tensor) -> Tensor:
-    return record(wrap(np.sin(_fdata(x))), SinBackward0, (x,), (x,))
+    return record_unary(np.sin(_fdata(x)), SinBackward0, x, (x,))
 
 
 @formula
@@ -451,7 +492,7 @@ def CosBackward0(n, g, x):
 
 
 def cos(x: Tensor) -> Tensor:
-    return record(wrap(np.cos(_fdata(x))), CosBackward0, (x,), (x,))
+    return record_unary(np.cos(_fdata(x)), CosBackward0, x, (x,))
 
 
 @formula(arrays=True)
@@ -460,7 +501,7 @@ def TanhBackward0(n, g, result):
 
 
 def tanh(x: Tensor) -> Tensor:
-    return record(wrap(np.tanh(_fdata(x))), TanhBackward0, (x,), (OUTPUT,))
+    return record_unary(np.tanh(_fdata(x)), TanhBackward0, x, (OUTPUT,))
 
 
 @formula(arrays=True)
@@ -475,7 +516,7 @@ def sigmoid(x: Tensor) -> Tensor:
     # Stable on both tails: exp only of non-positive numbers.
     e = np.exp(-np.abs(d))
     out = np.where(d >= 0, 1 / (1 + e), e / (1 + e)).astype(d.dtype, copy=False)
-    return record(wrap(out), SigmoidBackward0, (x,), (OUTPUT,))
+    return record_unary(out, SigmoidBackward0, x, (OUTPUT,))
 
 
 @formula(arrays=True)
@@ -486,8 +527,7 @@ def ReluBackward0(n, g, result):
 def relu(x: Tensor) -> Tensor:
     if x.data.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
-    return record(wrap(np.maximum(x.data, 0, dtype=x.data.dtype)), ReluBackward0, (x,),
-                  (OUTPUT,))
+    return record_unary(np.maximum(x.data, 0, dtype=x.data.dtype), ReluBackward0, x, (OUTPUT,))
 
 
 @formula(arrays=True)
@@ -506,7 +546,7 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
     out = np.clip(x.data, lo, hi)
     if out.dtype is not x.data.dtype:
         out = _float_result(out, x)
-    return record(wrap(out), ClampBackward1, (x,), (x, lo, hi))
+    return record_unary(out, ClampBackward1, x, (x, lo, hi))
 
 
 @formula
@@ -623,7 +663,7 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
     if a.data.dtype is not b.data.dtype:
         _dtype_mismatch(a, b)
     out = np.matmul(a.data, b.data)
-    return record(wrap(out), MmBackward0, (a, b), (a if b._rg else None, b if a._rg else None))
+    return record_binary(out, MmBackward0, a, b, (a if b._rg else None, b if a._rg else None))
 
 
 @formula
@@ -906,7 +946,7 @@ def sum(x: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) ->
     if dtype is not None:
         d = d.astype(as_dtype(dtype).np)
     if dim is None:
-        return record(wrap(np.asarray(d.sum())), SumBackward0, (x,), (x.shape,))
+        return record_unary(d.sum(), SumBackward0, x, (x.shape,))
     dims = _dims(dim, x.ndim)
     out = np.asarray(d.sum(axis=dims, keepdims=keepdim))
     return record(wrap(out), SumBackward1, (x,), (x.shape, dims, keepdim))
@@ -931,8 +971,8 @@ def mean(x: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -
             f"mean(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {x.dtype.r_name}")
     if dim is None:
-        return record(wrap(np.asarray(d.mean(dtype=d.dtype))), MeanBackward0, (x,),
-                      (x.shape, builtins.max(d.size, 1)))
+        return record_unary(d.mean(dtype=d.dtype), MeanBackward0, x,
+                            (x.shape, builtins.max(d.size, 1)))
     dims = _dims(dim, x.ndim)
     count = int(np.prod([x.shape[i] for i in dims])) if x.ndim else 1
     out = np.asarray(d.mean(axis=dims, keepdims=keepdim, dtype=d.dtype))
@@ -1579,7 +1619,7 @@ def _record_on_base(v: Tensor, fn: Callable, inputs: tuple, saved: tuple,
     op = tmp.grad_fn
     bmeta = (base.data.shape, base.data.dtype) if base._rg else None
     node = Node("CopySlices", CopySlices, (edge(base),) + op.next_functions[1:],
-                (bmeta,) + op.input_meta[1:], (op, key) + op.saved)
+                (bmeta,) + op.input_meta[1:], Packed((op, key) + op.saved))
     old, old_nr = base.grad_fn, base._output_nr
     base.grad_fn, base._rg, base._output_nr = node, True, 0
     if old is not None and old.retain_refs:
@@ -1781,9 +1821,9 @@ METHODS: dict[str, Callable] = {
 }
 
 OPERATORS: dict[str, Callable] = {
-    "__add__": add, "__radd__": _binary_method(add, swap=True),
+    "__add__": add, "__radd__": add,  # `2 + x` is add(x, 2), as in PyTorch
     "__sub__": sub, "__rsub__": _rsub,
-    "__mul__": mul, "__rmul__": _binary_method(mul, swap=True),
+    "__mul__": mul, "__rmul__": mul,
     "__truediv__": div, "__rtruediv__": _rdiv,
     "__mod__": remainder, "__rmod__": _binary_method(remainder, swap=True),
     "__floordiv__": floor_divide, "__rfloordiv__": _binary_method(floor_divide, swap=True),

@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import engine
-from .engine import Node, SavedTensor, edge, is_grad_enabled
+from .engine import Node, Packed, SavedTensor, edge, is_grad_enabled
 
 # --------------------------------------------------------------------------
 # dtypes
@@ -457,29 +457,37 @@ def _nested_to_array(data: Sequence, target: np.dtype | None = None) -> np.ndarr
 # Recording ops (the bridge between op definitions and the engine)
 
 
-def record(out: Tensor, backward_fn: Callable, inputs: Sequence, saved: tuple = (),
-           name: str | None = None) -> Tensor:
-    """Attach a node to `out` if grad mode is on and an input requires grad.
+def record_unary(arr: np.ndarray, backward_fn: Callable, x: Tensor, saved: tuple = ()) -> Tensor:
+    """The result of an op on one tensor `x`: a tensor around `arr` and, when grad
+    mode is on and `x` requires grad, its node. `saved` as for `record`.
 
-    `inputs` are the differentiable tensor inputs (None for constants);
-    `saved` may hold tensors (version-checked on use), `OUTPUT` for the
-    op's own result, or plain values. One- and two-input ops (nearly all)
-    take a path with no loops: this runs on every recorded op.
+    This and `record_binary` are the per-op hot path (no loops, no extra calls);
+    `record` is the general form.
     """
-    n = len(inputs)
-    if n == 1:
-        a = inputs[0]
-        if a is None or not a._rg or not _state.grad:
-            return out
-        d = a.data
-        edges = ((a.grad_fn, a._output_nr) if a.grad_fn is not None else edge(a),)
-        meta = ((d.shape, d.dtype),)
-    elif n == 2:
-        a, b = inputs
-        ra = a is not None and a._rg
-        rb = b is not None and b._rg
-        if not (ra or rb) or not _state.grad:
-            return out
+    out = _new(Tensor)
+    out.data = arr if type(arr) is np.ndarray else np.asarray(arr)  # 0-d results are scalars
+    out._version = [0]
+    if x._rg and _state.grad:
+        d = x.data
+        out.grad_fn = Node(backward_fn.__name__, backward_fn,
+                           ((x.grad_fn, x._output_nr) if x.grad_fn is not None else edge(x),),
+                           ((d.shape, d.dtype),), _pack(saved, out) if saved else saved)
+        out._rg = True
+    else:
+        out.grad_fn = None
+        out._rg = False
+    return out
+
+
+def record_binary(arr: np.ndarray, backward_fn: Callable, a: Tensor | None, b: Tensor | None,
+                  saved: tuple = ()) -> Tensor:
+    """`record_unary` for an op on `a` and `b`, either of which may be None (a number)."""
+    out = _new(Tensor)
+    out.data = arr if type(arr) is np.ndarray else np.asarray(arr)
+    out._version = [0]
+    ra = a is not None and a._rg
+    rb = b is not None and b._rg
+    if (ra or rb) and _state.grad:
         if ra:
             d = a.data
             ea = (a.grad_fn, a._output_nr) if a.grad_fn is not None else edge(a)
@@ -492,26 +500,67 @@ def record(out: Tensor, backward_fn: Callable, inputs: Sequence, saved: tuple = 
             mb = (d.shape, d.dtype)
         else:
             eb, mb = _NO_EDGE, None
-        edges, meta = (ea, eb), (ma, mb)
+        out.grad_fn = Node(backward_fn.__name__, backward_fn, (ea, eb), (ma, mb),
+                           _pack(saved, out))
+        out._rg = True
     else:
-        for t in inputs:
-            if t is not None and t._rg:
-                break
+        out.grad_fn = None
+        out._rg = False
+    return out
+
+
+def record_number(arr: np.ndarray, backward_fn: Callable, a: Tensor, saved: tuple) -> Tensor:
+    """`record_binary` for tensor `a` with a plain number (the commonest op of all:
+    `x * 2`); `saved` must hold plain values only (it is kept as given)."""
+    out = _new(Tensor)
+    out.data = arr if type(arr) is np.ndarray else np.asarray(arr)
+    out._version = [0]
+    if a._rg and _state.grad:
+        d = a.data
+        out.grad_fn = Node(backward_fn.__name__, backward_fn,
+                           ((a.grad_fn, a._output_nr) if a.grad_fn is not None else edge(a),
+                            _NO_EDGE), ((d.shape, d.dtype), None), saved)
+        out._rg = True
+    else:
+        out.grad_fn = None
+        out._rg = False
+    return out
+
+
+def record(out: Tensor, backward_fn: Callable, inputs: Sequence, saved: tuple = (),
+           name: str | None = None) -> Tensor:
+    """Attach a node to `out` if grad mode is on and an input requires grad.
+
+    `inputs` are the differentiable tensor inputs (None for constants);
+    `saved` may hold tensors (version-checked on use), `OUTPUT` for the
+    op's own result, or plain values. `name` overrides the node's name
+    (the backward function's by default).
+    """
+    if not _state.grad:
+        return out
+    edges, meta = [], []
+    for t in inputs:
+        if t is not None and t._rg:
+            edges.append(edge(t))
+            meta.append((t.data.shape, t.data.dtype))
         else:
-            return out
-        if not _state.grad:
-            return out
-        edges = tuple([_NO_EDGE if t is None or not t._rg else edge(t) for t in inputs])
-        meta = tuple([None if t is None or not t._rg else (t.data.shape, t.data.dtype)
-                      for t in inputs])
-    for s in saved:
-        if type(s) is Tensor or s is OUTPUT:
-            saved = tuple([SavedTensor(v) if type(v) is Tensor else
-                           SavedTensor(out, True) if v is OUTPUT else v for v in saved])
-            break
-    out.grad_fn = Node(name or backward_fn.__name__, backward_fn, edges, meta, saved)
+            edges.append(_NO_EDGE)
+            meta.append(None)
+    if not any(meta):
+        return out
+    out.grad_fn = Node(name or backward_fn.__name__, backward_fn, tuple(edges), tuple(meta),
+                       _pack(saved, out))
     out._rg = True
     return out
+
+
+def _pack(saved: tuple, out: Tensor) -> tuple:
+    """Saved values as the node keeps them: tensors version-checked, OUTPUT as out."""
+    for s in saved:
+        if type(s) is Tensor or s is OUTPUT:
+            return Packed([SavedTensor(v) if type(v) is Tensor else
+                           SavedTensor(out, True) if v is OUTPUT else v for v in saved])
+    return saved
 
 
 _NO_EDGE = (None, 0)

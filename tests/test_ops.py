@@ -962,3 +962,39 @@ def test_compare_with_none():
     assert x in [None, x]
     with pytest.raises(TypeError):
         x > None
+
+
+@pytest.mark.parametrize("op", ["2*x", "2+x", "x*2", "x+2", "x-2", "x/4", "2-x"])
+def test_number_operand_edges_in_pytorch_order(op):
+    # `2 * x` is mul(x, 2) in PyTorch: the tensor's edge first, then (None, 0)
+    f = {"2*x": lambda x: 2 * x, "2+x": lambda x: 2 + x, "x*2": lambda x: x * 2,
+         "x+2": lambda x: x + 2, "x-2": lambda x: x - 2, "x/4": lambda x: x / 4,
+         "2-x": lambda x: 2 - x}[op]
+    x = rt.torch_tensor([1.0], requires_grad=True)
+    tx = torch.tensor([1.0], requires_grad=True)
+    ours = [(type(n).__name__ if n is not None else None, nr)
+            for n, nr in f(x).grad_fn.next_functions]
+    theirs = [(type(n).__name__ if n is not None else None, nr)
+              for n, nr in f(tx).grad_fn.next_functions]
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_number_operands_give_numpys_own_results(dtype):
+    # Numbers are converted once and reused (a cache); the results must be the
+    # ones NumPy gives for the plain Python number, signed zeros and NaN included.
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal(50) * 10).astype(dtype)
+    a[:3] = [0.0, -0.0, np.inf]
+    x = rt.torch_tensor(a)
+    numbers = [0.1, -0.0, 0.0, float("nan"), float("inf"), 1e300, 3, -7, 2**40, 1 / 3]
+    numbers += list(rng.standard_normal(20))
+    for _ in range(2):  # the second round reads the cache
+        for v in numbers:
+            v = float(v) if not isinstance(v, int) else v
+            with np.errstate(all="ignore"):
+                for got, want in ((x * v, a * v), (x + v, a + v), (x - v, a - v),
+                                  (x / v if v != 0 else x * 1, a / v if v != 0 else a * 1)):
+                    assert got.data.dtype == want.dtype
+                    np.testing.assert_array_equal(got.data, want)
+                    assert (np.signbit(got.data) == np.signbit(want)).all(), v
