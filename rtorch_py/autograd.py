@@ -94,8 +94,8 @@ def autograd_backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool
 
 def _backward_scalar(t: Tensor, retain_graph: bool) -> None:
     """`loss.backward()` on a one-element tensor: the implicit gradient of ones."""
-    run_backward([(edge(t), wrap(_ones(t.data.shape, t.data.dtype)))], retain_graph, False,
-                 sum_to=sum_to)
+    d = t.data
+    run_backward([(edge(t), _ones(d.shape, d.dtype))], retain_graph, False, sum_to=sum_to)
 
 
 tensor_module._backward_impl = autograd_backward

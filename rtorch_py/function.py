@@ -25,11 +25,19 @@ class NamedList:
     """An R-like named list: `s["weight"]`, `s.weight`, `s[0]` (0-based in
     Python), iteration over values, `names()`, `len()`."""
 
-    __slots__ = ("_names", "_values")
+    # The instance __dict__ holds the values by name too, so that `s.weight`
+    # is a plain attribute read (a __getattr__ fallback costs an exception).
+    __slots__ = ("_names", "_values", "__dict__")
 
     def __init__(self, names: Sequence[str], values: Sequence[Any]) -> None:
-        object.__setattr__(self, "_names", list(names))
-        object.__setattr__(self, "_values", list(values))
+        names, values = list(names), list(values)
+        _set_names(self, names)
+        _set_values(self, values)
+        by_name = self.__dict__
+        for n, v in zip(names, values):
+            # the first of repeated names wins, as with R's `$`; methods keep their names
+            if n and n not in by_name and n not in _RESERVED and n[0] != "_":
+                by_name[n] = v
 
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
@@ -78,6 +86,11 @@ class NamedList:
     def __repr__(self) -> str:
         return "NamedList(" + ", ".join(f"{n or '<unnamed>'}={v!r}"
                                         for n, v in zip(self._names, self._values)) + ")"
+
+
+_set_names = NamedList._names.__set__
+_set_values = NamedList._values.__set__
+_RESERVED = frozenset(n for n in dir(NamedList) if not n.startswith("_"))
 
 
 class AutogradContext:
@@ -142,7 +155,9 @@ class AutogradContext:
     def saved_variables(self) -> NamedList:
         view = self._saved_view
         if view is None:
-            view = NamedList([n for n, _ in self._to_save], self._unpacked())
+            names = self._saved_names if self._node is not None else \
+                [n for n, _ in self._to_save]
+            view = NamedList(names, self._unpacked())
             if self._node is not None:
                 self._saved_view = view
         return view
@@ -164,10 +179,23 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
     `label` names the function in error messages."""
     state = engine._local
     grad_on = state.grad
-    needs = [grad_on and type(a) is Tensor and a._rg for a in args]
+    # forward sees tensors that require grad detached (same data and version);
+    # `originals` maps what it saw back to the caller's tensors
+    needs, fwd_args, originals, edges, meta = [], [], {}, [], []
+    for a in args:
+        if grad_on and type(a) is Tensor and a._rg:
+            alias = a._alias()
+            originals[id(alias)] = a
+            needs.append(True)
+            fwd_args.append(alias)
+            edges.append(edge(a))
+            meta.append((a.data.shape, a.data.dtype))
+        else:
+            needs.append(False)
+            fwd_args.append(a)
+            edges.append((None, 0))
+            meta.append(None)
     ctx = AutogradContext(label, arg_names, needs)
-    # forward sees tensors that require grad detached: same data and version
-    fwd_args = [a._alias() if n else a for a, n in zip(args, needs)] if True in needs else args
     state.grad = False
     try:
         out = call_forward(ctx, fwd_args)
@@ -177,20 +205,11 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
     finally:
         state.grad = grad_on
     outputs, is_seq = _outputs(out, label)
-    if fwd_args is args:
+    if not originals:
         return out  # nothing to differentiate: no node, outputs as forward gave them
 
-    originals = {id(f): a for f, a in zip(fwd_args, args) if f is not a}
     dirty_ids = _dirty_ids(ctx, originals, args, label) if ctx._dirty else ()
     non_diff = {id(t) for t in ctx._non_diff} if ctx._non_diff else ()
-    edges, meta = [], []
-    for a, n in zip(args, needs):
-        if n:
-            edges.append(edge(a))
-            meta.append((a.data.shape, a.data.dtype))
-        else:
-            edges.append((None, 0))
-            meta.append(None)
     ctx._backward, ctx._by_name, ctx._meta = backward, by_name, meta
     node = Node(name, _custom_backward, tuple(edges), ())
     node.ctx = ctx
@@ -228,7 +247,8 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
                 v = SavedTensor(originals.get(id(v), v))
         packed.append(v)
     node.saved = Packed(packed)
-    ctx._to_save = [(n, None) for n, _ in ctx._to_save]
+    ctx._saved_names = names = [n for n, _ in ctx._to_save]
+    ctx._to_save = [(n, None) for n in names]
     if not is_seq:
         return final[0]
     return tuple(final) if isinstance(out, tuple) else final

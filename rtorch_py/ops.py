@@ -256,6 +256,13 @@ def MulBackward0(n, g, a, b):
 
 def mul(a: Any, b: Any) -> Tensor:
     if type(a) is Tensor:
+        if type(b) is Tensor and a.data.dtype is b.data.dtype:  # same-dtype tensors
+            try:
+                out = np.multiply(a.data, b.data)
+            except ValueError:
+                raise _broadcast_error(a, b, "mul") from None
+            return record_binary(out, MulBackward0, a, b,
+                                 (a if b._rg else None, b if a._rg else None))
         c = _number(b, a.data)
         if c is not None:  # tensor * number
             return record_number(np.multiply(a.data, c), MulBackward0, a, (None, c))
