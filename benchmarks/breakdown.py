@@ -30,25 +30,30 @@ def rows() -> list[tuple[str, str, str]]:
     """(group, piece, statement); statements run in the namespace below."""
     return [
         ("forward 2 * x", "the NumPy call: np.multiply(2, arr)", "np.multiply(2, arr)"),
+        ("forward 2 * x", "the number as a cached 0-d array: _number(2, arr)", "_number(2, arr)"),
+        ("forward 2 * x", "the NumPy call with it: np.multiply(arr, two)", "np.multiply(arr, two)"),
         ("forward 2 * x", "Tensor creation: wrap(arr)", "wrap(arr)"),
         ("forward 2 * x", "grad-mode lookup: is_grad_enabled()", "is_grad_enabled()"),
         ("forward 2 * x", "edge(x) (leaf: AccumulateGrad lookup)", "edge(x)"),
         ("forward 2 * x", "Node creation", "Node('MulBackward0', MulBackward0, edges, meta, saved)"),
-        ("forward 2 * x", "record() on a fresh tensor", "record(wrap(arr), MulBackward0, (None, x), (x, None))"),
+        ("forward 2 * x", "record_number(): result tensor + node", "record_number(arr, MulBackward0, x, (None, two))"),
         ("forward 2 * x", "ops.mul(2, x) (whole op)", "mul(2, x)"),
         ("forward 2 * x", "2 * x (operator, via __rmul__)", "2 * x"),
         ("forward 2 * x", "2 * x_nograd (op, record exits early)", "2 * xn"),
         ("forward 2 * x", "PyTorch: 2 * tx", "2 * tx"),
         ("forward 2 * x", "PyTorch: 2 * tx without grad", "2 * txn"),
         ("backward", "(2 * x).backward() (whole)", "(2 * x).backward()"),
-        ("backward", "root gradient, cached ones: wrap(_ones(shape, dtype))",
-         "wrap(_ones(arr.shape, arr.dtype))"),
+        ("backward", "root gradient, cached ones: _ones(shape, dtype)",
+         "_ones(arr.shape, arr.dtype)"),
         ("backward", "grad mode off and back on", "p = set_grad_enabled(False); set_grad_enabled(p)"),
         ("backward", "formula: g * 2 as a tensor op (create_graph path)", "mul(g, 2)"),
-        ("backward", "formula, array mode: node.backward_fn(node, [g])",
-         "p = set_grad_enabled(False); node.backward_fn(node, [g]); set_grad_enabled(p)"),
-        ("backward", "_validate (shape/dtype check, sum_to)", "_validate(node, (None, g), sum_to)"),
-        ("backward", "leaf accumulation: x.grad._accumulate_(g)", "acc._accumulate_(g)"),
+        ("backward", "formula, array mode: node.backward_fn(node, [garr])",
+         "p = set_grad_enabled(False); node.backward_fn(node, [garr]); set_grad_enabled(p)"),
+        ("backward", "_validate (the general check; the walk inlines the common case)",
+         "p = set_grad_enabled(False); _validate(node, (garr, None), sum_to); "
+         "set_grad_enabled(p)"),
+        ("backward", "leaf accumulation into x.grad (array mode)",
+         "p = set_grad_enabled(False); _accumulate(x._accum, [garr]); set_grad_enabled(p)"),
         ("backward", "PyTorch: (2 * tx).backward()", "(2 * tx).backward()"),
         ("custom function", "exp2(x) forward (autograd_function)", "exp2(x)"),
         ("custom function", "exp2(x).backward() (whole)", "exp2(x).backward()"),
@@ -62,10 +67,12 @@ def namespace() -> dict:
     arr = np.ones(1, dtype=np.float32)
     x = rt.torch_tensor([1.0], requires_grad=True)
     node = (2 * x).grad_fn
+    (2 * x).backward()  # x.grad exists: accumulation is in place, as in a training loop
     g = tensor.wrap(np.ones(1, dtype=np.float32))
-    acc = tensor.wrap(np.ones(1, dtype=np.float32))
     return dict(
-        np=np, arr=arr, x=x, xn=rt.torch_tensor([1.0]), g=g, acc=acc, node=node,
+        np=np, arr=arr, x=x, xn=rt.torch_tensor([1.0]), g=g, garr=g.data, node=node,
+        two=ops._number(2, arr), _number=ops._number, record_number=tensor.record_number,
+        _accumulate=engine._accumulate,
         tx=torch.ones(1, requires_grad=True), txn=torch.ones(1),
         wrap=tensor.wrap, record=tensor.record, edge=engine.edge, Node=engine.Node,
         is_grad_enabled=engine.is_grad_enabled, set_grad_enabled=engine.set_grad_enabled,
