@@ -204,17 +204,25 @@ class Node:
     def __repr__(self) -> str:
         return f"<{self.name}>"
 
+    # (Loops, not comprehensions, on these hot paths: in Python 3.11 a
+    # comprehension costs a function call of its own.)
     def unpack_saved(self) -> Sequence:
         saved = self.saved
         if type(saved) is not Packed:
             return saved
-        return [s.unpack(self) if type(s) is SavedTensor else s for s in saved]
+        out = []
+        for s in saved:
+            out.append(s.unpack(self) if type(s) is SavedTensor else s)
+        return out
 
     def unpack_saved_data(self) -> Sequence:
         saved = self.saved
         if type(saved) is not Packed:
             return saved
-        return [s.unpack_data(self) if type(s) is SavedTensor else s for s in saved]
+        out = []
+        for s in saved:
+            out.append(s.unpack_data(self) if type(s) is SavedTensor else s)
+        return out
 
     def release(self) -> None:
         """Free saved tensors (plain values such as shapes cost nothing to keep)."""
@@ -278,9 +286,13 @@ def _accumulate(node: AccumulateGrad, grads: list) -> tuple:
                     not g.flags.writeable or getrefcount(g) > 3:
                 g = np.array(g)
             leaf.grad = make_tensor(g)
-        elif grad.grad_fn is None:
-            np.add(grad.data, g, out=grad.data, casting="unsafe")  # in place: references
-            grad._version[0] += 1                                  # to .grad see the sum
+        elif grad.grad_fn is None:  # in place, so that references to .grad see the sum
+            d = grad.data
+            if d.size == 1:
+                d[...] = d + g  # (NumPy's in-place ufunc is slow on one element)
+            else:
+                np.add(d, g, out=d, casting="unsafe")
+            grad._version[0] += 1
         else:
             leaf.grad = make_tensor(grad.data + g)
     return ()

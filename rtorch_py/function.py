@@ -247,8 +247,11 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
                 v = SavedTensor(originals.get(id(v), v))
         packed.append(v)
     node.saved = Packed(packed)
-    ctx._saved_names = names = [n for n, _ in ctx._to_save]
-    ctx._to_save = [(n, None) for n in names]
+    names, to_save = [], []
+    for n, _ in ctx._to_save:
+        names.append(n)
+        to_save.append((n, None))
+    ctx._saved_names, ctx._to_save = names, to_save
     if not is_seq:
         return final[0]
     return tuple(final) if isinstance(out, tuple) else final
@@ -288,14 +291,21 @@ def _custom_backward(node: Node, grads: list) -> tuple:
     ctx = node.ctx
     arrays = not engine._local.grad  # the walk carries arrays: the user's code sees tensors
     if arrays:
-        grads = [None if g is None else wrap(g) for g in grads]
+        tensors = []
+        for g in grads:
+            tensors.append(None if g is None else wrap(g))
+        grads = tensors
     if ctx.materialize_grads and len(grads) > 1:
         grads = [wrap(np.zeros(*m)) if g is None else g for g, m in zip(grads, ctx.output_meta)]
     ctx._node = node
     try:
         result = ctx._backward(ctx, *grads)
         result = _match_grads(result, ctx, ctx._arg_names, ctx._fn_name, ctx._by_name)
-        return [None if g is None else g.data for g in result] if arrays else result
+        if arrays:
+            for i, g in enumerate(result):
+                if g is not None:
+                    result[i] = g.data
+        return result
     except Exception as err:
         err.add_note(f"(raised in the backward of {ctx._fn_name})")
         raise

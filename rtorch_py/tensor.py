@@ -558,9 +558,14 @@ def _pack(saved: tuple, out: Tensor) -> tuple:
     """Saved values as the node keeps them: tensors version-checked, OUTPUT as out."""
     for s in saved:
         if type(s) is Tensor or s is OUTPUT:
-            return Packed([SavedTensor(v) if type(v) is Tensor else
-                           SavedTensor(out, True) if v is OUTPUT else v for v in saved])
-    return saved
+            break
+    else:
+        return saved
+    packed = []
+    for v in saved:
+        packed.append(SavedTensor(v) if type(v) is Tensor else
+                      SavedTensor(out, True) if v is OUTPUT else v)
+    return Packed(packed)
 
 
 _NO_EDGE = (None, 0)
