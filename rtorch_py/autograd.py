@@ -6,7 +6,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import engine
-from .engine import edge, grad_accumulator, run_backward
+from .engine import edge, grad_accumulator, implicit_grad, run_backward
 from .ops import sum_to
 from . import tensor as tensor_module
 from .tensor import Tensor, wrap, to_array
@@ -18,21 +18,6 @@ def _as_list(x: Any) -> list:
     if isinstance(x, Tensor):
         return [x]
     return list(x)
-
-
-_ONES: dict = {}
-
-
-def _ones(shape: tuple, dtype: np.dtype) -> np.ndarray:
-    """A read-only 1-element array of ones (the implicit gradient), made once per
-    shape and dtype; being read-only, it is copied before anyone keeps it as .grad."""
-    key = (shape, dtype)
-    arr = _ONES.get(key)
-    if arr is None:
-        arr = np.ones(shape, dtype=dtype)
-        arr.flags.writeable = False
-        _ONES[key] = arr
-    return arr
 
 
 def _root_grads(tensors: list, grad_tensors: list | None, create_graph: bool) -> list:
@@ -54,7 +39,7 @@ def _root_grads(tensors: list, grad_tensors: list | None, create_graph: bool) ->
                     "grad can be implicitly created only for scalar outputs: this tensor has "
                     f"shape [{', '.join(map(str, t.shape))}]; pass a gradient of that shape, "
                     "e.g. backward(gradient = torch_ones_like(y)), or reduce it with sum()")
-            g = wrap(_ones(t.data.shape, t.data.dtype))
+            g = wrap(implicit_grad(t.data.shape, t.data.dtype))
         else:
             if not isinstance(g, Tensor):
                 g = Tensor(to_array(g, t.dtype))
@@ -92,14 +77,7 @@ def autograd_backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool
                 engine.accumulate_grad(t, g)
 
 
-def _backward_scalar(t: Tensor, retain_graph: bool) -> None:
-    """`loss.backward()` on a one-element tensor: the implicit gradient of ones."""
-    d = t.data
-    run_backward([(edge(t), _ones(d.shape, d.dtype))], retain_graph, False, sum_to=sum_to)
-
-
 tensor_module._backward_impl = autograd_backward
-tensor_module._backward_scalar = _backward_scalar
 
 
 def _input_edge(t: Any, i: int) -> tuple:

@@ -469,6 +469,21 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
     return got if create_graph else [None if g is None else make_tensor(g) for g in got]
 
 
+_ONES: dict = {}
+
+
+def implicit_grad(shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """The gradient `backward()` starts from on a one-element tensor: ones, made
+    once per shape and dtype and read-only (copied before anyone keeps it)."""
+    key = (shape, dtype)
+    arr = _ONES.get(key)
+    if arr is None:
+        arr = np.ones(shape, dtype=dtype)
+        arr.flags.writeable = False
+        _ONES[key] = arr
+    return arr
+
+
 def _send(buffers: dict, ready: list, node: Node, nr: int, g: Any) -> None:
     """Add gradient g for output nr of node, queueing the node on its first one."""
     buf = buffers.get(node)

@@ -287,7 +287,9 @@ class Tensor:
                  create_graph: bool = False, inputs: Any = None) -> None:
         if gradient is None and inputs is None and not create_graph and self._rg and \
                 self.data.size == 1:
-            _backward_scalar(self, bool(retain_graph))  # the common `loss.backward()`
+            d = self.data  # the common `loss.backward()`: no argument to check
+            engine.run_backward([(edge(self), engine.implicit_grad(d.shape, d.dtype))],
+                                bool(retain_graph), False)
         else:
             _backward_impl([self], None if gradient is None else [gradient],
                            retain_graph, create_graph, inputs)
@@ -296,7 +298,6 @@ class Tensor:
 _new = object.__new__
 # set by autograd.py (which imports this module)
 _backward_impl: Callable = None
-_backward_scalar: Callable = None
 
 try:
     from sys import getrefcount as _getrefcount
