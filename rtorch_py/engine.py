@@ -174,12 +174,11 @@ class Node:
     and returns one gradient (or None) per edge in `next_functions`.
     """
 
-    # Hot fields are slots; rare ones (hooks, anomaly trace, a custom
-    # function's ctx) default at class level and land in __dict__ when set,
-    # so creating a node costs six assignments.
+    # Hot fields are slots; rare ones (hooks, anomaly trace, more than one
+    # output) default at class level and land in __dict__ when set, so
+    # creating a node costs six assignments.
     __slots__ = ("name", "backward_fn", "next_functions", "input_meta", "saved", "seq",
                  "__dict__", "__weakref__")
-    ctx: Any = None
     num_outputs = 1
     pre_hooks: dict | None = None    # output_nr -> [hook(grad)]
     post_hooks: list | None = None   # [hook(grad_inputs, grad_outputs)]
@@ -259,10 +258,6 @@ class AccumulateGrad(Node):
     @property
     def variable(self) -> Any:
         return self._variable()
-
-    def leaf_hooks(self) -> bool:
-        leaf = self._variable()
-        return leaf is not None and bool(leaf._hooks)
 
 
 _accumulate_lock = threading.Lock()  # two threads' backward may share a leaf
@@ -402,7 +397,7 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
                 node = pop(ready)[1]
                 grads = buffers.pop(node)
             if type(node) is AccumulateGrad:
-                if node.pre_hooks or node.retain_refs or node.leaf_hooks():
+                if node.pre_hooks or node.retain_refs:
                     grads = _call_pre_hooks(node, grads)
                 if capture_keys:
                     _capture(captured, capture_keys, node, grads)
@@ -546,11 +541,6 @@ def _call_pre_hooks(node: Node, grads: list) -> list:
             for hook in list(hooks):
                 if grads[nr] is not None:
                     grads[nr] = call(hook, grads[nr])
-    if type(node) is AccumulateGrad:
-        leaf = node._variable()
-        if leaf is not None and leaf._hooks and grads[0] is not None:
-            for hook in list(leaf._hooks):
-                grads[0] = call(hook, grads[0])
     if node.retain_refs:
         # retain_grad() hooks run last, after every other hook (PyTorch >= 2.0).
         for nr, ref in node.retain_refs.items():

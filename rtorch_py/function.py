@@ -173,6 +173,12 @@ class AutogradContext:
 # The shared mechanism
 
 
+class CustomNode(Node):
+    """The node of a custom function call: it keeps the call's ctx."""
+
+    __slots__ = ("ctx",)
+
+
 def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
            args: Sequence[Any], call_forward: Callable, by_name: bool) -> Any:
     """Run a custom forward without recording, then attach one node `name` for it.
@@ -211,7 +217,7 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
     dirty_ids = _dirty_ids(ctx, originals, args, label) if ctx._dirty else ()
     non_diff = {id(t) for t in ctx._non_diff} if ctx._non_diff else ()
     ctx._backward, ctx._by_name, ctx._meta = backward, by_name, meta
-    node = Node(name, _custom_backward, tuple(edges), ())
+    node = CustomNode(name, _custom_backward, tuple(edges), ())
     node.ctx = ctx
     if len(outputs) != 1:
         node.num_outputs = len(outputs)

@@ -79,7 +79,6 @@ class Tensor:
     _grad: "Tensor | None" = None
     _output_nr = 0        # which output of grad_fn this tensor is
     _accum = None         # a leaf's AccumulateGrad node
-    _hooks: list | None = None
     _base: "Tensor | None" = None  # the tensor a view looks into
 
     __array_priority__ = 1000  # numpy scalars defer to our operators
@@ -277,11 +276,9 @@ class Tensor:
         replacement gradient."""
         if not self._rg:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is not None:
-            return self.grad_fn.register_prehook(hook, self._output_nr)
-        if self._hooks is None:
-            self._hooks = []
-        return engine.RemovableHandle(self._hooks, hook)
+        # a leaf's hooks live on its accumulator node, as PyTorch keeps them
+        node = self.grad_fn if self.grad_fn is not None else engine.grad_accumulator(self)
+        return node.register_prehook(hook, self._output_nr)
 
     def backward(self, gradient: Any = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs: Any = None) -> None:
