@@ -124,7 +124,9 @@ class SavedTensor:
         if t is None:  # the op's output: a new alias that has the node again
             t = make_tensor(self.data)
             t._version = self.version_box
-            t.grad_fn, t._rg, t._output_nr = node, True, self.output_nr
+            t.grad_fn, t._rg = node, True
+            if self.output_nr:  # (0 is the class default: no __dict__ for it)
+                t._output_nr = self.output_nr
         return t
 
     def unpack_data(self, node: "Node") -> Any:

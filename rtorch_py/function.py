@@ -30,7 +30,9 @@ class NamedList:
     __slots__ = ("_names", "_values", "__dict__")
 
     def __init__(self, names: Sequence[str], values: Sequence[Any]) -> None:
-        names, values = list(names), list(values)
+        # lists are kept as given (nobody changes them afterwards: it is read-only)
+        names = names if type(names) is list else list(names)
+        values = values if type(values) is list else list(values)
         _set_names(self, names)
         _set_values(self, values)
         by_name = self.__dict__
@@ -99,7 +101,8 @@ class AutogradContext:
     # Defaults at class level: a ctx is made on every call, so it sets only
     # what every call has.
     _needs_view: Any = None      # needs_input_grad, built on first use
-    _to_save: list = []          # (name, value) as given in forward; names only after
+    _saved_names: list = []      # names of the saved values ("" if unnamed), in order
+    _to_save: list | None = []   # the values as given in forward; None once the node has them
     _saved_view: Any = None      # cached while one backward runs
     _dirty: tuple | list = ()
     _non_diff: tuple | list = ()
@@ -126,7 +129,8 @@ class AutogradContext:
     # -- called in forward -------------------------------------------------
     def save_for_backward(self, *args: Any, **kwargs: Any) -> None:
         """Keep tensors or any other values for backward, in order, with names."""
-        self._to_save = [("", a) for a in args] + list(kwargs.items())
+        self._saved_names = [""] * len(args) + list(kwargs)
+        self._to_save = [*args, *kwargs.values()]
 
     def mark_dirty(self, *tensors: Any) -> None:
         for t in tensors:
@@ -147,17 +151,17 @@ class AutogradContext:
 
     # -- read in backward --------------------------------------------------
     def _unpacked(self) -> list:
-        if self._node is None:  # in forward, or no graph: the values as given
-            return [v for _, v in self._to_save]
-        return self._node.unpack_saved()  # the node keeps them (and frees them)
+        if self._node is not None:
+            return self._node.unpack_saved()  # the node keeps them (and frees them)
+        if self._to_save is not None:  # in forward, or no graph: the values as given
+            return list(self._to_save)
+        return [None] * len(self._saved_names)  # after forward: only backward sees them
 
     @property
     def saved_variables(self) -> NamedList:
         view = self._saved_view
         if view is None:
-            names = self._saved_names if self._node is not None else \
-                [n for n, _ in self._to_save]
-            view = NamedList(names, self._unpacked())
+            view = NamedList(self._saved_names, self._unpacked())
             if self._node is not None:
                 self._saved_view = view
         return view
@@ -236,14 +240,16 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
             if res is not t:
                 res.grad_fn, res._rg = None, False
         else:
-            res.grad_fn, res._rg, res._output_nr = node, True, i
+            res.grad_fn, res._rg = node, True
+            if res._output_nr != i:
+                res._output_nr = i
         final.append(res)
 
     # Saved inputs are kept as the caller's tensors (so create_graph can flow
     # through them); saved outputs without their node, to avoid a cycle. The
     # values now live in the node; the ctx keeps their names.
     packed = []
-    for _, v in ctx._to_save:
+    for v in ctx._to_save:
         if type(v) is Tensor:
             for i, t in enumerate(outputs):
                 if t is v and not (dirty_ids and id(v) in dirty_ids):
@@ -253,11 +259,7 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
                 v = SavedTensor(originals.get(id(v), v))
         packed.append(v)
     node.saved = Packed(packed)
-    names, to_save = [], []
-    for n, _ in ctx._to_save:
-        names.append(n)
-        to_save.append((n, None))
-    ctx._saved_names, ctx._to_save = names, to_save
+    ctx._to_save = None
     if not is_seq:
         return final[0]
     return tuple(final) if isinstance(out, tuple) else final
@@ -364,11 +366,14 @@ def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], na
             raise TypeError(f"{name}: backward returned {_kind(g)} as the gradient "
                             f"for '{arg_names[i]}'; gradients must be tensors (or NULL/None)")
         shape, dtype = meta[i]
-        if g.data.dtype.kind != "f":
+        d = g.data
+        if d.dtype is dtype and d.shape == shape:
+            continue  # (the common case)
+        if d.dtype.kind != "f":
             raise TypeError(f"{name}: backward returned a gradient of dtype {g.dtype} for "
                             f"'{arg_names[i]}', which is {_dtname(dtype)}; gradients must "
                             "be floating point")
-        if g.data.shape != shape:
+        if d.shape != shape:
             if not engine.reduces_to(g.data.shape, shape):
                 raise RuntimeError(
                     f"{name}: backward returned a gradient of shape "

@@ -1275,9 +1275,10 @@ def ctx_get(ctx: AutogradContext, name: str) -> Any:
 
 def ctx_save(ctx: AutogradContext, values: Any) -> None:
     if isinstance(values, NamedList):
-        ctx._to_save = list(values.items())
+        ctx._saved_names, ctx._to_save = values.names(), values.values()
     else:
-        ctx._to_save = [("", v) for v in _list(values)]
+        ctx._to_save = _list(values)
+        ctx._saved_names = [""] * len(ctx._to_save)
 
 
 def ctx_mark_dirty(ctx: AutogradContext, tensors: Any) -> None:
