@@ -184,9 +184,11 @@ class CustomNode(Node):
 
 
 def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
-           args: Sequence[Any], call_forward: Callable, by_name: bool) -> Any:
+           args: Sequence[Any], call_forward: Callable, by_name: bool,
+           positional: bool = False) -> Any:
     """Run a custom forward without recording, then attach one node `name` for it.
-    `label` names the function in error messages."""
+    `label` names the function in error messages. `call_forward(ctx, args)` runs
+    the user's forward; with `positional` it is the forward itself, `(ctx, *args)`."""
     state = engine._local
     grad_on = state.grad
     # forward sees tensors that require grad detached (same data and version);
@@ -208,7 +210,7 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
     ctx = AutogradContext(label, arg_names, needs)
     state.grad = False
     try:
-        out = call_forward(ctx, fwd_args)
+        out = call_forward(ctx, *fwd_args) if positional else call_forward(ctx, fwd_args)
     except Exception as err:
         err.add_note(f"(raised in the forward of {label})")
         raise
@@ -438,9 +440,6 @@ class AutogradFunction:
                       else "custom function")
         self.__signature__ = self._sig
 
-    def _call_positional(self, ctx: AutogradContext, fargs: list) -> Any:
-        return self.forward(ctx, *fargs)
-
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         names = self.arg_names
         if self._simple and not kwargs and len(args) == len(names):
@@ -457,11 +456,12 @@ class AutogradFunction:
             bound.apply_defaults()
             values, names = _flatten_bound(bound)
         if names is self.arg_names:
-            call = self._call_positional
-        else:
-            def call(ctx, fargs, _names=names):
-                pos, kw = _rebuild(self._sig, _names, fargs)
-                return self.forward(ctx, *pos, **kw)
+            return _apply(R_NODE_NAME, self.label, self.backward, names, values, self.forward,
+                          True, positional=True)
+
+        def call(ctx, fargs, _names=names):
+            pos, kw = _rebuild(self._sig, _names, fargs)
+            return self.forward(ctx, *pos, **kw)
         return _apply(R_NODE_NAME, self.label, self.backward, names, values, call, True)
 
 
