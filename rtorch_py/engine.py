@@ -418,27 +418,34 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
                     node = None
                     continue
             if node.post_hooks or node.trace:
-                outs = _run_node(node, grads, sum_to)
+                outs = _run_node(node, grads, sum_to)  # validated there
+                meta = None
             else:
                 outs = node.backward_fn(node, grads)
                 meta = node.input_meta
-                if meta:  # (the common case inline: arrays of the inputs' shapes and dtypes)
-                    if len(outs) != len(meta) or create_graph:
-                        outs = _validate(node, outs, sum_to)
-                    else:
-                        for m, g in zip(meta, outs):
-                            if m is not None and g is not None and \
-                                    (g.dtype is not m[1] or g.shape != m[0]):
-                                outs = _validate(node, outs, sum_to)
-                                break
+                if meta and (create_graph or len(outs) != len(meta)):
+                    outs = _validate(node, outs, sum_to)
+                    meta = None
             if not retain_graph and type(node.saved) is Packed:
-                node.release()
-            # Hand each input gradient to the node it came from. With nothing
-            # else waiting, the one node that gets a gradient runs next directly.
+                for s in node.saved:  # free the saved tensors
+                    if type(s) is SavedTensor:
+                        s.tensor = s.data = None
+            # Hand each input gradient to the node it came from (checking it has
+            # the input's shape and dtype). With nothing else waiting, the one
+            # node that gets a gradient runs next directly.
             direct = None
-            for (nxt, nr), g in zip(node.next_functions, outs):
-                if g is None or nxt is None:
+            i = -1
+            for nxt, nr in node.next_functions:
+                i += 1
+                if nxt is None:
                     continue
+                g = outs[i]
+                if g is None:
+                    continue
+                if meta:
+                    m = meta[i]
+                    if m is not None and (g.dtype is not m[1] or g.shape != m[0]):
+                        g = _conform(node, i, g, m, sum_to, True)
                 if direct is None and not ready:
                     direct, direct_nr, direct_g = nxt, nr, g
                     continue
