@@ -421,7 +421,11 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
                 outs = _run_node(node, grads, sum_to)  # validated there
                 meta = None
             else:
-                outs = node.backward_fn(node, grads)
+                f = None if create_graph else array_formulas.get(node.backward_fn)
+                if f is not None:  # (saves a call: the adapter would do just this)
+                    outs = f(node, grads[0], *node.unpack_saved_data())
+                else:
+                    outs = node.backward_fn(node, grads)
                 meta = node.input_meta
                 if meta and (create_graph or len(outs) != len(meta)):
                     outs = _validate(node, outs, sum_to)
@@ -475,6 +479,11 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
     got = [captured.get(i) for i in range(len(capture))]
     return got if create_graph else [None if g is None else make_tensor(g) for g in got]
 
+
+# backward_fn -> the formula it adapts, `f(node, grad, *saved)`, for formulas that
+# also run on arrays (filled by the op layer; see ops.formula). With create_graph
+# off the walk calls these directly on the arrays it carries.
+array_formulas: dict = {}
 
 _ONES: dict = {}
 

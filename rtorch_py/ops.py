@@ -22,6 +22,7 @@ import numpy as np
 from .tensor import OUTPUT, Tensor, _dim, _F32, _F64, needs_grad, record, wrap, as_dtype
 from .tensor import record_unary, record_binary, record_number
 from .tensor import to_array, is_grad_enabled, _state
+from . import engine
 from .engine import Node, Packed, edge
 
 Number = (int, float, bool, np.number, np.bool_)
@@ -53,6 +54,8 @@ def formula(fn: Callable | None = None, *, arrays: bool = False) -> Callable:
             return [None if o is None else o.data for o in outs]
     backward_fn.__name__ = fn.__name__
     backward_fn.__qualname__ = fn.__qualname__
+    if arrays:
+        engine.array_formulas[backward_fn] = fn
     return backward_fn
 
 
