@@ -423,7 +423,9 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
             else:
                 f = None if create_graph else array_formulas.get(node.backward_fn)
                 if f is not None:  # (saves a call: the adapter would do just this)
-                    outs = f(node, grads[0], *node.unpack_saved_data())
+                    saved = node.saved
+                    outs = f(node, grads[0], *(node.unpack_saved_data()
+                                               if type(saved) is Packed else saved))
                 else:
                     outs = node.backward_fn(node, grads)
                 meta = node.input_meta

@@ -28,17 +28,20 @@ from .engine import Node, Packed, edge
 Number = (int, float, bool, np.number, np.bool_)
 
 
-def formula(fn: Callable | None = None, *, arrays: bool = False) -> Callable:
+def formula(fn: Callable | None = None, *, arrays: bool = False,
+            name: str | None = None) -> Callable:
     """Adapt `fn(node, grad, *saved)` to the engine's `backward_fn(node, grads)`.
 
     `arrays=True` marks a formula written only with operators (+ - * / ** @,
     comparisons, `.T`, `.reshape`) and `_expand`, which NumPy arrays and tensors
     share: when create_graph is off it runs on the raw arrays, skipping the
     per-op tensor overhead; with create_graph on it runs on tensors and so
-    records its own graph. One formula either way.
+    records its own graph. One formula either way. `name` names the node
+    (default: the function's name), for a formula specialised to one case of
+    an op.
     """
     if fn is None:
-        return lambda f: formula(f, arrays=arrays)
+        return lambda f: formula(f, arrays=arrays, name=name)
     # In backward, grad mode is on exactly when gradients are tensors (create_graph);
     # otherwise they are arrays.
     if arrays:
@@ -52,7 +55,7 @@ def formula(fn: Callable | None = None, *, arrays: bool = False) -> Callable:
                 return fn(node, grads[0], *node.unpack_saved())
             outs = fn(node, wrap(grads[0]), *node.unpack_saved())
             return [None if o is None else o.data for o in outs]
-    backward_fn.__name__ = fn.__name__
+    backward_fn.__name__ = name or fn.__name__
     backward_fn.__qualname__ = fn.__qualname__
     if arrays:
         engine.array_formulas[backward_fn] = fn
@@ -200,7 +203,7 @@ def add(a: Any, b: Any, alpha: Any = 1) -> Tensor:
     if type(a) is Tensor and alpha == 1:
         c = _number(b, a.data)
         if c is not None:  # tensor + number
-            return record_number(np.add(a.data, c), AddBackward0, a, (1,))
+            return record_number(np.add(a.data, c), AddNumberBackward, a, ())
     ta = a if type(a) is Tensor else None
     tb = b if type(b) is Tensor else None
     db = tb.data if tb is not None else _data(b)
@@ -213,6 +216,22 @@ def add(a: Any, b: Any, alpha: Any = 1) -> Tensor:
     return record_binary(out, AddBackward0, ta, tb, (alpha,))
 
 
+# A tensor with a number (`x * 2`, `x + 1`): only the tensor gets a gradient.
+@formula(arrays=True, name="AddBackward0")
+def AddNumberBackward(n, g):
+    return g, None
+
+
+@formula(arrays=True, name="MulBackward0")
+def MulNumberBackward(n, g, c):
+    return g * c, None
+
+
+@formula(arrays=True, name="DivBackward0")
+def DivNumberBackward(n, g, c):
+    return g / c, None
+
+
 @formula(arrays=True)
 def SubBackward0(n, g, alpha):
     return g, (-g if alpha == 1 else g * -alpha) if n.needs(1) else None
@@ -222,7 +241,8 @@ def sub(a: Any, b: Any, alpha: Any = 1) -> Tensor:
     if type(a) is Tensor and alpha == 1:
         c = _number(b, a.data)
         if c is not None:  # tensor - number
-            return record_number(np.subtract(a.data, c), SubBackward0, a, (1,))
+            return record_number(np.subtract(a.data, c), AddNumberBackward, a, (),
+                                 name="SubBackward0")
     try:
         out = np.subtract(_data(a), _data(b) if alpha == 1 else _data(b) * alpha)
     except ValueError:
@@ -268,7 +288,7 @@ def mul(a: Any, b: Any) -> Tensor:
                                  (a if b._rg else None, b if a._rg else None))
         c = _number(b, a.data)
         if c is not None:  # tensor * number
-            return record_number(np.multiply(a.data, c), MulBackward0, a, (None, c))
+            return record_number(np.multiply(a.data, c), MulNumberBackward, a, (c,))
     ta = a if type(a) is Tensor else None
     tb = b if type(b) is Tensor else None
     try:
@@ -295,7 +315,7 @@ def div(a: Any, b: Any, rounding_mode: str | None = None) -> Tensor:
     if type(a) is Tensor and rounding_mode is None:
         c = _number(b, a.data)
         if c is not None:  # tensor / number
-            return record_number(np.true_divide(a.data, c), DivBackward0, a, (None, c))
+            return record_number(np.true_divide(a.data, c), DivNumberBackward, a, (c,))
     da, db = _data(a), _data(b)
     try:
         if rounding_mode is None:

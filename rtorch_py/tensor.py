@@ -507,7 +507,8 @@ def record_binary(arr: np.ndarray, backward_fn: Callable, a: Tensor | None, b: T
     return out
 
 
-def record_number(arr: np.ndarray, backward_fn: Callable, a: Tensor, saved: tuple) -> Tensor:
+def record_number(arr: np.ndarray, backward_fn: Callable, a: Tensor, saved: tuple,
+                  name: str | None = None) -> Tensor:
     """`record_binary` for tensor `a` with a plain number (the commonest op of all:
     `x * 2`); `saved` must hold plain values only (it is kept as given)."""
     out = _new(Tensor)
@@ -515,7 +516,7 @@ def record_number(arr: np.ndarray, backward_fn: Callable, a: Tensor, saved: tupl
     out._version = [0]
     if a._rg and _state.grad:
         d = a.data
-        out.grad_fn = Node(backward_fn.__name__, backward_fn,
+        out.grad_fn = Node(name or backward_fn.__name__, backward_fn,
                            ((a.grad_fn, a._output_nr) if a.grad_fn is not None else edge(a),
                             _NO_EDGE), ((d.shape, d.dtype), None), saved)
         out._rg = True

@@ -68,7 +68,7 @@ def test_100k_op_chain_backward_is_iterative_and_linear(monkeypatch):
         return lambda node, grads: (runs.append(node), fn(node, grads))[1]
     # ops look their formulas up when they record a node; the leaf's is the engine's
     from rtorch_py import ops
-    for name in ("MulBackward0", "AddBackward0", "SumBackward0"):
+    for name in ("MulNumberBackward", "AddNumberBackward", "SumBackward0"):
         monkeypatch.setattr(ops, name, counted(getattr(ops, name)))
     monkeypatch.setattr(engine, "_accumulate", counted(engine._accumulate))
     limit = sys.getrecursionlimit()
