@@ -78,13 +78,24 @@ def enable_grad() -> _GradMode:
     return _GradMode(True)
 
 
+# How many anomaly blocks are open in any thread: while none is, making a node
+# skips the thread-local lookup (it is on every op's path).
+_anomaly_blocks = 0
+_anomaly_lock = threading.Lock()
+
+
 @contextmanager
 def detect_anomaly(check_nan: bool = True) -> Iterator[None]:
+    global _anomaly_blocks
     prev = _local.anomaly, _local.check_nan
     _local.anomaly, _local.check_nan = True, check_nan
+    with _anomaly_lock:
+        _anomaly_blocks += 1
     try:
         yield
     finally:
+        with _anomaly_lock:
+            _anomaly_blocks -= 1
         _local.anomaly, _local.check_nan = prev
 
 
@@ -182,6 +193,7 @@ class Node:
     __slots__ = ("name", "backward_fn", "next_functions", "input_meta", "saved", "seq",
                  "__dict__", "__weakref__")
     num_outputs = 1
+    hooked = False                   # any of the four below set: the walk looks at them
     pre_hooks: dict | None = None    # output_nr -> [hook(grad)]
     post_hooks: list | None = None   # [hook(grad_inputs, grad_outputs)]
     retain_refs: dict | None = None  # output_nr -> weakref of a retain_grad() tensor
@@ -195,8 +207,9 @@ class Node:
         self.input_meta = input_meta
         self.saved = saved
         self.seq = next(_sequence)
-        if _local.anomaly:
+        if _anomaly_blocks and _local.anomaly:
             self.trace = traceback.format_stack()[:-3]
+            self.hooked = True
 
     def needs(self, i: int) -> bool:
         """Whether input i wants a gradient (lets a formula skip dead work)."""
@@ -236,12 +249,21 @@ class Node:
         """Post-hook: fn(grad_inputs, grad_outputs) after this node runs."""
         if self.post_hooks is None:
             self.post_hooks = []
+        self.hooked = True
         return RemovableHandle(self.post_hooks, fn)
 
     def register_prehook(self, fn: Callable, output_nr: int = 0) -> "RemovableHandle":
         if self.pre_hooks is None:
             self.pre_hooks = {}
+        self.hooked = True
         return RemovableHandle(self.pre_hooks.setdefault(output_nr, []), fn)
+
+    def retain(self, output_nr: int, ref: weakref.ref) -> None:
+        """retain_grad(): keep output `output_nr`'s gradient in the tensor `ref` names."""
+        if self.retain_refs is None:
+            self.retain_refs = {}
+        self.retain_refs[output_nr] = ref
+        self.hooked = True
 
 
 class AccumulateGrad(Node):
@@ -401,8 +423,9 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
                     break
                 node = pop(ready)[1]
                 grads = buffers.pop(node)
+            hooked = node.hooked
             if type(node) is AccumulateGrad:
-                if node.pre_hooks or node.retain_refs:
+                if hooked and (node.pre_hooks or node.retain_refs):
                     grads = _call_pre_hooks(node, grads)
                 if capture_keys:
                     _capture(captured, capture_keys, node, grads)
@@ -410,14 +433,14 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
                     pending.append((node, grads))  # committed once the whole walk succeeds
                 node = None
                 continue
-            if node.pre_hooks or node.retain_refs:
+            if hooked and (node.pre_hooks or node.retain_refs):
                 grads = _call_pre_hooks(node, grads)
             if capture_keys:
                 _capture(captured, capture_keys, node, grads)
                 if needed is not None and node not in needed:
                     node = None
                     continue
-            if node.post_hooks or node.trace:
+            if hooked and (node.post_hooks or node.trace):
                 outs = _run_node(node, grads, sum_to)  # validated there
                 meta = None
             else:
@@ -469,7 +492,7 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
         # Leaves get their gradients only now, so a failing backward leaves
         # every .grad as it was.
         for node, grads in pending:
-            if node.post_hooks or node.trace:
+            if node.hooked and (node.post_hooks or node.trace):
                 _run_node(node, grads, sum_to)
             else:
                 node.backward_fn(node, grads)

@@ -1593,9 +1593,7 @@ def _carry_retain_grad(x: Tensor, old: Node, old_nr: int) -> None:
     ref = old.retain_refs.get(old_nr)
     if ref is not None and ref() is x:
         del old.retain_refs[old_nr]
-        if x.grad_fn.retain_refs is None:
-            x.grad_fn.retain_refs = {}
-        x.grad_fn.retain_refs[x._output_nr] = ref
+        x.grad_fn.retain(x._output_nr, ref)
 
 
 # In-place on a view: the op is recorded on the base as a CopySlices node (the

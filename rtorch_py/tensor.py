@@ -261,9 +261,7 @@ class Tensor:
         node = self.grad_fn
         if node is None:
             return  # leaves keep their grad anyway
-        if node.retain_refs is None:
-            node.retain_refs = {}
-        node.retain_refs[self._output_nr] = weakref.ref(self)
+        node.retain(self._output_nr, weakref.ref(self))
 
     @property
     def retains_grad(self) -> bool:
