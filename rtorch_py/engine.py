@@ -173,11 +173,10 @@ class SavedTensor:
                 "to compute its gradient.")
 
 
-class Packed(tuple):
-    """A node's saved values when some of them are SavedTensors. A plain tuple
-    holds none: formulas get it as it is, and releasing it frees nothing."""
-
-    __slots__ = ()
+# A node's saved values are a tuple when they are plain values (formulas get it
+# as it is; releasing frees nothing), and a list when some are SavedTensors (a
+# list, not a tuple subclass: it is made for most nodes and is cheaper).
+Packed = list
 
 
 class Node:

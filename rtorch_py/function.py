@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from . import engine, ops
-from .engine import Node, Packed, SavedTensor, edge
+from .engine import Node, SavedTensor, edge
 from .tensor import Tensor, wrap
 
 # R torch's custom nodes are libtorch CppNodes around its LanternFunction.
@@ -260,7 +260,7 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
             else:
                 v = SavedTensor(originals.get(id(v), v))
         packed.append(v)
-    node.saved = Packed(packed)
+    node.saved = packed  # (a Packed list)
     ctx._to_save = None
     if not is_seq:
         return final[0]

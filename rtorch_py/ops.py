@@ -23,7 +23,7 @@ from .tensor import OUTPUT, Tensor, _dim, _F32, _F64, needs_grad, record, wrap, 
 from .tensor import record_unary, record_binary, record_number
 from .tensor import to_array, is_grad_enabled, _state
 from . import engine
-from .engine import Node, Packed, edge
+from .engine import Node, edge
 
 Number = (int, float, bool, np.number, np.bool_)
 
@@ -1647,7 +1647,7 @@ def _record_on_base(v: Tensor, fn: Callable, inputs: tuple, saved: tuple,
     op = tmp.grad_fn
     bmeta = (base.data.shape, base.data.dtype) if base._rg else None
     node = Node("CopySlices", CopySlices, (edge(base),) + op.next_functions[1:],
-                (bmeta,) + op.input_meta[1:], Packed((op, key) + op.saved))
+                (bmeta,) + op.input_meta[1:], [op, key, *op.saved])
     old, old_nr = base.grad_fn, base._output_nr
     base.grad_fn, base._rg, base._output_nr = node, True, 0
     if old is not None and old.retain_refs:

@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import engine
-from .engine import Node, Packed, SavedTensor, edge, is_grad_enabled
+from .engine import Node, SavedTensor, edge, is_grad_enabled
 
 # --------------------------------------------------------------------------
 # dtypes
@@ -551,8 +551,14 @@ def record(out: Tensor, backward_fn: Callable, inputs: Sequence, saved: tuple = 
     return out
 
 
-def _pack(saved: tuple, out: Tensor) -> tuple:
-    """Saved values as the node keeps them: tensors version-checked, OUTPUT as out."""
+def _pack(saved: tuple, out: Tensor) -> tuple | list:
+    """Saved values as the node keeps them: tensors version-checked, OUTPUT as out
+    (then a Packed list; plain values stay a tuple)."""
+    if len(saved) == 1:  # the commonest: an op's own output, or its input
+        s = saved[0]
+        if s is OUTPUT:
+            return [SavedTensor(out, True)]
+        return [SavedTensor(s)] if type(s) is Tensor else saved
     for s in saved:
         if type(s) is Tensor or s is OUTPUT:
             break
@@ -562,7 +568,7 @@ def _pack(saved: tuple, out: Tensor) -> tuple:
     for v in saved:
         packed.append(SavedTensor(v) if type(v) is Tensor else
                       SavedTensor(out, True) if v is OUTPUT else v)
-    return Packed(packed)
+    return packed
 
 
 _NO_EDGE = (None, 0)
