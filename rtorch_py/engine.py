@@ -102,7 +102,7 @@ def detect_anomaly(check_nan: bool = True) -> Iterator[None]:
 # --------------------------------------------------------------------------
 # Graph nodes.
 
-_sequence = count()
+_next_seq = count().__next__  # creation order: every edge points to an older node
 
 # Set by tensor.py: wraps an array in a tensor without copying. The engine
 # hands tensors to user code (hooks, custom backward) and to callers.
@@ -205,7 +205,7 @@ class Node:
         self.next_functions = edges
         self.input_meta = input_meta
         self.saved = saved
-        self.seq = next(_sequence)
+        self.seq = _next_seq()
         if _anomaly_blocks and _local.anomaly:
             self.trace = traceback.format_stack()[:-3]
             self.hooked = True

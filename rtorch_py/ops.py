@@ -148,9 +148,10 @@ def _number(v: Any, arr: np.ndarray) -> np.ndarray | None:
     array's dtype that NumPy would convert it to anyway, or None for anything
     else. Cached: NumPy's own conversion costs about as much as a small op."""
     t = type(v)
-    if (t is float or t is int) and arr.dtype.kind == "f":
-        c = _NUMBERS.get((v, arr.dtype))
-        return c if c is not None else _new_number(v, arr.dtype)
+    if t is float or t is int:
+        dt = arr.dtype
+        c = _NUMBERS.get((v, dt))  # (only float dtypes are ever cached)
+        return c if c is not None or dt.kind != "f" else _new_number(v, dt)
     return None
 
 
