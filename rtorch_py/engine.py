@@ -109,6 +109,26 @@ _next_seq = count().__next__  # creation order: every edge points to an older no
 make_tensor: Callable = None
 
 
+# Version counters: a one-item list shared by a tensor and its aliases and views,
+# bumped by every in-place change. A new tensor starts with the shared read-only
+# NEW_VERSION and gets its own list only when something must follow it (saved for
+# backward, aliased, viewed, changed in place): most never do.
+NEW_VERSION = (0,)
+
+
+def version_box(t: Any) -> list:
+    """t's version counter, made now if t had none of its own."""
+    box = t._version
+    if box is NEW_VERSION:
+        box = t._version = [0]
+    return box
+
+
+def bump_version(t: Any) -> None:
+    """Record an in-place change of t (and so of every alias and view of it)."""
+    version_box(t)[0] += 1
+
+
 class SavedTensor:
     """A tensor saved for backward, with the version it had when saved.
 
@@ -122,6 +142,8 @@ class SavedTensor:
 
     def __init__(self, tensor: Any, is_output: bool = False, output_nr: int = 0) -> None:
         box = tensor._version
+        if box is NEW_VERSION:
+            box = tensor._version = [0]
         self.tensor = None if is_output else tensor
         self.data = tensor.data
         self.version_box = box
@@ -234,7 +256,13 @@ class Node:
             return saved
         out = []
         for s in saved:
-            out.append(s.unpack_data(self) if type(s) is SavedTensor else s)
+            if type(s) is SavedTensor:  # (unpack_data, inline: this runs per node)
+                d = s.data
+                if d is None or s.version_box[0] != s.version:
+                    s._fail(self)
+                out.append(d)
+            else:
+                out.append(s)
         return out
 
     def release(self) -> None:
@@ -311,7 +339,7 @@ def _accumulate(node: AccumulateGrad, grads: list) -> tuple:
                 d[...] = d + g  # (NumPy's in-place ufunc is slow on one element)
             else:
                 np.add(d, g, out=d, casting="unsafe")
-            grad._version[0] += 1
+            bump_version(grad)
         else:
             leaf.grad = make_tensor(grad.data + g)
     finally:

@@ -23,7 +23,7 @@ from .tensor import OUTPUT, Tensor, _dim, _F32, _F64, needs_grad, record, wrap, 
 from .tensor import record_unary, record_binary, record_number
 from .tensor import to_array, is_grad_enabled, _state
 from . import engine
-from .engine import Node, edge
+from .engine import Node, bump_version, edge, version_box
 
 Number = (int, float, bool, np.number, np.bool_)
 
@@ -752,7 +752,7 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
 
 def _view(x: Tensor, arr: np.ndarray) -> Tensor:
     out = wrap(arr)
-    out._version = x._version
+    out._version = version_box(x)
     base = out._base = x if x._base is None else x._base
     if x._rg and base.grad_fn is not None:
         # its history must follow later in-place changes of the base (a leaf that
@@ -1551,7 +1551,7 @@ def index_put_(x: Tensor, key: Any, value: Any) -> Tensor:
                 f"index assignment: a value of shape {_shape(np.shape(vd))} can't be put into "
                 f"the selected elements of shape {_shape(np.shape(x.data[k]))}") from None
         raise _index_error(e, x, k) from None
-    x._version[0] += 1
+    bump_version(x)
     name = "IndexPutBackward0" if not _is_basic(k) else "CopySlices"
     return _record_inplace(x, IndexPutBackward0, (x, v), (k, np.shape(vd)), name)
 
@@ -1695,7 +1695,7 @@ def _inplace_binary(x: Tensor, other: Any, ufunc: Callable, fn: Callable, saved:
         promoted = _float_result(np.empty(0, np.result_type(x.data, _data(other))), x, other)
         raise RuntimeError(f"{name}: result type {wrap(promoted).dtype.r_name} can't be cast "
                            f"to the desired output type {x.dtype.r_name}") from None
-    x._version[0] += 1
+    bump_version(x)
     return _record_inplace(x, fn, (x, o), saved)
 
 
@@ -1733,7 +1733,7 @@ def ZeroBackward0(n, g):
 def zero_(x: Tensor) -> Tensor:
     _check_inplace(x)
     x.data[...] = 0
-    x._version[0] += 1
+    bump_version(x)
     return _record_inplace(x, ZeroBackward0, (x,), ())
 
 
@@ -1755,7 +1755,7 @@ def fill_(x: Tensor, value: Any) -> Tensor:
     v = _fill_value(value, "fill_")
     _check_inplace(x, t)
     x.data[...] = v
-    x._version[0] += 1
+    bump_version(x)
     if t is not None:
         return _record_inplace(x, FillBackward3, (x, t), (t.shape,))
     return _record_inplace(x, FillBackward2, (x,), ())
@@ -1768,7 +1768,7 @@ def clamp_(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
     lo, hi = _scalar(min, "min"), _scalar(max, "max")
     old = x.detach().clone() if needs_grad(x) else None
     np.clip(x.data, lo, hi, out=x.data)
-    x._version[0] += 1
+    bump_version(x)
     return _record_inplace(x, ClampBackward1, (x,), (old, lo, hi))
 
 
@@ -1786,7 +1786,7 @@ def copy_(x: Tensor, src: Any) -> Tensor:
         raise RuntimeError(f"copy_: the source of shape {_shape(np.shape(_data(src)))} "
                            f"doesn't broadcast to the destination's shape {_shape(x.shape)}") \
             from None
-    x._version[0] += 1
+    bump_version(x)
     return _record_inplace(x, CopyBackwards, (x, s), ())
 
 
@@ -1800,7 +1800,7 @@ def masked_fill_(x: Tensor, mask: Any, value: Any) -> Tensor:
     except ValueError:
         raise RuntimeError(f"masked_fill_: the mask of shape {_shape(m.shape)} must "
                            f"broadcast to the tensor's shape {_shape(x.shape)}") from None
-    x._version[0] += 1
+    bump_version(x)
     if t is not None:
         return _record_inplace(x, MaskedFillBackward1, (x, t), (wrap(m), t.shape))
     return _record_inplace(x, MaskedFillBackward0, (x,), (wrap(m),))

@@ -12,7 +12,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import engine
-from .engine import Node, SavedTensor, edge, is_grad_enabled
+from .engine import NEW_VERSION, Node, SavedTensor, bump_version, edge, is_grad_enabled
+from .engine import version_box
 
 # --------------------------------------------------------------------------
 # dtypes
@@ -240,7 +241,7 @@ class Tensor:
 
     def _alias(self) -> "Tensor":
         t = wrap(self.data)
-        t._version = self._version
+        t._version = version_box(self)
         return t
 
     def _owned_copy(self) -> "Tensor":
@@ -252,7 +253,7 @@ class Tensor:
 
     def _accumulate_(self, g: "Tensor") -> None:
         np.add(self.data, g.data, out=self.data, casting="unsafe")
-        self._version[0] += 1
+        bump_version(self)
 
     def retain_grad(self) -> None:
         """Keep this non-leaf tensor's gradient in `.grad` after backward."""
@@ -308,7 +309,7 @@ def _init(t: Tensor, arr: np.ndarray) -> None:
     t.data = arr
     t._rg = False
     t.grad_fn = None
-    t._version = [0]
+    t._version = NEW_VERSION
 
 
 def wrap(arr: np.ndarray) -> Tensor:
@@ -317,7 +318,7 @@ def wrap(arr: np.ndarray) -> Tensor:
     t.data = arr if type(arr) is np.ndarray else np.asarray(arr)  # 0-d ufunc results are scalars
     t._rg = False
     t.grad_fn = None
-    t._version = [0]
+    t._version = NEW_VERSION
     return t
 
 
@@ -462,7 +463,7 @@ def record_unary(arr: np.ndarray, backward_fn: Callable, x: Tensor, saved: tuple
     """
     out = _new(Tensor)
     out.data = arr if type(arr) is np.ndarray else np.asarray(arr)  # 0-d results are scalars
-    out._version = [0]
+    out._version = NEW_VERSION
     if x._rg and _state.grad:
         d = x.data
         out.grad_fn = Node(backward_fn.__name__, backward_fn,
@@ -480,7 +481,7 @@ def record_binary(arr: np.ndarray, backward_fn: Callable, a: Tensor | None, b: T
     """`record_unary` for an op on `a` and `b`, either of which may be None (a number)."""
     out = _new(Tensor)
     out.data = arr if type(arr) is np.ndarray else np.asarray(arr)
-    out._version = [0]
+    out._version = NEW_VERSION
     ra = a is not None and a._rg
     rb = b is not None and b._rg
     if (ra or rb) and _state.grad:
@@ -511,7 +512,7 @@ def record_number(arr: np.ndarray, backward_fn: Callable, a: Tensor, saved: tupl
     `x * 2`); `saved` must hold plain values only (it is kept as given)."""
     out = _new(Tensor)
     out.data = arr if type(arr) is np.ndarray else np.asarray(arr)
-    out._version = [0]
+    out._version = NEW_VERSION
     if a._rg and _state.grad:
         d = a.data
         out.grad_fn = Node(name or backward_fn.__name__, backward_fn,

@@ -162,6 +162,21 @@ def test_inplace_through_view_shares_version():
         z.sum().backward()
 
 
+@pytest.mark.parametrize("make_alias", ["detach", "view"])
+def test_alias_made_before_the_save_shares_the_version(make_alias):
+    # A new tensor gets its own version counter only when something must follow
+    # it; an alias taken first and a later save must still see the same counter.
+    x = rt.torch_ones(3, requires_grad=True)
+    y = x * 2
+    alias = y.detach() if make_alias == "detach" else y.view(3)
+    z = y.sin()  # saves y
+    with rt.with_no_grad():
+        alias.add_(1)
+    assert y._version[0] == alias._version[0] == 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+
+
 def test_inplace_makes_plain_tensor_require_grad():
     x = rt.torch_tensor([1.0, 2.0, 3.0], requires_grad=True)
     a = rt.torch_zeros(3)
