@@ -162,12 +162,6 @@ class SavedTensor:
                 t._output_nr = self.output_nr
         return t
 
-    def unpack_data(self, node: "Node") -> Any:
-        """The saved array itself (same checks), for formulas run on arrays."""
-        if self.data is None or self.version_box[0] != self.version:
-            self._fail(node)
-        return self.data
-
     def _fail(self, node: "Node") -> None:
         if self.data is None:
             raise RuntimeError(
@@ -256,7 +250,7 @@ class Node:
             return saved
         out = []
         for s in saved:
-            if type(s) is SavedTensor:  # (unpack_data, inline: this runs per node)
+            if type(s) is SavedTensor:  # (the checks of unpack, inline: runs per node)
                 d = s.data
                 if d is None or s.version_box[0] != s.version:
                     s._fail(self)
@@ -264,13 +258,6 @@ class Node:
             else:
                 out.append(s)
         return out
-
-    def release(self) -> None:
-        """Free saved tensors (plain values such as shapes cost nothing to keep)."""
-        if type(self.saved) is Packed:
-            for s in self.saved:
-                if type(s) is SavedTensor:
-                    s.tensor = s.data = None
 
     def register_hook(self, fn: Callable) -> "RemovableHandle":
         """Post-hook: fn(grad_inputs, grad_outputs) after this node runs."""
@@ -421,11 +408,10 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
     buffers: dict[Node, list] = {}   # nodes holding gradients, one slot per output
     ready: list = []                 # the same nodes, as a heap of (-seq, node)
     node = None                      # the node to run next, when known without the heap
-    if len(roots) == 1:
+    if len(roots) == 1 and roots[0][0][0] is not None:  # (one root: no heap needed)
         (node, nr), g = roots[0]
-        grads = [None] * node.num_outputs if node is not None else None
-        if node is not None:
-            grads[nr] = g if create_graph or type(g) is np.ndarray else g.data
+        grads = [None] * node.num_outputs
+        grads[nr] = g if create_graph or type(g) is np.ndarray else g.data
     else:
         for (root, nr), g in roots:
             if root is not None:
