@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 import rtorch_py as rt
-from rtorch_py import autograd, engine, ops, tensor
+from rtorch_py import engine, ops, tensor
 
 
 def best_us(stmt, setup="pass", ns=None, repeat=30) -> float:

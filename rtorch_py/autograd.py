@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import numpy as np
-
 from . import engine
 from .engine import edge, grad_accumulator, implicit_grad, run_backward
 from .ops import sum_to
