@@ -1,13 +1,16 @@
 """Every differentiable op, its forward beside its derivative.
 
-An op is a plain function: one NumPy call, then `record(...)` which attaches
-a graph node when grad mode is on and an input requires grad. A derivative is
-a function named after PyTorch's node (`MulBackward0`) taking the node, the
-output gradient and the saved values, and returning one gradient per input
-(None where not needed). Derivatives are written with tensor ops, so they are
-themselves differentiable (`create_graph=True` gives higher order for free).
-Broadcast gradients need no care here: the engine sums them back to each
-input's shape.
+An op is a plain function: one NumPy call, then `record_unary` /
+`record_binary` / `record_number` (the hot ops) or `record` (the rest), which
+make the result tensor and attach a graph node when grad mode is on and an
+input requires grad. A derivative is a function named after PyTorch's node
+(`MulBackward0`) taking the node, the output gradient and the saved values,
+and returning one gradient per input (None where not needed). Derivatives are
+written with tensor ops, so they are themselves differentiable
+(`create_graph=True` gives higher order for free); those marked
+`@formula(arrays=True)` also run on the raw arrays the walk carries when
+create_graph is off. Broadcast gradients need no care here: the engine sums
+them back to each input's shape.
 
 The API here is 0-based (Python/PyTorch); the R layer translates dims.
 """
