@@ -308,19 +308,34 @@ def _accumulate(node: AccumulateGrad, grads: list) -> tuple:
         return ()
     if _local.grad:  # create_graph: g is a tensor and .grad stays differentiable
         accumulate_grad(leaf, g)
-        return ()
+    else:
+        # The walk's array may become .grad itself only if nobody else can see
+        # it: not a view, writable, and referenced just by `grads` and the local
+        # `g` (getrefcount adds one).
+        owned = type(g) is np.ndarray and g.base is None and g.flags.writeable and \
+            getrefcount(g) <= 3
+        _add_array(leaf, g, owned)
+    return ()
+
+
+def accumulate_grad(leaf: Any, g: Any) -> None:
+    """Add tensor g into leaf.grad (differentiably when grad mode is on: create_graph)."""
+    if _local.grad:
+        with _accumulate_lock:
+            leaf.grad = g if leaf.grad is None else leaf.grad + g
+    else:
+        _add_array(leaf, g.data, False)
+
+
+def _add_array(leaf: Any, g: np.ndarray, owned: bool) -> None:
+    """Add array g into leaf.grad, recording nothing: in place into a plain .grad
+    (so that references to it see the sum); g itself becomes .grad only if owned."""
     _accumulate_lock.acquire()  # (cheaper than `with` on this per-leaf path)
     try:
         grad = leaf._grad
         if grad is None:
-            # Keep the walk's array itself only if nobody else can see it: not a
-            # view, writable, and referenced just by `grads` and the local `g`
-            # (getrefcount adds one).
-            if type(g) is not np.ndarray or g.base is not None or \
-                    not g.flags.writeable or getrefcount(g) > 3:
-                g = np.array(g)
-            leaf.grad = make_tensor(g)
-        elif grad.grad_fn is None:  # in place, so that references to .grad see the sum
+            leaf.grad = make_tensor(g if owned else np.array(g))
+        elif grad.grad_fn is None:
             d = grad.data
             if d.size == 1:
                 d[...] = d + g  # (NumPy's in-place ufunc is slow on one element)
@@ -331,20 +346,6 @@ def _accumulate(node: AccumulateGrad, grads: list) -> tuple:
             leaf.grad = make_tensor(grad.data + g)
     finally:
         _accumulate_lock.release()
-    return ()
-
-
-def accumulate_grad(leaf: Any, g: Any) -> None:
-    """Add tensor g into leaf.grad (differentiably when grad mode is on: create_graph)."""
-    with _accumulate_lock:
-        if is_grad_enabled():
-            leaf.grad = g if leaf.grad is None else leaf.grad + g
-        elif leaf.grad is None:
-            leaf.grad = g._owned_copy()
-        elif leaf.grad.grad_fn is None:
-            leaf.grad._accumulate_(g)
-        else:
-            leaf.grad = (leaf.grad + g).detach()
 
 
 class RemovableHandle:
@@ -691,11 +692,16 @@ def reduces_to(gshape: tuple, shape: tuple) -> bool:
         return False
 
 
+def broadcast_axes(gshape: tuple, shape: tuple) -> tuple:
+    """The axes to sum a gradient of gshape over to bring it back to `shape`."""
+    lead = len(gshape) - len(shape)
+    return tuple(range(lead)) + tuple(
+        i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+
+
 def sum_to_shape(g: np.ndarray, shape: tuple) -> np.ndarray:
     """Sum an array broadcast from `shape` back down to it."""
-    lead = g.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1)
+    axes = broadcast_axes(g.shape, shape)
     return np.asarray(g.sum(axis=axes, keepdims=True) if axes else g).reshape(shape)
 
 

@@ -188,9 +188,7 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
     """Sum a broadcast gradient back down to `shape` (differentiably)."""
     if g.shape == shape:
         return g
-    lead = g.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1)
+    axes = engine.broadcast_axes(g.shape, shape)
     out = g.sum(dim=axes, keepdim=True) if axes else g
     return out.reshape(shape) if out.shape != shape else out
 
@@ -283,13 +281,6 @@ def MulBackward0(n, g, a, b):
 
 def mul(a: Any, b: Any) -> Tensor:
     if type(a) is Tensor:
-        if type(b) is Tensor and a.data.dtype is b.data.dtype:  # same-dtype tensors
-            try:
-                out = np.multiply(a.data, b.data)
-            except ValueError:
-                raise _broadcast_error(a, b, "mul") from None
-            return record_binary(out, MulBackward0, a, b,
-                                 (a if b._rg else None, b if a._rg else None))
         c = _number(b, a.data)
         if c is not None:  # tensor * number
             return record_number(np.multiply(a.data, c), MulNumberBackward, a, (c,))

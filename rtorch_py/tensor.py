@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import engine
-from .engine import NEW_VERSION, Node, SavedTensor, bump_version, edge, is_grad_enabled
+from .engine import NEW_VERSION, Node, SavedTensor, edge, is_grad_enabled
 from .engine import version_box
 
 # --------------------------------------------------------------------------
@@ -244,17 +244,6 @@ class Tensor:
         t._version = version_box(self)
         return t
 
-    def _owned_copy(self) -> "Tensor":
-        """A history-free tensor safe to keep as `.grad` (no aliasing)."""
-        d = self.data
-        if d.base is not None or not d.flags.writeable or _refcount(d) > 3:  # 3 = our slot, the local, the call
-            d = d.copy()
-        return wrap(d)
-
-    def _accumulate_(self, g: "Tensor") -> None:
-        np.add(self.data, g.data, out=self.data, casting="unsafe")
-        bump_version(self)
-
     def retain_grad(self) -> None:
         """Keep this non-leaf tensor's gradient in `.grad` after backward."""
         if not self._rg:
@@ -294,16 +283,6 @@ class Tensor:
 _new = object.__new__
 # set by autograd.py (which imports this module)
 _backward_impl: Callable = None
-
-try:
-    from sys import getrefcount as _getrefcount
-
-    def _refcount(obj: Any) -> int:
-        return _getrefcount(obj) - 1
-except ImportError:  # pragma: no cover - non-CPython
-    def _refcount(obj: Any) -> int:
-        return 99
-
 
 def _init(t: Tensor, arr: np.ndarray) -> None:
     t.data = arr
