@@ -29,15 +29,47 @@ of the arrays (float inputs require grad; or one bool per input).
 """
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
+import pytest
 import torch
 
 import rtorch_py as rt
 
 __all__ = ["RT", "check_vs_torch", "gradcheck", "rand", "to_torch", "assert_same",
-           "TORCH_DTYPE"]
+           "TORCH_DTYPE", "ROOT", "needs_r", "run_r"]
+
+# --------------------------------------------------------------------------
+# Running R: `rtorch-py run` in a subprocess (a fresh embedded R, as users get it)
+
+ROOT = Path(__file__).resolve().parents[1]
+R_RUNNER = [sys.executable, "-m", "rtorch_py.r.cli"]
+
+
+def _have_r() -> bool:
+    try:
+        import rpy2  # noqa: F401
+    except ImportError:
+        return False
+    return shutil.which("R") is not None
+
+
+needs_r = pytest.mark.skipif(not _have_r(), reason="R and rpy2 are needed for the R bridge")
+
+
+def run_r(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """`rtorch-py run ARGS...` from the repository root, output captured."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([*R_RUNNER, "run", *args], capture_output=True, text=True,
+                          cwd=ROOT, env=full_env, timeout=timeout)
+
 
 TORCH_DTYPE = {
     np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64,

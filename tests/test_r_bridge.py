@@ -6,8 +6,6 @@ from the runner); the Python-interop test loads the shim in-process.
 """
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,26 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import ROOT, needs_r, run_r
+
 R_TESTS = ROOT / "tests" / "r"
-RUNNER = [sys.executable, "-m", "rtorch_py.r.cli"]
-
-def _have_r() -> bool:
-    try:
-        import rpy2  # noqa: F401
-    except ImportError:
-        return False
-    return shutil.which("R") is not None
-
-
-needs_r = pytest.mark.skipif(not _have_r(), reason="R and rpy2 are needed for the R bridge")
-
-
-def run_r(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    full_env = dict(os.environ)
-    full_env.update(env or {})
-    return subprocess.run([*RUNNER, "run", *args], capture_output=True, text=True,
-                          cwd=ROOT, env=full_env, timeout=timeout)
 
 
 # ---------------------------------------------------------------------------

@@ -9,9 +9,7 @@ Each test runs in a subprocess: a fresh embedded R, as users get it.
 """
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -19,25 +17,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-RUNNER = [sys.executable, "-m", "rtorch_py.r.cli"]
+from helpers import ROOT, needs_r, run_r
 
-
-def _have_r() -> bool:
-    try:
-        import rpy2  # noqa: F401
-    except ImportError:
-        return False
-    return shutil.which("R") is not None
-
-
-pytestmark = pytest.mark.skipif(not _have_r(), reason="R and rpy2 are needed for the R bridge")
-
-
-def run_r(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    """`rtorch-py run ARGS...`"""
-    return subprocess.run([*RUNNER, "run", *args], capture_output=True, text=True,
-                          cwd=ROOT, env=dict(os.environ), timeout=timeout)
+pytestmark = needs_r
 
 
 def run_r_script(tmp_path: Path, name: str, text: str) -> subprocess.CompletedProcess:
