@@ -1355,3 +1355,7 @@ def live_objects(type_name: str = "Tensor") -> int:
 
 
 FUNCTIONS["rtorch_live_objects"] = live_objects
+
+from .extensions import functions as _extension_functions  # noqa: E402
+
+FUNCTIONS.update(_extension_functions())
