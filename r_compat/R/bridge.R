@@ -25,6 +25,7 @@
 }
 
 .onLoad <- function(libname, pkgname) {
+  .start_python(libname, pkgname)  # plain R: start Python here (R/python.R)
   .Call(C_init, .invoke, .api_module)
   .Call(C_export_native)
   ns <- topenv()

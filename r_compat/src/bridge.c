@@ -720,6 +720,47 @@ static SEXP C_init(SEXP invoke, SEXP module) {
     return R_NilValue;
 }
 
+/* Plain R (Rscript, the R console, knitr, an R Jupyter kernel): no Python in
+ * the process yet.  R/python.R has loaded libpython with RTLD_GLOBAL (which
+ * is how this library's Python symbols resolved) and calls this before
+ * C_init.  Python starts as `exe` would (so a virtual environment's
+ * site-packages, editable installs included, are found), rtorch_py.r.in_r
+ * tunes the process as `rtorch-py run` does and routes Python warnings to
+ * R's `warn`, then the GIL is released: every crossing takes it, as under
+ * rpy2.  R keeps its signal handlers (Ctrl-C interrupts R, as usual). */
+static SEXP C_start_python(SEXP exe, SEXP warn) {
+    if (Py_IsInitialized()) return Rf_ScalarLogical(FALSE);
+    const char *path = CHAR(STRING_ELT(exe, 0));
+    PyConfig config;
+    PyConfig_InitPythonConfig(&config);
+    config.install_signal_handlers = 0;
+    config.buffered_stdio = 0; /* Python's prints interleave with R's output */
+    config.parse_argv = 0;
+    PyStatus st = PyConfig_SetBytesString(&config, &config.program_name, path);
+    if (!PyStatus_Exception(st))
+        st = PyConfig_SetBytesString(&config, &config.executable, path);
+    if (!PyStatus_Exception(st)) st = Py_InitializeFromConfig(&config);
+    PyConfig_Clear(&config);
+    if (PyStatus_Exception(st))
+        Rf_error("could not start Python (%s): %s", path,
+                 st.err_msg ? st.err_msg : "unknown error");
+    PyObject *mod = PyType_Ready(&RObj_Type) < 0 ? NULL
+                  : PyImport_ImportModule("rtorch_py.r.in_r");
+    PyObject *w = mod ? wrap_robj(warn) : NULL;
+    PyObject *res = w ? PyObject_CallMethod(mod, "started", "O", w) : NULL;
+    Py_XDECREF(w);
+    Py_XDECREF(mod);
+    if (!res) {
+        /* raise_python_error releases the GIL state it is given: hand it the
+         * main thread's, so that later calls can take the GIL again */
+        PyEval_SaveThread();
+        raise_python_error(PyGILState_Ensure());
+    }
+    Py_DECREF(res);
+    PyEval_SaveThread();
+    return Rf_ScalarLogical(TRUE);
+}
+
 /* A Python attribute of the api module, as an R external pointer. */
 static SEXP C_getattr(SEXP name) {
     PyGILState_STATE g = PyGILState_Ensure();
@@ -806,6 +847,7 @@ static const R_CallMethodDef call_methods[] = {
     {"C_getattr", (DL_FUNC)&C_getattr, 1},
     {"C_box", (DL_FUNC)&C_box, 1},
     {"C_export_native", (DL_FUNC)&C_export_native, 0},
+    {"C_start_python", (DL_FUNC)&C_start_python, 2},
     {NULL, NULL, 0}
 };
 

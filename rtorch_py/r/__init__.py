@@ -21,8 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["load", "r_source_dir", "library_dir", "ensure_installed", "to_r", "from_r",
-           "register_converter"]
+__all__ = ["load", "r_source_dir", "library_dir", "ensure_installed", "install_package",
+           "to_r", "from_r", "register_converter"]
 
 _loaded_lib: str | None = None
 
@@ -33,7 +33,8 @@ def r_source_dir() -> Path:
     if env:
         return Path(env)
     here = Path(__file__).resolve()
-    for base in (here.parents[2], here.parent):
+    # the checkout's r_compat/, else the copy a wheel carries (rtorch_py/r_compat)
+    for base in (here.parents[2], here.parents[1]):
         cand = base / "r_compat"
         if (cand / "DESCRIPTION").exists():
             return cand
@@ -53,15 +54,22 @@ def _r_home() -> str:
     return out.stdout.strip()
 
 
+# what an in-place `R CMD INSTALL r_compat` or ./configure leaves in the sources
+_BUILD_LEFTOVERS = shutil.ignore_patterns("*.o", "*.so", "Makevars", "inst")
+
+
 def _fingerprint(src: Path) -> str:
     """Hash of everything the installed shim depends on."""
     h = hashlib.sha256()
     for p in sorted(src.rglob("*")):
-        if p.is_file() and not p.name.endswith((".o", ".so")):
+        rel = p.relative_to(src)
+        if p.is_file() and not _BUILD_LEFTOVERS(str(p.parent), [p.name]) and \
+                rel.parts[0] != "inst":
             h.update(str(p.relative_to(src)).encode())
             h.update(p.read_bytes())
     h.update(sys.version.encode())
     h.update(sysconfig.get_paths()["include"].encode())
+    h.update(sys.executable.encode())  # recorded in the package as its Python
     h.update(_r_home().encode())
     return h.hexdigest()[:16]
 
@@ -98,20 +106,11 @@ def ensure_installed(quiet: bool = True) -> Path:
         with tempfile.TemporaryDirectory(dir=root) as tmp:
             # Build from a copy so no object files land in the source tree.
             pkg = Path(tmp) / "torch"
-            shutil.copytree(src, pkg, ignore=shutil.ignore_patterns("*.o", "*.so"))
+            shutil.copytree(src, pkg, ignore=_BUILD_LEFTOVERS)
             out_lib = Path(tmp) / "lib"
             out_lib.mkdir()
-            env = dict(os.environ)
-            env["RTORCH_PY_CFLAGS"] = "-I" + sysconfig.get_paths()["include"]
-            env.pop("R_LIBS_USER", None)
-            r = os.path.join(_r_home(), "bin", "R")
-            # --no-test-load: the package can only load inside Python.
-            cmd = [r, "CMD", "INSTALL", "--no-test-load", "--no-docs", "--no-html",
-                   "--no-multiarch", "--library=" + str(out_lib), str(pkg)]
-            res = subprocess.run(cmd, capture_output=True, text=True, env=env)
-            if res.returncode != 0:
-                raise RuntimeError("installing the R torch shim failed:\n" + res.stdout +
-                                   res.stderr)
+            # --no-test-load: loading it is what the caller does next.
+            install_package(pkg, out_lib, test_load=False)
             if lib.exists():
                 shutil.rmtree(lib)
             os.replace(out_lib, lib)
@@ -121,6 +120,20 @@ def ensure_installed(quiet: bool = True) -> Path:
                     time.time() - old.stat().st_mtime > 86400:
                 shutil.rmtree(old, ignore_errors=True)
     return lib
+
+
+def install_package(src: Path, lib: Path, test_load: bool = True) -> None:
+    """`R CMD INSTALL` of the shim's sources `src` into the R library `lib`,
+    built for (and recording) this Python, `sys.executable`."""
+    env = dict(os.environ)
+    env["RTORCH_PYTHON"] = sys.executable  # read by r_compat/configure
+    env.pop("R_LIBS_USER", None)
+    r = os.path.join(_r_home(), "bin", "R")
+    cmd = [r, "CMD", "INSTALL", "--no-docs", "--no-html", "--no-multiarch",
+           *([] if test_load else ["--no-test-load"]), "--library=" + str(lib), str(src)]
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if res.returncode != 0:
+        raise RuntimeError("installing the R torch shim failed:\n" + res.stdout + res.stderr)
 
 
 def _start_r() -> None:
@@ -226,11 +239,13 @@ def _register_converters() -> None:
         if not any(conv is c for c in seen):
             register_converter(conv)
             seen.append(conv)
-    import importlib.util
-    if importlib.util.find_spec("IPython") is None:
-        return  # no Jupyter here, so no `%%R` magic to teach
+    if "IPython" not in sys.modules:
+        return  # not in IPython/Jupyter, so no `%%R` magic to teach
+    import warnings
     try:
-        from rpy2.ipython import rmagic
+        with warnings.catch_warnings():  # rpy2's advice to install pandas
+            warnings.simplefilter("ignore")
+            from rpy2.ipython import rmagic
     except Exception:  # pragma: no cover - broken IPython install
         return
     register_converter(rmagic.converter)

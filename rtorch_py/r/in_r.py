@@ -1,0 +1,37 @@
+"""Python started inside a plain R process (Rscript, the R console, knitr, an
+R Jupyter kernel) by the `torch` R package itself.
+
+The shim's C part calls `started()` once, right after starting the
+interpreter (see `C_start_python` in r_compat/src/bridge.c), so that the
+process behaves as under `rtorch-py run`: NumPy is silent about NaN/Inf as
+torch is, Python's collector is tuned the same way (same per-op cost), and
+the engine's Python warnings become R warnings.
+"""
+from __future__ import annotations
+
+import gc
+import warnings
+from typing import Any, Callable
+
+__all__ = ["started", "tune_process"]
+
+
+def tune_process() -> None:
+    """What `rtorch-py run` does to the process before running a script."""
+    import numpy as np
+    np.seterr(all="ignore")  # torch computes NaN/Inf silently; NumPy would warn
+    # Python objects owned by R wait for R's garbage collector; fewer young
+    # collections spare Python's collector most of its useless traversals.
+    gc.freeze()
+    gc.set_threshold(10000, 20, 20)
+
+
+def started(r_warning: Callable[[str], Any]) -> None:
+    """Set up a Python just started inside R; `r_warning(msg)` signals an R warning."""
+    tune_process()
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
+             line: Any = None) -> None:
+        r_warning(str(message))
+
+    warnings.showwarning = show
