@@ -1,0 +1,246 @@
+"""The optimisers' update rules, on NumPy arrays.
+
+One function per algorithm, `update(params, grads, states, group)`: `params`
+and `grads` are lists of arrays (each parameter's array is changed in
+place), `states` a list of dicts (one per parameter, filled on first use),
+`group` the parameter group's settings. They follow PyTorch 2.13's
+single-tensor rules (R torch's too) step for step, so results match
+`torch.optim` to float rounding. The Python optimisers and the R ones
+(`rtorch_py/r/optim_api.py`) both call these.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import engine as _engine
+from ..tensor import Tensor
+
+Arrays = list  # list[np.ndarray]
+
+
+def _f32(x: float) -> float:
+    """A value PyTorch keeps in a float32 scalar tensor (ASGD's eta and mu)."""
+    return float(np.float32(x))
+
+
+def sgd(params: Arrays, grads: Arrays, states: list, group: dict) -> None:
+    lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+    wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group.get("maximize", False)
+    for p, g, st in zip(params, grads, states):
+        d_p = -g if maximize else g
+        if wd != 0:
+            d_p = d_p + wd * p
+        if momentum != 0:
+            buf = st.get("momentum_buffer")
+            if buf is None:
+                buf = st["momentum_buffer"] = d_p.copy()
+            else:
+                buf *= momentum
+                buf += (1 - dampening) * d_p
+            d_p = d_p + momentum * buf if nesterov else buf
+        p -= lr * d_p
+
+
+def _adam(params: Arrays, grads: Arrays, states: list, group: dict, decoupled: bool) -> None:
+    lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+    beta1, beta2 = (float(b) for b in group["betas"])
+    amsgrad, maximize = group["amsgrad"], group.get("maximize", False)
+    for p, g, st in zip(params, grads, states):
+        if not st:
+            st["step"] = 0.0
+            st["exp_avg"] = np.zeros_like(p)
+            st["exp_avg_sq"] = np.zeros_like(p)
+            if amsgrad:
+                st["max_exp_avg_sq"] = np.zeros_like(p)
+        if maximize:
+            g = -g
+        st["step"] += 1
+        step = st["step"]
+        if wd != 0:
+            if decoupled:
+                p *= 1 - lr * wd
+            else:
+                g = g + wd * p
+        m, v = st["exp_avg"], st["exp_avg_sq"]
+        m += (g - m) * (1 - beta1)          # lerp, as PyTorch does
+        v *= beta2
+        v += (1 - beta2) * g * g
+        bc1 = 1 - beta1 ** step
+        bc2_sqrt = math.sqrt(1 - beta2 ** step)
+        if amsgrad:
+            np.maximum(st["max_exp_avg_sq"], v, out=st["max_exp_avg_sq"])
+            v = st["max_exp_avg_sq"]
+        denom = np.sqrt(v) / bc2_sqrt + eps
+        p -= (lr / bc1) * (m / denom)
+
+
+def adam(params: Arrays, grads: Arrays, states: list, group: dict) -> None:
+    _adam(params, grads, states, group, decoupled=False)
+
+
+def adamw(params: Arrays, grads: Arrays, states: list, group: dict) -> None:
+    _adam(params, grads, states, group, decoupled=True)
+
+
+def rmsprop(params: Arrays, grads: Arrays, states: list, group: dict) -> None:
+    lr, alpha, eps, wd = group["lr"], group["alpha"], group["eps"], group["weight_decay"]
+    momentum, centered, maximize = group["momentum"], group["centered"], group.get("maximize", False)
+    for p, g, st in zip(params, grads, states):
+        if not st:
+            st["step"] = 0.0
+            st["square_avg"] = np.zeros_like(p)
+            if momentum > 0:
+                st["momentum_buffer"] = np.zeros_like(p)
+            if centered:
+                st["grad_avg"] = np.zeros_like(p)
+        if maximize:
+            g = -g
+        st["step"] += 1
+        if wd != 0:
+            g = g + wd * p
+        sq = st["square_avg"]
+        sq *= alpha
+        sq += (1 - alpha) * g * g
+        if centered:
+            ga = st["grad_avg"]
+            ga += (g - ga) * (1 - alpha)
+            avg = np.sqrt(sq - ga * ga)
+        else:
+            avg = np.sqrt(sq)
+        avg += eps
+        if momentum > 0:
+            buf = st["momentum_buffer"]
+            buf *= momentum
+            buf += g / avg
+            p -= lr * buf
+        else:
+            p -= lr * (g / avg)
+
+
+def adagrad(params: Arrays, grads: Arrays, states: list, group: dict) -> None:
+    lr, lr_decay, wd, eps = group["lr"], group["lr_decay"], group["weight_decay"], group["eps"]
+    maximize = group.get("maximize", False)
+    for p, g, st in zip(params, grads, states):
+        if not st:
+            st["step"] = 0.0
+            st["sum"] = np.full_like(p, group["initial_accumulator_value"])
+        st["step"] += 1
+        if maximize:
+            g = -g
+        if wd != 0:
+            g = g + wd * p
+        clr = lr / (1 + (st["step"] - 1) * lr_decay)
+        st["sum"] += g * g
+        p -= clr * (g / (np.sqrt(st["sum"]) + eps))
+
+
+def adadelta(params: Arrays, grads: Arrays, states: list, group: dict) -> None:
+    lr, rho, eps, wd = group["lr"], group["rho"], group["eps"], group["weight_decay"]
+    maximize = group.get("maximize", False)
+    for p, g, st in zip(params, grads, states):
+        if not st:
+            st["step"] = 0.0
+            st["square_avg"] = np.zeros_like(p)
+            st["acc_delta"] = np.zeros_like(p)
+        st["step"] += 1
+        if maximize:
+            g = -g
+        if wd != 0:
+            g = g + wd * p
+        sq, acc = st["square_avg"], st["acc_delta"]
+        sq *= rho
+        sq += (1 - rho) * g * g
+        std = np.sqrt(sq + eps)
+        delta = np.sqrt(acc + eps) / std * g
+        acc *= rho
+        acc += (1 - rho) * delta * delta
+        p -= lr * delta
+
+
+def asgd(params: Arrays, grads: Arrays, states: list, group: dict) -> None:
+    lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
+    wd, maximize = group["weight_decay"], group.get("maximize", False)
+    for p, g, st in zip(params, grads, states):
+        if not st:
+            st["step"] = 0.0
+            st["eta"] = _f32(lr)
+            st["mu"] = 1.0
+            st["ax"] = np.zeros_like(p)
+        if maximize:
+            g = -g
+        st["step"] += 1
+        step = st["step"]
+        if wd != 0:
+            g = g + wd * p
+        eta = st["eta"]
+        p *= 1 - lambd * eta
+        p -= eta * g
+        ax = st["ax"]
+        if st["mu"] != 1:
+            ax += (p - ax) * st["mu"]
+        else:
+            ax[...] = p
+        st["eta"] = _f32(lr / ((1 + lambd * lr * step) ** alpha))
+        st["mu"] = _f32(1 / max(1, step - t0))
+
+
+def rprop(params: Arrays, grads: Arrays, states: list, group: dict) -> None:
+    lr = group["lr"]
+    etaminus, etaplus = (float(e) for e in group["etas"])
+    step_min, step_max = (float(s) for s in group["step_sizes"])
+    maximize = group.get("maximize", False)
+    for p, g, st in zip(params, grads, states):
+        if not st:
+            st["step"] = 0.0
+            st["prev"] = np.zeros_like(p)
+            st["step_size"] = np.full_like(g, lr)
+        if maximize:
+            g = -g
+        st["step"] += 1
+        prev, step_size = st["prev"], st["step_size"]
+        sign = np.sign(g * prev)
+        factor = np.where(sign > 0, etaplus, np.where(sign < 0, etaminus, 1.0)).astype(p.dtype)
+        step_size *= factor
+        np.clip(step_size, step_min, step_max, out=step_size)
+        g = np.where(sign < 0, 0, g).astype(p.dtype)  # no step where the sign flipped
+        p -= np.sign(g) * step_size
+        prev[...] = g
+
+
+UPDATES: dict[str, Callable[[Arrays, Arrays, list, dict], None]] = {
+    "sgd": sgd, "adam": adam, "adamw": adamw, "rmsprop": rmsprop, "adagrad": adagrad,
+    "adadelta": adadelta, "asgd": asgd, "rprop": rprop,
+}
+
+
+def run(name: str, params: list, states: list, group: dict) -> None:
+    """One update of the parameters (tensors) that have a gradient.
+
+    `states` holds one dict per parameter whose tensors are updated in place;
+    new entries come back as tensors. Each parameter's array changes in place
+    and its version counter moves on, so a graph that saved the old value
+    refuses to run backward, as in PyTorch."""
+    from ..creation import torch_tensor
+    live = [(p, st) for p, st in zip(params, states) if p.grad is not None]
+    arrays = [{k: (v.data if isinstance(v, Tensor) else v) for k, v in st.items()}
+              for _, st in live]
+    UPDATES[name]([p.data for p, _ in live], [p.grad.data for p, _ in live], arrays, group)
+    for (p, st), new in zip(live, arrays):
+        _bump_version(p)
+        for k, v in new.items():
+            old = st.get(k)
+            if isinstance(v, np.ndarray):
+                if not (isinstance(old, Tensor) and old.data is v):
+                    st[k] = torch_tensor(v)
+            else:
+                st[k] = v
+
+
+def _bump_version(t: Tensor) -> None:
+    # the engine's in-place record; a no-op if a future engine drops it
+    bump = getattr(_engine, "bump_version", None)
+    if bump is not None:
+        bump(t)

@@ -1,0 +1,257 @@
+"""Optimisers and schedulers against torch.optim: same parameters, same
+gradients, several steps, every option."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import rtorch_py as rt
+from rtorch_py import optim as ro
+
+rng = np.random.default_rng(0)
+SHAPES = [(3, 4), (4,)]
+
+
+def _run(ours_fn, theirs_cls, kwargs, steps=5, ours_kwargs=None, maximize=False):
+    """Same starting values and per-step gradients through both; returns the
+    parameters after each step."""
+    init = [rng.standard_normal(s).astype(np.float32) for s in SHAPES]
+    grads = [[rng.standard_normal(s).astype(np.float32) for s in SHAPES] for _ in range(steps)]
+    ours = [rt.torch_tensor(a.copy(), requires_grad=True) for a in init]
+    theirs = [torch.tensor(a.copy(), requires_grad=True) for a in init]
+    o = ours_fn(ours, **(ours_kwargs or kwargs))
+    t = theirs_cls(theirs, **kwargs)
+    for step in grads:
+        for p, q, g in zip(ours, theirs, step):
+            p.grad = rt.torch_tensor(g.copy())
+            q.grad = torch.tensor(g.copy())
+        o.step()
+        t.step()
+        for p, q in zip(ours, theirs):
+            np.testing.assert_allclose(p.data, q.detach().numpy(), rtol=1e-5, atol=1e-6)
+    return o, t
+
+
+CASES = [
+    (ro.optim_sgd, torch.optim.SGD, dict(lr=0.1)),
+    (ro.optim_sgd, torch.optim.SGD, dict(lr=0.1, momentum=0.9)),
+    (ro.optim_sgd, torch.optim.SGD, dict(lr=0.1, momentum=0.9, dampening=0.3)),
+    (ro.optim_sgd, torch.optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True)),
+    (ro.optim_sgd, torch.optim.SGD, dict(lr=0.1, weight_decay=0.1, momentum=0.5)),
+    (ro.optim_sgd, torch.optim.SGD, dict(lr=0.1, momentum=0.5, maximize=True)),
+    (ro.optim_adam, torch.optim.Adam, dict(lr=0.01)),
+    (ro.optim_adam, torch.optim.Adam, dict(lr=0.01, betas=(0.8, 0.9), eps=1e-6)),
+    (ro.optim_adam, torch.optim.Adam, dict(lr=0.01, weight_decay=0.1)),
+    (ro.optim_adam, torch.optim.Adam, dict(lr=0.01, amsgrad=True)),
+    (ro.optim_adam, torch.optim.Adam, dict(lr=0.01, maximize=True)),
+    (ro.optim_adamw, torch.optim.AdamW, dict(lr=0.01)),
+    (ro.optim_adamw, torch.optim.AdamW, dict(lr=0.01, weight_decay=0.5, amsgrad=True)),
+    (ro.optim_rmsprop, torch.optim.RMSprop, dict(lr=0.01)),
+    (ro.optim_rmsprop, torch.optim.RMSprop, dict(lr=0.01, alpha=0.8, weight_decay=0.1)),
+    (ro.optim_rmsprop, torch.optim.RMSprop, dict(lr=0.01, momentum=0.5)),
+    (ro.optim_rmsprop, torch.optim.RMSprop, dict(lr=0.01, momentum=0.5, centered=True)),
+    (ro.optim_adagrad, torch.optim.Adagrad, dict(lr=0.1)),
+    (ro.optim_adagrad, torch.optim.Adagrad, dict(lr=0.1, lr_decay=0.01, weight_decay=0.1,
+                                                 initial_accumulator_value=0.5, eps=1e-8)),
+    (ro.optim_adadelta, torch.optim.Adadelta, dict()),
+    (ro.optim_adadelta, torch.optim.Adadelta, dict(lr=0.5, rho=0.8, weight_decay=0.1)),
+    (ro.optim_asgd, torch.optim.ASGD, dict(lr=0.1)),
+    (ro.optim_asgd, torch.optim.ASGD, dict(lr=0.1, lambd=0.01, alpha=0.5, t0=2,
+                                           weight_decay=0.1)),
+    (ro.optim_rprop, torch.optim.Rprop, dict(lr=0.01)),
+    (ro.optim_rprop, torch.optim.Rprop, dict(lr=0.01, etas=(0.3, 1.5), step_sizes=(1e-3, 0.02))),
+]
+
+
+@pytest.mark.parametrize("ours,theirs,kwargs", CASES,
+                         ids=[f"{c[1].__name__}-{i}" for i, c in enumerate(CASES)])
+def test_matches_torch(ours, theirs, kwargs):
+    _run(ours, theirs, kwargs, steps=6)
+
+
+def test_rprop_sign_flip():
+    # alternating gradients exercise the "sign changed" branch
+    p = rt.torch_tensor([1.0, -2.0, 3.0], requires_grad=True)
+    q = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    o, t = ro.optim_rprop([p], lr=0.1), torch.optim.Rprop([q], lr=0.1)
+    for k in range(6):
+        g = np.array([1.0, -1.0, 0.5], np.float32) * (-1) ** k * (k % 3 + 1)
+        p.grad, q.grad = rt.torch_tensor(g), torch.tensor(g)
+        o.step()
+        t.step()
+        np.testing.assert_allclose(p.data, q.detach().numpy(), rtol=1e-6)
+
+
+def test_closure_and_param_groups():
+    a = rt.torch_tensor([1.0, 2.0], requires_grad=True)
+    b = rt.torch_tensor([3.0], requires_grad=True)
+    opt = ro.optim_sgd([{"params": [a]}, {"params": [b], "lr": 0.5}], lr=0.1)
+    assert opt.param_groups[1]["lr"] == 0.5 and opt.param_groups[0]["lr"] == 0.1
+
+    def closure():
+        opt.zero_grad()
+        loss = (a * a).sum() + (b * b).sum()
+        loss.backward()
+        return loss
+
+    loss = opt.step(closure)
+    assert float(loss) == pytest.approx(14.0)
+    np.testing.assert_allclose(a.data, [0.8, 1.6], rtol=1e-6)
+    np.testing.assert_allclose(b.data, [0.0], atol=1e-6)
+
+
+def test_bad_input_is_refused():
+    x = rt.torch_tensor([1.0], requires_grad=True)
+    with pytest.raises(ValueError, match="required"):
+        ro.optim_sgd([x])
+    with pytest.raises(ValueError, match="learning rate"):
+        ro.optim_adam([x], lr=-1)
+    with pytest.raises(ValueError, match="non-leaf"):
+        ro.optim_sgd([x * 2], lr=0.1)
+    with pytest.raises(TypeError, match="only optimize Tensors"):
+        ro.optim_sgd([1.0], lr=0.1)
+
+
+def test_zero_grad():
+    x = rt.torch_tensor([1.0], requires_grad=True)
+    opt = ro.optim_sgd([x], lr=0.1)
+    (x * 2).sum().backward()
+    opt.zero_grad(set_to_none=False)
+    assert x.grad.data.tolist() == [0.0]
+    opt.zero_grad()
+    assert x.grad is None
+
+
+def test_state_dict_round_trip_continues_identically():
+    o1, _ = _run(ro.optim_adam, torch.optim.Adam, dict(lr=0.01, amsgrad=True), steps=3)
+    params2 = [rt.torch_tensor(p.data.copy(), requires_grad=True)
+               for p in o1.param_groups[0]["params"]]
+    o2 = ro.optim_adam(params2, lr=1.0)
+    o2.load_state_dict(o1.state_dict())
+    assert o2.param_groups[0]["lr"] == 0.01
+    sd = o1.state_dict()
+    assert sorted(sd["state"]) == [0, 1] and sd["param_groups"][0]["params"] == [0, 1]
+    assert sorted(sd["state"][0]) == ["exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step"]
+    for p1, p2 in zip(o1.param_groups[0]["params"], params2):
+        g = rng.standard_normal(p1.shape).astype(np.float32)
+        p1.grad, p2.grad = rt.torch_tensor(g.copy()), rt.torch_tensor(g.copy())
+    o1.step()
+    o2.step()
+    for p1, p2 in zip(o1.param_groups[0]["params"], params2):
+        np.testing.assert_array_equal(p1.data, p2.data)
+
+
+def test_step_bumps_version_so_stale_graphs_fail():
+    x = rt.torch_tensor([1.0, 2.0], requires_grad=True)
+    opt = ro.optim_sgd([x], lr=0.1)
+    y = (x * x).sum()
+    x.grad = rt.torch_tensor([1.0, 1.0])
+    opt.step()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
+# -- LBFGS ---------------------------------------------------------------------
+
+def _rosenbrock(x):
+    return (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
+
+
+@pytest.mark.parametrize("line_search", [None, "strong_wolfe"])
+def test_lbfgs_matches_torch(line_search):
+    p = rt.torch_tensor([-1.5, 2.0], dtype=rt.torch_float64(), requires_grad=True)
+    q = torch.tensor([-1.5, 2.0], dtype=torch.float64, requires_grad=True)
+    o = ro.optim_lbfgs([p], lr=1, max_iter=10, line_search_fn=line_search, history_size=5)
+    t = torch.optim.LBFGS([q], lr=1, max_iter=10, line_search_fn=line_search, history_size=5)
+
+    def closure_ours():
+        o.zero_grad()
+        loss = _rosenbrock(p)
+        loss.backward()
+        return loss
+
+    def closure_theirs():
+        t.zero_grad()
+        loss = _rosenbrock(q)
+        loss.backward()
+        return loss
+
+    for _ in range(4):
+        lo, lt = o.step(closure_ours), t.step(closure_theirs)
+        assert float(lo) == pytest.approx(float(lt.detach()), rel=1e-6, abs=1e-9)
+        np.testing.assert_allclose(p.data, q.detach().numpy(), rtol=1e-6, atol=1e-9)
+    assert o.state[p]["func_evals"] == t.state[q]["func_evals"]
+    assert o.state[p]["n_iter"] == t.state[q]["n_iter"]
+
+
+# -- schedulers ----------------------------------------------------------------
+
+def _pair(opt_ours, opt_theirs_cls, **kw):
+    a = rt.torch_tensor([1.0], requires_grad=True)
+    b = torch.tensor([1.0], requires_grad=True)
+    return opt_ours([a], **kw), opt_theirs_cls([b], **kw)
+
+
+def _compare_schedule(make_ours, make_theirs, steps=12, opt=(ro.optim_sgd, torch.optim.SGD),
+                      opt_kw=None):
+    o, t = _pair(*opt, **(opt_kw or dict(lr=0.5, momentum=0.9)))
+    so, st = make_ours(o), make_theirs(t)
+    for _ in range(steps):
+        assert o.param_groups[0]["lr"] == pytest.approx(t.param_groups[0]["lr"], rel=1e-9)
+        if "momentum" in t.param_groups[0]:
+            assert o.param_groups[0]["momentum"] == pytest.approx(t.param_groups[0]["momentum"])
+        t.step()
+        so.step()
+        st.step()
+
+
+def test_lr_step():
+    _compare_schedule(lambda o: ro.lr_step(o, 3, gamma=0.5),
+                      lambda t: torch.optim.lr_scheduler.StepLR(t, 3, gamma=0.5))
+
+
+def test_lr_lambda_and_multiplicative():
+    f = lambda e: 0.9 ** e + 0.1  # noqa: E731
+    _compare_schedule(lambda o: ro.lr_lambda(o, f),
+                      lambda t: torch.optim.lr_scheduler.LambdaLR(t, f))
+    _compare_schedule(lambda o: ro.lr_multiplicative(o, lambda e: 0.95),
+                      lambda t: torch.optim.lr_scheduler.MultiplicativeLR(t, lambda e: 0.95))
+
+
+def test_lr_cosine_annealing():
+    _compare_schedule(lambda o: ro.lr_cosine_annealing(o, T_max=4, eta_min=0.01),
+                      lambda t: torch.optim.lr_scheduler.CosineAnnealingLR(t, T_max=4,
+                                                                            eta_min=0.01))
+
+
+@pytest.mark.parametrize("strategy", ["cos", "linear"])
+def test_lr_one_cycle(strategy):
+    kw = dict(max_lr=1.0, total_steps=12, anneal_strategy=strategy, div_factor=5)
+    _compare_schedule(lambda o: ro.lr_one_cycle(o, **kw),
+                      lambda t: torch.optim.lr_scheduler.OneCycleLR(t, **kw), steps=12)
+    o, t = _pair(ro.optim_adam, torch.optim.Adam, lr=0.1)
+    so = ro.lr_one_cycle(o, max_lr=1.0, epochs=2, steps_per_epoch=3)
+    st = torch.optim.lr_scheduler.OneCycleLR(t, max_lr=1.0, epochs=2, steps_per_epoch=3)
+    for _ in range(6):
+        assert o.param_groups[0]["betas"][0] == pytest.approx(t.param_groups[0]["betas"][0])
+        assert o.param_groups[0]["lr"] == pytest.approx(t.param_groups[0]["lr"])
+        t.step()
+        so.step()
+        st.step()
+    with pytest.raises(ValueError, match="Tried to step 7 times"):
+        so.step()
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(mode="max"), dict(threshold_mode="abs"),
+                                dict(cooldown=2, patience=1), dict(patience=0, factor=0.3)])
+def test_lr_reduce_on_plateau(kw):
+    o, t = _pair(ro.optim_sgd, torch.optim.SGD, lr=1.0)
+    so = ro.lr_reduce_on_plateau(o, **kw)
+    st = torch.optim.lr_scheduler.ReduceLROnPlateau(t, **kw)
+    for v in [5, 4, 4, 4, 4, 3.9999, 6, 6, 6, 6, 6, 6, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]:
+        so.step(v)
+        st.step(v)
+        assert o.param_groups[0]["lr"] == pytest.approx(t.param_groups[0]["lr"], rel=1e-12)
