@@ -136,6 +136,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point (`rtorch-py`). `run` ends the process itself, with
     the script's status, as Rscript does."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["install-r"]:  # the shim into an R library: see rtorch_py/r/install.py
+        from . import install
+        return install.main(argv[1:])
     if argv[:1] == ["vignettes"]:  # its own options: see rtorch_py/vignettes.py
         from .. import vignettes
         return int(vignettes.main(argv[1:]) or 0)
