@@ -125,6 +125,9 @@ def ensure_installed(quiet: bool = True) -> Path:
 def install_package(src: Path, lib: Path, test_load: bool = True) -> None:
     """`R CMD INSTALL` of the shim's sources `src` into the R library `lib`,
     built for (and recording) this Python, `sys.executable`."""
+    for script in ("configure", "cleanup"):  # R runs them only if executable
+        if (Path(src) / script).exists():
+            os.chmod(Path(src) / script, 0o755)
     env = dict(os.environ)
     env["RTORCH_PYTHON"] = sys.executable  # read by r_compat/configure
     env.pop("R_LIBS_USER", None)
