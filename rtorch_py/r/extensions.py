@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Callable
 
-MODULES: list[str] = []
+MODULES: list[str] = ["rtorch_py.r.optim_api"]
 
 
 def functions() -> dict[str, Callable]:

@@ -1,0 +1,377 @@
+# Optimizers as R torch defines them: R6 objects whose `param_groups` and
+# `state` are R lists scripts may read and change. Built-in optimizers do
+# their arithmetic in Python, one call per parameter group per step
+# (rtorch_py/r/optim_api.py); optimizers defined in R with optimizer() work
+# as in R torch.
+
+optim_required <- function() structure(list(), class = "optim_required")
+
+is_optim_required <- function(x) inherits(x, "optim_required")
+
+is_optimizer <- function(x) inherits(x, "torch_optimizer")
+
+print.torch_optimizer_generator <- function(x, ...) {
+  cat("<optimizer generator>", class(x)[[1]], "\n")
+  invisible(x)
+}
+
+.optim_error <- function(...) stop(paste0(...), call. = FALSE)
+
+.is_named_list <- function(x) is.list(x) && !is.null(names(x)) && all(names(x) != "")
+
+Optimizer <- R6::R6Class(
+  "torch_optimizer",
+  lock_objects = FALSE,
+  public = list(
+    initialize = function(params, defaults) {
+      self$defaults <- defaults
+      self$param_groups <- list()
+      if (is_torch_tensor(params)) {
+        groups <- list(list(params = list(params)))
+      } else if (is.list(params) && length(params) > 0 && is_torch_tensor(params[[1]])) {
+        groups <- list(list(params = unname(params)))
+      } else if (is.list(params) && length(params) > 0 && .is_named_list(params[[1]])) {
+        groups <- params
+      } else {
+        .optim_error("Wrong parameters specification: give a tensor, a list of tensors ",
+                     "(e.g. model$parameters) or a list of parameter groups ",
+                     "(named lists with `params`).")
+      }
+      for (g in groups) self$add_param_group(g)
+      self$state <- State$new()
+    },
+    add_param_group = function(param_group) {
+      if (!.is_named_list(param_group)) .optim_error("`param_group` is not named")
+      if (is_torch_tensor(param_group$params)) param_group$params <- list(param_group$params)
+      param_group$params <- unname(param_group$params)
+      for (p in param_group$params) {
+        if (!is_torch_tensor(p)) {
+          .optim_error("optimizer can only optimize Tensors, but one of the params is ",
+                       paste(class(p), collapse = "/"))
+        }
+        if (!p$is_leaf) .optim_error("can't optimize a non-leaf Tensor")
+      }
+      for (nm in names(self$defaults)) {
+        if (!nm %in% names(param_group)) {
+          if (is_optim_required(self$defaults[[nm]])) {
+            .optim_error("parameter group didn't specify a value of required ",
+                         "optimization parameter ", nm)
+          }
+          param_group[nm] <- list(self$defaults[[nm]])
+        }
+      }
+      self$param_groups <- append(self$param_groups, list(param_group))
+      invisible(self)
+    },
+    zero_grad = function(set_to_none = FALSE) {
+      for (g in self$param_groups) .optim_zero_grad(g$params, set_to_none)
+      invisible(NULL)
+    },
+    state_dict = function() {
+      params <- unlist(lapply(self$param_groups, function(g) g$params))
+      keys <- vapply(params, xptr_address, "")
+      st <- self$state$map
+      names(st) <- as.character(match(names(st), keys))
+      groups <- lapply(self$param_groups, function(g) {
+        g$params <- match(vapply(g$params, xptr_address, ""), keys)
+        g
+      })
+      list(param_groups = groups, state = st)
+    },
+    load_state_dict = function(state_dict, ..., .refer_to_state_dict = FALSE) {
+      if (length(self$param_groups) != length(state_dict$param_groups)) {
+        .optim_error("Loaded state dict has a different number of parameter groups")
+      }
+      for (i in seq_along(self$param_groups)) {
+        if (length(self$param_groups[[i]]$params) != length(state_dict$param_groups[[i]]$params)) {
+          .optim_error("Loaded state dict contains a parameter group that doesn't match ",
+                       "the size of the optimizer's group")
+        }
+      }
+      params <- unlist(lapply(self$param_groups, function(g) g$params))
+      for (o in names(state_dict$state)) {
+        value <- state_dict$state[[o]]
+        if (!.refer_to_state_dict) {
+          # copies: the loaded dict and this optimizer never share tensors
+          value <- lapply(value, function(v) if (is_torch_tensor(v)) v$detach()$clone() else v)
+        }
+        self$state$set(params[[as.integer(o)]], value)
+      }
+      for (i in seq_along(state_dict$param_groups)) {
+        g <- state_dict$param_groups[[i]]
+        for (nm in setdiff(names(g), "params")) self$param_groups[[i]][nm] <- list(g[[nm]])
+      }
+      invisible(self)
+    }
+  ),
+  private = list(
+    # R torch's template for optimizers written in R: loop_fun(group, param, g, p)
+    # for every parameter that has a gradient, under no-grad.
+    step_helper = function(closure, loop_fun) {
+      local_no_grad()
+      loss <- NULL
+      if (!is.null(closure)) loss <- with_enable_grad(closure())
+      for (g in seq_along(self$param_groups)) {
+        group <- self$param_groups[[g]]
+        for (p in seq_along(group$params)) {
+          param <- group$params[[p]]
+          if (is.null(param$grad) || is_undefined_tensor(param$grad)) next
+          loop_fun(group, param, g, p)
+        }
+      }
+      loss
+    },
+    # Built-in optimizers: one Python call per group updates every parameter.
+    kernel_step = function(kind, closure) {
+      loss <- NULL
+      if (!is.null(closure)) loss <- with_enable_grad(closure())
+      for (g in seq_along(self$param_groups)) {
+        new <- .optim_step(kind, self$param_groups[[g]], self$state$map)
+        if (length(new)) self$state$map[names(new)] <- new
+      }
+      loss
+    }
+  )
+)
+
+.optim_zero_grad <- function(params, set_to_none) {
+  for (p in params) {
+    g <- p$grad
+    if (is_undefined_tensor(g)) next
+    if (isTRUE(set_to_none)) {
+      p$grad <- NULL
+    } else {
+      with_no_grad(g$zero_())
+    }
+  }
+}
+
+State <- R6::R6Class(
+  "State",
+  lock_objects = FALSE,
+  public = list(
+    map = NULL,
+    initialize = function() self$map <- list(),
+    set = function(key, value) {
+      self$map[[xptr_address(key)]] <- value
+      invisible(self)
+    },
+    get = function(key) self$map[[xptr_address(key)]],
+    keys = function() names(self$map)
+  )
+)
+
+# state(param) and state(param) <- value inside an optimizer's methods
+state <- function(self) {
+  opt <- get("self", envir = parent.frame(), inherits = TRUE)
+  opt$state$get(self)
+}
+
+`state<-` <- function(self, value) {
+  opt <- get("self", envir = parent.frame(), inherits = TRUE)
+  opt$state$set(self, value)
+  self
+}
+
+optimizer <- function(x) inherits(x, "torch_optimizer")
+
+print.torch_optimizer_generator <- function(x, ...) {
+  cat("<optimizer generator>", class(x)[[1]], "\n")
+  invisible(x)
+}
+
+.optim_error <- function(...) stop(paste0(...), call. = FALSE)
+
+.is_named_list <- function(x) is.list(x) && !is.null(names(x)) && all(names(x) != "")
+
+Optimizer <- R6::R6Class(
+  "torch_optimizer",
+  lock_objects = FALSE,
+  public = list(
+    initialize = function(params, defaults) {
+      self$defaults <- defaults
+      self$param_groups <- list()
+      if (is_torch_tensor(params)) {
+        groups <- list(list(params = list(params)))
+      } else if (is.list(params) && length(params) > 0 && is_torch_tensor(params[[1]])) {
+        groups <- list(list(params = unname(params)))
+      } else if (is.list(params) && length(params) > 0 && .is_named_list(params[[1]])) {
+        groups <- params
+      } else {
+        .optim_error("Wrong parameters specification: give a tensor, a list of tensors ",
+                     "(e.g. model$parameters) or a list of parameter groups ",
+                     "(named lists with `params`).")
+      }
+      for (g in groups) self$add_param_group(g)
+      self$state <- State$new()
+    },
+    add_param_group = function(param_group) {
+      if (!.is_named_list(param_group)) .optim_error("`param_group` is not named")
+      if (is_torch_tensor(param_group$params)) param_group$params <- list(param_group$params)
+      param_group$params <- unname(param_group$params)
+      for (p in param_group$params) {
+        if (!is_torch_tensor(p)) {
+          .optim_error("optimizer can only optimize Tensors, but one of the params is ",
+                       paste(class(p), collapse = "/"))
+        }
+        if (!p$is_leaf) .optim_error("can't optimize a non-leaf Tensor")
+      }
+      for (nm in names(self$defaults)) {
+        if (!nm %in% names(param_group)) {
+          if (is_optim_required(self$defaults[[nm]])) {
+            .optim_error("parameter group didn't specify a value of required ",
+                         "optimization parameter ", nm)
+          }
+          param_group[nm] <- list(self$defaults[[nm]])
+        }
+      }
+      self$param_groups <- append(self$param_groups, list(param_group))
+      invisible(self)
+    },
+    zero_grad = function(set_to_none = FALSE) {
+      for (g in self$param_groups) .optim_zero_grad(g$params, set_to_none)
+      invisible(NULL)
+    },
+    state_dict = function() {
+      params <- unlist(lapply(self$param_groups, function(g) g$params))
+      keys <- vapply(params, xptr_address, "")
+      st <- self$state$map
+      names(st) <- as.character(match(names(st), keys))
+      groups <- lapply(self$param_groups, function(g) {
+        g$params <- match(vapply(g$params, xptr_address, ""), keys)
+        g
+      })
+      list(param_groups = groups, state = st)
+    },
+    load_state_dict = function(state_dict, ..., .refer_to_state_dict = FALSE) {
+      if (length(self$param_groups) != length(state_dict$param_groups)) {
+        .optim_error("Loaded state dict has a different number of parameter groups")
+      }
+      for (i in seq_along(self$param_groups)) {
+        if (length(self$param_groups[[i]]$params) != length(state_dict$param_groups[[i]]$params)) {
+          .optim_error("Loaded state dict contains a parameter group that doesn't match ",
+                       "the size of the optimizer's group")
+        }
+      }
+      params <- unlist(lapply(self$param_groups, function(g) g$params))
+      for (o in names(state_dict$state)) {
+        value <- state_dict$state[[o]]
+        if (!.refer_to_state_dict) {
+          # copies: the loaded dict and this optimizer never share tensors
+          value <- lapply(value, function(v) if (is_torch_tensor(v)) v$detach()$clone() else v)
+        }
+        self$state$set(params[[as.integer(o)]], value)
+      }
+      for (i in seq_along(state_dict$param_groups)) {
+        g <- state_dict$param_groups[[i]]
+        for (nm in setdiff(names(g), "params")) self$param_groups[[i]][nm] <- list(g[[nm]])
+      }
+      invisible(self)
+    }
+  ),
+  private = list(
+    # R torch's template for optimizers written in R: loop_fun(group, param, g, p)
+    # for every parameter that has a gradient, under no-grad.
+    step_helper = function(closure, loop_fun) {
+      local_no_grad()
+      loss <- NULL
+      if (!is.null(closure)) loss <- with_enable_grad(closure())
+      for (g in seq_along(self$param_groups)) {
+        group <- self$param_groups[[g]]
+        for (p in seq_along(group$params)) {
+          param <- group$params[[p]]
+          if (is.null(param$grad) || is_undefined_tensor(param$grad)) next
+          loop_fun(group, param, g, p)
+        }
+      }
+      loss
+    },
+    # Built-in optimizers: one Python call per group updates every parameter.
+    kernel_step = function(kind, closure) {
+      loss <- NULL
+      if (!is.null(closure)) loss <- with_enable_grad(closure())
+      for (g in seq_along(self$param_groups)) {
+        new <- .optim_step(kind, self$param_groups[[g]], self$state$map)
+        if (length(new)) self$state$map[names(new)] <- new
+      }
+      loss
+    }
+  )
+)
+
+.optim_zero_grad <- function(params, set_to_none) {
+  for (p in params) {
+    g <- p$grad
+    if (is_undefined_tensor(g)) next
+    if (isTRUE(set_to_none)) {
+      p$grad <- NULL
+    } else {
+      with_no_grad(g$zero_())
+    }
+  }
+}
+
+State <- R6::R6Class(
+  "State",
+  lock_objects = FALSE,
+  public = list(
+    map = NULL,
+    initialize = function() self$map <- list(),
+    set = function(key, value) {
+      self$map[[xptr_address(key)]] <- value
+      invisible(self)
+    },
+    get = function(key) self$map[[xptr_address(key)]],
+    keys = function() names(self$map)
+  )
+)
+
+# state(param) and state(param) <- value inside an optimizer's methods
+state <- function(self) {
+  opt <- get("self", envir = parent.frame(), inherits = TRUE)
+  opt$state$get(self)
+}
+
+`state<-` <- function(self, value) {
+  opt <- get("self", envir = parent.frame(), inherits = TRUE)
+  opt$state$set(self, value)
+  self
+}
+
+# An R6 class plus the generator function users call (its arguments are
+# initialize's); `attr_name` holds the class on the generator.
+.torch_class <- function(name, inherit, public, private, active, parent_env, attr_name,
+                         constructor_class) {
+  if (!is.null(attr(inherit, attr_name))) inherit <- attr(inherit, attr_name)
+  e <- new.env(parent = parent_env)
+  e$inherit <- inherit
+  cls <- R6::R6Class(classname = name, inherit = inherit, lock_objects = FALSE,
+                     public = public, private = private, active = active, parent_env = e)
+  init <- .find_initialize(cls)
+  gen <- function() NULL
+  formals(gen) <- if (is.null(init)) alist(... = ) else formals(init)
+  # re-issue the call to cls$new: arguments are matched as initialize matches them
+  body(gen) <- bquote({
+    .call <- sys.call()
+    .call[[1L]] <- .(cls)$new
+    eval(.call, parent.frame())
+  })
+  environment(gen) <- baseenv()
+  attr(gen, attr_name) <- cls
+  class(gen) <- constructor_class
+  gen
+}
+
+.find_initialize <- function(cls) {
+  while (!is.null(cls)) {
+    if (!is.null(cls$public_methods$initialize)) return(cls$public_methods$initialize)
+    cls <- cls$get_inherit()
+  }
+  NULL
+}
+
+optimizer <- function(name = NULL, inherit = Optimizer, ..., private = NULL, active = NULL,
+                      parent_env = parent.frame()) {
+  .torch_class(name, inherit, list(...), private, active, parent_env, "Optimizer",
+               c(name, "torch_optimizer_generator"))
+}

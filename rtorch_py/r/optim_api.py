@@ -1,0 +1,130 @@
+"""What R's optimisers call: one Python call per parameter group per step.
+
+The R side (`r_compat/R/optim*.R`) keeps R torch's R6 objects, with
+`param_groups` and `state` as R lists scripts can read and change; the
+arithmetic happens here, with the update rules of `rtorch_py.optim.kernels`.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..function import NamedList
+from ..optim import kernels
+from ..optim.lbfgs import LBFGS, strong_wolfe
+from ..tensor import Tensor
+
+# R torch's setting names that differ from PyTorch's
+_R_NAMES = {"lambda": "lambd"}
+
+
+def _value(v: Any) -> Any:
+    """An R setting as a Python one: length-1 vectors as numbers."""
+    if isinstance(v, np.ndarray):
+        return float(v.reshape(())) if v.size == 1 else [float(x) for x in v.reshape(-1)]
+    if isinstance(v, NamedList):
+        return [_value(x) for x in v.values()]
+    if isinstance(v, list):
+        return [_value(x) for x in v]
+    return v
+
+
+def _group(group: NamedList) -> dict:
+    return {_R_NAMES.get(k, k): _value(v) for k, v in group.items() if k != "params"}
+
+
+def _params(group: NamedList) -> list:
+    params = group.get("params")
+    if isinstance(params, NamedList):
+        params = params.values()
+    if isinstance(params, Tensor):
+        params = [params]
+    return list(params or [])
+
+
+def tensor_key(x: Any) -> str:
+    """A tensor's identity as a string (R torch's xptr_address)."""
+    return f"{id(x):x}"
+
+
+def optim_step(kind: str, group: NamedList, state_map: Any) -> NamedList:
+    """Update one group's parameters with `kind`'s rule. `state_map` is the
+    optimiser's R state (a named list keyed by tensor_key); returns the
+    states of the parameters updated, keyed the same way."""
+    if kind not in kernels.UPDATES:
+        raise ValueError(f"unknown optimizer kind {kind!r}")
+    settings = _group(group)
+    params = [p for p in _params(group) if isinstance(p, Tensor) and p.grad is not None]
+    known = state_map if isinstance(state_map, NamedList) else None
+    keys, states = [], []
+    for p in params:
+        key = tensor_key(p)
+        old = known.get(key) if known is not None else None
+        keys.append(key)
+        states.append(dict(old.items()) if isinstance(old, NamedList) else {})
+    kernels.run(kind, params, states, settings)
+    return NamedList(keys, [NamedList(list(st), list(st.values())) for st in states])
+
+
+class RLBFGS:
+    """The Python half of an R optim_lbfgs: its state (directions, history)
+    stays here; R sees func_evals and n_iter."""
+
+    def __init__(self, params: Any, settings: NamedList) -> None:
+        s = {k: _value(v) for k, v in settings.items()}
+        self.opt = LBFGS(_list(params), **s)
+
+    def step(self, closure: Callable) -> Any:
+        loss = self.opt.step(closure)
+        st = self.opt.state.get(self.opt._params[0], {})
+        return [loss, NamedList(["func_evals", "n_iter"],
+                                [st.get("func_evals", 0), st.get("n_iter", 0)])]
+
+
+def _list(x: Any) -> list:
+    if isinstance(x, NamedList):
+        return x.values()
+    if isinstance(x, Tensor):
+        return [x]
+    return list(x)
+
+
+def lbfgs_new(params: Any, settings: NamedList) -> RLBFGS:
+    return RLBFGS(params, settings)
+
+
+def lbfgs_step(opt: RLBFGS, closure: Callable, settings: NamedList) -> list:
+    # settings may have been changed from R (opt$param_groups[[1]]$lr <- ...)
+    group = opt.opt.param_groups[0]
+    for k, v in settings.items():
+        if k != "params":
+            group[k] = _value(v)
+    return opt.step(closure)
+
+
+def strong_wolfe_r(obj_func: Callable, x: Any, t: Any, d: Tensor, f: Any, g: Tensor, gtd: Any,
+                   c1: float = 1e-4, c2: float = 0.9, tolerance_change: float = 1e-9,
+                   max_ls: int = 25) -> list:
+    """R torch's .strong_wolfe: obj_func(x, t, d) gives list(loss, flat grad)."""
+    from ..creation import torch_tensor
+
+    def obj(x_: Any, t_: float, d_: np.ndarray) -> tuple:
+        out = obj_func(x_, t_, torch_tensor(d_))
+        vals = out.values() if isinstance(out, NamedList) else list(out)
+        return float(_value(vals[0])), np.asarray(vals[1].data, dtype=np.float64).reshape(-1)
+
+    f_new, g_new, t_new, evals = strong_wolfe(
+        obj, x, float(_value(t)), np.asarray(d.data, np.float64).reshape(-1), float(_value(f)),
+        np.asarray(g.data, np.float64).reshape(-1), float(_value(gtd)), c1, c2,
+        tolerance_change, int(max_ls))
+    return [f_new, torch_tensor(np.asarray(g_new, dtype=g.data.dtype)), t_new, evals]
+
+
+R_FUNCTIONS: dict[str, Callable] = {
+    ".optim_step": optim_step,
+    ".lbfgs_new": lbfgs_new,
+    ".lbfgs_step": lbfgs_step,
+    ".strong_wolfe": strong_wolfe_r,
+    "xptr_address": tensor_key,
+}
