@@ -83,6 +83,7 @@ C_init <- C_call <- C_invoke <- C_getattr <- C_box <- C_export_native <-
     "libs = [os.path.join(d, n) for d in dirs if d for n in names if n and '.so' in n]",
     "print('%d.%d' % sys.version_info[:2])",
     "print(next((p for p in libs if os.path.exists(p)), ''))",
+    "sys.path.pop(0)  # the current directory, which the started Python won't see",
     "print(importlib.util.find_spec('rtorch_py') is not None)",
     sep = "\n")
   out <- suppressWarnings(tryCatch(
