@@ -109,8 +109,7 @@ def ensure_installed(quiet: bool = True) -> Path:
             shutil.copytree(src, pkg, ignore=_BUILD_LEFTOVERS)
             out_lib = Path(tmp) / "lib"
             out_lib.mkdir()
-            # --no-test-load: loading it is what the caller does next.
-            install_package(pkg, out_lib, test_load=False)
+            install_package(pkg, out_lib, quick=True)
             if lib.exists():
                 shutil.rmtree(lib)
             os.replace(out_lib, lib)
@@ -122,9 +121,10 @@ def ensure_installed(quiet: bool = True) -> Path:
     return lib
 
 
-def install_package(src: Path, lib: Path, test_load: bool = True) -> None:
+def install_package(src: Path, lib: Path, quick: bool = False) -> None:
     """`R CMD INSTALL` of the shim's sources `src` into the R library `lib`,
-    built for (and recording) this Python, `sys.executable`."""
+    built for (and recording) this Python, `sys.executable`. `quick` skips the
+    help pages and R's test load (for the private library, loaded next anyway)."""
     for script in ("configure", "cleanup"):  # R runs them only if executable
         if (Path(src) / script).exists():
             os.chmod(Path(src) / script, 0o755)
@@ -132,8 +132,9 @@ def install_package(src: Path, lib: Path, test_load: bool = True) -> None:
     env["RTORCH_PYTHON"] = sys.executable  # read by r_compat/configure
     env.pop("R_LIBS_USER", None)
     r = os.path.join(_r_home(), "bin", "R")
-    cmd = [r, "CMD", "INSTALL", "--no-docs", "--no-html", "--no-multiarch",
-           *([] if test_load else ["--no-test-load"]), "--library=" + str(lib), str(src)]
+    cmd = [r, "CMD", "INSTALL", "--no-multiarch",
+           *(["--no-test-load", "--no-docs", "--no-html"] if quick else []),
+           "--library=" + str(lib), str(src)]
     res = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if res.returncode != 0:
         raise RuntimeError("installing the R torch shim failed:\n" + res.stdout + res.stderr)
