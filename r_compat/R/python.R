@@ -60,6 +60,9 @@ C_init <- C_call <- C_invoke <- C_getattr <- C_box <- C_export_native <-
     if (!file.exists(exe)) {
       stop("torch: no Python at '", exe, "' (from ", from, "). ", .python_help, call. = FALSE)
     }
+    # absolute, but not through symlinks: a virtualenv's bin/python is a link
+    # whose own place is what makes it that environment's Python
+    exe <- file.path(normalizePath(dirname(exe)), basename(exe))
     info <- .python_info(exe, from)
     if (nzchar(built_for) && info$version != built_for) {
       stop("torch: this package was built for Python ", built_for, " but ", from,
