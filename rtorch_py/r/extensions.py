@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Callable
 
-MODULES: list[str] = ["rtorch_py.r.optim_api"]
+MODULES: list[str] = ["rtorch_py.r.optim_api", "rtorch_py.r.nn_api"]
 
 
 def functions() -> dict[str, Callable]:

@@ -1,0 +1,386 @@
+"""Differentiable primitives the nn layers need that the tensor ops lack.
+
+Each is a `Function` (forward on NumPy arrays, derivative beside it) until the
+op registry (`rtorch_py/ops/`) exists; then they move to
+`rtorch_py/ops/nn_functional.py`. Convolutions use `sliding_window_view` and
+`tensordot` (im2col): Python loops run over kernel offsets, never over pixels.
+"""
+from __future__ import annotations
+
+import math
+from itertools import product
+from typing import Sequence
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ..function import Function
+from ..tensor import Tensor, wrap
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def _t(arr: np.ndarray, like: np.ndarray) -> Tensor:
+    return wrap(np.ascontiguousarray(arr, dtype=like.dtype))
+
+
+class Erf(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _t(_erf(x.data).astype(x.data.dtype), x.data)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * (2.0 / math.sqrt(math.pi)) * (-(x * x)).exp()
+
+
+def erf(x: Tensor) -> Tensor:
+    return Erf.apply(x)
+
+
+# --------------------------------------------------------------------------
+# Padding
+
+
+def _pad_widths(pad: Sequence[int], ndim: int) -> list:
+    """torch's pad list (last dim first: left, right, top, bottom, ...) as
+    NumPy pad widths; negative values crop."""
+    widths = [[0, 0] for _ in range(ndim)]
+    for i in range(len(pad) // 2):
+        widths[ndim - 1 - i] = [int(pad[2 * i]), int(pad[2 * i + 1])]
+    return widths
+
+
+def _crop(arr: np.ndarray, widths: list) -> np.ndarray:
+    key = tuple(slice(max(a, 0), arr.shape[d] - max(b, 0)) for d, (a, b) in enumerate(widths))
+    return arr[key]
+
+
+class Pad(Function):
+    @staticmethod
+    def forward(ctx, x, pad, mode, value):
+        widths = _pad_widths(pad, x.ndim)
+        arr = x.data
+        neg = [[min(a, 0), min(b, 0)] for a, b in widths]
+        arr = _crop(arr, [[-a, -b] for a, b in neg])
+        pos = [(max(a, 0), max(b, 0)) for a, b in widths]
+        if mode == "constant":
+            out = np.pad(arr, pos, mode="constant", constant_values=value)
+        else:
+            out = np.pad(arr, pos, mode={"reflect": "reflect", "replicate": "edge",
+                                         "circular": "wrap"}[mode])
+        ctx.save_for_backward(x.shape, widths, mode)
+        return _t(out, x.data)
+
+    @staticmethod
+    def backward(ctx, g):
+        shape, widths, mode = ctx.saved_variables
+        if mode == "constant":
+            garr = g.data if isinstance(g, Tensor) else g
+            pos = [[max(a, 0), max(b, 0)] for a, b in widths]
+            inner = _crop(garr, pos)
+            neg = [(-min(a, 0), -min(b, 0)) for a, b in widths]
+            return _t(np.pad(inner, neg), garr), None, None, None
+        # reflect / replicate / circular: scatter the padded positions back
+        idx = np.arange(int(np.prod(shape))).reshape(shape)
+        pos = [(max(a, 0), max(b, 0)) for a, b in widths]
+        pidx = np.pad(idx, pos, mode={"reflect": "reflect", "replicate": "edge",
+                                      "circular": "wrap"}[mode])
+        out = np.zeros(int(np.prod(shape)), dtype=g.data.dtype)
+        np.add.at(out, pidx.reshape(-1), g.data.reshape(-1))
+        return _t(out.reshape(shape), g.data), None, None, None
+
+
+def pad(x: Tensor, pad: Sequence[int], mode: str = "constant", value: float = 0.0) -> Tensor:
+    return Pad.apply(x, tuple(int(p) for p in pad), mode, value)
+
+
+# --------------------------------------------------------------------------
+# Convolution (any number of spatial dims)
+
+
+def _windows(xp: np.ndarray, k: tuple, stride: tuple, dilation: tuple) -> np.ndarray:
+    """(N, C, *S) -> (N, C, *O, *K) strided view of every kernel window."""
+    nd = len(k)
+    span = tuple((kk - 1) * d + 1 for kk, d in zip(k, dilation))
+    w = sliding_window_view(xp, span, axis=tuple(range(2, 2 + nd)))
+    key = (slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride) + \
+        tuple(slice(None, None, d) for d in dilation)
+    return w[key]
+
+
+def _conv_forward(xp: np.ndarray, w: np.ndarray, stride, dilation, groups) -> np.ndarray:
+    nd = w.ndim - 2
+    win = _windows(xp, w.shape[2:], stride, dilation)      # N, C, *O, *K
+    n, c = win.shape[:2]
+    osz = win.shape[2:2 + nd]
+    o = w.shape[0]
+    if groups == 1:
+        out = np.tensordot(win, w, axes=([1] + list(range(2 + nd, 2 + 2 * nd)),
+                                         list(range(1, 2 + nd))))  # N, *O, Out
+        return np.moveaxis(out, -1, 1)
+    cg, og = c // groups, o // groups
+    win = win.reshape((n, groups, cg) + osz + w.shape[2:])
+    wg = w.reshape((groups, og, cg) + w.shape[2:])
+    outs = [np.moveaxis(np.tensordot(win[:, g], wg[g],
+                                     axes=([1] + list(range(2 + nd, 2 + 2 * nd)),
+                                           list(range(1, 2 + nd)))), -1, 1)
+            for g in range(groups)]
+    return np.concatenate(outs, axis=1)
+
+
+def _conv_grad_weight(xp: np.ndarray, g: np.ndarray, kshape: tuple, stride, dilation,
+                      groups) -> np.ndarray:
+    nd = len(kshape)
+    win = _windows(xp, kshape, stride, dilation)            # N, C, *O, *K
+    osz = g.shape[2:]
+    win = win[(slice(None), slice(None)) + tuple(slice(0, s) for s in osz)]
+    axes_o = [0] + list(range(2, 2 + nd))
+    if groups == 1:
+        return np.tensordot(g, win, axes=(axes_o, axes_o))   # Out, C, *K
+    n, c = win.shape[:2]
+    o = g.shape[1]
+    cg, og = c // groups, o // groups
+    return np.concatenate([
+        np.tensordot(g[:, i * og:(i + 1) * og], win[:, i * cg:(i + 1) * cg],
+                     axes=(axes_o, axes_o)) for i in range(groups)], axis=0)
+
+
+def _conv_scatter(g: np.ndarray, w: np.ndarray, xshape: tuple, stride, dilation,
+                  groups) -> np.ndarray:
+    """The transpose of `_conv_forward` for the input: (N, Out, *O) -> (N, C, *S)."""
+    nd = w.ndim - 2
+    k = w.shape[2:]
+    n = g.shape[0]
+    o = w.shape[0]
+    og = o // groups
+    # cols[n, *O, c, *K] = sum_o g[n, o, *O] w[o, c, *K] (per group)
+    if groups == 1:
+        cols = np.tensordot(np.moveaxis(g, 1, -1), w, axes=([-1], [0]))
+    else:
+        cols = np.concatenate([
+            np.tensordot(np.moveaxis(g[:, i * og:(i + 1) * og], 1, -1), w[i * og:(i + 1) * og],
+                         axes=([-1], [0])) for i in range(groups)], axis=1 + nd)
+    out = np.zeros(xshape, dtype=g.dtype)
+    osz = g.shape[2:]
+    for offs in product(*(range(kk) for kk in k)):
+        key = (slice(None), slice(None)) + tuple(
+            slice(of * d, of * d + (os_ - 1) * s + 1, s)
+            for of, d, os_, s in zip(offs, dilation, osz, stride))
+        src = cols[(slice(None),) * (1 + nd) + (slice(None),) + offs]  # N, *O, C
+        out[key] += np.moveaxis(src, -1, 1)
+    return out
+
+
+def _tuple(v, nd: int) -> tuple:
+    if isinstance(v, (list, tuple)):
+        if len(v) == 1:
+            return tuple(int(v[0]) for _ in range(nd))
+        if len(v) != nd:
+            raise ValueError(f"expected {nd} values, got {len(v)}")
+        return tuple(int(i) for i in v)
+    return tuple(int(v) for _ in range(nd))
+
+
+class ConvNd(Function):
+    @staticmethod
+    def forward(ctx, x, w, stride, padding, dilation, groups):
+        nd = w.ndim - 2
+        widths = [(0, 0), (0, 0)] + [(p, p) for p in padding]
+        xp = np.pad(x.data, widths) if any(padding) else x.data
+        out = _conv_forward(xp, w.data, stride, dilation, groups)
+        ctx.save_for_backward(x, w, stride, padding, dilation, groups)
+        return _t(out, x.data)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w, stride, padding, dilation, groups = ctx.saved_variables
+        garr = g.data
+        nd = w.ndim - 2
+        xshape = (x.shape[0], x.shape[1]) + tuple(s + 2 * p for s, p in zip(x.shape[2:], padding))
+        gx = gw = None
+        need = ctx.needs_input_grad
+        if need[0]:
+            gxp = _conv_scatter(garr, w.data, xshape, stride, dilation, groups)
+            key = (slice(None), slice(None)) + tuple(slice(p, p + s)
+                                                     for p, s in zip(padding, x.shape[2:]))
+            gx = _t(gxp[key], x.data)
+        if need[1]:
+            widths = [(0, 0), (0, 0)] + [(p, p) for p in padding]
+            xp = np.pad(x.data, widths) if any(padding) else x.data
+            gw = _t(_conv_grad_weight(xp, garr, w.shape[2:], stride, dilation, groups), w.data)
+        return gx, gw, None, None, None, None
+
+
+def conv(x: Tensor, w: Tensor, stride, padding, dilation, groups: int) -> Tensor:
+    return ConvNd.apply(x, w, stride, padding, dilation, groups)
+
+
+class ConvTransposeNd(Function):
+    """Transposed convolution: the input-gradient of a convolution."""
+
+    @staticmethod
+    def forward(ctx, x, w, stride, padding, output_padding, dilation, groups):
+        nd = w.ndim - 2
+        # w: (C_in, C_out/groups, *K); as a conv kernel it maps C_out -> C_in
+        k = w.shape[2:]
+        full = tuple((i - 1) * s + (kk - 1) * d + 1 + op
+                     for i, s, kk, d, op in zip(x.shape[2:], stride, k, dilation, output_padding))
+        cout = w.shape[1] * groups
+        out = _conv_scatter(x.data, _as_conv_kernel(w.data, groups),
+                            (x.shape[0], cout) + full, stride, dilation, groups)
+        key = (slice(None), slice(None)) + tuple(slice(p, f - p) for p, f in zip(padding, full))
+        ctx.save_for_backward(x, w, stride, padding, dilation, groups, full)
+        return _t(out[key], x.data)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w, stride, padding, dilation, groups, full = ctx.saved_variables
+        garr = np.pad(g.data, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+        kw = _as_conv_kernel(w.data, groups)
+        gx = gw = None
+        need = ctx.needs_input_grad
+        if need[0]:
+            gx = _conv_forward(garr, kw, stride, dilation, groups)
+            gx = gx[(slice(None), slice(None)) + tuple(slice(0, s) for s in x.shape[2:])]
+            gx = _t(gx, x.data)
+        if need[1]:
+            # d/dw of scatter: correlate g's windows with x
+            gk = _conv_grad_weight(garr, x.data, w.shape[2:], stride, dilation, groups)
+            # gk: (C_in, C_out/groups... ) computed as conv kernel grad with roles swapped
+            gw = _t(gk, w.data)
+        return gx, gw, None, None, None, None, None
+
+
+def _as_conv_kernel(w: np.ndarray, groups: int) -> np.ndarray:
+    """(C_in, C_out/g, *K) transposed-conv weight -> (C_in, C_out/g, *K) used by
+    `_conv_scatter` with `Out = C_in` and `C = C_out` (same array)."""
+    return w
+
+
+def conv_transpose(x: Tensor, w: Tensor, stride, padding, output_padding, dilation,
+                   groups: int) -> Tensor:
+    return ConvTransposeNd.apply(x, w, stride, padding, output_padding, dilation, groups)
+
+
+# --------------------------------------------------------------------------
+# Pooling
+
+
+class MaxPoolNd(Function):
+    @staticmethod
+    def forward(ctx, x, k, stride, padding, dilation, ceil_mode):
+        nd = len(k)
+        fill = -np.inf if x.data.dtype.kind == "f" else np.iinfo(x.data.dtype).min
+        extra = _ceil_extra(x.shape[2:], k, stride, padding, dilation, ceil_mode)
+        widths = [(0, 0), (0, 0)] + [(p, p + e) for p, e in zip(padding, extra)]
+        xp = np.pad(x.data, widths, constant_values=fill)
+        win = _windows(xp, k, stride, dilation)
+        flat = win.reshape(win.shape[:2 + nd] + (-1,))
+        arg = flat.argmax(axis=-1)
+        out = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+        ctx.save_for_backward(x.shape, xp.shape, arg, k, stride, padding, dilation)
+        idx = _flat_index(arg, xp.shape, x.shape, k, stride, padding, dilation)
+        ctx.mark_non_differentiable(idx)
+        return _t(out, x.data), idx
+
+    @staticmethod
+    def backward(ctx, g, g_idx=None):
+        xshape, pshape, arg, k, stride, padding, dilation = ctx.saved_variables
+        garr = g.data
+        out = np.zeros(pshape, dtype=garr.dtype)
+        osz = garr.shape[2:]
+        for j, offs in enumerate(product(*(range(kk) for kk in k))):
+            key = (slice(None), slice(None)) + tuple(
+                slice(of * d, of * d + (os_ - 1) * s + 1, s)
+                for of, d, os_, s in zip(offs, dilation, osz, stride))
+            out[key] += np.where(arg == j, garr, 0)
+        key = (slice(None), slice(None)) + tuple(slice(p, p + s)
+                                                 for p, s in zip(padding, xshape[2:]))
+        return _t(out[key], garr), None, None, None, None, None
+
+
+def _ceil_extra(size, k, stride, padding, dilation, ceil_mode) -> list:
+    extra = []
+    for s, kk, st, p, d in zip(size, k, stride, padding, dilation):
+        span = (kk - 1) * d + 1
+        n = s + 2 * p - span
+        if ceil_mode:
+            o = -(-n // st) + 1
+            if (o - 1) * st >= s + p:  # the last window must start inside the input
+                o -= 1
+        else:
+            o = n // st + 1
+        extra.append(max((o - 1) * st + span - (s + 2 * p), 0))
+    return extra
+
+
+def _flat_index(arg, pshape, xshape, k, stride, padding, dilation) -> Tensor:
+    """Indices of the maxima in each input plane (flattened), as torch returns them."""
+    nd = len(k)
+    koffs = np.unravel_index(arg, k)
+    coords = []
+    grids = np.meshgrid(*(np.arange(o) for o in arg.shape[2:]), indexing="ij")
+    for i in range(nd):
+        coords.append(grids[i] * stride[i] + koffs[i] * dilation[i] - padding[i])
+    flat = np.ravel_multi_index(tuple(np.clip(c, 0, s - 1) for c, s in zip(coords, xshape[2:])),
+                                xshape[2:])
+    return wrap(flat.astype(np.int64))
+
+
+def max_pool(x: Tensor, k, stride, padding, dilation, ceil_mode: bool):
+    return MaxPoolNd.apply(x, k, stride, padding, dilation, ceil_mode)
+
+
+class AvgPoolNd(Function):
+    @staticmethod
+    def forward(ctx, x, k, stride, padding, ceil_mode, count_include_pad, divisor):
+        nd = len(k)
+        extra = _ceil_extra(x.shape[2:], k, stride, padding, (1,) * nd, ceil_mode)
+        widths = [(0, 0), (0, 0)] + [(p, p + e) for p, e in zip(padding, extra)]
+        xp = np.pad(x.data, widths)
+        win = _windows(xp, k, stride, (1,) * nd)
+        total = win.sum(axis=tuple(range(-nd, 0)))
+        div = _avg_divisor(x.shape[2:], total.shape[2:], k, stride, padding, count_include_pad,
+                           divisor)
+        ctx.save_for_backward(x.shape, xp.shape, div, k, stride, padding)
+        return _t(total / div, x.data)
+
+    @staticmethod
+    def backward(ctx, g):
+        xshape, pshape, div, k, stride, padding = ctx.saved_variables
+        garr = g.data / div
+        out = np.zeros(pshape, dtype=g.data.dtype)
+        osz = garr.shape[2:]
+        for offs in product(*(range(kk) for kk in k)):
+            key = (slice(None), slice(None)) + tuple(
+                slice(of, of + (os_ - 1) * s + 1, s) for of, os_, s in zip(offs, osz, stride))
+            out[key] += garr
+        key = (slice(None), slice(None)) + tuple(slice(p, p + s)
+                                                 for p, s in zip(padding, xshape[2:]))
+        return _t(out[key], g.data), None, None, None, None, None, None
+
+
+def _avg_divisor(size, osz, k, stride, padding, count_include_pad, divisor):
+    if divisor:
+        return float(divisor)
+    # per output position: the window clipped to the padded (or real) input
+    parts = []
+    for s, o, kk, st, p in zip(size, osz, k, stride, padding):
+        start = np.arange(o) * st - p
+        end = np.minimum(start + kk, s + p)
+        if count_include_pad:
+            n = end - start
+        else:
+            n = np.minimum(end, s) - np.maximum(start, 0)
+        parts.append(n)
+    div = parts[0]
+    for q in parts[1:]:
+        div = np.multiply.outer(div, q)
+    return div.astype(np.float64)
+
+
+def avg_pool(x: Tensor, k, stride, padding, ceil_mode, count_include_pad, divisor):
+    return AvgPoolNd.apply(x, k, stride, padding, ceil_mode, count_include_pad, divisor)

@@ -1,0 +1,94 @@
+"""Multi-head attention, composed of tensor ops (PyTorch's parameter layout:
+`in_proj_weight`, `in_proj_bias`, `out_proj`)."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .. import creation as _cr
+from ..tensor import Tensor
+from . import functional as F
+from . import init
+from .layers import nn_linear
+from .module import Module, nn_parameter
+
+
+def nnf_multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, num_heads: int,
+                                     in_proj_weight: Tensor, in_proj_bias: Tensor | None,
+                                     out_proj_weight: Tensor, out_proj_bias: Tensor | None,
+                                     dropout_p: float = 0.0, training: bool = True,
+                                     key_padding_mask: Tensor | None = None,
+                                     need_weights: bool = True, attn_mask: Tensor | None = None,
+                                     average_attn_weights: bool = True) -> list:
+    """Inputs are (L, N, E) (sequence first); returns [output, weights or None]."""
+    tgt, bsz, embed = query.shape
+    src = key.shape[0]
+    hd = embed // num_heads
+    wq, wk, wv = in_proj_weight.chunk(3, 0)
+    bq = bk = bv = None
+    if in_proj_bias is not None:
+        bq, bk, bv = in_proj_bias.chunk(3, 0)
+    q = F.nnf_linear(query, wq, bq)
+    k = F.nnf_linear(key, wk, bk)
+    v = F.nnf_linear(value, wv, bv)
+    # (L, N, E) -> (N * heads, L, hd)
+    q = q.reshape(tgt, bsz * num_heads, hd).transpose(0, 1) / math.sqrt(hd)
+    k = k.reshape(src, bsz * num_heads, hd).transpose(0, 1)
+    v = v.reshape(src, bsz * num_heads, hd).transpose(0, 1)
+    scores = q.matmul(k.transpose(1, 2))
+    if attn_mask is not None:
+        mask = attn_mask if attn_mask.ndim == 3 else attn_mask.unsqueeze(0)
+        if mask.dtype.name == "bool":
+            scores = scores.masked_fill(mask, float("-inf"))
+        else:
+            scores = scores + mask
+    if key_padding_mask is not None:
+        s = scores.reshape(bsz, num_heads, tgt, src)
+        s = s.masked_fill(key_padding_mask.reshape(bsz, 1, 1, src).to(dtype="bool"),
+                          float("-inf"))
+        scores = s.reshape(bsz * num_heads, tgt, src)
+    attn = scores.softmax(-1)
+    if dropout_p > 0:
+        attn = F.nnf_dropout(attn, dropout_p, training)
+    out = attn.matmul(v).transpose(0, 1).reshape(tgt, bsz, embed)
+    out = F.nnf_linear(out, out_proj_weight, out_proj_bias)
+    weights = None
+    if need_weights:
+        weights = attn.reshape(bsz, num_heads, tgt, src)
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+    return [out, weights]
+
+
+class nn_multihead_attention(Module):
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
+                 add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: Any = None,
+                 vdim: Any = None, batch_first: bool = False) -> None:
+        super().__init__()
+        self.embed_dim, self.num_heads = int(embed_dim), int(num_heads)
+        if self.embed_dim % self.num_heads:
+            raise ValueError("embed_dim must be divisible by num_heads")
+        self.dropout, self.batch_first = float(dropout), bool(batch_first)
+        self.in_proj_weight = nn_parameter(_cr.torch_empty(3 * self.embed_dim, self.embed_dim))
+        init.nn_init_xavier_uniform_(self.in_proj_weight)
+        if bias:
+            self.in_proj_bias = nn_parameter(_cr.torch_zeros(3 * self.embed_dim))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = nn_linear(self.embed_dim, self.embed_dim, bias=bias)
+        if bias:
+            init.nn_init_zeros_(self.out_proj.bias)
+
+    def forward(self, query: Tensor, key: Tensor, value: Tensor,
+                key_padding_mask: Tensor | None = None, need_weights: bool = True,
+                attn_mask: Tensor | None = None, average_attn_weights: bool = True) -> list:
+        if self.batch_first:
+            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+        out, w = nnf_multi_head_attention_forward(
+            query, key, value, self.num_heads, self.in_proj_weight,
+            self._parameters.get("in_proj_bias"), self.out_proj.weight,
+            self.out_proj._parameters.get("bias"), self.dropout, self.training,
+            key_padding_mask, need_weights, attn_mask, average_attn_weights)
+        if self.batch_first:
+            out = out.transpose(0, 1)
+        return [out, w]

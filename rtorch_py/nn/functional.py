@@ -1,0 +1,866 @@
+"""The `nnf_*` functions (R torch's `torch.nn.functional`), 0-based as all of
+the Python API: dims, and class indices of cross_entropy / nll_loss targets.
+
+Most are compositions of tensor ops (so their derivatives come for free);
+convolution, pooling, padding and erf are primitives in `_prims.py`.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import autograd as _ag
+from .. import creation as _cr
+from .. import ops as _ops
+from ..tensor import Tensor, wrap
+from . import _prims
+from .module import write_
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"reduction must be one of 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def _same_shape(input: Tensor, target: Tensor, fn: str) -> None:
+    if tuple(input.shape) != tuple(target.shape):
+        raise ValueError(f"{fn}: target size ({list(target.shape)}) must be the same as input "
+                         f"size ({list(input.shape)})")
+
+
+def _t(x: Any, like: Tensor) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    return wrap(np.asarray(x, dtype=like.data.dtype))
+
+
+# --------------------------------------------------------------------------
+# Activations
+
+
+def nnf_relu(input: Tensor, inplace: bool = False) -> Tensor:
+    return input.relu()
+
+
+def nnf_relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    return nnf_hardtanh(input, 0.0, 6.0)
+
+
+def nnf_hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+                 inplace: bool = False) -> Tensor:
+    return input.clamp(min=min_val, max=max_val)
+
+
+def nnf_leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    return _ops.where(input > 0, input, input * negative_slope)
+
+
+def nnf_elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    neg = (input.clamp(max=0.0).exp() - 1.0) * alpha
+    return _ops.where(input > 0, input, neg)
+
+
+def nnf_celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    neg = ((input.clamp(max=0.0) / alpha).exp() - 1.0) * alpha
+    return _ops.where(input > 0, input, neg)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def nnf_selu(input: Tensor, inplace: bool = False) -> Tensor:
+    return nnf_elu(input, _SELU_ALPHA) * _SELU_SCALE
+
+
+def nnf_gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    if approximate == "tanh":
+        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
+        return input * 0.5 * (inner.tanh() + 1.0)
+    if approximate != "none":
+        raise ValueError(f"approximate must be 'none' or 'tanh', got {approximate!r}")
+    return input * 0.5 * (_prims.erf(input / math.sqrt(2.0)) + 1.0)
+
+
+def nnf_silu(input: Tensor, inplace: bool = False) -> Tensor:
+    return input * input.sigmoid()
+
+
+def nnf_mish(input: Tensor) -> Tensor:
+    return input * nnf_softplus(input).tanh()
+
+
+def nnf_sigmoid(input: Tensor) -> Tensor:
+    return input.sigmoid()
+
+
+def nnf_tanh(input: Tensor) -> Tensor:
+    return input.tanh()
+
+
+def _log1p_exp(z: Tensor) -> Tensor:
+    """log(1 + exp(z)) without overflow."""
+    return z.clamp(min=0.0) + ((-z.abs()).exp() + 1.0).log()
+
+
+def nnf_softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    z = input * beta
+    soft = _log1p_exp(z) / beta
+    return _ops.where(z > threshold, input, soft)
+
+
+def nnf_logsigmoid(input: Tensor) -> Tensor:
+    return -_log1p_exp(-input)
+
+
+def nnf_softsign(input: Tensor) -> Tensor:
+    return input / (input.abs() + 1.0)
+
+
+def nnf_tanhshrink(input: Tensor) -> Tensor:
+    return input - input.tanh()
+
+
+def nnf_hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    return (input / 6.0 + 0.5).clamp(min=0.0, max=1.0)
+
+
+def nnf_hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    return input * nnf_hardsigmoid(input)
+
+
+def nnf_hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    return _ops.where(input.abs() > lambd, input, input * 0.0)
+
+
+def nnf_softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    return _ops.where(input > lambd, input - lambd,
+                      _ops.where(input < -lambd, input + lambd, input * 0.0))
+
+
+def nnf_threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    return _ops.where(input > threshold, input, input * 0.0 + value)
+
+
+def nnf_prelu(input: Tensor, weight: Tensor) -> Tensor:
+    w = weight
+    if input.ndim >= 2 and weight.numel() > 1:
+        w = weight.reshape((-1,) + (1,) * (input.ndim - 2))
+    return _ops.where(input > 0, input, input * w)
+
+
+def nnf_glu(input: Tensor, dim: int = -1) -> Tensor:
+    a, b = input.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+def nnf_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    return input.softmax(dim) if dtype is None else input.to(dtype=dtype).softmax(dim)
+
+
+def nnf_softmin(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    return nnf_softmax(-input, dim, dtype)
+
+
+def nnf_log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    return input.log_softmax(dim) if dtype is None else input.to(dtype=dtype).log_softmax(dim)
+
+
+# --------------------------------------------------------------------------
+# Linear
+
+
+def nnf_linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    out = input.matmul(weight.t())
+    return out if bias is None else out + bias
+
+
+def nnf_bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
+                 bias: Tensor | None = None) -> Tensor:
+    # y[n, o] = x1[n, i] W[o, i, j] x2[n, j]
+    lead = input1.shape[:-1]
+    x1 = input1.reshape(-1, input1.shape[-1])
+    x2 = input2.reshape(-1, input2.shape[-1])
+    out_f, in1, in2 = weight.shape
+    t = x1.matmul(weight.permute(1, 0, 2).reshape(in1, out_f * in2))  # n, o*j
+    y = (t.reshape(-1, out_f, in2) * x2.unsqueeze(1)).sum(dim=-1)
+    if bias is not None:
+        y = y + bias
+    return y.reshape(*lead, out_f)
+
+
+# --------------------------------------------------------------------------
+# Dropout
+
+
+def _keep_mask(input: Tensor, p: float, shape: Sequence[int] | None = None) -> Tensor:
+    shape = tuple(input.shape) if shape is None else tuple(shape)
+    keep = (_cr.torch_rand(*shape).data >= p).astype(input.data.dtype) / (1.0 - p)
+    return wrap(keep)
+
+
+def _check_p(p: float) -> float:
+    p = float(p)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    return p
+
+
+def nnf_dropout(input: Tensor, p: float = 0.5, training: bool = True,
+                inplace: bool = False) -> Tensor:
+    p = _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    return input * _keep_mask(input, p)
+
+
+def _feature_dropout(input: Tensor, p: float, training: bool, nd: int) -> Tensor:
+    p = _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    batched = input.ndim == nd + 2
+    shape = input.shape[:input.ndim - nd] + (1,) * nd if batched else \
+        input.shape[:1] + (1,) * nd
+    return input * _keep_mask(input, p, shape)
+
+
+def nnf_dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
+                  inplace: bool = False) -> Tensor:
+    return _feature_dropout(input, p, training, 2)
+
+
+def nnf_dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
+                  inplace: bool = False) -> Tensor:
+    return _feature_dropout(input, p, training, 3)
+
+
+def nnf_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                      inplace: bool = False) -> Tensor:
+    p = _check_p(p)
+    if not training or p == 0.0:
+        return input
+    alpha_p = -_SELU_ALPHA * _SELU_SCALE
+    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
+    b = -a * alpha_p * p
+    keep = wrap((_cr.torch_rand(*input.shape).data >= p).astype(input.data.dtype))
+    return (input * keep + (1.0 - keep) * alpha_p) * a + b
+
+
+# --------------------------------------------------------------------------
+# Losses (targets of class-index losses are 0-based here)
+
+
+def nnf_mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    _same_shape(input, target, "mse_loss") if input.shape != target.shape and \
+        np.broadcast_shapes(input.shape, target.shape) != tuple(input.shape) else None
+    d = input - target
+    return _reduce(d * d, reduction)
+
+
+def nnf_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    return _reduce((input - target).abs(), reduction)
+
+
+def nnf_smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
+                       beta: float = 1.0) -> Tensor:
+    d = (input - target).abs()
+    if beta == 0:
+        return _reduce(d, reduction)
+    loss = _ops.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def nnf_huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
+                   delta: float = 1.0) -> Tensor:
+    d = (input - target).abs()
+    loss = _ops.where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta)
+    return _reduce(loss, reduction)
+
+
+def _log_clamped(x: Tensor) -> Tensor:
+    # as torch: log is clamped at -100 so that 0 * log(0) stays finite
+    return x.log().clamp(min=-100.0)
+
+
+def nnf_binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                             reduction: str = "mean") -> Tensor:
+    _same_shape(input, target, "binary_cross_entropy")
+    if np.any((input.data < 0) | (input.data > 1)):
+        raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1")
+    loss = -(target * _log_clamped(input) + (1.0 - target) * _log_clamped(1.0 - input))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def nnf_binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
+                                         weight: Tensor | None = None,
+                                         reduction: str = "mean",
+                                         pos_weight: Tensor | None = None) -> Tensor:
+    _same_shape(input, target, "binary_cross_entropy_with_logits")
+    # log(1 + exp(-x)) = softplus(-x), computed stably
+    sp_neg = _log1p_exp(-input)
+    if pos_weight is None:
+        loss = (1.0 - target) * input + sp_neg
+    else:
+        lw = (pos_weight - 1.0) * target + 1.0
+        loss = (1.0 - target) * input + lw * sp_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _class_dim_last(x: Tensor) -> Tensor:
+    """(N, C, d1, ...) -> (N * d1 * ..., C)."""
+    if x.ndim <= 2:
+        return x if x.ndim == 2 else x.unsqueeze(0)
+    perm = (0,) + tuple(range(2, x.ndim)) + (1,)
+    return x.permute(*perm).reshape(-1, x.shape[1])
+
+
+def nnf_nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                 ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+    if target.data.dtype.kind not in "iu":
+        raise TypeError(f"nll_loss: the target must hold class indices (an integer tensor), "
+                        f"got {target.dtype}")
+    logp = _class_dim_last(input)
+    tgt = target.data.reshape(-1)
+    n_class = logp.shape[1]
+    valid = tgt != ignore_index
+    bad = valid & ((tgt < 0) | (tgt >= n_class))
+    if np.any(bad):
+        raise IndexError(f"Target {int(tgt[bad][0])} is out of bounds: class indices go from "
+                         f"0 to {n_class - 1} here")
+    safe = np.where(valid, tgt, 0).astype(np.int64)
+    picked = logp.gather(1, wrap(safe.reshape(-1, 1))).reshape(-1)
+    w = np.ones(tgt.shape, dtype=input.data.dtype) if weight is None else \
+        weight.data[safe].astype(input.data.dtype)
+    w = np.where(valid, w, 0).astype(input.data.dtype)
+    loss = -picked * wrap(w)
+    if reduction == "none":
+        return loss.reshape(*target.shape)
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.sum() / float(w.sum())
+    raise ValueError(f"reduction must be one of 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def nnf_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                      ignore_index: int = -100, reduction: str = "mean",
+                      label_smoothing: float = 0.0) -> Tensor:
+    logp = input.log_softmax(1 if input.ndim > 1 else 0)
+    if target.data.dtype.kind == "f":  # class probabilities
+        loss = -(logp * target)
+        if weight is not None:
+            shape = (1, -1) + (1,) * (input.ndim - 2)
+            loss = loss * weight.reshape(*shape)
+        loss = loss.sum(dim=1 if input.ndim > 1 else 0)
+        return _reduce(loss, reduction)
+    loss = nnf_nll_loss(logp, target, weight, ignore_index, reduction)
+    if label_smoothing > 0:
+        n_class = input.shape[1] if input.ndim > 1 else input.shape[0]
+        smooth = -_class_dim_last(logp).mean(dim=1)
+        valid = wrap((target.data.reshape(-1) != ignore_index).astype(input.data.dtype))
+        smooth = smooth * valid
+        if reduction == "mean":
+            smooth = smooth.sum() / float(valid.data.sum())
+        elif reduction == "sum":
+            smooth = smooth.sum()
+        else:
+            smooth = smooth.reshape(*target.shape)
+        loss = loss * (1.0 - label_smoothing) + smooth * label_smoothing
+        _ = n_class
+    return loss
+
+
+def nnf_kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
+               log_target: bool = False) -> Tensor:
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        t = target.data
+        logt = np.where(t > 0, np.log(np.where(t > 0, t, 1)), 0).astype(t.dtype)
+        loss = target * (wrap(logt) - input)
+    if reduction == "batchmean":
+        return loss.sum() / float(input.shape[0])
+    return _reduce(loss, reduction)
+
+
+def nnf_poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,
+                         full: bool = False, eps: float = 1e-8,
+                         reduction: str = "mean") -> Tensor:
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        t = target.data
+        st = np.where(t > 1, t * np.log(np.where(t > 1, t, 1)) - t +
+                      0.5 * np.log(2 * np.pi * np.where(t > 1, t, 1)), 0).astype(t.dtype)
+        loss = loss + wrap(st)
+    return _reduce(loss, reduction)
+
+
+def nnf_margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor,
+                            margin: float = 0.0, reduction: str = "mean") -> Tensor:
+    return _reduce((-target * (input1 - input2) + margin).clamp(min=0.0), reduction)
+
+
+def nnf_hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
+                             reduction: str = "mean") -> Tensor:
+    neg = (-input + margin).clamp(min=0.0)
+    zero = input * 0.0
+    loss = _ops.where(target == 1, input, zero) + _ops.where(target == -1, neg, zero)
+    return _reduce(loss, reduction)
+
+
+def nnf_soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    return _reduce(_log1p_exp(-target * input), reduction)
+
+
+def nnf_cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    num = (x1 * x2).sum(dim=dim)
+    n1 = (x1 * x1).sum(dim=dim).sqrt().clamp(min=eps)
+    n2 = (x2 * x2).sum(dim=dim).sqrt().clamp(min=eps)
+    return num / (n1 * n2)
+
+
+def nnf_cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor,
+                              margin: float = 0.0, reduction: str = "mean") -> Tensor:
+    cos = nnf_cosine_similarity(input1, input2, dim=-1, eps=1e-12)
+    zero = cos * 0.0
+    loss = _ops.where(target == 1, 1.0 - cos, zero) + \
+        _ops.where(target == -1, (cos - margin).clamp(min=0.0), zero)
+    return _reduce(loss, reduction)
+
+
+def nnf_pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                          keepdim: bool = False) -> Tensor:
+    d = (x1 - x2 + eps).abs()
+    return (d ** p).sum(dim=-1, keepdim=keepdim) ** (1.0 / p)
+
+
+def nnf_triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
+                            margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
+                            swap: bool = False, reduction: str = "mean") -> Tensor:
+    dp = nnf_pairwise_distance(anchor, positive, p, eps)
+    dn = nnf_pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        ds = nnf_pairwise_distance(positive, negative, p, eps)
+        dn = _ops.minimum(dn, ds)
+    return _reduce((dp - dn + margin).clamp(min=0.0), reduction)
+
+
+def nnf_multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                    reduction: str = "mean") -> Tensor:
+    loss = -(target * nnf_logsigmoid(input) + (1.0 - target) * nnf_logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss.mean(dim=-1), reduction)
+
+
+def nnf_multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
+                          weight: Tensor | None = None, reduction: str = "mean") -> Tensor:
+    x = input if input.ndim == 2 else input.unsqueeze(0)
+    tgt = target.data.reshape(-1).astype(np.int64)
+    picked = x.gather(1, wrap(tgt.reshape(-1, 1)))
+    m = (x - picked + margin).clamp(min=0.0)
+    if p == 2:
+        m = m * m
+    if weight is not None:
+        m = m * wrap(weight.data[tgt].reshape(-1, 1))
+    notself = np.ones(x.shape, dtype=x.data.dtype)
+    notself[np.arange(x.shape[0]), tgt] = 0
+    loss = (m * wrap(notself)).sum(dim=1) / float(x.shape[1])
+    return _reduce(loss, reduction)
+
+
+# --------------------------------------------------------------------------
+# Normalisation
+
+
+def nnf_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
+                   bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) \
+        else tuple(normalized_shape)
+    dims = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+    mean = input.mean(dim=dims, keepdim=True)
+    xc = input - mean
+    var = (xc * xc).mean(dim=dims, keepdim=True)
+    out = xc / (var + eps).sqrt()
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def nnf_group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+                   bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    n, c = input.shape[:2]
+    if c % num_groups:
+        raise ValueError(f"group_norm: the {c} channels can't be split into {num_groups} groups")
+    x = input.reshape(n, num_groups, -1)
+    mean = x.mean(dim=2, keepdim=True)
+    xc = x - mean
+    var = (xc * xc).mean(dim=2, keepdim=True)
+    out = (xc / (var + eps).sqrt()).reshape(*input.shape)
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(*shape)
+    if bias is not None:
+        out = out + bias.reshape(*shape)
+    return out
+
+
+def nnf_batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+                   weight: Tensor | None = None, bias: Tensor | None = None,
+                   training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    c = input.shape[1]
+    dims = (0,) + tuple(range(2, input.ndim))
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    if training or running_mean is None:
+        count = input.numel() // c
+        if count <= 1 and training:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {list(input.shape)}")
+        mean = input.mean(dim=dims, keepdim=True)
+        xc = input - mean
+        var = (xc * xc).mean(dim=dims, keepdim=True)
+        if training and running_mean is not None:
+            with _ag.with_no_grad():
+                m = mean.detach().reshape(c)
+                v = var.detach().reshape(c) * (count / max(count - 1, 1))
+                write_(running_mean, running_mean.data * (1 - momentum) + m.data * momentum)
+                write_(running_var, running_var.data * (1 - momentum) + v.data * momentum)
+        out = xc / (var + eps).sqrt()
+    else:
+        out = (input - running_mean.reshape(*shape)) / (running_var.reshape(*shape) + eps).sqrt()
+    if weight is not None:
+        out = out * weight.reshape(*shape)
+    if bias is not None:
+        out = out + bias.reshape(*shape)
+    return out
+
+
+def nnf_instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                      running_var: Tensor | None = None, weight: Tensor | None = None,
+                      bias: Tensor | None = None, use_input_stats: bool = True,
+                      momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    dims = tuple(range(2, input.ndim))
+    mean = input.mean(dim=dims, keepdim=True)
+    xc = input - mean
+    var = (xc * xc).mean(dim=dims, keepdim=True)
+    out = xc / (var + eps).sqrt()
+    shape = (1, input.shape[1]) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(*shape)
+    if bias is not None:
+        out = out + bias.reshape(*shape)
+    return out
+
+
+def nnf_normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    norm = (input.abs() ** p).sum(dim=dim, keepdim=True) ** (1.0 / p)
+    return input / norm.clamp(min=eps)
+
+
+# --------------------------------------------------------------------------
+# Embedding, one-hot, shape helpers
+
+
+def nnf_embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+                  max_norm: float | None = None, norm_type: float = 2.0,
+                  scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    if input.data.dtype.kind not in "iu":
+        raise TypeError(f"embedding: indices must be an integer tensor, got {input.dtype}")
+    idx = input.data
+    n = weight.shape[0]
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise IndexError(f"embedding: index out of range: indices must be in [0, {n - 1}]")
+    if max_norm is not None:
+        with _ag.with_no_grad():
+            rows = np.unique(idx)
+            w = weight.data[rows]
+            norms = (np.abs(w) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
+            scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+            weight.data[rows] = (w * scale[:, None]).astype(weight.data.dtype)
+    out = weight[wrap(idx.astype(np.int64))]
+    if padding_idx is not None:
+        # rows at padding_idx get no gradient
+        keep = (idx != padding_idx).astype(weight.data.dtype)[..., None]
+        out = out * wrap(keep) + out.detach() * wrap(1.0 - keep)
+    return out
+
+
+def nnf_embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
+                      mode: str = "mean", per_sample_weights: Tensor | None = None,
+                      padding_idx: int | None = None) -> Tensor:
+    if input.ndim == 2:
+        bags = [input.data[i] for i in range(input.shape[0])]
+    else:
+        if offsets is None:
+            raise ValueError("embedding_bag: offsets are needed when input is 1-D")
+        off = list(offsets.data.reshape(-1).astype(np.int64)) + [input.shape[0]]
+        bags = [input.data[off[i]:off[i + 1]] for i in range(len(off) - 1)]
+    outs = []
+    for i, b in enumerate(bags):
+        if padding_idx is not None:
+            b = b[b != padding_idx]
+        if b.size == 0:
+            outs.append(weight.sum(dim=0) * 0.0)
+            continue
+        rows = weight[wrap(b.astype(np.int64))]
+        if mode == "sum":
+            outs.append(rows.sum(dim=0))
+        elif mode == "mean":
+            outs.append(rows.mean(dim=0))
+        elif mode == "max":
+            outs.append(rows.max(dim=0)[0])
+        else:
+            raise ValueError(f"mode must be 'sum', 'mean' or 'max', got {mode!r}")
+    return _ops.stack(outs, 0)
+
+
+def nnf_one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    idx = tensor.data
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"one_hot is only applicable to index tensors (integers), got "
+                        f"{tensor.dtype}")
+    if idx.size and idx.min() < 0:
+        raise ValueError("one_hot: class values must be non-negative")
+    n = int(idx.max()) + 1 if num_classes < 0 else int(num_classes)
+    if idx.size and idx.max() >= n:
+        raise ValueError(f"one_hot: class values must be smaller than num_classes ({n})")
+    return wrap((idx[..., None] == np.arange(n)).astype(np.int64))
+
+
+def nnf_pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
+            value: float | None = None) -> Tensor:
+    if len(pad) % 2:
+        raise ValueError("pad: the padding list must have an even length (pairs of "
+                         "left/right amounts, last dimension first)")
+    if len(pad) // 2 > input.ndim:
+        raise ValueError(f"pad: padding for {len(pad) // 2} dims, but the input has only "
+                         f"{input.ndim}")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise ValueError(f"pad mode must be 'constant', 'reflect', 'replicate' or 'circular', "
+                         f"got {mode!r}")
+    return _prims.pad(input, pad, mode, 0.0 if value is None else float(value))
+
+
+def nnf_unfold_shape(input: Tensor) -> tuple:  # pragma: no cover - helper for callers
+    return tuple(input.shape)
+
+
+# --------------------------------------------------------------------------
+# Convolution and pooling
+
+
+def _conv_args(x: Tensor, w: Tensor, nd: int, stride, padding, dilation) -> tuple:
+    if x.ndim != nd + 2:
+        raise ValueError(f"conv{nd}d expects a {nd + 2}-D input (batch, channels, "
+                         f"{nd} spatial dims), got {x.ndim}-D of shape {list(x.shape)}")
+    return _prims._tuple(stride, nd), padding, _prims._tuple(dilation, nd)
+
+
+def _same_padding(w: Tensor, dilation: tuple) -> tuple:
+    tot = [d * (k - 1) for k, d in zip(w.shape[2:], dilation)]
+    return tuple(t // 2 for t in tot), tuple(t - t // 2 for t in tot)
+
+
+def _conv(nd: int):
+    def conv(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+             padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+        unbatched = input.ndim == nd + 1
+        x = input.unsqueeze(0) if unbatched else input
+        stride, _, dilation = _conv_args(x, weight, nd, stride, padding, dilation)
+        if x.shape[1] != weight.shape[1] * groups:
+            raise ValueError(f"conv{nd}d: expected input with {weight.shape[1] * groups} "
+                             f"channels, got {x.shape[1]} (input shape {list(x.shape)})")
+        if isinstance(padding, str):
+            if padding == "valid":
+                pads = (0,) * nd
+            elif padding == "same":
+                lo, hi = _same_padding(weight, dilation)
+                if lo != hi:
+                    x = nnf_pad(x, [v for pair in zip(reversed(lo), reversed(hi))
+                                    for v in (0, pair[1] - pair[0])])
+                pads = lo
+            else:
+                raise ValueError(f"padding must be 'valid', 'same' or numbers, got {padding!r}")
+        else:
+            pads = _prims._tuple(padding, nd)
+        out = _prims.conv(x, weight, stride, pads, dilation, int(groups))
+        if bias is not None:
+            out = out + bias.reshape((1, -1) + (1,) * nd)
+        return out.squeeze(0) if unbatched else out
+    conv.__name__ = f"nnf_conv{nd}d"
+    return conv
+
+
+nnf_conv1d = _conv(1)
+nnf_conv2d = _conv(2)
+nnf_conv3d = _conv(3)
+
+
+def _conv_transpose(nd: int):
+    def conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                       stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                       groups: int = 1, dilation: Any = 1) -> Tensor:
+        unbatched = input.ndim == nd + 1
+        x = input.unsqueeze(0) if unbatched else input
+        out = _prims.conv_transpose(x, weight, _prims._tuple(stride, nd),
+                                    _prims._tuple(padding, nd),
+                                    _prims._tuple(output_padding, nd),
+                                    _prims._tuple(dilation, nd), int(groups))
+        if bias is not None:
+            out = out + bias.reshape((1, -1) + (1,) * nd)
+        return out.squeeze(0) if unbatched else out
+    conv_transpose.__name__ = f"nnf_conv_transpose{nd}d"
+    return conv_transpose
+
+
+nnf_conv_transpose1d = _conv_transpose(1)
+nnf_conv_transpose2d = _conv_transpose(2)
+nnf_conv_transpose3d = _conv_transpose(3)
+
+
+def _pool_input(input: Tensor, nd: int) -> tuple[Tensor, bool]:
+    if input.ndim == nd + 1:
+        return input.unsqueeze(0), True
+    if input.ndim != nd + 2:
+        raise ValueError(f"pool{nd}d expects a {nd + 1}-D or {nd + 2}-D input, got shape "
+                         f"{list(input.shape)}")
+    return input, False
+
+
+def _max_pool(nd: int):
+    def max_pool(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 dilation: Any = 1, ceil_mode: bool = False,
+                 return_indices: bool = False) -> Any:
+        x, unbatched = _pool_input(input, nd)
+        k = _prims._tuple(kernel_size, nd)
+        s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
+            else _prims._tuple(stride, nd)
+        p = _prims._tuple(padding, nd)
+        if any(pp * 2 > kk for pp, kk in zip(p, k)):
+            raise ValueError("pad should be at most half of effective kernel size")
+        out, idx = _prims.max_pool(x, k, s, p, _prims._tuple(dilation, nd), bool(ceil_mode))
+        if unbatched:
+            out, idx = out.squeeze(0), idx.squeeze(0)
+        return (out, idx) if return_indices else out
+    max_pool.__name__ = f"nnf_max_pool{nd}d"
+    return max_pool
+
+
+nnf_max_pool1d = _max_pool(1)
+nnf_max_pool2d = _max_pool(2)
+nnf_max_pool3d = _max_pool(3)
+
+
+def _avg_pool(nd: int):
+    def avg_pool(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override: Any = None) -> Tensor:
+        x, unbatched = _pool_input(input, nd)
+        k = _prims._tuple(kernel_size, nd)
+        s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
+            else _prims._tuple(stride, nd)
+        out = _prims.avg_pool(x, k, s, _prims._tuple(padding, nd), bool(ceil_mode),
+                              bool(count_include_pad), divisor_override)
+        return out.squeeze(0) if unbatched else out
+    avg_pool.__name__ = f"nnf_avg_pool{nd}d"
+    return avg_pool
+
+
+nnf_avg_pool1d = _avg_pool(1)
+nnf_avg_pool2d = _avg_pool(2)
+nnf_avg_pool3d = _avg_pool(3)
+
+
+def _lp_pool(nd: int):
+    def lp_pool(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
+                ceil_mode: bool = False) -> Tensor:
+        k = _prims._tuple(kernel_size, nd)
+        avg = _avg_pool(nd)(input ** norm_type, k, stride, 0, ceil_mode)
+        n = float(np.prod(k))
+        return (avg.sign() * avg.abs().relu() * n) ** (1.0 / norm_type)
+    lp_pool.__name__ = f"nnf_lp_pool{nd}d"
+    return lp_pool
+
+
+nnf_lp_pool1d = _lp_pool(1)
+nnf_lp_pool2d = _lp_pool(2)
+
+
+def _adaptive_bounds(size: int, out: int) -> list[tuple[int, int]]:
+    return [(int(math.floor(i * size / out)), int(math.ceil((i + 1) * size / out)))
+            for i in range(out)]
+
+
+def _adaptive(nd: int, kind: str):
+    def adaptive(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+        x, unbatched = _pool_input(input, nd)
+        sizes = output_size if isinstance(output_size, (list, tuple)) else [output_size] * nd
+        sizes = [x.shape[2 + i] if s is None else int(s) for i, s in enumerate(sizes)]
+        in_sz = x.shape[2:]
+        if all(i % o == 0 for i, o in zip(in_sz, sizes)):
+            k = tuple(i // o for i, o in zip(in_sz, sizes))
+            if kind == "avg":
+                out = _prims.avg_pool(x, k, k, (0,) * nd, False, True, None)
+            else:
+                out, idx = _prims.max_pool(x, k, k, (0,) * nd, (1,) * nd, False)
+                if return_indices:
+                    return (out.squeeze(0), idx.squeeze(0)) if unbatched else (out, idx)
+            return out.squeeze(0) if unbatched else out
+        # uneven windows: one reduction per output cell along each dim in turn
+        y = x
+        for d in range(nd):
+            axis = 2 + d
+            parts = []
+            for a, b in _adaptive_bounds(in_sz[d], sizes[d]):
+                seg = y.narrow(axis, a, b - a)
+                parts.append(seg.mean(dim=axis, keepdim=True) if kind == "avg"
+                             else seg.max(dim=axis, keepdim=True)[0])
+            y = _ops.cat(parts, axis)
+        if return_indices:
+            raise NotImplementedError("return_indices for uneven adaptive max pooling")
+        return y.squeeze(0) if unbatched else y
+    adaptive.__name__ = f"nnf_adaptive_{kind}_pool{nd}d"
+    return adaptive
+
+
+nnf_adaptive_avg_pool1d = _adaptive(1, "avg")
+nnf_adaptive_avg_pool2d = _adaptive(2, "avg")
+nnf_adaptive_avg_pool3d = _adaptive(3, "avg")
+nnf_adaptive_max_pool1d = _adaptive(1, "max")
+nnf_adaptive_max_pool2d = _adaptive(2, "max")
+nnf_adaptive_max_pool3d = _adaptive(3, "max")
+
+
+def nnf_flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    return input.flatten(start_dim, end_dim)
+
+
+def nnf_unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    d = dim % input.ndim
+    shape = tuple(input.shape[:d]) + tuple(int(s) for s in sizes) + tuple(input.shape[d + 1:])
+    return input.reshape(*shape)
+
+
+__all__ = [n for n in list(globals()) if n.startswith("nnf_")]

@@ -1,0 +1,304 @@
+"""What R's nn part calls: the `nnf_*` functions and the built-in layers,
+with R torch's conventions translated here (1-based dims and class indices,
+R vectors for sizes).
+
+Built-in layers are Python modules (`rtorch_py.nn`); the R side wraps each in
+one generic R6 class (`r_compat/R/nn.R`), so no layer is written twice.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import nn as _nn
+from ..function import NamedList
+from ..nn import functional as F
+from ..nn.module import Module, is_nn_buffer, is_nn_parameter
+from ..tensor import Tensor, wrap
+
+
+# --------------------------------------------------------------------------
+# R values -> Python
+
+
+def _py(v: Any) -> Any:
+    """R vectors of sizes (numpy arrays) as tuples of ints or floats; a
+    length-1 vector as a number."""
+    if isinstance(v, np.ndarray):
+        flat = v.reshape(-1)
+        vals = [int(x) if float(x).is_integer() and v.dtype.kind in "fiu" else x.item()
+                for x in flat]
+        if v.dtype.kind == "b":
+            vals = [bool(x) for x in flat]
+        return vals[0] if flat.size == 1 else tuple(vals)
+    if isinstance(v, NamedList):
+        names = v.names()
+        if all(names):
+            return {n: x for n, x in zip(names, v.values())}
+        return [_py(x) for x in v.values()]
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+def _dim(d: Any) -> Any:
+    """R's 1-based dim (negative from the end) as a 0-based one."""
+    if d is None:
+        return None
+    if isinstance(d, (tuple, list)):
+        return type(d)(_dim(x) for x in d)
+    d = int(d)
+    if d == 0:
+        raise IndexError("Indexing starts at 1 but found a 0.")
+    return d - 1 if d > 0 else d
+
+
+def _minus_one(t: Any) -> Any:
+    """1-based class indices (an R tensor or vector) as 0-based."""
+    if t is None:
+        return None
+    if isinstance(t, Tensor):
+        if t.data.dtype.kind not in "iu":
+            return t
+        return wrap(t.data.astype(np.int64) - 1)
+    return int(t) - 1
+
+
+def _index_plus_one(t: Tensor) -> Tensor:
+    return wrap(t.data + 1)
+
+
+def _ignore_index(v: Any) -> int:
+    v = int(v)
+    return v - 1 if v > 0 else v
+
+
+# Per function: argument name -> translation (R -> Python)
+_DIM_ARGS = {"dim": _dim, "start_dim": _dim, "end_dim": _dim}
+_TRANSLATE: dict[str, dict[str, Callable]] = {
+    "nnf_nll_loss": {"target": _minus_one, "ignore_index": _ignore_index},
+    "nnf_cross_entropy": {"target": _minus_one, "ignore_index": _ignore_index},
+    "nnf_multi_margin_loss": {"target": _minus_one},
+    "nnf_one_hot": {"tensor": _minus_one},
+    "nnf_embedding": {"input": _minus_one, "padding_idx": _minus_one},
+    "nnf_embedding_bag": {"input": _minus_one, "padding_idx": _minus_one},
+    "nnf_flatten": _DIM_ARGS, "nnf_unflatten": _DIM_ARGS, "nnf_softmax": _DIM_ARGS,
+    "nnf_log_softmax": _DIM_ARGS, "nnf_softmin": _DIM_ARGS, "nnf_glu": _DIM_ARGS,
+    "nnf_cosine_similarity": _DIM_ARGS, "nnf_normalize": _DIM_ARGS,
+    # modules: constructor arguments
+    "nn_flatten": _DIM_ARGS, "nn_unflatten": _DIM_ARGS, "nn_softmax": _DIM_ARGS,
+    "nn_log_softmax": _DIM_ARGS, "nn_softmin": _DIM_ARGS, "nn_glu": _DIM_ARGS,
+    "nn_embedding": {"padding_idx": _minus_one}, "nn_embedding_bag": {"padding_idx": _minus_one},
+    "nn_cross_entropy_loss": {"ignore_index": _ignore_index},
+    "nn_nll_loss": {"ignore_index": _ignore_index},
+}
+# Defaults R torch gives that differ from the Python (0-based) ones
+_R_DEFAULTS = {
+    "nnf_flatten": {"start_dim": 1},  # R: start_dim = 1 (first dim)
+}
+# What forward's inputs need (modules), by position
+_FORWARD_TARGETS = {"nn_cross_entropy_loss": 1, "nn_nll_loss": 1, "nn_multi_margin_loss": 1,
+                    "nn_embedding": 0, "nn_embedding_bag": 0}
+
+
+def _signature_names(fn: Callable) -> list[str]:
+    import inspect
+    try:
+        return [p.name for p in inspect.signature(fn).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return []
+
+
+def _call(name: str, fn: Callable, arg_names: list[str], args: tuple, kwargs: dict) -> Any:
+    rules = _TRANSLATE.get(name, {})
+    bound = dict(zip(arg_names, args))
+    if len(args) > len(arg_names):
+        raise TypeError(f"{name}() takes at most {len(arg_names)} positional arguments")
+    for k in kwargs:
+        if k in bound:
+            raise TypeError(f"{name}() got multiple values for argument '{k}'")
+    bound.update(kwargs)
+    for k, v in _R_DEFAULTS.get(name, {}).items():
+        bound.setdefault(k, v)
+    out = {}
+    for k, v in bound.items():
+        v = _py(v)
+        if k in rules and v is not None:
+            v = rules[k](v)
+        out[k] = v
+    return fn(**out)
+
+
+def _r_function(name: str, fn: Callable) -> Callable:
+    names = _signature_names(fn)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = _call(name, fn, names, args, kwargs)
+        if name.startswith("nnf_max_pool") and isinstance(result, tuple):
+            return [result[0], _index_plus_one(result[1])]
+        if name.startswith("nnf_adaptive_max_pool") and isinstance(result, tuple):
+            return [result[0], _index_plus_one(result[1])]
+        return result
+    call.__name__ = name
+    return call
+
+
+# --------------------------------------------------------------------------
+# Modules, as the generic R wrapper uses them
+
+
+def _layer_classes() -> dict[str, type]:
+    return {n: getattr(_nn, n) for n in _nn.__all__
+            if isinstance(getattr(_nn, n), type) and issubclass(getattr(_nn, n), Module)
+            and n not in ("nn_sequential", "nn_module_list", "nn_module_dict")}
+
+
+LAYERS = _layer_classes()
+
+
+def nn_new(name: str, *args: Any, **kwargs: Any) -> Module:
+    cls = LAYERS.get(name)
+    if cls is None:
+        raise ValueError(f"no built-in layer named {name!r}")
+    init = cls.__init__
+    names = _signature_names(init)[1:]
+    if not names:  # *args layers (activations): keep positional order
+        rules = _TRANSLATE.get(name, {})
+        kw = {k: (rules[k](_py(v)) if k in rules and v is not None else _py(v))
+              for k, v in kwargs.items()}
+        return cls(*[_py(a) for a in args], **kw)
+    return _call(name, cls, names, args, kwargs)
+
+
+def nn_forward(module: Module, *args: Any, **kwargs: Any) -> Any:
+    name = type(module).__name__
+    pos = _FORWARD_TARGETS.get(name)
+    if pos is not None and len(args) > pos:
+        args = args[:pos] + (_minus_one(args[pos]),) + args[pos + 1:]
+    args = tuple(_py(a) if not isinstance(a, Tensor) else a for a in args)
+    kwargs = {k: _py(v) if not isinstance(v, Tensor) else v for k, v in kwargs.items()}
+    out = module(*args, **kwargs)
+    if isinstance(out, tuple) and name.startswith(("nn_max_pool", "nn_adaptive_max_pool")):
+        return [out[0], _index_plus_one(out[1])]
+    return out
+
+
+def nn_state(module: Module) -> NamedList:
+    """What the R wrapper mirrors: own parameters, buffers, non-persistent
+    buffer names, and children (Python modules) by name."""
+    params = module._parameters
+    bufs = module._buffers
+    kids = module._modules
+    return NamedList(["parameters", "buffers", "non_persistent", "children", "class"], [
+        NamedList(list(params), list(params.values())),
+        NamedList(list(bufs), list(bufs.values())),
+        sorted(module._non_persistent),
+        NamedList(list(kids), list(kids.values())),
+        type(module).__name__,
+    ])
+
+
+def nn_set(module: Module, kind: str, name: str, value: Any) -> None:
+    """Set a parameter / buffer / attribute of a Python module from R."""
+    if kind == "parameter":
+        module.register_parameter(name, value)
+    elif kind == "buffer":
+        module._buffers[name] = value
+    elif kind == "training":
+        module.train(bool(value))
+    else:
+        setattr(module, name, value)
+
+
+def nn_attr(module: Module, name: str) -> Any:
+    """A plain attribute of a Python module (in_features, ...), R-shaped."""
+    v = module.__dict__.get(name)
+    if v is None:
+        return None
+    if name in ("dim", "start_dim", "end_dim") and isinstance(v, int):
+        return v + 1 if v >= 0 else v
+    if isinstance(v, tuple):
+        return list(v)
+    if isinstance(v, (int, float, str, bool, Tensor)):
+        return v
+    return None
+
+
+def nn_kind(x: Any) -> str:
+    if is_nn_parameter(x):
+        return "parameter"
+    if is_nn_buffer(x):
+        return "buffer_persistent" if x.__dict__.get("_nn_persistent", True) else "buffer"
+    return ""
+
+
+def nn_mark(x: Any, kind: str, flag: bool = True) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError("`x` must be a tensor.")
+    if kind == "parameter":
+        return _nn.nn_parameter(x, flag)
+    return _nn.nn_buffer(x, flag)
+
+
+def nn_clone(module: Module) -> Module:
+    """A deep copy of a Python module: new tensors (detached copies keeping
+    requires_grad and the parameter / buffer marks), shared ones still shared."""
+    import copy
+    memo: dict = {}
+    for t in list(module.parameters.values()) + list(module.buffers.values()):
+        c = wrap(t.data.copy())
+        c.__dict__.update({k: v for k, v in t.__dict__.items() if k.startswith("_nn_")})
+        if t.requires_grad:
+            c.requires_grad_(True)
+        memo[id(t)] = c
+    return copy.deepcopy(module, memo)
+
+
+def xptr_address(x: Any) -> str:
+    return f"{id(x):x}"
+
+
+def nn_layer_names() -> list:
+    return sorted(LAYERS)
+
+
+def _r_clip_norm(parameters: Any, max_norm: Any, norm_type: Any = 2, **kw: Any) -> Tensor:
+    return _nn.nn_utils_clip_grad_norm_(_params_of(parameters), float(max_norm),
+                                        float(norm_type), **kw)
+
+
+def _r_clip_value(parameters: Any, clip_value: Any) -> None:
+    return _nn.nn_utils_clip_grad_value_(_params_of(parameters), float(clip_value))
+
+
+def _params_of(p: Any) -> list:
+    if isinstance(p, NamedList):
+        return [x for x in p.values() if isinstance(x, Tensor)]
+    if isinstance(p, Tensor):
+        return [p]
+    return [x for x in p if isinstance(x, Tensor)]
+
+
+def _init_fn(name: str) -> Callable:
+    fn = getattr(_nn, name)
+    names = _signature_names(fn)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return _call(name, fn, names, args, kwargs)
+    return call
+
+
+R_FUNCTIONS: dict[str, Callable] = {}
+for _n in F.__all__ + ["nnf_multi_head_attention_forward"]:
+    R_FUNCTIONS[_n] = _r_function(_n, getattr(_nn, _n))
+for _n in _nn.init.__all__:
+    R_FUNCTIONS[_n] = _init_fn(_n)
+R_FUNCTIONS.update({
+    "nn_utils_clip_grad_norm_": _r_clip_norm,
+    "nn_utils_clip_grad_value_": _r_clip_value,
+    ".nn_new": nn_new, ".nn_forward": nn_forward, ".nn_state": nn_state, ".nn_set": nn_set,
+    ".nn_attr": nn_attr, ".nn_kind": nn_kind, ".nn_mark": nn_mark,
+    ".nn_layer_names": nn_layer_names, ".nn_clone": nn_clone, ".xptr_address": xptr_address,
+})
