@@ -53,7 +53,7 @@ def wheel_env(tmp_path_factory: pytest.TempPathFactory) -> dict:
     py = env_dir / "bin" / "python"
     subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q",
                     "--no-deps", "--no-index", str(wheel)],
-                   check=True, capture_output=True, text=True, cwd=tmp)
+                   check=True, capture_output=True, text=True, cwd=tmp, env=_clean_env())
     site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()"
                                 "['purelib'])"], check=True, capture_output=True,
                                text=True).stdout.strip())
