@@ -142,6 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["vignettes"]:  # its own options: see rtorch_py/vignettes.py
         from .. import vignettes
         return int(vignettes.main(argv[1:]) or 0)
+    if argv[:1] == ["conformance"]:  # R torch's own tests: see rtorch_py/r/conformance.py
+        from . import conformance
+        return conformance.main(argv[1:])
     parser = argparse.ArgumentParser(
         prog="rtorch-py", description="R torch's API on the rtorch-py engine")
     sub = parser.add_subparsers(dest="command", required=True)
