@@ -125,6 +125,8 @@ nn_Module <- R6::R6Class(
         if (is.null(own)) next
         key <- paste0(prefix, nm)
         if (!key %in% names(state_dict)) {
+          # state dicts from before batch norm counted its batches lack the counter
+          if (nm == "num_batches_tracked") next
           .value_error(sprintf("Could not find %s in the state_dict.", key))
         }
         value <- state_dict[[key]]

@@ -7,6 +7,7 @@ convolution, pooling, padding and erf are primitives in `_prims.py`.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -92,7 +93,8 @@ def nnf_gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 
 def nnf_silu(input: Tensor, inplace: bool = False) -> Tensor:
-    return input * input.sigmoid()
+    # x / (1 + exp(-x)), as libtorch computes it (same rounding in float32)
+    return input / ((-input).exp() + 1.0)
 
 
 def nnf_mish(input: Tensor) -> Tensor:
@@ -239,6 +241,14 @@ def _feature_dropout(input: Tensor, p: float, training: bool, nd: int) -> Tensor
 
 def nnf_dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
                   inplace: bool = False) -> Tensor:
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is "
+                      "deprecated; give a 3-D (C, H, W) or 4-D (N, C, H, W) input.", stacklevel=2)
+    elif input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+                      "1D dropout behavior is desired - input is interpreted as shape (N, C, L). "
+                      "Use dropout1d for 1-D dropout.", stacklevel=2)
+        return _feature_dropout(input.unsqueeze(-1), p, training, 2).squeeze(-1)
     return _feature_dropout(input, p, training, 2)
 
 
@@ -263,14 +273,22 @@ def nnf_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
 # Losses (targets of class-index losses are 0-based here)
 
 
+def _warn_broadcast(input: Tensor, target: Tensor) -> None:
+    if tuple(input.shape) != tuple(target.shape):
+        warnings.warn(f"Using a target size ({list(target.shape)}) that is different to the "
+                      f"input size ({list(input.shape)}). This will likely lead to incorrect "
+                      "results due to broadcasting. Please ensure they have the same size.",
+                      stacklevel=3)
+
+
 def nnf_mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    _same_shape(input, target, "mse_loss") if input.shape != target.shape and \
-        np.broadcast_shapes(input.shape, target.shape) != tuple(input.shape) else None
+    _warn_broadcast(input, target)
     d = input - target
     return _reduce(d * d, reduction)
 
 
 def nnf_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    _warn_broadcast(input, target)
     return _reduce((input - target).abs(), reduction)
 
 
@@ -397,6 +415,10 @@ def nnf_kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
         loss = target * (wrap(logt) - input)
     if reduction == "batchmean":
         return loss.sum() / float(input.shape[0])
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
+                      "support size. 'batchmean' divides only by the batch size, and aligns with "
+                      "the KL div math definition.", stacklevel=2)
     return _reduce(loss, reduction)
 
 
@@ -611,6 +633,9 @@ def nnf_embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = No
                       mode: str = "mean", per_sample_weights: Tensor | None = None,
                       padding_idx: int | None = None) -> Tensor:
     if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError("embedding_bag: offsets must not be given when input is 2-D "
+                             "(each row is a bag)")
         bags = [input.data[i] for i in range(input.shape[0])]
     else:
         if offsets is None:

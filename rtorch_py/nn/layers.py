@@ -93,8 +93,13 @@ def _activation(name: str, fn: Any, params: Sequence[tuple[str, Any]] = ()) -> t
         for k in names:
             object.__setattr__(self, k, values[k])
 
+        object.__setattr__(self, "inplace", bool(kwargs.get("inplace", False)))
+
     def forward(self, input: Tensor) -> Tensor:
-        return fn(input, **{k: getattr(self, k) for k in names})
+        out = fn(input, **{k: getattr(self, k) for k in names})
+        if self.inplace and not input.requires_grad and isinstance(out, Tensor):
+            return write_(input, out)  # inplace = TRUE: the input takes the result
+        return out
 
     return type(name, (Module,), {"__init__": __init__, "forward": forward,
                                   "__module__": __name__})
@@ -364,11 +369,14 @@ class _ConvNd(Module):
         fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
         _uniform_fan_in(self.weight, self.bias, fan_in)
 
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
         fn = getattr(F, f"nnf_conv{'_transpose' if self._transposed else ''}{self._nd}d")
         if self._transposed:
+            out_pad = self.output_padding
+            if output_size is not None:
+                out_pad = self._output_padding_for(input, output_size)
             return fn(input, self.weight, self.bias, self.stride, self.padding,
-                      self.output_padding, self.groups, self.dilation)
+                      out_pad, self.groups, self.dilation)
         if self.padding_mode != "zeros":
             pads = [p for p in reversed(self.padding) for _ in range(2)]
             mode = {"reflect": "reflect", "replicate": "replicate",
@@ -377,6 +385,20 @@ class _ConvNd(Module):
                       self.dilation, self.groups)
         return fn(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                   self.groups)
+
+
+    def _output_padding_for(self, input: Tensor, output_size: Any) -> tuple:
+        """The output_padding that makes the output `output_size` (its last dims)."""
+        want = tuple(int(s) for s in output_size)[-self._nd:]
+        out = []
+        for i, w in enumerate(want):
+            base = (input.shape[-self._nd + i] - 1) * self.stride[i] - 2 * self.padding[i] + \
+                self.dilation[i] * (self.kernel_size[i] - 1) + 1
+            if not 0 <= w - base < max(self.stride[i], self.dilation[i]):
+                raise ValueError(f"requested an output size of {list(want)}, but valid sizes "
+                                 f"differ from {base} by less than the stride")
+            out.append(w - base)
+        return tuple(out)
 
 
 def _conv_class(name: str, nd: int, transposed: bool) -> type:

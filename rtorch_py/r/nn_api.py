@@ -70,8 +70,8 @@ def _index_plus_one(t: Tensor) -> Tensor:
 
 
 def _ignore_index(v: Any) -> int:
-    v = int(v)
-    return v - 1 if v > 0 else v
+    # targets are all shifted by one, so the ignored value is too (-100 -> -101)
+    return int(v) - 1
 
 
 # Per function: argument name -> translation (R -> Python)
