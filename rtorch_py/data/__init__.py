@@ -2,6 +2,7 @@
 in Python; the R side, `r_compat/R/data*.R`, is 1-based as in R torch)."""
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -234,8 +235,10 @@ class DataLoader:
                  collate_fn: Callable | None = None, pin_memory: bool = False,
                  drop_last: bool = False, **unused: Any) -> None:
         if num_workers and num_workers > 0:
-            raise ValueError("num_workers > 0 is not supported by rtorch-py: batches are "
-                             "loaded in this process; use num_workers = 0")
+            # no worker processes here: the same batches, loaded in this process
+            warnings.warn(f"num_workers = {num_workers} is ignored: rtorch-py loads batches in "
+                          "this process (no worker processes); results are the same",
+                          stacklevel=3)
         self.dataset, self.batch_size, self.drop_last = dataset, batch_size, drop_last
         self.collate_fn = collate_fn or default_collate
         self.iterable = isinstance(dataset, IterableDataset)

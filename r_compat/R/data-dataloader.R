@@ -1,0 +1,171 @@
+# dataloader(): batches from a dataset, as R torch's. Map-style datasets are
+# read through a batch sampler (.getbatch(indices) when the dataset has it,
+# else .getitem(i) per example, collated in one Python call); iterable
+# datasets are read until exhausted. Loading happens in this process
+# (num_workers > 0 gives a warning and the same batches).
+
+DataLoader <- R6::R6Class(
+  "dataloader",
+  lock_objects = FALSE,
+  public = list(
+    initialize = function(dataset, batch_size = 1, shuffle = FALSE, sampler = NULL,
+                          batch_sampler = NULL, num_workers = 0, collate_fn = NULL,
+                          pin_memory = FALSE, drop_last = FALSE, timeout = -1,
+                          worker_init_fn = NULL, worker_globals = NULL,
+                          worker_packages = NULL) {
+      if (num_workers > 0) {
+        # no worker processes here: the same batches, loaded in this process
+        warning(sprintf(paste0("num_workers = %s is ignored: rtorch-py loads batches in this ",
+                               "process (no worker processes); results are the same"),
+                        num_workers), call. = FALSE)
+      }
+      self$dataset <- dataset
+      self$batch_size <- batch_size
+      self$drop_last <- drop_last
+      self$num_workers <- num_workers
+      self$.iterable <- inherits(dataset, "iterable_dataset")
+      if (self$.iterable) {
+        if (isTRUE(shuffle) || !is.null(sampler) || !is.null(batch_sampler)) {
+          .value_error("an iterable dataset can't be used with shuffle, sampler or ",
+                       "batch_sampler")
+        }
+      } else {
+        if (!is.null(batch_sampler)) {
+          if (batch_size != 1 || isTRUE(shuffle) || !is.null(sampler) || isTRUE(drop_last)) {
+            .value_error("batch_sampler option is mutually exclusive with batch_size, ",
+                         "shuffle, sampler, and drop_last")
+          }
+          batch_size <- NULL
+          self$batch_size <- NULL
+        } else {
+          if (!is.null(sampler) && isTRUE(shuffle)) {
+            .value_error("sampler option is mutually exclusive with shuffle")
+          }
+          if (is.null(sampler)) {
+            sampler <- if (isTRUE(shuffle)) RandomSampler(dataset) else SequentialSampler(dataset)
+          }
+          if (!is.null(batch_size)) batch_sampler <- BatchSampler(sampler, batch_size, drop_last)
+        }
+      }
+      self$sampler <- sampler
+      self$batch_sampler <- batch_sampler
+      self$.auto_collation <- !is.null(batch_sampler)
+      self$.has_getbatch <- !self$.iterable && !is.null(dataset$.getbatch)
+      if (is.null(collate_fn)) {
+        collate_fn <- if (self$.has_getbatch) .data_default_convert else .data_collate
+      }
+      self$collate_fn <- collate_fn
+    },
+    .iter = function() .DataLoaderIter$new(self),
+    .length = function() {
+      if (self$.iterable) {
+        n <- length(self$dataset)
+        if (is.na(n)) return(NA_integer_)
+        return(if (self$drop_last) n %/% self$batch_size else
+          (n + self$batch_size - 1) %/% self$batch_size)
+      }
+      if (!is.null(self$batch_sampler)) length(self$batch_sampler) else length(self$sampler)
+    }
+  )
+)
+
+.DataLoaderIter <- R6::R6Class(
+  "dataloader_iter",
+  lock_objects = FALSE,
+  public = list(
+    initialize = function(loader) {
+      self$loader <- loader
+      if (loader$.iterable) {
+        self$.it <- loader$dataset$.iter()
+        if (!is.function(self$.it)) {
+          it <- self$.it
+          self$.it <- function() it$.next()
+        }
+      } else if (loader$.auto_collation) {
+        self$.it <- loader$batch_sampler$.iter()
+      } else {
+        self$.it <- loader$sampler$.iter()
+      }
+    },
+    .next = function() {
+      l <- self$loader
+      if (l$.iterable) return(private$next_iterable())
+      idx <- self$.it()
+      if (.is_exhausted(idx)) return(idx)
+      if (!l$.auto_collation) return(l$dataset[idx])
+      data <- if (l$.has_getbatch) {
+        l$dataset$.getbatch(idx)
+      } else {
+        lapply(idx, function(i) l$dataset$.getitem(i))
+      }
+      l$collate_fn(data)
+    },
+    .has_next = function() stop("use dataloader_next() and test for its `completed` value")
+  ),
+  private = list(
+    next_iterable = function() {
+      l <- self$loader
+      batch <- list()
+      repeat {
+        item <- self$.it()
+        if (.is_exhausted(item)) break
+        batch[[length(batch) + 1L]] <- item
+        if (length(batch) == l$batch_size) break
+      }
+      if (length(batch) == 0 || (l$drop_last && length(batch) < l$batch_size)) {
+        return(.exhausted())
+      }
+      l$collate_fn(batch)
+    }
+  )
+)
+
+dataloader <- function(dataset, batch_size = 1, shuffle = FALSE, sampler = NULL,
+                       batch_sampler = NULL, num_workers = 0, collate_fn = NULL,
+                       pin_memory = FALSE, drop_last = FALSE, timeout = -1,
+                       worker_init_fn = NULL, worker_globals = NULL, worker_packages = NULL) {
+  .register_data_methods()
+  DataLoader$new(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
+                 pin_memory, drop_last, timeout, worker_init_fn, worker_globals,
+                 worker_packages)
+}
+
+is_dataloader <- function(x) inherits(x, "dataloader")
+
+length.dataloader <- function(x) x$.length()
+
+dataloader_make_iter <- function(dataloader) dataloader$.iter()
+
+dataloader_next <- function(iter, completed = NULL) {
+  out <- iter$.next()
+  if (.is_exhausted(out)) completed else out
+}
+
+# What .getbatch returns, as tensors (R arrays and vectors become tensors).
+.data_default_convert <- function(data) {
+  if (is_torch_tensor(data)) return(data)
+  if (is.list(data)) return(lapply(data, .data_default_convert))
+  tryCatch(torch_tensor(data), error = function(e) {
+    .value_error("Can't convert data of class: '", paste(class(data), collapse = "/"),
+                 "' to a tensor; give the dataloader a collate_fn")
+  })
+}
+
+utils_data_default_collate <- function(batch) .data_collate(batch)
+
+# Deprecated in R torch: all batches as a list, for `for (b in enumerate(dl))`.
+enumerate <- function(x, ...) UseMethod("enumerate")
+
+enumerate.dataloader <- function(x, max_len = 1e6, ...) {
+  warning(structure(class = c("deprecated", "warning", "condition"),
+                    list(message = "enumerate() is deprecated; use coro::loop(for (b in dl) ...)",
+                         call = NULL)))
+  it <- x$.iter()
+  out <- list()
+  repeat {
+    b <- it$.next()
+    if (.is_exhausted(b) || length(out) >= max_len) break
+    out[[length(out) + 1L]] <- b
+  }
+  out
+}

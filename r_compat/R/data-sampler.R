@@ -1,0 +1,119 @@
+# Samplers: R6 objects whose .iter() returns a function giving the next
+# (1-based) index, or coro's exhausted() at the end; .length().
+
+.exhausted <- function() as.symbol(".__exhausted__")
+
+.is_exhausted <- function(x) identical(x, .exhausted())
+
+Sampler <- R6::R6Class(
+  "utils_sampler",
+  lock_objects = FALSE,
+  public = list(
+    initialize = function(data_source) self$data_source <- data_source,
+    .length = function() stop("a sampler must define .length()", call. = FALSE),
+    .iter = function() {
+      idx <- self$.indices()
+      i <- 0L
+      function() {
+        i <<- i + 1L
+        if (i > length(idx)) .exhausted() else idx[[i]]
+      }
+    }
+  )
+)
+
+sampler <- function(name = NULL, inherit = Sampler, ..., private = NULL, active = NULL,
+                    parent_env = parent.frame()) {
+  .torch_class(name, inherit, list(...), private, active, parent_env, "Sampler",
+               c(name, "utils_sampler_generator"))
+}
+
+length.utils_sampler <- function(x) x$.length()
+
+SequentialSampler <- sampler(
+  "utils_sampler_sequential",
+  initialize = function(data_source) self$data_source <- data_source,
+  .indices = function() seq_len(length(self$data_source)),
+  .length = function() length(self$data_source)
+)
+
+RandomSampler <- sampler(
+  "utils_sampler_random",
+  initialize = function(data_source, replacement = FALSE, num_samples = NULL,
+                        generator = NULL) {
+    if (!is.logical(replacement) || length(replacement) != 1) {
+      .value_error("replacement should be TRUE or FALSE")
+    }
+    if (!is.null(num_samples) && (num_samples <= 0)) {
+      .value_error("num_samples should be a positive integer, got ", num_samples)
+    }
+    self$data_source <- data_source
+    self$replacement <- replacement
+    self$.num_samples <- num_samples
+  },
+  .indices = function() {
+    n <- length(self$data_source)
+    if (self$replacement) return(.data_randint(n, self$num_samples))
+    out <- integer(0)
+    while (length(out) < self$num_samples) out <- c(out, .data_randperm(n))
+    out[seq_len(self$num_samples)]
+  },
+  .length = function() self$num_samples,
+  active = list(
+    num_samples = function() {
+      if (is.null(self$.num_samples)) length(self$data_source) else self$.num_samples
+    }
+  )
+)
+
+SubsetRandomSampler <- sampler(
+  "utils_sampler_subset_random",
+  initialize = function(indices, generator = NULL) self$indices <- indices,
+  .indices = function() self$indices[.data_randperm(length(self$indices))],
+  .length = function() length(self$indices)
+)
+
+BatchSampler <- sampler(
+  "utils_sampler_batch",
+  initialize = function(sampler, batch_size, drop_last) {
+    if (!is.numeric(batch_size) || batch_size <= 0) {
+      .value_error("batch_size should be a positive integer, got ", batch_size)
+    }
+    self$sampler <- sampler
+    self$batch_size <- as.integer(batch_size)
+    self$drop_last <- isTRUE(drop_last)
+  },
+  .iter = function() {
+    bs <- self$batch_size
+    if (!is.null(self$sampler$.indices)) {
+      # whole order at once: batches are slices of it
+      idx <- self$sampler$.indices()
+      n <- length(idx)
+      start <- 1L
+      return(function() {
+        if (start > n) return(.exhausted())
+        end <- min(start + bs - 1L, n)
+        if (self$drop_last && end - start + 1L < bs) return(.exhausted())
+        out <- idx[start:end]
+        start <<- end + 1L
+        out
+      })
+    }
+    it <- self$sampler$.iter()
+    function() {
+      batch <- list()
+      repeat {
+        i <- it()
+        if (.is_exhausted(i)) break
+        batch[[length(batch) + 1L]] <- i
+        if (length(batch) == bs) break
+      }
+      if (length(batch) == 0 || (self$drop_last && length(batch) < bs)) return(.exhausted())
+      unlist(batch)
+    }
+  },
+  .length = function() {
+    n <- length(self$sampler)
+    if (self$drop_last) n %/% self$batch_size else (n + self$batch_size - 1) %/% self$batch_size
+  }
+)

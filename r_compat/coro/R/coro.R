@@ -1,0 +1,55 @@
+# Iterators are functions returning the next value, or exhausted() at the end.
+
+exhausted <- function() as.symbol(".__exhausted__")
+
+is_exhausted <- function(x) identical(x, exhausted())
+
+as_iterator <- function(x) UseMethod("as_iterator")
+
+as_iterator.default <- function(x) {
+  if (is.function(x)) return(x)
+  # objects with an .iter() method: torch's data loaders and samplers
+  if (is.environment(x) && is.function(x$.iter)) {
+    it <- x$.iter()
+    if (is.function(it)) return(it)
+    return(function() it$.next())
+  }
+  i <- 0L
+  n <- length(x)
+  function() {
+    i <<- i + 1L
+    if (i > n) exhausted() else x[[i]]
+  }
+}
+
+# loop(for (x in iterable) body): runs the for loop over an iterator, in the
+# caller's environment; break and next work as in a plain for loop.
+loop <- function(loop) {
+  expr <- substitute(loop)
+  env <- parent.frame()
+  if (!is.call(expr) || !identical(expr[[1L]], quote(`for`))) {
+    stop("loop() takes a `for` loop: loop(for (x in iterable) ...)", call. = FALSE)
+  }
+  var <- expr[[2L]]
+  it <- as_iterator(eval(expr[[3L]], env))
+  body <- expr[[4L]]
+  run <- bquote(repeat {
+    .(var) <- .(it)()
+    if (.(is_exhausted)(.(var))) break
+    .(body)
+  })
+  eval(run, env)
+  invisible(exhausted())
+}
+
+# All (or the first n) values of an iterator, as a list.
+collect <- function(x, n = NULL) {
+  it <- as_iterator(x)
+  out <- list()
+  while (is.null(n) || length(out) < n) {
+    v <- it()
+    if (is_exhausted(v)) break
+    out[length(out) + 1L] <- list(v)
+  }
+  out
+}

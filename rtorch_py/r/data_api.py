@@ -1,0 +1,116 @@
+"""What R's datasets and data loaders call: whole-batch work in one call
+(rows of several tensors, collating a list of examples, random orders).
+Indices arrive 1-based, as R gives them."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..creation import torch_rand, torch_randint, torch_tensor
+from ..function import NamedList
+from ..tensor import Tensor
+
+
+def _index_array(idx: Any) -> np.ndarray:
+    arr = np.asarray(idx.values() if isinstance(idx, NamedList) else idx).reshape(-1)
+    if arr.dtype.kind == "f":
+        if np.any(arr != np.floor(arr)):
+            raise ValueError("indices must be whole numbers")
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"indices must be numeric, got {arr.dtype}")
+    return arr.astype(np.int64)
+
+
+def rows(tensors: Any, idx: Any, drop: bool = False) -> Any:
+    """Rows `idx` (1-based) of each tensor; a single index with `drop` drops
+    the first dim (as `x[i, ..]` does in R)."""
+    values = tensors.values() if isinstance(tensors, NamedList) else list(tensors)
+    one = drop and np.ndim(idx) == 0 and not isinstance(idx, (list, NamedList))
+    arr = _index_array(idx) - 1
+    for t in values:
+        n = t.shape[0]
+        if arr.size and (arr.min() < 0 or arr.max() >= n):
+            bad = arr[(arr < 0) | (arr >= n)][0] + 1
+            raise IndexError(f"index {bad} is out of bounds for a dataset of {n} rows "
+                             "(indices are 1-based)")
+    if one:
+        out = [t[int(arr[0])] for t in values]
+    else:
+        key = torch_tensor(arr)
+        out = [t[key] for t in values]
+    return NamedList(tensors.names(), out) if isinstance(tensors, NamedList) else out
+
+
+def randperm(n: Any) -> np.ndarray:
+    """A random order of 1..n, from the engine's generator (torch_manual_seed)."""
+    n = int(n)
+    return (np.argsort(torch_rand(n).data, kind="stable") + 1).astype(np.int32) if n else \
+        np.zeros(0, np.int32)
+
+
+def randint(n: Any, size: Any) -> np.ndarray:
+    """`size` draws from 1..n with replacement."""
+    return (torch_randint(0, int(n), size=(int(size),)).data + 1).astype(np.int32)
+
+
+def _r_tensor(v: Any) -> Tensor:
+    # R doubles become float32 and R integers int64, as torch_tensor() does in R
+    arr = np.asarray(v)
+    if arr.dtype == np.float64:
+        arr = arr.astype(np.float32)
+    elif arr.dtype == np.int32:
+        arr = arr.astype(np.int64)
+    return torch_tensor(arr)
+
+
+def _stack(items: list) -> Tensor:
+    from .. import torch_stack
+    return torch_stack(items, 0)
+
+
+class CollateError(ValueError):
+    pass
+
+
+def collate(batch: Any) -> Any:
+    """R torch's default collation of a list of examples, in one call:
+    tensors and R arrays/vectors are stacked on a new first dim, R numbers
+    become a float tensor, integers a long one, logicals a bool one, strings
+    stay strings, lists are collated element by element (names kept)."""
+    items = batch.values() if isinstance(batch, NamedList) else list(batch)
+    if not items:
+        raise CollateError("can't collate an empty batch")
+    elem = items[0]
+    if isinstance(elem, Tensor):
+        return _stack(items)
+    if isinstance(elem, np.ndarray):
+        return _stack([_r_tensor(v) for v in items])
+    if isinstance(elem, bool):
+        return torch_tensor(np.array(items, dtype=np.bool_))
+    if isinstance(elem, int):
+        return torch_tensor(np.array(items, dtype=np.int64))
+    if isinstance(elem, float):
+        return torch_tensor(np.array(items, dtype=np.float32))
+    if isinstance(elem, str):
+        return items
+    if isinstance(elem, (list, NamedList)):
+        cols = [v.values() if isinstance(v, NamedList) else list(v) for v in items]
+        n = len(cols[0])
+        if any(len(c) != n for c in cols):
+            raise CollateError("each example in the batch must have the same number of "
+                               "elements")
+        out = [collate([c[k] for c in cols]) for k in range(n)]
+        return NamedList(elem.names(), out) if isinstance(elem, NamedList) else out
+    kind = getattr(elem, "rtype", type(elem).__name__)
+    raise CollateError(f"Can't collate data of class: '{kind}'; give the dataloader a "
+                       "collate_fn")
+
+
+R_FUNCTIONS: dict[str, Callable] = {
+    ".data_rows": rows,
+    ".data_randperm": randperm,
+    ".data_randint": randint,
+    ".data_collate": collate,
+}
