@@ -96,6 +96,9 @@ _TRANSLATE: dict[str, dict[str, Callable]] = {
 # Defaults R torch gives that differ from the Python (0-based) ones
 _R_DEFAULTS = {
     "nnf_flatten": {"start_dim": 1},  # R: start_dim = 1 (first dim)
+    # the ignored class value shifts with the targets (translated below)
+    "nnf_nll_loss": {"ignore_index": -100}, "nnf_cross_entropy": {"ignore_index": -100},
+    "nn_nll_loss": {"ignore_index": -100}, "nn_cross_entropy_loss": {"ignore_index": -100},
 }
 # What forward's inputs need (modules), by position
 _FORWARD_TARGETS = {"nn_cross_entropy_loss": 1, "nn_nll_loss": 1, "nn_multi_margin_loss": 1,
@@ -152,6 +155,7 @@ def _r_function(name: str, fn: Callable) -> Callable:
 def _layer_classes() -> dict[str, type]:
     return {n: getattr(_nn, n) for n in _nn.__all__
             if isinstance(getattr(_nn, n), type) and issubclass(getattr(_nn, n), Module)
+            and n.startswith("nn_")
             and n not in ("nn_sequential", "nn_module_list", "nn_module_dict")}
 
 
@@ -300,5 +304,5 @@ R_FUNCTIONS.update({
     "nn_utils_clip_grad_value_": _r_clip_value,
     ".nn_new": nn_new, ".nn_forward": nn_forward, ".nn_state": nn_state, ".nn_set": nn_set,
     ".nn_attr": nn_attr, ".nn_kind": nn_kind, ".nn_mark": nn_mark,
-    ".nn_layer_names": nn_layer_names, ".nn_clone": nn_clone, ".xptr_address": xptr_address,
+    ".nn_py_layer_names": nn_layer_names, ".nn_clone": nn_clone, ".xptr_address": xptr_address,
 })
