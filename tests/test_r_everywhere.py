@@ -264,3 +264,25 @@ def test_r_kernel_notebook_executes(lib: Path, tmp_path: Path) -> None:
     assert out[0] == "torch_tensor\n14\n[ CPUFloatType{} ][ grad_fn = <SumBackward0> ]"
     assert out[1] == "torch_tensor\n 2\n 4\n 6\n[ CPUFloatType{3} ]"
     assert out[2] == "[1] 2 4 6"
+
+
+# --------------------------------------------------------------------------
+# R CMD check
+
+
+def test_r_cmd_check_has_no_errors(tmp_path: Path) -> None:
+    """The package passes `R CMD check` without errors (its warnings and notes,
+    and why, are listed in r_compat/README.md). The check loads it in plain R."""
+    from rtorch_py.r import _BUILD_LEFTOVERS, r_source_dir
+    src = tmp_path / "torch"
+    shutil.copytree(r_source_dir(), src, ignore=_BUILD_LEFTOVERS)
+    env = _env(RTORCH_PYTHON=sys.executable, _R_CHECK_FORCE_SUGGESTS_="false")
+    res = subprocess.run(["R", "CMD", "build", "--no-build-vignettes", "torch"],
+                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert res.returncode == 0, res.stdout + res.stderr
+    (tarball,) = tmp_path.glob("torch_*.tar.gz")
+    res = subprocess.run(["R", "CMD", "check", "--no-manual", tarball.name],
+                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=900)
+    log = (tmp_path / "torch.Rcheck" / "00check.log").read_text()
+    assert res.returncode == 0 and "ERROR" not in log, log[-3000:]
+    assert "checking whether the package can be loaded ... OK" in log
