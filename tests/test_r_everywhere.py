@@ -90,6 +90,12 @@ w$grad
 w[1, ]
 str(as_array(w$grad))
 with_no_grad(w$mul_(2))
+# an R error raised in an R callback travels through Python and back unchanged
+bad <- autograd_function(
+  forward = function(ctx, input) stop("no forward today"),
+  backward = function(ctx, grad_output) list(input = grad_output)
+)
+tryCatch(bad(w), error = function(e) cat("caught:", conditionMessage(e), "\n"))
 # a warning raised in Python (the engine) and one raised in R
 autograd_gradcheck(function(x) (x * 3)$sum(), list(torch_tensor(c(1, 2), requires_grad = TRUE)),
                    raise_exception = FALSE)
@@ -108,6 +114,7 @@ def test_rscript_same_output_and_errors_as_rtorch_py_run(lib: Path, tmp_path: Pa
     assert embedded.returncode == 1, embedded.stderr
     assert "Indexing starts at 1" in embedded.stderr
     assert "still running" in embedded.stdout and "not reached" not in embedded.stdout
+    assert "caught: no forward today" in embedded.stdout
     assert (plain.returncode, plain.stdout, plain.stderr) == \
         (embedded.returncode, embedded.stdout, embedded.stderr)
 
