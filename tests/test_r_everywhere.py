@@ -157,6 +157,20 @@ def test_option_comes_before_the_environment_variable(lib: Path, tmp_path: Path)
     assert f"{tmp_path}/nope" in res.stderr and "options(rtorch.python)" in res.stderr
 
 
+def test_install_r_defaults_to_rs_user_library(tmp_path: Path) -> None:
+    user_lib = tmp_path / "user-library"  # R_LIBS_USER, created by install-r
+    env = _env(R_LIBS_USER=str(user_lib))
+    res = subprocess.run([sys.executable, "-m", "rtorch_py.r.cli", "install-r"],
+                         capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert (user_lib / "torch" / "DESCRIPTION").exists()
+    assert "R does not look there" not in res.stdout  # R's own default: on .libPaths()
+    res = subprocess.run(["Rscript", "-e", GRAD_EXPR], capture_output=True, text=True,
+                         cwd=tmp_path, env=env, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == GRAD_OUTPUT
+
+
 def test_install_r_never_replaces_r_torch(tmp_path: Path) -> None:
     desc = tmp_path / "torch" / "DESCRIPTION"
     desc.parent.mkdir()
