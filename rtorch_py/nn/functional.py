@@ -785,10 +785,12 @@ def _max_pool(nd: int):
         p = _prims._tuple(padding, nd)
         if any(pp * 2 > kk for pp, kk in zip(p, k)):
             raise ValueError("pad should be at most half of effective kernel size")
-        out, idx = _prims.max_pool(x, k, s, p, _prims._tuple(dilation, nd), bool(ceil_mode))
-        if unbatched:
-            out, idx = out.squeeze(0), idx.squeeze(0)
-        return (out, idx) if return_indices else out
+        if not return_indices:
+            out = _prims.max_pool(x, k, s, p, _prims._tuple(dilation, nd), bool(ceil_mode))
+            return out.squeeze(0) if unbatched else out
+        out, idx = _prims.max_pool(x, k, s, p, _prims._tuple(dilation, nd), bool(ceil_mode),
+                                   True)
+        return (out.squeeze(0), idx.squeeze(0)) if unbatched else (out, idx)
     max_pool.__name__ = f"nnf_max_pool{nd}d"
     return max_pool
 
@@ -849,9 +851,10 @@ def _adaptive(nd: int, kind: str):
             if kind == "avg":
                 out = _prims.avg_pool(x, k, k, (0,) * nd, False, True, None)
             else:
-                out, idx = _prims.max_pool(x, k, k, (0,) * nd, (1,) * nd, False)
                 if return_indices:
+                    out, idx = _prims.max_pool(x, k, k, (0,) * nd, (1,) * nd, False, True)
                     return (out.squeeze(0), idx.squeeze(0)) if unbatched else (out, idx)
+                out = _prims.max_pool(x, k, k, (0,) * nd, (1,) * nd, False)
             return out.squeeze(0) if unbatched else out
         # uneven windows: one reduction per output cell along each dim in turn
         y = x
