@@ -132,31 +132,43 @@ def _out_size(size: tuple, k: tuple, stride: tuple, dilation: tuple) -> tuple:
                  for sz, kk, s, d in zip(size, k, stride, dilation))
 
 
+def _cols(xp: np.ndarray, key: tuple, groups: int) -> np.ndarray:
+    """The input values one kernel offset meets, as (groups, C/groups, N * outputs):
+    channels first, so one matmul per group covers the whole batch."""
+    xs = xp[key]
+    n, c = xs.shape[:2]
+    return np.ascontiguousarray(xs.swapaxes(0, 1)).reshape(groups, c // groups, -1)
+
+
 def _conv_forward(xp: np.ndarray, w: np.ndarray, stride, dilation, groups) -> np.ndarray:
     n, c = xp.shape[:2]
     o, k = w.shape[0], w.shape[2:]
     g = groups
     osz = _out_size(xp.shape[2:], k, stride, dilation)
-    p = int(np.prod(osz))
     wg = w.reshape((g, o // g, c // g) + k)
-    out = np.zeros((n, g, o // g, p), dtype=np.result_type(xp, w))
+    out = np.zeros((g, o // g, n * int(np.prod(osz))), dtype=np.result_type(xp, w))
     for offs in _offsets(k):
-        xs = xp[_window_key(offs, dilation, osz, stride)].reshape(n, g, c // g, p)
-        out += np.matmul(wg[(slice(None),) * 3 + offs], xs)
-    return out.reshape((n, o) + osz)
+        out += np.matmul(wg[(slice(None),) * 3 + offs], _cols(xp, _window_key(offs, dilation,
+                                                                              osz, stride), g))
+    return np.ascontiguousarray(out.reshape((o, n) + osz).swapaxes(0, 1))
+
+
+def _grad_rows(g: np.ndarray, groups: int) -> np.ndarray:
+    """(N, Out, *O) output gradient as (groups, Out/groups, N * outputs)."""
+    o = g.shape[1]
+    return np.ascontiguousarray(g.swapaxes(0, 1)).reshape(groups, o // groups, -1)
 
 
 def _conv_grad_weight(xp: np.ndarray, g: np.ndarray, kshape: tuple, stride, dilation,
                       groups) -> np.ndarray:
     """d(loss)/d(weight) for output gradient `g` (N, Out, *O) and padded input `xp`."""
-    n, c = xp.shape[:2]
+    c = xp.shape[1]
     o, osz = g.shape[1], g.shape[2:]
-    p = int(np.prod(osz))
-    gr = g.reshape(n, groups, o // groups, p)
+    gr = _grad_rows(g, groups)
     gw = np.empty((groups, o // groups, c // groups) + tuple(kshape), dtype=g.dtype)
     for offs in _offsets(tuple(kshape)):
-        xs = xp[_window_key(offs, dilation, osz, stride)].reshape(n, groups, c // groups, p)
-        gw[(slice(None),) * 3 + offs] = np.matmul(gr, xs.swapaxes(-1, -2)).sum(axis=0)
+        cols = _cols(xp, _window_key(offs, dilation, osz, stride), groups)
+        gw[(slice(None),) * 3 + offs] = np.matmul(gr, cols.swapaxes(-1, -2))
     return gw.reshape((o, c // groups) + tuple(kshape))
 
 
@@ -166,14 +178,13 @@ def _conv_scatter(g: np.ndarray, w: np.ndarray, xshape: tuple, stride, dilation,
     n, o, osz = g.shape[0], g.shape[1], g.shape[2:]
     c = xshape[1]
     k = w.shape[2:]
-    p = int(np.prod(osz))
-    gr = g.reshape(n, groups, o // groups, p)
+    gr = _grad_rows(g, groups)
     wg = w.reshape((groups, o // groups, c // groups) + k)
-    out = np.zeros(xshape, dtype=g.dtype)
+    out = np.zeros((xshape[1], xshape[0]) + tuple(xshape[2:]), dtype=g.dtype)  # C, N, *S
     for offs in _offsets(k):
         contrib = np.matmul(wg[(slice(None),) * 3 + offs].swapaxes(-1, -2), gr)
-        out[_window_key(offs, dilation, osz, stride)] += contrib.reshape((n, c) + osz)
-    return out
+        out[_window_key(offs, dilation, osz, stride)] += contrib.reshape((c, n) + osz)
+    return np.ascontiguousarray(out.swapaxes(0, 1))
 
 
 def _tuple(v, nd: int) -> tuple:
