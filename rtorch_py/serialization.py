@@ -13,6 +13,7 @@ other class by name.
 """
 from __future__ import annotations
 
+import inspect
 import io
 import json
 import math
@@ -38,10 +39,46 @@ __all__ = ["torch_save", "torch_load", "torch_serialize", "load_state_dict"]
 
 # -- writing -------------------------------------------------------------------
 
+def _own_class(x: Any) -> str | None:
+    """'module:qualname' when x's class (or x, a function) is rtorch-py's own and
+    importable by that name, so loading can rebuild it without running code."""
+    target = x if _is_named_code(x) else type(x)
+    mod, qual = getattr(target, "__module__", ""), getattr(target, "__qualname__", "")
+    if not mod.startswith("rtorch_py.") or "<" in qual:
+        return None
+    try:
+        return f"{mod}:{qual}" if _resolve(f"{mod}:{qual}") is target else None
+    except (ImportError, AttributeError, ValueError):
+        return None
+
+
+def _is_named_code(x: Any) -> bool:
+    return isinstance(x, type) or inspect.isroutine(x)
+
+
+def _is_optimizer(x: Any) -> bool:
+    from .optim import Optimizer  # saved as their state_dict(), as in PyTorch
+    return isinstance(x, Optimizer)
+
+
+def _resolve(name: str) -> Any:
+    import importlib
+    mod, _, qual = name.partition(":")
+    if not mod.startswith("rtorch_py."):
+        raise ValueError(f"torch_load: refusing to rebuild '{name}': only rtorch-py's own "
+                         "classes can be loaded")
+    obj: Any = importlib.import_module(mod)
+    for part in qual.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
 class _Writer:
     def __init__(self) -> None:
         self.arrays: list[np.ndarray] = []
         self.seen: dict[int, int] = {}  # tensors saved once, shared on load
+        self.objects: dict[int, int] = {}  # rtorch-py objects, likewise
+        self.keep: list = []  # what the ids above belong to, alive while saving
 
     def array(self, arr: np.ndarray) -> int:
         self.arrays.append(np.ascontiguousarray(arr))
@@ -74,6 +111,19 @@ class _Writer:
             return {"tuple": [self.encode(v) for v in x]}
         if isinstance(x, list):
             return {"list": [self.encode(v) for v in x]}
+        if isinstance(x, (set, frozenset)):
+            return {"set": [self.encode(v) for v in sorted(x, key=repr)]}
+        own = _own_class(x)
+        if own is not None and _is_named_code(x):
+            return {"function": own}
+        if own is not None and hasattr(x, "__dict__") and not _is_optimizer(x):
+            # one of rtorch-py's objects (a layer...): its class by name and its fields
+            k = self.objects.get(id(x))
+            if k is not None:
+                return {"ref": k}
+            k = self.objects[id(x)] = len(self.objects)
+            self.keep.append(x)
+            return {"object": own, "id": k, "state": self.encode(dict(vars(x)))}
         state_dict = getattr(x, "state_dict", None)
         if callable(state_dict):  # modules and optimisers: their state
             return {"state_dict_of": type(x).__name__, "value": self.encode(state_dict())}
@@ -123,6 +173,7 @@ class _Reader:
     def __init__(self, z: zipfile.ZipFile) -> None:
         self.z = z
         self.tensors: dict[int, Tensor] = {}
+        self.objects: dict[int, Any] = {}
 
     def array(self, i: int) -> np.ndarray:
         with self.z.open(f"tensors/{int(i)}.npy") as f:
@@ -137,6 +188,20 @@ class _Reader:
                 self.tensors[i] = torch_tensor(self.array(i),
                                                requires_grad=bool(e.get("requires_grad")))
             return self.tensors[i]
+        if "object" in e:
+            cls = _resolve(e["object"])
+            if not isinstance(cls, type):
+                raise ValueError(f"torch_load: '{e['object']}' is not a class")
+            obj = cls.__new__(cls)  # no __init__: the fields come from the file
+            self.objects[int(e["id"])] = obj
+            vars(obj).update(self.decode(e["state"]))
+            return obj
+        if "ref" in e:
+            return self.objects[int(e["ref"])]
+        if "function" in e:
+            return _resolve(e["function"])
+        if "set" in e:
+            return {self.decode(v) for v in e["set"]}
         if "state_dict_of" in e:
             return self.decode(e["value"])
         if "value" in e:

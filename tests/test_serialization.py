@@ -114,3 +114,25 @@ def test_bad_input(tmp_path):
     with pytest.raises(ValueError, match="cpu"):
         torch_save(rt.torch_randn(2), tmp_path / "t.pt") or torch_load(tmp_path / "t.pt",
                                                                          device="cuda")
+
+
+def test_rtorch_objects_are_rebuilt_by_class_name(tmp_path):
+    nn = pytest.importorskip("rtorch_py.nn")
+    if not hasattr(nn, "nn_linear"):
+        pytest.skip("rtorch_py.nn has no nn_linear yet")
+    lin = nn.nn_linear(3, 2)
+    torch_save({"model": lin, "again": lin}, tmp_path / "m.pt")
+    got = torch_load(tmp_path / "m.pt")
+    assert got["model"] is got["again"] and type(got["model"]) is type(lin)
+    x = rt.torch_randn(4, 3)
+    np.testing.assert_array_equal(got["model"](x).data, lin(x).data)
+
+
+def test_loading_refuses_classes_outside_rtorch(tmp_path):
+    import json
+    torch_save([1], tmp_path / "ok.pt")
+    with zipfile.ZipFile(tmp_path / "bad.pt", "w") as z:
+        z.writestr("rtorch.json", json.dumps({"format": "rtorch-py", "version": 1, "root": {
+            "object": "os:system", "id": 0, "state": {"dict": []}}}))
+    with pytest.raises(ValueError, match="only rtorch-py's own classes"):
+        torch_load(tmp_path / "bad.pt")
