@@ -148,8 +148,10 @@ def _conv_forward(xp: np.ndarray, w: np.ndarray, stride, dilation, groups) -> np
     wg = w.reshape((g, o // g, c // g) + k)
     out = np.zeros((g, o // g, n * int(np.prod(osz))), dtype=np.result_type(xp, w))
     for offs in _offsets(k):
-        out += np.matmul(wg[(slice(None),) * 3 + offs], _cols(xp, _window_key(offs, dilation,
-                                                                              osz, stride), g))
+        cols = _cols(xp, _window_key(offs, dilation, osz, stride), g)
+        wk = wg[(slice(None),) * 3 + offs]
+        # one input channel per group: a broadcast product (BLAS is slow for inner size 1)
+        out += wk * cols if c // g == 1 else np.matmul(wk, cols)
     return np.ascontiguousarray(out.reshape((o, n) + osz).swapaxes(0, 1))
 
 
@@ -182,7 +184,8 @@ def _conv_scatter(g: np.ndarray, w: np.ndarray, xshape: tuple, stride, dilation,
     wg = w.reshape((groups, o // groups, c // groups) + k)
     out = np.zeros((xshape[1], xshape[0]) + tuple(xshape[2:]), dtype=g.dtype)  # C, N, *S
     for offs in _offsets(k):
-        contrib = np.matmul(wg[(slice(None),) * 3 + offs].swapaxes(-1, -2), gr)
+        wk = wg[(slice(None),) * 3 + offs].swapaxes(-1, -2)
+        contrib = wk * gr if o // groups == 1 else np.matmul(wk, gr)
         out[_window_key(offs, dilation, osz, stride)] += contrib.reshape((c, n) + osz)
     return np.ascontiguousarray(out.swapaxes(0, 1))
 
