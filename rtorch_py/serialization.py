@@ -81,7 +81,7 @@ class _Writer:
         self.keep: list = []  # what the ids above belong to, alive while saving
 
     def array(self, arr: np.ndarray) -> int:
-        self.arrays.append(np.ascontiguousarray(arr))
+        self.arrays.append(np.asarray(arr, order="C"))  # (ascontiguousarray makes 0-d 1-d)
         return len(self.arrays) - 1
 
     def encode(self, x: Any) -> Any:

@@ -21,8 +21,7 @@ def test_round_trip_of_tensors_and_containers(tmp_path):
     x = rt.torch_randn(3, 4, requires_grad=True)
     shared = rt.torch_tensor(np.arange(5, dtype=np.int64))
     value = {"x": x, "items": [shared, shared, 1.5, float("inf"), None, "text", True, 7],
-             "pair": (rt.torch_tensor([True, False]), rt.torch_scalar_tensor(2.0)
-                      if hasattr(rt, "torch_scalar_tensor") else rt.torch_tensor(2.0)),
+             "pair": (rt.torch_tensor([True, False]), rt.torch_tensor(np.array(2.0))),
              3: np.arange(3.0)}
     torch_save(value, tmp_path / "v.pt")
     got = torch_load(tmp_path / "v.pt")
@@ -32,6 +31,7 @@ def test_round_trip_of_tensors_and_containers(tmp_path):
     assert a is b and a.dtype == rt.torch_int64()       # shared tensors stay shared
     assert got["items"][2:] == [1.5, float("inf"), None, "text", True, 7]
     assert isinstance(got["pair"], tuple) and got["pair"][0].dtype == rt.torch_bool()
+    assert got["pair"][1].shape == ()  # 0-d stays 0-d
     np.testing.assert_array_equal(got[3], np.arange(3.0))
 
 

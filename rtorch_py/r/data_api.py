@@ -114,3 +114,49 @@ R_FUNCTIONS: dict[str, Callable] = {
     ".data_randint": randint,
     ".data_collate": collate,
 }
+
+
+# --------------------------------------------------------------------------
+# Saving (torch_save / torch_load from R; see r_compat/R/save.R)
+
+def save_value(obj: Any, path: str) -> None:
+    """Tensors and plain R values (lists, numbers, vectors): readable from Python too."""
+    from ..serialization import torch_save
+    torch_save(obj, path)
+
+
+def save_r(path: str, rds: Any, refs: Any) -> None:
+    """An R object serialized by R (`rds`, as R integers 0-255) whose references
+    to Python objects (tensors, layers) are `refs`, by position."""
+    from ..serialization import save_r as _save_r
+    data = np.asarray(rds, dtype=np.uint8).tobytes()
+    _save_r(path, data, refs.values() if isinstance(refs, NamedList) else list(refs))
+
+
+def load_r(path: str) -> list:
+    """[kind, value, rds (R integers) or None, refs] for R's torch_load."""
+    from ..serialization import load_r as _load_r
+    kind, value, rds, refs = _load_r(path)
+    if rds is not None:
+        rds = np.frombuffer(rds, dtype=np.uint8).astype(np.int32)
+    return [kind, value, rds, refs]
+
+
+def is_python_object(x: Any) -> bool:
+    """Whether an R external pointer holds a Python object the saver can store
+    (tensors and rtorch-py's own objects)."""
+    from ..serialization import _own_class
+    return isinstance(x, Tensor) or _own_class(x) is not None
+
+
+def object_key(x: Any) -> str:
+    return f"{id(x):x}"
+
+
+R_FUNCTIONS.update({
+    ".save_value": save_value,
+    ".save_r": save_r,
+    ".load_r": load_r,
+    ".is_saveable_py": is_python_object,
+    ".py_key": object_key,
+})

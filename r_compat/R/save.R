@@ -1,0 +1,87 @@
+# torch_save() / torch_load(). Tensors and plain lists of tensors, numbers
+# and vectors are written in rtorch-py's format (a zip of JSON and .npy
+# arrays, readable from Python too). Other R values (modules, datasets...)
+# are serialized by R with every Python object (tensors, built-in layers)
+# taken out by a refhook and stored beside it. Loading never runs code.
+
+.is_plain_value <- function(x) {
+  if (is_torch_tensor(x)) return(TRUE)
+  if (is.null(x)) return(TRUE)
+  if (is.atomic(x)) {
+    extra <- setdiff(names(attributes(x)), "names")
+    return(length(extra) == 0 && is.null(names(x)) && !is.character(x) || 
+             is.character(x) && length(x) == 1 && is.null(attributes(x)))
+  }
+  if (is.list(x) && !is.object(x)) return(all(vapply(x, .is_plain_value, logical(1))))
+  FALSE
+}
+
+torch_save <- function(obj, path, ..., compress = TRUE) {
+  if (!is.character(path) || length(path) != 1) {
+    stop("torch_save(): `path` must be a file name (use torch_serialize() for a raw vector)",
+         call. = FALSE)
+  }
+  path <- path.expand(path)
+  if (.is_plain_value(obj)) {
+    .save_value(obj, path)
+  } else {
+    refs <- list()
+    keys <- character()
+    hook <- function(x) {
+      if (typeof(x) != "externalptr") return(NULL)
+      if (!.is_saveable_py(x)) {
+        stop("torch_save() can't save this object: it holds an external pointer that is ",
+             "not a tensor or an rtorch-py layer", call. = FALSE)
+      }
+      k <- .py_key(x)
+      i <- match(k, keys)
+      if (is.na(i)) {
+        refs[[length(refs) + 1L]] <<- x
+        keys <<- c(keys, k)
+        i <- length(refs)
+      }
+      as.character(i)
+    }
+    rds <- serialize(obj, connection = NULL, refhook = hook)
+    .save_r(path, as.integer(rds), refs)
+  }
+  invisible(obj)
+}
+
+torch_serialize <- function(obj, ...) {
+  tmp <- tempfile(fileext = ".pt")
+  on.exit(unlink(tmp), add = TRUE)
+  torch_save(obj, tmp, ...)
+  readBin(tmp, what = "raw", n = file.size(tmp))
+}
+
+torch_load <- function(path, device = "cpu") {
+  if (!is.null(device) && !identical(device, "cpu")) {
+    stop(sprintf("only the 'cpu' device exists here, got '%s'", device), call. = FALSE)
+  }
+  if (is.raw(path)) {
+    tmp <- tempfile(fileext = ".pt")
+    on.exit(unlink(tmp), add = TRUE)
+    writeBin(path, tmp)
+    path <- tmp
+  }
+  if (!is.character(path) || length(path) != 1 || !file.exists(path)) {
+    stop("torch_load(): `path` must be an existing file (or a raw vector from ",
+         "torch_serialize())", call. = FALSE)
+  }
+  out <- .load_r(path.expand(path))
+  if (identical(out[[1]], "value")) return(out[[2]])
+  refs <- out[[4]]
+  unserialize(as.raw(out[[3]]), refhook = function(s) refs[[as.integer(s)]])
+}
+
+# A state dict saved by PyTorch (torch.save(model.state_dict(), path)) or by
+# torch_save(): a named list of tensors.
+load_state_dict <- function(path, ..., legacy_stream = FALSE) {
+  out <- torch_load(path)
+  if (!is.list(out) || is.null(names(out))) {
+    stop("load_state_dict(): the file doesn't hold a state dict (a named list of tensors)",
+         call. = FALSE)
+  }
+  out
+}
