@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import warnings
 
-from . import ops
+from . import engine, ops, tensor
 from .autograd import (autograd_backward, autograd_grad, autograd_is_grad_enabled,
                        autograd_set_grad_mode, enable_grad, is_grad_enabled, no_grad,
                        set_grad_enabled, with_detect_anomaly, with_enable_grad, with_no_grad)
@@ -22,18 +22,11 @@ from .tensor import Tensor, dtype
 # raised inside this package (and only those).
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"rtorch_py(\.|$)")
 
-# torch_<op>(x, ...) for every op R torch exposes as a function.
-_FUNCTIONS = [
-    "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sqrt", "abs", "sign", "sin",
-    "cos", "tanh", "sigmoid", "relu", "clamp", "square", "maximum", "minimum",
-    "gt", "ge", "lt", "le", "eq", "ne", "logical_and", "logical_or", "logical_not", "isnan",
-    "equal", "allclose", "mm", "matmul", "dot", "t", "transpose", "permute", "reshape",
-    "unsqueeze", "squeeze", "flatten", "narrow", "select", "sum", "mean", "prod", "max",
-    "min", "argmax", "argmin", "gather", "softmax", "log_softmax", "cat", "stack", "chunk",
-    "split", "unbind", "where", "masked_fill", "clone", "remainder", "floor_divide",
-]
-for _name in _FUNCTIONS:
-    globals()["torch_" + _name] = getattr(ops, _name)
+# The one place the layers meet: the engine makes tensors with this factory.
+engine.connect(tensor.wrap)
+
+# torch_<op>(...) for every op declared as a function (rtorch_py.ops.registry).
+globals().update(ops.python_functions())
 
 __all__ = [n for n in globals() if n.startswith(("torch_", "autograd_", "with_"))] + [
     "Tensor", "dtype", "Function", "FunctionCtx", "AutogradContext", "NamedList",

@@ -6,7 +6,6 @@ from typing import Any, Callable
 from . import engine
 from .engine import edge, grad_accumulator, implicit_grad, run_backward
 from .ops import sum_to
-from . import tensor as tensor_module
 from .tensor import Tensor, wrap, to_array
 
 
@@ -75,7 +74,6 @@ def autograd_backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool
                 engine.accumulate_grad(t, g)
 
 
-tensor_module._backward_impl = autograd_backward
 
 
 def _input_edge(t: Any, i: int) -> tuple:

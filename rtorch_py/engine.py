@@ -1,7 +1,8 @@
 """The autograd engine: graph nodes, grad mode, and the backward walk.
 
-It knows nothing of individual ops, of tensors beyond a few attributes
-(`data`, `grad`, `requires_grad`, `grad_fn`, `_version`), or of R.
+It knows nothing of individual ops or of R, and of tensors only what the
+`TensorLike` protocol below lists; it makes tensors (for hooks, custom
+backward functions and results) through the factory given to `connect()`.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import weakref
 from sys import getrefcount
 from contextlib import contextmanager
 from itertools import count
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 import numpy as np
 
@@ -28,6 +29,11 @@ class _ThreadState(threading.local):
 
 
 _local = _ThreadState()
+
+
+def thread_state() -> _ThreadState:
+    """This thread's modes (`.grad`, `.anomaly`): read on every op by the recorder."""
+    return _local
 
 
 def is_grad_enabled() -> bool:
@@ -104,9 +110,29 @@ def detect_anomaly(check_nan: bool = True) -> Iterator[None]:
 
 _next_seq = count().__next__  # creation order: every edge points to an older node
 
-# Set by tensor.py: wraps an array in a tensor without copying. The engine
-# hands tensors to user code (hooks, custom backward) and to callers.
-make_tensor: Callable = None
+class TensorLike(Protocol):
+    """What the engine needs of a tensor."""
+    data: np.ndarray            # the values
+    grad_fn: "Node | None"      # the node that made it (None for leaves)
+    _rg: bool                   # requires grad
+    _output_nr: int             # which output of grad_fn it is
+    _version: Any               # version counter (NEW_VERSION until one is needed)
+    _accum: "AccumulateGrad | None"  # a leaf's accumulator
+    _grad: Any                  # a leaf's gradient (set through `.grad`)
+
+
+def _no_factory(arr: np.ndarray) -> Any:
+    raise RuntimeError("the engine has no tensor type: call engine.connect() first")
+
+
+make_tensor: Callable[[np.ndarray], TensorLike] = _no_factory
+
+
+def connect(tensor_factory: Callable[[np.ndarray], TensorLike]) -> None:
+    """Give the engine the function that wraps an array as a tensor (no copy): it
+    hands tensors to hooks, custom backward functions and callers."""
+    global make_tensor
+    make_tensor = tensor_factory
 
 
 # Version counters: a one-item list shared by a tensor and its aliases and views,
@@ -390,139 +416,157 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
                  sum_to: Callable | None = None) -> list | None:
     """Propagate gradients from `roots` [(edge, grad), ...] through the graph.
 
-    `capture` is a list of edges whose incoming gradient should be returned
-    (autograd_grad, or backward(inputs=)); with `accumulate` False leaves are
-    not touched. Each node is freed after it runs unless `retain_graph`.
+    `capture` lists edges whose incoming gradient is returned (autograd_grad,
+    backward(inputs=)); with `accumulate` False leaves are not touched. Each
+    node's saved tensors are freed after it runs unless `retain_graph`.
 
-    Gradients travel as NumPy arrays (no tensor per gradient) unless
-    `create_graph`, when they are tensors whose ops record a graph of their
-    own; either way grad mode is on exactly when they are tensors, which is
-    how formulas, hooks and custom backward functions tell. Roots may be given
-    as tensors; what is returned (captured gradients) are tensors.
+    Gradients travel as NumPy arrays, or as tensors (recording a graph of
+    their own) under `create_graph`; grad mode is on exactly when they are
+    tensors. A node's `backward_fn` gets them as they travel (`formula` is the
+    adapter for op derivatives); hooks and results see tensors.
 
-    Order: the latest-created node holding a gradient runs next. An edge always
-    points to an older node (a node's inputs exist before it does), so by then
-    every node that could still send it a gradient has run: no dependency
-    counting is needed, and the order is PyTorch's. A chain (one node holding a
-    gradient at a time) never touches the heap.
+    Order: the latest-created node holding a gradient runs next. Every edge
+    points to an older node, so by then all its senders have run: no
+    dependency count is needed, and the order is PyTorch's. A chain (one node
+    holding a gradient at a time) never touches the heap.
     """
-    buffers: dict[Node, list] = {}   # nodes holding gradients, one slot per output
-    ready: list = []                 # the same nodes, as a heap of (-seq, node)
-    node = None                      # the node to run next, when known without the heap
-    if len(roots) == 1 and roots[0][0][0] is not None:  # (one root: no heap needed)
-        (node, nr), g = roots[0]
-        grads = [None] * node.num_outputs
-        grads[nr] = g if create_graph or type(g) is np.ndarray else g.data
-    else:
-        for (root, nr), g in roots:
-            if root is not None:
-                _send(buffers, ready, root, nr,
-                      g if create_graph or type(g) is np.ndarray else g.data)
-
-    captured: dict[int, Any] = {}
-    capture_keys = needed = None
+    walk = _Walk(create_graph, sum_to)
+    node, grads = walk.start(roots)
+    keys = needed = None
     if capture:
-        capture_keys = {(id(n), nr): i for i, (n, nr) in enumerate(capture) if n is not None}
+        keys = {(id(n), nr): i for i, (n, nr) in enumerate(capture) if n is not None}
         if not accumulate:
             needed = _needed_nodes([e[0] for e, _ in roots], capture)
-
-    pop = heapq.heappop
     pending: list = []   # leaves and their gradients, committed after the walk
     prev_mode = _local.grad
     _local.grad = create_graph
     try:
-        while True:
+        while node is not None or walk.ready:
             if node is None:
-                if not ready:
-                    break
-                node = pop(ready)[1]
-                grads = buffers.pop(node)
-            hooked = node.hooked
-            if type(node) is AccumulateGrad:
-                if hooked and (node.pre_hooks or node.retain_refs):
-                    grads = _call_pre_hooks(node, grads)
-                if capture_keys:
-                    _capture(captured, capture_keys, node, grads)
-                if accumulate and grads[0] is not None:
-                    pending.append((node, grads))  # committed once the whole walk succeeds
-                node = None
-                continue
-            if hooked and (node.pre_hooks or node.retain_refs):
+                node, grads = walk.pop()
+            if node.hooked and (node.pre_hooks or node.retain_refs):
                 grads = _call_pre_hooks(node, grads)
-            if capture_keys:
-                _capture(captured, capture_keys, node, grads)
-                if needed is not None and node not in needed:
-                    node = None
-                    continue
-            if hooked and (node.post_hooks or node.trace):
-                outs = _run_node(node, grads, sum_to)  # validated there
-                meta = None
+            if keys:
+                _capture(walk.captured, keys, node, grads)
+            if type(node) is AccumulateGrad:
+                if accumulate and grads[0] is not None:
+                    pending.append((node, grads))
+                node = None
+            elif needed is not None and node not in needed:
+                node = None
             else:
-                f = None if create_graph else array_formulas.get(node.backward_fn)
-                if f is not None:  # (saves a call: the adapter would do just this)
-                    saved = node.saved
-                    outs = f(node, grads[0], *(node.unpack_saved_data()
-                                               if type(saved) is Packed else saved))
-                else:
-                    outs = node.backward_fn(node, grads)
-                meta = node.input_meta
-                if meta and (create_graph or len(outs) != len(meta)):
-                    outs = _validate(node, outs, sum_to)
-                    meta = None
-            if not retain_graph and type(node.saved) is Packed:
-                for s in node.saved:  # free the saved tensors
-                    if type(s) is SavedTensor:
-                        s.tensor = s.data = None
-            # Hand each input gradient to the node it came from (checking it has
-            # the input's shape and dtype). With nothing else waiting, the one
-            # node that gets a gradient runs next directly.
-            direct = None
-            i = -1
-            for nxt, nr in node.next_functions:
-                i += 1
-                if nxt is None:
-                    continue
-                g = outs[i]
-                if g is None:
-                    continue
-                if meta:
-                    m = meta[i]
-                    if m is not None and (g.dtype is not m[1] or g.shape != m[0]):
-                        g = _conform(node, i, g, m, sum_to, True)
-                if direct is None and not ready:
-                    direct, direct_nr, direct_g = nxt, nr, g
-                    continue
-                if direct is not None:
-                    _send(buffers, ready, direct, direct_nr, direct_g)
-                    direct = None
-                _send(buffers, ready, nxt, nr, g)
-            node = direct
-            if direct is not None:
-                if direct.num_outputs == 1:
-                    grads = [direct_g]
-                else:
-                    grads = [None] * direct.num_outputs
-                    grads[direct_nr] = direct_g
-        # Leaves get their gradients only now, so a failing backward leaves
-        # every .grad as it was.
-        for node, grads in pending:
-            if node.hooked and (node.post_hooks or node.trace):
-                _run_node(node, grads, sum_to)
-            else:
-                node.backward_fn(node, grads)
+                outs, checked = walk.run(node, grads)
+                if not retain_graph and type(node.saved) is Packed:
+                    _release(node)
+                node, grads = walk.hand_on(node, outs, checked)
+        _commit(pending, sum_to)  # leaves change only once the whole walk succeeded
     finally:
         _local.grad = prev_mode
-
-    if capture is None:
-        return None
-    got = [captured.get(i) for i in range(len(capture))]
-    return got if create_graph else [None if g is None else make_tensor(g) for g in got]
+    return None if capture is None else walk.results(len(capture))
 
 
-# backward_fn -> the formula it adapts, `f(node, grad, *saved)`, for formulas that
-# also run on arrays (filled by the op layer; see ops.formula). With create_graph
-# off the walk calls these directly on the arrays it carries.
-array_formulas: dict = {}
+class _Walk:
+    """The state of one backward walk: nodes holding gradients, and how a node
+    is run and hands its gradients on."""
+
+    __slots__ = ("buffers", "ready", "captured", "create_graph", "sum_to")
+
+    def __init__(self, create_graph: bool, sum_to: Callable | None) -> None:
+        self.buffers: dict[Node, list] = {}  # nodes holding gradients, a slot per output
+        self.ready: list = []                # the same nodes, as a heap of (-seq, node)
+        self.captured: dict[int, Any] = {}
+        self.create_graph = create_graph
+        self.sum_to = sum_to
+
+    def start(self, roots: Sequence[tuple]) -> tuple:
+        """The first node to run and its gradients (one root needs no heap)."""
+        as_is = self.create_graph
+        if len(roots) == 1 and roots[0][0][0] is not None:
+            (node, nr), g = roots[0]
+            grads = [None] * node.num_outputs
+            grads[nr] = g if as_is or type(g) is np.ndarray else g.data
+            return node, grads
+        for (root, nr), g in roots:
+            if root is not None:
+                _send(self.buffers, self.ready, root, nr,
+                      g if as_is or type(g) is np.ndarray else g.data)
+        return None, None
+
+    def pop(self) -> tuple:
+        node = heapq.heappop(self.ready)[1]
+        return node, self.buffers.pop(node)
+
+    def run(self, node: Node, grads: list) -> tuple:
+        """The node's input gradients, and whether they were already checked
+        against the inputs' shapes and dtypes."""
+        if node.hooked and (node.post_hooks or node.trace):
+            return _run_node(node, grads, self.sum_to), True
+        f = None if self.create_graph else getattr(node.backward_fn, "array_formula", None)
+        if f is not None:  # fast path: the op's formula straight on the arrays
+            saved = node.saved
+            outs = f(node, grads[0], *(node.unpack_saved_data() if type(saved) is Packed
+                                       else saved))
+        else:
+            outs = node.backward_fn(node, grads)
+        meta = node.input_meta
+        if meta and (self.create_graph or len(outs) != len(meta)):
+            return _validate(node, outs, self.sum_to), True
+        return outs, False
+
+    def hand_on(self, node: Node, outs: Sequence, checked: bool) -> tuple:
+        """Give each input gradient to the node it came from (fixing or refusing
+        a wrong shape or dtype). With nothing else waiting, the one node that
+        gets a gradient runs next directly: it is returned with its gradients."""
+        meta = None if checked else node.input_meta
+        ready, buffers = self.ready, self.buffers
+        direct = None
+        i = -1
+        for nxt, nr in node.next_functions:
+            i += 1
+            if nxt is None:
+                continue
+            g = outs[i]
+            if g is None:
+                continue
+            if meta:
+                m = meta[i]
+                if m is not None and (g.dtype is not m[1] or g.shape != m[0]):
+                    g = _conform(node, i, g, m, self.sum_to, True)
+            if direct is None and not ready:
+                direct, direct_nr, direct_g = nxt, nr, g
+                continue
+            if direct is not None:
+                _send(buffers, ready, direct, direct_nr, direct_g)
+                direct = None
+            _send(buffers, ready, nxt, nr, g)
+        if direct is None:
+            return None, None
+        if direct.num_outputs == 1:
+            return direct, [direct_g]
+        grads = [None] * direct.num_outputs
+        grads[direct_nr] = direct_g
+        return direct, grads
+
+    def results(self, n: int) -> list:
+        got = [self.captured.get(i) for i in range(n)]
+        return got if self.create_graph else [None if g is None else make_tensor(g)
+                                              for g in got]
+
+
+def _release(node: Node) -> None:
+    """Free the node's saved tensors (a second backward through it then fails clearly)."""
+    for s in node.saved:
+        if type(s) is SavedTensor:
+            s.tensor = s.data = None
+
+
+def _commit(pending: list, sum_to: Callable | None) -> None:
+    for node, grads in pending:
+        if node.hooked and (node.post_hooks or node.trace):
+            _run_node(node, grads, sum_to)
+        else:
+            node.backward_fn(node, grads)
+
 
 _ONES: dict = {}
 

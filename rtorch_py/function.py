@@ -129,8 +129,15 @@ class AutogradContext:
     # -- called in forward -------------------------------------------------
     def save_for_backward(self, *args: Any, **kwargs: Any) -> None:
         """Keep tensors or any other values for backward, in order, with names."""
-        self._saved_names = [""] * len(args) + list(kwargs)
-        self._to_save = [*args, *kwargs.values()]
+        self.save_named([""] * len(args) + list(kwargs), [*args, *kwargs.values()])
+
+    def save_named(self, names: Sequence[str], values: Sequence[Any]) -> None:
+        """`save_for_backward` with the names as a list ("" for an unnamed value),
+        e.g. from an R named list."""
+        if len(names) != len(values):
+            raise ValueError(f"save_named: {len(names)} names for {len(values)} values")
+        self._saved_names = list(names)
+        self._to_save = list(values)
 
     def mark_dirty(self, *tensors: Any) -> None:
         for t in tensors:
@@ -189,7 +196,7 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
     """Run a custom forward without recording, then attach one node `name` for it.
     `label` names the function in error messages. `call_forward(ctx, args)` runs
     the user's forward; with `positional` it is the forward itself, `(ctx, *args)`."""
-    state = engine._local
+    state = engine.thread_state()
     grad_on = state.grad
     # forward sees tensors that require grad detached (same data and version);
     # `originals` maps what it saw back to the caller's tensors
@@ -299,7 +306,7 @@ def _outputs(out: Any, name: str) -> tuple:
 
 def _custom_backward(node: Node, grads: list) -> tuple:
     ctx = node.ctx
-    arrays = not engine._local.grad  # the walk carries arrays: the user's code sees tensors
+    arrays = not engine.thread_state().grad  # the walk carries arrays: the user's code sees tensors
     if arrays:
         tensors = []
         for g in grads:
@@ -321,6 +328,9 @@ def _custom_backward(node: Node, grads: list) -> tuple:
         raise
     finally:
         ctx._node = ctx._saved_view = None
+
+
+_custom_backward.array_formula = None  # (the walk's fast path is for op formulas)
 
 
 def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], name: str,

@@ -1,7 +1,8 @@
 """The tensor front end: a NumPy array plus a few autograd slots.
 
-Ops live in `ops.py` (each beside its derivative) and are attached to the
-class there; this module holds the class, dtypes and how nodes are recorded.
+Ops live in the `ops` package (each declared once, beside its derivative) and
+are attached to the class from there; this module holds the class, dtypes and
+the conversion of user data.
 """
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import engine
-from .engine import NEW_VERSION, Node, SavedTensor, edge, is_grad_enabled
-from .engine import version_box
+from .engine import NEW_VERSION, edge, version_box
 
 # --------------------------------------------------------------------------
 # dtypes
@@ -276,13 +276,12 @@ class Tensor:
             engine.run_backward([(edge(self), engine.implicit_grad(d.shape, d.dtype))],
                                 bool(retain_graph), False)
         else:
-            _backward_impl([self], None if gradient is None else [gradient],
-                           retain_graph, create_graph, inputs)
+            from .autograd import autograd_backward  # (the general case: checks arguments)
+            autograd_backward([self], None if gradient is None else [gradient],
+                              retain_graph, create_graph, inputs)
 
 
 _new = object.__new__
-# set by autograd.py (which imports this module)
-_backward_impl: Callable = None
 
 def _init(t: Tensor, arr: np.ndarray) -> None:
     t.data = arr
@@ -299,9 +298,6 @@ def wrap(arr: np.ndarray) -> Tensor:
     t.grad_fn = None
     t._version = NEW_VERSION
     return t
-
-
-engine.make_tensor = wrap
 
 
 def _dim(d: int, ndim: int) -> int:
@@ -427,145 +423,3 @@ def _nested_to_array(data: Sequence, target: np.dtype | None = None) -> np.ndarr
     if "b" in kinds:
         return arr.astype(np.bool_)
     return arr.astype(np.float32)  # empty list
-
-
-# --------------------------------------------------------------------------
-# Recording ops (the bridge between op definitions and the engine)
-
-
-def record_unary(arr: np.ndarray, backward_fn: Callable, x: Tensor, saved: tuple = ()) -> Tensor:
-    """The result of an op on one tensor `x`: a tensor around `arr` and, when grad
-    mode is on and `x` requires grad, its node. `saved` as for `record`.
-
-    This and `record_binary` are the per-op hot path (no loops, no extra calls);
-    `record` is the general form.
-    """
-    out = _new(Tensor)
-    out.data = arr if type(arr) is np.ndarray else np.asarray(arr)  # 0-d results are scalars
-    out._version = NEW_VERSION
-    if x._rg and _state.grad:
-        d = x.data
-        out.grad_fn = Node(backward_fn.__name__, backward_fn,
-                           ((x.grad_fn, x._output_nr) if x.grad_fn is not None else edge(x),),
-                           ((d.shape, d.dtype),), _pack(saved, out) if saved else saved)
-        out._rg = True
-    else:
-        out.grad_fn = None
-        out._rg = False
-    return out
-
-
-def record_binary(arr: np.ndarray, backward_fn: Callable, a: Tensor | None, b: Tensor | None,
-                  saved: tuple = ()) -> Tensor:
-    """`record_unary` for an op on `a` and `b`, either of which may be None (a number)."""
-    out = _new(Tensor)
-    out.data = arr if type(arr) is np.ndarray else np.asarray(arr)
-    out._version = NEW_VERSION
-    ra = a is not None and a._rg
-    rb = b is not None and b._rg
-    if (ra or rb) and _state.grad:
-        if ra:
-            d = a.data
-            ea = (a.grad_fn, a._output_nr) if a.grad_fn is not None else edge(a)
-            ma = (d.shape, d.dtype)
-        else:
-            ea, ma = _NO_EDGE, None
-        if rb:
-            d = b.data
-            eb = (b.grad_fn, b._output_nr) if b.grad_fn is not None else edge(b)
-            mb = (d.shape, d.dtype)
-        else:
-            eb, mb = _NO_EDGE, None
-        out.grad_fn = Node(backward_fn.__name__, backward_fn, (ea, eb), (ma, mb),
-                           _pack(saved, out))
-        out._rg = True
-    else:
-        out.grad_fn = None
-        out._rg = False
-    return out
-
-
-def record_number(arr: np.ndarray, backward_fn: Callable, a: Tensor, saved: tuple,
-                  name: str | None = None) -> Tensor:
-    """`record_binary` for tensor `a` with a plain number (the commonest op of all:
-    `x * 2`); `saved` must hold plain values only (it is kept as given)."""
-    out = _new(Tensor)
-    out.data = arr if type(arr) is np.ndarray else np.asarray(arr)
-    out._version = NEW_VERSION
-    if a._rg and _state.grad:
-        d = a.data
-        out.grad_fn = Node(name or backward_fn.__name__, backward_fn,
-                           ((a.grad_fn, a._output_nr) if a.grad_fn is not None else edge(a),
-                            _NO_EDGE), ((d.shape, d.dtype), None), saved)
-        out._rg = True
-    else:
-        out.grad_fn = None
-        out._rg = False
-    return out
-
-
-def record(out: Tensor, backward_fn: Callable, inputs: Sequence, saved: tuple = (),
-           name: str | None = None) -> Tensor:
-    """Attach a node to `out` if grad mode is on and an input requires grad.
-
-    `inputs` are the differentiable tensor inputs (None for constants);
-    `saved` may hold tensors (version-checked on use), `OUTPUT` for the
-    op's own result, or plain values. `name` overrides the node's name
-    (the backward function's by default).
-    """
-    if not _state.grad:
-        return out
-    edges, meta = [], []
-    for t in inputs:
-        if t is not None and t._rg:
-            edges.append(edge(t))
-            meta.append((t.data.shape, t.data.dtype))
-        else:
-            edges.append(_NO_EDGE)
-            meta.append(None)
-    if not any(meta):
-        return out
-    out.grad_fn = Node(name or backward_fn.__name__, backward_fn, tuple(edges), tuple(meta),
-                       _pack(saved, out))
-    out._rg = True
-    return out
-
-
-def _pack(saved: tuple, out: Tensor) -> tuple | list:
-    """Saved values as the node keeps them: tensors version-checked, OUTPUT as out
-    (then a Packed list; plain values stay a tuple)."""
-    if len(saved) == 1:  # the commonest: an op's own output, or its input
-        s = saved[0]
-        if s is OUTPUT:
-            return [SavedTensor(out, True)]
-        return [SavedTensor(s)] if type(s) is Tensor else saved
-    for s in saved:
-        if type(s) is Tensor or s is OUTPUT:
-            break
-    else:
-        return saved
-    packed = []
-    for v in saved:
-        packed.append(SavedTensor(v) if type(v) is Tensor else
-                      SavedTensor(out, True) if v is OUTPUT else v)
-    return packed
-
-
-_NO_EDGE = (None, 0)
-_state = engine._local
-
-
-class _Output:
-    """Marker: save the op's own output (packed without a reference cycle)."""
-
-
-OUTPUT = _Output()
-
-
-def needs_grad(*tensors: Any) -> bool:
-    if not is_grad_enabled():
-        return False
-    for t in tensors:
-        if t is not None and t._rg:
-            return True
-    return False

@@ -66,6 +66,10 @@ needs_r = pytest.mark.skipif(not _have_r(), reason="R and rpy2 are needed for th
 def run_r(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     """`rtorch-py run ARGS...` from the repository root, output captured."""
     full_env = dict(os.environ)
+    # the tests' own R helpers (tests/r_support.py: rtorch_live_objects)
+    full_env["RTORCH_PY_R_EXTENSIONS"] = "r_support"
+    full_env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(ROOT / "tests"), full_env.get("PYTHONPATH", "")) if p)
     full_env.update(env or {})
     return subprocess.run([*R_RUNNER, "run", *args], capture_output=True, text=True,
                           cwd=ROOT, env=full_env, timeout=timeout)

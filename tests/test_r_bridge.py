@@ -215,17 +215,18 @@ def test_python_tensor_through_r_autograd_function() -> None:
 
 
 def test_every_engine_op_has_an_r_form() -> None:
-    """A new engine op must be given its R form (1-based dims!) in api.py."""
+    """Every op's R forms are generated from the registry (1-based dims!)."""
     import rtorch_py as rt
     from rtorch_py import ops
     from rtorch_py.r import api
-    assert sorted(set(ops.METHODS) - set(api.METHODS) - {"index_put_"}) == []
+    methods = {s.name for s in ops.REGISTRY.values() if s.method and not s.overload}
+    assert sorted(methods - set(api._TABLES["METHODS"])) == []
     torch_fns = {n for n in dir(rt) if n.startswith("torch_")}
-    assert sorted(torch_fns - set(api.FUNCTIONS)) == []
+    assert sorted(torch_fns - set(api._TABLES["FUNCTIONS"])) == []
 
 
 def test_dims_are_one_based() -> None:
-    from rtorch_py.r import api
+    from rtorch_py.r import convert as api
     assert api._dim(1.0) == 0 and api._dim(2) == 1 and api._dim(-1) == -1
     with pytest.raises(IndexError, match="Indexing starts at 1 but found a 0."):
         api._dim(0)
@@ -235,13 +236,13 @@ def test_dims_are_one_based() -> None:
 
 
 def test_r_arrays_keep_their_layout() -> None:
-    from rtorch_py.r import api
+    from rtorch_py.r import api, tensor_api
     buf = bytearray(np.arange(1, 7, dtype=np.float64).tobytes())  # matrix(1:6, 2) in R
     arr = api._from_r_array("d", buf, (2, 3))
     assert arr[0, 1] == 3.0 and arr[1, 0] == 2.0
-    t = api.torch_tensor(arr)
+    t = tensor_api.torch_tensor(arr)
     assert t.dtype.name == "float32" and t.data.flags.c_contiguous
-    assert api.as_array(t).flags.f_contiguous
+    assert tensor_api.as_array(t).flags.f_contiguous
     assert api._from_r_array("l", bytearray(np.array([1, 0], np.int32).tobytes()), None).dtype \
         == np.bool_
 

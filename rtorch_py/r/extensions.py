@@ -8,14 +8,18 @@ tables are built from these and from the op registry: nothing else lists them.
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Callable
 
-MODULES: list[str] = ["rtorch_py.r.optim_api", "rtorch_py.r.nn_api"]
+MODULES: list[str] = ["rtorch_py.r.optim_api", "rtorch_py.r.nn_api", "rtorch_py.r.data_api"]
 
 
 def functions() -> dict[str, Callable]:
+    """Also from the modules named in RTORCH_PY_R_EXTENSIONS (comma-separated):
+    how the test suite gives its R tests helpers of its own."""
+    extra = [m for m in os.environ.get("RTORCH_PY_R_EXTENSIONS", "").split(",") if m]
     out: dict[str, Callable] = {}
-    for name in MODULES:
+    for name in MODULES + extra:
         table = importlib.import_module(name).R_FUNCTIONS
         clash = out.keys() & table.keys()
         if clash:

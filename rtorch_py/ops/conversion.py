@@ -1,0 +1,133 @@
+"""Copies and conversions (clone, to, float, ...) and in-place fills."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..engine import bump_version
+from ..tensor import Tensor, as_dtype, wrap
+from .operands import _data, _fill_value, _shape
+from .recording import formula, needs_grad, record
+from .registry import op
+from . import samples as S
+from .views import _check_inplace, _record_inplace
+
+
+# ==========================================================================
+# Copies and conversions
+
+@formula(arrays=True)
+def CloneBackward0(n, g):
+    return (g,)
+
+
+@op(samples=S.unary)
+def clone(self: Tensor) -> Tensor:
+    return record(self.data.copy(), CloneBackward0, (self,))
+
+
+@formula(arrays=True)
+def ToCopyBackward0(n, g):
+    return (g,)  # the engine casts back to the input's dtype
+
+
+@op(function=False)
+def to(self: Tensor, dtype: Any = None, device: Any = None, copy: bool = False) -> Tensor:
+    if isinstance(dtype, str) and dtype == "cpu":
+        dtype, device = None, dtype
+    if device is not None and str(device) != "cpu":
+        raise RuntimeError(f"only the 'cpu' device exists here, got {device!r}")
+    if dtype is None:
+        return clone(self) if copy else self
+    target = as_dtype(dtype).np
+    if target == self.data.dtype and not copy:
+        return self
+    out = wrap(self.data.astype(target))
+    if target.kind != "f":
+        return out
+    return record(out, ToCopyBackward0, (self,))
+
+
+@op("float", function=False)
+def float_(self: Tensor) -> Tensor:
+    return to(self, "float32")
+
+
+@op(function=False)
+def double(self: Tensor) -> Tensor:
+    return to(self, "float64")
+
+
+@op(function=False)
+def long(self: Tensor) -> Tensor:
+    return to(self, "int64")
+
+
+@op("int", function=False)
+def int_(self: Tensor) -> Tensor:
+    return to(self, "int32")
+
+
+@op("bool", function=False)
+def bool_(self: Tensor) -> Tensor:
+    return to(self, "bool")
+
+
+@formula
+def ZeroBackward0(n, g):
+    return (g * 0,)
+
+
+@op(function=False)
+def zero_(self: Tensor) -> Tensor:
+    _check_inplace(self)
+    self.data[...] = 0
+    bump_version(self)
+    return _record_inplace(self, ZeroBackward0, (self,), ())
+
+
+@formula
+def FillBackward2(n, g):
+    return (g * 0,)
+
+
+@formula
+def FillBackward3(n, g, vshape):
+    return (g * 0 if n.needs(0) else None), (g.sum().reshape(vshape) if n.needs(1) else None)
+
+
+@op(function=False)
+def fill_(self: Tensor, value: Any) -> Tensor:
+    t = value if isinstance(value, Tensor) else None
+    if t is not None and t.ndim != 0:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{t.ndim} dimensions.")
+    v = _fill_value(value, "fill_")
+    _check_inplace(self, t)
+    self.data[...] = v
+    bump_version(self)
+    if t is not None:
+        return _record_inplace(self, FillBackward3, (self, t), (t.shape,))
+    return _record_inplace(self, FillBackward2, (self,), ())
+
+
+@formula
+def CopyBackwards(n, g):
+    return (g * 0 if n.needs(0) else None), g
+
+
+@op(function=False)
+def copy_(self: Tensor, src: Any) -> Tensor:
+    s = src if isinstance(src, Tensor) else None
+    _check_inplace(self, s)
+    try:
+        np.copyto(self.data, _data(src), casting="unsafe")
+    except ValueError:
+        raise RuntimeError(f"copy_: the source of shape {_shape(np.shape(_data(src)))} "
+                           f"doesn't broadcast to the destination's shape {_shape(self.shape)}")\
+            from None
+    bump_version(self)
+    return _record_inplace(self, CopyBackwards, (self, s), ())
+
+

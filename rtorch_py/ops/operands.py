@@ -1,0 +1,181 @@
+"""How an op's operands become arrays, and PyTorch's result dtypes.
+
+Numbers, tensors and nested lists are all operands; these helpers give the
+array to compute on, the dtype PyTorch would give the result, and the errors
+for operands that don't fit.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..tensor import Tensor, _F32, _F64, to_array
+
+Number = (int, float, bool, np.number, np.bool_)
+
+
+def _as_tensor(x: Any) -> Tensor:
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+def _float_result(out: np.ndarray, a: Any, b: Any = None) -> np.ndarray:
+    """Fix NumPy's result dtype to PyTorch's for a binary op on `a` and `b`.
+
+    Mixing ints with floats (or dividing ints) gives float32, not NumPy's float64,
+    unless a float64 tensor took part; a 0-d tensor only promotes the result across
+    categories (bool < int < float), like a number."""
+    dt = out.dtype
+    if type(b) is Tensor and type(a) is Tensor:
+        da, db = a.data.dtype, b.data.dtype
+        if da is db:  # the common case
+            return out if dt is not _F64 or da is _F64 else out.astype(np.float32)
+        if (a.data.ndim == 0) is not (b.data.ndim == 0):
+            return _zero_dim_promote(out, a.data, b.data)
+        return out if dt is not _F64 or da is _F64 or db is _F64 else out.astype(np.float32)
+    if dt is _F64 and not ((type(a) is Tensor and a.data.dtype is _F64) or
+                           (type(b) is Tensor and b.data.dtype is _F64)):
+        return out.astype(np.float32)
+    return out
+
+
+def _needs_promotion(dt: np.dtype, ta: Tensor | None, tb: Tensor | None) -> bool:
+    """False when NumPy's result dtype is already PyTorch's: float32, or the dtype
+    every tensor operand has (then no 0-d or int/float mixing is involved)."""
+    return dt is not _F32 and not ((ta is None or ta.data.dtype is dt) and
+                                   (tb is None or tb.data.dtype is dt))
+
+
+_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2}
+
+
+def _zero_dim_promote(out: np.ndarray, da: np.ndarray, db: np.ndarray) -> np.ndarray:
+    dim, zero = (da, db) if db.ndim == 0 else (db, da)
+    target = dim.dtype if _CATEGORY[zero.dtype.kind] <= _CATEGORY[dim.dtype.kind] else zero.dtype
+    if out.dtype.kind == "f" and target.kind != "f":
+        target = _F32  # true division of ints
+    return out if out.dtype is target else out.astype(target)
+
+
+def _fdata(x: Tensor) -> np.ndarray:
+    """The input of a floating op (exp, log, ...): ints and bools compute in float32."""
+    d = x.data
+    return d if d.dtype.kind == "f" else d.astype(np.float32)
+
+
+def _no_bool(a: Any, b: Any, what: str) -> None:
+    """PyTorch refuses `-` with a bool operand. Checked only when the result isn't
+    floating, to keep the float fast path lean: `x - True` and float - bool work."""
+    for v in (a, b):
+        if type(v) is bool or (isinstance(v, Tensor) and v.data.dtype.kind == "b"):
+            raise RuntimeError(
+                f"{what}, the `-` operator, with a bool tensor is not supported. If you are "
+                "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _data(x: Any) -> Any:
+    t = type(x)
+    if t is Tensor:
+        return x.data
+    if t is float or t is int:  # the common scalar operand
+        return x
+    if isinstance(x, Tensor):
+        return x.data
+    if isinstance(x, (list, tuple, np.ndarray)):
+        return to_array(x)
+    if isinstance(x, Number):
+        return x
+    raise TypeError(f"expected a tensor or a number, got {type(x).__name__}")
+
+
+_NUMBERS: dict = {}
+
+
+def _number(v: Any, arr: np.ndarray) -> np.ndarray | None:
+    """A plain Python number operand of a float array, as the 0-d array of the
+    array's dtype that NumPy would convert it to anyway, or None for anything
+    else. Cached: NumPy's own conversion costs about as much as a small op."""
+    t = type(v)
+    if t is float or t is int:
+        dt = arr.dtype
+        c = _NUMBERS.get((v, dt))  # (only float dtypes are ever cached)
+        return c if c is not None or dt.kind != "f" else _new_number(v, dt)
+    return None
+
+
+def _new_number(v: Any, dt: np.dtype) -> np.ndarray:
+    c = np.array(v, dt)
+    if v == v and v != 0:  # NaN and ±0.0 don't key a dict reliably: not cached
+        c.flags.writeable = False
+        if len(_NUMBERS) >= 256:
+            _NUMBERS.clear()
+        _NUMBERS[(v, dt)] = c
+    return c
+
+
+def _t(x: Any) -> Tensor | None:
+    """The tensor among an op's operands (None for a plain number)."""
+    return x if isinstance(x, Tensor) else None
+
+
+def _shape(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def _broadcast_error(a: Any, b: Any, opname: str) -> RuntimeError:
+    sa, sb = np.shape(_data(a)), np.shape(_data(b))
+    return RuntimeError(
+        f"{opname}: the shapes {_shape(sa)} and {_shape(sb)} can't be broadcast together: "
+        "each dimension, aligned from the right, must be equal or 1")
+
+
+def _scalar(v: Any, what: str) -> Any:
+    if v is None or isinstance(v, Number):
+        return v
+    if isinstance(v, Tensor) and v.numel() == 1:
+        return v.item()
+    raise TypeError(f"clamp: {what} must be a number, got {type(v).__name__}")
+
+
+def _bool_mask(mask: Any, op: str) -> np.ndarray:
+    m = _data(mask)
+    if not isinstance(m, np.ndarray) or m.dtype != np.bool_:
+        raise TypeError(f"{op}: the mask must be a bool tensor (e.g. x > 0), got "
+                        f"{getattr(getattr(mask, 'dtype', None), 'r_name', type(mask).__name__)}")
+    return m
+
+
+def _fill_value(value: Any, op: str) -> Any:
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(f"{op} only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value.ndim} dimension(s).")
+        return value.item()
+    if not isinstance(value, Number):
+        raise TypeError(f"{op}: value must be a number, got {type(value).__name__}")
+    return value
+
+
+
+
+def _whole(v: Any, what: str) -> int:
+    """An integer argument given as any whole number (R passes doubles)."""
+    if isinstance(v, Tensor):
+        v = v.item()
+    try:
+        i = int(v)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} must be an integer, got {type(v).__name__}") from None
+    if i != v:
+        raise ValueError(f"{what} must be a whole number, got {v}")
+    return i
+
+
+def positional_error(cls: type, template: str, **positions: int) -> Exception:
+    """An error whose message names dims or positions (the `{fields}` of
+    `template`): 0-based as Python counts; its `one_based` attribute is the same
+    message as R counts (non-negative values + 1), which the R layer shows."""
+    err = cls(template.format(**positions))
+    err.one_based = template.format(**{k: v + 1 if v >= 0 else v
+                                       for k, v in positions.items()})
+    return err

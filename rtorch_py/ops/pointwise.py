@@ -1,0 +1,781 @@
+"""Pointwise ops: arithmetic, math functions, comparisons and logic, and the
+in-place arithmetic. Each derivative, named after PyTorch's node, sits just
+above its op.
+
+A number operand (`x * 2`) takes a fast path with its own formula, under the
+node name PyTorch gives it (Python wraps the number: MulBackward0); R passes
+numbers as libtorch Scalars, whose overloads (`mul.Scalar`: MulBackward1) are
+entries of their own at the end of this file.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Any, Callable
+
+import numpy as np
+
+from ..engine import bump_version
+from ..tensor import Tensor, wrap
+from . import samples as S
+from .indexing import where
+from .operands import (Number, _as_tensor, _broadcast_error, _data, _fdata, _float_result,
+                       _needs_promotion, _no_bool, _number, _scalar, _shape, _t)
+from .recording import OUTPUT, formula, needs_grad, record, renamed
+from .registry import op
+from .views import _check_inplace, _record_inplace
+
+
+# ==========================================================================
+# Pointwise binary ops
+
+@formula(arrays=True)
+def AddBackward0(n, g, alpha):
+    return g, (g if alpha == 1 else g * alpha) if n.needs(1) else None
+
+
+@op(operators=("__add__", "__radd__"), r_operators=("+",), samples=S.binary_arith)
+def add(self: Any, other: Any, alpha: Any = 1) -> Tensor:
+    if type(self) is Tensor and alpha == 1:
+        c = _number(other, self.data)
+        if c is not None:  # tensor + number
+            return record(np.add(self.data, c), AddNumberBackward, (self, None), ())
+    ta = self if type(self) is Tensor else None
+    tb = other if type(other) is Tensor else None
+    db = tb.data if tb is not None else _data(other)
+    try:
+        out = np.add(ta.data if ta is not None else _data(self), db if alpha == 1 else db * alpha)
+    except ValueError:
+        raise _broadcast_error(self, other, "add") from None
+    if _needs_promotion(out.dtype, ta, tb):
+        out = _float_result(out, self, other)
+    return record(out, AddBackward0, (ta, tb), (alpha,))
+
+
+# A tensor with a number (`x * 2`, `x + 1`): only the tensor gets a gradient.
+@formula(arrays=True, name="AddBackward0")
+def AddNumberBackward(n, g):
+    return g, None
+
+
+@formula(arrays=True, name="MulBackward0")
+def MulNumberBackward(n, g, c):
+    return g * c, None
+
+
+@formula(arrays=True, name="DivBackward0")
+def DivNumberBackward(n, g, c):
+    return g / c, None
+
+
+@formula(arrays=True)
+def SubBackward0(n, g, alpha):
+    return g, (-g if alpha == 1 else g * -alpha) if n.needs(1) else None
+
+
+@op(operators=("__sub__",), r_operators=("-",), samples=S.binary_arith)
+def sub(self: Any, other: Any, alpha: Any = 1) -> Tensor:
+    if type(self) is Tensor and alpha == 1:
+        c = _number(other, self.data)
+        if c is not None:  # tensor - number
+            return record(np.subtract(self.data, c), AddNumberBackward, (self, None), (),
+                                 name="SubBackward0")
+    try:
+        out = np.subtract(_data(self), _data(other) if alpha == 1 else _data(other) * alpha)
+    except ValueError:
+        raise _broadcast_error(self, other, "sub") from None
+    except TypeError:
+        _no_bool(self, other, "Subtraction")
+        raise
+    if out.dtype.kind != "f":  # (a float result with a bool operand is let through)
+        _no_bool(self, other, "Subtraction")
+    return record(_float_result(out, self, other), SubBackward0, (_t(self), _t(other)), (alpha,))
+
+
+@op(method=False, operators=("__rsub__",), r_operators=("reflected -",), samples=S.tensor_number)
+def rsub(self: Any, other: Any) -> Tensor:
+    """b - a with a the tensor (for `2 - x`)."""
+    try:
+        out = np.subtract(_data(other), _data(self))
+    except TypeError:
+        _no_bool(self, other, "Subtraction")
+        raise
+    if out.dtype.kind != "f":
+        _no_bool(self, other, "Subtraction")
+    return record(_float_result(out, self, other), RsubBackward1, (self,))
+
+
+@formula(arrays=True)
+def RsubBackward1(n, g):
+    return (-g,)
+
+
+@formula(arrays=True)
+def MulBackward0(n, g, a, b):
+    return (g * b if n.needs(0) else None), (g * a if n.needs(1) else None)
+
+
+@op(operators=("__mul__", "__rmul__"), r_operators=("*",), samples=S.binary_arith)
+def mul(self: Any, other: Any) -> Tensor:
+    if type(self) is Tensor:
+        c = _number(other, self.data)
+        if c is not None:  # tensor * number
+            return record(np.multiply(self.data, c), MulNumberBackward, (self, None), (c,))
+    ta = self if type(self) is Tensor else None
+    tb = other if type(other) is Tensor else None
+    try:
+        out = np.multiply(ta.data if ta is not None else _data(self),
+                          tb.data if tb is not None else _data(other))
+    except ValueError:
+        raise _broadcast_error(self, other, "mul") from None
+    if _needs_promotion(out.dtype, ta, tb):
+        out = _float_result(out, self, other)
+    # Save only what the other side's gradient needs.
+    return record(out, MulBackward0, (ta, tb),
+                         (self if tb is not None and tb._rg else None,
+                          other if ta is not None and ta._rg else None))
+
+
+@formula(arrays=True)
+def DivBackward0(n, g, a, b):
+    ga = g / b if n.needs(0) else None
+    gb = -g * a / (b * b) if n.needs(1) else None
+    return ga, gb
+
+
+@op(operators=("__truediv__",), r_operators={"/": {}, "%/%": {"rounding_mode": "trunc"}},
+    samples=S.binary_div)
+def div(self: Any, other: Any, rounding_mode: str | None = None) -> Tensor:
+    if type(self) is Tensor and rounding_mode is None:
+        c = _number(other, self.data)
+        if c is not None:  # tensor / number
+            return record(np.true_divide(self.data, c), DivNumberBackward, (self, None), (c,))
+    da, db = _data(self), _data(other)
+    try:
+        if rounding_mode is None:
+            out = np.true_divide(da, db)
+        elif rounding_mode == "trunc":
+            out = np.trunc(np.true_divide(da, db))
+        elif rounding_mode == "floor":
+            out = np.floor_divide(da, db)
+        else:
+            raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', "
+                             f"got {rounding_mode!r}")
+    except (ValueError, FloatingPointError) as e:
+        if "rounding_mode" in str(e):
+            raise
+        raise _broadcast_error(self, other, "div") from None
+    out = _float_result(out, self, other)
+    if rounding_mode is not None:
+        return wrap(out.astype(np.result_type(da, db)) if np.result_type(da, db).kind != "f"
+                    else out)
+    return record(out, DivBackward0, (_t(self), _t(other)), (self, other))
+
+
+@formula
+def RemainderBackward1(n, g, a, b):
+    gb = -g * div(a, b, rounding_mode="floor") if n.needs(1) else None
+    return g, gb
+
+
+@op(operators=("__mod__",), samples=S.binary_div)
+def remainder(self: Any, other: Any) -> Tensor:
+    """a - floor(a / b) * b: the result has the sign of b (R's `%%`, Python's `%`)."""
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.remainder(_data(self), _data(other))
+    except ValueError:
+        raise _broadcast_error(self, other, "remainder") from None
+    return record(_float_result(out, self, other), RemainderBackward1, (_t(self), _t(other)),
+                  (self, other), name=None if isinstance(other, Tensor) else "RemainderBackward0")
+
+
+@op(operators=("__floordiv__",), samples=S.binary_div, differentiable=False)
+def floor_divide(self: Any, other: Any) -> Tensor:
+    """floor(a / b), not differentiable (R's `%/%`, Python's `//`)."""
+    return div(self, other, rounding_mode="floor")
+
+
+# Reflected Python operators (`2 / x`, `2 % x`, `2 // x`): the number comes first.
+@op(function=False, method=False, operators=("__rtruediv__",))
+def rdiv(self: Tensor, other: Any) -> Tensor:
+    return div(other, self)
+
+
+@op(function=False, method=False, operators=("__rmod__",))
+def rremainder(self: Tensor, other: Any) -> Tensor:
+    return remainder(other, self)
+
+
+@op(function=False, method=False, operators=("__rfloordiv__",))
+def rfloor_divide(self: Tensor, other: Any) -> Tensor:
+    return floor_divide(other, self)
+
+
+@formula(arrays=True)
+def FmodBackward0(n, g):
+    return g, None
+
+
+@formula
+def FmodBackward1(n, g, a, b):
+    gb = -g * div(a, b, rounding_mode="trunc") if n.needs(1) else None
+    return g, gb
+
+
+@op(r_operators=("%%",), samples=S.binary_div)
+def fmod(self: Any, other: Any) -> Tensor:
+    """self - trunc(self / other) * other: the result has the sign of self (C's fmod,
+    R torch's `%%`)."""
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.fmod(_data(self), _data(other))
+    except ValueError:
+        raise _broadcast_error(self, other, "fmod") from None
+    out = _float_result(out, self, other)
+    if isinstance(other, Tensor):
+        return record(out, FmodBackward1, (_t(self), other), (self, other))
+    return record(out, FmodBackward0, (self, None))
+
+
+@formula(arrays=True)
+def PowBackward0(n, g, a, p):
+    if p == 0:
+        return (g * 0,)
+    return (g * p * a ** (p - 1),)
+
+
+@formula
+def PowBackward1(n, g, a, b, result):
+    ga = g * b * a.pow(b - 1) if n.needs(0) else None
+    gb = g * result * a.log() if n.needs(1) else None
+    if gb is not None:
+        # d/db a^b at a = 0 is 0 where b >= 0 (PyTorch masks the log(0))
+        gb = where(a.eq(0) & (_as_tensor(b) >= 0), 0.0, gb) if (a.data == 0).any() else gb
+    return ga, gb
+
+
+@formula
+def PowBackward2(n, g, base, b, result):
+    return None, g * result * float(np.log(base))
+
+
+@op(operators=("__pow__",), r_operators=("^",), samples=S.binary_pow)
+def pow(self: Any, exponent: Any) -> Tensor:
+    if isinstance(self, Tensor) and not isinstance(exponent, Tensor):
+        try:
+            out = np.power(self.data, exponent)
+        except ValueError as e:  # integers to negative integer powers
+            raise RuntimeError(str(e)) from None
+        if self.data.dtype.kind in "iub":
+            if isinstance(exponent, (float, np.floating)):
+                out = out.astype(np.float32)
+            elif self.data.dtype.kind == "b" and isinstance(exponent, (bool, np.bool_)):
+                out = out.astype(np.bool_)
+        return record(out, PowBackward0, (self,), (self, exponent))
+    if not isinstance(self, Tensor):  # number ** tensor
+        out = _float_result(np.power(float(self) if isinstance(exponent.data.dtype.kind, str) and
+                                     exponent.data.dtype.kind == "f" else self, exponent.data),
+                            self, exponent)
+        return record(out, PowBackward2, (None, exponent), (self, exponent, OUTPUT))
+    try:
+        out = _float_result(np.power(self.data, exponent.data), self, exponent)
+    except ValueError:
+        raise _broadcast_error(self, exponent, "pow") from None
+    return record(out, PowBackward1, (self, exponent), (self, exponent, OUTPUT))
+
+
+@op(function=False, method=False, operators=("__rpow__",), r_operators=("reflected ^",))
+def rpow(self: Tensor, base: Any) -> Tensor:
+    return pow(base, self)
+
+
+@formula
+def MaximumBackward0(n, g, a, b):
+    ma = (a.data > b.data) + 0.5 * (a.data == b.data)
+    return (g * wrap(ma.astype(g.data.dtype)) if n.needs(0) else None,
+            g * wrap((1 - ma).astype(g.data.dtype)) if n.needs(1) else None)
+
+
+@op(samples=S.binary_float)
+def maximum(self: Tensor, other: Tensor) -> Tensor:
+    try:
+        out = _float_result(np.maximum(self.data, other.data), self, other)
+    except ValueError:
+        raise _broadcast_error(self, other, "maximum") from None
+    return record(out, MaximumBackward0, (self, other), (self, other))
+
+
+@formula
+def MinimumBackward0(n, g, a, b):
+    ma = (a.data < b.data) + 0.5 * (a.data == b.data)
+    return (g * wrap(ma.astype(g.data.dtype)) if n.needs(0) else None,
+            g * wrap((1 - ma).astype(g.data.dtype)) if n.needs(1) else None)
+
+
+@op(samples=S.binary_float)
+def minimum(self: Tensor, other: Tensor) -> Tensor:
+    try:
+        out = _float_result(np.minimum(self.data, other.data), self, other)
+    except ValueError:
+        raise _broadcast_error(self, other, "minimum") from None
+    return record(out, MinimumBackward0, (self, other), (self, other))
+
+
+# ==========================================================================
+# Pointwise unary ops
+
+@formula(arrays=True)
+def NegBackward0(n, g):
+    return (-g,)
+
+
+@op(operators=("__neg__",), r_operators=("unary -",), samples=S.unary)
+def neg(self: Tensor) -> Tensor:
+    return record(np.negative(self.data), NegBackward0, (self,))
+
+
+@formula(arrays=True)
+def ExpBackward0(n, g, result):
+    return (g * result,)
+
+
+@op(r_math=("exp",), samples=S.unary)
+def exp(self: Tensor) -> Tensor:
+    return record(np.exp(_fdata(self)), ExpBackward0, (self,), (OUTPUT,))
+
+
+@formula(arrays=True)
+def LogBackward0(n, g, x):
+    return (g / x,)
+
+
+@op(r_math=("log",), samples=S.positive)
+def log(self: Tensor) -> Tensor:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log(_fdata(self))
+    return record(out, LogBackward0, (self,), (self,))
+
+
+@formula(arrays=True)
+def SqrtBackward0(n, g, result):
+    return (g / (2 * result),)
+
+
+@op(r_math=("sqrt",), samples=S.positive)
+def sqrt(self: Tensor) -> Tensor:
+    with np.errstate(invalid="ignore"):
+        out = np.sqrt(_fdata(self))
+    return record(out, SqrtBackward0, (self,), (OUTPUT,))
+
+
+@formula
+def AbsBackward0(n, g, x):
+    return (g * x.sign(),)
+
+
+@op(operators=("__abs__",), r_math=("abs",), samples=S.unary)
+def abs(self: Tensor) -> Tensor:
+    d = self.data
+    if d.dtype.kind == "b":
+        raise RuntimeError("abs: not implemented for bool tensors; convert first, e.g. "
+                           "x.to(dtype=torch_long())")
+    return record(np.abs(d), AbsBackward0, (self,), (self,))
+
+
+@formula
+def SignBackward0(n, g):
+    return (g * 0,)
+
+
+@op(r_math=("sign",), samples=S.unary)
+def sign(self: Tensor) -> Tensor:
+    d = self.data
+    out = d.copy() if d.dtype.kind == "b" else np.sign(d)
+    return record(out, SignBackward0, (self,))
+
+
+@formula
+def SinBackward0(n, g, x):
+    return (g * x.cos(),)
+
+
+@op(r_math=("sin",), samples=S.unary)
+def sin(self: Tensor) -> Tensor:
+    return record(np.sin(_fdata(self)), SinBackward0, (self,), (self,))
+
+
+@formula
+def CosBackward0(n, g, x):
+    return (-g * x.sin(),)
+
+
+@op(r_math=("cos",), samples=S.unary)
+def cos(self: Tensor) -> Tensor:
+    return record(np.cos(_fdata(self)), CosBackward0, (self,), (self,))
+
+
+@formula(arrays=True)
+def TanhBackward0(n, g, result):
+    return (g * (1 - result * result),)
+
+
+@op(r_math=("tanh",), samples=S.unary)
+def tanh(self: Tensor) -> Tensor:
+    return record(np.tanh(_fdata(self)), TanhBackward0, (self,), (OUTPUT,))
+
+
+@formula(arrays=True)
+def SigmoidBackward0(n, g, result):
+    return (g * result * (1 - result),)
+
+
+@op(samples=S.unary)
+def sigmoid(self: Tensor) -> Tensor:
+    d = self.data
+    if d.dtype.kind != "f":
+        d = d.astype(np.float32)
+    # Stable on both tails: exp only of non-positive numbers.
+    e = np.exp(-np.abs(d))
+    out = np.where(d >= 0, 1 / (1 + e), e / (1 + e)).astype(d.dtype, copy=False)
+    return record(out, SigmoidBackward0, (self,), (OUTPUT,))
+
+
+@formula(arrays=True)
+def ReluBackward0(n, g, result):
+    return (g * (result > 0),)
+
+
+@op(samples=S.unary)
+def relu(self: Tensor) -> Tensor:
+    if self.data.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return record(np.maximum(self.data, 0, dtype=self.data.dtype), ReluBackward0, (self,), (OUTPUT,))
+
+
+@formula(arrays=True)
+def ClampBackward1(n, g, x, lo, hi):
+    keep = x <= hi if lo is None else x >= lo if hi is None else (x >= lo) & (x <= hi)
+    return (g * keep,)
+
+
+@op(samples=S.clamp)
+def clamp(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of min or max must be given")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return _clamp_tensor(self, min, max)
+    lo = _scalar(min, "min")
+    hi = _scalar(max, "max")
+    out = np.clip(self.data, lo, hi)
+    if out.dtype is not self.data.dtype:
+        out = _float_result(out, self)
+    return record(out, ClampBackward1, (self,), (self, lo, hi))
+
+
+@formula
+def ClampBackward0(n, g, x, lo, hi):
+    d, z = x.data, np.zeros((), dtype=g.data.dtype)
+    lod = None if lo is None else lo.data
+    hid = None if hi is None else hi.data
+    keep = np.ones(d.shape, dtype=np.bool_)
+    if lod is not None:
+        keep = keep & (d >= lod)
+    if hid is not None:
+        keep = keep & (d <= hid)
+    gx = where(wrap(keep), g, wrap(z)) if n.needs(0) else None
+    glo = ghi = None
+    if n.needs(1):
+        m = d < lod
+        if hid is not None:
+            m = m & (lod < hid)
+        glo = where(wrap(m), g, wrap(z))
+    if n.needs(2):
+        m = d > hid
+        if lod is not None:
+            m = m | (hid < lod)
+        ghi = where(wrap(m), g, wrap(z))
+    return gx, glo, ghi
+
+
+def _clamp_tensor(x: Tensor, min: Any, max: Any) -> Tensor:
+    """clamp with tensor bounds (broadcast elementwise, gradients to the bounds too)."""
+    lo = None if min is None else _as_tensor(min)
+    hi = None if max is None else _as_tensor(max)
+    try:
+        out = np.clip(x.data, None if lo is None else lo.data, None if hi is None else hi.data)
+    except ValueError:
+        raise _broadcast_error(x, lo if lo is not None else hi, "clamp") from None
+    out = _float_result(out, x, lo if lo is not None else hi)
+    return record(out, ClampBackward0, (x, lo, hi), (x, lo, hi))
+
+
+@formula(arrays=True)
+def TanBackward0(n, g, result):
+    return (g * (1 + result * result),)
+
+
+@op(r_math=("tan",), samples=S.unary)
+def tan(self: Tensor) -> Tensor:
+    return record(np.tan(_fdata(self)), TanBackward0, (self,), (OUTPUT,))
+
+
+_LN2, _LN10 = float(np.log(2)), float(np.log(10))
+
+
+@formula(arrays=True)
+def Log2Backward0(n, g, x):
+    return (g / (x * _LN2),)
+
+
+@op(r_math=("log2",), samples=S.positive)
+def log2(self: Tensor) -> Tensor:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log2(_fdata(self))
+    return record(out, Log2Backward0, (self,), (self,))
+
+
+@formula(arrays=True)
+def Log10Backward0(n, g, x):
+    return (g / (x * _LN10),)
+
+
+@op(r_math=("log10",), samples=S.positive)
+def log10(self: Tensor) -> Tensor:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log10(_fdata(self))
+    return record(out, Log10Backward0, (self,), (self,))
+
+
+@formula(arrays=True)
+def Log1PBackward0(n, g, x):
+    return (g / (x + 1),)
+
+
+@op(r_math=("log1p",), samples=S.positive)
+def log1p(self: Tensor) -> Tensor:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log1p(_fdata(self))
+    return record(out, Log1PBackward0, (self,), (self,))
+
+
+@formula(arrays=True)
+def Expm1Backward0(n, g, result):
+    return (g * (result + 1),)
+
+
+@op(r_math=("expm1",), samples=S.unary)
+def expm1(self: Tensor) -> Tensor:
+    return record(np.expm1(_fdata(self)), Expm1Backward0, (self,), (OUTPUT,))
+
+
+# Rounding: piecewise constant, so the gradient is zero (PyTorch's nodes).
+def _rounding(ufunc: Callable, name: str, r_name: str) -> Callable:
+    @formula(name=name)
+    def backward(n, g):
+        return (g * 0,)
+
+    def rounding(self: Tensor) -> Tensor:
+        d = self.data
+        return record(ufunc(d) if d.dtype.kind == "f" else d.copy(), backward, (self,))
+    rounding.__name__ = rounding.__qualname__ = name[:-len("Backward0")].lower()
+    return op(r_math=(r_name,), samples=S.unary)(rounding)
+
+
+floor = _rounding(np.floor, "FloorBackward0", "floor")
+ceil = _rounding(np.ceil, "CeilBackward0", "ceiling")
+trunc = _rounding(np.trunc, "TruncBackward0", "trunc")
+
+
+@formula
+def RoundBackward0(n, g):
+    return (g * 0,)
+
+
+@formula
+def RoundBackward1(n, g):
+    return (g * 0,)
+
+
+@op(r_math=("round",), samples=S.unary)
+def round(self: Tensor, decimals: int = 0) -> Tensor:
+    """Halves to even, as PyTorch (and NumPy) round."""
+    d = self.data
+    if d.dtype.kind != "f":
+        return record(d.copy(), RoundBackward0, (self,))
+    if decimals:
+        return record(np.round(d, int(decimals)), RoundBackward1, (self,))
+    return record(np.round(d), RoundBackward0, (self,))
+
+
+@op(samples=S.unary)
+def square(self: Tensor) -> Tensor:
+    return pow(self, 2)
+
+
+# ==========================================================================
+# Comparisons and logic (bool results, not differentiable)
+
+def _compare(ufunc: Callable, name: str) -> Callable:
+    def compare(self: Any, other: Any) -> Tensor:
+        try:
+            return wrap(np.asarray(ufunc(_data(self), _data(other))))
+        except ValueError:
+            raise _broadcast_error(self, other, name) from None
+        except TypeError:
+            if other is None and name in ("eq", "ne"):
+                return NotImplemented  # `x == None` is False, as in PyTorch
+            raise
+    compare.__name__ = compare.__qualname__ = name
+    return compare
+
+
+# R's `2 < x` is `x > 2`: the reflected operator is the mirrored comparison.
+_cmp = dict(samples=S.compare, differentiable=False)
+gt = op(operators=("__gt__",), r_operators=(">", "reflected <"), **_cmp)(
+    _compare(np.greater, "gt"))
+ge = op(operators=("__ge__",), r_operators=(">=", "reflected <="), **_cmp)(
+    _compare(np.greater_equal, "ge"))
+lt = op(operators=("__lt__",), r_operators=("<", "reflected >"), **_cmp)(
+    _compare(np.less, "lt"))
+le = op(operators=("__le__",), r_operators=("<=", "reflected >="), **_cmp)(
+    _compare(np.less_equal, "le"))
+eq = op(operators=("__eq__",), r_operators=("==", "reflected =="), **_cmp)(
+    _compare(np.equal, "eq"))
+ne = op(operators=("__ne__",), r_operators=("!=", "reflected !="), **_cmp)(
+    _compare(np.not_equal, "ne"))
+_logic = dict(samples=S.logical, differentiable=False)
+logical_and = op(operators=("__and__",), r_operators=("&",), **_logic)(
+    _compare(np.logical_and, "logical_and"))
+logical_or = op(operators=("__or__",), r_operators=("|",), **_logic)(
+    _compare(np.logical_or, "logical_or"))
+bitwise_and = op(**_logic)(_compare(np.bitwise_and, "bitwise_and"))
+bitwise_or = op(**_logic)(_compare(np.bitwise_or, "bitwise_or"))
+
+
+@op(operators=("__invert__",), r_operators=("!",), samples=S.logical_unary, differentiable=False)
+def logical_not(self: Tensor) -> Tensor:
+    return wrap(np.logical_not(self.data))
+
+
+@op(samples=S.unary, differentiable=False)
+def isnan(self: Tensor) -> Tensor:
+    return wrap(np.isnan(self.data))
+
+
+@op(samples=S.binary_float, differentiable=False)
+def equal(self: Tensor, other: Tensor) -> bool:
+    return self.shape == other.shape and bool(np.array_equal(self.data, other.data))
+
+
+@op(samples=S.binary_float, differentiable=False)
+def allclose(self: Tensor, other: Tensor, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
+    return bool(np.allclose(self.data, other.data, rtol=rtol, atol=atol))
+
+
+# ==========================================================================
+# In-place ops (bump the version counter so saved copies are caught)
+
+def _inplace_binary(x: Tensor, other: Any, ufunc: Callable, fn: Callable, saved: tuple,
+                    name: str) -> Tensor:
+    o = other if isinstance(other, Tensor) else None
+    _check_inplace(x, o)
+    try:
+        ufunc(x.data, _data(other), out=x.data, casting="same_kind")
+    except ValueError:
+        raise RuntimeError(f"{name}: can't update a tensor of shape {_shape(x.shape)} in "
+                           f"place with a value of shape {_shape(np.shape(_data(other)))}: "
+                           "the value must broadcast to the tensor's shape") from None
+    except TypeError:
+        promoted = _float_result(np.empty(0, np.result_type(x.data, _data(other))), x, other)
+        raise RuntimeError(f"{name}: result type {wrap(promoted).dtype.r_name} can't be cast "
+                           f"to the desired output type {x.dtype.r_name}") from None
+    bump_version(x)
+    return _record_inplace(x, fn, (x, o), saved)
+
+
+@op(operators=("__iadd__",), function=False)
+def add_(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+    other = other if alpha == 1 else (other * alpha)
+    return _inplace_binary(self, other, np.add, AddBackward0, (1,), "add_")
+
+
+@op(operators=("__isub__",), function=False)
+def sub_(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+    other = other if alpha == 1 else (other * alpha)
+    return _inplace_binary(self, other, np.subtract, SubBackward0, (1,), "sub_")
+
+
+@op(operators=("__imul__",), function=False)
+def mul_(self: Tensor, other: Any) -> Tensor:
+    o = other if isinstance(other, Tensor) else None
+    # other's gradient needs self's old value: a differentiable copy (higher order)
+    old = self.clone() if o is not None and needs_grad(o) else None
+    return _inplace_binary(self, other, np.multiply, MulBackward0, (old, other), "mul_")
+
+
+@op(operators=("__itruediv__",), function=False)
+def div_(self: Tensor, other: Any) -> Tensor:
+    o = other if isinstance(other, Tensor) else None
+    old = self.clone() if o is not None and needs_grad(o) else None
+    if self.data.dtype.kind != "f":
+        raise RuntimeError(f"div_: result type Float can't be cast to the desired output "
+                           f"type {self.dtype.r_name}")
+    return _inplace_binary(self, other, np.true_divide, DivBackward0, (old, other), "div_")
+
+
+@op(function=False)
+def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    if min is None and max is None:
+        raise ValueError("clamp_: at least one of min or max must be given")
+    _check_inplace(self)
+    lo, hi = _scalar(min, "min"), _scalar(max, "max")
+    old = self.detach().clone() if needs_grad(self) else None
+    np.clip(self.data, lo, hi, out=self.data)
+    bump_version(self)
+    return _record_inplace(self, ClampBackward1, (self,), (old, lo, hi))
+
+
+
+
+# ==========================================================================
+# Scalar overloads: what R calls for a number operand (R torch passes R numbers
+# to libtorch as Scalars: `x * 2` records MulBackward1, not MulBackward0).
+
+AddBackward1 = renamed(AddNumberBackward, "AddBackward1")
+SubBackward1 = renamed(AddNumberBackward, "SubBackward1")
+MulBackward1 = renamed(MulNumberBackward, "MulBackward1")
+DivBackward1 = renamed(DivNumberBackward, "DivBackward1")
+
+
+def _scalar_overload(main: Callable, ufunc: Callable, backward: Callable,
+                     keeps_number: bool) -> Callable:
+    def scalar(self: Tensor, other: Any, *args: Any, **kw: Any) -> Tensor:
+        c = None if args or kw else _number(other, self.data)
+        if c is None:  # int/bool tensors (never recorded), or extra arguments
+            return main(self, other, *args, **kw)
+        return record(ufunc(self.data, c), backward, (self, None), (c,) if keeps_number else ())
+    scalar.__name__ = scalar.__qualname__ = main.__name__ + "_scalar"
+    return op(main.__name__, overload="Scalar", function=False, method=False)(scalar)
+
+
+add_scalar = _scalar_overload(add, np.add, AddBackward1, False)
+sub_scalar = _scalar_overload(sub, np.subtract, SubBackward1, False)
+mul_scalar = _scalar_overload(mul, np.multiply, MulBackward1, True)
+div_scalar = _scalar_overload(div, np.true_divide, DivBackward1, True)
+
+
+def _inplace_scalar_overload(main: Callable, ufunc: Callable, backward: Callable,
+                             keeps_number: bool) -> Callable:
+    def scalar(self: Tensor, other: Any, *args: Any, **kw: Any) -> Tensor:
+        if args or kw or not isinstance(other, (float, int)) or isinstance(other, bool):
+            return main(self, other, *args, **kw)
+        return _inplace_binary(self, other, ufunc, backward, (other,) if keeps_number else (),
+                               main.__name__)
+    scalar.__name__ = scalar.__qualname__ = main.__name__ + "scalar"
+    return op(main.__name__, overload="Scalar", function=False, method=False)(scalar)
+
+
+add_scalar_ = _inplace_scalar_overload(add_, np.add, AddBackward1, False)
+sub_scalar_ = _inplace_scalar_overload(sub_, np.subtract, SubBackward1, False)
+mul_scalar_ = _inplace_scalar_overload(mul_, np.multiply, MulBackward1, True)
+div_scalar_ = _inplace_scalar_overload(div_, np.true_divide, DivBackward1, True)

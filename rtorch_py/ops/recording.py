@@ -1,0 +1,181 @@
+"""How an op records itself: the derivative adapter (`formula`) and the one
+recorder (`record`) that makes the result tensor and, when grad mode is on and
+an input requires grad, its graph node.
+
+The fast paths of the per-op hot path live here, labelled, and nowhere else:
+one or two inputs take no loop, plain saved values are kept as given.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .. import engine
+from ..engine import NEW_VERSION, Node, SavedTensor, edge
+from ..tensor import Tensor, wrap
+
+_new = object.__new__
+_state = engine.thread_state()  # grad mode, read on every op
+_NO_EDGE = (None, 0)
+
+
+class _Output:
+    """Marker in `saved`: the op's own result (kept without a reference cycle)."""
+
+    def __repr__(self) -> str:
+        return "OUTPUT"
+
+
+OUTPUT = _Output()
+
+
+def formula(fn: Callable | None = None, *, arrays: bool = False,
+            name: str | None = None) -> Callable:
+    """Make `fn(node, grad, *saved) -> one gradient per input` a node's backward.
+
+    The node is named after the function (PyTorch's name, e.g. `MulBackward0`)
+    or `name`. Derivatives are written with tensor ops, so they are themselves
+    differentiable (create_graph gives any order). `arrays=True` marks a
+    formula written only with what NumPy arrays and tensors share (+ - * / **
+    @, comparisons, `.T`, `.reshape`, `expand_to`): with create_graph off the
+    walk runs it straight on the arrays it carries (the backward fast path).
+    """
+    if fn is None:
+        return lambda f: formula(f, arrays=arrays, name=name)
+    # In backward, grad mode is on exactly when gradients are tensors (create_graph).
+    if arrays:
+        def backward_fn(node: Node, grads: list) -> Sequence:
+            if _state.grad:
+                return fn(node, grads[0], *node.unpack_saved())
+            return fn(node, grads[0], *node.unpack_saved_data())
+    else:
+        def backward_fn(node: Node, grads: list) -> Sequence:
+            if _state.grad:
+                return fn(node, grads[0], *node.unpack_saved())
+            outs = fn(node, wrap(grads[0]), *node.unpack_saved())
+            return [None if o is None else o.data for o in outs]
+    backward_fn.__name__ = name or fn.__name__
+    backward_fn.__qualname__ = fn.__qualname__
+    backward_fn.array_formula = fn if arrays else None  # read by the walk
+    backward_fn.formula = fn
+    return backward_fn
+
+
+def renamed(backward_fn: Callable, name: str) -> Callable:
+    """The same derivative under another node name (an op's other overload,
+    e.g. `mul.Scalar`'s MulBackward1 beside `mul.Tensor`'s MulBackward0)."""
+    return formula(backward_fn.formula, arrays=backward_fn.array_formula is not None,
+                   name=name)
+
+
+def record(result: Any, backward_fn: Callable, inputs: Sequence, saved: tuple = (),
+           name: str | None = None) -> Tensor:
+    """The op's result tensor, with a node when grad mode is on and an input
+    requires grad.
+
+    `result` is an array (wrapped without a copy) or a tensor already made (a
+    view). `inputs` are the differentiable operands, None for the others
+    (numbers, indices); `saved` holds what the derivative needs: tensors
+    (version-checked when used), `OUTPUT` for the result, or plain values.
+    `name` names the node when it is not the derivative's own name.
+    """
+    if type(result) is Tensor:
+        out = result
+    else:
+        out = _new(Tensor)
+        out.data = result if type(result) is np.ndarray else np.asarray(result)  # 0-d: scalars
+        out._rg = False
+        out.grad_fn = None
+        out._version = NEW_VERSION
+    if not _state.grad:
+        return out
+    # Fast paths: one or two inputs (nearly every op) without a loop.
+    n = len(inputs)
+    if n == 1:
+        x = inputs[0]
+        if x is None or not x._rg:
+            return out
+        d = x.data
+        edges = ((x.grad_fn, x._output_nr) if x.grad_fn is not None else edge(x),)
+        meta = ((d.shape, d.dtype),)
+    elif n == 2:
+        a, b = inputs
+        ra = a is not None and a._rg
+        rb = b is not None and b._rg
+        if not (ra or rb):
+            return out
+        if ra:
+            d = a.data
+            ea, ma = (a.grad_fn, a._output_nr) if a.grad_fn is not None else edge(a), \
+                (d.shape, d.dtype)
+        else:
+            ea, ma = _NO_EDGE, None
+        if rb:
+            d = b.data
+            eb, mb = (b.grad_fn, b._output_nr) if b.grad_fn is not None else edge(b), \
+                (d.shape, d.dtype)
+        else:
+            eb, mb = _NO_EDGE, None
+        edges, meta = (ea, eb), (ma, mb)
+    else:
+        e, m, any_rg = [], [], False
+        for t in inputs:
+            if t is not None and t._rg:
+                e.append(edge(t))
+                m.append((t.data.shape, t.data.dtype))
+                any_rg = True
+            else:
+                e.append(_NO_EDGE)
+                m.append(None)
+        if not any_rg:
+            return out
+        edges, meta = tuple(e), tuple(m)
+    out.grad_fn = Node(name or backward_fn.__name__, backward_fn, edges, meta,
+                       _pack(saved, out) if saved else saved)
+    out._rg = True
+    return out
+
+
+def _pack(saved: tuple, out: Tensor) -> tuple | list:
+    """Saved values as the node keeps them: tensors version-checked, OUTPUT as
+    the result (then a list; plain values stay the tuple given)."""
+    if len(saved) == 1:  # fast path: the op's own output, or its input
+        s = saved[0]
+        if s is OUTPUT:
+            return [SavedTensor(out, True)]
+        return [SavedTensor(s)] if type(s) is Tensor else saved
+    for s in saved:
+        if type(s) is Tensor or s is OUTPUT:
+            break
+    else:
+        return saved
+    packed = []
+    for v in saved:
+        packed.append(SavedTensor(v) if type(v) is Tensor else
+                      SavedTensor(out, True) if v is OUTPUT else v)
+    return packed
+
+
+def needs_grad(*tensors: Any) -> bool:
+    """Whether an op on these would record a node."""
+    if not _state.grad:
+        return False
+    for t in tensors:
+        if t is not None and t._rg:
+            return True
+    return False
+
+
+def expand_to(g: Any, shape: tuple) -> Any:
+    """Broadcast g to shape: for arrays a read-only view, for tensors an op."""
+    return g.expand(shape) if type(g) is Tensor else np.broadcast_to(g, shape)
+
+
+def sum_to(g: Tensor, shape: tuple) -> Tensor:
+    """Sum a broadcast gradient back down to `shape` (differentiably)."""
+    if g.shape == shape:
+        return g
+    axes = engine.broadcast_axes(g.shape, shape)
+    out = g.sum(dim=axes, keepdim=True) if axes else g
+    return out.reshape(shape) if out.shape != shape else out

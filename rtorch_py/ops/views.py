@@ -1,0 +1,198 @@
+"""Views and in-place changes: the machinery behind them.
+
+A view shares its base's array and version counter. An in-place op on a
+tensor (or on a view of it) gives it a new history: on a view, the op is
+recorded on the base as a CopySlices node and every live view reads its
+gradient out of the base's, as in PyTorch. Gradients of indexing scatter
+into zeros of the input's shape (`_index_backward`).
+"""
+from __future__ import annotations
+
+import builtins
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import engine
+from ..engine import Node, edge, version_box
+from ..tensor import Tensor, wrap
+from .recording import formula, needs_grad, record
+
+_state = engine.thread_state()
+
+def _is_basic(key: tuple) -> builtins.bool:
+    return all(k is None or k is Ellipsis or isinstance(k, (slice, int, np.integer))
+               and not isinstance(k, (bool, np.bool_)) for k in key)
+
+
+def _view(x: Tensor, arr: np.ndarray) -> Tensor:
+    out = wrap(arr)
+    out._version = version_box(x)
+    base = out._base = x if x._base is None else x._base
+    if x._rg and base.grad_fn is not None:
+        # its history must follow later in-place changes of the base (a leaf that
+        # requires grad can't be changed in place with grad on: nothing to follow)
+        _register_view(base, out)
+    return out
+
+
+# Views of tensors that require grad, by id of their base, so that an in-place op
+# that gives the base a new history can point every live view at it (PyTorch
+# regenerates a view's grad_fn the same way).
+_VIEWS: dict = {}
+
+
+def _register_view(base: Tensor, view: Tensor) -> None:
+    entry = _VIEWS.get(id(base))
+    if entry is None or entry[0]() is not base:
+        key = id(base)
+        entry = _VIEWS[key] = [weakref.ref(base, lambda _, k=key: _VIEWS.pop(k, None)), [], 32]
+    views = entry[1]
+    if len(views) > entry[2]:  # drop the dead ones (amortised: the limit doubles)
+        views[:] = [r for r in views if r() is not None]
+        entry[2] = builtins.max(32, 2 * len(views))
+    views.append(weakref.ref(view))
+
+
+@formula
+def IndexGradBackward(n, g, key):
+    return (g[key] if len(key) != 1 else g[key[0]],)
+
+
+def _index_backward(g: Tensor, key: tuple, shape: tuple, accumulate: builtins.bool) -> Tensor:
+    """Zeros of `shape` with g scattered (added, for repeated indices) at `key`."""
+    z = np.zeros(shape, dtype=g.data.dtype)
+    if accumulate and not _is_basic(key):
+        np.add.at(z, key, g.data)
+    else:
+        z[key] = g.data
+    return record(z, IndexGradBackward, (g,), (_wrap_key(key),))
+
+
+def _wrap_key(key: tuple) -> tuple:
+    return tuple(wrap(k) if isinstance(k, np.ndarray) else k for k in key)
+
+
+def _check_inplace(x: Tensor, *others: Any) -> None:
+    if x._rg and _state.grad:
+        if x.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation. Do it under with_no_grad(), or clone() the tensor "
+                               "first.")
+        b = x._base
+        if b is not None and b.grad_fn is None and b._rg:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                               "an in-place operation. Do it under with_no_grad(), or clone() "
+                               "the tensor first.")
+    if not x.data.flags.writeable:
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location (an expand()ed tensor?). "
+                           "Please clone() the tensor before performing the operation.")
+
+
+def _record_inplace(x: Tensor, fn: Callable, inputs: tuple, saved: tuple,
+                    name: str | None = None) -> Tensor:
+    if needs_grad(*inputs):
+        old, old_nr = x.grad_fn, x._output_nr
+        if x._base is not None:
+            _record_on_base(x, fn, inputs, saved, name)
+        else:
+            record(x, fn, inputs, saved, name=name)
+            x._output_nr = 0
+            if id(x) in _VIEWS:
+                _refresh_views(x, None)
+        if old is not None and old.retain_refs:
+            _carry_retain_grad(x, old, old_nr)
+    return x
+
+
+def _carry_retain_grad(x: Tensor, old: Node, old_nr: int) -> None:
+    """retain_grad() follows the tensor to its new history, as in PyTorch."""
+    ref = old.retain_refs.get(old_nr)
+    if ref is not None and ref() is x:
+        del old.retain_refs[old_nr]
+        x.grad_fn.retain(x._output_nr, ref)
+
+
+# In-place on a view: the op is recorded on the base as a CopySlices node (the
+# base's new history), and the view reads its gradient out of the base's, as in
+# PyTorch. A view's elements are located in its base by their memory addresses,
+# so any view (slices, select, transpose, permute, view...) works the same way.
+
+def _view_key(arr: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """The flat (C-order) position in `base` of each element of its view `arr`."""
+    addr = np.asarray(arr.__array_interface__["data"][0] - base.__array_interface__["data"][0],
+                      dtype=np.int64)
+    for k, (n, st) in enumerate(zip(arr.shape, arr.strides)):
+        addr = addr + (np.arange(n, dtype=np.int64) * st).reshape(
+            (n,) + (1,) * (arr.ndim - k - 1))
+    if base.flags.c_contiguous:
+        return addr // base.itemsize
+    baddr = np.zeros((), dtype=np.int64)
+    for k, (n, st) in enumerate(zip(base.shape, base.strides)):
+        baddr = baddr + (np.arange(n, dtype=np.int64) * st).reshape(
+            (n,) + (1,) * (base.ndim - k - 1))
+    order = np.argsort(baddr, axis=None)
+    return order[np.searchsorted(baddr.reshape(-1)[order], addr)]
+
+
+def CopySlices(node: Node, grads: list) -> tuple:
+    # saved: (the op's node, key, *the op's saved tensors) - the latter listed here
+    # so that releasing this node frees them too
+    op, key = node.saved[0], node.saved[1]
+    g = grads[0]
+    tensors = _state.grad  # tensors under create_graph, else arrays
+    k = wrap(key) if tensors else key
+    region = g.reshape(-1)[k]
+    outs = op.backward_fn(op, [region])
+    flat = g.reshape(-1).clone() if tensors else g.reshape(-1).copy()
+    flat[k] = outs[0] if outs[0] is not None else 0.0
+    return (flat.reshape(g.shape),) + tuple(outs[1:])
+
+
+@formula
+def AsStridedBackward0(n, g, key, base_shape):
+    size = int(np.prod(base_shape))
+    return (_index_backward(g, (key,), (size,), False).reshape(base_shape),)
+
+
+def _record_on_base(v: Tensor, fn: Callable, inputs: tuple, saved: tuple,
+                    name: str | None) -> Tensor:
+    base = v._base
+    key = _view_key(v.data, base.data)
+    tmp = wrap(v.data)
+    record(tmp, fn, inputs, saved, name=name)  # the op's own node, run by CopySlices
+    op = tmp.grad_fn
+    bmeta = (base.data.shape, base.data.dtype) if base._rg else None
+    node = Node("CopySlices", CopySlices, (edge(base),) + op.next_functions[1:],
+                (bmeta,) + op.input_meta[1:], [op, key, *op.saved])
+    old, old_nr = base.grad_fn, base._output_nr
+    base.grad_fn, base._rg, base._output_nr = node, True, 0
+    if old is not None and old.retain_refs:
+        _carry_retain_grad(base, old, old_nr)
+    _as_view_of(v, base, key)
+    _refresh_views(base, v)
+    return v
+
+
+def _as_view_of(v: Tensor, base: Tensor, key: np.ndarray | None = None) -> None:
+    """Give view `v` a fresh history: its elements, read out of `base`'s gradient."""
+    if key is None:
+        key = _view_key(v.data, base.data)
+    v.grad_fn = Node("AsStridedBackward0", AsStridedBackward0, ((base.grad_fn, 0),),
+                     ((base.data.shape, base.data.dtype),), (key, base.data.shape))
+    v._rg, v._output_nr = True, 0
+
+
+def _refresh_views(base: Tensor, skip: Tensor | None) -> None:
+    """After `base` got a new history in place, its live views follow it."""
+    entry = _VIEWS.get(id(base))
+    if entry is None or entry[0]() is not base:
+        return
+    for r in entry[1]:
+        w = r()
+        if w is not None and w is not skip and w._base is base:
+            _as_view_of(w, base)
+
+

@@ -1,0 +1,239 @@
+"""R values as the engine's: how the bridge converts, and R's 1-based dims.
+
+The C bridge (`r_compat/src/bridge.c`) turns R arguments into Python values
+(R doubles -> float, integers -> int, logicals -> bool, longer vectors and
+arrays -> NumPy arrays through `_from_r_array`, lists -> list/NamedList, our
+external pointers -> the very same Python object, anything else -> an R
+object handle) and reads R_CLASSES to give results their R class. The helpers
+here turn R's conventions into the engine's: 1-based dims and positions.
+
+This module imports no R: it can be used and tested without it.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..engine import Node, RemovableHandle
+from ..function import AutogradContext, NamedList
+from ..tensor import Tensor, as_dtype, dtype, wrap
+
+class RError(RuntimeError):
+    """An R error raised inside an R callback, carried through Python.
+
+    `condition` holds the original R condition (an RObject) so the bridge can
+    re-signal it in R unchanged."""
+
+    def __init__(self, message: str, condition: Any = None) -> None:
+        super().__init__(message)
+        self.condition = condition
+
+
+class UndefinedTensor:
+    """R torch's undefined tensor: what `x$grad` is before any backward."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "torch_tensor\n[ Tensor (undefined) ]"
+
+
+UNDEFINED = UndefinedTensor()
+
+
+class Scope:
+    """A grad-mode or anomaly scope opened from R and closed by on.exit."""
+
+    __slots__ = ("restore",)
+
+    def __init__(self, restore: Callable[[], None]) -> None:
+        self.restore = restore
+
+
+# Python type -> R class attribute of the external pointer holding it.
+# The tensor must come first (the bridge's fast path relies on it).
+R_CLASSES: list = [
+    (Tensor, ("torch_tensor", "R7")),
+    (UndefinedTensor, ("torch_tensor", "R7")),
+    (dtype, ("torch_dtype", "R7")),
+    (Node, ("autograd_node", "R6")),
+    (AutogradContext, ("torch_autograd_context", "R6")),
+    (RemovableHandle, ("torch_hook", "R6")),
+    (Scope, ("rtorch_scope",)),
+]
+
+
+# --------------------------------------------------------------------------
+# Conversions used by the C bridge
+
+_R_DTYPES = {"d": np.float64, "i": np.int32, "f": np.int32, "l": np.int32}
+
+
+def _from_r_array(code: str, buf: bytearray, dims: tuple | None) -> np.ndarray:
+    """An R atomic vector's data (a private copy) as a NumPy array with R's
+    logical layout: `a[i, j]` is the R matrix's `[i, j]`."""
+    arr = np.frombuffer(buf, dtype=_R_DTYPES[code])
+    if code == "l":
+        arr = arr != 0
+    if dims is not None:
+        arr = arr.reshape(dims, order="F")
+    return arr
+
+
+def _error_message(exc: BaseException) -> str:
+    msg = str(exc) if not isinstance(exc, KeyError) else str(exc.args[0] if exc.args else exc)
+    notes = getattr(exc, "__notes__", None)
+    if notes and not isinstance(exc, RError):
+        msg = "\n".join([msg, *notes])
+    return msg or type(exc).__name__
+
+
+def _undef(x: Any) -> Any:
+    return None if x is UNDEFINED else x
+
+
+def _r_value(x: Any) -> Any:
+    """A value R will see: None tensors (gradients) are undefined tensors."""
+    return UNDEFINED if x is None else x
+
+
+# --------------------------------------------------------------------------
+# 1-based dims and sizes
+
+
+def _int(v: Any, what: str = "value") -> int:
+    if isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"expected an integer {what}, got a logical")
+    if isinstance(v, np.ndarray):
+        if v.size != 1:
+            raise ValueError(f"expected a single integer {what}, got {v.size} values")
+        v = v.reshape(()).item()
+    if isinstance(v, Tensor):
+        v = v.item()
+    iv = int(v)
+    if iv != v:
+        raise ValueError(f"expected an integer {what}, got {v}")
+    return iv
+
+
+def _dim(d: Any, ndim: int | None = None) -> int:
+    """R's 1-based dim (negative counts from the end) -> the engine's 0-based,
+    checked against `ndim` (when given) with a 1-based message."""
+    d = _int(d, "dim")
+    if d == 0:
+        raise IndexError("Indexing starts at 1 but found a 0.")
+    if ndim is not None:
+        n = builtins.max(ndim, 1)
+        if not -n <= d <= n:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n}], "
+                             f"but got {d})")
+    return d - 1 if d > 0 else d
+
+
+def _dims(d: Any, ndim: int | None = None) -> Any:
+    if d is None:
+        return None
+    if isinstance(d, (list, tuple, np.ndarray)) and np.ndim(d) > 0:
+        flat = np.asarray(d).reshape(-1)
+        if flat.size == 1:
+            return _dim(flat[0], ndim)
+        return tuple(_dim(v, ndim) for v in flat)
+    return _dim(d, ndim)
+
+
+def _sizes(args: Sequence[Any]) -> tuple:
+    """torch_zeros(2, 3), torch_zeros(c(2, 3)), x$view(c(2, -1)): ints."""
+    out: list[int] = []
+    for a in args:
+        if isinstance(a, (list, tuple, np.ndarray, NamedList)):
+            out.extend(_int(v, "size") for v in np.asarray(list(a) if isinstance(a, NamedList)
+                                                           else a).reshape(-1))
+        else:
+            out.append(_int(a, "size"))
+    return tuple(out)
+
+
+def _list(x: Any) -> list:
+    if isinstance(x, NamedList):
+        return x.values()
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    return [x]
+
+
+def _one_based(t: Tensor) -> Tensor:
+    """Indices from the engine (0-based) as R torch gives them (1-based)."""
+    return wrap(t.data + 1)
+
+
+def _tensor_of(x: Any) -> Any:
+    """R vectors given where a tensor is expected become tensors, as in R torch
+    (doubles float32, integers int64, logicals bool)."""
+    if isinstance(x, np.ndarray):
+        return wrap(_r_data(x))
+    return x
+
+
+# Creation
+
+
+def _r_data(data: Any, dtype: Any = None) -> np.ndarray | Any:
+    """R data -> an array with torch's layout and, unless `dtype` says
+    otherwise, R torch's defaults (doubles -> float32, integers -> int64)."""
+    if isinstance(data, np.ndarray):
+        target = as_dtype(dtype).np if dtype is not None else \
+            {np.dtype(np.float64): np.float32, np.dtype(np.int32): np.int64}.get(data.dtype)
+        return np.ascontiguousarray(data, dtype=target)
+    if isinstance(data, (list, NamedList)):
+        values = _list(data)
+        if values and all(isinstance(v, Tensor) for v in values):
+            return np.stack([v.data for v in values])
+        if any(isinstance(v, np.ndarray) for v in values):  # list(c(1, 2), c(3, 4)): rows
+            return _r_data(np.array([np.asarray(v) for v in values]), dtype)
+        return values
+    return data
+
+
+_R_TYPES = {"closure": "function", "builtin": "function", "special": "function",
+            "environment": "environment", "complex": "complex", "symbol": "symbol",
+            "language": "call", "S4": "S4 object", "raw": "raw"}
+
+
+def _r_kind(v: Any) -> str:
+    """How R would name a value that can't become a tensor."""
+    if isinstance(v, str) or (isinstance(v, list) and v and isinstance(v[0], str)):
+        return "character"
+    rtype = getattr(v, "rtype", None)
+    if rtype is not None:
+        return _R_TYPES.get(rtype, rtype)
+    return type(v).__name__
+
+
+def _check_r_data(data: Any) -> None:
+    """Refuse what R torch refuses, in R's words and 1-based positions."""
+    if isinstance(data, (list, NamedList)):
+        values = _list(data)
+        if values and all(isinstance(v, str) for v in values):
+            raise TypeError("torch_tensor() can't make a tensor from character data; "
+                            "give numeric, integer or logical vectors")
+        lengths = []
+        for i, v in enumerate(values, 1):
+            if isinstance(v, (list, NamedList)):
+                _check_r_data(v)
+                lengths.append(len(_list(v)))
+            elif isinstance(v, np.ndarray):
+                lengths.append(v.size)
+            elif isinstance(v, (bool, int, float, Tensor)):
+                lengths.append(1 if not isinstance(v, Tensor) else v.numel())
+            else:
+                raise TypeError(f"torch_tensor() can't make a tensor from a {_r_kind(v)} "
+                                f"(element {i} of the list); elements must be numeric, "
+                                "integer or logical")
+        if len(set(lengths)) > 1:
+            raise ValueError("torch_tensor(): the list's elements must be numeric vectors of "
+                             f"the same length, got lengths {', '.join(map(str, lengths))}")
+    elif not isinstance(data, (np.ndarray, bool, int, float, Tensor)):
+        raise TypeError(f"torch_tensor() can't make a tensor from a {_r_kind(data)}; give a "
+                        "numeric, integer or logical vector, matrix or array")

@@ -1,0 +1,247 @@
+"""R torch's `[` and `[<-` on tensors: 1-based, per-dim vector indices (as R's
+`[`), `..`, `newaxis`, negative indices from the end, boolean masks.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+
+from .. import ops as _ops
+from ..tensor import Tensor, wrap
+from .convert import UNDEFINED, _int, _list, _tensor_of
+
+# --------------------------------------------------------------------------
+# Indexing: R torch's `[` and `[<-`
+#
+# The R side evaluates each index expression (with `:`, `N`, `newaxis`, `..`
+# masked as R torch does) and sends a spec: a list of [kind, value] pairs,
+# kind one of "all" (empty), "fill" (`..`), "new" (NULL/newaxis), "slice"
+# (c(start, end, step) already 0-based as slc() gives it), "value".
+
+
+_INT_MAX = 2**31 - 1
+
+
+def _index_value(v: Any, size: int | None) -> Any:
+    """One R index value -> ("int", k) | ("array", ndarray) | ("mask", ndarray)."""
+    if isinstance(v, Tensor):
+        d = v.data
+        if d.dtype.kind == "b":
+            return ("mask", d)
+        if d.dtype.kind not in "iu":
+            raise IndexError(f"tensors used as indices must be long, int or bool tensors, "
+                             f"got {v.dtype}")
+        if d.ndim == 0:
+            return ("int", _scalar_index(int(d)))
+        return ("array", _array_index(d))
+    if isinstance(v, (bool, np.bool_)):
+        return ("mask", np.asarray([bool(v)] * (size if size is not None else 1)))
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        return ("int", _scalar_index(_int(v, "index")))
+    if isinstance(v, np.ndarray):
+        if v.dtype == np.bool_:
+            return ("mask", v.reshape(-1))
+        return ("array", _array_index(v.reshape(-1)))
+    raise IndexError(f"can't index a tensor with an object of type {type(v).__name__}")
+
+
+def _scalar_index(k: int) -> int:
+    if k == 0:
+        raise IndexError("Indexing starts at 1 but found a 0.")
+    return k - 1 if k > 0 else k
+
+
+def _array_index(a: np.ndarray) -> np.ndarray:
+    ai = a.astype(np.int64)
+    if ai.size and (ai != a).any():
+        raise IndexError("index vectors must hold whole numbers")
+    if (ai == 0).any():
+        raise IndexError("Indexing starts at 1 but found a 0.")
+    return np.where(ai > 0, ai - 1, ai)
+
+
+def _index_tensor(index: Any) -> Tensor:
+    if not isinstance(index, Tensor):
+        index = _tensor_of(np.asarray(index))
+    return wrap(_array_index(index.data))
+
+
+def _slice(v: Any) -> slice:
+    start, end, step = (np.asarray(v, dtype=np.float64).reshape(-1).tolist() + [1, 1, 1])[:3]
+    end = None if end >= _INT_MAX else int(end)
+    return slice(int(start), end, int(step))
+
+
+def _parse_spec(x: Tensor, spec: Any, drop: bool) -> tuple[tuple, list, Any]:
+    """Split R indices into a basic key, then orthogonal advanced indices.
+
+    Returns (basic key, [(output axis, int array)], whole-tensor mask or None).
+    """
+    items = [_list(s) for s in _list(spec)]
+    kinds = [it[0] for it in items]
+    n_fill = kinds.count("fill")
+    if n_fill > 1:
+        raise IndexError("only one `..` is allowed in an index")
+    consumed = builtins.sum(1 for k in kinds if k not in ("fill", "new"))
+    # A multi-dimensional boolean mask consumes as many dims as it has.
+    for it in items:
+        if it[0] == "value" and isinstance(it[1], Tensor) and it[1].data.dtype == np.bool_:
+            consumed += it[1].ndim - 1
+    if consumed > x.ndim:
+        raise IndexError(f"too many indices for a tensor of dimension {x.ndim} "
+                         f"({consumed} given)")
+    basic: list = []
+    advanced: list = []
+    whole_mask = None
+    in_dim = 0
+    out_axis = 0
+    for kind, *rest in items:
+        if kind == "fill":
+            n = x.ndim - consumed
+            basic.extend([slice(None)] * n)
+            in_dim += n
+            out_axis += n
+        elif kind == "new":
+            basic.append(None)
+            out_axis += 1
+        elif kind == "all":
+            basic.append(slice(None))
+            in_dim += 1
+            out_axis += 1
+        elif kind == "slice":
+            basic.append(_slice(rest[0]))
+            in_dim += 1
+            out_axis += 1
+        else:
+            size = x.shape[in_dim] if in_dim < x.ndim else None
+            what, val = _index_value(rest[0], size)
+            if what == "int":
+                if size is not None and not -size <= val < size:
+                    raise IndexError(f"index {val + 1 if val >= 0 else val} is out of bounds "
+                                     f"for dimension {in_dim + 1} with size {size}")
+                if drop:
+                    basic.append(val)
+                else:
+                    basic.append(slice(val, val + 1 if val != -1 else None))
+                    out_axis += 1
+                in_dim += 1
+            elif what == "mask" and val.ndim > 1:
+                if len(items) != 1:
+                    raise IndexError("a multi-dimensional boolean mask must be the only index")
+                whole_mask = val
+                in_dim += val.ndim
+            else:
+                if what == "mask":
+                    if size is not None and val.shape[0] != size:
+                        raise IndexError(f"The shape of the mask [{val.shape[0]}] at "
+                                         f"dimension {in_dim + 1} does not match the size "
+                                         f"{size} of the indexed tensor at that dimension")
+                    val = np.nonzero(val)[0]
+                if size is not None and val.size and (val.max() >= size or val.min() < -size):
+                    bad = val[(val >= size) | (val < -size)][0]
+                    raise IndexError(f"index {bad + 1 if bad >= 0 else bad} is out of bounds "
+                                     f"for dimension {in_dim + 1} with size {size}")
+                basic.append(slice(None))
+                advanced.append((out_axis, val))
+                in_dim += 1
+                out_axis += 1
+    return tuple(basic), advanced, whole_mask
+
+
+_ALL = slice(None)
+
+
+def _simple_key(x: Tensor, spec: list, drop: bool) -> tuple | None:
+    """The key for the common `x[i, ]`, `x[, j]`, `x[i, j]` (numbers and
+    empties only), or None when the full parser is needed."""
+    if not drop or len(spec) > x.ndim:
+        return None
+    key = []
+    for d, item in enumerate(spec):
+        kind = item[0]
+        if kind == "all":
+            key.append(_ALL)
+            continue
+        if kind != "value":
+            return None
+        v = item[1]
+        if type(v) is float:
+            k = int(v)
+            if k != v:
+                return None
+        elif type(v) is int:
+            k = v
+        else:
+            return None
+        size = x.shape[d]
+        if k == 0 or not -size <= (k - 1 if k > 0 else k) < size:
+            return None  # let the full parser report it
+        key.append(k - 1 if k > 0 else k)
+    return tuple(key)
+
+
+def index(x: Tensor, spec: Any, drop: bool = True) -> Tensor:
+    """x[...] with R torch's semantics; vector indices act per dim (as R's `[`)."""
+    if x is UNDEFINED:
+        raise RuntimeError("can't index an undefined tensor")
+    if type(spec) is list:
+        key = _simple_key(x, spec, drop)
+        if key is not None:
+            return _ops.index(x, key)
+    basic, advanced, mask = _parse_spec(x, spec, bool(drop))
+    if mask is not None:
+        if mask.shape != x.shape[:mask.ndim]:
+            raise IndexError(f"The shape of the mask {list(mask.shape)} does not match the "
+                             f"shape of the indexed tensor {list(x.shape)}")
+        return _ops.index(x, wrap(mask))
+    out = x if all(k == slice(None) for k in basic) and len(basic) == x.ndim else \
+        _ops.index(x, basic)
+    for axis, arr in advanced:
+        out = _ops.index(out, (slice(None),) * axis + (wrap(arr),))
+    return out
+
+
+def _fit_value(value: Any, target: tuple) -> Any:
+    """Drop a value's extra leading 1-sized dims, as torch does when it copies
+    `torch_tensor(0)` (shape [1]) into a single element."""
+    if isinstance(value, Tensor) and value.ndim > len(target):
+        lead = value.ndim - len(target)
+        if all(s == 1 for s in value.shape[:lead]):
+            return value.reshape(value.shape[lead:])
+    return value
+
+
+def index_put(x: Tensor, spec: Any, value: Any) -> Tensor:
+    """x[...] <- value, in place, recorded for autograd."""
+    basic, advanced, mask = _parse_spec(x, spec, True)
+    if isinstance(value, np.ndarray):
+        value = wrap(value.astype(x.data.dtype))
+    elif isinstance(value, Tensor) and value.data.dtype != x.data.dtype:
+        value = _ops.to(value, dtype=x.dtype)
+    if mask is not None:
+        _ops.index_put_(x, wrap(mask), _fit_value(value, (int(mask.sum()),)))
+        return x
+    if not advanced:
+        _ops.index_put_(x, basic, _fit_value(value, np.shape(x.data[basic])))
+        return x
+    # Orthogonal advanced indices: express them as one NumPy-style key whose
+    # arrays broadcast against each other (np.ix_), on the non-dropped dims.
+    key = list(basic)
+    out_axis = 0
+    positions = []
+    for i, k in enumerate(key):
+        if isinstance(k, (int, np.integer)):
+            continue
+        positions.append((out_axis, i))
+        out_axis += 1
+    axis_to_key = dict(positions)
+    arrays = [arr for _, arr in advanced]
+    grids = np.ix_(*arrays) if len(arrays) > 1 else arrays
+    for (axis, _), g in zip(advanced, grids):
+        key[axis_to_key[axis]] = wrap(np.asarray(g))
+    _ops.index_put_(x, tuple(key), value)
+    return x
+
+

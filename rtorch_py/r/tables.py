@@ -1,0 +1,212 @@
+"""The R side's tables, generated from the op registry.
+
+For every op the R package gets `torch_<name>()` (functions), `x$<name>()`
+(methods), and its operators and group generics (`x * 2`, `exp(x)`,
+`sum(x)`), each a Python callable R calls through one `.External`. An op's
+declaration says which of its arguments are dims or positions: here they
+become 1-based (R's) on the way in, and returned positions 1-based on the way
+out. An op needing no translation is called as it is (no wrapper).
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..ops import REGISTRY, OpSpec
+from ..tensor import Tensor, wrap
+from . import extensions, tensor_api
+from .convert import _dim, _tensor_of
+from .indexing import _array_index, _scalar_index
+
+# Arguments R torch takes as tensors: an R vector there becomes one, as in R torch.
+TENSOR_ARGS = frozenset({"self", "other", "input", "condition", "mask", "tensors",
+                         "exponent", "mat2", "tensor"})
+
+# R numbers reach libtorch as Scalars: ops with a Scalar overload use it for them.
+R_SCALARS = (float, int, bool)
+
+
+def _ndim(first: Any) -> int | None:
+    if isinstance(first, Tensor):
+        return first.ndim
+    if isinstance(first, (list, tuple)) and first and isinstance(first[0], Tensor):
+        return first[0].ndim
+    return None
+
+
+def _r_dims(v: Any, ndim: int | None) -> Any:
+    """A 1-based dim (or several) as 0-based; None and tensors pass through."""
+    if v is None or isinstance(v, Tensor):
+        return v
+    if isinstance(v, (list, tuple, np.ndarray)):
+        flat = np.asarray(v).reshape(-1)
+        if flat.size == 1 and isinstance(v, np.ndarray):
+            return _dim(flat[0], ndim)
+        return tuple(_dim(d, ndim) for d in flat)
+    return _dim(v, ndim)
+
+
+def _r_position(v: Any) -> Any:
+    """1-based positions (numbers, vectors or integer tensors) as 0-based."""
+    if isinstance(v, Tensor):  # (a non-integer tensor is left for the op to refuse)
+        return wrap(_array_index(v.data)) if v.data.dtype.kind in "iu" else v
+    if isinstance(v, np.ndarray):
+        return wrap(_array_index(v))
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return _scalar_index(int(v)) if v == int(v) else v
+    return v
+
+
+def _one_based(t: Any) -> Any:
+    return wrap(t.data + 1) if isinstance(t, Tensor) else t
+
+
+def r_callable(spec: OpSpec) -> Callable:
+    """The op as R calls it: dims and positions translated as declared."""
+    fn = spec.fn
+    params = list(inspect.signature(fn).parameters.values())
+    names = [p.name for p in params]
+    var = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
+    steps: list[tuple[int, str, str]] = []   # (position, name, what)
+    for what, args in (("tensor", [n for n in names if n in TENSOR_ARGS]),
+                       ("dim", spec.dims), ("new_dim", spec.new_dims),
+                       ("position", spec.indices)):
+        steps.extend((names.index(n), n, what) for n in args)
+    index_out = spec.returns_indices
+    if not steps and index_out is False:
+        return fn
+    first = names[0]
+
+    def translate(what: str, v: Any, ndim: int | None) -> Any:
+        if what == "tensor":
+            return _tensor_of(v) if type(v) is np.ndarray else v
+        if what == "dim":
+            return _r_dims(v, ndim)
+        if what == "new_dim":
+            return _r_dims(v, None if ndim is None else ndim + 1)
+        return _r_position(v)
+
+    def call(*args: Any, **kw: Any) -> Any:
+        args = list(args)
+        ndim = None
+        for pos, name, what in steps:
+            if what != "tensor" and ndim is None:
+                ndim = _ndim(args[0] if args else kw.get(first))
+            if name == var:
+                args[pos:] = [translate(what, v, ndim) for v in args[pos:]]
+            elif pos < len(args):
+                args[pos] = translate(what, args[pos], ndim)
+            elif name in kw:
+                kw[name] = translate(what, kw[name], ndim)
+        try:
+            out = fn(*args, **kw)
+        except Exception as e:
+            if hasattr(e, "one_based"):  # the message names dims: say them as R counts
+                raise type(e)(e.one_based) from None
+            raise
+        if index_out is True:
+            return _one_based(out)
+        if index_out is not False and isinstance(out, (tuple, list)):
+            out = list(out)
+            out[index_out] = _one_based(out[index_out])
+        return out
+    call.__name__ = call.__qualname__ = spec.name
+    return call
+
+
+def _operator(spec: OpSpec, fixed: dict, scalar: OpSpec | None,
+              reflected: OpSpec | None) -> Callable:
+    """An R operator: `tensor <op> value`, or `value <op> tensor` (R dispatched on
+    the right operand: the reflected op of the declaration, else the op with the
+    value first)."""
+    fn = spec.fn
+    sfn = scalar.fn if scalar is not None else None
+    rfn = reflected.fn if reflected is not None else None
+
+    def operator(e1: Any, e2: Any) -> Any:
+        if type(e1) is Tensor:
+            if sfn is not None and type(e2) in R_SCALARS:
+                return sfn(e1, e2, **fixed)
+            return fn(e1, _tensor_of(e2), **fixed)
+        value = _tensor_of(e1)
+        if rfn is not None and type(value) is not Tensor:
+            return rfn(e2, value)
+        return fn(value, e2, **fixed)
+    operator.__name__ = operator.__qualname__ = spec.name
+    return operator
+
+
+def _log(self: Tensor, base: Any = None) -> Tensor:
+    """R's `log(x, base)`: the natural log unless a base is given."""
+    out = REGISTRY["log"].fn(self)
+    return out if base is None else out / float(np.log(base))
+
+
+def build() -> dict[str, dict]:
+    """Every table R's `.onLoad` fills, by name."""
+    functions: dict[str, Callable] = {}
+    methods: dict[str, Callable] = {}
+    binary: dict[str, Callable] = {}
+    unary: dict[str, Callable] = {"+": lambda x: x}
+    math: dict[str, Callable] = {}
+    summary: dict[str, Callable] = {}
+    direct: dict[str, tuple] = {}
+    reflected: dict[str, OpSpec] = {}
+    for spec in REGISTRY.values():
+        for sym, fixed in spec.r_operators.items():
+            if sym.startswith("unary "):
+                unary[sym[len("unary "):]] = spec.fn
+            elif sym.startswith("reflected "):
+                reflected[sym[len("reflected "):]] = spec
+            elif sym == "!":
+                unary[sym] = spec.fn
+            else:
+                direct[sym] = (spec, dict(fixed))
+        if spec.overload:
+            continue
+        r_fn = r_callable(spec)
+        if spec.function:
+            functions["torch_" + spec.name] = r_fn
+        if spec.method:
+            methods[spec.name] = r_fn
+        for g in spec.r_math:
+            math[g] = _log if g == "log" else spec.fn
+        for g in spec.r_summary:
+            summary[g] = spec.fn
+    for sym, (spec, fixed) in direct.items():
+        binary[sym] = _operator(spec, fixed, REGISTRY.get(spec.name + ".Scalar"),
+                                reflected.get(sym))
+    # methods with a Scalar overload: `x$add(1)` records AddBackward1, as in R torch
+    for spec in REGISTRY.values():
+        if spec.overload == "Scalar" and spec.name in methods:
+            methods[spec.name] = _scalar_first(methods[spec.name], spec.fn)
+    for name in tensor_api.METHODS:
+        if name in methods:
+            raise RuntimeError(f"tensor method {name!r} is also an op")
+    methods.update(tensor_api.METHODS)
+    functions.update(tensor_api.FUNCTIONS)
+    functions.update(extensions.functions())
+    return {"FUNCTIONS": functions, "METHODS": methods, "BINARY_OPS": binary,
+            "UNARY_OPS": unary, "MATH": math, "SUMMARY": summary}
+
+
+def _scalar_first(method: Callable, scalar: Callable) -> Callable:
+    def call(self: Any, *args: Any, **kw: Any) -> Any:
+        if len(args) == 1 and not kw and type(args[0]) in R_SCALARS and type(self) is Tensor:
+            return scalar(self, args[0])
+        return method(self, *args, **kw)
+    call.__name__ = call.__qualname__ = method.__name__
+    return call
+
+
+def invisible() -> dict[str, set]:
+    """What R returns invisibly."""
+    ops = {s.name for s in REGISTRY.values() if s.invisible}
+    return {"INVISIBLE_METHODS": ops | tensor_api.INVISIBLE_METHODS,
+            "INVISIBLE_FUNCTIONS": {"torch_" + n for n in ops} | tensor_api.INVISIBLE_FUNCTIONS}
+
+
+def names(table: Sequence[str]) -> list:
+    return sorted(table)

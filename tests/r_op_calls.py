@@ -1,0 +1,85 @@
+"""Run in a subprocess by tests/test_op_registry.py: every op case called from R
+(the shim loaded into this process's embedded R through rpy2), compared with
+the same call in Python. Dims and positions go to R 1-based, positions come
+back 1-based. Prints one JSON object {case id: {"ok": bool, "error": str}}.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import rtorch_py as rt  # noqa: E402
+from op_cases import bound_arguments, cases, materialize  # noqa: E402
+from rtorch_py import r as rbridge  # noqa: E402
+
+
+def main() -> None:
+    rbridge.load()
+    import rpy2.rinterface as ri
+
+    def to_r(v, kind):
+        if isinstance(v, rt.Tensor):
+            if kind == "position":
+                v = rt.torch_tensor(v.data + 1)
+            return rbridge.to_r(v)
+        if isinstance(v, list) and v and isinstance(v[0], rt.Tensor):
+            return ri.baseenv["list"](*[rbridge.to_r(t) for t in v])
+        if isinstance(v, bool):
+            return ri.BoolSexpVector([v])
+        if isinstance(v, (tuple, list)):
+            vals = [d + 1 if kind and d >= 0 else d for d in v]
+            return ri.FloatSexpVector(vals) if kind else ri.IntSexpVector(vals)
+        if isinstance(v, int):
+            if kind:
+                return ri.FloatSexpVector([v + 1 if v >= 0 else v])
+            return ri.IntSexpVector([v])
+        if isinstance(v, float):
+            return ri.FloatSexpVector([v])
+        raise TypeError(f"no R form for {v!r}")
+
+    out = {}
+    for case in cases():
+        spec = case.spec
+        try:
+            arrays, _, rebuild = materialize(case.sample, np.float64)
+            tensors = [rt.torch_tensor(a.copy()) for a in arrays]
+            args, kwargs = rebuild(tensors)
+            expected = spec.fn(*args, **kwargs)
+            # as the sample gives them: by position, then by name (R torch's names)
+            named = bound_arguments(spec, args, kwargs)
+            r_args = [to_r(v, kind) for n, v, kind in named if n not in kwargs]
+            r_kwargs = {n: to_r(v, kind) for n, v, kind in named if n in kwargs}
+            if spec.function:
+                fn = ri.globalenv.find("torch_" + spec.name)
+            else:
+                fn = ri.evalr(f"function(self, ...) self${spec.name}(...)")
+            got = rbridge.from_r(fn(*r_args, **r_kwargs))
+            if spec.returns_indices is True:
+                got = rt.torch_tensor(got.data - 1)
+            elif spec.returns_indices is not False and isinstance(got, list):
+                got[spec.returns_indices] = rt.torch_tensor(got[spec.returns_indices].data - 1)
+            exp = expected if isinstance(expected, (list, tuple)) else [expected]
+            got = got if isinstance(got, list) else [got]
+            assert len(exp) == len(got), f"{len(got)} results from R, {len(exp)} in Python"
+            for e, g in zip(exp, got):
+                if isinstance(e, rt.Tensor):
+                    ed, gd = e.data, g.data
+                    assert ed.dtype == gd.dtype, f"dtype {gd.dtype} from R, {ed.dtype} in Python"
+                    np.testing.assert_array_equal(gd, ed)
+                else:
+                    g = g.data.item() if isinstance(g, rt.Tensor) else \
+                        (g[0] if hasattr(g, "__len__") else g)
+                    assert bool(g) == bool(e), f"{g!r} from R, {e!r} in Python"
+            out[case.id] = {"ok": True, "error": ""}
+        except Exception as err:  # reported per case by the test
+            out[case.id] = {"ok": False, "error": f"{type(err).__name__}: {err}"}
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
