@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from itertools import product
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -20,8 +20,10 @@ from ..tensor import Tensor, wrap
 _erf = np.frompyfunc(math.erf, 1, 1)
 
 
-def _t(arr: np.ndarray, like: np.ndarray) -> Tensor:
-    return wrap(np.ascontiguousarray(arr, dtype=like.dtype))
+def _t(arr: np.ndarray, like: Any) -> Tensor:
+    """A tensor of `arr` with the dtype of `like` (an array or a dtype)."""
+    dt = like.dtype if hasattr(like, "dtype") else like
+    return wrap(np.ascontiguousarray(arr, dtype=dt))
 
 
 class Erf(Function):
@@ -404,3 +406,80 @@ def _avg_divisor(size, osz, k, stride, padding, count_include_pad, divisor):
 
 def avg_pool(x: Tensor, k, stride, padding, ceil_mode, count_include_pad, divisor):
     return AvgPoolNd.apply(x, k, stride, padding, ceil_mode, count_include_pad, divisor)
+
+
+# --------------------------------------------------------------------------
+# LSTM: a whole layer (one direction) as one node. Unrolled with tensor ops it
+# is ~15 nodes per time step; here the time loop runs on arrays, forward and
+# backward (backpropagation through time), so its derivative is first order only.
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 0.5 * (np.tanh(0.5 * z) + 1.0)  # no overflow warning for large |z|
+
+
+class LSTMLayer(Function):
+    @staticmethod
+    def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+        xs, h, c = x.data, h0.data, c0.data
+        wi, wh = w_ih.data, w_hh.data
+        steps, hid = xs.shape[0], wh.shape[1]
+        pre = xs @ wi.T                                  # all input projections at once
+        if b_ih is not None:
+            pre = pre + b_ih.data + b_hh.data
+        gates = np.empty(pre.shape, dtype=pre.dtype)     # activated i, f, g, o per step
+        cs = np.empty((steps,) + c.shape, dtype=pre.dtype)
+        hs = np.empty((steps,) + h.shape, dtype=pre.dtype)
+        for t in range(steps):
+            z = pre[t] + h @ wh.T
+            a = gates[t]
+            a[:, :2 * hid] = _sigmoid(z[:, :2 * hid])
+            a[:, 2 * hid:3 * hid] = np.tanh(z[:, 2 * hid:3 * hid])
+            a[:, 3 * hid:] = _sigmoid(z[:, 3 * hid:])
+            c = a[:, hid:2 * hid] * c + a[:, :hid] * a[:, 2 * hid:3 * hid]
+            cs[t] = c
+            h = a[:, 3 * hid:] * np.tanh(c)
+            hs[t] = h
+        ctx.save_for_backward(x, h0, c0, w_ih, w_hh, b_ih is not None, gates, cs, hs)
+        return _t(hs, xs), _t(h, xs), _t(c, xs)
+
+    @staticmethod
+    def backward(ctx, g_out, g_h, g_c):
+        x, h0, c0, w_ih, w_hh, has_bias, gates, cs, hs = ctx.saved_variables
+        # The loop runs in float64: float32 gradients fading through many steps
+        # become subnormal numbers, which CPUs process many times slower.
+        wh = w_hh.data.astype(np.float64)
+        steps, hid = gates.shape[0], wh.shape[1]
+        dt = gates.dtype
+        f8 = np.float64
+        go = np.zeros(hs.shape, f8) if g_out is None else g_out.data.astype(f8)
+        dh = np.zeros(hs.shape[1:], f8) if g_h is None else g_h.data.astype(f8)
+        dc = np.zeros(hs.shape[1:], f8) if g_c is None else g_c.data.astype(f8)
+        dz = np.empty(gates.shape, f8)
+        for t in range(steps - 1, -1, -1):
+            a = gates[t]
+            i, f, g, o = a[:, :hid], a[:, hid:2 * hid], a[:, 2 * hid:3 * hid], a[:, 3 * hid:]
+            dh = dh + go[t]
+            tc = np.tanh(cs[t])
+            dc = dc + dh * o * (1.0 - tc * tc)
+            c_prev = cs[t - 1] if t > 0 else c0.data
+            d = dz[t]
+            d[:, :hid] = dc * g * i * (1.0 - i)
+            d[:, hid:2 * hid] = dc * c_prev * f * (1.0 - f)
+            d[:, 2 * hid:3 * hid] = dc * i * (1.0 - g * g)
+            d[:, 3 * hid:] = dh * tc * o * (1.0 - o)
+            dc = dc * f
+            dh = d @ wh
+        h_prev = np.concatenate([h0.data[None], hs[:-1]], axis=0)
+        flat = dz.reshape(-1, dz.shape[-1])
+        g_x = _t((flat @ w_ih.data).reshape(x.shape), dt)
+        g_wih = _t(flat.T @ x.data.reshape(-1, x.shape[-1]), dt)
+        g_whh = _t(flat.T @ h_prev.reshape(-1, hid), dt)
+        g_b = _t(flat.sum(axis=0), dt) if has_bias else None
+        return g_x, _t(dh, dt), _t(dc, dt), g_wih, g_whh, g_b, g_b
+
+
+def lstm_layer(x: Tensor, h0: Tensor, c0: Tensor, w_ih: Tensor, w_hh: Tensor,
+               b_ih: Tensor | None, b_hh: Tensor | None) -> tuple:
+    """(T, N, I) sequence through one LSTM layer: (outputs, h_T, c_T)."""
+    return LSTMLayer.apply(x, h0, c0, w_ih, w_hh, b_ih, b_hh)

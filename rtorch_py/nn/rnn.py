@@ -9,6 +9,7 @@ from typing import Any
 from .. import creation as _cr
 from .. import ops as _ops
 from ..tensor import Tensor
+from . import _prims
 from . import functional as F
 from . import init
 from .module import Module, nn_parameter
@@ -95,18 +96,22 @@ class _RNNBase(Module):
                 w_ih, w_hh = getattr(self, "weight_ih" + suffix), getattr(self, "weight_hh" + suffix)
                 b_ih = self._parameters.get("bias_ih" + suffix)
                 b_hh = self._parameters.get("bias_hh" + suffix)
-                h = (h0[k], c0[k]) if lstm else h0[k]
+                if lstm:
+                    # the fused layer: one node for the whole sequence
+                    xin = _flip(layer_in) if d else layer_in
+                    ys, hT, cT = _prims.lstm_layer(xin, h0[k], c0[k], w_ih, w_hh, b_ih, b_hh)
+                    outs.append(_flip(ys) if d else ys)
+                    h_n.append(hT)
+                    c_n.append(cT)
+                    continue
+                h = h0[k]
                 steps = range(seq - 1, -1, -1) if d else range(seq)
                 ys = [None] * seq
                 for t in steps:
                     h = self._cell(layer_in[t], h, w_ih, w_hh, b_ih, b_hh)
                     ys[t] = h[0] if lstm else h
                 outs.append(_ops.stack(ys, 0))
-                if lstm:
-                    h_n.append(h[0])
-                    c_n.append(h[1])
-                else:
-                    h_n.append(h)
+                h_n.append(h)
             layer_in = outs[0] if dirs == 1 else _ops.cat(outs, 2)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_in = F.nnf_dropout(layer_in, self.dropout, True)
@@ -121,6 +126,11 @@ class _RNNBase(Module):
                 cn = cn.squeeze(1)
             return [out, [hn, cn]]
         return [out, hn]
+
+
+def _flip(x: Tensor) -> Tensor:
+    """Reverse the time (first) axis."""
+    return x[_cr.torch_arange(x.shape[0] - 1, -1, -1, dtype="int64")]
 
 
 class nn_rnn(_RNNBase):
