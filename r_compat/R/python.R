@@ -16,7 +16,7 @@
 # The native routines, bound by .start_python (the library is loaded by hand,
 # not by useDynLib, because in plain R Python must be loaded first).
 C_init <- C_call <- C_invoke <- C_getattr <- C_box <- C_export_native <-
-  C_start_python <- NULL
+  C_start_python <- C_python_running <- NULL
 
 .start_python <- function(libname, pkgname) {
   ns <- topenv()
@@ -31,6 +31,11 @@ C_init <- C_call <- C_invoke <- C_getattr <- C_box <- C_export_native <-
   }
   routines <- getDLLRegisteredRoutines(dll)
   for (r in c(routines$.Call, routines$.External)) assign(r$name, r, envir = ns)
+  if (!started && !.Call(C_python_running)) {
+    # libpython is in the process (loaded by something else) but not started
+    py <- .find_python(libname, pkgname)
+    started <- TRUE
+  }
   if (started) .Call(C_start_python, py$executable, .python_warning)
   invisible(started)
 }

@@ -671,8 +671,8 @@ fail:
  */
 static SEXP C_init(SEXP invoke, SEXP module) {
     if (!Py_IsInitialized())
-        Rf_error("the torch shim runs inside Python: start R through rtorch-py "
-                 "(or load it from Python with rtorch_py.r.load())");
+        Rf_error("the torch shim: Python is not running in this process (load the "
+                 "package with library(torch), which starts it)");
     PyGILState_STATE g = PyGILState_Ensure();
     if (!ready) {
         tag_sym = Rf_install("rtorch_py");
@@ -761,6 +761,9 @@ static SEXP C_start_python(SEXP exe, SEXP warn) {
     return Rf_ScalarLogical(TRUE);
 }
 
+/* Is an interpreter running in this process (the host's, or one started)? */
+static SEXP C_python_running(void) { return Rf_ScalarLogical(Py_IsInitialized()); }
+
 /* A Python attribute of the api module, as an R external pointer. */
 static SEXP C_getattr(SEXP name) {
     PyGILState_STATE g = PyGILState_Ensure();
@@ -848,6 +851,7 @@ static const R_CallMethodDef call_methods[] = {
     {"C_box", (DL_FUNC)&C_box, 1},
     {"C_export_native", (DL_FUNC)&C_export_native, 0},
     {"C_start_python", (DL_FUNC)&C_start_python, 2},
+    {"C_python_running", (DL_FUNC)&C_python_running, 0},
     {NULL, NULL, 0}
 };
 
