@@ -255,3 +255,31 @@ def test_lr_reduce_on_plateau(kw):
         so.step(v)
         st.step(v)
         assert o.param_groups[0]["lr"] == pytest.approx(t.param_groups[0]["lr"], rel=1e-12)
+
+
+def test_lbfgs_small_lr_least_squares_matches_torch():
+    # R torch's "lbfgs works" set-up: a linear model, lr = 0.01, one step of 20 iterations
+    x = rng.standard_normal((100, 10)).astype(np.float32)
+    y = x.sum(1, keepdims=True)
+    w0 = rng.standard_normal((1, 10)).astype(np.float32) * 0.3
+    ours_w = rt.torch_tensor(w0.copy(), requires_grad=True)
+    theirs_w = torch.tensor(w0.copy(), requires_grad=True)
+    o = ro.optim_lbfgs([ours_w], lr=0.01)
+    t = torch.optim.LBFGS([theirs_w], lr=0.01)
+    xo, yo, xt, yt = rt.torch_tensor(x), rt.torch_tensor(y), torch.tensor(x), torch.tensor(y)
+
+    def c_ours():
+        o.zero_grad()
+        loss = ((xo.matmul(ours_w.t()) - yo) ** 2).mean()
+        loss.backward()
+        return loss
+
+    def c_theirs():
+        t.zero_grad()
+        loss = ((xt @ theirs_w.t() - yt) ** 2).mean()
+        loss.backward()
+        return loss
+
+    o.step(c_ours)
+    t.step(c_theirs)
+    np.testing.assert_allclose(ours_w.data, theirs_w.detach().numpy(), rtol=1e-4, atol=1e-5)

@@ -51,7 +51,7 @@ torch_save <- function(obj, path, ..., compress = TRUE) {
 torch_serialize <- function(obj, ...) {
   tmp <- tempfile(fileext = ".pt")
   on.exit(unlink(tmp), add = TRUE)
-  torch_save(obj, tmp, ...)
+  torch_save(obj, path = tmp, ...)
   readBin(tmp, what = "raw", n = file.size(tmp))
 }
 
@@ -84,4 +84,19 @@ load_state_dict <- function(path, ..., legacy_stream = FALSE) {
          call. = FALSE)
   }
   out
+}
+
+# Whether a raw vector or connection starts like an R serialization (gzip or
+# an uncompressed RDS header); a connection's position is left unchanged.
+is_rds <- function(con) {
+  if (is.raw(con)) {
+    bytes <- con[seq_len(min(2L, length(con)))]
+  } else {
+    pos <- seek(con)
+    bytes <- readBin(con, what = "raw", n = 2L)
+    seek(con, pos)
+  }
+  if (length(bytes) < 2) return(FALSE)
+  identical(bytes, as.raw(c(0x1f, 0x8b))) ||
+    (bytes[[2]] == as.raw(0x0a) && bytes[[1]] %in% charToRaw("XAB"))
 }
