@@ -10,7 +10,7 @@ from ..tensor import Tensor, as_dtype, wrap
 from .operands import _data, _fill_value, _shape
 from .recording import formula, needs_grad, record
 from .registry import op
-from . import samples as S
+from .samples import pointwise as S
 from .views import _check_inplace, _record_inplace
 
 

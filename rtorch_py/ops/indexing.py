@@ -8,7 +8,7 @@ import numpy as np
 
 from ..engine import bump_version
 from ..tensor import Tensor, _dim, wrap
-from . import samples as S
+from .samples import indexing as S
 from .operands import _bool_mask, _broadcast_error, _data, _fill_value, _float_result, _shape, _t
 from .recording import _state, formula, record
 from .shape import SliceBackward0

@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
-from . import samples as S
+from .samples import linalg as S
 from .operands import _shape
 from .recording import formula, record, sum_to
 from .registry import op

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..engine import bump_version
 from ..tensor import Tensor, wrap
-from . import samples as S
+from .samples import pointwise as S
 from .indexing import where
 from .operands import (Number, _as_tensor, _broadcast_error, _data, _fdata, _float_result,
                        _needs_promotion, _no_bool, _number, _scalar, _shape, _t)

@@ -8,7 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tensor import Tensor, _dim, as_dtype, wrap
-from . import samples as S
+from .samples import reduction as S
 from .conversion import CloneBackward0
 from .indexing import gather
 from .pointwise import maximum, minimum

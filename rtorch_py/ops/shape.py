@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..tensor import Tensor, _dim, wrap
-from . import samples as S
+from .samples import shape as S
 from .operands import _as_tensor, _float_result, _shape, _whole, positional_error
 from .recording import formula, record, sum_to
 from .registry import op
