@@ -110,6 +110,11 @@ def torch_call(spec: OpSpec) -> Callable:
     """PyTorch's form of the op: `torch.<name>` where it exists, else the method."""
     import torch
     name = spec.torch_name or spec.name
+    if spec.torch_name and "." in name:  # e.g. "linalg.det"
+        obj = torch
+        for part in name.split("."):
+            obj = getattr(obj, part)
+        return obj
     if spec.function and hasattr(torch, name):
         return getattr(torch, name)
     return lambda self, *args, **kw: getattr(self, name)(*args, **kw)

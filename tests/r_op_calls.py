@@ -55,7 +55,7 @@ def main() -> None:
             r_args = [to_r(v, kind) for n, v, kind in named if n not in kwargs]
             r_kwargs = {n: to_r(v, kind) for n, v, kind in named if n in kwargs}
             if spec.function:
-                fn = ri.globalenv.find("torch_" + spec.name)
+                fn = ri.globalenv.find(spec.function_name)
             else:
                 fn = ri.evalr(f"function(self, ...) self${spec.name}(...)")
             got = rbridge.from_r(fn(*r_args, **r_kwargs))

@@ -22,7 +22,8 @@ class OpSpec:
     name: str                        # torch_<name>, x$<name>(), x.<name>()
     fn: Callable                     # the op itself (0-based, Python conventions)
     overload: str = ""               # e.g. "Scalar": R's form for a number operand
-    function: bool = True            # exists as torch_<name>()
+    function: bool | str = True      # exists as torch_<name>(), or as the function named
+                                     # here (R torch's `linalg_det`)
     method: bool = True              # exists as a Tensor method
     dims: tuple[str, ...] = ()       # arguments that are dims
     new_dims: tuple[str, ...] = ()   # dims of the result (may be one past the input's last)
@@ -37,6 +38,10 @@ class OpSpec:
     samples: Callable | None = None  # () -> [Sample]: inputs for the generated tests
     torch_name: str | None = None    # PyTorch's spelling, when it differs (tests)
     differentiable: bool = True      # the generated tests check gradients
+
+    @property
+    def function_name(self) -> str:
+        return self.function if isinstance(self.function, str) else "torch_" + self.name
 
     @property
     def key(self) -> str:
@@ -75,4 +80,4 @@ def install_methods(cls: type) -> None:
 
 def python_functions() -> dict[str, Callable]:
     """`torch_<name>` for every op declared as a function."""
-    return {"torch_" + s.name: s.fn for s in REGISTRY.values() if s.function and not s.overload}
+    return {s.function_name: s.fn for s in REGISTRY.values() if s.function and not s.overload}

@@ -168,7 +168,7 @@ def build() -> dict[str, dict]:
             continue
         r_fn = r_callable(spec)
         if spec.function:
-            functions["torch_" + spec.name] = r_fn
+            functions[spec.function_name] = r_fn
         if spec.method:
             methods[spec.name] = r_fn
         for g in spec.r_math:
