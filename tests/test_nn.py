@@ -458,3 +458,24 @@ def test_one_training_step_matches_torch():
         for p in ref.parameters():
             p -= 0.1 * p.grad
     close(mine(ours(x, False)), ref(theirs(x, False)))
+
+
+def test_multilabel_margin_loss_matches_torch():
+    x = arr(3, 5)
+    target = np.array([[3, 0, -1, 1, 2], [1, -1, 0, 0, 0], [4, 3, 2, 1, 0]])
+    a, t = ours(x), theirs(x)
+    y = nn.nnf_multilabel_margin_loss(a, rt.torch_tensor(target))
+    ty = torch.nn.functional.multilabel_margin_loss(t, torch.tensor(target))
+    close(y, ty)
+    y.backward()
+    ty.backward()
+    close(a.grad, t.grad)
+    with pytest.raises(IndexError, match="out of bounds"):
+        nn.nnf_multilabel_margin_loss(a, rt.torch_tensor(np.full((3, 5), 7)))
+
+
+def test_sparsemax_projects_onto_the_simplex():
+    x = rt.torch_tensor([[1.0, 0.5, -1.0], [0.0, 0.0, 0.0]], dtype="float64")
+    close(nn.nnf_contrib_sparsemax(x, dim=1), [[0.75, 0.25, 0.0], [1 / 3, 1 / 3, 1 / 3]])
+    z = rt.torch_tensor(arr(4, 6), requires_grad=True)
+    assert rt.autograd_gradcheck(lambda z: nn.nnf_contrib_sparsemax(z, 1) * 1.0, [z])

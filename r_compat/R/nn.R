@@ -541,16 +541,17 @@ nn_PyModule <- R6::R6Class(
 # An R generator (class c(name, "nn_module", "nn_module_generator")) for one
 # Python layer.
 .py_layer <- function(name) {
+  classes <- c(name, .loss_classes(name), "nn_module")
   Module <- R6::R6Class(
     classname = name,
     inherit = nn_PyModule,
     lock_objects = FALSE,
-    public = list(.classes = c(name, "nn_module")),
+    public = list(.classes = classes),
     private = list(layer_ = name)
   )
   .finish_class(Module)
   gen <- function(...) create_nn_module_callable(Module$new(...))
-  attr(gen, "class") <- c(name, "nn_module", "nn_module_generator")
+  attr(gen, "class") <- c(classes, "nn_module_generator")
   attr(gen, "module") <- Module
   gen
 }
@@ -561,6 +562,14 @@ nn_PyModule <- R6::R6Class(
     torch::clone_module(self, deep = deep)
   })
   invisible(Module)
+}
+
+# R torch's losses inherit nn_loss (those taking class weights nn_weighted_loss).
+.loss_classes <- function(name) {
+  if (!endsWith(name, "_loss")) return(character())
+  weighted <- c("nn_nll_loss", "nn_bce_loss", "nn_cross_entropy_loss",
+                "nn_multilabel_soft_margin_loss", "nn_multi_margin_loss")
+  c(if (name %in% weighted) "nn_weighted_loss", "nn_loss")
 }
 
 # A Python module (a child of a built-in layer, or a clone) as an R module.
@@ -579,7 +588,7 @@ nn_PyModule <- R6::R6Class(
   "nn_alpha_dropout", "nn_avg_pool1d", "nn_avg_pool2d", "nn_avg_pool3d",
   "nn_batch_norm1d", "nn_batch_norm2d", "nn_batch_norm3d", "nn_bce_loss",
   "nn_bce_with_logits_loss", "nn_bilinear", "nn_celu", "nn_constant_pad1d",
-  "nn_constant_pad2d", "nn_constant_pad3d", "nn_conv1d", "nn_conv2d", "nn_conv3d",
+  "nn_constant_pad2d", "nn_constant_pad3d", "nn_contrib_sparsemax", "nn_conv1d", "nn_conv2d", "nn_conv3d",
   "nn_conv_transpose1d", "nn_conv_transpose2d", "nn_conv_transpose3d",
   "nn_cosine_embedding_loss", "nn_cross_entropy_loss", "nn_dropout", "nn_dropout2d",
   "nn_dropout3d", "nn_elu", "nn_embedding", "nn_embedding_bag", "nn_flatten", "nn_gelu",
@@ -589,6 +598,7 @@ nn_PyModule <- R6::R6Class(
   "nn_log_sigmoid", "nn_log_softmax", "nn_lp_pool1d", "nn_lp_pool2d", "nn_lstm",
   "nn_margin_ranking_loss", "nn_max_pool1d", "nn_max_pool2d", "nn_max_pool3d", "nn_mish",
   "nn_mse_loss", "nn_multi_margin_loss", "nn_multihead_attention",
+  "nn_multilabel_margin_loss",
   "nn_multilabel_soft_margin_loss", "nn_nll_loss", "nn_poisson_nll_loss", "nn_prelu",
   "nn_reflection_pad1d", "nn_reflection_pad2d", "nn_relu", "nn_relu6",
   "nn_replication_pad1d", "nn_replication_pad2d", "nn_replication_pad3d", "nn_rnn",

@@ -42,6 +42,56 @@ def erf(x: Tensor) -> Tensor:
     return Erf.apply(x)
 
 
+class Silu(Function):
+    """x / (1 + exp(-x)), computed in double precision and rounded once, as
+    libtorch's result is."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        a = x.data.astype(np.float64)
+        return _t(a / (1.0 + np.exp(-a)), x.data)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        s = x.sigmoid()
+        return g * (s * (x * (1.0 - s) + 1.0))
+
+
+def silu(x: Tensor) -> Tensor:
+    return Silu.apply(x)
+
+
+class Sparsemax(Function):
+    """Euclidean projection onto the simplex along `dim` (Martins & Astudillo)."""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        z = np.moveaxis(x.data, dim, -1)
+        srt = -np.sort(-z, axis=-1)
+        k = np.arange(1, z.shape[-1] + 1, dtype=z.dtype)
+        cums = np.cumsum(srt, axis=-1)
+        support = 1 + k * srt > cums
+        k_max = support.sum(axis=-1, keepdims=True)
+        tau = (np.take_along_axis(cums, k_max - 1, axis=-1) - 1) / k_max
+        out = np.maximum(z - tau, 0)
+        ctx.save_for_backward(dim, out)
+        return _t(np.moveaxis(out, -1, dim), x.data)
+
+    @staticmethod
+    def backward(ctx, g):
+        dim, out = ctx.saved_variables
+        gz = np.moveaxis(g.data, dim, -1)
+        nz = out > 0
+        mean = (gz * nz).sum(axis=-1, keepdims=True) / nz.sum(axis=-1, keepdims=True)
+        return _t(np.moveaxis(nz * (gz - mean), -1, dim), g.data), None
+
+
+def sparsemax(x: Tensor, dim: int = -1) -> Tensor:
+    return Sparsemax.apply(x, dim)
+
+
 # --------------------------------------------------------------------------
 # Padding
 

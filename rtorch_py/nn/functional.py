@@ -93,8 +93,7 @@ def nnf_gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 
 def nnf_silu(input: Tensor, inplace: bool = False) -> Tensor:
-    # x / (1 + exp(-x)), as libtorch computes it (same rounding in float32)
-    return input / ((-input).exp() + 1.0)
+    return _prims.silu(input)
 
 
 def nnf_mish(input: Tensor) -> Tensor:
@@ -493,6 +492,34 @@ def nnf_multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tenso
     if weight is not None:
         loss = loss * weight
     return _reduce(loss.mean(dim=-1), reduction)
+
+
+def nnf_multilabel_margin_loss(input: Tensor, target: Tensor,
+                               reduction: str = "mean") -> Tensor:
+    """Each row's targets are the class indices before its first -1; every
+    (target, non-target) pair adds max(0, 1 - (x[target] - x[other])) / C."""
+    x = input if input.ndim == 2 else input.unsqueeze(0)
+    tgt = target.data.reshape(x.shape).astype(np.int64)
+    n, c = x.shape
+    is_target = np.zeros((n, c), dtype=bool)
+    for r in range(n):  # a loop over rows (samples), reading their label lists
+        for v in tgt[r]:
+            if v == -1:
+                break
+            if not 0 <= v < c:
+                raise IndexError(f"multilabel_margin_loss: target {int(v)} is out of bounds "
+                                 f"(classes 0 to {c - 1}, -1 ends a row's labels)")
+            is_target[r, v] = True
+    pairs = (is_target[:, :, None] & ~is_target[:, None, :]).astype(x.data.dtype)
+    hinge = (x.unsqueeze(1) - x.unsqueeze(2) + 1.0).clamp(min=0.0)  # [n, j, i]
+    loss = (hinge * wrap(pairs)).sum(dim=(1, 2)) / float(c)
+    if input.ndim == 1:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+def nnf_contrib_sparsemax(input: Tensor, dim: int = -1) -> Tensor:
+    return _prims.sparsemax(input, dim)
 
 
 def nnf_multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,

@@ -131,6 +131,8 @@ nn_glu = _activation("nn_glu", F.nnf_glu, [("dim", -1)])
 nn_softmax = _activation("nn_softmax", F.nnf_softmax, [("dim", None)])
 nn_softmin = _activation("nn_softmin", F.nnf_softmin, [("dim", None)])
 nn_log_softmax = _activation("nn_log_softmax", F.nnf_log_softmax, [("dim", None)])
+nn_contrib_sparsemax = _activation("nn_contrib_sparsemax", F.nnf_contrib_sparsemax,
+                                   [("dim", -1)])
 
 
 class nn_prelu(Module):

@@ -65,6 +65,15 @@ def _minus_one(t: Any) -> Any:
     return int(t) - 1
 
 
+def _labels_minus_one(t: Any) -> Any:
+    """multilabel_margin_loss targets: 1-based labels, -1 ends a row (kept)."""
+    if not isinstance(t, Tensor):
+        return t
+    a = t.data.astype(np.int64)
+    # 0 is no R label: make it an invalid value so the loss reports it
+    return wrap(np.where(a > 0, a - 1, np.where(a == 0, -2, a)))
+
+
 def _index_plus_one(t: Tensor) -> Tensor:
     return wrap(t.data + 1)
 
@@ -80,6 +89,8 @@ _TRANSLATE: dict[str, dict[str, Callable]] = {
     "nnf_nll_loss": {"target": _minus_one, "ignore_index": _ignore_index},
     "nnf_cross_entropy": {"target": _minus_one, "ignore_index": _ignore_index},
     "nnf_multi_margin_loss": {"target": _minus_one},
+    "nnf_multilabel_margin_loss": {"target": _labels_minus_one},
+    "nnf_contrib_sparsemax": _DIM_ARGS, "nn_contrib_sparsemax": _DIM_ARGS,
     "nnf_one_hot": {"tensor": _minus_one},
     "nnf_embedding": {"input": _minus_one, "padding_idx": _minus_one},
     "nnf_embedding_bag": {"input": _minus_one, "padding_idx": _minus_one},
@@ -101,8 +112,10 @@ _R_DEFAULTS = {
     "nn_nll_loss": {"ignore_index": -100}, "nn_cross_entropy_loss": {"ignore_index": -100},
 }
 # What forward's inputs need (modules), by position
-_FORWARD_TARGETS = {"nn_cross_entropy_loss": 1, "nn_nll_loss": 1, "nn_multi_margin_loss": 1,
-                    "nn_embedding": 0, "nn_embedding_bag": 0}
+_FORWARD_TARGETS = {"nn_cross_entropy_loss": (1, _minus_one), "nn_nll_loss": (1, _minus_one),
+                    "nn_multi_margin_loss": (1, _minus_one),
+                    "nn_multilabel_margin_loss": (1, _labels_minus_one),
+                    "nn_embedding": (0, _minus_one), "nn_embedding_bag": (0, _minus_one)}
 
 
 def _signature_names(fn: Callable) -> list[str]:
@@ -178,9 +191,9 @@ def nn_new(name: str, *args: Any, **kwargs: Any) -> Module:
 
 def nn_forward(module: Module, *args: Any, **kwargs: Any) -> Any:
     name = type(module).__name__
-    pos = _FORWARD_TARGETS.get(name)
+    pos, shift = _FORWARD_TARGETS.get(name, (None, None))
     if pos is not None and len(args) > pos:
-        args = args[:pos] + (_minus_one(args[pos]),) + args[pos + 1:]
+        args = args[:pos] + (shift(args[pos]),) + args[pos + 1:]
     args = tuple(_py(a) if not isinstance(a, Tensor) else a for a in args)
     kwargs = {k: _py(v) if not isinstance(v, Tensor) else v for k, v in kwargs.items()}
     out = module(*args, **kwargs)
