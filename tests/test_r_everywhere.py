@@ -157,6 +157,27 @@ def test_option_comes_before_the_environment_variable(lib: Path, tmp_path: Path)
     assert f"{tmp_path}/nope" in res.stderr and "options(rtorch.python)" in res.stderr
 
 
+def test_reticulate_shares_the_shims_python(lib: Path, tmp_path: Path) -> None:
+    # torch first: reticulate then uses the Python the shim started
+    res = rscript("-e", "library(torch); x <- torch_ones(2); "
+                  "cat(reticulate::py_config()$python, '\n'); "
+                  "np <- reticulate::import('numpy'); print(np$sum(c(1, 2))); x$sum()",
+                  lib=lib, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert Path(res.stdout.splitlines()[0].strip()).parent == Path(sys.executable).parent
+    assert res.stdout.endswith("torch_tensor\n2\n[ CPUFloatType{} ]\n")
+    # reticulate first, on a Python without rtorch_py: a clear error
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    env = {k: v for k, v in _env().items() if not k.startswith("PYTHON")}
+    res = subprocess.run(["Rscript", "-e", "invisible(reticulate::import('os')); library(torch)"],
+                         capture_output=True, text=True, cwd=tmp_path,
+                         env={**env, "R_LIBS": str(lib),
+                              "RETICULATE_PYTHON": str(bare / "bin" / "python")})
+    assert res.returncode != 0
+    assert "already running" in res.stderr and "RETICULATE_PYTHON" in res.stderr
+
+
 def test_install_r_defaults_to_rs_user_library(tmp_path: Path) -> None:
     user_lib = tmp_path / "user-library"  # R_LIBS_USER, created by install-r
     env = _env(R_LIBS_USER=str(user_lib))

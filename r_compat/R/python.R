@@ -16,7 +16,7 @@
 # The native routines, bound by .start_python (the library is loaded by hand,
 # not by useDynLib, because in plain R Python must be loaded first).
 C_init <- C_call <- C_invoke <- C_getattr <- C_box <- C_export_native <-
-  C_start_python <- C_python_running <- NULL
+  C_start_python <- C_python_running <- C_python_without_rtorch <- NULL
 
 .start_python <- function(libname, pkgname) {
   ns <- topenv()
@@ -36,7 +36,14 @@ C_init <- C_call <- C_invoke <- C_getattr <- C_box <- C_export_native <-
     py <- .find_python(libname, pkgname)
     started <- TRUE
   }
-  if (started) .Call(C_start_python, py$executable, .python_warning)
+  if (started) {
+    .Call(C_start_python, py$executable, .python_warning)
+  } else if (!is.null(other <- .Call(C_python_without_rtorch))) {
+    stop("torch: a Python is already running in this R session ('", other, "', started ",
+         "by reticulate or another package) and it cannot import rtorch_py. Load torch ",
+         "first in a new session, or make that package use rtorch-py's Python (for ",
+         "reticulate: RETICULATE_PYTHON=/path/to/rtorch-py/.venv/bin/python).", call. = FALSE)
+  }
   invisible(started)
 }
 

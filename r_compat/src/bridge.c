@@ -764,6 +764,25 @@ static SEXP C_start_python(SEXP exe, SEXP warn) {
 /* Is an interpreter running in this process (the host's, or one started)? */
 static SEXP C_python_running(void) { return Rf_ScalarLogical(Py_IsInitialized()); }
 
+/* The running Python's sys.executable if it cannot import rtorch_py (e.g. one
+ * that reticulate started first), else NULL. */
+static SEXP C_python_without_rtorch(void) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *util = PyImport_ImportModule("importlib.util");
+    PyObject *spec = util ? PyObject_CallMethod(util, "find_spec", "s", "rtorch_py") : NULL;
+    SEXP out = R_NilValue;
+    if (spec == Py_None) {
+        PyObject *exe = PySys_GetObject("executable"); /* borrowed */
+        const char *s = exe && PyUnicode_Check(exe) ? PyUnicode_AsUTF8(exe) : NULL;
+        out = Rf_mkString(s ? s : "?");
+    }
+    PyErr_Clear();
+    Py_XDECREF(spec);
+    Py_XDECREF(util);
+    PyGILState_Release(g);
+    return out;
+}
+
 /* A Python attribute of the api module, as an R external pointer. */
 static SEXP C_getattr(SEXP name) {
     PyGILState_STATE g = PyGILState_Ensure();
@@ -852,6 +871,7 @@ static const R_CallMethodDef call_methods[] = {
     {"C_export_native", (DL_FUNC)&C_export_native, 0},
     {"C_start_python", (DL_FUNC)&C_start_python, 2},
     {"C_python_running", (DL_FUNC)&C_python_running, 0},
+    {"C_python_without_rtorch", (DL_FUNC)&C_python_without_rtorch, 0},
     {NULL, NULL, 0}
 };
 
