@@ -130,7 +130,14 @@ nn_Module <- R6::R6Class(
           .value_error(sprintf("Could not find %s in the state_dict.", key))
         }
         value <- state_dict[[key]]
-        if (refer) {
+        if (.is_dead(own)) {
+          # a tensor of a module read back from an .rds file: take the new value
+          if (nm %in% names(private$parameters_)) {
+            self$register_parameter(nm, nn_parameter(value$detach()$clone()))
+          } else {
+            self$register_buffer(nm, value$detach()$clone())
+          }
+        } else if (refer) {
           value$requires_grad_(own$requires_grad)
           if (nm %in% names(private$parameters_)) {
             self$register_parameter(nm, nn_parameter(value, own$requires_grad))
@@ -462,6 +469,7 @@ clone_module <- function(module, deep = FALSE, ...) {
   priv <- instance$.__enclos_env__$private
   if (!is.null(priv$py)) {
     copy <- .nn_wrap(.nn_clone(priv$py))
+    attr(copy, "module")$.__enclos_env__$private$args_ <- priv$args_
     table$modules <- c(table$modules, list(list(instance, copy)))
     return(copy)
   }
@@ -492,6 +500,11 @@ clone_module <- function(module, deep = FALSE, ...) {
 
 xptr_address <- function(x) .xptr_address(x)
 
+# Whether an external pointer lost its object (read back by readRDS()).
+.is_dead <- function(x) {
+  !is.null(x) && inherits(tryCatch(.xptr_address(x), error = function(e) e), "error")
+}
+
 # Built-in layers: Python modules behind one generic wrapper -------------------
 
 nn_PyModule <- R6::R6Class(
@@ -500,8 +513,24 @@ nn_PyModule <- R6::R6Class(
   lock_objects = FALSE,
   public = list(
     initialize = function(..., .py = NULL) {
-      private$py <- if (is.null(.py)) .nn_new(private$layer_, ...) else .py
+      if (is.null(.py)) {
+        private$args_ <- list(...)   # to rebuild it after saveRDS()/readRDS()
+        .py <- .nn_new(private$layer_, ...)
+      }
+      private$py <- .py
       private$mirror()
+    },
+    .load_from_state_dict = function(state_dict, prefix, refer = FALSE) {
+      if (.is_dead(private$py)) {
+        # read back from an .rds file: the Python layer is gone; make it anew
+        if (is.null(private$args_)) {
+          stop("this module was saved from another R session and can't be rebuilt",
+               call. = FALSE)
+        }
+        private$py <- do.call(.nn_new, c(list(private$layer_), private$args_))
+        private$mirror()
+      }
+      super$.load_from_state_dict(state_dict, prefix, refer)
     },
     forward = function(...) .nn_forward(private$py, ...),
     register_parameter = function(name, param) {
@@ -528,6 +557,7 @@ nn_PyModule <- R6::R6Class(
   private = list(
     py = NULL,
     layer_ = NULL,
+    args_ = NULL,
     mirror = function() {
       st <- .nn_state(private$py)
       private$parameters_ <- st$parameters

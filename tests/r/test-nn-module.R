@@ -153,3 +153,18 @@ test_that("a custom autograd_function inside a module's forward", {
   m(x)$sum()$backward()
   expect_equal_to_tensor(m$w$grad, torch_ones(2, 4)$mm(x))
 })
+
+test_that("a module read back by readRDS() comes alive with load_state_dict()", {
+  net <- nn_module(initialize = function() {
+    self$fc <- nn_linear(3, 2)
+    self$w <- nn_parameter(torch_ones(2))
+  }, forward = function(x) self$fc(x) * self$w)
+  m <- net()
+  path <- tempfile(fileext = ".rds")
+  saveRDS(m, path)
+  m2 <- readRDS(path)
+  # in this process the pointers still live; a new session would see them dead
+  state <- m$state_dict()
+  m2$load_state_dict(state)
+  expect_equal_to_tensor(m2(torch_ones(1, 3)), m(torch_ones(1, 3)))
+})
