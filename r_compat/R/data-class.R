@@ -10,7 +10,7 @@
   e$inherit <- inherit
   cls <- R6::R6Class(classname = name, inherit = inherit, lock_objects = FALSE,
                      public = public, private = private, active = active, parent_env = e)
-  init <- .find_initialize(cls)
+  init <- .r6_find_initialize(cls)
   gen <- function() NULL
   formals(gen) <- if (is.null(init)) alist(... = ) else formals(init)
   # re-issue the call to cls$new: arguments are matched as initialize matches them
@@ -25,7 +25,7 @@
   gen
 }
 
-.find_initialize <- function(cls) {
+.r6_find_initialize <- function(cls) {
   while (!is.null(cls)) {
     if (!is.null(cls$public_methods$initialize)) return(cls$public_methods$initialize)
     cls <- cls$get_inherit()

@@ -26,20 +26,20 @@ DataLoader <- R6::R6Class(
       self$.iterable <- inherits(dataset, "iterable_dataset")
       if (self$.iterable) {
         if (isTRUE(shuffle) || !is.null(sampler) || !is.null(batch_sampler)) {
-          .value_error("an iterable dataset can't be used with shuffle, sampler or ",
+          .data_value_error("an iterable dataset can't be used with shuffle, sampler or ",
                        "batch_sampler")
         }
       } else {
         if (!is.null(batch_sampler)) {
           if (batch_size != 1 || isTRUE(shuffle) || !is.null(sampler) || isTRUE(drop_last)) {
-            .value_error("batch_sampler option is mutually exclusive with batch_size, ",
+            .data_value_error("batch_sampler option is mutually exclusive with batch_size, ",
                          "shuffle, sampler, and drop_last")
           }
           batch_size <- NULL
           self$batch_size <- NULL
         } else {
           if (!is.null(sampler) && isTRUE(shuffle)) {
-            .value_error("sampler option is mutually exclusive with shuffle")
+            .data_value_error("sampler option is mutually exclusive with shuffle")
           }
           if (is.null(sampler)) {
             sampler <- if (isTRUE(shuffle)) RandomSampler(dataset) else SequentialSampler(dataset)
@@ -145,8 +145,9 @@ dataloader_next <- function(iter, completed = NULL) {
 .data_default_convert <- function(data) {
   if (is_torch_tensor(data)) return(data)
   if (is.list(data)) return(lapply(data, .data_default_convert))
+  cls <- paste(class(data), collapse = "/")
   tryCatch(torch_tensor(data), error = function(e) {
-    .value_error("Can't convert data of class: '", paste(class(data), collapse = "/"),
+    .data_value_error("Can't convert data of class: '", cls,
                  "' to a tensor; give the dataloader a collate_fn")
   })
 }

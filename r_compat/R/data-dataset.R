@@ -1,7 +1,7 @@
 # Datasets as R torch defines them: R6 objects with .getitem(i) (1-based),
 # .length() and optionally .getbatch(indices); dataset() makes new ones.
 
-.value_error <- function(...) {
+.data_value_error <- function(...) {
   stop(structure(class = c("value_error", "error", "condition"),
                  list(message = paste0(...), call = NULL)))
 }
@@ -83,9 +83,9 @@ tensor_dataset <- function(...) {
     tensors = NULL,
     initialize = function(...) {
       tensors <- list(...)
-      if (length(tensors) == 0) .value_error("tensor_dataset() needs at least one tensor")
+      if (length(tensors) == 0) .data_value_error("tensor_dataset() needs at least one tensor")
       if (!all(vapply(tensors, is_torch_tensor, logical(1)))) {
-        .value_error("tensor_dataset() takes tensors only")
+        .data_value_error("tensor_dataset() takes tensors only")
       }
       self$tensors <- tensors
     },

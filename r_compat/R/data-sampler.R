@@ -42,10 +42,10 @@ RandomSampler <- sampler(
   initialize = function(data_source, replacement = FALSE, num_samples = NULL,
                         generator = NULL) {
     if (!is.logical(replacement) || length(replacement) != 1) {
-      .value_error("replacement should be TRUE or FALSE")
+      .data_value_error("replacement should be TRUE or FALSE")
     }
     if (!is.null(num_samples) && (num_samples <= 0)) {
-      .value_error("num_samples should be a positive integer, got ", num_samples)
+      .data_value_error("num_samples should be a positive integer, got ", num_samples)
     }
     self$data_source <- data_source
     self$replacement <- replacement
@@ -77,7 +77,7 @@ BatchSampler <- sampler(
   "utils_sampler_batch",
   initialize = function(sampler, batch_size, drop_last) {
     if (!is.numeric(batch_size) || batch_size <= 0) {
-      .value_error("batch_size should be a positive integer, got ", batch_size)
+      .data_value_error("batch_size should be a positive integer, got ", batch_size)
     }
     self$sampler <- sampler
     self$batch_size <- as.integer(batch_size)

@@ -1,0 +1,134 @@
+# Datasets, samplers and data loaders from R, with R torch's semantics
+# (1-based indices, R6 objects, coro loops).
+
+test_that("tensor_dataset and dataloader give batches in order", {
+  x <- torch_tensor(matrix(1:30, ncol = 3, byrow = TRUE), dtype = torch_float())
+  y <- torch_tensor(1:10)
+  ds <- tensor_dataset(x, y)
+  expect_s3_class(ds, "dataset")
+  expect_length(ds, 10)
+  expect_equal(as_array(ds[2][[1]]), c(4, 5, 6))
+  expect_equal(as_array(ds[[3]][[2]]), 3L)
+  dl <- dataloader(ds, batch_size = 4)
+  expect_true(is_dataloader(dl))
+  expect_length(dl, 3)
+  it <- dataloader_make_iter(dl)
+  b1 <- dataloader_next(it)
+  expect_equal(as_array(b1[[2]]), 1:4)
+  expect_equal(dim(b1[[1]]), c(4, 3))
+  dataloader_next(it)
+  b3 <- dataloader_next(it)
+  expect_equal(dim(b3[[1]]), c(2, 3))     # the last, short batch keeps its dims
+  expect_null(dataloader_next(it))
+  expect_equal(dataloader_next(it, completed = "done"), "done")
+})
+
+test_that("shuffle gives a permutation fixed by torch_manual_seed", {
+  ds <- tensor_dataset(torch_tensor(1:50))
+  order_of <- function() {
+    torch_manual_seed(1)
+    unlist(lapply(coro::collect(dataloader(ds, batch_size = 8, shuffle = TRUE)),
+                  function(b) as_array(b[[1]])))
+  }
+  a <- order_of()
+  expect_equal(sort(a), 1:50)
+  expect_false(identical(a, 1:50))
+  expect_equal(order_of(), a)
+  dl <- dataloader(ds, batch_size = 8, shuffle = TRUE, drop_last = TRUE)
+  expect_length(dl, 6)
+  expect_length(coro::collect(dl), 6)
+})
+
+test_that("custom datasets: .getitem is 1-based and collation follows R torch", {
+  ds <- dataset(
+    "squares",
+    initialize = function(n) self$n <- n,
+    .getitem = function(i) list(x = i * 1.5, i = i, even = i %% 2 == 0, v = c(i, i)),
+    .length = function() self$n
+  )
+  d <- ds(5)
+  expect_equal(class(d), c("squares", "dataset", "R6"))
+  expect_equal(d[1]$i, 1L)
+  b <- dataloader_next(dataloader_make_iter(dataloader(d, batch_size = 5)))
+  expect_named(b, c("x", "i", "even", "v"))
+  expect_true(b$x$dtype == torch_float())
+  expect_true(b$i$dtype == torch_long())
+  expect_true(b$even$dtype == torch_bool())
+  expect_equal(as_array(b$i), 1:5)
+  expect_equal(dim(b$v), c(5, 2))
+})
+
+test_that(".getbatch is used for whole batches", {
+  calls <- 0
+  ds <- dataset(
+    initialize = function() NULL,
+    .getbatch = function(idx) {
+      calls <<- calls + 1
+      expect_true(is.integer(idx))
+      array(idx, dim = c(length(idx), 1))
+    },
+    .length = function() 7
+  )
+  out <- coro::collect(dataloader(ds(), batch_size = 3))
+  expect_equal(calls, 3)
+  expect_equal(as_array(out[[3]]), matrix(7, 1, 1))
+})
+
+test_that("coro::loop runs over a dataloader, with break", {
+  dl <- dataloader(tensor_dataset(torch_randn(10, 2)), batch_size = 3)
+  seen <- 0
+  coro::loop(for (b in dl) {
+    seen <- seen + 1
+    if (seen == 2) break
+  })
+  expect_equal(seen, 2)
+  total <- 0
+  coro::loop(for (b in dl) total <- total + b[[1]]$size(1))
+  expect_equal(total, 10)
+})
+
+test_that("iterable datasets, samplers and subsets", {
+  counter <- iterable_dataset(
+    "counter",
+    initialize = function(n) self$n <- n,
+    .iter = function() {
+      i <- 0
+      function() {
+        i <<- i + 1
+        if (i > self$n) coro::exhausted() else i
+      }
+    }
+  )
+  out <- coro::collect(dataloader(counter(70), batch_size = 32))
+  expect_equal(vapply(out, function(b) b$size(1), numeric(1)), c(32, 32, 6))
+  expect_true(is.na(length(dataloader(counter(5), batch_size = 2))))
+
+  ds <- tensor_dataset(torch_randn(100, 2))
+  expect_length(SequentialSampler(ds), 100)
+  expect_length(RandomSampler(ds, num_samples = 10), 10)
+  expect_length(BatchSampler(RandomSampler(ds), 32, drop_last = FALSE), 4)
+  it <- RandomSampler(ds, replacement = TRUE, num_samples = 20)$.iter()
+  draws <- vapply(1:20, function(i) it(), numeric(1))
+  expect_true(all(draws >= 1 & draws <= 100))
+  expect_true(coro::is_exhausted(it()))
+
+  sub <- dataset_subset(ds, 11:20)
+  expect_length(sub, 10)
+  expect_equal(as_array(sub[1][[1]]), as_array(ds[11][[1]]))
+})
+
+test_that("num_workers > 0 loads in this process, with a warning", {
+  ds <- tensor_dataset(torch_randn(6, 2))
+  expect_warning(dl <- dataloader(ds, batch_size = 3, num_workers = 2), "num_workers = 2")
+  expect_length(coro::collect(dl), 2)
+})
+
+test_that("data that can't be batched gives a clear error", {
+  ds <- dataset(initialize = function() NULL, .getbatch = function(i) "a", .length = function() 4)
+  expect_error(dataloader_next(dataloader_make_iter(dataloader(ds(), batch_size = 2))),
+               "Can't convert data of class", class = "value_error")
+  ds2 <- dataset(initialize = function() NULL, .getitem = function(i) sum,
+                 .length = function() 4)
+  expect_error(dataloader_next(dataloader_make_iter(dataloader(ds2(), batch_size = 2))),
+               "Can't collate")
+})
