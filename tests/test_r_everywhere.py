@@ -192,6 +192,24 @@ def test_install_r_defaults_to_rs_user_library(tmp_path: Path) -> None:
     assert res.stdout == GRAD_OUTPUT
 
 
+def test_r_cmd_install_from_a_checkout_finds_its_venv(tmp_path: Path) -> None:
+    """`R CMD INSTALL r_compat` with nothing set builds for the checkout's .venv."""
+    from rtorch_py.r import _BUILD_LEFTOVERS, r_source_dir
+    checkout = tmp_path / "checkout"
+    shutil.copytree(r_source_dir(), checkout / "r_compat", ignore=_BUILD_LEFTOVERS)
+    (checkout / ".venv").symlink_to(sys.prefix)  # this checkout's virtualenv
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    res = subprocess.run(["R", "CMD", "INSTALL", "--no-docs", f"--library={lib}", "r_compat"],
+                         capture_output=True, text=True, cwd=checkout, env=_env(), timeout=600)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert (lib / "torch" / "python").read_text().splitlines()[0] == \
+        str(checkout / ".venv" / "bin" / "python")
+    res = rscript("-e", GRAD_EXPR, lib=lib, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == GRAD_OUTPUT
+
+
 def test_install_r_never_replaces_r_torch(tmp_path: Path) -> None:
     desc = tmp_path / "torch" / "DESCRIPTION"
     desc.parent.mkdir()
