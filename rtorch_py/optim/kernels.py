@@ -65,16 +65,25 @@ def _adam(params: Arrays, grads: Arrays, states: list, group: dict, decoupled: b
             else:
                 g = g + wd * p
         m, v = st["exp_avg"], st["exp_avg_sq"]
-        m += (g - m) * (1 - beta1)          # lerp, as PyTorch does
+        # one scratch array per parameter, the rest in place (it runs every step)
+        tmp = np.subtract(g, m)
+        tmp *= 1 - beta1
+        m += tmp                             # lerp towards g, as PyTorch does
+        np.multiply(g, g, out=tmp)
+        tmp *= 1 - beta2
         v *= beta2
-        v += (1 - beta2) * g * g
+        v += tmp
         bc1 = 1 - beta1 ** step
         bc2_sqrt = math.sqrt(1 - beta2 ** step)
         if amsgrad:
             np.maximum(st["max_exp_avg_sq"], v, out=st["max_exp_avg_sq"])
             v = st["max_exp_avg_sq"]
-        denom = np.sqrt(v) / bc2_sqrt + eps
-        p -= (lr / bc1) * (m / denom)
+        np.sqrt(v, out=tmp)
+        tmp /= bc2_sqrt
+        tmp += eps                           # the denominator
+        np.divide(m, tmp, out=tmp)
+        tmp *= lr / bc1
+        p -= tmp
 
 
 def adam(params: Arrays, grads: Arrays, states: list, group: dict) -> None:
