@@ -479,3 +479,25 @@ def test_sparsemax_projects_onto_the_simplex():
     close(nn.nnf_contrib_sparsemax(x, dim=1), [[0.75, 0.25, 0.0], [1 / 3, 1 / 3, 1 / 3]])
     z = rt.torch_tensor(arr(4, 6), requires_grad=True)
     assert rt.autograd_gradcheck(lambda z: nn.nnf_contrib_sparsemax(z, 1) * 1.0, [z])
+
+
+@pytest.mark.parametrize("name", ["silu", "gelu", "softplus", "elu", "mish"])
+def test_activation_second_derivatives_match_torch(name):
+    x = arr(3, 4, low=-3, high=3)
+    a, t = ours(x), theirs(x)
+    (ga,) = rt.autograd_grad(getattr(nn, "nnf_" + name)(a).sum(), [a], create_graph=True)
+    (gt,) = torch.autograd.grad(getattr(torch.nn.functional, name)(t).sum(), [t],
+                                create_graph=True)
+    close(ga, gt)
+    (gga,) = rt.autograd_grad((ga * ga).sum(), [a])
+    (ggt,) = torch.autograd.grad((gt * gt).sum(), [t])
+    close(gga, ggt)
+
+
+def test_first_order_primitives_refuse_double_backward():
+    x = rt.torch_tensor(arr(1, 1, 4, 4), requires_grad=True)
+    w = rt.torch_tensor(arr(1, 1, 2, 2), requires_grad=True)
+    with pytest.raises(RuntimeError, match="second derivatives"):
+        rt.autograd_grad(nn.nnf_conv2d(x, w).sum(), [x], create_graph=True)
+    (g,) = rt.autograd_grad(nn.nnf_conv2d(x, w).sum(), [x])  # first order is fine
+    assert g.shape == x.shape

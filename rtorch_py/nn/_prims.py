@@ -1,9 +1,10 @@
 """Differentiable primitives the nn layers need that the tensor ops lack.
 
-Each is a `Function` (forward on NumPy arrays, derivative beside it) until the
-op registry (`rtorch_py/ops/`) exists; then they move to
-`rtorch_py/ops/nn_functional.py`. Convolutions use `sliding_window_view` and
-`tensordot` (im2col): Python loops run over kernel offsets, never over pixels.
+Each is a `Function`: forward and derivative on NumPy arrays (first order only:
+asking for a graph of their derivative is an error). Pointwise primitives with
+tensor-op derivatives (erf, silu) are registry ops in
+`rtorch_py/ops/nn_functional.py`. Convolutions loop over kernel offsets, each
+one strided slice and one matmul for the whole batch, never over pixels.
 """
 from __future__ import annotations
 
@@ -14,53 +15,24 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..autograd import is_grad_enabled
 from ..function import Function
+from ..ops.nn_functional import erf, silu  # noqa: F401 (registry ops, used by the layers)
 from ..tensor import Tensor, wrap
 
-_erf = np.frompyfunc(math.erf, 1, 1)
+def _first_order(what: str) -> None:
+    """These derivatives run on arrays: refuse to build a graph of them (rather
+    than give a wrong second derivative)."""
+    if is_grad_enabled():
+        raise RuntimeError(f"{what}: second derivatives (create_graph = TRUE) are not "
+                           f"supported through {what}; its derivative is computed outside "
+                           "autograd")
 
 
 def _t(arr: np.ndarray, like: Any) -> Tensor:
     """A tensor of `arr` with the dtype of `like` (an array or a dtype)."""
     dt = like.dtype if hasattr(like, "dtype") else like
     return wrap(np.ascontiguousarray(arr, dtype=dt))
-
-
-class Erf(Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return _t(_erf(x.data).astype(x.data.dtype), x.data)
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return g * (2.0 / math.sqrt(math.pi)) * (-(x * x)).exp()
-
-
-def erf(x: Tensor) -> Tensor:
-    return Erf.apply(x)
-
-
-class Silu(Function):
-    """x / (1 + exp(-x)), computed in double precision and rounded once, as
-    libtorch's result is."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        a = x.data.astype(np.float64)
-        return _t(a / (1.0 + np.exp(-a)), x.data)
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        s = x.sigmoid()
-        return g * (s * (x * (1.0 - s) + 1.0))
-
-
-def silu(x: Tensor) -> Tensor:
-    return Silu.apply(x)
 
 
 class Sparsemax(Function):
@@ -81,6 +53,7 @@ class Sparsemax(Function):
 
     @staticmethod
     def backward(ctx, g):
+        _first_order("sparsemax")
         dim, out = ctx.saved_variables
         gz = np.moveaxis(g.data, dim, -1)
         nz = out > 0
@@ -128,6 +101,7 @@ class Pad(Function):
 
     @staticmethod
     def backward(ctx, g):
+        _first_order("pad")
         shape, widths, mode = ctx.saved_variables
         if mode == "constant":
             garr = g.data if isinstance(g, Tensor) else g
@@ -264,6 +238,7 @@ class ConvNd(Function):
 
     @staticmethod
     def backward(ctx, g):
+        _first_order("convolution")
         x, w, stride, padding, dilation, groups = ctx.saved_variables
         garr = g.data
         nd = w.ndim - 2
@@ -305,6 +280,7 @@ class ConvTransposeNd(Function):
 
     @staticmethod
     def backward(ctx, g):
+        _first_order("transposed convolution")
         x, w, stride, padding, dilation, groups, full = ctx.saved_variables
         garr = np.pad(g.data, [(0, 0), (0, 0)] + [(p, p) for p in padding])
         kw = _as_conv_kernel(w.data, groups)
@@ -358,6 +334,7 @@ class MaxPoolNd(Function):
 
     @staticmethod
     def backward(ctx, g, g_idx=None):
+        _first_order("max pooling")
         xshape, pshape, arg, k, stride, padding, dilation = ctx.saved_variables
         garr = g.data
         out = np.zeros(pshape, dtype=garr.dtype)
@@ -422,6 +399,7 @@ class AvgPoolNd(Function):
 
     @staticmethod
     def backward(ctx, g):
+        _first_order("average pooling")
         xshape, pshape, div, k, stride, padding = ctx.saved_variables
         garr = g.data / div
         out = np.zeros(pshape, dtype=g.data.dtype)
@@ -495,6 +473,7 @@ class LSTMLayer(Function):
 
     @staticmethod
     def backward(ctx, g_out, g_h, g_c):
+        _first_order("lstm")
         x, h0, c0, w_ih, w_hh, has_bias, gates, cs, hs = ctx.saved_variables
         # The loop runs in float64: float32 gradients fading through many steps
         # become subnormal numbers, which CPUs process many times slower.
