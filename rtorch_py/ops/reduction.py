@@ -95,24 +95,48 @@ def mean(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None
 
 @formula
 def ProdBackward0(n, g, x, result):
-    d = x.data
-    if d.all():
+    if x.data.all():
         return (g * result / x,)
     # with zeros: the product of all the other elements (no higher order here)
-    flat = d.reshape(-1)
-    before = np.concatenate(([1], np.cumprod(flat)[:-1])).astype(d.dtype)
-    after = np.concatenate((np.cumprod(flat[::-1])[-2::-1], [1])).astype(d.dtype) \
-        if flat.size > 1 else np.ones(1, d.dtype)
-    return (g * wrap((before * after).reshape(d.shape)),)
+    flat = x.data.reshape(-1)
+    return (g * wrap(_prod_others(flat, 0).reshape(x.shape)),)
 
 
-@op(r_summary=("prod",), samples=S.unary)
+def _prod_others(d: np.ndarray, axis: int) -> np.ndarray:
+    """For each element, the product of the others along axis (exclusive
+    cumulative products from both sides: exact with zeros)."""
+    d = np.moveaxis(d, axis, -1)
+    ones = np.ones(d.shape[:-1] + (1,), d.dtype)
+    before = np.concatenate((ones, np.cumprod(d, axis=-1)[..., :-1]), axis=-1)
+    after = np.concatenate((np.cumprod(d[..., ::-1], axis=-1)[..., :-1][..., ::-1], ones),
+                           axis=-1)
+    return np.moveaxis(before * after, -1, axis)
+
+
+@formula
+def ProdBackward1(n, g, x, result, dim, keepdim):
+    if not keepdim and x.ndim:
+        g, result = g.unsqueeze(dim), result.unsqueeze(dim)
+    if x.data.all():
+        return (g * result / x,)
+    return (g * wrap(_prod_others(x.data, dim) if x.ndim else np.ones((), x.data.dtype)),)
+
+
+@op(dims=("dim",), r_summary=("prod",), samples=S.prod)
 def prod(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
-    if dim is not None:
-        raise NotImplementedError("prod(dim =) is not supported by the engine yet; use prod()")
+    d = self.data
     if dtype is not None:
-        self = self.to(dtype=dtype)
-    return record(wrap(np.asarray(self.data.prod())), ProdBackward0, (self,), (self, OUTPUT))
+        d = d.astype(as_dtype(dtype).np)
+    elif d.dtype.kind in "biu":
+        d = d.astype(np.int64)
+    src = self if d is self.data else wrap(d)
+    if dim is None:
+        return record(np.asarray(d.prod()), ProdBackward0, (self,), (src, OUTPUT))
+    if isinstance(dim, (list, tuple)):
+        raise TypeError("prod: dim must be a single dimension, got several")
+    dm = _dim(int(dim), self.ndim)
+    out = np.asarray(d.prod(axis=dm, keepdims=keepdim)) if self.ndim else d.copy()
+    return record(out, ProdBackward1, (self,), (src, OUTPUT, dm, keepdim))
 
 
 @formula
@@ -255,3 +279,417 @@ def _logical_reduction(reduce: Callable, name: str) -> Callable:
 
 any = _logical_reduction(np.any, "any")
 all = _logical_reduction(np.all, "all")
+
+
+# ==========================================================================
+# More reductions: nan-aware sums, moments, logsumexp, norms, cumulative ops
+
+def _float_input(x: Tensor, name: str, dtype: Any = None) -> np.ndarray:
+    d = x.data if dtype is None else x.data.astype(as_dtype(dtype).np)
+    if d.dtype.kind != "f":
+        raise RuntimeError(f"{name}(): expected a floating point tensor (e.g. "
+                           f"x$to(dtype = torch_float())), got {x.dtype.r_name}")
+    return d
+
+
+def _axes(dim: Any, ndim: int) -> tuple:
+    """The dims a reduction runs over: every dim when dim is None."""
+    return tuple(range(ndim)) if dim is None else _dims(dim, ndim)
+
+
+def _count(shape: tuple, axes: tuple) -> int:
+    return int(np.prod([shape[i] for i in axes])) if axes else 1
+
+
+@formula
+def NansumBackward0(n, g, x, dims, keepdim):
+    g = _unreduce(g, x.shape, dims, keepdim)
+    return (g * wrap(~np.isnan(x.data)),)
+
+
+@op(dims=("dim",), samples=S.reduction)
+def nansum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+    d = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
+    if d.dtype.kind in "biu":
+        d = d.astype(np.int64)
+    axes = _axes(dim, self.ndim)
+    keep = keepdim and dim is not None
+    out = np.asarray(np.nansum(d, axis=axes, keepdims=keep)).astype(d.dtype, copy=False)
+    return record(out, NansumBackward0, (self,), (self, axes, keep))
+
+
+@op(dims=("dim",), samples=S.reduction)
+def nanmean(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+    _float_input(self, "nanmean", dtype)
+    # as PyTorch: the nan-free sum over the count of non-nan values (DivBackward0)
+    count = sum(~self.isnan(), dim=dim, keepdim=keepdim)
+    return nansum(self, dim, keepdim, dtype) / count
+
+
+def _moment_args(dim: Any, unbiased: Any, correction: Any) -> tuple:
+    """std/var's (dim, correction): `std(x, TRUE)` gives unbiased by position."""
+    if isinstance(dim, (bool, np.bool_)):
+        dim, unbiased = None, bool(dim)
+    if correction is None:
+        correction = 1 if unbiased else 0
+    return dim, float(correction)
+
+
+def _var_data(d: np.ndarray, axes: tuple, keepdim: bool, correction: float) -> np.ndarray:
+    n = _count(d.shape, axes)
+    dev = d - d.mean(axis=axes, keepdims=True)
+    s = (dev * dev).sum(axis=axes, keepdims=keepdim)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(s / builtins.max(n - correction, 0), dtype=d.dtype)
+
+
+def _var_grad(g: Tensor, x: Tensor, axes: tuple, keepdim: bool, correction: float) -> Tensor:
+    """d var / dx times g: 2 (x - mean) / (N - correction)."""
+    n = _count(x.shape, axes)
+    g = _unreduce(g, x.shape, axes, keepdim)
+    return g * (2.0 / builtins.max(n - correction, 0)) * (x - x.mean(dim=axes, keepdim=True))
+
+
+@formula
+def VarBackward0(n, g, x, axes, keepdim, correction):
+    return (_var_grad(g, x, axes, keepdim, correction),)
+
+
+@formula
+def StdBackward0(n, g, x, result, axes, keepdim, correction):
+    return (_var_grad(g / (2 * result), x, axes, keepdim, correction),)
+
+
+@op(dims=("dim",), samples=S.moments)
+def var(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False,
+        correction: Any = None) -> Tensor:
+    dim, c = _moment_args(dim, unbiased, correction)
+    d = _float_input(self, "var")
+    axes = _axes(dim, self.ndim)
+    keep = keepdim and dim is not None
+    return record(_var_data(d, axes, keep, c), VarBackward0, (self,), (self, axes, keep, c))
+
+
+@op(dims=("dim",), samples=S.moments)
+def std(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False,
+        correction: Any = None) -> Tensor:
+    dim, c = _moment_args(dim, unbiased, correction)
+    d = _float_input(self, "std")
+    axes = _axes(dim, self.ndim)
+    keep = keepdim and dim is not None
+    return record(np.sqrt(_var_data(d, axes, keep, c)), StdBackward0, (self,),
+                  (self, OUTPUT, axes, keep, c))
+
+
+def pair_formula(fn: Callable, name: str) -> Callable:
+    """A node with two differentiable outputs (std_mean, aminmax): `fn(node,
+    grads, *saved)` gets both outputs' gradients (None for an unused one)."""
+    def backward_fn(node: Any, grads: list) -> Any:
+        if _state.grad:
+            return fn(node, grads, *node.unpack_saved())
+        outs = fn(node, [None if g is None else wrap(np.asarray(g)) for g in grads],
+                  *node.unpack_saved())
+        return [None if o is None else o.data for o in outs]
+    backward_fn.__name__ = name
+    backward_fn.array_formula = None
+    backward_fn.formula = fn
+    return backward_fn
+
+
+def record_pair(first: np.ndarray, second: np.ndarray, backward_fn: Callable,
+                x: Tensor, saved: tuple) -> tuple:
+    """Two results of one node (outputs 0 and 1) with input x."""
+    a = record(first, backward_fn, (x,), saved)
+    b = wrap(second)
+    if a.grad_fn is not None:
+        a.grad_fn.num_outputs = 2
+        b.grad_fn, b._rg, b._output_nr = a.grad_fn, True, 1
+    return a, b
+
+
+def _var_mean_backward(n, grads, x, axes, keepdim, correction, take_sqrt):
+    gv, gm = grads
+    out = None
+    if gv is not None:
+        if take_sqrt:
+            s = x.var(dim=axes, keepdim=keepdim, correction=correction).sqrt()
+            gv = gv / (2 * s)
+        out = _var_grad(gv, x, axes, keepdim, correction)
+    if gm is not None:
+        gm = _unreduce(gm, x.shape, axes, keepdim) / _count(x.shape, axes)
+        out = gm if out is None else out + gm
+    return (out,)
+
+
+VarMeanBackward0 = pair_formula(
+    lambda n, g, *s: _var_mean_backward(n, g, *s, False), "VarMeanBackward0")
+StdMeanBackward0 = pair_formula(
+    lambda n, g, *s: _var_mean_backward(n, g, *s, True), "StdMeanBackward0")
+
+
+def _moment_mean(self: Tensor, dim: Any, unbiased: Any, keepdim: bool, correction: Any,
+                 name: str, backward_fn: Callable, take_sqrt: bool) -> tuple:
+    dim, c = _moment_args(dim, unbiased, correction)
+    d = _float_input(self, name)
+    axes = _axes(dim, self.ndim)
+    keep = keepdim and dim is not None
+    v = _var_data(d, axes, keep, c)
+    m = np.asarray(d.mean(axis=axes, keepdims=keep), dtype=d.dtype)
+    return record_pair(np.sqrt(v) if take_sqrt else v, m, backward_fn, self,
+                       (self, axes, keep, c))
+
+
+@op(dims=("dim",), samples=S.moments)
+def var_mean(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False,
+             correction: Any = None) -> tuple:
+    return _moment_mean(self, dim, unbiased, keepdim, correction, "var_mean",
+                        VarMeanBackward0, False)
+
+
+@op(dims=("dim",), samples=S.moments)
+def std_mean(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False,
+             correction: Any = None) -> tuple:
+    return _moment_mean(self, dim, unbiased, keepdim, correction, "std_mean",
+                        StdMeanBackward0, True)
+
+
+def _logsumexp_data(d: np.ndarray, axes: tuple, keepdim: bool) -> np.ndarray:
+    m = d.max(axis=axes, keepdims=True) if d.size else np.zeros((1,) * d.ndim, d.dtype)
+    m = np.where(np.isfinite(m), m, 0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.exp(d - m).sum(axis=axes, keepdims=True)) + m
+    return np.asarray(out if keepdim else out.reshape(
+        [s for i, s in enumerate(d.shape) if i not in axes]), dtype=d.dtype)
+
+
+@formula
+def LogsumexpBackward0(n, g, x, result, axes, keepdim):
+    g = _unreduce(g, x.shape, axes, keepdim)
+    r = _unreduce(result, x.shape, axes, keepdim)
+    return (g * (x - r).exp(),)
+
+
+@op(dims=("dim",), samples=S.logsumexp)
+def logsumexp(self: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
+    d = self.data if self.data.dtype.kind == "f" else self.data.astype(np.float32)
+    axes = _axes(dim, self.ndim)
+    return record(_logsumexp_data(d, axes, keepdim), LogsumexpBackward0, (self,),
+                  (self, OUTPUT, axes, keepdim))
+
+
+def _norm_p(p: Any) -> float:
+    if isinstance(p, str):
+        if p == "fro":
+            return 2.0
+        raise ValueError(f"norm: p = {p!r} is not supported here; use a number, Inf or 'fro'"
+                         " (for matrix norms use linalg_matrix_norm())")
+    return float(p)
+
+
+def _vector_norm_data(d: np.ndarray, p: float, axes: tuple, keepdim: bool) -> np.ndarray:
+    a = np.abs(d)
+    if p == np.inf:
+        out = a.max(axis=axes, keepdims=keepdim, initial=0)
+    elif p == -np.inf:
+        out = a.min(axis=axes, keepdims=keepdim)
+    elif p == 0:
+        out = (a != 0).sum(axis=axes, keepdims=keepdim)
+    elif p == 1:
+        out = a.sum(axis=axes, keepdims=keepdim)
+    elif p == 2:
+        out = np.sqrt((a * a).sum(axis=axes, keepdims=keepdim))
+    else:
+        out = (a ** p).sum(axis=axes, keepdims=keepdim) ** (1 / p)
+    return np.asarray(out, dtype=d.dtype)
+
+
+def _norm_grad(g: Tensor, x: Tensor, result: Tensor, p: float, axes: tuple,
+               keepdim: bool) -> Tensor:
+    g = _unreduce(g, x.shape, axes, keepdim)
+    r = _unreduce(result, x.shape, axes, keepdim)
+    if p == 0:
+        return g * 0
+    if p == 1:
+        return g * x.sign()
+    if p in (np.inf, -np.inf):
+        # ties share the gradient evenly, as PyTorch does
+        mask = wrap((np.abs(x.data) == r.data).astype(x.data.dtype))
+        return g * x.sign() * mask / mask.sum(dim=axes, keepdim=True)
+    if p == 2:
+        safe = r.masked_fill(r == 0, 1) if (r.data == 0).any() else r
+        return g * x / safe * wrap(r.data != 0)
+    safe = r.masked_fill(r == 0, 1) if (r.data == 0).any() else r
+    return g * x * x.abs() ** (p - 2) / safe ** (p - 1) * wrap(r.data != 0)
+
+
+@formula
+def LinalgVectorNormBackward0(n, g, x, result, p, axes, keepdim):
+    return (_norm_grad(g, x, result, p, axes, keepdim),)
+
+
+@op(dims=("dim",), samples=S.norm)
+def norm(self: Tensor, p: Any = 2, dim: Any = None, keepdim: bool = False,
+         dtype: Any = None) -> Tensor:
+    """The vector p-norm over `dim` (every element when dim is None)."""
+    pv = _norm_p(p)
+    src = self if dtype is None else self.to(dtype=dtype)
+    d = _float_input(src, "norm")
+    axes = _axes(dim, self.ndim)
+    keep = keepdim and dim is not None
+    return record(_vector_norm_data(d, pv, axes, keep), LinalgVectorNormBackward0, (src,),
+                  (src, OUTPUT, pv, axes, keep))
+
+
+@formula
+def DistBackward0(n, g, x, y, result, p):
+    diff = x - y
+    gx = _norm_grad(g, diff, result, p, tuple(range(diff.ndim)), False)
+    return (gx if n.needs(0) else None, -gx if n.needs(1) else None)
+
+
+@op(samples=S.dist)
+def dist(self: Tensor, other: Tensor, p: Any = 2) -> Tensor:
+    pv = _norm_p(p)
+    diff = _float_input(self, "dist") - _float_input(other, "dist")
+    out = _vector_norm_data(diff, pv, tuple(range(diff.ndim)), False)
+    return record(out, DistBackward0, (self, other), (self, other, OUTPUT, pv))
+
+
+# Cumulative ops along a dim ------------------------------------------------
+
+def _cum_input(self: Tensor, dtype: Any) -> np.ndarray:
+    d = self.data
+    if dtype is not None:
+        return d.astype(as_dtype(dtype).np)
+    return d.astype(np.int64) if d.dtype.kind in "biu" else d
+
+
+@formula
+def CumsumBackward0(n, g, dim):
+    return (_reverse_cumsum(g, dim),)
+
+
+def _reverse_cumsum(g: Tensor, dim: int) -> Tensor:
+    """Sums from each position to the end along dim (differentiable)."""
+    return g.sum(dim=dim, keepdim=True) - g.cumsum(dim) + g
+
+
+@op(dims=("dim",), samples=S.cumulative)
+def cumsum(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    d = _cum_input(self, dtype)
+    dm = _dim(int(dim), self.ndim)
+    out = np.cumsum(d, axis=dm, dtype=d.dtype) if self.ndim else d.copy()
+    return record(out, CumsumBackward0, (self,), (dm if self.ndim else 0,))
+
+
+@formula
+def CumprodBackward0(n, g, x, result, dim):
+    if x.ndim == 0:
+        return (g,)
+    if x.data.all():
+        # sum over later positions k >= i of g_k * result_k, divided by x_i
+        return (_reverse_cumsum(g * result, dim) / x,)
+    # with zeros: each element's derivative by products of the others (no higher order)
+    d, gd = np.moveaxis(x.data, dim, -1), np.moveaxis(g.data, dim, -1)
+    m = d.shape[-1]
+    out = np.zeros_like(d)
+    for i in range(m):
+        others = d.copy()
+        others[..., i] = 1
+        out[..., i] = (gd[..., i:] * np.cumprod(others, axis=-1)[..., i:]).sum(axis=-1)
+    return (wrap(np.moveaxis(out, -1, dim)),)
+
+
+@op(dims=("dim",), samples=S.cumulative)
+def cumprod(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    d = _cum_input(self, dtype)
+    dm = _dim(int(dim), self.ndim)
+    out = np.cumprod(d, axis=dm, dtype=d.dtype) if self.ndim else d.copy()
+    return record(out, CumprodBackward0, (self,), (self, OUTPUT, dm if self.ndim else 0))
+
+
+@formula
+def LogcumsumexpBackward0(n, g, x, result, dim):
+    if x.ndim == 0:
+        return (g,)
+    # d out_k / d x_i = exp(x_i - out_k) for k >= i (an m x m weight per row)
+    xm = x.transpose(dim, -1)
+    rm = result.transpose(dim, -1)
+    gm = g.transpose(dim, -1)
+    m = xm.shape[-1]
+    tri = wrap(np.triu(np.ones((m, m), dtype=x.data.dtype)))  # [i, k]: k >= i
+    w = (xm.unsqueeze(-1) - rm.unsqueeze(-2)).exp() * tri
+    return ((w * gm.unsqueeze(-2)).sum(dim=-1).transpose(dim, -1),)
+
+
+@op(dims=("dim",), samples=S.cumulative_float)
+def logcumsumexp(self: Tensor, dim: int) -> Tensor:
+    d = _float_input(self, "logcumsumexp")
+    dm = _dim(int(dim), self.ndim)
+    out = np.logaddexp.accumulate(d, axis=dm) if self.ndim else d.copy()
+    return record(np.asarray(out, dtype=d.dtype), LogcumsumexpBackward0, (self,),
+                  (self, OUTPUT, dm if self.ndim else 0))
+
+
+# amax / amin / aminmax ------------------------------------------------------
+
+def _extreme_grad(g: Tensor, x: Tensor, result: Tensor, axes: tuple, keepdim: bool) -> Tensor:
+    """Ties share the gradient evenly (PyTorch's amax/amin)."""
+    r = _unreduce(result, x.shape, axes, keepdim)
+    mask = wrap((x.data == r.data).astype(x.data.dtype))
+    return _unreduce(g, x.shape, axes, keepdim) * mask / mask.sum(dim=axes, keepdim=True)
+
+
+@formula
+def AmaxBackward0(n, g, x, result, axes, keepdim):
+    return (_extreme_grad(g, x, result, axes, keepdim),)
+
+
+AminBackward0 = formula(AmaxBackward0.formula, name="AminBackward0")
+
+
+def _amax(self: Tensor, dim: Any, keepdim: bool, reduce: Callable, name: str) -> np.ndarray:
+    axes = _axes(None if isinstance(dim, (list, tuple)) and not dim else dim, self.ndim)
+    if self.data.size == 0 and builtins.any(self.shape[a] == 0 for a in axes):
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                           "input.numel() == 0, over a dim of non-zero size.")
+    return np.asarray(reduce(self.data, axis=axes, keepdims=keepdim)), axes
+
+
+@op(dims=("dim",), samples=S.amax)
+def amax(self: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    out, axes = _amax(self, dim, keepdim, np.max, "amax")
+    return record(out, AmaxBackward0, (self,), (self, OUTPUT, axes, keepdim))
+
+
+@op(dims=("dim",), samples=S.amax)
+def amin(self: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    out, axes = _amax(self, dim, keepdim, np.min, "amin")
+    return record(out, AminBackward0, (self,), (self, OUTPUT, axes, keepdim))
+
+
+def _aminmax_backward(n, grads, x, mn, mx, axes, keepdim):
+    gmin, gmax = grads
+    out = None
+    for g, r in ((gmin, mn), (gmax, mx)):
+        if g is not None:
+            part = _extreme_grad(g, x, wrap(r), axes, keepdim)
+            out = part if out is None else out + part
+    return (out,)
+
+
+AminmaxBackward0 = pair_formula(_aminmax_backward, "AminmaxBackward0")
+
+
+@op(dims=("dim",), samples=S.aminmax)
+def aminmax(self: Tensor, dim: Any = None, keepdim: bool = False) -> tuple:
+    mn, axes = _amax(self, dim, keepdim and dim is not None, np.min, "aminmax")
+    mx, _ = _amax(self, dim, keepdim and dim is not None, np.max, "aminmax")
+    return record_pair(mn, mx, AminmaxBackward0, self,
+                       (self, mn, mx, axes, keepdim and dim is not None))
+
+
+@op(dims=("dim",), samples=S.count_nonzero, differentiable=False)
+def count_nonzero(self: Tensor, dim: Any = None) -> Tensor:
+    axes = _axes(dim, self.ndim)
+    return wrap(np.asarray(np.count_nonzero(self.data, axis=axes), dtype=np.int64))

@@ -23,3 +23,58 @@ def arg_reduction() -> list:
 def logical_reduction() -> list:
     return [sample(T((2, 3), dtype="bool")), sample(T((2, 3), dtype="bool"), 1),
             sample(T((2, 3), dtype="bool"), 0, True)]
+
+
+def prod() -> list:
+    return [sample(T((2, 3))), sample(T((2, 3)), 1), sample(T((2, 3)), 0, True),
+            sample(T(())), sample(T(()), 0), sample(T((0, 3))), sample(T((0, 3)), 1),
+            sample(T((4,), dtype="int64", low=-3, high=4)),
+            sample(T((2, 3), dtype="int64", low=-3, high=4), 1)]
+
+
+def moments() -> list:
+    return [sample(T((2, 3))), sample(T((2, 3)), 1), sample(T((2, 3, 4)), (0, 2)),
+            sample(T((2, 3)), 0, False, True), sample(T((3, 4)), 1, correction=0),
+            sample(T((3, 4)), -1, keepdim=True, correction=2)]
+
+
+def logsumexp() -> list:
+    return [sample(T((2, 3)), 1), sample(T((2, 3)), (0, 1)), sample(T((2, 3)), 0, True),
+            sample(T(()), 0), sample(T((4,), dtype="int64", low=-3, high=4), 0)]
+
+
+def norm() -> list:
+    return [sample(T((2, 3))), sample(T((2, 3)), 1), sample(T((2, 3)), 3, 1),
+            sample(T((2, 3)), 2, 1, True), sample(T((2, 3, 2)), 2, (0, 2)),
+            sample(T((2, 3), distinct=True), float("inf"), 1), sample(T(()))]
+
+
+def dist() -> list:
+    return [sample(T((2, 3)), T((2, 3))), sample(T((2, 3)), T((3,)), 1),
+            sample(T((2, 3)), T((2, 3)), 3)]
+
+
+def cumulative() -> list:
+    return [sample(T((2, 3), away_from_zero=True), 1), sample(T((2, 3), away_from_zero=True), 0),
+            sample(T((3, 4), away_from_zero=True), -1), sample(T(()), 0),
+            sample(T((0, 3)), 1), sample(T((5,), dtype="int64", low=-3, high=4), 0)]
+
+
+def cumulative_float() -> list:
+    return [sample(T((2, 3)), 1), sample(T((2, 3)), 0), sample(T(()), 0)]
+
+
+def amax() -> list:
+    return [sample(T((2, 3), distinct=True)), sample(T((2, 3), distinct=True), 1),
+            sample(T((2, 3, 2), distinct=True), (0, 2), True), sample(T(()))]
+
+
+def aminmax() -> list:
+    return [sample(T((2, 3), distinct=True)), sample(T((2, 3), distinct=True), dim=1),
+            sample(T((2, 3), distinct=True), dim=0, keepdim=True)]
+
+
+def count_nonzero() -> list:
+    return [sample(T((3, 4), dtype="int64", low=-1, high=2)),
+            sample(T((3, 4), dtype="int64", low=-1, high=2), 1),
+            sample(T((3, 4), dtype="int64", low=-1, high=2), (0, 1))]
