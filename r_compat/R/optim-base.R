@@ -134,18 +134,6 @@ Optimizer <- R6::R6Class(
   )
 )
 
-.optim_zero_grad <- function(params, set_to_none) {
-  for (p in params) {
-    g <- p$grad
-    if (is_undefined_tensor(g)) next
-    if (isTRUE(set_to_none)) {
-      p$grad <- NULL
-    } else {
-      with_no_grad(g$zero_())
-    }
-  }
-}
-
 State <- R6::R6Class(
   "State",
   lock_objects = FALSE,

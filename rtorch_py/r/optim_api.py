@@ -67,6 +67,17 @@ def optim_step(kind: str, group: NamedList, state_map: Any) -> NamedList:
     return NamedList(keys, [NamedList(list(st), list(st.values())) for st in states])
 
 
+def zero_grad(params: Any, set_to_none: bool = False) -> None:
+    """Every parameter's gradient zeroed (or dropped), in one call."""
+    for p in _params(NamedList(["params"], [params])):
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+        else:
+            p.grad.data[...] = 0
+
+
 class RLBFGS:
     """The Python half of an R optim_lbfgs: its state (directions, history)
     stays here; R sees func_evals and n_iter."""
@@ -123,6 +134,7 @@ def strong_wolfe_r(obj_func: Callable, x: Any, t: Any, d: Tensor, f: Any, g: Ten
 
 R_FUNCTIONS: dict[str, Callable] = {
     ".optim_step": optim_step,
+    ".optim_zero_grad": zero_grad,
     ".lbfgs_new": lbfgs_new,
     ".lbfgs_step": lbfgs_step,
     ".strong_wolfe": strong_wolfe_r,
