@@ -16,6 +16,7 @@ from .. import autograd as _ag
 from .. import creation as _cr
 from .. import ops as _ops
 from ..tensor import Tensor, wrap
+from ..ops.nn_functional import convolution
 from . import _prims
 from .module import write_
 
@@ -757,9 +758,8 @@ def _conv(nd: int):
                 raise ValueError(f"padding must be 'valid', 'same' or numbers, got {padding!r}")
         else:
             pads = _prims._tuple(padding, nd)
-        out = _prims.conv(x, weight, stride, pads, dilation, int(groups))
-        if bias is not None:
-            out = out + bias.reshape((1, -1) + (1,) * nd)
+        out = convolution(x, weight, bias, stride, pads, dilation, False, (0,) * nd,
+                          int(groups))
         return out.squeeze(0) if unbatched else out
     conv.__name__ = f"nnf_conv{nd}d"
     return conv
@@ -776,12 +776,9 @@ def _conv_transpose(nd: int):
                        groups: int = 1, dilation: Any = 1) -> Tensor:
         unbatched = input.ndim == nd + 1
         x = input.unsqueeze(0) if unbatched else input
-        out = _prims.conv_transpose(x, weight, _prims._tuple(stride, nd),
-                                    _prims._tuple(padding, nd),
-                                    _prims._tuple(output_padding, nd),
-                                    _prims._tuple(dilation, nd), int(groups))
-        if bias is not None:
-            out = out + bias.reshape((1, -1) + (1,) * nd)
+        out = convolution(x, weight, bias, _prims._tuple(stride, nd),
+                          _prims._tuple(padding, nd), _prims._tuple(dilation, nd), True,
+                          _prims._tuple(output_padding, nd), int(groups))
         return out.squeeze(0) if unbatched else out
     conv_transpose.__name__ = f"nnf_conv_transpose{nd}d"
     return conv_transpose

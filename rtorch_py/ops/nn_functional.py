@@ -6,10 +6,12 @@ the derivative written with tensor ops so higher orders come for free.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..engine import is_grad_enabled
+from ..tensor import Tensor, wrap
 from .operands import _fdata
 from .recording import formula, record
 from .registry import op
@@ -44,3 +46,138 @@ def silu(self: Tensor) -> Tensor:
     d = _fdata(self)
     a = d.astype(np.float64)
     return record((a / (1.0 + np.exp(-a))).astype(d.dtype), SiluBackward0, (self,), (self,))
+
+
+# --------------------------------------------------------------------------
+# Convolution (any number of spatial dims), plain and transposed. The array
+# work lives in rtorch_py.nn._prims (one strided slice and one matmul per
+# kernel offset); the derivative is written with `convolution` itself, so
+# second derivatives work.
+
+
+def _ints(v: Any, nd: int) -> tuple:
+    if isinstance(v, (list, tuple, np.ndarray)):
+        v = [int(x) for x in np.asarray(v).reshape(-1)]
+        return tuple(v) * nd if len(v) == 1 else tuple(v)
+    return (int(v),) * nd
+
+
+def _conv_arrays(x: np.ndarray, w: np.ndarray, stride, padding, dilation, transposed,
+                 output_padding, groups) -> np.ndarray:
+    from ..nn import _prims as P
+    nd = w.ndim - 2
+    if not transposed:
+        xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding]) if any(padding) else x
+        return P._conv_forward(xp, w, stride, dilation, groups)
+    k = w.shape[2:]
+    full = tuple((i - 1) * s + (kk - 1) * d + 1 + op
+                 for i, s, kk, d, op in zip(x.shape[2:], stride, k, dilation, output_padding))
+    out = P._conv_scatter(x, w, (x.shape[0], w.shape[1] * groups) + full, stride, dilation,
+                          groups)
+    return out[(slice(None), slice(None)) + tuple(slice(p, f - p)
+                                                  for p, f in zip(padding, full))]
+
+
+def _crop(t: Tensor, sizes: tuple) -> Tensor:
+    """Keep the first `sizes` positions of each spatial dim."""
+    for i, s in enumerate(sizes):
+        if t.shape[2 + i] != s:
+            t = t.narrow(2 + i, 0, s)
+    return t
+
+
+def _weight_grad(inp: Tensor, g: Tensor, kshape: tuple, stride, padding, dilation,
+                 groups) -> Tensor:
+    """d/dweight of convolution(inp, weight) for output gradient g, as a
+    convolution of inp (channels as batch) with g (batch as channels)."""
+    cg, og = inp.shape[1] // groups, g.shape[1] // groups
+    parts = []
+    for k in range(groups):
+        xi = inp.narrow(1, k * cg, cg).transpose(0, 1)       # C/g, N, *S
+        gi = g.narrow(1, k * og, og).transpose(0, 1)         # O/g, N, *O
+        r = convolution(xi, gi, None, dilation, padding, stride, False, (0,) * len(kshape), 1)
+        parts.append(_crop(r, kshape).transpose(0, 1))       # O/g, C/g, *K
+    return parts[0] if groups == 1 else _cat(parts, 0)
+
+
+def _cat(ts: list, dim: int) -> Tensor:
+    from .shape import cat
+    return cat(ts, dim)
+
+
+def _conv_grads_arrays(n, g, x, w, stride, padding, dilation, transposed, groups) -> tuple:
+    """The input and weight gradients on arrays (no graph wanted): the direct
+    loops over kernel offsets, much cheaper than the convolutions below."""
+    from ..nn import _prims as P
+    ga, xa, wa = g.data, x.data, w.data
+    pads = [(0, 0), (0, 0)] + [(p, p) for p in padding]
+    gx = gw = None
+    if not transposed:
+        if n.needs(0):
+            shape = xa.shape[:2] + tuple(s + 2 * p for s, p in zip(xa.shape[2:], padding))
+            full = P._conv_scatter(ga, wa, shape, stride, dilation, groups)
+            gx = full[(slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in
+                                                         zip(padding, xa.shape[2:]))]
+        if n.needs(1):
+            xp = np.pad(xa, pads) if any(padding) else xa
+            gw = P._conv_grad_weight(xp, ga, wa.shape[2:], stride, dilation, groups)
+    else:
+        gp = np.pad(ga, pads) if any(padding) else ga
+        if n.needs(0):
+            full = P._conv_forward(gp, wa, stride, dilation, groups)
+            gx = full[(slice(None), slice(None)) + tuple(slice(0, s) for s in xa.shape[2:])]
+        if n.needs(1):
+            gw = P._conv_grad_weight(gp, xa, wa.shape[2:], stride, dilation, groups)
+    as_t = (lambda a, like: None if a is None else
+            wrap(np.ascontiguousarray(a, dtype=like.dtype)))
+    return as_t(gx, xa), as_t(gw, wa)
+
+
+@formula
+def ConvolutionBackward0(n, g, x, w, has_bias, stride, padding, dilation, transposed,
+                         output_padding, groups):
+    nd = w.ndim - 2
+    gx = gw = gb = None
+    if has_bias and n.needs(2):
+        gb = g.sum(dim=(0,) + tuple(range(2, 2 + nd)))
+    if not is_grad_enabled():
+        gx, gw = _conv_grads_arrays(n, g, x, w, stride, padding, dilation, transposed, groups)
+        return (gx, gw, gb)
+    # create_graph: the same gradients as convolutions, themselves differentiable
+    if not transposed:
+        if n.needs(0):
+            o = tuple(s + 2 * p - ((q - 1) * st + (k - 1) * d + 1)
+                      for s, p, q, st, k, d in zip(x.shape[2:], padding, g.shape[2:], stride,
+                                                   w.shape[2:], dilation))
+            gx = convolution(g, w, None, stride, padding, dilation, True, o, groups)
+        if n.needs(1):
+            gw = _weight_grad(x, g, w.shape[2:], stride, padding, dilation, groups)
+    else:
+        if n.needs(0):
+            gx = _crop(convolution(g, w, None, stride, padding, dilation, False, (0,) * nd,
+                                   groups), x.shape[2:])
+        if n.needs(1):
+            # the weight maps x's channels to g's: a plain convolution of g by it
+            gw = _weight_grad(g, x, w.shape[2:], stride, padding, dilation, groups)
+    return (gx, gw, gb)
+
+
+@op(samples=S.convolution, method=False)
+def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,
+                dilation: Any, transposed: bool, output_padding: Any, groups: int) -> Tensor:
+    """N-d convolution (`transposed`: its transpose), input (N, C, *S)."""
+    nd = weight.ndim - 2
+    if input.ndim != nd + 2:
+        raise ValueError(f"convolution: expected a {nd + 2}-D input (batch, channels, {nd} "
+                         f"spatial dims) for a {weight.ndim}-D weight, got shape "
+                         f"{list(input.shape)}")
+    stride, padding, dilation = _ints(stride, nd), _ints(padding, nd), _ints(dilation, nd)
+    output_padding, groups = _ints(output_padding, nd), int(groups)
+    out = _conv_arrays(input.data, weight.data, stride, padding, dilation, bool(transposed),
+                       output_padding, groups)
+    if bias is not None:
+        out = out + bias.data.reshape((1, -1) + (1,) * nd)
+    out = np.ascontiguousarray(out, dtype=np.result_type(input.data, weight.data))
+    return record(out, ConvolutionBackward0, (input, weight, bias),
+                  (input, weight, bias is not None, stride, padding, dilation, bool(transposed),
+                   output_padding, groups))

@@ -7,3 +7,22 @@ from . import T, sample
 def float_unary() -> list:
     """A matrix, 0-d and empty (these ops take floating tensors only)."""
     return [sample(T((2, 3), low=-3.0, high=3.0)), sample(T(())), sample(T((0, 3)))]
+
+
+def convolution() -> list:
+    """Plain and transposed, 1-d to 3-d, strides, padding, dilation, groups
+    (sizes as tuples, as torch.convolution takes them)."""
+    w2 = T((4, 2, 3, 2))
+    return [
+        sample(T((2, 2, 5, 4)), w2, T((4,)), (1, 1), (0, 0), (1, 1), False, (0, 0), 1),
+        sample(T((2, 4, 7, 6)), w2, None, (2, 1), (1, 0), (1, 2), False, (0, 0), 2,
+               note="groups"),
+        sample(T((2, 3, 6)), T((2, 3, 3)), T((2,)), (2,), (1,), (1,), False, (0,), 1,
+               note="1-d"),
+        sample(T((1, 2, 3, 4, 3)), T((2, 2, 2, 2, 2)), None, (1, 1, 1), (0, 0, 0), (1, 1, 1),
+               False, (0, 0, 0), 1, note="3-d"),
+        sample(T((2, 4, 3, 3)), T((4, 1, 3, 2)), T((2,)), (2, 2), (1, 1), (1, 1), True,
+               (1, 1), 2, note="transposed"),
+        sample(T((1, 2, 4)), T((2, 3, 3)), None, (3,), (0,), (2,), True, (1,), 1,
+               note="transposed 1-d"),
+    ]
