@@ -1,0 +1,72 @@
+"""Sample inputs of the sorting ops (see the package docstring). Values are
+distinct where positions are compared (ties may come in any order), or
+integers with repeats where the op's tie rule is defined (stable sort, mode,
+cummax, unique)."""
+from __future__ import annotations
+
+from . import T, sample
+
+
+def _d(shape: tuple) -> T:
+    return T(shape, distinct=True)
+
+
+def _ints(shape: tuple) -> T:
+    return T(shape, dtype="int64", low=0, high=3)
+
+
+def sort() -> list:
+    return [sample(_d((2, 3))), sample(_d((2, 3)), 0), sample(_d((2, 3)), -1, True),
+            sample(_d((3, 2)), dim=0, descending=True, stable=True), sample(T(())),
+            sample(T((0, 3)), 1), sample(_ints((2, 6)), stable=True),
+            sample(_ints((2, 6)), dim=1, descending=True, stable=True)]
+
+
+def msort() -> list:
+    return [sample(_d((3, 2))), sample(_d((4,)))]
+
+
+def topk() -> list:
+    return [sample(_d((2, 4)), 2), sample(_d((3, 2)), 1, 0), sample(_d((2, 4)), 3, 1, False),
+            sample(_d((5,)), 0)]
+
+
+def kthvalue() -> list:
+    return [sample(_d((2, 4)), 2), sample(_d((3, 2)), 1, 0, True), sample(_d((5,)), 3),
+            sample(_d((5,)), 5, 0)]
+
+
+def median() -> list:
+    return [sample(_d((2, 3))), sample(_d((2, 4))), sample(_d((2, 4)), 1),
+            sample(_d((3, 3)), 0, True), sample(T(())), sample(T(()), 0)]
+
+
+def mode() -> list:
+    return [sample(_ints((3, 5))), sample(_ints((3, 5)), 0), sample(_ints((4, 5)), 1, True),
+            sample(_d((2, 3))), sample(_d((2, 3)), 0)]
+
+
+def cumulative() -> list:
+    return [sample(_d((2, 3)), 1), sample(_d((2, 3)), 0), sample(_d((3, 4)), -1),
+            sample(_ints((6,)), 0), sample(T(()), 0)]
+
+
+def quantile() -> list:
+    q = T((3,), low=0.0, high=1.0, requires_grad=False)
+    return [sample(_d((2, 5)), 0.3), sample(_d((2, 5)), 0.3, 1), sample(_d((3, 4)), 0.5, 0, True),
+            sample(_d((2, 5)), q), sample(_d((2, 5)), q, 1), sample(_d((2, 3)), q, 0, True),
+            sample(_d((4,)), 1.0), sample(_d((4,)), 0.0, keepdim=True)]
+
+
+def unique() -> list:
+    return [sample(_ints((8,))), sample(_ints((8,)), return_inverse=True),
+            sample(_ints((2, 4)), return_inverse=True, return_counts=True),
+            sample(_ints((4, 2)), return_counts=True, dim=0),
+            sample(T((0,), dtype="int64"))]
+
+
+def bincount() -> list:
+    return [sample(T((8,), dtype="int64", low=0, high=5)),
+            sample(T((8,), dtype="int64", low=0, high=5), minlength=7),
+            sample(T((6,), dtype="int64", low=0, high=4),
+                   T((6,), requires_grad=False))]

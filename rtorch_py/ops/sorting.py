@@ -1,0 +1,401 @@
+"""Sorting and order statistics: sort/argsort/msort, topk, kthvalue,
+median/nanmedian, mode, quantile/nanquantile, cummax/cummin, unique and
+bincount.
+
+Ops that return positions declare `returns_indices`, so R gets them 1-based
+(as R torch's wrappers add 1). The values' gradient goes back to the
+positions they came from (a scatter-add; its own derivative is a gather).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..tensor import Tensor, _dim, wrap
+from .indexing import gather
+from .operands import _whole
+from .recording import OUTPUT, _state, formula, record, renamed
+from .reduction import MaxBackward1
+from .registry import op
+from .samples import sorting as S
+
+
+# ==========================================================================
+# The gradient of values picked out by positions
+
+@formula
+def _GatherBack(n, g, idx, dim):
+    return (wrap(np.take_along_axis(g.data, idx, axis=dim)) if not _state.grad
+            else gather(g, dim, wrap(idx)),)
+
+
+def scatter_add_along(g: Tensor, idx: np.ndarray, dim: int, shape: tuple) -> Tensor:
+    """Zeros of `shape` plus g added at positions idx along dim (repeats add up)."""
+    z = np.zeros(shape, dtype=g.data.dtype)
+    if z.ndim == 0:
+        z[()] = g.data.sum()
+    else:
+        where = list(np.indices(idx.shape, sparse=True))
+        where[dim] = idx
+        np.add.at(z, tuple(where), g.data)
+    return record(z, _GatherBack, (g,), (idx, dim), name="ScatterAddBackward0")
+
+
+@formula
+def SortBackward0(n, g, idx, dim, shape, keepdim):
+    """For values taken at idx along dim (idx kept with the dim, size 1 when reduced)."""
+    if not keepdim and len(shape):
+        g = g.unsqueeze(dim)
+    return (scatter_add_along(g, idx, dim, shape),)
+
+
+SortBackward1 = renamed(SortBackward0, "SortBackward1")
+TopkBackward0 = renamed(SortBackward0, "TopkBackward0")
+KthvalueBackward0 = renamed(SortBackward0, "KthvalueBackward0")
+MedianBackward1 = renamed(SortBackward0, "MedianBackward1")
+NanmedianBackward1 = renamed(SortBackward0, "NanmedianBackward1")
+ModeBackward0 = renamed(SortBackward0, "ModeBackward0")
+CummaxBackward0 = renamed(SortBackward0, "CummaxBackward0")
+CumminBackward0 = renamed(SortBackward0, "CumminBackward0")
+# a whole-tensor median spreads the gradient over ties, like max()
+MedianBackward0 = renamed(MaxBackward1, "MedianBackward0")
+NanmedianBackward0 = renamed(MaxBackward1, "NanmedianBackward0")
+
+
+def _with_indices(x: Tensor, vals: np.ndarray, idx: np.ndarray, dim: int, keepdim: bool,
+                  backward_fn: Callable) -> tuple:
+    """(values, int64 positions) of an op that picks elements along dim; idx
+    keeps the dim (size 1 for a reduction) and is squeezed unless keepdim."""
+    values = record(vals if keepdim else np.squeeze(vals, dim) if x.ndim else vals,
+                    backward_fn, (x,), (idx, dim, x.shape, keepdim))
+    out_idx = idx if keepdim or not x.ndim else np.squeeze(idx, dim)
+    return values, wrap(np.array(out_idx, dtype=np.int64))
+
+
+def _order(d: np.ndarray, dim: int, descending: bool) -> np.ndarray:
+    """Stable sort order along dim; NaN sorts as the largest value (PyTorch)."""
+    if not descending:
+        return np.argsort(d, axis=dim, kind="stable")
+    # descending and stable: sort the reversed array, then reverse back
+    n = d.shape[dim]
+    rev = np.argsort(np.flip(d, dim), axis=dim, kind="stable")
+    return np.flip(n - 1 - rev, dim)
+
+
+def _as_1d(x: Tensor) -> np.ndarray:
+    return x.data.reshape(1) if x.ndim == 0 else x.data
+
+
+# ==========================================================================
+# sort, argsort, msort, topk, kthvalue
+
+@op(dims=("dim",), returns_indices=1, samples=S.sort)
+def sort(self: Tensor, dim: int = -1, descending: bool = False, stable: Any = None) -> tuple:
+    """(values, indices), ascending unless `descending`. The sort is always
+    stable; giving `stable` selects PyTorch's other overload (SortBackward1)."""
+    dm = _dim(int(dim), self.ndim)
+    idx = _order(_as_1d(self), dm, bool(descending)).reshape(self.shape)
+    vals = np.take_along_axis(_as_1d(self), idx.reshape(_as_1d(self).shape), axis=dm)
+    return _with_indices(self, vals.reshape(self.shape), idx, dm, True,
+                         SortBackward0 if stable is None else SortBackward1)
+
+
+@op(dims=("dim",), returns_indices=True, samples=S.sort, differentiable=False)
+def argsort(self: Tensor, dim: int = -1, descending: bool = False,
+            stable: bool = False) -> Tensor:
+    dm = _dim(int(dim), self.ndim)
+    idx = _order(_as_1d(self), dm, bool(descending)).reshape(self.shape)
+    return wrap(idx.astype(np.int64))
+
+
+@op(samples=S.msort)
+def msort(self: Tensor) -> Tensor:
+    return sort(self, 0)[0]
+
+
+@op(dims=("dim",), returns_indices=1, samples=S.topk)
+def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True,
+         sorted: bool = True) -> tuple:
+    k = _whole(k, "topk: k")
+    dm = _dim(int(dim), self.ndim)
+    d = _as_1d(self)
+    if not 0 <= k <= d.shape[dm]:
+        raise RuntimeError(f"topk: k ({k}) must be between 0 and the size of the dim "
+                           f"({d.shape[dm]})")
+    idx = np.take(_order(d, dm, bool(largest)), np.arange(k), axis=dm)
+    vals = np.take_along_axis(d, idx, axis=dm)
+    if self.ndim == 0:
+        vals, idx = vals.reshape(()), idx.reshape(())
+    return _with_indices(self, vals, idx, dm, True, TopkBackward0)
+
+
+def _pick(x: Tensor, dim: int, position: Callable, keepdim: bool, backward_fn: Callable,
+          nan_last: bool = False) -> tuple:
+    """(values, indices) of the element at sorted position `position(n_valid)`
+    of each line along dim (median, kthvalue)."""
+    d = _as_1d(x)
+    order = _order(d, dim, False)
+    valid = (~np.isnan(d)).sum(axis=dim, keepdims=True) if nan_last and d.dtype.kind == "f" \
+        else np.full([1 if i == dim else s for i, s in enumerate(d.shape)], d.shape[dim])
+    pos = position(valid)
+    if not nan_last and d.dtype.kind == "f":
+        # a line with NaN gives NaN (its first NaN), as PyTorch's median does
+        has_nan = np.isnan(d).any(axis=dim, keepdims=True)
+        pos = np.where(has_nan, (~np.isnan(d)).sum(axis=dim, keepdims=True), pos)
+    pos = np.clip(pos, 0, d.shape[dim] - 1)
+    idx = np.take_along_axis(order, pos, axis=dim)
+    vals = np.take_along_axis(d, idx, axis=dim)
+    if x.ndim == 0:
+        vals, idx = vals.reshape(()), idx.reshape(())
+    return _with_indices(x, vals, idx, dim, keepdim, backward_fn)
+
+
+@op(dims=("dim",), returns_indices=1, samples=S.kthvalue)
+def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple:
+    k = _whole(k, "kthvalue: k")
+    dm = _dim(int(dim), self.ndim)
+    n = _as_1d(self).shape[dm]
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dm}: "
+                           f"k = {k}, but the dim has {n} elements")
+    return _pick(self, dm, lambda valid: np.full_like(valid, k - 1), keepdim,
+                 KthvalueBackward0)
+
+
+def _median(self: Tensor, dim: Any, keepdim: bool, nan: bool) -> Any:
+    name = "nanmedian" if nan else "median"
+    if dim is None:
+        if self.data.size == 0:
+            return record(np.asarray(np.nan, dtype=self.data.dtype), MedianBackward0, ())
+        flat = self.data.reshape(-1)
+        if nan:
+            ok = flat[~np.isnan(flat)] if flat.dtype.kind == "f" else flat
+            v = np.sort(ok)[(ok.size - 1) // 2] if ok.size else np.asarray(np.nan, flat.dtype)
+        elif flat.dtype.kind == "f" and np.isnan(flat).any():
+            v = np.asarray(np.nan, flat.dtype)
+        else:
+            v = np.sort(flat)[(flat.size - 1) // 2]
+        return record(np.asarray(v, dtype=self.data.dtype),
+                      NanmedianBackward0 if nan else MedianBackward0, (self,), (self, OUTPUT))
+    dm = _dim(int(dim), self.ndim)
+    if _as_1d(self).shape[dm] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {dm} to have non-zero size.")
+    return _pick(self, dm, lambda valid: np.maximum(valid - 1, 0) // 2, keepdim,
+                 NanmedianBackward1 if nan else MedianBackward1, nan_last=nan)
+
+
+@op(dims=("dim",), returns_indices=1, samples=S.median)
+def median(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    """The lower of the two middle values; with dim, (values, indices)."""
+    return _median(self, dim, keepdim, False)
+
+
+@op(dims=("dim",), returns_indices=1, samples=S.median)
+def nanmedian(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    """median() ignoring NaN values."""
+    return _median(self, dim, keepdim, True)
+
+
+@op(dims=("dim",), returns_indices=1, samples=S.mode)
+def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
+    """The most frequent value along dim (the smallest among equally frequent
+    ones) and the position of its last occurrence, as PyTorch gives them."""
+    dm = _dim(int(dim), self.ndim)
+    d = np.moveaxis(_as_1d(self), dm, -1)
+    lines = d.reshape(-1, d.shape[-1])
+    vals = np.empty(lines.shape[0], d.dtype)
+    idx = np.empty(lines.shape[0], np.int64)
+    for i, line in enumerate(lines):
+        u, counts = np.unique(line, return_counts=True)
+        vals[i] = u[np.argmax(counts)]  # (np.unique sorts: the first max is the smallest)
+        idx[i] = np.flatnonzero(line == vals[i])[-1]
+    shape = d.shape[:-1] + (1,)
+    vals = np.moveaxis(vals.reshape(shape), -1, dm)
+    idx = np.moveaxis(idx.reshape(shape), -1, dm)
+    if self.ndim == 0:
+        vals, idx = vals.reshape(()), idx.reshape(())
+    return _with_indices(self, vals, idx, dm, keepdim, ModeBackward0)
+
+
+# ==========================================================================
+# cummax, cummin
+
+def _cumulative_extreme(x: Tensor, dim: int, accumulate: Any,
+                        backward_fn: Callable) -> tuple:
+    dm = _dim(int(dim), x.ndim)
+    d = _as_1d(x)
+    vals = accumulate.accumulate(d, axis=dm)
+    # the position of the latest element equal to the running extreme (NaN sticks)
+    hit = d == vals
+    if d.dtype.kind == "f":
+        hit |= np.isnan(d)
+    pos = np.arange(d.shape[dm]).reshape([-1 if i == dm else 1 for i in range(d.ndim)])
+    idx = np.maximum.accumulate(np.where(hit, pos, 0), axis=dm)
+    if x.ndim == 0:
+        vals, idx = vals.reshape(()), idx.reshape(())
+    return _with_indices(x, vals, idx, dm, True, backward_fn)
+
+
+@op(dims=("dim",), returns_indices=1, samples=S.cumulative)
+def cummax(self: Tensor, dim: int) -> tuple:
+    return _cumulative_extreme(self, dim, np.maximum, CummaxBackward0)
+
+
+@op(dims=("dim",), returns_indices=1, samples=S.cumulative)
+def cummin(self: Tensor, dim: int) -> tuple:
+    return _cumulative_extreme(self, dim, np.minimum, CumminBackward0)
+
+
+# ==========================================================================
+# quantile, nanquantile
+
+@formula
+def SqueezeBackward4(n, g, nq, lo, hi, frac, perm, work_shape, x_shape):
+    """quantile's gradient: each result is (1 - frac) lo + frac hi of two sorted
+    elements, so it goes back to their positions. PyTorch builds quantile from
+    sort, lerp and squeeze: its outermost node gives the name.
+
+    The work layout has the reduced dim last; q's results sit side by side there."""
+    others = work_shape[:-1]
+    g = g.reshape((nq,) + others).permute(*range(1, len(others) + 1), 0)
+    gw = (scatter_add_along(g * wrap(1 - frac), lo, len(others), work_shape) +
+          scatter_add_along(g * wrap(frac), hi, len(others), work_shape))
+    if perm is None:
+        return (gw.reshape(x_shape),)
+    return (gw.permute(*np.argsort(perm).tolist()),)
+
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(self: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str,
+              nan: bool, name: str) -> Tensor:
+    if interpolation not in _INTERPOLATIONS:
+        raise ValueError(f"{name}(): interpolation must be one of "
+                         f"{', '.join(_INTERPOLATIONS)}, got {interpolation!r}")
+    d = self.data
+    if d.dtype.kind != "f":
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype, "
+                           f"got {self.dtype.r_name}")
+    qs = np.asarray(q.data if isinstance(q, Tensor) else q, dtype=d.dtype)
+    if qs.ndim > 1:
+        raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+    if ((qs < 0) | (qs > 1)).any():
+        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    if d.size == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    # the work layout: the reduced dim last (every element, flattened, for dim = None)
+    if dim is None:
+        perm, work = None, d.reshape(-1)
+        res_shape = (1,) * self.ndim if keepdim else ()
+    else:
+        dm = _dim(int(dim), self.ndim)
+        perm = [i for i in range(self.ndim) if i != dm] + [dm] if self.ndim else None
+        work = np.transpose(d, perm) if perm else d.reshape(1)
+        res_shape = tuple(1 if i == dm else s for i, s in enumerate(self.shape)) if keepdim \
+            else tuple(s for i, s in enumerate(self.shape) if i != dm)
+    order = np.argsort(work, axis=-1, kind="stable")   # NaN last
+    srt = np.take_along_axis(work, order, axis=-1)
+    n_valid = (~np.isnan(srt)).sum(axis=-1, keepdims=True)
+    if not nan:  # a line with NaN gives NaN
+        n_valid = np.where(n_valid < srt.shape[-1], 0, n_valid)
+    # ranks (..., nq): one slot per q along the last axis
+    rank = qs.reshape(-1) * np.maximum(n_valid - 1, 0)
+    if interpolation == "lower":
+        rank = np.floor(rank)
+    elif interpolation == "higher":
+        rank = np.ceil(rank)
+    elif interpolation == "nearest":
+        rank = np.round(rank)  # (halves to even, as PyTorch)
+    lo = np.floor(rank).astype(np.int64)
+    hi = np.minimum(np.ceil(rank).astype(np.int64), srt.shape[-1] - 1)
+    frac = rank - lo if interpolation == "linear" else \
+        np.where(hi > lo, 0.5, 0.0) if interpolation == "midpoint" else np.zeros_like(rank)
+    frac = frac.astype(d.dtype)
+    lo_v, hi_v = np.take_along_axis(srt, lo, axis=-1), np.take_along_axis(srt, hi, axis=-1)
+    out = np.where(n_valid == 0, np.nan, lo_v + frac * (hi_v - lo_v)).astype(d.dtype)
+    # the result: q's dim first, then the input's dims with dim reduced
+    out = np.moveaxis(out, -1, 0).reshape(qs.shape + res_shape)
+    saved = (int(qs.size), np.take_along_axis(order, lo, axis=-1),
+             np.take_along_axis(order, hi, axis=-1), frac, perm, work.shape, self.shape)
+    return record(np.array(out), SqueezeBackward4, (self,), saved)
+
+
+@op(dims=("dim",), samples=S.quantile)
+def quantile(self: Tensor, q: Any, dim: Any = None, keepdim: bool = False,
+             interpolation: str = "linear") -> Tensor:
+    return _quantile(self, q, dim, keepdim, interpolation, False, "quantile")
+
+
+@op(dims=("dim",), samples=S.quantile)
+def nanquantile(self: Tensor, q: Any, dim: Any = None, keepdim: bool = False,
+                interpolation: str = "linear") -> Tensor:
+    return _quantile(self, q, dim, keepdim, interpolation, True, "nanquantile")
+
+
+# ==========================================================================
+# unique, unique_consecutive, bincount
+
+def _unique_out(vals: np.ndarray, inverse: np.ndarray, counts: np.ndarray,
+                return_inverse: bool, return_counts: bool) -> Any:
+    out = [wrap(vals)]
+    if return_inverse:
+        out.append(wrap(inverse.astype(np.int64)))
+    if return_counts:
+        out.append(wrap(counts.astype(np.int64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@op(dims=("dim",), samples=S.unique, differentiable=False)
+def unique(self: Tensor, sorted: bool = True, return_inverse: bool = False,
+           return_counts: bool = False, dim: Any = None) -> Any:
+    """The distinct values (sorted), or distinct slices along dim."""
+    d = self.data
+    if dim is None:
+        vals, inv, counts = np.unique(d, return_inverse=True, return_counts=True)
+        inv = inv.reshape(d.shape)
+    else:
+        dm = _dim(int(dim), self.ndim)
+        vals, inv, counts = np.unique(d, axis=dm, return_inverse=True, return_counts=True)
+        inv = inv.reshape(-1)
+    return _unique_out(vals, inv, counts, return_inverse, return_counts)
+
+
+@op(dims=("dim",), samples=S.unique, differentiable=False)
+def unique_consecutive(self: Tensor, return_inverse: bool = False,
+                       return_counts: bool = False, dim: Any = None) -> Any:
+    """Collapse runs of equal values (or equal slices along dim)."""
+    d = self.data
+    if dim is None:
+        flat = d.reshape(-1)
+        change = np.concatenate(([True], flat[1:] != flat[:-1])) if flat.size else \
+            np.zeros(0, bool)
+        vals = flat[change]
+        inv = (np.cumsum(change) - 1).reshape(d.shape)
+    else:
+        dm = _dim(int(dim), self.ndim)
+        lines = np.moveaxis(d, dm, 0).reshape(d.shape[dm], -1)
+        change = np.concatenate(([True], (lines[1:] != lines[:-1]).any(axis=1))) \
+            if lines.shape[0] else np.zeros(0, bool)
+        vals = np.compress(change, d, axis=dm)
+        inv = np.cumsum(change) - 1
+    starts = np.flatnonzero(change)
+    counts = np.diff(np.append(starts, change.size))
+    return _unique_out(vals, inv, counts, return_inverse, return_counts)
+
+
+@op(indices=("self",), samples=S.bincount, differentiable=False)
+def bincount(self: Tensor, weights: Any = None, minlength: int = 0) -> Tensor:
+    """How many times each value 0, 1, ... occurs (1, 2, ... in R, as R torch)."""
+    d = self.data
+    if d.ndim != 1 or d.dtype.kind not in "iu":
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if d.size and d.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    minlength = _whole(minlength, "bincount: minlength")
+    if weights is None:
+        return wrap(np.bincount(d, minlength=minlength).astype(np.int64))
+    w = weights.data if isinstance(weights, Tensor) else np.asarray(weights)
+    out = np.bincount(d, weights=w, minlength=minlength)
+    return wrap(out.astype(w.dtype if w.dtype.kind == "f" else np.float64))
