@@ -492,11 +492,26 @@ def test_activation_second_derivatives_match_torch(name):
 
 
 def test_first_order_primitives_refuse_double_backward():
-    x = rt.torch_tensor(arr(1, 1, 4, 4), requires_grad=True)
+    x = rt.torch_tensor(arr(2, 4), requires_grad=True)
     with pytest.raises(RuntimeError, match="second derivatives"):
-        rt.autograd_grad(nn.nnf_max_pool2d(x, 2).sum(), [x], create_graph=True)
-    (g,) = rt.autograd_grad(nn.nnf_max_pool2d(x, 2).sum(), [x])  # first order is fine
+        rt.autograd_grad(nn.nnf_contrib_sparsemax(x).square().sum(), [x], create_graph=True)
+    (g,) = rt.autograd_grad(nn.nnf_contrib_sparsemax(x).square().sum(), [x])  # first order
     assert g.shape == x.shape
+
+
+@pytest.mark.parametrize("fn, kw", [
+    ("max_pool2d", {"kernel_size": 2}), ("avg_pool2d", {"kernel_size": 3, "stride": 2,
+                                                         "padding": 1}),
+    ("pad", {"pad": (1, 2, 2, 0), "mode": "reflect"}), ("pad", {"pad": (1, 2), "value": 0.3})])
+def test_pooling_and_padding_second_derivatives_match_torch(fn, kw):
+    x = arr(2, 3, 5, 6)
+    a, t = ours(x), theirs(x)
+    (ga,) = rt.autograd_grad(getattr(nn, "nnf_" + fn)(a, **kw).square().sum(), [a],
+                             create_graph=True)
+    (gt,) = torch.autograd.grad(getattr(torch.nn.functional, fn)(t, **kw).square().sum(), [t],
+                                create_graph=True)
+    close(ga, gt)
+    close(rt.autograd_grad((ga * ga).sum(), [a])[0], torch.autograd.grad((gt * gt).sum(), [t])[0])
 
 
 def test_convolution_second_derivatives_match_torch():

@@ -69,64 +69,6 @@ def sparsemax(x: Tensor, dim: int = -1) -> Tensor:
 # Padding
 
 
-def _pad_widths(pad: Sequence[int], ndim: int) -> list:
-    """torch's pad list (last dim first: left, right, top, bottom, ...) as
-    NumPy pad widths; negative values crop."""
-    widths = [[0, 0] for _ in range(ndim)]
-    for i in range(len(pad) // 2):
-        widths[ndim - 1 - i] = [int(pad[2 * i]), int(pad[2 * i + 1])]
-    return widths
-
-
-def _crop(arr: np.ndarray, widths: list) -> np.ndarray:
-    key = tuple(slice(max(a, 0), arr.shape[d] - max(b, 0)) for d, (a, b) in enumerate(widths))
-    return arr[key]
-
-
-class Pad(Function):
-    @staticmethod
-    def forward(ctx, x, pad, mode, value):
-        widths = _pad_widths(pad, x.ndim)
-        arr = x.data
-        neg = [[min(a, 0), min(b, 0)] for a, b in widths]
-        arr = _crop(arr, [[-a, -b] for a, b in neg])
-        pos = [(max(a, 0), max(b, 0)) for a, b in widths]
-        if mode == "constant":
-            out = np.pad(arr, pos, mode="constant", constant_values=value)
-        else:
-            out = np.pad(arr, pos, mode={"reflect": "reflect", "replicate": "edge",
-                                         "circular": "wrap"}[mode])
-        ctx.save_for_backward(x.shape, widths, mode)
-        return _t(out, x.data)
-
-    @staticmethod
-    def backward(ctx, g):
-        _first_order("pad")
-        shape, widths, mode = ctx.saved_variables
-        if mode == "constant":
-            garr = g.data if isinstance(g, Tensor) else g
-            pos = [[max(a, 0), max(b, 0)] for a, b in widths]
-            inner = _crop(garr, pos)
-            neg = [(-min(a, 0), -min(b, 0)) for a, b in widths]
-            return _t(np.pad(inner, neg), garr), None, None, None
-        # reflect / replicate / circular: scatter the padded positions back
-        idx = np.arange(int(np.prod(shape))).reshape(shape)
-        pos = [(max(a, 0), max(b, 0)) for a, b in widths]
-        pidx = np.pad(idx, pos, mode={"reflect": "reflect", "replicate": "edge",
-                                      "circular": "wrap"}[mode])
-        out = np.zeros(int(np.prod(shape)), dtype=g.data.dtype)
-        np.add.at(out, pidx.reshape(-1), g.data.reshape(-1))
-        return _t(out.reshape(shape), g.data), None, None, None
-
-
-def pad(x: Tensor, pad: Sequence[int], mode: str = "constant", value: float = 0.0) -> Tensor:
-    return Pad.apply(x, tuple(int(p) for p in pad), mode, value)
-
-
-# --------------------------------------------------------------------------
-# Convolution (any number of spatial dims)
-
-
 def _windows(xp: np.ndarray, k: tuple, stride: tuple, dilation: tuple) -> np.ndarray:
     """(N, C, *S) -> (N, C, *O, *K) strided view of every kernel window."""
     nd = len(k)
@@ -230,42 +172,6 @@ def _tuple(v, nd: int) -> tuple:
 # Pooling
 
 
-class MaxPoolNd(Function):
-    @staticmethod
-    def forward(ctx, x, k, stride, padding, dilation, ceil_mode, want_indices):
-        nd = len(k)
-        fill = -np.inf if x.data.dtype.kind == "f" else np.iinfo(x.data.dtype).min
-        extra = _ceil_extra(x.shape[2:], k, stride, padding, dilation, ceil_mode)
-        widths = [(0, 0), (0, 0)] + [(p, p + e) for p, e in zip(padding, extra)]
-        xp = np.pad(x.data, widths, constant_values=fill)
-        win = _windows(xp, k, stride, dilation)
-        flat = win.reshape(win.shape[:2 + nd] + (-1,))
-        arg = flat.argmax(axis=-1)
-        out = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
-        ctx.save_for_backward(x.shape, xp.shape, arg, k, stride, padding, dilation)
-        if not want_indices:
-            return _t(out, x.data)
-        idx = _flat_index(arg, xp.shape, x.shape, k, stride, padding, dilation)
-        ctx.mark_non_differentiable(idx)
-        return _t(out, x.data), idx
-
-    @staticmethod
-    def backward(ctx, g, g_idx=None):
-        _first_order("max pooling")
-        xshape, pshape, arg, k, stride, padding, dilation = ctx.saved_variables
-        garr = g.data
-        out = np.zeros(pshape, dtype=garr.dtype)
-        osz = garr.shape[2:]
-        for j, offs in enumerate(product(*(range(kk) for kk in k))):
-            key = (slice(None), slice(None)) + tuple(
-                slice(of * d, of * d + (os_ - 1) * s + 1, s)
-                for of, d, os_, s in zip(offs, dilation, osz, stride))
-            out[key] += np.where(arg == j, garr, 0)
-        key = (slice(None), slice(None)) + tuple(slice(p, p + s)
-                                                 for p, s in zip(padding, xshape[2:]))
-        return _t(out[key], garr), None, None, None, None, None, None
-
-
 def _ceil_extra(size, k, stride, padding, dilation, ceil_mode) -> list:
     extra = []
     for s, kk, st, p, d in zip(size, k, stride, padding, dilation):
@@ -281,53 +187,36 @@ def _ceil_extra(size, k, stride, padding, dilation, ceil_mode) -> list:
     return extra
 
 
-def _flat_index(arg, pshape, xshape, k, stride, padding, dilation) -> Tensor:
-    """Indices of the maxima in each input plane (flattened), as torch returns them."""
+def _flat_index(arg, pshape, xshape, k, stride, padding, dilation) -> np.ndarray:
+    """Window argmax (a position inside the kernel) -> flat position in the input plane."""
     nd = len(k)
-    koffs = np.unravel_index(arg, k)
-    coords = []
-    grids = np.meshgrid(*(np.arange(o) for o in arg.shape[2:]), indexing="ij")
-    for i in range(nd):
-        coords.append(grids[i] * stride[i] + koffs[i] * dilation[i] - padding[i])
-    flat = np.ravel_multi_index(tuple(np.clip(c, 0, s - 1) for c, s in zip(coords, xshape[2:])),
-                                xshape[2:])
-    return wrap(flat.astype(np.int64))
+    offs, rem = [], arg
+    for kk in reversed(k):            # kernel offsets, last dim fastest
+        offs.append(rem % kk)
+        rem = rem // kk
+    offs.reverse()
+    flat = np.zeros(arg.shape, dtype=np.int64)
+    mult = 1
+    for i in reversed(range(nd)):
+        o = np.arange(arg.shape[2 + i]).reshape((-1,) + (1,) * (nd - 1 - i)) * stride[i]
+        coord = o + offs[i] * dilation[i] - padding[i]
+        if padding[i]:
+            coord = np.clip(coord, 0, xshape[2 + i] - 1)
+        flat += coord * mult
+        mult *= xshape[2 + i]
+    return flat
 
 
-def max_pool(x: Tensor, k, stride, padding, dilation, ceil_mode: bool,
-             want_indices: bool = False):
-    """The pooled tensor, or (pooled, flat indices of the maxima) when asked."""
-    return MaxPoolNd.apply(x, k, stride, padding, dilation, ceil_mode, want_indices)
-
-
-class AvgPoolNd(Function):
-    @staticmethod
-    def forward(ctx, x, k, stride, padding, ceil_mode, count_include_pad, divisor):
-        nd = len(k)
-        extra = _ceil_extra(x.shape[2:], k, stride, padding, (1,) * nd, ceil_mode)
-        widths = [(0, 0), (0, 0)] + [(p, p + e) for p, e in zip(padding, extra)]
-        xp = np.pad(x.data, widths)
-        win = _windows(xp, k, stride, (1,) * nd)
-        total = win.sum(axis=tuple(range(-nd, 0)))
-        div = _avg_divisor(x.shape[2:], total.shape[2:], k, stride, padding, count_include_pad,
-                           divisor)
-        ctx.save_for_backward(x.shape, xp.shape, div, k, stride, padding)
-        return _t(total / div, x.data)
-
-    @staticmethod
-    def backward(ctx, g):
-        _first_order("average pooling")
-        xshape, pshape, div, k, stride, padding = ctx.saved_variables
-        garr = g.data / div
-        out = np.zeros(pshape, dtype=g.data.dtype)
-        osz = garr.shape[2:]
-        for offs in product(*(range(kk) for kk in k)):
-            key = (slice(None), slice(None)) + tuple(
-                slice(of, of + (os_ - 1) * s + 1, s) for of, os_, s in zip(offs, osz, stride))
-            out[key] += garr
-        key = (slice(None), slice(None)) + tuple(slice(p, p + s)
-                                                 for p, s in zip(padding, xshape[2:]))
-        return _t(out[key], g.data), None, None, None, None, None, None
+def max_positions(x: np.ndarray, k, stride, padding, dilation, ceil_mode) -> np.ndarray:
+    """For each pooling window, the flat position (in its input plane) of the maximum."""
+    nd = len(k)
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    extra = _ceil_extra(x.shape[2:], k, stride, padding, dilation, ceil_mode)
+    widths = [(0, 0), (0, 0)] + [(p, p + e) for p, e in zip(padding, extra)]
+    xp = np.pad(x, widths, constant_values=fill) if any(padding) or any(extra) else x
+    win = _windows(xp, k, stride, dilation)
+    arg = win.reshape(win.shape[:2 + nd] + (-1,)).argmax(axis=-1)
+    return _flat_index(arg, xp.shape, x.shape, k, stride, padding, dilation)
 
 
 def _avg_divisor(size, osz, k, stride, padding, count_include_pad, divisor):
@@ -347,10 +236,6 @@ def _avg_divisor(size, osz, k, stride, padding, count_include_pad, divisor):
     for q in parts[1:]:
         div = np.multiply.outer(div, q)
     return div.astype(np.float64)
-
-
-def avg_pool(x: Tensor, k, stride, padding, ceil_mode, count_include_pad, divisor):
-    return AvgPoolNd.apply(x, k, stride, padding, ceil_mode, count_include_pad, divisor)
 
 
 # --------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from .. import autograd as _ag
 from .. import creation as _cr
 from .. import ops as _ops
 from ..tensor import Tensor, wrap
-from ..ops.nn_functional import convolution
+from ..ops.nn_functional import constant_pad_nd, convolution, pool_gather
 from . import _prims
 from .module import write_
 
@@ -713,7 +713,22 @@ def nnf_pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise ValueError(f"pad mode must be 'constant', 'reflect', 'replicate' or 'circular', "
                          f"got {mode!r}")
-    return _prims.pad(input, pad, mode, 0.0 if value is None else float(value))
+    pad = [int(p) for p in pad]
+    if mode == "constant":
+        return constant_pad_nd(input, tuple(pad), 0.0 if value is None else float(value))
+    # the other modes pick input positions: one gather with NumPy's pad of the positions
+    nd = len(pad) // 2
+    spatial = input.shape[input.ndim - nd:]
+    widths = [(pad[2 * i], pad[2 * i + 1]) for i in reversed(range(nd))]
+    if mode == "reflect" and any(max(w) >= s for w, s in zip(widths, spatial)):
+        raise ValueError(f"pad: reflect padding must be smaller than the padded dimension "
+                         f"(sizes {list(spatial)}, padding {list(pad)})")
+    pos = np.pad(np.arange(int(np.prod(spatial))).reshape(spatial), widths,
+                 mode={"reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode])
+    lead = tuple(input.shape[:input.ndim - nd])
+    flat = input.reshape(*lead, -1)
+    idx = np.ascontiguousarray(np.broadcast_to(pos.reshape(-1), lead + (pos.size,)))
+    return flat.gather(len(lead), wrap(idx.astype(np.int64))).reshape(*lead, *pos.shape)
 
 
 def nnf_unfold_shape(input: Tensor) -> tuple:  # pragma: no cover - helper for callers
@@ -798,6 +813,15 @@ def _pool_input(input: Tensor, nd: int) -> tuple[Tensor, bool]:
     return input, False
 
 
+def _max_pool_gather(x: Tensor, k: tuple, s: tuple, p: tuple, d: tuple,
+                     ceil_mode: bool) -> tuple:
+    """Max pooling as the positions of the maxima (found on arrays) and one
+    gather of them: its derivatives, of every order, are the gather's."""
+    idx = _prims.max_positions(x.data, k, s, p, d, ceil_mode)     # N, C, *O (flat, 0-based)
+    unique = all(st >= (kk - 1) * dd + 1 for st, kk, dd in zip(s, k, d))  # windows apart
+    return pool_gather(x, idx, unique), wrap(idx)
+
+
 def _max_pool(nd: int):
     def max_pool(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  dilation: Any = 1, ceil_mode: bool = False,
@@ -809,12 +833,10 @@ def _max_pool(nd: int):
         p = _prims._tuple(padding, nd)
         if any(pp * 2 > kk for pp, kk in zip(p, k)):
             raise ValueError("pad should be at most half of effective kernel size")
-        if not return_indices:
-            out = _prims.max_pool(x, k, s, p, _prims._tuple(dilation, nd), bool(ceil_mode))
-            return out.squeeze(0) if unbatched else out
-        out, idx = _prims.max_pool(x, k, s, p, _prims._tuple(dilation, nd), bool(ceil_mode),
-                                   True)
-        return (out.squeeze(0), idx.squeeze(0)) if unbatched else (out, idx)
+        out, idx = _max_pool_gather(x, k, s, p, _prims._tuple(dilation, nd), bool(ceil_mode))
+        if unbatched:
+            out, idx = out.squeeze(0), idx.squeeze(0)
+        return (out, idx) if return_indices else out
     max_pool.__name__ = f"nnf_max_pool{nd}d"
     return max_pool
 
@@ -822,6 +844,22 @@ def _max_pool(nd: int):
 nnf_max_pool1d = _max_pool(1)
 nnf_max_pool2d = _max_pool(2)
 nnf_max_pool3d = _max_pool(3)
+
+
+def _avg_pool_conv(x: Tensor, k: tuple, s: tuple, p: tuple, ceil_mode: bool,
+                   count_include_pad: bool, divisor: Any) -> Tensor:
+    """Average pooling as a per-channel convolution with a kernel of ones,
+    divided by each window's count."""
+    nd = len(k)
+    extra = _prims._ceil_extra(x.shape[2:], k, s, p, (1,) * nd, ceil_mode)
+    if any(extra):  # ceil_mode: room for the last, partial windows
+        x = constant_pad_nd(x, tuple(v for e in reversed(extra) for v in (0, e)), 0.0)
+    c = x.shape[1]
+    ones = wrap(np.ones((c, 1) + k, dtype=x.data.dtype))
+    total = convolution(x, ones, None, s, p, (1,) * nd, False, (0,) * nd, c)
+    size = tuple(sz - e for sz, e in zip(x.shape[2:], extra))
+    div = _prims._avg_divisor(size, total.shape[2:], k, s, p, count_include_pad, divisor)
+    return total / wrap(np.asarray(div, dtype=x.data.dtype))
 
 
 def _avg_pool(nd: int):
@@ -832,8 +870,8 @@ def _avg_pool(nd: int):
         k = _prims._tuple(kernel_size, nd)
         s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
             else _prims._tuple(stride, nd)
-        out = _prims.avg_pool(x, k, s, _prims._tuple(padding, nd), bool(ceil_mode),
-                              bool(count_include_pad), divisor_override)
+        out = _avg_pool_conv(x, k, s, _prims._tuple(padding, nd), bool(ceil_mode),
+                             bool(count_include_pad), divisor_override)
         return out.squeeze(0) if unbatched else out
     avg_pool.__name__ = f"nnf_avg_pool{nd}d"
     return avg_pool
@@ -873,12 +911,11 @@ def _adaptive(nd: int, kind: str):
         if all(i % o == 0 for i, o in zip(in_sz, sizes)):
             k = tuple(i // o for i, o in zip(in_sz, sizes))
             if kind == "avg":
-                out = _prims.avg_pool(x, k, k, (0,) * nd, False, True, None)
+                out = _avg_pool_conv(x, k, k, (0,) * nd, False, True, None)
             else:
+                out, idx = _max_pool_gather(x, k, k, (0,) * nd, (1,) * nd, False)
                 if return_indices:
-                    out, idx = _prims.max_pool(x, k, k, (0,) * nd, (1,) * nd, False, True)
                     return (out.squeeze(0), idx.squeeze(0)) if unbatched else (out, idx)
-                out = _prims.max_pool(x, k, k, (0,) * nd, (1,) * nd, False)
             return out.squeeze(0) if unbatched else out
         # uneven windows: one reduction per output cell along each dim in turn
         y = x

@@ -181,3 +181,74 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
     return record(out, ConvolutionBackward0, (input, weight, bias),
                   (input, weight, bias is not None, stride, padding, dilation, bool(transposed),
                    output_padding, groups))
+
+
+# --------------------------------------------------------------------------
+# Constant padding (negative amounts crop). Its derivative is itself with the
+# amounts negated.
+
+
+def _pad_widths(pad: tuple, ndim: int) -> list:
+    """torch's pad list (last dim first: left, right, then the dim before...)
+    as per-dim (before, after) pairs."""
+    widths = [[0, 0] for _ in range(ndim)]
+    for i in range(len(pad) // 2):
+        widths[ndim - 1 - i] = [pad[2 * i], pad[2 * i + 1]]
+    return widths
+
+
+@formula
+def ConstantPadNdBackward0(n, g, pad):
+    return (constant_pad_nd(g, tuple(-p for p in pad)),)
+
+
+@op(samples=S.constant_pad, method=False)
+def constant_pad_nd(self: Tensor, pad: Any, value: Any = 0) -> Tensor:
+    pad = tuple(int(p) for p in np.asarray(pad).reshape(-1))
+    if len(pad) % 2 or len(pad) // 2 > self.ndim:
+        raise ValueError(f"constant_pad_nd: the padding must be pairs (left, right), last dim "
+                         f"first, for at most {self.ndim} dims; got {list(pad)}")
+    widths = _pad_widths(pad, self.ndim)
+    d = self.data
+    crop = tuple(slice(max(-a, 0), d.shape[i] - max(-b, 0)) for i, (a, b) in enumerate(widths))
+    d = d[crop]
+    out = np.pad(d, [(max(a, 0), max(b, 0)) for a, b in widths], constant_values=value)
+    return record(out, ConstantPadNdBackward0, (self,), (pad,))
+
+
+# --------------------------------------------------------------------------
+# Max pooling picks positions: a gather of the input planes and, as its
+# derivative, a scatter back (each the other's derivative, so every order
+# works). Windows that can't overlap pick each position at most once, so the
+# scatter is a plain assignment instead of an accumulating np.add.at.
+
+
+@formula
+def MaxPoolWithIndicesBackward0(n, g, idx, shape, unique):
+    return (pool_scatter(g, idx, shape, unique),)
+
+
+def pool_gather(x: Tensor, idx: np.ndarray, unique: bool) -> Tensor:
+    """out[n, c, j] = x[n, c, idx[n, c, j]] (x and idx flattened past dim 2)."""
+    n, c = x.shape[:2]
+    flat = x.data.reshape(n, c, -1)
+    out = np.take_along_axis(flat, idx.reshape(n, c, -1), axis=2).reshape(idx.shape)
+    return record(out, MaxPoolWithIndicesBackward0, (x,), (idx, x.shape, unique))
+
+
+@formula
+def PoolScatterBackward(n, g, idx, unique):
+    return (pool_gather(g, idx, unique),)
+
+
+def pool_scatter(g: Tensor, idx: np.ndarray, shape: tuple, unique: bool) -> Tensor:
+    n, c = shape[:2]
+    out = np.zeros((n, c, int(np.prod(shape[2:]))), dtype=g.data.dtype)
+    gi = g.data.reshape(n, c, -1)
+    ii = idx.reshape(n, c, -1)
+    if unique:
+        np.put_along_axis(out, ii, gi, axis=2)
+    else:
+        grid = np.indices(ii.shape, sparse=True)
+        np.add.at(out, (grid[0], grid[1], ii), gi)
+    return record(out.reshape(shape), PoolScatterBackward, (g,), (idx, unique))

@@ -26,3 +26,9 @@ def convolution() -> list:
         sample(T((1, 2, 4)), T((2, 3, 3)), None, (3,), (0,), (2,), True, (1,), 1,
                note="transposed 1-d"),
     ]
+
+
+def constant_pad() -> list:
+    return [sample(T((2, 3, 4)), (1, 2)), sample(T((2, 3, 4)), (1, 0, 2, 1), 0.5),
+            sample(T((2, 5)), (-1, 2, 0, -1), note="cropping"),
+            sample(T((3, 2), dtype="int64", low=0, high=5), (2, 2), 7, note="integers")]
