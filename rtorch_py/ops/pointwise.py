@@ -16,10 +16,11 @@ import numpy as np
 
 from ..engine import bump_version
 from ..tensor import Tensor, wrap
+from . import special
 from .samples import pointwise as S
 from .indexing import where
 from .operands import (Number, _as_tensor, _broadcast_error, _data, _fdata, _float_result,
-                       _needs_promotion, _no_bool, _number, _scalar, _shape, _t)
+                       _needs_promotion, _no_bool, _number, _scalar, _shape, _t, _whole)
 from .recording import OUTPUT, formula, needs_grad, record, renamed
 from .registry import op
 from .views import _check_inplace, _record_inplace
@@ -644,15 +645,15 @@ eq = op(operators=("__eq__",), r_operators=("==", "reflected =="), **_cmp)(
 ne = op(operators=("__ne__",), r_operators=("!=", "reflected !="), **_cmp)(
     _compare(np.not_equal, "ne"))
 _logic = dict(samples=S.logical, differentiable=False)
-logical_and = op(operators=("__and__",), r_operators=("&",), **_logic)(
+logical_and = op(r_operators=("&",), **_logic)(
     _compare(np.logical_and, "logical_and"))
-logical_or = op(operators=("__or__",), r_operators=("|",), **_logic)(
+logical_or = op(r_operators=("|",), **_logic)(
     _compare(np.logical_or, "logical_or"))
 bitwise_and = op(**_logic)(_compare(np.bitwise_and, "bitwise_and"))
 bitwise_or = op(**_logic)(_compare(np.bitwise_or, "bitwise_or"))
 
 
-@op(operators=("__invert__",), r_operators=("!",), samples=S.logical_unary, differentiable=False)
+@op(r_operators=("!",), samples=S.logical_unary, differentiable=False)
 def logical_not(self: Tensor) -> Tensor:
     return wrap(np.logical_not(self.data))
 
@@ -779,3 +780,723 @@ add_scalar_ = _inplace_scalar_overload(add_, np.add, AddBackward1, False)
 sub_scalar_ = _inplace_scalar_overload(sub_, np.subtract, SubBackward1, False)
 mul_scalar_ = _inplace_scalar_overload(mul_, np.multiply, MulBackward1, True)
 div_scalar_ = _inplace_scalar_overload(div_, np.true_divide, DivBackward1, True)
+
+
+# ==========================================================================
+# More math: trig and hyperbolic inverses, exp/log variants, special
+# functions, and each one's in-place form. A floating op computes ints and
+# bools in float32 (`_fdata`), as PyTorch does with its default dtype.
+
+def _floating(self: Tensor, compute: Callable, backward: Callable, save: str | None) -> Tensor:
+    """A floating unary op; `save` is what its derivative needs: "self", "result" or None."""
+    with np.errstate(all="ignore"):
+        out = compute(_fdata(self))
+    saved = (self,) if save == "self" else (OUTPUT,) if save == "result" else ()
+    return record(out, backward, (self,), saved)
+
+
+@formula(arrays=True)
+def _InplaceBackward(n, g):
+    return (g,)
+
+
+def _inplace(fn: Callable, name: str) -> Callable:
+    """`x.fn_(...)`: fn computed on x, written back into x.
+
+    With grad, fn runs on a differentiable copy of x (so what its node saves is
+    the old value, and higher orders work), and x takes a node named as fn's
+    own that passes the gradient on to it."""
+    def inplace(self: Tensor, *args: Any, **kw: Any) -> Tensor:
+        _check_inplace(self, *[a for a in args if isinstance(a, Tensor)])
+        grad = needs_grad(self, *args, *kw.values())
+        out = fn(self.clone() if grad else self, *args, **kw)
+        if out.shape != self.shape:
+            raise RuntimeError(f"{name}: the result's shape {_shape(out.shape)} doesn't match "
+                               f"the tensor's {_shape(self.shape)}: an in-place op can't "
+                               "broadcast the tensor it changes")
+        if not np.can_cast(out.data.dtype, self.data.dtype, "same_kind"):
+            raise RuntimeError(f"{name}: result type {out.dtype.r_name} can't be cast to the "
+                               f"desired output type {self.dtype.r_name}")
+        self.data[...] = out.data
+        bump_version(self)
+        if out.grad_fn is None:
+            return self
+        return _record_inplace(self, _InplaceBackward, (out,), (), name=out.grad_fn.name)
+    inplace.__name__ = inplace.__qualname__ = name
+    return inplace
+
+
+def _declare(fn: Callable, *, aliases: tuple = (), inplace: bool = True, **fields: Any) -> Callable:
+    """Declare fn an op, with its in-place form `name_` (a method) and its
+    aliases (R torch's and PyTorch's other names, e.g. arccos for acos)."""
+    op(fn.__name__, **fields)(fn)
+    if inplace:
+        op(fn.__name__ + "_", function=False)(_inplace(fn, fn.__name__ + "_"))
+    _aliases(fn, aliases, inplace, samples=fields.get("samples"),
+             differentiable=fields.get("differentiable", True))
+    return fn
+
+
+def _aliases(fn: Callable, names: tuple, inplace: bool = True, **fields: Any) -> None:
+    """Other names of an op (and of its in-place form), declared as ops of their own."""
+    for name in names:
+        op(name, **fields)(fn)
+        if inplace:
+            op(name + "_", function=False)(_inplace(fn, name + "_"))
+
+
+def _unary(name: str, compute: Callable, backward: Callable, save: str | None,
+           **fields: Any) -> Callable:
+    def unary(self: Tensor) -> Tensor:
+        return _floating(self, compute, backward, save)
+    unary.__name__ = unary.__qualname__ = name
+    fields.setdefault("samples", S.unary)
+    return _declare(unary, **fields)
+
+
+@formula
+def AsinBackward0(n, g, x):
+    return (g / (1 - x * x).sqrt(),)
+
+
+@formula
+def AcosBackward0(n, g, x):
+    return (-g / (1 - x * x).sqrt(),)
+
+
+@formula(arrays=True)
+def AtanBackward0(n, g, x):
+    return (g / (1 + x * x),)
+
+
+@formula
+def SinhBackward0(n, g, x):
+    return (g * x.cosh(),)
+
+
+@formula
+def CoshBackward0(n, g, x):
+    return (g * x.sinh(),)
+
+
+@formula
+def AsinhBackward0(n, g, x):
+    return (g / (x * x + 1).sqrt(),)
+
+
+@formula
+def AcoshBackward0(n, g, x):
+    return (g / ((x - 1) * (x + 1)).sqrt(),)
+
+
+@formula(arrays=True)
+def AtanhBackward0(n, g, x):
+    return (g / (1 - x * x),)
+
+
+asin = _unary("asin", np.arcsin, AsinBackward0, "self", r_math=("asin",), samples=S.unit,
+              aliases=("arcsin",))
+acos = _unary("acos", np.arccos, AcosBackward0, "self", r_math=("acos",), samples=S.unit,
+              aliases=("arccos",))
+atan = _unary("atan", np.arctan, AtanBackward0, "self", r_math=("atan",), aliases=("arctan",))
+sinh = _unary("sinh", np.sinh, SinhBackward0, "self", r_math=("sinh",))
+cosh = _unary("cosh", np.cosh, CoshBackward0, "self", r_math=("cosh",))
+asinh = _unary("asinh", np.arcsinh, AsinhBackward0, "self", aliases=("arcsinh",))
+acosh = _unary("acosh", np.arccosh, AcoshBackward0, "self", samples=S.above_one,
+               aliases=("arccosh",))
+atanh = _unary("atanh", np.arctanh, AtanhBackward0, "self", samples=S.unit,
+               aliases=("arctanh",))
+
+
+@formula(arrays=True)
+def Exp2Backward0(n, g, result):
+    return (g * result * _LN2,)
+
+
+@formula(arrays=True)
+def RsqrtBackward0(n, g, result):
+    return (-0.5 * g * result * result * result,)
+
+
+@formula(arrays=True)
+def ReciprocalBackward0(n, g, result):
+    return (-g * result * result,)
+
+
+@formula(arrays=True)
+def Deg2RadBackward0(n, g):
+    return (g * (np.pi / 180),)
+
+
+@formula(arrays=True)
+def Rad2DegBackward0(n, g):
+    return (g * (180 / np.pi),)
+
+
+@formula
+def SincBackward0(n, g, x):
+    px = x * np.pi
+    d = (px.cos() * px - px.sin()) / (px * x)
+    return (g * where(x.eq(0), 0.0, d),)
+
+
+exp2 = _unary("exp2", np.exp2, Exp2Backward0, "result")
+rsqrt = _unary("rsqrt", lambda d: 1 / np.sqrt(d), RsqrtBackward0, "result", samples=S.positive)
+reciprocal = _unary("reciprocal", lambda d: 1 / d, ReciprocalBackward0, "result",
+                    samples=S.nonzero)
+deg2rad = _unary("deg2rad", np.deg2rad, Deg2RadBackward0, None)
+rad2deg = _unary("rad2deg", np.rad2deg, Rad2DegBackward0, None)
+sinc = _unary("sinc", np.sinc, SincBackward0, "self")
+
+
+@formula(arrays=True)
+def FracBackward0(n, g):
+    return (g,)
+
+
+def frac(self: Tensor) -> Tensor:
+    """x - trunc(x), the sign of x kept."""
+    if self.data.dtype.kind != "f":
+        raise RuntimeError(f"frac: not implemented for {self.dtype.r_name} tensors (only "
+                           "floating ones have a fractional part)")
+    return record(self.data - np.trunc(self.data), FracBackward0, (self,))
+
+
+_declare(frac, samples=S.floats)
+
+
+@formula
+def SgnBackward0(n, g):
+    return (g * 0,)
+
+
+def sgn(self: Tensor) -> Tensor:
+    """sign(x) for real tensors (x / |x| for complex ones)."""
+    d = self.data
+    return record(d.copy() if d.dtype.kind == "b" else np.sign(d), SgnBackward0, (self,))
+
+
+_declare(sgn, samples=S.unary)
+
+
+def positive(self: Tensor) -> Tensor:
+    """The tensor itself (`+x`)."""
+    if self.data.dtype.kind == "b":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
+
+
+_declare(positive, samples=S.unary, inplace=False)
+
+# In-place forms of the math above (`x$exp_()`), and the other names of ops
+for _fn in (neg, exp, log, sqrt, abs, sign, sin, cos, tan, tanh, sigmoid, relu, log2, log10,
+            log1p, expm1, floor, ceil, trunc, round, square):
+    op(_fn.__name__ + "_", function=False)(_inplace(_fn, _fn.__name__ + "_"))
+_aliases(neg, ("negative",), samples=S.unary)
+_aliases(abs, ("absolute",), samples=S.unary)
+_aliases(trunc, ("fix",), samples=S.unary)
+
+
+# --- special functions ------------------------------------------------------
+
+_2_SQRTPI = 2 / float(np.sqrt(np.pi))
+
+
+@formula
+def ErfcBackward0(n, g, x):
+    return (-g * _2_SQRTPI * (-x * x).exp(),)
+
+
+@formula
+def ErfinvBackward0(n, g, result):
+    return (g * (np.sqrt(np.pi) / 2) * (result * result).exp(),)
+
+
+@formula
+def LgammaBackward0(n, g, x):
+    return (g * digamma(x),)
+
+
+@formula
+def DigammaBackward0(n, g, x):
+    return (g * polygamma(1, x),)
+
+
+# (`erf` itself is declared in nn_functional.py for now, with the same node)
+erfc = _unary("erfc", special.erfc, ErfcBackward0, "self")
+erfinv = _unary("erfinv", special.erfinv, ErfinvBackward0, "result", samples=S.unit)
+lgamma = _unary("lgamma", special.lgamma, LgammaBackward0, "self", samples=S.gamma)
+digamma = _unary("digamma", special.digamma, DigammaBackward0, "self", samples=S.gamma)
+
+
+@formula
+def PolygammaBackward0(n, g, k, x):
+    return (None, g * polygamma(k + 1, x))
+
+
+def polygamma(n: Any, self: Any) -> Tensor:
+    """The n-th derivative of digamma. R torch and PyTorch call the function as
+    polygamma(n, x) and the method as x$polygamma(n): the tensor may come first."""
+    if isinstance(n, Tensor) and not isinstance(self, Tensor):
+        n, self = self, n
+    k = _whole(n, "polygamma: n")
+    if k < 0:
+        raise ValueError(f"polygamma: n must be a non-negative integer, got {k}")
+    with np.errstate(all="ignore"):
+        out = special.polygamma(k, _fdata(self))
+    return record(out, PolygammaBackward0, (None, self), (k, self))
+
+
+_declare(polygamma, samples=S.polygamma)
+
+
+@formula
+def MvlgammaBackward0(n, g, x, p):
+    return (g * sum(digamma(x - j / 2) for j in range(p)),)
+
+
+def mvlgamma(self: Tensor, p: int) -> Tensor:
+    """The multivariate log-gamma function of dimension p (every element > (p-1)/2)."""
+    p = _whole(p, "mvlgamma: p")
+    if p < 1:
+        raise ValueError(f"mvlgamma: p must be at least 1, got {p}")
+    d = _fdata(self)
+    if (d <= (p - 1) / 2).any():
+        raise ValueError(f"mvlgamma: all elements must be greater than (p-1)/2 = {(p - 1) / 2}")
+    out = sum(special.lgamma(d - j / 2) for j in range(p)) + p * (p - 1) / 4 * np.log(np.pi)
+    return record(out.astype(d.dtype), MvlgammaBackward0, (self,), (self, p))
+
+
+_declare(mvlgamma, samples=S.mvlgamma)
+
+
+@formula
+def LogitBackward0(n, g, x, eps):
+    d = g / (x * (1 - x))
+    if eps is None:
+        return (d,)
+    return (where((x < eps) | (x > 1 - eps), 0.0, d),)
+
+
+def logit(self: Tensor, eps: float | None = None) -> Tensor:
+    """log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps is given."""
+    d = _fdata(self)
+    if eps is not None:
+        d = np.clip(d, eps, 1 - eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log(d / (1 - d))
+    return record(out, LogitBackward0, (self,), (self, eps))
+
+
+_declare(logit, samples=S.logit)
+
+
+# --- binary math ------------------------------------------------------------
+
+def _binary_arrays(self: Any, other: Any, opname: str) -> tuple:
+    """Both operands' arrays (a floating op's ints and bools as float32)."""
+    da, db = _data(self), _data(other)
+    if isinstance(da, np.ndarray) and da.dtype.kind != "f":
+        da = da.astype(np.float32)
+    if isinstance(db, np.ndarray) and db.dtype.kind != "f" and not (
+            isinstance(da, np.ndarray) and da.dtype == np.float64):
+        db = db.astype(np.float32)
+    try:
+        np.broadcast_shapes(np.shape(da), np.shape(db))
+    except ValueError:
+        raise _broadcast_error(self, other, opname) from None
+    return da, db
+
+
+def _floating_binary(self: Any, other: Any, ufunc: Callable, opname: str) -> np.ndarray:
+    da, db = _binary_arrays(self, other, opname)
+    with np.errstate(all="ignore"):
+        return _float_result(np.asarray(ufunc(da, db)), self, other)
+
+
+@formula
+def Atan2Backward0(n, g, a, b):
+    r = a * a + b * b
+    return (g * b / r if n.needs(0) else None), (-g * a / r if n.needs(1) else None)
+
+
+def atan2(self: Tensor, other: Tensor) -> Tensor:
+    out = _floating_binary(self, other, np.arctan2, "atan2")
+    return record(out, Atan2Backward0, (_t(self), _t(other)), (self, other))
+
+
+_declare(atan2, aliases=("arctan2",), samples=S.binary_float)
+
+
+@formula
+def HypotBackward0(n, g, a, b, result):
+    return (g * a / result if n.needs(0) else None), (g * b / result if n.needs(1) else None)
+
+
+def hypot(self: Tensor, other: Tensor) -> Tensor:
+    out = _floating_binary(self, other, np.hypot, "hypot")
+    return record(out, HypotBackward0, (_t(self), _t(other)), (self, other, OUTPUT))
+
+
+_declare(hypot, samples=S.binary_float)
+
+
+@formula
+def LogaddexpBackward0(n, g, a, b):
+    return ((g / (1 + (b - a).exp()) if n.needs(0) else None),
+            (g / (1 + (a - b).exp()) if n.needs(1) else None))
+
+
+@formula
+def Logaddexp2Backward0(n, g, a, b):
+    return ((g / (1 + pow(2.0, b - a)) if n.needs(0) else None),
+            (g / (1 + pow(2.0, a - b)) if n.needs(1) else None))
+
+
+def logaddexp(self: Tensor, other: Tensor) -> Tensor:
+    """log(exp(a) + exp(b)), without overflow."""
+    out = _floating_binary(self, other, np.logaddexp, "logaddexp")
+    return record(out, LogaddexpBackward0, (_t(self), _t(other)), (self, other))
+
+
+def logaddexp2(self: Tensor, other: Tensor) -> Tensor:
+    """log2(2^a + 2^b), without overflow."""
+    out = _floating_binary(self, other, np.logaddexp2, "logaddexp2")
+    return record(out, Logaddexp2Backward0, (_t(self), _t(other)), (self, other))
+
+
+_declare(logaddexp, samples=S.binary_float, inplace=False)
+_declare(logaddexp2, samples=S.binary_float, inplace=False)
+
+
+@formula
+def XlogyBackward0(n, g, a, b):
+    ga = gb = None
+    if n.needs(0):
+        ga = where(a.eq(0) & (b <= 0), 0.0, g * b.log())
+    if n.needs(1):
+        gb = g * a / b
+    return ga, gb
+
+
+@formula
+def XlogyBackward2(n, g, a, b):
+    if b > 0:
+        return g * float(np.log(b)), None
+    return where(a.eq(0), 0.0, g * (-np.inf if b == 0 else np.nan)), None
+
+
+def xlogy(self: Any, other: Any) -> Tensor:
+    """self * log(other), 0 where self is 0 (unless other is NaN)."""
+    def compute(a, b):
+        return np.where((a == 0) & ~np.isnan(b), 0.0, a * np.log(b))
+    out = _floating_binary(self, other, compute, "xlogy")
+    if not isinstance(self, Tensor):  # a number times the log of a tensor
+        return record(out, XlogyBackward0, (None, other), (_as_tensor(self), other),
+                      name="XlogyBackward1")
+    if not isinstance(other, Tensor):
+        return record(out, XlogyBackward2, (self, None), (self, other))
+    return record(out, XlogyBackward0, (self, other), (self, other))
+
+
+_declare(xlogy, samples=S.xlogy)
+
+
+@formula
+def CopysignBackward0(n, g, a, result):
+    ratio = where(a.eq(0), 0.0, result / a)
+    return (g * ratio if n.needs(0) else None), (g * 0 if n.needs(1) else None)
+
+
+def copysign(self: Tensor, other: Any) -> Tensor:
+    """|self| with the sign of other (-0.0 counts as negative)."""
+    out = _floating_binary(self, other, np.copysign, "copysign")
+    return record(out, CopysignBackward0, (_t(self), _t(other)), (self, OUTPUT),
+                  name=None if isinstance(other, Tensor) else "CopysignBackward1")
+
+
+_declare(copysign, samples=S.copysign)
+
+
+def float_power(self: Any, exponent: Any) -> Tensor:
+    """pow in float64, whatever the operands' dtypes."""
+    f64 = lambda v: v.double() if isinstance(v, Tensor) else float(v)  # noqa: E731
+    return pow(f64(self), f64(exponent))
+
+
+_declare(float_power, samples=S.binary_pow)
+
+
+def true_divide(self: Any, other: Any) -> Tensor:
+    return div(self, other)
+
+
+_declare(true_divide, samples=S.binary_div)
+_aliases(mul, ("multiply",), samples=S.binary_arith)
+_aliases(div, ("divide",), samples=S.binary_div)
+_aliases(sub, ("subtract",), samples=S.binary_arith)
+for _name, _fn in (("pow_", pow), ("fmod_", fmod), ("remainder_", remainder)):
+    op(_name, function=False)(_inplace(_fn, _name))
+
+
+@formula
+def LerpBackward0(n, g, weight):
+    return (g * (1 - weight) if n.needs(0) else None), (g * weight if n.needs(1) else None)
+
+
+@formula
+def LerpBackward1(n, g, a, end, weight):
+    return ((g * (1 - weight) if n.needs(0) else None), (g * weight if n.needs(1) else None),
+            (g * (end - a) if n.needs(2) else None))
+
+
+def lerp(self: Tensor, end: Tensor, weight: Any) -> Tensor:
+    """self + weight * (end - self)."""
+    da, de = _data(self), _data(end)
+    try:
+        out = da + _data(weight) * (de - da)
+    except ValueError:
+        raise _broadcast_error(self, end, "lerp") from None
+    if isinstance(weight, Tensor):
+        out = _float_result(out, self, end)
+        return record(out, LerpBackward1, (_t(self), _t(end), weight), (self, end, weight))
+    out = out.astype(np.result_type(da, de), copy=False)
+    return record(out, LerpBackward0, (_t(self), _t(end)), (weight,))
+
+
+_declare(lerp, samples=S.lerp)
+
+
+@formula
+def AddcmulBackward0(n, g, t1, t2, value):
+    return (g, g * t2 * value if n.needs(1) else None, g * t1 * value if n.needs(2) else None)
+
+
+@formula
+def AddcdivBackward0(n, g, t1, t2, value):
+    return (g, g * value / t2 if n.needs(1) else None,
+            -g * value * t1 / (t2 * t2) if n.needs(2) else None)
+
+
+def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Any = 1) -> Tensor:
+    """self + value * tensor1 * tensor2."""
+    try:
+        out = _data(self) + value * (_data(tensor1) * _data(tensor2))
+    except ValueError:
+        raise _broadcast_error(tensor1, tensor2, "addcmul") from None
+    out = out.astype(np.result_type(_data(self), _data(tensor1), _data(tensor2)), copy=False)
+    return record(out, AddcmulBackward0, (self, tensor1, tensor2), (tensor1, tensor2, value))
+
+
+def addcdiv(self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Any = 1) -> Tensor:
+    """self + value * tensor1 / tensor2."""
+    if _data(tensor1).dtype.kind in "iub" and _data(tensor2).dtype.kind in "iub":
+        raise RuntimeError("addcdiv: integer division of tensors isn't supported; make "
+                           "tensor1 or tensor2 floating, e.g. tensor1$to(dtype = torch_float())")
+    try:
+        out = _data(self) + value * (_data(tensor1) / _data(tensor2))
+    except ValueError:
+        raise _broadcast_error(tensor1, tensor2, "addcdiv") from None
+    out = out.astype(np.result_type(_data(self), _data(tensor1), _data(tensor2)), copy=False)
+    return record(out, AddcdivBackward0, (self, tensor1, tensor2), (tensor1, tensor2, value))
+
+
+_declare(addcmul, samples=S.addcmul)
+_declare(addcdiv, samples=S.addcdiv)
+
+
+@formula(arrays=True)
+def ClampMinBackward0(n, g, x, lo):
+    return (g * (x >= lo),)
+
+
+@formula(arrays=True)
+def ClampMaxBackward0(n, g, x, hi):
+    return (g * (x <= hi),)
+
+
+@formula
+def ClampMinBackward1(n, g, x, lo):
+    keep = x >= lo
+    return (where(keep, g, 0.0) if n.needs(0) else None), \
+        (where(keep, 0.0, g) if n.needs(1) else None)
+
+
+@formula
+def ClampMaxBackward1(n, g, x, hi):
+    keep = x <= hi
+    return (where(keep, g, 0.0) if n.needs(0) else None), \
+        (where(keep, 0.0, g) if n.needs(1) else None)
+
+
+def _clamp_one(self: Tensor, bound: Tensor, ufunc: Callable, backward: Callable,
+               opname: str) -> Tensor:
+    try:
+        out = _float_result(ufunc(self.data, bound.data), self, bound)
+    except ValueError:
+        raise _broadcast_error(self, bound, opname) from None
+    return record(out, backward, (self, bound), (self, bound))
+
+
+def clamp_min(self: Tensor, min: Any) -> Tensor:
+    if isinstance(min, Tensor):
+        return _clamp_one(self, min, np.maximum, ClampMinBackward1, "clamp_min")
+    lo = _scalar(min, "min")
+    out = np.maximum(self.data, lo)
+    out = out if out.dtype is self.data.dtype else _float_result(out, self)
+    return record(out, ClampMinBackward0, (self,), (self, lo))
+
+
+def clamp_max(self: Tensor, max: Any) -> Tensor:
+    if isinstance(max, Tensor):
+        return _clamp_one(self, max, np.minimum, ClampMaxBackward1, "clamp_max")
+    hi = _scalar(max, "max")
+    out = np.minimum(self.data, hi)
+    out = out if out.dtype is self.data.dtype else _float_result(out, self)
+    return record(out, ClampMaxBackward0, (self,), (self, hi))
+
+
+_declare(clamp_min, samples=S.clamp_min)
+_declare(clamp_max, samples=S.clamp_max)
+_aliases(clamp, ("clip",), samples=S.clamp)
+
+
+@formula(arrays=True)
+def NanToNumBackward0(n, g, finite):
+    return (g * finite,)
+
+
+def nan_to_num(self: Tensor, nan: float | None = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
+    """NaN, +inf and -inf replaced (by 0 and the dtype's largest and lowest values
+    unless given)."""
+    d = self.data
+    if d.dtype.kind != "f":
+        return wrap(d.copy())
+    out = np.nan_to_num(d, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
+    return record(out, NanToNumBackward0, (self,), (np.isfinite(d),))
+
+
+_declare(nan_to_num, samples=S.nan_to_num)
+
+
+@formula
+def LdexpBackward0(n, g, other, result):
+    return (g * pow(2.0, other) if n.needs(0) else None), \
+        (g * result * _LN2 if n.needs(1) else None)
+
+
+def ldexp(self: Tensor, other: Tensor) -> Tensor:
+    """self * 2^other."""
+    out = _floating_binary(self, other, lambda a, b: a * np.exp2(b), "ldexp")
+    return record(out, LdexpBackward0, (_t(self), _t(other)), (other, OUTPUT))
+
+
+_declare(ldexp, samples=S.ldexp)
+
+
+# --- not differentiable: rounding to neighbours, steps, tests of values --------
+
+def nextafter(self: Tensor, other: Tensor) -> Tensor:
+    """The next floating value after self towards other."""
+    return wrap(_floating_binary(self, other, np.nextafter, "nextafter"))
+
+
+def heaviside(self: Tensor, values: Tensor) -> Tensor:
+    """0 where self < 0, 1 where self > 0, values where self == 0."""
+    da, dv = _data(self), _data(values)
+    if np.result_type(da) != np.result_type(dv):
+        raise RuntimeError(f"heaviside is not yet implemented for tensors with different "
+                           f"dtypes; convert values to {_as_tensor(self).dtype.r_name} first")
+    try:
+        out = np.heaviside(da, dv) if da.dtype.kind == "f" else \
+            np.where(da == 0, dv, (da > 0)).astype(da.dtype)
+    except ValueError:
+        raise _broadcast_error(self, values, "heaviside") from None
+    return wrap(np.asarray(out))
+
+
+_nd = dict(differentiable=False)
+_declare(nextafter, samples=S.binary_float, **_nd)
+_declare(heaviside, samples=S.heaviside, **_nd)
+bitwise_xor = op(**_logic)(_compare(np.bitwise_xor, "bitwise_xor"))
+logical_xor = op(**_logic)(_compare(np.logical_xor, "logical_xor"))
+for _fn in (bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor):
+    op(_fn.__name__ + "_", function=False)(_inplace(_fn, _fn.__name__ + "_"))
+
+
+def _shift(ufunc: Callable, name: str) -> Callable:
+    def shift(self: Any, other: Any) -> Tensor:
+        da, db = _data(self), _data(other)
+        for d in (da, db):
+            if np.asarray(d).dtype.kind not in "iu":
+                raise RuntimeError(f"{name}: only integer tensors can be shifted")
+        return wrap(np.asarray(ufunc(da, db)))
+    shift.__name__ = shift.__qualname__ = name
+    return shift
+
+
+bitwise_left_shift = _declare(_shift(np.left_shift, "bitwise_left_shift"),
+                              samples=S.shifts, **_nd)
+bitwise_right_shift = _declare(_shift(np.right_shift, "bitwise_right_shift"),
+                               samples=S.shifts, **_nd)
+
+
+def bitwise_not(self: Tensor) -> Tensor:
+    if self.data.dtype.kind not in "iub":
+        raise RuntimeError("bitwise_not: only integer and bool tensors are supported")
+    return wrap(np.invert(self.data))
+
+
+_declare(bitwise_not, samples=S.bits_unary, **_nd)
+op("logical_not_", function=False)(_inplace(logical_not, "logical_not_"))
+
+# The Python operators on bits (`a & b`, `~a`), and R torch's methods of the same
+# names (`x$`__and__`(y)`): bitwise, which on bools is the logical op.
+_bits = dict(function=False, differentiable=False)
+op("__and__", operators=("__rand__",), **_bits)(bitwise_and)
+op("__or__", operators=("__ror__",), **_bits)(bitwise_or)
+op("__xor__", operators=("__rxor__",), **_bits)(bitwise_xor)
+op("__lshift__", **_bits)(bitwise_left_shift)
+op("__rshift__", **_bits)(bitwise_right_shift)
+op("__invert__", **_bits)(bitwise_not)
+for _name, _fn in (("__iand__", bitwise_and), ("__ior__", bitwise_or),
+                   ("__ixor__", bitwise_xor), ("__ilshift__", bitwise_left_shift),
+                   ("__irshift__", bitwise_right_shift)):
+    op(_name, **_bits)(_inplace(_fn, _name))
+
+
+def _test(ufunc: Callable, name: str) -> Callable:
+    def test(self: Tensor) -> Tensor:
+        return wrap(np.asarray(ufunc(self.data)))
+    test.__name__ = test.__qualname__ = name
+    return _declare(test, samples=S.special_values, inplace=False, **_nd)
+
+
+isfinite = _test(np.isfinite, "isfinite")
+isinf = _test(np.isinf, "isinf")
+isposinf = _test(np.isposinf, "isposinf")
+isneginf = _test(np.isneginf, "isneginf")
+isreal = _test(lambda d: np.ones(d.shape, dtype=np.bool_) if d.dtype.kind != "c"
+               else d.imag == 0, "isreal")
+signbit = _test(np.signbit, "signbit")
+
+
+def isclose(self: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
+    """|self - other| <= atol + rtol * |other|, elementwise."""
+    try:
+        return wrap(np.asarray(np.isclose(self.data, _data(other), rtol=rtol, atol=atol,
+                                          equal_nan=equal_nan)))
+    except ValueError:
+        raise _broadcast_error(self, other, "isclose") from None
+
+
+_declare(isclose, samples=S.isclose, inplace=False, **_nd)
+_aliases(gt, ("greater",), inplace=False, samples=S.compare, differentiable=False)
+_aliases(ge, ("greater_equal",), inplace=False, samples=S.compare, differentiable=False)
+_aliases(lt, ("less",), inplace=False, samples=S.compare, differentiable=False)
+_aliases(le, ("less_equal",), inplace=False, samples=S.compare, differentiable=False)
+_aliases(ne, ("not_equal",), inplace=False, samples=S.compare, differentiable=False)
+for _fn in (gt, ge, lt, le, eq, ne):
+    op(_fn.__name__ + "_", function=False)(_inplace(_fn, _fn.__name__ + "_"))
