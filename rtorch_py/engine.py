@@ -231,7 +231,7 @@ class Node:
     # Hot fields are slots; rare ones (hooks, anomaly trace, more than one
     # output) default at class level and land in __dict__ when set, so
     # creating a node costs six assignments.
-    __slots__ = ("name", "backward_fn", "next_functions", "input_meta", "saved", "seq",
+    __slots__ = ("_name", "backward_fn", "next_functions", "input_meta", "saved", "seq",
                  "__dict__", "__weakref__")
     num_outputs = 1
     hooked = False                   # any of the four below set: the walk looks at them
@@ -240,9 +240,9 @@ class Node:
     retain_refs: dict | None = None  # output_nr -> weakref of a retain_grad() tensor
     trace: list | None = None        # forward stack, under with_detect_anomaly()
 
-    def __init__(self, name: str, backward_fn: Callable, edges: tuple, input_meta: tuple,
-                 saved: tuple = ()) -> None:
-        self.name = name
+    def __init__(self, name: str | None, backward_fn: Callable, edges: tuple,
+                 input_meta: tuple, saved: tuple = ()) -> None:
+        self._name = name  # None: the backward function's name (read only when shown)
         self.backward_fn = backward_fn
         self.next_functions = edges
         self.input_meta = input_meta
@@ -251,6 +251,16 @@ class Node:
         if _anomaly_blocks and _local.anomaly:
             self.trace = traceback.format_stack()[:-3]
             self.hooked = True
+
+    @property
+    def name(self) -> str:
+        """PyTorch's name for the node (`MulBackward0`)."""
+        name = self._name
+        return name if name is not None else self.backward_fn.__name__
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._name = value
 
     def needs(self, i: int) -> bool:
         """Whether input i wants a gradient (lets a formula skip dead work)."""
@@ -430,7 +440,8 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
     dependency count is needed, and the order is PyTorch's. A chain (one node
     holding a gradient at a time) never touches the heap.
     """
-    walk = _Walk(create_graph, sum_to)
+    walk = _Walk(create_graph, retain_graph, sum_to)
+    step = walk.stepper(watched=bool(capture))
     node, grads = walk.start(roots)
     keys = needed = None
     if capture:
@@ -455,10 +466,7 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
             elif needed is not None and node not in needed:
                 node = None
             else:
-                outs, checked = walk.run(node, grads)
-                if not retain_graph and type(node.saved) is Packed:
-                    _release(node)
-                node, grads = walk.hand_on(node, outs, checked)
+                node, grads = step(node, grads)
         _commit(pending, sum_to)  # leaves change only once the whole walk succeeded
     finally:
         _local.grad = prev_mode
@@ -469,13 +477,14 @@ class _Walk:
     """The state of one backward walk: nodes holding gradients, and how a node
     is run and hands its gradients on."""
 
-    __slots__ = ("buffers", "ready", "captured", "create_graph", "sum_to")
+    __slots__ = ("buffers", "ready", "captured", "create_graph", "retain_graph", "sum_to")
 
-    def __init__(self, create_graph: bool, sum_to: Callable | None) -> None:
+    def __init__(self, create_graph: bool, retain_graph: bool, sum_to: Callable | None) -> None:
         self.buffers: dict[Node, list] = {}  # nodes holding gradients, a slot per output
         self.ready: list = []                # the same nodes, as a heap of (-seq, node)
         self.captured: dict[int, Any] = {}
         self.create_graph = create_graph
+        self.retain_graph = retain_graph
         self.sum_to = sum_to
 
     def start(self, roots: Sequence[tuple]) -> tuple:
@@ -496,56 +505,65 @@ class _Walk:
         node = heapq.heappop(self.ready)[1]
         return node, self.buffers.pop(node)
 
-    def run(self, node: Node, grads: list) -> tuple:
-        """The node's input gradients, and whether they were already checked
-        against the inputs' shapes and dtypes."""
-        if node.hooked and (node.post_hooks or node.trace):
-            return _run_node(node, grads, self.sum_to), True
-        f = None if self.create_graph else getattr(node.backward_fn, "array_formula", None)
-        if f is not None:  # fast path: the op's formula straight on the arrays
-            saved = node.saved
-            outs = f(node, grads[0], *(node.unpack_saved_data() if type(saved) is Packed
-                                       else saved))
-        else:
-            outs = node.backward_fn(node, grads)
-        meta = node.input_meta
-        if meta and (self.create_graph or len(outs) != len(meta)):
-            return _validate(node, outs, self.sum_to), True
-        return outs, False
-
-    def hand_on(self, node: Node, outs: Sequence, checked: bool) -> tuple:
-        """Give each input gradient to the node it came from (fixing or refusing
-        a wrong shape or dtype). With nothing else waiting, the one node that
-        gets a gradient runs next directly: it is returned with its gradients."""
-        meta = None if checked else node.input_meta
+    def stepper(self, watched: bool) -> Callable:
+        """`step(node, grads)`: run a node, free what it saved (unless
+        retain_graph), and give each input gradient to the node it came from,
+        fixing or refusing a wrong shape or dtype. With nothing else waiting,
+        the one node that gets a gradient runs next directly: `step` returns it
+        with its gradients, or, along a chain of plain nodes (no hooks, no
+        leaf, nothing `watched` by autograd_grad), runs it itself (the fast
+        path: no call per node). A closure: the per-node path reads locals."""
+        create_graph, retain_graph, sum_to = self.create_graph, self.retain_graph, self.sum_to
         ready, buffers = self.ready, self.buffers
-        direct = None
-        i = -1
-        for nxt, nr in node.next_functions:
-            i += 1
-            if nxt is None:
-                continue
-            g = outs[i]
-            if g is None:
-                continue
-            if meta:
-                m = meta[i]
-                if m is not None and (g.dtype is not m[1] or g.shape != m[0]):
-                    g = _conform(node, i, g, m, self.sum_to, True)
-            if direct is None and not ready:
-                direct, direct_nr, direct_g = nxt, nr, g
-                continue
-            if direct is not None:
-                _send(buffers, ready, direct, direct_nr, direct_g)
+
+        def step(node: Node, grads: list) -> tuple:
+            while True:
+                meta = node.input_meta
+                if node.hooked and (node.post_hooks or node.trace):
+                    outs, meta = _run_node(node, grads, sum_to), None  # (validated there)
+                else:
+                    f = None if create_graph else getattr(node.backward_fn, "array_formula", None)
+                    if f is not None:  # fast path: the op's formula straight on the arrays
+                        saved = node.saved
+                        outs = f(node, grads[0], *(node.unpack_saved_data() if type(saved) is Packed
+                                                   else saved))
+                    else:
+                        outs = node.backward_fn(node, grads)
+                    if meta and (create_graph or len(outs) != len(meta)):
+                        outs, meta = _validate(node, outs, sum_to), None
+                if not retain_graph and type(node.saved) is Packed:
+                    _release(node)
                 direct = None
-            _send(buffers, ready, nxt, nr, g)
-        if direct is None:
-            return None, None
-        if direct.num_outputs == 1:
-            return direct, [direct_g]
-        grads = [None] * direct.num_outputs
-        grads[direct_nr] = direct_g
-        return direct, grads
+                i = -1
+                for nxt, nr in node.next_functions:
+                    i += 1
+                    if nxt is None:
+                        continue
+                    g = outs[i]
+                    if g is None:
+                        continue
+                    if meta:
+                        m = meta[i]
+                        if m is not None and (g.dtype is not m[1] or g.shape != m[0]):
+                            g = _conform(node, i, g, m, sum_to, True)
+                    if direct is None and not ready:
+                        direct, direct_nr, direct_g = nxt, nr, g
+                        continue
+                    if direct is not None:
+                        _send(buffers, ready, direct, direct_nr, direct_g)
+                        direct = None
+                    _send(buffers, ready, nxt, nr, g)
+                if direct is None:
+                    return None, None
+                if direct.num_outputs == 1:
+                    grads = [direct_g]
+                else:
+                    grads = [None] * direct.num_outputs
+                    grads[direct_nr] = direct_g
+                if watched or direct.hooked or type(direct) is AccumulateGrad:
+                    return direct, grads
+                node = direct
+        return step
 
     def results(self, n: int) -> list:
         got = [self.captured.get(i) for i in range(n)]

@@ -129,7 +129,8 @@ class AutogradContext:
     # -- called in forward -------------------------------------------------
     def save_for_backward(self, *args: Any, **kwargs: Any) -> None:
         """Keep tensors or any other values for backward, in order, with names."""
-        self.save_named([""] * len(args) + list(kwargs), [*args, *kwargs.values()])
+        self._saved_names = [""] * len(args) + list(kwargs)
+        self._to_save = [*args, *kwargs.values()]
 
     def save_named(self, names: Sequence[str], values: Sequence[Any]) -> None:
         """`save_for_backward` with the names as a list ("" for an unnamed value),
@@ -328,9 +329,6 @@ def _custom_backward(node: Node, grads: list) -> tuple:
         raise
     finally:
         ctx._node = ctx._saved_view = None
-
-
-_custom_backward.array_formula = None  # (the walk's fast path is for op formulas)
 
 
 def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], name: str,

@@ -16,6 +16,7 @@ from ..engine import NEW_VERSION, Node, SavedTensor, edge
 from ..tensor import Tensor, wrap
 
 _new = object.__new__
+ndarray = np.ndarray
 _state = engine.thread_state()  # grad mode, read on every op
 _NO_EDGE = (None, 0)
 
@@ -80,71 +81,97 @@ def record(result: Any, backward_fn: Callable, inputs: Sequence, saved: tuple = 
     (version-checked when used), `OUTPUT` for the result, or plain values.
     `name` names the node when it is not the derivative's own name.
     """
-    if type(result) is Tensor:
-        out = result
-    else:
+    if type(result) is ndarray:
         out = _new(Tensor)
-        out.data = result if type(result) is np.ndarray else np.asarray(result)  # 0-d: scalars
-        out._rg = False
-        out.grad_fn = None
+        out.data = result
         out._version = NEW_VERSION
-    if not _state.grad:
-        return out
-    # Fast paths: one or two inputs (nearly every op) without a loop.
-    n = len(inputs)
-    if n == 1:
-        x = inputs[0]
-        if x is None or not x._rg:
-            return out
-        d = x.data
-        edges = ((x.grad_fn, x._output_nr) if x.grad_fn is not None else edge(x),)
-        meta = ((d.shape, d.dtype),)
-    elif n == 2:
-        a, b = inputs
-        ra = a is not None and a._rg
-        rb = b is not None and b._rg
-        if not (ra or rb):
-            return out
-        if ra:
-            d = a.data
-            ea, ma = (a.grad_fn, a._output_nr) if a.grad_fn is not None else edge(a), \
-                (d.shape, d.dtype)
-        else:
-            ea, ma = _NO_EDGE, None
-        if rb:
-            d = b.data
-            eb, mb = (b.grad_fn, b._output_nr) if b.grad_fn is not None else edge(b), \
-                (d.shape, d.dtype)
-        else:
-            eb, mb = _NO_EDGE, None
-        edges, meta = (ea, eb), (ma, mb)
-    else:
-        e, m, any_rg = [], [], False
-        for t in inputs:
-            if t is not None and t._rg:
-                e.append(edge(t))
-                m.append((t.data.shape, t.data.dtype))
-                any_rg = True
+    elif type(result) is Tensor:
+        out = result
+    else:  # NumPy gives 0-d results as scalars
+        out = _new(Tensor)
+        out.data = np.asarray(result)
+        out._version = NEW_VERSION
+    if _state.grad:
+        # Fast paths, no loop: a tensor with a number (`x * 2`, the commonest op
+        # of all: the number is None), one input, two.
+        n = len(inputs)
+        if n == 2:
+            a, b = inputs
+            if b is None and a is not None:
+                if not a._rg:
+                    out.grad_fn = None
+                    out._rg = False
+                    return out
+                d = a.data
+                edges = ((a.grad_fn, a._output_nr) if a.grad_fn is not None else edge(a),
+                         _NO_EDGE)
+                meta = ((d.shape, d.dtype), None)
             else:
-                e.append(_NO_EDGE)
-                m.append(None)
-        if not any_rg:
+                edges, meta = _two_edges(a, b)
+        elif n == 1:
+            x = inputs[0]
+            if x is not None and x._rg:
+                d = x.data
+                edges = ((x.grad_fn, x._output_nr) if x.grad_fn is not None else edge(x),)
+                meta = ((d.shape, d.dtype),)
+            else:
+                edges = None
+        else:
+            edges, meta = _many_edges(inputs)
+        if edges is not None:
+            if saved:  # (the one-value case inline: `_pack` is a call)
+                if len(saved) == 1:
+                    s = saved[0]
+                    if s is OUTPUT:
+                        saved = [SavedTensor(out, True)]
+                    elif type(s) is Tensor:
+                        saved = [SavedTensor(s)]
+                else:
+                    saved = _pack(saved, out)
+            out.grad_fn = Node(name, backward_fn, edges, meta, saved)
+            out._rg = True
             return out
-        edges, meta = tuple(e), tuple(m)
-    out.grad_fn = Node(name or backward_fn.__name__, backward_fn, edges, meta,
-                       _pack(saved, out) if saved else saved)
-    out._rg = True
+    out.grad_fn = None
+    out._rg = False
     return out
+
+
+def _two_edges(a: Tensor | None, b: Tensor | None) -> tuple:
+    ra = a is not None and a._rg
+    rb = b is not None and b._rg
+    if not (ra or rb):
+        return None, None
+    if ra:
+        d = a.data
+        ea, ma = (a.grad_fn, a._output_nr) if a.grad_fn is not None else edge(a), \
+            (d.shape, d.dtype)
+    else:
+        ea, ma = _NO_EDGE, None
+    if rb:
+        d = b.data
+        eb, mb = (b.grad_fn, b._output_nr) if b.grad_fn is not None else edge(b), \
+            (d.shape, d.dtype)
+    else:
+        eb, mb = _NO_EDGE, None
+    return (ea, eb), (ma, mb)
+
+
+def _many_edges(inputs: Sequence) -> tuple:
+    e, m, any_rg = [], [], False
+    for t in inputs:
+        if t is not None and t._rg:
+            e.append(edge(t))
+            m.append((t.data.shape, t.data.dtype))
+            any_rg = True
+        else:
+            e.append(_NO_EDGE)
+            m.append(None)
+    return (tuple(e), tuple(m)) if any_rg else (None, None)
 
 
 def _pack(saved: tuple, out: Tensor) -> tuple | list:
     """Saved values as the node keeps them: tensors version-checked, OUTPUT as
     the result (then a list; plain values stay the tuple given)."""
-    if len(saved) == 1:  # fast path: the op's own output, or its input
-        s = saved[0]
-        if s is OUTPUT:
-            return [SavedTensor(out, True)]
-        return [SavedTensor(s)] if type(s) is Tensor else saved
     for s in saved:
         if type(s) is Tensor or s is OUTPUT:
             break

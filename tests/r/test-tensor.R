@@ -118,6 +118,28 @@ test_that("operators with scalars on either side", {
   expect_true((torch_tensor(1L) * 2L)$dtype == torch_long())
 })
 
+test_that("%% is fmod and %/% truncates, as in R torch (negative operands)", {
+  # R torch maps `%%` to torch_fmod (the sign of the dividend) and `%/%` to
+  # division rounded toward zero: not R's own %% and %/% on numbers.
+  expect_equal_to_r(torch_tensor(-7) %% 3, -1)
+  expect_equal_to_r(torch_tensor(-7) %/% 3, -2)
+  expect_equal_to_r(torch_tensor(7) %% -3, 1)
+  expect_equal_to_r(torch_tensor(7) %/% -3, -2)
+  expect_equal_to_r(torch_tensor(c(-7, 7, -7)) %% torch_tensor(c(3, -3, -3)), c(-1, 1, -1))
+  expect_equal_to_r(torch_tensor(c(-7, 7)) %/% torch_tensor(c(2, -2)), c(-3, -3))
+  expect_equal_to_r(-7 %% torch_tensor(3), -1)
+  expect_equal_to_r(-7 %/% torch_tensor(3), -2)
+  expect_equal_to_r(torch_tensor(-7L) %/% 2L, -3L)
+  expect_true((torch_tensor(-7L) %% 3L)$dtype == torch_long())
+  x <- torch_tensor(c(-7, 5.5), requires_grad = TRUE)
+  d <- torch_tensor(c(3, -2), requires_grad = TRUE)
+  (x %% d)$sum()$backward()
+  expect_equal_to_r(x$grad, c(1, 1))
+  expect_equal_to_r(d$grad, c(2, 2))  # -trunc(x / d)
+  expect_output(print((x %% 2)$grad_fn), "FmodBackward0")
+  expect_output(print((x %% d)$grad_fn), "FmodBackward1")
+})
+
 test_that("operators record gradients", {
   x <- torch_tensor(c(1, 2), requires_grad = TRUE)
   y <- (3 - x) * (x / 2) + x^2 + 2^x
