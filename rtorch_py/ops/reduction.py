@@ -237,7 +237,7 @@ def SoftmaxBackward0(n, g, result, dim):
     return (gy - result * gy.sum(dim=dim, keepdim=True),)
 
 
-@op(dims=("dim",), samples=S.dim_op)
+@op(dims=("dim",), samples=S.softmax)
 def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _dim(dim, self.ndim)
     a = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
@@ -253,7 +253,7 @@ def LogSoftmaxBackward0(n, g, result, dim):
     return (g - result.exp() * g.sum(dim=dim, keepdim=True),)
 
 
-@op(dims=("dim",), samples=S.dim_op)
+@op(dims=("dim",), samples=S.softmax)
 def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _dim(dim, self.ndim)
     a = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
@@ -270,7 +270,7 @@ def _logical_reduction(reduce: Callable, name: str) -> Callable:
     def reduction(self: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
         if dim is None:
             return wrap(np.asarray(reduce(self.data)))
-        return wrap(np.asarray(reduce(self.data, axis=_dim(int(dim), self.ndim),
+        return wrap(np.asarray(reduce(self.data, axis=_dims(dim, self.ndim),
                                       keepdims=keepdim)))
     reduction.__name__ = reduction.__qualname__ = name
     return op(dims=("dim",), r_summary=(name,), samples=S.logical_reduction,

@@ -2,17 +2,25 @@
 from __future__ import annotations
 
 from . import T, sample, unary  # noqa: F401
-from .shape import dim_op  # noqa: F401
 
 
 def reduction() -> list:
+    x3 = T((2, 3, 4))
     return [sample(T((2, 3))), sample(T((2, 3)), 0), sample(T((2, 3, 4)), (0, 2)),
-            sample(T((2, 3)), 1, True), sample(T(()))]
+            sample(T((2, 3)), 1, True), sample(T(())), sample(T(()), 0),
+            sample(x3, -1), sample(x3, (0, -1), True), sample(x3, [2, 1]),
+            sample(x3, 2, keepdim=True), sample(T((1, 1, 1)), 0), sample(T((3, 1, 2)), 1),
+            sample(T((0, 3))), sample(T((0, 3)), 0)]
 
 
 def extreme() -> list:
+    x3 = T((2, 3, 4), distinct=True)
     return [sample(T((2, 3), distinct=True)), sample(T((2, 3), distinct=True), 1),
-            sample(T((2, 3), distinct=True), 0, True)]
+            sample(T((2, 3), distinct=True), 0, True), sample(x3), sample(x3, 2),
+            sample(x3, -1, True), sample(T((3, 1, 2), distinct=True), 0),
+            sample(T((1, 1, 1)), 1), sample(T(())), sample(T(()), 0),
+            sample(T((3, 4), dtype="int64", low=-5, high=5)),
+            sample(T((3, 4), dtype="int64", low=-5, high=5), 0)]
 
 
 def arg_reduction() -> list:
@@ -20,9 +28,16 @@ def arg_reduction() -> list:
             sample(T((2, 3), distinct=True), 0, True)]
 
 
+def softmax() -> list:
+    return [sample(T((2, 3)), 0), sample(T((2, 3)), 1), sample(T((3, 4)), -1),
+            sample(T((2, 3, 4)), 1), sample(T((2, 3, 4), low=-6, high=6), -1)]
+
+
 def logical_reduction() -> list:
     return [sample(T((2, 3), dtype="bool")), sample(T((2, 3), dtype="bool"), 1),
-            sample(T((2, 3), dtype="bool"), 0, True)]
+            sample(T((2, 3), dtype="bool"), 0, True), sample(T((2, 3), dtype="bool"), -1),
+            sample(T((0, 3), dtype="bool")), sample(T((2, 3), dtype="bool"), (0, 1)),
+            sample(T((2, 3), dtype="int64", low=0, high=2), 1)]
 
 
 def prod() -> list:
