@@ -9,9 +9,10 @@ import numpy as np
 from ..engine import bump_version
 from ..tensor import Tensor, _dim, wrap
 from .samples import indexing as S
-from .operands import _bool_mask, _broadcast_error, _data, _fill_value, _float_result, _shape, _t
+from .operands import (_as_tensor, _bool_mask, _broadcast_error, _data, _fill_value,
+                       _float_result, _shape, _t, positional_error)
 from .recording import _state, formula, record
-from .shape import SliceBackward0
+from .shape import SliceBackward0, cat
 from .registry import op
 from .views import _check_inplace, _index_backward, _is_basic, _record_inplace, _view, _wrap_key
 
@@ -56,7 +57,12 @@ def WhereBackward0(n, g, cond):
 
 
 @op(method=False, samples=S.where)
-def where(condition: Any, self: Any, other: Any) -> Tensor:
+def where(condition: Any, self: Any = None, other: Any = None) -> Any:
+    if self is None and other is None:  # where(condition): the positions, one tensor a dim
+        return nonzero(_as_tensor(condition), as_list=True)
+    if self is None or other is None:
+        raise RuntimeError("where: give both `self` and `other` (the values where condition "
+                           "is TRUE and FALSE), or neither (for the positions)")
     cond = _data(condition)
     if isinstance(condition, Tensor) and cond.dtype != np.bool_:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
@@ -201,24 +207,45 @@ def _zero_at(g: Tensor, key: tuple) -> Tensor:
     return record(d, ZeroAtBackward, (g,), (key,))
 
 
-@op(function=False, operators=("__setitem__",))
-def index_put_(self: Tensor, key: Any, value: Any) -> Tensor:
-    """`x[key] = value` in place, recorded for autograd."""
-    k = _np_key(key, self)
-    v = value if isinstance(value, Tensor) else None
-    vd = _data(value)
-    _check_inplace(self, v)
+@op(function=False, operators=("__setitem__",), samples=S.inplace, invisible=True)
+def index_put_(self: Tensor, indices: Any, values: Any, accumulate: builtins.bool = False) -> Tensor:
+    """`x[indices] = values` in place (added up with accumulate), recorded for autograd."""
+    return _index_put(self, indices, values, accumulate, inplace=True)
+
+
+def _index_put(self: Tensor, indices: Any, values: Any, accumulate: Any, inplace: builtins.bool
+               ) -> Tensor:
+    if isinstance(indices, list) and indices and all(
+            i is None or isinstance(i, Tensor) for i in indices):
+        indices = tuple(slice(None) if i is None else i for i in indices)  # (PyTorch's form)
+    k = _np_key(indices, self)
+    v = values if isinstance(values, Tensor) else None
+    vd = _data(values)
+    if isinstance(vd, np.ndarray) and vd.dtype != self.data.dtype:
+        vd = vd.astype(self.data.dtype)
+    if inplace:
+        _check_inplace(self, v)
+        target = self.data
+    else:
+        target = self.data.copy()
     try:
-        self.data[k] = vd
+        if accumulate:
+            np.add.at(target, k, np.broadcast_to(vd, np.shape(target[k])))
+        else:
+            target[k] = vd
     except (IndexError, ValueError) as e:
         if "broadcast" in str(e) or "shape" in str(e):
             raise RuntimeError(
                 f"index assignment: a value of shape {_shape(np.shape(vd))} can't be put into "
                 f"the selected elements of shape {_shape(np.shape(self.data[k]))}") from None
         raise _index_error(e, self, k) from None
+    fn = IndexPutAccumulateBackward if accumulate else IndexPutBackward0
+    if not inplace:
+        return record(target, fn, (self, v), (k,) if accumulate else (k, np.shape(vd)),
+                      name="IndexPutBackward0")
     bump_version(self)
     name = "IndexPutBackward0" if not _is_basic(k) else "CopySlices"
-    return _record_inplace(self, IndexPutBackward0, (self, v), (k, np.shape(vd)), name)
+    return _record_inplace(self, fn, (self, v), (k,) if accumulate else (k, np.shape(vd)), name)
 
 
 @op(function=False)
@@ -238,3 +265,407 @@ def masked_fill_(self: Tensor, mask: Any, value: Any) -> Tensor:
     return _record_inplace(self, MaskedFillBackward0, (self,), (wrap(m),))
 
 
+# ==========================================================================
+# Selecting and writing along a dim by index: index_select, take, scatter,
+# index_add/copy/fill/put, masked_select/scatter, nonzero
+
+def _int_index(index: Any, op: str) -> np.ndarray:
+    idx = _data(index)
+    idx = np.asarray(idx)
+    if idx.dtype.kind not in "iu":
+        if idx.dtype.kind == "f" and idx.size and (idx == np.round(idx)).all():
+            return idx.astype(np.int64)  # (whole numbers: R passes doubles)
+        raise RuntimeError(f"{op}(): Expected dtype int64 for index, got "
+                           f"{getattr(index, 'dtype', idx.dtype)!r}")
+    return idx.astype(np.int64, copy=False)
+
+
+def _check_bounds(idx: np.ndarray, size: int, dim: int, op: str,
+                  negative: builtins.bool = False) -> None:
+    low = -size if negative else 0
+    if idx.size and (idx.min() < low or idx.max() >= size):
+        bad = int(idx[(idx < low) | (idx >= size)].reshape(-1)[0])
+        raise positional_error(IndexError, f"{op}(): index {{bad}} is out of bounds for "
+                               f"dimension {{dim}} with size {size}", bad=bad, dim=dim)
+
+
+def _along(arr: np.ndarray, d: int) -> np.ndarray:
+    """`arr` with dim d first (a view): writing into it writes into arr."""
+    return np.moveaxis(arr, d, 0) if arr.ndim else arr.reshape(1)
+
+
+@formula
+def IndexSelectBackward0(n, g, shape, dim, idx):
+    return (_index_add_into(g, shape, dim, idx),)
+
+
+@formula
+def IndexAddIntoBackward(n, g, dim, idx):
+    return (index_select(g, dim, wrap(idx)),)
+
+
+def _index_add_into(g: Tensor, shape: tuple, dim: int, idx: np.ndarray) -> Tensor:
+    """Zeros of `shape` with g's slices added at idx along dim (differentiably)."""
+    z = np.zeros(shape, dtype=g.data.dtype)
+    np.add.at(_along(z, dim), idx, _along(g.data.reshape(_keep(g.shape, shape, dim, idx)), dim))
+    return record(z, IndexAddIntoBackward, (g,), (dim, idx))
+
+
+def _keep(gshape: tuple, shape: tuple, dim: int, idx: np.ndarray) -> tuple:
+    """The shape of g as a slice-stack along dim (a 0-d input's gradient: 1 slice)."""
+    if not shape:
+        return (idx.size,)
+    return tuple(gshape)
+
+
+@op(dims=("dim",), indices=("index",), samples=S.index_select)
+def index_select(self: Tensor, dim: int, index: Any) -> Tensor:
+    d = _dim(dim, self.ndim)
+    idx = _int_index(index, "index_select")
+    if idx.ndim > 1:
+        raise RuntimeError("index_select(): Index is supposed to be a vector")
+    idx = idx.reshape(-1)
+    size = self.shape[d] if self.ndim else 1
+    _check_bounds(idx, size, d, "index_select")
+    out = np.take(self.data, idx, axis=d) if self.ndim else self.data.reshape(1)[idx].reshape(
+        np.shape(_data(index)))
+    return record(out, IndexSelectBackward0, (self,), (self.shape, d, idx))
+
+
+@formula
+def TakeBackward0(n, g, shape, idx):
+    size = int(np.prod(shape))
+    flat = np.where(idx < 0, idx + size, idx).reshape(-1)
+    return (_index_add_into(g.reshape(-1), (size,), 0, flat).reshape(shape),)
+
+
+@op(indices=("index",), samples=S.take)
+def take(self: Tensor, index: Any) -> Tensor:
+    idx = _int_index(index, "take")
+    size = self.numel()
+    _check_bounds(idx, size, 0, "take", negative=True)
+    return record(self.data.reshape(-1)[idx], TakeBackward0, (self,), (self.shape, idx))
+
+
+@op(dims=("dim",), indices=("indices",), samples=S.take_along_dim)
+def take_along_dim(self: Tensor, indices: Any, dim: int | None = None) -> Tensor:
+    idx = indices if isinstance(indices, Tensor) else wrap(_int_index(indices, "take_along_dim"))
+    if dim is None:
+        return gather(self.reshape(-1), 0, idx.reshape(-1))
+    d = _dim(dim, self.ndim)
+    if idx.ndim != self.ndim:
+        raise RuntimeError("take_along_dim(): input and indices should have the same number of "
+                           f"dimensions, but got {self.ndim} and {idx.ndim} dimensions")
+    shape = list(np.broadcast_shapes(*(tuple(1 if k == d else s for k, s in enumerate(t.shape))
+                                       for t in (self, idx))))
+    xs = tuple(shape[:d] + [self.shape[d]] + shape[d + 1:])
+    ixs = tuple(shape[:d] + [idx.shape[d]] + shape[d + 1:])
+    x = self if self.shape == xs else self.expand(xs)
+    i = idx if idx.shape == ixs else wrap(np.broadcast_to(idx.data, ixs))
+    return gather(x, d, i)
+
+
+def _scatter_key(idx: np.ndarray, d: int) -> tuple:
+    grid = list(np.indices(idx.shape, sparse=True))
+    grid[d] = idx
+    return tuple(grid)
+
+
+def _scatter_checks(self: Tensor, d: int, idx: np.ndarray, src: Any, op: str) -> None:
+    if idx.ndim != self.ndim and not (idx.ndim <= 1 and self.ndim <= 1):
+        raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as "
+                           f"self tensor ({idx.ndim} vs {self.ndim})")
+    for k, s in enumerate(idx.shape):
+        if k != d and self.ndim and s > self.shape[k]:
+            raise positional_error(RuntimeError, f"{op}(): Expected index {_shape(idx.shape)} "
+                                   f"to be smaller than self {_shape(self.shape)} apart from "
+                                   "dimension {d}", d=d)
+        if isinstance(src, Tensor) and src.ndim and s > src.shape[k]:
+            raise RuntimeError(f"{op}(): Expected index {_shape(idx.shape)} to be smaller than "
+                               f"src {_shape(src.shape)}")
+    _check_bounds(idx, self.shape[d] if self.ndim else 1, d, op)
+
+
+def _src_part(src: Tensor, idx: np.ndarray) -> np.ndarray:
+    """The part of src that index covers (its leading corner)."""
+    return src.data[tuple(slice(0, s) for s in idx.shape)] if src.ndim else src.data
+
+
+@formula
+def ScatterBackward0(n, g, dim, idx):
+    return (scatter(g, dim, wrap(idx), value=0) if n.needs(0) else None,
+            gather(g, dim, wrap(idx)) if n.needs(1) else None)
+
+
+@formula
+def ScatterBackward1(n, g, dim, idx):
+    return (scatter(g, dim, wrap(idx), value=0),)
+
+
+def _scatter(self: Tensor, dim: int, index: Any, src: Any, value: Any, reduce: Any,
+             op_name: str) -> tuple:
+    """(result array, derivative, inputs, saved) of scatter."""
+    if src is not None and not isinstance(src, Tensor):  # a number: R's `x$scatter(1, i, 1)`
+        src, value = None, src
+    if (src is None) == (value is None):
+        raise RuntimeError(f"{op_name}(): give exactly one of `src` (a tensor) or `value` "
+                           "(a number)")
+    d = _dim(dim, self.ndim)
+    idx = _int_index(index, op_name)
+    _scatter_checks(self, d, idx, src, op_name)
+    out = self.data.copy()
+    key = _scatter_key(idx, d) if self.ndim else (idx.reshape(-1),)
+    target = out if self.ndim else out.reshape(1)
+    vals = _src_part(src, idx) if src is not None else _fill_value(value, op_name)
+    if reduce is None:
+        target[key] = vals
+    elif reduce in ("add", "multiply"):
+        if needs_grad_any(self, src):
+            raise RuntimeError(f"{op_name}() with reduce is not differentiable here; use "
+                               "scatter_add() (reduce = \"add\") for gradients")
+        (np.add if reduce == "add" else np.multiply).at(target, key, vals)
+    else:
+        raise RuntimeError(f'{op_name}(): reduce argument must be either "add" or "multiply", '
+                           f'got "{reduce}"')
+    if src is not None:
+        return out, ScatterBackward0, (self, src), (d, idx)
+    return out, ScatterBackward1, (self,), (d, idx)
+
+
+def needs_grad_any(*ts: Any) -> builtins.bool:
+    return _state.grad and any(isinstance(t, Tensor) and t._rg for t in ts)
+
+
+@op(dims=("dim",), indices=("index",), samples=S.scatter)
+def scatter(self: Tensor, dim: int, index: Any, src: Any = None, value: Any = None,
+            reduce: str | None = None) -> Tensor:
+    out, fn, inputs, saved = _scatter(self, dim, index, src, value, reduce, "scatter")
+    return record(out, fn, inputs, saved)
+
+
+def _write_inplace(self: Tensor, out: np.ndarray, fn: Any, inputs: tuple, saved: tuple,
+                   name: str | None = None) -> Tensor:
+    """An in-place op: its out-of-place result written into self, recorded."""
+    _check_inplace(self, *inputs[1:])
+    self.data[...] = out
+    bump_version(self)
+    return _record_inplace(self, fn, inputs, saved, name)
+
+
+@op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
+def scatter_(self: Tensor, dim: int, index: Any, src: Any = None, value: Any = None,
+             reduce: str | None = None) -> Tensor:
+    out, fn, inputs, saved = _scatter(self, dim, index, src, value, reduce, "scatter_")
+    return _write_inplace(self, out, fn, inputs, saved)
+
+
+@formula
+def ScatterAddBackward0(n, g, dim, idx):
+    return (g if n.needs(0) else None, gather(g, dim, wrap(idx)) if n.needs(1) else None)
+
+
+def _scatter_add(self: Tensor, dim: int, index: Any, src: Any, op_name: str) -> tuple:
+    src = src if isinstance(src, Tensor) else wrap(np.asarray(_data(src), self.data.dtype))
+    d = _dim(dim, self.ndim)
+    idx = _int_index(index, op_name)
+    _scatter_checks(self, d, idx, src, op_name)
+    out = self.data.copy()
+    key = _scatter_key(idx, d) if self.ndim else (idx.reshape(-1),)
+    np.add.at(out if self.ndim else out.reshape(1), key, _src_part(src, idx))
+    return out, ScatterAddBackward0, (self, src), (d, idx)
+
+
+@op(dims=("dim",), indices=("index",), samples=S.scatter_add)
+def scatter_add(self: Tensor, dim: int, index: Any, src: Any) -> Tensor:
+    out, fn, inputs, saved = _scatter_add(self, dim, index, src, "scatter_add")
+    return record(out, fn, inputs, saved)
+
+
+@op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
+def scatter_add_(self: Tensor, dim: int, index: Any, src: Any) -> Tensor:
+    out, fn, inputs, saved = _scatter_add(self, dim, index, src, "scatter_add_")
+    return _write_inplace(self, out, fn, inputs, saved)
+
+
+def _along_index(self: Tensor, dim: int, index: Any, op_name: str) -> tuple:
+    d = _dim(dim, self.ndim)
+    idx = _int_index(index, op_name)
+    if idx.ndim > 1:
+        raise RuntimeError(f"{op_name}(): Index is supposed to be a vector")
+    idx = idx.reshape(-1)
+    _check_bounds(idx, self.shape[d] if self.ndim else 1, d, op_name)
+    return d, idx
+
+
+def _source_for(self: Tensor, source: Any, d: int, idx: np.ndarray, op_name: str) -> Tensor:
+    source = source if isinstance(source, Tensor) else \
+        wrap(np.asarray(_data(source), self.data.dtype))
+    want = self.shape[:d] + (idx.size,) + self.shape[d + 1:] if self.ndim else (idx.size,)
+    if source.shape != want and not (source.ndim == 0 and idx.size == 1):
+        raise RuntimeError(f"{op_name}(): source of shape {_shape(source.shape)} must have the "
+                           f"shape of self with dim {d} of size len(index) = {idx.size}: "
+                           f"{_shape(want)}")
+    return source
+
+
+@formula
+def IndexAddBackward0(n, g, dim, idx, alpha, sshape):
+    gs = None
+    if n.needs(1):
+        gs = index_select(g, dim, wrap(idx)).reshape(sshape)
+        gs = gs * alpha if alpha != 1 else gs
+    return (g if n.needs(0) else None, gs)
+
+
+def _index_add(self: Tensor, dim: int, index: Any, source: Any, alpha: Any, op_name: str) -> tuple:
+    d, idx = _along_index(self, dim, index, op_name)
+    src = _source_for(self, source, d, idx, op_name)
+    out = self.data.copy()
+    add = src.data.reshape(-1) if not self.ndim else _along(src.data, d)
+    np.add.at(_along(out, d), idx, add * alpha if alpha != 1 else add)
+    return out, IndexAddBackward0, (self, src), (d, idx, alpha, src.shape)
+
+
+@op(dims=("dim",), indices=("index",), samples=S.index_add)
+def index_add(self: Tensor, dim: int, index: Any, source: Any, alpha: Any = 1) -> Tensor:
+    return record(*_index_add(self, dim, index, source, alpha, "index_add"))
+
+
+@op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
+def index_add_(self: Tensor, dim: int, index: Any, source: Any, alpha: Any = 1) -> Tensor:
+    return _write_inplace(self, *_index_add(self, dim, index, source, alpha, "index_add_"))
+
+
+@formula
+def IndexCopyBackward0(n, g, dim, idx, sshape):
+    return (index_fill(g, dim, wrap(idx), 0) if n.needs(0) else None,
+            index_select(g, dim, wrap(idx)).reshape(sshape) if n.needs(1) else None)
+
+
+def _index_copy(self: Tensor, dim: int, index: Any, source: Any, op_name: str) -> tuple:
+    d, idx = _along_index(self, dim, index, op_name)
+    src = _source_for(self, source, d, idx, op_name)
+    out = self.data.copy()
+    _along(out, d)[idx] = src.data.reshape(-1) if not self.ndim else _along(src.data, d)
+    return out, IndexCopyBackward0, (self, src), (d, idx, src.shape)
+
+
+@op(dims=("dim",), indices=("index",), samples=S.index_copy)
+def index_copy(self: Tensor, dim: int, index: Any, source: Any) -> Tensor:
+    return record(*_index_copy(self, dim, index, source, "index_copy"))
+
+
+@op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
+def index_copy_(self: Tensor, dim: int, index: Any, source: Any) -> Tensor:
+    return _write_inplace(self, *_index_copy(self, dim, index, source, "index_copy_"))
+
+
+@formula
+def IndexFillBackward0(n, g, dim, idx):
+    return (index_fill(g, dim, wrap(idx), 0),)
+
+
+def _index_fill(self: Tensor, dim: int, index: Any, value: Any, op_name: str) -> tuple:
+    d, idx = _along_index(self, dim, index, op_name)
+    out = self.data.copy()
+    _along(out, d)[idx] = _fill_value(value, op_name)
+    return out, IndexFillBackward0, (self,), (d, idx)
+
+
+@op(dims=("dim",), indices=("index",), samples=S.index_fill)
+def index_fill(self: Tensor, dim: int, index: Any, value: Any) -> Tensor:
+    return record(*_index_fill(self, dim, index, value, "index_fill"))
+
+
+@op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
+def index_fill_(self: Tensor, dim: int, index: Any, value: Any) -> Tensor:
+    return _write_inplace(self, *_index_fill(self, dim, index, value, "index_fill_"))
+
+
+@formula
+def IndexPutAccumulateBackward(n, g, key):
+    return (g if n.needs(0) else None, g[_wrap_key(key)] if n.needs(1) else None)
+
+
+@op(samples=S.index_put)
+def index_put(self: Tensor, indices: Any, values: Any, accumulate: builtins.bool = False) -> Tensor:
+    return _index_put(self, indices, values, accumulate, inplace=False)
+
+
+@formula
+def MaskedSelectBackward0(n, g, mask, shape):
+    z = np.zeros(shape, dtype=g.data.dtype)
+    z[mask] = g.data
+    return (record(z, MaskedSelectGradBackward, (g,), (mask,)),)
+
+
+@formula
+def MaskedSelectGradBackward(n, g, mask):
+    return (g[wrap(mask)],)
+
+
+@op(samples=S.masked_select)
+def masked_select(self: Tensor, mask: Any) -> Tensor:
+    m = _bool_mask(mask, "masked_select")
+    try:
+        shape = np.broadcast_shapes(self.shape, m.shape)
+    except ValueError:
+        raise _broadcast_error(self, mask, "masked_select") from None
+    mb = np.broadcast_to(m, shape)
+    return record(np.broadcast_to(self.data, shape)[mb], MaskedSelectBackward0, (self,),
+                  (mb, shape))
+
+
+@formula
+def MaskedScatterBackward0(n, g, mask, sshape):
+    gx = g.masked_fill(wrap(mask), 0) if n.needs(0) else None
+    gs = None
+    if n.needs(1):
+        size = int(np.prod(sshape))
+        picked = g[wrap(mask)]
+        z = wrap(np.zeros(size - picked.shape[0], g.data.dtype))
+        gs = cat([picked, z]).reshape(sshape) if z.shape[0] else picked.reshape(sshape)
+    return gx, gs
+
+
+def _masked_scatter(self: Tensor, mask: Any, source: Any, op_name: str, inplace: builtins.bool) -> tuple:
+    m = _bool_mask(mask, op_name)
+    try:
+        shape = np.broadcast_shapes(self.shape, m.shape)
+    except ValueError:
+        raise _broadcast_error(self, mask, op_name) from None
+    if inplace and shape != self.shape:
+        raise RuntimeError(f"{op_name}: the mask of shape {_shape(m.shape)} must broadcast to "
+                           f"the tensor's shape {_shape(self.shape)}")
+    src = source if isinstance(source, Tensor) else wrap(np.asarray(_data(source), self.data.dtype))
+    mb = np.broadcast_to(m, shape)
+    k = int(mb.sum())
+    if src.numel() < k:
+        raise RuntimeError(f"{op_name}: Number of elements of source < number of ones in mask "
+                           f"({src.numel()} < {k})")
+    out = np.array(np.broadcast_to(self.data, shape))
+    out[mb] = src.data.reshape(-1)[:k]
+    return out, MaskedScatterBackward0, (self, src), (mb, src.shape)
+
+
+@op(samples=S.masked_scatter)
+def masked_scatter(self: Tensor, mask: Any, source: Any) -> Tensor:
+    return record(*_masked_scatter(self, mask, source, "masked_scatter", False))
+
+
+@op(function=False, samples=S.inplace, invisible=True)
+def masked_scatter_(self: Tensor, mask: Any, source: Any) -> Tensor:
+    return _write_inplace(self, *_masked_scatter(self, mask, source, "masked_scatter_", True))
+
+
+@op(returns_indices=True, differentiable=False, samples=S.nonzero)
+def nonzero(self: Tensor, as_list: builtins.bool = False) -> Any:
+    d = _data(self)
+    if as_list:
+        return tuple(wrap(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(d)))
+    return wrap(np.argwhere(d).astype(np.int64))
+
+
+@op(returns_indices=True, differentiable=False, samples=S.nonzero_only)
+def argwhere(self: Tensor) -> Tensor:
+    return nonzero(self)

@@ -334,3 +334,513 @@ def unbind(self: Tensor, dim: int = 0) -> list:
     return [select(self, d, i, name="UnbindBackward0") for i in range(self.shape[d])]
 
 
+# ==========================================================================
+# Flipping, rolling, repeating
+
+@formula
+def FlipBackward0(n, g, dims):
+    return (flip(g, dims),)
+
+
+def _dims_arg(dims: Any, ndim: int) -> tuple:
+    """One dim or several, as a tuple of distinct non-negative dims."""
+    if isinstance(dims, (list, tuple, np.ndarray)):
+        raw = [_whole(d, "dims") for d in np.asarray(dims).reshape(-1).tolist()]
+    else:
+        raw = [_whole(dims, "dims")]
+    out = tuple(_dim(d, ndim) for d in raw)
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"dims {_shape(raw)} has a dim appearing more than once")
+    return out
+
+
+@op(dims=("dims",), samples=S.flip)
+def flip(self: Tensor, dims: Any) -> Tensor:
+    d = _dims_arg(dims, self.ndim)
+    return record(np.flip(self.data, d).copy() if self.ndim else self.data.copy(),
+                  FlipBackward0, (self,), (d,))
+
+
+@op(samples=S.matrix_only)
+def fliplr(self: Tensor) -> Tensor:
+    if self.ndim < 2:
+        raise RuntimeError("fliplr: the tensor must have at least 2 dimensions")
+    return flip(self, 1)
+
+
+@op(samples=S.matrix)
+def flipud(self: Tensor) -> Tensor:
+    if self.ndim < 1:
+        raise RuntimeError("flipud: the tensor must have at least 1 dimension")
+    return flip(self, 0)
+
+
+@formula
+def RollBackward0(n, g, shifts, dims):
+    return (roll(g, tuple(-s for s in shifts), dims),)
+
+
+@op(dims=("dims",), samples=S.roll)
+def roll(self: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+    sh = [_whole(s, "shifts") for s in np.asarray(shifts).reshape(-1).tolist()]
+    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
+        if len(sh) != 1:
+            raise RuntimeError("roll: give one shift per dim in `dims` (or one shift and no "
+                               "dims to roll the flattened tensor)")
+        out = np.roll(self.data.reshape(-1), sh[0]).reshape(self.shape)
+        return record(out, RollFlatBackward0, (self,), (sh[0],), name="RollBackward0")
+    d = _dims_arg(dims, self.ndim)
+    if len(sh) != len(d):
+        raise RuntimeError(f"roll: shifts and dims must have the same length, got "
+                           f"{len(sh)} shifts and {len(d)} dims")
+    return record(np.roll(self.data, sh, d), RollBackward0, (self,), (tuple(sh), d))
+
+
+@formula
+def RollFlatBackward0(n, g, shift):
+    return (roll(g, -shift),)
+
+
+@formula
+def Rot90Backward0(n, g, k, dims):
+    return (rot90(g, -k, dims),)
+
+
+@op(dims=("dims",), samples=S.rot90)
+def rot90(self: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
+    k = _whole(k, "k")
+    d = _dims_arg(dims, self.ndim)
+    if len(d) != 2 or self.ndim < 2:
+        raise RuntimeError("rot90: expected two distinct dims of a tensor with at least 2 "
+                           f"dimensions, got dims {_shape(d)} for {self.ndim} dimensions")
+    return record(np.rot90(self.data, k, d).copy(), Rot90Backward0, (self,), (k, d))
+
+
+@formula
+def RepeatBackward0(n, g, sizes, shape):
+    # each input element gets the sum over its copies: split every repeated dim
+    lead = len(sizes) - len(shape)
+    g = g.sum(dim=tuple(range(lead))) if lead else g
+    split = []
+    for r, s in zip(sizes[lead:], shape):
+        split += [r, s]
+    if not split:
+        return (g,)
+    return (g.reshape(tuple(split)).sum(dim=tuple(range(0, len(split), 2))),)
+
+
+@op(function=False, samples=S.repeat)
+def repeat(self: Tensor, sizes: Any, *more: Any) -> Tensor:
+    reps = _shape_arg((sizes,) + more)
+    if len(reps) < self.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           f"of dimensions of tensor ({len(reps)} < {self.ndim})")
+    if any(r < 0 for r in reps):
+        raise RuntimeError(f"repeat: the repeats must be >= 0, got {_shape(reps)}")
+    data = self.data.reshape((1,) * (len(reps) - self.ndim) + self.shape)
+    return record(np.tile(data, reps), RepeatBackward0, (self,), (reps, self.shape))
+
+
+@op(samples=S.tile)
+def tile(self: Tensor, dims: Any) -> Tensor:
+    reps = _shape_arg((dims,))
+    return repeat(self, (1,) * (self.ndim - len(reps)) + reps)
+
+
+@op(dims=("dim",), samples=S.repeat_interleave)
+def repeat_interleave(self: Tensor, repeats: Any, dim: int | None = None,
+                      output_size: int | None = None) -> Tensor:
+    x = self if dim is not None else flatten(self)
+    d = 0 if dim is None else _dim(dim, self.ndim)
+    if isinstance(repeats, Tensor) and repeats.numel() != 1 or \
+            isinstance(repeats, (list, tuple, np.ndarray)) and np.size(repeats) != 1:
+        reps = np.asarray(repeats.data if isinstance(repeats, Tensor) else repeats).reshape(-1)
+        if reps.dtype.kind == "f" and (reps != np.round(reps)).any():
+            raise RuntimeError("repeat_interleave: repeats must be whole numbers")
+        reps = reps.astype(np.int64)
+        if (reps < 0).any():
+            raise RuntimeError("repeat_interleave: repeats can not be negative")
+        if x.ndim and reps.size != x.shape[d]:
+            raise RuntimeError(f"repeat_interleave: repeats must have the same size as input "
+                               f"along dim ({reps.size} repeats for size {x.shape[d]})")
+        from .indexing import index_select
+        return index_select(x, d, wrap(np.repeat(np.arange(reps.size), reps)))
+    r = _whole(repeats.item() if isinstance(repeats, Tensor) else
+               np.asarray(repeats).reshape(-1)[0], "repeats")
+    if r < 0:
+        raise RuntimeError("repeat_interleave: repeats can not be negative")
+    if x.ndim == 0:
+        x = reshape(x, (1,))
+    shape = x.shape[:d + 1] + (r,) + x.shape[d + 1:]
+    out = unsqueeze(x, d + 1).expand(shape).clone()  # (as PyTorch: a copy, then a view)
+    return view(out, x.shape[:d] + (x.shape[d] * r,) + x.shape[d + 1:])
+
+
+# ==========================================================================
+# Moving dims, reshaping like another tensor, broadcasting
+
+@op(dims=("source", "destination"), samples=S.movedim)
+def movedim(self: Tensor, source: Any, destination: Any) -> Tensor:
+    src = [_dim(_whole(s, "source"), self.ndim) for s in np.asarray(source).reshape(-1).tolist()]
+    dst = [_dim(_whole(s, "destination"), self.ndim)
+           for s in np.asarray(destination).reshape(-1).tolist()]
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source "
+                           f"({_shape(src)} dims) should contain the same number of dims as "
+                           f"destination ({_shape(dst)} dims)")
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise RuntimeError("movedim: repeated dim in `source` or `destination`")
+    order: list = [None] * self.ndim  # the source dim that lands in each place
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(i for i in range(self.ndim) if i not in src)
+    return permute(self, [o if o is not None else next(rest) for o in order])
+
+
+@op(dims=("source", "destination"), samples=S.movedim)
+def moveaxis(self: Tensor, source: Any, destination: Any) -> Tensor:
+    return movedim(self, source, destination)
+
+
+@op(dims=("axis0", "axis1"), samples=S.transpose)
+def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
+    return transpose(self, axis0, axis1)
+
+
+@op(dims=("dim0", "dim1"), samples=S.transpose)
+def swapdims(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    return transpose(self, dim0, dim1)
+
+
+@op(dims=("dim",), samples=S.unflatten)
+def unflatten(self: Tensor, dim: int, sizes: Any) -> Tensor:
+    d = _dim(dim, self.ndim)
+    sizes = _shape_arg((sizes,))
+    known = int(np.prod([s for s in sizes if s != -1]))
+    if sizes.count(-1) > 1 or (-1 not in sizes and known != self.shape[d]):
+        raise RuntimeError(f"unflatten: Provided sizes {_shape(sizes)} don't multiply up to the "
+                           f"size of dim {d} ({self.shape[d]}) in the input tensor")
+    return view(self, self.shape[:d] + sizes + self.shape[d + 1:])
+
+
+@op(function=False, samples=S.like_other)
+def view_as(self: Tensor, other: Tensor) -> Tensor:
+    return view(self, _as_tensor(other).shape)
+
+
+@op(function=False, samples=S.like_other)
+def reshape_as(self: Tensor, other: Tensor) -> Tensor:
+    return reshape(self, _as_tensor(other).shape)
+
+
+@op(samples=S.expand)
+def broadcast_to(self: Tensor, size: Any) -> Tensor:
+    return expand(self, size)
+
+
+@op(method=False, samples=S.tensor_list,
+    torch_name="_C._VariableFunctions.broadcast_tensors")  # (the form taking a list)
+def broadcast_tensors(tensors: Sequence[Tensor]) -> list:
+    tensors = [_as_tensor(t) for t in tensors]
+    try:
+        shape = np.broadcast_shapes(*(t.shape for t in tensors))
+    except ValueError:
+        raise RuntimeError("broadcast_tensors: the shapes " +
+                           ", ".join(_shape(t.shape) for t in tensors) +
+                           " can't be broadcast together: each dimension, aligned from the "
+                           "right, must be equal or 1") from None
+    return [expand(t, shape) for t in tensors]
+
+
+@op(method=False, samples=S.meshgrid)
+def meshgrid(tensors: Sequence[Tensor], indexing: str = "ij") -> list:
+    tensors = [_as_tensor(t) for t in tensors]
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'meshgrid: indexing must be "ij" or "xy", got "{indexing}"')
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError("meshgrid: expects 0D or 1D tensors, got one of shape "
+                               f"{_shape(t.shape)}")
+    parts = [reshape(t, (-1,)) for t in tensors]
+    swap = indexing == "xy" and len(parts) >= 2
+    if swap:  # xy: the first two inputs trade places in the output's dims
+        parts[0], parts[1] = parts[1], parts[0]
+    shape = tuple(p.shape[0] for p in parts)
+    out = []
+    for i, p in enumerate(parts):
+        view_shape = [1] * len(parts)
+        view_shape[i] = -1
+        out.append(expand(view(p, tuple(view_shape)), shape))
+    if swap:
+        out[0], out[1] = out[1], out[0]
+    return out
+
+
+def _each(tensors: Any, fn: Any) -> Any:
+    """Apply to one tensor, or to each of a list (atleast_*)."""
+    if isinstance(tensors, (list, tuple)):
+        return [fn(_as_tensor(t)) for t in tensors]
+    return fn(_as_tensor(tensors))
+
+
+@op(samples=S.atleast)
+def atleast_1d(self: Any) -> Any:
+    return _each(self, lambda t: reshape(t, (1,)) if t.ndim == 0 else t)
+
+
+@op(samples=S.atleast)
+def atleast_2d(self: Any) -> Any:
+    return _each(self, lambda t: reshape(t, (1, 1)) if t.ndim == 0 else
+                 unsqueeze(t, 0) if t.ndim == 1 else t)
+
+
+@op(samples=S.atleast)
+def atleast_3d(self: Any) -> Any:
+    def three(t: Tensor) -> Tensor:
+        if t.ndim == 0:
+            return reshape(t, (1, 1, 1))
+        if t.ndim == 1:
+            return unsqueeze(unsqueeze(t, 0), -1)
+        return unsqueeze(t, -1) if t.ndim == 2 else t
+    return _each(self, three)
+
+
+# ==========================================================================
+# More joining and splitting
+
+def _tensors(tensors: Any, what: str) -> list:
+    tensors = [_as_tensor(t) for t in tensors]
+    if not tensors:
+        raise RuntimeError(f"{what}: expected a non-empty list of tensors")
+    return tensors
+
+
+@op(method=False, samples=S.cat)
+def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    return cat(tensors, dim)
+
+
+@op(method=False, samples=S.cat)
+def concatenate(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    return cat(tensors, dim)
+
+
+@op(method=False, samples=S.stack_list)
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    ts = atleast_1d(_tensors(tensors, "hstack"))
+    return cat(ts, 0 if ts[0].ndim == 1 else 1)
+
+
+@op(method=False, samples=S.stack_list)
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    return cat(atleast_2d(_tensors(tensors, "vstack")), 0)
+
+
+@op(method=False, samples=S.stack_list)
+def row_stack(tensors: Sequence[Tensor]) -> Tensor:
+    return vstack(tensors)
+
+
+@op(method=False, samples=S.stack_list)
+def dstack(tensors: Sequence[Tensor]) -> Tensor:
+    return cat(atleast_3d(_tensors(tensors, "dstack")), 2)
+
+
+@op(method=False, samples=S.stack_list)
+def column_stack(tensors: Sequence[Tensor]) -> Tensor:
+    ts = [reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t
+          for t in _tensors(tensors, "column_stack")]
+    return cat(ts, 1)
+
+
+@op(dims=("dim",), samples=S.tensor_split)
+def tensor_split(self: Tensor, indices: Any = None, sections: Any = None,
+                 tensor_indices_or_sections: Any = None, dim: int = 0) -> list:
+    d = _dim(dim, self.ndim)
+    size = self.shape[d]
+    given = [v for v in (indices, sections, tensor_indices_or_sections) if v is not None]
+    if len(given) != 1:
+        raise RuntimeError("tensor_split: give exactly one of `indices` (split points), "
+                           "`sections` (a number of parts) or `tensor_indices_or_sections`")
+    v = given[0]
+    if isinstance(v, Tensor):
+        v = v.data
+    as_sections = sections is not None or np.ndim(v) == 0  # (a lone number: sections)
+    if as_sections:
+        n = _whole(np.asarray(v).reshape(()).item() if np.ndim(v) else v, "sections")
+        if n <= 0:
+            raise RuntimeError(f"tensor_split: number of sections must be larger than 0, got {n}")
+        q, r = divmod(size, n)
+        bounds = np.cumsum([0] + [q + 1] * r + [q] * (n - r)).tolist()
+    else:
+        pts = [_whole(p, "indices") for p in np.asarray(v).reshape(-1).tolist()]
+        bounds = [0] + pts + [size]
+    out = []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        a, b = builtins.min(builtins.max(a, 0), size), builtins.min(builtins.max(b, 0), size)
+        out.append(narrow(self, d, a, builtins.max(b - a, 0)))
+    return out
+
+
+def _split_dim(self: Tensor, indices: Any, sections: Any, dim: int, what: str) -> list:
+    if sections is None and indices is not None and np.ndim(
+            indices.data if isinstance(indices, Tensor) else indices) == 0:
+        sections, indices = indices, None
+    if sections is not None:
+        n = _whole(sections, "sections")
+        if n <= 0 or self.shape[dim] % n:
+            raise RuntimeError(f"{what} attempted to split along dimension {dim}, but the size "
+                               f"of the dimension {self.shape[dim]} is not divisible by the "
+                               f"split_size {n}!")
+        return tensor_split(self, sections=n, dim=dim)
+    return tensor_split(self, indices=indices, dim=dim)
+
+
+@op(samples=S.hsplit)
+def hsplit(self: Tensor, indices: Any = None, sections: Any = None) -> list:
+    if self.ndim < 1:
+        raise RuntimeError("hsplit requires a tensor with at least 1 dimension, but got a "
+                           "tensor with 0 dimensions!")
+    return _split_dim(self, indices, sections, 0 if self.ndim == 1 else 1, "torch.hsplit")
+
+
+@op(samples=S.vsplit)
+def vsplit(self: Tensor, indices: Any = None, sections: Any = None) -> list:
+    if self.ndim < 2:
+        raise RuntimeError(f"vsplit requires a tensor with at least 2 dimension, but got a "
+                           f"tensor with {self.ndim} dimensions!")
+    return _split_dim(self, indices, sections, 0, "torch.vsplit")
+
+
+@op(samples=S.dsplit)
+def dsplit(self: Tensor, indices: Any = None, sections: Any = None) -> list:
+    if self.ndim < 3:
+        raise RuntimeError(f"dsplit requires a tensor with at least 3 dimension, but got a "
+                           f"tensor with {self.ndim} dimensions!")
+    return _split_dim(self, indices, sections, 2, "torch.dsplit")
+
+
+@formula
+def NarrowCopyBackward0(n, g, shape, key):
+    return (_index_backward(g, key, shape, False),)
+
+
+@op(dims=("dim",), indices=("start",), samples=S.narrow_copy)
+def narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Tensor:
+    v = narrow(self, dim, start, length)
+    d = _dim(dim, self.ndim)
+    s = _whole(start, "start")
+    s = s + self.shape[d] if s < 0 else s
+    key = (slice(None),) * d + (slice(s, s + v.shape[d]),)
+    return record(v.data.copy(), NarrowCopyBackward0, (self,), (self.shape, key))
+
+
+# ==========================================================================
+# Triangles and diagonals
+
+@formula
+def TrilBackward0(n, g, k):
+    return (tril(g, k),)
+
+
+@op(samples=S.triangle)
+def tril(self: Tensor, diagonal: int = 0) -> Tensor:
+    if self.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    k = _whole(diagonal, "diagonal")
+    return record(np.tril(self.data, k), TrilBackward0, (self,), (k,))
+
+
+@formula
+def TriuBackward0(n, g, k):
+    return (triu(g, k),)
+
+
+@op(samples=S.triangle)
+def triu(self: Tensor, diagonal: int = 0) -> Tensor:
+    if self.ndim < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+    k = _whole(diagonal, "diagonal")
+    return record(np.triu(self.data, k), TriuBackward0, (self,), (k,))
+
+
+@formula
+def DiagonalBackward0(n, g, shape, offset, d1, d2):
+    return (_diagonal_scatter(g, shape, offset, d1, d2),)
+
+
+@formula
+def DiagonalScatterBackward(n, g, offset, d1, d2):
+    return (diagonal(g, offset, d1, d2),)
+
+
+def _diag_positions(shape: tuple, offset: int, d1: int, d2: int) -> tuple:
+    n = builtins.max(0, builtins.min(shape[d1] + builtins.min(offset, 0),
+                                     shape[d2] - builtins.max(offset, 0)))
+    i = np.arange(n)
+    return i - builtins.min(offset, 0), i + builtins.max(offset, 0)
+
+
+def _diagonal_scatter(g: Tensor, shape: tuple, offset: int, d1: int, d2: int) -> Tensor:
+    """Zeros of `shape` with g on the diagonal (the diagonal's own last dim)."""
+    z = np.zeros(shape, dtype=g.data.dtype)
+    rows, cols = _diag_positions(shape, offset, d1, d2)
+    view_ = np.moveaxis(z, (d1, d2), (-2, -1))
+    view_[..., rows, cols] = g.data
+    return record(z, DiagonalScatterBackward, (g,), (offset, d1, d2))
+
+
+@op(dims=("dim1", "dim2"), samples=S.diagonal)
+def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    d1, d2 = _dim(dim1, self.ndim), _dim(dim2, self.ndim)
+    if d1 == d2:
+        raise positional_error(RuntimeError, "diagonal dimensions cannot be identical {d1}, {d2}",
+                               d1=d1, d2=d2)
+    offset = _whole(offset, "offset")
+    arr = np.diagonal(self.data, offset, d1, d2)
+    arr.flags.writeable = self.data.flags.writeable  # (a view to write through, as PyTorch's)
+    return record(_view(self, arr), DiagonalBackward0, (self,), (self.shape, offset, d1, d2))
+
+
+@formula
+def DiagEmbedBackward0(n, g, offset, d1, d2):
+    return (diagonal(g, offset, d1, d2),)
+
+
+@op(new_dims=("dim1", "dim2"), samples=S.diag_embed)
+def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    nd = self.ndim + 1
+    d1, d2 = _dim(dim1, nd), _dim(dim2, nd)
+    if d1 == d2:
+        raise positional_error(RuntimeError, "diagonal dimensions cannot be identical {d1}, {d2}",
+                               d1=d1, d2=d2)
+    offset = _whole(offset, "offset")
+    last = self.shape[-1] if self.ndim else 1
+    m = last + abs(offset)
+    rest = list(self.shape[:-1])
+    shape = [0] * nd
+    others = [i for i in range(nd) if i not in (d1, d2)]
+    for i, s in zip(others, rest):
+        shape[i] = s
+    shape[d1] = shape[d2] = m
+    z = np.zeros(shape, dtype=self.data.dtype)
+    rows, cols = _diag_positions(tuple(shape), offset, d1, d2)
+    np.moveaxis(z, (d1, d2), (-2, -1))[..., rows, cols] = self.data.reshape(tuple(rest) + (last,))
+    return record(z, DiagEmbedBackward0, (self,), (offset, d1, d2))
+
+
+@op(samples=S.diag)
+def diag(self: Tensor, diagonal: int = 0) -> Tensor:
+    k = _whole(diagonal, "diagonal")
+    if self.ndim == 1:
+        return diag_embed(self, k, 0, 1)
+    if self.ndim != 2:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {self.ndim}D")
+    # (PyTorch copies here: diag is diagonal_copy, its node so named)
+    return record(np.diagonal(self.data, k).copy(), DiagonalBackward0, (self,), (self.shape, k, 0, 1),
+                  name="DiagonalBackward0_copy")
+
+
+@op(samples=S.diagflat)
+def diagflat(self: Tensor, offset: int = 0) -> Tensor:
+    return diag_embed(reshape(self, (-1,)), offset, 0, 1)

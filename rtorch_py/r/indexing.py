@@ -41,9 +41,11 @@ def _index_value(v: Any, size: int | None) -> Any:
     if isinstance(v, (int, float, np.integer, np.floating)):
         return ("int", _scalar_index(_int(v, "index")))
     if isinstance(v, np.ndarray):
+        # an R matrix or array keeps its shape (as R torch's tensor of it would)
+        flat = v if v.ndim > 1 else v.reshape(-1)
         if v.dtype == np.bool_:
-            return ("mask", v.reshape(-1))
-        return ("array", _array_index(v.reshape(-1)))
+            return ("mask", flat)
+        return ("array", _array_index(flat))
     raise IndexError(f"can't index a tensor with an object of type {type(v).__name__}")
 
 
@@ -87,8 +89,10 @@ def _parse_spec(x: Tensor, spec: Any, drop: bool) -> tuple[tuple, list, Any]:
     consumed = builtins.sum(1 for k in kinds if k not in ("fill", "new"))
     # A multi-dimensional boolean mask consumes as many dims as it has.
     for it in items:
-        if it[0] == "value" and isinstance(it[1], Tensor) and it[1].data.dtype == np.bool_:
-            consumed += it[1].ndim - 1
+        v = it[1] if it[0] == "value" else None
+        d = v.data if isinstance(v, Tensor) else v
+        if isinstance(d, np.ndarray) and d.dtype == np.bool_:
+            consumed += builtins.max(d.ndim, 1) - 1
     if consumed > x.ndim:
         raise IndexError(f"too many indices for a tensor of dimension {x.ndim} "
                          f"({consumed} given)")
@@ -146,7 +150,7 @@ def _parse_spec(x: Tensor, spec: Any, drop: bool) -> tuple[tuple, list, Any]:
                 basic.append(slice(None))
                 advanced.append((out_axis, val))
                 in_dim += 1
-                out_axis += 1
+                out_axis += builtins.max(val.ndim, 1)  # (a matrix index adds its dims)
     return tuple(basic), advanced, whole_mask
 
 
@@ -216,6 +220,12 @@ def _fit_value(value: Any, target: tuple) -> Any:
 def index_put(x: Tensor, spec: Any, value: Any) -> Tensor:
     """x[...] <- value, in place, recorded for autograd."""
     basic, advanced, mask = _parse_spec(x, spec, True)
+    if len(advanced) > 1:
+        # as R torch: two vector indices would select R's cross product but
+        # PyTorch's pairs, so assignment refuses them rather than guess
+        raise IndexError("Only one tensor is allowed in the index: assign through one "
+                         "vector or tensor index at a time (e.g. loop over the rows), or "
+                         "use one boolean mask of the tensor's shape")
     if isinstance(value, np.ndarray):
         value = wrap(value.astype(x.data.dtype))
     elif isinstance(value, Tensor) and value.data.dtype != x.data.dtype:

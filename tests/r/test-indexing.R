@@ -149,8 +149,9 @@ test_that("assignment", {
   expect_equal_to_r(x, c(0, 0, 9, 4, 9))
 
   m <- torch_zeros(3, 3)
-  m[c(1, 3), c(1, 3)] <- 1
-  expect_equal_to_r(m, matrix(c(1, 0, 1, 0, 0, 0, 1, 0, 1), 3))
+  # as R torch: two vector indices in an assignment are refused, m unchanged
+  expect_error(m[c(1, 3), c(1, 3)] <- 1, "Only one tensor is allowed in the index")
+  expect_equal_to_r(m$sum(), 0)
   m <- torch_zeros(3, 3)
   m[1, c(1, 3)] <- 5
   m[c(2, 3), 2] <- 7
@@ -194,4 +195,14 @@ test_that("indexing and assignment are differentiable", {
   z[z < 0] <- 0
   z$sum()$backward()
   expect_equal_to_r(w$grad, c(0, 2, 0))
+})
+
+test_that("numeric and logical matrices index as tensors of their shape", {
+  x <- torch_tensor(matrix(1:16, 4, 4), dtype = torch_float())
+  y <- rbind(c(1, 1), c(1, 2))
+  expect_equal(x[y]$shape, c(2, 2, 4))
+  expect_equal_to_r(x[y], as_array(x[torch_tensor(y, dtype = torch_long())]))
+  expect_equal_to_r(x[y][2, 2, ], c(2, 6, 10, 14))
+  m <- as.array(x > 8)
+  expect_equal_to_r(x[m], as_array(x[x > 8]))
 })

@@ -12,7 +12,89 @@ def gather() -> list:
 def where() -> list:
     return [sample(T((2, 3), dtype="bool"), T((2, 3)), T((2, 3))),
             sample(T((2, 3), dtype="bool"), T((2, 3)), T((3,)))]
+    # (where(condition) alone gives positions: tested by hand until R's tables can
+    # shift positions of that form only)
 
 
 def masked_fill() -> list:
     return [sample(T((2, 3)), T((2, 3), dtype="bool"), 0.5)]
+
+
+def index_select() -> list:
+    return [sample(T((4, 3)), 0, T((2,), dtype="int64", low=0, high=4)),
+            sample(T((4, 3)), 1, T((5,), dtype="int64", low=0, high=3), note="repeats"),
+            sample(T((4, 3)), -1, T((0,), dtype="int64", low=0, high=3), note="empty"),
+            sample(T((4, 3), dtype="int64"), 0, T((2,), dtype="int64", low=0, high=4))]
+
+
+def take() -> list:
+    return [sample(T((3, 4)), T((2, 3), dtype="int64", low=0, high=12)),
+            sample(T((5,)), T((4,), dtype="int64", low=0, high=5)),
+            sample(T(()), T((2,), dtype="int64", low=0, high=1))]
+
+
+def take_along_dim() -> list:
+    return [sample(T((3, 4)), T((3, 2), dtype="int64", low=0, high=4), 1),
+            sample(T((3, 4)), T((5,), dtype="int64", low=0, high=12)),
+            sample(T((3, 4)), T((1, 4), dtype="int64", low=0, high=3), 0, note="broadcast")]
+
+
+def scatter() -> list:
+    # (one index a row or column: a position written twice has no defined winner; src
+    # of the index's shape: PyTorch's own backward refuses a larger one)
+    return [sample(T((3, 5)), 0, T((1, 5), dtype="int64", low=0, high=3), T((1, 5))),
+            sample(T((3, 5)), 1, T((3, 1), dtype="int64", low=0, high=5), T((3, 1))),
+            sample(T((3, 5)), 1, T((2, 2), dtype="int64", low=0, high=5), value=1.5),
+            sample(T((3, 5), dtype="int64"), 0, T((1, 5), dtype="int64", low=0, high=3),
+                   value=7)]
+
+
+def scatter_add() -> list:
+    return [sample(T((3, 5)), 0, T((4, 5), dtype="int64", low=0, high=3), T((4, 5))),
+            sample(T((3, 5)), 1, T((3, 2), dtype="int64", low=0, high=5), T((3, 2)))]
+
+
+def index_add() -> list:
+    return [sample(T((4, 3)), 0, T((3,), dtype="int64", low=0, high=4), T((3, 3))),
+            sample(T((4, 3)), 1, T((2,), dtype="int64", low=0, high=3), T((4, 2)), alpha=2.0)]
+
+
+def index_copy() -> list:
+    return [sample(T((4, 3)), 0, T((2,), dtype="int64", low=2, high=4) , T((2, 3)),
+                   note="(distinct positions: a repeated one's winner is unspecified)"),
+            sample(T((4, 3)), 1, T((1,), dtype="int64", low=0, high=3), T((4, 1)))]
+
+
+def index_fill() -> list:
+    return [sample(T((4, 3)), 0, T((2,), dtype="int64", low=0, high=4), -1.0),
+            sample(T((4, 3)), 1, T((2,), dtype="int64", low=0, high=3), 2.5)]
+
+
+def index_put() -> list:
+    return [sample(T((4, 3)), [T((2,), dtype="int64", low=0, high=2)], T((3,))),
+            sample(T((4, 3)), [T((5,), dtype="int64", low=0, high=4)], T((5, 3)), True),
+            sample(T((4, 3)), [T((2,), dtype="int64", low=0, high=4),
+                               T((2,), dtype="int64", low=0, high=3)], T(()), True)]
+
+
+def masked_select() -> list:
+    return [sample(T((2, 3)), T((2, 3), dtype="bool")), sample(T((2, 3)), T((3,), dtype="bool")),
+            sample(T((3,)), T((2, 3), dtype="bool"), note="broadcast self")]
+
+
+def masked_scatter() -> list:
+    return [sample(T((2, 3)), T((2, 3), dtype="bool"), T((2, 3))),
+            sample(T((2, 3)), T((3,), dtype="bool"), T((7,)))]
+
+
+def nonzero() -> list:
+    return [sample(T((3, 4), dtype="int64", low=-1, high=2)), sample(T((5,), dtype="bool")),
+            sample(T((0, 2)))]
+
+
+def nonzero_only() -> list:
+    return [sample(T((3, 4), dtype="int64", low=-1, high=2)), sample(T((5,), dtype="bool"))]
+
+
+def inplace() -> list:
+    return []  # (in place on a leaf that requires grad is an error: tests/test_inplace.py)

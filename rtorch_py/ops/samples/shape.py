@@ -62,3 +62,117 @@ def chunk() -> list:
 
 def dim_op() -> list:
     return [sample(T((2, 3)), 0), sample(T((2, 3)), 1), sample(T((2, 3)), -1)]
+
+
+def flip() -> list:
+    return [sample(T((2, 3, 4)), (0, 2)), sample(T((2, 3)), (-1,)), sample(T((0, 3)), (1,)),
+            sample(T((4,), dtype="int64"), (0,))]
+
+
+def matrix_only() -> list:
+    return [sample(T((2, 3))), sample(T((2, 3, 2)))]
+
+
+def roll() -> list:
+    return [sample(T((2, 3)), 1), sample(T((2, 3)), -4), sample(T((3, 4)), (1, -1), (0, 1)),
+            sample(T((3, 4)), 2, 1), sample(T((4,), dtype="int64"), 1)]
+
+
+def rot90() -> list:
+    return [sample(T((2, 3))), sample(T((2, 3)), 2), sample(T((2, 3, 4)), -1, (2, 1)),
+            sample(T((2, 3)), 3, (0, 1))]
+
+
+def repeat() -> list:
+    return [sample(T((2, 3)), (2, 1)), sample(T((3,)), (2, 2)), sample(T(()), (3,)),
+            sample(T((2, 1)), (1, 3, 2))]
+
+
+def tile() -> list:
+    return [sample(T((2, 3)), (2,)), sample(T((3,)), (2, 2)), sample(T((2, 3)), (2, 1))]
+
+
+def repeat_interleave() -> list:
+    return [sample(T((2, 3)), 2), sample(T((2, 3)), 3, 0), sample(T((2, 3)), 2, -1),
+            sample(T((2, 3)), T((3,), dtype="int64", low=0, high=3), 1),
+            sample(T((3,), dtype="int64"), 2)]
+
+
+def movedim() -> list:
+    return [sample(T((2, 3, 4)), 0, 2), sample(T((2, 3, 4)), (0, 1), (2, 0)),
+            sample(T((2, 3, 4)), -1, 0)]
+
+
+def unflatten() -> list:
+    return [sample(T((2, 6)), 1, (2, 3)), sample(T((6, 2)), 0, (3, -1)),
+            sample(T((2, 6)), -1, (6,))]
+
+
+def like_other() -> list:
+    return [sample(T((2, 3)), T((3, 2), requires_grad=False)),
+            sample(T((6,)), T((2, 3), requires_grad=False))]
+
+
+def tensor_list() -> list:
+    return [sample([T((2, 3)), T((3,))]), sample([T((2, 1)), T((1, 3)), T(())])]
+
+
+def meshgrid() -> list:
+    return [sample([T((2,)), T((3,))], indexing="ij"), sample([T((2,)), T((3,))], indexing="xy"),
+            sample([T((2,)), T((3,)), T((4,))], indexing="xy"), sample([T(()), T((3,))])]
+
+
+def atleast() -> list:
+    return [sample(T(())), sample(T((3,))), sample(T((2, 3))), sample(T((2, 3, 2))),
+            sample([T(()), T((3,)), T((2, 3))])]
+
+
+def stack_list() -> list:
+    return [sample([T((2, 3)), T((2, 3))]), sample([T((3,)), T((3,))]), sample([T(()), T(())]),
+            sample([T((2, 3, 2)), T((2, 3, 2))])]
+
+
+def tensor_split() -> list:
+    return [sample(T((5, 3)), sections=2), sample(T((5, 3)), indices=(1, 3)),
+            sample(T((3, 7)), sections=3, dim=1), sample(T((5, 3)), indices=(2, 9)),
+            sample(T((5, 3)), 2)]
+
+
+def hsplit() -> list:
+    return [sample(T((3, 4)), 2), sample(T((3, 4)), (1, 3)), sample(T((6,)), 3)]
+
+
+def vsplit() -> list:
+    return [sample(T((4, 3)), 2), sample(T((4, 3)), (1, 3))]
+
+
+def dsplit() -> list:
+    return [sample(T((2, 2, 4)), 2), sample(T((2, 2, 4)), (1, 3))]
+
+
+def triangle() -> list:
+    return [sample(T((3, 4))), sample(T((3, 4)), 1), sample(T((3, 4)), -1),
+            sample(T((2, 3, 3)), 0), sample(T((3, 3), dtype="int64"), 0)]
+
+
+def diagonal() -> list:
+    return [sample(T((3, 4))), sample(T((3, 4)), 1), sample(T((3, 4)), -2),
+            sample(T((2, 3, 4)), 0, 2, 0), sample(T((2, 3, 4)), -1, -1, 1)]
+
+
+def diag_embed() -> list:
+    return [sample(T((2, 3))), sample(T((3,)), 1), sample(T((2, 3)), -1, 0, 2),
+            sample(T((2, 3)), 0, -1, 0)]
+
+
+def diag() -> list:
+    return [sample(T((3,))), sample(T((3,)), 1), sample(T((3, 4))), sample(T((3, 4)), -1),
+            sample(T((3, 4)), 2)]
+
+
+def diagflat() -> list:
+    return [sample(T((3,))), sample(T((2, 2)), 1), sample(T((3,)), -1)]
+
+
+def narrow_copy() -> list:
+    return [sample(T((4, 3)), 0, 1, 2), sample(T((4, 3)), 1, 0, 3), sample(T((4, 3)), -1, 2, 1)]
