@@ -1,15 +1,21 @@
-"""Linear algebra: matrix products."""
+"""Linear algebra: matrix products, R torch's `linalg_*` (on NumPy's linalg) and
+the older `torch_det`, `torch_svd`, ... forms, with PyTorch's derivatives."""
 from __future__ import annotations
 
-from typing import Any
+import builtins
+import warnings
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..engine import Node, SavedTensor, edge
+from ..tensor import Tensor, _dim, wrap
 from .samples import linalg as S
-from .operands import _shape
-from .recording import formula, record, sum_to
+from .operands import _shape, _whole
+from .recording import OUTPUT, _state, formula, needs_grad, record, sum_to
 from .registry import op
+from .indexing import where
+from .shape import UnsafeViewBackward0, ViewBackward0, cat
 
 
 # ==========================================================================
@@ -69,8 +75,11 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
             from None
     if self.ndim == 2 and other.ndim == 2:
         return record(out, MmBackward0, (self, other), (self if other._rg else None, other if self._rg else None))
+    # the node PyTorch's decomposition of matmul ends with, for these ranks
     name = ("DotBackward0" if self.ndim == 1 and other.ndim == 1 else
-            "MvBackward0" if self.ndim == 2 and other.ndim == 1 else None)
+            "MvBackward0" if self.ndim == 2 and other.ndim == 1 else
+            "SqueezeBackward4" if self.ndim == 1 and other.ndim == 2 else
+            "CloneBackward0" if self.ndim == 2 else "UnsafeViewBackward0")
     return record(out, MatmulBackward0, (self, other), (self, other), name=name)
 
 
@@ -88,3 +97,1326 @@ def dot(self: Tensor, tensor: Tensor) -> Tensor:
     return matmul(self, tensor)
 
 
+
+
+# ==========================================================================
+# Shared machinery: ops with several outputs, and small differentiable helpers
+# their derivatives are written with (private: not ops of their own)
+
+def _mT(x: Tensor) -> Tensor:
+    return x.transpose(-2, -1)
+
+
+def _record_many(outs: Sequence[np.ndarray], backward: Callable, inputs: Sequence,
+                 saved: tuple, name: str, differentiable: Sequence[bool] | None = None) -> tuple:
+    """Like `record` for an op with several outputs sharing one node (qr, svd,
+    slogdet, ...). `backward(node, grads, *saved)` gets one gradient per output
+    (None for outputs that got none) as tensors and returns one per input.
+    In `saved`, `_Out(i)` stands for output i."""
+    tensors = [wrap(np.asarray(o)) for o in outs]
+    if not needs_grad(*inputs):
+        return tuple(tensors)
+    diff = differentiable or [True] * len(outs)
+
+    def backward_fn(node: Node, grads: list) -> Sequence:
+        vals = node.unpack_saved()
+        if _state.grad:
+            return backward(node, grads, *vals)
+        res = backward(node, [None if g is None else wrap(g) for g in grads], *vals)
+        return [None if r is None else r.data for r in res]
+    backward_fn.__name__ = name
+    edges = tuple(edge(t) if t is not None and t._rg else (None, 0) for t in inputs)
+    meta = tuple((t.data.shape, t.data.dtype) if t is not None and t._rg else None
+                 for t in inputs)
+    node = Node(name, backward_fn, edges, meta)
+    node.num_outputs = len(outs)
+    for i, t in enumerate(tensors):
+        if diff[i]:
+            t.grad_fn, t._rg = node, True
+            if i:
+                t._output_nr = i
+    node.saved = [SavedTensor(tensors[s.i], True, s.i) if isinstance(s, _Out) else
+                  SavedTensor(s) if type(s) is Tensor else s for s in saved]
+    return tuple(tensors)
+
+
+class _Out:
+    """Marker in `_record_many`'s saved values: the op's output i."""
+
+    def __init__(self, i: int) -> None:
+        self.i = i
+
+
+@formula
+def _DiagonalBackward(n, g, shape):
+    return (_diag_embed(g, shape),)
+
+
+def _diagonal(x: Tensor) -> Tensor:
+    """The main diagonals of the last two dims (differentiable)."""
+    out = np.diagonal(x.data, axis1=-2, axis2=-1).copy()
+    return record(out, _DiagonalBackward, (x,), (x.shape,), name="DiagonalBackward0")
+
+
+@formula
+def _DiagEmbedBackward(n, g, shape):
+    return (_diagonal(g),)
+
+
+def _diag_embed(d: Tensor, shape: tuple | None = None) -> Tensor:
+    """Matrices (of `shape`'s last two dims, square by default) with d on the diagonal."""
+    k = d.shape[-1]
+    rows, cols = (shape[-2], shape[-1]) if shape is not None else (k, k)
+    out = np.zeros(d.shape[:-1] + (rows, cols), dtype=d.data.dtype)
+    idx = np.arange(k)
+    out[..., idx, idx] = d.data
+    return record(out, _DiagEmbedBackward, (d,), (d.shape,), name="DiagEmbedBackward0")
+
+
+@formula
+def _TriBackward(n, g, k, lower):
+    return (_tri(g, k, lower),)
+
+
+def _tri(x: Tensor, k: int = 0, lower: bool = True) -> Tensor:
+    """tril (lower) or triu of the last two dims (differentiable)."""
+    out = np.tril(x.data, k) if lower else np.triu(x.data, k)
+    return record(out, _TriBackward, (x,), (k, lower),
+                  name="TrilBackward0" if lower else "TriuBackward0")
+
+
+def _eye_like(x: Tensor, n: int | None = None) -> Tensor:
+    n = x.shape[-1] if n is None else n
+    return wrap(np.eye(n, dtype=x.data.dtype))
+
+
+def _float_check(x: Tensor, what: str) -> None:
+    if x.data.dtype.kind != "f":
+        raise RuntimeError(f"{what}: expected a floating point tensor (float or double), got "
+                           f"{x.dtype.r_name}; convert it first, e.g. x$to(dtype = torch_float())")
+
+
+def _square_check(A: Tensor, what: str) -> None:
+    _float_check(A, what)
+    if A.ndim < 2:
+        raise RuntimeError(f"{what}: the input must have at least 2 dimensions (a matrix or a "
+                           f"batch of matrices), got {A.ndim}")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{what}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+
+
+def _matrix_check(A: Tensor, what: str) -> None:
+    _float_check(A, what)
+    if A.ndim < 2:
+        raise RuntimeError(f"{what}: the input must have at least 2 dimensions (a matrix or a "
+                           f"batch of matrices), got {A.ndim}")
+
+
+def _lin_error(what: str) -> Callable:
+    def fail(err: Exception) -> RuntimeError:
+        return RuntimeError(f"{what}: {err}")
+    return fail
+
+
+# ==========================================================================
+# Products
+
+@formula
+def BmmBackward0(n, g, a, b):
+    return (g.matmul(_mT(b)) if n.needs(0) else None), (_mT(a).matmul(g) if n.needs(1) else None)
+
+
+@op(samples=S.bmm)
+def bmm(self: Tensor, mat2: Tensor) -> Tensor:
+    if self.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(f"bmm: both arguments must be 3-d (batches of matrices), got "
+                           f"{self.ndim}-d and {mat2.ndim}-d")
+    if self.shape[0] != mat2.shape[0] or self.shape[2] != mat2.shape[1]:
+        raise RuntimeError(f"bmm: shapes {_shape(self.shape)} and {_shape(mat2.shape)} don't "
+                           "match: need the same batch size and columns of the first equal to "
+                           "rows of the second")
+    if self.data.dtype is not mat2.data.dtype:
+        _dtype_mismatch(self, mat2)
+    return record(np.matmul(self.data, mat2.data), BmmBackward0, (self, mat2), (self, mat2))
+
+
+@formula
+def MvBackward0(n, g, a, v):
+    return (g.unsqueeze(-1) * v if n.needs(0) else None), \
+        (_mT(a).matmul(g) if n.needs(1) else None)
+
+
+@op(samples=S.mv)
+def mv(self: Tensor, vec: Tensor) -> Tensor:
+    if self.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"mv: expected a matrix and a vector, got {self.ndim}-d and "
+                           f"{vec.ndim}-d tensors")
+    if self.shape[1] != vec.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({self.shape[0]}), mat "
+                           f"({self.shape[0]}x{self.shape[1]}), vec ({vec.shape[0]})")
+    if self.data.dtype is not vec.data.dtype:
+        _dtype_mismatch(self, vec)
+    return record(self.data @ vec.data, MvBackward0, (self, vec), (self, vec))
+
+
+@formula
+def VdotBackward0(n, g, a, b):
+    return (g * b if n.needs(0) else None), (g * a if n.needs(1) else None)
+
+
+@op(samples=S.dot)
+def vdot(self: Tensor, other: Tensor) -> Tensor:
+    if self.ndim != 1 or other.ndim != 1:
+        raise RuntimeError("vdot: 1D tensors expected, but got "
+                           f"{self.ndim}D and {other.ndim}D tensors")
+    if self.shape != other.shape:
+        raise RuntimeError("vdot: inconsistent tensor size, expected tensor "
+                           f"[{self.shape[0]}] and src [{other.shape[0]}] to have the same "
+                           "number of elements")
+    return record(np.asarray(np.dot(self.data, other.data)), VdotBackward0, (self, other),
+                  (self, other))
+
+
+@op(samples=S.inner)
+def inner(self: Tensor, other: Tensor) -> Tensor:
+    """Sum over the last dims of both (as PyTorch: a tensordot, viewed)."""
+    if self.ndim == 0 or other.ndim == 0:
+        return self * other
+    return tensordot(self, other, ([-1], [-1]))
+
+
+@op(samples=S.outer)
+def outer(self: Tensor, vec2: Tensor) -> Tensor:
+    if self.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"outer: expected two vectors, got {self.ndim}-d and {vec2.ndim}-d")
+    return self.unsqueeze(1) * vec2
+
+
+@op(samples=S.outer)
+def ger(self: Tensor, vec2: Tensor) -> Tensor:
+    return outer(self, vec2)
+
+
+def _scaled(x: Tensor, c: Any) -> Tensor:
+    return x if c == 1 else x * c
+
+
+@formula
+def AddmmBackward0(n, g, m1, m2, beta, alpha):
+    return ((_scaled(g, beta) if n.needs(0) else None),
+            (_scaled(g.matmul(_mT(m2)), alpha) if n.needs(1) else None),
+            (_scaled(_mT(m1).matmul(g), alpha) if n.needs(2) else None))
+
+
+def _beta_term(self: Tensor, beta: Any, shape: tuple) -> np.ndarray:
+    # beta = 0 ignores self entirely (nan and inf in it too), as PyTorch does
+    return np.zeros(shape, self.data.dtype) if beta == 0 else \
+        np.broadcast_to(self.data * beta if beta != 1 else self.data, shape)
+
+
+@op(samples=S.addmm)
+def addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: float = 1, alpha: float = 1) -> Tensor:
+    prod = mm(mat1.detach(), mat2.detach()).data
+    out = _beta_term(self, beta, prod.shape) + (prod * alpha if alpha != 1 else prod)
+    return record(out.astype(prod.dtype, copy=False), AddmmBackward0, (self, mat1, mat2),
+                  (mat1, mat2, beta, alpha))
+
+
+@formula
+def AddmvBackward0(n, g, mat, vec, beta, alpha):
+    return ((_scaled(g, beta) if n.needs(0) else None),
+            (_scaled(g.unsqueeze(-1) * vec, alpha) if n.needs(1) else None),
+            (_scaled(_mT(mat).matmul(g), alpha) if n.needs(2) else None))
+
+
+@op(samples=S.addmv)
+def addmv(self: Tensor, mat: Tensor, vec: Tensor, beta: float = 1, alpha: float = 1) -> Tensor:
+    prod = mv(mat.detach(), vec.detach()).data
+    out = _beta_term(self, beta, prod.shape) + (prod * alpha if alpha != 1 else prod)
+    return record(out.astype(prod.dtype, copy=False), AddmvBackward0, (self, mat, vec),
+                  (mat, vec, beta, alpha))
+
+
+@formula
+def AddrBackward0(n, g, v1, v2, beta, alpha):
+    return ((_scaled(g, beta) if n.needs(0) else None),
+            (_scaled(g.matmul(v2), alpha) if n.needs(1) else None),
+            (_scaled(_mT(g).matmul(v1), alpha) if n.needs(2) else None))
+
+
+@op(samples=S.addr)
+def addr(self: Tensor, vec1: Tensor, vec2: Tensor, beta: float = 1, alpha: float = 1) -> Tensor:
+    prod = np.multiply.outer(vec1.data, vec2.data)
+    out = _beta_term(self, beta, prod.shape) + (prod * alpha if alpha != 1 else prod)
+    return record(out.astype(prod.dtype, copy=False), AddrBackward0, (self, vec1, vec2),
+                  (vec1, vec2, beta, alpha))
+
+
+@formula
+def BaddbmmBackward0(n, g, b1, b2, beta, alpha):
+    return ((_scaled(g, beta) if n.needs(0) else None),
+            (_scaled(g.matmul(_mT(b2)), alpha) if n.needs(1) else None),
+            (_scaled(_mT(b1).matmul(g), alpha) if n.needs(2) else None))
+
+
+@op(samples=S.baddbmm)
+def baddbmm(self: Tensor, batch1: Tensor, batch2: Tensor, beta: float = 1,
+            alpha: float = 1) -> Tensor:
+    prod = bmm(batch1.detach(), batch2.detach()).data
+    out = _beta_term(self, beta, prod.shape) + (prod * alpha if alpha != 1 else prod)
+    return record(out.astype(prod.dtype, copy=False), BaddbmmBackward0, (self, batch1, batch2),
+                  (batch1, batch2, beta, alpha))
+
+
+@formula
+def AddbmmBackward0(n, g, b1, b2, beta, alpha):
+    gb = g.unsqueeze(0)
+    return ((_scaled(g, beta) if n.needs(0) else None),
+            (_scaled(gb.matmul(_mT(b2)), alpha) if n.needs(1) else None),
+            (_scaled(_mT(b1).matmul(gb), alpha) if n.needs(2) else None))
+
+
+@op(samples=S.addbmm)
+def addbmm(self: Tensor, batch1: Tensor, batch2: Tensor, beta: float = 1,
+           alpha: float = 1) -> Tensor:
+    prod = bmm(batch1.detach(), batch2.detach()).data.sum(axis=0)
+    out = _beta_term(self, beta, prod.shape) + (prod * alpha if alpha != 1 else prod)
+    return record(out.astype(prod.dtype, copy=False), AddbmmBackward0, (self, batch1, batch2),
+                  (batch1, batch2, beta, alpha))
+
+
+@formula
+def TraceBackward0(n, g, shape):
+    return (_diag_embed(g.unsqueeze(0).expand(builtins.min(shape)), shape),)
+
+
+@op(samples=S.trace)
+def trace(self: Tensor) -> Tensor:
+    if self.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
+    return record(np.asarray(np.trace(self.data)), TraceBackward0, (self,), (self.shape,))
+
+
+def _dims_pair(a: Tensor, b: Tensor, dims: Any) -> tuple:
+    if isinstance(dims, Tensor):
+        dims = dims.data.tolist()
+    if isinstance(dims, (int, float, np.integer)):
+        k = _whole(dims, "dims")
+        if k < 0 or k > builtins.min(a.ndim, b.ndim):
+            raise RuntimeError(f"tensordot: dims must be between 0 and {builtins.min(a.ndim, b.ndim)}"
+                               f", got {k}")
+        return list(range(a.ndim - k, a.ndim)), list(range(k))
+    da, db = dims
+    da = [da] if isinstance(da, (int, np.integer)) else list(da)
+    db = [db] if isinstance(db, (int, np.integer)) else list(db)
+    return [_dim(_whole(d, "dims"), a.ndim) for d in da], [_dim(_whole(d, "dims"), b.ndim) for d in db]
+
+
+@op(samples=S.tensordot, method=False)
+def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
+    """Contract dims of a with dims of b: permute and reshape to one matmul."""
+    da, db = _dims_pair(a, b, dims)
+    if len(da) != len(db):
+        raise RuntimeError(f"tensordot: both dim lists should have the same length, got "
+                           f"{len(da)} and {len(db)}")
+    for i, j in zip(da, db):
+        if a.shape[i] != b.shape[j]:
+            raise RuntimeError(f"tensordot: contracted dimensions need to match, but first has "
+                               f"size {a.shape[i]} in dim {i} and second has size {b.shape[j]} "
+                               f"in dim {j}")
+    fa = [d for d in range(a.ndim) if d not in da]
+    fb = [d for d in range(b.ndim) if d not in db]
+    k = int(np.prod([a.shape[d] for d in da], dtype=np.int64))
+    ra = int(np.prod([a.shape[d] for d in fa], dtype=np.int64))
+    rb = int(np.prod([b.shape[d] for d in fb], dtype=np.int64))
+    am = a.permute(*fa, *da).reshape(ra, k)
+    bm = b.permute(*db, *fb).reshape(k, rb)
+    return mm(am, bm).view(tuple([a.shape[d] for d in fa] + [b.shape[d] for d in fb]))
+
+
+@op(samples=S.kron)
+def kron(self: Tensor, other: Tensor) -> Tensor:
+    """Kronecker product, as a broadcast product of interleaved dims."""
+    nd = builtins.max(self.ndim, other.ndim)
+    a = self.reshape(*([1] * (nd - self.ndim)), *self.shape)
+    b = other.reshape(*([1] * (nd - other.ndim)), *other.shape)
+    ai = a.reshape(*[s for d in a.shape for s in (d, 1)])
+    bi = b.reshape(*[s for d in b.shape for s in (1, d)])
+    prod = ai * bi
+    shape = tuple(x * y for x, y in zip(a.shape, b.shape))
+    # (PyTorch's last step is an _unsafe_view of the product)
+    return record(prod.data.reshape(shape), UnsafeViewBackward0, (prod,), (prod.shape,))
+
+
+@formula
+def LinalgCrossBackward0(n, g, a, b, dim):
+    return ((linalg_cross(b, g, dim=dim) if n.needs(0) else None),
+            (linalg_cross(g, a, dim=dim) if n.needs(1) else None))
+
+
+@op(function="linalg_cross", method=False, torch_name="linalg.cross", dims=("dim",),
+    samples=S.cross)
+def linalg_cross(input: Tensor, other: Tensor, dim: int = -1) -> Tensor:
+    try:
+        shape = np.broadcast_shapes(input.shape, other.shape)
+    except ValueError:
+        raise RuntimeError(f"linalg.cross: inputs of shapes {_shape(input.shape)} and "
+                           f"{_shape(other.shape)} cannot be broadcast together") from None
+    d = _dim(dim, len(shape))
+    if shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{input.shape[d] if d < input.ndim else '?'} and "
+                           f"{other.shape[d] if d < other.ndim else '?'}")
+    out = np.cross(np.broadcast_to(input.data, shape), np.broadcast_to(other.data, shape),
+                   axis=d)
+    return record(out, LinalgCrossBackward0, (input, other), (input, other, d))
+
+
+@op(dims=("dim",), samples=S.cross)
+def cross(self: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
+    if dim is None:  # the first dim of size 3 (deprecated in PyTorch, kept by R torch)
+        dim = next((i for i, s in enumerate(np.broadcast_shapes(self.shape, other.shape))
+                    if s == 3), -1)
+    return linalg_cross(self, other, dim=dim)
+
+
+@op(function="linalg_multi_dot", method=False, torch_name="linalg.multi_dot",
+    samples=S.multi_dot)
+def linalg_multi_dot(tensors: Sequence[Tensor]) -> Tensor:
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    for i, t in enumerate(tensors):
+        if t.ndim not in ((1, 2) if i in (0, len(tensors) - 1) else (2,)):
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D (the first and last may "
+                               f"be 1D), but got {t.ndim}D")
+    first, last = tensors[0].ndim == 1, tensors[-1].ndim == 1
+    mats = [tensors[0].unsqueeze(0) if first else tensors[0], *tensors[1:-1],
+            tensors[-1].unsqueeze(1) if last else tensors[-1]]
+    out = mats[0]
+    for m in mats[1:]:
+        out = mm(out, m)
+    # (PyTorch ends with a view to the result's shape, whatever the ranks)
+    shape = tuple(s for i, s in enumerate(out.shape) if not (i == 0 and first or i == 1 and last))
+    return out.view(shape)
+
+
+@op(method=False, samples=S.chain_matmul)
+def chain_matmul(matrices: Any, *more: Tensor) -> Tensor:
+    """R torch takes a list of matrices; PyTorch takes them one by one: both work."""
+    matrices = [matrices, *more] if isinstance(matrices, Tensor) else list(matrices)
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    return linalg_multi_dot(matrices)
+
+
+# ==========================================================================
+# Determinants, inverses, solves
+
+def _lapack(what: str, fn: Callable, *arrays: np.ndarray) -> Any:
+    try:
+        return fn(*arrays)
+    except np.linalg.LinAlgError as err:
+        raise RuntimeError(f"{what}: {err} (the input is singular or not positive-definite)") \
+            from None
+
+
+@formula
+def LinalgDetBackward0(n, g, A, det):
+    return ((g * det).unsqueeze(-1).unsqueeze(-1) * _mT(linalg_inv(A)),)
+
+
+@op(function="linalg_det", method=False, torch_name="linalg.det", samples=S.square)
+def linalg_det(A: Tensor) -> Tensor:
+    _square_check(A, "linalg.det")
+    out = np.linalg.det(A.data).astype(A.data.dtype, copy=False)
+    return record(np.asarray(out), LinalgDetBackward0, (A,), (A, OUTPUT))
+
+
+@op(samples=S.square)
+def det(self: Tensor) -> Tensor:
+    return linalg_det(self)
+
+
+def _slogdet_backward(n, grads, A):
+    g = grads[1]
+    if g is None:
+        return (None,)
+    return (g.unsqueeze(-1).unsqueeze(-1) * _mT(linalg_inv(A)),)
+
+
+@op(function="linalg_slogdet", method=False, torch_name="linalg.slogdet", samples=S.square)
+def linalg_slogdet(A: Tensor) -> tuple:
+    _square_check(A, "linalg.slogdet")
+    sign, logabs = np.linalg.slogdet(A.data)
+    dt = A.data.dtype
+    return _record_many([np.asarray(sign, dt), np.asarray(logabs, dt)], _slogdet_backward,
+                        (A,), (A,), "LinalgSlogdetBackward0")
+
+
+@op(samples=S.square)
+def slogdet(self: Tensor) -> tuple:
+    return linalg_slogdet(self)
+
+
+@op(samples=S.logdet)
+def logdet(self: Tensor) -> Tensor:
+    sign, logabs = linalg_slogdet(self)
+    # nan for a negative determinant, as PyTorch
+    return where(sign < 0, wrap(np.asarray(np.nan, self.data.dtype)), logabs)
+
+
+@formula
+def LinalgInvExBackward0(n, g, inv):
+    invT = _mT(inv)
+    return (-(invT.matmul(g).matmul(invT)),)
+
+
+def _inv(A: Tensor, what: str) -> Tensor:
+    _square_check(A, what)
+    out = _lapack(what, np.linalg.inv, A.data).astype(A.data.dtype, copy=False)
+    return record(out, LinalgInvExBackward0, (A,), (OUTPUT,))
+
+
+@op(function="linalg_inv", method=False, torch_name="linalg.inv", samples=S.square)
+def linalg_inv(A: Tensor) -> Tensor:
+    return _inv(A, "linalg.inv")
+
+
+@op(function="linalg_inv_ex", method=False, torch_name="linalg.inv_ex", samples=S.square)
+def linalg_inv_ex(A: Tensor, check_errors: bool = False) -> tuple:
+    """(inverse, info): info is 0 where the inverse exists (else the inverse is nan)."""
+    _square_check(A, "linalg.inv_ex")
+    try:
+        return _inv(A, "linalg.inv_ex"), wrap(np.zeros(A.shape[:-2], np.int32))
+    except RuntimeError:
+        if check_errors:
+            raise
+    # (some matrix in the batch is singular: invert one by one)
+    flat = A.data.reshape(-1, *A.shape[-2:])
+    inv = np.full(flat.shape, np.nan, A.data.dtype)
+    info = np.zeros(len(flat), np.int32)
+    for i, m in enumerate(flat):
+        try:
+            inv[i] = np.linalg.inv(m)
+        except np.linalg.LinAlgError:
+            info[i] = 1
+    return wrap(inv.reshape(A.shape)), wrap(info.reshape(A.shape[:-2]))
+
+
+@op(samples=S.square)
+def inverse(self: Tensor) -> Tensor:
+    return _inv(self, "inverse")
+
+
+def _vector_rhs(A: Tensor, B: Tensor) -> bool:
+    """PyTorch's rule: B is a (batch of) vector(s) when it is 1-d, or has one dim
+    fewer than A with matching batch dims."""
+    return B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape[:-1] == A.shape[:-2])
+
+
+def _solve_arrays(A: np.ndarray, B: np.ndarray, left: bool, vector: bool) -> np.ndarray:
+    if vector:
+        B = B[..., None]
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        A, B = np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2)
+    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    X = np.linalg.solve(np.broadcast_to(A, batch + A.shape[-2:]),
+                        np.broadcast_to(B, batch + B.shape[-2:]))
+    if not left:
+        X = np.swapaxes(X, -1, -2)
+    return X[..., 0] if vector else X
+
+
+@formula
+def LinalgSolveExBackward0(n, g, A, X, left, vector):
+    gB = linalg_solve(_mT(A), g, left=left)
+    gA = None
+    if n.needs(0):
+        g2, X2 = (gB.unsqueeze(-1), X.unsqueeze(-1)) if vector else (gB, X)
+        gA = -(g2.matmul(_mT(X2))) if left else -(_mT(X2).matmul(g2))
+    return gA, (gB if n.needs(1) else None)
+
+
+@op(function="linalg_solve", method=False, torch_name="linalg.solve", samples=S.solve)
+def linalg_solve(A: Tensor, B: Tensor, left: bool = True) -> Tensor:
+    _square_check(A, "linalg.solve")
+    if A.data.dtype is not B.data.dtype:
+        _dtype_mismatch(A, B)
+    vector = left and _vector_rhs(A, B)
+    n = A.shape[-1]
+    if (B.shape[-1] if vector else B.shape[-2] if left else B.shape[-1]) != n:
+        raise RuntimeError(f"linalg.solve: incompatible shapes of A {_shape(A.shape)} and B "
+                           f"{_shape(B.shape)}: the rows of B must equal the size of A")
+    try:
+        X = _lapack("linalg.solve", _solve_arrays, A.data, B.data, left, vector)
+    except ValueError:
+        raise RuntimeError(f"linalg.solve: the batch dims of A {_shape(A.shape)} and B "
+                           f"{_shape(B.shape)} cannot be broadcast together") from None
+    return record(X, LinalgSolveExBackward0, (A, B), (A, OUTPUT, left, vector))
+
+
+def _tri_solve(A: np.ndarray, B: np.ndarray, upper: bool, left: bool,
+               unitriangular: bool) -> np.ndarray:
+    """Solve with a triangular A (its other triangle ignored, as LAPACK does)."""
+    T = np.triu(A) if upper else np.tril(A)
+    if unitriangular:
+        n = A.shape[-1]
+        T = T.copy()
+        T[..., np.arange(n), np.arange(n)] = 1
+    return _solve_arrays(T, B, left, False)
+
+
+@formula
+def LinalgSolveTriangularBackward0(n, g, A, X, upper, left, unitriangular):
+    # gB solves the transposed (so lower <-> upper) system
+    gB = linalg_solve_triangular(_mT(A), g, upper=not upper, left=left,
+                                 unitriangular=unitriangular)
+    gA = None
+    if n.needs(0):
+        gA = -(gB.matmul(_mT(X))) if left else -(_mT(X).matmul(gB))
+        gA = _tri(gA, -1 if unitriangular else 0, lower=not upper) if upper is False else \
+            _tri(gA, 1 if unitriangular else 0, lower=False)
+    return gA, (gB if n.needs(1) else None)
+
+
+@op(function="linalg_solve_triangular", method=False, torch_name="linalg.solve_triangular",
+    samples=S.solve_triangular)
+def linalg_solve_triangular(A: Tensor, B: Tensor, upper: bool, left: bool = True,
+                            unitriangular: bool = False) -> Tensor:
+    _square_check(A, "linalg.solve_triangular")
+    if B.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: B must have at least 2 dimensions, got "
+                           f"{B.ndim}")
+    if A.data.dtype is not B.data.dtype:
+        _dtype_mismatch(A, B)
+    X = _lapack("linalg.solve_triangular", _tri_solve, A.data, B.data, bool(upper), bool(left),
+                bool(unitriangular))
+    return record(X, LinalgSolveTriangularBackward0, (A, B),
+                  (A, OUTPUT, bool(upper), bool(left), bool(unitriangular)))
+
+
+def _triangular_solve_backward(n, grads, B, A, X, upper, transpose, unitriangular):
+    gX, gM = grads
+    gB = gA = None
+    if gX is not None:
+        gB = triangular_solve(gX, A, upper, not transpose, unitriangular)[0]
+        if n.needs(1):
+            gA = -(X.matmul(_mT(gB))) if transpose else -(gB.matmul(_mT(X)))
+            gA = _tri(gA, 0, lower=not upper)
+            if unitriangular:
+                gA = gA - _diag_embed(_diagonal(gA))
+    if gM is not None and n.needs(1):
+        gA = gM if gA is None else gA + gM
+    return (gB if n.needs(0) else None), gA
+
+
+@op(samples=S.triangular_solve)
+def triangular_solve(self: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
+                     unitriangular: bool = False) -> tuple:
+    """(solution, a copy of A): the older form of linalg_solve_triangular."""
+    _square_check(A, "triangular_solve")
+    M = np.swapaxes(A.data, -1, -2) if transpose else A.data
+    X = _lapack("triangular_solve", _tri_solve, M, self.data, bool(upper) != bool(transpose),
+                True, bool(unitriangular))
+    return _record_many([X, A.data.copy()], _triangular_solve_backward, (self, A),
+                        (self, A, _Out(0), bool(upper), bool(transpose), bool(unitriangular)),
+                        "TriangularSolveBackward0")
+
+
+# ==========================================================================
+# Factorizations
+
+@formula
+def LinalgCholeskyExBackward0(n, g, L, upper):
+    if upper:
+        L, g = _mT(L), _mT(g)
+    phi = _tri(_mT(L).matmul(g), 0, lower=True)
+    phi = phi - _diag_embed(_diagonal(phi) * 0.5)
+    # gA = L^-T phi L^-1, symmetrized
+    Y = linalg_solve_triangular(_mT(L), phi, upper=True)
+    gA = linalg_solve_triangular(L, Y, upper=False, left=False)
+    return ((gA + _mT(gA)) * 0.5,)
+
+
+def _cholesky(A: Tensor, upper: bool, what: str, name: str = "LinalgCholeskyExBackward0") -> Tensor:
+    _square_check(A, what)
+    try:
+        L = np.linalg.cholesky(A.data)
+    except np.linalg.LinAlgError:
+        raise RuntimeError(f"{what}: The factorization could not be completed because the "
+                           "input is not positive-definite") from None
+    L = L.astype(A.data.dtype, copy=False)
+    if upper:
+        L = np.ascontiguousarray(np.swapaxes(L, -1, -2))
+    return record(L, LinalgCholeskyExBackward0, (A,), (OUTPUT, bool(upper)), name=name)
+
+
+@op(function="linalg_cholesky", method=False, torch_name="linalg.cholesky", samples=S.spd)
+def linalg_cholesky(A: Tensor, upper: bool = False) -> Tensor:
+    return _cholesky(A, upper, "linalg.cholesky")
+
+
+@op(function="linalg_cholesky_ex", method=False, torch_name="linalg.cholesky_ex",
+    samples=S.spd)
+def linalg_cholesky_ex(A: Tensor, upper: bool = False, check_errors: bool = False) -> tuple:
+    """(L, info): info is 0 where the factorization succeeded."""
+    try:
+        L = _cholesky(A, upper, "linalg.cholesky_ex")
+        return L, wrap(np.zeros(A.shape[:-2], np.int32))
+    except RuntimeError:
+        if check_errors:
+            raise
+    return (wrap(np.full(A.shape, np.nan, A.data.dtype)),
+            wrap(np.ones(A.shape[:-2], np.int32)))
+
+
+@op(samples=S.spd)
+def cholesky(self: Tensor, upper: bool = False) -> Tensor:
+    return _cholesky(self, upper, "cholesky", "CholeskyBackward0")
+
+
+@formula
+def CholeskySolveBackward0(n, g, B, L, X, upper):
+    gB = cholesky_solve(g, L, upper)
+    gL = None
+    if n.needs(1):
+        common = gB.matmul(_mT(X))
+        common = common + _mT(common)
+        gL = -(L.matmul(common)) if upper else -(common.matmul(L))
+    return (gB if n.needs(0) else None), gL
+
+
+@op(samples=S.cholesky_solve)
+def cholesky_solve(self: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
+    """Solve A X = B (self) given A's Cholesky factor (input2)."""
+    L = input2.data
+    U = L if upper else np.swapaxes(L, -1, -2)
+    Y = _tri_solve(np.swapaxes(U, -1, -2), self.data, False, True, False)
+    X = _tri_solve(U, Y, True, True, False)
+    return record(X, CholeskySolveBackward0, (self, input2), (self, input2, OUTPUT, bool(upper)))
+
+
+@formula
+def CholeskyInverseBackward0(n, g, L, inv, upper):
+    common = g + _mT(g)
+    common = inv.matmul(common).matmul(inv)
+    return (-(L.matmul(common)) if upper else -(common.matmul(L)),)
+
+
+@op(samples=S.cholesky_factor)
+def cholesky_inverse(self: Tensor, upper: bool = False) -> Tensor:
+    """The inverse of A from its Cholesky factor."""
+    L = np.swapaxes(self.data, -1, -2) if upper else self.data
+    A = L @ np.swapaxes(L, -1, -2)
+    inv = _lapack("cholesky_inverse", np.linalg.inv, A).astype(self.data.dtype, copy=False)
+    return record(inv, CholeskyInverseBackward0, (self,), (self, OUTPUT, bool(upper)))
+
+
+def _qr_backward(n, grads, A, Q, R, mode):
+    gQ, gR = grads
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
+                           "when mode='r'. Please use linalg.qr(A, mode='reduced') if you are "
+                           "going to differentiate through linalg.qr.")
+    m, k = A.shape[-2], A.shape[-1]
+    if m < k:
+        raise RuntimeError("linalg.qr: the derivative is implemented only for matrices with "
+                           "at least as many rows as columns (m >= n)")
+    if mode == "complete" and m > k:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' "
+                           "and nrows > ncols.")
+    M = 0
+    if gR is not None:
+        M = R.matmul(_mT(gR))
+    if gQ is not None:
+        M = M - _mT(gQ).matmul(Q)
+    # copy the lower triangle to the upper one
+    if not isinstance(M, int):
+        low = _tri(M, -1, lower=True)
+        M = low + _mT(low) + _diag_embed(_diagonal(M))
+    X = (gQ if gQ is not None else 0) + (Q.matmul(M) if not isinstance(M, int) else 0)
+    # X R^{-T}
+    return (linalg_solve_triangular(_mT(R), X, upper=False, left=False),)
+
+
+@op(function="linalg_qr", method=False, torch_name="linalg.qr", samples=S.qr)
+def linalg_qr(A: Tensor, mode: str = "reduced") -> tuple:
+    _matrix_check(A, "linalg.qr")
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           "'reduced' (default), 'r', or 'complete'")
+    q, r = np.linalg.qr(A.data, mode="complete" if mode == "complete" else "reduced")
+    dt = A.data.dtype
+    if mode == "r":
+        q = np.zeros((0,), dt)
+    return _record_many([q.astype(dt, copy=False), r.astype(dt, copy=False)], _qr_backward,
+                        (A,), (A, _Out(0), _Out(1), mode), "LinalgQrBackward0")
+
+
+@op(samples=S.qr)
+def qr(self: Tensor, some: bool = True) -> tuple:
+    return linalg_qr(self, "reduced" if some else "complete")
+
+
+def _svd_backward(n, grads, A, U, S, Vh, full):
+    gU, gS, gVh = grads
+    m, k_ = A.shape[-2], A.shape[-1]
+    k = builtins.min(m, k_)
+    if full and m != k_:
+        U, Vh = U.narrow(-1, 0, k), Vh.narrow(-2, 0, k)
+        gU = gU.narrow(-1, 0, k) if gU is not None else None
+        gVh = gVh.narrow(-2, 0, k) if gVh is not None else None
+    V = _mT(Vh)
+    if gU is None and gVh is None:
+        return ((U * gS.unsqueeze(-2)).matmul(Vh) if gS is not None else None,)
+    S2 = S * S
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1)          # E_ij = s_j^2 - s_i^2
+    E = E + _eye_like(S.unsqueeze(-1), k)            # (1 on the diagonal: no division by 0)
+    inner = _diag_embed(gS) if gS is not None else 0
+    Sinv = 1 / S
+    tail = 0
+    if gU is not None:
+        UtgU = _mT(U).matmul(gU)
+        inner = inner + ((UtgU - _mT(UtgU)) / E) * S.unsqueeze(-2)
+        if m > k:  # (I - U U^T) gU S^-1 V^T
+            proj = gU - U.matmul(UtgU)
+            tail = tail + (proj * Sinv.unsqueeze(-2)).matmul(Vh)
+    if gVh is not None:
+        gV = _mT(gVh)
+        VtgV = _mT(V).matmul(gV)
+        inner = inner + S.unsqueeze(-1) * ((VtgV - _mT(VtgV)) / E)
+        if k_ > k:  # U S^-1 gV^T (I - V V^T)
+            proj = gV - V.matmul(VtgV)
+            tail = tail + (U * Sinv.unsqueeze(-2)).matmul(_mT(proj))
+    return (U.matmul(inner).matmul(Vh) + tail,)
+
+
+@op(function="linalg_svd", method=False, torch_name="linalg.svd", samples=S.svd)
+def linalg_svd(A: Tensor, full_matrices: bool = True) -> tuple:
+    _matrix_check(A, "linalg.svd")
+    u, s, vh = _lapack("linalg.svd", lambda a: np.linalg.svd(a, full_matrices=full_matrices),
+                       A.data)
+    dt = A.data.dtype
+    return _record_many([u.astype(dt, copy=False), s.astype(dt, copy=False),
+                         vh.astype(dt, copy=False)], _svd_backward, (A,),
+                        (A, _Out(0), _Out(1), _Out(2), bool(full_matrices)),
+                        "LinalgSvdBackward0")
+
+
+@op(function="linalg_svdvals", method=False, torch_name="linalg.svdvals", samples=S.svd)
+def linalg_svdvals(A: Tensor) -> Tensor:
+    _matrix_check(A, "linalg.svdvals")
+    if not needs_grad(A):
+        return wrap(_lapack("linalg.svdvals", lambda a: np.linalg.svd(a, compute_uv=False),
+                            A.data).astype(A.data.dtype, copy=False))
+    # U and V are needed by the derivative (and by its derivative)
+    return linalg_svd(A, full_matrices=False)[1]
+
+
+@op(samples=S.svd)
+def svd(self: Tensor, some: bool = True, compute_uv: bool = True) -> tuple:
+    """(U, S, V) with V, not V^T (the older form of linalg_svd)."""
+    U, S_, Vh = linalg_svd(self, full_matrices=not some)
+    if not compute_uv:
+        return (wrap(np.zeros_like(U.data)), S_, wrap(np.zeros_like(Vh.data)))
+    return U, S_, _mT(Vh)
+
+
+def _eigh_backward(n, grads, L, V):
+    gL, gV = grads
+    inner = _diag_embed(gL) if gL is not None else 0
+    if gV is not None:
+        VtgV = _mT(V).matmul(gV)
+        E = L.unsqueeze(-2) - L.unsqueeze(-1)        # E_ij = l_j - l_i
+        E = E + _eye_like(L.unsqueeze(-1), L.shape[-1])
+        inner = inner + ((VtgV - _mT(VtgV)) * 0.5) / E
+    if isinstance(inner, int):
+        return (None,)
+    return (V.matmul(inner).matmul(_mT(V)),)
+
+
+def _uplo(UPLO: str) -> str:
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return UPLO
+
+
+@op(function="linalg_eigh", method=False, torch_name="linalg.eigh", samples=S.symmetric)
+def linalg_eigh(A: Tensor, UPLO: str = "L") -> tuple:
+    _square_check(A, "linalg.eigh")
+    w, v = np.linalg.eigh(A.data, UPLO=_uplo(UPLO))
+    dt = A.data.dtype
+    return _record_many([w.astype(dt, copy=False), v.astype(dt, copy=False)], _eigh_backward,
+                        (A,), (_Out(0), _Out(1)), "LinalgEighBackward0")
+
+
+@op(function="linalg_eigvalsh", method=False, torch_name="linalg.eigvalsh",
+    samples=S.symmetric)
+def linalg_eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
+    _square_check(A, "linalg.eigvalsh")
+    if not needs_grad(A):
+        return wrap(np.linalg.eigvalsh(A.data, UPLO=_uplo(UPLO)).astype(A.data.dtype,
+                                                                         copy=False))
+    return linalg_eigh(A, UPLO)[0]
+
+
+# ==========================================================================
+# Norms
+
+def _norm_dims(x: Tensor, dim: Any) -> tuple | None:
+    if dim is None:
+        return None
+    if isinstance(dim, (int, np.integer, float)):
+        return (_dim(_whole(dim, "dim"), x.ndim),)
+    return tuple(_dim(_whole(d, "dim"), x.ndim) for d in dim)
+
+
+def _ord(ord: Any) -> Any:
+    if isinstance(ord, Tensor):
+        ord = ord.item()
+    return float(ord) if isinstance(ord, (int, float, np.number)) else ord
+
+
+@formula
+def LinalgVectorNormBackward0(n, g, x, norm, ord, dims, keepdim):
+    if not keepdim and dims is not None:
+        for d in sorted(dims):
+            g, norm = g.unsqueeze(d), norm.unsqueeze(d)
+    elif not keepdim:
+        g = g.reshape((1,) * x.ndim)
+        norm = norm.reshape((1,) * x.ndim)
+    if ord == 0:
+        return (x * 0,)
+    if ord == 1:
+        return (x.sign() * g,)
+    if ord == 2:
+        return (x * where(norm == 0, wrap(np.zeros((), x.data.dtype)), g / norm),)
+    if np.isinf(ord):
+        ax = x.abs()
+        hit = (ax == norm).to(dtype=x.dtype)
+        count = hit.sum(dim=dims, keepdim=True) if dims is not None else hit.sum()
+        return (x.sign() * hit * (g / count),)
+    ax = x.abs()
+    # x |x|^(p-2) / norm^(p-1), 0 where the norm is 0
+    scale = where(norm == 0, wrap(np.zeros((), x.data.dtype)), g / norm.pow(ord - 1))
+    return (x.sign() * ax.pow(ord - 1) * scale,)
+
+
+def _vector_norm_arrays(a: np.ndarray, ord: float, dims: tuple | None, keepdim: bool) -> np.ndarray:
+    ax = np.abs(a)
+    if ord == np.inf:
+        return np.max(ax, axis=dims, keepdims=keepdim)
+    if ord == -np.inf:
+        return np.min(ax, axis=dims, keepdims=keepdim)
+    if ord == 0:
+        return np.sum(ax != 0, axis=dims, keepdims=keepdim).astype(a.dtype)
+    if ord == 1:
+        return np.sum(ax, axis=dims, keepdims=keepdim)
+    if ord == 2:
+        return np.sqrt(np.sum(ax * ax, axis=dims, keepdims=keepdim))
+    return np.sum(ax ** ord, axis=dims, keepdims=keepdim) ** (1.0 / ord)
+
+
+@op(function="linalg_vector_norm", method=False, torch_name="linalg.vector_norm",
+    dims=("dim",), samples=S.vector_norm)
+def linalg_vector_norm(A: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False,
+                       dtype: Any = None) -> Tensor:
+    x = A.to(dtype=dtype) if dtype is not None else A
+    _float_check(x, "linalg.vector_norm")
+    ord = _ord(ord)
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.vector_norm: ord must be a number, got '{ord}' (use "
+                           "linalg_matrix_norm for 'fro' and 'nuc')")
+    dims = _norm_dims(x, dim)
+    if x.data.size == 0 and ord < 0:
+        raise RuntimeError("linalg.vector_norm cannot compute the "
+                           f"{ord} norm on an empty tensor because the operation does not "
+                           "have an identity")
+    out = _vector_norm_arrays(x.data, ord, dims, keepdim).astype(x.data.dtype, copy=False)
+    return record(np.asarray(out), LinalgVectorNormBackward0, (x,),
+                  (x, OUTPUT, ord, dims, keepdim))
+
+
+def _matrix_dims(A: Tensor, dim: Any) -> tuple:
+    dims = _norm_dims(A, dim)
+    if dims is None or len(dims) != 2 or dims[0] == dims[1]:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple of different dims, "
+                           f"got {dim}")
+    return dims
+
+
+@formula
+def _ExtremeBackward(n, g, x, out, dim, keepdim):
+    if not keepdim:
+        g, out = g.unsqueeze(dim), out.unsqueeze(dim)
+    hit = (x == out).to(dtype=x.dtype)
+    return (hit * (g / hit.sum(dim=dim, keepdim=True)),)
+
+
+def _amax(x: Tensor, dim: int, keepdim: bool = False, largest: bool = True) -> Tensor:
+    """amax/amin over one dim: ties share the gradient equally (as PyTorch's)."""
+    d = _dim(dim, x.ndim)
+    out = (np.max if largest else np.min)(x.data, axis=d, keepdims=keepdim)
+    return record(np.asarray(out), _ExtremeBackward, (x,), (x, OUTPUT, d, keepdim),
+                  name="AmaxBackward0" if largest else "AminBackward0")
+
+
+@formula
+def NanToNumBackward0(n, g, x):
+    return (g * wrap(np.isfinite(x.data).astype(g.data.dtype)),)  # (a constant mask)
+
+
+def _nan_to_num(x: Tensor) -> Tensor:
+    """nan -> 0, inf -> the largest finite value (a singular matrix's condition number)."""
+    return record(np.nan_to_num(x.data), NanToNumBackward0, (x,), (x,))
+
+
+@op(function="linalg_matrix_norm", method=False, torch_name="linalg.matrix_norm",
+    dims=("dim",), samples=S.matrix_norm)
+def linalg_matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False,
+                       dtype: Any = None) -> Tensor:
+    x = A.to(dtype=dtype) if dtype is not None else A
+    _matrix_check(x, "linalg.matrix_norm")
+    ord = _ord(ord)
+    d0, d1 = _matrix_dims(x, dim)
+    if ord == "fro":
+        return linalg_vector_norm(x, 2, (d0, d1), keepdim)
+    if ord == "nuc" or ord in (2.0, -2.0):
+        # singular values of the matrices moved to the last two dims
+        moved = x.permute(*[d for d in range(x.ndim) if d not in (d0, d1)], d0, d1)
+        s = linalg_svdvals(moved)
+        out = s.sum(dim=-1) if ord == "nuc" else _amax(s, -1, largest=ord > 0)
+    elif ord in (1.0, -1.0, np.inf, -np.inf):
+        # max/min over one dim of the abs sums over the other
+        sum_dim, red_dim = (d0, d1) if abs(ord) == 1 else (d1, d0)
+        sums = x.abs().sum(dim=sum_dim, keepdim=keepdim)
+        if not keepdim and red_dim > sum_dim:
+            red_dim -= 1
+        return _amax(sums, red_dim, keepdim, largest=ord > 0)
+    else:
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported (use 'fro', 'nuc', "
+                           "1, -1, 2, -2, Inf or -Inf)")
+    if keepdim:
+        out = out.unsqueeze(builtins.min(d0, d1)).unsqueeze(builtins.max(d0, d1))
+    return out
+
+
+@op(function="linalg_norm", method=False, torch_name="linalg.norm", dims=("dim",),
+    samples=S.linalg_norm)
+def linalg_norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False,
+                dtype: Any = None) -> Tensor:
+    ord = _ord(ord)
+    dims = _norm_dims(A, dim)
+    if dims is not None and len(dims) == 2 or \
+            (dims is None and ord is not None and A.ndim == 2) or isinstance(ord, str):
+        return linalg_matrix_norm(A, "fro" if ord is None else ord,
+                                  dims if dims is not None else (-2, -1), keepdim, dtype)
+    if dims is None and ord is not None and A.ndim != 1:
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
+                           f"be 1D or 2D. Got {A.ndim}D.")
+    return linalg_vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype)
+
+
+@op(function="linalg_cond", method=False, torch_name="linalg.cond", samples=S.cond)
+def linalg_cond(A: Tensor, p: Any = None) -> Tensor:
+    p = _ord(p)
+    _matrix_check(A, "linalg.cond")
+    if p is None or p in (2.0, -2.0):
+        s = linalg_svdvals(A)
+        big, small = s.narrow(-1, 0, 1), s.narrow(-1, s.shape[-1] - 1, 1)
+        out = (big / small) if p != -2.0 else (small / big)
+        return out.squeeze(-1)
+    _square_check(A, "linalg.cond")
+    return _nan_to_num(linalg_matrix_norm(A, p) * linalg_matrix_norm(linalg_inv(A), p))
+
+
+# ==========================================================================
+# Least squares, pseudo-inverse, rank, powers, exponential
+
+@formula
+def LinalgPinvBackward0(n, g, A, P):
+    m, k = A.shape[-2], A.shape[-1]
+    Ph, gh = _mT(P), _mT(g)
+    if m <= k:
+        K = gh.matmul(P)
+        KPh = K.matmul(Ph)
+        gA = -_mT(P.matmul(K)) + KPh - A.matmul(P).matmul(KPh) + \
+            Ph.matmul(P).matmul(gh - K.matmul(A))
+    else:
+        K = P.matmul(gh)
+        PhK = Ph.matmul(K)
+        gA = -_mT(K.matmul(P)) + (gh - A.matmul(K)).matmul(P).matmul(Ph) + PhK - \
+            PhK.matmul(P).matmul(A)
+    return (gA,)
+
+
+def _tolerances(S: np.ndarray, atol: Any, rtol: Any, shape: tuple, dt: np.dtype) -> np.ndarray:
+    """PyTorch's cut-off: max(atol, rtol * largest singular value)."""
+    a = 0.0 if atol is None else (atol.data if isinstance(atol, Tensor) else atol)
+    if rtol is None:
+        rtol = 0.0 if (atol is not None and np.any(np.asarray(a) > 0)) else \
+            np.finfo(dt).eps * builtins.max(shape[-2:])
+    r = rtol.data if isinstance(rtol, Tensor) else rtol
+    smax = S[..., :1] if S.shape[-1] else np.zeros(S.shape[:-1] + (1,), dt)
+    return np.maximum(np.asarray(a)[..., None] if np.ndim(a) else a,
+                      (np.asarray(r)[..., None] if np.ndim(r) else r) * smax)
+
+
+@op(function="linalg_pinv", method=False, torch_name="linalg.pinv", samples=S.pinv)
+def linalg_pinv(A: Tensor, rcond: Any = None, hermitian: bool = False, atol: Any = None,
+                rtol: Any = None) -> Tensor:
+    _matrix_check(A, "linalg.pinv")
+    if rcond is not None:
+        warnings.warn("`rcond` is deprecated in favor of `rtol`.")
+        rtol = rcond
+    dt = A.data.dtype
+    u, s, vh = _lapack("linalg.pinv", lambda a: np.linalg.svd(a, full_matrices=False), A.data)
+    cut = _tolerances(s, atol, rtol, A.shape, dt)
+    sinv = np.where(s > cut, 1 / np.where(s == 0, 1, s), 0)
+    P = (np.swapaxes(vh, -1, -2) * sinv[..., None, :]) @ np.swapaxes(u, -1, -2)
+    return record(P.astype(dt, copy=False), LinalgPinvBackward0, (A,), (A, OUTPUT))
+
+
+@op(samples=S.pinv)
+def pinverse(self: Tensor, rcond: float = 1e-15) -> Tensor:
+    return linalg_pinv(self, rtol=rcond)
+
+
+@op(function="linalg_matrix_rank", method=False, torch_name="linalg.matrix_rank",
+    samples=S.matrix_rank, differentiable=False)
+def linalg_matrix_rank(A: Tensor, atol: Any = None, rtol: Any = None, tol: Any = None,
+                       hermitian: bool = False) -> Tensor:
+    _matrix_check(A, "linalg.matrix_rank")
+    if tol is not None:
+        warnings.warn("`tol` argument is deprecated in favor of `atol` and `rtol`.")
+        atol, rtol = tol, 0.0
+    s = np.abs(np.linalg.eigvalsh(A.data)) if hermitian else \
+        np.linalg.svd(A.data, compute_uv=False)
+    if hermitian:
+        s = -np.sort(-s, axis=-1)
+    cut = _tolerances(s, atol, rtol, A.shape, A.data.dtype)
+    return wrap(np.asarray(np.sum(s > cut, axis=-1), np.int64))
+
+
+def _lstsq_backward(n, grads, A, B, X):
+    g = grads[0]
+    if g is None:
+        return None, None
+    P = linalg_pinv(A)
+    vector = B.ndim == A.ndim - 1
+    gB = P.transpose(-1, -2).matmul(g.unsqueeze(-1) if vector else g)
+    gB = gB.squeeze(-1) if vector else gB
+    gA = None
+    if n.needs(0):
+        # (through X = pinv(A) B)
+        gP = (g.unsqueeze(-1) if vector else g).matmul(_mT(B.unsqueeze(-1) if vector else B))
+        gA = LinalgPinvBackward0.formula(n, gP, A, P)[0]
+    return gA, (gB if n.needs(1) else None)
+
+
+@op(function="linalg_lstsq", method=False, torch_name="linalg.lstsq", samples=S.lstsq)
+def linalg_lstsq(A: Tensor, B: Tensor, rcond: Any = None, driver: Any = None) -> tuple:
+    """(solution, residuals, rank, singular_values), as PyTorch's default CPU driver
+    (gelsy) fills them: residuals and singular values empty, rank given."""
+    _matrix_check(A, "linalg.lstsq")
+    if A.data.dtype is not B.data.dtype:
+        _dtype_mismatch(A, B)
+    vector = B.ndim == A.ndim - 1
+    Bm = B.data[..., None] if vector else B.data
+    if Bm.shape[-2] != A.shape[-2]:
+        raise RuntimeError(f"linalg.lstsq: input.size(-2) should match other.size(-2), got "
+                           f"{A.shape[-2]} and {Bm.shape[-2]}")
+    dt = A.data.dtype
+    batch = np.broadcast_shapes(A.shape[:-2], Bm.shape[:-2])
+    Ab = np.broadcast_to(A.data, batch + A.shape[-2:]).reshape(-1, *A.shape[-2:])
+    Bb = np.broadcast_to(Bm, batch + Bm.shape[-2:]).reshape(-1, *Bm.shape[-2:])
+    rc = None if rcond is None else float(rcond)
+    if rc is None:
+        rc = np.finfo(dt).eps * builtins.max(A.shape[-2:])
+    sols = [np.linalg.lstsq(a, b, rcond=rc)[0] for a, b in zip(Ab, Bb)]
+    # (the rank is A's, over A's own batch dims, as PyTorch gives it)
+    ranks = [np.linalg.matrix_rank(a, rc * np.linalg.norm(a, 2)) if a.size else 0
+             for a in A.data.reshape(-1, *A.shape[-2:])]
+    X = np.array(sols, dt).reshape(batch + (A.shape[-1], Bm.shape[-1]))
+    X = X[..., 0] if vector else X
+    empty = np.zeros((0,), dt)
+    return _record_many([X, empty, np.asarray(ranks, np.int64).reshape(A.shape[:-2]), empty.copy()],
+                        _lstsq_backward, (A, B), (A, B, _Out(0)), "LinalgLstsqBackward0",
+                        differentiable=(True, True, False, False))
+
+
+@formula
+def LinalgMatrixExpBackward0(n, g, A):
+    # the upper right block of exp([[A^T, g], [0, A^T]])
+    k = A.shape[-1]
+    At = _mT(A)
+    top = cat([At, g], dim=-1)
+    bottom = cat([At * 0, At], dim=-1)
+    big = linalg_matrix_exp(cat([top, bottom], dim=-2))
+    return (big.narrow(-2, 0, k).narrow(-1, k, k),)
+
+
+def _expm(a: np.ndarray) -> np.ndarray:
+    """Matrix exponential by scaling and squaring a Taylor series (to machine precision)."""
+    norm = np.max(np.sum(np.abs(a), axis=-2), axis=-1) if a.size else np.zeros(a.shape[:-2])
+    s = int(np.max(np.maximum(0, np.ceil(np.log2(np.maximum(norm, 1e-300) / 0.25))))) \
+        if a.size else 0
+    x = a / (2.0 ** s)
+    eye = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    out, term = eye.copy(), eye.copy()
+    for i in range(1, 20):
+        term = term @ x / i
+        out = out + term
+    for _ in range(s):
+        out = out @ out
+    return out
+
+
+@op(function="linalg_matrix_exp", method=False, torch_name="linalg.matrix_exp",
+    samples=S.matrix_exp)
+def linalg_matrix_exp(A: Tensor) -> Tensor:
+    _square_check(A, "linalg.matrix_exp")
+    return record(_expm(A.data.astype(np.float64)).astype(A.data.dtype),
+                  LinalgMatrixExpBackward0, (A,), (A,))
+
+
+@op(samples=S.matrix_exp)
+def matrix_exp(self: Tensor) -> Tensor:
+    return linalg_matrix_exp(self)
+
+
+@formula
+def _ZeroBackward(n, g):
+    return (g * 0,)
+
+
+@op(function="linalg_matrix_power", method=False, torch_name="linalg.matrix_power",
+    samples=S.matrix_power)
+def linalg_matrix_power(A: Tensor, n: int) -> Tensor:
+    _square_check(A, "linalg.matrix_power")
+    n = _whole(n, "n")
+    if n == 0:
+        eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A.data.dtype), A.shape).copy()
+        return record(eye, _ZeroBackward, (A,), name="CopyBackwards")
+    base = A if n > 0 else linalg_inv(A)
+    if abs(n) == 1:
+        return base.clone() if n > 0 else base
+    out = None
+    # binary powering, as PyTorch
+    z = base
+    k = abs(n)
+    while k:
+        if k & 1:
+            out = z if out is None else out.matmul(z)
+        k >>= 1
+        if k:
+            z = z.matmul(z)
+    return out
+
+
+@op(samples=S.matrix_power)
+def matrix_power(self: Tensor, n: int) -> Tensor:
+    return linalg_matrix_power(self, n)
+
+
+# ==========================================================================
+# Tensor inverses and solves
+
+@op(function="linalg_tensorinv", method=False, torch_name="linalg.tensorinv", dims=("ind",),
+    samples=S.tensorinv)
+def linalg_tensorinv(A: Tensor, ind: int = 2) -> Tensor:
+    ind = _whole(ind, "ind")
+    if ind <= 0:
+        raise RuntimeError(f"linalg.tensorinv: Expected a strictly positive integer for 'ind', "
+                           f"but got {ind}")
+    out_shape, in_shape = A.shape[:ind], A.shape[ind:]
+    rows = int(np.prod(out_shape, dtype=np.int64))
+    cols = int(np.prod(in_shape, dtype=np.int64))
+    if rows != cols:
+        raise RuntimeError("linalg.tensorinv: Expected self to satisfy the requirement "
+                           "prod(self.shape[ind:]) == prod(self.shape[:ind]), but got "
+                           f"{cols} != {rows}")
+    inv = linalg_inv(A.reshape(rows, cols))
+    shape = tuple(in_shape) + tuple(out_shape)
+    return record(inv.data.reshape(shape), ViewBackward0, (inv,), (inv.shape,),
+                  name="ReshapeAliasBackward0")
+
+
+@op(function="linalg_tensorsolve", method=False, torch_name="linalg.tensorsolve",
+    dims=("dims",), samples=S.tensorsolve)
+def linalg_tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
+    if dims is not None:
+        ds = [dims] if isinstance(dims, (int, np.integer)) else list(dims)
+        ds = [_dim(_whole(d, "dims"), A.ndim) for d in ds]
+        rest = [d for d in range(A.ndim) if d not in ds]
+        A = A.permute(*rest, *ds)
+    x_shape = A.shape[B.ndim:]
+    rows = int(np.prod(B.shape, dtype=np.int64))
+    cols = int(np.prod(x_shape, dtype=np.int64))
+    if rows != cols:
+        raise RuntimeError("linalg.tensorsolve: Expected self to satisfy the requirement "
+                           "prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), "
+                           f"but got {cols} != {rows}")
+    return linalg_solve(A.reshape(rows, cols), B.reshape(rows)).reshape(tuple(x_shape))
+
+
+# ==========================================================================
+# Householder
+
+@op(samples=S.geqrf, differentiable=False)
+def geqrf(self: Tensor) -> tuple:
+    """(a, tau) of LAPACK's geqrf: R above the diagonal, the Householder vectors below."""
+    _matrix_check(self, "geqrf")
+    m, k = self.shape[-2], self.shape[-1]
+    flat = self.data.reshape(-1, m, k).astype(np.float64)
+    outs, taus = [], []
+    for a in flat:
+        a = a.copy()
+        tau = np.zeros(builtins.min(m, k))
+        for j in range(builtins.min(m, k)):
+            x = a[j:, j]
+            alpha = x[0]
+            sigma = np.dot(x[1:], x[1:])
+            if sigma == 0:
+                continue  # (tau 0: H = I)
+            beta = -np.copysign(np.sqrt(alpha * alpha + sigma), alpha)
+            tau[j] = (beta - alpha) / beta
+            v = x[1:] / (alpha - beta)
+            w = np.concatenate(([1.0], v))
+            a[j:, j:] -= tau[j] * np.outer(w, w @ a[j:, j:])
+            a[j + 1:, j] = v
+            a[j, j] = beta
+        outs.append(a)
+        taus.append(tau)
+    dt = self.data.dtype
+    return (wrap(np.asarray(outs, dt).reshape(self.shape)),
+            wrap(np.asarray(taus, dt).reshape(self.shape[:-2] + (builtins.min(m, k),))))
+
+
+@op(function="linalg_householder_product", method=False,
+    torch_name="linalg.householder_product", samples=S.householder, differentiable=False)
+def linalg_householder_product(A: Tensor, tau: Tensor) -> Tensor:
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T."""
+    _matrix_check(A, "linalg.householder_product")
+    m, n = A.shape[-2], A.shape[-1]
+    k = tau.shape[-1]
+    if n > m or k > n:
+        raise RuntimeError("linalg.householder_product: need input.shape[-2] >= "
+                           "input.shape[-1] >= tau.shape[-1]")
+    flat = A.data.reshape(-1, m, n).astype(np.float64)
+    taus = tau.data.reshape(-1, k).astype(np.float64)
+    outs = []
+    for a, t in zip(flat, taus):
+        Q = np.eye(m, n)
+        for i in reversed(range(k)):
+            v = np.concatenate((np.zeros(i), [1.0], a[i + 1:, i]))
+            Q = Q - t[i] * np.outer(v, v @ Q)
+        outs.append(Q)
+    return wrap(np.asarray(outs, A.data.dtype).reshape(A.shape))
+
+
+@op(samples=S.householder, differentiable=False)
+def orgqr(self: Tensor, input2: Tensor) -> Tensor:
+    return linalg_householder_product(self, input2)
