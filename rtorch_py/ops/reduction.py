@@ -185,7 +185,7 @@ def max(self: Tensor, dim: Any = None, keepdim: bool = False, other: Any = None)
     if other is not None:
         if dim is not None:
             raise ValueError("max: give either `dim` or `other`, not both")
-        return maximum(self, other)
+        return maximum(self, other if isinstance(other, Tensor) else Tensor(other))
     return _reduce_extreme(self, dim, keepdim, np.argmax, "max", "MaxBackward1")
 
 
@@ -196,7 +196,7 @@ def min(self: Tensor, dim: Any = None, keepdim: bool = False, other: Any = None)
     if other is not None:
         if dim is not None:
             raise ValueError("min: give either `dim` or `other`, not both")
-        return minimum(self, other)
+        return minimum(self, other if isinstance(other, Tensor) else Tensor(other))
     return _reduce_extreme(self, dim, keepdim, np.argmin, "min", "MinBackward1")
 
 

@@ -16,7 +16,6 @@ from ..tensor import Tensor, _dim, wrap
 from .indexing import gather
 from .operands import _whole
 from .recording import OUTPUT, _state, formula, record, renamed
-from .reduction import MaxBackward1
 from .registry import op
 from .samples import sorting as S
 
@@ -58,9 +57,19 @@ NanmedianBackward1 = renamed(SortBackward0, "NanmedianBackward1")
 ModeBackward0 = renamed(SortBackward0, "ModeBackward0")
 CummaxBackward0 = renamed(SortBackward0, "CummaxBackward0")
 CumminBackward0 = renamed(SortBackward0, "CumminBackward0")
-# a whole-tensor median spreads the gradient over ties, like max()
-MedianBackward0 = renamed(MaxBackward1, "MedianBackward0")
-NanmedianBackward0 = renamed(MaxBackward1, "NanmedianBackward0")
+
+
+@formula
+def MedianBackward0(n, g, x, result):
+    """A whole-tensor median spreads the gradient evenly over the elements equal
+    to it (over the NaNs when it is NaN), as PyTorch does."""
+    d = x.data
+    mask = np.isnan(d) if np.isnan(result.data) else d == result.data
+    mask = mask.astype(d.dtype)
+    return (g * wrap(mask / mask.sum()),)
+
+
+NanmedianBackward0 = renamed(MedianBackward0, "NanmedianBackward0")
 
 
 def _with_indices(x: Tensor, vals: np.ndarray, idx: np.ndarray, dim: int, keepdim: bool,
@@ -297,11 +306,13 @@ def _quantile(self: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str,
             else tuple(s for i, s in enumerate(self.shape) if i != dm)
     order = np.argsort(work, axis=-1, kind="stable")   # NaN last
     srt = np.take_along_axis(work, order, axis=-1)
+    n = srt.shape[-1]
     n_valid = (~np.isnan(srt)).sum(axis=-1, keepdims=True)
-    if not nan:  # a line with NaN gives NaN
-        n_valid = np.where(n_valid < srt.shape[-1], 0, n_valid)
-    # ranks (..., nq): one slot per q along the last axis
-    rank = qs.reshape(-1) * np.maximum(n_valid - 1, 0)
+    # ranks (..., nq): one slot per q along the last axis. A line that gives NaN
+    # (any NaN for quantile, only NaN for nanquantile) takes its last sorted
+    # element, a NaN, as PyTorch does (the gradient goes there too).
+    gives_nan = (n_valid == 0) if nan else (n_valid < n)
+    rank = np.where(gives_nan, n - 1, qs.reshape(-1) * np.maximum(n_valid - 1, 0))
     if interpolation == "lower":
         rank = np.floor(rank)
     elif interpolation == "higher":
@@ -309,12 +320,12 @@ def _quantile(self: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str,
     elif interpolation == "nearest":
         rank = np.round(rank)  # (halves to even, as PyTorch)
     lo = np.floor(rank).astype(np.int64)
-    hi = np.minimum(np.ceil(rank).astype(np.int64), srt.shape[-1] - 1)
+    hi = np.minimum(np.ceil(rank).astype(np.int64), n - 1)
     frac = rank - lo if interpolation == "linear" else \
         np.where(hi > lo, 0.5, 0.0) if interpolation == "midpoint" else np.zeros_like(rank)
     frac = frac.astype(d.dtype)
     lo_v, hi_v = np.take_along_axis(srt, lo, axis=-1), np.take_along_axis(srt, hi, axis=-1)
-    out = np.where(n_valid == 0, np.nan, lo_v + frac * (hi_v - lo_v)).astype(d.dtype)
+    out = (lo_v + frac * (hi_v - lo_v)).astype(d.dtype)
     # the result: q's dim first, then the input's dims with dim reduced
     out = np.moveaxis(out, -1, 0).reshape(qs.shape + res_shape)
     saved = (int(qs.size), np.take_along_axis(order, lo, axis=-1),

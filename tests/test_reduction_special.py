@@ -1,0 +1,159 @@
+"""Reductions and sorting: what the generated registry tests can't express —
+ties, NaN, zeros in products, interpolation modes, one of two outputs used,
+errors, and R torch's 1-based positions seen from R."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rtorch_py as rt
+from helpers import check_vs_torch, gradcheck, needs_r, rand, run_r
+
+
+# --------------------------------------------------------------------------
+# ties and NaN follow PyTorch
+
+def test_stable_sort_keeps_ties_in_order():
+    x = np.array([[2, 1, 2, 1, 0, 2], [1, 1, 1, 0, 0, 0]])
+    for desc in (False, True):
+        check_vs_torch(lambda T, x: tuple(T.sort(x, dim=1, descending=desc, stable=True)), x)
+        check_vs_torch(lambda T, x: T.argsort(x, dim=1, descending=desc, stable=True), x)
+
+
+def test_sort_puts_nan_last_ascending_first_descending():
+    x = np.array([1.0, np.nan, -2.0, 3.0])
+    check_vs_torch(lambda T, x: tuple(x.sort()), x)
+    check_vs_torch(lambda T, x: tuple(x.sort(descending=True)), x)
+
+
+def test_median_takes_the_lower_middle_and_propagates_nan():
+    check_vs_torch(lambda T, x: x.median(), np.array([4.0, 1.0, 3.0, 2.0]))
+    check_vs_torch(lambda T, x: tuple(x.median(0)), np.array([4.0, 1.0, 3.0, 2.0]))
+    check_vs_torch(lambda T, x: x.median(), np.array([1.0, np.nan, 2.0]))
+    check_vs_torch(lambda T, x: tuple(x.median(1)), np.array([[1.0, np.nan, 2.0],
+                                                             [3.0, 1.0, 2.0]]))
+
+
+def test_nanmedian_and_nanquantile_skip_nan():
+    x = np.array([[1.0, np.nan, 2.0, 5.0], [np.nan, 3.0, 1.0, np.nan]])
+    check_vs_torch(lambda T, x: x.nanmedian(), x)
+    check_vs_torch(lambda T, x: tuple(x.nanmedian(1)), x)
+    check_vs_torch(lambda T, x: x.nanquantile(0.4, dim=1), x)
+    check_vs_torch(lambda T, x: x.quantile(0.4, dim=1), x)  # NaN where a line has one
+
+
+def test_mode_and_cummax_tie_rules():
+    x = np.array([[3.0, 1.0, 2.0, 1.0, 2.0], [2.0, 2.0, 5.0, 5.0, 1.0]])
+    check_vs_torch(lambda T, x: tuple(x.mode(1)), x)
+    check_vs_torch(lambda T, x: tuple(x.cummax(1)), x)
+    check_vs_torch(lambda T, x: tuple(x.cummin(1)), x)
+    check_vs_torch(lambda T, x: tuple(x.cummax(0)), np.array([1.0, np.nan, 3.0]))
+
+
+def test_amax_and_norm_inf_share_the_gradient_over_ties():
+    x = np.array([[1.0, 3.0, 3.0], [-2.0, 2.0, 0.5]])
+    check_vs_torch(lambda T, x: x.amax(1), x)
+    check_vs_torch(lambda T, x: x.amin(), x)
+    check_vs_torch(lambda T, x: x.norm(p=float("inf"), dim=1), x)
+    check_vs_torch(lambda T, x: tuple(T.aminmax(x)), x)
+
+
+# --------------------------------------------------------------------------
+# zeros, modes, options
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_prod_and_cumprod_with_zeros(dim):
+    x = np.array([[1.5, 0.0, -2.0], [0.0, 0.0, 3.0], [2.0, -1.0, 0.5]])
+    check_vs_torch(lambda T, x: x.prod(dim), x)
+    check_vs_torch(lambda T, x: x.prod(dim, keepdim=True), x)
+    check_vs_torch(lambda T, x: x.cumprod(dim), x)
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_quantile_interpolation_modes(interpolation):
+    x = rand(3, 5)
+    q = np.array([0.0, 0.25, 0.5, 0.9])
+    check_vs_torch(lambda T, x, q: T.quantile(x, q, dim=1, interpolation=interpolation),
+                   x, q, requires_grad=[True, False])
+    gradcheck(lambda T, x: T.quantile(x, 0.3, interpolation=interpolation), x)
+
+
+def test_std_var_correction_and_unbiased():
+    x = rand(3, 4)
+    check_vs_torch(lambda T, x: x.std(1, False), x, second_order=True)
+    check_vs_torch(lambda T, x: x.var(dim=0, correction=0), x, second_order=True)
+    check_vs_torch(lambda T, x: x.var(unbiased=False), x)
+    check_vs_torch(lambda T, x: T.std(x, True), x)
+
+
+def test_one_output_of_a_two_output_node():
+    x = rand(3, 4)
+    check_vs_torch(lambda T, x: T.std_mean(x, 1)[0], x, second_order=True)
+    check_vs_torch(lambda T, x: T.var_mean(x, 1)[1], x, second_order=True)
+    check_vs_torch(lambda T, x: T.aminmax(x, dim=0)[1], x)
+
+
+def test_unique_variants():
+    x = np.array([3, 1, 2, 2, 1, 1])
+    check_vs_torch(lambda T, x: tuple(T.unique(x, return_inverse=True, return_counts=True)), x)
+    check_vs_torch(lambda T, x: tuple(T.unique_consecutive(x, return_inverse=True,
+                                                             return_counts=True)), x)
+    m = np.array([[1, 2], [1, 2], [0, 5], [1, 2]])
+    check_vs_torch(lambda T, m: tuple(T.unique_consecutive(m, return_counts=True, dim=0)), m)
+
+
+def test_bincount_with_weights():
+    x, w = np.array([0, 3, 3, 1]), np.array([0.5, 1.0, 2.0, -1.0])
+    check_vs_torch(lambda T, x, w: T.bincount(x, w, minlength=6), x, w, requires_grad=False)
+
+
+# --------------------------------------------------------------------------
+# errors say what was wrong
+
+def test_errors():
+    x = rt.torch_randn(2, 3)
+    with pytest.raises(RuntimeError, match="k"):
+        x.topk(4)
+    with pytest.raises(RuntimeError, match="out of range"):
+        x.kthvalue(0)
+    with pytest.raises(RuntimeError, match=r"range \[0, 1\]"):
+        x.quantile(1.5)
+    with pytest.raises(ValueError, match="interpolation must be one of"):
+        x.quantile(0.5, interpolation="cubic")
+    with pytest.raises(RuntimeError, match="non-negative"):
+        rt.torch_bincount(rt.torch_tensor(np.array([1, -1])))
+    with pytest.raises(RuntimeError, match="floating point"):
+        rt.torch_tensor(np.array([1, 2])).std()
+    with pytest.raises(ValueError, match="'fro'"):
+        x.norm(p="nuc")
+
+
+# --------------------------------------------------------------------------
+# from R: R torch's argument names, 1-based positions in and out
+
+@needs_r
+def test_r_positions_and_argument_names():
+    code = r"""
+library(torch)
+x <- torch_tensor(matrix(c(3, 1, 2, 5, 4, 6), 2))   # rows 3 2 4 / 1 5 6
+stopifnot(identical(as_array(torch_argsort(x, dim = 2)), matrix(c(2L, 1L, 1L, 2L, 3L, 3L), 2)))
+stopifnot(identical(as_array(x$sort(descending = TRUE)[[2]][1, ]), c(3L, 1L, 2L)))
+stopifnot(identical(as_array(torch_topk(x, 1)[[2]]), matrix(c(3L, 3L), 2)))
+stopifnot(identical(as_array(torch_kthvalue(x, 1, 2)[[2]]), c(2L, 1L)))
+stopifnot(identical(as_array(torch_median(x, dim = 2)[[2]]), c(1L, 2L)))
+stopifnot(identical(as_array(torch_cummax(x, dim = 2)[[2]][1, ]), c(1L, 1L, 3L)))
+stopifnot(as_array(torch_prod(x, 1))[3] == 24)
+a <- torch_tensor(matrix(c(TRUE, FALSE, TRUE, TRUE), 2))
+stopifnot(identical(as_array(a$all(dim = 2)), c(TRUE, FALSE)))
+stopifnot(identical(as_array(a$any(2)), c(TRUE, TRUE)))
+stopifnot(identical(as_array(torch_bincount(torch_tensor(c(1L, 3L, 1L)))), c(2L, 0L, 1L)))
+msg <- tryCatch(torch_bincount(torch_tensor(c(1L, 0L))), error = conditionMessage)
+stopifnot(grepl("Indexing starts at 1", msg))
+msg <- tryCatch(torch_sort(x, dim = 3), error = conditionMessage)
+stopifnot(grepl("Dimension out of range", msg))
+stopifnot(abs(as_array(torch_std(torch_tensor(c(1, 2, 3, 4)))) - sd(1:4)) < 1e-6)
+cat("ok\n")
+"""
+    res = run_r("-e", code)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().endswith("ok")
