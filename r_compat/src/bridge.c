@@ -680,7 +680,6 @@ static SEXP C_init(SEXP invoke, SEXP module) {
         if (!api) raise_python_error(g);
         if (PyType_Ready(&RObj_Type) < 0) raise_python_error(g);
         Py_INCREF(&RObj_Type);
-        PyObject_SetAttrString(api, "RObject", (PyObject *)&RObj_Type);
         tensor_type = (PyTypeObject *)PyObject_GetAttrString(api, "Tensor");
         namedlist_type = (PyTypeObject *)PyObject_GetAttrString(api, "NamedList");
         rerror_cls = PyObject_GetAttrString(api, "RError");
