@@ -32,7 +32,28 @@ INPLACE = {
     "clamp_min": lambda T, y, o: y.clamp_(min=0.1),
     "copy_": lambda T, y, o: y.copy_(o),
     "masked_fill_": lambda T, y, o: y.masked_fill_(o > 0, -3.0),
+    # indexing writes (positions distinct where a repeat would have no defined winner)
+    "scatter_": lambda T, y, o: y.scatter_(0, _ix(T, [[2, 0, 1, 0]]), _e(o)[:1]),
+    "scatter_value": lambda T, y, o: y.scatter_(1, _ix(T, [[1], [3], [0]]), 2.5),
+    "scatter_add_": lambda T, y, o: y.scatter_add_(0, _ix(T, [[2, 0, 1, 0], [0, 0, 2, 2]]),
+                                                   _e(o)[:2]),
+    "index_add_": lambda T, y, o: y.index_add_(1, _ix(T, [3, 0, 3]), _e(o)[:, :3], alpha=2),
+    "index_copy_": lambda T, y, o: y.index_copy_(0, _ix(T, [2, 0]), _e(o)[:2]),
+    "index_fill_": lambda T, y, o: y.index_fill_(1, _ix(T, [1, 2]), -1.5),
+    "index_put_": lambda T, y, o: y.index_put_((_ix(T, [0, 2]),), _e(o)[:2]),
+    "index_put_acc": lambda T, y, o: y.index_put_((_ix(T, [0, 0, 2]), _ix(T, [1, 1, 3])),
+                                                  _e(o)[0, :3], accumulate=True),
+    "masked_scatter_": lambda T, y, o: y.masked_scatter_(o > 0, _e(o) * 2),
 }
+
+
+def _ix(T, positions):
+    """An index tensor in either library (T is None: rtorch_py)."""
+    return T.tensor(positions) if T is torch else rt.torch_tensor(positions)
+
+
+def _e(o):
+    return o.expand(3, 4)
 
 
 def _iop(y, name, o):

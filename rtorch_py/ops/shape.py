@@ -152,7 +152,10 @@ def ExpandBackward0(n, g, shape):
 
 
 @op(function=False, samples=S.expand)
-def expand(self: Tensor, size: Any, *more: Any) -> Tensor:
+def expand(self: Tensor, size: Any, *more: Any, implicit: bool = False) -> Tensor:
+    if len(more) == 1 and isinstance(more[0], (bool, np.bool_)) and \
+            isinstance(size, (list, tuple, np.ndarray)):
+        more = ()  # R torch's `x$expand(size, implicit)`: implicit changes nothing here
     sizes = _shape_arg((size,) + more)
     lead = len(sizes) - self.ndim
     if lead < 0:
@@ -725,7 +728,7 @@ def NarrowCopyBackward0(n, g, shape, key):
     return (_index_backward(g, key, shape, False),)
 
 
-@op(dims=("dim",), indices=("start",), samples=S.narrow_copy)
+@op(function=False, dims=("dim",), indices=("start",), samples=S.narrow_copy)
 def narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Tensor:
     v = narrow(self, dim, start, length)
     d = _dim(dim, self.ndim)
@@ -844,3 +847,12 @@ def diag(self: Tensor, diagonal: int = 0) -> Tensor:
 @op(samples=S.diagflat)
 def diagflat(self: Tensor, offset: int = 0) -> Tensor:
     return diag_embed(reshape(self, (-1,)), offset, 0, 1)
+
+
+# R torch's `torch_narrow_copy()` takes `start` as it is (0-based), unlike its
+# `x$narrow_copy()` and `torch_narrow()`, which take it 1-based: the function is
+# declared apart so that R gets each as R torch has it.
+@op("narrow_copy_function", function="torch_narrow_copy", method=False, dims=("dim",),
+    torch_name="narrow_copy", samples=S.narrow_copy)
+def _narrow_copy_function(self: Tensor, dim: int, start: int, length: int) -> Tensor:
+    return narrow_copy(self, dim, start, length)
