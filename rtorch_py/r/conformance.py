@@ -164,6 +164,7 @@ class FileResult:
     running: str | None = None  # the test in progress when the file was stopped
     exit_code: int | None = None
     output_tail: str = ""  # the end of the process's output, when it did not finish
+    note: str = ""  # e.g. that a crashed first run was retried
 
     def count(self, status: str) -> int:
         return sum(t.status == status for t in self.tests)
@@ -351,6 +352,12 @@ def run(test_dir: Path, names: Sequence[str], timeout: float = DEFAULT_TIMEOUT, 
 
     def one(name: str) -> FileResult:
         res = run_file(test_dir, name, timeout, work, env)
+        if res.status == "crashed":  # once more, so a rare crash is told from a steady one
+            first = res
+            res = run_file(test_dir, name, timeout, work, env)
+            res.note = (f"the first run crashed (exit code {first.exit_code}) after "
+                        f"{first.time:.0f} s" + (f" in '{first.running}'" if first.running else "")
+                        + "; these are the results of a second run")
         if progress:
             print(f"  {name}: {_counts(res)}", file=sys.stderr, flush=True)
         return res
@@ -415,11 +422,16 @@ def format_report(results: Iterable[FileResult], messages: bool = True) -> str:
     if messages:
         for f in results:
             bad = [t for t in f.tests if t.status != "passed"]
-            if not bad and f.status == "ok":
+            if not bad and f.status == "ok" and not f.note:
                 continue
             out.append(f"\n== test-{f.file}.R ({f.status})")
             if f.status != "ok" and f.running:
                 out.append(f"   stopped while running: {f.running}")
+            if f.status == "crashed":
+                out.append(f"   exit code {f.exit_code}; last output:\n      "
+                           + "\n      ".join(f.output_tail.strip().splitlines()[-8:]))
+            if f.note:
+                out.append(f"   note: {f.note}")
             for t in bad:
                 where = ""
                 if t.messages and t.messages[0].get("line"):
