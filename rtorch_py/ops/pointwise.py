@@ -388,11 +388,19 @@ def SignBackward0(n, g):
     return (g * 0,)
 
 
+def _sign(d: np.ndarray) -> np.ndarray:
+    """-1, 0 or 1; 0 for NaN, as PyTorch gives."""
+    if d.dtype.kind == "b":
+        return d.copy()
+    out = np.sign(d, out=np.empty_like(d))  # (an array also when 0-d)
+    if d.dtype.kind == "f":
+        out[np.isnan(out)] = 0
+    return out
+
+
 @op(r_math=("sign",), samples=S.unary)
 def sign(self: Tensor) -> Tensor:
-    d = self.data
-    out = d.copy() if d.dtype.kind == "b" else np.sign(d)
-    return record(out, SignBackward0, (self,))
+    return record(_sign(self.data), SignBackward0, (self,))
 
 
 @formula
@@ -669,8 +677,9 @@ def equal(self: Tensor, other: Tensor) -> bool:
 
 
 @op(samples=S.binary_float, differentiable=False)
-def allclose(self: Tensor, other: Tensor, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
-    return bool(np.allclose(self.data, other.data, rtol=rtol, atol=atol))
+def allclose(self: Tensor, other: Tensor, rtol: float = 1e-5, atol: float = 1e-8,
+             equal_nan: bool = False) -> bool:
+    return bool(np.allclose(self.data, _data(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 # ==========================================================================
@@ -800,12 +809,13 @@ def _InplaceBackward(n, g):
     return (g,)
 
 
-def _inplace(fn: Callable, name: str) -> Callable:
+def _inplace(fn: Callable, name: str, node: str | None = None) -> Callable:
     """`x.fn_(...)`: fn computed on x, written back into x.
 
     With grad, fn runs on a differentiable copy of x (so what its node saves is
     the old value, and higher orders work), and x takes a node named as fn's
-    own that passes the gradient on to it."""
+    own (or `node`, where PyTorch names the in-place form's apart) that passes
+    the gradient on to it."""
     def inplace(self: Tensor, *args: Any, **kw: Any) -> Tensor:
         _check_inplace(self, *[a for a in args if isinstance(a, Tensor)])
         grad = needs_grad(self, *args, *kw.values())
@@ -821,28 +831,30 @@ def _inplace(fn: Callable, name: str) -> Callable:
         bump_version(self)
         if out.grad_fn is None:
             return self
-        return _record_inplace(self, _InplaceBackward, (out,), (), name=out.grad_fn.name)
+        return _record_inplace(self, _InplaceBackward, (out,), (), name=node or out.grad_fn.name)
     inplace.__name__ = inplace.__qualname__ = name
     return inplace
 
 
-def _declare(fn: Callable, *, aliases: tuple = (), inplace: bool = True, **fields: Any) -> Callable:
+def _declare(fn: Callable, *, aliases: tuple = (), inplace: bool = True,
+             inplace_node: str | None = None, **fields: Any) -> Callable:
     """Declare fn an op, with its in-place form `name_` (a method) and its
     aliases (R torch's and PyTorch's other names, e.g. arccos for acos)."""
     op(fn.__name__, **fields)(fn)
     if inplace:
-        op(fn.__name__ + "_", function=False)(_inplace(fn, fn.__name__ + "_"))
-    _aliases(fn, aliases, inplace, samples=fields.get("samples"),
+        op(fn.__name__ + "_", function=False)(_inplace(fn, fn.__name__ + "_", inplace_node))
+    _aliases(fn, aliases, inplace, inplace_node, samples=fields.get("samples"),
              differentiable=fields.get("differentiable", True))
     return fn
 
 
-def _aliases(fn: Callable, names: tuple, inplace: bool = True, **fields: Any) -> None:
+def _aliases(fn: Callable, names: tuple, inplace: bool = True, inplace_node: str | None = None,
+             **fields: Any) -> None:
     """Other names of an op (and of its in-place form), declared as ops of their own."""
     for name in names:
         op(name, **fields)(fn)
         if inplace:
-            op(name + "_", function=False)(_inplace(fn, name + "_"))
+            op(name + "_", function=False)(_inplace(fn, name + "_", inplace_node))
 
 
 def _unary(name: str, compute: Callable, backward: Callable, save: str | None,
@@ -901,11 +913,13 @@ acos = _unary("acos", np.arccos, AcosBackward0, "self", r_math=("acos",), sample
 atan = _unary("atan", np.arctan, AtanBackward0, "self", r_math=("atan",), aliases=("arctan",))
 sinh = _unary("sinh", np.sinh, SinhBackward0, "self", r_math=("sinh",))
 cosh = _unary("cosh", np.cosh, CoshBackward0, "self", r_math=("cosh",))
-asinh = _unary("asinh", np.arcsinh, AsinhBackward0, "self", aliases=("arcsinh",))
+# (PyTorch names the in-place forms' nodes of these three, and polygamma_'s, apart)
+asinh = _unary("asinh", np.arcsinh, AsinhBackward0, "self", aliases=("arcsinh",),
+               inplace_node="AsinhBackward1")
 acosh = _unary("acosh", np.arccosh, AcoshBackward0, "self", samples=S.above_one,
-               aliases=("arccosh",))
+               aliases=("arccosh",), inplace_node="AcoshBackward1")
 atanh = _unary("atanh", np.arctanh, AtanhBackward0, "self", samples=S.unit,
-               aliases=("arctanh",))
+               aliases=("arctanh",), inplace_node="AtanhBackward1")
 
 
 @formula(arrays=True)
@@ -972,8 +986,7 @@ def SgnBackward0(n, g):
 
 def sgn(self: Tensor) -> Tensor:
     """sign(x) for real tensors (x / |x| for complex ones)."""
-    d = self.data
-    return record(d.copy() if d.dtype.kind == "b" else np.sign(d), SgnBackward0, (self,))
+    return record(_sign(self.data), SgnBackward0, (self,))
 
 
 _declare(sgn, samples=S.unary)
@@ -1047,7 +1060,7 @@ def polygamma(n: Any, self: Any) -> Tensor:
     return record(out, PolygammaBackward0, (None, self), (k, self))
 
 
-_declare(polygamma, samples=S.polygamma)
+_declare(polygamma, samples=S.polygamma, inplace_node="PolygammaBackward1")
 
 
 @formula
@@ -1453,17 +1466,18 @@ op("logical_not_", function=False)(_inplace(logical_not, "logical_not_"))
 
 # The Python operators on bits (`a & b`, `~a`), and R torch's methods of the same
 # names (`x$`__and__`(y)`): bitwise, which on bools is the logical op.
-_bits = dict(function=False, differentiable=False)
-op("__and__", operators=("__rand__",), **_bits)(bitwise_and)
-op("__or__", operators=("__ror__",), **_bits)(bitwise_or)
-op("__xor__", operators=("__rxor__",), **_bits)(bitwise_xor)
-op("__lshift__", **_bits)(bitwise_left_shift)
-op("__rshift__", **_bits)(bitwise_right_shift)
-op("__invert__", **_bits)(bitwise_not)
+# (R torch has them as functions too: `torch___and__(x, y)`)
+_bits = dict(differentiable=False)
+op("__and__", operators=("__rand__",), samples=S.bits, **_bits)(bitwise_and)
+op("__or__", operators=("__ror__",), samples=S.bits, **_bits)(bitwise_or)
+op("__xor__", operators=("__rxor__",), samples=S.bits, **_bits)(bitwise_xor)
+op("__lshift__", samples=S.shifts, **_bits)(bitwise_left_shift)
+op("__rshift__", samples=S.shifts, **_bits)(bitwise_right_shift)
+op("__invert__", function=False, **_bits)(bitwise_not)
 for _name, _fn in (("__iand__", bitwise_and), ("__ior__", bitwise_or),
                    ("__ixor__", bitwise_xor), ("__ilshift__", bitwise_left_shift),
                    ("__irshift__", bitwise_right_shift)):
-    op(_name, **_bits)(_inplace(_fn, _name))
+    op(_name, function=False, **_bits)(_inplace(_fn, _name))
 
 
 def _test(ufunc: Callable, name: str) -> Callable:

@@ -169,3 +169,10 @@ def special_values() -> list:
 def isclose() -> list:
     return [sample(T((2, 3)), T((2, 3))), sample(T((2, 3)), T((3,)), rtol=0.5, atol=0.5),
             sample(T((3,), dtype="int64", low=0, high=3), T((3,), dtype="int64", low=0, high=3))]
+
+
+def bits() -> list:
+    """bitwise and/or/xor: bools (the logical ops) and integers."""
+    return logical() + [
+        sample(T((2, 3), dtype="int64", low=-8, high=8), T((3,), dtype="int64", low=0, high=8)),
+        sample(T((3,), dtype="int32", low=0, high=8), 5)]
