@@ -157,3 +157,13 @@ cat("ok\n")
     res = run_r("-e", code)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().endswith("ok")
+
+
+def test_cumsum_and_cumprod_in_place():
+    x = rand(3, 4)
+    check_vs_torch(lambda T, x: (x * 1).cumsum_(1), x, second_order=True)
+    check_vs_torch(lambda T, x: (x * 1).cumprod_(0), x, second_order=True)
+    y = rt.torch_tensor(np.array([1.0, 2.0, 3.0]))
+    assert y.cumprod_(0) is y and y.data.tolist() == [1.0, 2.0, 6.0]
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        rt.torch_ones(2, requires_grad=True).cumsum_(0)

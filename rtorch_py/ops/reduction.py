@@ -7,13 +7,15 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..engine import bump_version
 from ..tensor import Tensor, _dim, as_dtype, wrap
 from .samples import reduction as S
 from .conversion import CloneBackward0
 from .indexing import gather
 from .pointwise import maximum, minimum
-from .recording import OUTPUT, _state, expand_to, formula, record
+from .recording import OUTPUT, _state, expand_to, formula, needs_grad, record
 from .registry import op
+from .views import _check_inplace, _record_inplace
 
 
 # ==========================================================================
@@ -85,11 +87,13 @@ def mean(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None
             f"mean(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {self.dtype.r_name}")
     if dim is None:
-        return record(d.mean(dtype=d.dtype), MeanBackward0, (self,),
-                      (self.shape, builtins.max(d.size, 1)))
+        out = d.mean(dtype=d.dtype) if d.size else np.asarray(np.nan, d.dtype)  # (no warning)
+        return record(out, MeanBackward0, (self,), (self.shape, builtins.max(d.size, 1)))
     dims = _dims(dim, self.ndim)
     count = int(np.prod([self.shape[i] for i in dims])) if self.ndim else 1
-    out = np.asarray(d.mean(axis=dims, keepdims=keepdim, dtype=d.dtype))
+    with np.errstate(invalid="ignore"):  # a mean over nothing is NaN, as in PyTorch
+        out = np.asarray(d.sum(axis=dims, keepdims=keepdim, dtype=d.dtype) / count
+                         if count == 0 else d.mean(axis=dims, keepdims=keepdim, dtype=d.dtype))
     return record(out, MeanBackward1, (self,), (self.shape, dims, keepdim, count))
 
 
@@ -439,14 +443,14 @@ def _moment_mean(self: Tensor, dim: Any, unbiased: Any, keepdim: bool, correctio
                        (self, axes, keep, c))
 
 
-@op(dims=("dim",), samples=S.moments)
+@op(dims=("dim",), method=False, samples=S.moments)
 def var_mean(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False,
              correction: Any = None) -> tuple:
     return _moment_mean(self, dim, unbiased, keepdim, correction, "var_mean",
                         VarMeanBackward0, False)
 
 
-@op(dims=("dim",), samples=S.moments)
+@op(dims=("dim",), method=False, samples=S.moments)
 def std_mean(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False,
              correction: Any = None) -> tuple:
     return _moment_mean(self, dim, unbiased, keepdim, correction, "std_mean",
@@ -693,3 +697,31 @@ def aminmax(self: Tensor, dim: Any = None, keepdim: bool = False) -> tuple:
 def count_nonzero(self: Tensor, dim: Any = None) -> Tensor:
     axes = _axes(dim, self.ndim)
     return wrap(np.asarray(np.count_nonzero(self.data, axis=axes), dtype=np.int64))
+
+
+def _cumulative_inplace(self: Tensor, dim: Any, dtype: Any, name: str,
+                        accumulate: Callable) -> tuple:
+    """cumsum_/cumprod_: accumulate along dim in place; (the input's old value
+    when a gradient will need it, the 0-based dim)."""
+    dm = _dim(int(dim), self.ndim)
+    _check_inplace(self)
+    if dtype is not None and as_dtype(dtype).np != self.data.dtype:
+        raise RuntimeError(f"{name}: dtype must be the tensor's own ({self.dtype.r_name}) "
+                           "for an in-place op")
+    old = self.clone() if needs_grad(self) else None
+    if self.ndim:
+        accumulate(self.data, axis=dm, out=self.data)
+    bump_version(self)
+    return old, dm if self.ndim else 0
+
+
+@op(dims=("dim",), function=False)
+def cumsum_(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    _, dm = _cumulative_inplace(self, dim, dtype, "cumsum_", np.cumsum)
+    return _record_inplace(self, CumsumBackward0, (self,), (dm,))
+
+
+@op(dims=("dim",), function=False)
+def cumprod_(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    old, dm = _cumulative_inplace(self, dim, dtype, "cumprod_", np.cumprod)
+    return _record_inplace(self, CumprodBackward0, (self,), (old, OUTPUT, dm))
