@@ -10,7 +10,7 @@ from ..engine import bump_version
 from ..tensor import Tensor, _dim, wrap
 from .samples import indexing as S
 from .operands import (_as_tensor, _bool_mask, _broadcast_error, _data, _fill_value,
-                       _float_result, _shape, _t, positional_error)
+                       _float_result, _shape, _t, _whole, positional_error)
 from .recording import _state, formula, record
 from .shape import SliceBackward0, cat
 from .registry import op
@@ -162,8 +162,12 @@ def IndexBackward0(n, g, shape, key):
     return (_index_backward(g, key, shape, True),)
 
 
-@op(function=False, method=False, operators=("__getitem__",))
-def index(self: Tensor, key: Any) -> Tensor:
+@op(method=False, operators=("__getitem__",), indices=("indices",), samples=S.index,
+    torch_name="ops.aten.index.Tensor")
+def index(self: Tensor, indices: Any) -> Tensor:
+    """`x[indices]`; also R torch's `torch_index(x, list(i, j))` (a list of index
+    tensors, one per leading dim, as PyTorch's `aten::index`)."""
+    key = indices
     if type(key) is int:  # fast path: x[i]
         try:
             arr = self.data[key, ...]
@@ -171,6 +175,8 @@ def index(self: Tensor, key: Any) -> Tensor:
             raise _index_error(e, self, (key,)) from None
         return record(_view(self, arr), SliceBackward0, (self,), (self.shape, (key,)),
                       name="SelectBackward0")
+    if type(key) is list and key and all(k is None or isinstance(k, Tensor) for k in key):
+        key = tuple(slice(None) if k is None else k for k in key)  # (aten::index's list)
     k = _np_key(key, self)
     try:
         arr = self.data[k]
@@ -207,7 +213,7 @@ def _zero_at(g: Tensor, key: tuple) -> Tensor:
     return record(d, ZeroAtBackward, (g,), (key,))
 
 
-@op(function=False, operators=("__setitem__",), samples=S.inplace, invisible=True)
+@op(operators=("__setitem__",), indices=("indices",), samples=S.inplace, invisible=True)
 def index_put_(self: Tensor, indices: Any, values: Any, accumulate: builtins.bool = False) -> Tensor:
     """`x[indices] = values` in place (added up with accumulate), recorded for autograd."""
     return _index_put(self, indices, values, accumulate, inplace=True)
@@ -587,7 +593,7 @@ def IndexPutAccumulateBackward(n, g, key):
     return (g if n.needs(0) else None, g[_wrap_key(key)] if n.needs(1) else None)
 
 
-@op(samples=S.index_put)
+@op(indices=("indices",), samples=S.index_put)
 def index_put(self: Tensor, indices: Any, values: Any, accumulate: builtins.bool = False) -> Tensor:
     return _index_put(self, indices, values, accumulate, inplace=False)
 
@@ -669,3 +675,26 @@ def nonzero(self: Tensor, as_list: builtins.bool = False) -> Any:
 @op(returns_indices=True, differentiable=False, samples=S.nonzero_only)
 def argwhere(self: Tensor) -> Tensor:
     return nonzero(self)
+
+
+def _triangle_indices(row: Any, col: Any, offset: Any, upper: builtins.bool, dtype: Any) -> Tensor:
+    row, col, offset = _whole(row, "row"), _whole(col, "col"), _whole(offset, "offset")
+    if row < 0 or col < 0:
+        raise RuntimeError(f"row and col must be non-negative, got row {row} and col {col}")
+    r, c = (np.triu_indices if upper else np.tril_indices)(row, offset, col)
+    out = wrap(np.stack([r, c]).astype(np.int64).reshape(2, -1))
+    return out if dtype is None else out.to(dtype=dtype)
+
+
+@op(method=False, returns_indices=True, differentiable=False, samples=S.triangle_indices)
+def tril_indices(row: int, col: int, offset: int = 0, dtype: Any = None, device: Any = None,
+                 layout: Any = None) -> Tensor:
+    """The positions (2 x n: rows, then columns) of a row x col matrix's lower triangle."""
+    return _triangle_indices(row, col, offset, False, dtype)
+
+
+@op(method=False, returns_indices=True, differentiable=False, samples=S.triangle_indices)
+def triu_indices(row: int, col: int, offset: int = 0, dtype: Any = None, device: Any = None,
+                 layout: Any = None) -> Tensor:
+    """The positions (2 x n: rows, then columns) of a row x col matrix's upper triangle."""
+    return _triangle_indices(row, col, offset, True, dtype)

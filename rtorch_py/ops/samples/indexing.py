@@ -98,3 +98,14 @@ def nonzero_only() -> list:
 
 def inplace() -> list:
     return []  # (in place on a leaf that requires grad is an error: tests/test_inplace.py)
+
+
+def index() -> list:
+    return [sample(T((4, 4)), [T((2,), dtype="int64", low=0, high=4),
+                               T((2,), dtype="int64", low=0, high=4)]),
+            sample(T((4, 3)), [T((5,), dtype="int64", low=0, high=4)]),
+            sample(T((4, 3, 2)), [T((2, 2), dtype="int64", low=0, high=4)])]
+
+
+def triangle_indices() -> list:
+    return [sample(4, 5), sample(4, 5, 1), sample(3, 3, -1), sample(0, 3)]
