@@ -167,3 +167,21 @@ def test_cumsum_and_cumprod_in_place():
     assert y.cumprod_(0) is y and y.data.tolist() == [1.0, 2.0, 6.0]
     with pytest.raises(RuntimeError, match="leaf Variable"):
         rt.torch_ones(2, requires_grad=True).cumsum_(0)
+
+
+def test_bucketize_searchsorted_histc_with_real_boundaries():
+    edges = np.array([-1.0, 0.0, 0.5, 2.0])
+    x = np.array([[-3.0, 0.0, 0.2], [0.5, 2.0, 9.0]])
+    for right in (False, True):
+        check_vs_torch(lambda T, x, e: T.bucketize(x, e, right=right), x, edges,
+                       requires_grad=False)
+        check_vs_torch(lambda T, e, x: T.searchsorted(e, x, right=right), edges, x,
+                       requires_grad=False)
+    rows = np.sort(np.random.default_rng(1).standard_normal((2, 5)), axis=1)
+    check_vs_torch(lambda T, e, x: T.searchsorted(e, x, side="right"), rows, x,
+                   requires_grad=False)
+    order = np.array([2, 0, 3, 1])
+    check_vs_torch(lambda T, e, x, s: T.searchsorted(e, x, sorter=s), edges[order], x,
+                   np.argsort(edges[order]), requires_grad=False)
+    check_vs_torch(lambda T, x: T.histc(x, 4, -1.0, 1.0),
+                   np.array([-1.0, -0.5, 0.0, 0.25, 0.999, 1.0, 1.5]), requires_grad=False)

@@ -410,3 +410,72 @@ def bincount(self: Tensor, weights: Any = None, minlength: int = 0) -> Tensor:
     w = weights.data if isinstance(weights, Tensor) else np.asarray(weights)
     out = np.bincount(d, weights=w, minlength=minlength)
     return wrap(out.astype(w.dtype if w.dtype.kind == "f" else np.float64))
+
+
+# ==========================================================================
+# histc, bucketize, searchsorted (insertion points stay 0-based in R, as R torch)
+
+@op(samples=S.histc, differentiable=False)
+def histc(self: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+    """Counts in `bins` equal bins over [min, max] (the data's range when both are 0)."""
+    d = self.data
+    if d.dtype.kind != "f":
+        raise RuntimeError(f"histc: expected a floating point tensor, got {self.dtype.r_name}")
+    bins = _whole(bins, "histc: bins")
+    if bins <= 0:
+        raise RuntimeError("histc: bins must be > 0")
+    lo, hi = float(min), float(max)
+    if lo == hi and d.size:
+        lo, hi = float(d.min()), float(d.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError("histc: max must be larger than min")
+    inside = d[(d >= lo) & (d <= hi)]
+    # the bin of x is floor((x - min) * bins / (max - min)); x == max goes in the last one
+    which = np.minimum(((inside - lo) * bins / (hi - lo)).astype(np.int64), bins - 1)
+    return wrap(np.bincount(which, minlength=bins).astype(d.dtype))
+
+
+def _search(seq: np.ndarray, values: np.ndarray, right: bool, out_int32: bool) -> np.ndarray:
+    side = "right" if right else "left"
+    if seq.ndim <= 1:
+        out = np.searchsorted(seq, values, side=side)
+    else:
+        if seq.shape[:-1] != values.shape[:-1]:
+            raise RuntimeError("searchsorted: boundaries and input must have the same leading "
+                               f"dims, got {list(seq.shape)} and {list(values.shape)}")
+        s2, v2 = seq.reshape(-1, seq.shape[-1]), values.reshape(-1, values.shape[-1])
+        out = np.stack([np.searchsorted(s, v, side=side) for s, v in zip(s2, v2)])
+        out = out.reshape(values.shape)
+    return np.asarray(out, dtype=np.int32 if out_int32 else np.int64)
+
+
+def _values(x: Any) -> np.ndarray:
+    return x.data if isinstance(x, Tensor) else np.asarray(x)
+
+
+@op(samples=S.bucketize, differentiable=False)
+def bucketize(self: Any, boundaries: Tensor, out_int32: bool = False,
+              right: bool = False) -> Tensor:
+    """The bucket of each value among the sorted 1-d `boundaries`."""
+    b = _values(boundaries)
+    if b.ndim != 1:
+        raise RuntimeError(f"bucketize: boundaries must be 1-d, got {b.ndim} dims")
+    return wrap(_search(b, _values(self), bool(right), bool(out_int32)))
+
+
+@op(samples=S.searchsorted, method=False, differentiable=False)
+def searchsorted(sorted_sequence: Tensor, self: Any, out_int32: bool = False,
+                 right: bool = False, side: str | None = None, sorter: Any = None) -> Tensor:
+    """Where each value would be inserted in the (last dim of the) sorted sequence."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+        if right and side == "left":
+            raise RuntimeError("searchsorted: right = TRUE contradicts side = 'left'")
+        right = side == "right"
+    seq = _values(sorted_sequence)
+    if sorter is not None:
+        seq = np.take_along_axis(seq, _values(sorter).astype(np.int64), axis=-1)
+    return wrap(_search(seq, _values(self), bool(right), bool(out_int32)))

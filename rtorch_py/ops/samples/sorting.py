@@ -70,3 +70,23 @@ def bincount() -> list:
             sample(T((8,), dtype="int64", low=0, high=5), minlength=7),
             sample(T((6,), dtype="int64", low=0, high=4),
                    T((6,), requires_grad=False))]
+
+
+def histc() -> list:
+    return [sample(T((20,))), sample(T((4, 5)), 4), sample(T((20,)), 5, -1.0, 1.0),
+            sample(T((6,), low=0.0, high=0.5), bins=3, min=0.0, max=3.0)]
+
+
+def bucketize() -> list:
+    # (T can't draw sorted boundaries: these are all zeros; tests/test_reduction_special.py
+    # checks real ones)
+    return [sample(T((2, 3), dtype="int64", low=-3, high=4), T((4,), dtype="int64", low=0, high=1)),
+            sample(T((5,), dtype="int64", low=-3, high=4), T((1,), dtype="int64"), right=True)]
+
+
+def searchsorted() -> list:
+    zeros = T((6,), dtype="int64", low=0, high=1)
+    return [sample(zeros, T((2, 3), dtype="int64", low=-2, high=3)),
+            sample(zeros, T((4,), dtype="int64", low=-2, high=3), right=True),
+            sample(T((2, 4), dtype="int64", low=0, high=1), T((2, 3), dtype="int64", low=-1, high=2)),
+            sample(zeros, T((3,), dtype="int64", low=-1, high=2), out_int32=True)]
