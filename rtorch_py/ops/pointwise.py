@@ -92,22 +92,22 @@ def sub(self: Any, other: Any, alpha: Any = 1) -> Tensor:
     return record(_float_result(out, self, other), SubBackward0, (_t(self), _t(other)), (alpha,))
 
 
-@op(method=False, operators=("__rsub__",), r_operators=("reflected -",), samples=S.tensor_number)
-def rsub(self: Any, other: Any) -> Tensor:
-    """b - a with a the tensor (for `2 - x`)."""
+@op(method=False, operators=("__rsub__",), samples=S.tensor_number)
+def rsub(self: Any, other: Any, alpha: Any = 1) -> Tensor:
+    """other - alpha * self, self the tensor (for `2 - x`)."""
     try:
-        out = np.subtract(_data(other), _data(self))
+        out = np.subtract(_data(other), _data(self) if alpha == 1 else _data(self) * alpha)
     except TypeError:
         _no_bool(self, other, "Subtraction")
         raise
     if out.dtype.kind != "f":
         _no_bool(self, other, "Subtraction")
-    return record(_float_result(out, self, other), RsubBackward1, (self,))
+    return record(_float_result(out, self, other), RsubBackward1, (self,), (alpha,))
 
 
 @formula(arrays=True)
-def RsubBackward1(n, g):
-    return (-g,)
+def RsubBackward1(n, g, alpha):
+    return (-g if alpha == 1 else g * -alpha,)
 
 
 @formula(arrays=True)
@@ -285,7 +285,7 @@ def pow(self: Any, exponent: Any) -> Tensor:
     return record(out, PowBackward1, (self, exponent), (self, exponent, OUTPUT))
 
 
-@op(function=False, method=False, operators=("__rpow__",), r_operators=("reflected ^",))
+@op(function=False, method=False, operators=("__rpow__",))
 def rpow(self: Tensor, base: Any) -> Tensor:
     return pow(base, self)
 
@@ -638,19 +638,18 @@ def _compare(ufunc: Callable, name: str) -> Callable:
     return compare
 
 
-# R's `2 < x` is `x > 2`: the reflected operator is the mirrored comparison.
 _cmp = dict(samples=S.compare, differentiable=False)
-gt = op(operators=("__gt__",), r_operators=(">", "reflected <"), **_cmp)(
+gt = op(operators=("__gt__",), r_operators=(">",), **_cmp)(
     _compare(np.greater, "gt"))
-ge = op(operators=("__ge__",), r_operators=(">=", "reflected <="), **_cmp)(
+ge = op(operators=("__ge__",), r_operators=(">=",), **_cmp)(
     _compare(np.greater_equal, "ge"))
-lt = op(operators=("__lt__",), r_operators=("<", "reflected >"), **_cmp)(
+lt = op(operators=("__lt__",), r_operators=("<",), **_cmp)(
     _compare(np.less, "lt"))
-le = op(operators=("__le__",), r_operators=("<=", "reflected >="), **_cmp)(
+le = op(operators=("__le__",), r_operators=("<=",), **_cmp)(
     _compare(np.less_equal, "le"))
-eq = op(operators=("__eq__",), r_operators=("==", "reflected =="), **_cmp)(
+eq = op(operators=("__eq__",), r_operators=("==",), **_cmp)(
     _compare(np.equal, "eq"))
-ne = op(operators=("__ne__",), r_operators=("!=", "reflected !="), **_cmp)(
+ne = op(operators=("__ne__",), r_operators=("!=",), **_cmp)(
     _compare(np.not_equal, "ne"))
 _logic = dict(samples=S.logical, differentiable=False)
 logical_and = op(r_operators=("&",), **_logic)(
@@ -724,7 +723,9 @@ def mul_(self: Tensor, other: Any) -> Tensor:
 
 
 @op(operators=("__itruediv__",), function=False)
-def div_(self: Tensor, other: Any) -> Tensor:
+def div_(self: Tensor, other: Any, rounding_mode: str | None = None) -> Tensor:
+    if rounding_mode is not None:
+        return _div_rounded_(self, other, rounding_mode=rounding_mode)
     o = other if isinstance(other, Tensor) else None
     old = self.clone() if o is not None and needs_grad(o) else None
     if self.data.dtype.kind != "f":
@@ -817,8 +818,9 @@ def _inplace(fn: Callable, name: str, node: str | None = None) -> Callable:
     own (or `node`, where PyTorch names the in-place form's apart) that passes
     the gradient on to it."""
     def inplace(self: Tensor, *args: Any, **kw: Any) -> Tensor:
-        _check_inplace(self, *[a for a in args if isinstance(a, Tensor)])
-        grad = needs_grad(self, *args, *kw.values())
+        tensors = [a for a in (*args, *kw.values()) if isinstance(a, Tensor)]
+        _check_inplace(self, *tensors)
+        grad = needs_grad(self, *tensors)
         out = fn(self.clone() if grad else self, *args, **kw)
         if out.shape != self.shape:
             raise RuntimeError(f"{name}: the result's shape {_shape(out.shape)} doesn't match "
@@ -1047,11 +1049,12 @@ def PolygammaBackward0(n, g, k, x):
     return (None, g * polygamma(k + 1, x))
 
 
-def polygamma(n: Any, self: Any) -> Tensor:
+def polygamma(n: Any, input: Any) -> Tensor:
     """The n-th derivative of digamma. R torch and PyTorch call the function as
     polygamma(n, x) and the method as x$polygamma(n): the tensor may come first."""
-    if isinstance(n, Tensor) and not isinstance(self, Tensor):
-        n, self = self, n
+    if isinstance(n, Tensor) and not isinstance(input, Tensor):
+        n, input = input, n
+    self = input
     k = _whole(n, "polygamma: n")
     if k < 0:
         raise ValueError(f"polygamma: n must be a non-negative integer, got {k}")
@@ -1060,7 +1063,12 @@ def polygamma(n: Any, self: Any) -> Tensor:
     return record(out, PolygammaBackward0, (None, self), (k, self))
 
 
-_declare(polygamma, samples=S.polygamma, inplace_node="PolygammaBackward1")
+def _polygamma_of(self: Tensor, n: Any) -> Tensor:
+    return polygamma(n, self)
+
+
+_declare(polygamma, samples=S.polygamma, inplace=False)
+op("polygamma_", function=False)(_inplace(_polygamma_of, "polygamma_", "PolygammaBackward1"))
 
 
 @formula
@@ -1514,3 +1522,6 @@ _aliases(le, ("less_equal",), inplace=False, samples=S.compare, differentiable=F
 _aliases(ne, ("not_equal",), inplace=False, samples=S.compare, differentiable=False)
 for _fn in (gt, ge, lt, le, eq, ne):
     op(_fn.__name__ + "_", function=False)(_inplace(_fn, _fn.__name__ + "_"))
+
+
+_div_rounded_ = _inplace(div, "div_")

@@ -31,7 +31,7 @@ def binary_pow() -> list:
 
 
 def tensor_number() -> list:
-    return [sample(T((2, 3)), 2.0)]
+    return [sample(T((2, 3)), 2.0), sample(T((3,)), 1.5, alpha=2.0)]
 
 
 def compare() -> list:
