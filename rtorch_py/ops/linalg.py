@@ -213,10 +213,11 @@ def _matrix_check(A: Tensor, what: str) -> None:
                            f"batch of matrices), got {A.ndim}")
 
 
-def _lin_error(what: str) -> Callable:
-    def fail(err: Exception) -> RuntimeError:
-        return RuntimeError(f"{what}: {err}")
-    return fail
+def _deprecated(message: str) -> None:
+    """Warn on every call, as R torch does (Python would show it once per place)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.warn(message, DeprecationWarning, stacklevel=3)
 
 
 # ==========================================================================
@@ -847,10 +848,18 @@ def linalg_qr(A: Tensor, mode: str = "reduced") -> tuple:
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            "'reduced' (default), 'r', or 'complete'")
-    q, r = np.linalg.qr(A.data, mode="complete" if mode == "complete" else "reduced")
     dt = A.data.dtype
+    m, k = A.shape[-2], A.shape[-1]
+    # geqrf, then Q from its reflectors (so Q is exactly linalg_householder_product's)
+    h, tau = _geqrf(A.data)
+    cols = m if mode == "complete" else builtins.min(m, k)
+    r = np.triu(h[..., :cols, :])
     if mode == "r":
         q = np.zeros((0,), dt)
+    else:
+        hq = h if cols <= k else np.concatenate(
+            [h, np.zeros(h.shape[:-1] + (cols - k,), dt)], axis=-1)
+        q = _householder(hq[..., :cols], tau)
     return _record_many([q.astype(dt, copy=False), r.astype(dt, copy=False)], _qr_backward,
                         (A,), (A, _Out(0), _Out(1), mode), "LinalgQrBackward0")
 
@@ -1069,8 +1078,9 @@ def NanToNumBackward0(n, g, x):
 
 
 def _nan_to_num(x: Tensor) -> Tensor:
-    """nan -> 0, inf -> the largest finite value (a singular matrix's condition number)."""
-    return record(np.nan_to_num(x.data), NanToNumBackward0, (x,), (x,))
+    """nan -> inf (a singular matrix's condition number), as PyTorch's cond."""
+    return record(np.where(np.isnan(x.data), np.inf, x.data).astype(x.data.dtype, copy=False),
+                  NanToNumBackward0, (x,), (x,))
 
 
 @op(function="linalg_matrix_norm", method=False, torch_name="linalg.matrix_norm",
@@ -1085,9 +1095,12 @@ def linalg_matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim
         return linalg_vector_norm(x, 2, (d0, d1), keepdim)
     if ord == "nuc" or ord in (2.0, -2.0):
         # singular values of the matrices moved to the last two dims
-        moved = x.permute(*[d for d in range(x.ndim) if d not in (d0, d1)], d0, d1)
-        s = linalg_svdvals(moved)
-        out = s.sum(dim=-1) if ord == "nuc" else _amax(s, -1, largest=ord > 0)
+        perm = [d for d in range(x.ndim) if d not in (d0, d1)] + [d0, d1]
+        s = linalg_svdvals(x.permute(*perm))
+        out = s.sum(dim=-1, keepdim=keepdim) if ord == "nuc" else \
+            _amax(s, -1, keepdim, largest=ord > 0)
+        if keepdim:  # back to the input's dim order
+            return out.unsqueeze(-1).permute(*np.argsort(perm).tolist())
     elif ord in (1.0, -1.0, np.inf, -np.inf):
         # max/min over one dim of the abs sums over the other
         sum_dim, red_dim = (d0, d1) if abs(ord) == 1 else (d1, d0)
@@ -1129,7 +1142,11 @@ def linalg_cond(A: Tensor, p: Any = None) -> Tensor:
         out = (big / small) if p != -2.0 else (small / big)
         return out.squeeze(-1)
     _square_check(A, "linalg.cond")
-    return _nan_to_num(linalg_matrix_norm(A, p) * linalg_matrix_norm(linalg_inv(A), p))
+    try:
+        inv = linalg_inv(A)
+    except RuntimeError:  # singular: nan inverses, whose condition number is inf
+        inv = linalg_inv_ex(A)[0]
+    return _nan_to_num(linalg_matrix_norm(A, p) * linalg_matrix_norm(inv, p))
 
 
 # ==========================================================================
@@ -1169,7 +1186,7 @@ def linalg_pinv(A: Tensor, rcond: Any = None, hermitian: bool = False, atol: Any
                 rtol: Any = None) -> Tensor:
     _matrix_check(A, "linalg.pinv")
     if rcond is not None:
-        warnings.warn("`rcond` is deprecated in favor of `rtol`.")
+        _deprecated("`rcond` is deprecated in favor of `rtol`.")
         rtol = rcond
     dt = A.data.dtype
     u, s, vh = _lapack("linalg.pinv", lambda a: np.linalg.svd(a, full_matrices=False), A.data)
@@ -1190,7 +1207,7 @@ def linalg_matrix_rank(A: Tensor, atol: Any = None, rtol: Any = None, tol: Any =
                        hermitian: bool = False) -> Tensor:
     _matrix_check(A, "linalg.matrix_rank")
     if tol is not None:
-        warnings.warn("`tol` argument is deprecated in favor of `atol` and `rtol`.")
+        _deprecated("`tol` argument is deprecated in favor of `atol` and `rtol`.")
         atol, rtol = tol, 0.0
     s = np.abs(np.linalg.eigvalsh(A.data)) if hermitian else \
         np.linalg.svd(A.data, compute_uv=False)
@@ -1365,56 +1382,47 @@ def linalg_tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
 # ==========================================================================
 # Householder
 
+def _geqrf(a: np.ndarray) -> tuple:
+    """LAPACK's geqrf: R on and above the diagonal, Householder vectors below, and tau."""
+    h, tau = np.linalg.qr(a, mode="raw")
+    return np.ascontiguousarray(np.swapaxes(h, -1, -2)), tau
+
+
+def _householder(h: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T (v_i from h's
+    column i below the diagonal, 1 on it), in float64."""
+    m, n = h.shape[-2], h.shape[-1]
+    batch = np.broadcast_shapes(h.shape[:-2], tau.shape[:-1])
+    h = np.broadcast_to(h, batch + (m, n)).astype(np.float64)
+    tau = np.broadcast_to(tau, batch + tau.shape[-1:]).astype(np.float64)
+    Q = np.broadcast_to(np.eye(m, n), batch + (m, n)).copy()
+    for i in reversed(range(tau.shape[-1])):
+        v = np.zeros(batch + (m,))
+        v[..., i] = 1.0
+        v[..., i + 1:] = h[..., i + 1:, i]
+        Q -= tau[..., i, None, None] * v[..., :, None] * (v[..., None, :] @ Q)
+    return Q
+
+
 @op(samples=S.geqrf, differentiable=False)
 def geqrf(self: Tensor) -> tuple:
-    """(a, tau) of LAPACK's geqrf: R above the diagonal, the Householder vectors below."""
+    """(a, tau) of LAPACK's geqrf (the input of linalg_householder_product)."""
     _matrix_check(self, "geqrf")
-    m, k = self.shape[-2], self.shape[-1]
-    flat = self.data.reshape(-1, m, k).astype(np.float64)
-    outs, taus = [], []
-    for a in flat:
-        a = a.copy()
-        tau = np.zeros(builtins.min(m, k))
-        for j in range(builtins.min(m, k)):
-            x = a[j:, j]
-            alpha = x[0]
-            sigma = np.dot(x[1:], x[1:])
-            if sigma == 0:
-                continue  # (tau 0: H = I)
-            beta = -np.copysign(np.sqrt(alpha * alpha + sigma), alpha)
-            tau[j] = (beta - alpha) / beta
-            v = x[1:] / (alpha - beta)
-            w = np.concatenate(([1.0], v))
-            a[j:, j:] -= tau[j] * np.outer(w, w @ a[j:, j:])
-            a[j + 1:, j] = v
-            a[j, j] = beta
-        outs.append(a)
-        taus.append(tau)
-    dt = self.data.dtype
-    return (wrap(np.asarray(outs, dt).reshape(self.shape)),
-            wrap(np.asarray(taus, dt).reshape(self.shape[:-2] + (builtins.min(m, k),))))
+    h, tau = _geqrf(self.data)
+    return wrap(h.astype(self.data.dtype, copy=False)), wrap(tau.astype(self.data.dtype,
+                                                                         copy=False))
 
 
 @op(function="linalg_householder_product", method=False,
     torch_name="linalg.householder_product", samples=S.householder, differentiable=False)
 def linalg_householder_product(A: Tensor, tau: Tensor) -> Tensor:
-    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T."""
+    """Q from geqrf's Householder reflectors (linalg_qr computes its Q the same way)."""
     _matrix_check(A, "linalg.householder_product")
     m, n = A.shape[-2], A.shape[-1]
-    k = tau.shape[-1]
-    if n > m or k > n:
+    if n > m or tau.shape[-1] > n:
         raise RuntimeError("linalg.householder_product: need input.shape[-2] >= "
                            "input.shape[-1] >= tau.shape[-1]")
-    flat = A.data.reshape(-1, m, n).astype(np.float64)
-    taus = tau.data.reshape(-1, k).astype(np.float64)
-    outs = []
-    for a, t in zip(flat, taus):
-        Q = np.eye(m, n)
-        for i in reversed(range(k)):
-            v = np.concatenate((np.zeros(i), [1.0], a[i + 1:, i]))
-            Q = Q - t[i] * np.outer(v, v @ Q)
-        outs.append(Q)
-    return wrap(np.asarray(outs, A.data.dtype).reshape(A.shape))
+    return wrap(_householder(A.data, tau.data).astype(A.data.dtype))
 
 
 @op(samples=S.householder, differentiable=False)

@@ -14,14 +14,17 @@ from . import T, sample  # noqa: F401
 
 def mm() -> list:
     return [sample(T((2, 3)), T((3, 4))), sample(T((0, 3)), T((3, 2))),
-            sample(T((2, 3), dtype="int64"), T((3, 2), dtype="int64"))]
+            sample(T((2, 3), dtype="int64"), T((3, 2), dtype="int64")),
+            sample(T((3, 4), requires_grad=False), T((4, 2)))]
 
 
 def matmul() -> list:
     return [sample(T((2, 3)), T((3, 4))), sample(T((3,)), T((3,))), sample(T((2, 3)), T((3,))),
             sample(T((3,)), T((3, 2))), sample(T((2, 3, 4)), T((4, 5))),
             sample(T((2, 1, 3, 4)), T((5, 4, 2))), sample(T((3,)), T((2, 3, 4))),
-            sample(T((2, 3, 4)), T((4,))), sample(T((2, 3)), T((4, 3, 2)))]
+            sample(T((2, 3, 4)), T((4,))), sample(T((2, 3)), T((4, 3, 2))),
+            sample(T((2, 3, 4)), T((2, 4, 5))),
+            sample(T((2, 3), dtype="int64"), T((3,), dtype="int64"))]
 
 
 def dot() -> list:
