@@ -2,9 +2,13 @@
 median/nanmedian, mode, quantile/nanquantile, cummax/cummin, unique and
 bincount.
 
-Ops that return positions declare `returns_indices`, so R gets them 1-based
-(as R torch's wrappers add 1). The values' gradient goes back to the
-positions they came from (a scatter-add; its own derivative is a gather).
+Positions returned to R: R torch adds 1 in its own wrappers for sort,
+argsort and topk (as for max/min/argmax/argmin), so these declare
+`returns_indices`; kthvalue, median, nanmedian, mode, cummax and cummin come
+straight from libtorch in R torch, 0-based, and so they do here. bincount
+takes 1-based values from R (R torch's `to_index_tensor`). The values'
+gradient goes back to the positions they came from (a scatter-add; its own
+derivative is a gather).
 """
 from __future__ import annotations
 
@@ -160,7 +164,7 @@ def _pick(x: Tensor, dim: int, position: Callable, keepdim: bool, backward_fn: C
     return _with_indices(x, vals, idx, dim, keepdim, backward_fn)
 
 
-@op(dims=("dim",), returns_indices=1, samples=S.kthvalue)
+@op(dims=("dim",), samples=S.kthvalue)
 def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple:
     k = _whole(k, "kthvalue: k")
     dm = _dim(int(dim), self.ndim)
@@ -194,19 +198,19 @@ def _median(self: Tensor, dim: Any, keepdim: bool, nan: bool) -> Any:
                  NanmedianBackward1 if nan else MedianBackward1, nan_last=nan)
 
 
-@op(dims=("dim",), returns_indices=1, samples=S.median)
+@op(dims=("dim",), samples=S.median)
 def median(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     """The lower of the two middle values; with dim, (values, indices)."""
     return _median(self, dim, keepdim, False)
 
 
-@op(dims=("dim",), returns_indices=1, samples=S.median)
+@op(dims=("dim",), samples=S.median)
 def nanmedian(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     """median() ignoring NaN values."""
     return _median(self, dim, keepdim, True)
 
 
-@op(dims=("dim",), returns_indices=1, samples=S.mode)
+@op(dims=("dim",), samples=S.mode)
 def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
     """The most frequent value along dim (the smallest among equally frequent
     ones) and the position of its last occurrence, as PyTorch gives them."""
@@ -246,12 +250,12 @@ def _cumulative_extreme(x: Tensor, dim: int, accumulate: Any,
     return _with_indices(x, vals, idx, dm, True, backward_fn)
 
 
-@op(dims=("dim",), returns_indices=1, samples=S.cumulative)
+@op(dims=("dim",), samples=S.cumulative)
 def cummax(self: Tensor, dim: int) -> tuple:
     return _cumulative_extreme(self, dim, np.maximum, CummaxBackward0)
 
 
-@op(dims=("dim",), returns_indices=1, samples=S.cumulative)
+@op(dims=("dim",), samples=S.cumulative)
 def cummin(self: Tensor, dim: int) -> tuple:
     return _cumulative_extreme(self, dim, np.minimum, CumminBackward0)
 
