@@ -525,3 +525,16 @@ def test_convolution_second_derivatives_match_torch():
         close(p, q)
     close(rt.autograd_grad((ga[0] * ga[1].sum()).sum(), [aw])[0],
           torch.autograd.grad((gt[0] * gt[1].sum()).sum(), [tw])[0])
+
+
+def test_aum_loss_by_hand():
+    # scores 2, 1, 0, -1 with positives at 2 and 0: min(FPR, FNR) is 0, 1/2, 0 on
+    # the three unit ranges between thresholds, so the area is 1/2; moving the
+    # negative scored 1 up widens the middle range (d/dx = 1/2), the positive
+    # scored 0 up narrows it (d/dx = -1/2).
+    x = rt.torch_tensor([2.0, 1.0, 0.0, -1.0], requires_grad=True)
+    loss = nn.nnf_area_under_min_fpr_fnr(x, rt.torch_tensor([2, 1, 2, 1]))
+    close(loss, 0.5)
+    loss.backward()
+    close(x.grad, [0.0, 0.5, -0.5, 0.0])
+    assert nn.nn_aum_loss()(x, rt.torch_tensor([1, 1, 1, 1])).item() == 0

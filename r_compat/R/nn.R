@@ -615,7 +615,7 @@ nn_PyModule <- R6::R6Class(
 .nn_layer_names <- c(
   "nn_adaptive_avg_pool1d", "nn_adaptive_avg_pool2d", "nn_adaptive_avg_pool3d",
   "nn_adaptive_max_pool1d", "nn_adaptive_max_pool2d", "nn_adaptive_max_pool3d",
-  "nn_alpha_dropout", "nn_avg_pool1d", "nn_avg_pool2d", "nn_avg_pool3d",
+  "nn_alpha_dropout", "nn_aum_loss", "nn_avg_pool1d", "nn_avg_pool2d", "nn_avg_pool3d",
   "nn_batch_norm1d", "nn_batch_norm2d", "nn_batch_norm3d", "nn_bce_loss",
   "nn_bce_with_logits_loss", "nn_bilinear", "nn_celu", "nn_constant_pad1d",
   "nn_constant_pad2d", "nn_constant_pad3d", "nn_contrib_sparsemax", "nn_conv1d", "nn_conv2d", "nn_conv3d",

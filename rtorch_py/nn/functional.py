@@ -519,6 +519,32 @@ def nnf_multilabel_margin_loss(input: Tensor, target: Tensor,
     return _reduce(loss, reduction)
 
 
+def nnf_area_under_min_fpr_fnr(input: Tensor, target: Tensor) -> Tensor:
+    """AUM (Hillman & Hocking): the area under min(FPR, FNR) over all thresholds
+    of the scores `input`; positives are where `target` has its largest value."""
+    x = input.reshape(-1)
+    t = target.data.reshape(-1)
+    if t.shape != x.shape:
+        raise ValueError(f"area_under_min_fpr_fnr: target has {t.size} values, input "
+                         f"{x.shape[0]}")
+    pos = t == t.max() if t.size else t.astype(bool)
+    neg = ~pos
+    if not pos.any() or not neg.any():   # no error to measure
+        return (input * 0.0).sum()
+    order = np.argsort(-x.data, kind="stable")
+    thresh = -x[wrap(order.astype(np.int64))]            # ascending thresholds (differentiable)
+    fp = np.cumsum(neg[order]) / neg.sum()                # FPR once past each threshold
+    fn = np.cumsum(pos[order][::-1])[::-1] / pos.sum()    # FNR up to each threshold
+    changes = np.diff(thresh.data) != 0
+    last = np.append(changes, True)                       # last of each group of ties
+    first = np.insert(changes, 0, True)                   # first of each group
+    uniq = thresh[wrap(np.nonzero(last)[0].astype(np.int64))]
+    low = np.minimum(fp[last][:-1], fn[first][1:]).astype(input.data.dtype)
+    if low.size == 0:
+        return (input * 0.0).sum()
+    return (wrap(low) * (uniq[1:] - uniq[:-1])).sum()
+
+
 def nnf_contrib_sparsemax(input: Tensor, dim: int = -1) -> Tensor:
     return _prims.sparsemax(input, dim)
 
