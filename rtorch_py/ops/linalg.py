@@ -1428,3 +1428,121 @@ def linalg_householder_product(A: Tensor, tau: Tensor) -> Tensor:
 @op(samples=S.householder, differentiable=False)
 def orgqr(self: Tensor, input2: Tensor) -> Tensor:
     return linalg_householder_product(self, input2)
+
+
+# ==========================================================================
+# einsum: composed of permutes, sums, products and bmm, as PyTorch composes it
+# (so the nodes, and their names, are PyTorch's)
+
+def _einsum_parse(equation: str, operands: Sequence[Tensor]) -> tuple:
+    """Subscripts per operand and for the output, '...' spelled out as letters."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    subs = lhs.split(",")
+    if len(subs) != len(operands):
+        raise RuntimeError(f"einsum(): {len(subs)} operands in the equation '{equation}' but "
+                           f"{len(operands)} tensors were given")
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in eq]
+    n_ell = builtins.max([t.ndim - (len(s) - 3) for s, t in zip(subs, operands) if "..." in s]
+                         or [0])
+    ell = "".join(spare[:n_ell])
+    out_subs = []
+    for s, t in zip(subs, operands):
+        if "..." in s:
+            k = t.ndim - (len(s) - 3)
+            s = s.replace("...", ell[n_ell - k:] if k else "")
+        if not all(c.isalpha() for c in s) or len(s) != t.ndim:
+            raise RuntimeError(f"einsum(): the subscripts '{s}' don't fit an operand with "
+                               f"{t.ndim} dims (equation '{equation}')")
+        out_subs.append(s)
+    if arrow:
+        out = rhs.replace("...", ell)
+    else:  # implicit: the broadcast dims, then the letters used once, in order
+        letters = "".join(out_subs)
+        out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1
+                                   and c not in ell))
+    for c in out:
+        if c not in "".join(out_subs):
+            raise RuntimeError(f"einsum(): output subscript {c} does not appear in the "
+                               f"equation for any input operand")
+    return out_subs, out
+
+
+def _einsum_diagonals(t: Tensor, s: str) -> tuple:
+    """Repeated letters in one operand: take the diagonal."""
+    while len(set(s)) != len(s):
+        c = next(c for c in s if s.count(c) > 1)
+        i, j = s.index(c), s.index(c, s.index(c) + 1)
+        rest = [d for d in range(t.ndim) if d not in (i, j)]
+        t = _diagonal(t.permute(*rest, i, j))
+        s = "".join(s[d] for d in rest) + c
+    return t, s
+
+
+def _einsum_sum_out(t: Tensor, s: str, keep: str) -> tuple:
+    """Sum the letters of t that no one else needs."""
+    gone = [i for i, c in enumerate(s) if c not in keep]
+    if gone:
+        t = t.sum(dim=tuple(gone))
+        s = "".join(c for c in s if c in keep)
+    return t, s
+
+
+def _einsum_pair(a: Tensor, sa: str, b: Tensor, sb: str, keep: str) -> tuple:
+    """Contract two operands over their shared letters not kept (one bmm)."""
+    sizes = {**{c: n for c, n in zip(sa, a.shape)}, **{c: n for c, n in zip(sb, b.shape)}}
+    for c in set(sa) & set(sb):  # broadcast size-1 dims
+        sizes[c] = builtins.max(a.shape[sa.index(c)], b.shape[sb.index(c)])
+    contract = [c for c in sa if c in sb and c not in keep]
+    if not contract:  # an outer product with broadcasting
+        letters = sa + "".join(c for c in sb if c not in sa)
+        return _einsum_align(a, sa, letters) * _einsum_align(b, sb, letters), letters
+    batch = [c for c in sa if c in sb and c in keep]
+    la = [c for c in sa if c not in sb]
+    lb = [c for c in sb if c not in sa]
+
+    def prep(t: Tensor, s: str, order: list) -> Tensor:
+        t = t.permute(*[s.index(c) for c in order])
+        shape = tuple(sizes[c] for c in order)
+        return t.expand(shape) if t.shape != shape else t
+
+    nb = int(np.prod([sizes[c] for c in batch], dtype=np.int64))
+    nk = int(np.prod([sizes[c] for c in contract], dtype=np.int64))
+    na = int(np.prod([sizes[c] for c in la], dtype=np.int64))
+    nbb = int(np.prod([sizes[c] for c in lb], dtype=np.int64))
+    A = prep(a, sa, batch + la + contract).reshape(nb, na, nk)
+    B = prep(b, sb, batch + contract + lb).reshape(nb, nk, nbb)
+    out = bmm(A, B).view(tuple(sizes[c] for c in batch + la + lb))
+    return out, "".join(batch + la + lb)
+
+
+def _einsum_align(t: Tensor, s: str, letters: str) -> Tensor:
+    """t with its dims in `letters`' order, size 1 where it lacks a letter."""
+    order = [s.index(c) for c in letters if c in s]
+    if order != list(range(t.ndim)):
+        t = t.permute(*order)
+    shape = tuple(t.shape[[c for c in letters if c in s].index(c)] if c in s else 1
+                  for c in letters)
+    return t.reshape(shape) if shape != t.shape else t
+
+
+@op(method=False, samples=S.einsum)
+def einsum(equation: str, tensors: Any, *more: Tensor, path: Any = None) -> Tensor:
+    """Einstein summation: R torch passes a list of tensors, PyTorch them one by one."""
+    ops = [tensors, *more] if isinstance(tensors, Tensor) else list(tensors) + list(more)
+    subs, out = _einsum_parse(equation, ops)
+    items = [_einsum_diagonals(t, s) for t, s in zip(ops, subs)]
+    t, s = items[0]
+    if len(items) == 1:  # the output's letters first (PyTorch permutes even when in order)
+        order = [s.index(c) for c in out] + [i for i, c in enumerate(s) if c not in out]
+        t = t.permute(*order)
+        s = "".join(s[i] for i in order)
+    for i in range(1, len(items)):
+        later = out + "".join(x[1] for x in items[i:])
+        t, s = _einsum_sum_out(t, s, later)
+        u, su = _einsum_sum_out(*items[i], out + s + "".join(x[1] for x in items[i + 1:]))
+        t, s = _einsum_pair(t, s, u, su, out + "".join(x[1] for x in items[i + 1:]))
+    t, s = _einsum_sum_out(t, s, out)
+    if s != out:
+        t = t.permute(*[s.index(c) for c in out])
+    return t

@@ -222,3 +222,11 @@ def geqrf() -> list:
 
 def householder() -> list:
     return [sample(T((3, 3)), T((2,))), sample(T((4, 3)), T((3,)))]
+
+
+def einsum() -> list:
+    return [sample("ij,jk->ik", T((2, 3)), T((3, 4))), sample("ij->ji", T((2, 3))),
+            sample("ij->", T((2, 3))), sample("ii->i", T((3, 3))), sample("i,j->ij", T((3,)), T((2,))),
+            sample("bij,bjk->bik", T((2, 2, 3)), T((2, 3, 4))), sample("ij,ij->i", T((2, 3)), T((2, 3))),
+            sample("...ij,...jk", T((2, 2, 3)), T((3, 4))), sample("ij,jk,kl->il", T((2, 3)), T((3, 4)), T((4, 2))),
+            sample("ijk->kj", T((2, 3, 4))), sample("i,i->", T((3,)), T((3,)))]
