@@ -34,7 +34,7 @@ def AddBackward0(n, g, alpha):
     return g, (g if alpha == 1 else g * alpha) if n.needs(1) else None
 
 
-@op(operators=("__add__", "__radd__"), r_operators=("+",), samples=S.binary_arith)
+@op(operators=("__add__", "__radd__"), r_operators=("+",), samples=S.add_sub)
 def add(self: Any, other: Any, alpha: Any = 1) -> Tensor:
     if type(self) is Tensor and alpha == 1:
         c = _number(other, self.data)
@@ -73,7 +73,7 @@ def SubBackward0(n, g, alpha):
     return g, (-g if alpha == 1 else g * -alpha) if n.needs(1) else None
 
 
-@op(operators=("__sub__",), r_operators=("-",), samples=S.binary_arith)
+@op(operators=("__sub__",), r_operators=("-",), samples=S.add_sub)
 def sub(self: Any, other: Any, alpha: Any = 1) -> Tensor:
     if type(self) is Tensor and alpha == 1:
         c = _number(other, self.data)
@@ -1255,7 +1255,7 @@ def true_divide(self: Any, other: Any) -> Tensor:
 _declare(true_divide, samples=S.binary_div)
 _aliases(mul, ("multiply",), samples=S.binary_arith)
 _aliases(div, ("divide",), samples=S.binary_div)
-_aliases(sub, ("subtract",), samples=S.binary_arith)
+_aliases(sub, ("subtract",), samples=S.add_sub)
 for _name, _fn in (("pow_", pow), ("fmod_", fmod), ("remainder_", remainder)):
     op(_name, function=False)(_inplace(_fn, _name))
 
@@ -1525,3 +1525,96 @@ for _fn in (gt, ge, lt, le, eq, ne):
 
 
 _div_rounded_ = _inplace(div, "div_")
+
+
+# --- more: fmax/fmin, gcd/lcm, i0, frexp ----------------------------------------
+
+@formula
+def FmaxBackward0(n, g, a, b):
+    take_a = (a >= b) | b.isnan()
+    return (where(take_a, g, 0.0) if n.needs(0) else None), \
+        (where(take_a, 0.0, g) if n.needs(1) else None)
+
+
+@formula
+def FminBackward0(n, g, a, b):
+    take_a = (a <= b) | b.isnan()
+    return (where(take_a, g, 0.0) if n.needs(0) else None), \
+        (where(take_a, 0.0, g) if n.needs(1) else None)
+
+
+def fmax(self: Tensor, other: Tensor) -> Tensor:
+    """The larger of the two, elementwise; NaN only where both are NaN."""
+    try:
+        out = _float_result(np.fmax(self.data, other.data), self, other)
+    except ValueError:
+        raise _broadcast_error(self, other, "fmax") from None
+    return record(out, FmaxBackward0, (self, other), (self, other))
+
+
+def fmin(self: Tensor, other: Tensor) -> Tensor:
+    """The smaller of the two, elementwise; NaN only where both are NaN."""
+    try:
+        out = _float_result(np.fmin(self.data, other.data), self, other)
+    except ValueError:
+        raise _broadcast_error(self, other, "fmin") from None
+    return record(out, FminBackward0, (self, other), (self, other))
+
+
+_declare(fmax, samples=S.binary_float, inplace=False)
+_declare(fmin, samples=S.binary_float, inplace=False)
+
+
+def _integer_binary(ufunc: Callable, name: str) -> Callable:
+    def integer_op(self: Tensor, other: Tensor) -> Tensor:
+        da, db = _data(self), _data(other)
+        if np.asarray(da).dtype.kind not in "iu" or np.asarray(db).dtype.kind not in "iu":
+            raise RuntimeError(f"{name}: only integer tensors are supported")
+        try:
+            return wrap(np.asarray(ufunc(da, db)))
+        except ValueError:
+            raise _broadcast_error(self, other, name) from None
+    integer_op.__name__ = integer_op.__qualname__ = name
+    return _declare(integer_op, samples=S.integers, differentiable=False)
+
+
+gcd = _integer_binary(np.gcd, "gcd")
+lcm = _integer_binary(np.lcm, "lcm")
+
+
+@formula
+def I0Backward0(n, g, x):
+    return (g * _i1(x),)
+
+
+@formula
+def SpecialI1Backward0(n, g, x, result):
+    # i1'(x) = i0(x) - i1(x) / x, which is 1/2 at 0
+    d = where(x.eq(0), 0.5, i0(x) - result / where(x.eq(0), 1.0, x))
+    return (g * d,)
+
+
+def _i1(self: Tensor) -> Tensor:
+    """i1 (PyTorch's special_i1): the derivative of i0."""
+    return record(special.i1(_fdata(self)), SpecialI1Backward0, (self,), (self, OUTPUT))
+
+
+i0 = _unary("i0", special.i0, I0Backward0, "self")
+
+
+@formula
+def FrexpBackward0(n, g, exponent):
+    return (g / pow(2.0, exponent),)
+
+
+def frexp(self: Tensor) -> tuple:
+    """(mantissa, exponent): self = mantissa * 2^exponent, |mantissa| in [0.5, 1)."""
+    if self.data.dtype.kind != "f":
+        raise RuntimeError(f"frexp: only floating tensors are supported, got "
+                           f"{self.dtype.r_name}")
+    m, e = np.frexp(self.data)
+    exponent = wrap(e.astype(np.int32))
+    return record(m, FrexpBackward0, (self,), (exponent,)), exponent
+
+
+_declare(frexp, samples=S.floats, inplace=False)

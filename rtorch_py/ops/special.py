@@ -221,3 +221,45 @@ def polygamma(n: int, x: np.ndarray) -> np.ndarray:
         out = np.where(pole, np.inf if n % 2 else -np.inf, out)
     out[np.isnan(d)] = np.nan
     return _like(out, np.asarray(x))
+
+
+# --------------------------------------------------------------------------
+# Modified Bessel functions of the first kind, orders 0 and 1 (i0 and its
+# derivative i1): the power series where |x| <= 30, the asymptotic series above.
+
+def _bessel_i(order: int, x: np.ndarray) -> np.ndarray:
+    d = _f64(x)
+    a = np.abs(d)
+    out = np.empty_like(d)
+    small = a <= 30
+    h = a[small] / 2
+    term = h ** order / math.factorial(order)  # k = 0: (x/2)^v / (0! v!)
+    total = term.copy()
+    for k in range(1, 120):
+        term = term * h * h / (k * (k + order))
+        total += term
+        if not np.any(term > 1e-17 * total):
+            break
+    out[small] = total
+    big = ~small & ~np.isnan(d)
+    z = a[big]
+    mu = 4.0 * order * order
+    term = np.ones_like(z)
+    total = np.ones_like(z)
+    for k in range(1, 20):
+        term = -term * (mu - (2 * k - 1) ** 2) / (k * 8 * z)
+        total += term
+    with np.errstate(over="ignore"):
+        out[big] = np.exp(z) / np.sqrt(2 * math.pi * z) * total
+    out[np.isnan(d)] = np.nan
+    if order % 2:
+        out = np.copysign(out, d)  # i1 is odd
+    return _like(out, np.asarray(x))
+
+
+def i0(x: np.ndarray) -> np.ndarray:
+    return _bessel_i(0, x)
+
+
+def i1(x: np.ndarray) -> np.ndarray:
+    return _bessel_i(1, x)

@@ -9,7 +9,10 @@ def positive() -> list:
 
 
 def binary_float() -> list:
-    return [sample(T((2, 3)), T((2, 3))), sample(T((2, 3)), T((3,))), sample(T(()), T((2, 1)))]
+    """Two float tensors, broadcast every way: trailing dims, both sides, 0-d."""
+    return [sample(T((2, 3)), T((2, 3))), sample(T((2, 3)), T((3,))), sample(T(()), T((2, 1))),
+            sample(T((3, 1)), T((1, 4))), sample(T((2, 1, 3)), T((4, 1))),
+            sample(T((2, 3)), T(())), sample(T(()), T(()))]
 
 
 def binary_arith() -> list:
@@ -27,6 +30,7 @@ def binary_div() -> list:
 
 def binary_pow() -> list:
     return [sample(T((2, 3), low=0.5, high=2.0), T((2, 3))), sample(T((2, 3)), 2),
+            sample(T((3, 1), low=0.5, high=2.0), T((1, 4))), sample(T((), low=0.5, high=2.0), T((3,))),
             sample(T((2, 3), low=0.5, high=2.0), 0.5)]
 
 
@@ -48,7 +52,8 @@ def logical_unary() -> list:
 
 
 def clamp() -> list:
-    return [sample(T((2, 3)), -0.5, 0.5), sample(T((2, 3)), min=0.0), sample(T((2, 3)), max=0.0)]
+    return [sample(T((2, 3)), -0.5, 0.5), sample(T((2, 3)), min=0.0), sample(T((2, 3)), max=0.0),
+            sample(T((3, 4)), -1, 1, note="whole-number bounds")]
 
 
 def unit() -> list:
@@ -176,3 +181,13 @@ def bits() -> list:
     return logical() + [
         sample(T((2, 3), dtype="int64", low=-8, high=8), T((3,), dtype="int64", low=0, high=8)),
         sample(T((3,), dtype="int32", low=0, high=8), 5)]
+
+
+def integers() -> list:
+    return [sample(T((2, 3), dtype="int64", low=-12, high=12), T((2, 3), dtype="int64", low=-12, high=12)),
+            sample(T((2, 3), dtype="int64", low=0, high=30), T((3,), dtype="int64", low=1, high=10))]
+
+
+def add_sub() -> list:
+    return binary_arith() + [sample(T((2, 3)), T((3,)), alpha=2.5),
+                             sample(T((3, 1)), T((1, 4)), alpha=-3)]
