@@ -538,3 +538,19 @@ def test_aum_loss_by_hand():
     loss.backward()
     close(x.grad, [0.0, 0.5, -0.5, 0.0])
     assert nn.nn_aum_loss()(x, rt.torch_tensor([1, 1, 1, 1])).item() == 0
+
+
+def test_nn_module_inherits_classes_and_initialize():
+    MyLinear = nn.nn_module("my_linear", inherit=nn.nn_linear,
+                            forward=lambda self, x: nn.nn_linear.forward(self, x) * 2)
+    m = MyLinear(3, 2)
+    assert isinstance(m, nn.nn_linear) and m.weight.shape == (2, 3)
+    x = rt.torch_randn(4, 3)
+    close(m(x), nn.nnf_linear(x, m.weight, m.bias).data * 2)
+    Base = nn.nn_module("base", initialize=lambda self, n: setattr(self, "fc", nn.nn_linear(n, 1)),
+                        forward=lambda self, x: self.fc(x))
+    Child = nn.nn_module("child", inherit=Base, forward=lambda self, x: Base.forward(self, x) + 1)
+    c = Child(5)
+    assert type(c).__name__ == "child" and c.parameters.names() == ["fc.weight", "fc.bias"]
+    with pytest.raises(TypeError, match="inherit"):
+        nn.nn_module("bad", inherit=int)

@@ -428,8 +428,8 @@ def nn_module(classname: str | None = None, inherit: type = Module,
         ns["initialize"] = initialize
     if forward is not None:
         ns["forward"] = forward
-    if "initialize" in ns or not hasattr(inherit, "initialize"):
-        ns["__init__"] = _init_calling_initialize
+    if "initialize" in ns:
+        ns["__init__"] = _init_calling_initialize  # else the parent's constructor is kept
     name = classname or (inherit.__name__ if inherit is not Module else "nn_module")
     return type(name, (inherit,), ns)
 
