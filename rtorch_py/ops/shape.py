@@ -856,3 +856,78 @@ def diagflat(self: Tensor, offset: int = 0) -> Tensor:
     torch_name="narrow_copy", samples=S.narrow_copy)
 def _narrow_copy_function(self: Tensor, dim: int, start: int, length: int) -> Tensor:
     return narrow_copy(self, dim, start, length)
+
+
+@op(method=False, differentiable=False, samples=S.broadcast_shapes)
+def broadcast_shapes(*shapes: Any) -> tuple:
+    """The shape tensors of these shapes broadcast to (R torch: a numeric vector)."""
+    sizes = [_shape_arg((s,)) if np.ndim(s) else (_whole(s, "size"),) for s in shapes]
+    try:
+        return tuple(int(v) for v in np.broadcast_shapes(*sizes))
+    except ValueError:
+        raise RuntimeError("broadcast_shapes: the shapes " + ", ".join(map(_shape, sizes)) +
+                           " can't be broadcast together: each dimension, aligned from the "
+                           "right, must be equal or 1") from None
+
+
+@formula
+def BlockDiagBackward0(n, g, blocks):
+    out = []
+    r = c = 0
+    for i, (rows, cols, shape) in enumerate(blocks):
+        out.append(g[r:r + rows, c:c + cols].reshape(shape) if n.needs(i) else None)
+        r, c = r + rows, c + cols
+    return tuple(out)
+
+
+@op(method=False, samples=S.block_diag,
+    torch_name="_C._VariableFunctions.block_diag")  # (the form taking a list)
+def block_diag(tensors: Sequence[Tensor]) -> Tensor:
+    ts = [_as_tensor(t) for t in tensors]
+    mats = []
+    for i, t in enumerate(ts):
+        if t.ndim > 2:
+            raise RuntimeError(f"block_diag: Input tensors must have 2 or fewer dimensions. "
+                               f"Input {i} has {t.ndim} dimensions")
+        mats.append(t.data.reshape((1, -1) if t.ndim < 2 else t.shape))
+    dtype = np.result_type(*mats) if mats else np.dtype(np.float32)
+    if dtype == _F64 and not any(t.data.dtype == _F64 for t in ts):
+        dtype = np.dtype(np.float32)  # (PyTorch's promotion: ints with float32 stay float32)
+    out = np.zeros((builtins.sum(m.shape[0] for m in mats),
+                    builtins.sum(m.shape[1] for m in mats)), dtype=dtype)
+    r = c = 0
+    for m in mats:
+        out[r:r + m.shape[0], c:c + m.shape[1]] = m
+        r, c = r + m.shape[0], c + m.shape[1]
+    return record(out, BlockDiagBackward0, ts,
+                  ([(m.shape[0], m.shape[1], t.shape) for m, t in zip(mats, ts)],))
+
+
+@op(method=False, samples=S.cartesian_prod,
+    torch_name="_C._VariableFunctions.cartesian_prod")  # (the form taking a list)
+def cartesian_prod(tensors: Sequence[Tensor]) -> Tensor:
+    ts = [_as_tensor(t) for t in tensors]
+    for t in ts:
+        if t.ndim != 1:
+            raise RuntimeError("cartesian_prod: Expect a 1D vector, but got shape "
+                               f"{_shape(t.shape)}")
+    if len(ts) == 1:
+        return ts[0]
+    return stack([flatten(g) for g in meshgrid(ts, "ij")], 1)
+
+
+@op(samples=S.combinations)
+def combinations(self: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    import itertools
+    if self.ndim != 1:
+        raise RuntimeError(f"combinations: Expect a 1D vector, but got shape {_shape(self.shape)}")
+    r = _whole(r, "r")
+    if r < 0:
+        raise RuntimeError(f"combinations: Expect a non-negative number, but got {r}")
+    if r == 0:
+        return wrap(np.empty((0,), self.data.dtype))
+    pick = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    combos = np.array(list(pick(range(self.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    from .indexing import index_select
+    return stack([index_select(self, 0, wrap(combos[:, k])) for k in range(r)], 1)

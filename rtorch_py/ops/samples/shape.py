@@ -176,3 +176,20 @@ def diagflat() -> list:
 
 def narrow_copy() -> list:
     return [sample(T((4, 3)), 0, 1, 2), sample(T((4, 3)), 1, 0, 3), sample(T((4, 3)), -1, 2, 1)]
+
+
+def broadcast_shapes() -> list:
+    return [sample((2, 1), (2, 3)), sample((3,), (2, 1), (1, 1, 1)), sample(4, (1,))]
+
+
+def block_diag() -> list:
+    return [sample([T((2, 3)), T((1, 2))]), sample([T((2,)), T(()), T((2, 2))]),
+            sample([T((2, 2)), T((2, 1), dtype="int64")])]
+
+
+def cartesian_prod() -> list:
+    return [sample([T((2,)), T((3,))]), sample([T((2,)), T((2,)), T((2,))]), sample([T((3,))])]
+
+
+def combinations() -> list:
+    return [sample(T((4,))), sample(T((4,)), 3), sample(T((3,)), 2, True)]
