@@ -154,6 +154,8 @@ stopifnot(grepl("Indexing starts at 1", msg))
 msg <- tryCatch(torch_sort(x, dim = 3), error = conditionMessage)
 stopifnot(grepl("Dimension out of range", msg))
 stopifnot(abs(as_array(torch_std(torch_tensor(c(1, 2, 3, 4)))) - sd(1:4)) < 1e-6)
+m <- torch_tensor(matrix(1:6, 2))
+stopifnot(identical(as_array(cumsum(m)), apply(matrix(1:6, 2), 2, cumsum)))  # along dim 1
 cat("ok\n")
 """
     res = run_r("-e", code)

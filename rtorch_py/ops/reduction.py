@@ -586,6 +586,12 @@ def cumsum(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     return record(out, CumsumBackward0, (self,), (dm if self.ndim else 0,))
 
 
+# R's `cumsum(x)` (the Math group): R torch's is torch_cumsum(x, dim = 1).
+@op(function=False, method=False, r_math=("cumsum",))
+def r_cumsum(self: Tensor) -> Tensor:
+    return cumsum(self, 0)
+
+
 @formula
 def CumprodBackward0(n, g, x, result, dim):
     if x.ndim == 0:
