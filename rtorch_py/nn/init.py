@@ -153,8 +153,8 @@ def nn_init_sparse_(tensor: Tensor, sparsity: float, std: float = 0.01) -> Tenso
     rows, cols = tensor.shape
     out = std * _randn((rows, cols))
     zeros = int(math.ceil(sparsity * rows))
-    for c in range(cols):
-        out[np.random.default_rng().permutation(rows)[:zeros], c] = 0
+    for c in range(cols):  # a random permutation per column, from the package's generator
+        out[np.argsort(_rand((rows,)), kind="stable")[:zeros], c] = 0
     return _fill(tensor, out)
 
 
