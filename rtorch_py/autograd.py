@@ -17,7 +17,8 @@ def _as_list(x: Any) -> list:
     return list(x)
 
 
-def _root_grads(tensors: list, grad_tensors: list | None, create_graph: bool) -> list:
+def _root_grads(tensors: list, grad_tensors: list | None, create_graph: bool,
+                check_shapes: bool = True) -> list:
     if grad_tensors and len(grad_tensors) != len(tensors):
         raise RuntimeError(f"got {len(grad_tensors)} gradients for {len(tensors)} tensors; "
                            "give one gradient per tensor (or None)")
@@ -40,7 +41,7 @@ def _root_grads(tensors: list, grad_tensors: list | None, create_graph: bool) ->
         else:
             if not isinstance(g, Tensor):
                 g = Tensor(to_array(g, t.dtype))
-            if g.shape != t.shape:
+            if check_shapes and g.shape != t.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of "
                     f"[{', '.join(map(str, g.shape))}] and output[{i}] has a shape of "
@@ -52,12 +53,16 @@ def _root_grads(tensors: list, grad_tensors: list | None, create_graph: bool) ->
 
 
 def autograd_backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
-                      create_graph: bool = False, inputs: Any = None) -> None:
-    """Accumulate d(tensors)/d(leaves) into the leaves' `.grad`."""
+                      create_graph: bool = False, inputs: Any = None, *,
+                      check_shapes: bool = True) -> None:
+    """Accumulate d(tensors)/d(leaves) into the leaves' `.grad`.
+
+    `check_shapes=False` lets a gradient of another shape than its tensor flow
+    into the graph unchecked, as libtorch's C++ API (and so R torch) does."""
     tensors = _as_list(tensors)
     grads = _as_list(grad_tensors) if grad_tensors is not None else None
     retain = create_graph if retain_graph is None else retain_graph
-    roots = _root_grads(tensors, grads, create_graph)
+    roots = _root_grads(tensors, grads, create_graph, check_shapes)
     if inputs is None:
         run_backward(roots, retain, create_graph, sum_to=sum_to)
         return
@@ -87,13 +92,14 @@ def _input_edge(t: Any, i: int) -> tuple:
 
 def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
                   retain_graph: bool | None = None, create_graph: bool = False,
-                  allow_unused: bool = False) -> list:
-    """Gradients of `outputs` w.r.t. `inputs`, returned (not accumulated)."""
+                  allow_unused: bool = False, *, check_shapes: bool = True) -> list:
+    """Gradients of `outputs` w.r.t. `inputs`, returned (not accumulated).
+    `check_shapes` as for autograd_backward."""
     outputs = _as_list(outputs)
     inputs = _as_list(inputs)
     grads = _as_list(grad_outputs) if grad_outputs is not None else None
     retain = create_graph if retain_graph is None else retain_graph
-    roots = _root_grads(outputs, grads, create_graph)
+    roots = _root_grads(outputs, grads, create_graph, check_shapes)
     edges = [_input_edge(t, i) for i, t in enumerate(inputs)]
     got = run_backward(roots, retain, create_graph, capture=edges, accumulate=False,
                        sum_to=sum_to)

@@ -455,6 +455,9 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
         while node is not None or walk.ready:
             if node is None:
                 node, grads = walk.pop()
+            if needed is not None and node not in needed:  # autograd_grad needs none of it
+                node = None
+                continue
             if node.hooked and (node.pre_hooks or node.retain_refs):
                 grads = _call_pre_hooks(node, grads)
             if keys:
@@ -462,8 +465,6 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
             if type(node) is AccumulateGrad:
                 if accumulate and grads[0] is not None:
                     pending.append((node, grads))
-                node = None
-            elif needed is not None and node not in needed:
                 node = None
             else:
                 node, grads = step(node, grads)

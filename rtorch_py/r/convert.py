@@ -16,9 +16,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..creation import Generator
 from ..engine import Node, RemovableHandle
 from ..function import AutogradContext, NamedList
-from ..tensor import Tensor, as_dtype, dtype, wrap
+from ..tensor import Tensor, as_dtype, dtype, get_default_dtype, wrap
 
 class RError(RuntimeError):
     """An R error raised inside an R callback, carried through Python.
@@ -62,13 +63,16 @@ R_CLASSES: list = [
     (AutogradContext, ("torch_autograd_context", "R6")),
     (RemovableHandle, ("torch_hook", "R6")),
     (Scope, ("rtorch_scope",)),
+    (Generator, ("torch_generator", "R7")),
 ]
 
 
 # --------------------------------------------------------------------------
 # Conversions used by the C bridge
 
-_R_DTYPES = {"d": np.float64, "i": np.int32, "f": np.int32, "l": np.int32}
+# R's vector types: double, integer, factor, logical, raw (uint8), complex
+_R_DTYPES = {"d": np.float64, "i": np.int32, "f": np.int32, "l": np.int32, "r": np.uint8,
+             "c": np.complex128}
 
 
 def _from_r_array(code: str, buf: bytearray, dims: tuple | None) -> np.ndarray:
@@ -168,6 +172,17 @@ def _one_based(t: Tensor) -> Tensor:
     return wrap(t.data + 1)
 
 
+def _r_tensor(x: Any) -> Tensor:
+    """Any R value as a tensor, as R torch's torch_tensor() makes it (a number is
+    a one-element vector: doubles float32, integers int64, logicals bool)."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (bool, int, float)):
+        x = np.asarray([x], dtype=np.bool_ if isinstance(x, bool) else
+                       np.int32 if isinstance(x, int) else np.float64)
+    return wrap(_r_data(np.asarray(x)))
+
+
 def _tensor_of(x: Any) -> Any:
     """R vectors given where a tensor is expected become tensors, as in R torch
     (doubles float32, integers int64, logicals bool)."""
@@ -181,10 +196,15 @@ def _tensor_of(x: Any) -> Any:
 
 def _r_data(data: Any, dtype: Any = None) -> np.ndarray | Any:
     """R data -> an array with torch's layout and, unless `dtype` says
-    otherwise, R torch's defaults (doubles -> float32, integers -> int64)."""
+    otherwise, R torch's defaults (doubles -> the default dtype, float32 unless
+    set, integers -> int64, raw -> uint8, complex -> complex128)."""
     if isinstance(data, np.ndarray):
-        target = as_dtype(dtype).np if dtype is not None else \
-            {np.dtype(np.float64): np.float32, np.dtype(np.int32): np.int64}.get(data.dtype)
+        if dtype is not None:
+            target = as_dtype(dtype).np
+        elif data.dtype == np.float64:
+            target = get_default_dtype().np
+        else:
+            target = np.int64 if data.dtype == np.int32 else None
         return np.ascontiguousarray(data, dtype=target)
     if isinstance(data, (list, NamedList)):
         values = _list(data)
@@ -234,6 +254,6 @@ def _check_r_data(data: Any) -> None:
         if len(set(lengths)) > 1:
             raise ValueError("torch_tensor(): the list's elements must be numeric vectors of "
                              f"the same length, got lengths {', '.join(map(str, lengths))}")
-    elif not isinstance(data, (np.ndarray, bool, int, float, Tensor)):
+    elif not isinstance(data, (np.ndarray, bool, int, float, complex, Tensor)):
         raise TypeError(f"torch_tensor() can't make a tensor from a {_r_kind(data)}; give a "
-                        "numeric, integer or logical vector, matrix or array")
+                        "numeric, integer, logical, raw or complex vector, matrix or array")

@@ -17,7 +17,7 @@ import numpy as np
 from ..ops import REGISTRY, OpSpec
 from ..tensor import Tensor, wrap
 from . import extensions, tensor_api
-from .convert import _dim, _tensor_of
+from .convert import _dim, _r_tensor, _tensor_of
 from .indexing import _array_index, _scalar_index
 
 # Arguments R torch takes as tensors: an R vector there becomes one, as in R torch.
@@ -116,24 +116,20 @@ def r_callable(spec: OpSpec) -> Callable:
     return call
 
 
-def _operator(spec: OpSpec, fixed: dict, scalar: OpSpec | None,
-              reflected: OpSpec | None) -> Callable:
-    """An R operator: `tensor <op> value`, or `value <op> tensor` (R dispatched on
-    the right operand: the reflected op of the declaration, else the op with the
-    value first)."""
+def _operator(spec: OpSpec, fixed: dict, scalar: OpSpec | None) -> Callable:
+    """An R operator: `tensor <op> value`, the value an R number (the Scalar
+    overload, when the op has one) or vector; or `value <op> tensor` (R
+    dispatched on the right operand), the value first made a tensor with R's
+    conversion, as R torch does (`2 * x` saves that tensor like any operand)."""
     fn = spec.fn
     sfn = scalar.fn if scalar is not None else None
-    rfn = reflected.fn if reflected is not None else None
 
     def operator(e1: Any, e2: Any) -> Any:
         if type(e1) is Tensor:
             if sfn is not None and type(e2) in R_SCALARS:
                 return sfn(e1, e2, **fixed)
             return fn(e1, _tensor_of(e2), **fixed)
-        value = _tensor_of(e1)
-        if rfn is not None and type(value) is not Tensor:
-            return rfn(e2, value)
-        return fn(value, e2, **fixed)
+        return fn(_r_tensor(e1), e2, **fixed)
     operator.__name__ = operator.__qualname__ = spec.name
     return operator
 
@@ -153,13 +149,10 @@ def build() -> dict[str, dict]:
     math: dict[str, Callable] = {}
     summary: dict[str, Callable] = {}
     direct: dict[str, tuple] = {}
-    reflected: dict[str, OpSpec] = {}
     for spec in REGISTRY.values():
         for sym, fixed in spec.r_operators.items():
             if sym.startswith("unary "):
                 unary[sym[len("unary "):]] = spec.fn
-            elif sym.startswith("reflected "):
-                reflected[sym[len("reflected "):]] = spec
             elif sym == "!":
                 unary[sym] = spec.fn
             else:
@@ -176,8 +169,7 @@ def build() -> dict[str, dict]:
         for g in spec.r_summary:
             summary[g] = spec.fn
     for sym, (spec, fixed) in direct.items():
-        binary[sym] = _operator(spec, fixed, REGISTRY.get(spec.name + ".Scalar"),
-                                reflected.get(sym))
+        binary[sym] = _operator(spec, fixed, REGISTRY.get(spec.name + ".Scalar"))
     # methods with a Scalar overload: `x$add(1)` records AddBackward1, as in R torch
     for spec in REGISTRY.values():
         if spec.overload == "Scalar" and spec.name in methods:
@@ -205,7 +197,9 @@ def invisible() -> dict[str, set]:
     """What R returns invisibly."""
     ops = {s.name for s in REGISTRY.values() if s.invisible}
     return {"INVISIBLE_METHODS": ops | tensor_api.INVISIBLE_METHODS,
-            "INVISIBLE_FUNCTIONS": {"torch_" + n for n in ops} | tensor_api.INVISIBLE_FUNCTIONS}
+            "INVISIBLE_FUNCTIONS": {s.function_name for s in REGISTRY.values()
+                                    if s.invisible and s.function} |
+            tensor_api.INVISIBLE_FUNCTIONS}
 
 
 def names(table: Sequence[str]) -> list:

@@ -69,15 +69,22 @@ def _size_kw(size: tuple, kw: dict) -> tuple:
     return _sizes(size)
 
 
-def _creator(fn: Callable) -> Callable:
+def _creator(fn: Callable, random: bool = False) -> Callable:
+    """R's sizes: torch_zeros(2, 3), torch_zeros(c(2, 3)) or torch_zeros(size = c(2, 3))."""
     def create(*size: Any, names: Any = None, dtype: Any = None, layout: Any = None,
                device: Any = None, requires_grad: bool = False, **kw: Any) -> Tensor:
+        extra = {"generator": kw.pop("generator", None)} if random else {}
         sz = _size_kw(size, kw)
         if kw:
             raise TypeError(f"unused argument(s): {', '.join(kw)}")
-        return fn(*sz, dtype=dtype, device=device or "cpu", requires_grad=requires_grad)
+        return fn(*sz, dtype=dtype, device=_device(device), requires_grad=requires_grad,
+                  **extra)
     create.__name__ = fn.__name__
     return create
+
+
+def _device(device: Any) -> str:
+    return "cpu" if device is None else str(device)
 
 
 def _like(fn: Callable) -> Callable:
@@ -105,20 +112,132 @@ def torch_randint(low: Any, high: Any = None, size: Any = None, generator: Any =
     if size is None and high is not None and not isinstance(high, (int, float)):
         size, high = high, None
     return _cr.torch_randint(_int(low), None if high is None else _int(high),
-                             size=_sizes([size]), dtype=dtype, requires_grad=requires_grad)
+                             size=_sizes([size]), dtype=dtype, requires_grad=requires_grad,
+                             generator=generator)
+
+
+def torch_randint_like(input: Tensor, low: Any, high: Any = None, dtype: Any = None,
+                       layout: Any = None, device: Any = None, requires_grad: bool = False,
+                       memory_format: Any = None) -> Tensor:
+    return _cr.torch_randint_like(input, _int(low), None if high is None else _int(high),
+                                  dtype=dtype, requires_grad=requires_grad)
+
+
+def torch_randperm(n: Any, dtype: Any = None, layout: Any = None, device: Any = None,
+                   requires_grad: bool = False, generator: Any = None) -> Tensor:
+    """A random permutation of 0..n-1 (R torch leaves randperm's values 0-based)."""
+    return _cr.torch_randperm(_int(n, "n"), dtype=dtype, requires_grad=requires_grad,
+                              generator=generator)
+
+
+def _scalar_value(v: Any) -> Any:
+    """A number given as an R value or a one-element tensor (torch_arange(torch_tensor(1), ...))."""
+    if isinstance(v, Tensor):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.reshape(-1)[0].item() if v.size == 1 else v
+    return v
 
 
 def torch_arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
                  layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """R torch's arange includes `end` (like R's seq)."""
-    if end is None:
-        start, end = 0, start
+    """R torch's arange includes `end` (like R's seq); all-integer bounds give int64."""
+    start, end, step = _scalar_value(start), _scalar_value(end), _scalar_value(step)
+    if end is None:  # torch_arange(n) counts from 1, as R torch does
+        start, end = 1, start
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"upper bound and larger bound inconsistent with step sign: "
+                           f"start = {start}, end = {end}, step = {step}")
     n = int(np.floor((end - start) / step + 1e-7)) + 1
     vals = start + step * np.arange(builtins.max(n, 0))
-    target = as_dtype(dtype) if dtype is not None else _cr.float32
+    ints = all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, step))
+    target = as_dtype(dtype) if dtype is not None else \
+        _cr.int64 if ints else _cr.get_default_dtype()
     return _cr.torch_tensor(vals.astype(target.np), requires_grad=requires_grad)
+
+
+def torch_range(start: Any, end: Any, step: Any = 1, dtype: Any = None, layout: Any = None,
+                device: Any = None, requires_grad: bool = False) -> Tensor:
+    import warnings
+    warnings.warn("This function is deprecated in favor of torch_arange.", stacklevel=2)
+    return torch_arange(start, end, step, dtype=dtype, requires_grad=requires_grad)
+
+
+def torch_logspace(start: Any, end: Any, steps: Any = 100, base: Any = 10, dtype: Any = None,
+                   layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _cr.torch_logspace(start, end, _int(steps, "steps"), base=base, dtype=dtype,
+                              requires_grad=requires_grad)
+
+
+def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, layout: Any = None,
+                        device: Any = None, requires_grad: bool = False,
+                        pin_memory: Any = None) -> Tensor:
+    return _cr.torch_empty_strided(_sizes([size]), _sizes([stride]), dtype=dtype,
+                                   requires_grad=requires_grad)
+
+
+def torch_normal(mean: Any = 0, std: Any = 1, size: Any = None, generator: Any = None,
+                 dtype: Any = None, layout: Any = None, device: Any = None,
+                 requires_grad: bool = False, **kw: Any) -> Tensor:
+    from .convert import _tensor_of
+    return _cr.torch_normal(_tensor_of(mean), _tensor_of(std),
+                            None if size is None else _sizes([size]), generator=generator,
+                            dtype=dtype, requires_grad=requires_grad)
+
+
+def torch_multinomial(self: Any, num_samples: Any, replacement: bool = False,
+                      generator: Any = None) -> Tensor:
+    """R torch returns the categories 1-based."""
+    from .convert import _tensor_of
+    out = _cr.torch_multinomial(_tensor_of(self), _int(num_samples, "num_samples"),
+                                bool(replacement), generator=generator)
+    return wrap(out.data + 1)
+
+
+def _tri_indices(fn: Callable) -> Callable:
+    def indices(row: Any, col: Any, offset: Any = 0, dtype: Any = None, device: Any = None,
+                layout: Any = None) -> Tensor:
+        """1-based positions, as R torch (>= 0.17) gives them."""
+        out = fn(_int(row, "row"), _int(col, "col"), _int(offset, "offset"),
+                 dtype=dtype or _cr.int64)
+        return wrap(out.data + 1)
+    indices.__name__ = fn.__name__
+    return indices
+
+
+def torch_generator() -> Any:
+    return _cr.torch_generator()
+
+
+def torch_set_default_dtype(d: Any) -> None:
+    _cr.torch_set_default_dtype(d)
+
+
+def torch_finfo(dtype: Any = None) -> dict:
+    return dict(_cr.torch_finfo(dtype))
+
+
+def torch_iinfo(dtype: Any) -> dict:
+    return dict(_cr.torch_iinfo(dtype))
+
+
+def stride(self: Tensor, dim: Any = None) -> Any:
+    """The step in elements between neighbours along each dim (or along `dim`, 1-based)."""
+    st = [s // self.data.itemsize for s in self.data.strides]
+    if dim is None:
+        return np.asarray(st, dtype=np.int32)
+    return st[_dim(dim, self.ndim)]
+
+
+def _dtypes() -> dict[str, Callable]:
+    """torch_float(), torch_int8(), torch_cfloat(), ... and the layout/format constants."""
+    names = ["float", "float32", "double", "float64", "float16", "half", "bfloat16", "long",
+             "int64", "int", "int32", "int16", "short", "int8", "uint8", "bool", "cfloat",
+             "cfloat32", "complex64", "cdouble", "cfloat64", "complex128", "strided",
+             "sparse_coo", "contiguous_format", "preserve_format", "channels_last_format"]
+    return {f"torch_{n}": getattr(_cr, f"torch_{n}") for n in names}
 
 
 def torch_linspace(start: Any, end: Any, steps: Any = 100, dtype: Any = None,
@@ -136,9 +255,16 @@ def torch_manual_seed(seed: Any) -> None:
     _cr.torch_manual_seed(_int(seed, "seed"))
 
 
+# What as_array() gives R for dtypes R has no vector type of (R torch: half as
+# double; int8/int16 as integer, where R torch errors; uint8 stays, as R raw).
+_AS_R = {np.dtype(np.float16): np.float64, np.dtype(np.int8): np.int32,
+         np.dtype(np.int16): np.int32}
+
+
 def as_array(x: Any) -> Any:
     """R torch's as_array: long tensors come back as R integers; matrices and
-    arrays with dims; 0-d and 1-d tensors as plain vectors."""
+    arrays with dims; 0-d and 1-d tensors as plain vectors; uint8 as raw,
+    complex as complex."""
     if x is UNDEFINED:
         raise RuntimeError("Can't convert an undefined tensor to an R array")
     if not isinstance(x, Tensor):
@@ -150,6 +276,8 @@ def as_array(x: Any) -> Any:
             warnings.warn("Converting integers > .Machine$integer.max is undefined and "
                           "returns wrong results.", stacklevel=2)
         arr = arr.astype(np.int32)
+    elif arr.dtype in _AS_R:
+        arr = arr.astype(_AS_R[arr.dtype])
     if arr.ndim == 0:
         return arr.reshape(1)
     if arr.ndim == 1:
@@ -182,6 +310,8 @@ _GETTERS: dict[str, Callable[[Tensor], Any]] = {
     "is_cuda": lambda x: False,
     "names": lambda x: None,
     "data": lambda x: x.detach(),
+    "real": lambda x: x.real,
+    "imag": lambda x: x.imag,
     "retains_grad": lambda x: x.retains_grad,
 }
 
@@ -239,7 +369,11 @@ def dtype_repr(d: dtype) -> str:
 
 
 def dtype_eq(a: Any, b: Any) -> bool:
-    return isinstance(a, dtype) and isinstance(b, dtype) and a.np == b.np
+    for v in (a, b):
+        if not isinstance(v, dtype):
+            raise TypeError(f"can't compare a dtype with {'NULL' if v is None else repr(v)}: "
+                            "it is not a dtype")
+    return a is b
 
 
 
@@ -346,8 +480,10 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_gr
         grad_outputs = [_undef(g) for g in _list(grad_outputs)]
         if not any(g is not None for g in grad_outputs):
             grad_outputs = None
+    # As libtorch's C++ autograd::grad (so R torch): a grad_output of another
+    # shape than its output flows into the graph unchecked.
     got = _ag.autograd_grad(outputs, inputs, grad_outputs, retain_graph, bool(create_graph),
-                            bool(allow_unused))
+                            bool(allow_unused), check_shapes=False)
     return [_r_value(g) for g in got]
 
 
@@ -398,27 +534,35 @@ METHODS: dict[str, Callable] = {
     "register_hook": register_hook, "requires_grad_": requires_grad_, "detach": detach,
     "detach_": detach_, "numel": numel, "dim": dim, "is_floating_point": is_floating_point,
     "is_contiguous": is_contiguous, "element_size": element_size,
+    "is_complex": lambda self: self.is_complex(), "stride": stride,
 }
 INVISIBLE_METHODS = {"backward", "retain_grad"}
 
 FUNCTIONS: dict[str, Callable] = {
     "torch_tensor": torch_tensor, "torch_scalar_tensor": torch_scalar_tensor,
     "torch_zeros": _creator(_cr.torch_zeros), "torch_ones": _creator(_cr.torch_ones),
-    "torch_empty": _creator(_cr.torch_empty), "torch_randn": _creator(_cr.torch_randn),
-    "torch_rand": _creator(_cr.torch_rand), "torch_full": torch_full,
+    "torch_empty": _creator(_cr.torch_empty),
+    "torch_randn": _creator(_cr.torch_randn, random=True),
+    "torch_rand": _creator(_cr.torch_rand, random=True), "torch_full": torch_full,
     "torch_zeros_like": _like(_cr.torch_zeros_like), "torch_ones_like": _like(_cr.torch_ones_like),
     "torch_empty_like": _like(_cr.torch_empty_like), "torch_randn_like": _like(_cr.torch_randn_like),
     "torch_rand_like": _like(_cr.torch_rand_like), "torch_full_like": torch_full_like,
     "torch_randint": torch_randint, "torch_arange": torch_arange,
     "torch_linspace": torch_linspace, "torch_eye": torch_eye,
     "torch_manual_seed": torch_manual_seed,
-    "torch_float": _cr.torch_float, "torch_float32": _cr.torch_float32,
-    "torch_double": _cr.torch_double, "torch_float64": _cr.torch_float64,
-    "torch_long": _cr.torch_long, "torch_int64": _cr.torch_int64, "torch_int": _cr.torch_int,
-    "torch_int32": _cr.torch_int32, "torch_bool": _cr.torch_bool,
+    **_dtypes(),
+    "torch_randint_like": torch_randint_like, "torch_randperm": torch_randperm,
+    "torch_range": torch_range, "torch_logspace": torch_logspace,
+    "torch_empty_strided": torch_empty_strided, "torch_normal": torch_normal,
+    "torch_multinomial": torch_multinomial, "torch_bernoulli": _cr.torch_bernoulli,
+    "torch_poisson": _cr.torch_poisson, "torch_generator": torch_generator,
+    "torch_tril_indices": _tri_indices(_cr.torch_tril_indices),
+    "torch_triu_indices": _tri_indices(_cr.torch_triu_indices),
+    "torch_set_default_dtype": torch_set_default_dtype, "torch_finfo": torch_finfo,
+    "torch_iinfo": torch_iinfo, "torch_initial_seed": _cr.torch_initial_seed,
     "as_array": as_array, "is_undefined_tensor": is_undefined_tensor,
     "autograd_backward": autograd_backward, "autograd_grad": autograd_grad,
     "autograd_set_grad_mode": set_grad_mode, "autograd_gradcheck": autograd_gradcheck,
-    "torch_get_default_dtype": lambda: _cr.float32,
+    "torch_get_default_dtype": _cr.get_default_dtype,
 }
-INVISIBLE_FUNCTIONS = {"torch_manual_seed", "autograd_backward"}
+INVISIBLE_FUNCTIONS = {"torch_manual_seed", "autograd_backward", "torch_set_default_dtype"}
