@@ -554,3 +554,13 @@ def test_nn_module_inherits_classes_and_initialize():
     assert type(c).__name__ == "child" and c.parameters.names() == ["fc.weight", "fc.bias"]
     with pytest.raises(TypeError, match="inherit"):
         nn.nn_module("bad", inherit=int)
+
+
+@pytest.mark.parametrize("kw", [{"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
+                                {"kernel_size": 2, "dilation": 2, "ceil_mode": True}])
+def test_max_pool_indices_match_torch(kw):
+    x = arr(2, 3, 7, 6)
+    out, idx = nn.nnf_max_pool2d(ours(x, False), return_indices=True, **kw)
+    tout, tidx = torch.nn.functional.max_pool2d(theirs(x, False), return_indices=True, **kw)
+    close(out, tout)
+    np.testing.assert_array_equal(idx.data, tidx.numpy())

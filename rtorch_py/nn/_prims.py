@@ -187,24 +187,18 @@ def _ceil_extra(size, k, stride, padding, dilation, ceil_mode) -> list:
     return extra
 
 
-def _flat_index(arg, pshape, xshape, k, stride, padding, dilation) -> np.ndarray:
-    """Window argmax (a position inside the kernel) -> flat position in the input plane."""
+def _flat_index(arg, xshape, k, stride, padding, dilation) -> np.ndarray:
+    """Window argmax (the j-th kernel offset) -> flat position in the input plane:
+    the window's corner plus offset j, both linear in the coordinates."""
     nd = len(k)
-    offs, rem = [], arg
-    for kk in reversed(k):            # kernel offsets, last dim fastest
-        offs.append(rem % kk)
-        rem = rem // kk
-    offs.reverse()
-    flat = np.zeros(arg.shape, dtype=np.int64)
-    mult = 1
-    for i in reversed(range(nd)):
-        o = np.arange(arg.shape[2 + i]).reshape((-1,) + (1,) * (nd - 1 - i)) * stride[i]
-        coord = o + offs[i] * dilation[i] - padding[i]
-        if padding[i]:
-            coord = np.clip(coord, 0, xshape[2 + i] - 1)
-        flat += coord * mult
-        mult *= xshape[2 + i]
-    return flat
+    mult = np.cumprod((1,) + tuple(xshape[2:][::-1]))[:nd][::-1]   # row-major strides
+    table = np.array([sum(o * d * m for o, d, m in zip(offs, dilation, mult))
+                      for offs in _offsets(tuple(k))], dtype=np.int64)
+    corner = np.zeros(arg.shape[2:], dtype=np.int64)
+    for i in range(nd):
+        o = np.arange(arg.shape[2 + i]) * stride[i] - padding[i]
+        corner = corner + (o * mult[i]).reshape((-1,) + (1,) * (nd - 1 - i))
+    return corner + table[arg]
 
 
 def max_positions(x: np.ndarray, k, stride, padding, dilation, ceil_mode) -> np.ndarray:
@@ -214,9 +208,20 @@ def max_positions(x: np.ndarray, k, stride, padding, dilation, ceil_mode) -> np.
     extra = _ceil_extra(x.shape[2:], k, stride, padding, dilation, ceil_mode)
     widths = [(0, 0), (0, 0)] + [(p, p + e) for p, e in zip(padding, extra)]
     xp = np.pad(x, widths, constant_values=fill) if any(padding) or any(extra) else x
-    win = _windows(xp, k, stride, dilation)
-    arg = win.reshape(win.shape[:2 + nd] + (-1,)).argmax(axis=-1)
-    return _flat_index(arg, xp.shape, x.shape, k, stride, padding, dilation)
+    osz = _out_size(xp.shape[2:], k, stride, dilation)
+    # one pass per kernel offset (argmax over a short last axis is slow in NumPy);
+    # strictly greater keeps the first maximum, as torch does
+    best, arg = None, np.zeros(x.shape[:2] + osz, dtype=np.int64)
+    for j, offs in enumerate(_offsets(tuple(k))):
+        v = xp[_window_key(offs, dilation, osz, stride)]
+        if best is None:
+            best = v.copy()
+            continue
+        more = v > best
+        np.copyto(best, v, where=more)
+        arg[more] = j
+    # (a window's maximum is never padding: padding is at most half a window)
+    return _flat_index(arg, x.shape, k, stride, padding, dilation)
 
 
 def _avg_divisor(size, osz, k, stride, padding, count_include_pad, divisor):
