@@ -13,6 +13,13 @@ def reduction() -> list:
             sample(T((0, 3))), sample(T((0, 3)), 0)]
 
 
+def sum_() -> list:
+    """sum's: also integers and bools (summed as int64)."""
+    return reduction() + [sample(T((3, 4), dtype="int64", low=-5, high=5)),
+                          sample(T((3, 4), dtype="int32", low=-5, high=5), 1),
+                          sample(T((3, 4), dtype="bool"), 0)]
+
+
 def extreme() -> list:
     x3 = T((2, 3, 4), distinct=True)
     return [sample(T((2, 3), distinct=True)), sample(T((2, 3), distinct=True), 1),
@@ -92,4 +99,5 @@ def aminmax() -> list:
 def count_nonzero() -> list:
     return [sample(T((3, 4), dtype="int64", low=-1, high=2)),
             sample(T((3, 4), dtype="int64", low=-1, high=2), 1),
-            sample(T((3, 4), dtype="int64", low=-1, high=2), (0, 1))]
+            sample(T((3, 4), dtype="int64", low=-1, high=2), (0, 1)),
+            sample(T((3, 4), dtype="bool"), 0), sample(T((2, 3)), 1)]
