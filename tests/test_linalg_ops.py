@@ -229,7 +229,42 @@ v <- torch_tensor(c(1, 2, 3), requires_grad = TRUE)
 y <- torch_cross(v, torch_tensor(c(0, 0, 1)), dim = 1)
 y$sum()$backward()
 stopifnot(all(as_array(v$grad) == c(-1, 1, 0)))
+a <- torch_randn(2, 3)
+b <- torch_randn(3, 4)
+stopifnot(isTRUE(all.equal(as_array(torch_einsum("ij,jk->ik", list(a, b))),
+                           as_array(torch_mm(a, b)), tolerance = 1e-6)))
+stopifnot(as_array(torch_einsum("ii", list(torch_eye(3)))) == 3)
+lu <- torch_lu(torch_tensor(rbind(c(0, 1), c(2, 3))))
+stopifnot(all(as_array(lu[[2]]) == c(2, 2)))
 cat("OK\n")
 '''
     res = run_r("-e", script)
     assert "OK" in res.stdout, res.stdout + res.stderr
+
+
+# --------------------------------------------------------------------------
+# LU
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)])
+def test_lu_unpack_with_pivots(shape):
+    x = rand(*shape)
+
+    def fn(T, x):
+        LU, piv = T.linalg.lu_factor(x) if T is torch else rt.linalg_lu_factor(x)
+        P, L, U = T.lu_unpack(LU, piv)
+        return P, L, U, P.matmul(L).matmul(U)
+    r, t = check_vs_torch(fn, x, second_order=True)
+    np.testing.assert_allclose(r[3].data, x, atol=1e-12)
+    assert r[1].data.dtype == np.float64 and t[0].requires_grad is False
+
+
+def test_lu_pivots_and_infos():
+    x = rand(3, 3)
+    LU, piv = rt.torch_lu(rt.torch_tensor(x))
+    tLU, tpiv = torch.linalg.lu_factor(torch.from_numpy(x))
+    np.testing.assert_array_equal(piv.data, tpiv.numpy())   # 1-based, as LAPACK's
+    LU, piv, info = rt.torch_lu(rt.torch_tensor(np.ones((2, 2))), get_infos=True)
+    assert int(info.item()) == 2
+    with pytest.raises(RuntimeError, match="pivot = TRUE"):
+        rt.torch_lu(rt.torch_tensor(x), pivot=False)

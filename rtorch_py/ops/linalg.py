@@ -1546,3 +1546,177 @@ def einsum(equation: str, tensors: Any, *more: Tensor, path: Any = None) -> Tens
     if s != out:
         t = t.permute(*[s.index(c) for c in out])
     return t
+
+
+# ==========================================================================
+# LU with partial pivoting (pivots 1-based, as LAPACK and PyTorch give them)
+
+def _lu_arrays(a: np.ndarray) -> tuple:
+    """getrf on a batch: (LU packed, pivots (int32, 1-based row swaps), info)."""
+    m, n = a.shape[-2], a.shape[-1]
+    lu = np.array(a, dtype=np.float64).reshape(-1, m, n)
+    k = builtins.min(m, n)
+    piv = np.zeros((lu.shape[0], k), np.int32)
+    info = np.zeros(lu.shape[0], np.int32)
+    rows = np.arange(lu.shape[0])
+    for j in range(k):
+        p = j + np.argmax(np.abs(lu[:, j:, j]), axis=1)
+        piv[:, j] = p + 1
+        swap = lu[rows, p].copy()
+        lu[rows, p] = lu[:, j]
+        lu[:, j] = swap
+        pivot = lu[:, j, j]
+        zero = pivot == 0
+        info[zero & (info == 0)] = j + 1
+        safe = np.where(zero, 1.0, pivot)
+        lu[:, j + 1:, j] /= safe[:, None]
+        lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j, None] * lu[:, j, None, j + 1:]
+    batch = a.shape[:-2]
+    return lu.reshape(a.shape), piv.reshape(batch + (k,)), info.reshape(batch)
+
+
+def _permutation(piv: np.ndarray, m: int, dt: np.dtype) -> np.ndarray:
+    """P with A = P L U, from the sequential row swaps."""
+    flat = piv.reshape(-1, piv.shape[-1]).astype(np.int64) - 1
+    perms = np.tile(np.arange(m), (flat.shape[0], 1))
+    for j in range(flat.shape[1]):
+        rows = np.arange(flat.shape[0])
+        a, b = perms[rows, j].copy(), perms[rows, flat[:, j]].copy()
+        perms[rows, j], perms[rows, flat[:, j]] = b, a
+    P = np.zeros((flat.shape[0], m, m), dt)
+    for i, perm in enumerate(perms):
+        P[i, perm, np.arange(m)] = 1
+    return P.reshape(piv.shape[:-1] + (m, m))
+
+
+def _unpack(LU: np.ndarray) -> tuple:
+    m, n = LU.shape[-2], LU.shape[-1]
+    k = builtins.min(m, n)
+    L = np.tril(LU[..., :, :k], -1) + np.eye(m, k, dtype=LU.dtype)
+    U = np.triu(LU[..., :k, :])
+    return L, U
+
+
+def _lu_grad(P: Tensor, L: Tensor, U: Tensor, gL: Any, gU: Any) -> Tensor:
+    """dA for A = P L U (square): P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T."""
+    if L.shape[-1] != U.shape[-2] or L.shape[-2] != U.shape[-1]:
+        raise RuntimeError("the derivative of the LU decomposition is implemented for square "
+                           "matrices only")
+    phi = 0
+    if gL is not None:
+        phi = _tri(_mT(L).matmul(gL), -1, lower=True)
+    if gU is not None:
+        phi = phi + _tri(gU.matmul(_mT(U)), 0, lower=False)
+    X = linalg_solve_triangular(_mT(U), phi, upper=False, left=False)
+    Y = linalg_solve_triangular(_mT(L), X, upper=True, unitriangular=True)
+    return P.matmul(Y)
+
+
+def _lu_factor_backward(n, grads, LU, piv):
+    g = grads[0]
+    if g is None:
+        return (None,)
+    P = wrap(_permutation(piv, LU.shape[-2], LU.data.dtype))
+    L = _tri(LU, -1, lower=True) + _eye_like(LU)   # (from the output: higher orders flow)
+    U = _tri(LU, 0, lower=False)
+    return (_lu_grad(P, L, U, _tri(g, -1, lower=True), _tri(g, 0, lower=False)),)
+
+
+def _lu_factor(A: Tensor, pivot: bool, what: str, extra: int) -> tuple:
+    _matrix_check(A, what)
+    if not pivot:
+        raise RuntimeError(f"{what}: LU without pivoting is not implemented on the CPU "
+                           "(PyTorch supports it only on CUDA); use pivot = TRUE")
+    lu, piv, info = _lu_arrays(A.data)
+    dt = A.data.dtype
+    outs = [lu.astype(dt), piv, info][:2 + extra]
+    return _record_many(outs, _lu_factor_backward, (A,), (_Out(0), piv),
+                        "LinalgLuFactorExBackward0", differentiable=(True, False, False))
+
+
+@op(function="linalg_lu_factor", method=False, torch_name="linalg.lu_factor",
+    samples=S.lu)
+def linalg_lu_factor(A: Tensor, pivot: bool = True) -> tuple:
+    """(LU, pivots): L below the diagonal (unit diagonal implied), U on and above."""
+    return _lu_factor(A, pivot, "linalg.lu_factor", 0)
+
+
+@op(function="linalg_lu_factor_ex", method=False, torch_name="linalg.lu_factor_ex",
+    samples=S.lu)
+def linalg_lu_factor_ex(A: Tensor, pivot: bool = True, check_errors: bool = False) -> tuple:
+    """(LU, pivots, info): info > 0 where U has a zero on its diagonal."""
+    out = _lu_factor(A, pivot, "linalg.lu_factor_ex", 1)
+    if check_errors and np.any(out[2].data):
+        raise RuntimeError("linalg.lu_factor_ex: the factorization is singular (a zero "
+                           "pivot in U)")
+    return out
+
+
+@op(method=True, samples=S.lu)
+def lu(self: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:
+    """R torch's torch_lu: (LU, pivots), with the infos when get_infos."""
+    return _lu_factor(self, pivot, "lu", 1 if get_infos else 0)
+
+
+def _lu_unpack_backward(n, grads, m, k):
+    gP, gL, gU = grads
+    parts = []
+    if gL is not None:
+        parts.append(_tri(gL.narrow(-1, 0, k) if gL.shape[-1] != k else gL, -1, lower=True))
+    if gU is not None:
+        parts.append(_tri(gU, 0, lower=False))
+    if not parts:
+        return (None,)
+    return (parts[0] if len(parts) == 1 else parts[0] + parts[1],)
+
+
+@op(samples=S.lu_unpack, method=False)
+def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,
+              unpack_pivots: bool = True) -> tuple:
+    """(P, L, U) from lu's packed result."""
+    m, n = LU_data.shape[-2], LU_data.shape[-1]
+    dt = LU_data.data.dtype
+    L, U = _unpack(LU_data.data)
+    P = _permutation(LU_pivots.data, m, dt) if unpack_pivots else np.zeros((0,), dt)
+    if not unpack_data:
+        L, U = np.zeros((0,), dt), np.zeros((0,), dt)
+    return _record_many([P, L.astype(dt, copy=False), U.astype(dt, copy=False)],
+                        _lu_unpack_backward, (LU_data,), (m, builtins.min(m, n)),
+                        "LuUnpackBackward0", differentiable=(False, unpack_data, unpack_data))
+
+
+@formula
+def LinalgLuSolveBackward0(n, g, LU, piv, B, X, left, adjoint):
+    P = wrap(_permutation(piv, LU.shape[-2], LU.data.dtype))
+    gB = linalg_lu_solve(LU, wrap(piv), g, left=left, adjoint=not adjoint)
+    gLU = None
+    if n.needs(0):
+        # X = op(A)^-1 B with A = P L U: the derivative through A
+        gop = -(gB.matmul(_mT(X))) if left else -(_mT(X).matmul(gB))
+        gA = _mT(gop) if adjoint else gop
+        L = _tri(LU, -1, lower=True) + _eye_like(LU)
+        U = _tri(LU, 0, lower=False)
+        PtgA = _mT(P).matmul(gA)
+        gLU = _tri(PtgA.matmul(_mT(U)), -1, lower=True) + _tri(_mT(L).matmul(PtgA), 0, lower=False)
+    return gLU, None, (gB if n.needs(2) else None)
+
+
+@op(function="linalg_lu_solve", method=False, torch_name="linalg.lu_solve",
+    samples=S.lu_solve)
+def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, left: bool = True,
+                    adjoint: bool = False) -> Tensor:
+    """Solve A X = B (or X A = B; A^T with adjoint) given lu_factor's result."""
+    L, U = _unpack(LU.data)
+    P = _permutation(pivots.data, LU.shape[-2], LU.data.dtype)
+    A = P @ L @ U
+    if adjoint:
+        A = np.swapaxes(A, -1, -2)
+    X = _lapack("linalg.lu_solve", _solve_arrays, A, B.data, bool(left), False)
+    return record(X.astype(B.data.dtype, copy=False), LinalgLuSolveBackward0, (LU, None, B),
+                  (LU, pivots.data, B, OUTPUT, bool(left), bool(adjoint)))
+
+
+@op(samples=S.lu_solve_old)
+def lu_solve(self: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
+    """The older argument order: the right-hand side first."""
+    return linalg_lu_solve(LU_data, LU_pivots, self)

@@ -230,3 +230,26 @@ def einsum() -> list:
             sample("bij,bjk->bik", T((2, 2, 3)), T((2, 3, 4))), sample("ij,ij->i", T((2, 3)), T((2, 3))),
             sample("...ij,...jk", T((2, 2, 3)), T((3, 4))), sample("ij,jk,kl->il", T((2, 3)), T((3, 4)), T((4, 2))),
             sample("ijk->kj", T((2, 3, 4))), sample("i,i->", T((3,)), T((3,)))]
+
+
+def lu() -> list:
+    return [sample(T((3, 3))), sample(T((2, 3, 3)))]
+
+
+def lu_unpack() -> list:
+    # (LU made by the op under test's own factorization would need two steps:
+    # a packed matrix of random values and valid row swaps stand in for it)
+    # (P is a constant output, which rtorch_py's gradcheck can't differentiate yet:
+    # tests/test_linalg_ops.py compares P with PyTorch's)
+    return [sample(T((3, 3)), T((3,), dtype="int32", low=1, high=4), unpack_pivots=False),
+            sample(T((2, 3, 3)), T((2, 3), dtype="int32", low=1, high=4), unpack_pivots=False)]
+
+
+def lu_solve() -> list:
+    return [sample(T((3, 3)), T((3,), dtype="int32", low=1, high=4), T((3, 2))),
+            sample(T((3, 3)), T((3,), dtype="int32", low=1, high=4), T((2, 3)), left=False),
+            sample(T((3, 3)), T((3,), dtype="int32", low=1, high=4), T((3, 2)), adjoint=True)]
+
+
+def lu_solve_old() -> list:
+    return [sample(T((3, 2)), T((3, 3)), T((3,), dtype="int32", low=1, high=4))]
