@@ -318,7 +318,6 @@ def test_clip_grad_matches_torch():
 
 def test_gradcheck_of_primitives():
     x = rt.torch_tensor(arr(1, 2, 5, 4), requires_grad=True)
-    w = rt.torch_tensor(arr(3, 2, 2, 3), requires_grad=True)
     assert rt.autograd_gradcheck(lambda x: nn.nnf_max_pool2d(x, 2), [x])
     assert rt.autograd_gradcheck(lambda x: nn.nnf_avg_pool2d(x, 3, 1, 1), [x])
     assert rt.autograd_gradcheck(lambda x: nn.nnf_pad(x, [1, 2, 0, 1], mode="reflect"), [x])

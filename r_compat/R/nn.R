@@ -232,9 +232,7 @@ nn_Module <- R6::R6Class(
   )
 )
 
-# Own-first order as R torch: children's entries (prefixed) then own? R torch
-# lists children first only for nested names; keep parameters in definition
-# order: own parameters, then each child's.
+# Each child's entries, names prefixed with the child's name ("fc.weight").
 .prefixed <- function(modules, field) {
   out <- list()
   for (nm in names(modules)) {

@@ -8,16 +8,14 @@ one strided slice and one matmul for the whole batch, never over pixels.
 """
 from __future__ import annotations
 
-import math
 from itertools import product
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ..autograd import is_grad_enabled
 from ..function import Function
-from ..ops.nn_functional import erf, silu  # noqa: F401 (registry ops, used by the layers)
 from ..tensor import Tensor, wrap
 
 def _first_order(what: str) -> None:
@@ -203,7 +201,6 @@ def _flat_index(arg, xshape, k, stride, padding, dilation) -> np.ndarray:
 
 def max_positions(x: np.ndarray, k, stride, padding, dilation, ceil_mode) -> np.ndarray:
     """For each pooling window, the flat position (in its input plane) of the maximum."""
-    nd = len(k)
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     extra = _ceil_extra(x.shape[2:], k, stride, padding, dilation, ceil_mode)
     widths = [(0, 0), (0, 0)] + [(p, p + e) for p, e in zip(padding, extra)]

@@ -16,7 +16,7 @@ from .. import autograd as _ag
 from .. import creation as _cr
 from .. import ops as _ops
 from ..tensor import Tensor, wrap
-from ..ops.nn_functional import constant_pad_nd, convolution, pool_gather
+from ..ops.nn_functional import constant_pad_nd, convolution, erf, pool_gather, silu
 from . import _prims
 from .module import write_
 
@@ -90,11 +90,11 @@ def nnf_gelu(input: Tensor, approximate: str = "none") -> Tensor:
         return input * 0.5 * (inner.tanh() + 1.0)
     if approximate != "none":
         raise ValueError(f"approximate must be 'none' or 'tanh', got {approximate!r}")
-    return input * 0.5 * (_prims.erf(input / math.sqrt(2.0)) + 1.0)
+    return input * 0.5 * (erf(input / math.sqrt(2.0)) + 1.0)
 
 
 def nnf_silu(input: Tensor, inplace: bool = False) -> Tensor:
-    return _prims.silu(input)
+    return silu(input)
 
 
 def nnf_mish(input: Tensor) -> Tensor:
@@ -390,7 +390,6 @@ def nnf_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = Non
         return _reduce(loss, reduction)
     loss = nnf_nll_loss(logp, target, weight, ignore_index, reduction)
     if label_smoothing > 0:
-        n_class = input.shape[1] if input.ndim > 1 else input.shape[0]
         smooth = -_class_dim_last(logp).mean(dim=1)
         valid = wrap((target.data.reshape(-1) != ignore_index).astype(input.data.dtype))
         smooth = smooth * valid
@@ -401,7 +400,6 @@ def nnf_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = Non
         else:
             smooth = smooth.reshape(*target.shape)
         loss = loss * (1.0 - label_smoothing) + smooth * label_smoothing
-        _ = n_class
     return loss
 
 
@@ -755,10 +753,6 @@ def nnf_pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
     flat = input.reshape(*lead, -1)
     idx = np.ascontiguousarray(np.broadcast_to(pos.reshape(-1), lead + (pos.size,)))
     return flat.gather(len(lead), wrap(idx.astype(np.int64))).reshape(*lead, *pos.shape)
-
-
-def nnf_unfold_shape(input: Tensor) -> tuple:  # pragma: no cover - helper for callers
-    return tuple(input.shape)
 
 
 # --------------------------------------------------------------------------

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import autograd as _ag
 from .. import creation as _cr
 from ..tensor import Tensor
 from .module import write_

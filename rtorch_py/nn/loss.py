@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from . import functional as F
-from .layers import _activation
 from .module import Module
 
 
@@ -72,6 +71,5 @@ nn_multilabel_margin_loss = _loss("nn_multilabel_margin_loss", F.nnf_multilabel_
 nn_multi_margin_loss = _loss("nn_multi_margin_loss", F.nnf_multi_margin_loss,
                              [("p", 1), ("margin", 1.0), ("weight", None), _R])
 
-_ = _activation
 
 __all__ = [n for n in list(globals()) if n.startswith("nn_")]

@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
-from .. import autograd as _ag
 from ..tensor import Tensor, wrap
 from .module import write_
 
@@ -48,5 +47,3 @@ def nn_utils_clip_grad_value_(parameters: Any, clip_value: float) -> None:
     for p in _params(parameters):
         write_(p.grad, np.clip(p.grad.data, -float(clip_value), float(clip_value)))
 
-
-_ = Iterable

@@ -65,7 +65,6 @@ def _ints(v: Any, nd: int) -> tuple:
 def _conv_arrays(x: np.ndarray, w: np.ndarray, stride, padding, dilation, transposed,
                  output_padding, groups) -> np.ndarray:
     from ..nn import _prims as P
-    nd = w.ndim - 2
     if not transposed:
         xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding]) if any(padding) else x
         return P._conv_forward(xp, w, stride, dilation, groups)
