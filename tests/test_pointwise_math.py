@@ -232,3 +232,24 @@ def test_r_math_group_and_r_torch_argument_orders():
     """)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().endswith("ok")
+
+
+# --------------------------------------------------------------------------
+# Integer corner cases, as libtorch has them
+
+def test_integer_powers_with_negative_exponents():
+    b = np.array([-3, -1, 0, 1, 2, 5, -2, -1])
+    e = np.array([-3, -3, -3, -2, -1, 0, -2, -2])
+    check_vs_torch(lambda T, b, e: T.pow(b, e), b, e)
+
+
+@pytest.mark.parametrize("op", ["remainder", "fmod", "floor_divide"])
+def test_integer_division_by_zero_is_an_error(op):
+    a, b = rt.torch_tensor(np.array([3, 4])), rt.torch_tensor(np.array([1, 0]))
+    with pytest.raises(RuntimeError, match="integer division by zero"):
+        getattr(rt, "torch_" + op)(a, b)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        getattr(torch, op)(torch.tensor([3, 4]), torch.tensor([1, 0]))
+    # floats divide by zero into inf/NaN, as in PyTorch
+    check_vs_torch(lambda T, a, b: getattr(T, op)(a, b), np.array([3.0, -4.0]),
+                   np.array([0.0, 0.0]), requires_grad=False)

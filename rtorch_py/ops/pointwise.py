@@ -151,6 +151,8 @@ def div(self: Any, other: Any, rounding_mode: str | None = None) -> Tensor:
         if c is not None:  # tensor / number
             return record(np.true_divide(self.data, c), DivNumberBackward, (self, None), (c,))
     da, db = _data(self), _data(other)
+    if rounding_mode is not None:
+        _no_integer_zero_division(da, db, "div")
     try:
         if rounding_mode is None:
             out = np.true_divide(da, db)
@@ -172,6 +174,14 @@ def div(self: Any, other: Any, rounding_mode: str | None = None) -> Tensor:
     return record(out, DivBackward0, (_t(self), _t(other)), (self, other))
 
 
+def _no_integer_zero_division(da: Any, db: Any, opname: str) -> None:
+    """Integers have no inf or NaN: dividing them by zero is an error, as in libtorch."""
+    if np.asarray(db).dtype.kind in "iub" and np.asarray(da).dtype.kind in "iub" and \
+            not np.all(db):
+        raise RuntimeError(f"{opname}: integer division by zero (ZeroDivisionError); make "
+                           "the divisor nonzero, or convert to a floating dtype first")
+
+
 @formula
 def RemainderBackward1(n, g, a, b):
     gb = -g * div(a, b, rounding_mode="floor") if n.needs(1) else None
@@ -181,6 +191,7 @@ def RemainderBackward1(n, g, a, b):
 @op(operators=("__mod__",), samples=S.binary_div)
 def remainder(self: Any, other: Any) -> Tensor:
     """a - floor(a / b) * b: the result has the sign of b (R's `%%`, Python's `%`)."""
+    _no_integer_zero_division(_data(self), _data(other), "remainder")
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
             out = np.remainder(_data(self), _data(other))
@@ -227,6 +238,7 @@ def FmodBackward1(n, g, a, b):
 def fmod(self: Any, other: Any) -> Tensor:
     """self - trunc(self / other) * other: the result has the sign of self (C's fmod,
     R torch's `%%`)."""
+    _no_integer_zero_division(_data(self), _data(other), "fmod")
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
             out = np.fmod(_data(self), _data(other))
@@ -279,10 +291,21 @@ def pow(self: Any, exponent: Any) -> Tensor:
                             self, exponent)
         return record(out, PowBackward2, (None, exponent), (self, exponent, OUTPUT))
     try:
-        out = _float_result(np.power(self.data, exponent.data), self, exponent)
+        out = _float_result(_power(self.data, exponent.data), self, exponent)
     except ValueError:
         raise _broadcast_error(self, exponent, "pow") from None
     return record(out, PowBackward1, (self, exponent), (self, exponent, OUTPUT))
+
+
+def _power(base: np.ndarray, exp: np.ndarray) -> np.ndarray:
+    """NumPy's power, but integers to negative integer powers as libtorch gives
+    them (NumPy refuses): 1 for base 1, +-1 for base -1, else 0."""
+    if base.dtype.kind not in "iu" or exp.dtype.kind not in "iu" or not (exp < 0).any():
+        return np.power(base, exp)
+    neg = exp < 0
+    out = np.power(base, np.where(neg, 0, exp))
+    small = np.where(base == 1, 1, np.where(base == -1, np.where(exp % 2 == 0, 1, -1), 0))
+    return np.where(neg, small, out).astype(out.dtype)
 
 
 @op(function=False, method=False, operators=("__rpow__",))
