@@ -133,3 +133,12 @@ def test_from_r_as_r_torch(tmp_path):
     res = run_r(str(script))
     assert res.returncode == 0, res.stderr[-3000:]
     assert "all as R torch" in res.stdout
+
+
+@pytest.mark.parametrize("fn", [
+    lambda T, x: x.permute(2, 0, 1), lambda T, x: x.reshape(4, 6), lambda T, x: x.view(6, 4),
+    lambda T, x: x.unsqueeze(0).expand(2, 2, 3, 4), lambda T, x: x.repeat(1, 2, 1),
+])
+def test_sizes_as_separate_arguments(fn):
+    """The methods' own form, sizes one by one (PyTorch's functions take a tuple)."""
+    check_vs_torch(fn, rand(2, 3, 4), second_order=True)

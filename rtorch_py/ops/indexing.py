@@ -29,8 +29,22 @@ def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"gather(): Expected dtype int64 for index, got "
                            f"{index.dtype!r}")
-    return record(np.take_along_axis(self.data, idx, axis=d), GatherBackward0, (self,),
-                  (idx, d, self.shape))
+    if idx.ndim != self.ndim and not (idx.ndim <= 1 and self.ndim <= 1):
+        raise RuntimeError("gather(): Index tensor must have the same number of dimensions as "
+                           f"input tensor ({idx.ndim} vs {self.ndim})")
+    _check_bounds(idx, self.shape[d] if self.ndim else 1, d, "gather", negative=False)
+    # (the index may be smaller than the input in the other dims: their leading corner)
+    part = self.data[tuple(slice(None) if k == d else slice(0, s)
+                           for k, s in enumerate(idx.shape))] if self.ndim else self.data
+    if any(s > p for k, (s, p) in enumerate(zip(idx.shape, part.shape)) if k != d):
+        raise positional_error(RuntimeError, f"gather(): Size does not match at dimension "
+                               "{k} expected index " + _shape(idx.shape) + " to be smaller "
+                               "than self " + _shape(self.shape) + " apart from dimension {d}",
+                               k=next(k for k, (s, p) in enumerate(zip(idx.shape, part.shape))
+                                      if k != d and s > p), d=d)
+    return record(np.take_along_axis(part, idx, axis=d) if self.ndim else
+                  self.data.reshape(1)[idx].reshape(idx.shape),
+                  GatherBackward0, (self,), (idx, d, self.shape))
 
 
 @formula

@@ -174,7 +174,7 @@ def expand(self: Tensor, size: Any, *more: Any, implicit: bool = False) -> Tenso
     return record(_view(self, arr), ExpandBackward0, (self,), (self.shape,))
 
 
-@op(function=False)
+@op(function=False, samples=S.expand_as)
 def expand_as(self: Tensor, other: Tensor) -> Tensor:
     return expand(self, other.shape)
 
@@ -202,6 +202,9 @@ def contiguous(self: Tensor) -> Tensor:
 def CatBackward0(n, g, dim, sizes):
     out, start = [], 0
     for i, s in enumerate(sizes):
+        if s is None:  # a skipped empty 1-d input: an empty gradient, as PyTorch's
+            out.append(narrow(g.reshape(-1), 0, 0, 0) if n.needs(i) else None)
+            continue
         out.append(narrow(g, dim, start, s) if n.needs(i) else None)
         start += s
     return tuple(out)
@@ -229,7 +232,9 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     out = np.concatenate([t.data for t in parts], axis=d)
     out = _float_result(out, *parts[:2]) if out.dtype == _F64 and not any(
         t.data.dtype == _F64 for t in parts) else out
-    return record(out, CatBackward0, parts, (d, [t.shape[d] for t in parts]))
+    kept = {id(t) for t in parts}
+    return record(out, CatBackward0, tensors,
+                  (d, [t.shape[d] if id(t) in kept else None for t in tensors]))
 
 
 def _position(items: list, x: Any) -> int:
@@ -329,7 +334,7 @@ def chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
     return split(self, step, d)
 
 
-@op(dims=("dim",), samples=S.dim_op)
+@op(dims=("dim",), samples=S.unbind)
 def unbind(self: Tensor, dim: int = 0) -> list:
     if self.ndim == 0:
         raise RuntimeError("unbind: dimension specified as 0 but the tensor has no dimensions")

@@ -6,12 +6,17 @@ from . import T, sample  # noqa: F401
 
 def gather() -> list:
     return [sample(T((3, 4)), 1, T((3, 2), dtype="int64", low=0, high=4)),
-            sample(T((3, 4)), 0, T((2, 4), dtype="int64", low=0, high=3))]
+            sample(T((3, 4)), 0, T((2, 4), dtype="int64", low=0, high=3)),
+            sample(T((3, 4)), -1, T((2, 1), dtype="int64", low=0, high=4))]
 
 
 def where() -> list:
     return [sample(T((2, 3), dtype="bool"), T((2, 3)), T((2, 3))),
-            sample(T((2, 3), dtype="bool"), T((2, 3)), T((3,)))]
+            sample(T((2, 3), dtype="bool"), T((2, 3)), T((3,))),
+            sample(T((3, 4), dtype="bool"), T((3, 4)), 0.0),
+            sample(T((3, 4), dtype="bool"), 1.5, T((4,))),
+            sample(T((3, 1), dtype="bool"), T((3, 4)), T((4,))),
+            sample(T((3,), dtype="bool"), T((3,), dtype="int64"), T((3,)), note="int and float")]
     # (where(condition) alone gives positions: tested by hand until R's tables can
     # shift positions of that form only)
 

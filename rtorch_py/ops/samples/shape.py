@@ -9,39 +9,60 @@ def matrix() -> list:
 
 
 def transpose() -> list:
-    return [sample(T((2, 3, 4)), 0, 2), sample(T((2, 3)), -1, 0)]
+    return [sample(T((2, 3, 4)), 0, 2), sample(T((2, 3)), -1, 0), sample(T((2, 3, 4)), -1, -2),
+            sample(T((2, 3, 4)), 1, 0)]
 
 
 def permute() -> list:
-    return [sample(T((2, 3, 4)), (2, 0, 1))]
+    return [sample(T((2, 3, 4)), (2, 0, 1)), sample(T((2, 3, 4)), [1, 2, 0]),
+            sample(T((2, 3, 4)), (-1, 0, 1))]
+    # (the method's own form `x.permute(2, 0, 1)`: tests/test_shape_indexing.py)
 
 
 def reshape() -> list:
-    return [sample(T((2, 3)), (3, 2)), sample(T((2, 3)), (-1,)), sample(T((6,)), (2, 3))]
+    return [sample(T((2, 3)), (3, 2)), sample(T((2, 3)), (-1,)), sample(T((6,)), (2, 3)),
+            sample(T((2, 3, 4)), (4, 6)), sample(T((2, 3, 4)), (6, -1)), sample(T(()), (1, 1)),
+            sample(T((2, 3, 4)), (6, 4))]
 
 
 def unsqueeze() -> list:
-    return [sample(T((2, 3)), 0), sample(T((2, 3)), 2), sample(T((2, 3)), -1)]
+    return [sample(T((2, 3)), 0), sample(T((2, 3)), 2), sample(T((2, 3)), -1), sample(T(()), 0),
+            sample(T((2, 3)), 1)]
 
 
 def squeeze() -> list:
-    return [sample(T((2, 1, 3))), sample(T((2, 1, 3)), 1)]
+    return [sample(T((2, 1, 3))), sample(T((2, 1, 3)), 1), sample(T((1, 3, 1))),
+            sample(T((1, 3, 1)), 0), sample(T((1, 3, 1)), -1), sample(T((2, 3)), 1, note="no-op"),
+            sample(T((1, 3)))]
 
 
 def expand() -> list:
-    return [sample(T((3, 1)), (3, 4)), sample(T((3,)), (2, 3))]
+    return [sample(T((3, 1)), (3, 4)), sample(T((3,)), (2, 3)), sample(T((3, 1)), (2, 3, 4)),
+            sample(T((3, 1)), (-1, 5)), sample(T((1,)), [4]), sample(T(()), (2, 2))]
+
+
+def expand_as() -> list:
+    return [sample(T((1, 4)), T((3, 4), requires_grad=False)),
+            sample(T((3, 1)), T((2, 3, 4), requires_grad=False))]
 
 
 def flatten() -> list:
-    return [sample(T((2, 3, 4))), sample(T((2, 3, 4)), 1), sample(T((2, 3, 4)), 0, 1)]
+    return [sample(T((2, 3, 4))), sample(T((2, 3, 4)), 1), sample(T((2, 3, 4)), 0, 1),
+            sample(T((2, 3, 4, 5)), 1, 2), sample(T(())), sample(T((2, 3)))]
 
 
 def cat() -> list:
-    return [sample([T((2, 3)), T((1, 3))]), sample([T((2, 3)), T((2, 2))], 1)]
+    return [sample([T((2, 3)), T((1, 3))]), sample([T((2, 3)), T((2, 2))], 1),
+            sample([T((2, 3)), T((2, 3)), T((2, 3))], 1), sample([T((2, 3)), T((2, 5))], -1),
+            sample([T((2, 3))], 0), sample([T((2, 2)), T((2, 2), dtype="int64")], note="mixed"),
+            sample([T((2, 2)), T((2, 2), dtype="float64")], note="mixed floats"),
+            sample([T((2, 3)), T((0,))], note="empty 1-d skipped")]
 
 
 def stack() -> list:
-    return [sample([T((2, 3)), T((2, 3))]), sample([T((2, 3)), T((2, 3))], 2)]
+    return [sample([T((2, 3)), T((2, 3))]), sample([T((2, 3)), T((2, 3))], 2),
+            sample([T((2, 3)), T((2, 3)), T((2, 3))], 1), sample([T((2, 3)), T((2, 3))], -1),
+            sample([T(()), T(())])]
 
 
 def narrow() -> list:
@@ -53,15 +74,21 @@ def select() -> list:
 
 
 def split() -> list:
-    return [sample(T((5, 3)), 2), sample(T((5, 3)), [1, 4]), sample(T((5, 4)), 3, 1)]
+    return [sample(T((5, 3)), 2), sample(T((5, 3)), [1, 4]), sample(T((5, 4)), 3, 1),
+            sample(T((6, 2)), [1, 2, 3]), sample(T((3, 5)), 2, dim=1), sample(T((6, 2)), [4, 2], 0)]
 
 
 def chunk() -> list:
-    return [sample(T((5, 3)), 2), sample(T((5, 4)), 2, 1)]
+    return [sample(T((5, 3)), 2), sample(T((5, 4)), 2, 1), sample(T((6, 3)), 2),
+            sample(T((7, 3)), 4, dim=0), sample(T((2, 5)), 3, 1), sample(T((6, 2)), 3)]
 
 
 def dim_op() -> list:
     return [sample(T((2, 3)), 0), sample(T((2, 3)), 1), sample(T((2, 3)), -1)]
+
+
+def unbind() -> list:
+    return dim_op() + [sample(T((3, 4))), sample(T((2, 3, 4)), -1)]
 
 
 def flip() -> list:
