@@ -5,21 +5,74 @@ from typing import Any
 
 import numpy as np
 
-from .tensor import Tensor, as_dtype, bool_, float32, float64, int32, int64, to_array, wrap
+from .tensor import (Tensor, as_dtype, bfloat16, bool_, complex64, complex128, float16, float32,
+                     float64, get_default_dtype, int8, int16, int32, int64, set_default_dtype,
+                     to_array, uint8, wrap)
 from .tensor import dtype as Dtype
 
-_rng = np.random.default_rng()
+
+class Generator:
+    """A random number generator (R torch's `torch_generator()`): NumPy's PCG64,
+    so the numbers differ from libtorch's for the same seed."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.manual_seed(seed if seed is not None else
+                         int(np.random.SeedSequence().entropy % 2**63))
+
+    def manual_seed(self, seed: Any) -> "Generator":
+        self._seed = int(seed)
+        self.rng = np.random.default_rng(self._seed)
+        return self
+
+    def seed(self) -> int:
+        """Reseed from fresh entropy; returns the new seed."""
+        self.manual_seed(int(np.random.SeedSequence().entropy % 2**63))
+        return self._seed
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    # R torch's spellings
+    current_seed = initial_seed
+
+    def set_current_seed(self, seed: Any) -> None:
+        self.manual_seed(seed)
+
+    def __repr__(self) -> str:
+        return "torch_generator()"
+
+
+_default_generator = Generator()
+
+
+def _rng_of(generator: Generator | None) -> np.random.Generator:
+    if generator is None:
+        return _default_generator.rng
+    if not isinstance(generator, Generator):
+        raise TypeError(f"generator must be a torch_generator(), got {type(generator).__name__}")
+    return generator.rng
+
+
+def torch_generator() -> Generator:
+    return Generator()
 
 
 def torch_manual_seed(seed: int) -> None:
-    """Seed the generator behind torch_randn/rand/randint (NumPy's PCG64, so the
-    numbers differ from libtorch's for the same seed)."""
-    global _rng
-    _rng = np.random.default_rng(int(seed))
+    """Seed the default generator behind torch_randn/rand/randint/..."""
+    _default_generator.manual_seed(seed)
 
 
-def _finish(arr: np.ndarray, dtype: Any, requires_grad: bool, default: Dtype = float32) -> Tensor:
-    target = as_dtype(dtype).np if dtype is not None else default.np
+def torch_initial_seed() -> int:
+    return _default_generator.initial_seed()
+
+
+def torch_seed() -> int:
+    return _default_generator.seed()
+
+
+def _finish(arr: np.ndarray, dtype: Any, requires_grad: bool, default: Dtype | None = None
+            ) -> Tensor:
+    target = as_dtype(dtype).np if dtype is not None else (default or get_default_dtype()).np
     if arr.dtype != target:
         arr = arr.astype(target)
     t = wrap(arr)
@@ -60,21 +113,21 @@ def torch_tensor(data: Any, dtype: Any = None, device: Any = "cpu",
 def torch_zeros(*size: Any, dtype: Any = None, device: Any = "cpu",
                 requires_grad: bool = False) -> Tensor:
     _check_device(device)
-    return _finish(np.zeros(_size(size), dtype=as_dtype(dtype or float32).np), dtype,
+    return _finish(np.zeros(_size(size), dtype=as_dtype(dtype or get_default_dtype()).np), dtype,
                    requires_grad)
 
 
 def torch_ones(*size: Any, dtype: Any = None, device: Any = "cpu",
                requires_grad: bool = False) -> Tensor:
     _check_device(device)
-    return _finish(np.ones(_size(size), dtype=as_dtype(dtype or float32).np), dtype,
+    return _finish(np.ones(_size(size), dtype=as_dtype(dtype or get_default_dtype()).np), dtype,
                    requires_grad)
 
 
 def torch_empty(*size: Any, dtype: Any = None, device: Any = "cpu",
                 requires_grad: bool = False) -> Tensor:
     _check_device(device)
-    return _finish(np.empty(_size(size), dtype=as_dtype(dtype or float32).np), dtype,
+    return _finish(np.empty(_size(size), dtype=as_dtype(dtype or get_default_dtype()).np), dtype,
                    requires_grad)
 
 
@@ -90,20 +143,30 @@ def torch_full(size: Any, fill_value: Any, dtype: Any = None, device: Any = "cpu
                    requires_grad, default)
 
 
-def torch_randn(*size: Any, dtype: Any = None, device: Any = "cpu",
-                requires_grad: bool = False) -> Tensor:
-    _check_device(device)
-    return _finish(_rng.standard_normal(_size(size)), dtype, requires_grad)
+def _random(draw: Any, size: tuple, dtype: Any) -> np.ndarray:
+    """Real draws, or complex ones (real and imaginary parts each with half the
+    variance, as PyTorch does) for a complex dtype."""
+    if dtype is not None and as_dtype(dtype).is_complex:
+        return (draw(size) + 1j * draw(size)) / np.sqrt(2)
+    return draw(size)
 
 
-def torch_rand(*size: Any, dtype: Any = None, device: Any = "cpu",
-               requires_grad: bool = False) -> Tensor:
+def torch_randn(*size: Any, dtype: Any = None, device: Any = "cpu", requires_grad: bool = False,
+                generator: Generator | None = None) -> Tensor:
     _check_device(device)
-    return _finish(_rng.random(_size(size)), dtype, requires_grad)
+    return _finish(_random(_rng_of(generator).standard_normal, _size(size), dtype), dtype,
+                   requires_grad)
+
+
+def torch_rand(*size: Any, dtype: Any = None, device: Any = "cpu", requires_grad: bool = False,
+               generator: Generator | None = None) -> Tensor:
+    _check_device(device)
+    return _finish(_rng_of(generator).random(_size(size)), dtype, requires_grad)
 
 
 def torch_randint(low: int, high: int | None = None, size: Any = None, dtype: Any = None,
-                  device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+                  device: Any = "cpu", requires_grad: bool = False,
+                  generator: Generator | None = None) -> Tensor:
     """Integers in [low, high); `torch_randint(high, size=)` also works."""
     _check_device(device)
     if size is None:
@@ -114,7 +177,7 @@ def torch_randint(low: int, high: int | None = None, size: Any = None, dtype: An
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
     size = _size(size if isinstance(size, (list, tuple)) else (size,))
-    return _finish(_rng.integers(low, high, size=size), dtype, requires_grad, int64)
+    return _finish(_rng_of(generator).integers(low, high, size=size), dtype, requires_grad, int64)
 
 
 def torch_arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
@@ -127,7 +190,7 @@ def torch_arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
         raise RuntimeError("torch_arange: step must be nonzero")
     all_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     arr = np.arange(start, end, step)
-    return _finish(arr, dtype, requires_grad, int64 if all_int else float32)
+    return _finish(arr, dtype, requires_grad, int64 if all_int else None)
 
 
 def torch_linspace(start: float, end: float, steps: int = 100, dtype: Any = None,
@@ -136,10 +199,132 @@ def torch_linspace(start: float, end: float, steps: int = 100, dtype: Any = None
     return _finish(np.linspace(start, end, int(steps)), dtype, requires_grad)
 
 
+def torch_logspace(start: float, end: float, steps: int = 100, base: float = 10.0,
+                   dtype: Any = None, device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+    """`steps` values from base**start to base**end, evenly spaced in the exponent."""
+    _check_device(device)
+    return _finish(np.logspace(start, end, int(steps), base=base), dtype, requires_grad)
+
+
 def torch_eye(n: int, m: int | None = None, dtype: Any = None, device: Any = "cpu",
               requires_grad: bool = False) -> Tensor:
     _check_device(device)
     return _finish(np.eye(int(n), None if m is None else int(m)), dtype, requires_grad)
+
+
+def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, device: Any = "cpu",
+                        requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor whose memory has the given strides (in elements)."""
+    _check_device(device)
+    size, stride = _size((size,)), _size((stride,))
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape: size has {len(size)} "
+                           f"values, stride {len(stride)}")
+    target = as_dtype(dtype or get_default_dtype()).np
+    n = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
+    buf = np.zeros(n, dtype=target)
+    arr = np.lib.stride_tricks.as_strided(buf, size, tuple(st * buf.itemsize for st in stride))
+    return _finish(arr, dtype, requires_grad)
+
+
+def torch_randperm(n: int, dtype: Any = None, device: Any = "cpu", requires_grad: bool = False,
+                   generator: Generator | None = None) -> Tensor:
+    """A random permutation of 0, ..., n - 1."""
+    _check_device(device)
+    if int(n) < 0:
+        raise RuntimeError(f"n must be non-negative, got {n}")
+    return _finish(_rng_of(generator).permutation(int(n)), dtype, requires_grad, int64)
+
+
+def torch_normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None,
+                 generator: Generator | None = None, dtype: Any = None,
+                 requires_grad: bool = False) -> Tensor:
+    """Normal draws: `mean` and `std` numbers (then `size` is needed) or tensors
+    (broadcast together; the result has their shape and float dtype)."""
+    tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
+    if tensors:
+        m = mean.data if isinstance(mean, Tensor) else mean
+        s = std.data if isinstance(std, Tensor) else std
+        if np.any(np.asarray(s) < 0):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+        out = _rng_of(generator).normal(m, s, size=shape)
+        return _finish(out, dtype, requires_grad, tensors[0].dtype if tensors[0].is_floating_point()
+                       else None)
+    if size is None:
+        raise TypeError("torch_normal() with numbers for mean and std needs a size, e.g. "
+                        "torch_normal(0, 1, size = c(2, 3))")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    return _finish(_rng_of(generator).normal(mean, std, size=_size((size,))), dtype,
+                   requires_grad)
+
+
+def _probabilities(self: Tensor, what: str) -> np.ndarray:
+    p = self.data if isinstance(self, Tensor) else np.asarray(self)
+    if p.dtype.kind != "f":
+        raise RuntimeError(f"{what} expects a floating-point tensor of probabilities, got "
+                           f"{wrap(np.asarray(p)).dtype!r}")
+    return p
+
+
+def torch_bernoulli(self: Tensor, p: Any = None, generator: Generator | None = None) -> Tensor:
+    """0/1 draws, each 1 with probability `self` (or `p`, a number), in self's dtype."""
+    probs = _probabilities(self, "bernoulli") if p is None else \
+        np.broadcast_to(p.data if isinstance(p, Tensor) else p, self.shape)
+    if np.any((probs < 0) | (probs > 1)):
+        raise RuntimeError("bernoulli expects all probabilities in [0, 1]")
+    draws = _rng_of(generator).random(self.shape) < probs
+    return wrap(draws.astype(self.data.dtype))
+
+
+def torch_poisson(self: Tensor, generator: Generator | None = None) -> Tensor:
+    """Poisson draws with rates `self`, in self's dtype."""
+    rates = _probabilities(self, "poisson")
+    if np.any(rates < 0):
+        raise RuntimeError("poisson expects all rates to be non-negative")
+    return wrap(_rng_of(generator).poisson(rates).astype(rates.dtype))
+
+
+def torch_multinomial(self: Tensor, num_samples: int, replacement: bool = False,
+                      generator: Generator | None = None) -> Tensor:
+    """Category indices (0-based) drawn from each row's weights `self`."""
+    w = _probabilities(self, "multinomial").astype(np.float64)
+    if w.ndim not in (1, 2):
+        raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {w.ndim}")
+    n = int(num_samples)
+    rows = w.reshape(-1, w.shape[-1])
+    if np.any(rows < 0) or np.any(~np.isfinite(rows)):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if np.any(rows.sum(-1) <= 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not replacement and n > rows.shape[-1]:
+        raise RuntimeError(f"cannot sample n_sample > prob_dist.size(-1) samples without "
+                           f"replacement ({n} > {rows.shape[-1]}); set replacement = TRUE")
+    if not replacement and np.any((rows > 0).sum(-1) < n):
+        raise RuntimeError("invalid multinomial distribution (with replacement=False, not "
+                           "enough non-negative category to sample)")
+    rng = _rng_of(generator)
+    out = np.stack([rng.choice(len(r), size=n, replace=bool(replacement), p=r / r.sum())
+                    for r in rows])
+    return wrap(out.reshape(w.shape[:-1] + (n,)).astype(np.int64))
+
+
+def _tri_indices(row: int, col: int, offset: int, lower: bool, dtype: Any) -> Tensor:
+    r, c = (np.tril_indices if lower else np.triu_indices)(int(row), int(offset), int(col))
+    return _finish(np.stack([r, c]), dtype, False, int64)
+
+
+def torch_tril_indices(row: int, col: int, offset: int = 0, dtype: Any = None,
+                       device: Any = "cpu") -> Tensor:
+    """The (row, col) positions of the lower triangle, 0-based, as a 2 x N tensor."""
+    return _tri_indices(row, col, offset, True, dtype)
+
+
+def torch_triu_indices(row: int, col: int, offset: int = 0, dtype: Any = None,
+                       device: Any = "cpu") -> Tensor:
+    """The (row, col) positions of the upper triangle, 0-based, as a 2 x N tensor."""
+    return _tri_indices(row, col, offset, False, dtype)
 
 
 def _like(x: Tensor, dtype: Any) -> Any:
@@ -171,6 +356,12 @@ def torch_rand_like(x: Tensor, dtype: Any = None, requires_grad: bool = False) -
     return torch_rand(x.shape, dtype=_like(x, dtype), requires_grad=requires_grad)
 
 
+def torch_randint_like(x: Tensor, low: int, high: int | None = None, dtype: Any = None,
+                       requires_grad: bool = False) -> Tensor:
+    return torch_randint(low, high, size=x.shape, dtype=_like(x, dtype),
+                         requires_grad=requires_grad)
+
+
 # dtype constructors, as R torch spells them
 
 def torch_float() -> Dtype: return float32
@@ -182,6 +373,82 @@ def torch_int64() -> Dtype: return int64
 def torch_int() -> Dtype: return int32
 def torch_int32() -> Dtype: return int32
 def torch_bool() -> Dtype: return bool_
+def torch_float16() -> Dtype: return float16
+def torch_half() -> Dtype: return float16
+def torch_bfloat16() -> Dtype: return bfloat16
+def torch_uint8() -> Dtype: return uint8
+def torch_int8() -> Dtype: return int8
+def torch_int16() -> Dtype: return int16
+def torch_short() -> Dtype: return int16
+def torch_cfloat() -> Dtype: return complex64
+def torch_cfloat32() -> Dtype: return complex64
+def torch_complex64() -> Dtype: return complex64
+def torch_cdouble() -> Dtype: return complex128
+def torch_cfloat64() -> Dtype: return complex128
+def torch_complex128() -> Dtype: return complex128
+
+
+def torch_get_default_dtype() -> Dtype:
+    return get_default_dtype()
+
+
+def torch_set_default_dtype(d: Any) -> None:
+    """Make `d` (torch_float32() or torch_float64()) the dtype floats become."""
+    set_default_dtype(d)
+
+
+class finfo(dict):
+    """Machine limits of a floating dtype (`torch_finfo()`): bits, eps, max, min,
+    tiny, smallest_normal, resolution; readable as fields or by name."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def torch_finfo(dtype: Any = None) -> finfo:
+    d = as_dtype(dtype) if dtype is not None else get_default_dtype()
+    if not (d.is_floating_point or d.is_complex):
+        raise TypeError(f"torch_finfo() needs a floating point dtype, got {d!r}; "
+                        "use torch_iinfo() for integer dtypes")
+    i = np.finfo(d.np)
+    return finfo(bits=int(i.bits), eps=float(i.eps), max=float(i.max), min=float(i.min),
+                 tiny=float(i.tiny), smallest_normal=float(i.smallest_normal),
+                 resolution=float(i.resolution), dtype=d.name)
+
+
+def torch_iinfo(dtype: Any) -> finfo:
+    d = as_dtype(dtype)
+    if d.np.kind not in "iub":
+        raise TypeError(f"torch_iinfo() needs an integer dtype, got {d!r}; "
+                        "use torch_finfo() for floating point dtypes")
+    i = np.iinfo(np.uint8 if d.np.kind == "b" else d.np)
+    return finfo(bits=int(i.bits), max=int(i.max), min=int(i.min), dtype=d.name)
+
+
+class _Constant:
+    """R torch's layout and memory-format objects (`torch_strided()`, ...): only
+    their names matter here, every tensor being a strided CPU array."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, _Constant) and other.name == self.name
+
+    __hash__ = object.__hash__
+
+
+def torch_strided() -> _Constant: return _Constant("torch_strided")
+def torch_sparse_coo() -> _Constant: return _Constant("torch_sparse_coo")
+def torch_contiguous_format() -> _Constant: return _Constant("torch_contiguous_format")
+def torch_preserve_format() -> _Constant: return _Constant("torch_preserve_format")
+def torch_channels_last_format() -> _Constant: return _Constant("torch_channels_last_format")
 
 
 def as_array(x: Tensor) -> np.ndarray:

@@ -49,10 +49,19 @@ TRUNCATION_NOTE = "... [the output was truncated (use n=-1 to disable)]"
 _DTYPES = {
     "float32": (np.float32, "CPUFloatType"),
     "float64": (np.float64, "CPUDoubleType"),
+    "float16": (np.float16, "CPUHalfType"),
+    "uint8": (np.uint8, "CPUByteType"),
+    "int8": (np.int8, "CPUCharType"),
+    "int16": (np.int16, "CPUShortType"),
     "int32": (np.int32, "CPUIntType"),
     "int64": (np.int64, "CPULongType"),
     "bool": (np.bool_, "CPUBoolType"),
+    "complex64": (np.complex64, "CPUComplexFloatType"),
+    "complex128": (np.complex128, "CPUComplexDoubleType"),
 }
+
+# R torch prints no values for a complex tensor, only this note (cli's info bullet).
+COMPLEX_NOTE = "\u2139 Use `$real` or `$imag` to print the contents of this tensor.\n"
 
 
 def format_tensor(
@@ -107,14 +116,18 @@ def _libtorch_parts(data: np.ndarray, dtype_name: str, legacy: bool) -> tuple[It
         raise ValueError(
             f"unsupported dtype_name {dtype_name!r}; expected one of {sorted(_DTYPES)}"
         ) from None
+    shape = np.shape(data)
+    footer = f"[ {type_name}{{{','.join(str(s) for s in shape)}}} ]"
+    if np.dtype(np_dtype).kind == "c":
+        return iter([COMPLEX_NOTE]), footer
     # Hold the values in the tensor's own dtype first (so float32 rounding is
     # visible), then widen to double exactly as libtorch does before printing.
     values = np.asarray(data).astype(np_dtype, copy=False).astype(np.float64)
-    shape = values.shape
-    footer = f"[ {type_name}{{{','.join(str(s) for s in shape)}}} ]"
 
     if values.ndim == 0:
-        return iter([_plain(float(values), legacy) + "\n"]), footer
+        # R torch streams a 0-d value with the stream's defaults: printf %g, 6
+        # significant digits (`0.0817124`), in every libtorch version.
+        return iter([_plain(float(values), True) + "\n"]), footer
     if values.size == 0:
         return iter([]), footer
     if values.ndim == 1:

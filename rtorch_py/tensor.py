@@ -7,6 +7,7 @@ the conversion of user data.
 from __future__ import annotations
 
 import numbers
+import warnings
 import weakref
 from typing import Any, Callable, Sequence
 
@@ -22,44 +23,95 @@ from .engine import NEW_VERSION, edge, version_box
 class dtype:
     """A tensor element type, printed as R torch prints it (`torch_Float`)."""
 
-    __slots__ = ("name", "np", "r_name", "type_name", "is_floating_point")
+    __slots__ = ("name", "np", "r_name", "type_name", "is_floating_point", "is_complex",
+                 "is_signed")
 
     def __init__(self, name: str, np_dtype: Any, r_name: str, type_name: str) -> None:
         self.name = name
-        self.np = np.dtype(np_dtype)
+        self.np = np.dtype(np_dtype) if np_dtype is not None else None
         self.r_name = r_name
         self.type_name = type_name
-        self.is_floating_point = self.np.kind == "f"
+        kind = self.np.kind if self.np is not None else "f"  # (bfloat16: a float)
+        self.is_floating_point = kind == "f"
+        self.is_complex = kind == "c"
+        self.is_signed = kind != "u" and kind != "b"
 
     def __repr__(self) -> str:
         return f"torch_{self.r_name}"
 
     __str__ = __repr__
 
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element (`x$element_size()`)."""
+        return self.np.itemsize if self.np is not None else 2
+
 
 float32 = dtype("float32", np.float32, "Float", "CPUFloatType")
 float64 = dtype("float64", np.float64, "Double", "CPUDoubleType")
+float16 = dtype("float16", np.float16, "Half", "CPUHalfType")
+complex64 = dtype("complex64", np.complex64, "ComplexFloat", "CPUComplexFloatType")
+complex128 = dtype("complex128", np.complex128, "ComplexDouble", "CPUComplexDoubleType")
+uint8 = dtype("uint8", np.uint8, "Byte", "CPUByteType")
+int8 = dtype("int8", np.int8, "Char", "CPUCharType")
+int16 = dtype("int16", np.int16, "Short", "CPUShortType")
 int32 = dtype("int32", np.int32, "Int", "CPUIntType")
 int64 = dtype("int64", np.int64, "Long", "CPULongType")
 bool_ = dtype("bool", np.bool_, "Bool", "CPUBoolType")
-_DTYPES = {d.np: d for d in (float32, float64, int32, int64, bool_)}
-_BY_NAME = {d.name: d for d in (float32, float64, int32, int64, bool_)}
-_BY_NAME.update({"float": float32, "double": float64, "long": int64, "int": int32})
+# NumPy has no bfloat16: the dtype exists (R torch code names and compares it), but
+# no tensor can hold it.
+bfloat16 = dtype("bfloat16", None, "BFloat16", "CPUBFloat16Type")
+ALL_DTYPES = (float32, float64, float16, complex64, complex128, uint8, int8, int16, int32,
+              int64, bool_)
+_DTYPES = {d.np: d for d in ALL_DTYPES}
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64,
+                 "int": int32, "short": int16, "cfloat": complex64, "cdouble": complex128,
+                 "bfloat16": bfloat16})
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+
+# The default floating dtype (torch_set_default_dtype): what R doubles, Python
+# floats and the float constructors give.
+_default = [float32]
+
+
+def get_default_dtype() -> dtype:
+    return _default[0]
+
+
+def set_default_dtype(d: Any) -> None:
+    """Set the dtype floats become (float32 or float64, as PyTorch allows)."""
+    d = as_dtype(d)
+    if d not in (float32, float64):
+        raise TypeError(f"only floating-point types are supported as the default type, got "
+                        f"{d!r}; use torch_float32() or torch_float64()")
+    _default[0] = d
+
+
+def default_complex() -> dtype:
+    """The complex dtype that goes with the default float one (PyTorch's rule)."""
+    return complex128 if _default[0] is float64 else complex64
 
 
 def as_dtype(d: Any) -> dtype:
     """Accept a dtype object, a NumPy dtype or a name such as "float64"."""
     if isinstance(d, dtype):
-        return d
-    if isinstance(d, str) and d in _BY_NAME:
-        return _BY_NAME[d]
-    try:
-        return _DTYPES[np.dtype(d)]
-    except (TypeError, KeyError):
-        raise TypeError(f"unsupported dtype {d!r}; use one of torch_float32(), torch_float64(), "
-                        "torch_int32(), torch_int64() or torch_bool()") from None
+        found = d
+    elif isinstance(d, str) and d in _BY_NAME:
+        found = _BY_NAME[d]
+    else:
+        try:
+            return _DTYPES[np.dtype(d)]
+        except (TypeError, KeyError):
+            raise TypeError(
+                f"unsupported dtype {d!r}; use one of torch_float32(), torch_float64(), "
+                "torch_float16(), torch_int8(), torch_uint8(), torch_int16(), torch_int32(), "
+                "torch_int64(), torch_bool(), torch_cfloat() or torch_cdouble()") from None
+    if found.np is None:
+        raise TypeError(f"{found!r} tensors are not supported here (NumPy has no bfloat16); "
+                        "use torch_float16() or torch_float32() instead")
+    return found
 
 
 def _dtype_of(arr: np.ndarray) -> dtype:
@@ -103,16 +155,23 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use "
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
-        if value and self.data.dtype.kind != "f":
+        if value and self.data.dtype.kind not in "fc":
             raise RuntimeError(
-                "only Tensors of floating point dtype can require gradients "
+                "only Tensors of floating point and complex dtype can require gradients "
                 f"(got {self.dtype!r}); convert first with to(dtype = torch_float()), or create "
                 "the tensor with dtype = torch_float()")
         self._rg = value
 
     @property
     def grad(self) -> "Tensor | None":
-        return self._grad
+        g = self._grad
+        if g is None and self.grad_fn is not None and not self.retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "Its .grad attribute won't be populated during autograd.backward(). If you "
+                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
+                ".retain_grad() on the non-leaf Tensor.", UserWarning, stacklevel=2)
+        return g
 
     @grad.setter
     def grad(self, value: "Tensor | None") -> None:
@@ -170,6 +229,22 @@ class Tensor:
 
     def is_floating_point(self) -> bool:
         return self.data.dtype.kind == "f"
+
+    @property
+    def real(self) -> "Tensor":
+        from .ops.creation import torch_real
+        return torch_real(self)
+
+    @property
+    def imag(self) -> "Tensor":
+        from .ops.creation import torch_imag
+        return torch_imag(self)
+
+    def is_complex(self) -> bool:
+        return self.data.dtype.kind == "c"
+
+    def element_size(self) -> int:
+        return self.data.itemsize
 
     def item(self) -> Any:
         if self.data.size != 1:
@@ -336,7 +411,9 @@ def to_array(data: Any, dt: Any = None) -> np.ndarray:
     elif isinstance(data, numbers.Integral):
         arr = np.array([data], dtype=target or np.int64)
     elif isinstance(data, numbers.Real):
-        arr = np.array([data], dtype=target or np.float32)
+        arr = np.array([data], dtype=target or _default[0].np)
+    elif isinstance(data, numbers.Complex):
+        arr = np.array([data], dtype=target or default_complex().np)
     elif isinstance(data, (list, tuple)):
         arr = _nested_to_array(data, target)
     else:
@@ -351,6 +428,8 @@ def _default_for_array(arr: np.ndarray) -> np.dtype:
         return arr.dtype
     if k == "f":
         return _F32 if arr.dtype.itemsize <= 4 else _F64
+    if k == "c":
+        return np.dtype(np.complex64 if arr.dtype.itemsize <= 8 else np.complex128)
     if k in "iu":
         return np.dtype(np.int64)
     if k == "b":
@@ -402,6 +481,8 @@ def _nested_to_array(data: Sequence, target: np.dtype | None = None) -> np.ndarr
             kinds.add("i")
         elif isinstance(x, numbers.Real):
             kinds.add("f")
+        elif isinstance(x, numbers.Complex):
+            kinds.add("c")
         else:
             raise TypeError(f"torch_tensor() got a {type(x).__name__} at data{path}; "
                             "every element must be a number or a boolean")
@@ -416,10 +497,12 @@ def _nested_to_array(data: Sequence, target: np.dtype | None = None) -> np.ndarr
         raise ValueError(_ragged_message(clean))
     if target is not None:
         return arr.astype(target)  # straight from Python's numbers: no float32 detour
+    if "c" in kinds:
+        return arr.astype(default_complex().np)
     if "f" in kinds:
-        return arr.astype(np.float32)
+        return arr.astype(_default[0].np)
     if "i" in kinds:
         return arr.astype(np.int64)
     if "b" in kinds:
         return arr.astype(np.bool_)
-    return arr.astype(np.float32)  # empty list
+    return arr.astype(_default[0].np)  # empty list

@@ -66,14 +66,21 @@ def test_tensor_from_numpy_noncontiguous_and_0d():
     assert z.shape == () and z.item() == 2.5
 
 
-@pytest.mark.parametrize("src,expect", [
-    (np.float16, np.float32), (np.uint8, np.int64), (np.int16, np.int64), (np.int8, np.int64),
-])
+@pytest.mark.parametrize("src", [np.float16, np.uint8, np.int16, np.int8, np.complex64,
+                                 np.complex128])
+def test_tensor_from_numpy_keeps_every_torch_dtype(src):
+    # as torch.tensor(array) does: the array's dtype is kept when torch has it
+    a = (np.arange(4) * (1 + 1j if np.dtype(src).kind == "c" else 1)).astype(src)
+    t = rt.torch_tensor(a)
+    assert _np_dtype(t) == src
+    assert str(t.dtype.name) == str(torch.tensor(a).dtype).replace("torch.", "")
+    np.testing.assert_array_equal(rt.as_array(t), a)
+
+
+@pytest.mark.parametrize("src,expect", [(np.uint16, np.int64), (np.uint32, np.int64)])
 def test_tensor_from_numpy_other_dtypes_converted(src, expect):
     a = np.arange(4).astype(src)
-    t = rt.torch_tensor(a)
-    assert _np_dtype(t) == expect
-    np.testing.assert_array_equal(rt.as_array(t), a.astype(expect))
+    assert _np_dtype(rt.torch_tensor(a)) == expect
 
 
 def test_tensor_with_dtype_copies_when_it_must():
@@ -102,7 +109,6 @@ def test_tensor_from_tensor():
     ({"a": 1}, TypeError, "dict"),
     ("abc", TypeError, "str"),
     (np.array(["a"]), TypeError, "NumPy array"),
-    (np.array([1 + 2j]), TypeError, "NumPy array"),
 ])
 def test_tensor_bad_input_errors(data, err, match):
     with pytest.raises(err, match=match):
@@ -290,8 +296,11 @@ def test_to_dtype():
         assert_same(x.to(dtype=d), torch.tensor([1.5, -2.7]).to(dtype=td))
     assert x.to(dtype=rt.torch_float32()) is x  # no-op when already that dtype
     assert x.to(dtype="float64").dtype == rt.torch_float64()
+    assert_same(x.to(dtype="complex64"), torch.tensor([1.5, -2.7]).to(dtype=torch.complex64))
+    with pytest.raises(TypeError, match="bfloat16"):
+        x.to(dtype=rt.torch_bfloat16())
     with pytest.raises(TypeError, match="unsupported dtype"):
-        x.to(dtype="complex64")
+        x.to(dtype="float8")
     with pytest.raises(RuntimeError, match="cpu"):
         x.to(device="cuda")
 

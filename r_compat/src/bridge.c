@@ -288,6 +288,8 @@ static PyObject *r_vector_to_py(SEXP x) {
     case REALSXP: size = n * sizeof(double); code = "d"; break;
     case INTSXP: size = n * sizeof(int); code = Rf_inherits(x, "factor") ? "f" : "i"; break;
     case LGLSXP: size = n * sizeof(int); code = "l"; break;
+    case RAWSXP: size = n; code = "r"; break;
+    case CPLXSXP: size = n * sizeof(Rcomplex); code = "c"; break;
     default: return NULL;
     }
     PyObject *buf = PyByteArray_FromStringAndSize((const char *)DATAPTR(x), (Py_ssize_t)size);
@@ -342,6 +344,9 @@ static PyObject *r_to_py(SEXP x) {
             if (v == NA_LOGICAL) Py_RETURN_NONE;
             return PyBool_FromLong(v);
         }
+        return r_vector_to_py(x);
+    case RAWSXP:  /* raw and complex vectors are always arrays: uint8, complex */
+    case CPLXSXP:
         return r_vector_to_py(x);
     case STRSXP:
         if (XLENGTH(x) == 1 && ATTRIB(x) == R_NilValue) {
@@ -419,6 +424,23 @@ static SEXP buffer_to_r(PyObject *o) {
         const long long *src = (const long long *)v.buf;
         for (R_xlen_t i = 0; i < n; i++)
             INTEGER(out)[i] = (src[i] > INT_MAX || src[i] <= INT_MIN) ? NA_INTEGER : (int)src[i];
+        break;
+    }
+    case 'B':  /* uint8: R raw, as R torch gives it */
+        out = PROTECT(Rf_allocVector(RAWSXP, n));
+        memcpy(RAW(out), v.buf, n);
+        break;
+    case 'Z': {  /* complex: 'Zd' (complex128) or 'Zf' (complex64) */
+        out = PROTECT(Rf_allocVector(CPLXSXP, n));
+        if (f[1] == 'd') {
+            memcpy(COMPLEX(out), v.buf, n * sizeof(Rcomplex));
+        } else {
+            const float *src = (const float *)v.buf;
+            for (R_xlen_t i = 0; i < n; i++) {
+                COMPLEX(out)[i].r = src[2 * i];
+                COMPLEX(out)[i].i = src[2 * i + 1];
+            }
+        }
         break;
     }
     case '?': {

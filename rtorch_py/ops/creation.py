@@ -1,0 +1,208 @@
+"""Creation: complex tensors from their parts (`torch_complex`, `torch_polar`),
+their parts back (`torch_real`, `torch_imag`, `x$real`), and the in-place
+random fills that `nn_init_*` uses (`x$uniform_()`, `x$normal_()`, ...).
+
+The constructors with no tensor input (`torch_zeros`, `torch_randn`, ...) are
+in `rtorch_py/creation.py`; random draws come from NumPy's generator
+(`torch_generator()`), so they differ from libtorch's for the same seed.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..creation import Generator, _rng_of
+from ..engine import bump_version
+from ..tensor import Tensor, wrap
+from .recording import formula, record
+from .registry import op
+from .samples import creation as S
+from .views import _check_inplace, _record_inplace
+
+__all__ = ["torch_complex", "torch_polar", "torch_real", "torch_imag"]
+
+
+def _float_parts(a: Tensor, b: Tensor, name: str, what: str) -> tuple:
+    da, db = a.data, b.data
+    if da.dtype.kind != "f" or db.dtype.kind != "f":
+        raise RuntimeError(f"{name}: expected both inputs to be float or double tensors, got "
+                           f"{a.dtype!r} and {b.dtype!r}")
+    if da.dtype != db.dtype:
+        raise RuntimeError(f"{name}: expected {what} to have the same dtype, got {a.dtype!r} "
+                           f"and {b.dtype!r}; convert one first, e.g. x$to(dtype = "
+                           "torch_float())")
+    return da, db
+
+
+def _complex_of(dt: np.dtype) -> np.dtype:
+    return np.dtype(np.complex128 if dt == np.float64 else np.complex64)
+
+
+@formula
+def ComplexBackward0(n, g):
+    return (torch_real(g) if n.needs(0) else None), (torch_imag(g) if n.needs(1) else None)
+
+
+@op("complex", samples=S.complex_parts, method=False)
+def torch_complex(real: Tensor, imag: Tensor) -> Tensor:
+    a, b = _float_parts(real, imag, "complex", "real and imag")
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape), dtype=_complex_of(a.dtype))
+    out.real, out.imag = a, b
+    return record(out, ComplexBackward0, (real, imag))
+
+
+@formula
+def PolarBackward0(n, g, abs, angle):
+    # For a real input x of a complex output z: grad_x = Re(g * conj(dz/dx)).
+    gr, gi = torch_real(g), torch_imag(g)
+    c, s = angle.cos(), angle.sin()
+    ga = gr * c + gi * s if n.needs(0) else None
+    gt = abs * (gi * c - gr * s) if n.needs(1) else None
+    return ga, gt
+
+
+@op("polar", samples=S.polar, method=False)
+def torch_polar(abs: Tensor, angle: Tensor) -> Tensor:
+    r, t = _float_parts(abs, angle, "polar", "abs and angle")
+    out = (r * np.exp(1j * t)).astype(_complex_of(r.dtype))
+    return record(out, PolarBackward0, (abs, angle), (abs, angle))
+
+
+@formula
+def RealBackward0(n, g):
+    return (torch_complex(g, g * 0),)
+
+
+@formula
+def ImagBackward0(n, g):
+    return (torch_complex(g * 0, g),)
+
+
+@op("real", samples=S.complex_input, method=False, differentiable=False)
+def torch_real(self: Tensor) -> Tensor:
+    """The real part (a copy here; PyTorch's is a view). A real tensor is its own."""
+    if self.data.dtype.kind != "c":
+        return self
+    return record(np.ascontiguousarray(self.data.real), RealBackward0, (self,))
+
+
+@op("imag", samples=S.complex_input, method=False, differentiable=False)
+def torch_imag(self: Tensor) -> Tensor:
+    if self.data.dtype.kind != "c":
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes; "
+                           "check x$is_complex() first")
+    return record(np.ascontiguousarray(self.data.imag), ImagBackward0, (self,))
+
+
+# --------------------------------------------------------------------------
+# In-place random fills (what nn_init_* calls): no gradient flows through a
+# fill, so the result's node only stops the gradient (as PyTorch's does).
+
+
+@formula
+def RandomBackward(n, g):
+    return (g * 0,)
+
+
+def _fill(self: Tensor, values: Any, name: str) -> Tensor:
+    if self.data.dtype.kind == "b" and name != "random_":
+        raise RuntimeError(f"{name} is not implemented for bool tensors")
+    _check_inplace(self)
+    np.copyto(self.data, values, casting="unsafe")
+    bump_version(self)
+    return _record_inplace(self, RandomBackward, (self,), ())
+
+
+def _from(from_: Any, kw: dict, name: str) -> Any:
+    """R torch's argument is `from`, a Python keyword: accept it by that name."""
+    if "from" in kw:
+        from_ = kw.pop("from")
+    if kw:
+        raise TypeError(f"{name}() got unexpected argument(s): {', '.join(kw)}")
+    return from_
+
+
+def _floating(self: Tensor, name: str) -> None:
+    if self.data.dtype.kind not in "fc":
+        raise RuntimeError(f"{name} expects a floating point tensor, got {self.dtype!r}; "
+                           "convert first, e.g. x$to(dtype = torch_float())")
+
+
+@op(function=False, invisible=True)
+def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0,
+             generator: Generator | None = None, **kw: Any) -> Tensor:
+    from_ = _from(from_, kw, "uniform_")
+    _floating(self, "uniform_")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={from_} > to={to}")
+    return _fill(self, _rng_of(generator).uniform(from_, to, self.shape), "uniform_")
+
+
+@op(function=False, invisible=True)
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0,
+            generator: Generator | None = None) -> Tensor:
+    _floating(self, "normal_")
+    if std < 0:
+        raise RuntimeError(f"normal_ expects std >= 0.0, but found std {std}")
+    return _fill(self, _rng_of(generator).normal(mean, std, self.shape), "normal_")
+
+
+@op(function=False, invisible=True)
+def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0,
+                generator: Generator | None = None) -> Tensor:
+    _floating(self, "log_normal_")
+    if std <= 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    return _fill(self, _rng_of(generator).lognormal(mean, std, self.shape), "log_normal_")
+
+
+@op(function=False, invisible=True)
+def exponential_(self: Tensor, lambd: float = 1.0,
+                 generator: Generator | None = None) -> Tensor:
+    _floating(self, "exponential_")
+    if lambd <= 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    return _fill(self, _rng_of(generator).exponential(1.0 / lambd, self.shape),
+                 "exponential_")
+
+
+@op(function=False, invisible=True)
+def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0,
+            generator: Generator | None = None) -> Tensor:
+    _floating(self, "cauchy_")
+    return _fill(self, median + sigma * _rng_of(generator).standard_cauchy(self.shape),
+                 "cauchy_")
+
+
+@op(function=False, invisible=True)
+def geometric_(self: Tensor, p: float, generator: Generator | None = None) -> Tensor:
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    return _fill(self, _rng_of(generator).geometric(p, self.shape), "geometric_")
+
+
+@op(function=False, invisible=True)
+def bernoulli_(self: Tensor, p: Any = 0.5, generator: Generator | None = None) -> Tensor:
+    probs = p.data if isinstance(p, Tensor) else p
+    if np.any((np.asarray(probs) < 0) | (np.asarray(probs) > 1)):
+        raise RuntimeError("bernoulli_ expects p to be in [0, 1]")
+    return _fill(self, _rng_of(generator).random(self.shape) < probs, "bernoulli_")
+
+
+@op(function=False, invisible=True)
+def random_(self: Tensor, from_: int = 0, to: int | None = None,
+             generator: Generator | None = None, **kw: Any) -> Tensor:
+    """Whole numbers in [from, to); with no `to`, up to the dtype's range (floats:
+    2^mantissa bits, as PyTorch)."""
+    from_ = _from(from_, kw, "random_")
+    dt = self.data.dtype
+    if to is None:
+        to = 2 ** (np.finfo(dt).nmant + 1) if dt.kind == "f" else \
+            2 if dt.kind == "b" else int(np.iinfo(dt).max) + 1
+    if from_ >= to:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                           f"from={from_} >= to={to}")
+    return _fill(self, _rng_of(generator).integers(int(from_), int(to), self.shape),
+                 "random_")
