@@ -251,3 +251,28 @@ def pool_scatter(g: Tensor, idx: np.ndarray, shape: tuple, unique: bool) -> Tens
         grid = np.indices(ii.shape, sparse=True)
         np.add.at(out, (grid[0], grid[1], ii), gi)
     return record(out.reshape(shape), PoolScatterBackward, (g,), (idx, unique))
+
+
+def _conv_nd(nd: int, transposed: bool):
+    """torch_conv{nd}d / torch_conv_transpose{nd}d: `convolution` with R torch's
+    argument order (batched input only; nnf_conv* also take unbatched ones)."""
+    if transposed:
+        def conv(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                 dilation: Any = 1) -> Tensor:
+            return convolution(input, weight, bias, _ints(stride, nd), _ints(padding, nd),
+                               _ints(dilation, nd), True, _ints(output_padding, nd), groups)
+    else:
+        def conv(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+            return convolution(input, weight, bias, _ints(stride, nd), _ints(padding, nd),
+                               _ints(dilation, nd), False, (0,) * nd, groups)
+    conv.__name__ = f"conv{'_transpose' if transposed else ''}{nd}d"
+    return conv
+
+
+for _nd in (1, 2, 3):
+    for _tr in (False, True):
+        _f = _conv_nd(_nd, _tr)
+        op(_f.__name__, method=False, samples=getattr(S, _f.__name__))(_f)
+        globals()[_f.__name__] = _f

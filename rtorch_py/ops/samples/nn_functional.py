@@ -11,19 +11,20 @@ def float_unary() -> list:
 
 def convolution() -> list:
     """Plain and transposed, 1-d to 3-d, strides, padding, dilation, groups
-    (sizes as tuples, as torch.convolution takes them)."""
+    (sizes as tuples, as torch.convolution takes them; a bias each time, as R
+    has no positional NULL here)."""
     w2 = T((4, 2, 3, 2))
     return [
         sample(T((2, 2, 5, 4)), w2, T((4,)), (1, 1), (0, 0), (1, 1), False, (0, 0), 1),
-        sample(T((2, 4, 7, 6)), w2, None, (2, 1), (1, 0), (1, 2), False, (0, 0), 2,
+        sample(T((2, 4, 7, 6)), w2, T((4,)), (2, 1), (1, 0), (1, 2), False, (0, 0), 2,
                note="groups"),
         sample(T((2, 3, 6)), T((2, 3, 3)), T((2,)), (2,), (1,), (1,), False, (0,), 1,
                note="1-d"),
-        sample(T((1, 2, 3, 4, 3)), T((2, 2, 2, 2, 2)), None, (1, 1, 1), (0, 0, 0), (1, 1, 1),
-               False, (0, 0, 0), 1, note="3-d"),
+        sample(T((1, 2, 3, 4, 3)), T((2, 2, 2, 2, 2)), T((2,)), (1, 1, 1), (0, 0, 0),
+               (1, 1, 1), False, (0, 0, 0), 1, note="3-d"),
         sample(T((2, 4, 3, 3)), T((4, 1, 3, 2)), T((2,)), (2, 2), (1, 1), (1, 1), True,
                (1, 1), 2, note="transposed"),
-        sample(T((1, 2, 4)), T((2, 3, 3)), None, (3,), (0,), (2,), True, (1,), 1,
+        sample(T((1, 2, 4)), T((2, 3, 3)), T((3,)), (3,), (0,), (2,), True, (1,), 1,
                note="transposed 1-d"),
     ]
 
@@ -32,3 +33,33 @@ def constant_pad() -> list:
     return [sample(T((2, 3, 4)), (1, 2)), sample(T((2, 3, 4)), (1, 0, 2, 1), 0.5),
             sample(T((2, 5)), (-1, 2, 0, -1), note="cropping"),
             sample(T((3, 2), dtype="int64", low=0, high=5), (2, 2), 7, note="integers")]
+
+
+def conv1d() -> list:
+    return [sample(T((2, 3, 7)), T((4, 3, 3)), T((4,))),
+            sample(T((2, 4, 8)), T((4, 2, 2)), stride=2, padding=1, dilation=2, groups=2,
+                   note="no bias, stride, groups")]
+
+
+def conv2d() -> list:
+    return [sample(T((2, 2, 5, 4)), T((3, 2, 2, 2)), T((3,))),
+            sample(T((1, 2, 6, 6)), T((2, 2, 3, 3)), stride=2, padding=1,
+                   note="no bias, stride, padding")]
+
+
+def conv3d() -> list:
+    return [sample(T((1, 2, 4, 3, 4)), T((2, 2, 2, 2, 2)), T((2,)))]
+
+
+def conv_transpose1d() -> list:
+    return [sample(T((2, 3, 4)), T((3, 2, 3)), T((2,)), 2, 1, 1)]
+
+
+def conv_transpose2d() -> list:
+    return [sample(T((1, 2, 3, 3)), T((2, 3, 2, 2)), T((3,))),
+            sample(T((2, 4, 3, 2)), T((4, 1, 3, 3)), stride=2, padding=1, groups=2,
+                   note="no bias, groups")]
+
+
+def conv_transpose3d() -> list:
+    return [sample(T((1, 2, 2, 3, 2)), T((2, 2, 2, 2, 2)))]
