@@ -1641,3 +1641,35 @@ def frexp(self: Tensor) -> tuple:
 
 
 _declare(frexp, samples=S.floats, inplace=False)
+
+
+@formula
+def IgammaBackward0(n, g, a, x):
+    if n.needs(0):
+        raise NotImplementedError("the derivative of igamma with respect to its first "
+                                  "argument (input) is not implemented, as in PyTorch")
+    return None, g * ((a - 1) * x.log() - x - lgamma(a)).exp()
+
+
+@formula
+def IgammacBackward0(n, g, a, x):
+    if n.needs(0):
+        raise NotImplementedError("the derivative of igammac with respect to its first "
+                                  "argument (input) is not implemented, as in PyTorch")
+    return None, -g * ((a - 1) * x.log() - x - lgamma(a)).exp()
+
+
+def igamma(self: Tensor, other: Tensor) -> Tensor:
+    """The regularized lower incomplete gamma function P(self, other)."""
+    out = _floating_binary(self, other, special.gammainc, "igamma")
+    return record(out, IgammaBackward0, (_t(self), _t(other)), (self, other))
+
+
+def igammac(self: Tensor, other: Tensor) -> Tensor:
+    """The regularized upper incomplete gamma function Q(self, other) = 1 - P."""
+    out = _floating_binary(self, other, special.gammaincc, "igammac")
+    return record(out, IgammacBackward0, (_t(self), _t(other)), (self, other))
+
+
+_declare(igamma, samples=S.igamma)
+_declare(igammac, samples=S.igamma)

@@ -191,3 +191,11 @@ def integers() -> list:
 def add_sub() -> list:
     return binary_arith() + [sample(T((2, 3)), T((3,)), alpha=2.5),
                              sample(T((3, 1)), T((1, 4)), alpha=-3)]
+
+
+def igamma() -> list:
+    """(a, x) of the incomplete gamma functions: a positive, not differentiated."""
+    a = dict(low=0.5, high=5.0, requires_grad=False)
+    return [sample(T((2, 3), **a), T((2, 3), low=0.1, high=8.0)),
+            sample(T((3,), **a), T((2, 3), low=0.1, high=8.0)),
+            sample(T((), **a), T((), low=2.0, high=12.0))]
