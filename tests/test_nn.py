@@ -563,3 +563,12 @@ def test_max_pool_indices_match_torch(kw):
     tout, tidx = torch.nn.functional.max_pool2d(theirs(x, False), return_indices=True, **kw)
     close(out, tout)
     np.testing.assert_array_equal(idx.data, tidx.numpy())
+
+
+def test_cross_entropy_refuses_float_class_indices():
+    x = rt.torch_randn(3, 3)
+    with pytest.raises(TypeError, match="integer tensor"):
+        nn.nnf_cross_entropy(x, rt.torch_tensor([0.0, 1.0, 2.0]))
+    probs = rt.torch_tensor(np.full((3, 3), 1 / 3))
+    close(nn.nnf_cross_entropy(x, probs),
+          torch.nn.functional.cross_entropy(torch.tensor(x.data), torch.tensor(probs.data)))

@@ -145,6 +145,11 @@ nn_Module <- R6::R6Class(
             self$register_buffer(nm, value)
           }
         } else {
+          if (!identical(as.integer(dim(value)), as.integer(dim(own)))) {
+            .value_error(sprintf(
+              "size mismatch for %s: the state_dict's tensor has shape [%s], the module's [%s]",
+              key, paste(dim(value), collapse = ", "), paste(dim(own), collapse = ", ")))
+          }
           with_no_grad(own$copy_(value))
         }
       }

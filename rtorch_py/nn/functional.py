@@ -382,6 +382,11 @@ def nnf_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = Non
                       label_smoothing: float = 0.0) -> Tensor:
     logp = input.log_softmax(1 if input.ndim > 1 else 0)
     if target.data.dtype.kind == "f":  # class probabilities
+        if tuple(target.shape) != tuple(input.shape):
+            raise TypeError(
+                f"cross_entropy: a {target.dtype} target must hold class probabilities, of "
+                f"the input's shape {list(input.shape)}; got shape {list(target.shape)}. For "
+                "class indices give an integer tensor (dtype = torch_long()).")
         loss = -(logp * target)
         if weight is not None:
             shape = (1, -1) + (1,) * (input.ndim - 2)

@@ -42,6 +42,9 @@ class nn_linear(Module):
         _uniform_fan_in(self.weight, self.bias, self.in_features)
 
     def forward(self, input: Tensor) -> Tensor:
+        if input.ndim == 0 or input.shape[-1] != self.weight.shape[1]:
+            raise ValueError(f"nn_linear: expected an input whose last dim has "
+                             f"{self.weight.shape[1]} features, got shape {list(input.shape)}")
         return F.nnf_linear(input, self.weight, self.bias)
 
 

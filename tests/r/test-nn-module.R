@@ -62,6 +62,9 @@ test_that("state_dict round trip, missing keys are value_errors", {
   b$load_state_dict(a$state_dict())
   expect_equal_to_tensor(b$weight, a$weight)
   expect_error(b$load_state_dict(list(weight = a$weight)), class = "value_error")
+  expect_error(b$load_state_dict(list(weight = torch_zeros(3, 3), bias = a$bias)),
+               "size mismatch for weight")
+  expect_error(a(torch_randn(2, 4)), "last dim has 3 features")
   expect_true(a$state_dict()$weight$requires_grad)
 })
 
