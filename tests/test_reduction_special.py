@@ -126,6 +126,11 @@ def test_errors():
         rt.torch_tensor(np.array([1, 2])).std()
     with pytest.raises(ValueError, match="'fro'"):
         x.norm(p="nuc")
+    for f in (lambda: x.sum(dim="a"), lambda: x.sort(dim="a"), lambda: x.var(dim=("a",))):
+        with pytest.raises(TypeError, match="named tensors"):
+            f()
+    with pytest.raises(ValueError, match="whole number"):
+        x.cumsum(1.5)
 
 
 # --------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from .samples import reduction as S
 from .conversion import CloneBackward0
 from .indexing import gather
 from .pointwise import maximum, minimum
+from .operands import _whole
 from .recording import OUTPUT, _state, expand_to, formula, needs_grad, record
 from .registry import op
 from .views import _check_inplace, _record_inplace
@@ -21,15 +22,23 @@ from .views import _check_inplace, _record_inplace
 # ==========================================================================
 # Reductions
 
+def _one_dim(dim: Any, ndim: int) -> int:
+    """A single 0-based dim (whole numbers only; named dims are not supported)."""
+    if isinstance(dim, str):
+        raise TypeError(f"dim {dim!r}: dims given by name (named tensors) are not supported "
+                        "yet; give the dim's number")
+    return _dim(_whole(dim, "dim"), ndim)
+
+
 def _dims(dim: Any, ndim: int) -> tuple:
     if isinstance(dim, (list, tuple)):
         if not dim:  # dim=() reduces over every dim, as in PyTorch
             return tuple(range(ndim))
-        dims = tuple(sorted(_dim(int(d), ndim) for d in dim))
+        dims = tuple(sorted(_one_dim(d, ndim) for d in dim))
         if len(set(dims)) != len(dims):
             raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
     else:
-        dims = (_dim(int(dim), ndim),)
+        dims = (_one_dim(dim, ndim),)
     return dims if ndim else ()  # a 0-d tensor accepts dim 0 or -1: nothing to reduce
 
 
@@ -138,7 +147,7 @@ def prod(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None
         return record(np.asarray(d.prod()), ProdBackward0, (self,), (src, OUTPUT))
     if isinstance(dim, (list, tuple)):
         raise TypeError("prod: dim must be a single dimension, got several")
-    dm = _dim(int(dim), self.ndim)
+    dm = _one_dim(dim, self.ndim)
     out = np.asarray(d.prod(axis=dm, keepdims=keepdim)) if self.ndim else d.copy()
     return record(out, ProdBackward1, (self,), (src, OUTPUT, dm, keepdim))
 
@@ -165,7 +174,7 @@ def _reduce_extreme(x: Tensor, dim: Any, keepdim: bool, arg: Callable, name: str
                                "'dim' argument.")
         val = np.asarray(getattr(x.data, name)())
         return record(val, MaxBackward1, (x,), (x, OUTPUT), name=full_name)
-    d = _dim(int(dim), x.ndim)
+    d = _one_dim(dim, x.ndim)
     if x.ndim == 0:
         return (record(x.data.copy(), CloneBackward0, (x,), name=full_name[:-1] + "0"),
                 wrap(np.zeros((), dtype=np.int64)))
@@ -208,7 +217,7 @@ def min(self: Tensor, dim: Any = None, keepdim: bool = False, other: Any = None)
 def argmax(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     if dim is None:
         return wrap(np.asarray(np.argmax(self.data), dtype=np.int64))
-    d = _dim(dim, self.ndim)
+    d = _one_dim(dim, self.ndim)
     out = np.argmax(self.data, axis=d)
     return wrap((np.expand_dims(out, d) if keepdim else out).astype(np.int64))
 
@@ -217,7 +226,7 @@ def argmax(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tenso
 def argmin(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     if dim is None:
         return wrap(np.asarray(np.argmin(self.data), dtype=np.int64))
-    d = _dim(dim, self.ndim)
+    d = _one_dim(dim, self.ndim)
     out = np.argmin(self.data, axis=d)
     return wrap((np.expand_dims(out, d) if keepdim else out).astype(np.int64))
 
@@ -243,7 +252,7 @@ def SoftmaxBackward0(n, g, result, dim):
 
 @op(dims=("dim",), samples=S.softmax)
 def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
-    d = _dim(dim, self.ndim)
+    d = _one_dim(dim, self.ndim)
     a = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
     if a.dtype.kind != "f":
         raise RuntimeError(f"softmax: expected a floating point tensor, got {self.dtype}")
@@ -259,7 +268,7 @@ def LogSoftmaxBackward0(n, g, result, dim):
 
 @op(dims=("dim",), samples=S.softmax)
 def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
-    d = _dim(dim, self.ndim)
+    d = _one_dim(dim, self.ndim)
     a = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
     if a.dtype.kind != "f":
         raise RuntimeError(f"log_softmax: expected a floating point tensor, got {self.dtype}")
@@ -581,7 +590,7 @@ def _reverse_cumsum(g: Tensor, dim: int) -> Tensor:
 @op(dims=("dim",), samples=S.cumulative)
 def cumsum(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _cum_input(self, dtype)
-    dm = _dim(int(dim), self.ndim)
+    dm = _one_dim(dim, self.ndim)
     out = np.cumsum(d, axis=dm, dtype=d.dtype) if self.ndim else d.copy()
     return record(out, CumsumBackward0, (self,), (dm if self.ndim else 0,))
 
@@ -613,7 +622,7 @@ def CumprodBackward0(n, g, x, result, dim):
 @op(dims=("dim",), samples=S.cumulative)
 def cumprod(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _cum_input(self, dtype)
-    dm = _dim(int(dim), self.ndim)
+    dm = _one_dim(dim, self.ndim)
     out = np.cumprod(d, axis=dm, dtype=d.dtype) if self.ndim else d.copy()
     return record(out, CumprodBackward0, (self,), (self, OUTPUT, dm if self.ndim else 0))
 
@@ -635,7 +644,7 @@ def LogcumsumexpBackward0(n, g, x, result, dim):
 @op(dims=("dim",), samples=S.cumulative_float)
 def logcumsumexp(self: Tensor, dim: int) -> Tensor:
     d = _float_input(self, "logcumsumexp")
-    dm = _dim(int(dim), self.ndim)
+    dm = _one_dim(dim, self.ndim)
     out = np.logaddexp.accumulate(d, axis=dm) if self.ndim else d.copy()
     return record(np.asarray(out, dtype=d.dtype), LogcumsumexpBackward0, (self,),
                   (self, OUTPUT, dm if self.ndim else 0))
@@ -709,7 +718,7 @@ def _cumulative_inplace(self: Tensor, dim: Any, dtype: Any, name: str,
                         accumulate: Callable) -> tuple:
     """cumsum_/cumprod_: accumulate along dim in place; (the input's old value
     when a gradient will need it, the 0-based dim)."""
-    dm = _dim(int(dim), self.ndim)
+    dm = _one_dim(dim, self.ndim)
     _check_inplace(self)
     if dtype is not None and as_dtype(dtype).np != self.data.dtype:
         raise RuntimeError(f"{name}: dtype must be the tensor's own ({self.dtype.r_name}) "
