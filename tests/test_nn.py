@@ -572,3 +572,23 @@ def test_cross_entropy_refuses_float_class_indices():
     probs = rt.torch_tensor(np.full((3, 3), 1 / 3))
     close(nn.nnf_cross_entropy(x, probs),
           torch.nn.functional.cross_entropy(torch.tensor(x.data), torch.tensor(probs.data)))
+
+
+def test_embedding_bag_offsets_and_weights_match_torch():
+    w = arr(6, 3)
+    a, t = ours(w), theirs(w)
+    idx = np.array([1, 2, 4, 5, 4, 3, 2, 0])
+    off = np.array([0, 3, 3, 5])
+    psw = arr(8)
+    y = nn.nnf_embedding_bag(rt.torch_tensor(idx), a, rt.torch_tensor(off), mode="sum",
+                             per_sample_weights=ours(psw, False))
+    ty = torch.nn.functional.embedding_bag(torch.tensor(idx), t, torch.tensor(off), mode="sum",
+                                           per_sample_weights=theirs(psw, False))
+    close(y, ty)
+    y.sum().backward()
+    ty.sum().backward()
+    close(a.grad, t.grad)
+    for mode in ("mean", "max"):
+        close(nn.nnf_embedding_bag(rt.torch_tensor(idx), a, rt.torch_tensor(off[:3]), mode=mode),
+              torch.nn.functional.embedding_bag(torch.tensor(idx), t, torch.tensor(off[:3]),
+                                                mode=mode))

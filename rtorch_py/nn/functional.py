@@ -667,6 +667,8 @@ def nnf_embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
                   scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     if input.data.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be an integer tensor, got {input.dtype}")
+    if scale_grad_by_freq:
+        raise NotImplementedError("embedding: scale_grad_by_freq = TRUE is not supported")
     idx = input.data
     n = weight.shape[0]
     if idx.size and (idx.min() < 0 or idx.max() >= n):
@@ -689,24 +691,32 @@ def nnf_embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
 def nnf_embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
                       mode: str = "mean", per_sample_weights: Tensor | None = None,
                       padding_idx: int | None = None) -> Tensor:
+    if per_sample_weights is not None and mode != "sum":
+        raise ValueError("embedding_bag: per_sample_weights only work with mode = 'sum'")
+    psw = None if per_sample_weights is None else per_sample_weights.reshape(-1)
     if input.ndim == 2:
         if offsets is not None:
             raise ValueError("embedding_bag: offsets must not be given when input is 2-D "
                              "(each row is a bag)")
-        bags = [input.data[i] for i in range(input.shape[0])]
+        width = input.shape[1]
+        spans = [(i * width, (i + 1) * width) for i in range(input.shape[0])]
     else:
         if offsets is None:
             raise ValueError("embedding_bag: offsets are needed when input is 1-D")
         off = list(offsets.data.reshape(-1).astype(np.int64)) + [input.shape[0]]
-        bags = [input.data[off[i]:off[i + 1]] for i in range(len(off) - 1)]
+        spans = [(off[i], off[i + 1]) for i in range(len(off) - 1)]
+    flat = input.data.reshape(-1)
     outs = []
-    for i, b in enumerate(bags):
+    for a, z in spans:  # one bag at a time (bags have different sizes)
+        pos = np.arange(a, z)
         if padding_idx is not None:
-            b = b[b != padding_idx]
-        if b.size == 0:
+            pos = pos[flat[pos] != padding_idx]
+        if pos.size == 0:
             outs.append(weight.sum(dim=0) * 0.0)
             continue
-        rows = weight[wrap(b.astype(np.int64))]
+        rows = weight[wrap(flat[pos].astype(np.int64))]
+        if psw is not None:
+            rows = rows * psw[wrap(pos)].unsqueeze(1)
         if mode == "sum":
             outs.append(rows.sum(dim=0))
         elif mode == "mean":
