@@ -202,7 +202,9 @@ def test_loss_matches_torch(name, make, kw):
 
 @pytest.mark.parametrize("kw", [{}, {"reduction": "sum"}, {"reduction": "none"},
                                 {"ignore_index": 1}, {"label_smoothing": 0.1},
-                                {"weight": "w"}])
+                                {"weight": "w"}, {"weight": "w", "label_smoothing": 0.2},
+                                {"weight": "w", "label_smoothing": 0.2, "ignore_index": 2,
+                                 "reduction": "none"}])
 def test_cross_entropy_and_nll_match_torch(kw):
     x = arr(6, 4, 3)
     target = RNG.integers(0, 4, size=(6, 3))
@@ -592,3 +594,16 @@ def test_embedding_bag_offsets_and_weights_match_torch():
         close(nn.nnf_embedding_bag(rt.torch_tensor(idx), a, rt.torch_tensor(off[:3]), mode=mode),
               torch.nn.functional.embedding_bag(torch.tensor(idx), t, torch.tensor(off[:3]),
                                                 mode=mode))
+
+
+def test_cross_entropy_probabilities_with_smoothing_and_weight():
+    x, p, w = arr(5, 4), _probs(5, 4), _probs(4)
+    p = p / p.sum(axis=1, keepdims=True)
+    a, t = ours(x), theirs(x)
+    y = nn.nnf_cross_entropy(a, ours(p, False), weight=ours(w, False), label_smoothing=0.3)
+    ty = torch.nn.functional.cross_entropy(t, theirs(p, False), weight=theirs(w, False),
+                                           label_smoothing=0.3)
+    close(y, ty)
+    y.backward()
+    ty.backward()
+    close(a.grad, t.grad)

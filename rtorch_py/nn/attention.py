@@ -65,6 +65,10 @@ class nn_multihead_attention(Module):
                  add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: Any = None,
                  vdim: Any = None, batch_first: bool = False) -> None:
         super().__init__()
+        if add_bias_kv or add_zero_attn or kdim not in (None, embed_dim) or \
+                vdim not in (None, embed_dim):
+            raise NotImplementedError("nn_multihead_attention: add_bias_kv, add_zero_attn and "
+                                      "kdim / vdim other than embed_dim are not supported")
         self.embed_dim, self.num_heads = int(embed_dim), int(num_heads)
         if self.embed_dim % self.num_heads:
             raise ValueError("embed_dim must be divisible by num_heads")

@@ -387,6 +387,9 @@ def nnf_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = Non
                 f"cross_entropy: a {target.dtype} target must hold class probabilities, of "
                 f"the input's shape {list(input.shape)}; got shape {list(target.shape)}. For "
                 "class indices give an integer tensor (dtype = torch_long()).")
+        n_class = input.shape[1] if input.ndim > 1 else input.shape[0]
+        if label_smoothing > 0:
+            target = target * (1.0 - label_smoothing) + label_smoothing / n_class
         loss = -(logp * target)
         if weight is not None:
             shape = (1, -1) + (1,) * (input.ndim - 2)
@@ -395,11 +398,19 @@ def nnf_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = Non
         return _reduce(loss, reduction)
     loss = nnf_nll_loss(logp, target, weight, ignore_index, reduction)
     if label_smoothing > 0:
-        smooth = -_class_dim_last(logp).mean(dim=1)
-        valid = wrap((target.data.reshape(-1) != ignore_index).astype(input.data.dtype))
-        smooth = smooth * valid
+        # the smoothing term, as torch: (weighted) sum over classes of -log p, / C
+        rows = _class_dim_last(logp)
+        n_class = rows.shape[1]
+        if weight is not None:
+            rows = rows * weight.reshape(1, -1)
+        smooth = -rows.sum(dim=1) / float(n_class)
+        tgt = target.data.reshape(-1)
+        valid = tgt != ignore_index
+        smooth = smooth * wrap(valid.astype(input.data.dtype))
         if reduction == "mean":
-            smooth = smooth.sum() / float(valid.data.sum())
+            denom = valid.sum() if weight is None else \
+                weight.data[np.where(valid, tgt, 0)][valid].sum()
+            smooth = smooth.sum() / float(denom)
         elif reduction == "sum":
             smooth = smooth.sum()
         else:
@@ -640,6 +651,9 @@ def nnf_instance_norm(input: Tensor, running_mean: Tensor | None = None,
                       running_var: Tensor | None = None, weight: Tensor | None = None,
                       bias: Tensor | None = None, use_input_stats: bool = True,
                       momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    if running_mean is not None or running_var is not None or not use_input_stats:
+        raise NotImplementedError("instance_norm: running statistics are not supported; "
+                                  "it normalises with each instance's own statistics")
     dims = tuple(range(2, input.ndim))
     mean = input.mean(dim=dims, keepdim=True)
     xc = input - mean
