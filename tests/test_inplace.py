@@ -44,6 +44,8 @@ INPLACE = {
     "index_put_acc": lambda T, y, o: y.index_put_((_ix(T, [0, 0, 2]), _ix(T, [1, 1, 3])),
                                                   _e(o)[0, :3], accumulate=True),
     "masked_scatter_": lambda T, y, o: y.masked_scatter_(o > 0, _e(o) * 2),
+    "tril_": lambda T, y, o: y.tril_(1),
+    "triu_": lambda T, y, o: y.triu_(-1),
 }
 
 
@@ -433,3 +435,33 @@ def test_retain_grad_follows_inplace_and_hooks_stay(view):
     np.testing.assert_allclose(rg, tg)
     assert len(rseen) == len(tseen) == 1
     np.testing.assert_allclose(rseen[0], tseen[0])
+
+
+# In-place shape changes: the tensor itself becomes the view (t_, transpose_, ...).
+RESTRIDE = {
+    "t_": lambda y: y.t_(),
+    "transpose_": lambda y: y.transpose_(0, 1),
+    "unsqueeze_": lambda y: y.unsqueeze_(1),
+    "squeeze_": lambda y: (y.unsqueeze(0) * 1).squeeze_(),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", list(RESTRIDE))
+def test_inplace_shape_change_vs_torch(op, dtype):
+    def fn(T, x):
+        y = x * 1.0
+        out = RESTRIDE[op](y)
+        assert out is y or op == "squeeze_"
+        return out * out
+    check_vs_torch(fn, rand(3, 4, dtype=dtype), second_order=True, check_names=False)
+    gradcheck(fn, rand(3, 4))
+
+
+def test_t_in_place_makes_a_non_contiguous_tensor():
+    x = rt.torch_randn(10, 10)
+    before = rt.as_array(x).copy()
+    assert x.t_() is x and not x.data.flags.c_contiguous
+    np.testing.assert_array_equal(rt.as_array(x), before.T)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        rt.torch_randn(2, 3, requires_grad=True).t_()

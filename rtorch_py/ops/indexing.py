@@ -14,7 +14,8 @@ from .operands import (_as_tensor, _bool_mask, _broadcast_error, _data, _fill_va
 from .recording import _state, formula, record
 from .shape import SliceBackward0, cat
 from .registry import op
-from .views import _check_inplace, _index_backward, _is_basic, _record_inplace, _view, _wrap_key
+from .views import (_check_inplace, _index_backward, _is_basic, _record_inplace, _view, _wrap_key,
+                    _write_inplace)
 
 
 @formula
@@ -461,15 +462,6 @@ def scatter(self: Tensor, dim: int, index: Any, src: Any = None, value: Any = No
             reduce: str | None = None) -> Tensor:
     out, fn, inputs, saved = _scatter(self, dim, index, src, value, reduce, "scatter")
     return record(out, fn, inputs, saved)
-
-
-def _write_inplace(self: Tensor, out: np.ndarray, fn: Any, inputs: tuple, saved: tuple,
-                   name: str | None = None) -> Tensor:
-    """An in-place op: its out-of-place result written into self, recorded."""
-    _check_inplace(self, *inputs[1:])
-    self.data[...] = out
-    bump_version(self)
-    return _record_inplace(self, fn, inputs, saved, name)
 
 
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)

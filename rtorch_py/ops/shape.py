@@ -12,7 +12,7 @@ from .samples import shape as S
 from .operands import _as_tensor, _float_result, _shape, _whole, positional_error
 from .recording import formula, record, sum_to
 from .registry import op
-from .views import _index_backward, _view
+from .views import _index_backward, _restride_inplace, _view, _write_inplace
 
 _F64 = np.dtype(np.float64)
 
@@ -936,3 +936,42 @@ def combinations(self: Tensor, r: int = 2, with_replacement: bool = False) -> Te
     combos = np.array(list(pick(range(self.shape[0]), r)), dtype=np.int64).reshape(-1, r)
     from .indexing import index_select
     return stack([index_select(self, 0, wrap(combos[:, k])) for k in range(r)], 1)
+
+
+# ==========================================================================
+# In place: shape changes of the tensor itself, and triangles
+
+@op(function=False, samples=S.inplace, invisible=True)
+def t_(self: Tensor) -> Tensor:
+    return _restride_inplace(self, t(self))
+
+
+@op(function=False, dims=("dim0", "dim1"), samples=S.inplace, invisible=True)
+def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    return _restride_inplace(self, transpose(self, dim0, dim1))
+
+
+@op(function=False, dims=("dim",), samples=S.inplace, invisible=True)
+def squeeze_(self: Tensor, dim: int | None = None) -> Tensor:
+    return _restride_inplace(self, squeeze(self, dim))
+
+
+@op(function=False, new_dims=("dim",), samples=S.inplace, invisible=True)
+def unsqueeze_(self: Tensor, dim: int) -> Tensor:
+    return _restride_inplace(self, unsqueeze(self, dim))
+
+
+@op(function=False, samples=S.inplace, invisible=True)
+def tril_(self: Tensor, diagonal: int = 0) -> Tensor:
+    k = _whole(diagonal, "diagonal")
+    if self.ndim < 2:
+        raise RuntimeError("tril_: input tensor must have at least 2 dimensions")
+    return _write_inplace(self, np.tril(self.data, k), TrilBackward0, (self,), (k,))
+
+
+@op(function=False, samples=S.inplace, invisible=True)
+def triu_(self: Tensor, diagonal: int = 0) -> Tensor:
+    k = _whole(diagonal, "diagonal")
+    if self.ndim < 2:
+        raise RuntimeError("triu_: input tensor must have at least 2 dimensions")
+    return _write_inplace(self, np.triu(self.data, k), TriuBackward0, (self,), (k,))

@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import engine
-from ..engine import Node, edge, version_box
+from ..engine import Node, bump_version, edge, version_box
 from ..tensor import Tensor, wrap
 from .recording import formula, needs_grad, record
 
@@ -196,3 +196,27 @@ def _refresh_views(base: Tensor, skip: Tensor | None) -> None:
             _as_view_of(w, base)
 
 
+
+
+def _write_inplace(self: Tensor, out: np.ndarray, fn: Callable, inputs: tuple, saved: tuple,
+                   name: str | None = None) -> Tensor:
+    """An in-place op: its out-of-place result written into self, recorded."""
+    _check_inplace(self, *inputs[1:])
+    self.data[...] = out
+    bump_version(self)
+    return _record_inplace(self, fn, inputs, saved, name)
+
+
+def _restride_inplace(self: Tensor, result: Tensor) -> Tensor:
+    """An in-place view op (t_, transpose_, squeeze_, unsqueeze_): self takes the
+    out-of-place op's result (a view of its own data) and its node."""
+    _check_inplace(self)
+    if self._base is not None and needs_grad(self):
+        raise RuntimeError("in-place shape changes (t_, transpose_, squeeze_, unsqueeze_) of a "
+                           "view that requires grad are not supported; use the out-of-place "
+                           "form (e.g. y <- x$t())")
+    self.data = result.data
+    if result.grad_fn is not None:
+        self.grad_fn, self._rg, self._output_nr = result.grad_fn, True, 0
+    bump_version(self)
+    return self

@@ -220,3 +220,7 @@ def cartesian_prod() -> list:
 
 def combinations() -> list:
     return [sample(T((4,))), sample(T((4,)), 3), sample(T((3,)), 2, True)]
+
+
+def inplace() -> list:
+    return []  # (in place on a leaf that requires grad is an error: tests/test_inplace.py)
