@@ -194,3 +194,15 @@ def test_bucketize_searchsorted_histc_with_real_boundaries():
                    np.argsort(edges[order]), requires_grad=False)
     check_vs_torch(lambda T, x: T.histc(x, 4, -1.0, 1.0),
                    np.array([-1.0, -0.5, 0.0, 0.25, 0.999, 1.0, 1.5]), requires_grad=False)
+
+
+def test_norm_and_std_at_zero_have_pytorch_gradients():
+    z = np.zeros((2, 3))
+    z[1] = [1.0, -2.0, 0.5]
+    for p in (2, 3, 1, float("inf")):
+        check_vs_torch(lambda T, x: x.norm(p=p, dim=1), z)
+    check_vs_torch(lambda T, x, y: T.dist(x, y), z, z.copy())
+    check_vs_torch(lambda T, x: x.logsumexp(1), np.array([[-np.inf, -np.inf], [0.0, 1.0]]))
+    same = np.array([[2.0, 2.0, 2.0], [1.0, 0.0, 3.0]])
+    check_vs_torch(lambda T, x: x.std(1), same)
+    check_vs_torch(lambda T, x: T.std_mean(x, 1)[0], same)

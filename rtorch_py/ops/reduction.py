@@ -368,9 +368,14 @@ def VarBackward0(n, g, x, axes, keepdim, correction):
     return (_var_grad(g, x, axes, keepdim, correction),)
 
 
+def _nonzero_std(s: Tensor) -> Tensor:
+    """std where it is 0 made infinite, so the gradient there is 0 (PyTorch's)."""
+    return s.masked_fill(s == 0, float("inf")) if (s.data == 0).any() else s
+
+
 @formula
 def StdBackward0(n, g, x, result, axes, keepdim, correction):
-    return (_var_grad(g / (2 * result), x, axes, keepdim, correction),)
+    return (_var_grad(g / (2 * _nonzero_std(result)), x, axes, keepdim, correction),)
 
 
 @op(dims=("dim",), samples=S.moments)
@@ -426,7 +431,7 @@ def _var_mean_backward(n, grads, x, axes, keepdim, correction, take_sqrt):
     if gv is not None:
         if take_sqrt:
             s = x.var(dim=axes, keepdim=keepdim, correction=correction).sqrt()
-            gv = gv / (2 * s)
+            gv = gv / (2 * _nonzero_std(s))
         out = _var_grad(gv, x, axes, keepdim, correction)
     if gm is not None:
         gm = _unreduce(gm, x.shape, axes, keepdim) / _count(x.shape, axes)
