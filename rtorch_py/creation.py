@@ -310,23 +310,6 @@ def torch_multinomial(self: Tensor, num_samples: int, replacement: bool = False,
     return wrap(out.reshape(w.shape[:-1] + (n,)).astype(np.int64))
 
 
-def _tri_indices(row: int, col: int, offset: int, lower: bool, dtype: Any) -> Tensor:
-    r, c = (np.tril_indices if lower else np.triu_indices)(int(row), int(offset), int(col))
-    return _finish(np.stack([r, c]), dtype, False, int64)
-
-
-def torch_tril_indices(row: int, col: int, offset: int = 0, dtype: Any = None,
-                       device: Any = "cpu") -> Tensor:
-    """The (row, col) positions of the lower triangle, 0-based, as a 2 x N tensor."""
-    return _tri_indices(row, col, offset, True, dtype)
-
-
-def torch_triu_indices(row: int, col: int, offset: int = 0, dtype: Any = None,
-                       device: Any = "cpu") -> Tensor:
-    """The (row, col) positions of the upper triangle, 0-based, as a 2 x N tensor."""
-    return _tri_indices(row, col, offset, False, dtype)
-
-
 def _like(x: Tensor, dtype: Any) -> Any:
     return dtype if dtype is not None else x.dtype
 

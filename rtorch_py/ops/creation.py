@@ -2,8 +2,12 @@
 their parts back (`torch_real`, `torch_imag`, `x$real`), and the in-place
 random fills that `nn_init_*` uses (`x$uniform_()`, `x$normal_()`, ...).
 
-The constructors with no tensor input (`torch_zeros`, `torch_randn`, ...) are
-in `rtorch_py/creation.py`; random draws come from NumPy's generator
+The deterministic constructors are declared here too (`torch_zeros`,
+`torch_arange`, ...: PyTorch's conventions, 0-based and exclusive ends; R's
+sizes and inclusive `arange` are adapted in `rtorch_py/r/tensor_api.py`).
+They and the random ones (`torch_randn`, `torch_randperm`, ...; not in the
+registry, as the generated tests compare values) are implemented in
+`rtorch_py/creation.py`; random draws come from NumPy's generator
 (`torch_generator()`), so they differ from libtorch's for the same seed.
 """
 from __future__ import annotations
@@ -12,9 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from .. import creation as _cr
 from ..creation import Generator, _rng_of
 from ..engine import bump_version
 from ..tensor import Tensor, wrap
+from .operands import _whole
 from .recording import formula, record
 from .registry import op
 from .samples import creation as S
@@ -93,6 +99,76 @@ def torch_imag(self: Tensor) -> Tensor:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes; "
                            "check x$is_complex() first")
     return record(np.ascontiguousarray(self.data.imag), ImagBackward0, (self,))
+
+
+# --------------------------------------------------------------------------
+# Deterministic constructors (no gradient flows into a new tensor)
+
+
+def _factory(**kw):
+    return op(method=False, differentiable=False, **kw)
+
+
+@_factory(samples=S.sizes)
+def zeros(*size: Any, dtype: Any = None, device: Any = "cpu",
+          requires_grad: bool = False) -> Tensor:
+    return _cr.torch_zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+@_factory(samples=S.sizes)
+def ones(*size: Any, dtype: Any = None, device: Any = "cpu",
+         requires_grad: bool = False) -> Tensor:
+    return _cr.torch_ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+@_factory(samples=S.full)
+def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = "cpu",
+         requires_grad: bool = False) -> Tensor:
+    return _cr.torch_full(size, fill_value, dtype=dtype, device=device,
+                          requires_grad=requires_grad)
+
+
+@_factory(samples=S.eye)
+def eye(n: int, m: int | None = None, dtype: Any = None, device: Any = "cpu",
+        requires_grad: bool = False) -> Tensor:
+    return _cr.torch_eye(n, m, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+@_factory(samples=S.linspace)
+def linspace(start: float, end: float, steps: int, dtype: Any = None, device: Any = "cpu",
+             requires_grad: bool = False) -> Tensor:
+    return _cr.torch_linspace(start, end, _whole(steps, "steps"), dtype=dtype, device=device,
+                              requires_grad=requires_grad)
+
+
+@_factory(samples=S.logspace)
+def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: Any = None,
+             device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+    return _cr.torch_logspace(start, end, _whole(steps, "steps"), base=base, dtype=dtype,
+                              device=device, requires_grad=requires_grad)
+
+
+@_factory(samples=S.arange)
+def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
+           device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+    return _cr.torch_arange(start, end, step, dtype=dtype, device=device,
+                            requires_grad=requires_grad)
+
+
+@_factory(samples=S.like)
+def zeros_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _cr.torch_zeros_like(input, dtype=dtype, requires_grad=requires_grad)
+
+
+@_factory(samples=S.like)
+def ones_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _cr.torch_ones_like(input, dtype=dtype, requires_grad=requires_grad)
+
+
+@_factory(samples=S.full_like)
+def full_like(input: Tensor, fill_value: Any, dtype: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    return _cr.torch_full_like(input, fill_value, dtype=dtype, requires_grad=requires_grad)
 
 
 # --------------------------------------------------------------------------

@@ -196,17 +196,6 @@ def torch_multinomial(self: Any, num_samples: Any, replacement: bool = False,
     return wrap(out.data + 1)
 
 
-def _tri_indices(fn: Callable) -> Callable:
-    def indices(row: Any, col: Any, offset: Any = 0, dtype: Any = None, device: Any = None,
-                layout: Any = None) -> Tensor:
-        """1-based positions, as R torch (>= 0.17) gives them."""
-        out = fn(_int(row, "row"), _int(col, "col"), _int(offset, "offset"),
-                 dtype=dtype or _cr.int64)
-        return wrap(out.data + 1)
-    indices.__name__ = fn.__name__
-    return indices
-
-
 def torch_generator() -> Any:
     return _cr.torch_generator()
 
@@ -556,8 +545,6 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_empty_strided": torch_empty_strided, "torch_normal": torch_normal,
     "torch_multinomial": torch_multinomial, "torch_bernoulli": _cr.torch_bernoulli,
     "torch_poisson": _cr.torch_poisson, "torch_generator": torch_generator,
-    "torch_tril_indices": _tri_indices(_cr.torch_tril_indices),
-    "torch_triu_indices": _tri_indices(_cr.torch_triu_indices),
     "torch_set_default_dtype": torch_set_default_dtype, "torch_finfo": torch_finfo,
     "torch_iinfo": torch_iinfo, "torch_initial_seed": _cr.torch_initial_seed,
     "as_array": as_array, "is_undefined_tensor": is_undefined_tensor,

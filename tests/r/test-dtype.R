@@ -75,14 +75,13 @@ test_that("default dtype, finfo and iinfo", {
   expect_error(torch_iinfo(torch_float()), "integer dtype")
 })
 
-test_that("creation: R's arange, randperm, multinomial and triangle indices", {
+test_that("creation: R's arange, randperm, multinomial, empty_strided", {
   expect_equal(as_array(torch_arange(3)), c(1, 2, 3))
   expect_equal(as_array(torch_arange(0, 1, 0.5)), c(0, 0.5, 1))
   expect_error(torch_arange(0, 1, -1), "inconsistent")
   expect_equal(sort(as_array(torch_randperm(5))), 0:4)
   m <- torch_multinomial(torch_tensor(c(0, 0, 1)), 3, replacement = TRUE)
   expect_equal(as_array(m), c(3, 3, 3))
-  expect_equal(as_array(torch_tril_indices(2, 2)), rbind(c(1, 2, 2), c(1, 1, 2)))
   x <- torch_empty_strided(c(2, 3), stride = c(1, 2))
   expect_equal(x$stride(), c(1, 2))
 })

@@ -20,3 +20,43 @@ def polar():
 def complex_input():
     return [sample(T((3,), dtype="complex64")),
             sample(T((2, 2), dtype="complex128"))]
+
+
+# Constructors. From R the sizes go as R gives them (several numbers); R's
+# arange includes its end, so its samples end off the grid, where the two
+# conventions agree (R's inclusive end is tested in tests/r/test-dtype.R).
+
+def sizes():
+    return [sample(2, 3), sample(4), sample(0, 2, note="empty"), sample((), note="0-d")]
+
+
+def full():
+    return [sample((2, 3), 1.5), sample((3,), 2), sample((2, 0), 1.0, note="empty")]
+
+
+def eye():
+    return [sample(3), sample(2, 4), sample(0, note="empty")]
+
+
+def linspace():
+    return [sample(0.0, 1.0, 5), sample(-2.0, 3.0, 1), sample(1.0, -1.0, 4),
+            sample(0.0, 1.0, 0, note="empty")]
+
+
+def logspace():
+    return [sample(0.0, 2.0, 5), sample(-1.0, 1.0, 3, base=2.0), sample(1.0, 1.0, 1)]
+
+
+def arange():
+    return [sample(0, 5, 2), sample(1.0, 2.3, 0.5), sample(3.5, 0.2, -1.0),
+            sample(0, 9, 4, note="ints stay int64")]
+
+
+def like():
+    return [sample(T((2, 3))), sample(T((3,), dtype="int64", low=0, high=4)),
+            sample(T(()), note="0-d"), sample(T((0, 2)), note="empty")]
+
+
+def full_like():
+    return [sample(T((2, 3)), 2.5), sample(T((3,), dtype="int64", low=0, high=4), 7),
+            sample(T(()), -1.0, note="0-d")]
