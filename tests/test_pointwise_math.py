@@ -272,3 +272,26 @@ def test_igamma_has_no_derivative_for_its_first_argument():
     x = rt.torch_tensor(np.array([2.0]))
     with pytest.raises(NotImplementedError, match="first argument"):
         rt.torch_igamma(a, x).sum().backward()
+
+
+# --------------------------------------------------------------------------
+# Complex tensors: the math keeps the imaginary part (values against PyTorch)
+
+@pytest.mark.parametrize("op", ["exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid",
+                                "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh",
+                                "atanh", "reciprocal", "rsqrt", "log2", "log10", "log1p",
+                                "expm1", "exp2", "sgn", "abs", "neg", "square"])
+def test_complex_values_match_pytorch(op):
+    z = np.array([1 + 2j, -0.5 - 0.25j, 0.3j, 2.0 + 0j])
+    ours = getattr(rt, "torch_" + op)(rt.torch_tensor(z)).data
+    theirs = getattr(torch, op)(torch.from_numpy(z)).numpy()
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def test_complex_refusals_are_clear():
+    z = rt.torch_tensor(np.array([1 + 2j]))
+    with pytest.raises(RuntimeError, match="use sgn"):
+        rt.torch_sign(z)
+    with pytest.raises(TypeError, match="real tensors only"):
+        rt.torch_lgamma(z)

@@ -19,11 +19,18 @@ from ..tensor import Tensor, wrap
 from . import special
 from .samples import pointwise as S
 from .indexing import where
-from .operands import (Number, _as_tensor, _broadcast_error, _data, _fdata, _float_result,
+from .operands import (Number, _as_tensor, _broadcast_error, _data, _float_result,
                        _needs_promotion, _no_bool, _number, _scalar, _shape, _t, _whole)
 from .recording import OUTPUT, formula, needs_grad, record, renamed
 from .registry import op
 from .views import _check_inplace, _record_inplace
+
+
+def _fcdata(x: Tensor) -> np.ndarray:
+    """The input of a floating op (exp, sin, ...): floating and complex arrays as
+    they are, ints and bools in float32 (PyTorch's default dtype)."""
+    d = x.data
+    return d if d.dtype.kind in "fc" else d.astype(np.float32)
 
 
 # ==========================================================================
@@ -365,7 +372,7 @@ def ExpBackward0(n, g, result):
 
 @op(r_math=("exp",), samples=S.unary)
 def exp(self: Tensor) -> Tensor:
-    return record(np.exp(_fdata(self)), ExpBackward0, (self,), (OUTPUT,))
+    return record(np.exp(_fcdata(self)), ExpBackward0, (self,), (OUTPUT,))
 
 
 @formula(arrays=True)
@@ -376,7 +383,7 @@ def LogBackward0(n, g, x):
 @op(r_math=("log",), samples=S.positive)
 def log(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log(_fdata(self))
+        out = np.log(_fcdata(self))
     return record(out, LogBackward0, (self,), (self,))
 
 
@@ -388,7 +395,7 @@ def SqrtBackward0(n, g, result):
 @op(r_math=("sqrt",), samples=S.positive)
 def sqrt(self: Tensor) -> Tensor:
     with np.errstate(invalid="ignore"):
-        out = np.sqrt(_fdata(self))
+        out = np.sqrt(_fcdata(self))
     return record(out, SqrtBackward0, (self,), (OUTPUT,))
 
 
@@ -423,6 +430,8 @@ def _sign(d: np.ndarray) -> np.ndarray:
 
 @op(r_math=("sign",), samples=S.unary)
 def sign(self: Tensor) -> Tensor:
+    if self.data.dtype.kind == "c":
+        raise RuntimeError("sign is not defined for complex tensors; use sgn() (x / |x|)")
     return record(_sign(self.data), SignBackward0, (self,))
 
 
@@ -433,7 +442,7 @@ def SinBackward0(n, g, x):
 
 @op(r_math=("sin",), samples=S.unary)
 def sin(self: Tensor) -> Tensor:
-    return record(np.sin(_fdata(self)), SinBackward0, (self,), (self,))
+    return record(np.sin(_fcdata(self)), SinBackward0, (self,), (self,))
 
 
 @formula
@@ -443,7 +452,7 @@ def CosBackward0(n, g, x):
 
 @op(r_math=("cos",), samples=S.unary)
 def cos(self: Tensor) -> Tensor:
-    return record(np.cos(_fdata(self)), CosBackward0, (self,), (self,))
+    return record(np.cos(_fcdata(self)), CosBackward0, (self,), (self,))
 
 
 @formula(arrays=True)
@@ -453,7 +462,7 @@ def TanhBackward0(n, g, result):
 
 @op(r_math=("tanh",), samples=S.unary)
 def tanh(self: Tensor) -> Tensor:
-    return record(np.tanh(_fdata(self)), TanhBackward0, (self,), (OUTPUT,))
+    return record(np.tanh(_fcdata(self)), TanhBackward0, (self,), (OUTPUT,))
 
 
 @formula(arrays=True)
@@ -464,6 +473,8 @@ def SigmoidBackward0(n, g, result):
 @op(samples=S.unary)
 def sigmoid(self: Tensor) -> Tensor:
     d = self.data
+    if d.dtype.kind == "c":
+        return record(1 / (1 + np.exp(-d)), SigmoidBackward0, (self,), (OUTPUT,))
     if d.dtype.kind != "f":
         d = d.astype(np.float32)
     # Stable on both tails: exp only of non-positive numbers.
@@ -548,7 +559,7 @@ def TanBackward0(n, g, result):
 
 @op(r_math=("tan",), samples=S.unary)
 def tan(self: Tensor) -> Tensor:
-    return record(np.tan(_fdata(self)), TanBackward0, (self,), (OUTPUT,))
+    return record(np.tan(_fcdata(self)), TanBackward0, (self,), (OUTPUT,))
 
 
 _LN2, _LN10 = float(np.log(2)), float(np.log(10))
@@ -562,7 +573,7 @@ def Log2Backward0(n, g, x):
 @op(r_math=("log2",), samples=S.positive)
 def log2(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log2(_fdata(self))
+        out = np.log2(_fcdata(self))
     return record(out, Log2Backward0, (self,), (self,))
 
 
@@ -574,7 +585,7 @@ def Log10Backward0(n, g, x):
 @op(r_math=("log10",), samples=S.positive)
 def log10(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log10(_fdata(self))
+        out = np.log10(_fcdata(self))
     return record(out, Log10Backward0, (self,), (self,))
 
 
@@ -586,7 +597,7 @@ def Log1PBackward0(n, g, x):
 @op(r_math=("log1p",), samples=S.positive)
 def log1p(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log1p(_fdata(self))
+        out = np.log1p(_fcdata(self))
     return record(out, Log1PBackward0, (self,), (self,))
 
 
@@ -597,7 +608,7 @@ def Expm1Backward0(n, g, result):
 
 @op(r_math=("expm1",), samples=S.unary)
 def expm1(self: Tensor) -> Tensor:
-    return record(np.expm1(_fdata(self)), Expm1Backward0, (self,), (OUTPUT,))
+    return record(np.expm1(_fcdata(self)), Expm1Backward0, (self,), (OUTPUT,))
 
 
 # Rounding: piecewise constant, so the gradient is zero (PyTorch's nodes).
@@ -818,12 +829,12 @@ div_scalar_ = _inplace_scalar_overload(div_, np.true_divide, DivBackward1, True)
 # ==========================================================================
 # More math: trig and hyperbolic inverses, exp/log variants, special
 # functions, and each one's in-place form. A floating op computes ints and
-# bools in float32 (`_fdata`), as PyTorch does with its default dtype.
+# bools in float32 (`_fcdata`), as PyTorch does with its default dtype.
 
 def _floating(self: Tensor, compute: Callable, backward: Callable, save: str | None) -> Tensor:
     """A floating unary op; `save` is what its derivative needs: "self", "result" or None."""
     with np.errstate(all="ignore"):
-        out = compute(_fdata(self))
+        out = compute(_fcdata(self))
     saved = (self,) if save == "self" else (OUTPUT,) if save == "result" else ()
     return record(out, backward, (self,), saved)
 
@@ -1082,7 +1093,7 @@ def polygamma(n: Any, input: Any) -> Tensor:
     if k < 0:
         raise ValueError(f"polygamma: n must be a non-negative integer, got {k}")
     with np.errstate(all="ignore"):
-        out = special.polygamma(k, _fdata(self))
+        out = special.polygamma(k, _fcdata(self))
     return record(out, PolygammaBackward0, (None, self), (k, self))
 
 
@@ -1104,7 +1115,7 @@ def mvlgamma(self: Tensor, p: int) -> Tensor:
     p = _whole(p, "mvlgamma: p")
     if p < 1:
         raise ValueError(f"mvlgamma: p must be at least 1, got {p}")
-    d = _fdata(self)
+    d = _fcdata(self)
     if (d <= (p - 1) / 2).any():
         raise ValueError(f"mvlgamma: all elements must be greater than (p-1)/2 = {(p - 1) / 2}")
     out = sum(special.lgamma(d - j / 2) for j in range(p)) + p * (p - 1) / 4 * np.log(np.pi)
@@ -1124,7 +1135,7 @@ def LogitBackward0(n, g, x, eps):
 
 def logit(self: Tensor, eps: float | None = None) -> Tensor:
     """log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps is given."""
-    d = _fdata(self)
+    d = _fcdata(self)
     if eps is not None:
         d = np.clip(d, eps, 1 - eps)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -1619,7 +1630,7 @@ def SpecialI1Backward0(n, g, x, result):
 
 def _i1(self: Tensor) -> Tensor:
     """i1 (PyTorch's special_i1): the derivative of i0."""
-    return record(special.i1(_fdata(self)), SpecialI1Backward0, (self,), (self, OUTPUT))
+    return record(special.i1(_fcdata(self)), SpecialI1Backward0, (self,), (self, OUTPUT))
 
 
 i0 = _unary("i0", special.i0, I0Backward0, "self")

@@ -16,6 +16,9 @@ _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
 def _f64(x: np.ndarray) -> np.ndarray:
+    if np.asarray(x).dtype.kind == "c":
+        raise TypeError("this special function is defined here for real tensors only, "
+                        "not complex ones")
     return np.asarray(x, dtype=np.float64)
 
 
