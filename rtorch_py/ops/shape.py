@@ -46,8 +46,10 @@ def PermuteBackward0(n, g, dims):
     return (g.permute(*np.argsort(dims).tolist()),)
 
 
-@op(dims=("dims",), samples=S.permute)
-def permute(self: Tensor, *dims: Any) -> Tensor:
+@op(dims=("dims", "more"), samples=S.permute)
+def permute(self: Tensor, dims: Any = (), *more: Any) -> Tensor:
+    """`permute(x, (2, 0, 1))`, `x.permute(2, 0, 1)`, R's `x$permute(dims = c(3, 1, 2))`."""
+    dims = (dims,) + more
     if len(dims) == 1 and isinstance(dims[0], (list, tuple, np.ndarray)):
         dims = tuple(np.asarray(dims[0]).reshape(-1).tolist())
     if len(dims) != self.ndim:
