@@ -205,4 +205,13 @@ test_that("numeric and logical matrices index as tensors of their shape", {
   expect_equal_to_r(x[y][2, 2, ], c(2, 6, 10, 14))
   m <- as.array(x > 8)
   expect_equal_to_r(x[m], as_array(x[x > 8]))
+  # and in assignment (one index, as R torch allows)
+  z <- torch_zeros(4, 3)
+  z[y] <- 1
+  expect_equal_to_r(z$sum(2), c(3, 3, 0, 0))
+  x[m] <- 0
+  expect_equal_to_r((x > 8)$sum(), 0L)
+  w <- torch_zeros(3, 3)
+  w[torch_tensor(matrix(c(1L, 3L), 1, 2)), 2] <- 5
+  expect_equal_to_r(w[, 2], c(5, 0, 5))
 })
