@@ -142,3 +142,19 @@ def test_from_r_as_r_torch(tmp_path):
 def test_sizes_as_separate_arguments(fn):
     """The methods' own form, sizes one by one (PyTorch's functions take a tuple)."""
     check_vs_torch(fn, rand(2, 3, 4), second_order=True)
+
+
+@pytest.mark.parametrize("view", [
+    lambda x: x.diagonal(), lambda x: x.diagonal(1), lambda x: x.movedim(0, 1),
+    lambda x: x.unflatten(1, (2, 2)), lambda x: x.swapaxes(0, 1), lambda x: x.narrow(1, 1, 2),
+    lambda x: x.view_as(x.t()), lambda x: x.tensor_split(2, dim=1)[1],
+])
+def test_in_place_through_a_new_view_reaches_the_base(view):
+    """The view ops share data and history: an in-place change through one is seen
+    by the base, with PyTorch's gradients."""
+    def fn(T, a):
+        y = a * 1.0
+        v = view(y)
+        v.mul_(3.0)
+        return y * a
+    check_vs_torch(fn, rand(4, 4), second_order=True, check_names=False)
