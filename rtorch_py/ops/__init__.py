@@ -16,6 +16,7 @@ from ..tensor import Tensor
 from . import conversion, indexing, linalg, pointwise, reduction, shape  # noqa: F401 (declares)
 from . import sorting  # noqa: F401 (declares)
 from . import creation  # noqa: F401 (declares)
+from . import fft  # noqa: F401 (declares)
 from .conversion import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403

@@ -1,0 +1,358 @@
+"""Discrete Fourier transforms (`torch_fft_*`) on NumPy's fft, with PyTorch's
+derivatives.
+
+Every transform is one of PyTorch's three kernels, and records its node:
+complex to complex (FftC2CBackward0), real to complex (FftR2CBackward0, the
+full or the one-sided spectrum) and one-sided complex to real
+(FftC2RBackward0). Each kernel here is unnormalized times a `scale` (the
+`norm` argument's 1, 1/sqrt(n) or 1/n); its derivative is the adjoint
+transform with the same scale, written with the kernels themselves, so any
+order of derivative works.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..tensor import Tensor, _dim, as_dtype, get_default_dtype, wrap
+from .samples import fft as S
+from .operands import _whole
+from .recording import formula, record
+from .registry import op
+from .shape import cat
+
+_COMPLEX = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.complex128}
+_REAL = {np.dtype(np.complex64): np.float32, np.dtype(np.complex128): np.float64}
+
+
+def _complex_of(dt: np.dtype) -> np.dtype:
+    return np.dtype(_COMPLEX.get(np.dtype(dt), np.complex64))
+
+
+def _real_of(dt: np.dtype) -> np.dtype:
+    return np.dtype(_REAL.get(np.dtype(dt), np.float32))
+
+
+# --------------------------------------------------------------------------
+# The three kernels
+
+@formula
+def FftC2CBackward0(n, g, dims, scale, forward):
+    return (_c2c(g, dims, scale, not forward),)
+
+
+def _c2c(x: Tensor, dims: tuple, scale: float, forward: bool) -> Tensor:
+    a = x.data.astype(_complex_of(_real_of(x.data.dtype)), copy=False)
+    out = np.fft.fftn(a, axes=dims) if forward else np.fft.ifftn(a, axes=dims, norm="forward")
+    if scale != 1:
+        out = out * scale
+    return record(out.astype(a.dtype, copy=False), FftC2CBackward0, (x,),
+                  (dims, scale, forward))
+
+
+@formula
+def FftR2CBackward0(n, g, dims, scale, onesided, last_size):
+    if onesided:  # the missing half of the spectrum gets no gradient: zeros
+        missing = last_size - g.shape[dims[-1]]
+        if missing > 0:
+            shape = list(g.shape)
+            shape[dims[-1]] = missing
+            g = cat([g, wrap(np.zeros(shape, g.data.dtype))], dim=dims[-1])
+    return (_real(_c2c(g, dims, scale, False)),)
+
+
+def _r2c(x: Tensor, dims: tuple, scale: float, onesided: bool) -> Tensor:
+    a = x.data
+    out = np.fft.rfftn(a, axes=dims) if onesided else np.fft.fftn(a, axes=dims)
+    if scale != 1:
+        out = out * scale
+    return record(out.astype(_complex_of(a.dtype), copy=False), FftR2CBackward0, (x,),
+                  (dims, scale, onesided, a.shape[dims[-1]]))
+
+
+@formula
+def FftC2RBackward0(n, g, dims, scale):
+    gI = _r2c(g, dims, scale, True)
+    # entries with a conjugate partner in the full spectrum count twice
+    double = g.shape[dims[-1]] - gI.shape[dims[-1]]
+    if double > 0:
+        d = dims[-1]
+        k = gI.shape[d]
+        w = np.ones(k, dtype=_real_of(gI.data.dtype))
+        w[1:1 + double] = 2
+        shape = [1] * gI.ndim
+        shape[d] = k
+        gI = gI * wrap(w.reshape(shape))
+    return (gI,)
+
+
+def _c2r(x: Tensor, dims: tuple, scale: float, last_size: int) -> Tensor:
+    a = x.data.astype(_complex_of(_real_of(x.data.dtype)), copy=False)
+    s = [a.shape[d] for d in dims[:-1]] + [last_size]
+    out = np.fft.irfftn(a, s=s, axes=dims, norm="forward")
+    if scale != 1:
+        out = out * scale
+    return record(out.astype(_real_of(a.dtype), copy=False), FftC2RBackward0, (x,),
+                  (dims, scale))
+
+
+@formula
+def _RealBackward(n, g):
+    return (_to_complex(g),)
+
+
+def _real(x: Tensor) -> Tensor:
+    return record(np.ascontiguousarray(x.data.real), _RealBackward, (x,), name="RealBackward0")
+
+
+@formula
+def _ToComplexBackward(n, g):
+    return (_real(g),)
+
+
+def _to_complex(x: Tensor) -> Tensor:
+    """A real tensor as complex (its gradient is the real part of the complex one)."""
+    return record(x.data.astype(_complex_of(x.data.dtype)), _ToComplexBackward, (x,),
+                  name="ToCopyBackward0")
+
+
+@formula
+def ConjBackward0(n, g):
+    return (_conj(g),)
+
+
+def _conj(x: Tensor) -> Tensor:
+    return record(np.conj(x.data), ConjBackward0, (x,))
+
+
+# --------------------------------------------------------------------------
+# Arguments: dims, sizes, norm; inputs padded or trimmed to the sizes asked
+
+def _norm_scale(norm: Any, n: int, forward: bool) -> float:
+    norm = "backward" if norm is None else norm
+    if norm not in ("backward", "forward", "ortho"):
+        raise RuntimeError(f'Invalid normalization mode: "{norm}" (use "backward", "forward" '
+                           'or "ortho")')
+    if norm == "ortho":
+        return 1 / np.sqrt(n) if n else 1.0
+    scaled = (norm == "forward") == forward   # which direction carries the 1/n
+    return 1 / n if scaled and n else 1.0
+
+
+def _float_input(x: Tensor) -> Tensor:
+    """Integers and booleans are transformed as the default float dtype (as PyTorch)."""
+    if x.data.dtype.kind in "fc":
+        return x
+    return wrap(x.data.astype(get_default_dtype().np))
+
+
+def _resize(x: Tensor, dims: Sequence[int], sizes: Sequence[int]) -> Tensor:
+    """Zero-pad or trim x to `sizes` along `dims` (differentiably)."""
+    for d, s in zip(dims, sizes):
+        have = x.shape[d]
+        if s < 1:
+            raise RuntimeError(f"Invalid number of data points ({s}) specified")
+        if s < have:
+            x = x.narrow(d, 0, s)
+        elif s > have:
+            shape = list(x.shape)
+            shape[d] = s - have
+            x = cat([x, wrap(np.zeros(shape, x.data.dtype))], dim=d)
+    return x
+
+
+def _dims_and_sizes(x: Tensor, s: Any, dim: Any, default_all: bool) -> tuple:
+    if dim is None:
+        if s is None:
+            dims = list(range(x.ndim)) if default_all else [x.ndim - 2, x.ndim - 1]
+        else:
+            s = [s] if isinstance(s, (int, float, np.integer)) else list(s)
+            dims = list(range(x.ndim - len(s), x.ndim))
+    else:
+        dims = [dim] if isinstance(dim, (int, float, np.integer)) else list(dim)
+        dims = [_dim(_whole(d, "dim"), x.ndim) for d in dims]
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"FFT dims must be unique, got {dims}")
+    if s is None:
+        sizes = None
+    else:
+        sizes = [s] if isinstance(s, (int, float, np.integer)) else list(s)
+        sizes = [_whole(v, "s") for v in sizes]
+        if len(sizes) != len(dims):
+            raise RuntimeError(f"When given, dim and shape arguments must have the same length: "
+                               f"got {len(dims)} dims and {len(sizes)} sizes")
+        sizes = [x.shape[d] if v == -1 else v for d, v in zip(dims, sizes)]
+    return tuple(dims), sizes
+
+
+def _complex_transform(x: Tensor, s: Any, dim: Any, norm: Any, forward: bool,
+                       default_all: bool = True, one_dim: bool = False) -> Tensor:
+    """fft/ifft (one_dim), fft2/ifft2/fftn/ifftn."""
+    x = _float_input(x)
+    dims, sizes = _dims_and_sizes(x, s, dim, default_all)
+    if sizes is not None:
+        x = _resize(x, dims, sizes)
+    n = int(np.prod([x.shape[d] for d in dims], dtype=np.int64))
+    scale = _norm_scale(norm, n, forward)
+    if x.data.dtype.kind == "c":
+        return _c2c(x, dims, scale, forward)
+    if one_dim:  # fft/ifft: a real input's full spectrum (the inverse is its conjugate)
+        out = _r2c(x, dims, scale, False)
+        return out if forward else _conj(out)
+    return _c2c(_to_complex(x), dims, scale, forward)
+
+
+def _real_to_half(x: Tensor, s: Any, dim: Any, norm: Any, forward: bool,
+                  default_all: bool = True) -> Tensor:
+    """rfft/rfft2/rfftn (forward) and ihfft (the inverse of a Hermitian signal)."""
+    x = _float_input(x)
+    if x.data.dtype.kind == "c":
+        raise RuntimeError(f"{'rfft' if forward else 'ihfft'} expects a real input tensor, "
+                           f"but got {x.dtype.r_name}")
+    dims, sizes = _dims_and_sizes(x, s, dim, default_all)
+    if sizes is not None:
+        x = _resize(x, dims, sizes)
+    n = int(np.prod([x.shape[d] for d in dims], dtype=np.int64))
+    out = _r2c(x, dims, _norm_scale(norm, n, forward), True)
+    return out if forward else _conj(out)
+
+
+def _half_to_real(x: Tensor, s: Any, dim: Any, norm: Any, forward: bool,
+                  default_all: bool = True) -> Tensor:
+    """irfft/irfft2/irfftn and hfft: a one-sided spectrum to a real signal."""
+    x = _float_input(x)
+    dims, sizes = _dims_and_sizes(x, s, dim, default_all)
+    last = sizes[-1] if sizes is not None else 2 * (x.shape[dims[-1]] - 1)
+    if last < 1:
+        raise RuntimeError(f"Invalid number of data points ({last}) specified")
+    half = [x.shape[d] for d in dims[:-1]] + [last // 2 + 1]
+    if sizes is not None:
+        half[:-1] = sizes[:-1]
+    x = _resize(x, dims, half)
+    if x.data.dtype.kind != "c":
+        x = _to_complex(x)
+    if forward:  # hfft: the forward transform of a Hermitian signal
+        x = _conj(x)
+    n = int(np.prod(half[:-1], dtype=np.int64)) * last
+    return _c2r(x, dims, _norm_scale(norm, n, forward), last)
+
+
+# --------------------------------------------------------------------------
+# R torch's torch_fft_* functions
+
+def _fft_op(name: str, samples: Any, **kw: Any) -> Any:
+    return op(function="torch_fft_" + name, method=False, torch_name="fft." + name,
+              samples=samples, **kw)
+
+
+@_fft_op("fft", S.one_dim, dims=("dim",))
+def fft_fft(self: Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Tensor:
+    return _complex_transform(self, n, dim, norm, True, one_dim=True)
+
+
+@_fft_op("ifft", S.one_dim, dims=("dim",))
+def fft_ifft(self: Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Tensor:
+    return _complex_transform(self, n, dim, norm, False, one_dim=True)
+
+
+@_fft_op("fft2", S.two_dim, dims=("dim",))
+def fft_fft2(self: Tensor, s: Any = None, dim: Any = (-2, -1), norm: Any = None) -> Tensor:
+    return _complex_transform(self, s, dim, norm, True, False)
+
+
+@_fft_op("ifft2", S.two_dim, dims=("dim",))
+def fft_ifft2(self: Tensor, s: Any = None, dim: Any = (-2, -1), norm: Any = None) -> Tensor:
+    return _complex_transform(self, s, dim, norm, False, False)
+
+
+@_fft_op("fftn", S.n_dim, dims=("dim",))
+def fft_fftn(self: Tensor, s: Any = None, dim: Any = None, norm: Any = None) -> Tensor:
+    return _complex_transform(self, s, dim, norm, True)
+
+
+@_fft_op("ifftn", S.n_dim, dims=("dim",))
+def fft_ifftn(self: Tensor, s: Any = None, dim: Any = None, norm: Any = None) -> Tensor:
+    return _complex_transform(self, s, dim, norm, False)
+
+
+@_fft_op("rfft", S.one_dim_real, dims=("dim",))
+def fft_rfft(self: Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Tensor:
+    return _real_to_half(self, n, dim, norm, True)
+
+
+@_fft_op("rfft2", S.two_dim_real, dims=("dim",))
+def fft_rfft2(self: Tensor, s: Any = None, dim: Any = (-2, -1), norm: Any = None) -> Tensor:
+    return _real_to_half(self, s, dim, norm, True, False)
+
+
+@_fft_op("rfftn", S.n_dim_real, dims=("dim",))
+def fft_rfftn(self: Tensor, s: Any = None, dim: Any = None, norm: Any = None) -> Tensor:
+    return _real_to_half(self, s, dim, norm, True)
+
+
+@_fft_op("ihfft", S.one_dim_real, dims=("dim",))
+def fft_ihfft(self: Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Tensor:
+    return _real_to_half(self, n, dim, norm, False)
+
+
+@_fft_op("irfft", S.one_dim_half, dims=("dim",))
+def fft_irfft(self: Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Tensor:
+    return _half_to_real(self, n, dim, norm, False)
+
+
+@_fft_op("irfft2", S.two_dim_half, dims=("dim",))
+def fft_irfft2(self: Tensor, s: Any = None, dim: Any = (-2, -1), norm: Any = None) -> Tensor:
+    return _half_to_real(self, s, dim, norm, False, False)
+
+
+@_fft_op("irfftn", S.n_dim_half, dims=("dim",))
+def fft_irfftn(self: Tensor, s: Any = None, dim: Any = None, norm: Any = None) -> Tensor:
+    return _half_to_real(self, s, dim, norm, False)
+
+
+@_fft_op("hfft", S.one_dim_half, dims=("dim",))
+def fft_hfft(self: Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Tensor:
+    return _half_to_real(self, n, dim, norm, True)
+
+
+def _freq_dtype(dtype: Any) -> Any:
+    return as_dtype(dtype) if dtype is not None else get_default_dtype()
+
+
+@_fft_op("fftfreq", S.freq, differentiable=False)
+def fft_fftfreq(n: int, d: float = 1.0, dtype: Any = None, layout: Any = None,
+                device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Sample frequencies of an n-point fft: [0, 1, ..., -1] / (d n)."""
+    dt = _freq_dtype(dtype)
+    out = wrap(np.fft.fftfreq(_whole(n, "n"), d).astype(dt.np))
+    return out.requires_grad_(True) if requires_grad else out
+
+
+@_fft_op("rfftfreq", S.freq, differentiable=False)
+def fft_rfftfreq(n: int, d: float = 1.0, dtype: Any = None, layout: Any = None,
+                 device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Sample frequencies of an n-point rfft: [0, 1, ..., n // 2] / (d n)."""
+    dt = _freq_dtype(dtype)
+    out = wrap(np.fft.rfftfreq(_whole(n, "n"), d).astype(dt.np))
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def _shift(x: Tensor, dim: Any, sign: int) -> Tensor:
+    dims = list(range(x.ndim)) if dim is None else \
+        [dim] if isinstance(dim, (int, float, np.integer)) else list(dim)
+    dims = [_dim(_whole(d, "dim"), x.ndim) for d in dims]
+    shifts = [(x.shape[d] // 2) * sign if sign > 0 else -(x.shape[d] // 2) for d in dims]
+    return x.roll(shifts, dims)
+
+
+@_fft_op("fftshift", S.shift, dims=("dim",))
+def fft_fftshift(self: Tensor, dim: Any = None) -> Tensor:
+    """The zero frequency moved to the middle (a roll by half of each dim)."""
+    return _shift(self, dim, 1)
+
+
+@_fft_op("ifftshift", S.shift, dims=("dim",))
+def fft_ifftshift(self: Tensor, dim: Any = None) -> Tensor:
+    return _shift(self, dim, -1)

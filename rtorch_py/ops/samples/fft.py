@@ -1,0 +1,56 @@
+"""Sample inputs of the fft ops (see the package docstring): real and complex
+signals, even and odd lengths, padded and trimmed sizes, each norm."""
+from __future__ import annotations
+
+from . import T, sample
+
+
+def one_dim() -> list:
+    return [sample(T((5,))), sample(T((2, 4))), sample(T((4,), dtype="complex128")),
+            sample(T((3, 4)), 6, 0), sample(T((2, 5)), 3), sample(T((4,), dtype="int64"))]
+
+
+def two_dim() -> list:
+    return [sample(T((3, 4))), sample(T((2, 3, 4), dtype="complex128")),
+            sample(T((3, 4)), (4, 3)), sample(T((2, 3, 4)), dim=(0, 2))]
+
+
+def n_dim() -> list:
+    return [sample(T((3, 4))), sample(T((2, 3, 2), dtype="complex128")),
+            sample(T((3, 4)), dim=1), sample(T((2, 3, 4)), (3, 5), (0, 1))]
+
+
+def one_dim_real() -> list:
+    return [sample(T((5,))), sample(T((2, 4))), sample(T((3, 4)), 6, 0),
+            sample(T((2, 5)), 3)]
+
+
+def two_dim_real() -> list:
+    return [sample(T((3, 4))), sample(T((3, 5)), (4, 4)), sample(T((2, 3, 4)), dim=(0, 2))]
+
+
+def n_dim_real() -> list:
+    return [sample(T((3, 4))), sample(T((2, 3, 5))), sample(T((3, 4)), dim=0)]
+
+
+def one_dim_half() -> list:
+    return [sample(T((3,), dtype="complex128")), sample(T((2, 4), dtype="complex128")),
+            sample(T((3,), dtype="complex128"), 5), sample(T((3, 4), dtype="complex128"), 4, 0)]
+
+
+def two_dim_half() -> list:
+    return [sample(T((3, 3), dtype="complex128")), sample(T((3, 3), dtype="complex128"), (4, 5))]
+
+
+def n_dim_half() -> list:
+    return [sample(T((3, 3), dtype="complex128")), sample(T((2, 3, 2), dtype="complex128")),
+            sample(T((3, 3), dtype="complex128"), dim=0)]
+
+
+def freq() -> list:
+    return [sample(5), sample(4, 0.5)]
+
+
+def shift() -> list:
+    return [sample(T((5,))), sample(T((3, 4))), sample(T((3, 4)), dim=1),
+            sample(T((2, 3, 4)), dim=(0, 2))]
