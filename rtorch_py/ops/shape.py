@@ -133,14 +133,26 @@ def SqueezeBackward0(n, g, shape):
 
 
 @op(dims=("dim",), samples=S.squeeze)
-def squeeze(self: Tensor, dim: int | None = None) -> Tensor:
+def squeeze(self: Tensor, dim: Any = None) -> Tensor:
+    """Drop dims of size 1: all of them, or those of `dim` (one, or several) that are."""
     if dim is None:
         arr = self.data.reshape(tuple(s for s in self.shape if s != 1))
+        name = SqueezeBackward0
+    elif isinstance(dim, (list, tuple, np.ndarray)):
+        ds = {_dim(int(d), self.ndim) for d in np.asarray(dim).reshape(-1).tolist()}
+        arr = self.data.reshape(tuple(s for i, s in enumerate(self.shape)
+                                      if not (i in ds and s == 1)))
+        name = SqueezeBackward2
     else:
         d = _dim(dim, self.ndim)
         arr = np.squeeze(self.data, d) if self.ndim and self.shape[d] == 1 else self.data.view()
-    return record(_view(self, arr), SqueezeBackward0 if dim is None else SqueezeBackward1,
-                  (self,), (self.shape,))
+        name = SqueezeBackward1
+    return record(_view(self, arr), name, (self,), (self.shape,))
+
+
+@formula
+def SqueezeBackward2(n, g, shape):
+    return (g.reshape(shape),)
 
 
 @formula

@@ -33,7 +33,7 @@ def unsqueeze() -> list:
 def squeeze() -> list:
     return [sample(T((2, 1, 3))), sample(T((2, 1, 3)), 1), sample(T((1, 3, 1))),
             sample(T((1, 3, 1)), 0), sample(T((1, 3, 1)), -1), sample(T((2, 3)), 1, note="no-op"),
-            sample(T((1, 3)))]
+            sample(T((1, 3))), sample(T((1, 3, 1)), (0, 2)), sample(T((1, 3, 1)), (1, -1))]
 
 
 def expand() -> list:
