@@ -989,3 +989,48 @@ def triu_(self: Tensor, diagonal: int = 0) -> Tensor:
     if self.ndim < 2:
         raise RuntimeError("triu_: input tensor must have at least 2 dimensions")
     return _write_inplace(self, np.triu(self.data, k), TriuBackward0, (self,), (k,))
+
+
+# ==========================================================================
+# Sliding windows
+
+@formula
+def UnfoldBackward0(n, g, shape, d, size, step):
+    return (_fold_windows(g, shape, d, size, step),)
+
+
+@formula
+def FoldWindowsBackward(n, g, d, size, step):
+    return (unfold(g, d, size, step),)
+
+
+def _window_positions(length: int, size: int, step: int) -> np.ndarray:
+    count = (length - size) // step + 1
+    return (np.arange(count) * step)[:, None] + np.arange(size)[None, :]
+
+
+def _fold_windows(g: Tensor, shape: tuple, d: int, size: int, step: int) -> Tensor:
+    """Zeros of `shape` with each window of g added back where it came from."""
+    z = np.zeros(shape, dtype=g.data.dtype)
+    pos = _window_positions(shape[d], size, step)
+    np.add.at(np.moveaxis(z, d, -1), (Ellipsis, pos), np.moveaxis(g.data, d, -2))
+    return record(z, FoldWindowsBackward, (g,), (d, size, step))
+
+
+@op(function=False, samples=S.unfold)
+def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Windows of `size` along `dimension`, every `step`: that dim becomes the
+    window count and the windows a new last dim (a view). `dimension` counts
+    from 0 in R too, as R torch's `x$unfold()` does."""
+    d = _dim(_whole(dimension, "dimension"), self.ndim)
+    size, step = _whole(size, "size"), _whole(step, "step")
+    if self.ndim == 0:
+        raise RuntimeError("unfold: the tensor must have at least one dimension")
+    if size > self.shape[d] or size < 0:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {self.shape[d]} but "
+                           f"size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    win = np.lib.stride_tricks.sliding_window_view(self.data, size, axis=d)
+    key = (slice(None),) * d + (slice(None, None, step),)
+    return record(_view(self, win[key]), UnfoldBackward0, (self,), (self.shape, d, size, step))

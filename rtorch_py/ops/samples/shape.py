@@ -224,3 +224,8 @@ def combinations() -> list:
 
 def inplace() -> list:
     return []  # (in place on a leaf that requires grad is an error: tests/test_inplace.py)
+
+
+def unfold() -> list:
+    return [sample(T((7,)), 0, 2, 1), sample(T((3, 7)), 1, 3, 2), sample(T((4, 3)), 0, 2, 2),
+            sample(T((3, 5, 2)), -2, 5, 1), sample(T((4,), dtype="int64"), 0, 1, 1)]
