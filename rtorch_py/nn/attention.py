@@ -85,7 +85,10 @@ class nn_multihead_attention(Module):
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor,
                 key_padding_mask: Tensor | None = None, need_weights: bool = True,
-                attn_mask: Tensor | None = None, average_attn_weights: bool = True) -> list:
+                attn_mask: Tensor | None = None, average_attn_weights: bool = True,
+                avg_weights: bool | None = None) -> list:
+        if avg_weights is not None:  # R torch's name for it
+            average_attn_weights = avg_weights
         if self.batch_first:
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
         out, w = nnf_multi_head_attention_forward(

@@ -7,6 +7,7 @@ one generic R6 class (`r_compat/R/nn.R`), so no layer is written twice.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 import numpy as np
@@ -15,6 +16,7 @@ from .. import nn as _nn
 from ..function import NamedList
 from ..nn import functional as F
 from ..nn.module import Module, is_nn_buffer, is_nn_parameter
+from ..nn.rnn import _RNNBase
 from ..tensor import Tensor, wrap
 
 
@@ -173,6 +175,7 @@ def _layer_classes() -> dict[str, type]:
 
 
 LAYERS = _layer_classes()
+_RNN_TYPES = (_RNNBase,)
 
 
 def nn_new(name: str, *args: Any, **kwargs: Any) -> Module:
@@ -202,10 +205,20 @@ def nn_forward(module: Module, *args: Any, **kwargs: Any) -> Any:
     return out
 
 
+# R torch numbers recurrent layers from 1 (weight_ih_l1), PyTorch from 0 (weight_ih_l0)
+_LAYER_NO = re.compile(r"_l(\d+)(_reverse)?$")
+
+
+def _r_param_name(module: Module, name: str, step: int) -> str:
+    if not isinstance(module, _RNN_TYPES):
+        return name
+    return _LAYER_NO.sub(lambda m: f"_l{int(m.group(1)) + step}{m.group(2) or ''}", name)
+
+
 def nn_state(module: Module) -> NamedList:
     """What the R wrapper mirrors: own parameters, buffers, non-persistent
     buffer names, and children (Python modules) by name."""
-    params = module._parameters
+    params = {_r_param_name(module, n, 1): p for n, p in module._parameters.items()}
     bufs = module._buffers
     kids = module._modules
     return NamedList(["parameters", "buffers", "non_persistent", "children", "class"], [
@@ -220,7 +233,7 @@ def nn_state(module: Module) -> NamedList:
 def nn_set(module: Module, kind: str, name: str, value: Any) -> None:
     """Set a parameter / buffer / attribute of a Python module from R."""
     if kind == "parameter":
-        module.register_parameter(name, value)
+        module.register_parameter(_r_param_name(module, name, -1), value)
     elif kind == "buffer":
         module._buffers[name] = value
     elif kind == "training":
@@ -232,7 +245,9 @@ def nn_set(module: Module, kind: str, name: str, value: Any) -> None:
 def nn_attr(module: Module, name: str) -> Any:
     """A plain attribute of a Python module (in_features, ...), R-shaped."""
     v = module.__dict__.get(name)
-    if v is None:
+    if v is None and not name.startswith("_"):
+        v = getattr(type(module), name, None)   # class-level settings (an RNN's mode)
+    if v is None or callable(v):
         return None
     if name in ("dim", "start_dim", "end_dim") and isinstance(v, int):
         return v + 1 if v >= 0 else v

@@ -57,8 +57,15 @@ test_that("convolution, pooling, norm and recurrent layers run from R", {
   out <- lstm(torch_randn(2, 7, 3))
   expect_tensor_shape(out[[1]], c(2, 7, 5))
   expect_tensor_shape(out[[2]][[1]], c(1, 2, 5))
-  expect_equal(names(lstm$parameters), c("weight_ih_l0", "weight_hh_l0", "bias_ih_l0",
-                                         "bias_hh_l0"))
+  # R torch numbers the layers from 1
+  expect_equal(names(lstm$parameters), c("weight_ih_l1", "weight_hh_l1", "bias_ih_l1",
+                                         "bias_hh_l1"))
+  expect_equal(lstm$mode, "LSTM")
+  with_no_grad(lstm$weight_hh_l1$zero_())
+  lstm$weight_ih_l1 <- nn_parameter(torch_zeros(20, 3))   # reaches the Python layer
+  b <- as_array(lstm$bias_ih_l1 + lstm$bias_hh_l1)   # gates i, f, g, o; h0 = c0 = 0
+  expect_equal_to_r(lstm(torch_zeros(1, 1, 3))[[2]][[2]]$sum(),
+                    sum(plogis(b[1:5]) * tanh(b[11:15])), tolerance = 1e-5)
 })
 
 test_that("init and clip_grad", {
