@@ -268,3 +268,42 @@ def test_lu_pivots_and_infos():
     assert int(info.item()) == 2
     with pytest.raises(RuntimeError, match="pivot = TRUE"):
         rt.torch_lu(rt.torch_tensor(x), pivot=False)
+
+
+# --------------------------------------------------------------------------
+# eig / eigvals: complex results
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)])
+def test_eig_vs_torch(shape, dtype):
+    x = rand(*shape, dtype=dtype)
+    L, V = rt.linalg_eig(rt.torch_tensor(x))
+    tL, tV = torch.linalg.eig(torch.from_numpy(x))
+    assert L.data.dtype == tL.numpy().dtype and V.data.dtype == tV.numpy().dtype
+    tol = 1e-4 if dtype == np.float32 else 1e-9
+    np.testing.assert_allclose(np.sort_complex(L.data.reshape(-1)),
+                               np.sort_complex(tL.numpy().reshape(-1)), rtol=tol, atol=tol)
+    # A V = V diag(L), with unit eigenvectors
+    np.testing.assert_allclose(x @ V.data, V.data * L.data[..., None, :], rtol=tol, atol=tol)
+    np.testing.assert_allclose(np.linalg.norm(V.data, axis=-2), 1, rtol=tol)
+    np.testing.assert_allclose(rt.linalg_eigvals(rt.torch_tensor(x)).data, L.data)
+
+
+def test_eig_gradients_vs_torch():
+    x = rand(3, 3)
+    a = rt.torch_tensor(x, requires_grad=True)
+    ta = torch.from_numpy(x).requires_grad_(True)
+    L, V = rt.linalg_eig(a)
+    tL, tV = torch.linalg.eig(ta)
+    assert L.grad_fn.name == type(tL.grad_fn).__name__
+    # symmetric in the eigenvalues and invariant to the eigenvectors' phases
+    (g,) = rt.autograd_grad([L], [a], grad_outputs=[rt.torch_tensor(np.conj(L.data))],
+                            retain_graph=True)
+    (tg,) = torch.autograd.grad([tL], [ta], grad_outputs=[tL.detach().conj()],
+                                retain_graph=True)
+    np.testing.assert_allclose(g.data, tg.numpy(), rtol=1e-8, atol=1e-10)
+    W = np.abs(V.data) ** 0 * np.arange(9).reshape(3, 3)     # |V|^2 weighted: phase-free
+    (g,) = rt.autograd_grad([V], [a], grad_outputs=[rt.torch_tensor(V.data * W)])
+    (tg,) = torch.autograd.grad([tV], [ta], grad_outputs=[tV.detach() * torch.from_numpy(W)])
+    np.testing.assert_allclose(g.data, tg.numpy(), rtol=1e-7, atol=1e-9)

@@ -1720,3 +1720,60 @@ def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, left: bool = True,
 def lu_solve(self: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
     """The older argument order: the right-hand side first."""
     return linalg_lu_solve(LU_data, LU_pivots, self)
+
+
+# ==========================================================================
+# Eigen-decomposition of general matrices: complex results
+
+def _eig_backward(n, grads, A, L, V):
+    """PyTorch's linalg_eig_backward, on arrays (first order only)."""
+    gL, gV = grads
+    Ld, Vd = L.data, V.data
+    Vh = np.conj(np.swapaxes(Vd, -1, -2))
+    if gV is not None:
+        VhgV = Vh @ gV.data
+        diag = np.real(np.diagonal(VhgV, axis1=-2, axis2=-1))
+        VhgV = VhgV - Vh @ (Vd * diag[..., None, :])
+        E = np.conj(Ld[..., None, :] - Ld[..., :, None])
+        k = Ld.shape[-1]
+        E[..., np.arange(k), np.arange(k)] = 1
+        gA = VhgV / E
+        gA[..., np.arange(k), np.arange(k)] = gL.data if gL is not None else 0
+    else:
+        gA = np.zeros(Vd.shape, Vd.dtype)
+        k = Ld.shape[-1]
+        gA[..., np.arange(k), np.arange(k)] = gL.data
+    gA = np.linalg.solve(Vh, gA @ Vh)
+    return (wrap(np.ascontiguousarray(np.real(gA)).astype(A.data.dtype)
+                 if A.data.dtype.kind == "f" else gA),)
+
+
+def _complex_dtype(dt: np.dtype) -> np.dtype:
+    return np.dtype(np.complex128 if dt == np.float64 or dt == np.complex128 else np.complex64)
+
+
+@op(function="linalg_eig", method=False, torch_name="linalg.eig", samples=S.eig)
+def linalg_eig(A: Tensor) -> tuple:
+    """(eigenvalues, eigenvectors), complex (eigenvectors of unit norm, as LAPACK's geev)."""
+    if A.data.dtype.kind not in "fc":
+        _float_check(A, "linalg.eig")
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.eig: A must be batches of square matrices, got shape "
+                           f"{_shape(A.shape)}")
+    w, v = _lapack("linalg.eig", np.linalg.eig, A.data)
+    ct = _complex_dtype(A.data.dtype)
+    return _record_many([w.astype(ct), v.astype(ct)], _eig_backward, (A,),
+                        (A, _Out(0), _Out(1)), "LinalgEigBackward0")
+
+
+@op(function="linalg_eigvals", method=False, torch_name="linalg.eigvals", samples=S.eig)
+def linalg_eigvals(A: Tensor) -> Tensor:
+    if not needs_grad(A):
+        if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+            raise RuntimeError(f"linalg.eigvals: A must be batches of square matrices, got "
+                               f"shape {_shape(A.shape)}")
+        if A.data.dtype.kind not in "fc":
+            _float_check(A, "linalg.eigvals")
+        return wrap(_lapack("linalg.eigvals", np.linalg.eigvals, A.data)
+                    .astype(_complex_dtype(A.data.dtype)))
+    return linalg_eig(A)[0]

@@ -253,3 +253,7 @@ def lu_solve() -> list:
 
 def lu_solve_old() -> list:
     return [sample(T((3, 2)), T((3, 3)), T((3,), dtype="int32", low=1, high=4))]
+
+
+def eig() -> list:
+    return [sample(T((3, 3))), sample(T((2, 2, 2)))]
