@@ -607,3 +607,45 @@ def test_cross_entropy_probabilities_with_smoothing_and_weight():
     y.backward()
     ty.backward()
     close(a.grad, t.grad)
+
+
+@pytest.mark.parametrize("name, args, kw", [
+    ("lp_pool1d", (2.0, 3), {"stride": 2}), ("lp_pool2d", (3.0, 2), {}),
+    ("threshold", (0.3, -1.0), {}), ("normalize", (), {"p": 3.0, "dim": 1}),
+    ("instance_norm", (), {}), ("glu", (), {"dim": 2}),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_more_functional_forms_match_torch(name, args, kw):
+    x = arr(2, 4, 6, 4, low=0.1, high=2.0) if name.startswith("lp") else arr(2, 4, 6, 4)
+    if name == "lp_pool1d":
+        x = x[:, :, :, 0]
+    a, t = ours(x), theirs(x)
+    y = getattr(nn, "nnf_" + name)(a, *args, **kw)
+    ty = getattr(torch.nn.functional, name)(t, *args, **kw)
+    close(y, ty)
+    w = arr(*ty.shape)
+    (y * ours(w, False)).sum().backward()
+    (ty * theirs(w, False)).sum().backward()
+    close(a.grad, t.grad)
+
+
+def test_distances_and_other_losses_match_torch():
+    x1, x2 = arr(5, 4), arr(5, 4)
+    TF = torch.nn.functional
+    close(nn.nnf_cosine_similarity(ours(x1), ours(x2), dim=1),
+          TF.cosine_similarity(theirs(x1), theirs(x2), dim=1))
+    close(nn.nnf_pairwise_distance(ours(x1), ours(x2), p=1.5),
+          TF.pairwise_distance(theirs(x1), theirs(x2), p=1.5))
+    rate = _probs(5, 4) * 4
+    close(nn.nnf_poisson_nll_loss(ours(x1), ours(rate), full=True),
+          TF.poisson_nll_loss(theirs(x1), theirs(rate), full=True))
+    q = _probs(5, 4)
+    close(nn.nnf_poisson_nll_loss(ours(q), ours(rate), log_input=False),
+          TF.poisson_nll_loss(theirs(q), theirs(rate), log_input=False))
+    lt = np.log(_probs(5, 4))
+    close(nn.nnf_kl_div(ours(np.log(_probs(5, 4) * 0 + 0.25)), ours(lt), reduction="sum",
+                        log_target=True),
+          TF.kl_div(theirs(np.log(_probs(5, 4) * 0 + 0.25)), theirs(lt), reduction="sum",
+                    log_target=True))
+    for red in ("sum", "none"):
+        close(nn.nnf_smooth_l1_loss(ours(x1), ours(x2), reduction=red, beta=0.3),
+              TF.smooth_l1_loss(theirs(x1), theirs(x2), reduction=red, beta=0.3))
