@@ -63,11 +63,14 @@ def test_repeat_interleave_with_a_repeat_each():
     (lambda x: x.index_copy(0, rt.torch_tensor([0]), rt.torch_zeros(2, 3)), "must have the shape"),
     (lambda x: rt.torch_where(x > 0, x), "give both `self` and `other`"),
     (lambda x: rt.torch_meshgrid([x]), "expects 0D or 1D tensors"),
+    (lambda x: rt.torch_cat(x), "expected a list of tensors, got a tensor"),
+    (lambda x: rt.torch_stack(x), "expected a list of tensors, got a tensor"),
+    (lambda x: rt.torch_hstack(x), "expected a list of tensors, got a tensor"),
 ])
 def test_bad_arguments_say_what_is_wrong(call, message):
     x = rt.torch_tensor(rand(3, 3))
     before = rt.as_array(x).copy()
-    with pytest.raises((RuntimeError, IndexError), match=message):
+    with pytest.raises((RuntimeError, IndexError, TypeError), match=message):
         call(x)
     np.testing.assert_array_equal(rt.as_array(x), before)
 

@@ -226,7 +226,7 @@ def CatBackward0(n, g, dim, sizes):
 
 @op(method=False, dims=("dim",), samples=S.cat)
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
-    tensors = [_as_tensor(t) for t in tensors]
+    tensors = _tensor_list(tensors, "cat")
     if not tensors:
         raise RuntimeError("cat: expected a non-empty list of tensors")
     # PyTorch skips 1-d empty tensors in cat
@@ -251,6 +251,14 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                   (d, [t.shape[d] if id(t) in kept else None for t in tensors]))
 
 
+def _tensor_list(tensors: Any, what: str) -> list:
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{what}: expected a list of tensors, got a "
+                        f"{'tensor' if isinstance(tensors, Tensor) else type(tensors).__name__}"
+                        f"; give a list, e.g. torch_{what}(list(x, y))")
+    return [_as_tensor(t) for t in tensors]
+
+
 def _position(items: list, x: Any) -> int:
     return next(i for i, y in enumerate(items) if y is x)
 
@@ -262,7 +270,7 @@ def StackBackward0(n, g, dim, count):
 
 @op(method=False, new_dims=("dim",), samples=S.stack)
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
-    tensors = [_as_tensor(t) for t in tensors]
+    tensors = _tensor_list(tensors, "stack")
     if not tensors:
         raise RuntimeError("stack: expected a non-empty list of tensors")
     for i, t in enumerate(tensors):
@@ -631,7 +639,7 @@ def atleast_3d(self: Any) -> Any:
 # More joining and splitting
 
 def _tensors(tensors: Any, what: str) -> list:
-    tensors = [_as_tensor(t) for t in tensors]
+    tensors = _tensor_list(tensors, what)
     if not tensors:
         raise RuntimeError(f"{what}: expected a non-empty list of tensors")
     return tensors
