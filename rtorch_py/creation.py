@@ -6,8 +6,8 @@ from typing import Any
 import numpy as np
 
 from .tensor import (Tensor, as_dtype, bfloat16, bool_, complex64, complex128, float16, float32,
-                     float64, get_default_dtype, int8, int16, int32, int64, set_default_dtype,
-                     to_array, uint8, wrap)
+                     float64, get_default_dtype, int8, int16, int32, int64, result_type,
+                     set_default_dtype, to_array, uint8, wrap)
 from .tensor import dtype as Dtype
 
 
@@ -82,8 +82,8 @@ def _finish(arr: np.ndarray, dtype: Any, requires_grad: bool, default: Dtype | N
 
 
 def _size(size: tuple) -> tuple:
-    if len(size) == 1 and isinstance(size[0], (list, tuple)):
-        size = tuple(size[0])
+    if len(size) == 1 and isinstance(size[0], (list, tuple, np.ndarray)):
+        size = tuple(np.asarray(size[0]).reshape(-1).tolist())
     out = []
     for s in size:
         s = int(s)
@@ -242,6 +242,9 @@ def torch_normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None,
     """Normal draws: `mean` and `std` numbers (then `size` is needed) or tensors
     (broadcast together; the result has their shape and float dtype)."""
     tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
+    if tensors and (size is not None or dtype is not None):
+        raise ValueError("torch_normal(): size and dtype come from mean and std when either "
+                         "is a tensor; leave them out, or give numbers for mean and std")
     if tensors:
         m = mean.data if isinstance(mean, Tensor) else mean
         s = std.data if isinstance(std, Tensor) else std
@@ -409,6 +412,36 @@ def torch_iinfo(dtype: Any) -> finfo:
                         "use torch_finfo() for floating point dtypes")
     i = np.iinfo(np.uint8 if d.np.kind == "b" else d.np)
     return finfo(bits=int(i.bits), max=int(i.max), min=int(i.min), dtype=d.name)
+
+
+def torch_result_type(tensor1: Any, tensor2: Any) -> Dtype:
+    """The dtype an arithmetic op on these two operands gives (PyTorch's promotion:
+    tensors with dims beat 0-d tensors, which beat numbers, within a category)."""
+    return result_type(tensor1, tensor2)
+
+
+class Scalar:
+    """R torch's `torch_scalar()`: a number as libtorch's Scalar."""
+
+    def __init__(self, value: Any) -> None:
+        if not isinstance(value, (bool, int, float, complex)):
+            raise TypeError(f"torch_scalar() takes a single number or logical, got "
+                            f"{type(value).__name__}")
+        self.value = value
+
+    def to_r(self) -> Any:
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"torch_scalar({self.value!r})"
+
+
+def torch_scalar(value: Any) -> Scalar:
+    return Scalar(value)
+
+
+def is_torch_scalar(x: Any) -> bool:
+    return isinstance(x, Scalar)
 
 
 class _Constant:

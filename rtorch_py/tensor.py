@@ -114,6 +114,63 @@ def as_dtype(d: Any) -> dtype:
     return found
 
 
+def _category(d: dtype) -> int:
+    return 3 if d.is_complex else 2 if d.is_floating_point else 0 if d is bool_ else 1
+
+
+def _complex_for(d: dtype) -> dtype:
+    return complex128 if d is float64 or d is complex128 else complex64
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """PyTorch's promotion of two dtypes: the higher category wins (bool < ints <
+    floats < complex), keeping its own width, except that complex64 with float64
+    gives complex128; within a category the wider (uint8 with int8: int16)."""
+    if a is b:
+        return a
+    ca, cb = _category(a), _category(b)
+    if ca == cb:
+        return _DTYPES[np.promote_types(a.np, b.np)]
+    hi, lo = (a, b) if ca > cb else (b, a)
+    if hi is complex64 and lo is float64:
+        return complex128
+    return hi
+
+
+def result_type(*operands: Any) -> dtype:
+    """The dtype of an arithmetic op's result on these operands (tensors or
+    numbers), as PyTorch decides it: tensors with dims first, then 0-d tensors,
+    then numbers, each lower group counting only when its category is higher."""
+    groups: list = [None, None, None]  # dims, 0-d, numbers
+    for v in operands:
+        if isinstance(v, Tensor):
+            d, g = _dtype_of(v.data), 0 if v.data.ndim else 1
+        elif isinstance(v, (bool, np.bool_)):
+            d, g = bool_, 2
+        elif isinstance(v, numbers.Integral):
+            d, g = int64, 2
+        elif isinstance(v, numbers.Real):
+            d, g = _default[0], 2
+        elif isinstance(v, numbers.Complex):
+            d, g = default_complex(), 2
+        else:
+            raise TypeError(f"expected tensors or numbers, got {type(v).__name__}")
+        groups[g] = d if groups[g] is None else promote_types(groups[g], d)
+
+    def combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
+        if higher is None or lower is None:
+            return lower if higher is None else higher
+        if higher.is_complex:
+            return higher
+        if higher.is_floating_point:
+            return _complex_for(higher) if lower.is_complex else higher
+        if higher is bool_ or _category(lower) >= 2:  # bool or ints meet a higher category
+            return promote_types(higher, lower)
+        return higher
+
+    return combine(groups[0], combine(groups[1], groups[2]))
+
+
 def _dtype_of(arr: np.ndarray) -> dtype:
     try:
         return _DTYPES[arr.dtype]

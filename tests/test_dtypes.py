@@ -164,3 +164,62 @@ def test_deterministic_creators_against_pytorch():
     assert_same(rt.torch_logspace(0, 3, 4, base=2.0), torch.logspace(0, 3, 4, base=2.0))
     e = rt.torch_empty_strided((2, 3), (1, 2))
     assert e.data.strides == torch.empty_strided((2, 3), (1, 2)).numpy().strides
+
+
+@pytest.mark.parametrize("a,b", [
+    ("i32", 1.0), ("i32", "i64"), (1.0, "i64"), ("f64_0d", "f32"), (True, 2), ("u8", "i8"),
+    ("i16", 1), ("b", "u8"), ("f32", 1j), ("f16", "i64"),
+])
+def test_result_type_as_pytorch(a, b):
+    def make(v, lib):
+        if not isinstance(v, str):
+            return v
+        dt = {"i32": "int32", "i64": "int64", "f32": "float32", "f64_0d": "float64",
+              "u8": "uint8", "i8": "int8", "i16": "int16", "b": "bool", "f16": "float16"}[v]
+        shape = () if v.endswith("0d") else (2,)
+        return (torch.zeros(shape, dtype=getattr(torch, dt)) if lib is torch else
+                rt.torch_zeros(shape, dtype=dt))
+    got = rt.torch_result_type(make(a, rt), make(b, rt))
+    assert got.name == str(torch.result_type(make(a, torch), make(b, torch))).split(".")[1]
+
+
+def test_windows_refuse_bad_lengths():
+    with pytest.raises(ValueError, match="window_length"):
+        rt.torch_hann_window(None)
+    with pytest.raises(RuntimeError, match="non-negative"):
+        rt.torch_hamming_window(-1)
+    with pytest.raises(RuntimeError, match="floating point"):
+        rt.torch_blackman_window(4, dtype="int64")
+
+
+def test_normal_refuses_size_or_dtype_with_tensor_parameters():
+    with pytest.raises(ValueError, match="size and dtype"):
+        rt.torch_normal(rt.torch_zeros(2), 1.0, size=(2, 2))
+    with pytest.raises(ValueError, match="size and dtype"):
+        rt.torch_normal(1.0, rt.torch_ones(2), dtype="float64")
+
+
+def test_scalars():
+    assert rt.is_torch_scalar(rt.torch_scalar(1.5)) and not rt.is_torch_scalar(1.5)
+    with pytest.raises(TypeError, match="single number"):
+        rt.torch_scalar([1, 2])
+
+
+def test_result_type_every_pair_as_pytorch():
+    names = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32",
+             "float64", "complex64", "complex128"]
+    numbers = [True, 3, 2.5, 1j]
+    for a in names:
+        for b in names + numbers:
+            for sa, sb in (((2,), (2,)), ((2,), ()), ((), (2,)), ((), ())):
+                ra = rt.torch_zeros(sa, dtype=a)
+                ta = torch.zeros(sa, dtype=getattr(torch, a))
+                if isinstance(b, str):
+                    rb, tb = rt.torch_zeros(sb, dtype=b), torch.zeros(sb, dtype=getattr(torch, b))
+                else:
+                    rb = tb = b
+                want = str(torch.result_type(ta, tb)).split(".")[1]
+                if want == "complex32":  # (ComplexHalf: NumPy has none; complex64 here)
+                    want = "complex64"
+                assert rt.torch_result_type(ra, rb).name == want, (a, sa, b, sb)
+                assert rt.torch_result_type(rb, ra).name == want, (b, sb, a, sa)

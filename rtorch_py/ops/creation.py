@@ -106,7 +106,7 @@ def torch_imag(self: Tensor) -> Tensor:
 
 
 def _factory(**kw):
-    return op(method=False, differentiable=False, **kw)
+    return op(**{"method": False, "differentiable": False, **kw})
 
 
 @_factory(samples=S.sizes)
@@ -169,6 +169,112 @@ def ones_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) -> 
 def full_like(input: Tensor, fill_value: Any, dtype: Any = None,
               requires_grad: bool = False) -> Tensor:
     return _cr.torch_full_like(input, fill_value, dtype=dtype, requires_grad=requires_grad)
+
+
+@_factory(samples=S.new_full, function=False, method=True)
+def new_full(self: Tensor, size: Any, fill_value: Any, dtype: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """A tensor of `size` filled with `fill_value`, of self's dtype unless given."""
+    return _cr.torch_full(size, fill_value, dtype=dtype or self.dtype,
+                          requires_grad=requires_grad)
+
+
+@_factory(samples=S.new_sized, function=False, method=True)
+def new_zeros(self: Tensor, size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _cr.torch_zeros(size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+@_factory(samples=S.new_sized, function=False, method=True)
+def new_ones(self: Tensor, size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _cr.torch_ones(size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+# Window functions (signal processing). `periodic` windows are the first N of
+# the symmetric window of N + 1 points, as PyTorch computes them.
+
+def _window(name: str, window_length: Any, periodic: bool, dtype: Any,
+            requires_grad: bool, shape: Any) -> Tensor:
+    if window_length is None:
+        raise ValueError(f"{name}: window_length must be a non-negative integer, got NULL")
+    n = _whole(window_length, "window_length")
+    if n < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got "
+                           f"window_length={n}")
+    if dtype is not None and not _cr.as_dtype(dtype).is_floating_point:
+        raise RuntimeError(f"{name} expects floating point dtypes, got {dtype!r}")
+    if n <= 1:
+        values = np.ones(n)
+    else:
+        m = n + 1 if periodic else n
+        values = shape(np.arange(m, dtype=np.float64), m)[:n]
+    return _cr._finish(values, dtype, requires_grad)
+
+
+def _cosines(*coefs: float):
+    def shape(k: np.ndarray, m: int) -> np.ndarray:
+        return sum(c * np.cos(2 * np.pi * i * k / (m - 1)) * (-1) ** i
+                   for i, c in enumerate(coefs))
+    return shape
+
+
+@_factory(samples=S.window)
+def hann_window(window_length: int, periodic: bool = True, dtype: Any = None,
+                requires_grad: bool = False) -> Tensor:
+    return _window("hann_window", window_length, periodic, dtype, requires_grad,
+                   _cosines(0.5, 0.5))
+
+
+@_factory(samples=S.hamming)
+def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54,
+                   beta: float = 0.46, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _window("hamming_window", window_length, periodic, dtype, requires_grad,
+                   _cosines(alpha, beta))
+
+
+@_factory(samples=S.window)
+def blackman_window(window_length: int, periodic: bool = True, dtype: Any = None,
+                    requires_grad: bool = False) -> Tensor:
+    return _window("blackman_window", window_length, periodic, dtype, requires_grad,
+                   _cosines(0.42, 0.5, 0.08))
+
+
+@_factory(samples=S.window)
+def bartlett_window(window_length: int, periodic: bool = True, dtype: Any = None,
+                    requires_grad: bool = False) -> Tensor:
+    return _window("bartlett_window", window_length, periodic, dtype, requires_grad,
+                   lambda k, m: 1 - np.abs(2 * k / (m - 1) - 1))
+
+
+@_factory(samples=S.kaiser)
+def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0,
+                  dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _window("kaiser_window", window_length, periodic, dtype, requires_grad,
+                   lambda k, m: np.kaiser(m, beta))
+
+
+# libtorch's deprecated casts (`torch__cast_Float(x)`): x$to(dtype = ...) by name.
+
+def _cast(name: str, target: Any):
+    @formula(name="ToCopyBackward0")
+    def backward(n, g, dt):
+        return (g.to(dtype=dt),)
+
+    def cast(self: Tensor, non_blocking: bool = False) -> Tensor:
+        d = self.data
+        out = d if d.dtype == target.np else d.astype(target.np)
+        if target.is_floating_point and d.dtype.kind == "f":
+            return record(out, backward, (self,), (self.dtype,))
+        return wrap(out)
+    cast.__name__ = cast.__qualname__ = name
+    cast.__doc__ = f"self as {target!r} (libtorch's deprecated {name})."
+    return op(name, method=False, samples=S.cast, differentiable=False)(cast)
+
+
+for _name, _target in (("_cast_Byte", _cr.uint8), ("_cast_Char", _cr.int8),
+                       ("_cast_Double", _cr.float64), ("_cast_Float", _cr.float32),
+                       ("_cast_Half", _cr.float16), ("_cast_Int", _cr.int32),
+                       ("_cast_Long", _cr.int64), ("_cast_Short", _cr.int16)):
+    _cast(_name, _target)
 
 
 # --------------------------------------------------------------------------

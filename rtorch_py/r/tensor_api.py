@@ -547,6 +547,8 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_poisson": _cr.torch_poisson, "torch_generator": torch_generator,
     "torch_set_default_dtype": torch_set_default_dtype, "torch_finfo": torch_finfo,
     "torch_iinfo": torch_iinfo, "torch_initial_seed": _cr.torch_initial_seed,
+    "torch_result_type": _cr.torch_result_type, "torch_scalar": _cr.torch_scalar,
+    "is_torch_scalar": _cr.is_torch_scalar,
     "as_array": as_array, "is_undefined_tensor": is_undefined_tensor,
     "autograd_backward": autograd_backward, "autograd_grad": autograd_grad,
     "autograd_set_grad_mode": set_grad_mode, "autograd_gradcheck": autograd_gradcheck,

@@ -60,3 +60,28 @@ def like():
 def full_like():
     return [sample(T((2, 3)), 2.5), sample(T((3,), dtype="int64", low=0, high=4), 7),
             sample(T(()), -1.0, note="0-d")]
+
+
+def window():
+    return [sample(10), sample(7, False), sample(1, note="one"), sample(0, note="empty")]
+
+
+def hamming():
+    return window() + [sample(8, True, 0.5, 0.5)]
+
+
+def kaiser():
+    return window() + [sample(6, False, 5.0)]
+
+
+def new_full():
+    return [sample(T((2, 3)), (3, 2), 1.5), sample(T((2,), dtype="int64", low=0, high=4), (2,), 7)]
+
+
+def new_sized():
+    return [sample(T((2, 3)), (3, 2)), sample(T((2,), dtype="int64", low=0, high=4), (4,)),
+            sample(T((2,)), (), note="0-d")]
+
+
+def cast():
+    return [sample(T((2, 3), low=0.0, high=100.0)), sample(T((3,), dtype="int64", low=0, high=9))]
