@@ -7,7 +7,8 @@ from . import T, sample  # noqa: F401
 def gather() -> list:
     return [sample(T((3, 4)), 1, T((3, 2), dtype="int64", low=0, high=4)),
             sample(T((3, 4)), 0, T((2, 4), dtype="int64", low=0, high=3)),
-            sample(T((3, 4)), -1, T((2, 1), dtype="int64", low=0, high=4))]
+            sample(T((3, 4)), -1, T((2, 1), dtype="int64", low=0, high=4)),
+            sample(T((3, 4), dtype="bool"), 1, T((3, 2), dtype="int64", low=0, high=4))]
 
 
 def where() -> list:
@@ -35,7 +36,8 @@ def index_select() -> list:
 def take() -> list:
     return [sample(T((3, 4)), T((2, 3), dtype="int64", low=0, high=12)),
             sample(T((5,)), T((4,), dtype="int64", low=0, high=5)),
-            sample(T(()), T((2,), dtype="int64", low=0, high=1))]
+            sample(T(()), T((2,), dtype="int64", low=0, high=1)),
+            sample(T((2, 3), dtype="int64"), T((2,), dtype="int64", low=0, high=6))]
 
 
 def take_along_dim() -> list:
@@ -84,7 +86,8 @@ def index_put() -> list:
 
 def masked_select() -> list:
     return [sample(T((2, 3)), T((2, 3), dtype="bool")), sample(T((2, 3)), T((3,), dtype="bool")),
-            sample(T((3,)), T((2, 3), dtype="bool"), note="broadcast self")]
+            sample(T((3,)), T((2, 3), dtype="bool"), note="broadcast self"),
+            sample(T((2, 3), dtype="int64"), T((2, 3), dtype="bool"))]
 
 
 def masked_scatter() -> list:

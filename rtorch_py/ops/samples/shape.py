@@ -62,7 +62,7 @@ def cat() -> list:
 def stack() -> list:
     return [sample([T((2, 3)), T((2, 3))]), sample([T((2, 3)), T((2, 3))], 2),
             sample([T((2, 3)), T((2, 3)), T((2, 3))], 1), sample([T((2, 3)), T((2, 3))], -1),
-            sample([T(()), T(())])]
+            sample([T(()), T(())]), sample([T((2,), dtype="bool"), T((2,), dtype="bool")])]
 
 
 def narrow() -> list:
@@ -112,11 +112,12 @@ def rot90() -> list:
 
 def repeat() -> list:
     return [sample(T((2, 3)), (2, 1)), sample(T((3,)), (2, 2)), sample(T(()), (3,)),
-            sample(T((2, 1)), (1, 3, 2))]
+            sample(T((2, 1)), (1, 3, 2)), sample(T((2, 2), dtype="bool"), (2, 1))]
 
 
 def tile() -> list:
-    return [sample(T((2, 3)), (2,)), sample(T((3,)), (2, 2)), sample(T((2, 3)), (2, 1))]
+    return [sample(T((2, 3)), (2,)), sample(T((3,)), (2, 2)), sample(T((2, 3)), (2, 1)),
+            sample(T((3,), dtype="int64"), (2,))]
 
 
 def repeat_interleave() -> list:
@@ -194,7 +195,7 @@ def diag_embed() -> list:
 
 def diag() -> list:
     return [sample(T((3,))), sample(T((3,)), 1), sample(T((3, 4))), sample(T((3, 4)), -1),
-            sample(T((3, 4)), 2)]
+            sample(T((3, 4)), 2), sample(T((3,), dtype="int64"), 1)]
 
 
 def diagflat() -> list:
