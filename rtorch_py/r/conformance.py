@@ -297,6 +297,7 @@ def run_file(test_dir: Path, name: str, timeout: float = DEFAULT_TIMEOUT,
         "RTORCH_CONFORMANCE_OUT": str(out), "RTORCH_CONFORMANCE_FILE": str(path),
         "NOT_CRAN": "true",  # as devtools::test() runs R torch's suite
         "TESTTHAT_EDITION": "2",  # R torch's DESCRIPTION names no edition
+        "PYTHONFAULTHANDLER": "1",  # a crash leaves Python's stack in the log
     })
     full_env.pop("CI", None)  # on CI testthat fails new snapshots instead of recording them
     full_env.update(env or {})
