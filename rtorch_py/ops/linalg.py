@@ -761,7 +761,7 @@ def linalg_cholesky(A: Tensor, upper: bool = False) -> Tensor:
 
 @op(function="linalg_cholesky_ex", method=False, torch_name="linalg.cholesky_ex",
     samples=S.spd)
-def linalg_cholesky_ex(A: Tensor, upper: bool = False, check_errors: bool = False) -> tuple:
+def linalg_cholesky_ex(A: Tensor, check_errors: bool = False, upper: bool = False) -> tuple:
     """(L, info): info is 0 where the factorization succeeded."""
     try:
         L = _cholesky(A, upper, "linalg.cholesky_ex")
