@@ -1042,3 +1042,27 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     win = np.lib.stride_tricks.sliding_window_view(self.data, size, axis=d)
     key = (slice(None),) * d + (slice(None, None, step),)
     return record(_view(self, win[key]), UnfoldBackward0, (self,), (self.shape, d, size, step))
+
+
+@op(dims=("dim",), samples=S.diff)
+def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Any = None,
+         append: Any = None) -> Tensor:
+    """Differences of neighbours along `dim`, `n` times (after joining `prepend`
+    and `append` on either side); for bools, whether neighbours differ."""
+    if self.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    n = _whole(n, "n")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = _dim(dim, self.ndim)
+    # (R torch's default for prepend/append is an empty list: nothing to join)
+    parts = [_as_tensor(p) for p in (prepend, self, append)
+             if p is self or (p is not None and not (isinstance(p, (list, tuple)) and not p))]
+    x = cat(parts, d) if len(parts) > 1 else self
+    for _ in range(n):
+        size = x.shape[d]
+        if size == 0:
+            break
+        hi, lo = narrow(x, d, 1, size - 1), narrow(x, d, 0, size - 1)
+        x = hi.logical_xor(lo) if x.data.dtype == np.bool_ else hi - lo
+    return x

@@ -230,3 +230,9 @@ def inplace() -> list:
 def unfold() -> list:
     return [sample(T((7,)), 0, 2, 1), sample(T((3, 7)), 1, 3, 2), sample(T((4, 3)), 0, 2, 2),
             sample(T((3, 5, 2)), -2, 5, 1), sample(T((4,), dtype="int64"), 0, 1, 1)]
+
+
+def diff() -> list:
+    return [sample(T((5,))), sample(T((3, 4)), 2, 0), sample(T((3, 4)), 1, -1, T((3, 1))),
+            sample(T((3, 4)), 1, 1, append=T((3, 2))), sample(T((4,), dtype="int64")),
+            sample(T((4,), dtype="bool")), sample(T((2, 3)), 1, 0, T((1, 3)), T((2, 3)))]
