@@ -29,6 +29,11 @@ from .views import _check_inplace, _record_inplace
 __all__ = ["torch_complex", "torch_polar", "torch_real", "torch_imag"]
 
 
+def _parts(a: Any, b: Any) -> tuple:
+    """Numbers given for a part become tensors (R torch: torch_complex(1, 1))."""
+    return tuple(v if isinstance(v, Tensor) else Tensor(v) for v in (a, b))
+
+
 def _float_parts(a: Tensor, b: Tensor, name: str, what: str) -> tuple:
     da, db = a.data, b.data
     if da.dtype.kind != "f" or db.dtype.kind != "f":
@@ -52,6 +57,7 @@ def ComplexBackward0(n, g):
 
 @op("complex", samples=S.complex_parts, method=False)
 def torch_complex(real: Tensor, imag: Tensor) -> Tensor:
+    real, imag = _parts(real, imag)
     a, b = _float_parts(real, imag, "complex", "real and imag")
     out = np.empty(np.broadcast_shapes(a.shape, b.shape), dtype=_complex_of(a.dtype))
     out.real, out.imag = a, b
@@ -70,6 +76,7 @@ def PolarBackward0(n, g, abs, angle):
 
 @op("polar", samples=S.polar, method=False)
 def torch_polar(abs: Tensor, angle: Tensor) -> Tensor:
+    abs, angle = _parts(abs, angle)
     r, t = _float_parts(abs, angle, "polar", "abs and angle")
     out = (r * np.exp(1j * t)).astype(_complex_of(r.dtype))
     return record(out, PolarBackward0, (abs, angle), (abs, angle))
@@ -192,8 +199,9 @@ def new_ones(self: Tensor, size: Any, dtype: Any = None, requires_grad: bool = F
 # Window functions (signal processing). `periodic` windows are the first N of
 # the symmetric window of N + 1 points, as PyTorch computes them.
 
-def _window(name: str, window_length: Any, periodic: bool, dtype: Any,
+def _window(name: str, device: Any, window_length: Any, periodic: bool, dtype: Any,
             requires_grad: bool, shape: Any) -> Tensor:
+    _cr._check_device(device)
     if window_length is None:
         raise ValueError(f"{name}: window_length must be a non-negative integer, got NULL")
     n = _whole(window_length, "window_length")
@@ -219,36 +227,41 @@ def _cosines(*coefs: float):
 
 @_factory(samples=S.window)
 def hann_window(window_length: int, periodic: bool = True, dtype: Any = None,
-                requires_grad: bool = False) -> Tensor:
-    return _window("hann_window", window_length, periodic, dtype, requires_grad,
+                layout: Any = None,
+                device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _window("hann_window", device, window_length, periodic, dtype, requires_grad,
                    _cosines(0.5, 0.5))
 
 
 @_factory(samples=S.hamming)
 def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54,
-                   beta: float = 0.46, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _window("hamming_window", window_length, periodic, dtype, requires_grad,
+                   beta: float = 0.46, dtype: Any = None, layout: Any = None,
+                   device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _window("hamming_window", device, window_length, periodic, dtype, requires_grad,
                    _cosines(alpha, beta))
 
 
 @_factory(samples=S.window)
 def blackman_window(window_length: int, periodic: bool = True, dtype: Any = None,
-                    requires_grad: bool = False) -> Tensor:
-    return _window("blackman_window", window_length, periodic, dtype, requires_grad,
+                    layout: Any = None,
+                device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _window("blackman_window", device, window_length, periodic, dtype, requires_grad,
                    _cosines(0.42, 0.5, 0.08))
 
 
 @_factory(samples=S.window)
 def bartlett_window(window_length: int, periodic: bool = True, dtype: Any = None,
-                    requires_grad: bool = False) -> Tensor:
-    return _window("bartlett_window", window_length, periodic, dtype, requires_grad,
+                    layout: Any = None,
+                device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _window("bartlett_window", device, window_length, periodic, dtype, requires_grad,
                    lambda k, m: 1 - np.abs(2 * k / (m - 1) - 1))
 
 
 @_factory(samples=S.kaiser)
 def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0,
-                  dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _window("kaiser_window", window_length, periodic, dtype, requires_grad,
+                  dtype: Any = None, layout: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:
+    return _window("kaiser_window", device, window_length, periodic, dtype, requires_grad,
                    lambda k, m: np.kaiser(m, beta))
 
 
@@ -275,6 +288,30 @@ for _name, _target in (("_cast_Byte", _cr.uint8), ("_cast_Char", _cr.int8),
                        ("_cast_Half", _cr.float16), ("_cast_Int", _cr.int32),
                        ("_cast_Long", _cr.int64), ("_cast_Short", _cr.int16)):
     _cast(_name, _target)
+
+
+# x$half(), x$byte(), x$char(), x$short(): conversions R torch has as methods
+
+def _method_cast(name: str, target: Any):
+    @formula(name="ToCopyBackward0")
+    def backward(n, g, dt):
+        return (g.to(dtype=dt),)
+
+    def cast(self: Tensor, memory_format: Any = None) -> Tensor:
+        d = self.data
+        if d.dtype == target.np:
+            return self
+        if target.is_floating_point and d.dtype.kind == "f":
+            return record(d.astype(target.np), backward, (self,), (self.dtype,))
+        return wrap(d.astype(target.np))
+    cast.__name__ = cast.__qualname__ = name
+    cast.__doc__ = f"self as {target!r}."
+    return op(name, function=False, samples=S.cast, differentiable=False)(cast)
+
+
+for _name, _target in (("half", _cr.float16), ("byte", _cr.uint8), ("char", _cr.int8),
+                       ("short", _cr.int16)):
+    _method_cast(_name, _target)
 
 
 # --------------------------------------------------------------------------

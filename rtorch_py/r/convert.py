@@ -19,7 +19,7 @@ import numpy as np
 from ..creation import Generator
 from ..engine import Node, RemovableHandle
 from ..function import AutogradContext, NamedList
-from ..tensor import Tensor, as_dtype, dtype, get_default_dtype, wrap
+from ..tensor import Tensor, as_dtype, default_complex, dtype, get_default_dtype, wrap
 
 class RError(RuntimeError):
     """An R error raised inside an R callback, carried through Python.
@@ -203,6 +203,8 @@ def _r_data(data: Any, dtype: Any = None) -> np.ndarray | Any:
             target = as_dtype(dtype).np
         elif data.dtype == np.float64:
             target = get_default_dtype().np
+        elif data.dtype == np.complex128:  # R complex: cfloat, as R torch (doubles: float)
+            target = default_complex().np
         else:
             target = np.int64 if data.dtype == np.int32 else None
         return np.ascontiguousarray(data, dtype=target)

@@ -215,9 +215,27 @@ def torch_iinfo(dtype: Any) -> dict:
 def stride(self: Tensor, dim: Any = None) -> Any:
     """The step in elements between neighbours along each dim (or along `dim`, 1-based)."""
     st = [s // self.data.itemsize for s in self.data.strides]
-    if dim is None:
-        return np.asarray(st, dtype=np.int32)
-    return st[_dim(dim, self.ndim)]
+    if dim is None:  # (doubles, as R torch returns them)
+        return np.asarray(st, dtype=np.float64)
+    return float(st[_dim(dim, self.ndim)])
+
+
+def torch_tensor_from_buffer(buffer: Any, shape: Any, dtype: Any = "float") -> Tensor:
+    """A tensor of `dtype` and `shape` reading the bytes of an R vector (a copy:
+    the bridge hands Python its own copy of R's data)."""
+    arr = np.ascontiguousarray(buffer).reshape(-1).view(np.uint8)
+    target = as_dtype(dtype).np
+    size = _sizes([shape])
+    need = int(np.prod(size)) * target.itemsize
+    if arr.size != need:
+        raise ValueError(f"torch_tensor_from_buffer(): the buffer has {arr.size} bytes, shape "
+                         f"{list(size)} of {as_dtype(dtype)!r} needs {need}")
+    return wrap(arr.view(target).reshape(size).copy())
+
+
+def buffer_from_torch_tensor(tensor: Tensor) -> np.ndarray:
+    """The tensor's bytes (in row-major order) as an R raw vector."""
+    return np.ascontiguousarray(tensor.data).reshape(-1).view(np.uint8).copy()
 
 
 def _dtypes() -> dict[str, Callable]:
@@ -319,9 +337,20 @@ def tensor_set(x: Tensor, name: str, value: Any) -> Tensor:
         x.requires_grad = bool(value)
     elif name == "grad":
         x.grad = _undef(value)
+    elif name in ("real", "imag") and x.is_complex():  # writes that part in place
+        _set_part(x, name, value)
     else:
         raise RuntimeError(f"can't set ${name} of a tensor (only requires_grad and grad)")
     return x
+
+
+def _set_part(x: Tensor, name: str, value: Any) -> None:
+    from ..ops.views import _check_inplace
+    from ..engine import bump_version
+    _check_inplace(x)
+    part = x.data.real if name == "real" else x.data.imag
+    part[...] = value.data if isinstance(value, Tensor) else value
+    bump_version(x)
 
 
 def tensor_repr(x: Any, n: Any = 30) -> str:
@@ -547,6 +576,8 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_poisson": _cr.torch_poisson, "torch_generator": torch_generator,
     "torch_set_default_dtype": torch_set_default_dtype, "torch_finfo": torch_finfo,
     "torch_iinfo": torch_iinfo, "torch_initial_seed": _cr.torch_initial_seed,
+    "torch_tensor_from_buffer": torch_tensor_from_buffer,
+    "buffer_from_torch_tensor": buffer_from_torch_tensor,
     "torch_result_type": _cr.torch_result_type, "torch_scalar": _cr.torch_scalar,
     "is_torch_scalar": _cr.is_torch_scalar,
     "as_array": as_array, "is_undefined_tensor": is_undefined_tensor,

@@ -12,7 +12,8 @@ test_that("0-d tensors print with 6 significant digits (linalg_slogdet's page)",
 
 test_that("complex tensors: R complex in and out, parts, printing", {
   z <- torch_tensor(c(1 + 2i, 3 - 1i))
-  expect_true(z$dtype == torch_cdouble())
+  expect_true(z$dtype == torch_cfloat())
+  expect_true(torch_tensor(1i, dtype = torch_cdouble())$dtype == torch_cdouble())
   expect_true(z$is_complex())
   expect_equal(as_array(z), c(1 + 2i, 3 - 1i))
   expect_equal(as_array(z$real), c(1, 3))
@@ -25,6 +26,18 @@ test_that("complex tensors: R complex in and out, parts, printing", {
   p <- torch_polar(torch_tensor(c(1, 2)), torch_tensor(c(0, pi / 2)))
   expect_equal(as_array(p), c(1 + 0i, 2i), tolerance = 1e-6)
   expect_error(torch_tensor(1)$imag, "non-complex")
+  z$real <- torch_tensor(c(5, 6))
+  z$imag <- torch_tensor(c(7, 8))
+  expect_equal(as_array(z), c(5 + 7i, 6 + 8i))
+})
+
+test_that("buffers: a tensor's bytes and back", {
+  x <- torch_randn(3, 4)
+  b <- buffer_from_torch_tensor(x)
+  expect_true(is.raw(b) && length(b) == 48)
+  expect_true(torch_equal(torch_tensor_from_buffer(b, shape = c(3, 4), dtype = "float"), x))
+  expect_error(torch_tensor_from_buffer(b, shape = c(5, 4), dtype = "float"), "needs 80")
+  expect_equal(x$stride(), c(4, 1))
 })
 
 test_that("complex parts are differentiable", {
