@@ -295,3 +295,13 @@ def test_complex_refusals_are_clear():
         rt.torch_sign(z)
     with pytest.raises(TypeError, match="real tensors only"):
         rt.torch_lgamma(z)
+
+
+@pytest.mark.parametrize("shape", [(), (2, 3), (0, 2), (1, 1, 4)])
+def test_special_functions_keep_shapes(shape):
+    x = np.full(shape, 0.3)
+    for f in (special.erf, special.erfc, special.erfinv, special.lgamma, special.digamma,
+              special.i0, special.i1, lambda v: special.polygamma(2, v),
+              lambda v: special.gammainc(v, v + 1), lambda v: special.gammaincc(v, v)):
+        out = f(x)
+        assert isinstance(out, np.ndarray) and out.shape == shape

@@ -17,13 +17,16 @@ _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
 def _f64(x: np.ndarray) -> np.ndarray:
+    """The input as a flat float64 array (0-d ones too: they get `_like`'s shape back)."""
     if np.asarray(x).dtype.kind == "c":
         raise TypeError("this special function is defined here for real tensors only, "
                         "not complex ones")
-    return np.asarray(x, dtype=np.float64)
+    return np.asarray(x, dtype=np.float64).reshape(-1)
 
 
 def _like(out: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The result in the input's shape, and its floating dtype."""
+    out = np.asarray(out).reshape(np.shape(x))
     return out.astype(x.dtype, copy=False) if x.dtype.kind == "f" else out
 
 
@@ -171,7 +174,7 @@ def _lanczos_sums(z: np.ndarray, derivative: bool = False) -> tuple:
     """(w, A, A') at w = z - 1: A = c0 + sum_i c_i / (w + i), A' its derivative
     (None unless asked)."""
     w = z - 1
-    if w.size <= 1 << 13:  # small: two matrix products instead of a loop
+    if 0 < w.ndim and w.size <= 1 << 13:  # small: two matrix products instead of a loop
         inv = 1 / (w[..., None] + _LANCZOS_I)
         return w, _LANCZOS[0] + inv @ _LANCZOS_C, \
             -(inv * inv) @ _LANCZOS_C if derivative else None
@@ -366,7 +369,9 @@ def _gamma_q_fraction(a: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def _incomplete_gamma(a: np.ndarray, x: np.ndarray, upper: bool) -> np.ndarray:
-    a, x = np.broadcast_arrays(_f64(a), _f64(x))
+    a, x = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(x, dtype=np.float64))
+    shape = a.shape
+    a, x = a.reshape(-1), x.reshape(-1)
     out = np.full(a.shape, np.nan)
     with np.errstate(all="ignore"):
         ok = (a >= 0) & (x >= 0)
@@ -383,7 +388,7 @@ def _incomplete_gamma(a: np.ndarray, x: np.ndarray, upper: bool) -> np.ndarray:
         frac = rest & ~series
         q = _gamma_q_fraction(a[frac], x[frac])
         out[frac] = q if upper else 1 - q
-    return out
+    return out.reshape(shape)
 
 
 def gammainc(a: np.ndarray, x: np.ndarray) -> np.ndarray:
