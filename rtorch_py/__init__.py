@@ -16,6 +16,8 @@ from .creation import as_array, is_torch_tensor, torch_manual_seed, torch_tensor
 from .engine import AccumulateGrad, Node, RemovableHandle
 from .function import AutogradContext, Function, FunctionCtx, NamedList, autograd_function
 from .gradcheck import GradcheckError, autograd_gradcheck
+from . import nn
+from .nn import *  # noqa: F401,F403  (nn_module, nn_linear, nnf_relu, nn_init_*...)
 from .tensor import Tensor, dtype
 
 # Like torch, ops give inf/nan silently: hide NumPy's floating-point warnings

@@ -8,6 +8,7 @@ forward/backward works and adds the right amount.
 from __future__ import annotations
 
 import re
+import warnings
 import threading
 from contextlib import contextmanager
 
@@ -900,4 +901,19 @@ def test_e35_condition_and_index_dtypes(state):
     with fails((RuntimeError, IndexError), r"gather\(\)", r"index", r"int64|Long",
                r"Float"):
         state.w.gather(0, rt.torch_tensor([0.0]))
+    state.check()
+
+
+
+def test_e38_grad_of_a_non_leaf_warns(state):
+    y = state.w * 2
+    with pytest.warns(UserWarning, match=r"not a leaf Tensor.*retain_grad\(\)"):
+        assert y.grad is None
+    x = rt.torch_tensor([1.0, 2.0], requires_grad=True)
+    z = x * 2
+    z.retain_grad()
+    z.sum().backward()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a retained or a leaf gradient: no warning
+        assert z.grad is not None and x.grad is not None and state.w.grad is not None
     state.check()

@@ -37,7 +37,7 @@ C_init <- C_call <- C_invoke <- C_getattr <- C_box <- C_export_native <-
     started <- TRUE
   }
   if (started) {
-    .Call(C_start_python, py$executable, .python_warning)
+    .Call(C_start_python, py$executable)
   } else if (!is.null(other <- .Call(C_python_without_rtorch))) {
     stop("torch: a Python is already running in this R session ('", other, "', started ",
          "by reticulate or another package) and it cannot import rtorch_py. Load torch ",
@@ -46,9 +46,6 @@ C_init <- C_call <- C_invoke <- C_getattr <- C_box <- C_export_native <-
   }
   invisible(started)
 }
-
-# Python warnings from the engine, as R warnings (as under `rtorch-py run`).
-.python_warning <- function(msg) warning(msg, call. = FALSE)
 
 .python_help <- paste0(
   "Set the environment variable RTORCH_PYTHON (or options(rtorch.python = ...)) ",

@@ -9,7 +9,15 @@ is_torch_tensor <- function(x) inherits(x, "torch_tensor")
   if (!is.null(f)) return(function(...) .External(C_call, f, x, ...))
   f <- .imethods[[name]]
   if (!is.null(f)) return(function(...) invisible(.External(C_call, f, x, ...)))
-  .External(C_call, .py$tensor_get, x, name)
+  v <- .External(C_call, .py$tensor_get, x, name)
+  if (inherits(v, "rtorch_missing_member")) return(.missing_member(name))
+  v
+}
+
+.missing_member <- function(name) {
+  function(...) {
+    stop(sprintf("`%s` is not a method or field of a torch_tensor", name), call. = FALSE)
+  }
 }
 
 `[[.torch_tensor` <- function(x, i) {

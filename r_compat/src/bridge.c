@@ -28,6 +28,7 @@ static SEXP default_class;    /* class of Python objects without a mapping */
 static PyObject *api;         /* rtorch_py.r.api */
 static PyTypeObject *tensor_type, *namedlist_type;
 static PyObject *rerror_cls, *from_r_array, *error_message;
+static PyObject *py_warnings; /* api._PENDING_WARNINGS: Python warnings for R */
 static int ready = 0;
 
 #define MAX_CLASSES 32
@@ -621,6 +622,28 @@ static void raise_python_error(PyGILState_STATE g) {
  */
 #define MAX_ARGS 32
 
+/* Python warnings raised during a call, as R strings (GIL held); the list is
+ * emptied. They are signalled once back in R's context (signal_warnings), so
+ * that R's handlers (withCallingHandlers, expect_warning) see them. */
+static SEXP take_warnings(void) {
+    Py_ssize_t n = PyList_GET_SIZE(py_warnings);
+    if (!n) return R_NilValue;
+    SEXP out = PROTECT(Rf_allocVector(STRSXP, n));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *s = PyUnicode_AsUTF8(PyList_GET_ITEM(py_warnings, i));
+        SET_STRING_ELT(out, i, Rf_mkCharCE(s ? s : "(a warning)", CE_UTF8));
+    }
+    PyErr_Clear();
+    PyList_SetSlice(py_warnings, 0, n, NULL);
+    UNPROTECT(1);
+    return out;
+}
+
+static void signal_warnings(SEXP warns) { /* GIL released: a warning may be an error */
+    for (R_xlen_t i = 0; i < Rf_xlength(warns); i++)
+        Rf_warningcall(R_NilValue, "%s", CHAR(STRING_ELT(warns, i)));
+}
+
 static SEXP C_call(SEXP args) {
     args = CDR(args);
     SEXP fptr = CAR(args);
@@ -671,8 +694,10 @@ static SEXP C_call(SEXP args) {
     }
     PROTECT(out);
     Py_DECREF(res);
+    SEXP warns = PROTECT(take_warnings());
     PyGILState_Release(g);
-    UNPROTECT(1);
+    signal_warnings(warns);
+    UNPROTECT(2);
     return out;
 
 fail_args:
@@ -707,9 +732,10 @@ static SEXP C_init(SEXP invoke, SEXP module) {
         rerror_cls = PyObject_GetAttrString(api, "RError");
         from_r_array = PyObject_GetAttrString(api, "_from_r_array");
         error_message = PyObject_GetAttrString(api, "_error_message");
+        py_warnings = PyObject_GetAttrString(api, "_PENDING_WARNINGS");
         PyObject *classes = PyObject_GetAttrString(api, "R_CLASSES");
         if (!tensor_type || !namedlist_type || !rerror_cls || !from_r_array || !error_message ||
-            !classes)
+            !py_warnings || !PyList_Check(py_warnings) || !classes)
             raise_python_error(g);
         /* R_CLASSES: list of (type, (class names...)); the tensor comes first */
         Py_ssize_t nc = PyList_Size(classes);
@@ -749,7 +775,7 @@ static SEXP C_init(SEXP invoke, SEXP module) {
  * tunes the process as `rtorch-py run` does and routes Python warnings to
  * R's `warn`, then the GIL is released: every crossing takes it, as under
  * rpy2.  R keeps its signal handlers (Ctrl-C interrupts R, as usual). */
-static SEXP C_start_python(SEXP exe, SEXP warn) {
+static SEXP C_start_python(SEXP exe) {
     if (Py_IsInitialized()) return Rf_ScalarLogical(FALSE);
     const char *path = CHAR(STRING_ELT(exe, 0));
     PyConfig config;
@@ -767,9 +793,7 @@ static SEXP C_start_python(SEXP exe, SEXP warn) {
                  st.err_msg ? st.err_msg : "unknown error");
     PyObject *mod = PyType_Ready(&RObj_Type) < 0 ? NULL
                   : PyImport_ImportModule("rtorch_py.r.in_r");
-    PyObject *w = mod ? wrap_robj(warn) : NULL;
-    PyObject *res = w ? PyObject_CallMethod(mod, "started", "O", w) : NULL;
-    Py_XDECREF(w);
+    PyObject *res = mod ? PyObject_CallMethod(mod, "started", NULL) : NULL;
     Py_XDECREF(mod);
     if (!res) {
         /* raise_python_error releases the GIL state it is given: hand it the
@@ -890,7 +914,7 @@ static const R_CallMethodDef call_methods[] = {
     {"C_getattr", (DL_FUNC)&C_getattr, 1},
     {"C_box", (DL_FUNC)&C_box, 1},
     {"C_export_native", (DL_FUNC)&C_export_native, 0},
-    {"C_start_python", (DL_FUNC)&C_start_python, 2},
+    {"C_start_python", (DL_FUNC)&C_start_python, 1},
     {"C_python_running", (DL_FUNC)&C_python_running, 0},
     {"C_python_without_rtorch", (DL_FUNC)&C_python_without_rtorch, 0},
     {NULL, NULL, 0}

@@ -4,7 +4,8 @@
 - `registry`: `@op(...)`, the declarations everything else is generated from
 - `operands`: operands to arrays, PyTorch's result dtypes
 - `views`: the view and in-place machinery (CopySlices, view histories)
-- families: `pointwise`, `reduction`, `shape`, `indexing`, `linalg`, `conversion`
+- families: `pointwise`, `reduction`, `sorting`, `shape`, `indexing`, `linalg`, `fft`,
+  `conversion`, `creation`, `nn_functional`
 - `samples`: the sample inputs the generated tests run every op on
 
 The API here is 0-based (Python/PyTorch); the R layer translates dims from
@@ -13,10 +14,9 @@ each op's declaration.
 from __future__ import annotations
 
 from ..tensor import Tensor
-from . import conversion, indexing, linalg, pointwise, reduction, shape  # noqa: F401 (declares)
-from . import sorting  # noqa: F401 (declares)
-from . import creation  # noqa: F401 (declares)
-from . import fft  # noqa: F401 (declares)
+# (importing a family declares its ops)
+from . import (conversion, creation, fft, indexing, linalg, nn_functional,  # noqa: F401
+               pointwise, reduction, shape, sorting)
 from .conversion import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403

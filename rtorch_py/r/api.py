@@ -23,6 +23,7 @@ from .convert import (R_CLASSES, UNDEFINED, RError, Scope, UndefinedTensor,  # n
                       _error_message, _from_r_array)
 from .functions import (apply_function, ctx_get, ctx_mark_dirty,  # noqa: F401
                         ctx_mark_non_differentiable, ctx_save, make_autograd_function)
+from .in_r import PENDING_WARNINGS as _PENDING_WARNINGS  # noqa: F401 (read by the bridge)
 from .indexing import index, index_put  # noqa: F401
 from .tensor_api import (anomaly_scope, as_array, dtype_eq, dtype_repr,  # noqa: F401
                          grad_mode_scope, hook_remove, is_grad_enabled, node_get, node_repr,

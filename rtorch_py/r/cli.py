@@ -32,18 +32,6 @@ def _setup_console() -> None:
     callbacks.showmessage = _write_err
 
 
-def _warnings_to_r(ri: Any) -> None:
-    """Python warnings (the engine's) become R warnings, printed by R."""
-    import warnings
-    r_warning = ri.baseenv["warning"]
-
-    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
-             line: Any = None) -> None:
-        r_warning(ri.StrSexpVector([str(message)]), **{"call.": ri.BoolSexpVector([False])})
-
-    warnings.showwarning = show
-
-
 def _libR() -> Any:
     import ctypes
 
@@ -83,6 +71,7 @@ def run_source(text: str, args: Sequence[str] = (), command: Sequence[str] = ())
     from rpy2.rinterface_lib._rinterface_capi import PARSING_STATUS, RParsingError
 
     from . import _r_home, load
+    from .in_r import route_warnings
 
     np.seterr(all="ignore")  # torch computes NaN/Inf silently; NumPy would warn
     load(attach=False)
@@ -90,7 +79,7 @@ def run_source(text: str, args: Sequence[str] = (), command: Sequence[str] = ())
     # collections spare Python's collector most of its useless traversals.
     gc.freeze()
     gc.set_threshold(10000, 20, 20)
-    _warnings_to_r(ri)
+    route_warnings()
 
     lines = text.split("\n")
     pos = 0

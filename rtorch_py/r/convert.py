@@ -40,8 +40,24 @@ class UndefinedTensor:
     def __repr__(self) -> str:
         return "torch_tensor\n[ Tensor (undefined) ]"
 
+    def __getattr__(self, name: str) -> Any:
+        # An op given an undefined tensor reads its data or autograd fields.
+        raise RuntimeError("this tensor is undefined (as `x$grad` is before a backward() "
+                           "reached x): it has no values to operate on; check "
+                           "is_undefined_tensor() first")
+
 
 UNDEFINED = UndefinedTensor()
+
+
+class MissingMember:
+    """What `x$name` finds when a tensor has no method or field `name`: R makes
+    it a function that says so when called."""
+
+    __slots__ = ()
+
+
+MISSING = MissingMember()
 
 
 class Scope:
@@ -63,6 +79,7 @@ R_CLASSES: list = [
     (AutogradContext, ("torch_autograd_context", "R6")),
     (RemovableHandle, ("torch_hook", "R6")),
     (Scope, ("rtorch_scope",)),
+    (MissingMember, ("rtorch_missing_member",)),
     (Generator, ("torch_generator", "R7")),
 ]
 
@@ -197,7 +214,7 @@ def _tensor_of(x: Any) -> Any:
 def _r_data(data: Any, dtype: Any = None) -> np.ndarray | Any:
     """R data -> an array with torch's layout and, unless `dtype` says
     otherwise, R torch's defaults (doubles -> the default dtype, float32 unless
-    set, integers -> int64, raw -> uint8, complex -> complex128)."""
+    set, integers -> int64, raw -> uint8, complex -> complex64)."""
     if isinstance(data, np.ndarray):
         if dtype is not None:
             target = as_dtype(dtype).np

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import gc
 import warnings
-from typing import Any, Callable
+from typing import Any
 
-__all__ = ["started", "tune_process"]
+__all__ = ["started", "tune_process", "route_warnings", "PENDING_WARNINGS"]
 
 
 def tune_process() -> None:
@@ -26,12 +26,24 @@ def tune_process() -> None:
     gc.set_threshold(10000, 20, 20)
 
 
-def started(r_warning: Callable[[str], Any]) -> None:
-    """Set up a Python just started inside R; `r_warning(msg)` signals an R warning."""
+def started() -> None:
+    """Set up a Python just started inside R."""
     tune_process()
+    route_warnings()
 
+
+# Python warnings raised during a call from R, signalled as R warnings by the
+# bridge when the call returns (read and emptied by r_compat/src/bridge.c).
+PENDING_WARNINGS: list[str] = []
+
+
+def route_warnings() -> None:
+    """Python warnings (the engine's) become R warnings, signalled in the R
+    call that raised them: R's handlers (`expect_warning`, `suppressWarnings`)
+    see them, and R shows each one every time, as R torch does."""
     def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
              line: Any = None) -> None:
-        r_warning(str(message))
+        PENDING_WARNINGS.append(str(message))
 
     warnings.showwarning = show
+    warnings.filterwarnings("always", category=UserWarning)

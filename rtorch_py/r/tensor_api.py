@@ -20,7 +20,7 @@ from ..function import NamedList
 from ..gradcheck import autograd_gradcheck as _gradcheck
 from ..printing import format_grad_fn
 from ..tensor import Tensor, as_dtype, dtype, wrap
-from .convert import (UNDEFINED, Scope, _check_r_data, _dim, _int, _list, _r_data, _r_value,
+from .convert import (MISSING, UNDEFINED, Scope, _check_r_data, _dim, _int, _list, _r_data, _r_value,
                       _sizes, _undef)
 
 
@@ -329,7 +329,7 @@ def tensor_get(x: Any, name: str) -> Any:
             return False
         raise RuntimeError(f"can't read ${name} of an undefined tensor")
     get = _GETTERS.get(name)
-    return None if get is None else get(x)
+    return MISSING if get is None else get(x)
 
 
 def tensor_set(x: Tensor, name: str, value: Any) -> Tensor:

@@ -449,3 +449,28 @@ test_that("an error in with_detect_anomaly() turns anomaly mode off", {
   expect_error(suppressWarnings(with_detect_anomaly(stop("in anomaly block"))), "in anomaly block")
   expect_intact(s)  # checks that a NaN backward no longer errors
 })
+
+test_that("E36: an op on an undefined tensor", {
+  s <- err_state()
+  x <- torch_tensor(c(1, 2), requires_grad = TRUE)
+  expect_true(is_undefined_tensor(x$grad))
+  expect_error(x$grad$zero_(), "this tensor is undefined .* check is_undefined_tensor\\(\\) first")
+  expect_intact(s)
+})
+
+test_that("E37: a tensor method that does not exist", {
+  s <- err_state()
+  expect_error(s$w$foo(), "`foo` is not a method or field of a torch_tensor")
+  expect_error(torch_ones(2)$no_such_method(1, 2), "`no_such_method` is not a method")
+  expect_intact(s)
+})
+
+test_that("E38: reading $grad of a non-leaf tensor warns", {
+  s <- err_state()
+  y <- s$w * 2
+  expect_warning(g <- y$grad, "not a leaf Tensor.*retain_grad")
+  expect_true(is_undefined_tensor(g))
+  y$retain_grad()
+  expect_silent(y$grad)
+  expect_intact(s)
+})
