@@ -196,23 +196,22 @@ def _extract(git_dir: Path, dest: Path, rev: str = "HEAD") -> Path:
     out = dest / "testthat"
     # One `git cat-file --batch` for every blob; a blob that cannot be read
     # (missing from a partial snapshot) is reported and left out.
-    proc = subprocess.Popen([*git, "cat-file", "--batch"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE)
-    assert proc.stdin and proc.stdout
-    proc.stdin.write("".join(f"{sha}\n" for sha, _ in entries).encode())
-    proc.stdin.close()
-    for sha, path in entries:
-        header = proc.stdout.readline().split()
-        if len(header) < 3:  # "<sha> missing"
-            print(f"conformance: cannot read {path} from the snapshot; left out",
-                  file=sys.stderr)
-            continue
-        data = proc.stdout.read(int(header[2]))
-        proc.stdout.read(1)  # the newline after each object
-        target = out / path[len(prefix):]
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-    proc.wait()
+    with subprocess.Popen([*git, "cat-file", "--batch"], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE) as proc:
+        assert proc.stdin and proc.stdout
+        proc.stdin.write("".join(f"{sha}\n" for sha, _ in entries).encode())
+        proc.stdin.close()
+        for sha, path in entries:
+            header = proc.stdout.readline().split()
+            if len(header) < 3:  # "<sha> missing"
+                print(f"conformance: cannot read {path} from the snapshot; left out",
+                      file=sys.stderr)
+                continue
+            data = proc.stdout.read(int(header[2]))
+            proc.stdout.read(1)  # the newline after each object
+            target = out / path[len(prefix):]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
     return out
 
 
