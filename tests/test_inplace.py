@@ -44,6 +44,8 @@ INPLACE = {
     "index_put_acc": lambda T, y, o: y.index_put_((_ix(T, [0, 0, 2]), _ix(T, [1, 1, 3])),
                                                   _e(o)[0, :3], accumulate=True),
     "masked_scatter_": lambda T, y, o: y.masked_scatter_(o > 0, _e(o) * 2),
+    "scatter_reduce_": lambda T, y, o: y.scatter_reduce_(0, _ix(T, [[2, 0, 1, 0], [0, 0, 2, 2]]),
+                                                         _e(o)[:2], "mean"),
     "tril_": lambda T, y, o: y.tril_(1),
     "triu_": lambda T, y, o: y.triu_(-1),
 }

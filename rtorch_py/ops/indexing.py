@@ -11,7 +11,7 @@ from ..tensor import Tensor, _dim, wrap
 from .samples import indexing as S
 from .operands import (_as_tensor, _bool_mask, _broadcast_error, _data, _fill_value,
                        _float_result, _shape, _t, _whole, positional_error)
-from .recording import _state, formula, record
+from .recording import OUTPUT, _state, formula, record
 from .shape import SliceBackward0, cat
 from .registry import op
 from .views import (_check_inplace, _index_backward, _is_basic, _record_inplace, _view, _wrap_key,
@@ -704,3 +704,107 @@ def triu_indices(row: int, col: int, offset: int = 0, dtype: Any = None, device:
                  layout: Any = None) -> Tensor:
     """The positions (2 x n: rows, then columns) of a row x col matrix's upper triangle."""
     return _triangle_indices(row, col, offset, True, dtype)
+
+
+# ==========================================================================
+# scatter_reduce: src's values combined into self's positions by index
+
+_REDUCE_START = {"sum": 0, "mean": 0, "prod": 1, "amax": -np.inf, "amin": np.inf}
+_REDUCE_AT = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum,
+              "amin": np.minimum}
+
+
+@formula
+def ScatterReduceBackward0(n, g, dim, idx, reduce, include_self, touched, counts,
+                           self_, src, result):
+    ix = wrap(idx)
+    keep = wrap(~touched) if not include_self else None
+    gx = gs = None
+    if reduce in ("sum", "mean"):
+        gm = g / wrap(counts.astype(g.data.dtype)) if reduce == "mean" else g
+        if n.needs(0):
+            gx = gm if keep is None else gm * keep
+        if n.needs(1):
+            gs = gather(gm, dim, ix)
+    elif reduce in ("amax", "amin"):
+        # the gradient is shared evenly by every element equal to the result
+        hit_self = (self_ == result) if include_self else None
+        picked = gather(result, dim, ix)
+        hit_src = _src_corner(src, idx) == picked
+        ties = scatter_add(wrap(np.zeros(result.shape, result.data.dtype)), dim, ix,
+                           hit_src.to(dtype=result.dtype))
+        if hit_self is not None:
+            ties = ties + hit_self.to(dtype=result.dtype)
+        share = g / ties.clamp(min=1)
+        if n.needs(0):
+            gx = share * hit_self.to(dtype=g.dtype) if hit_self is not None else g * keep
+        if n.needs(1):
+            gs = gather(share, dim, ix) * hit_src.to(dtype=g.dtype)
+    else:  # prod: each contributor's gradient is the product of the others
+        if n.needs(0):
+            gx = g * result / self_ if include_self else g * keep
+        if n.needs(1):
+            gs = gather(g * result, dim, ix) / _src_corner(src, idx)
+    if gs is not None and src.shape != tuple(idx.shape):
+        z = wrap(np.zeros(src.shape, gs.data.dtype))
+        gs = _put_corner(z, gs, idx)
+    return gx, gs
+
+
+def _src_corner(src: Tensor, idx: np.ndarray) -> Tensor:
+    return src[tuple(slice(0, s) for s in idx.shape)] if src.shape != tuple(idx.shape) else src
+
+
+def _put_corner(z: Tensor, part: Tensor, idx: np.ndarray) -> Tensor:
+    return index_put(z, tuple(slice(0, s) for s in idx.shape), part)
+
+
+def _scatter_reduce(self: Tensor, dim: int, index: Any, src: Any, reduce: str,
+                    include_self: builtins.bool, op_name: str) -> tuple:
+    if reduce not in _REDUCE_AT:
+        raise RuntimeError(f'{op_name}(): reduce argument must be one of "sum", "prod", '
+                           f'"mean", "amax", "amin", got "{reduce}"')
+    src = src if isinstance(src, Tensor) else wrap(np.asarray(_data(src), self.data.dtype))
+    d = _dim(dim, self.ndim)
+    idx = _int_index(index, op_name)
+    _scatter_checks(self, d, idx, src, op_name)
+    key = _scatter_key(idx, d) if self.ndim else (idx.reshape(-1),)
+    vals = _src_part(src, idx)
+    touched = np.zeros(self.shape, dtype=bool)
+    (touched if self.ndim else touched.reshape(1))[key] = True
+    out = self.data.copy()
+    flat = out if self.ndim else out.reshape(1)
+    if not include_self:
+        start = _REDUCE_START[reduce]
+        if out.dtype.kind != "f" and not np.isfinite(start):
+            start = np.iinfo(out.dtype).min if reduce == "amax" else np.iinfo(out.dtype).max
+        flat[key] = start
+    _REDUCE_AT[reduce].at(flat, key, vals)
+    counts = np.zeros(self.shape, dtype=np.int64)
+    np.add.at(counts if self.ndim else counts.reshape(1), key, 1)
+    counts = counts + (1 if include_self else 0)
+    counts = np.maximum(counts, 1)
+    if reduce == "mean":
+        out = np.where(touched, out / counts if out.dtype.kind == "f" else out // counts, out)
+        out = out.astype(self.data.dtype)
+    if reduce == "prod" and needs_grad_any(self, src) and (
+            (include_self and (self.data[touched] == 0).any()) or (vals == 0).any()):
+        raise RuntimeError(f"{op_name}(): the gradient of reduce = \"prod\" with a zero among "
+                           "the combined values is not supported here")
+    return out, ScatterReduceBackward0, (self, src), \
+        (d, idx, reduce, builtins.bool(include_self), touched, counts, self, src, OUTPUT)
+
+
+@op(dims=("dim",), indices=("index",), samples=S.scatter_reduce)
+def scatter_reduce(self: Tensor, dim: int, index: Any, src: Any, reduce: str,
+                   include_self: builtins.bool = True) -> Tensor:
+    return record(*_scatter_reduce(self, dim, index, src, reduce, include_self,
+                                   "scatter_reduce"))
+
+
+@op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
+def scatter_reduce_(self: Tensor, dim: int, index: Any, src: Any, reduce: str,
+                    include_self: builtins.bool = True) -> Tensor:
+    out, fn, inputs, saved = _scatter_reduce(self, dim, index, src, reduce, include_self,
+                                             "scatter_reduce_")
+    return _write_inplace(self, out, fn, inputs, saved)

@@ -117,3 +117,17 @@ def index() -> list:
 
 def triangle_indices() -> list:
     return [sample(4, 5), sample(4, 5, 1), sample(3, 3, -1), sample(0, 3)]
+
+
+def scatter_reduce() -> list:
+    out = []
+    for reduce in ("sum", "mean", "amax", "amin", "prod"):
+        low = 0.5 if reduce == "prod" else -2.0
+        out += [sample(T((3, 4), low=low, distinct=True), 0,
+                       T((2, 4), dtype="int64", low=0, high=3),
+                       T((2, 4), low=low, distinct=True), reduce),
+                sample(T((3, 4), low=low, distinct=True), 1,
+                       T((3, 2), dtype="int64", low=0, high=4),
+                       T((3, 2), low=low, distinct=True), reduce, include_self=False)]
+    return out + [sample(T((4,), dtype="int64"), 0, T((3,), dtype="int64", low=0, high=4),
+                         T((3,), dtype="int64"), "mean")]
