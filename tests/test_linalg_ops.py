@@ -307,3 +307,21 @@ def test_eig_gradients_vs_torch():
     (g,) = rt.autograd_grad([V], [a], grad_outputs=[rt.torch_tensor(V.data * W)])
     (tg,) = torch.autograd.grad([tV], [ta], grad_outputs=[tV.detach() * torch.from_numpy(W)])
     np.testing.assert_allclose(g.data, tg.numpy(), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("sa,sb", [((2, 3), (3, 4)), ((3,), (3,)), ((2, 3), (3,)),
+                                   ((2, 2, 3), (2, 3, 4)), ((3,), (2, 3, 4))])
+def test_complex_matmul_gradients(sa, sb):
+    # PyTorch's convention for complex inputs: conjugated operands in the derivative
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(sa) + 1j * rng.standard_normal(sa)
+    y = rng.standard_normal(sb) + 1j * rng.standard_normal(sb)
+    a, b = rt.torch_tensor(x, requires_grad=True), rt.torch_tensor(y, requires_grad=True)
+    ta, tb = (torch.from_numpy(v).requires_grad_(True) for v in (x, y))
+    out, tout = a.matmul(b), ta.matmul(tb)
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=1e-12)
+    up = np.asarray(rng.standard_normal(tout.shape) + 1j * rng.standard_normal(tout.shape))
+    g = rt.autograd_grad([out], [a, b], grad_outputs=[rt.torch_tensor(up)])
+    tg = torch.autograd.grad([tout], [ta, tb], grad_outputs=[torch.from_numpy(up)])
+    for r, t in zip(g, tg):
+        np.testing.assert_allclose(r.data, t.numpy(), rtol=1e-12, atol=1e-12)

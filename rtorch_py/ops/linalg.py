@@ -16,6 +16,7 @@ from .recording import OUTPUT, _state, formula, needs_grad, record, sum_to
 from .registry import op
 from .indexing import where
 from .shape import UnsafeViewBackward0, ViewBackward0, cat
+from .fft import _conj, _real, _real_of, _to_complex
 
 
 # ==========================================================================
@@ -23,7 +24,18 @@ from .shape import UnsafeViewBackward0, ViewBackward0, cat
 
 @formula(arrays=True)
 def MmBackward0(n, g, a, b):
-    return (g @ b.T if n.needs(0) else None), (a.T @ g if n.needs(1) else None)
+    return (g @ _adj(b) if n.needs(0) else None), (_adj(a) @ g if n.needs(1) else None)
+
+
+def _adj(x: Any) -> Any:
+    """A matrix's conjugate transpose (its transpose when real), array or tensor."""
+    if type(x) is np.ndarray:
+        return x.T.conj() if x.dtype.kind == "c" else x.T
+    return _conj(x.T) if x.data.dtype.kind == "c" else x.T
+
+
+def _cj(x: Tensor) -> Tensor:
+    return _conj(x) if x.data.dtype.kind == "c" else x
 
 
 @op(samples=S.mm)
@@ -45,17 +57,17 @@ def mm(self: Tensor, mat2: Tensor) -> Tensor:
 @formula
 def MatmulBackward0(n, g, a, b):
     if a.ndim == 1 and b.ndim == 1:
-        return (g * b if n.needs(0) else None), (g * a if n.needs(1) else None)
+        return (g * _cj(b) if n.needs(0) else None), (g * _cj(a) if n.needs(1) else None)
     a2 = a.unsqueeze(0) if a.ndim == 1 else a
     b2 = b.unsqueeze(-1) if b.ndim == 1 else b
     g2 = g.unsqueeze(-2) if a.ndim == 1 else g
     g2 = g2.unsqueeze(-1) if b.ndim == 1 else g2
     ga = gb = None
     if n.needs(0):
-        ga = sum_to(g2.matmul(b2.transpose(-1, -2)), a2.shape)
+        ga = sum_to(g2.matmul(_mH(b2)), a2.shape)
         ga = ga.squeeze(0) if a.ndim == 1 else ga
     if n.needs(1):
-        gb = sum_to(a2.transpose(-1, -2).matmul(g2), b2.shape)
+        gb = sum_to(_mH(a2).matmul(g2), b2.shape)
         gb = gb.squeeze(-1) if b.ndim == 1 else gb
     return ga, gb
 
@@ -225,7 +237,7 @@ def _deprecated(message: str) -> None:
 
 @formula
 def BmmBackward0(n, g, a, b):
-    return (g.matmul(_mT(b)) if n.needs(0) else None), (_mT(a).matmul(g) if n.needs(1) else None)
+    return (g.matmul(_mH(b)) if n.needs(0) else None), (_mH(a).matmul(g) if n.needs(1) else None)
 
 
 @op(samples=S.bmm)
@@ -244,8 +256,8 @@ def bmm(self: Tensor, mat2: Tensor) -> Tensor:
 
 @formula
 def MvBackward0(n, g, a, v):
-    return (g.unsqueeze(-1) * v if n.needs(0) else None), \
-        (_mT(a).matmul(g) if n.needs(1) else None)
+    return (g.unsqueeze(-1) * _cj(v) if n.needs(0) else None), \
+        (_mH(a).matmul(g) if n.needs(1) else None)
 
 
 @op(samples=S.mv)
@@ -1725,27 +1737,43 @@ def lu_solve(self: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
 # ==========================================================================
 # Eigen-decomposition of general matrices: complex results
 
+def _mH(x: Tensor) -> Tensor:
+    return _conj(_mT(x)) if x.data.dtype.kind == "c" else _mT(x)
+
+
+@formula
+def _ComplexSolveBackward(n, g, A, X):
+    gB = _solve_any(_mH(A), g)
+    gA = -(gB.matmul(_mH(X))) if n.needs(0) else None
+    return gA, (gB if n.needs(1) else None)
+
+
+def _solve_any(A: Tensor, B: Tensor) -> Tensor:
+    """A X = B for real or complex matrices (the derivatives of complex results)."""
+    dt = np.result_type(A.data.dtype, B.data.dtype)
+    X = np.linalg.solve(A.data.astype(dt, copy=False), B.data.astype(dt, copy=False))
+    return record(X, _ComplexSolveBackward, (A, B), (A, OUTPUT),
+                  name="LinalgSolveExBackward0")
+
+
 def _eig_backward(n, grads, A, L, V):
-    """PyTorch's linalg_eig_backward, on arrays (first order only)."""
+    """PyTorch's linalg_eig_backward (written with differentiable ops: any order)."""
     gL, gV = grads
-    Ld, Vd = L.data, V.data
-    Vh = np.conj(np.swapaxes(Vd, -1, -2))
+    k = L.shape[-1]
+    Vh = _mH(V)
     if gV is not None:
-        VhgV = Vh @ gV.data
-        diag = np.real(np.diagonal(VhgV, axis1=-2, axis2=-1))
-        VhgV = VhgV - Vh @ (Vd * diag[..., None, :])
-        E = np.conj(Ld[..., None, :] - Ld[..., :, None])
-        k = Ld.shape[-1]
-        E[..., np.arange(k), np.arange(k)] = 1
-        gA = VhgV / E
-        gA[..., np.arange(k), np.arange(k)] = gL.data if gL is not None else 0
+        VhgV = Vh.matmul(gV)
+        diag = _real(_diagonal(VhgV))
+        VhgV = VhgV - Vh.matmul(V * _to_complex(diag).unsqueeze(-2))
+        E = _conj(L.unsqueeze(-2) - L.unsqueeze(-1)) + wrap(np.eye(k, dtype=L.data.dtype))
+        off = wrap(1 - np.eye(k, dtype=_real_of(L.data.dtype)))
+        gA = (VhgV / E) * _to_complex(off)
+        if gL is not None:
+            gA = gA + _diag_embed(gL)
     else:
-        gA = np.zeros(Vd.shape, Vd.dtype)
-        k = Ld.shape[-1]
-        gA[..., np.arange(k), np.arange(k)] = gL.data
-    gA = np.linalg.solve(Vh, gA @ Vh)
-    return (wrap(np.ascontiguousarray(np.real(gA)).astype(A.data.dtype)
-                 if A.data.dtype.kind == "f" else gA),)
+        gA = _diag_embed(gL)
+    gA = _solve_any(Vh, gA.matmul(Vh))
+    return (_real(gA) if A.data.dtype.kind == "f" else gA,)
 
 
 def _complex_dtype(dt: np.dtype) -> np.dtype:
