@@ -558,6 +558,18 @@ def norm(self: Tensor, p: Any = 2, dim: Any = None, keepdim: bool = False,
                   (src, OUTPUT, pv, axes, keep))
 
 
+NormBackward1 = formula(LinalgVectorNormBackward0.formula, name="NormBackward1")
+
+
+@op(dims=("dim",), samples=S.frobenius_norm)
+def frobenius_norm(self: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
+    """The 2-norm over `dim` (PyTorch keeps it for old code: norm() is the same)."""
+    d = _float_input(self, "frobenius_norm")
+    axes = _axes(dim, self.ndim)
+    return record(_vector_norm_data(d, 2.0, axes, keepdim), NormBackward1, (self,),
+                  (self, OUTPUT, 2.0, axes, keepdim))
+
+
 @formula
 def DistBackward0(n, g, x, y, result, p):
     diff = x - y

@@ -71,6 +71,10 @@ def norm() -> list:
             sample(T((2, 3), distinct=True), float("inf"), 1), sample(T(()))]
 
 
+def frobenius_norm() -> list:
+    return [sample(T((2, 3)), (0, 1)), sample(T((2, 3)), [1]), sample(T((2, 3, 2)), (0, 2), True)]
+
+
 def dist() -> list:
     return [sample(T((2, 3)), T((2, 3))), sample(T((2, 3)), T((3,)), 1),
             sample(T((2, 3)), T((2, 3)), 3)]
