@@ -305,3 +305,18 @@ def test_special_functions_keep_shapes(shape):
               lambda v: special.gammainc(v, v + 1), lambda v: special.gammaincc(v, v)):
         out = f(x)
         assert isinstance(out, np.ndarray) and out.shape == shape
+
+
+@pytest.mark.parametrize("name,args", [("sin_", ()), ("exp_", ()), ("atan2_", ("T",)),
+                                       ("clamp_min_", (0.6,)), ("lgamma_", ()),
+                                       ("lerp_", ("T", 0.25)), ("xlogy_", ("P",))])
+def test_inplace_on_a_view_reaches_the_base(name, args):
+    rng = np.random.default_rng(5)
+    x = rng.uniform(0.3, 1.5, (2, 3))
+    extra = [rng.uniform(0.5, 1.5, (3,)) if a in ("T", "P") else a for a in args]
+
+    def fn(T, x, *more):
+        b = x * 2
+        getattr(b[0], name)(*more)  # the first row, changed in place
+        return b * b
+    check_vs_torch(fn, x, *extra, second_order=True)

@@ -841,7 +841,9 @@ def _floating(self: Tensor, compute: Callable, backward: Callable, save: str | N
 
 @formula(arrays=True)
 def _InplaceBackward(n, g):
-    return (g,)
+    # inputs (x's old value, the result computed from its copy): the old value
+    # was overwritten, so its gradient flows only through the result's graph
+    return None, g
 
 
 def _inplace(fn: Callable, name: str, node: str | None = None) -> Callable:
@@ -867,7 +869,8 @@ def _inplace(fn: Callable, name: str, node: str | None = None) -> Callable:
         bump_version(self)
         if out.grad_fn is None:
             return self
-        return _record_inplace(self, _InplaceBackward, (out,), (), name=node or out.grad_fn.name)
+        return _record_inplace(self, _InplaceBackward, (self, out), (),
+                               name=node or out.grad_fn.name)
     inplace.__name__ = inplace.__qualname__ = name
     return inplace
 
