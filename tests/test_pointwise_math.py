@@ -320,3 +320,15 @@ def test_inplace_on_a_view_reaches_the_base(name, args):
         getattr(b[0], name)(*more)  # the first row, changed in place
         return b * b
     check_vs_torch(fn, x, *extra, second_order=True)
+
+
+@pytest.mark.parametrize("name", ["gt_", "ge_", "lt_", "le_", "eq_", "ne_"])
+@pytest.mark.parametrize("other", [0.5, "T"])
+def test_inplace_comparisons_cut_the_gradient(name, other):
+    x = np.array([0.2, 0.5, 0.9])
+
+    def fn(T, x):
+        y = x * 1
+        getattr(y, name)(T.tensor([0.5, 0.1, 0.9], dtype=x.dtype) if other == "T" else other)
+        return y * x
+    check_vs_torch(fn, x)

@@ -1557,8 +1557,29 @@ _aliases(ge, ("greater_equal",), inplace=False, samples=S.compare, differentiabl
 _aliases(lt, ("less",), inplace=False, samples=S.compare, differentiable=False)
 _aliases(le, ("less_equal",), inplace=False, samples=S.compare, differentiable=False)
 _aliases(ne, ("not_equal",), inplace=False, samples=S.compare, differentiable=False)
+@formula(arrays=True)
+def _ZeroBackward(n, g):
+    return (g * 0,)
+
+
+def _inplace_compare(fn: Callable) -> Callable:
+    """`x.gt_(y)`: x becomes 0/1, a step: its gradient is zero from here on (the
+    node named as PyTorch names it: GtBackward0 for a number y, GtBackward1 for a
+    tensor)."""
+    write = _inplace(fn, fn.__name__ + "_")
+
+    def compare_(self: Tensor, other: Any) -> Tensor:
+        write(self, other)
+        if needs_grad(self):
+            name = f"{fn.__name__.capitalize()}Backward{int(isinstance(other, Tensor))}"
+            _record_inplace(self, _ZeroBackward, (self,), (), name=name)
+        return self
+    compare_.__name__ = compare_.__qualname__ = fn.__name__ + "_"
+    return compare_
+
+
 for _fn in (gt, ge, lt, le, eq, ne):
-    op(_fn.__name__ + "_", function=False)(_inplace(_fn, _fn.__name__ + "_"))
+    op(_fn.__name__ + "_", function=False)(_inplace_compare(_fn))
 
 
 _div_rounded_ = _inplace(div, "div_")
