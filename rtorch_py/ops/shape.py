@@ -321,7 +321,7 @@ def select(self: Tensor, dim: int, index: int, *, name: str | None = None) -> Te
 
 
 @op(dims=("dim",), samples=S.split)
-def split(self: Tensor, split_size: Any, dim: int = 0) -> list:
+def split(self: Tensor, split_size: Any, dim: int = 0, *, name: str | None = None) -> list:
     d = _dim(dim, self.ndim)
     size = self.shape[d]
     if isinstance(split_size, np.ndarray) and split_size.size > 1:
@@ -337,8 +337,8 @@ def split(self: Tensor, split_size: Any, dim: int = 0) -> list:
         if step <= 0:
             raise RuntimeError("split: split_size must be a positive integer")
         sizes = [builtins.min(step, size - i) for i in range(0, size, step)] or [0]
-    name = "SplitWithSizesBackward0" if isinstance(split_size, (list, tuple)) else\
-        "SplitBackward0"
+    name = name or ("SplitWithSizesBackward0" if isinstance(split_size, (list, tuple)) else
+                    "SplitBackward0")
     out, start = [], 0
     for s in sizes:
         out.append(narrow(self, d, start, s, name=name))
@@ -1066,3 +1066,116 @@ def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Any = None,
         hi, lo = narrow(x, d, 1, size - 1), narrow(x, d, 0, size - 1)
         x = hi.logical_xor(lo) if x.data.dtype == np.bool_ else hi - lo
     return x
+
+
+
+@op(dims=("dim",), samples=S.split_with_sizes)
+def split_with_sizes(self: Tensor, split_sizes: Any, dim: int = 0) -> list:
+    sizes = np.asarray(split_sizes).reshape(-1).tolist()
+    return split(self, [_whole(v, "split_sizes") for v in sizes], dim)
+
+
+@op(dims=("dim",), samples=S.unsafe_split)
+def unsafe_split(self: Tensor, split_size: Any, dim: int = 0) -> list:
+    return split(self, split_size, dim, name="UnsafeSplitBackward0")
+
+
+@op(dims=("dim",), samples=S.chunk)
+def unsafe_chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
+    chunks = _whole(chunks, "chunks")
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0")
+    d = _dim(dim, self.ndim)
+    step = -(-self.shape[d] // chunks) if self.shape[d] else 1
+    return split(self, step, d, name="UnsafeSplitBackward0")
+
+
+@op(samples=S.ravel)
+def ravel(self: Tensor) -> Tensor:
+    return view(contiguous(self), (-1,))
+
+
+# ==========================================================================
+# Scatter into a region: a copy of self with src in a slice, index or diagonal
+
+@formula
+def SliceScatterBackward0(n, g, key, sshape):
+    gx = _zero_region(g, key) if n.needs(0) else None
+    gs = g[key].reshape(sshape) if n.needs(1) else None
+    return gx, gs
+
+
+@formula
+def ZeroRegionBackward(n, g, key):
+    return (_zero_region(g, key),)
+
+
+def _zero_region(g: Tensor, key: tuple) -> Tensor:
+    d = g.data.copy()
+    d[key] = 0
+    return record(d, ZeroRegionBackward, (g,), (key,))
+
+
+def _scatter_region(self: Tensor, src: Any, key: tuple, fn: Any, what: str) -> Tensor:
+    src = _as_tensor(src)
+    out = self.data.copy()
+    region = out[key]
+    if region.shape != src.shape:
+        raise RuntimeError(f"{what}: expected src to have a size equal to the slice of self "
+                           f"({_shape(region.shape)}), but got {_shape(src.shape)}")
+    out[key] = src.data
+    return record(out, fn, (self, src), (key, src.shape))
+
+
+@op(dims=("dim",), indices=("index",), samples=S.select_scatter)
+def select_scatter(self: Tensor, src: Any, dim: int, index: int) -> Tensor:
+    d = _dim(dim, self.ndim)
+    i = _whole(index, "index")
+    size = self.shape[d]
+    if not -size <= i < size:
+        raise positional_error(IndexError, "select_scatter(): index {index} out of range for "
+                               f"tensor of size {_shape(self.shape)} at dimension {{dim}}",
+                               index=i, dim=d)
+    return _scatter_region(self, src, (slice(None),) * d + (i,), SelectScatterBackward0,
+                           "select_scatter")
+
+
+@formula
+def SelectScatterBackward0(n, g, key, sshape):
+    return SliceScatterBackward0.formula(n, g, key, sshape)
+
+
+@op(dims=("dim",), samples=S.slice_scatter)
+def slice_scatter(self: Tensor, src: Any, dim: int = 0, start: Any = None, end: Any = None,
+                  step: int = 1) -> Tensor:
+    """`start`/`end` count from 0 in R as well, as R torch's `torch_slice_scatter()`."""
+    d = _dim(dim, self.ndim)
+    key = (slice(None),) * d + (slice(None if start is None else _whole(start, "start"),
+                                       None if end is None else _whole(end, "end"),
+                                       _whole(step, "step")),)
+    return _scatter_region(self, src, key, SliceScatterBackward0, "slice_scatter")
+
+
+@formula
+def DiagonalScatterBackward0(n, g, offset, d1, d2, sshape):
+    gx = None
+    if n.needs(0):
+        gx = g - _diagonal_scatter(diagonal(g, offset, d1, d2), g.shape, offset, d1, d2)
+    gs = diagonal(g, offset, d1, d2).reshape(sshape) if n.needs(1) else None
+    return gx, gs
+
+
+@op(dims=("dim1", "dim2"), samples=S.diagonal_scatter)
+def diagonal_scatter(self: Tensor, src: Any, offset: int = 0, dim1: int = 0,
+                     dim2: int = 1) -> Tensor:
+    src = _as_tensor(src)
+    d1, d2 = _dim(dim1, self.ndim), _dim(dim2, self.ndim)
+    offset = _whole(offset, "offset")
+    out = self.data.copy()
+    diag = np.diagonal(out, offset, d1, d2)
+    if diag.shape != src.shape:
+        raise RuntimeError(f"diagonal_scatter: expected src to have a size equal to the "
+                           f"diagonal of self ({_shape(diag.shape)}), got {_shape(src.shape)}")
+    diag.flags.writeable = True
+    diag[...] = src.data
+    return record(out, DiagonalScatterBackward0, (self, src), (offset, d1, d2, src.shape))

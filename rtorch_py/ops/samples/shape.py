@@ -236,3 +236,30 @@ def diff() -> list:
     return [sample(T((5,))), sample(T((3, 4)), 2, 0), sample(T((3, 4)), 1, -1, T((3, 1))),
             sample(T((3, 4)), 1, 1, append=T((3, 2))), sample(T((4,), dtype="int64")),
             sample(T((4,), dtype="bool")), sample(T((2, 3)), 1, 0, T((1, 3)), T((2, 3)))]
+
+
+def split_with_sizes() -> list:
+    return [sample(T((5, 3)), [1, 4]), sample(T((3, 5)), [2, 0, 3], 1)]
+
+
+def unsafe_split() -> list:
+    return [sample(T((5, 3)), 2), sample(T((3, 5)), 3, 1)]
+
+
+def ravel() -> list:
+    return [sample(T((2, 3))), sample(T(())), sample(T((2, 3, 2)))]
+
+
+def select_scatter() -> list:
+    return [sample(T((3, 4)), T((4,)), 0, 1), sample(T((3, 4)), T((3,)), 1, -1),
+            sample(T((2, 3, 4)), T((2, 4)), 1, 2)]
+
+
+def slice_scatter() -> list:
+    return [sample(T((4, 3)), T((2, 3)), 0, 1, 3), sample(T((3, 6)), T((3, 3)), 1, 0, 6, 2),
+            sample(T((4, 3)), T((4, 3)))]
+
+
+def diagonal_scatter() -> list:
+    return [sample(T((3, 4)), T((3,))), sample(T((3, 4)), T((3,)), 1),
+            sample(T((2, 3, 4)), T((2, 3)), 0, 2, 1), sample(T((3, 3)), T((2,)), -1)]
