@@ -1,8 +1,8 @@
 # dataloader(): batches from a dataset, as R torch's. Map-style datasets are
 # read through a batch sampler (.getbatch(indices) when the dataset has it,
 # else .getitem(i) per example, collated in one Python call); iterable
-# datasets are read until exhausted. Loading happens in this process
-# (num_workers > 0 gives a warning and the same batches).
+# datasets are read until exhausted. With num_workers > 0, R worker
+# processes make the batches (data-workers.R).
 
 DataLoader <- R6::R6Class(
   "dataloader",
@@ -13,16 +13,22 @@ DataLoader <- R6::R6Class(
                           pin_memory = FALSE, drop_last = FALSE, timeout = -1,
                           worker_init_fn = NULL, worker_globals = NULL,
                           worker_packages = NULL) {
-      if (num_workers > 0) {
-        # no worker processes here: the same batches, loaded in this process
-        warning(sprintf(paste0("num_workers = %s is ignored: rtorch-py loads batches in this ",
-                               "process (no worker processes); results are the same"),
-                        num_workers), call. = FALSE)
+      if (num_workers > 0 && (inherits(dataset, "iterable_dataset") || !.workers_available())) {
+        # no worker processes then: the same batches, loaded in this process
+        warning(sprintf(paste0("num_workers = %s is ignored: batches are loaded in this process ",
+                               "(%s); results are the same"), num_workers,
+                        if (inherits(dataset, "iterable_dataset")) "iterable dataset" else
+                          "the parallel package is not available"), call. = FALSE)
+        num_workers <- 0
       }
       self$dataset <- dataset
       self$batch_size <- batch_size
       self$drop_last <- drop_last
       self$num_workers <- num_workers
+      self$timeout <- timeout
+      self$worker_init_fn <- worker_init_fn
+      self$worker_globals <- worker_globals
+      self$worker_packages <- worker_packages
       self$.iterable <- inherits(dataset, "iterable_dataset")
       if (self$.iterable) {
         if (isTRUE(shuffle) || !is.null(sampler) || !is.null(batch_sampler)) {
@@ -51,12 +57,15 @@ DataLoader <- R6::R6Class(
       self$batch_sampler <- batch_sampler
       self$.auto_collation <- !is.null(batch_sampler)
       self$.has_getbatch <- !self$.iterable && !is.null(dataset$.getbatch)
+      self$.custom_collate <- !is.null(collate_fn)
       if (is.null(collate_fn)) {
         collate_fn <- if (self$.has_getbatch) .data_default_convert else .data_collate
       }
       self$collate_fn <- collate_fn
     },
-    .iter = function() .DataLoaderIter$new(self),
+    .iter = function() {
+      if (self$num_workers > 0) .WorkerIter$new(self) else .DataLoaderIter$new(self)
+    },
     .length = function() {
       if (self$.iterable) {
         n <- length(self$dataset)
@@ -125,6 +134,7 @@ dataloader <- function(dataset, batch_size = 1, shuffle = FALSE, sampler = NULL,
                        pin_memory = FALSE, drop_last = FALSE, timeout = -1,
                        worker_init_fn = NULL, worker_globals = NULL, worker_packages = NULL) {
   .register_data_methods()
+  if (num_workers > 0) worker_globals <- .worker_globals(worker_globals, parent.frame())
   DataLoader$new(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
                  pin_memory, drop_last, timeout, worker_init_fn, worker_globals,
                  worker_packages)

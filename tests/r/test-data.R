@@ -117,10 +117,37 @@ test_that("iterable datasets, samplers and subsets", {
   expect_equal(as_array(sub[1][[1]]), as_array(ds[11][[1]]))
 })
 
-test_that("num_workers > 0 loads in this process, with a warning", {
-  ds <- tensor_dataset(torch_randn(6, 2))
-  expect_warning(dl <- dataloader(ds, batch_size = 3, num_workers = 2), "num_workers = 2")
-  expect_length(coro::collect(dl), 2)
+test_that("num_workers > 0: worker processes make the same batches, in order", {
+  x <- torch_randn(10, 3)
+  ds <- tensor_dataset(x, torch_tensor(1:10))
+  seq_batches <- coro::collect(dataloader(ds, batch_size = 4))
+  par_batches <- coro::collect(dataloader(ds, batch_size = 4, num_workers = 2))
+  expect_length(par_batches, 3)
+  for (i in 1:3) {
+    expect_equal_to_tensor(par_batches[[i]][[1]], seq_batches[[i]][[1]])
+    expect_equal(as_array(par_batches[[i]][[2]]), as_array(seq_batches[[i]][[2]]))
+  }
+  who <- dataset(
+    initialize = function() NULL,
+    .getitem = function(i) list(worker = .worker_info$id, n = .worker_info$workers),
+    .length = function() 6
+  )
+  out <- coro::collect(dataloader(who(), batch_size = 2, num_workers = 2))
+  expect_equal(vapply(out, function(b) as_array(b$worker)[[1]], numeric(1)), c(1, 2, 1))
+  expect_equal(as_array(out[[1]]$n), c(2L, 2L))
+})
+
+test_that("worker errors and time-outs reach the caller as runtime errors", {
+  failing <- dataset(initialize = function() NULL, .getitem = function(i) stop("bad item 42"),
+                     .length = function() 4)
+  it <- dataloader_make_iter(dataloader(failing(), batch_size = 2, num_workers = 1))
+  expect_error(dataloader_next(it), "bad item 42", class = "runtime_error")
+  slow <- dataset(initialize = function() NULL,
+                  .getitem = function(i) { Sys.sleep(2); 1 }, .length = function() 4)
+  it <- dataloader_make_iter(dataloader(slow(), batch_size = 2, num_workers = 1, timeout = 50))
+  expect_error(dataloader_next(it), "timed out", class = "runtime_error")
+  expect_error(dataloader(slow(), num_workers = 1, worker_globals = "no_such_object"),
+               "no_such_object", class = "runtime_error")
 })
 
 test_that("data that can't be batched gives a clear error", {
