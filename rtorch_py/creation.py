@@ -460,6 +460,12 @@ class _Constant:
     __hash__ = object.__hash__
 
 
+# libtorch's loss reduction codes (R torch's torch_reduction_*()), as doubles
+def torch_reduction_none() -> float: return 0.0
+def torch_reduction_mean() -> float: return 1.0
+def torch_reduction_sum() -> float: return 2.0
+
+
 def torch_strided() -> _Constant: return _Constant("torch_strided")
 def torch_sparse_coo() -> _Constant: return _Constant("torch_sparse_coo")
 def torch_contiguous_format() -> _Constant: return _Constant("torch_contiguous_format")

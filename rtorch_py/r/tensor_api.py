@@ -243,7 +243,8 @@ def _dtypes() -> dict[str, Callable]:
     names = ["float", "float32", "double", "float64", "float16", "half", "bfloat16", "long",
              "int64", "int", "int32", "int16", "short", "int8", "uint8", "bool", "cfloat",
              "cfloat32", "complex64", "cdouble", "cfloat64", "complex128", "strided",
-             "sparse_coo", "contiguous_format", "preserve_format", "channels_last_format"]
+             "sparse_coo", "contiguous_format", "preserve_format", "channels_last_format",
+             "reduction_none", "reduction_mean", "reduction_sum"]
     return {f"torch_{n}": getattr(_cr, f"torch_{n}") for n in names}
 
 
