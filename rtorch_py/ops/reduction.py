@@ -25,8 +25,8 @@ from .views import _check_inplace, _record_inplace
 def _one_dim(dim: Any, ndim: int) -> int:
     """A single 0-based dim (whole numbers only; named dims are not supported)."""
     if isinstance(dim, str):
-        raise TypeError(f"dim {dim!r}: dims given by name (named tensors) are not supported "
-                        "yet; give the dim's number")
+        raise TypeError(f"dim {dim!r}: dims given by name are not yet supported with named "
+                        "tensors; give the dim's number")
     return _dim(_whole(dim, "dim"), ndim)
 
 
