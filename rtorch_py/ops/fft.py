@@ -11,7 +11,6 @@ order of derivative works.
 """
 from __future__ import annotations
 
-import builtins
 from typing import Any, Sequence
 
 import numpy as np
