@@ -125,8 +125,10 @@ dataset_subset <- function(dataset, indices) {
   )
 )
 
-# S3 methods for datasets, loaders and samplers, registered the first time
-# one is made (so they dispatch from any environment, not only the package's).
+# S3 methods for datasets, loaders, samplers and optimizers, registered the
+# first time one is made (so they dispatch from any environment, not only the
+# package's). Never call this at the top level of the package's code: the
+# flag would be saved as set at build time.
 .register_data_methods <- local({
   done <- FALSE
   function() {
@@ -135,7 +137,7 @@ dataset_subset <- function(dataset, indices) {
     for (m in list(c("length", "dataset"), c("length", "iterable_dataset"),
                    c("[", "dataset"), c("[[", "dataset"), c("length", "dataloader"),
                    c("length", "utils_sampler"), c("print", "dataset_generator"),
-                   c("enumerate", "dataloader"))) {
+                   c("enumerate", "dataloader"), c("print", "torch_optimizer_generator"))) {
       registerS3method(m[[1]], m[[2]], get(paste0(m[[1]], ".", m[[2]]), envir = ns), envir = ns)
     }
     done <<- TRUE
