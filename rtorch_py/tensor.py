@@ -214,7 +214,7 @@ class Tensor:
                 "var_no_grad = var.detach().")
         if value and self.data.dtype.kind not in "fc":
             raise RuntimeError(
-                "only Tensors of floating point and complex dtype can require gradients "
+                "only Tensors of floating point dtype can require gradients "
                 f"(got {self.dtype!r}); convert first with to(dtype = torch_float()), or create "
                 "the tensor with dtype = torch_float()")
         self._rg = value
