@@ -100,6 +100,8 @@ def test_make_iter_next_and_bad_input():
     with pytest.warns(UserWarning, match="num_workers = 2 is ignored"):
         dl2 = rd.dataloader(rd.tensor_dataset(rt.torch_randn(5, 2)), batch_size=2, num_workers=2)
     assert [b[0].shape for b in dl2] == [(2, 2), (2, 2), (1, 2)]
+    with pytest.raises(TypeError, match="unexpected argument.*batchsize"):
+        rd.dataloader(rd.tensor_dataset(rt.torch_randn(5, 2)), batchsize=2)
     with pytest.raises(ValueError, match="same size"):
         rd.tensor_dataset(rt.torch_randn(5, 2), rt.torch_randn(4))
     with pytest.raises(TypeError, match="collate"):

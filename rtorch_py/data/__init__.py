@@ -233,7 +233,13 @@ class DataLoader:
     def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool = False,
                  sampler: Any = None, batch_sampler: Any = None, num_workers: int = 0,
                  collate_fn: Callable | None = None, pin_memory: bool = False,
-                 drop_last: bool = False, **unused: Any) -> None:
+                 drop_last: bool = False, timeout: float = 0, worker_init_fn: Any = None,
+                 **unused: Any) -> None:
+        # PyTorch's worker settings have no effect here (no worker processes)
+        unknown = set(unused) - {"generator", "prefetch_factor", "persistent_workers",
+                                 "worker_globals", "worker_packages", "multiprocessing_context"}
+        if unknown:
+            raise TypeError(f"dataloader() got unexpected argument(s): {', '.join(sorted(unknown))}")
         if num_workers and num_workers > 0:
             # no worker processes here: the same batches, loaded in this process
             warnings.warn(f"num_workers = {num_workers} is ignored: rtorch-py loads batches in "
