@@ -348,7 +348,7 @@ def _floating(self: Tensor, name: str) -> None:
                            "convert first, e.g. x$to(dtype = torch_float())")
 
 
-@op(function=False, invisible=True)
+@op(function=False)
 def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0,
              generator: Generator | None = None, **kw: Any) -> Tensor:
     from_ = _from(from_, kw, "uniform_")
@@ -359,7 +359,7 @@ def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0,
     return _fill(self, _rng_of(generator).uniform(from_, to, self.shape), "uniform_")
 
 
-@op(function=False, invisible=True)
+@op(function=False)
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0,
             generator: Generator | None = None) -> Tensor:
     _floating(self, "normal_")
@@ -368,7 +368,7 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0,
     return _fill(self, _rng_of(generator).normal(mean, std, self.shape), "normal_")
 
 
-@op(function=False, invisible=True)
+@op(function=False)
 def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0,
                 generator: Generator | None = None) -> Tensor:
     _floating(self, "log_normal_")
@@ -377,7 +377,7 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0,
     return _fill(self, _rng_of(generator).lognormal(mean, std, self.shape), "log_normal_")
 
 
-@op(function=False, invisible=True)
+@op(function=False)
 def exponential_(self: Tensor, lambd: float = 1.0,
                  generator: Generator | None = None) -> Tensor:
     _floating(self, "exponential_")
@@ -387,7 +387,7 @@ def exponential_(self: Tensor, lambd: float = 1.0,
                  "exponential_")
 
 
-@op(function=False, invisible=True)
+@op(function=False)
 def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0,
             generator: Generator | None = None) -> Tensor:
     _floating(self, "cauchy_")
@@ -395,14 +395,14 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0,
                  "cauchy_")
 
 
-@op(function=False, invisible=True)
+@op(function=False)
 def geometric_(self: Tensor, p: float, generator: Generator | None = None) -> Tensor:
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
     return _fill(self, _rng_of(generator).geometric(p, self.shape), "geometric_")
 
 
-@op(function=False, invisible=True)
+@op(function=False)
 def bernoulli_(self: Tensor, p: Any = 0.5, generator: Generator | None = None) -> Tensor:
     probs = p.data if isinstance(p, Tensor) else p
     if np.any((np.asarray(probs) < 0) | (np.asarray(probs) > 1)):
@@ -410,7 +410,7 @@ def bernoulli_(self: Tensor, p: Any = 0.5, generator: Generator | None = None) -
     return _fill(self, _rng_of(generator).random(self.shape) < probs, "bernoulli_")
 
 
-@op(function=False, invisible=True)
+@op(function=False)
 def random_(self: Tensor, from_: int = 0, to: int | None = None,
              generator: Generator | None = None, **kw: Any) -> Tensor:
     """Whole numbers in [from, to); with no `to`, up to the dtype's range (floats:
