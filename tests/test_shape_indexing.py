@@ -161,3 +161,16 @@ def test_in_place_through_a_new_view_reaches_the_base(view):
         v.mul_(3.0)
         return y * a
     check_vs_torch(fn, rand(4, 4), second_order=True, check_names=False)
+
+
+def test_as_strided_of_a_view_reads_the_storage():
+    """Sizes and strides count in the storage (the base's elements), as PyTorch's."""
+    check_vs_torch(lambda T, x: x.t().as_strided((2, 2), (1, 2)), rand(3, 4), second_order=True)
+    check_vs_torch(lambda T, x: x[1:].as_strided((2, 2), (1, 4)), rand(3, 4), second_order=True)
+    check_vs_torch(lambda T, x: x.as_strided((3, 3), (1, 1), 2) * 2, rand(3, 4),
+                   second_order=True)
+    with pytest.raises(RuntimeError, match="the storage has 12"):
+        rt.torch_zeros(3, 4).as_strided((3, 3), (4, 2))
+    # overlapping windows are read-only: writing through one would be ambiguous
+    with pytest.raises(RuntimeError, match="single memory location"):
+        rt.torch_zeros(6).as_strided((4, 3), (1, 1)).fill_(1.0)

@@ -1179,3 +1179,49 @@ def diagonal_scatter(self: Tensor, src: Any, offset: int = 0, dim1: int = 0,
     diag.flags.writeable = True
     diag[...] = src.data
     return record(out, DiagonalScatterBackward0, (self, src), (offset, d1, d2, src.shape))
+
+
+# ==========================================================================
+# as_strided: any view of the storage, by sizes and strides in elements
+
+@formula
+def AsStridedViewBackward(n, g, positions, storage, self_positions, shape):
+    from .indexing import _index_add_into
+    flat = _index_add_into(g.reshape(-1), (storage,), 0, positions.reshape(-1))
+    return (flat[wrap(self_positions.reshape(-1))].reshape(shape),)
+
+
+@op(function=True, samples=S.as_strided)
+def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
+    """A view of self's storage (its base's elements, in order) with these sizes and
+    strides (in elements), from `storage_offset` (default: where self starts)."""
+    from .views import _view_key
+    base = self if self._base is None else self._base
+    if not base.data.flags.c_contiguous:
+        raise RuntimeError("as_strided: the tensor's storage isn't contiguous here; call "
+                           "contiguous() first")
+    size, stride = _shape_arg((size,)), _shape_arg((stride,))
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape: {len(stride)} strides "
+                           f"for {len(size)} sizes")
+    if any(s < 0 for s in stride) or any(s < 0 for s in size):
+        raise RuntimeError("as_strided: negative sizes or strides are not supported")
+    self_positions = _view_key(self.data, base.data) if self._base is not None else \
+        np.arange(base.data.size).reshape(self.shape)
+    offset = int(self_positions.reshape(-1)[0]) if storage_offset is None and self.numel() \
+        else _whole(storage_offset or 0, "storage_offset")
+    positions = np.full(size, offset, dtype=np.int64)
+    for k, (n_, st) in enumerate(zip(size, stride)):
+        positions = positions + (np.arange(n_) * st).reshape((n_,) + (1,) * (len(size) - k - 1))
+    storage = base.data.size
+    if positions.size and positions.max() >= storage:
+        raise RuntimeError(f"setStorage: sizes {_shape(size)}, strides {_shape(stride)} and "
+                           f"storage offset {offset} need {positions.max() + 1} elements, but "
+                           f"the storage has {storage}")
+    flat = base.data.reshape(-1)
+    item = flat.itemsize
+    arr = np.lib.stride_tricks.as_strided(flat[offset:] if offset < storage else flat[:0],
+                                          shape=size, strides=[s * item for s in stride],
+                                          writeable=len(np.unique(positions)) == positions.size)
+    return record(_view(self, arr), AsStridedViewBackward, (self,),
+                  (positions, storage, self_positions, self.shape), name="AsStridedBackward0")

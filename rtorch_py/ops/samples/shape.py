@@ -263,3 +263,9 @@ def slice_scatter() -> list:
 def diagonal_scatter() -> list:
     return [sample(T((3, 4)), T((3,))), sample(T((3, 4)), T((3,)), 1),
             sample(T((2, 3, 4)), T((2, 3)), 0, 2, 1), sample(T((3, 3)), T((2,)), -1)]
+
+
+def as_strided() -> list:
+    return [sample(T((3, 4)), (2, 2), (1, 2)), sample(T((3, 4)), (2, 3), (4, 1), 1),
+            sample(T((6,)), (4, 3), (1, 1), note="overlapping windows"),
+            sample(T((3, 4)), (3,), (5,)), sample(T((2, 3)), (3, 2), (1, 3))]
