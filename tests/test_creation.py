@@ -358,3 +358,16 @@ def test_properties():
     assert x.size(1) == 3 and x.size(-1) == 4 and x.size() == (2, 3, 4)
     assert x.dtype == rt.torch_float32() and x.device == "cpu"
     assert rt.is_torch_tensor(x) and not rt.is_torch_tensor(np.zeros(2))
+
+
+def test_vander_gradient_by_finite_differences():
+    # (PyTorch's own vander can't be differentiated: nothing to compare with)
+    x = rt.torch_tensor([0.5, -1.5, 2.0], dtype="float64", requires_grad=True)
+    for n, inc in ((None, False), (4, True), (2, False)):
+        assert rt.autograd_gradcheck(lambda t: rt.torch_vander(t, n, inc), [x])
+    assert rt.torch_vander(x, 3).grad_fn.name == "FlipBackward0"
+    assert rt.torch_vander(x, 3, True).grad_fn.name == "CopySlices"
+    with pytest.raises(RuntimeError, match="one-dimensional"):
+        rt.torch_vander(rt.torch_ones(2, 2))
+    with pytest.raises(RuntimeError, match="non-negative"):
+        rt.torch_vander(x, -1)

@@ -19,7 +19,7 @@ import numpy as np
 from .. import creation as _cr
 from ..creation import Generator, _rng_of
 from ..engine import bump_version
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, promote_types, wrap
 from .operands import _whole
 from .recording import formula, record
 from .registry import op
@@ -288,6 +288,27 @@ for _name, _target in (("_cast_Byte", _cr.uint8), ("_cast_Char", _cr.int8),
                        ("_cast_Half", _cr.float16), ("_cast_Int", _cr.int32),
                        ("_cast_Long", _cr.int64), ("_cast_Short", _cr.int16)):
     _cast(_name, _target)
+
+
+# (PyTorch 2.13's own vander fails in backward, an in-place write on a tensor its
+# cumprod saved, so the generated tests compare values only; our gradient is
+# checked against finite differences in tests/test_creation.py.)
+@op(samples=S.vander, method=False, differentiable=False)
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
+    """The Vandermonde matrix of x: columns x^(N-1), ..., x, 1 (or x^0 first when
+    `increasing`), made as PyTorch makes it (running products written into a
+    matrix of ones, so the gradient flows through the same nodes)."""
+    if x.ndim != 1:
+        raise RuntimeError(f"x must be a one-dimensional tensor, got {x.ndim} dimensions")
+    n = x.numel() if N is None else _whole(N, "N")
+    if n < 0:
+        raise RuntimeError(f"N must be non-negative, got {n}")
+    dt = promote_types(x.dtype, _cr.int64)
+    result = _cr.torch_ones(x.numel(), n, dtype=dt)
+    if n > 1:
+        powers = x.unsqueeze(1).expand((x.numel(), n - 1)).cumprod(1)
+        result.narrow(1, 1, n - 1).copy_(powers)
+    return result if increasing else result.flip(1)
 
 
 # x$half(), x$byte(), x$char(), x$short(): conversions R torch has as methods

@@ -85,3 +85,9 @@ def new_sized():
 
 def cast():
     return [sample(T((2, 3), low=0.0, high=100.0)), sample(T((3,), dtype="int64", low=0, high=9))]
+
+
+def vander():
+    return [sample(T((4,))), sample(T((3,)), 5), sample(T((3,)), 4, True),
+            sample(T((3,), dtype="int64", low=-3, high=4), 3), sample(T((2,)), 1, note="N = 1"),
+            sample(T((0,)), note="empty")]
