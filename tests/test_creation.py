@@ -371,3 +371,16 @@ def test_vander_gradient_by_finite_differences():
         rt.torch_vander(rt.torch_ones(2, 2))
     with pytest.raises(RuntimeError, match="non-negative"):
         rt.torch_vander(x, -1)
+
+
+def test_zeros_out_and_ones_out_write_into_out():
+    out = rt.torch_ones(2)
+    v = out._version
+    assert rt.torch_zeros_out(out, 2) is out and out._version != v
+    np.testing.assert_array_equal(out.data, [0, 0])
+    rt.torch_ones_out(out, (2, 3))  # resized, as torch.ones(size, out=) does
+    t = torch.ones(2)
+    torch.ones((2, 3), out=t)
+    assert_same(out, t)
+    with pytest.raises(RuntimeError, match="leaf that requires grad"):
+        rt.torch_zeros_out(rt.torch_ones(2, requires_grad=True), 2)
