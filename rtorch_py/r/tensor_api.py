@@ -200,6 +200,22 @@ def torch_generator() -> Any:
     return _cr.torch_generator()
 
 
+_GENERATOR_METHODS = {"manual_seed", "seed", "initial_seed", "current_seed",
+                      "set_current_seed"}
+
+
+def generator_method(g: Any, name: str, *args: Any) -> Any:
+    """`g$manual_seed(1)`, `g$seed()`, ...: what R's `$.torch_generator` calls."""
+    if name not in _GENERATOR_METHODS:
+        raise AttributeError(f"a torch_generator has no method `{name}`; it has "
+                             f"{', '.join(sorted(_GENERATOR_METHODS))}")
+    if name in ("manual_seed", "set_current_seed"):
+        (seed,) = args
+        out = getattr(g, name)(_int(seed, "seed"))
+        return None if name == "set_current_seed" else out
+    return float(getattr(g, name)())
+
+
 def torch_set_default_dtype(d: Any) -> None:
     _cr.torch_set_default_dtype(d)
 
