@@ -62,6 +62,55 @@ def test_expected_lists_are_well_formed() -> None:
                 f"{group}-expected.txt: {file!r} is not a file of the {group} group"
 
 
+# Our own small testthat files (not R torch's), to check the runner itself.
+_DEMO = {
+    "helper-demo.R": "helper_value <- 42\n",
+    "test-demo.R": """
+test_that("passes", { expect_equal(helper_value, 42); expect_true(is_torch_tensor(torch_tensor(1))) })
+test_that("fails", { expect_equal(1, 2) })
+test_that("errors", { stop("boom") })
+test_that("skips as R torch does without a GPU", { skip("A GPU is not available for testing.") })
+test_that("skips for another reason", { skip("no reason R torch has") })
+test_that("leaves gctorture on", { gctorture2(500); expect_true(TRUE) })  # every 500th allocation: cheaper than gctorture(TRUE), same switch
+test_that("passes", { expect_true(TRUE) })
+""",
+    "test-hang.R": """
+test_that("before", { expect_true(TRUE) })
+test_that("hangs", { Sys.sleep(600) })
+test_that("after", { expect_true(TRUE) })
+""",
+}
+
+
+@needs_r
+def test_runner_classifies_tests_and_stops_a_hung_file(tmp_path: Path) -> None:
+    tdir = tmp_path / "testthat"
+    tdir.mkdir()
+    for name, text in _DEMO.items():
+        (tdir / name).write_text(text, encoding="utf-8")
+    assert conformance.select_files(tdir) == ["demo", "hang"]
+    demo, hang = conformance.run(tdir, ["demo", "hang"], timeout=25, jobs=2,
+                                 work=tmp_path / "runs")
+
+    assert demo.status == "ok"
+    got = {t.test: t.status for t in demo.tests}
+    assert got == {"passes": "passed", "fails": "failed", "errors": "error",
+                   "skips as R torch does without a GPU": "skipped",
+                   "skips for another reason": "skipped",
+                   "leaves gctorture on": "passed", "passes [2]": "passed"}
+    by_name = {t.test: t for t in demo.tests}
+    assert "boom" in by_name["errors"].message
+    assert conformance.allowed_skip(by_name["skips as R torch does without a GPU"])
+    assert not conformance.allowed_skip(by_name["skips for another reason"])
+    assert any("gctorture" in w["message"] for w in by_name["leaves gctorture on"].warning_messages)
+
+    assert hang.status == "timeout" and hang.running == "hangs"
+    assert [(t.test, t.status) for t in hang.tests] == \
+        [("before", "passed"), ("hangs", "not run"), ("after", "not run")]
+    report = conformance.format_report([demo, hang])
+    assert "stopped while running: hangs" in report and "[failed] fails" in report
+
+
 @pytest.fixture(scope="module")
 def all_results(test_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Every group's files in one pool, so the long files of each overlap."""
