@@ -5,8 +5,8 @@ from typing import Any
 
 import numpy as np
 
-from .tensor import (Tensor, as_dtype, bfloat16, bool_, complex64, complex128, float16, float32,
-                     float64, get_default_dtype, int8, int16, int32, int64, result_type,
+from .tensor import (Tensor, as_dtype, bfloat16, bool_, complex64, complex128, default_complex,
+                     float16, float32, float64, get_default_dtype, int8, int16, int32, int64, result_type,
                      set_default_dtype, to_array, uint8, wrap)
 from .tensor import dtype as Dtype
 
@@ -136,7 +136,8 @@ def torch_full(size: Any, fill_value: Any, dtype: Any = None, device: Any = "cpu
     _check_device(device)
     if dtype is None:
         default = bool_ if isinstance(fill_value, bool) else \
-            int64 if isinstance(fill_value, (int, np.integer)) else float32
+            int64 if isinstance(fill_value, (int, np.integer)) else \
+            default_complex() if isinstance(fill_value, complex) else get_default_dtype()
     else:
         default = as_dtype(dtype)
     return _finish(np.full(_size((size,)), fill_value, dtype=default.np), dtype,

@@ -223,3 +223,8 @@ def test_result_type_every_pair_as_pytorch():
                     want = "complex64"
                 assert rt.torch_result_type(ra, rb).name == want, (a, sa, b, sb)
                 assert rt.torch_result_type(rb, ra).name == want, (b, sb, a, sa)
+
+
+def test_full_takes_its_dtype_from_the_fill_value():
+    for v in (True, 3, 2.5, 1 + 2j):
+        assert_same(rt.torch_full((2,), v), torch.full((2,), v))
