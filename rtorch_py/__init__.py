@@ -18,6 +18,9 @@ from .function import AutogradContext, Function, FunctionCtx, NamedList, autogra
 from .gradcheck import GradcheckError, autograd_gradcheck
 from . import nn
 from .nn import *  # noqa: F401,F403  (nn_module, nn_linear, nnf_relu, nn_init_*...)
+from .optim import *  # noqa: F401,F403  (optim_adam, lr_step, ...)
+from .data import *  # noqa: F401,F403  (dataset, dataloader, ...)
+from .serialization import load_state_dict, torch_load, torch_save, torch_serialize
 from .tensor import Tensor, dtype
 
 # Like torch, ops give inf/nan silently: hide NumPy's floating-point warnings
@@ -30,7 +33,8 @@ engine.connect(tensor.wrap)
 # torch_<op>(...) for every op declared as a function (rtorch_py.ops.registry).
 globals().update(ops.python_functions())
 
-__all__ = [n for n in globals() if n.startswith(("torch_", "autograd_", "with_"))] + [
+__all__ = [n for n in globals() if n.startswith(("torch_", "autograd_", "with_"))] + \
+    nn.__all__ + optim.__all__ + data.__all__ + ["load_state_dict"] + [
     "Tensor", "dtype", "Function", "FunctionCtx", "AutogradContext", "NamedList",
     "as_array", "is_torch_tensor", "no_grad", "enable_grad", "set_grad_enabled",
     "is_grad_enabled", "Node", "AccumulateGrad", "RemovableHandle", "GradcheckError",

@@ -154,8 +154,8 @@ def assert_same(r: Any, t: Any, what: str = "output", atol: float | None = None,
         assert rd.shape == td.shape, f"{what}: shape {rd.shape} != torch's {td.shape}"
         if check_dtype:
             assert rd.dtype == td.dtype, f"{what}: dtype {rd.dtype} != torch's {td.dtype}"
-        if td.dtype.kind == "f":
-            a, rr = _tol(td.dtype, atol, rtol)
+        if td.dtype.kind in "fc":  # (complex: the tolerance of its real parts)
+            a, rr = _tol(np.zeros(0, td.dtype).real.dtype, atol, rtol)
             np.testing.assert_allclose(rd, td, atol=a, rtol=rr, err_msg=what, equal_nan=True)
         else:
             np.testing.assert_array_equal(rd, td, err_msg=what)

@@ -45,7 +45,7 @@ class Slot:
 def make_array(t: T, float_dtype: Any, rng: np.random.Generator) -> np.ndarray:
     dtype = np.dtype(t.dtype) if t.dtype else np.dtype(float_dtype)
     if dtype.kind == "b":
-        return rng.random(t.shape) < 0.5
+        return np.asarray(rng.random(t.shape) < 0.5)
     if dtype.kind in "iu":
         return rng.integers(int(t.low), int(t.high), size=t.shape).astype(dtype)
     if t.distinct:
@@ -55,6 +55,8 @@ def make_array(t: T, float_dtype: Any, rng: np.random.Generator) -> np.ndarray:
     x = rng.uniform(t.low, t.high, size=t.shape)
     if t.away_from_zero:
         x = np.sign(x + (x == 0)) * (0.5 + np.abs(x))
+    if t.sorted:
+        x = np.sort(x, axis=-1)
     return np.asarray(x, dtype=dtype)
 
 

@@ -40,6 +40,8 @@ def main() -> None:
             return ri.IntSexpVector([v])
         if isinstance(v, float):
             return ri.FloatSexpVector([v])
+        if isinstance(v, str):
+            return ri.StrSexpVector([v])
         raise TypeError(f"no R form for {v!r}")
 
     out = {}
@@ -57,12 +59,15 @@ def main() -> None:
             if spec.function:
                 fn = ri.globalenv.find(spec.function_name)
             else:
-                fn = ri.evalr(f"function(self, ...) self${spec.name}(...)")
+                fn = ri.evalr(f"function(self, ...) self$`{spec.name}`(...)")
             got = rbridge.from_r(fn(*r_args, **r_kwargs))
             if spec.returns_indices is True:
                 got = rt.torch_tensor(got.data - 1)
             elif spec.returns_indices is not False and isinstance(got, list):
                 got[spec.returns_indices] = rt.torch_tensor(got[spec.returns_indices].data - 1)
+            if spec.r_result_names:  # a named list in R
+                assert got.names() == list(spec.r_result_names), got.names()
+                got = got.values()
             exp = expected if isinstance(expected, (list, tuple)) else [expected]
             got = got if isinstance(got, list) else [got]
             assert len(exp) == len(got), f"{len(got)} results from R, {len(exp)} in Python"

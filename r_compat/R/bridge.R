@@ -19,6 +19,14 @@
 
 .py_fn <- function(name) .Call(C_getattr, name)
 
+# The condition for an error raised in Python: R torch's class (value_error,
+# type_error, runtime_error, not_implemented_error) and the call of the R
+# function that called into Python (the bridge signals it).
+.python_condition <- function(message, class) {
+  structure(class = c(class, "error", "condition"),
+            list(message = message, call = sys.call(-1L)))
+}
+
 # Python dict (as a named R list of pointers) -> environment of pointers.
 .fill <- function(env, table) {
   for (nm in names(table)) assign(nm, table[[nm]], envir = env)
@@ -59,6 +67,7 @@
     environment(f) <- ns
     assign(nm, f, envir = ns)
   }
+  .register_compare_proxy()  # (R/compare.R)
 }
 
 # A dict of the api module as a named list of external pointers.

@@ -133,7 +133,6 @@ dataloader <- function(dataset, batch_size = 1, shuffle = FALSE, sampler = NULL,
                        batch_sampler = NULL, num_workers = 0, collate_fn = NULL,
                        pin_memory = FALSE, drop_last = FALSE, timeout = -1,
                        worker_init_fn = NULL, worker_globals = NULL, worker_packages = NULL) {
-  .register_data_methods()
   if (num_workers > 0) worker_globals <- .worker_globals(worker_globals, parent.frame())
   DataLoader$new(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
                  pin_memory, drop_last, timeout, worker_init_fn, worker_globals,

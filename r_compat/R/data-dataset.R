@@ -28,14 +28,12 @@ IterableDataset <- R6::R6Class(
 
 dataset <- function(name = NULL, inherit = Dataset, ..., private = NULL, active = NULL,
                     parent_env = parent.frame()) {
-  .register_data_methods()
   .torch_class(name, inherit, list(...), private, active, parent_env, "Dataset",
                c(name, "dataset_generator"))
 }
 
 iterable_dataset <- function(name = NULL, inherit = IterableDataset, ..., private = NULL,
                              active = NULL, parent_env = parent.frame()) {
-  .register_data_methods()
   .torch_class(name, inherit, list(...), private, active, parent_env, "Dataset",
                c(name, "iterable_dataset_generator", "dataset_generator"))
 }
@@ -96,12 +94,10 @@ tensor_dataset <- function(...) {
 )
 
 .tensor_dataset <- function(...) {
-  .register_data_methods()
   .tensor_dataset_class$new(...)
 }
 
 dataset_subset <- function(dataset, indices) {
-  .register_data_methods()
   obj <- .subset_class$new(dataset, indices)
   first <- class(dataset)[[1]]
   if (!first %in% c("dataset", "R6")) class(obj) <- c(paste0(first, "_subset"), class(obj))
@@ -124,23 +120,3 @@ dataset_subset <- function(dataset, indices) {
     .length = function() length(self$indices)
   )
 )
-
-# S3 methods for datasets, loaders, samplers and optimizers, registered the
-# first time one is made (so they dispatch from any environment, not only the
-# package's). Never call this at the top level of the package's code: the
-# flag would be saved as set at build time.
-.register_data_methods <- local({
-  done <- FALSE
-  function() {
-    if (done) return(invisible())
-    ns <- topenv()
-    for (m in list(c("length", "dataset"), c("length", "iterable_dataset"),
-                   c("[", "dataset"), c("[[", "dataset"), c("length", "dataloader"),
-                   c("length", "utils_sampler"), c("print", "dataset_generator"),
-                   c("enumerate", "dataloader"), c("print", "torch_optimizer_generator"))) {
-      registerS3method(m[[1]], m[[2]], get(paste0(m[[1]], ".", m[[2]]), envir = ns), envir = ns)
-    }
-    done <<- TRUE
-    invisible()
-  }
-})

@@ -24,7 +24,6 @@ Optimizer <- R6::R6Class(
   lock_objects = FALSE,
   public = list(
     initialize = function(params, defaults) {
-      .register_data_methods()
       self$defaults <- defaults
       self$param_groups <- list()
       if (is_torch_tensor(params)) {

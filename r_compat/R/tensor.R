@@ -11,6 +11,7 @@ is_torch_tensor <- function(x) inherits(x, "torch_tensor")
   if (!is.null(f)) return(function(...) invisible(.External(C_call, f, x, ...)))
   v <- .External(C_call, .py$tensor_get, x, name)
   if (inherits(v, "rtorch_missing_member")) return(.missing_member(name))
+  if (identical(name, "device")) return(torch_device(v))
   v
 }
 
@@ -59,11 +60,27 @@ Math.torch_tensor <- function(x, ...) {
   .External(C_call, f, x, ...)
 }
 
+# sum(x), max(x, y), prod(x, dim = 1): each tensor reduced (along `dim` when one
+# tensor is given), then the results combined, as R torch does.
 Summary.torch_tensor <- function(..., na.rm = FALSE) {
+  if (na.rm) stop("Torch tensors do not have NAs!", call. = FALSE)
+  f <- .summary[[.Generic]]
+  if (is.null(f)) stop(sprintf("`%s()` is not supported for tensors", .Generic), call. = FALSE)
   args <- list(...)
-  if (length(args) != 1L) stop(sprintf("`%s()` takes a single tensor", .Generic))
-  .External(C_call, .summary[[.Generic]], args[[1L]])
+  opts <- if (is.null(names(args))) logical(length(args)) else names(args) != ""
+  if (sum(!opts) == 1L) return(do.call(function(...) .External(C_call, f, ...), args))
+  if (any(opts)) {
+    stop(sprintf("`%s()` takes `%s` only with a single tensor", .Generic,
+                 names(args)[opts][1]), call. = FALSE)
+  }
+  parts <- lapply(args, function(a) .External(C_call, f, torch_tensor(a)))
+  Reduce(.summary_combine[[.Generic]], parts)
 }
+
+.summary_combine <- list(
+  sum = `+`, prod = `*`, any = `|`, all = `&`,
+  max = function(x, y) torch_maximum(x, y), min = function(x, y) torch_minimum(x, y)
+)
 
 mean.torch_tensor <- function(x, ...) .External(C_call, .methods$mean, x, ...)
 
@@ -145,7 +162,36 @@ cuda_is_available <- function() FALSE
 
 backends_mps_is_available <- function() FALSE
 
+# A device: R torch's torch_device (`$type`, `$index`, printed as torch_device(type='cpu')).
+# It is the string "cpu" underneath, which is what the engine receives.
 torch_device <- function(type, index = NULL) {
-  if (!identical(type, "cpu")) stop(sprintf("only the 'cpu' device exists here, got '%s'", type))
-  "cpu"
+  if (inherits(type, "torch_device")) return(type)
+  if (grepl(":", type, fixed = TRUE)) {
+    if (!is.null(index)) {
+      stop(sprintf("type %s should not include any index because index was passed explicitly.",
+                   type), call. = FALSE)
+    }
+    index <- as.integer(strsplit(type, ":", fixed = TRUE)[[1]][2])
+    type <- strsplit(type, ":", fixed = TRUE)[[1]][1]
+  }
+  if (!identical(type, "cpu")) {
+    stop(sprintf("only the 'cpu' device exists here, got '%s'", type), call. = FALSE)
+  }
+  structure("cpu", index = index, class = "torch_device")
+}
+
+`$.torch_device` <- function(x, name) {
+  switch(name, type = as.character(unclass(x)), index = attr(x, "index"), NULL)
+}
+
+print.torch_device <- function(x, ...) {
+  idx <- attr(x, "index")
+  cat("torch_device(type='", unclass(x)[1], "'", if (!is.null(idx)) paste0(", index=", idx),
+      ")", "\n", sep = "")
+  invisible(x)
+}
+
+as.character.torch_device <- function(x, ...) {
+  idx <- attr(x, "index")
+  paste0(unclass(x)[1], if (!is.null(idx)) paste0(":", idx))
 }

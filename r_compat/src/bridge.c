@@ -349,8 +349,8 @@ static PyObject *r_to_py(SEXP x) {
     case RAWSXP:  /* raw and complex vectors are always arrays: uint8, complex */
     case CPLXSXP:
         return r_vector_to_py(x);
-    case STRSXP:
-        if (XLENGTH(x) == 1 && ATTRIB(x) == R_NilValue) {
+    case STRSXP: /* (a torch_device is its type string, "cpu") */
+        if (XLENGTH(x) == 1 && (ATTRIB(x) == R_NilValue || Rf_inherits(x, "torch_device"))) {
             SEXP s = STRING_ELT(x, 0);
             if (s == NA_STRING) Py_RETURN_NONE;
             return PyUnicode_FromString(Rf_translateCharUTF8(s));
@@ -597,6 +597,11 @@ static void raise_python_error(PyGILState_STATE g) {
         if (c && Py_TYPE(c) == &RObj_Type) cond = ((RObj *)c)->sexp;
         Py_XDECREF(c);
     }
+    /* R torch's condition classes: value_error, type_error, ... */
+    const char *cls = !t ? "runtime_error"
+        : PyErr_GivenExceptionMatches(t, PyExc_NotImplementedError) ? "not_implemented_error"
+        : PyErr_GivenExceptionMatches(t, PyExc_ValueError) ? "value_error"
+        : PyErr_GivenExceptionMatches(t, PyExc_TypeError) ? "type_error" : "runtime_error";
     PyErr_Clear();
     PyObject *msg = !v ? NULL
                   : error_message ? PyObject_CallFunctionObjArgs(error_message, v, NULL)
@@ -614,7 +619,13 @@ static void raise_python_error(PyGILState_STATE g) {
         SEXP call = PROTECT(Rf_lang2(Rf_install("stop"), cond));
         Rf_eval(call, R_BaseEnv);
     }
-    Rf_error("%s", errbuf);
+    /* the condition R torch would signal, made by .python_condition (R/bridge.R) */
+    SEXP ns = PROTECT(R_FindNamespace(PROTECT(Rf_mkString("torch"))));
+    SEXP make = PROTECT(Rf_lang3(Rf_install(".python_condition"), PROTECT(Rf_mkString(errbuf)),
+                                 PROTECT(Rf_mkString(cls))));
+    SEXP pycond = PROTECT(Rf_eval(make, ns));
+    Rf_eval(PROTECT(Rf_lang2(Rf_install("stop"), pycond)), R_BaseEnv);
+    Rf_error("%s", errbuf); /* (not reached) */
 }
 
 /* ------------------------------------------------------------------------

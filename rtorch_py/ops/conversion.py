@@ -23,7 +23,7 @@ def CloneBackward0(n, g):
 
 
 @op(samples=S.unary)
-def clone(self: Tensor) -> Tensor:
+def clone(self: Tensor, memory_format: Any = None) -> Tensor:
     return record(self.data.copy(), CloneBackward0, (self,))
 
 
@@ -33,7 +33,15 @@ def ToCopyBackward0(n, g):
 
 
 @op(function=False)
-def to(self: Tensor, dtype: Any = None, device: Any = None, copy: bool = False) -> Tensor:
+def to(self: Tensor, dtype: Any = None, device: Any = None, other: Any = None,
+       non_blocking: bool = False, copy: bool = False, memory_format: Any = None) -> Tensor:
+    """To another dtype (or `other`'s dtype; a tensor as the first argument
+    means `other`, as in PyTorch). The device can only be the CPU; memory
+    formats are accepted and change nothing (arrays are always strided)."""
+    if isinstance(dtype, Tensor) and other is None:
+        dtype, other = None, dtype
+    if other is not None:
+        dtype = other.dtype
     if isinstance(dtype, str) and dtype == "cpu":
         dtype, device = None, dtype
     if device is not None and str(device) != "cpu":
@@ -50,27 +58,27 @@ def to(self: Tensor, dtype: Any = None, device: Any = None, copy: bool = False) 
 
 
 @op("float", function=False)
-def float_(self: Tensor) -> Tensor:
+def float_(self: Tensor, memory_format: Any = None) -> Tensor:
     return to(self, "float32")
 
 
 @op(function=False)
-def double(self: Tensor) -> Tensor:
+def double(self: Tensor, memory_format: Any = None) -> Tensor:
     return to(self, "float64")
 
 
 @op(function=False)
-def long(self: Tensor) -> Tensor:
+def long(self: Tensor, memory_format: Any = None) -> Tensor:
     return to(self, "int64")
 
 
 @op("int", function=False)
-def int_(self: Tensor) -> Tensor:
+def int_(self: Tensor, memory_format: Any = None) -> Tensor:
     return to(self, "int32")
 
 
 @op("bool", function=False)
-def bool_(self: Tensor) -> Tensor:
+def bool_(self: Tensor, memory_format: Any = None) -> Tensor:
     return to(self, "bool")
 
 

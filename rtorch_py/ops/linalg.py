@@ -426,7 +426,7 @@ def _dims_pair(a: Tensor, b: Tensor, dims: Any) -> tuple:
     return [_dim(_whole(d, "dims"), a.ndim) for d in da], [_dim(_whole(d, "dims"), b.ndim) for d in db]
 
 
-@op(samples=S.tensordot, method=False)
+@op(samples=S.tensordot, method=False, dim_lists=("dims",))
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     """Contract dims of a with dims of b: permute and reshape to one matmul."""
     da, db = _dims_pair(a, b, dims)
@@ -597,7 +597,8 @@ def linalg_inv(A: Tensor) -> Tensor:
     return _inv(A, "linalg.inv")
 
 
-@op(function="linalg_inv_ex", method=False, torch_name="linalg.inv_ex", samples=S.square)
+@op(function="linalg_inv_ex", method=False, torch_name="linalg.inv_ex", samples=S.square,
+    r_result_names=("inverse", "info"))
 def linalg_inv_ex(A: Tensor, check_errors: bool = False) -> tuple:
     """(inverse, info): info is 0 where the inverse exists (else the inverse is nan)."""
     _square_check(A, "linalg.inv_ex")
@@ -772,6 +773,7 @@ def linalg_cholesky(A: Tensor, upper: bool = False) -> Tensor:
 
 
 @op(function="linalg_cholesky_ex", method=False, torch_name="linalg.cholesky_ex",
+    r_result_names=("L", "info"),
     samples=S.spd)
 def linalg_cholesky_ex(A: Tensor, check_errors: bool = False, upper: bool = False) -> tuple:
     """(L, info): info is 0 where the factorization succeeded."""
@@ -1245,7 +1247,8 @@ def _lstsq_backward(n, grads, A, B, X):
     return gA, (gB if n.needs(1) else None)
 
 
-@op(function="linalg_lstsq", method=False, torch_name="linalg.lstsq", samples=S.lstsq)
+@op(function="linalg_lstsq", method=False, torch_name="linalg.lstsq", samples=S.lstsq,
+    r_result_names=("solution", "residuals", "rank", "singular_values"))
 def linalg_lstsq(A: Tensor, B: Tensor, rcond: Any = None, driver: Any = None) -> tuple:
     """(solution, residuals, rank, singular_values), as PyTorch's default CPU driver
     (gelsy) fills them: residuals and singular values empty, rank given."""
@@ -1780,7 +1783,11 @@ def _complex_dtype(dt: np.dtype) -> np.dtype:
     return np.dtype(np.complex128 if dt == np.float64 or dt == np.complex128 else np.complex64)
 
 
-@op(function="linalg_eig", method=False, torch_name="linalg.eig", samples=S.eig)
+# (eigenvectors are defined up to a phase: a random upstream gradient makes the
+# loss ill-defined, and PyTorch refuses it; the derivative is checked with
+# phase-invariant losses in tests/test_linalg_ops.py)
+@op(function="linalg_eig", method=False, torch_name="linalg.eig", samples=S.eig,
+    differentiable=False)
 def linalg_eig(A: Tensor) -> tuple:
     """(eigenvalues, eigenvectors), complex (eigenvectors of unit norm, as LAPACK's geev)."""
     if A.data.dtype.kind not in "fc":

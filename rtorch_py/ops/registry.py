@@ -27,6 +27,7 @@ class OpSpec:
     method: bool = True              # exists as a Tensor method
     dims: tuple[str, ...] = ()       # arguments that are dims
     new_dims: tuple[str, ...] = ()   # dims of the result (may be one past the input's last)
+    dim_lists: tuple[str, ...] = ()  # a count, or lists of dims (tensordot's `dims`)
     indices: tuple[str, ...] = ()    # arguments that are positions along a dim
     returns_indices: Any = False     # True: the result is positions; int k: result[k] is
     operators: tuple[str, ...] = ()  # Python operators, e.g. ("__add__", "__radd__")
@@ -38,6 +39,7 @@ class OpSpec:
     samples: Callable | None = None  # () -> [Sample]: inputs for the generated tests
     torch_name: str | None = None    # PyTorch's spelling, when it differs (tests)
     differentiable: bool = True      # the generated tests check gradients
+    r_result_names: tuple[str, ...] = ()  # R gets the results as a list with these names
 
     @property
     def function_name(self) -> str:

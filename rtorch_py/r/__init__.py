@@ -55,7 +55,8 @@ def _r_home() -> str:
 
 
 # what an in-place `R CMD INSTALL r_compat` or ./configure leaves in the sources
-_BUILD_LEFTOVERS = shutil.ignore_patterns("*.o", "*.so", "Makevars", "inst")
+# (coro/ is a package of its own, installed beside the shim: install_coro)
+_BUILD_LEFTOVERS = shutil.ignore_patterns("*.o", "*.so", "Makevars", "inst", "coro")
 
 
 def _fingerprint(src: Path) -> str:
@@ -110,6 +111,7 @@ def ensure_installed(quiet: bool = True) -> Path:
             out_lib = Path(tmp) / "lib"
             out_lib.mkdir()
             install_package(pkg, out_lib, quick=True)
+            install_coro(out_lib, Path(tmp))
             if lib.exists():
                 shutil.rmtree(lib)
             os.replace(out_lib, lib)
@@ -138,6 +140,25 @@ def install_package(src: Path, lib: Path, quick: bool = False) -> None:
     res = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if res.returncode != 0:
         raise RuntimeError("installing the R torch shim failed:\n" + res.stdout + res.stderr)
+
+
+def install_coro(lib: Path, tmp: Path) -> None:
+    """Install the minimal `coro` (r_compat/coro/: loop, collect, exhausted) into
+    `lib`, unless R already has the real package (Debian has none)."""
+    r = os.path.join(_r_home(), "bin", "Rscript")
+    env = {k: v for k, v in os.environ.items() if k != "R_LIBS"}
+    found = subprocess.run([r, "-e", 'quit(status = !requireNamespace("coro", quietly = TRUE))'],
+                           capture_output=True, env=env)
+    if found.returncode == 0:
+        return
+    pkg = Path(tmp) / "coro"
+    shutil.copytree(r_source_dir() / "coro", pkg)
+    cmd = [os.path.join(_r_home(), "bin", "R"), "CMD", "INSTALL", "--no-multiarch",
+           "--library=" + str(lib), str(pkg)]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError("installing the minimal coro package failed:\n" + res.stdout +
+                           res.stderr)
 
 
 def _start_r() -> None:

@@ -49,7 +49,7 @@ def _foreign_torch(lib: Path) -> bool:
 def install_r(lib: Path | None = None, force: bool = False) -> Path:
     """Install the shim into the R library `lib` (default: R's user library,
     created if missing); returns the library."""
-    from . import _BUILD_LEFTOVERS, install_package, r_source_dir
+    from . import _BUILD_LEFTOVERS, install_coro, install_package, r_source_dir
     lib = Path(lib) if lib is not None else user_library()
     lib = lib.expanduser().resolve()
     if _foreign_torch(lib) and not force:
@@ -62,6 +62,7 @@ def install_r(lib: Path | None = None, force: bool = False) -> Path:
         pkg = Path(tmp) / "torch"  # build from a copy: no object files in the sources
         shutil.copytree(r_source_dir(), pkg, ignore=_BUILD_LEFTOVERS)
         install_package(pkg, lib)
+        install_coro(lib, Path(tmp))
     return lib
 
 

@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..function import NamedList
 from ..ops import REGISTRY, OpSpec
 from ..tensor import Tensor, wrap
 from . import extensions, tensor_api
@@ -22,7 +23,8 @@ from .indexing import _array_index, _scalar_index
 
 # Arguments R torch takes as tensors: an R vector there becomes one, as in R torch.
 TENSOR_ARGS = frozenset({"self", "other", "input", "condition", "mask", "tensors",
-                         "exponent", "mat2", "tensor"})
+                         "exponent", "mat1", "mat2", "tensor", "tensor1", "tensor2", "vec",
+                         "vec1", "vec2", "batch1", "batch2", "A", "B"})
 
 # R numbers reach libtorch as Scalars: ops with a Scalar overload use it for them.
 R_SCALARS = (float, int, bool)
@@ -37,8 +39,9 @@ def _ndim(first: Any) -> int | None:
 
 
 def _r_dims(v: Any, ndim: int | None) -> Any:
-    """A 1-based dim (or several) as 0-based; None and tensors pass through."""
-    if v is None or isinstance(v, Tensor):
+    """A 1-based dim (or several) as 0-based; None, tensors and names (the op
+    says what it makes of a named dim) pass through."""
+    if v is None or isinstance(v, (Tensor, str)):
         return v
     if isinstance(v, (list, tuple, np.ndarray)):
         flat = np.asarray(v).reshape(-1)
@@ -72,20 +75,30 @@ def r_callable(spec: OpSpec) -> Callable:
     steps: list[tuple[int, str, str]] = []   # (position, name, what)
     for what, args in (("tensor", [n for n in names if n in TENSOR_ARGS]),
                        ("dim", spec.dims), ("new_dim", spec.new_dims),
-                       ("position", spec.indices)):
+                       ("dim_lists", spec.dim_lists), ("position", spec.indices)):
         steps.extend((names.index(n), n, what) for n in args)
     index_out = spec.returns_indices
-    if not steps and index_out is False:
+    result_names = list(spec.r_result_names)
+    if not steps and index_out is False and not result_names:
         return fn
     first = names[0]
 
     def translate(what: str, v: Any, ndim: int | None) -> Any:
         if what == "tensor":
-            return _tensor_of(v) if type(v) is np.ndarray else v
+            if type(v) is np.ndarray:
+                return _tensor_of(v)
+            if type(v) is list:  # (a list of tensors: R vectors and matrices in it too)
+                return [_tensor_of(x) if type(x) is np.ndarray else x for x in v]
+            return v
         if what == "dim":
             return _r_dims(v, ndim)
         if what == "new_dim":
             return _r_dims(v, None if ndim is None else ndim + 1)
+        if what == "dim_lists":  # a count stays; lists of dims are 1-based
+            if not isinstance(v, list):
+                return v
+            dims = [_r_dims(d, None) for d in v]
+            return [d if isinstance(d, tuple) else (d,) for d in dims]
         return _r_position(v)
 
     def call(*args: Any, **kw: Any) -> Any:
@@ -111,6 +124,8 @@ def r_callable(spec: OpSpec) -> Callable:
         if index_out is not False and isinstance(out, (tuple, list)):
             out = list(out)
             out[index_out] = _one_based(out[index_out])
+        if result_names:
+            return NamedList(result_names, list(out))
         return out
     call.__name__ = call.__qualname__ = spec.name
     return call
@@ -167,7 +182,7 @@ def build() -> dict[str, dict]:
         for g in spec.r_math:
             math[g] = _log if g == "log" else spec.fn
         for g in spec.r_summary:
-            summary[g] = spec.fn
+            summary[g] = r_fn
     for sym, (spec, fixed) in direct.items():
         binary[sym] = _operator(spec, fixed, REGISTRY.get(spec.name + ".Scalar"))
     # methods with a Scalar overload: `x$add(1)` records AddBackward1, as in R torch

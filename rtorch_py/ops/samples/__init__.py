@@ -24,6 +24,7 @@ class T:
     requires_grad: bool = True       # (only floating tensors ever do)
     away_from_zero: bool = False     # |value| >= 0.5 (divisors, non-smooth points)
     distinct: bool = False           # no ties (max, min, sort)
+    sorted: bool = False             # ascending along the last dim (boundaries)
 
 
 @dataclass(frozen=True)

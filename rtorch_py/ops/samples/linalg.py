@@ -256,4 +256,6 @@ def lu_solve_old() -> list:
 
 
 def eig() -> list:
-    return [sample(T((3, 3))), sample(T((2, 2, 2)))]
+    # 1x1 blocks: eigenvectors are defined up to a phase, which LAPACK builds
+    # choose differently for larger ones (tests/test_linalg_ops.py has those)
+    return [sample(T((1, 1))), sample(T((3, 1, 1)))]
