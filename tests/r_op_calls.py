@@ -28,7 +28,7 @@ def main() -> None:
                 v = rt.torch_tensor(v.data + 1)
             return rbridge.to_r(v)
         if isinstance(v, list) and v and isinstance(v[0], rt.Tensor):
-            return ri.baseenv["list"](*[rbridge.to_r(t) for t in v])
+            return ri.baseenv["list"](*[to_r(t, kind) for t in v])
         if isinstance(v, bool):
             return ri.BoolSexpVector([v])
         if isinstance(v, (tuple, list)):
@@ -43,6 +43,9 @@ def main() -> None:
         if isinstance(v, str):
             return ri.StrSexpVector([v])
         raise TypeError(f"no R form for {v!r}")
+
+    def zero_based(t):
+        return rt.torch_tensor(t.data - 1)
 
     out = {}
     for case in cases():
@@ -61,10 +64,12 @@ def main() -> None:
             else:
                 fn = ri.evalr(f"function(self, ...) self$`{spec.name}`(...)")
             got = rbridge.from_r(fn(*r_args, **r_kwargs))
-            if spec.returns_indices is True:
-                got = rt.torch_tensor(got.data - 1)
-            elif spec.returns_indices is not False and isinstance(got, list):
-                got[spec.returns_indices] = rt.torch_tensor(got[spec.returns_indices].data - 1)
+            which = spec.returns_indices
+            which = which(expected) if callable(which) else which
+            if which is True:
+                got = [zero_based(g) for g in got] if isinstance(got, list) else zero_based(got)
+            elif which is not False and isinstance(got, list):
+                got[which] = zero_based(got[which])
             if spec.r_result_names:  # a named list in R
                 assert got.names() == list(spec.r_result_names), got.names()
                 got = got.values()

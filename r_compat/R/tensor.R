@@ -109,11 +109,17 @@ as.logical.torch_tensor <- function(x, ...) as.logical(as_array(x))
 
 `$.torch_dtype` <- function(x, name) {
   switch(name,
-    is_floating_point = as.character(x) %in% c("Float", "Double"),
+    is_floating_point = as.character(x) %in% c("Float", "Double", "Half", "BFloat16"),
     .type = function() as.character(x),
     NULL
   )
 }
+
+`$.torch_generator` <- function(x, name) {
+  function(...) .External(C_call, .py$generator_method, x, name, ...)
+}
+
+as.complex.torch_tensor <- function(x, ...) as.complex(as_array(x))
 
 print.torch_dtype <- function(x, ...) {
   cat(.External(C_call, .py$dtype_repr, x), "\n", sep = "")

@@ -87,7 +87,7 @@ def ZeroBackward0(n, g):
     return (g * 0,)
 
 
-@op(function=False)
+@op(samples=S.in_place, differentiable=False)
 def zero_(self: Tensor) -> Tensor:
     _check_inplace(self)
     self.data[...] = 0

@@ -71,7 +71,8 @@ def WhereBackward0(n, g, cond):
         (where(cond, z, g) if n.needs(2) else None)
 
 
-@op(method=False, samples=S.where)
+# where(condition) alone gives positions (1-based in R, as R torch gives them)
+@op(method=False, samples=S.where, returns_indices=lambda out: isinstance(out, (list, tuple)))
 def where(condition: Any, self: Any = None, other: Any = None) -> Any:
     if self is None and other is None:  # where(condition): the positions, one tensor a dim
         return nonzero(_as_tensor(condition), as_list=True)

@@ -29,7 +29,8 @@ class OpSpec:
     new_dims: tuple[str, ...] = ()   # dims of the result (may be one past the input's last)
     dim_lists: tuple[str, ...] = ()  # a count, or lists of dims (tensordot's `dims`)
     indices: tuple[str, ...] = ()    # arguments that are positions along a dim
-    returns_indices: Any = False     # True: the result is positions; int k: result[k] is
+    returns_indices: Any = False     # True: the result is positions; int k: result[k] is;
+                                     # or a function of the result saying which
     operators: tuple[str, ...] = ()  # Python operators, e.g. ("__add__", "__radd__")
     r_operators: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     r_math: tuple[str, ...] = ()     # R's Math group generics (`exp(x)`)

@@ -26,8 +26,9 @@ from .functions import (apply_function, ctx_get, ctx_mark_dirty,  # noqa: F401
 from .in_r import PENDING_WARNINGS as _PENDING_WARNINGS  # noqa: F401 (read by the bridge)
 from .indexing import index, index_put  # noqa: F401
 from .tensor_api import (anomaly_scope, as_array, dtype_eq, dtype_repr,  # noqa: F401
-                         grad_mode_scope, hook_remove, is_grad_enabled, node_get, node_repr,
-                         scope_exit, set_grad_mode, tensor_get, tensor_repr, tensor_set)
+                         generator_method, grad_mode_scope, hook_remove, is_grad_enabled,
+                         node_get, node_repr, scope_exit, set_grad_mode, tensor_get,
+                         tensor_repr, tensor_set)
 
 _TABLES = {**tables.build(), **tables.invisible()}
 

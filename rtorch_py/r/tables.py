@@ -52,7 +52,10 @@ def _r_dims(v: Any, ndim: int | None) -> Any:
 
 
 def _r_position(v: Any) -> Any:
-    """1-based positions (numbers, vectors or integer tensors) as 0-based."""
+    """1-based positions (numbers, vectors, integer tensors, or a list of index
+    tensors as torch_index takes) as 0-based."""
+    if isinstance(v, list) and any(isinstance(x, Tensor) for x in v):
+        return [None if x is None else _r_position(x) for x in v]
     if isinstance(v, Tensor):  # (a non-integer tensor is left for the op to refuse)
         return wrap(_array_index(v.data)) if v.data.dtype.kind in "iu" else v
     if isinstance(v, np.ndarray):
@@ -63,6 +66,8 @@ def _r_position(v: Any) -> Any:
 
 
 def _one_based(t: Any) -> Any:
+    if isinstance(t, (list, tuple)):
+        return [_one_based(x) for x in t]
     return wrap(t.data + 1) if isinstance(t, Tensor) else t
 
 
@@ -119,11 +124,12 @@ def r_callable(spec: OpSpec) -> Callable:
             if hasattr(e, "one_based"):  # the message names dims: say them as R counts
                 raise type(e)(e.one_based) from None
             raise
-        if index_out is True:
+        which = index_out(out) if callable(index_out) else index_out
+        if which is True:
             return _one_based(out)
-        if index_out is not False and isinstance(out, (tuple, list)):
+        if which is not False and isinstance(out, (tuple, list)):
             out = list(out)
-            out[index_out] = _one_based(out[index_out])
+            out[which] = _one_based(out[which])
         if result_names:
             return NamedList(result_names, list(out))
         return out

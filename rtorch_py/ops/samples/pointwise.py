@@ -199,3 +199,10 @@ def igamma() -> list:
     return [sample(T((2, 3), **a), T((2, 3), low=0.1, high=8.0)),
             sample(T((3,), **a), T((2, 3), low=0.1, high=8.0)),
             sample(T((), **a), T((), low=2.0, high=12.0))]
+
+
+def in_place() -> list:
+    """An in-place op's samples: tensors that don't require grad (a leaf that
+    does can't be changed in place)."""
+    return [sample(T((2, 3), requires_grad=False)), sample(T((), requires_grad=False)),
+            sample(T((4,), dtype="int64"))]
