@@ -38,6 +38,14 @@ def read_expected(group: str) -> list[str]:
     return [ln for ln in lines if ln and not ln.startswith("#")]
 
 
+def left_out(group: str) -> set[str]:
+    """Tests named in a '# Left out on purpose: file: test' comment (flaky ones)."""
+    path = EXPECTED_DIR / f"{group}-expected.txt"
+    tag = "# Left out on purpose: "
+    return {ln[len(tag):].strip() for ln in path.read_text(encoding="utf-8").splitlines()
+            if ln.startswith(tag)} if path.exists() else set()
+
+
 def key(file: str, test: str) -> str:
     return f"{file}: {test}"
 
@@ -143,7 +151,7 @@ def test_conformance_group(group: str, test_dir: Path, all_results: dict) -> Non
         warnings.warn(f"{group}: skips R torch would not take on a CPU-only machine:\n  "
                       + "\n  ".join(odd_skips))
 
-    new = sorted(passed - set(expected))
+    new = sorted(passed - set(expected) - left_out(group))
     if new:
         msg = f"{group}: {len(new)} test(s) pass but are not in {group}-expected.txt:\n  " \
               + "\n  ".join(new)

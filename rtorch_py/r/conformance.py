@@ -350,7 +350,7 @@ def run_file(test_dir: Path, name: str, timeout: float = DEFAULT_TIMEOUT,
 
 
 def run(test_dir: Path, names: Sequence[str], timeout: float = DEFAULT_TIMEOUT, jobs: int = 1,
-        work: Path | None = None, progress: bool = False) -> list[FileResult]:
+        work: Path | None = None, progress: bool = False, retries: int = 2) -> list[FileResult]:
     """Run the named test files, `jobs` at a time; results in the order of `names`."""
     work = Path(work or tempfile.mkdtemp(prefix="rtorch-conformance-"))
     # Parallel files each get one BLAS thread, so `jobs` processes share the cores.
@@ -359,12 +359,6 @@ def run(test_dir: Path, names: Sequence[str], timeout: float = DEFAULT_TIMEOUT, 
 
     def one(name: str) -> FileResult:
         res = run_file(test_dir, name, timeout, work, env)
-        if res.status == "crashed":  # once more, so a rare crash is told from a steady one
-            first = res
-            res = run_file(test_dir, name, timeout, work, env)
-            res.note = (f"the first run crashed (exit code {first.exit_code}) after "
-                        f"{first.time:.0f} s" + (f" in '{first.running}'" if first.running else "")
-                        + "; these are the results of a second run")
         if progress:
             print(f"  {name}: {_counts(res)}", file=sys.stderr, flush=True)
         return res
@@ -376,6 +370,21 @@ def run(test_dir: Path, names: Sequence[str], timeout: float = DEFAULT_TIMEOUT, 
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         done = dict(zip(order := sorted(names, key=size, reverse=True), pool.map(one, order)))
+    # A crashed file runs again, alone, up to `retries` times: crashes of the
+    # R/Python process come in bursts, and a crash is reported either way.
+    for name in names:
+        first, tries = done[name], 0
+        while done[name].status == "crashed" and tries < retries:
+            time.sleep(2)
+            done[name] = run_file(test_dir, name, timeout, work, env)
+            tries += 1
+        if tries:
+            done[name].note = (
+                f"the first run crashed (exit code {first.exit_code}) after {first.time:.0f} s"
+                + (f" in '{first.running}'" if first.running else " before any test")
+                + f"; these are the results of rerun {tries}")
+            if progress:
+                print(f"  {name} (rerun): {_counts(done[name])}", file=sys.stderr, flush=True)
     return [done[n] for n in names]
 
 
