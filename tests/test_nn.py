@@ -10,8 +10,17 @@ import torch
 import rtorch_py as rt
 from rtorch_py import nn
 
-torch.set_default_dtype(torch.float64)
 RNG = np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def _torch_float64():
+    """PyTorch's layers made here get float64 weights, like the arrays compared
+    with them; restored afterwards (other test files expect PyTorch's float32)."""
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(before)
 
 
 def arr(*shape, low=-2.0, high=2.0):

@@ -16,7 +16,8 @@ from .. import autograd as _ag
 from .. import creation as _cr
 from .. import ops as _ops
 from ..tensor import Tensor, wrap
-from ..ops.nn_functional import constant_pad_nd, convolution, erf, pool_gather, silu
+from ..ops.nn_functional import constant_pad_nd, convolution, pool_gather, silu
+from ..ops.pointwise import erf
 from . import _prims
 from .module import write_
 

@@ -5,7 +5,6 @@ the derivative written with tensor ops so higher orders come for free.
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -17,19 +16,6 @@ from .recording import formula, record
 from .registry import op
 from .samples import nn_functional as S
 
-_erf = np.frompyfunc(math.erf, 1, 1)
-_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-
-
-@formula
-def ErfBackward0(n, g, x):
-    return (g * _TWO_OVER_SQRT_PI * (-(x * x)).exp(),)
-
-
-@op(samples=S.float_unary)
-def erf(self: Tensor) -> Tensor:
-    d = _fdata(self)
-    return record(np.asarray(_erf(d), dtype=d.dtype), ErfBackward0, (self,), (self,))
 
 
 @formula

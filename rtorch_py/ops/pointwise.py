@@ -1074,7 +1074,12 @@ def DigammaBackward0(n, g, x):
     return (g * polygamma(1, x),)
 
 
-# (`erf` itself is declared in nn_functional.py for now, with the same node)
+@formula
+def ErfBackward0(n, g, x):
+    return (g * _2_SQRTPI * (-x * x).exp(),)
+
+
+erf = _unary("erf", special.erf, ErfBackward0, "self")
 erfc = _unary("erfc", special.erfc, ErfcBackward0, "self")
 erfinv = _unary("erfinv", special.erfinv, ErfinvBackward0, "result", samples=S.unit)
 lgamma = _unary("lgamma", special.lgamma, LgammaBackward0, "self", samples=S.gamma)
