@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..tensor import Tensor, _F32, _F64, to_array
+from ..tensor import Tensor, _F32, _F64, get_default_dtype, result_type, to_array
 
 Number = (int, float, bool, np.number, np.bool_)
 
@@ -22,21 +22,21 @@ def _as_tensor(x: Any) -> Tensor:
 def _float_result(out: np.ndarray, a: Any, b: Any = None) -> np.ndarray:
     """Fix NumPy's result dtype to PyTorch's for a binary op on `a` and `b`.
 
-    Mixing ints with floats (or dividing ints) gives float32, not NumPy's float64,
-    unless a float64 tensor took part; a 0-d tensor only promotes the result across
-    categories (bool < int < float), like a number."""
+    PyTorch's rules (tensor.result_type): a 0-d tensor or a number only promotes
+    the result across categories; ints divided give the default float dtype."""
     dt = out.dtype
-    if type(b) is Tensor and type(a) is Tensor:
-        da, db = a.data.dtype, b.data.dtype
-        if da is db:  # the common case
-            return out if dt is not _F64 or da is _F64 else out.astype(np.float32)
-        if (a.data.ndim == 0) is not (b.data.ndim == 0):
-            return _zero_dim_promote(out, a.data, b.data)
-        return out if dt is not _F64 or da is _F64 or db is _F64 else out.astype(np.float32)
-    if dt is _F64 and not ((type(a) is Tensor and a.data.dtype is _F64) or
-                           (type(b) is Tensor and b.data.dtype is _F64)):
-        return out.astype(np.float32)
-    return out
+    if type(a) is Tensor and type(b) is Tensor and a.data.dtype is b.data.dtype:
+        # the common case: one dtype, or NumPy's float64 for ints divided
+        if dt is not _F64 or a.data.dtype is _F64:
+            return out
+        return out.astype(get_default_dtype().np)
+    try:
+        target = (result_type(a) if b is None else result_type(a, b)).np
+    except TypeError:  # (lists or R vectors among the operands: NumPy's rules)
+        target = dt if dt is not _F64 else get_default_dtype().np
+    if dt.kind in "fc" and target.kind not in "fc":  # ints or bools divided
+        target = get_default_dtype().np
+    return out if dt == target else out.astype(target)
 
 
 def _needs_promotion(dt: np.dtype, ta: Tensor | None, tb: Tensor | None) -> bool:
@@ -46,21 +46,11 @@ def _needs_promotion(dt: np.dtype, ta: Tensor | None, tb: Tensor | None) -> bool
                                    (tb is None or tb.data.dtype is dt))
 
 
-_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2}
-
-
-def _zero_dim_promote(out: np.ndarray, da: np.ndarray, db: np.ndarray) -> np.ndarray:
-    dim, zero = (da, db) if db.ndim == 0 else (db, da)
-    target = dim.dtype if _CATEGORY[zero.dtype.kind] <= _CATEGORY[dim.dtype.kind] else zero.dtype
-    if out.dtype.kind == "f" and target.kind != "f":
-        target = _F32  # true division of ints
-    return out if out.dtype is target else out.astype(target)
-
-
 def _fdata(x: Tensor) -> np.ndarray:
-    """The input of a floating op (exp, log, ...): ints and bools compute in float32."""
+    """The input of a floating op (exp, sin, ...): floating and complex arrays as
+    they are, ints and bools in the default float dtype (as PyTorch computes them)."""
     d = x.data
-    return d if d.dtype.kind == "f" else d.astype(np.float32)
+    return d if d.dtype.kind in "fc" else d.astype(get_default_dtype().np)
 
 
 def _no_bool(a: Any, b: Any, what: str) -> None:

@@ -9,7 +9,6 @@ entries of their own at the end of this file.
 """
 from __future__ import annotations
 
-import builtins
 from typing import Any, Callable
 
 import numpy as np
@@ -19,18 +18,11 @@ from ..tensor import Tensor, wrap
 from . import special
 from .samples import pointwise as S
 from .indexing import where
-from .operands import (Number, _as_tensor, _broadcast_error, _data, _float_result,
+from .operands import (_as_tensor, _broadcast_error, _data, _fdata, _float_result,
                        _needs_promotion, _no_bool, _number, _scalar, _shape, _t, _whole)
 from .recording import OUTPUT, formula, needs_grad, record, renamed
 from .registry import op
 from .views import _check_inplace, _record_inplace
-
-
-def _fcdata(x: Tensor) -> np.ndarray:
-    """The input of a floating op (exp, sin, ...): floating and complex arrays as
-    they are, ints and bools in float32 (PyTorch's default dtype)."""
-    d = x.data
-    return d if d.dtype.kind in "fc" else d.astype(np.float32)
 
 
 # ==========================================================================
@@ -372,7 +364,7 @@ def ExpBackward0(n, g, result):
 
 @op(r_math=("exp",), samples=S.unary)
 def exp(self: Tensor) -> Tensor:
-    return record(np.exp(_fcdata(self)), ExpBackward0, (self,), (OUTPUT,))
+    return record(np.exp(_fdata(self)), ExpBackward0, (self,), (OUTPUT,))
 
 
 @formula(arrays=True)
@@ -383,7 +375,7 @@ def LogBackward0(n, g, x):
 @op(r_math=("log",), samples=S.positive)
 def log(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log(_fcdata(self))
+        out = np.log(_fdata(self))
     return record(out, LogBackward0, (self,), (self,))
 
 
@@ -395,7 +387,7 @@ def SqrtBackward0(n, g, result):
 @op(r_math=("sqrt",), samples=S.positive)
 def sqrt(self: Tensor) -> Tensor:
     with np.errstate(invalid="ignore"):
-        out = np.sqrt(_fcdata(self))
+        out = np.sqrt(_fdata(self))
     return record(out, SqrtBackward0, (self,), (OUTPUT,))
 
 
@@ -442,7 +434,7 @@ def SinBackward0(n, g, x):
 
 @op(r_math=("sin",), samples=S.unary)
 def sin(self: Tensor) -> Tensor:
-    return record(np.sin(_fcdata(self)), SinBackward0, (self,), (self,))
+    return record(np.sin(_fdata(self)), SinBackward0, (self,), (self,))
 
 
 @formula
@@ -452,7 +444,7 @@ def CosBackward0(n, g, x):
 
 @op(r_math=("cos",), samples=S.unary)
 def cos(self: Tensor) -> Tensor:
-    return record(np.cos(_fcdata(self)), CosBackward0, (self,), (self,))
+    return record(np.cos(_fdata(self)), CosBackward0, (self,), (self,))
 
 
 @formula(arrays=True)
@@ -462,7 +454,7 @@ def TanhBackward0(n, g, result):
 
 @op(r_math=("tanh",), samples=S.unary)
 def tanh(self: Tensor) -> Tensor:
-    return record(np.tanh(_fcdata(self)), TanhBackward0, (self,), (OUTPUT,))
+    return record(np.tanh(_fdata(self)), TanhBackward0, (self,), (OUTPUT,))
 
 
 @formula(arrays=True)
@@ -559,7 +551,7 @@ def TanBackward0(n, g, result):
 
 @op(r_math=("tan",), samples=S.unary)
 def tan(self: Tensor) -> Tensor:
-    return record(np.tan(_fcdata(self)), TanBackward0, (self,), (OUTPUT,))
+    return record(np.tan(_fdata(self)), TanBackward0, (self,), (OUTPUT,))
 
 
 _LN2, _LN10 = float(np.log(2)), float(np.log(10))
@@ -573,7 +565,7 @@ def Log2Backward0(n, g, x):
 @op(r_math=("log2",), samples=S.positive)
 def log2(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log2(_fcdata(self))
+        out = np.log2(_fdata(self))
     return record(out, Log2Backward0, (self,), (self,))
 
 
@@ -585,7 +577,7 @@ def Log10Backward0(n, g, x):
 @op(r_math=("log10",), samples=S.positive)
 def log10(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log10(_fcdata(self))
+        out = np.log10(_fdata(self))
     return record(out, Log10Backward0, (self,), (self,))
 
 
@@ -597,7 +589,7 @@ def Log1PBackward0(n, g, x):
 @op(r_math=("log1p",), samples=S.positive)
 def log1p(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log1p(_fcdata(self))
+        out = np.log1p(_fdata(self))
     return record(out, Log1PBackward0, (self,), (self,))
 
 
@@ -608,7 +600,7 @@ def Expm1Backward0(n, g, result):
 
 @op(r_math=("expm1",), samples=S.unary)
 def expm1(self: Tensor) -> Tensor:
-    return record(np.expm1(_fcdata(self)), Expm1Backward0, (self,), (OUTPUT,))
+    return record(np.expm1(_fdata(self)), Expm1Backward0, (self,), (OUTPUT,))
 
 
 # Rounding: piecewise constant, so the gradient is zero (PyTorch's nodes).
@@ -834,7 +826,7 @@ div_scalar_ = _inplace_scalar_overload(div_, np.true_divide, DivBackward1, True)
 def _floating(self: Tensor, compute: Callable, backward: Callable, save: str | None) -> Tensor:
     """A floating unary op; `save` is what its derivative needs: "self", "result" or None."""
     with np.errstate(all="ignore"):
-        out = compute(_fcdata(self))
+        out = compute(_fdata(self))
     saved = (self,) if save == "self" else (OUTPUT,) if save == "result" else ()
     return record(out, backward, (self,), saved)
 
@@ -1101,7 +1093,7 @@ def polygamma(n: Any, input: Any) -> Tensor:
     if k < 0:
         raise ValueError(f"polygamma: n must be a non-negative integer, got {k}")
     with np.errstate(all="ignore"):
-        out = special.polygamma(k, _fcdata(self))
+        out = special.polygamma(k, _fdata(self))
     return record(out, PolygammaBackward0, (None, self), (k, self))
 
 
@@ -1123,7 +1115,7 @@ def mvlgamma(self: Tensor, p: int) -> Tensor:
     p = _whole(p, "mvlgamma: p")
     if p < 1:
         raise ValueError(f"mvlgamma: p must be at least 1, got {p}")
-    d = _fcdata(self)
+    d = _fdata(self)
     if (d <= (p - 1) / 2).any():
         raise ValueError(f"mvlgamma: all elements must be greater than (p-1)/2 = {(p - 1) / 2}")
     out = sum(special.lgamma(d - j / 2) for j in range(p)) + p * (p - 1) / 4 * np.log(np.pi)
@@ -1143,7 +1135,7 @@ def LogitBackward0(n, g, x, eps):
 
 def logit(self: Tensor, eps: float | None = None) -> Tensor:
     """log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps is given."""
-    d = _fcdata(self)
+    d = _fdata(self)
     if eps is not None:
         d = np.clip(d, eps, 1 - eps)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -1659,7 +1651,7 @@ def SpecialI1Backward0(n, g, x, result):
 
 def _i1(self: Tensor) -> Tensor:
     """i1 (PyTorch's special_i1): the derivative of i0."""
-    return record(special.i1(_fcdata(self)), SpecialI1Backward0, (self,), (self, OUTPUT))
+    return record(special.i1(_fdata(self)), SpecialI1Backward0, (self,), (self, OUTPUT))
 
 
 i0 = _unary("i0", special.i0, I0Backward0, "self")
