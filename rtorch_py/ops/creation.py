@@ -12,6 +12,7 @@ registry, as the generated tests compare values) are implemented in
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ import numpy as np
 from .. import creation as _cr
 from ..creation import Generator, _rng_of
 from ..engine import bump_version
-from ..tensor import Tensor, promote_types, wrap
+from ..tensor import Tensor, get_default_dtype, promote_types, wrap
 from .operands import _whole
 from .recording import formula, record
 from .registry import op
@@ -112,67 +113,81 @@ def torch_imag(self: Tensor) -> Tensor:
 # Deterministic constructors (no gradient flows into a new tensor)
 
 
-def _factory(**kw):
-    return op(**{"method": False, "differentiable": False, **kw})
+def _factory(name: str | None = None, **kw: Any) -> Any:
+    return op(name, **{"method": False, "differentiable": False, **kw})
 
 
-@_factory(samples=S.sizes)
+@_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"))
 def zeros(*size: Any, dtype: Any = None, device: Any = "cpu",
           requires_grad: bool = False) -> Tensor:
     return _cr.torch_zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-@_factory(samples=S.sizes)
+@_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"))
 def ones(*size: Any, dtype: Any = None, device: Any = "cpu",
          requires_grad: bool = False) -> Tensor:
     return _cr.torch_ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-@_factory(samples=S.full)
+@_factory(samples=S.full, r_conventions=("sizes", "creation_options"))
 def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = "cpu",
          requires_grad: bool = False) -> Tensor:
     return _cr.torch_full(size, fill_value, dtype=dtype, device=device,
                           requires_grad=requires_grad)
 
 
-@_factory(samples=S.eye)
+@_factory(samples=S.eye, r_conventions=("creation_options",))
 def eye(n: int, m: int | None = None, dtype: Any = None, device: Any = "cpu",
         requires_grad: bool = False) -> Tensor:
     return _cr.torch_eye(n, m, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-@_factory(samples=S.linspace)
+@_factory(samples=S.linspace, r_conventions=("creation_options",))
 def linspace(start: float, end: float, steps: int, dtype: Any = None, device: Any = "cpu",
              requires_grad: bool = False) -> Tensor:
     return _cr.torch_linspace(start, end, _whole(steps, "steps"), dtype=dtype, device=device,
                               requires_grad=requires_grad)
 
 
-@_factory(samples=S.logspace)
+@_factory(samples=S.logspace, r_conventions=("creation_options",))
 def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: Any = None,
              device: Any = "cpu", requires_grad: bool = False) -> Tensor:
     return _cr.torch_logspace(start, end, _whole(steps, "steps"), base=base, dtype=dtype,
                               device=device, requires_grad=requires_grad)
 
 
-@_factory(samples=S.arange)
+@_factory(samples=S.arange, r_conventions=("inclusive_end", "creation_options"))
 def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
            device: Any = "cpu", requires_grad: bool = False) -> Tensor:
     return _cr.torch_arange(start, end, step, dtype=dtype, device=device,
                             requires_grad=requires_grad)
 
 
-@_factory(samples=S.like)
+@_factory("range", samples=S.arange, r_conventions=("creation_options",))
+def range_(start: Any, end: Any, step: Any = 1, dtype: Any = None, device: Any = "cpu",
+           requires_grad: bool = False) -> Tensor:
+    """PyTorch's deprecated range: arange with `end` included, always floating."""
+    warnings.warn("This function is deprecated in favor of torch_arange.", UserWarning,
+                  stacklevel=2)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    n = max(int(np.floor((end - start) / step + 1e-7)) + 1, 0)
+    return _cr.torch_arange(start, start + (n - 0.5) * step, step,
+                            dtype=dtype if dtype is not None else get_default_dtype(),
+                            device=device, requires_grad=requires_grad)
+
+
+@_factory(samples=S.like, r_conventions=("creation_options",))
 def zeros_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     return _cr.torch_zeros_like(input, dtype=dtype, requires_grad=requires_grad)
 
 
-@_factory(samples=S.like)
+@_factory(samples=S.like, r_conventions=("creation_options",))
 def ones_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     return _cr.torch_ones_like(input, dtype=dtype, requires_grad=requires_grad)
 
 
-@_factory(samples=S.full_like)
+@_factory(samples=S.full_like, r_conventions=("creation_options",))
 def full_like(input: Tensor, fill_value: Any, dtype: Any = None,
               requires_grad: bool = False) -> Tensor:
     return _cr.torch_full_like(input, fill_value, dtype=dtype, requires_grad=requires_grad)

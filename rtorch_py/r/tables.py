@@ -71,6 +71,63 @@ def _one_based(t: Any) -> Any:
     return wrap(t.data + 1) if isinstance(t, Tensor) else t
 
 
+def _sizes_convention(args: list, kw: dict) -> tuple:
+    """torch_zeros(2, 3), torch_zeros(c(2, 3)) or torch_zeros(size = c(2, 3))."""
+    if "size" in kw:
+        if args:
+            raise TypeError("You should specify a single size argument.")
+        args = [kw.pop("size")]
+    return args, kw
+
+
+def _options_convention(args: list, kw: dict) -> tuple:
+    """R torch's creation options the engine has no use for: layout, names,
+    memory_format, pin_memory; the device must be the CPU."""
+    for k in ("layout", "names", "memory_format", "pin_memory"):
+        kw.pop(k, None)
+    device = kw.pop("device", None)
+    if device is not None and str(device) != "cpu":
+        raise RuntimeError(f"only the 'cpu' device exists here, got '{device}'")
+    return args, kw
+
+
+def _inclusive_end_convention(args: list, kw: dict) -> tuple:
+    """R torch's arange includes `end` (like R's seq) and torch_arange(n) counts
+    from 1: the arguments for the engine's (PyTorch's) exclusive arange."""
+    names = ["start", "end", "step"]
+    vals = dict(zip(names, args))
+    vals.update({k: kw.pop(k) for k in names if k in kw})
+    start, end, step = (_number_of(vals.get(k)) for k in names)
+    if end is None:
+        start, end = 1, start
+    step = 1 if step is None else step
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"upper bound and larger bound inconsistent with step sign: "
+                           f"start = {start}, end = {end}, step = {step}")
+    n = int(np.floor((end - start) / step + 1e-7)) + 1
+    stop = start + (n - 0.5) * step  # (half a step past the last value: no rounding trap)
+    if all(isinstance(v, int) for v in (start, end, step)):
+        stop = start + n * step      # (whole numbers stay whole: an int64 result)
+    return [start, stop, step], kw
+
+
+def _number_of(v: Any) -> Any:
+    """A number given as an R value or a one-element tensor."""
+    if isinstance(v, Tensor):
+        return v.item()
+    if isinstance(v, np.ndarray) and v.size == 1:
+        return v.reshape(-1)[0].item()
+    return v
+
+
+# R-only argument conventions an op's declaration names (OpSpec.r_conventions).
+CONVENTIONS: dict[str, Callable] = {"sizes": _sizes_convention,
+                                    "creation_options": _options_convention,
+                                    "inclusive_end": _inclusive_end_convention}
+
+
 def r_callable(spec: OpSpec) -> Callable:
     """The op as R calls it: dims and positions translated as declared."""
     fn = spec.fn
@@ -84,7 +141,8 @@ def r_callable(spec: OpSpec) -> Callable:
         steps.extend((names.index(n), n, what) for n in args)
     index_out = spec.returns_indices
     result_names = list(spec.r_result_names)
-    if not steps and index_out is False and not result_names:
+    conventions = [CONVENTIONS[c] for c in spec.r_conventions]
+    if not steps and index_out is False and not result_names and not conventions:
         return fn
     first = names[0]
 
@@ -108,6 +166,8 @@ def r_callable(spec: OpSpec) -> Callable:
 
     def call(*args: Any, **kw: Any) -> Any:
         args = list(args)
+        for convention in conventions:
+            args, kw = convention(args, kw)
         ndim = None
         for pos, name, what in steps:
             if what != "tensor" and ndim is None:

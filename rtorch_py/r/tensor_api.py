@@ -7,7 +7,6 @@ generated from the op registry in `tables.py`.
 """
 from __future__ import annotations
 
-import builtins
 from typing import Any, Callable
 
 import numpy as np
@@ -95,17 +94,6 @@ def _like(fn: Callable) -> Callable:
     return create
 
 
-def torch_full(size: Any, fill_value: Any, names: Any = None, dtype: Any = None,
-               layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _cr.torch_full(_sizes([size]), fill_value, dtype=dtype, requires_grad=requires_grad)
-
-
-def torch_full_like(input: Tensor, fill_value: Any, dtype: Any = None, layout: Any = None,
-                    device: Any = None, requires_grad: bool = False,
-                    memory_format: Any = None) -> Tensor:
-    return _cr.torch_full_like(input, fill_value, dtype=dtype, requires_grad=requires_grad)
-
-
 def torch_randint(low: Any, high: Any = None, size: Any = None, generator: Any = None,
                   dtype: Any = None, layout: Any = None, device: Any = None,
                   requires_grad: bool = False, memory_format: Any = None) -> Tensor:
@@ -128,47 +116,6 @@ def torch_randperm(n: Any, dtype: Any = None, layout: Any = None, device: Any = 
     """A random permutation of 0..n-1 (R torch leaves randperm's values 0-based)."""
     return _cr.torch_randperm(_int(n, "n"), dtype=dtype, requires_grad=requires_grad,
                               generator=generator)
-
-
-def _scalar_value(v: Any) -> Any:
-    """A number given as an R value or a one-element tensor (torch_arange(torch_tensor(1), ...))."""
-    if isinstance(v, Tensor):
-        return v.item()
-    if isinstance(v, np.ndarray):
-        return v.reshape(-1)[0].item() if v.size == 1 else v
-    return v
-
-
-def torch_arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
-                 layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """R torch's arange includes `end` (like R's seq); all-integer bounds give int64."""
-    start, end, step = _scalar_value(start), _scalar_value(end), _scalar_value(step)
-    if end is None:  # torch_arange(n) counts from 1, as R torch does
-        start, end = 1, start
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) * step < 0:
-        raise RuntimeError(f"upper bound and larger bound inconsistent with step sign: "
-                           f"start = {start}, end = {end}, step = {step}")
-    n = int(np.floor((end - start) / step + 1e-7)) + 1
-    vals = start + step * np.arange(builtins.max(n, 0))
-    ints = all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, step))
-    target = as_dtype(dtype) if dtype is not None else \
-        _cr.int64 if ints else _cr.get_default_dtype()
-    return _cr.torch_tensor(vals.astype(target.np), requires_grad=requires_grad)
-
-
-def torch_range(start: Any, end: Any, step: Any = 1, dtype: Any = None, layout: Any = None,
-                device: Any = None, requires_grad: bool = False) -> Tensor:
-    import warnings
-    warnings.warn("This function is deprecated in favor of torch_arange.", stacklevel=2)
-    return torch_arange(start, end, step, dtype=dtype, requires_grad=requires_grad)
-
-
-def torch_logspace(start: Any, end: Any, steps: Any = 100, base: Any = 10, dtype: Any = None,
-                   layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _cr.torch_logspace(start, end, _int(steps, "steps"), base=base, dtype=dtype,
-                              requires_grad=requires_grad)
 
 
 def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, layout: Any = None,
@@ -264,17 +211,6 @@ def _dtypes() -> dict[str, Callable]:
     return {f"torch_{n}": getattr(_cr, f"torch_{n}") for n in names}
 
 
-def torch_linspace(start: Any, end: Any, steps: Any = 100, dtype: Any = None,
-                   layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _cr.torch_linspace(start, end, _int(steps), dtype=dtype, requires_grad=requires_grad)
-
-
-def torch_eye(n: Any, m: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
-    return _cr.torch_eye(_int(n), None if m is None else _int(m), dtype=dtype,
-                         requires_grad=requires_grad)
-
-
 def torch_manual_seed(seed: Any) -> None:
     _cr.torch_manual_seed(_int(seed, "seed"))
 
@@ -311,7 +247,6 @@ def as_array(x: Any) -> Any:
 
 def is_undefined_tensor(x: Any) -> bool:
     return x is UNDEFINED
-
 
 
 # --------------------------------------------------------------------------
@@ -411,8 +346,6 @@ def dtype_eq(a: Any, b: Any) -> bool:
     return a is b
 
 
-
-
 # --------------------------------------------------------------------------
 # Tensor methods that are not ops
 
@@ -463,7 +396,6 @@ def hook_remove(handle: RemovableHandle) -> None:
     handle.remove()
 
 
-
 def detach(self: Tensor) -> Tensor:
     return self.detach()
 
@@ -490,7 +422,6 @@ def is_contiguous(self: Tensor) -> bool:
 
 def element_size(self: Tensor) -> int:
     return self.data.itemsize
-
 
 
 # --------------------------------------------------------------------------
@@ -559,8 +490,6 @@ def _r_callable(fn: Callable) -> Callable:
     return call
 
 
-
-
 # --------------------------------------------------------------------------
 # What R gets from here (the ops' tables are generated in tables.py)
 
@@ -575,19 +504,15 @@ INVISIBLE_METHODS = {"backward", "retain_grad"}
 
 FUNCTIONS: dict[str, Callable] = {
     "torch_tensor": torch_tensor, "torch_scalar_tensor": torch_scalar_tensor,
-    "torch_zeros": _creator(_cr.torch_zeros), "torch_ones": _creator(_cr.torch_ones),
     "torch_empty": _creator(_cr.torch_empty),
     "torch_randn": _creator(_cr.torch_randn, random=True),
-    "torch_rand": _creator(_cr.torch_rand, random=True), "torch_full": torch_full,
-    "torch_zeros_like": _like(_cr.torch_zeros_like), "torch_ones_like": _like(_cr.torch_ones_like),
+    "torch_rand": _creator(_cr.torch_rand, random=True),
     "torch_empty_like": _like(_cr.torch_empty_like), "torch_randn_like": _like(_cr.torch_randn_like),
-    "torch_rand_like": _like(_cr.torch_rand_like), "torch_full_like": torch_full_like,
-    "torch_randint": torch_randint, "torch_arange": torch_arange,
-    "torch_linspace": torch_linspace, "torch_eye": torch_eye,
+    "torch_rand_like": _like(_cr.torch_rand_like),
+    "torch_randint": torch_randint,
     "torch_manual_seed": torch_manual_seed,
     **_dtypes(),
     "torch_randint_like": torch_randint_like, "torch_randperm": torch_randperm,
-    "torch_range": torch_range, "torch_logspace": torch_logspace,
     "torch_empty_strided": torch_empty_strided, "torch_normal": torch_normal,
     "torch_multinomial": torch_multinomial, "torch_bernoulli": _cr.torch_bernoulli,
     "torch_poisson": _cr.torch_poisson, "torch_generator": torch_generator,

@@ -200,7 +200,7 @@ test_that("methods and torch_ functions", {
   expect_true(x$to(dtype = torch_double())$dtype == torch_double())
   expect_true(x$double()$dtype == torch_double())
   expect_true(x$long()$dtype == torch_long())
-  expect_equal(x$device, "cpu")
+  expect_equal(x$device$type, "cpu")  # a torch_device, as in R torch
   expect_equal(torch_cat(list(x, x), dim = 1)$shape, c(4L, 2L))
   expect_equal(torch_cat(list(x, x), dim = 2)$shape, c(2L, 4L))
   expect_equal(torch_stack(list(x, x))$shape, c(2L, 2L, 2L))
