@@ -1,11 +1,13 @@
-"""Tensor constructors with R torch's names (`torch_tensor`, `torch_zeros`, ...)."""
+"""Tensor constructors that are not ops of the registry: `torch_tensor`, the random
+ones, dtypes, generators (`torch_zeros` and the other deterministic constructors
+are declared in `ops/creation.py`)."""
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
 
-from .tensor import (Tensor, as_dtype, bfloat16, bool_, complex64, complex128, default_complex,
+from .tensor import (Tensor, as_dtype, bfloat16, bool_, complex64, complex128,
                      float16, float32, float64, get_default_dtype, int8, int16, int32, int64, result_type,
                      set_default_dtype, to_array, uint8, wrap)
 from .tensor import dtype as Dtype
@@ -110,38 +112,11 @@ def torch_tensor(data: Any, dtype: Any = None, device: Any = "cpu",
     return t
 
 
-def torch_zeros(*size: Any, dtype: Any = None, device: Any = "cpu",
-                requires_grad: bool = False) -> Tensor:
-    _check_device(device)
-    return _finish(np.zeros(_size(size), dtype=as_dtype(dtype or get_default_dtype()).np), dtype,
-                   requires_grad)
-
-
-def torch_ones(*size: Any, dtype: Any = None, device: Any = "cpu",
-               requires_grad: bool = False) -> Tensor:
-    _check_device(device)
-    return _finish(np.ones(_size(size), dtype=as_dtype(dtype or get_default_dtype()).np), dtype,
-                   requires_grad)
-
-
 def torch_empty(*size: Any, dtype: Any = None, device: Any = "cpu",
                 requires_grad: bool = False) -> Tensor:
     _check_device(device)
     return _finish(np.empty(_size(size), dtype=as_dtype(dtype or get_default_dtype()).np), dtype,
                    requires_grad)
-
-
-def torch_full(size: Any, fill_value: Any, dtype: Any = None, device: Any = "cpu",
-               requires_grad: bool = False) -> Tensor:
-    _check_device(device)
-    if dtype is None:
-        default = bool_ if isinstance(fill_value, bool) else \
-            int64 if isinstance(fill_value, (int, np.integer)) else \
-            default_complex() if isinstance(fill_value, complex) else get_default_dtype()
-    else:
-        default = as_dtype(dtype)
-    return _finish(np.full(_size((size,)), fill_value, dtype=default.np), dtype,
-                   requires_grad, default)
 
 
 def _random(draw: Any, size: tuple, dtype: Any) -> np.ndarray:
@@ -181,25 +156,6 @@ def torch_randint(low: int, high: int | None = None, size: Any = None, dtype: An
     return _finish(_rng_of(generator).integers(low, high, size=size), dtype, requires_grad, int64)
 
 
-def torch_arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
-                 device: Any = "cpu", requires_grad: bool = False) -> Tensor:
-    """Values from start up to (but excluding) end, as PyTorch's arange."""
-    _check_device(device)
-    if end is None:
-        start, end = 0, start
-    if step == 0:
-        raise RuntimeError("torch_arange: step must be nonzero")
-    all_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
-    arr = np.arange(start, end, step)
-    return _finish(arr, dtype, requires_grad, int64 if all_int else None)
-
-
-def torch_linspace(start: float, end: float, steps: int = 100, dtype: Any = None,
-                   device: Any = "cpu", requires_grad: bool = False) -> Tensor:
-    _check_device(device)
-    return _finish(np.linspace(start, end, int(steps)), dtype, requires_grad)
-
-
 def _fill_out(out: Tensor, size: tuple, value: Any, name: str) -> Tensor:
     """`out` resized to `size` and filled (libtorch's `*_out` forms)."""
     from .engine import bump_version
@@ -223,19 +179,6 @@ def torch_zeros_out(out: Tensor, *size: Any) -> Tensor:
 
 def torch_ones_out(out: Tensor, *size: Any) -> Tensor:
     return _fill_out(out, size, 1, "torch_ones_out")
-
-
-def torch_logspace(start: float, end: float, steps: int = 100, base: float = 10.0,
-                   dtype: Any = None, device: Any = "cpu", requires_grad: bool = False) -> Tensor:
-    """`steps` values from base**start to base**end, evenly spaced in the exponent."""
-    _check_device(device)
-    return _finish(np.logspace(start, end, int(steps), base=base), dtype, requires_grad)
-
-
-def torch_eye(n: int, m: int | None = None, dtype: Any = None, device: Any = "cpu",
-              requires_grad: bool = False) -> Tensor:
-    _check_device(device)
-    return _finish(np.eye(int(n), None if m is None else int(m)), dtype, requires_grad)
 
 
 def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, device: Any = "cpu",
@@ -343,21 +286,8 @@ def _like(x: Tensor, dtype: Any) -> Any:
     return dtype if dtype is not None else x.dtype
 
 
-def torch_zeros_like(x: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return torch_zeros(x.shape, dtype=_like(x, dtype), requires_grad=requires_grad)
-
-
-def torch_ones_like(x: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return torch_ones(x.shape, dtype=_like(x, dtype), requires_grad=requires_grad)
-
-
 def torch_empty_like(x: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     return torch_empty(x.shape, dtype=_like(x, dtype), requires_grad=requires_grad)
-
-
-def torch_full_like(x: Tensor, fill_value: Any, dtype: Any = None,
-                    requires_grad: bool = False) -> Tensor:
-    return torch_full(x.shape, fill_value, dtype=_like(x, dtype), requires_grad=requires_grad)
 
 
 def torch_randn_like(x: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from .. import creation as _cr
+from ..ops.creation import zeros as torch_zeros
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -76,7 +77,7 @@ class nn_multihead_attention(Module):
         self.in_proj_weight = nn_parameter(_cr.torch_empty(3 * self.embed_dim, self.embed_dim))
         init.nn_init_xavier_uniform_(self.in_proj_weight)
         if bias:
-            self.in_proj_bias = nn_parameter(_cr.torch_zeros(3 * self.embed_dim))
+            self.in_proj_bias = nn_parameter(torch_zeros(3 * self.embed_dim))
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = nn_linear(self.embed_dim, self.embed_dim, bias=bias)

@@ -6,6 +6,7 @@ import math
 from typing import Any, Sequence
 
 from .. import creation as _cr
+from ..ops.creation import full as torch_full, ones as torch_ones, zeros as torch_zeros
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -142,7 +143,7 @@ class nn_prelu(Module):
     def __init__(self, num_parameters: int = 1, init: float = 0.25) -> None:
         super().__init__()
         self.num_parameters = int(num_parameters)
-        self.weight = nn_parameter(_cr.torch_full([self.num_parameters], float(init)))
+        self.weight = nn_parameter(torch_full([self.num_parameters], float(init)))
 
     def forward(self, input: Tensor) -> Tensor:
         return F.nnf_prelu(input, self.weight)
@@ -275,11 +276,11 @@ class _BatchNorm(Module):
         self.num_features, self.eps, self.momentum = int(num_features), eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
-            self.weight = nn_parameter(_cr.torch_ones(self.num_features))
-            self.bias = nn_parameter(_cr.torch_zeros(self.num_features))
+            self.weight = nn_parameter(torch_ones(self.num_features))
+            self.bias = nn_parameter(torch_zeros(self.num_features))
         if track_running_stats:
-            self.running_mean = nn_buffer(_cr.torch_zeros(self.num_features))
-            self.running_var = nn_buffer(_cr.torch_ones(self.num_features))
+            self.running_mean = nn_buffer(torch_zeros(self.num_features))
+            self.running_var = nn_buffer(torch_ones(self.num_features))
             self.num_batches_tracked = nn_buffer(_cr.torch_tensor(0, dtype="int64"))
 
     def forward(self, input: Tensor) -> Tensor:
@@ -318,8 +319,8 @@ class nn_layer_norm(Module):
         self.normalized_shape, self.eps = shape, eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = nn_parameter(_cr.torch_ones(*shape))
-            self.bias = nn_parameter(_cr.torch_zeros(*shape)) if bias else None
+            self.weight = nn_parameter(torch_ones(*shape))
+            self.bias = nn_parameter(torch_zeros(*shape)) if bias else None
 
     def forward(self, input: Tensor) -> Tensor:
         return F.nnf_layer_norm(input, self.normalized_shape, self._parameters.get("weight"),
@@ -332,8 +333,8 @@ class nn_group_norm(Module):
         super().__init__()
         self.num_groups, self.num_channels, self.eps = int(num_groups), int(num_channels), eps
         if affine:
-            self.weight = nn_parameter(_cr.torch_ones(self.num_channels))
-            self.bias = nn_parameter(_cr.torch_zeros(self.num_channels))
+            self.weight = nn_parameter(torch_ones(self.num_channels))
+            self.bias = nn_parameter(torch_zeros(self.num_channels))
 
     def forward(self, input: Tensor) -> Tensor:
         return F.nnf_group_norm(input, self.num_groups, self._parameters.get("weight"),

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from .. import creation as _cr
+from ..ops.creation import arange as torch_arange, zeros as torch_zeros
 from .. import ops as _ops
 from ..tensor import Tensor
 from . import _prims
@@ -77,7 +78,7 @@ class _RNNBase(Module):
         dirs = 2 if self.bidirectional else 1
         lstm = self.mode == "LSTM"
         if hx is None:
-            zeros = _cr.torch_zeros(self.num_layers * dirs, batch, self.hidden_size,
+            zeros = torch_zeros(self.num_layers * dirs, batch, self.hidden_size,
                                     dtype=input.dtype)
             h0, c0 = zeros, zeros
         elif lstm:
@@ -130,7 +131,7 @@ class _RNNBase(Module):
 
 def _flip(x: Tensor) -> Tensor:
     """Reverse the time (first) axis."""
-    return x[_cr.torch_arange(x.shape[0] - 1, -1, -1, dtype="int64")]
+    return x[torch_arange(x.shape[0] - 1, -1, -1, dtype="int64")]
 
 
 class nn_rnn(_RNNBase):

@@ -20,7 +20,8 @@ import numpy as np
 from .. import creation as _cr
 from ..creation import Generator, _rng_of
 from ..engine import bump_version
-from ..tensor import Tensor, get_default_dtype, promote_types, wrap
+from ..tensor import (Tensor, as_dtype, bool_, default_complex, get_default_dtype, int64,
+                      promote_types, wrap)
 from .operands import _whole
 from .recording import formula, record
 from .registry import op
@@ -117,50 +118,75 @@ def _factory(name: str | None = None, **kw: Any) -> Any:
     return op(name, **{"method": False, "differentiable": False, **kw})
 
 
+def _dt(dtype: Any) -> Any:
+    return as_dtype(dtype if dtype is not None else get_default_dtype()).np
+
+
 @_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"))
 def zeros(*size: Any, dtype: Any = None, device: Any = "cpu",
           requires_grad: bool = False) -> Tensor:
-    return _cr.torch_zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    _cr._check_device(device)
+    return _cr._finish(np.zeros(_cr._size(size), dtype=_dt(dtype)), dtype, requires_grad)
 
 
 @_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"))
 def ones(*size: Any, dtype: Any = None, device: Any = "cpu",
          requires_grad: bool = False) -> Tensor:
-    return _cr.torch_ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    _cr._check_device(device)
+    return _cr._finish(np.ones(_cr._size(size), dtype=_dt(dtype)), dtype, requires_grad)
 
 
 @_factory(samples=S.full, r_conventions=("sizes", "creation_options"))
 def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = "cpu",
          requires_grad: bool = False) -> Tensor:
-    return _cr.torch_full(size, fill_value, dtype=dtype, device=device,
-                          requires_grad=requires_grad)
+    """The dtype follows the value (bool, int64, complex, else the default) unless given."""
+    _cr._check_device(device)
+    if dtype is None:
+        target = bool_ if isinstance(fill_value, bool) else \
+            int64 if isinstance(fill_value, (int, np.integer)) else \
+            default_complex() if isinstance(fill_value, complex) else get_default_dtype()
+    else:
+        target = as_dtype(dtype)
+    return _cr._finish(np.full(_cr._size((size,)), fill_value, dtype=target.np), dtype,
+                       requires_grad, target)
 
 
 @_factory(samples=S.eye, r_conventions=("creation_options",))
 def eye(n: int, m: int | None = None, dtype: Any = None, device: Any = "cpu",
         requires_grad: bool = False) -> Tensor:
-    return _cr.torch_eye(n, m, dtype=dtype, device=device, requires_grad=requires_grad)
+    _cr._check_device(device)
+    return _cr._finish(np.eye(_whole(n, "n"), None if m is None else _whole(m, "m")), dtype,
+                       requires_grad)
 
 
 @_factory(samples=S.linspace, r_conventions=("creation_options",))
 def linspace(start: float, end: float, steps: int, dtype: Any = None, device: Any = "cpu",
              requires_grad: bool = False) -> Tensor:
-    return _cr.torch_linspace(start, end, _whole(steps, "steps"), dtype=dtype, device=device,
-                              requires_grad=requires_grad)
+    _cr._check_device(device)
+    return _cr._finish(np.linspace(start, end, _whole(steps, "steps")), dtype, requires_grad)
 
 
 @_factory(samples=S.logspace, r_conventions=("creation_options",))
 def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: Any = None,
              device: Any = "cpu", requires_grad: bool = False) -> Tensor:
-    return _cr.torch_logspace(start, end, _whole(steps, "steps"), base=base, dtype=dtype,
-                              device=device, requires_grad=requires_grad)
+    """`steps` values from base**start to base**end, evenly spaced in the exponent."""
+    _cr._check_device(device)
+    return _cr._finish(np.logspace(start, end, _whole(steps, "steps"), base=base), dtype,
+                       requires_grad)
 
 
 @_factory(samples=S.arange, r_conventions=("inclusive_end", "creation_options"))
 def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
            device: Any = "cpu", requires_grad: bool = False) -> Tensor:
-    return _cr.torch_arange(start, end, step, dtype=dtype, device=device,
-                            requires_grad=requires_grad)
+    """Values from start up to (but excluding) end; whole-number bounds give int64."""
+    _cr._check_device(device)
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("torch_arange: step must be nonzero")
+    all_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+    return _cr._finish(np.arange(start, end, step), dtype, requires_grad,
+                       int64 if all_int else None)
 
 
 @_factory("range", samples=S.arange, r_conventions=("creation_options",))
@@ -172,43 +198,46 @@ def range_(start: Any, end: Any, step: Any = 1, dtype: Any = None, device: Any =
     if step == 0:
         raise RuntimeError("step must be nonzero")
     n = max(int(np.floor((end - start) / step + 1e-7)) + 1, 0)
-    return _cr.torch_arange(start, start + (n - 0.5) * step, step,
-                            dtype=dtype if dtype is not None else get_default_dtype(),
-                            device=device, requires_grad=requires_grad)
+    return arange(start, start + (n - 0.5) * step, step,
+                  dtype=dtype if dtype is not None else get_default_dtype(),
+                  device=device, requires_grad=requires_grad)
+
+
+def _like(x: Tensor, dtype: Any) -> Any:
+    return dtype if dtype is not None else x.dtype
 
 
 @_factory(samples=S.like, r_conventions=("creation_options",))
 def zeros_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _cr.torch_zeros_like(input, dtype=dtype, requires_grad=requires_grad)
+    return zeros(input.shape, dtype=_like(input, dtype), requires_grad=requires_grad)
 
 
 @_factory(samples=S.like, r_conventions=("creation_options",))
 def ones_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _cr.torch_ones_like(input, dtype=dtype, requires_grad=requires_grad)
+    return ones(input.shape, dtype=_like(input, dtype), requires_grad=requires_grad)
 
 
 @_factory(samples=S.full_like, r_conventions=("creation_options",))
 def full_like(input: Tensor, fill_value: Any, dtype: Any = None,
               requires_grad: bool = False) -> Tensor:
-    return _cr.torch_full_like(input, fill_value, dtype=dtype, requires_grad=requires_grad)
+    return full(input.shape, fill_value, dtype=_like(input, dtype), requires_grad=requires_grad)
 
 
 @_factory(samples=S.new_full, function=False, method=True)
 def new_full(self: Tensor, size: Any, fill_value: Any, dtype: Any = None,
              requires_grad: bool = False) -> Tensor:
     """A tensor of `size` filled with `fill_value`, of self's dtype unless given."""
-    return _cr.torch_full(size, fill_value, dtype=dtype or self.dtype,
-                          requires_grad=requires_grad)
+    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
 @_factory(samples=S.new_sized, function=False, method=True)
 def new_zeros(self: Tensor, size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _cr.torch_zeros(size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return zeros(size, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
 @_factory(samples=S.new_sized, function=False, method=True)
 def new_ones(self: Tensor, size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _cr.torch_ones(size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return ones(size, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
 # Window functions (signal processing). `periodic` windows are the first N of
@@ -319,7 +348,7 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     if n < 0:
         raise RuntimeError(f"N must be non-negative, got {n}")
     dt = promote_types(x.dtype, _cr.int64)
-    result = _cr.torch_ones(x.numel(), n, dtype=dt)
+    result = ones(x.numel(), n, dtype=dt)
     if n > 1:
         powers = x.unsqueeze(1).expand((x.numel(), n - 1)).cumprod(1)
         result.narrow(1, 1, n - 1).copy_(powers)

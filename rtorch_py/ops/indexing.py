@@ -38,7 +38,7 @@ def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
     part = self.data[tuple(slice(None) if k == d else slice(0, s)
                            for k, s in enumerate(idx.shape))] if self.ndim else self.data
     if any(s > p for k, (s, p) in enumerate(zip(idx.shape, part.shape)) if k != d):
-        raise positional_error(RuntimeError, f"gather(): Size does not match at dimension "
+        raise positional_error(RuntimeError, "gather(): Size does not match at dimension "
                                "{k} expected index " + _shape(idx.shape) + " to be smaller "
                                "than self " + _shape(self.shape) + " apart from dimension {d}",
                                k=next(k for k, (s, p) in enumerate(zip(idx.shape, part.shape))
