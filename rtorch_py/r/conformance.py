@@ -159,7 +159,11 @@ class TestResult:
         """The first failure, error or skip message, on one line."""
         if not self.messages:
             return ""
-        return self.messages[0]["message"].strip().split("\n")[0]
+        lines = [ln for ln in self.messages[0]["message"].strip().split("\n") if ln.strip()]
+        # A classed condition can print as "<type_error/error/condition>" first.
+        if len(lines) > 1 and re.fullmatch(r"<[\w./]+>", lines[0].strip()):
+            return f"{lines[0].strip()} {lines[1].strip()}"
+        return lines[0] if lines else ""
 
 
 @dataclass
