@@ -518,6 +518,7 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_poisson": _cr.torch_poisson, "torch_generator": torch_generator,
     "torch_set_default_dtype": torch_set_default_dtype, "torch_finfo": torch_finfo,
     "torch_iinfo": torch_iinfo, "torch_initial_seed": _cr.torch_initial_seed,
+    "torch_seed": _cr.torch_seed,
     "torch_zeros_out": lambda out, size: _cr.torch_zeros_out(out, _sizes([size])),
     "torch_ones_out": lambda out, size: _cr.torch_ones_out(out, _sizes([size])),
     "torch_tensor_from_buffer": torch_tensor_from_buffer,
