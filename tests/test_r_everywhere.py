@@ -255,7 +255,11 @@ def _knit_all(out: Path) -> str:
     """R code knitting every vignette into `out`, each in a fresh environment."""
     calls = [f'knitr::knit("{rmd}", output = "{out / (rmd.stem + ".md")}", quiet = TRUE, '
              f'envir = new.env(parent = globalenv()))' for rmd in sorted(VIGNETTES.glob("*.Rmd"))]
-    return "; ".join(["options(knitr.progress = FALSE)", *calls])
+    # figures (and R's default graphics file) go beside `out` (the same path for
+    # both knits, as it is written into the .md), not into the sources
+    return "; ".join(["options(knitr.progress = FALSE)",
+                      f'knitr::opts_chunk$set(fig.path = "{out.parent}/figure/")',
+                      f'pdf("{out}/Rplots.pdf")', *calls])
 
 
 def test_vignettes_knit_identically_in_plain_r_and_rtorch_py_run(lib: Path,
