@@ -316,6 +316,15 @@ class Node:
         self.hooked = True
 
 
+def backward_function(fn: Callable) -> Callable:
+    """Mark fn(node, grads) as a backward function with no formula for the
+    walk's array fast path (op derivatives get theirs from `ops.formula`). The
+    walk reads `array_formula` of every node's backward function: one that
+    lacks it works too, but the lookup then costs an exception."""
+    fn.array_formula = None
+    return fn
+
+
 class AccumulateGrad(Node):
     """The sink of a leaf tensor: adds incoming gradients into `.grad`.
 
@@ -337,6 +346,7 @@ class AccumulateGrad(Node):
 _accumulate_lock = threading.Lock()  # two threads' backward may share a leaf
 
 
+@backward_function
 def _accumulate(node: AccumulateGrad, grads: list) -> tuple:
     """A leaf's backward: add the incoming gradient into `.grad`."""
     leaf, g = node._variable(), grads[0]
@@ -440,136 +450,115 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
     dependency count is needed, and the order is PyTorch's. A chain (one node
     holding a gradient at a time) never touches the heap.
     """
-    walk = _Walk(create_graph, retain_graph, sum_to)
-    step = walk.stepper(watched=bool(capture))
-    node, grads = walk.start(roots)
+    buffers: dict[Node, list] = {}  # nodes holding gradients, a slot per output
+    ready: list = []                # the same nodes, as a heap of (-seq, node)
+    captured: dict[int, Any] = {}
+    node, grads = _start(roots, buffers, ready, create_graph)
     keys = needed = None
     if capture:
         keys = {(id(n), nr): i for i, (n, nr) in enumerate(capture) if n is not None}
         if not accumulate:
             needed = _needed_nodes([e[0] for e, _ in roots], capture)
+    watched = bool(capture)
     pending: list = []   # leaves and their gradients, committed after the walk
     prev_mode = _local.grad
     _local.grad = create_graph
     try:
-        while node is not None or walk.ready:
+        while node is not None or ready:
             if node is None:
-                node, grads = walk.pop()
+                node = heapq.heappop(ready)[1]
+                grads = buffers.pop(node)
             if needed is not None and node not in needed:  # autograd_grad needs none of it
                 node = None
                 continue
             if node.hooked and (node.pre_hooks or node.retain_refs):
                 grads = _call_pre_hooks(node, grads)
             if keys:
-                _capture(walk.captured, keys, node, grads)
+                _capture(captured, keys, node, grads)
             if type(node) is AccumulateGrad:
                 if accumulate and grads[0] is not None:
                     pending.append((node, grads))
                 node = None
             else:
-                node, grads = step(node, grads)
+                node, grads = _step(node, grads, buffers, ready, create_graph, retain_graph,
+                                    sum_to, watched)
         _commit(pending, sum_to)  # leaves change only once the whole walk succeeded
     finally:
         _local.grad = prev_mode
-    return None if capture is None else walk.results(len(capture))
+    if capture is None:
+        return None
+    got = [captured.get(i) for i in range(len(capture))]
+    return got if create_graph else [None if g is None else make_tensor(g) for g in got]
 
 
-class _Walk:
-    """The state of one backward walk: nodes holding gradients, and how a node
-    is run and hands its gradients on."""
+def _start(roots: Sequence[tuple], buffers: dict, ready: list, create_graph: bool) -> tuple:
+    """The first node to run and its gradients (one root needs no heap), or
+    (None, None) with the roots queued."""
+    if len(roots) == 1 and roots[0][0][0] is not None:
+        (node, nr), g = roots[0]
+        grads = [None] * node.num_outputs
+        grads[nr] = g if create_graph or type(g) is np.ndarray else g.data
+        return node, grads
+    for (root, nr), g in roots:
+        if root is not None:
+            _send(buffers, ready, root, nr, g if create_graph or type(g) is np.ndarray else g.data)
+    return None, None
 
-    __slots__ = ("buffers", "ready", "captured", "create_graph", "retain_graph", "sum_to")
 
-    def __init__(self, create_graph: bool, retain_graph: bool, sum_to: Callable | None) -> None:
-        self.buffers: dict[Node, list] = {}  # nodes holding gradients, a slot per output
-        self.ready: list = []                # the same nodes, as a heap of (-seq, node)
-        self.captured: dict[int, Any] = {}
-        self.create_graph = create_graph
-        self.retain_graph = retain_graph
-        self.sum_to = sum_to
-
-    def start(self, roots: Sequence[tuple]) -> tuple:
-        """The first node to run and its gradients (one root needs no heap)."""
-        as_is = self.create_graph
-        if len(roots) == 1 and roots[0][0][0] is not None:
-            (node, nr), g = roots[0]
-            grads = [None] * node.num_outputs
-            grads[nr] = g if as_is or type(g) is np.ndarray else g.data
-            return node, grads
-        for (root, nr), g in roots:
-            if root is not None:
-                _send(self.buffers, self.ready, root, nr,
-                      g if as_is or type(g) is np.ndarray else g.data)
-        return None, None
-
-    def pop(self) -> tuple:
-        node = heapq.heappop(self.ready)[1]
-        return node, self.buffers.pop(node)
-
-    def stepper(self, watched: bool) -> Callable:
-        """`step(node, grads)`: run a node, free what it saved (unless
-        retain_graph), and give each input gradient to the node it came from,
-        fixing or refusing a wrong shape or dtype. With nothing else waiting,
-        the one node that gets a gradient runs next directly: `step` returns it
-        with its gradients, or, along a chain of plain nodes (no hooks, no
-        leaf, nothing `watched` by autograd_grad), runs it itself (the fast
-        path: no call per node). A closure: the per-node path reads locals."""
-        create_graph, retain_graph, sum_to = self.create_graph, self.retain_graph, self.sum_to
-        ready, buffers = self.ready, self.buffers
-
-        def step(node: Node, grads: list) -> tuple:
-            while True:
-                meta = node.input_meta
-                if node.hooked and (node.post_hooks or node.trace):
-                    outs, meta = _run_node(node, grads, sum_to), None  # (validated there)
-                else:
-                    f = None if create_graph else getattr(node.backward_fn, "array_formula", None)
-                    if f is not None:  # fast path: the op's formula straight on the arrays
-                        saved = node.saved
-                        outs = f(node, grads[0], *(node.unpack_saved_data() if type(saved) is Packed
-                                                   else saved))
-                    else:
-                        outs = node.backward_fn(node, grads)
-                    if meta and (create_graph or len(outs) != len(meta)):
-                        outs, meta = _validate(node, outs, sum_to), None
-                if not retain_graph and type(node.saved) is Packed:
-                    _release(node)
+def _step(node: Node, grads: list, buffers: dict, ready: list, create_graph: bool,
+          retain_graph: bool, sum_to: Callable | None, watched: bool) -> tuple:
+    """Run a node, free what it saved (unless retain_graph), and give each input
+    gradient to the node it came from, fixing or refusing a wrong shape or
+    dtype. With nothing else waiting, the one node that gets a gradient runs
+    next directly: it is returned with its gradients, or, along a chain of
+    plain nodes (no hooks, no leaf, nothing `watched` by autograd_grad), run
+    here (the fast path: no call per node)."""
+    while True:
+        meta = node.input_meta
+        if node.hooked and (node.post_hooks or node.trace):
+            outs, meta = _run_node(node, grads, sum_to), None  # (validated there)
+        else:
+            f = None if create_graph else getattr(node.backward_fn, "array_formula", None)
+            if f is not None:  # fast path: the op's formula straight on the arrays
+                saved = node.saved
+                outs = f(node, grads[0], *(node.unpack_saved_data() if type(saved) is Packed
+                                           else saved))
+            else:
+                outs = node.backward_fn(node, grads)
+            if meta and (create_graph or len(outs) != len(meta)):
+                outs, meta = _validate(node, outs, sum_to), None
+        if not retain_graph and type(node.saved) is Packed:
+            _release(node)
+        direct = None
+        i = -1
+        for nxt, nr in node.next_functions:
+            i += 1
+            if nxt is None:
+                continue
+            g = outs[i]
+            if g is None:
+                continue
+            if meta:
+                m = meta[i]
+                if m is not None and (g.dtype is not m[1] or g.shape != m[0]):
+                    g = _conform(node, i, g, m, sum_to, True)
+            if direct is None and not ready:
+                direct, direct_nr, direct_g = nxt, nr, g
+                continue
+            if direct is not None:
+                _send(buffers, ready, direct, direct_nr, direct_g)
                 direct = None
-                i = -1
-                for nxt, nr in node.next_functions:
-                    i += 1
-                    if nxt is None:
-                        continue
-                    g = outs[i]
-                    if g is None:
-                        continue
-                    if meta:
-                        m = meta[i]
-                        if m is not None and (g.dtype is not m[1] or g.shape != m[0]):
-                            g = _conform(node, i, g, m, sum_to, True)
-                    if direct is None and not ready:
-                        direct, direct_nr, direct_g = nxt, nr, g
-                        continue
-                    if direct is not None:
-                        _send(buffers, ready, direct, direct_nr, direct_g)
-                        direct = None
-                    _send(buffers, ready, nxt, nr, g)
-                if direct is None:
-                    return None, None
-                if direct.num_outputs == 1:
-                    grads = [direct_g]
-                else:
-                    grads = [None] * direct.num_outputs
-                    grads[direct_nr] = direct_g
-                if watched or direct.hooked or type(direct) is AccumulateGrad:
-                    return direct, grads
-                node = direct
-        return step
-
-    def results(self, n: int) -> list:
-        got = [self.captured.get(i) for i in range(n)]
-        return got if self.create_graph else [None if g is None else make_tensor(g)
-                                              for g in got]
+            _send(buffers, ready, nxt, nr, g)
+        if direct is None:
+            return None, None
+        if direct.num_outputs == 1:
+            grads = [direct_g]
+        else:
+            grads = [None] * direct.num_outputs
+            grads[direct_nr] = direct_g
+        if watched or direct.hooked or type(direct) is AccumulateGrad:
+            return direct, grads
+        node = direct
 
 
 def _release(node: Node) -> None:

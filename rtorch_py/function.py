@@ -305,6 +305,7 @@ def _outputs(out: Any, name: str) -> tuple:
                     f"{_kind(out)}")
 
 
+@engine.backward_function
 def _custom_backward(node: Node, grads: list) -> tuple:
     ctx = node.ctx
     arrays = not engine.thread_state().grad  # the walk carries arrays: the user's code sees tensors

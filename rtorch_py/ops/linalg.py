@@ -137,6 +137,7 @@ def _record_many(outs: Sequence[np.ndarray], backward: Callable, inputs: Sequenc
         res = backward(node, [None if g is None else wrap(g) for g in grads], *vals)
         return [None if r is None else r.data for r in res]
     backward_fn.__name__ = name
+    backward_fn.array_formula = None
     edges = tuple(edge(t) if t is not None and t._rg else (None, 0) for t in inputs)
     meta = tuple((t.data.shape, t.data.dtype) if t is not None and t._rg else None
                  for t in inputs)

@@ -137,6 +137,7 @@ def _view_key(arr: np.ndarray, base: np.ndarray) -> np.ndarray:
     return order[np.searchsorted(baddr.reshape(-1)[order], addr)]
 
 
+@engine.backward_function
 def CopySlices(node: Node, grads: list) -> tuple:
     # saved: (the op's node, key, *the op's saved tensors) - the latter listed here
     # so that releasing this node frees them too
