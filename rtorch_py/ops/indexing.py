@@ -15,7 +15,7 @@ from .recording import OUTPUT, _state, formula, record
 from .shape import SliceBackward0, cat
 from .registry import op
 from .views import (_check_inplace, _index_backward, _is_basic, _record_inplace, _view, _wrap_key,
-                    _write_inplace)
+                    _write_inplace, _zero_at)
 
 
 @formula
@@ -216,17 +216,6 @@ def IndexPutBackward0(n, g, key, vshape):
         gx = _zero_at(gx, key)
     gv = g[_wrap_key(key)] if n.needs(1) else None
     return gx, gv
-
-
-@formula
-def ZeroAtBackward(n, g, key):
-    return (_zero_at(g, key),)
-
-
-def _zero_at(g: Tensor, key: tuple) -> Tensor:
-    d = g.data.copy()
-    d[key] = 0
-    return record(d, ZeroAtBackward, (g,), (key,))
 
 
 @op(operators=("__setitem__",), indices=("indices",), samples=S.inplace, invisible=True)

@@ -12,7 +12,7 @@ from .samples import shape as S
 from .operands import _as_tensor, _float_result, _shape, _whole, positional_error
 from .recording import formula, record, sum_to
 from .registry import op
-from .views import _index_backward, _restride_inplace, _view, _write_inplace
+from .views import _index_backward, _restride_inplace, _view, _write_inplace, _zero_at
 
 _F64 = np.dtype(np.float64)
 
@@ -1100,20 +1100,11 @@ def ravel(self: Tensor) -> Tensor:
 
 @formula
 def SliceScatterBackward0(n, g, key, sshape):
-    gx = _zero_region(g, key) if n.needs(0) else None
+    gx = _zero_at(g, key) if n.needs(0) else None
     gs = g[key].reshape(sshape) if n.needs(1) else None
     return gx, gs
 
 
-@formula
-def ZeroRegionBackward(n, g, key):
-    return (_zero_region(g, key),)
-
-
-def _zero_region(g: Tensor, key: tuple) -> Tensor:
-    d = g.data.copy()
-    d[key] = 0
-    return record(d, ZeroRegionBackward, (g,), (key,))
 
 
 def _scatter_region(self: Tensor, src: Any, key: tuple, fn: Any, what: str) -> Tensor:

@@ -17,22 +17,15 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tensor import Tensor, wrap
-from .indexing import gather
 from .operands import _whole
-from .recording import OUTPUT, _state, formula, record, renamed
-from .reduction import _one_dim
+from .recording import OUTPUT, formula, record, renamed
+from .reduction import ScatterAlongBackward, _one_dim
 from .registry import op
 from .samples import sorting as S
 
 
 # ==========================================================================
 # The gradient of values picked out by positions
-
-@formula
-def _GatherBack(n, g, idx, dim):
-    return (wrap(np.take_along_axis(g.data, idx, axis=dim)) if not _state.grad
-            else gather(g, dim, wrap(idx)),)
-
 
 def scatter_add_along(g: Tensor, idx: np.ndarray, dim: int, shape: tuple) -> Tensor:
     """Zeros of `shape` plus g added at positions idx along dim (repeats add up)."""
@@ -43,7 +36,7 @@ def scatter_add_along(g: Tensor, idx: np.ndarray, dim: int, shape: tuple) -> Ten
         where = list(np.indices(idx.shape, sparse=True))
         where[dim] = idx
         np.add.at(z, tuple(where), g.data)
-    return record(z, _GatherBack, (g,), (idx, dim), name="ScatterAddBackward0")
+    return record(z, ScatterAlongBackward, (g,), (idx, dim), name="ScatterAddBackward0")
 
 
 @formula

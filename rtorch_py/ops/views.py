@@ -70,6 +70,19 @@ def _index_backward(g: Tensor, key: tuple, shape: tuple, accumulate: builtins.bo
     return record(z, IndexGradBackward, (g,), (_wrap_key(key),))
 
 
+@formula
+def ZeroAtBackward(n, g, key):
+    return (_zero_at(g, key),)
+
+
+def _zero_at(g: Tensor, key: tuple) -> Tensor:
+    """g with zeros at `key` (differentiably): the gradient of what an index
+    write replaced."""
+    d = g.data.copy()
+    d[key] = 0
+    return record(d, ZeroAtBackward, (g,), (key,))
+
+
 def _wrap_key(key: tuple) -> tuple:
     return tuple(wrap(k) if isinstance(k, np.ndarray) else k for k in key)
 
