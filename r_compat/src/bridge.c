@@ -286,7 +286,10 @@ static PyObject *r_vector_to_py(SEXP x) {
     size_t size;
     const char *code;
     switch (TYPEOF(x)) {
-    case REALSXP: size = n * sizeof(double); code = "d"; break;
+    case REALSXP: /* (bit64's integer64 keeps int64s in a double vector) */
+        size = n * sizeof(double);
+        code = Rf_inherits(x, "integer64") ? "I" : "d";
+        break;
     case INTSXP: size = n * sizeof(int); code = Rf_inherits(x, "factor") ? "f" : "i"; break;
     case LGLSXP: size = n * sizeof(int); code = "l"; break;
     case RAWSXP: size = n; code = "r"; break;

@@ -1147,6 +1147,11 @@ def linalg_norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = Fal
     return linalg_vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype)
 
 
+# R torch also exports ATen's own name for it (`torch_linalg_norm`)
+op("linalg_norm_aten", function="torch_linalg_norm", method=False, torch_name="linalg.norm",
+   dims=("dim",), samples=S.linalg_norm)(linalg_norm)
+
+
 @op(function="linalg_cond", method=False, torch_name="linalg.cond", samples=S.cond)
 def linalg_cond(A: Tensor, p: Any = None) -> Tensor:
     p = _ord(p)

@@ -41,8 +41,8 @@ class OpSpec:
     torch_name: str | None = None    # PyTorch's spelling, when it differs (tests)
     differentiable: bool = True      # the generated tests check gradients
     r_result_names: tuple[str, ...] = ()  # R gets the results as a list with these names
-    r_conventions: tuple[str, ...] = ()  # R-only argument conventions, by name (see
-                                         # rtorch_py/r/tables.py: "sizes", ...)
+    r_conventions: tuple[str, ...] = ()  # R-only conventions for arguments or results,
+                                         # by name (rtorch_py/r/tables.py: "sizes", ...)
 
     @property
     def function_name(self) -> str:

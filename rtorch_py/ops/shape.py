@@ -885,7 +885,8 @@ def _narrow_copy_function(self: Tensor, dim: int, start: int, length: int) -> Te
     return narrow_copy(self, dim, start, length)
 
 
-@op(method=False, differentiable=False, samples=S.broadcast_shapes)
+@op(method=False, differentiable=False, samples=S.broadcast_shapes,
+    r_conventions=("shape_vector",))
 def broadcast_shapes(*shapes: Any) -> tuple:
     """The shape tensors of these shapes broadcast to (R torch: a numeric vector)."""
     sizes = [_shape_arg((s,)) if np.ndim(s) else (_whole(s, "size"),) for s in shapes]

@@ -89,7 +89,7 @@ R_CLASSES: list = [
 
 # R's vector types: double, integer, factor, logical, raw (uint8), complex
 _R_DTYPES = {"d": np.float64, "i": np.int32, "f": np.int32, "l": np.int32, "r": np.uint8,
-             "c": np.complex128}
+             "c": np.complex128, "I": np.int64}  # ("I": bit64's integer64, stored in doubles)
 
 
 def _from_r_array(code: str, buf: bytearray, dims: tuple | None) -> np.ndarray:

@@ -127,6 +127,10 @@ CONVENTIONS: dict[str, Callable] = {"sizes": _sizes_convention,
                                     "creation_options": _options_convention,
                                     "inclusive_end": _inclusive_end_convention}
 
+# R-only conventions for results: a shape is an R numeric vector, not a list.
+RESULT_CONVENTIONS: dict[str, Callable] = {
+    "shape_vector": lambda out: np.asarray(out, dtype=np.int32).reshape(-1)}
+
 
 def r_callable(spec: OpSpec) -> Callable:
     """The op as R calls it: dims and positions translated as declared."""
@@ -141,8 +145,10 @@ def r_callable(spec: OpSpec) -> Callable:
         steps.extend((names.index(n), n, what) for n in args)
     index_out = spec.returns_indices
     result_names = list(spec.r_result_names)
-    conventions = [CONVENTIONS[c] for c in spec.r_conventions]
-    if not steps and index_out is False and not result_names and not conventions:
+    conventions = [CONVENTIONS[c] for c in spec.r_conventions if c in CONVENTIONS]
+    results = [RESULT_CONVENTIONS[c] for c in spec.r_conventions if c in RESULT_CONVENTIONS]
+    if not steps and index_out is False and not result_names and not conventions and \
+            not results:
         return fn
     first = names[0]
 
@@ -192,6 +198,8 @@ def r_callable(spec: OpSpec) -> Callable:
             out[which] = _one_based(out[which])
         if result_names:
             return NamedList(result_names, list(out))
+        for convention in results:
+            out = convention(out)
         return out
     call.__name__ = call.__qualname__ = spec.name
     return call

@@ -268,7 +268,6 @@ _GETTERS: dict[str, Callable[[Tensor], Any]] = {
     "device": lambda x: "cpu",
     "is_cuda": lambda x: False,
     "names": lambda x: None,
-    "data": lambda x: x.detach(),
     "real": lambda x: x.real,
     "imag": lambda x: x.imag,
     "retains_grad": lambda x: x.retains_grad,
@@ -493,14 +492,25 @@ def _r_callable(fn: Callable) -> Callable:
 # --------------------------------------------------------------------------
 # What R gets from here (the ops' tables are generated in tables.py)
 
+def data(self: Tensor) -> Tensor:
+    """R torch's `x$data()`: the values without history (as `detach()`)."""
+    return self.detach()
+
+
+def set_grad_(self: Tensor, new_grad: Any) -> Tensor:
+    """R torch's `x$set_grad_(g)`: `x$grad <- g`."""
+    self.grad = _undef(new_grad)
+    return self
+
+
 METHODS: dict[str, Callable] = {
-    "size": size, "cpu": cpu, "item": item, "backward": backward, "retain_grad": retain_grad,
+    "size": size, "data": data, "set_grad_": set_grad_, "cpu": cpu, "item": item, "backward": backward, "retain_grad": retain_grad,
     "register_hook": register_hook, "requires_grad_": requires_grad_, "detach": detach,
     "detach_": detach_, "numel": numel, "dim": dim, "is_floating_point": is_floating_point,
     "is_contiguous": is_contiguous, "element_size": element_size,
     "is_complex": lambda self: self.is_complex(), "stride": stride,
 }
-INVISIBLE_METHODS = {"backward", "retain_grad"}
+INVISIBLE_METHODS = {"backward", "retain_grad", "set_grad_"}
 
 FUNCTIONS: dict[str, Callable] = {
     "torch_tensor": torch_tensor, "torch_scalar_tensor": torch_scalar_tensor,
