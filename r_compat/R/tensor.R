@@ -6,7 +6,11 @@ is_torch_tensor <- function(x) inherits(x, "torch_tensor")
 
 `$.torch_tensor` <- function(x, name) {
   f <- .methods[[name]]
-  if (!is.null(f)) return(function(...) .External(C_call, f, x, ...))
+  if (!is.null(f)) {
+    # an in-place method changes x and returns it: the same R object, as R torch does
+    if (endsWith(name, "_")) return(function(...) { .External(C_call, f, x, ...); x })
+    return(function(...) .External(C_call, f, x, ...))
+  }
   f <- .imethods[[name]]
   if (!is.null(f)) return(function(...) invisible(.External(C_call, f, x, ...)))
   v <- .External(C_call, .py$tensor_get, x, name)

@@ -82,6 +82,9 @@ def _index_plus_one(t: Tensor) -> Tensor:
 
 def _ignore_index(v: Any) -> int:
     # targets are all shifted by one, so the ignored value is too (-100 -> -101)
+    if int(v) == 0:
+        raise ValueError("ignore_index = 0 is not a 1 based class index: classes are numbered "
+                         "from 1 in R (the default, -100, ignores nothing)")
     return int(v) - 1
 
 
