@@ -8,11 +8,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..engine import Node, SavedTensor, edge
 from ..tensor import Tensor, _dim, wrap
 from .samples import linalg as S
 from .operands import _shape, _whole
-from .recording import OUTPUT, _state, formula, needs_grad, record, sum_to
+from .recording import (OUTPUT, Output, formula, multi_formula, needs_grad, record, record_many,
+                        sum_to)
 from .registry import op
 from .indexing import where
 from .shape import UnsafeViewBackward0, ViewBackward0, cat
@@ -117,47 +117,6 @@ def dot(self: Tensor, tensor: Tensor) -> Tensor:
 
 def _mT(x: Tensor) -> Tensor:
     return x.transpose(-2, -1)
-
-
-def _record_many(outs: Sequence[np.ndarray], backward: Callable, inputs: Sequence,
-                 saved: tuple, name: str, differentiable: Sequence[bool] | None = None) -> tuple:
-    """Like `record` for an op with several outputs sharing one node (qr, svd,
-    slogdet, ...). `backward(node, grads, *saved)` gets one gradient per output
-    (None for outputs that got none) as tensors and returns one per input.
-    In `saved`, `_Out(i)` stands for output i."""
-    tensors = [wrap(np.asarray(o)) for o in outs]
-    if not needs_grad(*inputs):
-        return tuple(tensors)
-    diff = differentiable or [True] * len(outs)
-
-    def backward_fn(node: Node, grads: list) -> Sequence:
-        vals = node.unpack_saved()
-        if _state.grad:
-            return backward(node, grads, *vals)
-        res = backward(node, [None if g is None else wrap(g) for g in grads], *vals)
-        return [None if r is None else r.data for r in res]
-    backward_fn.__name__ = name
-    backward_fn.array_formula = None
-    edges = tuple(edge(t) if t is not None and t._rg else (None, 0) for t in inputs)
-    meta = tuple((t.data.shape, t.data.dtype) if t is not None and t._rg else None
-                 for t in inputs)
-    node = Node(name, backward_fn, edges, meta)
-    node.num_outputs = len(outs)
-    for i, t in enumerate(tensors):
-        if diff[i]:
-            t.grad_fn, t._rg = node, True
-            if i:
-                t._output_nr = i
-    node.saved = [SavedTensor(tensors[s.i], True, s.i) if isinstance(s, _Out) else
-                  SavedTensor(s) if type(s) is Tensor else s for s in saved]
-    return tuple(tensors)
-
-
-class _Out:
-    """Marker in `_record_many`'s saved values: the op's output i."""
-
-    def __init__(self, i: int) -> None:
-        self.i = i
 
 
 @formula
@@ -560,13 +519,16 @@ def _slogdet_backward(n, grads, A):
     return (g.unsqueeze(-1).unsqueeze(-1) * _mT(linalg_inv(A)),)
 
 
+LinalgSlogdetBackward0 = multi_formula(_slogdet_backward, "LinalgSlogdetBackward0")
+
+
 @op(function="linalg_slogdet", method=False, torch_name="linalg.slogdet", samples=S.square)
 def linalg_slogdet(A: Tensor) -> tuple:
     _square_check(A, "linalg.slogdet")
     sign, logabs = np.linalg.slogdet(A.data)
     dt = A.data.dtype
-    return _record_many([np.asarray(sign, dt), np.asarray(logabs, dt)], _slogdet_backward,
-                        (A,), (A,), "LinalgSlogdetBackward0")
+    return record_many([np.asarray(sign, dt), np.asarray(logabs, dt)], LinalgSlogdetBackward0,
+                        (A,), (A,))
 
 
 @op(samples=S.square)
@@ -727,6 +689,9 @@ def _triangular_solve_backward(n, grads, B, A, X, upper, transpose, unitriangula
     return (gB if n.needs(0) else None), gA
 
 
+TriangularSolveBackward0 = multi_formula(_triangular_solve_backward, "TriangularSolveBackward0")
+
+
 @op(samples=S.triangular_solve)
 def triangular_solve(self: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
                      unitriangular: bool = False) -> tuple:
@@ -735,9 +700,8 @@ def triangular_solve(self: Tensor, A: Tensor, upper: bool = True, transpose: boo
     M = np.swapaxes(A.data, -1, -2) if transpose else A.data
     X = _lapack("triangular_solve", _tri_solve, M, self.data, bool(upper) != bool(transpose),
                 True, bool(unitriangular))
-    return _record_many([X, A.data.copy()], _triangular_solve_backward, (self, A),
-                        (self, A, _Out(0), bool(upper), bool(transpose), bool(unitriangular)),
-                        "TriangularSolveBackward0")
+    return record_many([X, A.data.copy()], TriangularSolveBackward0, (self, A),
+                        (self, A, Output(0), bool(upper), bool(transpose), bool(unitriangular)))
 
 
 # ==========================================================================
@@ -857,6 +821,8 @@ def _qr_backward(n, grads, A, Q, R, mode):
     return (linalg_solve_triangular(_mT(R), X, upper=False, left=False),)
 
 
+LinalgQrBackward0 = multi_formula(_qr_backward, "LinalgQrBackward0")
+
 @op(function="linalg_qr", method=False, torch_name="linalg.qr", samples=S.qr)
 def linalg_qr(A: Tensor, mode: str = "reduced") -> tuple:
     _matrix_check(A, "linalg.qr")
@@ -875,8 +841,8 @@ def linalg_qr(A: Tensor, mode: str = "reduced") -> tuple:
         hq = h if cols <= k else np.concatenate(
             [h, np.zeros(h.shape[:-1] + (cols - k,), dt)], axis=-1)
         q = _householder(hq[..., :cols], tau)
-    return _record_many([q.astype(dt, copy=False), r.astype(dt, copy=False)], _qr_backward,
-                        (A,), (A, _Out(0), _Out(1), mode), "LinalgQrBackward0")
+    return record_many([q.astype(dt, copy=False), r.astype(dt, copy=False)], LinalgQrBackward0,
+                        (A,), (A, Output(0), Output(1), mode))
 
 
 @op(samples=S.qr)
@@ -917,16 +883,17 @@ def _svd_backward(n, grads, A, U, S, Vh, full):
     return (U.matmul(inner).matmul(Vh) + tail,)
 
 
+LinalgSvdBackward0 = multi_formula(_svd_backward, "LinalgSvdBackward0")
+
 @op(function="linalg_svd", method=False, torch_name="linalg.svd", samples=S.svd)
 def linalg_svd(A: Tensor, full_matrices: bool = True) -> tuple:
     _matrix_check(A, "linalg.svd")
     u, s, vh = _lapack("linalg.svd", lambda a: np.linalg.svd(a, full_matrices=full_matrices),
                        A.data)
     dt = A.data.dtype
-    return _record_many([u.astype(dt, copy=False), s.astype(dt, copy=False),
-                         vh.astype(dt, copy=False)], _svd_backward, (A,),
-                        (A, _Out(0), _Out(1), _Out(2), bool(full_matrices)),
-                        "LinalgSvdBackward0")
+    return record_many([u.astype(dt, copy=False), s.astype(dt, copy=False),
+                         vh.astype(dt, copy=False)], LinalgSvdBackward0, (A,),
+                        (A, Output(0), Output(1), Output(2), bool(full_matrices)))
 
 
 @op(function="linalg_svdvals", method=False, torch_name="linalg.svdvals", samples=S.svd)
@@ -961,6 +928,7 @@ def _eigh_backward(n, grads, L, V):
     return (V.matmul(inner).matmul(_mT(V)),)
 
 
+LinalgEighBackward0 = multi_formula(_eigh_backward, "LinalgEighBackward0")
 def _uplo(UPLO: str) -> str:
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
@@ -972,8 +940,8 @@ def linalg_eigh(A: Tensor, UPLO: str = "L") -> tuple:
     _square_check(A, "linalg.eigh")
     w, v = np.linalg.eigh(A.data, UPLO=_uplo(UPLO))
     dt = A.data.dtype
-    return _record_many([w.astype(dt, copy=False), v.astype(dt, copy=False)], _eigh_backward,
-                        (A,), (_Out(0), _Out(1)), "LinalgEighBackward0")
+    return record_many([w.astype(dt, copy=False), v.astype(dt, copy=False)], LinalgEighBackward0,
+                        (A,), (Output(0), Output(1)))
 
 
 @op(function="linalg_eigvalsh", method=False, torch_name="linalg.eigvalsh",
@@ -1253,6 +1221,7 @@ def _lstsq_backward(n, grads, A, B, X):
     return gA, (gB if n.needs(1) else None)
 
 
+LinalgLstsqBackward0 = multi_formula(_lstsq_backward, "LinalgLstsqBackward0")
 @op(function="linalg_lstsq", method=False, torch_name="linalg.lstsq", samples=S.lstsq,
     r_result_names=("solution", "residuals", "rank", "singular_values"))
 def linalg_lstsq(A: Tensor, B: Tensor, rcond: Any = None, driver: Any = None) -> tuple:
@@ -1280,8 +1249,8 @@ def linalg_lstsq(A: Tensor, B: Tensor, rcond: Any = None, driver: Any = None) ->
     X = np.array(sols, dt).reshape(batch + (A.shape[-1], Bm.shape[-1]))
     X = X[..., 0] if vector else X
     empty = np.zeros((0,), dt)
-    return _record_many([X, empty, np.asarray(ranks, np.int64).reshape(A.shape[:-2]), empty.copy()],
-                        _lstsq_backward, (A, B), (A, B, _Out(0)), "LinalgLstsqBackward0",
+    return record_many([X, empty, np.asarray(ranks, np.int64).reshape(A.shape[:-2]), empty.copy()],
+                        LinalgLstsqBackward0, (A, B), (A, B, Output(0)),
                         differentiable=(True, True, False, False))
 
 
@@ -1643,6 +1612,7 @@ def _lu_factor_backward(n, grads, LU, piv):
     return (_lu_grad(P, L, U, _tri(g, -1, lower=True), _tri(g, 0, lower=False)),)
 
 
+LinalgLuFactorExBackward0 = multi_formula(_lu_factor_backward, "LinalgLuFactorExBackward0")
 def _lu_factor(A: Tensor, pivot: bool, what: str, extra: int) -> tuple:
     _matrix_check(A, what)
     if not pivot:
@@ -1651,8 +1621,8 @@ def _lu_factor(A: Tensor, pivot: bool, what: str, extra: int) -> tuple:
     lu, piv, info = _lu_arrays(A.data)
     dt = A.data.dtype
     outs = [lu.astype(dt), piv, info][:2 + extra]
-    return _record_many(outs, _lu_factor_backward, (A,), (_Out(0), piv),
-                        "LinalgLuFactorExBackward0", differentiable=(True, False, False))
+    return record_many(outs, LinalgLuFactorExBackward0, (A,), (Output(0), piv),
+                       differentiable=(True, False, False))
 
 
 @op(function="linalg_lu_factor", method=False, torch_name="linalg.lu_factor",
@@ -1691,6 +1661,9 @@ def _lu_unpack_backward(n, grads, m, k):
     return (parts[0] if len(parts) == 1 else parts[0] + parts[1],)
 
 
+LuUnpackBackward0 = multi_formula(_lu_unpack_backward, "LuUnpackBackward0")
+
+
 @op(samples=S.lu_unpack, method=False)
 def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,
               unpack_pivots: bool = True) -> tuple:
@@ -1701,9 +1674,9 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,
     P = _permutation(LU_pivots.data, m, dt) if unpack_pivots else np.zeros((0,), dt)
     if not unpack_data:
         L, U = np.zeros((0,), dt), np.zeros((0,), dt)
-    return _record_many([P, L.astype(dt, copy=False), U.astype(dt, copy=False)],
-                        _lu_unpack_backward, (LU_data,), (m, builtins.min(m, n)),
-                        "LuUnpackBackward0", differentiable=(False, unpack_data, unpack_data))
+    return record_many([P, L.astype(dt, copy=False), U.astype(dt, copy=False)],
+                       LuUnpackBackward0, (LU_data,), (m, builtins.min(m, n)),
+                       differentiable=(False, unpack_data, unpack_data))
 
 
 @formula
@@ -1789,6 +1762,9 @@ def _complex_dtype(dt: np.dtype) -> np.dtype:
     return np.dtype(np.complex128 if dt == np.float64 or dt == np.complex128 else np.complex64)
 
 
+LinalgEigBackward0 = multi_formula(_eig_backward, "LinalgEigBackward0")
+
+
 # (eigenvectors are defined up to a phase: a random upstream gradient makes the
 # loss ill-defined, and PyTorch refuses it; the derivative is checked with
 # phase-invariant losses in tests/test_linalg_ops.py)
@@ -1803,8 +1779,8 @@ def linalg_eig(A: Tensor) -> tuple:
                            f"{_shape(A.shape)}")
     w, v = _lapack("linalg.eig", np.linalg.eig, A.data)
     ct = _complex_dtype(A.data.dtype)
-    return _record_many([w.astype(ct), v.astype(ct)], _eig_backward, (A,),
-                        (A, _Out(0), _Out(1)), "LinalgEigBackward0")
+    return record_many([w.astype(ct), v.astype(ct)], LinalgEigBackward0, (A,),
+                        (A, Output(0), Output(1)))
 
 
 @op(function="linalg_eigvals", method=False, torch_name="linalg.eigvals", samples=S.eig)

@@ -169,6 +169,52 @@ def _many_edges(inputs: Sequence) -> tuple:
     return (tuple(e), tuple(m)) if any_rg else (None, None)
 
 
+class Output:
+    """Marker in `record_many`'s saved values: the op's output i."""
+
+    __slots__ = ("i",)
+
+    def __init__(self, i: int) -> None:
+        self.i = i
+
+
+def multi_formula(fn: Callable, name: str) -> Callable:
+    """`formula` for a node with several outputs (qr, svd, std_mean, ...):
+    `fn(node, grads, *saved)` gets one gradient per output (None for an output
+    that got none) and returns one per input."""
+    def backward_fn(node: Node, grads: list) -> Sequence:
+        if _state.grad:
+            return fn(node, grads, *node.unpack_saved())
+        outs = fn(node, [None if g is None else wrap(np.asarray(g)) for g in grads],
+                  *node.unpack_saved())
+        return [None if o is None else o.data for o in outs]
+    backward_fn.__name__ = name
+    backward_fn.array_formula = None
+    backward_fn.formula = fn
+    return backward_fn
+
+
+def record_many(outs: Sequence, backward_fn: Callable, inputs: Sequence, saved: tuple = (),
+                differentiable: Sequence[bool] | None = None) -> tuple:
+    """`record` for an op whose outputs share one node (its backward made by
+    `multi_formula`). In `saved`, `Output(i)` stands for output i;
+    `differentiable` says which outputs belong to the node (all by default)."""
+    tensors = [wrap(np.asarray(o)) for o in outs]
+    if not needs_grad(*inputs):
+        return tuple(tensors)
+    edges, meta = _many_edges(inputs)
+    node = Node(None, backward_fn, edges, meta)
+    node.num_outputs = len(tensors)
+    for i, t in enumerate(tensors):
+        if differentiable is None or differentiable[i]:
+            t.grad_fn, t._rg = node, True
+            if i:
+                t._output_nr = i
+    node.saved = [SavedTensor(tensors[s.i], True, s.i) if type(s) is Output else
+                  SavedTensor(s) if type(s) is Tensor else s for s in saved]
+    return tuple(tensors)
+
+
 def _pack(saved: tuple, out: Tensor) -> tuple | list:
     """Saved values as the node keeps them: tensors version-checked, OUTPUT as
     the result (then a list; plain values stay the tuple given)."""

@@ -14,7 +14,8 @@ from .conversion import CloneBackward0
 from .indexing import gather
 from .pointwise import maximum, minimum
 from .operands import _whole
-from .recording import OUTPUT, _state, expand_to, formula, needs_grad, record
+from .recording import (OUTPUT, _state, expand_to, formula, multi_formula, needs_grad, record,
+                        record_many)
 from .registry import op
 from .views import _check_inplace, _record_inplace
 
@@ -399,32 +400,6 @@ def std(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = Fa
                   (self, OUTPUT, axes, keep, c))
 
 
-def pair_formula(fn: Callable, name: str) -> Callable:
-    """A node with two differentiable outputs (std_mean, aminmax): `fn(node,
-    grads, *saved)` gets both outputs' gradients (None for an unused one)."""
-    def backward_fn(node: Any, grads: list) -> Any:
-        if _state.grad:
-            return fn(node, grads, *node.unpack_saved())
-        outs = fn(node, [None if g is None else wrap(np.asarray(g)) for g in grads],
-                  *node.unpack_saved())
-        return [None if o is None else o.data for o in outs]
-    backward_fn.__name__ = name
-    backward_fn.array_formula = None
-    backward_fn.formula = fn
-    return backward_fn
-
-
-def record_pair(first: np.ndarray, second: np.ndarray, backward_fn: Callable,
-                x: Tensor, saved: tuple) -> tuple:
-    """Two results of one node (outputs 0 and 1) with input x."""
-    a = record(first, backward_fn, (x,), saved)
-    b = wrap(second)
-    if a.grad_fn is not None:
-        a.grad_fn.num_outputs = 2
-        b.grad_fn, b._rg, b._output_nr = a.grad_fn, True, 1
-    return a, b
-
-
 def _var_mean_backward(n, grads, x, axes, keepdim, correction, take_sqrt):
     gv, gm = grads
     out = None
@@ -439,9 +414,9 @@ def _var_mean_backward(n, grads, x, axes, keepdim, correction, take_sqrt):
     return (out,)
 
 
-VarMeanBackward0 = pair_formula(
+VarMeanBackward0 = multi_formula(
     lambda n, g, *s: _var_mean_backward(n, g, *s, False), "VarMeanBackward0")
-StdMeanBackward0 = pair_formula(
+StdMeanBackward0 = multi_formula(
     lambda n, g, *s: _var_mean_backward(n, g, *s, True), "StdMeanBackward0")
 
 
@@ -453,7 +428,7 @@ def _moment_mean(self: Tensor, dim: Any, unbiased: Any, keepdim: bool, correctio
     keep = keepdim and dim is not None
     v = _var_data(d, axes, keep, c)
     m = np.asarray(d.mean(axis=axes, keepdims=keep), dtype=d.dtype)
-    return record_pair(np.sqrt(v) if take_sqrt else v, m, backward_fn, self,
+    return record_many([np.sqrt(v) if take_sqrt else v, m], backward_fn, (self,),
                        (self, axes, keep, c))
 
 
@@ -714,14 +689,14 @@ def _aminmax_backward(n, grads, x, mn, mx, axes, keepdim):
     return (out,)
 
 
-AminmaxBackward0 = pair_formula(_aminmax_backward, "AminmaxBackward0")
+AminmaxBackward0 = multi_formula(_aminmax_backward, "AminmaxBackward0")
 
 
 @op(dims=("dim",), samples=S.aminmax)
 def aminmax(self: Tensor, dim: Any = None, keepdim: bool = False) -> tuple:
     mn, axes = _amax(self, dim, keepdim and dim is not None, np.min, "aminmax")
     mx, _ = _amax(self, dim, keepdim and dim is not None, np.max, "aminmax")
-    return record_pair(mn, mx, AminmaxBackward0, self,
+    return record_many([mn, mx], AminmaxBackward0, (self,),
                        (self, mn, mx, axes, keepdim and dim is not None))
 
 
