@@ -282,18 +282,20 @@ def AddmmBackward0(n, g, m1, m2, beta, alpha):
             (_scaled(_mT(m1).matmul(g), alpha) if n.needs(2) else None))
 
 
-def _beta_term(self: Tensor, beta: Any, shape: tuple) -> np.ndarray:
+def _add_product(self: Tensor, prod: np.ndarray, backward: Callable, a: Tensor, b: Tensor,
+                 beta: Any, alpha: Any) -> Tensor:
+    """beta * self + alpha * prod, recorded (addmm and its kin; prod is a @ b's)."""
     # beta = 0 ignores self entirely (nan and inf in it too), as PyTorch does
-    return np.zeros(shape, self.data.dtype) if beta == 0 else \
-        np.broadcast_to(self.data * beta if beta != 1 else self.data, shape)
+    base = np.zeros(prod.shape, self.data.dtype) if beta == 0 else \
+        np.broadcast_to(self.data * beta if beta != 1 else self.data, prod.shape)
+    out = base + (prod * alpha if alpha != 1 else prod)
+    return record(out.astype(prod.dtype, copy=False), backward, (self, a, b), (a, b, beta, alpha))
 
 
 @op(samples=S.addmm)
 def addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: float = 1, alpha: float = 1) -> Tensor:
     prod = mm(mat1.detach(), mat2.detach()).data
-    out = _beta_term(self, beta, prod.shape) + (prod * alpha if alpha != 1 else prod)
-    return record(out.astype(prod.dtype, copy=False), AddmmBackward0, (self, mat1, mat2),
-                  (mat1, mat2, beta, alpha))
+    return _add_product(self, prod, AddmmBackward0, mat1, mat2, beta, alpha)
 
 
 @formula
@@ -306,9 +308,7 @@ def AddmvBackward0(n, g, mat, vec, beta, alpha):
 @op(samples=S.addmv)
 def addmv(self: Tensor, mat: Tensor, vec: Tensor, beta: float = 1, alpha: float = 1) -> Tensor:
     prod = mv(mat.detach(), vec.detach()).data
-    out = _beta_term(self, beta, prod.shape) + (prod * alpha if alpha != 1 else prod)
-    return record(out.astype(prod.dtype, copy=False), AddmvBackward0, (self, mat, vec),
-                  (mat, vec, beta, alpha))
+    return _add_product(self, prod, AddmvBackward0, mat, vec, beta, alpha)
 
 
 @formula
@@ -321,9 +321,7 @@ def AddrBackward0(n, g, v1, v2, beta, alpha):
 @op(samples=S.addr)
 def addr(self: Tensor, vec1: Tensor, vec2: Tensor, beta: float = 1, alpha: float = 1) -> Tensor:
     prod = np.multiply.outer(vec1.data, vec2.data)
-    out = _beta_term(self, beta, prod.shape) + (prod * alpha if alpha != 1 else prod)
-    return record(out.astype(prod.dtype, copy=False), AddrBackward0, (self, vec1, vec2),
-                  (vec1, vec2, beta, alpha))
+    return _add_product(self, prod, AddrBackward0, vec1, vec2, beta, alpha)
 
 
 @formula
@@ -337,9 +335,7 @@ def BaddbmmBackward0(n, g, b1, b2, beta, alpha):
 def baddbmm(self: Tensor, batch1: Tensor, batch2: Tensor, beta: float = 1,
             alpha: float = 1) -> Tensor:
     prod = bmm(batch1.detach(), batch2.detach()).data
-    out = _beta_term(self, beta, prod.shape) + (prod * alpha if alpha != 1 else prod)
-    return record(out.astype(prod.dtype, copy=False), BaddbmmBackward0, (self, batch1, batch2),
-                  (batch1, batch2, beta, alpha))
+    return _add_product(self, prod, BaddbmmBackward0, batch1, batch2, beta, alpha)
 
 
 @formula
@@ -354,9 +350,7 @@ def AddbmmBackward0(n, g, b1, b2, beta, alpha):
 def addbmm(self: Tensor, batch1: Tensor, batch2: Tensor, beta: float = 1,
            alpha: float = 1) -> Tensor:
     prod = bmm(batch1.detach(), batch2.detach()).data.sum(axis=0)
-    out = _beta_term(self, beta, prod.shape) + (prod * alpha if alpha != 1 else prod)
-    return record(out.astype(prod.dtype, copy=False), AddbmmBackward0, (self, batch1, batch2),
-                  (batch1, batch2, beta, alpha))
+    return _add_product(self, prod, AddbmmBackward0, batch1, batch2, beta, alpha)
 
 
 @formula

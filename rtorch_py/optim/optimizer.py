@@ -7,7 +7,7 @@ gradient, under no-grad, with the rules of `kernels.py`.
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from ..autograd import enable_grad, no_grad
 from ..tensor import Tensor
@@ -28,6 +28,18 @@ def _as_param_list(params: Any) -> list:
     if isinstance(params, dict):
         return list(params.values())
     return list(params)
+
+
+def zero_grads(params: Any, set_to_none: bool = True) -> None:
+    """Every parameter's gradient zeroed in place (or dropped)."""
+    with no_grad():
+        for p in params:
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                p.grad.data[...] = 0
 
 
 class Optimizer:
@@ -69,15 +81,7 @@ class Optimizer:
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        with no_grad():
-            for g in self.param_groups:
-                for p in g["params"]:
-                    if p.grad is None:
-                        continue
-                    if set_to_none:
-                        p.grad = None
-                    else:
-                        p.grad.data[...] = 0
+        zero_grads([p for g in self.param_groups for p in g["params"]], set_to_none)
 
     def _closure_loss(self, closure: Callable | None) -> Any:
         if closure is None:

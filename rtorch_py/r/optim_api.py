@@ -13,6 +13,7 @@ import numpy as np
 from ..function import NamedList
 from ..optim import kernels
 from ..optim.lbfgs import LBFGS, strong_wolfe
+from ..optim.optimizer import zero_grads
 from ..tensor import Tensor
 
 # R torch's setting names that differ from PyTorch's
@@ -69,13 +70,7 @@ def optim_step(kind: str, group: NamedList, state_map: Any) -> NamedList:
 
 def zero_grad(params: Any, set_to_none: bool = False) -> None:
     """Every parameter's gradient zeroed (or dropped), in one call."""
-    for p in _params(NamedList(["params"], [params])):
-        if p.grad is None:
-            continue
-        if set_to_none:
-            p.grad = None
-        else:
-            p.grad.data[...] = 0
+    zero_grads(_params(NamedList(["params"], [params])), set_to_none)
 
 
 class RLBFGS:
