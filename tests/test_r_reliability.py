@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, needs_r, run_r
+from helpers import ROOT, needs_r, run_r, run_process
 
 pytestmark = needs_r
 
@@ -61,7 +61,7 @@ def run_python(code: str, timeout: float = 300) -> subprocess.CompletedProcess:
                 })''')
             assert list(v) == [2.0, 4.0], list(v)
     """)
-    res = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code) + "\nprint('OK')\n"],
+    res = run_process([sys.executable, "-c", prelude + textwrap.dedent(code) + "\nprint('OK')\n"],
                          capture_output=True, text=True, cwd=ROOT, timeout=timeout)
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.stdout.strip().endswith("OK"), res.stdout + res.stderr
