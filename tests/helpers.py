@@ -63,28 +63,6 @@ def _have_r() -> bool:
 needs_r = pytest.mark.skipif(not _have_r(), reason="R and rpy2 are needed for the R bridge")
 
 
-def run_process(cmd: Sequence[str], **kw: Any) -> subprocess.CompletedProcess:
-    """subprocess.run, once more if the process was killed by a signal (a crash).
-
-    Processes that embed R and Python have crashed now and then with heap
-    corruption ("corrupted size vs. prev_size"), depending on the lengths of
-    their arguments (a known bug of the bridge, not yet found; see the issue
-    notes). A crashed run is repeated once, with a warning naming the crash, so
-    that the test's assertions judge a run that finished; the repeat gets one
-    more environment variable, which moves the heap layout the crash depends on."""
-    check = kw.pop("check", False)
-    res = subprocess.run(cmd, **kw)
-    if res.returncode < 0:
-        import warnings
-        warnings.warn(f"{cmd[0]} {' '.join(map(str, cmd[1:3]))} ... crashed (signal "
-                      f"{-res.returncode}): {(res.stderr or '')[-200:]!r}; run again")
-        kw["env"] = {**(kw.get("env") or os.environ), "RTORCH_PY_CRASH_RETRY": "x" * 37}
-        res = subprocess.run(cmd, **kw)
-    if check and res.returncode:
-        raise subprocess.CalledProcessError(res.returncode, cmd, res.stdout, res.stderr)
-    return res
-
-
 def run_r(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     """`rtorch-py run ARGS...` from the repository root, output captured."""
     full_env = dict(os.environ)
@@ -93,7 +71,7 @@ def run_r(*args: str, env: dict | None = None, timeout: float = 300) -> subproce
     full_env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(ROOT / "tests"), full_env.get("PYTHONPATH", "")) if p)
     full_env.update(env or {})
-    return run_process([*R_RUNNER, "run", *args], capture_output=True, text=True,
+    return subprocess.run([*R_RUNNER, "run", *args], capture_output=True, text=True,
                        cwd=ROOT, env=full_env, timeout=timeout)
 
 

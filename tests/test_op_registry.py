@@ -8,12 +8,13 @@ here without a line of test code.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from helpers import ROOT, check_vs_torch, gradcheck, needs_r, run_process
+from helpers import ROOT, check_vs_torch, gradcheck, needs_r
 from op_cases import FLOAT_DTYPES, Case, cases, materialize, torch_call
 from rtorch_py.ops import REGISTRY
 
@@ -60,7 +61,7 @@ def test_op_gradcheck(case: Case) -> None:
 @pytest.fixture(scope="module")
 def r_results() -> dict:
     """Every case called from R, in one subprocess with the shim in its embedded R."""
-    res = run_process([sys.executable, str(ROOT / "tests" / "r_op_calls.py")],
+    res = subprocess.run([sys.executable, str(ROOT / "tests" / "r_op_calls.py")],
                          capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert res.returncode == 0, res.stderr[-4000:]
     return json.loads(res.stdout.strip().splitlines()[-1])

@@ -7,14 +7,14 @@ from the runner); the Python-interop test loads the shim in-process.
 from __future__ import annotations
 
 import re
-
+import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from helpers import ROOT, needs_r, run_r, run_process
+from helpers import ROOT, needs_r, run_r
 
 R_TESTS = ROOT / "tests" / "r"
 
@@ -205,7 +205,7 @@ print("OK")
 
 @needs_r
 def test_python_tensor_through_r_autograd_function() -> None:
-    res = run_process([sys.executable, "-c", _INTEROP], capture_output=True, text=True,
+    res = subprocess.run([sys.executable, "-c", _INTEROP], capture_output=True, text=True,
                          cwd=ROOT, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.stdout.strip().endswith("OK")

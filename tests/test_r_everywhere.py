@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, needs_r, run_r, run_process
+from helpers import ROOT, needs_r, run_r
 
 pytestmark = needs_r
 
@@ -35,7 +35,7 @@ def _env(**extra: str) -> dict:
 
 def rscript(*args: str, lib: Path, cwd: Path | None = None, timeout: float = 300,
             **env: str) -> subprocess.CompletedProcess:
-    return run_process(["Rscript", *args], capture_output=True, text=True,
+    return subprocess.run(["Rscript", *args], capture_output=True, text=True,
                           cwd=cwd or ROOT, env=_env(R_LIBS=str(lib), **env), timeout=timeout)
 
 
@@ -43,7 +43,7 @@ def rscript(*args: str, lib: Path, cwd: Path | None = None, timeout: float = 300
 def lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An R library holding the shim, installed by `rtorch-py install-r --lib`."""
     lib = tmp_path_factory.mktemp("rlib")
-    res = run_process([sys.executable, "-m", "rtorch_py.r.cli", "install-r", "--lib",
+    res = subprocess.run([sys.executable, "-m", "rtorch_py.r.cli", "install-r", "--lib",
                           str(lib)], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert res.returncode == 0, res.stdout + res.stderr
     assert str(lib) in res.stdout
@@ -141,9 +141,9 @@ def test_no_python_found_names_what_to_set(lib: Path, tmp_path: Path) -> None:
 
 def test_python_without_rtorch_py_is_refused_clearly(lib: Path, tmp_path: Path) -> None:
     bare = tmp_path / "bare"
-    run_process([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
     env = {k: v for k, v in _env().items() if not k.startswith("PYTHON")}
-    res = run_process(["Rscript", "-e", "library(torch)"], capture_output=True, text=True,
+    res = subprocess.run(["Rscript", "-e", "library(torch)"], capture_output=True, text=True,
                          env={**env, "R_LIBS": str(lib),
                               "RTORCH_PYTHON": str(bare / "bin" / "python")})
     assert res.returncode != 0
@@ -168,9 +168,9 @@ def test_reticulate_shares_the_shims_python(lib: Path, tmp_path: Path) -> None:
     assert res.stdout.endswith("torch_tensor\n2\n[ CPUFloatType{} ]\n")
     # reticulate first, on a Python without rtorch_py: a clear error
     bare = tmp_path / "bare"
-    run_process([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
     env = {k: v for k, v in _env().items() if not k.startswith("PYTHON")}
-    res = run_process(["Rscript", "-e", "invisible(reticulate::import('os')); library(torch)"],
+    res = subprocess.run(["Rscript", "-e", "invisible(reticulate::import('os')); library(torch)"],
                          capture_output=True, text=True, cwd=tmp_path,
                          env={**env, "R_LIBS": str(lib),
                               "RETICULATE_PYTHON": str(bare / "bin" / "python")})
@@ -181,12 +181,12 @@ def test_reticulate_shares_the_shims_python(lib: Path, tmp_path: Path) -> None:
 def test_install_r_defaults_to_rs_user_library(tmp_path: Path) -> None:
     user_lib = tmp_path / "user-library"  # R_LIBS_USER, created by install-r
     env = _env(R_LIBS_USER=str(user_lib))
-    res = run_process([sys.executable, "-m", "rtorch_py.r.cli", "install-r"],
+    res = subprocess.run([sys.executable, "-m", "rtorch_py.r.cli", "install-r"],
                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert res.returncode == 0, res.stdout + res.stderr
     assert (user_lib / "torch" / "DESCRIPTION").exists()
     assert "R does not look there" not in res.stdout  # R's own default: on .libPaths()
-    res = run_process(["Rscript", "-e", GRAD_EXPR], capture_output=True, text=True,
+    res = subprocess.run(["Rscript", "-e", GRAD_EXPR], capture_output=True, text=True,
                          cwd=tmp_path, env=env, timeout=300)
     assert res.returncode == 0, res.stderr
     assert res.stdout == GRAD_OUTPUT
@@ -200,7 +200,7 @@ def test_r_cmd_install_from_a_checkout_finds_its_venv(tmp_path: Path) -> None:
     (checkout / ".venv").symlink_to(sys.prefix)  # this checkout's virtualenv
     lib = tmp_path / "lib"
     lib.mkdir()
-    res = run_process(["R", "CMD", "INSTALL", "--no-docs", f"--library={lib}", "r_compat"],
+    res = subprocess.run(["R", "CMD", "INSTALL", "--no-docs", f"--library={lib}", "r_compat"],
                          capture_output=True, text=True, cwd=checkout, env=_env(), timeout=600)
     assert res.returncode == 0, res.stdout + res.stderr
     assert (lib / "torch" / "python").read_text().splitlines()[0] == \
@@ -215,7 +215,7 @@ def test_install_r_never_replaces_r_torch(tmp_path: Path) -> None:
     desc.parent.mkdir()
     original = "Package: torch\nTitle: Tensors and Neural Networks with 'GPU' Acceleration\n"
     desc.write_text(original)
-    res = run_process([sys.executable, "-m", "rtorch_py.r.cli", "install-r", "--lib",
+    res = subprocess.run([sys.executable, "-m", "rtorch_py.r.cli", "install-r", "--lib",
                           str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 1
     assert "R torch's own" in res.stderr and "--lib DIR" in res.stderr
@@ -267,13 +267,11 @@ def test_vignettes_knit_identically_in_plain_r_and_rtorch_py_run(lib: Path,
     plain, embedded = tmp_path / "plain", tmp_path / "embedded"
     plain.mkdir()
     embedded.mkdir()
-    # (the knitting code as a script: a long -e argument runs into the bridge's
-    # start-up crash noted in helpers.run_process more often)
     (tmp_path / "plain.R").write_text(_knit_all(plain))
     (tmp_path / "embedded.R").write_text(_knit_all(embedded))
     res = rscript(str(tmp_path / "plain.R"), lib=lib, cwd=VIGNETTES, timeout=600)
     assert res.returncode == 0, res.stderr
-    res = run_process([sys.executable, "-m", "rtorch_py.r.cli", "run",
+    res = subprocess.run([sys.executable, "-m", "rtorch_py.r.cli", "run",
                        str(tmp_path / "embedded.R")], capture_output=True, text=True,
                       cwd=VIGNETTES, timeout=600)
     assert res.returncode == 0, res.stderr
@@ -344,11 +342,11 @@ def test_r_cmd_check_has_no_errors(tmp_path: Path) -> None:
     src = tmp_path / "torch"
     shutil.copytree(r_source_dir(), src, ignore=_BUILD_LEFTOVERS)
     env = _env(RTORCH_PYTHON=sys.executable, _R_CHECK_FORCE_SUGGESTS_="false")
-    res = run_process(["R", "CMD", "build", "--no-build-vignettes", "torch"],
+    res = subprocess.run(["R", "CMD", "build", "--no-build-vignettes", "torch"],
                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
     assert res.returncode == 0, res.stdout + res.stderr
     (tarball,) = tmp_path.glob("torch_*.tar.gz")
-    res = run_process(["R", "CMD", "check", "--no-manual", tarball.name],
+    res = subprocess.run(["R", "CMD", "check", "--no-manual", tarball.name],
                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=900)
     log = (tmp_path / "torch.Rcheck" / "00check.log").read_text()
     assert res.returncode == 0 and "ERROR" not in log, log[-3000:]

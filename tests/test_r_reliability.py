@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, needs_r, run_r, run_process
+from helpers import ROOT, needs_r, run_r
 
 pytestmark = needs_r
 
@@ -61,7 +61,7 @@ def run_python(code: str, timeout: float = 300) -> subprocess.CompletedProcess:
                 })''')
             assert list(v) == [2.0, 4.0], list(v)
     """)
-    res = run_process([sys.executable, "-c", prelude + textwrap.dedent(code) + "\nprint('OK')\n"],
+    res = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code) + "\nprint('OK')\n"],
                          capture_output=True, text=True, cwd=ROOT, timeout=timeout)
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.stdout.strip().endswith("OK"), res.stdout + res.stderr
@@ -228,6 +228,29 @@ def test_expression_failing_half_way(tmp_path: Path) -> None:
     nxt = run_r("-e", _NEXT_RUN)
     assert nxt.returncode == 0, nxt.stderr
     assert nxt.stdout == _NEXT_OUT
+
+
+def test_script_steps_leave_r_protect_stack_as_found() -> None:
+    """Each top-level step of `rtorch-py run` (R's REPL inside R_ToplevelExec)
+    leaves R's pointer-protection stack where it was. It once ended 4 below
+    empty, so every later PROTECT wrote before the stack's memory: heap
+    corruption that showed as crashes and, once, corrupted Python bytecode."""
+    code = textwrap.dedent(r"""
+        import ctypes, os
+        from rtorch_py.r import _r_home, cli
+        top = ctypes.c_int.in_dll(ctypes.CDLL(os.path.join(_r_home(), "lib", "libR.so")),
+                                  "R_PPStackTop")
+        status = cli.run_source(
+            'library(torch)\nx <- torch_ones(2)\nx\n'
+            'try(stop("caught"), silent = TRUE)\nwarning("w")\n'
+            'y <- (x * 2)$sum()\ninvisible(gc())\ny$item()\n')
+        print("status", status, "top", top.value)
+    """)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "[1] 4" in res.stdout and "Warning message" in res.stderr, res.stdout + res.stderr
+    assert res.stdout.strip().endswith("status 0 top 0"), res.stdout + res.stderr
 
 
 # ---------------------------------------------------------------------------

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from helpers import run_process
 from rtorch_py import vignettes as V
 
 VIGNETTES = V.find_vignettes()
@@ -222,7 +222,7 @@ def test_a_wrong_r_value_is_caught(tmp_path, capsys):
 
 
 def test_the_console_command_dispatches_to_vignettes(tmp_path):
-    proc = run_process([str(RTORCH_PY), "vignettes", "--only", "autograd-function", "--no-r",
+    proc = subprocess.run([str(RTORCH_PY), "vignettes", "--only", "autograd-function", "--no-r",
                            "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "all rows agree" in proc.stdout

@@ -874,12 +874,38 @@ static SEXP C_box(SEXP x) {
  * R_ReplDLLdo1 resets R's protect stack, which is only safe at top level. */
 extern int R_ReplDLLdo1(void);
 
-static void repl_body(void *data) { *(int *)data = R_ReplDLLdo1(); }
+/* R's pointer-protection stack: libR exports it, its headers do not declare it. */
+extern int R_PPStackTop;
+extern SEXP *R_PPStack;
+
+/* R_ReplDLLdo1 empties the protection stack (it expects R's own top level,
+ * where nothing is protected), but R_ToplevelExec has protected values of its
+ * own below us and unprotects them when we return: left alone, the stack top
+ * ends at -4 and every later PROTECT writes before the stack's memory.  So
+ * copies of those values stay alive while the step runs, and the stack is put
+ * back as R_ToplevelExec left it. (After an error R itself resets the top.) */
+static SEXP repl_below = NULL; /* preserved during a step */
+
+static void repl_body(void *data) {
+    int base = R_PPStackTop;
+    SEXP below = PROTECT(Rf_allocVector(VECSXP, base));
+    for (int i = 0; i < base; i++) SET_VECTOR_ELT(below, i, R_PPStack[i]);
+    R_PreserveObject(below);
+    UNPROTECT(1);
+    repl_below = below;
+    *(int *)data = R_ReplDLLdo1();
+    for (int i = 0; i < base; i++) R_PPStack[i] = VECTOR_ELT(below, i);
+    R_PPStackTop = base;
+}
 
 int rtorch_repl_do1(void) {
     int status = 0;
-    if (!R_ToplevelExec(repl_body, &status)) return -2;
-    return status;
+    Rboolean ok = R_ToplevelExec(repl_body, &status);
+    if (repl_below) {
+        R_ReleaseObject(repl_below);
+        repl_below = NULL;
+    }
+    return ok ? status : -2;
 }
 
 /* rpy2 interop: SEXP address <-> Python object. */

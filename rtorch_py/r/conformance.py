@@ -309,9 +309,6 @@ def run_file(test_dir: Path, name: str, timeout: float = DEFAULT_TIMEOUT,
         "TESTTHAT_EDITION": "2",  # R torch's DESCRIPTION names no edition
     })
     full_env.pop("CI", None)  # on CI testthat fails new snapshots instead of recording them
-    # Python's faulthandler in the embedded-R process corrupts the heap at start-up
-    # for some argument lengths (measured: 4 of every 12 work-folder name lengths).
-    full_env.pop("PYTHONFAULTHANDLER", None)
     full_env.update(env or {})
     cmd = [sys.executable, "-m", "rtorch_py.r.cli", "run", str(driver)]
     start = time.monotonic()
