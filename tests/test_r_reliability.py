@@ -253,6 +253,23 @@ def test_script_steps_leave_r_protect_stack_as_found() -> None:
     assert res.stdout.strip().endswith("status 0 top 0"), res.stdout + res.stderr
 
 
+def test_script_lines_longer_than_r_console_buffer(tmp_path: Path) -> None:
+    """R's console buffer holds 4096 bytes; Rscript reads files without that
+    limit. Long lines are fed in pieces cut inside ( or [; one that cannot be
+    cut is refused with a message, never read as a silent end of input."""
+    numbers = ",".join(str(i) for i in range(3000))  # ~14 KB on one line
+    res = run_r_script(tmp_path, "long.R", f"""library(torch)
+x <- torch_tensor(c({numbers}))
+y <- list(a = c({numbers}), b = "s;t")[["a"]]; cat(x$numel(), length(y), "\\n")
+f <- function(v) {{ v + 1 }}; cat(sum(f(c({numbers}))), "\\n")
+""")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "3000 3000 \n4501500 \n", res.stdout + res.stderr
+    res = run_r_script(tmp_path, "long_string.R", f's <- "{"a" * 5000}"\ncat("not reached")\n')
+    assert res.returncode == 1 and res.stdout == "", res.stdout
+    assert "line 1 of the script is longer than R's console allows" in res.stderr, res.stderr
+
+
 # ---------------------------------------------------------------------------
 # (c) 3,000 R training steps with resident memory flat
 

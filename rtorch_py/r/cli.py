@@ -46,6 +46,68 @@ def _set_command_args(argv: Sequence[str]) -> None:
     _libR().R_set_command_line_arguments(len(argv), arr)  # R keeps copies
 
 
+# R's REPL reads through a console buffer of 4096 bytes, of which rpy2's reader
+# needs two (newline, NUL); a longer line fails inside rpy2 and reads as end
+# of input. Rscript reads files without that limit, so long lines are fed in
+# pieces, cut where R ignores a newline.
+_CONSOLE_MAX = 4000
+
+
+def _console_lines(text: str) -> list[str]:
+    """The script's lines as the REPL is fed them: a line over _CONSOLE_MAX
+    UTF-8 bytes is cut after tokens inside ( or [, where a newline means
+    nothing to R's parser. ValueError if a long line has no such place (a
+    very long string literal, say) or the script does not parse."""
+    lines = text.split("\n")
+    if all(len(line.encode()) <= _CONSOLE_MAX for line in lines):
+        return lines
+    import rpy2.rinterface as ri
+    from rpy2.rinterface_lib.embedded import RRuntimeError
+    terminals = ri.evalr("""function(text) {
+      pd <- utils::getParseData(parse(text = text, keep.source = TRUE))
+      pd <- pd[pd$terminal, ]
+      pd <- pd[order(pd$line1, pd$col1), ]
+      list(pd$line1, pd$text)
+    }""")
+    try:
+        where, texts = terminals(ri.StrSexpVector([text]))
+    except RRuntimeError as err:
+        raise ValueError(f"the script does not parse: {err}") from None
+    nesting: list[str] = []  # the brackets open before the current token
+    safe_ends: dict[int, list[tuple[str, bool]]] = {}
+    for line_no, tok in zip(where, texts):
+        if tok in (")", "]", "}") and nesting:
+            nesting.pop()
+        # cutting after this token is safe inside ( or [ (not inside {)
+        safe_ends.setdefault(line_no, []).append((tok, bool(nesting) and nesting[-1] != "{"))
+        nesting.extend({"(": ["("], "[": ["["], "[[": ["[", "["], "{": ["{"]}.get(tok, []))
+    out: list[str] = []
+    for n, line in enumerate(lines, start=1):
+        pieces: list[str] = []
+        start = pos = 0
+        cut = None  # the end of the last safe token of the current piece
+        for tok, safe in safe_ends.get(n, []) if len(line.encode()) > _CONSOLE_MAX else ():
+            found = line.find(tok, pos)
+            if found < 0:  # a token running on to the next line
+                break
+            pos = found + len(tok)
+            if len(line[start:pos].encode()) > _CONSOLE_MAX and cut is not None:
+                pieces.append(line[start:cut])
+                start, cut = cut, None
+            if safe:
+                cut = pos
+        if len(line[start:].encode()) > _CONSOLE_MAX and cut is not None:
+            pieces.append(line[start:cut])
+            start = cut
+        pieces.append(line[start:])
+        if any(len(piece.encode()) > _CONSOLE_MAX for piece in pieces):
+            raise ValueError(f"line {n} of the script is longer than R's console allows "
+                             f"({_CONSOLE_MAX} bytes) and cannot be cut inside ( or [; "
+                             "split it into shorter lines")
+        out.extend(pieces)
+    return out
+
+
 _repl_ready = False
 
 
@@ -81,7 +143,11 @@ def run_source(text: str, args: Sequence[str] = (), command: Sequence[str] = ())
     gc.set_threshold(10000, 20, 20)
     route_warnings()
 
-    lines = text.split("\n")
+    try:
+        lines = _console_lines(text)
+    except ValueError as err:
+        _write_err(f"Error: {err}\nExecution halted\n")
+        return 1
     pos = 0
     try:  # R's REPL drops an unfinished last expression; Rscript reports it
         ri.parse(text)
