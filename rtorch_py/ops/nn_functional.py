@@ -11,7 +11,7 @@ import numpy as np
 
 from ..engine import is_grad_enabled
 from ..tensor import Tensor, wrap
-from .operands import _fdata
+from .operands import _fdata, _whole
 from .recording import formula, record
 from .registry import op
 from .samples import nn_functional as S
@@ -262,3 +262,118 @@ for _nd in (1, 2, 3):
         _f = _conv_nd(_nd, _tr)
         op(_f.__name__, method=False, samples=getattr(S, _f.__name__))(_f)
         globals()[_f.__name__] = _f
+
+
+# --------------------------------------------------------------------------
+# Adaptive average pooling. Each output cell averages the window
+# [floor(i*n/o), ceil((i+1)*n/o)) of its dims; the average over a box is the
+# product of one average per dim, so the pooling is one small matrix per
+# spatial dim applied in turn, and its derivative the transposed matrices.
+# `_adaptive_avg_pool{2,3}d_backward` is that derivative as an op (its own
+# derivative is the pooling again), so every order works.
+
+
+def _pool_matrix(n_in: int, n_out: int, dtype: np.dtype) -> np.ndarray:
+    p = np.zeros((n_out, n_in), dtype=dtype)
+    for i in range(n_out):
+        a, b = (i * n_in) // n_out, -((-(i + 1) * n_in) // n_out)
+        p[i, a:b] = 1.0 / (b - a)
+    return p
+
+
+def _pool_along(a: np.ndarray, sizes: tuple, adjoint: bool) -> np.ndarray:
+    """Pool the last len(sizes) dims of `a` to `sizes` (adjoint: spread a
+    pooled gradient back over inputs of those sizes)."""
+    nd = len(sizes)
+    for k, s in enumerate(sizes):
+        axis = a.ndim - nd + k
+        p = _pool_matrix(s, a.shape[axis], a.dtype).T if adjoint else \
+            _pool_matrix(a.shape[axis], s, a.dtype)
+        a = np.moveaxis(np.tensordot(p, a, axes=(1, axis)), 0, axis)
+    return np.ascontiguousarray(a)
+
+
+def _adaptive_sizes(x: Tensor, output_size: Any, nd: int, name: str) -> tuple:
+    if x.ndim not in (nd + 1, nd + 2) or any(s == 0 for s in x.shape[-nd:]):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor with non-zero "
+                           f"sizes in its {nd} last dims, but got input of size "
+                           f"{list(x.shape)}")
+    if x.data.dtype.kind != "f":
+        raise RuntimeError(f'"{name}" not implemented for \'{x.dtype.r_name}\': pooling '
+                           f"takes floating tensors")
+    sizes = np.asarray(output_size).reshape(-1).tolist()
+    if len(sizes) == 1:
+        sizes = sizes * nd
+    if len(sizes) != nd:
+        raise RuntimeError(f"{name}: output_size must be {nd} numbers, got {len(sizes)}")
+    sizes = tuple(_whole(s, "output_size") for s in sizes)
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"{name}: elements of output_size must be non-negative, got "
+                           f"{list(sizes)}")
+    return sizes
+
+
+def _adaptive_avg_family(nd: int) -> None:
+    fwd_name, bwd_name = f"AdaptiveAvgPool{nd}DBackward0", f"AdaptiveAvgPool{nd}DBackwardBackward0"
+    samples = getattr(S, f"adaptive_avg_pool{nd}d")
+
+    def grad_of_pool(n, g, shape):
+        return (pool_backward(g, _Shape(shape)),)
+
+    def grad_of_grad(n, g, self_, out_shape):
+        gs = None
+        if n.needs(1):  # the input only gives its shape: no gradient
+            gs = wrap(np.zeros(self_.shape, dtype=g.data.dtype))
+        return pool(g, out_shape[-nd:]) if n.needs(0) else None, gs
+
+    fwd = formula(grad_of_pool, name=fwd_name)
+    bwd = formula(grad_of_grad, name=bwd_name)
+
+    def pool(self: Tensor, output_size: Any) -> Tensor:
+        sizes = _adaptive_sizes(self, output_size, nd, f"adaptive_avg_pool{nd}d")
+        return record(_pool_along(self.data, sizes, False), fwd, (self,), (self.shape,))
+
+    def pool_backward(grad_output: Tensor, self: Tensor) -> Tensor:
+        if grad_output.ndim != self.ndim:
+            raise RuntimeError(f"adaptive_avg_pool{nd}d_backward: grad_output ("
+                               f"{grad_output.ndim}-D) and self ({self.ndim}-D) must have "
+                               f"as many dims")
+        out = _pool_along(grad_output.data, tuple(self.shape[-nd:]), True)
+        inputs = (grad_output, self if isinstance(self, Tensor) and self._rg else None)
+        return record(out, bwd, inputs, (self, tuple(grad_output.shape)))
+
+    def adaptive_avg(self: Tensor, output_size: Any) -> Tensor:
+        """PyTorch's adaptive_avg_pool{nd}d: a plain mean when the output is one cell."""
+        sizes = _adaptive_sizes(self, output_size, nd, f"adaptive_avg_pool{nd}d")
+        if all(s == 1 for s in sizes):
+            return self.mean(dim=tuple(range(-nd, 0)), keepdim=True)
+        return pool(self, sizes)
+
+    pool.__name__ = f"_adaptive_avg_pool{nd}d"
+    pool_backward.__name__ = f"_adaptive_avg_pool{nd}d_backward"
+    adaptive_avg.__name__ = f"adaptive_avg_pool{nd}d"
+    op(pool.__name__, method=False, samples=samples, torch_name=pool.__name__)(pool)
+    op(pool_backward.__name__, method=False, samples=getattr(S, pool_backward.__name__[1:]),
+       torch_name="ops.aten." + pool_backward.__name__)(pool_backward)
+    op(adaptive_avg.__name__, method=False, samples=samples,
+       torch_name="_C._nn." + adaptive_avg.__name__)(adaptive_avg)
+    for f in (pool, pool_backward, adaptive_avg):
+        globals()[f.__name__] = f
+
+
+class _Shape(tuple):
+    """A shape standing where an op takes a tensor only for its shape."""
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self)
+
+    @property
+    def ndim(self) -> int:
+        return len(self)
+
+    _rg = False
+
+
+for _nd in (2, 3):
+    _adaptive_avg_family(_nd)

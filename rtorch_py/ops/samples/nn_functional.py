@@ -63,3 +63,26 @@ def conv_transpose2d() -> list:
 
 def conv_transpose3d() -> list:
     return [sample(T((1, 2, 2, 3, 2)), T((2, 2, 2, 2, 2)))]
+
+
+def adaptive_avg_pool2d() -> list:
+    """Even and uneven windows, batched and not, growing a dim, one cell."""
+    return [sample(T((2, 3, 6, 4)), (3, 2)), sample(T((3, 5, 7)), (2, 3), note="uneven"),
+            sample(T((1, 2, 3, 4)), (5, 4), note="growing"), sample(T((2, 4, 5)), 1),
+            sample(T((2, 3, 4)), (1, 1), note="one cell")]
+
+
+def adaptive_avg_pool2d_backward() -> list:
+    return [sample(T((2, 3, 3, 2)), T((2, 3, 6, 4))),
+            sample(T((3, 2, 3)), T((3, 5, 7)), note="uneven")]
+
+
+def adaptive_avg_pool3d() -> list:
+    return [sample(T((1, 2, 4, 3, 4)), (2, 3, 2)), sample(T((2, 5, 4, 3)), (3, 2, 2),
+                                                          note="uneven, unbatched"),
+            sample(T((2, 3, 2, 2)), (1, 1, 1), note="one cell")]
+
+
+def adaptive_avg_pool3d_backward() -> list:
+    return [sample(T((1, 2, 2, 3, 2)), T((1, 2, 4, 3, 4))),
+            sample(T((2, 3, 2, 2)), T((2, 5, 4, 3)), note="uneven")]
