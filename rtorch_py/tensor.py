@@ -303,6 +303,14 @@ class Tensor:
     def element_size(self) -> int:
         return self.data.itemsize
 
+    def data_ptr(self) -> int:
+        """The address of the first element (PyTorch's `x.data_ptr()`)."""
+        return self.data.__array_interface__["data"][0]
+
+    def storage(self) -> "Storage":
+        """The memory this tensor looks into (shared by its views)."""
+        return Storage(self.data)
+
     def item(self) -> Any:
         if self.data.size != 1:
             raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted "
@@ -411,6 +419,26 @@ class Tensor:
             from .autograd import autograd_backward  # (the general case: checks arguments)
             autograd_backward([self], None if gradient is None else [gradient],
                               retain_graph, create_graph, inputs)
+
+
+class Storage:
+    """A tensor's memory: the array that owns the bytes its views share."""
+
+    __slots__ = ("_root",)
+
+    def __init__(self, arr: np.ndarray) -> None:
+        while isinstance(arr.base, np.ndarray):  # views lead back to the owner
+            arr = arr.base
+        self._root = arr
+
+    def data_ptr(self) -> int:
+        return self._root.__array_interface__["data"][0]
+
+    def nbytes(self) -> int:
+        return self._root.nbytes
+
+    def __repr__(self) -> str:
+        return f"<torch_storage of {self._root.nbytes} bytes at {self.data_ptr():#x}>"
 
 
 _new = object.__new__

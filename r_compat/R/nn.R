@@ -281,14 +281,22 @@ nn_Module <- R6::R6Class(
 
 nn_parameter <- function(x, requires_grad = TRUE) {
   if (!is_torch_tensor(x)) stop("`x` must be a tensor.", call. = FALSE)
-  .nn_mark(x, "parameter", requires_grad)
+  .nn_class(.nn_mark(x, "parameter", requires_grad), "nn_parameter")
+}
+
+# R torch marks parameters and buffers with a class too (`inherits(x, "nn_parameter")`)
+.nn_class <- function(x, cls) {
+  if (!inherits(x, cls)) class(x) <- c(class(x), cls)
+  x
 }
 
 is_nn_parameter <- function(x) is_torch_tensor(x) && identical(.nn_kind(x), "parameter")
 
 nn_buffer <- function(x, persistent = TRUE) {
   if (!is_torch_tensor(x)) stop("`x` must be a tensor.", call. = FALSE)
-  .nn_mark(x, "buffer", persistent)
+  x <- .nn_class(.nn_mark(x, "buffer", persistent), "nn_buffer")
+  attr(x, "persistent") <- persistent
+  x
 }
 
 is_nn_buffer <- function(x) is_torch_tensor(x) && startsWith(.nn_kind(x), "buffer")

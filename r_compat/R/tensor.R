@@ -9,6 +9,9 @@ is_torch_tensor <- function(x) inherits(x, "torch_tensor")
   if (!is.null(f)) {
     # an in-place method changes x and returns it: the same R object, as R torch does
     if (endsWith(name, "_")) return(function(...) { .External(C_call, f, x, ...); x })
+    if (name == "detach" || name == "clone") {
+      return(function(...) .keep_attributes(.External(C_call, f, x, ...), x))
+    }
     return(function(...) .External(C_call, f, x, ...))
   }
   f <- .imethods[[name]]
@@ -17,6 +20,17 @@ is_torch_tensor <- function(x) inherits(x, "torch_tensor")
   if (inherits(v, "rtorch_missing_member")) return(.missing_member(name))
   if (identical(name, "device")) return(torch_device(v))
   v
+}
+
+# x$detach() and x$clone() keep x's R attributes (nn_parameter's and nn_buffer's
+# classes), as R torch's do, and the engine's parameter / buffer mark with them.
+.keep_attributes <- function(out, x) {
+  a <- attributes(x)
+  if (length(a) == 1L && length(a$class) == 2L) return(out)
+  if (inherits(x, "nn_parameter")) .nn_mark(out, "parameter", out$requires_grad)
+  if (inherits(x, "nn_buffer")) .nn_mark(out, "buffer", !isFALSE(attr(x, "persistent")))
+  attributes(out) <- a
+  out
 }
 
 .missing_member <- function(name) {
@@ -96,6 +110,13 @@ length.torch_tensor <- function(x) prod(dim(x))
 
 as_array <- function(x) UseMethod("as_array")
 as_array.torch_tensor <- function(x) .External(C_call, .py$as_array, x)
+# bit64's integer64 (the int64 values' bits in a double vector), as R torch gives them
+as.integer64.torch_tensor <- function(x, keep.names = FALSE, ...) {
+  out <- .int64_bits(x)
+  class(out) <- if (is.null(dim(out))) "integer64" else c(class(out), "integer64")
+  out
+}
+
 as_array.default <- function(x) {
   stop(sprintf("as_array() expects a torch_tensor, got an object of class %s",
                paste(class(x), collapse = "/")))
@@ -118,6 +139,8 @@ as.logical.torch_tensor <- function(x, ...) as.logical(as_array(x))
     NULL
   )
 }
+
+`$.torch_storage` <- function(x, name) function(...) .storage_method(x, name, ...)
 
 `$.torch_generator` <- function(x, name) {
   function(...) .External(C_call, .py$generator_method, x, name, ...)

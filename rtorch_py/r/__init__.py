@@ -139,7 +139,13 @@ def install_package(src: Path, lib: Path, quick: bool = False) -> None:
            "--library=" + str(lib), str(src)]
     res = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if res.returncode != 0:
-        raise RuntimeError("installing the R torch shim failed:\n" + res.stdout + res.stderr)
+        hint = ""
+        if "dependenc" in res.stdout + res.stderr:  # R names the missing package
+            hint = ("\nthe shim needs the R packages R6 and bit64 (as R torch does): "
+                    "install.packages(c(\"R6\", \"bit64\")) in R, or on Debian/Ubuntu "
+                    "apt-get install r-cran-r6 r-cran-bit64 (./scripts/setup does)")
+        raise RuntimeError("installing the R torch shim failed:\n" + res.stdout + res.stderr +
+                           hint)
 
 
 def install_coro(lib: Path, tmp: Path) -> None:

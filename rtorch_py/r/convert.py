@@ -19,7 +19,7 @@ import numpy as np
 from ..creation import Generator
 from ..engine import Node, RemovableHandle
 from ..function import AutogradContext, NamedList
-from ..tensor import Tensor, as_dtype, default_complex, dtype, get_default_dtype, wrap
+from ..tensor import Storage, Tensor, as_dtype, default_complex, dtype, get_default_dtype, wrap
 
 class RError(RuntimeError):
     """An R error raised inside an R callback, carried through Python.
@@ -81,6 +81,7 @@ R_CLASSES: list = [
     (Scope, ("rtorch_scope",)),
     (MissingMember, ("rtorch_missing_member",)),
     (Generator, ("torch_generator", "R7")),
+    (Storage, ("torch_storage", "R6")),
 ]
 
 

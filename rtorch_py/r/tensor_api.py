@@ -18,7 +18,7 @@ from ..engine import Node, RemovableHandle
 from ..function import NamedList
 from ..gradcheck import autograd_gradcheck as _gradcheck
 from ..printing import format_grad_fn
-from ..tensor import Tensor, as_dtype, dtype, wrap
+from ..tensor import Storage, Tensor, as_dtype, dtype, wrap
 from .convert import (MISSING, UNDEFINED, Scope, _check_r_data, _dim, _int, _list, _r_data, _r_value,
                       _sizes, _undef)
 
@@ -199,6 +199,28 @@ def torch_tensor_from_buffer(buffer: Any, shape: Any, dtype: Any = "float") -> T
 def buffer_from_torch_tensor(tensor: Tensor) -> np.ndarray:
     """The tensor's bytes (in row-major order) as an R raw vector."""
     return np.ascontiguousarray(tensor.data).reshape(-1).view(np.uint8).copy()
+
+
+def int64_bits(x: Tensor) -> np.ndarray:
+    """The tensor as int64, its bits in doubles: what R's bit64 keeps in an
+    integer64 vector (R adds the class)."""
+    arr = x.data.astype(np.int64)
+    arr = arr.reshape(1) if arr.ndim == 0 else np.asfortranarray(arr)
+    return arr.view(np.float64)
+
+
+def data_ptr(self: Tensor) -> str:
+    """R torch's `x$data_ptr()`: the first element's address, as C++ prints it."""
+    return f"{self.data_ptr():#x}"
+
+
+def storage_method(s: Storage, name: str) -> Any:
+    """`s$data_ptr()` (a string, as R torch's) and `s$nbytes()` of `x$storage()`."""
+    if name == "data_ptr":
+        return f"{s.data_ptr():#x}"
+    if name == "nbytes":
+        return s.nbytes()
+    raise AttributeError(f"a torch_storage has no method `{name}`; it has data_ptr and nbytes")
 
 
 def _dtypes() -> dict[str, Callable]:
@@ -509,6 +531,7 @@ METHODS: dict[str, Callable] = {
     "detach_": detach_, "numel": numel, "dim": dim, "is_floating_point": is_floating_point,
     "is_contiguous": is_contiguous, "element_size": element_size,
     "is_complex": lambda self: self.is_complex(), "stride": stride,
+    "storage": lambda self: self.storage(), "data_ptr": data_ptr,
 }
 INVISIBLE_METHODS = {"backward", "retain_grad", "set_grad_"}
 
@@ -539,5 +562,7 @@ FUNCTIONS: dict[str, Callable] = {
     "autograd_backward": autograd_backward, "autograd_grad": autograd_grad,
     "autograd_set_grad_mode": set_grad_mode, "autograd_gradcheck": autograd_gradcheck,
     "torch_get_default_dtype": _cr.get_default_dtype,
+    # (names with a dot are the R side's helpers, not exported)
+    ".int64_bits": int64_bits, ".storage_method": storage_method,
 }
 INVISIBLE_FUNCTIONS = {"torch_manual_seed", "autograd_backward", "torch_set_default_dtype"}
