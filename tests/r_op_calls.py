@@ -30,11 +30,14 @@ def main() -> None:
             return rbridge.to_r(v)
         if isinstance(v, list) and v and isinstance(v[0], rt.Tensor):
             return ri.baseenv["list"](*[to_r(t, kind) for t in v])
+        if v is None:
+            return ri.NULL
         if isinstance(v, bool):
             return ri.BoolSexpVector([v])
         if isinstance(v, (tuple, list)):
             vals = [d + 1 if kind and d >= 0 else d for d in v]
-            return ri.FloatSexpVector(vals) if kind else ri.IntSexpVector(vals)
+            whole = not any(isinstance(d, float) for d in vals)
+            return ri.FloatSexpVector(vals) if kind or not whole else ri.IntSexpVector(vals)
         if isinstance(v, int):
             if kind:
                 return ri.FloatSexpVector([v + 1 if v >= 0 else v])

@@ -5,7 +5,7 @@
 - `operands`: operands to arrays, PyTorch's result dtypes
 - `views`: the view and in-place machinery (CopySlices, view histories)
 - families: `pointwise`, `reduction`, `sorting`, `shape`, `indexing`, `linalg`, `fft`,
-  `conversion`, `creation`, `nn_functional`
+  `conversion`, `creation`, `nn_functional`, `upsample`
 - `samples`: the sample inputs the generated tests run every op on
 
 The API here is 0-based (Python/PyTorch); the R layer translates dims from
@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..tensor import Tensor
 # (importing a family declares its ops)
 from . import (conversion, creation, fft, indexing, linalg, nn_functional,  # noqa: F401
-               pointwise, reduction, shape, sorting)
+               pointwise, reduction, shape, sorting, upsample)
 from .conversion import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
