@@ -23,8 +23,32 @@ from .fft import _conj, _real, _real_of, _to_complex
 # Linear algebra
 
 @formula(arrays=True)
-def MmBackward0(n, g, a, b):
-    return (g @ _adj(b) if n.needs(0) else None), (_adj(a) @ g if n.needs(1) else None)
+def MmBackward0(n, g, a, b, a_t, b_t):
+    # An operand that was a transposed view (`a_t`, `b_t`: a linear layer's
+    # `weight.t()`) gets its gradient as the transpose of a row-major product,
+    # as PyTorch does: its transpose back to the parameter is then row-major
+    # like the parameter (same BLAS work; an optimiser's passes stay contiguous).
+    ga = gb = None
+    if n.needs(0):
+        ga = _adj(b @ _adj(g)) if a_t else g @ _adj(b)
+    if n.needs(1):
+        gb = _adj(_adj(g) @ a) if b_t else _adj(a) @ g
+    return ga, gb
+
+
+def _record_mm(out: np.ndarray, a: Tensor, b: Tensor) -> Tensor:
+    """mm's node: each operand saved only if the other needs a gradient, and the
+    layout of each that needs one."""
+    ra, rb = a._rg, b._rg
+    return record(out, MmBackward0, (a, b), (a if rb else None, b if ra else None,
+                                             ra and _transposed(a.data),
+                                             rb and _transposed(b.data)))
+
+
+def _transposed(x: np.ndarray) -> bool:
+    """Whether a matrix is column-major only: a transposed view."""
+    f = x.flags
+    return f.f_contiguous and not f.c_contiguous
 
 
 def _adj(x: Any) -> Any:
@@ -51,7 +75,7 @@ def mm(self: Tensor, mat2: Tensor) -> Tensor:
     if self.data.dtype is not mat2.data.dtype:
         _dtype_mismatch(self, mat2)
     out = np.matmul(self.data, mat2.data)
-    return record(out, MmBackward0, (self, mat2), (self if mat2._rg else None, mat2 if self._rg else None))
+    return _record_mm(out, self, mat2)
 
 
 @formula
@@ -86,7 +110,7 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
             "dim of the first must equal the second-to-last (or only) dim of the second")\
             from None
     if self.ndim == 2 and other.ndim == 2:
-        return record(out, MmBackward0, (self, other), (self if other._rg else None, other if self._rg else None))
+        return _record_mm(out, self, other)
     # the node PyTorch's decomposition of matmul ends with, for these ranks
     name = ("DotBackward0" if self.ndim == 1 and other.ndim == 1 else
             "MvBackward0" if self.ndim == 2 and other.ndim == 1 else
@@ -1788,3 +1812,77 @@ def linalg_eigvals(A: Tensor) -> Tensor:
         return wrap(_lapack("linalg.eigvals", np.linalg.eigvals, A.data)
                     .astype(_complex_dtype(A.data.dtype)))
     return linalg_eig(A)[0]
+
+
+# --------------------------------------------------------------------------
+# Internal kernels R torch exposes (torch__cholesky_solve_helper,
+# torch__cdist_backward). PyTorch gives them no derivative: their results
+# carry a node that refuses to be differentiated, as PyTorch's do.
+
+
+def _no_derivative(name: str, message: str) -> Callable:
+    def refuse(n, g, *saved):
+        raise RuntimeError(message)
+    return formula(refuse, name=name)
+
+
+_CholeskySolveHelperBackward = _no_derivative(
+    "NotImplemented", "derivative for aten::_cholesky_solve_helper is not implemented "
+    "(differentiate torch_cholesky_solve instead)")
+
+
+@op(method=False, samples=S.cholesky_solve_helper, differentiable=False,
+    torch_name="ops.aten._cholesky_solve_helper")
+def _cholesky_solve_helper(self: Tensor, A: Tensor, upper: bool) -> Tensor:
+    """cholesky_solve's kernel: solve A A^H X = self (upper: A^H A X = self)
+    for A a Cholesky factor, batch dims already matching."""
+    if self.ndim < 2 or A.ndim < 2 or A.shape[-1] != A.shape[-2] or \
+            A.shape[-1] != self.shape[-2]:
+        raise RuntimeError(f"_cholesky_solve_helper: A must be square matrices of the size of "
+                           f"self's rows, got self {list(self.shape)} and A {list(A.shape)}")
+    U = A.data if upper else np.conj(np.swapaxes(A.data, -1, -2))
+    Y = _tri_solve(np.conj(np.swapaxes(U, -1, -2)), self.data, False, True, False)
+    X = _tri_solve(U, Y, True, True, False)
+    X = np.ascontiguousarray(X, dtype=np.result_type(self.data, A.data))
+    return record(X, _CholeskySolveHelperBackward, (self, A))
+
+
+_CdistBackwardBackward = _no_derivative(
+    "CdistBackwardBackward0", "the derivative for '_cdist_backward' is not implemented.")
+
+
+@op(method=False, samples=S.cdist_backward, differentiable=False,
+    torch_name="ops.aten._cdist_backward")
+def _cdist_backward(grad: Tensor, x1: Tensor, x2: Tensor, p: float, cdist: Tensor) -> Tensor:
+    """The gradient of cdist(x1, x2, p) (= `cdist`) with respect to x1, for the
+    output gradient `grad`: each pair's share of the p-norm's derivative."""
+    if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"_cdist_backward: x1 and x2 must be matrices (batches of rows) "
+                           f"with as many columns, got {list(x1.shape)} and {list(x2.shape)}")
+    want = tuple(cdist.shape)
+    if tuple(grad.shape) != want or want[-2:] != (x1.shape[-2], x2.shape[-2]):
+        raise RuntimeError(f"_cdist_backward: grad and cdist must be of size [..., "
+                           f"{x1.shape[-2]}, {x2.shape[-2]}], got {list(grad.shape)} and "
+                           f"{list(want)}")
+    p = float(p)
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    diff = x1.data[..., :, None, :] - x2.data[..., None, :, :]      # (..., r1, r2, m)
+    dist = cdist.data[..., None]
+    g = grad.data[..., None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if p == 0:
+            each = np.zeros_like(diff)
+        elif p == 1:
+            each = g * np.sign(diff)
+        elif p == 2:
+            each = np.where(dist == 0, 0, g * diff / dist)
+        elif np.isinf(p):
+            each = g * np.sign(diff) * (np.abs(diff) == dist)
+        elif p < 2:
+            each = np.where((dist == 0) | ((diff == 0) & (p < 1)), 0,
+                            np.sign(diff) * np.abs(diff) ** (p - 1) * g / dist ** (p - 1))
+        else:
+            each = np.where(dist == 0, 0, diff * np.abs(diff) ** (p - 2) * g / dist ** (p - 1))
+    out = np.ascontiguousarray(each.sum(axis=-2), dtype=x1.data.dtype)
+    return record(out, _CdistBackwardBackward, (grad, x1, x2, cdist))

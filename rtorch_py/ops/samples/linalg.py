@@ -259,3 +259,20 @@ def eig() -> list:
     # 1x1 blocks: eigenvectors are defined up to a phase, which LAPACK builds
     # choose differently for larger ones (tests/test_linalg_ops.py has those)
     return [sample(T((1, 1))), sample(T((3, 1, 1)))]
+
+
+def cholesky_solve_helper() -> list:
+    """A factor's other triangle is ignored; batches already matching."""
+    return [sample(T((3, 2)), T((3, 3), low=0.5, high=2.0), False),
+            sample(T((2, 3, 1)), T((2, 3, 3), low=0.5, high=2.0), True)]
+
+
+def cdist_backward() -> list:
+    """Every kind of p; `cdist` is any positive tensor of the pairs' shape."""
+    def one(p, note=""):
+        return sample(T((3, 4)), T((3, 2)), T((4, 2)), p, T((3, 4), low=0.5, high=2.0),
+                      note=note)
+    return [one(1.0), one(2.0), one(0.5, "p < 1"), one(1.5, "1 < p < 2"), one(3.0),
+            one(float("inf"), "max norm"), one(0.0, "p = 0"),
+            sample(T((2, 3, 2)), T((2, 3, 2)), T((2, 2, 2)), 2.0, T((2, 3, 2), low=0.5),
+                   note="batched")]
