@@ -110,6 +110,15 @@ length.torch_tensor <- function(x) prod(dim(x))
 
 as_array <- function(x) UseMethod("as_array")
 as_array.torch_tensor <- function(x) .External(C_call, .py$as_array, x)
+# The tensor shares the R vector's memory, as R torch's does: the vector goes to
+# Python untouched (boxed), not as the copy other arguments become.
+torch_tensor_from_buffer <- function(buffer, shape, dtype = "float") {
+  if (!is.atomic(buffer) || is.character(buffer)) {
+    stop("`buffer` must be a numeric, integer, logical, raw or complex vector", call. = FALSE)
+  }
+  .tensor_from_buffer(.Call(C_box, buffer), shape, dtype)
+}
+
 # bit64's integer64 (the int64 values' bits in a double vector), as R torch gives them
 as.integer64.torch_tensor <- function(x, keep.names = FALSE, ...) {
   out <- .int64_bits(x)

@@ -208,6 +208,40 @@ static PyGetSetDef RObj_getset[] = {
     {NULL}
 };
 
+/* The buffer protocol: an R atomic vector's own memory, as bytes, with no
+ * copy (torch_tensor_from_buffer shares it, as R torch does). The exporter is
+ * this RObject, so a NumPy array made on it keeps the R value preserved. R
+ * compact vectors (1:10) have no memory until R makes it: refused here, where
+ * R must not allocate (an R error cannot unwind through Python). */
+static int RObj_getbuffer(RObj *self, Py_buffer *view, int flags) {
+    SEXP x = self->sexp;
+    size_t size;
+    switch (TYPEOF(x)) {
+    case REALSXP: size = sizeof(double); break;
+    case INTSXP: case LGLSXP: size = sizeof(int); break;
+    case RAWSXP: size = 1; break;
+    case CPLXSXP: size = sizeof(Rcomplex); break;
+    default:
+        view->obj = NULL;
+        PyErr_Format(PyExc_BufferError, "an R %s has no memory to share: give an atomic "
+                     "vector (double, integer, logical, raw or complex)",
+                     Rf_type2char(TYPEOF(x)));
+        return -1;
+    }
+    void *p = (void *)DATAPTR_OR_NULL(x);
+    if (!p) {
+        view->obj = NULL;
+        PyErr_SetString(PyExc_BufferError, "this R vector is a compact one (such as 1:10) "
+                        "with no memory of its own yet; make it an ordinary vector first "
+                        "(e.g. x[1] <- x[1])");
+        return -1;
+    }
+    return PyBuffer_FillInfo(view, (PyObject *)self, p, (Py_ssize_t)(XLENGTH(x) * size), 0,
+                             flags);
+}
+
+static PyBufferProcs RObj_as_buffer = {.bf_getbuffer = (getbufferproc)RObj_getbuffer};
+
 static PyTypeObject RObj_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "rtorch_py.r.RObject",
@@ -219,6 +253,7 @@ static PyTypeObject RObj_Type = {
     .tp_doc = "An R value held from Python; calling it calls the R function.",
     .tp_getset = RObj_getset,
     .tp_methods = RObj_methods,
+    .tp_as_buffer = &RObj_as_buffer,
 };
 
 /* ------------------------------------------------------------------------

@@ -184,16 +184,21 @@ def stride(self: Tensor, dim: Any = None) -> Any:
 
 
 def torch_tensor_from_buffer(buffer: Any, shape: Any, dtype: Any = "float") -> Tensor:
-    """A tensor of `dtype` and `shape` reading the bytes of an R vector (a copy:
-    the bridge hands Python its own copy of R's data)."""
-    arr = np.ascontiguousarray(buffer).reshape(-1).view(np.uint8)
+    """A tensor of `dtype` and `shape` over the bytes of `buffer`, sharing them (as
+    R torch does): writing to the tensor writes to the buffer. From R the buffer
+    is the R vector itself (an RObject exporting R's memory); from Python any
+    object with the buffer protocol, e.g. a NumPy array."""
+    arr = np.frombuffer(buffer, dtype=np.uint8) if not isinstance(buffer, np.ndarray) else \
+        buffer.reshape(-1).view(np.uint8)  # (a C-contiguous array: a view, else a copy)
     target = as_dtype(dtype).np
     size = _sizes([shape])
     need = int(np.prod(size)) * target.itemsize
     if arr.size != need:
         raise ValueError(f"torch_tensor_from_buffer(): the buffer has {arr.size} bytes, shape "
                          f"{list(size)} of {as_dtype(dtype)!r} needs {need}")
-    return wrap(arr.view(target).reshape(size).copy())
+    if arr.ctypes.data % target.itemsize:  # (R's vectors are aligned: never from R)
+        arr = arr.copy()
+    return wrap(arr.view(target).reshape(size))
 
 
 def buffer_from_torch_tensor(tensor: Tensor) -> np.ndarray:
@@ -563,6 +568,6 @@ FUNCTIONS: dict[str, Callable] = {
     "autograd_set_grad_mode": set_grad_mode, "autograd_gradcheck": autograd_gradcheck,
     "torch_get_default_dtype": _cr.get_default_dtype,
     # (names with a dot are the R side's helpers, not exported)
-    ".int64_bits": int64_bits, ".storage_method": storage_method,
+    ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer, ".storage_method": storage_method,
 }
 INVISIBLE_FUNCTIONS = {"torch_manual_seed", "autograd_backward", "torch_set_default_dtype"}
