@@ -14,10 +14,11 @@ class GradcheckError(RuntimeError):
     pass
 
 
-def _outputs(fn: Callable, inputs: Sequence[Any]) -> list:
+def _outputs(fn: Callable, inputs: Sequence[Any], keep: Sequence[int] | None = None) -> list:
     out = fn(*inputs)
     outs = [out] if isinstance(out, Tensor) else list(out)
-    return [o for o in outs if isinstance(o, Tensor) and o.data.dtype.kind == "f"]
+    outs = [o for o in outs if isinstance(o, Tensor) and o.data.dtype.kind == "f"]
+    return outs if keep is None else [outs[k] for k in keep]
 
 
 def autograd_gradcheck(fn: Callable, inputs: Any, eps: float = 1e-6, atol: float = 1e-5,
@@ -37,6 +38,9 @@ def autograd_gradcheck(fn: Callable, inputs: Any, eps: float = 1e-6, atol: float
                           "differences will be inaccurate", stacklevel=2)
 
     outs = _outputs(fn, inputs)
+    # (outputs with no derivative, e.g. batch statistics, are not checked, as in PyTorch)
+    keep = [k for k, o in enumerate(outs) if o.requires_grad]
+    outs = [outs[k] for k in keep]
     for k, out in enumerate(outs):
         flat = out.data.size
         # Analytical: one vector-Jacobian product per output element.
@@ -44,7 +48,7 @@ def autograd_gradcheck(fn: Callable, inputs: Any, eps: float = 1e-6, atol: float
         for j in range(flat):
             go = np.zeros(out.shape, dtype=out.data.dtype)
             go.reshape(-1)[j] = 1
-            grads = autograd_grad([_outputs(fn, inputs)[k]], [inputs[i] for i in wrt],
+            grads = autograd_grad([_outputs(fn, inputs, keep)[k]], [inputs[i] for i in wrt],
                                   grad_outputs=[Tensor(go)], allow_unused=True)
             for i, g in zip(wrt, grads):
                 if g is not None:
@@ -58,9 +62,9 @@ def autograd_gradcheck(fn: Callable, inputs: Any, eps: float = 1e-6, atol: float
                 orig = flat_x[e]
                 with no_grad():
                     flat_x[e] = orig + eps
-                    plus = _outputs(fn, inputs)[k].data.astype(np.float64).reshape(-1)
+                    plus = _outputs(fn, inputs, keep)[k].data.astype(np.float64).reshape(-1)
                     flat_x[e] = orig - eps
-                    minus = _outputs(fn, inputs)[k].data.astype(np.float64).reshape(-1)
+                    minus = _outputs(fn, inputs, keep)[k].data.astype(np.float64).reshape(-1)
                     flat_x[e] = orig
                 numeric[e] = (plus - minus) / (2 * eps)
             bad = ~np.isclose(analytic[i], numeric, rtol=rtol, atol=atol)

@@ -377,3 +377,94 @@ class _Shape(tuple):
 
 for _nd in (2, 3):
     _adaptive_avg_family(_nd)
+
+
+# --------------------------------------------------------------------------
+# Batch normalization as PyTorch's kernel (`_batch_norm_impl_index`, the
+# NativeBatchNormBackward0 node): statistics of the batch when training (or
+# when there are no running statistics), the running ones otherwise. The
+# derivative recomputes the batch statistics with tensor ops, so it is
+# differentiable itself.
+
+
+def _bn_layout(x: Tensor) -> tuple:
+    dims = (0,) + tuple(range(2, x.ndim))
+    return dims, (1, x.shape[1]) + (1,) * (x.ndim - 2)
+
+
+@formula
+def NativeBatchNormBackward0(n, g, x, w, running, eps):
+    dims, shape = _bn_layout(x)
+    if running is None:  # batch statistics: they depend on x too
+        xc = x - x.mean(dim=dims, keepdim=True)
+        invstd = ((xc * xc).mean(dim=dims, keepdim=True) + eps) ** -0.5
+        xhat = xc * invstd
+    else:
+        rm, rv = running
+        invstd = wrap((rv + eps) ** -0.5).reshape(*shape)
+        xhat = (x - wrap(rm).reshape(*shape)) * invstd
+    gx = gw = gb = None
+    if n.needs(0):
+        scale = invstd if w is None else invstd * w.reshape(*shape)
+        if running is None:
+            gx = (g - g.mean(dim=dims, keepdim=True) -
+                  xhat * (g * xhat).mean(dim=dims, keepdim=True)) * scale
+        else:
+            gx = g * scale
+    if n.needs(1):
+        gw = (g * xhat).sum(dim=dims)
+    if n.needs(2):
+        gb = g.sum(dim=dims)
+    return gx, gw, gb
+
+
+@op(method=False, samples=S.batch_norm_impl_index)
+def _batch_norm_impl_index(input: Tensor, weight: Tensor | None, bias: Tensor | None,
+                           running_mean: Tensor | None, running_var: Tensor | None,
+                           training: bool, momentum: float, eps: float,
+                           cudnn_enabled: bool) -> tuple:
+    """(output, saved mean, saved 1/std, reserve, 0): the batch's statistics
+    (empty in evaluation), an empty reserve and the CPU kernel's index 0.
+    Training updates the running statistics in place."""
+    from ..engine import bump_version
+    if input.ndim < 2:
+        raise RuntimeError(f"batch_norm: expected an input with at least 2 dims (batch, "
+                           f"channels, ...), got size {list(input.shape)}")
+    x = input.data
+    dims, shape = _bn_layout(input)
+    c, eps = input.shape[1], float(eps)
+    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
+                    ("running_var", running_var)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"batch_norm: {name} should contain {c} elements (one per "
+                               f"channel), not {t.numel()}")
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError("batch_norm: running_mean and running_var must be given in "
+                           "evaluation mode (training = FALSE)")
+    if training:
+        mean = x.mean(axis=dims)
+        var = x.var(axis=dims)
+        count = x.size // max(c, 1)
+        if running_mean is not None:
+            running_mean.data[...] = (1 - momentum) * running_mean.data + momentum * mean
+            bump_version(running_mean)
+        if running_var is not None:
+            unbiased = var * (count / (count - 1)) if count > 1 else np.full_like(var, np.inf)
+            running_var.data[...] = (1 - momentum) * running_var.data + momentum * unbiased
+            bump_version(running_var)
+        invstd = 1.0 / np.sqrt(var + eps)
+        save_mean, save_invstd, running = mean, invstd, None
+    else:
+        mean = running_mean.data.astype(x.dtype)
+        invstd = 1.0 / np.sqrt(running_var.data.astype(x.dtype) + eps)
+        save_mean = save_invstd = np.zeros(0, x.dtype)
+        running = (running_mean.data.copy(), running_var.data.copy())
+    out = (x - mean.reshape(shape)) * invstd.reshape(shape)
+    if weight is not None:
+        out = out * weight.data.reshape(shape)
+    if bias is not None:
+        out = out + bias.data.reshape(shape)
+    out = record(np.ascontiguousarray(out, dtype=x.dtype), NativeBatchNormBackward0,
+                 (input, weight, bias), (input, weight, running, eps))
+    return (out, wrap(np.asarray(save_mean, x.dtype)), wrap(np.asarray(save_invstd, x.dtype)),
+            wrap(np.zeros(0, np.uint8)), 0)

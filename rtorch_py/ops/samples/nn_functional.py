@@ -86,3 +86,15 @@ def adaptive_avg_pool3d() -> list:
 def adaptive_avg_pool3d_backward() -> list:
     return [sample(T((1, 2, 2, 3, 2)), T((1, 2, 4, 3, 4))),
             sample(T((2, 3, 2, 2)), T((2, 5, 4, 3)), note="uneven")]
+
+
+def batch_norm_impl_index() -> list:
+    """Training (running statistics updated, or none), evaluation, no affine."""
+    def stats(c):
+        return (T((c,), requires_grad=False), T((c,), low=0.5, high=2.0, requires_grad=False))
+    return [sample(T((4, 3)), T((3,)), T((3,)), *stats(3), True, 0.1, 1e-5, True),
+            sample(T((2, 3, 4, 2)), T((3,)), T((3,)), None, None, True, 0.5, 1e-3, True,
+                   note="4-D, no running statistics"),
+            sample(T((3, 2, 5)), T((2,)), T((2,)), *stats(2), False, 0.1, 1e-5, True,
+                   note="evaluation"),
+            sample(T((4, 2)), None, None, *stats(2), True, 1.0, 1.0, True, note="no affine")]
