@@ -11,6 +11,8 @@ from .tensor import (Tensor, as_dtype, bfloat16, bool_, complex64, complex128,
                      float16, float32, float64, get_default_dtype, int8, int16, int32, int64, result_type,
                      set_default_dtype, to_array, uint8, wrap)
 from .tensor import dtype as Dtype
+from . import tensor as _tensor
+from .tensor import Layout
 
 
 class Generator:
@@ -422,8 +424,8 @@ def torch_reduction_mean() -> float: return 1.0
 def torch_reduction_sum() -> float: return 2.0
 
 
-def torch_strided() -> _Constant: return _Constant("torch_strided")
-def torch_sparse_coo() -> _Constant: return _Constant("torch_sparse_coo")
+def torch_strided() -> Layout: return _tensor.strided
+def torch_sparse_coo() -> Layout: return _tensor.sparse_coo
 def torch_contiguous_format() -> _Constant: return _Constant("torch_contiguous_format")
 def torch_preserve_format() -> _Constant: return _Constant("torch_preserve_format")
 def torch_channels_last_format() -> _Constant: return _Constant("torch_channels_last_format")

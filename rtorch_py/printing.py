@@ -37,7 +37,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-__all__ = ["format_tensor", "format_grad_fn", "format_libtorch"]
+__all__ = ["format_tensor", "format_grad_fn", "format_libtorch", "format_sparse"]
 
 # libtorch's operator<< passes a fixed line width of 80 characters.
 LINE_SIZE = 80
@@ -83,6 +83,34 @@ def format_tensor(
     pieces, footer = _libtorch_parts(data, dtype_name, legacy_libtorch)
     out = "torch_tensor\n" + _truncate(pieces, footer, n)
     # R checks grad_fn first; requires_grad is only shown for leaves.
+    if grad_fn_name is not None:
+        out += f"[ grad_fn = <{grad_fn_name}> ]"
+    elif requires_grad:
+        out += "[ requires_grad = TRUE ]"
+    return out + "\n"
+
+
+def format_sparse(
+    indices: np.ndarray,
+    values: np.ndarray,
+    dtype_name: str,
+    size: tuple,
+    requires_grad: bool = False,
+    grad_fn_name: str | None = None,
+    n: int = DEFAULT_MAX_LINES,
+) -> str:
+    """Return what ``print(x)`` shows in R torch for a sparse COO tensor.
+
+    libtorch's sparse branch of ``print``: the type line, then its (0-based)
+    indices and values printed as tensors, then the sizes as ``[3, 3]``; R
+    torch cuts and tags it as any other tensor text (the last line, ``]``,
+    taking the footer's place).
+    """
+    type_name = "Sparse" + _DTYPES[dtype_name][1]
+    body = (f"[ {type_name}{{}}\nindices:\n{format_libtorch(indices, 'int64')}\n"
+            f"values:\n{format_libtorch(values, dtype_name)}\n"
+            f"size:\n[{', '.join(str(s) for s in size)}]\n")
+    out = "torch_tensor\n" + _truncate(iter([body]), "]", n)
     if grad_fn_name is not None:
         out += f"[ grad_fn = <{grad_fn_name}> ]"
     elif requires_grad:

@@ -179,6 +179,28 @@ def _dtype_of(arr: np.ndarray) -> dtype:
 
 
 # --------------------------------------------------------------------------
+# Layouts (R torch's torch_strided(), torch_sparse_coo()): every tensor here is
+# strided except the sparse ones of `rtorch_py.sparse`.
+
+
+class Layout:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch_{self.name}"
+
+    __str__ = __repr__
+
+
+strided = Layout("strided")
+sparse_coo = Layout("sparse_coo")
+sparse_csr = Layout("sparse_csr")
+
+
+# --------------------------------------------------------------------------
 # The tensor
 
 
@@ -190,6 +212,7 @@ class Tensor:
     _output_nr = 0        # which output of grad_fn this tensor is
     _accum = None         # a leaf's AccumulateGrad node
     _base: "Tensor | None" = None  # the tensor a view looks into
+    layout = strided      # (a class constant: sparse tensors are a subclass)
 
     __array_priority__ = 1000  # numpy scalars defer to our operators
 

@@ -139,6 +139,31 @@ as.double.torch_tensor <- function(x, ...) as.double(as_array(x))
 as.integer.torch_tensor <- function(x, ...) as.integer(as_array(x))
 as.logical.torch_tensor <- function(x, ...) as.logical(as_array(x))
 
+# head()/tail(): the first or last n slices along the first dim (sparse tensors too)
+head.torch_tensor <- function(x, n = 6L, ...) {
+  len <- x$size(1)
+  n <- if (n < 0) max(len + n, 0) else min(n, len)
+  torch_index_select(x, 1L, torch_tensor(seq_len(n), dtype = torch_long()))
+}
+
+tail.torch_tensor <- function(x, n = 6L, ...) {
+  len <- x$size(1)
+  n <- if (n < 0) max(len + n, 0) else min(n, len)
+  torch_index_select(x, 1L, torch_tensor(len - n + seq_len(n), dtype = torch_long()))
+}
+
+# layouts (x$layout, torch_strided(), torch_sparse_coo()) print as R torch's do (no newline)
+print.torch_layout <- function(x, ...) {
+  cat(.External(C_call, .py$dtype_repr, x))
+  invisible(x)
+}
+
+Ops.torch_layout <- function(e1, e2) {
+  if (!.Generic %in% c("==", "!=")) stop(sprintf("`%s` is not defined for layouts", .Generic))
+  same <- identical(.External(C_call, .py$dtype_repr, e1), .External(C_call, .py$dtype_repr, e2))
+  if (.Generic == "==") same else !same
+}
+
 # dtypes -------------------------------------------------------------------
 
 `$.torch_dtype` <- function(x, name) {

@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..tensor import Tensor
 # (importing a family declares its ops)
 from . import (conversion, creation, fft, indexing, linalg, nn_functional,  # noqa: F401
-               pointwise, reduction, shape, sorting, upsample)
+               pointwise, reduction, shape, sorting, sparse, upsample)
 from .conversion import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..engine import bump_version
-from ..tensor import Tensor, _dim, wrap
+from ..tensor import Tensor, _dim, strided, wrap
 from .samples import indexing as S
 from .operands import (_as_tensor, _bool_mask, _broadcast_error, _data, _fill_value,
                        _float_result, _shape, _t, _whole, positional_error)
@@ -338,6 +338,9 @@ def index_select(self: Tensor, dim: int, index: Any) -> Tensor:
     idx = idx.reshape(-1)
     size = self.shape[d] if self.ndim else 1
     _check_bounds(idx, size, d, "index_select")
+    if self.layout is not strided:  # (a class constant: one lookup on the dense path)
+        from ..sparse import index_select as sparse_index_select
+        return sparse_index_select(self, d, idx)
     out = np.take(self.data, idx, axis=d) if self.ndim else self.data.reshape(1)[idx].reshape(
         np.shape(_data(index)))
     return record(out, IndexSelectBackward0, (self,), (self.shape, d, idx))

@@ -19,7 +19,8 @@ import numpy as np
 from ..creation import Generator
 from ..engine import Node, RemovableHandle
 from ..function import AutogradContext, NamedList
-from ..tensor import Storage, Tensor, as_dtype, default_complex, dtype, get_default_dtype, wrap
+from ..tensor import (Layout, Storage, Tensor, as_dtype, default_complex, dtype,
+                      get_default_dtype, wrap)
 
 class RError(RuntimeError):
     """An R error raised inside an R callback, carried through Python.
@@ -75,6 +76,7 @@ R_CLASSES: list = [
     (Tensor, ("torch_tensor", "R7")),
     (UndefinedTensor, ("torch_tensor", "R7")),
     (dtype, ("torch_dtype", "R7")),
+    (Layout, ("torch_layout", "R7")),
     (Node, ("autograd_node", "R6")),
     (AutogradContext, ("torch_autograd_context", "R6")),
     (RemovableHandle, ("torch_hook", "R6")),

@@ -18,7 +18,7 @@ from ..engine import Node, RemovableHandle
 from ..function import NamedList
 from ..gradcheck import autograd_gradcheck as _gradcheck
 from ..printing import format_grad_fn
-from ..tensor import Storage, Tensor, as_dtype, dtype, wrap
+from ..tensor import Storage, Tensor, as_dtype, dtype, strided, wrap
 from .convert import (MISSING, UNDEFINED, Scope, _check_r_data, _dim, _int, _list, _r_data, _r_value,
                       _sizes, _undef)
 
@@ -256,6 +256,10 @@ def as_array(x: Any) -> Any:
         raise RuntimeError("Can't convert an undefined tensor to an R array")
     if not isinstance(x, Tensor):
         raise TypeError(f"as_array() expects a tensor, got {type(x).__name__}")
+    if x.layout is not strided:  # (R torch's message)
+        raise RuntimeError("Sparse tensors are not supported for as_array conversion.\n"
+                           "\u2139 Use `as_array(x$to_dense())` to convert to a dense tensor "
+                           "first.")
     arr = x.data
     if arr.dtype == np.int64:
         if arr.size and (arr.max() > 2**31 - 1 or arr.min() < -2**31 + 1):
@@ -270,6 +274,19 @@ def as_array(x: Any) -> Any:
     if arr.ndim == 1:
         return np.ascontiguousarray(arr)
     return np.asfortranarray(arr)
+
+
+def torch_sparse_coo_tensor(indices: Any, values: Any, size: Any = None, dtype: Any = None,
+                            device: Any = None, requires_grad: bool = False) -> Tensor:
+    """R torch's form: the indices 1-based (a sparse_dim x nnz matrix or tensor)."""
+    from .convert import _tensor_of
+    from ..sparse import torch_sparse_coo_tensor as make
+    idx = _tensor_of(indices)
+    arr = idx.data if isinstance(idx, Tensor) else np.asarray(indices)
+    if arr.size and arr.dtype.kind in "iuf" and arr.min() < 1:
+        raise IndexError(f"torch_sparse_coo_tensor(): indices start at 1, found {arr.min():g}")
+    return make(arr - 1, _tensor_of(values), None if size is None else _sizes([size]), dtype,
+                _device(device), bool(requires_grad))
 
 
 def is_undefined_tensor(x: Any) -> bool:
@@ -298,6 +315,7 @@ _GETTERS: dict[str, Callable[[Tensor], Any]] = {
     "real": lambda x: x.real,
     "imag": lambda x: x.imag,
     "retains_grad": lambda x: x.retains_grad,
+    "layout": lambda x: x.layout,
 }
 
 
@@ -335,6 +353,9 @@ def tensor_repr(x: Any, n: Any = 30) -> str:
     """What print(x, n) shows (without the final newline); n = -1 shows all."""
     if not isinstance(x, Tensor) or n == 30:
         return repr(x)
+    if x.layout is not strided:
+        from ..sparse import format_sparse
+        return format_sparse(x, _int(n, "n")).rstrip("\n")
     from ..printing import format_tensor
     name = x.grad_fn.name if x.grad_fn is not None else None
     return format_tensor(x.data, x.dtype.name, x.requires_grad and name is None, name,
@@ -567,6 +588,7 @@ FUNCTIONS: dict[str, Callable] = {
     "autograd_backward": autograd_backward, "autograd_grad": autograd_grad,
     "autograd_set_grad_mode": set_grad_mode, "autograd_gradcheck": autograd_gradcheck,
     "torch_get_default_dtype": _cr.get_default_dtype,
+    "torch_sparse_coo_tensor": torch_sparse_coo_tensor,
     # (names with a dot are the R side's helpers, not exported)
     ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer, ".storage_method": storage_method,
 }

@@ -1,0 +1,578 @@
+"""Sparse tensors: COO (`torch_sparse_coo_tensor()`, `x$to_sparse()`) and 2-d CSR
+(`x$to_sparse_csr()`), with PyTorch's semantics.
+
+A sparse tensor is a `Tensor` subclass that holds its parts instead of one
+array: for COO the indices (int64, sparse_dim x nnz, 0-based), the values (a
+tensor, nnz x dense dims) and the size; for CSR the compressed row offsets,
+the column of each value and the values. Dense tensors pay nothing for it:
+their `layout` is a class constant and no dense op looks at sparse tensors.
+
+What works on them: conversions (`to_dense`, `to_sparse`, `to_sparse_csr`,
+`coalesce`), their parts (`indices`, `values`, `crow_indices`, `col_indices`),
+`index_select` (so R's `head()`/`tail()`), printing as R torch prints them,
+and autograd through construction, `to_dense()`, `values()`, `coalesce()`,
+`to_sparse()` and `index_select()`. The gradient that flows into a sparse
+tensor is dense (an array of its shape), so the engine needs no sparse
+arithmetic; a sparse leaf's `.grad` is therefore a dense tensor (PyTorch's
+is sparse, with the same values). Any other op refuses a sparse operand with
+a NotImplementedError that names the op and says to call `to_dense()` first.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from . import engine
+from .engine import NEW_VERSION, Node, edge
+from .ops.recording import formula, needs_grad
+from .tensor import (Layout, Tensor, as_dtype, dtype, int64, sparse_coo, sparse_csr, strided,
+                     to_array, wrap)
+
+_new = object.__new__
+
+
+# --------------------------------------------------------------------------
+# The representation
+
+
+class SparseTensor(Tensor):
+    """A COO or CSR tensor. Its parts are in `_indices` (COO) or `_crow`/`_col`
+    (CSR), `_values`, `_size`; `data` (a dense tensor's array) does not exist."""
+
+    layout: Layout = sparse_coo
+
+    @property
+    def data(self) -> np.ndarray:  # type: ignore[override]
+        raise NotImplementedError(_unsupported_message(self, _calling_op()))
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        raise NotImplementedError(_unsupported_message(self, "assigning data"))
+
+    # -- what a dense tensor reads from its array --------------------------
+    @property
+    def shape(self) -> tuple:
+        return self._size
+
+    def size(self, dim: int | None = None) -> Any:
+        if dim is None:
+            return self._size
+        from .tensor import _dim
+        return self._size[_dim(dim, len(self._size))]
+
+    @property
+    def dtype(self) -> dtype:
+        return self._values.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._size)
+
+    def dim(self) -> int:
+        return len(self._size)
+
+    def numel(self) -> int:
+        return int(np.prod(self._size, dtype=np.int64))
+
+    def is_floating_point(self) -> bool:
+        return self._values.is_floating_point()
+
+    def is_complex(self) -> bool:
+        return self._values.is_complex()
+
+    def element_size(self) -> int:
+        return self._values.element_size()
+
+    def __len__(self) -> int:
+        if not self._size:
+            raise TypeError("len() of a 0-d tensor")
+        return self._size[0]
+
+    def _type_string(self) -> str:
+        return "torch.sparse." + super()._type_string().split(".", 1)[1]
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        value = bool(value)
+        if self.grad_fn is not None and not value:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        if value and not (self.is_floating_point() or self.is_complex()):
+            raise RuntimeError(
+                "only Tensors of floating point dtype can require gradients "
+                f"(got {self.dtype!r}); convert first with to(dtype = torch_float())")
+        self._rg = value
+
+    @property
+    def grad(self) -> "Tensor | None":
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: "Tensor | None") -> None:
+        # (dense: the gradient that reaches a sparse tensor; see the module docstring)
+        if value is not None and tuple(value.shape) != self._size:
+            raise RuntimeError(
+                f"assigned grad has data of a different size: the tensor has shape "
+                f"[{', '.join(map(str, self._size))}] but the gradient has shape "
+                f"[{', '.join(map(str, value.shape))}]")
+        self._grad = value
+
+    def _alias(self) -> "SparseTensor":
+        out = _copy_parts(self)
+        out._version = engine.version_box(self)
+        return out
+
+    def item(self) -> Any:
+        raise NotImplementedError(_unsupported_message(self, "item"))
+
+    def numpy(self) -> np.ndarray:
+        raise NotImplementedError(_unsupported_message(self, "numpy"))
+
+    as_array = numpy
+
+    def tolist(self) -> Any:
+        raise NotImplementedError(_unsupported_message(self, "tolist"))
+
+    def __repr__(self) -> str:
+        return format_sparse(self).rstrip("\n")
+
+    __str__ = __repr__
+
+
+def _copy_parts(x: SparseTensor) -> SparseTensor:
+    """A new sparse tensor with x's parts (shared) and no history."""
+    out = _new(SparseTensor)
+    out.__dict__.update({k: v for k, v in x.__dict__.items()
+                         if k in ("layout", "_size", "_indices", "_crow", "_col", "_values",
+                                  "_coalesced")})
+    out._rg, out.grad_fn, out._version = False, None, NEW_VERSION
+    return out
+
+
+def _make(layout: Layout, size: tuple, values: np.ndarray, coalesced: bool = False,
+          indices: np.ndarray | None = None, crow: np.ndarray | None = None,
+          col: np.ndarray | None = None) -> SparseTensor:
+    out = _new(SparseTensor)
+    out._rg, out.grad_fn, out._version = False, None, NEW_VERSION
+    if layout is not sparse_coo:
+        out.layout = layout
+        out._crow, out._col = crow, col
+    else:
+        out._indices = indices
+    out._values = wrap(values)
+    out._size = tuple(int(s) for s in size)
+    out._coalesced = coalesced
+    return out
+
+
+def _sparse_dim(x: SparseTensor) -> int:
+    return x._indices.shape[0] if x.layout is sparse_coo else 2
+
+
+def _record(out: Tensor, backward_fn: Any, inputs: tuple, saved: tuple = ()) -> Tensor:
+    """Give `out` a node when an input requires grad (inputs may be sparse: their
+    metadata is read from their size and values, not from an array)."""
+    if not needs_grad(*inputs):
+        return out
+    edges = tuple(edge(t) if t is not None and t._rg else (None, 0) for t in inputs)
+    meta = tuple((tuple(t.shape), t.dtype.np) if t is not None and t._rg else None
+                 for t in inputs)
+    out.grad_fn = Node(None, backward_fn, edges, meta, saved)
+    out._rg = True
+    return out
+
+
+# --------------------------------------------------------------------------
+# What a dense op says when it meets a sparse tensor
+
+
+def _unsupported_message(x: SparseTensor, what: str | None) -> str:
+    op = f"{what}()" if what and not what.startswith("assigning") else (what or "this op")
+    return (f"{op} is not supported for sparse tensors (layout {x.layout!r}); "
+            "convert the tensor with to_dense() first")
+
+
+def _calling_op() -> str | None:
+    """The registered op whose code asked a sparse tensor for its array."""
+    from .ops.registry import REGISTRY
+    codes = {getattr(s.fn, "__code__", None): s.name for s in REGISTRY.values()}
+    f = sys._getframe(2)
+    while f is not None:
+        name = codes.get(f.f_code)
+        if name is not None:
+            return name
+        f = f.f_back
+    return None
+
+
+# --------------------------------------------------------------------------
+# Construction
+
+
+def _as_int_array(v: Any, what: str) -> np.ndarray:
+    arr = v.data if isinstance(v, Tensor) else np.asarray(to_array(v))
+    if arr.dtype.kind not in "iu":
+        if arr.dtype.kind == "f" and (arr == np.round(arr)).all():
+            return arr.astype(np.int64)  # (whole numbers: R passes doubles)
+        raise RuntimeError(f"{what} must be an integer tensor (torch_long()), got {arr.dtype}")
+    return arr.astype(np.int64, copy=False)
+
+
+def _check_coo(indices: np.ndarray, vshape: tuple, size: tuple | None) -> tuple:
+    """PyTorch's checks of COO parts (with its invariant checks on); the size,
+    inferred from the indices and values when not given."""
+    if indices.ndim != 2:
+        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: "
+                           f"[{', '.join(map(str, indices.shape))}]")
+    sd, nnz = indices.shape
+    if not vshape:
+        raise RuntimeError("values must have at least one dim (nnz, followed by the dense "
+                           "dims); got a 0-d tensor")
+    if vshape[0] != nnz:
+        raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: "
+                           f"{nnz}, nnz from values: {vshape[0]}")
+    if nnz and indices.min() < 0:
+        bad = np.argwhere(indices < 0)[0]
+        raise RuntimeError(f"found negative index {indices[tuple(bad)]} for dim {bad[0]}")
+    dense = tuple(vshape[1:])
+    if size is None:
+        sparse = tuple(int(m) + 1 for m in indices.max(axis=1)) if nnz else (0,) * sd
+        return sparse + dense
+    if len(size) != sd + len(dense):
+        raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: "
+                           f"len(size) = {len(size)}, sparse_dim = {sd}, dense_dim = "
+                           f"{len(dense)}")
+    if tuple(size[sd:]) != dense:
+        raise RuntimeError(f"values has incorrect size, expected [{', '.join(map(str, (nnz,) + tuple(size[sd:])))}], "
+                           f"got [{', '.join(map(str, vshape))}]")
+    if nnz:
+        top = indices.max(axis=1)
+        for d in range(sd):
+            if top[d] >= size[d]:
+                raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is "
+                                   f"{size[d]} but found index {top[d]}")
+    return tuple(size)
+
+
+@formula
+def SparseCooTensorWithDimsAndTensorsBackward0(n, g, flat, sparse_shape):
+    # the value at each entry gets the gradient at its position (duplicates each get it)
+    rows = g.reshape((int(np.prod(sparse_shape, dtype=np.int64)),) + tuple(g.shape[len(sparse_shape):]))
+    return (rows.index_select(0, wrap(flat)),)
+
+
+def torch_sparse_coo_tensor(indices: Any, values: Any, size: Any = None, dtype: Any = None,
+                            device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A COO tensor with `values` at `indices` (0-based, sparse_dim x nnz), as
+    PyTorch's sparse_coo_tensor: uncoalesced, the size inferred when not given;
+    values that require grad receive the gradient (SparseCooTensorWithDimsAndTensorsBackward0)."""
+    if device is not None and str(device) != "cpu":
+        raise RuntimeError(f"only the 'cpu' device exists here, got '{device}'")
+    idx = _as_int_array(indices, "indices")
+    vals = values if isinstance(values, Tensor) else wrap(to_array(values))
+    if isinstance(vals, SparseTensor):
+        raise RuntimeError("values must be a dense tensor")
+    if dtype is not None and vals.dtype is not as_dtype(dtype):
+        vals = vals.to(dtype=as_dtype(dtype))
+    shape = _check_coo(idx, tuple(vals.shape), None if size is None else
+                       tuple(int(s) for s in np.asarray(size).reshape(-1)))
+    out = _make(sparse_coo, shape, vals.data, indices=idx.copy())
+    sd = idx.shape[0]
+    flat = np.ravel_multi_index(tuple(idx), shape[:sd]) if idx.shape[1] and sd else \
+        np.zeros(idx.shape[1], dtype=np.int64)
+    if requires_grad:  # a new leaf of its own (PyTorch copies the values)
+        out._values = wrap(vals.data.copy())
+        out.requires_grad = True
+        return out
+    out._values = vals.detach()
+    return _record(out, SparseCooTensorWithDimsAndTensorsBackward0, (vals,),
+                   (flat, shape[:sd]))
+
+
+# --------------------------------------------------------------------------
+# To and from dense
+
+
+def _coo_dense(x: SparseTensor) -> np.ndarray:
+    """The dense array of a COO tensor (duplicate entries summed)."""
+    vals = x._values.data
+    out = np.zeros(x._size, dtype=vals.dtype)
+    if vals.shape[0]:
+        np.add.at(out, tuple(x._indices), vals)
+    return out
+
+
+def _csr_to_coo_indices(crow: np.ndarray, col: np.ndarray) -> np.ndarray:
+    rows = np.repeat(np.arange(crow.size - 1, dtype=np.int64), np.diff(crow))
+    return np.stack([rows, col])
+
+
+def _dense_array(x: SparseTensor) -> np.ndarray:
+    if x.layout is sparse_coo:
+        return _coo_dense(x)
+    out = np.zeros(x._size, dtype=x._values.data.dtype)
+    rows, cols = _csr_to_coo_indices(x._crow, x._col)
+    out[rows, cols] = x._values.data
+    return out
+
+
+def _mask(x: SparseTensor) -> np.ndarray:
+    """Where x stores values, as a dense boolean array (whole dense slices)."""
+    m = np.zeros(x._size[:_sparse_dim(x)], dtype=bool)
+    idx = x._indices if x.layout is sparse_coo else _csr_to_coo_indices(x._crow, x._col)
+    m[tuple(idx)] = True
+    return m.reshape(m.shape + (1,) * (len(x._size) - m.ndim))
+
+
+@formula(arrays=True)
+def ToDenseBackward0(n, g, mask):
+    # PyTorch's gradient for a sparse input is masked to its stored entries
+    return (g * mask,)
+
+
+def to_dense(self: Tensor, dtype: Any = None, masked_grad: Any = None) -> Tensor:
+    if self.layout is strided:
+        return self if dtype is None else self.to(dtype=dtype)
+    out = _record(wrap(_dense_array(self)), ToDenseBackward0, (self,), (_mask(self),))
+    return out if dtype is None else out.to(dtype=dtype)
+
+
+@formula(arrays=True)
+def ToSparseBackward0(n, g):
+    return (g,)
+
+
+ToSparseBackward1 = formula(ToSparseBackward0.formula, arrays=True, name="ToSparseBackward1")
+ToSparseCsrBackward0 = formula(ToSparseBackward0.formula, arrays=True,
+                               name="ToSparseCsrBackward0")
+
+
+def _dense_to_coo(arr: np.ndarray, sparse_dim: int) -> tuple:
+    """(indices, values) of the slices of arr (split after sparse_dim dims) that
+    are not all zero, in row-major order."""
+    lead = arr.shape[:sparse_dim]
+    flat = arr.reshape((int(np.prod(lead, dtype=np.int64)),) + arr.shape[sparse_dim:])
+    keep = flat.reshape(flat.shape[0], -1).any(axis=1) if flat.ndim > 1 else flat != 0
+    where = np.flatnonzero(keep)
+    indices = np.array(np.unravel_index(where, lead), dtype=np.int64).reshape(sparse_dim, -1)
+    return indices, flat[where]
+
+
+def to_sparse(self: Tensor, sparse_dim: Any = None, layout: Any = None, blocksize: Any = None,
+              dense_dim: Any = None) -> Tensor:
+    """COO from a dense tensor (its non-zero entries: slices when `sparse_dim` or
+    `dense_dim` leaves trailing dims dense) or from CSR."""
+    if layout is not None and layout is not sparse_coo:
+        if layout is sparse_csr:
+            return to_sparse_csr(self, dense_dim)
+        raise NotImplementedError(f"to_sparse(): layout {layout!r} is not supported; "
+                                  "use torch_sparse_coo() or x$to_sparse_csr()")
+    if blocksize is not None:
+        raise NotImplementedError("to_sparse(): blocksize (BSR/BSC layouts) is not supported")
+    ndim = self.ndim
+    if sparse_dim is not None and dense_dim is not None:
+        raise RuntimeError("to_sparse(): give sparse_dim or dense_dim, not both")
+    sd = ndim if sparse_dim is None else int(sparse_dim)
+    if dense_dim is not None:
+        sd = ndim - int(dense_dim)
+    if not 0 <= sd <= ndim:
+        raise RuntimeError(f"to_sparse(): sparse_dim must be in [0, {ndim}] for a tensor of "
+                           f"{ndim} dims, got {sd}")
+    node = ToSparseBackward0 if sparse_dim is not None else ToSparseBackward1
+    if self.layout is sparse_coo:
+        if sd != _sparse_dim(self):
+            raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim "
+                               "argument !=self.sparse_dim() is not supported")
+        return self
+    if self.layout is sparse_csr:
+        out = _make(sparse_coo, self._size, self._values.data,
+                    indices=_csr_to_coo_indices(self._crow, self._col), coalesced=True)
+        return _record(out, node, (self,))
+    indices, values = _dense_to_coo(self.data, sd)
+    return _record(_make(sparse_coo, self.shape, values, indices=indices, coalesced=True),
+                   node, (self,))
+
+
+def to_sparse_csr(self: Tensor, dense_dim: Any = None) -> Tensor:
+    """Compressed sparse rows of a 2-d tensor (dense or COO)."""
+    if dense_dim:
+        raise NotImplementedError("to_sparse_csr(): dense dims are not supported (CSR here "
+                                  "is 2-d with scalar values)")
+    if self.layout is sparse_csr:
+        return self
+    if self.ndim != 2:
+        raise NotImplementedError(f"to_sparse_csr(): only 2-d tensors are supported here, "
+                                  f"got {self.ndim} dims")
+    if self.layout is sparse_coo:
+        c = coalesce(self)
+        indices, values = c._indices, c._values.data
+    else:
+        indices, values = _dense_to_coo(self.data, 2)
+    crow = np.zeros(self.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(indices[0], minlength=self.shape[0]), out=crow[1:])
+    out = _make(sparse_csr, self.shape, values, crow=crow, col=indices[1].copy())
+    return _record(out, ToSparseCsrBackward0, (self,))
+
+
+# --------------------------------------------------------------------------
+# Coalescing and the parts
+
+
+@formula(arrays=True)
+def CoalesceBackward0(n, g):
+    return (g,)
+
+
+def coalesce(self: Tensor) -> Tensor:
+    """Entries sorted by index, duplicates summed (the tensor itself when it is)."""
+    _need_coo(self, "coalesce")
+    if self._coalesced:
+        return self
+    idx, vals = self._indices, self._values.data
+    sd = idx.shape[0]
+    if idx.shape[1] and sd:
+        flat = np.ravel_multi_index(tuple(idx), self._size[:sd])
+        keys, inverse = np.unique(flat, return_inverse=True)
+        summed = np.zeros((keys.size,) + vals.shape[1:], dtype=vals.dtype)
+        np.add.at(summed, inverse.reshape(-1), vals)
+        new_idx = np.array(np.unravel_index(keys, self._size[:sd]), dtype=np.int64)
+        new_idx = new_idx.reshape(sd, -1)
+    elif sd == 0 and idx.shape[1]:  # every entry is the one position
+        summed, new_idx = vals.sum(axis=0, keepdims=True), idx[:, :1]
+    else:
+        summed, new_idx = vals, idx
+    out = _make(sparse_coo, self._size, summed, indices=new_idx, coalesced=True)
+    return _record(out, CoalesceBackward0, (self,))
+
+
+def is_coalesced(self: Tensor) -> bool:
+    _need_coo(self, "is_coalesced")
+    return bool(self._coalesced)
+
+
+def _need_coo(x: Tensor, what: str) -> None:
+    if x.layout is not sparse_coo:
+        name = "SparseCsr" if x.layout is sparse_csr else "Strided"
+        raise RuntimeError(f"{what} expected sparse coordinate tensor layout but got {name}")
+
+
+def indices(self: Tensor) -> Tensor:
+    _need_coo(self, "indices")
+    if not self._coalesced:
+        raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call "
+                           ".coalesce() first")
+    return wrap(self._indices)
+
+
+@formula
+def ValuesBackward0(n, g, flat, shape, sparse_dim):
+    from .ops.indexing import _index_add_into
+    rows = (int(np.prod(shape[:sparse_dim], dtype=np.int64)),) + tuple(shape[sparse_dim:])
+    return (_index_add_into(g, rows, 0, flat).reshape(shape),)
+
+
+def values(self: Tensor) -> Tensor:
+    if self.layout is sparse_coo:
+        if not self._coalesced:
+            raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
+                               ".coalesce() first")
+        idx, sd = self._indices, self._indices.shape[0]
+    elif self.layout is sparse_csr:
+        idx, sd = _csr_to_coo_indices(self._crow, self._col), 2
+    else:
+        raise RuntimeError("values expected sparse tensor layout but got Strided")
+    flat = np.ravel_multi_index(tuple(idx), self._size[:sd]) if idx.shape[1] and sd else \
+        np.zeros(idx.shape[1], dtype=np.int64)
+    out = wrap(self._values.data)
+    out._version = engine.version_box(self._values)
+    return _record(out, ValuesBackward0, (self,), (flat, self._size, sd))
+
+
+def _need_csr(x: Tensor, what: str) -> None:
+    if x.layout is not sparse_csr:
+        name = "Sparse" if x.layout is sparse_coo else "Strided"
+        raise RuntimeError(f"{what} expected sparse row compressed tensor layout but got "
+                           f"{name}")
+
+
+def crow_indices(self: Tensor) -> Tensor:
+    _need_csr(self, "crow_indices")
+    return wrap(self._crow)
+
+
+def col_indices(self: Tensor) -> Tensor:
+    _need_csr(self, "col_indices")
+    return wrap(self._col)
+
+
+def sparse_dim(self: Tensor) -> int:
+    return 0 if self.layout is strided else _sparse_dim(self)
+
+
+def dense_dim(self: Tensor) -> int:
+    return 0 if self.layout is strided else self.ndim - _sparse_dim(self)
+
+
+def nnz(self: Tensor) -> int:
+    if self.layout is strided:
+        raise RuntimeError("_nnz expected sparse tensor layout but got Strided")
+    return int(self._values.shape[0])
+
+
+def is_sparse(self: Tensor) -> bool:
+    return self.layout is sparse_coo
+
+
+def is_sparse_csr(self: Tensor) -> bool:
+    return self.layout is sparse_csr
+
+
+# --------------------------------------------------------------------------
+# Ops PyTorch runs on sparse tensors
+
+
+def index_select(self: SparseTensor, dim: int, idx: np.ndarray) -> Tensor:
+    """index_select on a COO tensor: a COO result (dim and idx already checked,
+    0-based); its gradient is the dense one's (IndexSelectBackward0)."""
+    from .ops.indexing import IndexSelectBackward0
+    if self.layout is not sparse_coo:
+        raise NotImplementedError(_unsupported_message(self, "index_select"))
+    ind, vals = self._indices, self._values.data
+    sd = ind.shape[0]
+    size = list(self._size)
+    size[dim] = idx.size
+    if dim >= sd:  # a dense dim: select within every value
+        out = _make(sparse_coo, size, np.take(vals, idx, axis=dim - sd + 1), indices=ind.copy(),
+                    coalesced=self._coalesced)
+    else:
+        # each entry appears once per position of idx that names its index along dim
+        hits = ind[dim][None, :] == idx[:, None]
+        pos, entry = np.nonzero(hits)
+        new = ind[:, entry].copy()
+        new[dim] = pos
+        coalesced = self._coalesced and bool(np.all(np.diff(idx) > 0))
+        out = _make(sparse_coo, size, vals[entry], indices=new, coalesced=coalesced)
+    return _record(out, IndexSelectBackward0, (self,), (self._size, dim, idx))
+
+
+# --------------------------------------------------------------------------
+# Printing
+
+
+def format_sparse(x: SparseTensor, n: int = 30) -> str:
+    """What R torch prints: libtorch's sparse form for COO; CSR as its dense
+    values (R torch densifies it before printing)."""
+    from .printing import format_sparse as fmt, format_tensor
+    name = x.grad_fn.name if x.grad_fn is not None else None
+    rg = x._rg and name is None
+    if x.layout is sparse_csr:
+        return format_tensor(_dense_array(x), x.dtype.name, rg, name, n=n)
+    return fmt(x._indices, x._values.data, x.dtype.name, x._size, rg, name, n=n)
