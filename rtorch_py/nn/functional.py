@@ -567,18 +567,7 @@ def nnf_contrib_sparsemax(input: Tensor, dim: int = -1) -> Tensor:
 
 def nnf_multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
                           weight: Tensor | None = None, reduction: str = "mean") -> Tensor:
-    x = input if input.ndim == 2 else input.unsqueeze(0)
-    tgt = target.data.reshape(-1).astype(np.int64)
-    picked = x.gather(1, wrap(tgt.reshape(-1, 1)))
-    m = (x - picked + margin).clamp(min=0.0)
-    if p == 2:
-        m = m * m
-    if weight is not None:
-        m = m * wrap(weight.data[tgt].reshape(-1, 1))
-    notself = np.ones(x.shape, dtype=x.data.dtype)
-    notself[np.arange(x.shape[0]), tgt] = 0
-    loss = (m * wrap(notself)).sum(dim=1) / float(x.shape[1])
-    return _reduce(loss, reduction)
+    return _nn_ops.multi_margin_loss(input, target, p, margin, weight, reduction)
 
 
 # --------------------------------------------------------------------------
@@ -745,16 +734,7 @@ def nnf_embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = No
 
 
 def nnf_one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
-    idx = tensor.data
-    if idx.dtype.kind not in "iu":
-        raise TypeError(f"one_hot is only applicable to index tensors (integers), got "
-                        f"{tensor.dtype}")
-    if idx.size and idx.min() < 0:
-        raise ValueError("one_hot: class values must be non-negative")
-    n = int(idx.max()) + 1 if num_classes < 0 else int(num_classes)
-    if idx.size and idx.max() >= n:
-        raise ValueError(f"one_hot: class values must be smaller than num_classes ({n})")
-    return wrap((idx[..., None] == np.arange(n)).astype(np.int64))
+    return _nn_ops.one_hot(tensor, num_classes)
 
 
 def nnf_pad(input: Tensor, pad: Sequence[int], mode: str = "constant",

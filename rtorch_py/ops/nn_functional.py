@@ -468,3 +468,121 @@ def _batch_norm_impl_index(input: Tensor, weight: Tensor | None, bias: Tensor | 
                  (input, weight, bias), (input, weight, running, eps))
     return (out, wrap(np.asarray(save_mean, x.dtype)), wrap(np.asarray(save_invstd, x.dtype)),
             wrap(np.zeros(0, np.uint8)), 0)
+
+
+# --------------------------------------------------------------------------
+# One-hot encoding and the multi-class margin loss (torch_one_hot,
+# torch_multi_margin_loss; nnf_one_hot and nnf_multi_margin_loss call these).
+# Class indices are positions: 0-based here, 1-based from R.
+
+
+@op(method=False, indices=("self",), differentiable=False, samples=S.one_hot,
+    torch_name="nn.functional.one_hot")
+def one_hot(self: Tensor, num_classes: int = -1) -> Tensor:
+    idx = self.data
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"one_hot is only applicable to index tensors (integers), got "
+                        f"{self.dtype}")
+    num_classes = _whole(num_classes, "num_classes")
+    if idx.size == 0 and num_classes < 0:
+        raise RuntimeError("one_hot: can not infer the number of classes from an empty "
+                           "tensor; give num_classes")
+    if idx.size and idx.min() < 0:
+        raise ValueError("one_hot: class values must be non-negative")
+    n = int(idx.max()) + 1 if num_classes < 0 else num_classes
+    if idx.size and idx.max() >= n:
+        raise ValueError(f"one_hot: class values must be smaller than num_classes ({n})")
+    return wrap((idx[..., None] == np.arange(n)).astype(np.int64))
+
+
+_REDUCTION_CODES = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _reduction(reduction: Any) -> str:
+    """A reduction by name or by libtorch's code (R's torch_reduction_mean() is 1)."""
+    if isinstance(reduction, str):
+        if reduction in ("none", "mean", "sum"):
+            return reduction
+    elif _whole(reduction, "reduction") in _REDUCTION_CODES:
+        return _REDUCTION_CODES[int(reduction)]
+    raise ValueError(f"reduction must be 'none', 'mean' or 'sum' (codes 0, 1, 2), got "
+                     f"{reduction!r}")
+
+
+def _margin_terms(x2: Any, tgt: np.ndarray, margin: float) -> tuple:
+    """margin - x[target] + x for each class, and where it counts: positive and
+    not the target class itself."""
+    rows = np.arange(x2.shape[0])
+    z = x2 - x2[rows, tgt].reshape(-1, 1) + margin if isinstance(x2, np.ndarray) else \
+        x2 - x2.gather(1, wrap(tgt.reshape(-1, 1))) + margin
+    zd = z if isinstance(z, np.ndarray) else z.data
+    active = zd > 0
+    active[rows, tgt] = False
+    return z, active
+
+
+@formula
+def MultiMarginLossBackward0(n, g, x, tgt, p, margin, wrow, reduction):
+    c = x.shape[-1] if x.ndim else 1
+    x2 = x.reshape(-1, c)
+    nframe = x2.shape[0]
+    z, active = _margin_terms(x2, tgt, margin)
+    mask = wrap(active.astype(x.data.dtype))
+    d = mask if p == 1 else z * mask * 2
+    scale = wrow / c if reduction != "mean" else wrow / (c * nframe)
+    gl = g.reshape(-1, 1) if reduction == "none" else g.reshape(1, 1)
+    gz = d * wrap(scale.reshape(-1, 1).astype(x.data.dtype)) * gl
+    hot = wrap((tgt.reshape(-1, 1) == np.arange(c)).astype(x.data.dtype))
+    gx = gz - hot * gz.sum(dim=1, keepdim=True)
+    return (gx.reshape(*x.shape),)
+
+
+@op(method=False, indices=("target",), samples=S.multi_margin_loss,
+    torch_name="_C._nn.multi_margin_loss", second_order=False)
+def multi_margin_loss(self: Tensor, target: Tensor, p: int = 1, margin: float = 1,
+                      weight: Tensor | None = None, reduction: Any = "mean") -> Tensor:
+    """The multi-class hinge loss: for each sample, the mean over the classes
+    other than its target of max(0, margin - x[target] + x[class])^p (times
+    the target's weight)."""
+    reduction = _reduction(reduction)
+    if isinstance(weight, (list, tuple)) and not weight:  # R torch's `weight = list()`
+        weight = None
+    p = _whole(p, "p")
+    if p not in (1, 2):
+        raise ValueError(f"multi_margin_loss: only p = 1 and p = 2 are supported, got {p}")
+    x = self.data
+    if x.dtype.kind != "f":
+        raise RuntimeError(f"multi_margin_loss: expected a floating input, got {self.dtype}")
+    if not (x.ndim == 0 or (x.ndim in (1, 2) and x.shape[-1] != 0)):
+        raise ValueError(f"multi_margin_loss: expected a non-empty vector or matrix (samples "
+                         f"by classes), got size {list(x.shape)}")
+    nframe = x.shape[0] if x.ndim == 2 else 1
+    c = x.shape[-1] if x.ndim else 1
+    t = target.data
+    if t.dtype.kind not in "iu":
+        raise TypeError(f"multi_margin_loss: the target must hold class indices (integers, "
+                        f"torch_long()), got {target.dtype}")
+    if t.ndim > 1 or t.size != nframe:
+        raise ValueError(f"multi_margin_loss: inconsistent target size, expected {nframe} "
+                         f"class indices (one per sample) but got size {list(t.shape)}")
+    tgt = t.reshape(-1).astype(np.int64)
+    if tgt.size and (tgt.min() < 0 or tgt.max() >= c):
+        raise ValueError(f"multi_margin_loss: target out of range: class indices must be "
+                         f"within the {c} classes")
+    if weight is not None:
+        if weight.ndim > 1 or weight.numel() != c:
+            raise ValueError(f"multi_margin_loss: inconsistent weight size, expected {c} "
+                             f"(one per class) but got {list(weight.shape)}")
+        wrow = weight.data.reshape(-1)[tgt].astype(x.dtype)
+    else:
+        wrow = np.ones(nframe, x.dtype)
+    margin = float(margin)
+    z, active = _margin_terms(x.reshape(nframe, c), tgt, margin)
+    terms = np.where(active, z if p == 1 else z * z, 0)
+    per = terms.sum(axis=1) * wrow / c
+    if reduction == "none":
+        out = per if t.ndim > 0 else per.reshape(())
+    else:
+        out = per.sum() / (nframe if reduction == "mean" else 1)
+    return record(np.asarray(out, dtype=x.dtype), MultiMarginLossBackward0, (self,),
+                  (self, tgt, p, margin, wrow, reduction))

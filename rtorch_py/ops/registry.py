@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from ..named import named_op
+
 
 @dataclass(frozen=True, eq=False)
 class OpSpec:
@@ -40,6 +42,7 @@ class OpSpec:
     samples: Callable | None = None  # () -> [Sample]: inputs for the generated tests
     torch_name: str | None = None    # PyTorch's spelling, when it differs (tests)
     differentiable: bool = True      # the generated tests check gradients
+    second_order: bool = True        # ... and second derivatives (False: PyTorch has none)
     r_result_names: tuple[str, ...] = ()  # R gets the results as a list with these names
     r_conventions: tuple[str, ...] = ()  # R-only conventions for arguments or results,
                                          # by name (rtorch_py/r/tables.py: "sizes", ...)
@@ -66,7 +69,10 @@ def op(name: str | None = None, *, r_operators: Any = (), **fields: Any) -> Call
         {o: {} for o in r_operators}
 
     def register(fn: Callable) -> Callable:
-        spec = OpSpec(name or fn.__name__, fn, r_operators=ops, **fields)
+        # the public op also takes dims by name and gives its result names (named.py)
+        key = name or fn.__name__
+        public = named_op(key, fn, fields.get("dims", ()), fields.get("dim_lists", ()))
+        spec = OpSpec(key, public, r_operators=ops, **fields)
         if spec.key in REGISTRY:
             raise RuntimeError(f"op {spec.key!r} is declared twice")
         REGISTRY[spec.key] = spec

@@ -98,3 +98,21 @@ def batch_norm_impl_index() -> list:
             sample(T((3, 2, 5)), T((2,)), T((2,)), *stats(2), False, 0.1, 1e-5, True,
                    note="evaluation"),
             sample(T((4, 2)), None, None, *stats(2), True, 1.0, 1.0, True, note="no affine")]
+
+
+def one_hot() -> list:
+    return [sample(T((4,), dtype="int64", low=0, high=3)),
+            sample(T((2, 3), dtype="int64", low=0, high=4), 5),
+            sample(T((0,), dtype="int64"), 2, note="empty")]
+
+
+def multi_margin_loss() -> list:
+    """Each reduction (libtorch's codes), p = 2, a margin, class weights, one
+    sample as a vector."""
+    def tgt(shape, c):
+        return T(shape, dtype="int64", low=0, high=c)
+    return [sample(T((3, 4)), tgt((3,), 4), reduction=1),
+            sample(T((3, 4)), tgt((3,), 4), 2, 0.5, T((4,), low=0.5, requires_grad=False),
+                   0, note="p = 2, weights, none"),
+            sample(T((2, 5)), tgt((2,), 5), margin=2.0, reduction=2, note="sum"),
+            sample(T((4,)), tgt((1,), 4), reduction=0, note="one sample")]
