@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from ..engine import is_grad_enabled
+from ..engine import is_grad_enabled, no_grad
 from ..tensor import Tensor, wrap
 from .operands import _fdata, _whole
-from .recording import formula, record
+from .recording import formula, needs_grad, record
 from .registry import op
 from .samples import nn_functional as S
 
@@ -586,3 +586,104 @@ def multi_margin_loss(self: Tensor, target: Tensor, p: int = 1, margin: float = 
         out = per.sum() / (nframe if reduction == "mean" else 1)
     return record(np.asarray(out, dtype=x.dtype), MultiMarginLossBackward0, (self,),
                   (self, tgt, p, margin, wrow, reduction))
+
+
+# --------------------------------------------------------------------------
+# Scaled dot-product attention, composed as PyTorch's math kernel is (so the
+# nodes, and every order of derivative, are those of its parts): q and k^T
+# each scaled by sqrt(scale), a boolean mask as 0 / -inf (a float one
+# added), a softmax whose fully masked rows are 0 rather than NaN, dropout
+# (always applied when dropout_p > 0), then the product with v.
+
+
+def _sdpa_mask(attn_mask: Any, is_causal: bool, L: int, S: int, dtype: np.dtype) -> Any:
+    if isinstance(attn_mask, (list, tuple)) and not attn_mask:  # R torch's `list()`
+        attn_mask = None
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("scaled_dot_product_attention: give either attn_mask or "
+                               "is_causal = TRUE, not both")
+        attn_mask = wrap(np.tril(np.ones((L, S), dtype=bool)))
+    if attn_mask is None:
+        return None
+    if not isinstance(attn_mask, Tensor):
+        attn_mask = wrap(np.asarray(attn_mask))
+    if attn_mask.data.dtype.kind == "b":  # keep where TRUE
+        return wrap(np.where(attn_mask.data, 0, -np.inf).astype(dtype))
+    return attn_mask
+
+
+def _sdpa_probs(q: Tensor, k: Tensor, mask: Tensor | None, s: float) -> Tensor:
+    """softmax(q k^T * s + mask) with tensor ops; fully masked rows are 0 (and
+    pass no NaN to the gradient)."""
+    root = float(np.sqrt(abs(s)))
+    scores = (q * (root if s >= 0 else -root)).matmul(k.transpose(-2, -1) * root)
+    if mask is not None:
+        scores = scores + mask
+    dead = np.isneginf(scores.data).all(axis=-1, keepdims=True)
+    if not dead.any():
+        return scores.softmax(-1)
+    dead = wrap(np.broadcast_to(dead, scores.shape).copy())
+    return scores.masked_fill(dead, 0.0).softmax(-1).masked_fill(dead, 0.0)
+
+
+@formula
+def ScaledDotProductFlashAttentionForCpuBackward0(n, g, q, k, v, mask, s):
+    p = _sdpa_probs(q, k, mask, s)
+    gp = g.matmul(v.transpose(-2, -1))
+    gs = p * (gp - (gp * p).sum(dim=-1, keepdim=True)) * s
+    return (gs.matmul(k) if n.needs(0) else None,
+            gs.transpose(-2, -1).matmul(q) if n.needs(1) else None,
+            p.transpose(-2, -1).matmul(g) if n.needs(2) else None)
+
+
+def _flash_shaped(q: Tensor, k: Tensor, v: Tensor, mask: Any, dropout_p: float) -> bool:
+    """Whether PyTorch's CPU picks its fused kernel (one node for the whole
+    attention) rather than the composition: 4-d, equal batch, heads and head
+    size, no dropout, a mask of 2 or 4 dims, no empty sequence."""
+    return (q.ndim == k.ndim == v.ndim == 4 and dropout_p == 0 and
+            q.shape[:2] == k.shape[:2] == v.shape[:2] and
+            q.shape[-1] == k.shape[-1] == v.shape[-1] > 0 and
+            q.shape[-2] > 0 and k.shape[-2] > 0 and (mask is None or mask.ndim in (2, 4)))
+
+
+@op(method=False, samples=S.scaled_dot_product_attention, second_order=False,
+    torch_name="nn.functional.scaled_dot_product_attention")
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Any = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """softmax(q k^T * scale + mask) v over the last two dims (..., L, E) of
+    query, (..., S, E) of key and (..., S, Ev) of value; scale is 1/sqrt(E)
+    by default. Dropout, when dropout_p > 0, is always applied (as PyTorch's)."""
+    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2 or \
+            query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise RuntimeError(f"scaled_dot_product_attention: expected query (..., L, E), key "
+                           f"(..., S, E) and value (..., S, Ev), got {list(query.shape)}, "
+                           f"{list(key.shape)} and {list(value.shape)}")
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        heads, kv = query.shape[-3], key.shape[-3]
+        if kv == 0 or heads % kv or value.shape[-3] != kv:
+            raise RuntimeError(f"scaled_dot_product_attention: with enable_gqa, the query's "
+                               f"{heads} heads must be a multiple of the key's and value's "
+                               f"({kv}, {value.shape[-3]})")
+        key = key.repeat_interleave(heads // kv, dim=-3)
+        value = value.repeat_interleave(heads // kv, dim=-3)
+    s = 1.0 / np.sqrt(query.shape[-1]) if scale is None else float(scale)
+    p = float(dropout_p)
+    mask = _sdpa_mask(attn_mask, bool(is_causal), query.shape[-2], key.shape[-2],
+                      np.result_type(query.data, key.data))
+    if _flash_shaped(query, key, value, mask, p) and needs_grad(query, key, value):
+        with no_grad():
+            out = _sdpa_probs(query, key, mask, s).matmul(value)
+        return record(out.data, ScaledDotProductFlashAttentionForCpuBackward0,
+                      (query, key, value), (query, key, value, mask, s))
+    attn = _sdpa_probs(query, key, mask, s)
+    if p > 0:
+        if p >= 1:
+            attn = attn * 0.0
+        else:
+            from ..creation import _rng_of  # (the package's generator: torch_manual_seed)
+            keep = _rng_of(None).random(attn.shape) >= p
+            attn = attn * wrap((keep / (1 - p)).astype(attn.data.dtype))
+    return attn.matmul(value)

@@ -116,3 +116,22 @@ def multi_margin_loss() -> list:
                    0, note="p = 2, weights, none"),
             sample(T((2, 5)), tgt((2,), 5), margin=2.0, reduction=2, note="sum"),
             sample(T((4,)), tgt((1,), 4), reduction=0, note="one sample")]
+
+
+def scaled_dot_product_attention() -> list:
+    """Batched heads, 3-d, 2-d, a float mask broadcast, a boolean mask,
+    causal with more keys than queries, a scale (negative too), grouped
+    query heads. (Dropout is random: tests/test_gen_namespace_extras.py.)"""
+    return [sample(T((2, 3, 4, 5)), T((2, 3, 6, 5)), T((2, 3, 6, 7))),
+            sample(T((2, 4, 3)), T((2, 5, 3)), T((2, 5, 2)), note="3-d"),
+            sample(T((4, 3)), T((5, 3)), T((5, 2)), note="2-d"),
+            sample(T((2, 3, 4, 5)), T((2, 3, 6, 5)), T((2, 3, 6, 7)), T((4, 6)),
+                   note="float mask"),
+            sample(T((2, 4, 5)), T((2, 6, 5)), T((2, 6, 3)),
+                   T((4, 6), dtype="bool"), note="boolean mask"),
+            sample(T((1, 2, 4, 3)), T((1, 2, 6, 3)), T((1, 2, 6, 3)), is_causal=True,
+                   note="causal"),
+            sample(T((2, 4, 3)), T((2, 4, 3)), T((2, 4, 3)), scale=0.3),
+            sample(T((2, 4, 3)), T((2, 4, 3)), T((2, 4, 3)), scale=-0.5, note="negative"),
+            sample(T((1, 4, 3, 2)), T((1, 2, 5, 2)), T((1, 2, 5, 3)), enable_gqa=True,
+                   note="grouped query heads")]
