@@ -33,6 +33,8 @@ engine.connect(tensor.wrap)
 
 # torch_<op>(...) for every op declared as a function (rtorch_py.ops.registry).
 globals().update(ops.python_functions())
+# and torch_<op>_out(out, ...) for those with one tensor result (ops.out_forms).
+globals().update(ops.out_functions())
 
 __all__ = [n for n in globals() if n.startswith(("torch_", "autograd_", "with_"))] + \
     nn.__all__ + optim.__all__ + data.__all__ + ["load_state_dict"] + [

@@ -158,31 +158,6 @@ def torch_randint(low: int, high: int | None = None, size: Any = None, dtype: An
     return _finish(_rng_of(generator).integers(low, high, size=size), dtype, requires_grad, int64)
 
 
-def _fill_out(out: Tensor, size: tuple, value: Any, name: str) -> Tensor:
-    """`out` resized to `size` and filled (libtorch's `*_out` forms)."""
-    from .engine import bump_version
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{name}: out must be a tensor, got {type(out).__name__}")
-    if out.requires_grad and out.is_leaf:
-        raise RuntimeError(f"{name}: out is a leaf that requires grad; it can't be written in "
-                           "place (use with_no_grad() or a tensor that doesn't require grad)")
-    sz = _size(size)
-    if out.shape == sz:
-        out.data[...] = value
-    else:
-        out.data = np.full(sz, value, dtype=out.data.dtype)
-    bump_version(out)
-    return out
-
-
-def torch_zeros_out(out: Tensor, *size: Any) -> Tensor:
-    return _fill_out(out, size, 0, "torch_zeros_out")
-
-
-def torch_ones_out(out: Tensor, *size: Any) -> Tensor:
-    return _fill_out(out, size, 1, "torch_ones_out")
-
-
 def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, device: Any = "cpu",
                         requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor whose memory has the given strides (in elements)."""

@@ -6,6 +6,7 @@
 - `views`: the view and in-place machinery (CopySlices, view histories)
 - families: `pointwise`, `reduction`, `sorting`, `shape`, `indexing`, `linalg`, `fft`,
   `conversion`, `creation`, `nn_functional`, `upsample`
+- `out_forms`: the `torch_<name>_out(out, ...)` forms, made from the registry
 - `samples`: the sample inputs the generated tests run every op on
 
 The API here is 0-based (Python/PyTorch); the R layer translates dims from
@@ -24,6 +25,7 @@ from .pointwise import *  # noqa: F401,F403
 from .recording import OUTPUT, formula, needs_grad, record, renamed, sum_to  # noqa: F401
 from .reduction import *  # noqa: F401,F403
 from .registry import REGISTRY, OpSpec, install_methods, op, python_functions  # noqa: F401
+from .out_forms import out_functions  # noqa: F401
 from .shape import *  # noqa: F401,F403
 
 install_methods(Tensor)

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..function import NamedList
 from ..ops import REGISTRY, OpSpec
+from ..ops.out_forms import out_form, out_name
 from ..tensor import Tensor, wrap
 from . import extensions, tensor_api
 from .convert import _dim, _r_tensor, _tensor_of
@@ -240,6 +241,7 @@ def build() -> dict[str, dict]:
     direct: dict[str, tuple] = {}
     for spec in REGISTRY.values():
         for sym, fixed in spec.r_operators.items():
+    outs: dict[str, Callable] = {}
             if sym.startswith("unary "):
                 unary[sym[len("unary "):]] = spec.fn
             elif sym == "!":
@@ -253,6 +255,8 @@ def build() -> dict[str, dict]:
             functions[spec.function_name] = r_fn
         if spec.method:
             methods[spec.name] = r_fn
+            if out_name(spec):  # torch_<name>_out(out, ...) (ops.out_forms)
+                outs[out_name(spec)] = out_form(spec, r_fn)
         for g in spec.r_math:
             math[g] = _log if g == "log" else spec.fn
         for g in spec.r_summary:
@@ -269,6 +273,7 @@ def build() -> dict[str, dict]:
     methods.update(tensor_api.METHODS)
     functions.update(tensor_api.FUNCTIONS)
     functions.update(extensions.functions())
+    functions.update({k: v for k, v in outs.items() if k not in functions})
     return {"FUNCTIONS": functions, "METHODS": methods, "BINARY_OPS": binary,
             "UNARY_OPS": unary, "MATH": math, "SUMMARY": summary}
 

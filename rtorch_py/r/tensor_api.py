@@ -578,8 +578,6 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_set_default_dtype": torch_set_default_dtype, "torch_finfo": torch_finfo,
     "torch_iinfo": torch_iinfo, "torch_initial_seed": _cr.torch_initial_seed,
     "torch_seed": _cr.torch_seed,
-    "torch_zeros_out": lambda out, size: _cr.torch_zeros_out(out, _sizes([size])),
-    "torch_ones_out": lambda out, size: _cr.torch_ones_out(out, _sizes([size])),
     "torch_tensor_from_buffer": torch_tensor_from_buffer,
     "buffer_from_torch_tensor": buffer_from_torch_tensor,
     "torch_result_type": _cr.torch_result_type, "torch_scalar": _cr.torch_scalar,
