@@ -18,9 +18,9 @@ import numpy as np
 from ..tensor import Tensor, _dim, as_dtype, get_default_dtype, wrap
 from .samples import fft as S
 from .operands import _whole
-from .recording import formula, record
+from .recording import formula, record, renamed
 from .registry import op
-from .shape import cat
+from .shape import SqueezeBackward1, TransposeBackward0, cat
 
 _COMPLEX = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.complex128}
 _REAL = {np.dtype(np.complex64): np.float32, np.dtype(np.complex128): np.float64}
@@ -355,3 +355,120 @@ def fft_fftshift(self: Tensor, dim: Any = None) -> Tensor:
 @_fft_op("ifftshift", S.shift, dims=("dim",))
 def fft_ifftshift(self: Tensor, dim: Any = None) -> Tensor:
     return _shift(self, dim, -1)
+
+
+# --------------------------------------------------------------------------
+# The short-time Fourier transform, composed as PyTorch's is: the signal
+# padded at both ends (center), cut into frames of n_fft every hop_length,
+# each frame times the window (zero-padded to n_fft, centred), one FFT per
+# frame, then frequencies first. The transpose and squeeze at the end are
+# in place in PyTorch (their nodes TransposeBackward1 and SqueezeBackward4);
+# here they make new tensors under the same node names.
+
+_StftTranspose = renamed(TransposeBackward0, "TransposeBackward1")
+_StftSqueeze = renamed(SqueezeBackward1, "SqueezeBackward4")
+
+
+@formula
+def ViewAsRealBackward0(n, g):
+    return (_view_as_complex(g),)
+
+
+def _view_as_real(x: Tensor) -> Tensor:
+    """A complex tensor as real pairs (a last dim of 2: real, imaginary)."""
+    d = x.data
+    return record(np.ascontiguousarray(np.stack([d.real, d.imag], axis=-1)),
+                  ViewAsRealBackward0, (x,))
+
+
+@formula
+def ViewAsComplexBackward0(n, g):
+    return (_view_as_real(g),)
+
+
+def _view_as_complex(x: Tensor) -> Tensor:
+    d = x.data
+    return record((d[..., 0] + 1j * d[..., 1]).astype(_complex_of(d.dtype)),
+                  ViewAsComplexBackward0, (x,))
+
+
+_PAD_MODES = {"reflect": "reflect", "constant": "constant", "replicate": "edge",
+              "circular": "wrap"}
+
+
+def _stft_pad(x: Tensor, pad: int, mode: str) -> Tensor:
+    """Pad the last dim by `pad` at both ends (picking positions: differentiable)."""
+    if mode not in _PAD_MODES:
+        raise ValueError(f"stft: pad_mode must be one of {list(_PAD_MODES)}, got {mode!r}")
+    n = x.shape[-1]
+    if mode == "reflect" and pad >= n:
+        raise RuntimeError(f"stft: reflect padding ({pad} each side, n_fft %/% 2) must be "
+                           f"less than the signal's length {n}; use a shorter n_fft or "
+                           f"center = FALSE")
+    if mode == "constant":
+        z = wrap(np.zeros(x.shape[:-1] + (pad,), x.data.dtype))
+        return cat([z, x, z], dim=x.ndim - 1) if pad else x
+    pos = np.pad(np.arange(n), (pad, pad), mode=_PAD_MODES[mode])
+    return x.index_select(x.ndim - 1, wrap(pos.astype(np.int64)))
+
+
+@op(samples=S.stft)
+def stft(input: Tensor, n_fft: int, hop_length: Any = None, win_length: Any = None,
+         window: Tensor | None = None, center: bool = True, pad_mode: str = "reflect",
+         normalized: bool = False, onesided: Any = None, return_complex: Any = None) -> Tensor:
+    """(freq, frames) for a 1-d signal, (batch, freq, frames) for 2-d; complex,
+    or with a last dim of 2 (real, imaginary) when return_complex = FALSE."""
+    if isinstance(window, (list, tuple)) and not window:  # R torch's `window = list()`
+        window = None
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"stft: expected a 1-D signal or a 2-D batch of signals, got an "
+                           f"input of size {list(input.shape)}")
+    x = _float_input(input)
+    complex_in = x.data.dtype.kind == "c" or (window is not None and
+                                              window.data.dtype.kind == "c")
+    if return_complex is None:
+        if not complex_in:
+            raise RuntimeError("stft requires the return_complex parameter be given for real "
+                               "inputs (return_complex = TRUE gives a complex tensor, FALSE "
+                               "real and imaginary parts in a last dim of 2)")
+        return_complex = True
+    if complex_in and not return_complex:
+        raise RuntimeError("stft: a complex input or window needs return_complex = TRUE")
+    n_fft = _whole(n_fft, "n_fft")
+    hop = n_fft // 4 if hop_length is None else _whole(hop_length, "hop_length")
+    win = n_fft if win_length is None else _whole(win_length, "win_length")
+    if hop <= 0:
+        raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop}")
+    if not 0 < win <= n_fft:
+        raise RuntimeError(f"stft: expected 0 < win_length <= n_fft, but got "
+                           f"win_length={win}")
+    if window is not None and (window.ndim != 1 or window.shape[0] != win):
+        raise RuntimeError(f"stft: expected a 1-D window of size equal to win_length={win}, "
+                           f"but got window with size {list(window.shape)}")
+    onesided = not complex_in if onesided is None else bool(onesided)
+    if onesided and complex_in:
+        raise RuntimeError("stft: onesided = TRUE is not possible with a complex input or "
+                           "window (its spectrum has no symmetry); give onesided = FALSE")
+    x = x.unsqueeze(0) if input.ndim == 1 else x
+    if center:
+        x = _stft_pad(x, n_fft // 2, pad_mode)
+    if not 0 < n_fft <= x.shape[-1]:
+        raise RuntimeError(f"stft: expected 0 < n_fft <= {x.shape[-1]} (the signal's "
+                           f"length{' once padded' if center else ''}), but got n_fft={n_fft}")
+    frames = x.unfold(2 - 1, n_fft, hop)                       # (batch, frames, n_fft)
+    if window is None and win < n_fft:
+        window = wrap(np.ones(win, dtype=_real_of(_complex_of(x.data.dtype))))
+    if window is not None:
+        if win < n_fft:
+            left = (n_fft - win) // 2
+            from .nn_functional import constant_pad_nd
+            window = constant_pad_nd(window, (left, n_fft - win - left))
+        frames = frames * window
+    scale = 1 / np.sqrt(n_fft) if normalized else 1.0
+    out = _c2c(frames, (2,), scale, True) if frames.data.dtype.kind == "c" else \
+        _r2c(frames, (2,), scale, onesided)
+    out = record(np.ascontiguousarray(np.swapaxes(out.data, 1, 2)), _StftTranspose, (out,),
+                 (1, 2))
+    if input.ndim == 1:
+        out = record(out.data[0], _StftSqueeze, (out,), (out.shape,))
+    return out if return_complex else _view_as_real(out)

@@ -54,3 +54,16 @@ def freq() -> list:
 def shift() -> list:
     return [sample(T((5,))), sample(T((3, 4))), sample(T((3, 4)), dim=1),
             sample(T((2, 3, 4)), dim=(0, 2))]
+
+
+def stft() -> list:
+    """Rectangular and given windows (shorter than n_fft too), a batch, each
+    pad mode, not centred, normalized, two-sided, real pairs, complex input."""
+    return [sample(T((40,)), 8, 2, return_complex=True),
+            sample(T((2, 30)), 8, 3, 6, T((6,)), return_complex=True, note="batch, window"),
+            sample(T((30,)), 8, window=T((8,)), center=False, normalized=True,
+                   return_complex=False, note="real pairs"),
+            sample(T((30,)), 8, 4, pad_mode="constant", onesided=False, return_complex=True),
+            sample(T((2, 20)), 6, 5, 5, pad_mode="replicate", return_complex=True),
+            sample(T((20,)), 6, 4, pad_mode="circular", return_complex=False),
+            sample(T((25,), dtype="complex128"), 8, 4, return_complex=True, note="complex")]
