@@ -11,6 +11,7 @@ from .tensor import (Tensor, as_dtype, bfloat16, bool_, complex64, complex128,
                      float16, float32, float64, get_default_dtype, int8, int16, int32, int64, result_type,
                      set_default_dtype, to_array, uint8, wrap)
 from .tensor import dtype as Dtype
+from .named import set_names
 from . import tensor as _tensor
 from .tensor import Layout
 
@@ -74,12 +75,14 @@ def torch_seed() -> int:
     return _default_generator.seed()
 
 
-def _finish(arr: np.ndarray, dtype: Any, requires_grad: bool, default: Dtype | None = None
-            ) -> Tensor:
+def _finish(arr: np.ndarray, dtype: Any, requires_grad: bool, default: Dtype | None = None,
+            names: Any = None) -> Tensor:
     target = as_dtype(dtype).np if dtype is not None else (default or get_default_dtype()).np
     if arr.dtype != target:
         arr = arr.astype(target)
     t = wrap(arr)
+    if names is not None:  # dim names (named.py)
+        set_names(t, names)
     if requires_grad:
         t.requires_grad = True
     return t
@@ -114,11 +117,11 @@ def torch_tensor(data: Any, dtype: Any = None, device: Any = "cpu",
     return t
 
 
-def torch_empty(*size: Any, dtype: Any = None, device: Any = "cpu",
+def torch_empty(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
                 requires_grad: bool = False) -> Tensor:
     _check_device(device)
     return _finish(np.empty(_size(size), dtype=as_dtype(dtype or get_default_dtype()).np), dtype,
-                   requires_grad)
+                   requires_grad, names=names)
 
 
 def _random(draw: Any, size: tuple, dtype: Any) -> np.ndarray:
@@ -129,17 +132,17 @@ def _random(draw: Any, size: tuple, dtype: Any) -> np.ndarray:
     return draw(size)
 
 
-def torch_randn(*size: Any, dtype: Any = None, device: Any = "cpu", requires_grad: bool = False,
-                generator: Generator | None = None) -> Tensor:
+def torch_randn(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
+                requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
     _check_device(device)
     return _finish(_random(_rng_of(generator).standard_normal, _size(size), dtype), dtype,
-                   requires_grad)
+                   requires_grad, names=names)
 
 
-def torch_rand(*size: Any, dtype: Any = None, device: Any = "cpu", requires_grad: bool = False,
-               generator: Generator | None = None) -> Tensor:
+def torch_rand(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
+               requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
     _check_device(device)
-    return _finish(_rng_of(generator).random(_size(size)), dtype, requires_grad)
+    return _finish(_rng_of(generator).random(_size(size)), dtype, requires_grad, names=names)
 
 
 def torch_randint(low: int, high: int | None = None, size: Any = None, dtype: Any = None,

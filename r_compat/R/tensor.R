@@ -19,6 +19,7 @@ is_torch_tensor <- function(x) inherits(x, "torch_tensor")
   v <- .External(C_call, .py$tensor_get, x, name)
   if (inherits(v, "rtorch_missing_member")) return(.missing_member(name))
   if (identical(name, "device")) return(torch_device(v))
+  if (identical(name, "names") && is.list(v)) return(as.character(unlist(v)))  # dim names
   v
 }
 

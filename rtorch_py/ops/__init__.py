@@ -27,5 +27,7 @@ from .reduction import *  # noqa: F401,F403
 from .registry import REGISTRY, OpSpec, install_methods, op, python_functions  # noqa: F401
 from .out_forms import out_functions  # noqa: F401
 from .shape import *  # noqa: F401,F403
+from .. import named
 
 install_methods(Tensor)
+named.install(Tensor)  # names, rename(), refine_names(), align_to()

@@ -123,21 +123,23 @@ def _dt(dtype: Any) -> Any:
 
 
 @_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"))
-def zeros(*size: Any, dtype: Any = None, device: Any = "cpu",
+def zeros(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
           requires_grad: bool = False) -> Tensor:
     _cr._check_device(device)
-    return _cr._finish(np.zeros(_cr._size(size), dtype=_dt(dtype)), dtype, requires_grad)
+    return _cr._finish(np.zeros(_cr._size(size), dtype=_dt(dtype)), dtype, requires_grad,
+                       names=names)
 
 
 @_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"))
-def ones(*size: Any, dtype: Any = None, device: Any = "cpu",
+def ones(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
          requires_grad: bool = False) -> Tensor:
     _cr._check_device(device)
-    return _cr._finish(np.ones(_cr._size(size), dtype=_dt(dtype)), dtype, requires_grad)
+    return _cr._finish(np.ones(_cr._size(size), dtype=_dt(dtype)), dtype, requires_grad,
+                       names=names)
 
 
 @_factory(samples=S.full, r_conventions=("sizes", "creation_options"))
-def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = "cpu",
+def full(size: Any, fill_value: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
          requires_grad: bool = False) -> Tensor:
     """The dtype follows the value (bool, int64, complex, else the default) unless given."""
     _cr._check_device(device)
@@ -148,7 +150,7 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = "cpu",
     else:
         target = as_dtype(dtype)
     return _cr._finish(np.full(_cr._size((size,)), fill_value, dtype=target.np), dtype,
-                       requires_grad, target)
+                       requires_grad, target, names=names)
 
 
 @_factory(samples=S.eye, r_conventions=("creation_options",))

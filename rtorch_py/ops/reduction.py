@@ -24,10 +24,10 @@ from .views import _check_inplace, _record_inplace
 # Reductions
 
 def _one_dim(dim: Any, ndim: int) -> int:
-    """A single 0-based dim (whole numbers only; named dims are not supported)."""
+    """A single 0-based dim (a name was made a position before the op ran: named.py)."""
     if isinstance(dim, str):
-        raise TypeError(f"dim {dim!r}: dims given by name are not yet supported with named "
-                        "tensors; give the dim's number")
+        raise TypeError(f"dim {dim!r}: a dim given by name reached an op whose declaration "
+                        "doesn't say this argument is a dim (@op(dims=...)); give its number")
     return _dim(_whole(dim, "dim"), ndim)
 
 

@@ -44,6 +44,8 @@ def _r_dims(v: Any, ndim: int | None) -> Any:
     says what it makes of a named dim) pass through."""
     if v is None or isinstance(v, (Tensor, str)):
         return v
+    if isinstance(v, (list, tuple)) and any(isinstance(d, str) for d in v):
+        return tuple(d if isinstance(d, str) else _dim(d, ndim) for d in v)  # (names: named.py)
     if isinstance(v, (list, tuple, np.ndarray)):
         flat = np.asarray(v).reshape(-1)
         if flat.size == 1 and isinstance(v, np.ndarray):
@@ -82,9 +84,9 @@ def _sizes_convention(args: list, kw: dict) -> tuple:
 
 
 def _options_convention(args: list, kw: dict) -> tuple:
-    """R torch's creation options the engine has no use for: layout, names,
-    memory_format, pin_memory; the device must be the CPU."""
-    for k in ("layout", "names", "memory_format", "pin_memory"):
+    """R torch's creation options the engine has no use for: layout,
+    memory_format, pin_memory; the device must be the CPU (`names` is passed on)."""
+    for k in ("layout", "memory_format", "pin_memory"):
         kw.pop(k, None)
     device = kw.pop("device", None)
     if device is not None and str(device) != "cpu":

@@ -14,6 +14,7 @@ import numpy as np
 from .. import autograd as _ag
 from .. import creation as _cr
 from .. import engine as _eng
+from .. import named
 from ..engine import Node, RemovableHandle
 from ..function import NamedList
 from ..gradcheck import autograd_gradcheck as _gradcheck
@@ -76,8 +77,8 @@ def _creator(fn: Callable, random: bool = False) -> Callable:
         sz = _size_kw(size, kw)
         if kw:
             raise TypeError(f"unused argument(s): {', '.join(kw)}")
-        return fn(*sz, dtype=dtype, device=_device(device), requires_grad=requires_grad,
-                  **extra)
+        return fn(*sz, names=names, dtype=dtype, device=_device(device),
+                  requires_grad=requires_grad, **extra)
     create.__name__ = fn.__name__
     return create
 
@@ -311,7 +312,7 @@ _GETTERS: dict[str, Callable[[Tensor], Any]] = {
     "ndim": lambda x: x.ndim,
     "device": lambda x: "cpu",
     "is_cuda": lambda x: False,
-    "names": lambda x: None,
+    "names": named.r_names,
     "real": lambda x: x.real,
     "imag": lambda x: x.imag,
     "retains_grad": lambda x: x.retains_grad,
@@ -335,8 +336,11 @@ def tensor_set(x: Tensor, name: str, value: Any) -> Tensor:
         x.grad = _undef(value)
     elif name in ("real", "imag") and x.is_complex():  # writes that part in place
         _set_part(x, name, value)
+    elif name == "names":
+        named.set_names(x, value)
     else:
-        raise RuntimeError(f"can't set ${name} of a tensor (only requires_grad and grad)")
+        raise RuntimeError(f"can't set ${name} of a tensor (only requires_grad, grad "
+                           "and names)")
     return x
 
 
@@ -558,6 +562,7 @@ METHODS: dict[str, Callable] = {
     "is_contiguous": is_contiguous, "element_size": element_size,
     "is_complex": lambda self: self.is_complex(), "stride": stride,
     "storage": lambda self: self.storage(), "data_ptr": data_ptr,
+    **named.r_methods(),  # has_names, rename, rename_, refine_names, align_to
 }
 INVISIBLE_METHODS = {"backward", "retain_grad", "set_grad_"}
 
