@@ -645,7 +645,7 @@ nn_PyModule <- R6::R6Class(
   "nn_replication_pad1d", "nn_replication_pad2d", "nn_replication_pad3d", "nn_rnn",
   "nn_selu", "nn_sigmoid", "nn_silu", "nn_smooth_l1_loss", "nn_soft_margin_loss",
   "nn_softmax", "nn_softmin", "nn_softplus", "nn_softshrink", "nn_softsign", "nn_tanh",
-  "nn_tanhshrink", "nn_threshold", "nn_triplet_margin_loss", "nn_unflatten",
+  "nn_tanhshrink", "nn_threshold", "nn_triplet_margin_loss", "nn_unflatten", "nn_upsample",
   "nn_zero_pad1d", "nn_zero_pad2d"
 )
 for (.name in .nn_layer_names) assign(.name, .py_layer(.name))

@@ -988,4 +988,72 @@ def nnf_unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     return input.reshape(*shape)
 
 
+# --------------------------------------------------------------------------
+# Interpolation (R torch's nnf_interpolate, PyTorch's F.interpolate): an
+# upsample op of rtorch_py/ops/upsample.py chosen by the mode and the input's
+# dims (3-D: 1 spatial dim, 4-D: 2, 5-D: 3); "area" is adaptive average pooling.
+
+_INTERPOLATE = {("nearest", 1): "upsample_nearest1d", ("nearest", 2): "upsample_nearest2d",
+                ("nearest", 3): "upsample_nearest3d", ("linear", 1): "upsample_linear1d",
+                ("bilinear", 2): "upsample_bilinear2d", ("bicubic", 2): "upsample_bicubic2d",
+                ("trilinear", 3): "upsample_trilinear3d"}
+_MODE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def _per_dim(v: Any, nd: int, what: str, cast: Any) -> tuple:
+    vals = list(v) if isinstance(v, (list, tuple, np.ndarray)) else [v]
+    if len(vals) == 1:
+        vals = vals * nd
+    if len(vals) != nd:
+        raise ValueError(f"nnf_interpolate: {what} must have one value or one per spatial dim "
+                         f"({nd} for a {nd + 2}-D input), got {len(vals)}")
+    return tuple(cast(x) for x in vals)
+
+
+def nnf_interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
+                    mode: str = "nearest", align_corners: bool | None = None,
+                    recompute_scale_factor: bool | None = None) -> Tensor:
+    """Resample the spatial dims of a (N, C, *S) input to `size`, or by
+    `scale_factor` (one of the two); `mode`: nearest, linear (3-D input),
+    bilinear or bicubic (4-D), trilinear (5-D), area."""
+    nd = input.ndim - 2
+    if nd not in (1, 2, 3):
+        raise NotImplementedError(f"nnf_interpolate: only 3-D, 4-D and 5-D inputs (batch, "
+                                  f"channels, 1 to 3 spatial dims) are supported, got "
+                                  f"{input.ndim}-D (mode {mode!r})")
+    if size is not None and scale_factor is not None:
+        raise ValueError("nnf_interpolate: only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise ValueError("nnf_interpolate: either size or scale_factor should be defined")
+    output_size = scale_factors = None
+    if size is not None:
+        output_size = _per_dim(size, nd, "size", int)
+    else:
+        scale_factors = _per_dim(scale_factor, nd, "scale_factor", float)
+        if recompute_scale_factor or mode == "area":
+            # the size from the factors; the op then scales by in / out sizes
+            output_size = tuple(int(math.floor(float(input.shape[2 + i]) * f))
+                                for i, f in enumerate(scale_factors))
+            scale_factors = None
+    if mode == "area":
+        return globals()[f"nnf_adaptive_avg_pool{nd}d"](input, output_size)
+    if mode not in ("nearest",) + tuple(_MODE_DIMS):
+        raise NotImplementedError(f"nnf_interpolate: unknown mode {mode!r}; use one of nearest, "
+                                  "linear, bilinear, bicubic, trilinear, area")
+    if mode != "nearest" and _MODE_DIMS[mode] != nd:
+        need = _MODE_DIMS[mode] + 2
+        raise NotImplementedError(f"nnf_interpolate: got a {input.ndim}-D input, but {mode} "
+                                  f"mode needs a {need}-D input")
+    fn = _ops.REGISTRY[_INTERPOLATE[(mode, nd)]].fn
+    if mode == "nearest":
+        return fn(input, output_size, scale_factors)
+    return fn(input, output_size, bool(align_corners), scale_factors)
+
+
+def nnf_upsample(input: Tensor, size: Any = None, scale_factor: Any = None,
+                 mode: str = "nearest", align_corners: bool | None = None) -> Tensor:
+    """PyTorch's F.upsample: nnf_interpolate under its older name."""
+    return nnf_interpolate(input, size, scale_factor, mode, align_corners)
+
+
 __all__ = [n for n in list(globals()) if n.startswith("nnf_")]

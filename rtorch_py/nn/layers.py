@@ -488,4 +488,18 @@ nn_lp_pool2d = _activation("nn_lp_pool2d", F.nnf_lp_pool2d,
                             ("ceil_mode", False)])
 
 
+class nn_upsample(Module):
+    """Resamples its input with nnf_interpolate (a size or a scale_factor)."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+                 align_corners: bool | None = None) -> None:
+        super().__init__()
+        self.size, self.scale_factor = size, scale_factor
+        self.mode, self.align_corners = mode, align_corners
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.nnf_interpolate(input, self.size, self.scale_factor, self.mode,
+                                 self.align_corners, recompute_scale_factor=False)
+
+
 __all__ = [n for n in list(globals()) if n.startswith("nn_")]

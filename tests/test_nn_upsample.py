@@ -1,0 +1,139 @@
+"""nnf_interpolate, nnf_upsample and nn_upsample against PyTorch's
+torch.nn.functional.interpolate / nn.Upsample: values, node names, gradients
+(float32 and float64), finite differences; and their argument errors."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import rtorch_py as rt
+from helpers import check_vs_torch, gradcheck, rand
+
+# (input shape, interpolate's keyword arguments)
+CASES = [
+    ((2, 3, 5), dict(size=8)),
+    ((2, 3, 5), dict(size=3)),
+    ((2, 3, 5), dict(scale_factor=2.5)),
+    ((2, 3, 5), dict(scale_factor=1.7, recompute_scale_factor=True)),
+    ((2, 3, 5), dict(size=9, mode="linear")),
+    ((2, 3, 5), dict(size=9, mode="linear", align_corners=True)),
+    ((2, 3, 5), dict(scale_factor=0.6, mode="linear")),
+    ((1, 2, 4, 3), dict(size=(6, 5))),
+    ((1, 2, 4, 3), dict(scale_factor=(2.0, 1.5))),
+    ((1, 2, 4, 3), dict(size=(7, 5), mode="bilinear")),
+    ((1, 2, 4, 3), dict(scale_factor=2, mode="bilinear", align_corners=True)),
+    ((1, 2, 6, 5), dict(size=(3, 4), mode="bilinear")),
+    ((1, 2, 4, 3), dict(size=(7, 5), mode="bicubic")),
+    ((1, 2, 4, 3), dict(scale_factor=1.5, mode="bicubic", align_corners=True)),
+    ((1, 2, 2, 3, 2), dict(size=(3, 4, 5))),
+    ((1, 2, 2, 3, 2), dict(scale_factor=2, mode="trilinear")),
+    ((1, 2, 2, 3, 2), dict(size=(4, 3, 3), mode="trilinear", align_corners=True)),
+    ((1, 2, 6, 4), dict(size=(3, 2), mode="area")),
+    ((1, 2, 6, 4), dict(scale_factor=0.5, mode="area")),
+]
+IDS = [f"{len(s) - 2}d-" + "-".join(f"{k}={v}" for k, v in kw.items()) for s, kw in CASES]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("shape, kw", CASES, ids=IDS)
+def test_interpolate_matches_pytorch(shape, kw, dtype) -> None:
+    def fn(T, x):
+        if T is torch:
+            return TF.interpolate(x, **kw)
+        return rt.nnf_interpolate(x, **kw)
+    check_vs_torch(fn, rand(*shape, dtype=dtype), second_order=dtype is np.float64)
+
+
+@pytest.mark.parametrize("shape, kw", CASES, ids=IDS)
+def test_interpolate_gradcheck(shape, kw) -> None:
+    assert gradcheck(lambda T, x: rt.nnf_interpolate(x, **kw), rand(*shape))
+
+
+@pytest.mark.parametrize("kw", [dict(scale_factor=2, mode="nearest"),
+                                dict(size=(5, 3), mode="bilinear"),
+                                dict(scale_factor=(1.5, 2.0), mode="bicubic",
+                                     align_corners=True)])
+def test_nn_upsample_and_nnf_upsample_match_pytorch(kw) -> None:
+    x = rand(1, 2, 3, 4)
+
+    def fn(T, x):
+        if T is torch:
+            return torch.nn.Upsample(**kw)(x)
+        return rt.nn_upsample(**kw)(x)
+    check_vs_torch(fn, x)
+    check_vs_torch(lambda T, x: TF.upsample(x, **kw) if T is torch else
+                   rt.nnf_upsample(x, **kw), x)
+
+
+def test_upsample_of_a_large_image_takes_no_pixel_loop() -> None:
+    # 2 x 3 x 96 x 128 -> 192 x 256, both ways: a regression guard on the
+    # NumPy formulation (a Python loop over pixels would take seconds)
+    import time
+    x = rt.torch_randn(2, 3, 96, 128, requires_grad=True)
+    t0 = time.perf_counter()
+    y = rt.nnf_interpolate(x, scale_factor=2, mode="bilinear")
+    y.sum().backward()
+    assert time.perf_counter() - t0 < 2.0
+    t = torch.from_numpy(x.data.copy()).requires_grad_(True)
+    TF.interpolate(t, scale_factor=2, mode="bilinear").sum().backward()
+    np.testing.assert_allclose(y.data, TF.interpolate(t, scale_factor=2,
+                                                      mode="bilinear").detach().numpy(),
+                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(x.grad.data, t.grad.numpy(), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("call, exc, pattern", [
+    (lambda x: rt.nnf_interpolate(x, size=4, scale_factor=2), ValueError, "only one of"),
+    (lambda x: rt.nnf_interpolate(x), ValueError, "either size or scale_factor"),
+    (lambda x: rt.nnf_interpolate(x, scale_factor=(2, 2, 2)), ValueError,
+     "one per spatial dim"),
+    (lambda x: rt.nnf_interpolate(x, size=(2, 3, 4)), ValueError, "one per spatial dim"),
+    (lambda x: rt.nnf_interpolate(x, size=4, mode="trilinear"), NotImplementedError,
+     "trilinear mode needs a 5-D input"),
+    (lambda x: rt.nnf_interpolate(x, size=4, mode="linear"), NotImplementedError,
+     "linear mode needs a 3-D input"),
+    (lambda x: rt.nnf_interpolate(x, size=4, mode="cubic"), NotImplementedError,
+     "unknown mode 'cubic'"),
+    (lambda x: rt.nnf_interpolate(x[0, 0], size=4), NotImplementedError, "got 2-D"),
+    (lambda x: rt.nn_upsample()(x), ValueError, "either size or scale_factor"),
+], ids=["both", "neither", "scale-length", "size-length", "trilinear-4d", "linear-4d",
+        "unknown-mode", "2d-input", "module-neither"])
+def test_interpolate_argument_errors(call, exc, pattern) -> None:
+    with pytest.raises(exc, match=pattern):
+        call(rt.torch_ones(1, 1, 2, 2))
+
+
+@pytest.mark.parametrize("call, pattern", [
+    (lambda: rt.torch_upsample_nearest2d(rt.torch_ones(1, 1, 2), (2, 2)), "expected a 4-D"),
+    (lambda: rt.torch_upsample_nearest1d(rt.torch_ones(1, 1, 2), (2,), (2.0,)),
+     "exactly one of"),
+    (lambda: rt.torch_upsample_nearest1d(rt.torch_ones(1, 1, 2)), "exactly one of"),
+    (lambda: rt.torch_upsample_linear1d(rt.torch_ones(1, 1, 2), (0,)), "greater than 0"),
+    (lambda: rt.torch_upsample_nearest1d(rt.torch_ones(1, 0, 2), (3,)), "non-empty"),
+    (lambda: rt.torch_upsample_bilinear2d(rt.torch_ones(1, 1, 2, 2), (3,)),
+     "2 elements"),
+    (lambda: rt.torch_upsample_nearest1d_backward(rt.torch_ones(1, 1, 3), (4,), (1, 1, 2)),
+     "grad_output must have the output's shape"),
+], ids=["ndim", "both", "neither", "zero-size", "empty", "size-length", "grad-shape"])
+def test_upsample_op_errors(call, pattern) -> None:
+    with pytest.raises(ValueError, match=pattern):
+        call()
+
+
+def test_upsample_op_dtype_errors() -> None:
+    with pytest.raises(TypeError, match="expected a floating input, got torch_Long"):
+        rt.torch_upsample_linear1d(rt.torch_ones(1, 1, 2, dtype=rt.torch_long()), (3,))
+    with pytest.raises(TypeError, match="floating or uint8"):
+        rt.torch_upsample_nearest1d(rt.torch_ones(1, 1, 2, dtype=rt.torch_long()), (3,))
+    with pytest.raises(TypeError, match="missing the input"):
+        rt.torch_upsample_nearest1d(output_size=(3,))
+
+
+def test_self_names_the_input_as_r_torch_passes_it() -> None:
+    x = rt.torch_rand(1, 2, 3)
+    np.testing.assert_array_equal(rt.torch_upsample_nearest1d(self=x, output_size=(6,)).data,
+                                  rt.torch_upsample_nearest1d(x, (6,)).data)
+    with pytest.raises(TypeError, match="not both"):
+        rt.torch_upsample_nearest1d(x, (6,), self=x)
