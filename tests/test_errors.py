@@ -916,3 +916,52 @@ def test_e38_grad_of_a_non_leaf_warns(state):
         warnings.simplefilter("error")  # a retained or a leaf gradient: no warning
         assert z.grad is not None and x.grad is not None and state.w.grad is not None
     state.check()
+
+
+@pytest.mark.parametrize("call, exc, patterns", [
+    (lambda: rt.torch_upsample_nearest2d(ones(1, 1, 2), (2, 2)), ValueError,
+     [r"upsample_nearest2d", r"4-D input", r"\[1, 1, 2\]"]),
+    (lambda: rt.torch_upsample_nearest1d(ones(1, 1, 2)), ValueError,
+     [r"exactly one of output_size and scale_factors"]),
+    (lambda: rt.torch_upsample_linear1d(ones(1, 1, 2), (0,)), ValueError,
+     [r"greater than 0", r"\[2\]", r"\[0\]"]),
+    (lambda: rt.torch_upsample_linear1d(ones(1, 1, 2, dtype=rt.torch_long()), (3,)), TypeError,
+     [r"floating input", r"torch_Long"]),
+    (lambda: rt.nnf_interpolate(ones(1, 1, 2, 2), size=3, scale_factor=2), ValueError,
+     [r"only one of size or scale_factor"]),
+    (lambda: rt.nnf_interpolate(ones(1, 1, 2, 2)), ValueError,
+     [r"either size or scale_factor"]),
+    (lambda: rt.nnf_interpolate(ones(1, 1, 2, 2), scale_factor=(2, 2, 2)), ValueError,
+     [r"scale_factor", r"one per spatial dim", r"got 3"]),
+    (lambda: rt.nnf_interpolate(ones(1, 1, 2, 2), size=3, mode="trilinear"),
+     NotImplementedError, [r"4-D input", r"trilinear", r"5-D"]),
+], ids=["ndim", "neither", "zero-size", "int-input", "both", "interp-neither", "scale-length",
+        "mode-dims"])
+def test_e40_upsample_and_interpolate_arguments(state, call, exc, patterns):
+    with fails(exc, *patterns):
+        call()
+    state.check()
+
+
+def test_e41_out_form_with_an_argument_requiring_grad(state):
+    out = rt.torch_zeros(3)
+    with fails(RuntimeError, r"torch_exp_out", r"automatic differentiation",
+               r"requires grad", r"torch_exp\(\)", r"with_no_grad"):
+        rt.torch_exp_out(out, state.w)
+    np.testing.assert_array_equal(out.data, 0)
+    with fails(RuntimeError, r"torch_exp_out", r"leaf that requires grad"):
+        rt.torch_exp_out(rt.torch_zeros(3, requires_grad=True), ones(3))
+    state.check()
+
+
+def test_e42_out_form_that_cannot_write_its_result(state):
+    out = rt.torch_zeros(3, dtype=rt.torch_long())
+    with fails(RuntimeError, r"torch_abs_out", r"result type Float can't be cast to the "
+                             r"desired output type Long"):
+        rt.torch_abs_out(out, ones(3))
+    np.testing.assert_array_equal(out.data, 0)
+    with fails(TypeError, r"torch_add_out", r"tensor to write the result into", r"list"):
+        rt.torch_add_out([1.0], ones(1), ones(1))
+    with fails(TypeError, r"torch_where_out", r"not one tensor"):
+        rt.torch_where_out(rt.torch_zeros(1), rt.torch_tensor([True, False]))
+    state.check()

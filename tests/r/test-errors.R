@@ -474,3 +474,17 @@ test_that("E38: reading $grad of a non-leaf tensor warns", {
   expect_silent(y$grad)
   expect_intact(s)
 })
+
+test_that("E40-E42: upsample arguments and _out forms", {
+  s <- err_state()
+  expect_error(torch_upsample_nearest2d(torch_ones(1, 1, 2), output_size = c(2, 2)),
+               "expected a 4-D input")
+  expect_error(nnf_interpolate(torch_ones(1, 1, 2, 2), size = 3, scale_factor = 2),
+               "only one of size or scale_factor", class = "value_error")
+  expect_error(nnf_interpolate(torch_ones(1, 1, 2, 2), size = 3, mode = "trilinear"),
+               "trilinear mode needs a 5-D input")
+  expect_error(torch_exp_out(torch_zeros(3), s$w), "don't support automatic differentiation")
+  expect_error(torch_abs_out(torch_zeros(3, dtype = torch_long()), torch_ones(3)),
+               "result type Float can't be cast to the desired output type Long")
+  expect_intact(s)
+})
