@@ -965,3 +965,42 @@ def test_e42_out_form_that_cannot_write_its_result(state):
     with fails(TypeError, r"torch_where_out", r"not one tensor"):
         rt.torch_where_out(rt.torch_zeros(1), rt.torch_tensor([True, False]))
     state.check()
+
+
+# E46-E47 named tensors
+
+
+def test_e46_unknown_dim_name(state):
+    x = rt.torch_zeros(2, 3, names=("A", "B"))
+    with fails(RuntimeError, r"dim = 'Z'", r"no dim of this tensor is called 'Z'",
+               r"Tensor\[A, B\]"):
+        x.sum("Z")
+    with fails(RuntimeError, r"dim0 = 'Z'", r"Tensor\[A, B\]"):
+        x.transpose("Z", "A")
+    with fails(RuntimeError, r"dim = 'A'", r"no dim names", r"Tensor\[None, None\]",
+               r"rename\(\)"):
+        rt.torch_zeros(2, 3).softmax("A")
+    with fails(RuntimeError, r"'Q'"):
+        rt.torch_cat([x, x], "Q")
+    state.check()
+
+
+def test_e47_names_that_do_not_fit(state):
+    with fails(RuntimeError, r"1 names \('A'\) given for a tensor with 2 dims"):
+        rt.torch_zeros(2, 3, names=("A",))
+    with fails(RuntimeError, r"'A' is given to two dims"):
+        rt.torch_zeros(2, 3, names=("A", "A"))
+    with fails(RuntimeError, r"non-empty strings"):
+        rt.torch_zeros(2, 3, names=("A", 1))
+    with fails(RuntimeError, r"rename", r"no names", r"\(W\)"):
+        rt.torch_zeros(2, 3).rename(W="a")
+    y = rt.torch_zeros(2, 3).refine_names("A", "B")
+    with fails(RuntimeError, r"already called 'B'"):
+        y.refine_names("A", "C")
+    x = rt.torch_zeros(2, 3, 4, names=("A", "B", "C"))
+    with fails(RuntimeError, r"add", r"'C' meets dim 'Z'", r"align_to"):
+        x + rt.torch_ones(4, names=("Z",))
+    with fails(RuntimeError, r"cat", r"'B' meets dim 'Q'"):
+        rt.torch_cat([x, x.rename("A", "Q", "C")], 0)
+    assert x.names == ("A", "B", "C") and y.names == ("A", "B")  # unchanged
+    state.check()

@@ -488,3 +488,25 @@ test_that("E40-E42: upsample arguments and _out forms", {
                "result type Float can't be cast to the desired output type Long")
   expect_intact(s)
 })
+
+test_that("E46: a dim given by name that the tensor doesn't have", {
+  s <- err_state()
+  x <- torch_zeros(2, 3, names = c("A", "B"))
+  expect_error(x$sum(dim = "Z"),
+               "dim = 'Z': no dim of this tensor is called 'Z'; its names are Tensor[A, B]",
+               fixed = TRUE, class = "runtime_error")
+  expect_error(torch_zeros(2, 3)$softmax(dim = "A"), "this tensor has no dim names")
+  expect_intact(s)
+})
+
+test_that("E47: names that don't fit the tensor", {
+  s <- err_state()
+  expect_error(torch_zeros(2, 3, names = "A"), "1 names ('A') given for a tensor with 2 dims",
+               fixed = TRUE, class = "runtime_error")
+  expect_error(torch_zeros(2, 3, names = c("A", "A")), "'A' is given to two dims")
+  expect_error(torch_zeros(2, 3)$rename(W = "a"), "the tensor has no names",
+               class = "runtime_error")
+  x <- torch_zeros(2, 3, 4, names = c("A", "B", "C"))
+  expect_error(x + torch_ones(4, names = "Z"), "'C' meets dim 'Z'")
+  expect_intact(s)
+})
