@@ -45,6 +45,10 @@ class SparseTensor(Tensor):
 
     @property
     def data(self) -> np.ndarray:  # type: ignore[override]
+        if sys._getframe(1).f_globals.get("__name__") == "rtorch_py.engine":
+            # the engine reads a leaf's array only for its shape, dtype and memory
+            # layout (never its values): a zero-stride stand-in of no size
+            return np.broadcast_to(np.zeros((), self._values.data.dtype), self._size)
         raise NotImplementedError(_unsupported_message(self, _calling_op()))
 
     @data.setter
@@ -284,7 +288,8 @@ def torch_sparse_coo_tensor(indices: Any, values: Any, size: Any = None, dtype: 
         vals = vals.to(dtype=as_dtype(dtype))
     shape = _check_coo(idx, tuple(vals.shape), None if size is None else
                        tuple(int(s) for s in np.asarray(size).reshape(-1)))
-    out = _make(sparse_coo, shape, vals.data, indices=idx.copy())
+    # (PyTorch calls at most one entry coalesced)
+    out = _make(sparse_coo, shape, vals.data, indices=idx.copy(), coalesced=idx.shape[1] <= 1)
     sd = idx.shape[0]
     flat = np.ravel_multi_index(tuple(idx), shape[:sd]) if idx.shape[1] and sd else \
         np.zeros(idx.shape[1], dtype=np.int64)
