@@ -205,16 +205,18 @@ def _unsupported_message(x: SparseTensor, what: str | None) -> str:
 
 
 def _calling_op() -> str | None:
-    """The registered op whose code asked a sparse tensor for its array."""
+    """The registered op whose code asked a sparse tensor for its array (else the
+    function that asked)."""
     from .ops.registry import REGISTRY
     codes = {getattr(s.fn, "__code__", None): s.name for s in REGISTRY.values()}
-    f = sys._getframe(2)
+    first = f = sys._getframe(2)
     while f is not None:
         name = codes.get(f.f_code)
         if name is not None:
             return name
         f = f.f_back
-    return None
+    name = first.f_code.co_name if first is not None else ""
+    return name.lstrip("_") if name.isidentifier() else None
 
 
 # --------------------------------------------------------------------------

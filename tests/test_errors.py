@@ -1004,3 +1004,51 @@ def test_e47_names_that_do_not_fit(state):
         rt.torch_cat([x, x.rename("A", "Q", "C")], 0)
     assert x.names == ("A", "B", "C") and y.names == ("A", "B")  # unchanged
     state.check()
+
+
+# --------------------------------------------------------------------------
+# E48-E49 sparse tensors
+
+
+def test_e48_op_without_a_sparse_form(state):
+    s = rt.torch_sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], (2, 2))
+    for call, name in ((lambda: s.exp(), "exp"), (lambda: s + 1, "add"),
+                       (lambda: rt.torch_matmul(s, s), "matmul"), (lambda: s.sum(), "sum"),
+                       (lambda: rt.torch_tensor([1.0]) * s, "mul")):
+        with fails(NotImplementedError, rf"{name}\(\) is not supported for sparse tensors",
+                   r"torch_sparse_coo", r"to_dense\(\) first"):
+            call()
+    with fails(NotImplementedError, r"numpy\(\)", r"to_dense"):
+        s.numpy()
+    from rtorch_py.r.tensor_api import as_array
+    with fails(RuntimeError, r"Sparse tensors are not supported for as_array conversion",
+               r"as_array\(x\$to_dense\(\)\)"):
+        as_array(s.to_sparse_csr())
+    assert s.to_dense().tolist() == [[0.0, 1.0], [2.0, 0.0]]  # (the tensor is unchanged)
+    state.check()
+
+
+def test_e49_sparse_parts_that_do_not_fit(state):
+    make = rt.torch_sparse_coo_tensor
+    with fails(RuntimeError, r"indices must be sparse_dim x nnz, but got: \[2\]"):
+        make([0, 1], [1.0, 2.0], (3,))
+    with fails(RuntimeError, r"same nnz", r"from indices: 2", r"from values: 3"):
+        make([[0, 1]], [1.0, 2.0, 3.0], (3,))
+    with fails(RuntimeError, r"len\(size\) = 2, sparse_dim = 1, dense_dim = 0"):
+        make([[0, 1]], [1.0, 2.0], (3, 3))
+    with fails(RuntimeError, r"for dim 0, size is 3 but found index 3"):
+        make([[0, 3]], [1.0, 2.0], (3,))
+    with fails(RuntimeError, r"negative index -1 for dim 0"):
+        make([[0, -1]], [1.0, 2.0], (3,))
+    s = make([[0, 0]], [1.0, 2.0], (2,))
+    with fails(RuntimeError, r"uncoalesced", r"coalesce\(\) first"):
+        s.values()
+    with fails(RuntimeError, r"indices expected sparse coordinate tensor layout but got Strided"):
+        rt.torch_zeros(2).indices()
+    with fails(RuntimeError, r"crow_indices expected sparse row compressed", r"got Sparse"):
+        s.crow_indices()
+    from rtorch_py.r.tensor_api import torch_sparse_coo_tensor as r_make
+    with fails(IndexError, r"indices start at 1, found 0"):
+        r_make(np.array([[0.0, 1.0]]), np.array([1.0, 2.0]))
+    assert s.coalesce().values().tolist() == [3.0]
+    state.check()

@@ -472,7 +472,7 @@ def is_contiguous(self: Tensor) -> bool:
 
 
 def element_size(self: Tensor) -> int:
-    return self.data.itemsize
+    return self.element_size()
 
 
 # --------------------------------------------------------------------------

@@ -510,3 +510,21 @@ test_that("E47: names that don't fit the tensor", {
   expect_error(x + torch_ones(4, names = "Z"), "'C' meets dim 'Z'")
   expect_intact(s)
 })
+
+test_that("E48-E49: sparse tensors: ops without a sparse form, parts that don't fit", {
+  s <- err_state()
+  sp <- torch_sparse_coo_tensor(rbind(c(1, 2), c(2, 1)), c(1, 2), size = c(2, 2))
+  expect_error(sp$exp(), "exp() is not supported for sparse tensors (layout torch_sparse_coo)",
+               fixed = TRUE, class = "not_implemented_error")
+  expect_error(sp + 1, "convert the tensor with to_dense() first", fixed = TRUE)
+  expect_error(as_array(sp), "Sparse tensors are not supported for as_array conversion.",
+               fixed = TRUE, class = "runtime_error")
+  expect_error(torch_sparse_coo_tensor(rbind(c(0, 1)), c(1, 2)), "indices start at 1, found 0",
+               fixed = TRUE)
+  expect_error(torch_sparse_coo_tensor(rbind(c(1, 2)), c(1, 2, 3)), "same nnz")
+  expect_error(torch_sparse_coo_tensor(rbind(c(1, 4)), c(1, 2), size = 3),
+               "for dim 0, size is 3 but found index 3", fixed = TRUE)
+  expect_error(torch_sparse_coo_tensor(rbind(c(1, 1)), c(1, 2))$values(), "uncoalesced")
+  expect_equal(as_array(sp$to_dense()), rbind(c(0, 1), c(2, 0)))
+  expect_intact(s)
+})
