@@ -357,9 +357,17 @@ def _accumulate(node: AccumulateGrad, grads: list) -> tuple:
     else:
         # The walk's array may become .grad itself only if nobody else can see
         # it: not a view, writable, and referenced just by `grads` and the local
-        # `g` (getrefcount adds one).
-        owned = type(g) is np.ndarray and g.base is None and g.flags.writeable and \
-            getrefcount(g) <= 3
+        # `g` (getrefcount adds one). A view of the whole of such an array (the
+        # transpose of a transpose: a linear layer's weight gradient) passes
+        # its array on instead.
+        owned = type(g) is np.ndarray and g.flags.writeable and getrefcount(g) <= 3
+        if owned and g.base is not None:
+            b = g.base
+            # refs to b: g's base, the local, getrefcount's argument
+            owned = type(b) is np.ndarray and b.base is None and b.shape == g.shape and \
+                b.strides == g.strides and getrefcount(b) <= 3
+            if owned:
+                g = b
         _add_array(leaf, g, owned)
     return ()
 
@@ -380,7 +388,14 @@ def _add_array(leaf: Any, g: np.ndarray, owned: bool) -> None:
     try:
         grad = leaf._grad
         if grad is None:
-            leaf.grad = make_tensor(g if owned else np.array(g))
+            d = leaf.data
+            if not owned or (d.flags.c_contiguous and not g.flags.c_contiguous):
+                # a new .grad takes the leaf's memory layout (PyTorch's layout
+                # contract): a transposed gradient (a linear layer's weight)
+                # would make every optimiser pass over it stride across memory
+                g = np.array(g, order="C" if d.flags.c_contiguous else
+                             "F" if d.flags.f_contiguous else "K")
+            leaf.grad = make_tensor(g)
         elif grad.grad_fn is None:
             d = grad.data
             if d.size == 1:

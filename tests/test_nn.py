@@ -340,6 +340,28 @@ def test_gradcheck_of_primitives():
     assert rt.autograd_gradcheck(lambda *a: _prims.lstm_layer(*a)[2], lstm_in)
 
 
+def test_lstm_second_derivatives_match_torch():
+    # create_graph through the fused LSTM layer (its derivative re-runs the
+    # forward unrolled), against PyTorch's LSTM, in float64
+    mine = nn.nn_lstm(3, 4).to(dtype=rt.torch_float64())
+    ref = torch.nn.LSTM(3, 4).double()
+    copy_weights(mine, ref)
+    x = arr(5, 2, 3)
+    xs, tx = ours(x), theirs(x)
+    y = mine(xs)[0]
+    ty = ref(tx)[0]
+    w = arr(*ty.shape)
+    wh = mine.weight_hh_l0
+    g, = rt.autograd_grad((y * ours(w, False)).sum(), [wh], create_graph=True)
+    tg, = torch.autograd.grad((ty * theirs(w, False)).sum(), [ref.weight_hh_l0], create_graph=True)
+    close(g, tg)
+    (g * g).sum().backward()
+    (tg * tg).sum().backward()
+    close(xs.grad, tx.grad)
+    close(mine.weight_ih_l0.grad, ref.weight_ih_l0.grad)
+    close(wh.grad, ref.weight_hh_l0.grad)
+
+
 # --------------------------------------------------------------------------
 # The module system
 

@@ -16,6 +16,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ..autograd import is_grad_enabled
 from ..function import Function
+from ..ops.recording import Output, multi_formula, record_many
 from ..tensor import Tensor, wrap
 
 def _first_order(what: str) -> None:
@@ -241,78 +242,166 @@ def _avg_divisor(size, osz, k, stride, padding, count_include_pad, divisor):
 
 
 # --------------------------------------------------------------------------
-# LSTM: a whole layer (one direction) as one node. Unrolled with tensor ops it
-# is ~15 nodes per time step; here the time loop runs on arrays, forward and
-# backward (backpropagation through time), so its derivative is first order only.
+# LSTM: a whole layer (one direction) as one node with several outputs, like
+# PyTorch's fused cells. Unrolled with tensor ops it is ~15 nodes per time
+# step; here the time loop runs on arrays, forward and backward
+# (backpropagation through time), a handful of NumPy calls per step. For
+# create_graph the derivative is taken through an unrolled re-run of the
+# forward with tensor ops, so every order works.
+#
+# Inside, the gates are reordered from PyTorch's (i, f, g, o) to (o, i, f, g):
+# the three sigmoid gates are then adjacent (one tanh call activates all four
+# gates, with sigmoid(z) = (tanh(z / 2) + 1) / 2 and the halving folded into
+# the weights, exact in binary floating point), and so are the three gates
+# whose gradient is scaled by the cell's (i, f, g).
 
 
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return 0.5 * (np.tanh(0.5 * z) + 1.0)  # no overflow warning for large |z|
+def _gate_order(hid: int) -> np.ndarray:
+    """Rows of PyTorch's (i, f, g, o) weights in the internal order (o, i, f, g)."""
+    return np.r_[3 * hid:4 * hid, 0:3 * hid]
 
 
-class LSTMLayer(Function):
-    @staticmethod
-    def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
-        xs, h, c = x.data, h0.data, c0.data
-        wi, wh = w_ih.data, w_hh.data
-        steps, hid = xs.shape[0], wh.shape[1]
-        pre = xs @ wi.T                                  # all input projections at once
+def _lstm_forward(xs: np.ndarray, h0: np.ndarray, c0: np.ndarray, wi: np.ndarray,
+                  wh: np.ndarray, bias: np.ndarray | None) -> tuple:
+    """(T, N, I) input -> activated gates A (T, 4H, N) in the internal order,
+    cells C and tanh(C) (T, H, N), hidden states (T, N, H).
+
+    The loop works on transposed states (features x batch): each gate is then
+    a contiguous block of rows, and NumPy's contiguous loops are the fast ones
+    for arrays this small."""
+    steps, n = xs.shape[:2]
+    hid = wh.shape[1]
+    dt = np.result_type(xs, wh)
+    order = _gate_order(hid)
+    half = np.ones(4 * hid, dtype=dt)
+    half[:3 * hid] = 0.5                                  # the sigmoid gates' z / 2
+    wi_s = wi[order] * half[:, None]
+    wh_s = wh[order] * half[:, None]
+    pre = xs.reshape(steps * n, -1) @ wi_s.T               # all input projections at once
+    if bias is not None:
+        pre += bias[order] * half
+    pre = np.ascontiguousarray(pre.reshape(steps, n, 4 * hid).transpose(0, 2, 1))
+    gates = np.empty((steps, 4 * hid, n), dtype=dt)
+    cs = np.empty((steps, hid, n), dtype=dt)
+    tcs = np.empty((steps, hid, n), dtype=dt)
+    hs = np.empty((steps, hid, n), dtype=dt)
+    tmp = np.empty((hid, n), dtype=dt)
+    h, c = np.ascontiguousarray(h0.T), np.ascontiguousarray(c0.T)
+    s3 = 3 * hid
+    for t in range(steps):
+        a = gates[t]
+        np.matmul(wh_s, h, out=a)
+        a += pre[t]
+        np.tanh(a, out=a)
+        sig = a[:s3]
+        sig *= 0.5
+        sig += 0.5
+        ct = cs[t]
+        np.multiply(a[2 * hid:s3], c, out=ct)             # f * c
+        np.multiply(a[hid:2 * hid], a[s3:], out=tmp)      # i * g
+        ct += tmp
+        np.tanh(ct, out=tcs[t])
+        np.multiply(a[:hid], tcs[t], out=hs[t])           # o * tanh(c)
+        h, c = hs[t], ct
+    return gates, cs, tcs, np.ascontiguousarray(hs.transpose(0, 2, 1))
+
+
+def _lstm_backward_arrays(g_out, g_h, g_c, xs, h0, c0, wi, wh, gates, cs, tcs, hs,
+                          has_bias: bool) -> tuple:
+    """Backpropagation through time on the saved activations (transposed as
+    `_lstm_forward` leaves them); gradients for (x, h0, c0, w_ih, w_hh, b) in
+    PyTorch's layout and gate order."""
+    steps, n, hid = hs.shape
+    dt = gates.dtype
+    order = _gate_order(hid)
+    # Every per-step factor that does not depend on the incoming gradient, for
+    # all steps at once; the loop then does one small matmul and a few
+    # products per step (in the input's dtype, as PyTorch does).
+    o, i, f, g = (gates[:, k * hid:(k + 1) * hid] for k in range(4))
+    c_prev = np.concatenate([c0.T[None].astype(dt), cs[:-1]], axis=0)
+    fac = np.empty((steps, 4, hid, n), dtype=dt)
+    fac[:, 0] = tcs * o * (1 - o)             # d o-gate pre-activation / dh
+    fac[:, 1] = g * i * (1 - i)               # the others / dc
+    fac[:, 2] = c_prev * f * (1 - f)
+    fac[:, 3] = i * (1 - g * g)
+    dcdh = o * (1 - tcs * tcs)                # dc / dh through h = o * tanh(c)
+    w_t = np.ascontiguousarray(wh[order].T)
+    # steps whose output got a gradient (often only the last one is used)
+    live = None if g_out is None else g_out.any(axis=(1, 2))
+    dh = np.zeros((hid, n), dt) if g_h is None else g_h.T.astype(dt)
+    dc = np.zeros((hid, n), dt) if g_c is None else g_c.T.astype(dt)
+    dz = np.empty((steps, 4, hid, n), dt)
+    tmp = np.empty((hid, n), dt)
+    for t in range(steps - 1, -1, -1):
+        if live is not None and live[t]:
+            dh += g_out[t].T
+        np.multiply(dh, dcdh[t], out=tmp)
+        dc += tmp
+        d = dz[t]
+        np.multiply(fac[t, 0], dh, out=d[0])
+        np.multiply(fac[t, 1:], dc, out=d[1:])
+        dc *= f[t]
+        dh = w_t @ d.reshape(4 * hid, n)
+    back = np.argsort(order)                  # internal order -> PyTorch's
+    rows = dz.reshape(steps, 4 * hid, n)[:, back].transpose(1, 0, 2).reshape(4 * hid, -1)
+    g_x = (rows.T @ wi).reshape(xs.shape)
+    g_wih = rows @ xs.reshape(steps * n, -1)
+    h_prev = np.concatenate([h0[None].astype(dt), hs[:-1]], axis=0)
+    g_whh = rows @ h_prev.reshape(steps * n, hid)
+    g_b = rows.sum(axis=1) if has_bias else None
+    return g_x, dh.T, dc.T, g_wih, g_whh, g_b
+
+
+def _lstm_unrolled(x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor,
+                   b_ih: Tensor | None, b_hh: Tensor | None) -> tuple:
+    """The same layer with tensor ops, one time step after another."""
+    wi_t, wh_t = w_ih.t(), w_hh.t()
+    hs = []
+    for t in range(x.shape[0]):
+        z = x[t].matmul(wi_t) + h.matmul(wh_t)
         if b_ih is not None:
-            pre = pre + b_ih.data + b_hh.data
-        gates = np.empty(pre.shape, dtype=pre.dtype)     # activated i, f, g, o per step
-        cs = np.empty((steps,) + c.shape, dtype=pre.dtype)
-        hs = np.empty((steps,) + h.shape, dtype=pre.dtype)
-        for t in range(steps):
-            z = pre[t] + h @ wh.T
-            a = gates[t]
-            a[:, :2 * hid] = _sigmoid(z[:, :2 * hid])
-            a[:, 2 * hid:3 * hid] = np.tanh(z[:, 2 * hid:3 * hid])
-            a[:, 3 * hid:] = _sigmoid(z[:, 3 * hid:])
-            c = a[:, hid:2 * hid] * c + a[:, :hid] * a[:, 2 * hid:3 * hid]
-            cs[t] = c
-            h = a[:, 3 * hid:] * np.tanh(c)
-            hs[t] = h
-        ctx.save_for_backward(x, h0, c0, w_ih, w_hh, b_ih is not None, gates, cs, hs)
-        return _t(hs, xs), _t(h, xs), _t(c, xs)
+            z = z + b_ih + b_hh
+        i, f, g, o = z.chunk(4, 1)
+        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+        h = o.sigmoid() * c.tanh()
+        hs.append(h)
+    from ..ops import stack
+    return stack(hs, 0), h, c
 
-    @staticmethod
-    def backward(ctx, g_out, g_h, g_c):
-        _first_order("lstm")
-        x, h0, c0, w_ih, w_hh, has_bias, gates, cs, hs = ctx.saved_variables
-        # The loop runs in float64: float32 gradients fading through many steps
-        # become subnormal numbers, which CPUs process many times slower.
-        wh = w_hh.data.astype(np.float64)
-        steps, hid = gates.shape[0], wh.shape[1]
-        dt = gates.dtype
-        f8 = np.float64
-        go = np.zeros(hs.shape, f8) if g_out is None else g_out.data.astype(f8)
-        dh = np.zeros(hs.shape[1:], f8) if g_h is None else g_h.data.astype(f8)
-        dc = np.zeros(hs.shape[1:], f8) if g_c is None else g_c.data.astype(f8)
-        dz = np.empty(gates.shape, f8)
-        for t in range(steps - 1, -1, -1):
-            a = gates[t]
-            i, f, g, o = a[:, :hid], a[:, hid:2 * hid], a[:, 2 * hid:3 * hid], a[:, 3 * hid:]
-            dh = dh + go[t]
-            tc = np.tanh(cs[t])
-            dc = dc + dh * o * (1.0 - tc * tc)
-            c_prev = cs[t - 1] if t > 0 else c0.data
-            d = dz[t]
-            d[:, :hid] = dc * g * i * (1.0 - i)
-            d[:, hid:2 * hid] = dc * c_prev * f * (1.0 - f)
-            d[:, 2 * hid:3 * hid] = dc * i * (1.0 - g * g)
-            d[:, 3 * hid:] = dh * tc * o * (1.0 - o)
-            dc = dc * f
-            dh = d @ wh
-        h_prev = np.concatenate([h0.data[None], hs[:-1]], axis=0)
-        flat = dz.reshape(-1, dz.shape[-1])
-        g_x = _t((flat @ w_ih.data).reshape(x.shape), dt)
-        g_wih = _t(flat.T @ x.data.reshape(-1, x.shape[-1]), dt)
-        g_whh = _t(flat.T @ h_prev.reshape(-1, hid), dt)
-        g_b = _t(flat.sum(axis=0), dt) if has_bias else None
-        return g_x, _t(dh, dt), _t(dc, dt), g_wih, g_whh, g_b, g_b
+
+def _lstm_grads(node, grads, x, h0, c0, w_ih, w_hh, b_ih, b_hh, out, cache):
+    """LSTM layer's derivative: one gradient per input (x, h0, c0, w_ih, w_hh,
+    b_ih, b_hh) from the gradients of (outputs, h_T, c_T)."""
+    inputs = (x, h0, c0, w_ih, w_hh, b_ih, b_hh)
+    if is_grad_enabled():  # create_graph: differentiate the unrolled forward
+        from ..autograd import autograd_grad
+        want = [k for k, t in enumerate(inputs) if t is not None and node.needs(k)]
+        outs = [o for o, gr in zip(_lstm_unrolled(*inputs), grads) if gr is not None]
+        got = autograd_grad(outs, [inputs[k] for k in want], [gr for gr in grads if gr is not None],
+                            create_graph=True, allow_unused=True)
+        res = [None] * 7
+        for k, gk in zip(want, got):
+            res[k] = gk
+        return res
+    gates, cs, tcs = cache
+    hs = out.data
+    g_out, g_h, g_c = (None if gr is None else gr.data for gr in grads)
+    g_x, g_h0, g_c0, g_wih, g_whh, g_b = _lstm_backward_arrays(
+        g_out, g_h, g_c, x.data, h0.data, c0.data, w_ih.data, w_hh.data, gates, cs, tcs, hs,
+        b_ih is not None)
+    res = [g_x, g_h0, g_c0, g_wih, g_whh, g_b, g_b]
+    return [None if r is None or not node.needs(k) else _t(r, gates.dtype)
+            for k, r in enumerate(res)]
+
+
+LstmBackward = multi_formula(_lstm_grads, "LstmBackward")
 
 
 def lstm_layer(x: Tensor, h0: Tensor, c0: Tensor, w_ih: Tensor, w_hh: Tensor,
                b_ih: Tensor | None, b_hh: Tensor | None) -> tuple:
     """(T, N, I) sequence through one LSTM layer: (outputs, h_T, c_T)."""
-    return LSTMLayer.apply(x, h0, c0, w_ih, w_hh, b_ih, b_hh)
+    bias = None if b_ih is None else b_ih.data + b_hh.data
+    gates, cs, tcs, hs = _lstm_forward(x.data, h0.data, c0.data, w_ih.data, w_hh.data, bias)
+    inputs = (x, h0, c0, w_ih, w_hh, b_ih, b_hh)
+    return record_many([hs, hs[-1].copy(), cs[-1].T.copy()], LstmBackward, inputs,
+                       inputs + (Output(0), (gates, cs, tcs)))
