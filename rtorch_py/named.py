@@ -344,20 +344,23 @@ def named_op(name: str, fn: Callable, dims: Sequence[str] = (),
         if params[[p.name for p in params].index(d)].kind is P.VAR_POSITIONAL:
             body.append(f"    {d} = _positions({first}, {d}, '{d}')")
         else:
-            body.append(f"    if type({d}) is str or type({d}) is list or type({d}) is tuple:\n"
+            body.append(f"    if type({d}) in _NAMEABLE:\n"
                         f"        {d} = _positions({first}, {d}, '{d}')")
     for d in dim_lists:
         body.append(f"    {d} = _dim_lists_positions(({first}, {params[1].name}), {d}, '{d}')")
     if rule is None:
         body.append(f"    return _fn({', '.join(call)})")
     else:
-        src = f"_first_names({first})" if is_list else f"getattr({first}, '_names', None)"
+        # (an attribute read, not getattr(): a number operand raises, rarely)
+        src = f"    _n = _first_names({first})\n" if is_list else \
+            f"    try:\n        _n = {first}._names\n    except AttributeError:\n        _n = None\n"
         test = "_n is None" if second is None else \
-            f"_n is None and getattr({second}, '_names', None) is None"
+            f"_n is None and (type({second}) is _T and {second}._names is None or " \
+            f"type({second}) is not _T and getattr({second}, '_names', None) is None)"
         shape = f"    _s = {first}.data.shape\n" if name in _NEEDS_SHAPE else ""
         args = "{" + ", ".join(f"'{p.name}': {p.name}" for p in params) + \
             (", '__shape': _s" if shape else "") + "}"
-        body.append(f"    _n = {src}\n{shape}"
+        body.append(f"{src}{shape}"
                     f"    _out = _fn({', '.join(call)})\n"
                     f"    if {test}:\n"
                     f"        return _out\n"
@@ -366,7 +369,8 @@ def named_op(name: str, fn: Callable, dims: Sequence[str] = (),
     code = f"def {_ident(name)}{sig}:\n" + "\n".join(body) + "\n"
     spec = _Spec(name, tuple(dims))
     env = {"_fn": fn, "_positions": _positions, "_dim_lists_positions": _dim_lists_positions,
-           "_first_names": _first_names,
+           "_first_names": _first_names, "_NAMEABLE": _NAMEABLE,
+           "_T": Tensor,
            "_infer": lambda out, src, before, args: _apply(rule, out, src, before, args, spec),
            **defaults}
     exec(compile(code, f"<named op {name}>", "exec"), env)
@@ -402,11 +406,14 @@ def _ident(name: str) -> str:
 
 def _first_names(tensors: Any) -> Any:
     """Whether any of a list of tensors has names (a true value if so)."""
-    if isinstance(tensors, (list, tuple)):
+    if type(tensors) is list or type(tensors) is tuple:
         for t in tensors:
-            if isinstance(t, Tensor) and _names(t) is not None:
+            if getattr(t, "_names", None) is not None:
                 return True
     return None
+
+
+_NAMEABLE = frozenset({str, list, tuple})  # a dim argument that may hold a name
 
 
 def _apply(rule: Callable, out: Any, src: Any, before: Any, args: dict, spec: _Spec) -> None:
