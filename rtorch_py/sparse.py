@@ -38,8 +38,8 @@ _new = object.__new__
 
 
 class SparseTensor(Tensor):
-    """A COO or CSR tensor. Its parts are in `_indices` (COO) or `_crow`/`_col`
-    (CSR), `_values`, `_size`; `data` (a dense tensor's array) does not exist."""
+    """A COO or CSR tensor. Its parts are in `_ind` (COO) or `_crow`/`_col`
+    (CSR), `_vals`, `_size`; `data` (a dense tensor's array) does not exist."""
 
     layout: Layout = sparse_coo
 
@@ -48,7 +48,7 @@ class SparseTensor(Tensor):
         if sys._getframe(1).f_globals.get("__name__") == "rtorch_py.engine":
             # the engine reads a leaf's array only for its shape, dtype and memory
             # layout (never its values): a zero-stride stand-in of no size
-            return np.broadcast_to(np.zeros((), self._values.data.dtype), self._size)
+            return np.broadcast_to(np.zeros((), self._vals.data.dtype), self._size)
         raise NotImplementedError(_unsupported_message(self, _calling_op()))
 
     @data.setter
@@ -68,7 +68,7 @@ class SparseTensor(Tensor):
 
     @property
     def dtype(self) -> dtype:
-        return self._values.dtype
+        return self._vals.dtype
 
     @property
     def ndim(self) -> int:
@@ -81,13 +81,13 @@ class SparseTensor(Tensor):
         return int(np.prod(self._size, dtype=np.int64))
 
     def is_floating_point(self) -> bool:
-        return self._values.is_floating_point()
+        return self._vals.is_floating_point()
 
     def is_complex(self) -> bool:
-        return self._values.is_complex()
+        return self._vals.is_complex()
 
     def element_size(self) -> int:
-        return self._values.element_size()
+        return self._vals.element_size()
 
     def __len__(self) -> int:
         if not self._size:
@@ -155,7 +155,7 @@ def _copy_parts(x: SparseTensor) -> SparseTensor:
     """A new sparse tensor with x's parts (shared) and no history."""
     out = _new(SparseTensor)
     out.__dict__.update({k: v for k, v in x.__dict__.items()
-                         if k in ("layout", "_size", "_indices", "_crow", "_col", "_values",
+                         if k in ("layout", "_size", "_ind", "_crow", "_col", "_vals",
                                   "_coalesced")})
     out._rg, out.grad_fn, out._version = False, None, NEW_VERSION
     return out
@@ -170,15 +170,15 @@ def _make(layout: Layout, size: tuple, values: np.ndarray, coalesced: bool = Fal
         out.layout = layout
         out._crow, out._col = crow, col
     else:
-        out._indices = indices
-    out._values = wrap(values)
+        out._ind = indices
+    out._vals = wrap(values)
     out._size = tuple(int(s) for s in size)
     out._coalesced = coalesced
     return out
 
 
 def _sparse_dim(x: SparseTensor) -> int:
-    return x._indices.shape[0] if x.layout is sparse_coo else 2
+    return x._ind.shape[0] if x.layout is sparse_coo else 2
 
 
 def _record(out: Tensor, backward_fn: Any, inputs: tuple, saved: tuple = ()) -> Tensor:
@@ -296,10 +296,10 @@ def torch_sparse_coo_tensor(indices: Any, values: Any, size: Any = None, dtype: 
     flat = np.ravel_multi_index(tuple(idx), shape[:sd]) if idx.shape[1] and sd else \
         np.zeros(idx.shape[1], dtype=np.int64)
     if requires_grad:  # a new leaf of its own (PyTorch copies the values)
-        out._values = wrap(vals.data.copy())
+        out._vals = wrap(vals.data.copy())
         out.requires_grad = True
         return out
-    out._values = vals.detach()
+    out._vals = vals.detach()
     return _record(out, SparseCooTensorWithDimsAndTensorsBackward0, (vals,),
                    (flat, shape[:sd]))
 
@@ -310,10 +310,10 @@ def torch_sparse_coo_tensor(indices: Any, values: Any, size: Any = None, dtype: 
 
 def _coo_dense(x: SparseTensor) -> np.ndarray:
     """The dense array of a COO tensor (duplicate entries summed)."""
-    vals = x._values.data
+    vals = x._vals.data
     out = np.zeros(x._size, dtype=vals.dtype)
     if vals.shape[0]:
-        np.add.at(out, tuple(x._indices), vals)
+        np.add.at(out, tuple(x._ind), vals)
     return out
 
 
@@ -325,16 +325,16 @@ def _csr_to_coo_indices(crow: np.ndarray, col: np.ndarray) -> np.ndarray:
 def _dense_array(x: SparseTensor) -> np.ndarray:
     if x.layout is sparse_coo:
         return _coo_dense(x)
-    out = np.zeros(x._size, dtype=x._values.data.dtype)
+    out = np.zeros(x._size, dtype=x._vals.data.dtype)
     rows, cols = _csr_to_coo_indices(x._crow, x._col)
-    out[rows, cols] = x._values.data
+    out[rows, cols] = x._vals.data
     return out
 
 
 def _mask(x: SparseTensor) -> np.ndarray:
     """Where x stores values, as a dense boolean array (whole dense slices)."""
     m = np.zeros(x._size[:_sparse_dim(x)], dtype=bool)
-    idx = x._indices if x.layout is sparse_coo else _csr_to_coo_indices(x._crow, x._col)
+    idx = x._ind if x.layout is sparse_coo else _csr_to_coo_indices(x._crow, x._col)
     m[tuple(idx)] = True
     return m.reshape(m.shape + (1,) * (len(x._size) - m.ndim))
 
@@ -400,7 +400,7 @@ def to_sparse(self: Tensor, sparse_dim: Any = None, layout: Any = None, blocksiz
                                "argument !=self.sparse_dim() is not supported")
         return self
     if self.layout is sparse_csr:
-        out = _make(sparse_coo, self._size, self._values.data,
+        out = _make(sparse_coo, self._size, self._vals.data,
                     indices=_csr_to_coo_indices(self._crow, self._col), coalesced=True)
         return _record(out, node, (self,))
     indices, values = _dense_to_coo(self.data, sd)
@@ -420,7 +420,7 @@ def to_sparse_csr(self: Tensor, dense_dim: Any = None) -> Tensor:
                                   f"got {self.ndim} dims")
     if self.layout is sparse_coo:
         c = coalesce(self)
-        indices, values = c._indices, c._values.data
+        indices, values = c._ind, c._vals.data
     else:
         indices, values = _dense_to_coo(self.data, 2)
     crow = np.zeros(self.shape[0] + 1, dtype=np.int64)
@@ -443,7 +443,7 @@ def coalesce(self: Tensor) -> Tensor:
     _need_coo(self, "coalesce")
     if self._coalesced:
         return self
-    idx, vals = self._indices, self._values.data
+    idx, vals = self._ind, self._vals.data
     sd = idx.shape[0]
     if idx.shape[1] and sd:
         flat = np.ravel_multi_index(tuple(idx), self._size[:sd])
@@ -476,7 +476,17 @@ def indices(self: Tensor) -> Tensor:
     if not self._coalesced:
         raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call "
                            ".coalesce() first")
-    return wrap(self._indices)
+    return wrap(self._ind)
+
+
+def raw_indices(self: Tensor) -> Tensor:
+    _need_coo(self, "_indices")
+    return wrap(self._ind)
+
+
+def raw_values(self: Tensor) -> Tensor:
+    _need_coo(self, "_values")
+    return self._vals.detach()
 
 
 @formula
@@ -491,15 +501,15 @@ def values(self: Tensor) -> Tensor:
         if not self._coalesced:
             raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
                                ".coalesce() first")
-        idx, sd = self._indices, self._indices.shape[0]
+        idx, sd = self._ind, self._ind.shape[0]
     elif self.layout is sparse_csr:
         idx, sd = _csr_to_coo_indices(self._crow, self._col), 2
     else:
         raise RuntimeError("values expected sparse tensor layout but got Strided")
     flat = np.ravel_multi_index(tuple(idx), self._size[:sd]) if idx.shape[1] and sd else \
         np.zeros(idx.shape[1], dtype=np.int64)
-    out = wrap(self._values.data)
-    out._version = engine.version_box(self._values)
+    out = wrap(self._vals.data)
+    out._version = engine.version_box(self._vals)
     return _record(out, ValuesBackward0, (self,), (flat, self._size, sd))
 
 
@@ -531,7 +541,7 @@ def dense_dim(self: Tensor) -> int:
 def nnz(self: Tensor) -> int:
     if self.layout is strided:
         raise RuntimeError("_nnz expected sparse tensor layout but got Strided")
-    return int(self._values.shape[0])
+    return int(self._vals.shape[0])
 
 
 def is_sparse(self: Tensor) -> bool:
@@ -552,7 +562,7 @@ def index_select(self: SparseTensor, dim: int, idx: np.ndarray) -> Tensor:
     from .ops.indexing import IndexSelectBackward0
     if self.layout is not sparse_coo:
         raise NotImplementedError(_unsupported_message(self, "index_select"))
-    ind, vals = self._indices, self._values.data
+    ind, vals = self._ind, self._vals.data
     sd = ind.shape[0]
     size = list(self._size)
     size[dim] = idx.size
@@ -582,4 +592,4 @@ def format_sparse(x: SparseTensor, n: int = 30) -> str:
     rg = x._rg and name is None
     if x.layout is sparse_csr:
         return format_tensor(_dense_array(x), x.dtype.name, rg, name, n=n)
-    return fmt(x._indices, x._values.data, x.dtype.name, x._size, rg, name, n=n)
+    return fmt(x._ind, x._vals.data, x.dtype.name, x._size, rg, name, n=n)

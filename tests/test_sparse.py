@@ -49,8 +49,9 @@ def _same_coo(r: rt.Tensor, t: "torch.Tensor") -> None:
     assert r.sparse_dim() == t.sparse_dim() and r.dense_dim() == t.dense_dim()
     assert r._nnz() == t._nnz()
     assert r.is_coalesced() == t.is_coalesced()
-    np.testing.assert_array_equal(r._indices, t._indices().numpy())
-    assert_same(r._values, t._values().detach(), "values")
+    np.testing.assert_array_equal(r._indices().data, t._indices().numpy())
+    assert_same(r._values(), t._values().detach(), "values")
+    assert not r._values().requires_grad
     assert_same(r.to_dense(), t.to_dense().detach(), "to_dense")
 
 

@@ -85,3 +85,14 @@ def is_sparse(self: Tensor) -> bool:
 @op(function=False, differentiable=False)
 def is_sparse_csr(self: Tensor) -> bool:
     return _sp.is_sparse_csr(self)
+
+
+# The raw parts, coalesced or not (0-based in R too, as R torch gives them), no history
+@op("_indices", function=False, differentiable=False)
+def _indices(self: Tensor) -> Tensor:
+    return _sp.raw_indices(self)
+
+
+@op("_values", function=False, differentiable=False)
+def _values(self: Tensor) -> Tensor:
+    return _sp.raw_values(self)

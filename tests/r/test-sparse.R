@@ -15,6 +15,8 @@ test_that("indices are 1-based in and out; the dense form puts values there", {
   expect_equal(as_array(x$coalesce()$indices()), rbind(c(1L, 2L, 2L), c(3L, 1L, 3L)))
   expect_equal(as_array(x$coalesce()$values()), c(3, 4, 5))
   expect_false(x$is_coalesced())
+  expect_equal(as_array(x$`_indices`()), rbind(c(0L, 1L, 1L), c(2L, 0L, 2L)))  # (raw: 0-based)
+  expect_equal(x$`_nnz`(), 3)
   expect_true(x$coalesce()$is_coalesced())
   # an R matrix, integer or double, gives the indices too; the size is inferred
   y <- torch_sparse_coo_tensor(rbind(c(1L, 3L), c(2L, 2L)), c(1, 2))
