@@ -253,7 +253,7 @@ def _avg_divisor(size, osz, k, stride, padding, count_include_pad, divisor):
 # the three sigmoid gates are then adjacent (one tanh call activates all four
 # gates, with sigmoid(z) = (tanh(z / 2) + 1) / 2 and the halving folded into
 # the weights, exact in binary floating point), and so are the three gates
-# whose gradient is scaled by the cell's (i, f, g).
+# whose gradient is scaled by the cell's gradient (i, f, g).
 
 
 def _gate_order(hid: int) -> np.ndarray:
@@ -263,12 +263,13 @@ def _gate_order(hid: int) -> np.ndarray:
 
 def _lstm_forward(xs: np.ndarray, h0: np.ndarray, c0: np.ndarray, wi: np.ndarray,
                   wh: np.ndarray, bias: np.ndarray | None) -> tuple:
-    """(T, N, I) input -> activated gates A (T, 4H, N) in the internal order,
-    cells C and tanh(C) (T, H, N), hidden states (T, N, H).
+    """(T, N, I) input -> per step the activated gates and the cell before it,
+    `buf` (T + 1, 5H, N): rows (o, i, f, g, c_{t-1}), the last step holding
+    just c_T; tanh of the cells (T, H, N); hidden states (T, N, H).
 
-    The loop works on transposed states (features x batch): each gate is then
-    a contiguous block of rows, and NumPy's contiguous loops are the fast ones
-    for arrays this small."""
+    The loop works on transposed states (features x batch), so each gate is a
+    contiguous block of rows (NumPy's fast loops), and the cell sits under g
+    so that (i, f) * (g, c) is one product."""
     steps, n = xs.shape[:2]
     hid = wh.shape[1]
     dt = np.result_type(xs, wh)
@@ -281,69 +282,75 @@ def _lstm_forward(xs: np.ndarray, h0: np.ndarray, c0: np.ndarray, wi: np.ndarray
     if bias is not None:
         pre += bias[order] * half
     pre = np.ascontiguousarray(pre.reshape(steps, n, 4 * hid).transpose(0, 2, 1))
-    gates = np.empty((steps, 4 * hid, n), dtype=dt)
-    cs = np.empty((steps, hid, n), dtype=dt)
+    buf = np.empty((steps + 1, 5 * hid, n), dtype=dt)
     tcs = np.empty((steps, hid, n), dtype=dt)
     hs = np.empty((steps, hid, n), dtype=dt)
-    tmp = np.empty((hid, n), dtype=dt)
-    h, c = np.ascontiguousarray(h0.T), np.ascontiguousarray(c0.T)
-    s3 = 3 * hid
+    prod = np.empty((2 * hid, n), dtype=dt)
+    buf[0, 4 * hid:] = c0.T
+    h = np.ascontiguousarray(h0.T)
+    s3, s4 = 3 * hid, 4 * hid
     for t in range(steps):
-        a = gates[t]
-        np.matmul(wh_s, h, out=a)
-        a += pre[t]
-        np.tanh(a, out=a)
+        a = buf[t]
+        z = a[:s4]
+        np.matmul(wh_s, h, out=z)
+        z += pre[t]
+        np.tanh(z, out=z)
         sig = a[:s3]
         sig *= 0.5
         sig += 0.5
-        ct = cs[t]
-        np.multiply(a[2 * hid:s3], c, out=ct)             # f * c
-        np.multiply(a[hid:2 * hid], a[s3:], out=tmp)      # i * g
-        ct += tmp
+        np.multiply(a[hid:s3], a[s3:], out=prod)          # (i * g, f * c)
+        ct = buf[t + 1, s4:]
+        np.add(prod[:hid], prod[hid:], out=ct)
         np.tanh(ct, out=tcs[t])
         np.multiply(a[:hid], tcs[t], out=hs[t])           # o * tanh(c)
-        h, c = hs[t], ct
-    return gates, cs, tcs, np.ascontiguousarray(hs.transpose(0, 2, 1))
+        h = hs[t]
+    return buf, tcs, np.ascontiguousarray(hs.transpose(0, 2, 1))
 
 
-def _lstm_backward_arrays(g_out, g_h, g_c, xs, h0, c0, wi, wh, gates, cs, tcs, hs,
+def _lstm_backward_arrays(g_out, g_h, g_c, xs, h0, wi, wh, buf, tcs, hs,
                           has_bias: bool) -> tuple:
-    """Backpropagation through time on the saved activations (transposed as
-    `_lstm_forward` leaves them); gradients for (x, h0, c0, w_ih, w_hh, b) in
-    PyTorch's layout and gate order."""
+    """Backpropagation through time on what `_lstm_forward` kept; gradients
+    for (x, h0, c0, w_ih, w_hh, b) in PyTorch's layout and gate order."""
     steps, n, hid = hs.shape
-    dt = gates.dtype
+    dt = buf.dtype
     order = _gate_order(hid)
     # Every per-step factor that does not depend on the incoming gradient, for
-    # all steps at once; the loop then does one small matmul and a few
-    # products per step (in the input's dtype, as PyTorch does).
-    o, i, f, g = (gates[:, k * hid:(k + 1) * hid] for k in range(4))
-    c_prev = np.concatenate([c0.T[None].astype(dt), cs[:-1]], axis=0)
-    fac = np.empty((steps, 4, hid, n), dtype=dt)
-    fac[:, 0] = tcs * o * (1 - o)             # d o-gate pre-activation / dh
-    fac[:, 1] = g * i * (1 - i)               # the others / dc
-    fac[:, 2] = c_prev * f * (1 - f)
-    fac[:, 3] = i * (1 - g * g)
-    dcdh = o * (1 - tcs * tcs)                # dc / dh through h = o * tanh(c)
+    # all steps at once, so that the loop is one small matmul and four
+    # products per step (in the input's dtype, as PyTorch does). Slots:
+    # 0 dc/dh (through h = o tanh c), 1 the o gate's pre-activation / dh,
+    # 2-4 the i, f, g gates' / dc.
+    a = buf[:steps]
+    o, i, g = a[:, :hid], a[:, hid:2 * hid], a[:, 3 * hid:4 * hid]
+    fac = np.empty((steps, 5, hid, n), dtype=dt)
+    sd = 1 - a[:, :3 * hid]
+    sd *= a[:, :3 * hid]                      # sigmoid' = s (1 - s)
+    np.multiply(sd[:, :hid], tcs, out=fac[:, 1])
+    np.multiply(sd[:, hid:].reshape(steps, 2, hid, n), a[:, 3 * hid:].reshape(steps, 2, hid, n),
+                out=fac[:, 2:4])             # i: g, f: c_{t-1}
+    sq = tcs * tcs
+    np.subtract(1, sq, out=sq)
+    np.multiply(o, sq, out=fac[:, 0])
+    sq = g * g
+    np.subtract(1, sq, out=sq)
+    np.multiply(i, sq, out=fac[:, 4])
+    f = a[:, 2 * hid:3 * hid]
     w_t = np.ascontiguousarray(wh[order].T)
     # steps whose output got a gradient (often only the last one is used)
     live = None if g_out is None else g_out.any(axis=(1, 2))
     dh = np.zeros((hid, n), dt) if g_h is None else g_h.T.astype(dt)
     dc = np.zeros((hid, n), dt) if g_c is None else g_c.T.astype(dt)
-    dz = np.empty((steps, 4, hid, n), dt)
-    tmp = np.empty((hid, n), dt)
+    dz = np.empty((steps, 5, hid, n), dt)    # slot 0: scratch, 1-4: gates (o, i, f, g)
     for t in range(steps - 1, -1, -1):
         if live is not None and live[t]:
             dh += g_out[t].T
-        np.multiply(dh, dcdh[t], out=tmp)
-        dc += tmp
         d = dz[t]
-        np.multiply(fac[t, 0], dh, out=d[0])
-        np.multiply(fac[t, 1:], dc, out=d[1:])
+        np.multiply(fac[t, :2], dh, out=d[:2])
+        dc += d[0]
+        np.multiply(fac[t, 2:], dc, out=d[2:])
         dc *= f[t]
-        dh = w_t @ d.reshape(4 * hid, n)
+        dh = w_t @ d[1:].reshape(4 * hid, n)
     back = np.argsort(order)                  # internal order -> PyTorch's
-    rows = dz.reshape(steps, 4 * hid, n)[:, back].transpose(1, 0, 2).reshape(4 * hid, -1)
+    rows = dz[:, 1:].reshape(steps, 4 * hid, n)[:, back].transpose(1, 0, 2).reshape(4 * hid, -1)
     g_x = (rows.T @ wi).reshape(xs.shape)
     g_wih = rows @ xs.reshape(steps * n, -1)
     h_prev = np.concatenate([h0[None].astype(dt), hs[:-1]], axis=0)
@@ -383,14 +390,14 @@ def _lstm_grads(node, grads, x, h0, c0, w_ih, w_hh, b_ih, b_hh, out, cache):
         for k, gk in zip(want, got):
             res[k] = gk
         return res
-    gates, cs, tcs = cache
+    buf, tcs = cache
     hs = out.data
     g_out, g_h, g_c = (None if gr is None else gr.data for gr in grads)
     g_x, g_h0, g_c0, g_wih, g_whh, g_b = _lstm_backward_arrays(
-        g_out, g_h, g_c, x.data, h0.data, c0.data, w_ih.data, w_hh.data, gates, cs, tcs, hs,
+        g_out, g_h, g_c, x.data, h0.data, w_ih.data, w_hh.data, buf, tcs, hs,
         b_ih is not None)
     res = [g_x, g_h0, g_c0, g_wih, g_whh, g_b, g_b]
-    return [None if r is None or not node.needs(k) else _t(r, gates.dtype)
+    return [None if r is None or not node.needs(k) else _t(r, buf.dtype)
             for k, r in enumerate(res)]
 
 
@@ -401,7 +408,7 @@ def lstm_layer(x: Tensor, h0: Tensor, c0: Tensor, w_ih: Tensor, w_hh: Tensor,
                b_ih: Tensor | None, b_hh: Tensor | None) -> tuple:
     """(T, N, I) sequence through one LSTM layer: (outputs, h_T, c_T)."""
     bias = None if b_ih is None else b_ih.data + b_hh.data
-    gates, cs, tcs, hs = _lstm_forward(x.data, h0.data, c0.data, w_ih.data, w_hh.data, bias)
+    buf, tcs, hs = _lstm_forward(x.data, h0.data, c0.data, w_ih.data, w_hh.data, bias)
     inputs = (x, h0, c0, w_ih, w_hh, b_ih, b_hh)
-    return record_many([hs, hs[-1].copy(), cs[-1].T.copy()], LstmBackward, inputs,
-                       inputs + (Output(0), (gates, cs, tcs)))
+    return record_many([hs, hs[-1].copy(), buf[-1, 4 * w_hh.shape[1]:].T.copy()], LstmBackward,
+                       inputs, inputs + (Output(0), (buf, tcs)))
