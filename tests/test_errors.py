@@ -967,6 +967,50 @@ def test_e42_out_form_that_cannot_write_its_result(state):
     state.check()
 
 
+# E43-E45 class indices, stft, kernels without a derivative
+
+
+def test_e43_class_indices_that_do_not_fit(state):
+    idx = rt.torch_tensor(np.array([0, 3]))
+    with fails(ValueError, r"one_hot", r"smaller than num_classes \(3 classes\)", r"class 3"):
+        rt.torch_one_hot(idx, 3)
+    with fails(RuntimeError, r"empty tensor", r"give num_classes"):
+        rt.torch_one_hot(rt.torch_tensor(np.zeros(0, dtype=np.int64)))
+    x = rt.torch_randn(3, 2)
+    with fails(ValueError, r"target out of range", r"got class 2", r"2 classes"):
+        rt.torch_multi_margin_loss(x, rt.torch_tensor(np.array([0, 1, 2])))
+    with fails(TypeError, r"class indices", r"torch_long\(\)", r"got torch_Float"):
+        rt.torch_multi_margin_loss(x, rt.torch_tensor([0.0, 1.0, 1.0]))
+    with fails(ValueError, r"inconsistent target size", r"expected 3", r"\[2\]"):
+        rt.torch_multi_margin_loss(x, rt.torch_tensor(np.array([0, 1])))
+    state.check()
+
+
+def test_e44_stft_arguments(state):
+    x = ones(3000)
+    with fails(RuntimeError, r"requires the return_complex parameter", r"return_complex = TRUE"):
+        rt.torch_stft(x, 400)
+    with fails(RuntimeError, r"1-D window of size equal to win_length=400", r"\[300\]"):
+        rt.torch_stft(x, 400, window=ones(300), return_complex=True)
+    with fails(RuntimeError, r"reflect padding", r"signal's length 5", r"center = FALSE"):
+        rt.torch_stft(ones(5), 16, return_complex=True)
+    with fails(ValueError, r"pad_mode must be one of", r"'mirror'"):
+        rt.torch_stft(x, 16, pad_mode="mirror", return_complex=True)
+    state.check()
+
+
+def test_e45_differentiating_a_kernel_without_derivative(state):
+    x = rt.torch_randn(2, 2, requires_grad=True)
+    with fails(RuntimeError, r"derivative for '_cdist_backward' is not implemented",
+               r"differentiable ops"):
+        rt.torch__cdist_backward(x, x, x, 1, x).sum().backward()
+    a = rt.torch_tensor(np.eye(2), requires_grad=True)
+    with fails(RuntimeError, r"_cholesky_solve_helper is not implemented",
+               r"torch_cholesky_solve\(\)"):
+        rt.torch__cholesky_solve_helper(a, a, True).sum().backward()
+    state.check()
+
+
 # E46-E47 named tensors
 
 

@@ -1828,7 +1828,7 @@ def _no_derivative(name: str, message: str) -> Callable:
 
 _CholeskySolveHelperBackward = _no_derivative(
     "NotImplemented", "derivative for aten::_cholesky_solve_helper is not implemented "
-    "(differentiate torch_cholesky_solve instead)")
+    "(a kernel without a derivative, as in PyTorch); use torch_cholesky_solve(), which has one")
 
 
 @op(method=False, samples=S.cholesky_solve_helper, differentiable=False,
@@ -1848,7 +1848,9 @@ def _cholesky_solve_helper(self: Tensor, A: Tensor, upper: bool) -> Tensor:
 
 
 _CdistBackwardBackward = _no_derivative(
-    "CdistBackwardBackward0", "the derivative for '_cdist_backward' is not implemented.")
+    "CdistBackwardBackward0", "the derivative for '_cdist_backward' is not implemented "
+    "(a gradient kernel, with no derivative of its own, as in PyTorch); to differentiate "
+    "twice, compute the distances with differentiable ops")
 
 
 @op(method=False, samples=S.cdist_backward, differentiable=False,

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..engine import is_grad_enabled, no_grad
 from ..tensor import Tensor, wrap
-from .operands import _fdata, _whole
+from .operands import _fdata, _whole, positional_error
 from .recording import formula, needs_grad, record
 from .registry import op
 from .samples import nn_functional as S
@@ -491,7 +491,9 @@ def one_hot(self: Tensor, num_classes: int = -1) -> Tensor:
         raise ValueError("one_hot: class values must be non-negative")
     n = int(idx.max()) + 1 if num_classes < 0 else num_classes
     if idx.size and idx.max() >= n:
-        raise ValueError(f"one_hot: class values must be smaller than num_classes ({n})")
+        raise positional_error(ValueError, f"one_hot: class values must be smaller than "
+                               f"num_classes ({n} classes), got class {{got}}",
+                               got=int(idx.max()))
     return wrap((idx[..., None] == np.arange(n)).astype(np.int64))
 
 
@@ -567,8 +569,9 @@ def multi_margin_loss(self: Tensor, target: Tensor, p: int = 1, margin: float = 
                          f"class indices (one per sample) but got size {list(t.shape)}")
     tgt = t.reshape(-1).astype(np.int64)
     if tgt.size and (tgt.min() < 0 or tgt.max() >= c):
-        raise ValueError(f"multi_margin_loss: target out of range: class indices must be "
-                         f"within the {c} classes")
+        bad = int(tgt[(tgt < 0) | (tgt >= c)][0])
+        raise positional_error(ValueError, f"multi_margin_loss: target out of range: got class "
+                               f"{{got}} for an input of {c} classes", got=bad)
     if weight is not None:
         if weight.ndim > 1 or weight.numel() != c:
             raise ValueError(f"multi_margin_loss: inconsistent weight size, expected {c} "

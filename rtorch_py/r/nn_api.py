@@ -149,7 +149,12 @@ def _call(name: str, fn: Callable, arg_names: list[str], args: tuple, kwargs: di
         if k in rules and v is not None:
             v = rules[k](v)
         out[k] = v
-    return fn(**out)
+    try:
+        return fn(**out)
+    except Exception as e:
+        if rules and hasattr(e, "one_based"):  # a class index or dim named: as R counts
+            raise type(e)(e.one_based) from None
+        raise
 
 
 def _r_function(name: str, fn: Callable) -> Callable:
@@ -202,7 +207,12 @@ def nn_forward(module: Module, *args: Any, **kwargs: Any) -> Any:
         args = args[:pos] + (shift(args[pos]),) + args[pos + 1:]
     args = tuple(_py(a) if not isinstance(a, Tensor) else a for a in args)
     kwargs = {k: _py(v) if not isinstance(v, Tensor) else v for k, v in kwargs.items()}
-    out = module(*args, **kwargs)
+    try:
+        out = module(*args, **kwargs)
+    except Exception as e:
+        if pos is not None and hasattr(e, "one_based"):  # a class index named: as R counts
+            raise type(e)(e.one_based) from None
+        raise
     if isinstance(out, tuple) and name.startswith(("nn_max_pool", "nn_adaptive_max_pool")):
         return [out[0], _index_plus_one(out[1])]
     return out

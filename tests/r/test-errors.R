@@ -489,6 +489,20 @@ test_that("E40-E42: upsample arguments and _out forms", {
   expect_intact(s)
 })
 
+test_that("E43-E45: class indices, stft arguments, kernels without a derivative", {
+  s <- err_state()
+  x <- torch_randn(3, 2)
+  expect_error(torch_multi_margin_loss(x, torch_tensor(1:3)), "got class 3 for an input of 2")
+  expect_error(nnf_multi_margin_loss(x, torch_tensor(1:3)), "got class 3 for an input of 2")
+  expect_error(torch_one_hot(torch_tensor(c(1L, 4L)), 3), "num_classes \\(3 classes\\), got class 4")
+  expect_error(torch_one_hot(torch_tensor(0L)), "Indexing starts at 1")
+  expect_error(torch_stft(torch_ones(100), 16), "return_complex parameter be given")
+  y <- torch_randn(2, 2, requires_grad = TRUE)
+  expect_error(torch__cdist_backward(y, y, y, 1, y)$sum()$backward(),
+               "derivative for '_cdist_backward' is not implemented")
+  expect_intact(s)
+})
+
 test_that("E46: a dim given by name that the tensor doesn't have", {
   s <- err_state()
   x <- torch_zeros(2, 3, names = c("A", "B"))
