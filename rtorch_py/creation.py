@@ -103,7 +103,9 @@ def _size(size: tuple) -> tuple:
 
 def _check_device(device: Any) -> None:
     if device is not None and str(device) != "cpu":
-        raise RuntimeError(f"only the 'cpu' device exists here, got {device!r}")
+        raise RuntimeError(f"only the 'cpu' device exists here, got {device!r}" +
+                           ("; make a meta tensor with x.to(device='meta')"
+                            if str(device) == "meta" else ""))
 
 
 def torch_tensor(data: Any, dtype: Any = None, device: Any = "cpu",
@@ -298,6 +300,9 @@ def torch_bool() -> Dtype: return bool_
 def torch_float16() -> Dtype: return float16
 def torch_half() -> Dtype: return float16
 def torch_bfloat16() -> Dtype: return bfloat16
+def torch_quint8() -> Dtype: return _tensor.quint8
+def torch_qint8() -> Dtype: return _tensor.qint8
+def torch_qint32() -> Dtype: return _tensor.qint32
 def torch_uint8() -> Dtype: return uint8
 def torch_int8() -> Dtype: return int8
 def torch_int16() -> Dtype: return int16

@@ -60,6 +60,12 @@ _DTYPES = {
     "complex128": (np.complex128, "CPUComplexDoubleType"),
 }
 
+try:  # bfloat16 comes from ml_dtypes (the engine's dependency)
+    import ml_dtypes
+    _DTYPES["bfloat16"] = (ml_dtypes.bfloat16, "CPUBFloat16Type")
+except ImportError:  # pragma: no cover
+    pass
+
 # R torch prints no values for a complex tensor, only this note (cli's info bullet).
 COMPLEX_NOTE = "\u2139 Use `$real` or `$imag` to print the contents of this tensor.\n"
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import engine
 from .engine import NEW_VERSION, edge, version_box
+from .meta import WATCH, MetaArray
 
 # --------------------------------------------------------------------------
 # dtypes
@@ -31,7 +32,8 @@ class dtype:
         self.np = np.dtype(np_dtype) if np_dtype is not None else None
         self.r_name = r_name
         self.type_name = type_name
-        kind = self.np.kind if self.np is not None else "f"  # (bfloat16: a float)
+        # (bfloat16 is a float, though NumPy files ml_dtypes' type under kind "V")
+        kind = "f" if name == "bfloat16" else self.np.kind
         self.is_floating_point = kind == "f"
         self.is_complex = kind == "c"
         self.is_signed = kind != "u" and kind != "b"
@@ -58,22 +60,47 @@ int16 = dtype("int16", np.int16, "Short", "CPUShortType")
 int32 = dtype("int32", np.int32, "Int", "CPUIntType")
 int64 = dtype("int64", np.int64, "Long", "CPULongType")
 bool_ = dtype("bool", np.bool_, "Bool", "CPUBoolType")
-# NumPy has no bfloat16: the dtype exists (R torch code names and compares it), but
-# no tensor can hold it.
-bfloat16 = dtype("bfloat16", None, "BFloat16", "CPUBFloat16Type")
+# NumPy has no bfloat16 of its own: ml_dtypes gives it one (ops compute in float32
+# and round, as libtorch does). Without ml_dtypes the dtype exists (R torch code
+# names and compares it), but no tensor can hold it.
+try:
+    import ml_dtypes
+    _BF16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover (ml_dtypes is a dependency)
+    _BF16 = None
+bfloat16 = dtype("bfloat16", _BF16, "BFloat16", "CPUBFloat16Type")
 ALL_DTYPES = (float32, float64, float16, complex64, complex128, uint8, int8, int16, int32,
               int64, bool_)
 _DTYPES = {d.np: d for d in ALL_DTYPES}
+if _BF16 is not None:
+    _DTYPES[_BF16] = bfloat16
+# Quantized dtypes (torch_quint8(), torch_qint8(), torch_qint32()): the integers
+# in a one-field NumPy record (rtorch_py.quantized refuses arithmetic on them); the scale and
+# zero point live on the tensor (rtorch_py.quantized).
+quint8 = dtype("quint8", [("quint8", np.uint8)], "QUInt8", "QuantizedCPUQUInt8Type")
+qint8 = dtype("qint8", [("qint8", np.int8)], "QInt8", "QuantizedCPUQInt8Type")
+qint32 = dtype("qint32", [("qint32", np.int32)], "QInt32", "QuantizedCPUQInt32Type")
+quint8.is_signed = False
+QUANTIZED = (quint8, qint8, qint32)
+_DTYPES.update({d.np: d for d in QUANTIZED})
+
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64,
                  "int": int32, "short": int16, "cfloat": complex64, "cdouble": complex128,
                  "bfloat16": bfloat16})
+_BY_NAME.update({d.name: d for d in QUANTIZED})
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 # The default floating dtype (torch_set_default_dtype): what R doubles, Python
 # floats and the float constructors give.
 _default = [float32]
+
+
+def _bf16_as_f32(arr: np.ndarray) -> np.ndarray:
+    """bfloat16 values in float32, to compute on (ops.recording rounds the result
+    back, as libtorch computes bfloat16); other arrays unchanged."""
+    return arr.astype(_F32) if arr.dtype == _BF16 else arr
 
 
 def get_default_dtype() -> dtype:
@@ -108,9 +135,12 @@ def as_dtype(d: Any) -> dtype:
                 f"unsupported dtype {d!r}; use one of torch_float32(), torch_float64(), "
                 "torch_float16(), torch_int8(), torch_uint8(), torch_int16(), torch_int32(), "
                 "torch_int64(), torch_bool(), torch_cfloat() or torch_cdouble()") from None
+    if found is bfloat16 and found.np is not None:
+        WATCH[0] = True  # (ops.recording rounds float32 results of bfloat16 operands)
     if found.np is None:
-        raise TypeError(f"{found!r} tensors are not supported here (NumPy has no bfloat16); "
-                        "use torch_float16() or torch_float32() instead")
+        raise TypeError(f"{found!r} tensors need the Python package ml_dtypes (NumPy has no "
+                        "bfloat16): pip install ml_dtypes, or use torch_float16() or "
+                        "torch_float32() instead")
     return found
 
 
@@ -236,7 +266,7 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use "
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
-        if value and self.data.dtype.kind not in "fc":
+        if value and self.data.dtype.kind not in "fc" and self.data.dtype != _BF16:
             raise RuntimeError(
                 "only Tensors of floating point dtype can require gradients "
                 f"(got {self.dtype!r}); convert first with to(dtype = torch_float()), or create "
@@ -302,14 +332,14 @@ class Tensor:
 
     @property
     def device(self) -> str:
-        return "cpu"
+        return "meta" if type(self.data) is MetaArray else "cpu"
 
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
     def is_floating_point(self) -> bool:
-        return self.data.dtype.kind == "f"
+        return self.data.dtype.kind == "f" or self.data.dtype == _BF16
 
     @property
     def real(self) -> "Tensor":
@@ -383,10 +413,22 @@ class Tensor:
         return id(self)
 
     def __repr__(self) -> str:
+        return self._format()
+
+    def _format(self, n: int = 30) -> str:
+        """What R torch's print(x, n) shows, without the final newline."""
         from .printing import format_tensor
         name = self.grad_fn.name if self.grad_fn is not None else None
+        if type(self.data) is MetaArray:  # (R torch: no values, a META type line)
+            return ("torch_tensor\n...\n[ META" + self.dtype.type_name[3:] + "{" +
+                    ",".join(map(str, self.shape)) + "} ]" +
+                    (f"[ grad_fn = <{name}> ]" if name else
+                     "[ requires_grad = TRUE ]" if self._rg else ""))
+        if self.data.dtype.names:  # quantized
+            from .quantized import format_quantized
+            return format_quantized(self, n)
         return format_tensor(self.data, self.dtype.name, self._rg and name is None,
-                             name).rstrip("\n")
+                             name, n=n).rstrip("\n")
 
     __str__ = __repr__
 
@@ -477,7 +519,8 @@ def _init(t: Tensor, arr: np.ndarray) -> None:
 def wrap(arr: np.ndarray) -> Tensor:
     """Make a tensor around an array with no copy (fast path for ops)."""
     t = _new(Tensor)
-    t.data = arr if type(arr) is np.ndarray else np.asarray(arr)  # 0-d ufunc results are scalars
+    # (0-d ufunc results are scalars; meta arrays stay meta)
+    t.data = arr if type(arr) is np.ndarray else np.asanyarray(arr)
     t._rg = False
     t.grad_fn = None
     t._version = NEW_VERSION
@@ -534,6 +577,8 @@ def to_array(data: Any, dt: Any = None) -> np.ndarray:
 def _default_for_array(arr: np.ndarray) -> np.dtype:
     k = arr.dtype.kind
     if arr.dtype in _DTYPES:
+        if arr.dtype == _BF16:
+            WATCH[0] = True
         return arr.dtype
     if k == "f":
         return _F32 if arr.dtype.itemsize <= 4 else _F64

@@ -297,8 +297,10 @@ def test_to_dtype():
     assert x.to(dtype=rt.torch_float32()) is x  # no-op when already that dtype
     assert x.to(dtype="float64").dtype == rt.torch_float64()
     assert_same(x.to(dtype="complex64"), torch.tensor([1.5, -2.7]).to(dtype=torch.complex64))
-    with pytest.raises(TypeError, match="bfloat16"):
-        x.to(dtype=rt.torch_bfloat16())
+    bf = x.to(dtype=rt.torch_bfloat16())  # (values rounded as PyTorch rounds them)
+    assert bf.dtype == rt.torch_bfloat16()
+    assert bf.data.astype(np.float32).tolist() == \
+        torch.tensor([1.5, -2.7]).to(torch.bfloat16).float().tolist()
     with pytest.raises(TypeError, match="unsupported dtype"):
         x.to(dtype="float8")
     with pytest.raises(RuntimeError, match="cpu"):

@@ -242,10 +242,11 @@ torch_device <- function(type, index = NULL) {
     index <- as.integer(strsplit(type, ":", fixed = TRUE)[[1]][2])
     type <- strsplit(type, ":", fixed = TRUE)[[1]][1]
   }
-  if (!identical(type, "cpu")) {
-    stop(sprintf("only the 'cpu' device exists here, got '%s'", type), call. = FALSE)
+  if (!type %in% c("cpu", "meta")) {
+    stop(sprintf("only the 'cpu' device exists here, got '%s' (and 'meta': tensors with a shape and no data)",
+                 type), call. = FALSE)
   }
-  structure("cpu", index = index, class = "torch_device")
+  structure(type, index = index, class = "torch_device")
 }
 
 `$.torch_device` <- function(x, name) {

@@ -6,6 +6,7 @@ from typing import Any
 import numpy as np
 
 from ..engine import bump_version
+from ..meta import meta_array
 from ..tensor import Tensor, as_dtype, wrap
 from .operands import _data, _fill_value, _shape
 from .recording import formula, needs_grad, record
@@ -44,8 +45,8 @@ def to(self: Tensor, dtype: Any = None, device: Any = None, other: Any = None,
         dtype = other.dtype
     if isinstance(dtype, str) and dtype == "cpu":
         dtype, device = None, dtype
-    if device is not None and str(device) != "cpu":
-        raise RuntimeError(f"only the 'cpu' device exists here, got {device!r}")
+    if device is not None and str(device) != self.device:
+        return _to_device(self, str(device), dtype)
     if dtype is None:
         return clone(self) if copy else self
     target = as_dtype(dtype).np
@@ -55,6 +56,20 @@ def to(self: Tensor, dtype: Any = None, device: Any = None, other: Any = None,
     if target.kind != "f":
         return out
     return record(out, ToCopyBackward0, (self,))
+
+
+def _to_device(self: Tensor, device: str, dtype: Any) -> Tensor:
+    """cpu -> meta keeps the shape and the dtype (or `dtype`) and drops the values;
+    there is no way back (a meta tensor has no values to copy)."""
+    if device == "meta":
+        d = as_dtype(dtype).np if dtype is not None else self.data.dtype
+        out = wrap(meta_array(self.shape, d))
+        return record(out, ToCopyBackward0, (self,)) if out.is_floating_point() else out
+    if device == "cpu":
+        raise NotImplementedError("Cannot copy out of meta tensor; no data! (a meta tensor "
+                                  "has only a shape and a dtype)")
+    raise RuntimeError(f"only the 'cpu' device exists here, got {device!r} (and 'meta': "
+                       "tensors with a shape and no data)")
 
 
 @op("float", function=False)

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..tensor import Tensor, _F32, _F64, get_default_dtype, result_type, to_array
+from ..tensor import _BF16, Tensor, _F32, _F64, get_default_dtype, result_type, to_array
 
 Number = (int, float, bool, np.number, np.bool_)
 
@@ -50,7 +50,9 @@ def _fdata(x: Tensor) -> np.ndarray:
     """The input of a floating op (exp, sin, ...): floating and complex arrays as
     they are, ints and bools in the default float dtype (as PyTorch computes them)."""
     d = x.data
-    return d if d.dtype.kind in "fc" else d.astype(get_default_dtype().np)
+    if d.dtype.kind in "fc" or d.dtype == _BF16:  # (ml_dtypes' bfloat16 ufuncs round
+        return d                                   # each result, as libtorch does)
+    return d.astype(get_default_dtype().np)
 
 
 def _no_bool(a: Any, b: Any, what: str) -> None:

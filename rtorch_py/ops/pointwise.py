@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..engine import bump_version
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, _bf16_as_f32, wrap
 from . import special
 from .samples import pointwise as S
 from .indexing import where
@@ -611,6 +611,8 @@ def _rounding(ufunc: Callable, name: str, r_name: str) -> Callable:
 
     def rounding(self: Tensor) -> Tensor:
         d = self.data
+        if d.dtype.kind != "f":
+            d = _bf16_as_f32(d)
         return record(ufunc(d) if d.dtype.kind == "f" else d.copy(), backward, (self,))
     rounding.__name__ = rounding.__qualname__ = name[:-len("Backward0")].lower()
     return op(r_math=(r_name,), samples=S.unary)(rounding)
@@ -653,7 +655,7 @@ def square(self: Tensor) -> Tensor:
 def _compare(ufunc: Callable, name: str) -> Callable:
     def compare(self: Any, other: Any) -> Tensor:
         try:
-            return wrap(np.asarray(ufunc(_data(self), _data(other))))
+            return wrap(np.asanyarray(ufunc(_data(self), _data(other))))  # (meta stays)
         except ValueError:
             raise _broadcast_error(self, other, name) from None
         except TypeError:

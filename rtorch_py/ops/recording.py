@@ -13,7 +13,8 @@ import numpy as np
 
 from .. import engine
 from ..engine import NEW_VERSION, Node, SavedTensor, edge
-from ..tensor import Tensor, wrap
+from ..meta import WATCH, MetaArray, meta_array
+from ..tensor import _BF16, Tensor, wrap
 
 _new = object.__new__
 ndarray = np.ndarray
@@ -83,13 +84,15 @@ def record(result: Any, backward_fn: Callable, inputs: Sequence, saved: tuple = 
     """
     if type(result) is ndarray:
         out = _new(Tensor)
-        out.data = result
+        out.data = result if not WATCH[0] else _watched(result, inputs)
         out._version = NEW_VERSION
     elif type(result) is Tensor:
         out = result
     else:  # NumPy gives 0-d results as scalars
         out = _new(Tensor)
-        out.data = np.asarray(result)
+        out.data = np.asanyarray(result)  # (a meta array stays one)
+        if WATCH[0]:
+            out.data = _watched(out.data, inputs)
         out._version = NEW_VERSION
     if _state.grad:
         # Fast paths, no loop: a tensor with a number (`x * 2`, the commonest op
@@ -134,6 +137,30 @@ def record(result: Any, backward_fn: Callable, inputs: Sequence, saved: tuple = 
     out.grad_fn = None
     out._rg = False
     return out
+
+
+def _watched(result: ndarray, inputs: Sequence) -> ndarray:
+    """The result of an op with meta or bfloat16 operands (once either exists).
+
+    A meta operand makes the result meta (the op may have left the meta array
+    through np.asarray). libtorch computes bfloat16 ops in float32 and rounds
+    the result: a float result of bfloat16 operands (and no wider float one)
+    becomes bfloat16."""
+    meta = bf16 = False
+    wider = result.dtype.kind != "f"
+    for t in inputs:
+        if t is not None:
+            d = t.data
+            meta = meta or type(d) is MetaArray
+            if d.dtype == _BF16:
+                bf16 = True
+            elif d.dtype.kind in "fc":
+                wider = True
+    if bf16 and not wider:
+        result = result.astype(_BF16)
+    if meta and type(result) is not MetaArray:
+        result = meta_array(result.shape, result.dtype)
+    return result
 
 
 def _two_edges(a: Tensor | None, b: Tensor | None) -> tuple:
@@ -199,7 +226,8 @@ def record_many(outs: Sequence, backward_fn: Callable, inputs: Sequence, saved: 
     """`record` for an op whose outputs share one node (its backward made by
     `multi_formula`). In `saved`, `Output(i)` stands for output i;
     `differentiable` says which outputs belong to the node (all by default)."""
-    tensors = [wrap(np.asarray(o)) for o in outs]
+    tensors = [wrap(np.asanyarray(o) if not WATCH[0] else _watched(np.asanyarray(o), inputs))
+               for o in outs]
     if not needs_grad(*inputs):
         return tuple(tensors)
     edges, meta = _many_edges(inputs)

@@ -8,7 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..engine import bump_version
-from ..tensor import Tensor, _dim, as_dtype, wrap
+from ..tensor import Tensor, _bf16_as_f32, _dim, as_dtype, wrap
 from .samples import reduction as S
 from .conversion import CloneBackward0
 from .indexing import gather
@@ -66,8 +66,8 @@ def SumBackward1(n, g, shape, dims, keepdim):
 @op(dims=("dim",), r_summary=("sum",), samples=S.sum_)
 def sum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     d = self.data
-    if d.dtype.kind in "biu":
-        d = d.astype(np.int64)
+    if d.dtype.kind not in "fc":  # ints and bools sum in int64, bfloat16 in float32
+        d = _bf16_as_f32(d) if d.dtype.kind == "V" else d.astype(np.int64)
     if dtype is not None:
         d = d.astype(as_dtype(dtype).np)
     if dim is None:
@@ -92,6 +92,8 @@ def mean(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None
     d = self.data
     if dtype is not None:
         d = d.astype(as_dtype(dtype).np)
+    if d.dtype.kind != "f":
+        d = _bf16_as_f32(d)
     if d.dtype.kind != "f":
         raise RuntimeError(
             f"mean(): could not infer output dtype. Input dtype must be either a floating "
@@ -256,6 +258,8 @@ def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _one_dim(dim, self.ndim)
     a = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
     if a.dtype.kind != "f":
+        a = _bf16_as_f32(a)
+    if a.dtype.kind != "f":
         raise RuntimeError(f"softmax: expected a floating point tensor, got {self.dtype}")
     e = np.exp(a - a.max(axis=d, keepdims=True))
     e /= e.sum(axis=d, keepdims=True)
@@ -271,6 +275,8 @@ def LogSoftmaxBackward0(n, g, result, dim):
 def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _one_dim(dim, self.ndim)
     a = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
+    if a.dtype.kind != "f":
+        a = _bf16_as_f32(a)
     if a.dtype.kind != "f":
         raise RuntimeError(f"log_softmax: expected a floating point tensor, got {self.dtype}")
     s = a - a.max(axis=d, keepdims=True)
@@ -300,6 +306,8 @@ all = _logical_reduction(np.all, "all")
 
 def _float_input(x: Tensor, name: str, dtype: Any = None) -> np.ndarray:
     d = x.data if dtype is None else x.data.astype(as_dtype(dtype).np)
+    if d.dtype.kind != "f":
+        d = _bf16_as_f32(d)
     if d.dtype.kind != "f":
         raise RuntimeError(f"{name}(): expected a floating point tensor (e.g. "
                            f"x$to(dtype = torch_float())), got {x.dtype.r_name}")

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import engine
 from ..engine import Node, bump_version, edge, version_box
+from ..meta import MetaArray
 from ..tensor import Tensor, wrap
 from .recording import formula, needs_grad, record
 
@@ -98,7 +99,7 @@ def _check_inplace(x: Tensor, *others: Any) -> None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
                                "an in-place operation. Do it under with_no_grad(), or clone() "
                                "the tensor first.")
-    if not x.data.flags.writeable:
+    if not x.data.flags.writeable and type(x.data) is not MetaArray:  # (meta: no data to write)
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location (an expand()ed tensor?). "
                            "Please clone() the tensor before performing the operation.")

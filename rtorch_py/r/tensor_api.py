@@ -14,12 +14,13 @@ import numpy as np
 from .. import autograd as _ag
 from .. import creation as _cr
 from .. import engine as _eng
+from .. import quantized as _q
 from .. import named
 from ..engine import Node, RemovableHandle
 from ..function import NamedList
 from ..gradcheck import autograd_gradcheck as _gradcheck
 from ..printing import format_grad_fn
-from ..tensor import Storage, Tensor, as_dtype, dtype, strided, wrap
+from ..tensor import _BF16, Storage, Tensor, as_dtype, dtype, strided, wrap
 from .convert import (MISSING, UNDEFINED, Scope, _check_r_data, _dim, _int, _list, _r_data, _r_value,
                       _sizes, _undef)
 
@@ -39,6 +40,9 @@ def torch_tensor(data: Any = None, dtype: Any = None, device: Any = None,
         if requires_grad:
             out.requires_grad = True
         return out
+    if device is not None and str(device) == "meta":
+        return _cr.torch_tensor(_r_data(data, dtype), dtype=dtype).to(device="meta") \
+            .requires_grad_(bool(requires_grad))
     return _cr.torch_tensor(_r_data(data, dtype), dtype=dtype, device=device or "cpu",
                             requires_grad=requires_grad)
 
@@ -77,6 +81,9 @@ def _creator(fn: Callable, random: bool = False) -> Callable:
         sz = _size_kw(size, kw)
         if kw:
             raise TypeError(f"unused argument(s): {', '.join(kw)}")
+        if _device(device) == "meta":  # (the values are made, then dropped)
+            return fn(*sz, names=names, dtype=dtype, **extra).to(device="meta") \
+                .requires_grad_(bool(requires_grad))
         return fn(*sz, names=names, dtype=dtype, device=_device(device),
                   requires_grad=requires_grad, **extra)
     create.__name__ = fn.__name__
@@ -232,7 +239,8 @@ def storage_method(s: Storage, name: str) -> Any:
 def _dtypes() -> dict[str, Callable]:
     """torch_float(), torch_int8(), torch_cfloat(), ... and the layout/format constants."""
     names = ["float", "float32", "double", "float64", "float16", "half", "bfloat16", "long",
-             "int64", "int", "int32", "int16", "short", "int8", "uint8", "bool", "cfloat",
+             "int64", "int", "int32", "int16", "short", "int8", "uint8", "bool", "quint8",
+             "qint8", "qint32", "cfloat",
              "cfloat32", "complex64", "cdouble", "cfloat64", "complex128", "strided",
              "sparse_coo", "contiguous_format", "preserve_format", "channels_last_format",
              "reduction_none", "reduction_mean", "reduction_sum"]
@@ -247,6 +255,8 @@ def torch_manual_seed(seed: Any) -> None:
 # double; int8/int16 as integer, where R torch errors; uint8 stays, as R raw).
 _AS_R = {np.dtype(np.float16): np.float64, np.dtype(np.int8): np.int32,
          np.dtype(np.int16): np.int32}
+if _BF16 is not None:
+    _AS_R[_BF16] = np.float64
 
 
 def as_array(x: Any) -> Any:
@@ -261,6 +271,11 @@ def as_array(x: Any) -> Any:
         raise RuntimeError("Sparse tensors are not supported for as_array conversion.\n"
                            "\u2139 Use `as_array(x$to_dense())` to convert to a dense tensor "
                            "first.")
+    if x.device == "meta":
+        raise RuntimeError("as_array() of a meta tensor: it has a shape and a dtype but no "
+                           "values (create it on the cpu device to compute values)")
+    if x.data.dtype.names:  # quantized: the values it stands for, as R torch gives them
+        x = x.dequantize()
     arr = x.data
     if arr.dtype == np.int64:
         if arr.size and (arr.max() > 2**31 - 1 or arr.min() < -2**31 + 1):
@@ -310,7 +325,7 @@ _GETTERS: dict[str, Callable[[Tensor], Any]] = {
     "grad_fn": _grad_fn,
     "is_leaf": lambda x: x.is_leaf,
     "ndim": lambda x: x.ndim,
-    "device": lambda x: "cpu",
+    "device": lambda x: x.device,
     "is_cuda": lambda x: False,
     "names": named.r_names,
     "real": lambda x: x.real,
@@ -360,10 +375,7 @@ def tensor_repr(x: Any, n: Any = 30) -> str:
     if x.layout is not strided:
         from ..sparse import format_sparse
         return format_sparse(x, _int(n, "n")).rstrip("\n")
-    from ..printing import format_tensor
-    name = x.grad_fn.name if x.grad_fn is not None else None
-    return format_tensor(x.data, x.dtype.name, x.requires_grad and name is None, name,
-                         n=_int(n, "n")).rstrip("\n")
+    return x._format(_int(n, "n"))
 
 
 def node_get(node: Node, name: str) -> Any:
@@ -562,6 +574,8 @@ METHODS: dict[str, Callable] = {
     "is_contiguous": is_contiguous, "element_size": element_size,
     "is_complex": lambda self: self.is_complex(), "stride": stride,
     "storage": lambda self: self.storage(), "data_ptr": data_ptr,
+    "dequantize": _q.dequantize, "int_repr": _q.int_repr, "q_scale": _q.q_scale,
+    "q_zero_point": _q.q_zero_point, "is_quantized": _q.is_quantized,
     **named.r_methods(),  # has_names, rename, rename_, refine_names, align_to
 }
 INVISIBLE_METHODS = {"backward", "retain_grad", "set_grad_"}
@@ -592,6 +606,7 @@ FUNCTIONS: dict[str, Callable] = {
     "autograd_set_grad_mode": set_grad_mode, "autograd_gradcheck": autograd_gradcheck,
     "torch_get_default_dtype": _cr.get_default_dtype,
     "torch_sparse_coo_tensor": torch_sparse_coo_tensor,
+    "torch_quantize_per_tensor": _q.torch_quantize_per_tensor,
     # (names with a dot are the R side's helpers, not exported)
     ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer, ".storage_method": storage_method,
 }
