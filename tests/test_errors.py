@@ -1096,3 +1096,56 @@ def test_e49_sparse_parts_that_do_not_fit(state):
         r_make(np.array([[0.0, 1.0]]), np.array([1.0, 2.0]))
     assert s.coalesce().values().tolist() == [3.0]
     state.check()
+
+
+# --------------------------------------------------------------------------
+# E50-E52 dtypes and devices
+
+
+def test_e50_values_of_a_meta_tensor(state):
+    from rtorch_py.r.tensor_api import as_array
+    y = rt.torch_randn(2, 3).to(device="meta")
+    with fails(RuntimeError, r"as_array\(\) of a meta tensor", r"no values"):
+        as_array(y)
+    with fails(RuntimeError, r"item\(\) of a meta tensor", r"no values"):
+        y[0, 0].item()
+    with fails(NotImplementedError, r"Cannot copy out of meta tensor; no data"):
+        y.to(device="cpu")
+    with fails(RuntimeError, r"only the 'cpu' device exists here, got 'cuda'", r"'meta'"):
+        rt.torch_ones(2).to(device="cuda")
+    assert (y * 2).device == "meta" and (y * 2).shape == (2, 3)  # ops still work
+    state.check()
+
+
+def test_e51_quantized_misuse(state):
+    x = rt.torch_tensor([1.0, 2.0])
+    q = rt.torch_quantize_per_tensor(x, 0.1, 0, rt.torch_quint8())
+    for call, name in ((lambda: q + 1, "add"), (lambda: q.exp(), "exp"),
+                       (lambda: q.sum(), "add"),  # (NumPy names its add.reduce)
+                       (lambda: rt.torch_cat([q, q]), "concatenate")):
+        with fails(NotImplementedError, rf"{name}\(\) is not supported for quantized tensors",
+                   r"dequantize\(\) them first"):
+            call()
+    with fails(RuntimeError, r"quantizes a floating point tensor, got torch_Long"):
+        rt.torch_quantize_per_tensor(rt.torch_tensor([1]), 0.1, 0, rt.torch_quint8())
+    with fails(RuntimeError, r"dtype must be torch_quint8\(\), torch_qint8\(\) or "
+               r"torch_qint32\(\), got torch_Float"):
+        rt.torch_quantize_per_tensor(x, 0.1, 0, rt.torch_float())
+    with fails(RuntimeError, r"scale must be positive, got 0"):
+        rt.torch_quantize_per_tensor(x, 0, 0, rt.torch_quint8())
+    with fails(RuntimeError, r"dequantize\(\) needs a quantized tensor", r"got a torch_Float"):
+        x.dequantize()
+    assert q.dequantize().tolist() == [1.0, 2.0]  # the tensor is unchanged
+    state.check()
+
+
+def test_e52_buffer_that_cannot_be_shared(state):
+    from rtorch_py.r.tensor_api import torch_tensor_from_buffer
+    with fails(ValueError, r"the buffer has 24 bytes, shape \[4\] of torch_Double needs 32"):
+        torch_tensor_from_buffer(np.zeros(3), 4, "float64")
+    with fails(TypeError, r"must hold memory to share", r"got a list"):
+        torch_tensor_from_buffer([1.0, 2.0], 2, "float64")
+    buf = np.zeros(2)
+    torch_tensor_from_buffer(buf, 2, "float64").add_(1)
+    assert buf.tolist() == [1.0, 1.0]  # (shared, once it fits)
+    state.check()

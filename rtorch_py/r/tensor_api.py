@@ -196,8 +196,13 @@ def torch_tensor_from_buffer(buffer: Any, shape: Any, dtype: Any = "float") -> T
     R torch does): writing to the tensor writes to the buffer. From R the buffer
     is the R vector itself (an RObject exporting R's memory); from Python any
     object with the buffer protocol, e.g. a NumPy array."""
-    arr = np.frombuffer(buffer, dtype=np.uint8) if not isinstance(buffer, np.ndarray) else \
-        buffer.reshape(-1).view(np.uint8)  # (a C-contiguous array: a view, else a copy)
+    try:
+        arr = np.frombuffer(buffer, dtype=np.uint8) if not isinstance(buffer, np.ndarray) \
+            else buffer.reshape(-1).view(np.uint8)  # (a C-contiguous array: a view, else a copy)
+    except TypeError:
+        raise TypeError("torch_tensor_from_buffer(): the buffer must hold memory to share (an "
+                        "R vector, a NumPy array, a bytearray...), got a "
+                        f"{type(buffer).__name__}") from None
     target = as_dtype(dtype).np
     size = _sizes([shape])
     need = int(np.prod(size)) * target.itemsize

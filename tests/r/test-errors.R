@@ -542,3 +542,29 @@ test_that("E48-E49: sparse tensors: ops without a sparse form, parts that don't 
   expect_equal(as_array(sp$to_dense()), rbind(c(0, 1), c(2, 0)))
   expect_intact(s)
 })
+
+
+test_that("E50-E52: meta tensors' values, quantized tensors, buffers that can't be shared", {
+  s <- err_state()
+  y <- torch_randn(2, 3)$to(device = "meta")
+  expect_error(as_array(y), "as_array() of a meta tensor", fixed = TRUE, class = "runtime_error")
+  expect_error(y[1, 1]$item(), "no values", class = "runtime_error")
+  expect_error(y$to(device = "cpu"), "Cannot copy out of meta tensor; no data!", fixed = TRUE,
+               class = "not_implemented_error")
+  expect_error(torch_ones(2)$to(device = "cuda"), "only the 'cpu' device exists here, got 'cuda'",
+               fixed = TRUE)
+  q <- torch_quantize_per_tensor(torch_tensor(c(1, 2)), scale = 0.1, zero_point = 0,
+                                 dtype = torch_quint8())
+  expect_error(q + 1, "add() is not supported for quantized tensors: dequantize() them first",
+               fixed = TRUE, class = "not_implemented_error")
+  expect_error(torch_quantize_per_tensor(torch_tensor(1L), 0.1, 0, torch_quint8()),
+               "quantizes a floating point tensor, got torch_Long", fixed = TRUE)
+  expect_error(torch_tensor(1)$dequantize(), "needs a quantized tensor")
+  expect_error(torch_tensor_from_buffer(runif(3), 4, dtype = "float64"),
+               "the buffer has 24 bytes, shape [4] of torch_Double needs 32", fixed = TRUE,
+               class = "value_error")
+  expect_error(torch_tensor_from_buffer(1:10, 10, dtype = "int32"),
+               "compact one (such as 1:10)", fixed = TRUE, class = "runtime_error")
+  expect_error(torch_tensor_from_buffer(list(1), 1), "must be a numeric")
+  expect_intact(s)
+})
