@@ -7,7 +7,7 @@ import numpy as np
 
 from .autograd import autograd_grad
 from .engine import no_grad
-from .tensor import Tensor
+from .tensor import Tensor, strided
 
 
 class GradcheckError(RuntimeError):
@@ -17,6 +17,9 @@ class GradcheckError(RuntimeError):
 def _outputs(fn: Callable, inputs: Sequence[Any], keep: Sequence[int] | None = None) -> list:
     out = fn(*inputs)
     outs = [out] if isinstance(out, Tensor) else list(out)
+    # a sparse output is checked through its dense values (to_dense is differentiable)
+    outs = [o.to_dense() if isinstance(o, Tensor) and o.layout is not strided else o
+            for o in outs]
     outs = [o for o in outs if isinstance(o, Tensor) and o.data.dtype.kind == "f"]
     return outs if keep is None else [outs[k] for k in keep]
 

@@ -133,8 +133,12 @@ def _flat(out: Any) -> list:
 
 def _np(x: Any) -> np.ndarray:
     if isinstance(x, torch.Tensor):
+        if x.layout != torch.strided:  # (sparse: compared by their dense values)
+            x = x.to_dense()
         return x.detach().numpy(force=True)
     if isinstance(x, rt.Tensor):
+        if x.layout is not rt.tensor.strided:
+            x = x.to_dense()
         return np.asarray(x.data)
     return np.asarray(x)
 
@@ -150,6 +154,8 @@ def assert_same(r: Any, t: Any, what: str = "output", atol: float | None = None,
     """An rtorch_py tensor equals a torch tensor: shape, dtype and values."""
     if isinstance(t, torch.Tensor):
         assert isinstance(r, rt.Tensor), f"{what}: expected a tensor, got {type(r).__name__}"
+        assert repr(r.layout) == str(t.layout).replace(".", "_"), \
+            f"{what}: layout {r.layout!r} != torch's {t.layout}"
         rd, td = _np(r), _np(t)
         assert rd.shape == td.shape, f"{what}: shape {rd.shape} != torch's {td.shape}"
         if check_dtype:

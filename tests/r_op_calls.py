@@ -90,7 +90,9 @@ def main() -> None:
             assert len(exp) == len(got), f"{len(got)} results from R, {len(exp)} in Python"
             for e, g in zip(exp, got):
                 if isinstance(e, rt.Tensor):
-                    ed, gd = e.data, g.data
+                    assert e.layout is g.layout, f"layout {g.layout} from R, {e.layout} in Python"
+                    ed, gd = (v.data if v.layout is rt.tensor.strided else v.to_dense().data
+                              for v in (e, g))
                     assert ed.dtype == gd.dtype, f"dtype {gd.dtype} from R, {ed.dtype} in Python"
                     np.testing.assert_array_equal(gd, ed)
                 else:

@@ -221,6 +221,9 @@ def test_gradcheck_through_sparse() -> None:
     x = rt.torch_tensor(RNG.standard_normal((3, 2)), requires_grad=True)
     assert rt.autograd_gradcheck(
         lambda x: x.to_sparse().index_select(0, rt.torch_tensor([2, 0])).to_dense() ** 2, [x])
+    # a sparse output is checked through its dense values
+    assert rt.autograd_gradcheck(lambda x: (x * x).to_sparse(1).index_select(1, rt.torch_tensor([1])),
+                                 [x])
 
 
 def test_second_order_through_sparse() -> None:

@@ -2,9 +2,10 @@
 the representation are in `rtorch_py/sparse.py`).
 
 They are methods only (`x$to_dense()`, `x.coalesce()`), as in R torch; every
-tensor has them (a dense tensor's `to_dense()` is itself). Their samples would
-need sparse operands, which the generated tests cannot make: tests/test_sparse.py
-checks them against PyTorch instead.
+tensor has them (a dense tensor's `to_dense()` is itself). The conversions from
+dense tensors have samples (the generated tests compare sparse results through
+their dense values and layout); the rest need sparse operands, which samples
+cannot describe: tests/test_sparse.py checks them against PyTorch.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 from .. import sparse as _sp
 from ..tensor import Tensor
 from .registry import op
+from .samples import sparse as S
 
 
 @op(function=False)
@@ -20,13 +22,13 @@ def to_dense(self: Tensor, dtype: Any = None, masked_grad: Any = None) -> Tensor
     return _sp.to_dense(self, dtype, masked_grad)
 
 
-@op(function=False)
+@op(function=False, samples=S.to_sparse)
 def to_sparse(self: Tensor, sparse_dim: Any = None, layout: Any = None, blocksize: Any = None,
               dense_dim: Any = None) -> Tensor:
     return _sp.to_sparse(self, sparse_dim, layout, blocksize, dense_dim)
 
 
-@op(function=False)
+@op(function=False, samples=S.to_sparse_csr)
 def to_sparse_csr(self: Tensor, dense_dim: Any = None) -> Tensor:
     return _sp.to_sparse_csr(self, dense_dim)
 

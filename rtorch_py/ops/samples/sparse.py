@@ -1,0 +1,16 @@
+"""Sample inputs of the sparse conversions (see the package docstring): dense
+operands only (the generated tests can make no sparse one); the results, sparse,
+are compared with PyTorch's through their dense values and layout."""
+from __future__ import annotations
+
+from . import T, sample  # noqa: F401
+
+
+def to_sparse() -> list:
+    return [sample(T((3, 4))), sample(T((3, 4)), 1), sample(T((5,))),
+            sample(T((2, 3, 4)), sparse_dim=2), sample(T((2, 3, 4)), dense_dim=1),
+            sample(T((2, 3, 4)), dense_dim=0), sample(T((0, 3)))]
+
+
+def to_sparse_csr() -> list:
+    return [sample(T((3, 4))), sample(T((1, 5))), sample(T((4, 1)))]
