@@ -611,31 +611,14 @@ def nnf_group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
 def nnf_batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
                    weight: Tensor | None = None, bias: Tensor | None = None,
                    training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
-    c = input.shape[1]
-    dims = (0,) + tuple(range(2, input.ndim))
-    shape = (1, c) + (1,) * (input.ndim - 2)
-    if training or running_mean is None:
-        count = input.numel() // c
-        if count <= 1 and training:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input "
-                             f"size {list(input.shape)}")
-        mean = input.mean(dim=dims, keepdim=True)
-        xc = input - mean
-        var = (xc * xc).mean(dim=dims, keepdim=True)
-        if training and running_mean is not None:
-            with _ag.with_no_grad():
-                m = mean.detach().reshape(c)
-                v = var.detach().reshape(c) * (count / max(count - 1, 1))
-                write_(running_mean, running_mean.data * (1 - momentum) + m.data * momentum)
-                write_(running_var, running_var.data * (1 - momentum) + v.data * momentum)
-        out = xc / (var + eps).sqrt()
-    else:
-        out = (input - running_mean.reshape(*shape)) / (running_var.reshape(*shape) + eps).sqrt()
-    if weight is not None:
-        out = out * weight.reshape(*shape)
-    if bias is not None:
-        out = out + bias.reshape(*shape)
-    return out
+    """PyTorch's batch-norm kernel (one NativeBatchNormBackward0 node); the batch's
+    statistics when training or without running ones, which training updates."""
+    if training and input.ndim >= 2 and input.numel() // max(input.shape[1], 1) <= 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                         f"size {list(input.shape)}")
+    return _nn_ops._batch_norm_impl_index(input, weight, bias, running_mean, running_var,
+                                          training or running_mean is None, momentum, eps,
+                                          False)[0]
 
 
 def nnf_instance_norm(input: Tensor, running_mean: Tensor | None = None,
