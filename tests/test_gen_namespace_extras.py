@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import rtorch_py as rt
-from helpers import check_vs_torch, gradcheck
+from helpers import check_vs_torch
 from rtorch_py.nn import functional as F
 
 

@@ -20,7 +20,6 @@ from ..ops.nn_functional import constant_pad_nd, convolution, pool_gather, silu
 from ..ops import nn_functional as _nn_ops
 from ..ops.pointwise import erf
 from . import _prims
-from .module import write_
 
 _REDUCTIONS = ("mean", "sum", "none")
 
