@@ -544,6 +544,15 @@ def nnz(self: Tensor) -> int:
     return int(self._vals.shape[0])
 
 
+def strided_only(layout: Any, what: str | None = None) -> None:
+    """Creation functions make strided tensors only: refuse another layout, rather
+    than give a dense tensor for it."""
+    if layout is not None and layout is not strided:
+        by = f" by {what}()" if what else ""
+        raise NotImplementedError(f"layout = {layout!r} is not supported{by}; make the dense "
+                                  "tensor and convert it with to_sparse()")
+
+
 def is_sparse(self: Tensor) -> bool:
     return self.layout is sparse_coo
 

@@ -86,7 +86,9 @@ def _sizes_convention(args: list, kw: dict) -> tuple:
 def _options_convention(args: list, kw: dict) -> tuple:
     """R torch's creation options the engine has no use for: layout,
     memory_format, pin_memory; the device must be the CPU (`names` is passed on)."""
-    for k in ("layout", "memory_format", "pin_memory"):
+    from ..sparse import strided_only
+    strided_only(kw.pop("layout", None))
+    for k in ("memory_format", "pin_memory"):
         kw.pop(k, None)
     device = kw.pop("device", None)
     if device is not None and str(device) != "cpu":

@@ -20,6 +20,7 @@ from ..engine import Node, RemovableHandle
 from ..function import NamedList
 from ..gradcheck import autograd_gradcheck as _gradcheck
 from ..printing import format_grad_fn
+from ..sparse import strided_only
 from ..tensor import _BF16, Storage, Tensor, as_dtype, dtype, strided, wrap
 from .convert import (MISSING, UNDEFINED, Scope, _check_r_data, _dim, _int, _list, _r_data, _r_value,
                       _sizes, _undef)
@@ -77,6 +78,7 @@ def _creator(fn: Callable, random: bool = False) -> Callable:
     """R's sizes: torch_zeros(2, 3), torch_zeros(c(2, 3)) or torch_zeros(size = c(2, 3))."""
     def create(*size: Any, names: Any = None, dtype: Any = None, layout: Any = None,
                device: Any = None, requires_grad: bool = False, **kw: Any) -> Tensor:
+        strided_only(layout, fn.__name__)
         extra = {"generator": kw.pop("generator", None)} if random else {}
         sz = _size_kw(size, kw)
         if kw:
@@ -97,6 +99,7 @@ def _device(device: Any) -> str:
 def _like(fn: Callable) -> Callable:
     def create(input: Tensor, dtype: Any = None, layout: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+        strided_only(layout, fn.__name__)
         return fn(input, dtype=dtype, requires_grad=requires_grad)
     create.__name__ = fn.__name__
     return create

@@ -84,4 +84,10 @@ test_that("gradients reach the values; other ops name themselves", {
   expect_equal(as_array(v$grad), c(7, 2, 8))
   expect_error(s$exp(), "exp() is not supported for sparse tensors", fixed = TRUE)
   expect_error(s + 1, "to_dense()", fixed = TRUE)
+  # creation functions make dense tensors only: another layout is refused, not ignored
+  expect_error(torch_zeros(2, 2, layout = torch_sparse_coo()), "to_sparse()", fixed = TRUE,
+               class = "not_implemented_error")
+  expect_error(torch_randn(2, layout = torch_sparse_coo()), "not supported by torch_randn()",
+               fixed = TRUE)
+  expect_equal(torch_ones(2, layout = torch_strided())$shape, 2L)
 })
