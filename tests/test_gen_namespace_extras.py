@@ -97,6 +97,28 @@ def test_cdist_backward_is_the_gradient_of_cdist() -> None:
         np.testing.assert_allclose(ours.data, tx1.grad.numpy(), atol=1e-12)
 
 
+def test_cdist_second_derivatives() -> None:
+    """The matrix-product form has them (as PyTorch's); the direct form's
+    gradient refuses, as PyTorch's CdistBackward0 does."""
+    rng = np.random.default_rng(6)
+    x1, x2 = rng.standard_normal((3, 2)), rng.standard_normal((4, 2))
+    _second_order_check(lambda a, b: rt.torch_cdist(a, b, compute_mode="use_mm_for_euclid_dist"),
+                        x1, x2)
+    a = _t(x1, True)
+    (g,) = rt.autograd_grad([rt.torch_cdist(a, _t(x2)).sum()], [a], create_graph=True)
+    with pytest.raises(RuntimeError, match="derivative for '_cdist_backward'"):
+        g.sum().backward()
+
+
+def test_cdist_errors() -> None:
+    with pytest.raises(RuntimeError, match="same number of columns"):
+        rt.torch_cdist(rt.torch_randn(3, 2), rt.torch_randn(3, 4))
+    with pytest.raises(RuntimeError, match="at least 2D"):
+        rt.torch_cdist(rt.torch_randn(3), rt.torch_randn(3, 3))
+    with pytest.raises(ValueError, match="not a valid value for compute_mode"):
+        rt.torch_cdist(rt.torch_randn(3, 2), rt.torch_randn(3, 2), compute_mode="fast")
+
+
 def test_kernels_without_derivative_refuse_backward() -> None:
     x = rt.torch_randn(2, 2, requires_grad=True)
     y = rt.torch__cdist_backward(x, x, x, 1, x)

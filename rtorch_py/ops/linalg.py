@@ -1850,7 +1850,7 @@ def _cholesky_solve_helper(self: Tensor, A: Tensor, upper: bool) -> Tensor:
 _CdistBackwardBackward = _no_derivative(
     "CdistBackwardBackward0", "the derivative for '_cdist_backward' is not implemented "
     "(a gradient kernel, with no derivative of its own, as in PyTorch); to differentiate "
-    "twice, compute the distances with differentiable ops")
+    "cdist twice, use p = 2 with compute_mode = 'use_mm_for_euclid_dist', or differentiable ops")
 
 
 @op(method=False, samples=S.cdist_backward, differentiable=False,
@@ -1888,3 +1888,87 @@ def _cdist_backward(grad: Tensor, x1: Tensor, x2: Tensor, p: float, cdist: Tenso
             each = np.where(dist == 0, 0, diff * np.abs(diff) ** (p - 2) * g / dist ** (p - 1))
     out = np.ascontiguousarray(each.sum(axis=-2), dtype=x1.data.dtype)
     return record(out, _CdistBackwardBackward, (grad, x1, x2, cdist))
+
+
+# --------------------------------------------------------------------------
+# cdist: the p-norm distance between each row of x1 and each row of x2 (over
+# broadcast batch dims). As PyTorch: directly (CdistBackward0, whose gradients
+# are _cdist_backward's), or, for p = 2 with more than 25 rows (or when asked),
+# through a matrix product (|a|^2 - 2 a.b + |b|^2: EuclideanDistBackward0,
+# then a view).
+
+_CDIST_MODES = {None: 0, "use_mm_for_euclid_dist_if_necessary": 0,
+                "use_mm_for_euclid_dist": 1, "donot_use_mm_for_euclid_dist": 2}
+
+
+@formula
+def CdistBackward0(n, g, x1, x2, p, result):
+    return (_cdist_backward(g, x1, x2, p, result) if n.needs(0) else None,
+            _cdist_backward(_mT(g), x2, x1, p, _mT(result)) if n.needs(1) else None)
+
+
+def _cdist_forward(x1: Tensor, x2: Tensor, p: float) -> Tensor:
+    diff = np.abs(x1.data[..., :, None, :] - x2.data[..., None, :, :])
+    if p == 0:
+        out = (diff != 0).sum(axis=-1)
+    elif p == 1:
+        out = diff.sum(axis=-1)
+    elif p == 2:
+        out = np.sqrt((diff * diff).sum(axis=-1))
+    elif np.isinf(p):
+        out = diff.max(axis=-1, initial=0)
+    else:
+        out = (diff ** p).sum(axis=-1) ** (1 / p)
+    out = np.ascontiguousarray(out, dtype=np.result_type(x1.data, x2.data))
+    return record(out, CdistBackward0, (x1, x2), (x1, x2, p, OUTPUT))
+
+
+@formula
+def EuclideanDistBackward0(n, g, x1, x2, result):
+    zero = result == 0                       # (a subgradient of 0 where the distance is 0)
+    ratio = (g / where(zero, 1, result)).masked_fill(zero, 0)
+    return (x1 * ratio.sum(dim=-1, keepdim=True) - ratio.matmul(x2) if n.needs(0) else None,
+            x2 * ratio.sum(dim=-2).unsqueeze(-1) - _mT(ratio).matmul(x1)
+            if n.needs(1) else None)
+
+
+def _euclidean_dist(x1: Tensor, x2: Tensor) -> Tensor:
+    a, b = x1.data, x2.data
+    n1, n2 = (a * a).sum(-1, keepdims=True), (b * b).sum(-1, keepdims=True)
+    a_ = np.concatenate([a * -2, n1, np.ones_like(n1)], axis=-1)
+    b_ = np.concatenate([b, np.ones_like(n2), n2], axis=-1)
+    out = np.sqrt(np.maximum(a_ @ np.swapaxes(b_, -1, -2), 0))
+    return record(out, EuclideanDistBackward0, (x1, x2), (x1, x2, OUTPUT))
+
+
+@op(method=False, samples=S.cdist, second_order=False)
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: Any = None) -> Tensor:
+    """Distances (..., r1, r2) between the rows of x1 (..., r1, m) and x2 (..., r2, m)."""
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D, X2 "
+                           f"got: {x2.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    for x in (x1, x2):
+        if x.data.dtype.kind != "f":
+            raise RuntimeError(f"cdist only supports floating-point dtypes, X{1 if x is x1 else 2} "
+                               f"got: {x.dtype}")
+    p = float(p)
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    mode = compute_mode if isinstance(compute_mode, str) or compute_mode is None else \
+        _whole(compute_mode, "compute_mode")
+    if mode not in _CDIST_MODES and mode not in (0, 1, 2):
+        raise ValueError(f"{compute_mode!r} is not a valid value for compute_mode (give "
+                         f"'use_mm_for_euclid_dist_if_necessary', 'use_mm_for_euclid_dist' or "
+                         f"'donot_use_mm_for_euclid_dist')")
+    mode = _CDIST_MODES.get(mode, mode)
+    r1, r2 = x1.shape[-2], x2.shape[-2]
+    if x1.numel() and x2.numel() and p == 2 and (mode == 1 or (mode == 0 and
+                                                                 (r1 > 25 or r2 > 25))):
+        batch = np.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+        e1 = x1.expand(*batch, r1, x1.shape[-1]).reshape(-1, r1, x1.shape[-1])
+        e2 = x2.expand(*batch, r2, x2.shape[-1]).reshape(-1, r2, x2.shape[-1])
+        return _euclidean_dist(e1, e2).view(*batch, r1, r2)
+    return _cdist_forward(x1, x2, p)

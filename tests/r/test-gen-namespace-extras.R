@@ -84,3 +84,14 @@ test_that("_cdist_backward and _cholesky_solve_helper", {
   s <- torch__cholesky_solve_helper(b, a, FALSE)
   expect_equal_to_tensor(torch_matmul(torch_matmul(a, a$t()), s), b, tolerance = 1e-5)
 })
+
+test_that("torch_cdist with R torch's arguments", {
+  x <- torch_tensor(rbind(c(0, 0), c(3, 4)), requires_grad = TRUE)
+  y <- torch_tensor(rbind(c(0, 0)))
+  d <- torch_cdist(x, y)
+  expect_equal_to_r(d, matrix(c(0, 5), ncol = 1))
+  expect_output(print(d$grad_fn), "CdistBackward0")
+  expect_equal_to_r(torch_cdist(x, y, p = 1), matrix(c(0, 7), ncol = 1))
+  d$sum()$backward()
+  expect_equal_to_r(x$grad, rbind(c(0, 0), c(0.6, 0.8)))
+})

@@ -276,3 +276,17 @@ def cdist_backward() -> list:
             one(float("inf"), "max norm"), one(0.0, "p = 0"),
             sample(T((2, 3, 2)), T((2, 3, 2)), T((2, 2, 2)), 2.0, T((2, 3, 2), low=0.5),
                    note="batched")]
+
+
+def cdist() -> list:
+    """Each kind of p, batch dims broadcast, and the matrix-product form (p = 2
+    with more than 25 rows, or asked for)."""
+    return [sample(T((3, 2)), T((4, 2))), sample(T((3, 2)), T((4, 2)), 1.0),
+            sample(T((3, 2)), T((4, 2)), 0.5, note="p < 1"),
+            sample(T((3, 2)), T((4, 2)), 3.0), sample(T((3, 2)), T((4, 2)), float("inf")),
+            sample(T((3, 2)), T((4, 2)), 0.0, note="p = 0"),
+            sample(T((2, 1, 3, 2)), T((3, 4, 2)), note="batch dims broadcast"),
+            sample(T((27, 2)), T((3, 2)), note="matrix product"),
+            sample(T((2, 3, 2)), T((1, 4, 2)), 2.0, "use_mm_for_euclid_dist",
+                   note="matrix product asked for"),
+            sample(T((27, 2)), T((3, 2)), 2.0, "donot_use_mm_for_euclid_dist")]
