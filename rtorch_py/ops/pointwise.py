@@ -1526,7 +1526,7 @@ for _name, _fn in (("__iand__", bitwise_and), ("__ior__", bitwise_or),
 
 def _test(ufunc: Callable, name: str) -> Callable:
     def test(self: Tensor) -> Tensor:
-        return wrap(np.asarray(ufunc(self.data)))
+        return wrap(np.asanyarray(ufunc(self.data)))  # (meta stays)
     test.__name__ = test.__qualname__ = name
     return _declare(test, samples=S.special_values, inplace=False, **_nd)
 
