@@ -340,6 +340,19 @@ def test_gradcheck_of_primitives():
     assert rt.autograd_gradcheck(lambda *a: _prims.lstm_layer(*a)[2], lstm_in)
 
 
+@pytest.mark.parametrize("k, s, p, d, ceil", [(2, 2, 0, 1, False), (3, 2, 1, 1, True),
+                                              (3, 1, 1, 2, False)])
+def test_max_pool_indices_and_nan_match_torch(k, s, p, d, ceil):
+    # the maxima's positions as torch reports them, a NaN taking its window as in torch
+    x = arr(2, 3, 9, 8)
+    x[0, 0, 1, 1] = x[1, 2, 4, 5] = np.nan
+    y, i = nn.nnf_max_pool2d(ours(x, False), k, s, p, d, ceil, return_indices=True)
+    ty, ti = torch.nn.functional.max_pool2d(theirs(x, False), k, s, p, d, ceil,
+                                            return_indices=True)
+    np.testing.assert_array_equal(i.data, ti.numpy())
+    np.testing.assert_array_equal(y.data, ty.numpy())
+
+
 def test_lstm_second_derivatives_match_torch():
     # create_graph through the fused LSTM layer (its derivative re-runs the
     # forward unrolled), against PyTorch's LSTM, in float64

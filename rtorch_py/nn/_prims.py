@@ -107,18 +107,34 @@ def _cols(xp: np.ndarray, key: tuple, groups: int) -> np.ndarray:
     return np.ascontiguousarray(xs.swapaxes(0, 1)).reshape(groups, c // groups, -1)
 
 
+def _im2col(xp: np.ndarray, k: tuple, stride, dilation, groups: int) -> tuple:
+    """(N, C, *S) -> (groups, C/groups * prod(K), N * prod(O)), rows (channel,
+    kernel offset) and columns (batch, output position); and the output size."""
+    nd = len(k)
+    win = _windows(xp, tuple(k), tuple(stride), tuple(dilation))  # N, C, *O, *K
+    osz = win.shape[2:2 + nd]
+    axes = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
+    cols = np.ascontiguousarray(win.transpose(axes))
+    return cols.reshape(groups, -1, xp.shape[0] * int(np.prod(osz))), osz
+
+
 def _conv_forward(xp: np.ndarray, w: np.ndarray, stride, dilation, groups) -> np.ndarray:
     n, c = xp.shape[:2]
     o, k = w.shape[0], w.shape[2:]
     g = groups
+    if c // g == 1:
+        # One input channel per group: per-offset products would have inner
+        # size 1 (BLAS is slow there; broadcast products were ~5x slower in
+        # measurement), so one matmul on an im2col copy, inner size the kernel's.
+        cols, osz = _im2col(xp, k, stride, dilation, g)
+        out = np.matmul(w.reshape(g, o // g, -1), cols)
+        return np.ascontiguousarray(out.reshape((o, n) + osz).swapaxes(0, 1))
     osz = _out_size(xp.shape[2:], k, stride, dilation)
     wg = w.reshape((g, o // g, c // g) + k)
     out = np.zeros((g, o // g, n * int(np.prod(osz))), dtype=np.result_type(xp, w))
     for offs in _offsets(k):
         cols = _cols(xp, _window_key(offs, dilation, osz, stride), g)
-        wk = wg[(slice(None),) * 3 + offs]
-        # one input channel per group: a broadcast product (BLAS is slow for inner size 1)
-        out += wk * cols if c // g == 1 else np.matmul(wk, cols)
+        out += np.matmul(wg[(slice(None),) * 3 + offs], cols)
     return np.ascontiguousarray(out.reshape((o, n) + osz).swapaxes(0, 1))
 
 
@@ -186,40 +202,55 @@ def _ceil_extra(size, k, stride, padding, dilation, ceil_mode) -> list:
     return extra
 
 
-def _flat_index(arg, xshape, k, stride, padding, dilation) -> np.ndarray:
-    """Window argmax (the j-th kernel offset) -> flat position in the input plane:
-    the window's corner plus offset j, both linear in the coordinates."""
-    nd = len(k)
-    mult = np.cumprod((1,) + tuple(xshape[2:][::-1]))[:nd][::-1]   # row-major strides
-    table = np.array([sum(o * d * m for o, d, m in zip(offs, dilation, mult))
-                      for offs in _offsets(tuple(k))], dtype=np.int64)
-    corner = np.zeros(arg.shape[2:], dtype=np.int64)
+def _corners(osz: tuple, xshape: tuple, stride, padding) -> tuple:
+    """Flat position (in the input plane) of each window's corner, (*O), and
+    the row-major strides of the plane."""
+    nd = len(osz)
+    mult = np.cumprod((1,) + tuple(xshape[2:][::-1]))[:nd][::-1]
+    corner = np.zeros(osz, dtype=np.int64)
     for i in range(nd):
-        o = np.arange(arg.shape[2 + i]) * stride[i] - padding[i]
+        o = np.arange(osz[i]) * stride[i] - padding[i]
         corner = corner + (o * mult[i]).reshape((-1,) + (1,) * (nd - 1 - i))
-    return corner + table[arg]
+    return corner, mult
 
 
-def max_positions(x: np.ndarray, k, stride, padding, dilation, ceil_mode) -> np.ndarray:
-    """For each pooling window, the flat position (in its input plane) of the maximum."""
+def max_pool_arrays(x: np.ndarray, k, stride, padding, dilation, ceil_mode) -> tuple:
+    """For each pooling window, the flat position (in its input plane) of the
+    maximum, and the maximum."""
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     extra = _ceil_extra(x.shape[2:], k, stride, padding, dilation, ceil_mode)
     widths = [(0, 0), (0, 0)] + [(p, p + e) for p, e in zip(padding, extra)]
     xp = np.pad(x, widths, constant_values=fill) if any(padding) or any(extra) else x
-    osz = _out_size(xp.shape[2:], k, stride, dilation)
-    # one pass per kernel offset (argmax over a short last axis is slow in NumPy);
-    # strictly greater keeps the first maximum, as torch does
-    best, arg = None, np.zeros(x.shape[:2] + osz, dtype=np.int64)
-    for j, offs in enumerate(_offsets(tuple(k))):
-        v = xp[_window_key(offs, dilation, osz, stride)]
-        if best is None:
-            best = v.copy()
-            continue
+    nd = len(k)
+    # Every window as one contiguous copy, kernel offsets first: each offset's
+    # pass below then runs on contiguous memory (NumPy's strided loops over a
+    # short last axis are many times slower). Without overlap it is one
+    # rearranged copy of the input.
+    win = _windows(xp, tuple(k), tuple(stride), tuple(dilation))      # N, C, *O, *K
+    axes = tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2 + nd))
+    cols = np.ascontiguousarray(win.transpose(axes)).reshape((-1,) + win.shape[:2 + nd])
+    osz = win.shape[2:2 + nd]
+    corner, mult = _corners(osz, x.shape, stride, padding)
+    # One pass per kernel offset (argmax over a short last axis is slow in
+    # NumPy), arithmetic only (masked copies are many times slower). A larger
+    # value or a NaN takes the window, as in torch: the offset kept is the
+    # last that did, the largest j with `more`, since j only grows.
+    best = cols[0].copy()
+    arg = np.zeros(best.shape, dtype=np.int64)
+    nan = x.dtype.kind in "fc"
+    for j in range(1, cols.shape[0]):
+        v = cols[j]
         more = v > best
-        np.copyto(best, v, where=more)
-        arg[more] = j
+        if nan:
+            more |= np.isnan(v)
+        np.maximum(best, v, out=best)
+        np.maximum(arg, more * j, out=arg)
+    table = np.array([sum(o * d * m for o, d, m in zip(offs, dilation, mult))
+                      for offs in _offsets(tuple(k))], dtype=np.int64)
+    pos = np.take(table, arg)
+    pos += corner
     # (a window's maximum is never padding: padding is at most half a window)
-    return _flat_index(arg, x.shape, k, stride, padding, dilation)
+    return pos, best
 
 
 def _avg_divisor(size, osz, k, stride, padding, count_include_pad, divisor):

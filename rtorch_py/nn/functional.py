@@ -830,9 +830,9 @@ def _max_pool_gather(x: Tensor, k: tuple, s: tuple, p: tuple, d: tuple,
                      ceil_mode: bool) -> tuple:
     """Max pooling as the positions of the maxima (found on arrays) and one
     gather of them: its derivatives, of every order, are the gather's."""
-    idx = _prims.max_positions(x.data, k, s, p, d, ceil_mode)     # N, C, *O (flat, 0-based)
+    idx, best = _prims.max_pool_arrays(x.data, k, s, p, d, ceil_mode)  # N, C, *O (flat, 0-based)
     unique = all(st >= (kk - 1) * dd + 1 for st, kk, dd in zip(s, k, d))  # windows apart
-    return pool_gather(x, idx, unique), wrap(idx)
+    return pool_gather(x, idx, unique, best), wrap(idx)
 
 
 def _max_pool(nd: int):

@@ -213,12 +213,22 @@ def MaxPoolWithIndicesBackward0(n, g, idx, shape, unique):
     return (pool_scatter(g, idx, shape, unique),)
 
 
-def pool_gather(x: Tensor, idx: np.ndarray, unique: bool) -> Tensor:
-    """out[n, c, j] = x[n, c, idx[n, c, j]] (x and idx flattened past dim 2)."""
-    n, c = x.shape[:2]
-    flat = x.data.reshape(n, c, -1)
-    out = np.take_along_axis(flat, idx.reshape(n, c, -1), axis=2).reshape(idx.shape)
-    return record(out, MaxPoolWithIndicesBackward0, (x,), (idx, x.shape, unique))
+def pool_gather(x: Tensor, idx: np.ndarray, unique: bool, values: np.ndarray | None = None
+                ) -> Tensor:
+    """out[n, c, j] = x[n, c, idx[n, c, j]] (x and idx flattened past dim 2);
+    `values`: those values when the caller has them already (max pooling)."""
+    if values is None:
+        values = np.take(x.data, _global_index(idx, x.shape))
+    return record(values, MaxPoolWithIndicesBackward0, (x,), (idx, x.shape, unique))
+
+
+def _global_index(idx: np.ndarray, shape: tuple) -> np.ndarray:
+    """Positions within each (n, c) plane -> positions in the whole array: one
+    flat take or assignment instead of NumPy's *_along_axis index grids
+    (~3x faster here)."""
+    n, c = shape[:2]
+    plane = int(np.prod(shape[2:]))
+    return idx + (np.arange(n * c, dtype=np.int64) * plane).reshape((n, c) + (1,) * (idx.ndim - 2))
 
 
 @formula
@@ -232,7 +242,7 @@ def pool_scatter(g: Tensor, idx: np.ndarray, shape: tuple, unique: bool) -> Tens
     gi = g.data.reshape(n, c, -1)
     ii = idx.reshape(n, c, -1)
     if unique:
-        np.put_along_axis(out, ii, gi, axis=2)
+        out.reshape(-1)[_global_index(idx, shape).reshape(-1)] = gi.reshape(-1)
     else:
         grid = np.indices(ii.shape, sparse=True)
         np.add.at(out, (grid[0], grid[1], ii), gi)
