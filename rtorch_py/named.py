@@ -23,15 +23,18 @@ default until names are given.
   gives the name; two different names are an error); reductions drop the
   reduced dims' names (kept with `keepdim`); `cat` unifies its inputs' names;
   `transpose`/`t`/`permute` move the names with the dims, `squeeze`/`select`
-  drop the removed dims' names and `unsqueeze` adds an unnamed dim. In-place
+  drop the removed dims' names and `unsqueeze` adds an unnamed dim; `mm`,
+  `matmul`, `bmm`, `mv`, `addmm`, `addmv` and `tensordot` contract dims away;
+  `dot` and `equal` take named operands and give unnamed results. In-place
   ops keep their tensor's names (those that move dims move them).
-  **Every other op gives an unnamed result** (views and reshapes, matmul,
-  indexing, linear algebra, ...), where PyTorch would either propagate or
-  refuse named inputs.
+- **Every other op refuses named operands**, as libtorch does for the ops it
+  has no name inference for (views and reshapes, indexing, `norm`, linear
+  algebra, nn layers, ...): "<op> is not yet supported with named tensors";
+  drop the names with `rename(None)` (R: `$rename(NULL)`) first.
 
-The wrappers that translate names and apply the rules are generated with
-each op's own signature, so an op costs one extra Python call and an
-attribute read when no names are involved.
+The wrappers that translate names, apply the rules and refuse are generated
+with each op's own signature, so an op costs one extra Python call and an
+attribute read per tensor operand when no names are involved.
 """
 from __future__ import annotations
 
@@ -268,6 +271,63 @@ def _permute(out: Any, names: tuple, args: dict, spec: Any) -> None:
     _give(out, [names[int(d) % len(names)] for d in dims])
 
 
+def _none(out: Any, names: tuple, args: dict, spec: Any) -> None:
+    """Supported with named operands; the result is unnamed (dot, equal)."""
+    _give(out, None)
+
+
+def _expand(out: Any, names: tuple, args: dict, spec: Any) -> None:
+    """Keeps the input's names; dims added in front are unnamed."""
+    if isinstance(out, Tensor):
+        _give(out, (None,) * (out.data.ndim - len(names)) + tuple(names))
+
+
+def _operand_names(v: Any) -> tuple:
+    return get_names(v) if isinstance(v, Tensor) else ()
+
+
+def _matmul_names(a: tuple, b: tuple, what: str) -> tuple:
+    """matmul's contraction: a's last dim meets b's first (1-d) or next-to-last; the
+    batch dims unify from the right."""
+    if len(a) == 1 and len(b) == 1:
+        return ()
+    if len(b) == 1:
+        return a[:-1]
+    if len(a) == 1:
+        return b[:-2] + b[-1:]
+    batch = _unify_pair(a[:-2], b[:-2], what) if a[:-2] or b[:-2] else ()
+    return tuple(batch or ()) + (a[-2], b[-1])
+
+
+def _contract(out: Any, names: tuple, args: dict, spec: Any) -> None:
+    """Contracts away dims (mm, matmul, bmm, mv; addmm/addmv unify with self)."""
+    vals = [v for v in args.values() if isinstance(v, Tensor)]
+    if spec.name in ("addmm", "addmv", "addbmm", "baddbmm"):
+        base, x, y = (vals + [None, None, None])[:3]
+        prod = _matmul_names(_operand_names(x), _operand_names(y), spec.name)
+        if spec.name == "addbmm":
+            prod = prod[1:]
+        result = _unify_pair(get_names(base), prod, spec.name) if base is not None else prod
+    else:
+        result = _matmul_names(_operand_names(vals[0]), _operand_names(vals[1]), spec.name)
+    _give(out, result)
+
+
+def _tensordot(out: Any, names: tuple, args: dict, spec: Any) -> None:
+    """The dims not contracted: a's then b's."""
+    a, b, dims = args["a"], args["b"], args["dims"]
+    na, nb = get_names(a), get_names(b)
+    if isinstance(dims, (list, tuple)) and len(dims) == 2 and \
+            isinstance(dims[0], (list, tuple, int)):
+        da = _norm_dims(dims[0], len(na))
+        db = _norm_dims(dims[1], len(nb))
+    else:
+        k = int(dims)
+        da, db = list(range(len(na) - k, len(na))), list(range(k))
+    _give(out, [n for i, n in enumerate(na) if i not in da] +
+          [n for i, n in enumerate(nb) if i not in db])
+
+
 _KEEP_OPS = """
 abs absolute acos arccos acosh arccosh asin arcsin asinh arcsinh atan arctan atanh arctanh
 ceil clamp clip clamp_max clamp_min cos cosh deg2rad digamma erf erfc erfinv exp exp2 expm1
@@ -277,7 +337,8 @@ reciprocal relu round rsqrt sgn sigmoid sign signbit silu sin sinc sinh sqrt squ
 trunc frexp
 clone contiguous to float double half int long short bool byte char
 softmax log_softmax cumsum cumprod logcumsumexp cummax cummin sort argsort flip roll
-index_fill narrow index_select
+index_fill narrow index_select masked_fill chunk split split_with_sizes unsafe_chunk
+unsafe_split topk
 """.split()
 
 _UNIFY_OPS = """
@@ -291,7 +352,7 @@ __and__ __or__ __xor__ bitwise_left_shift bitwise_right_shift __lshift__ __rshif
 
 _REDUCE_OPS = """
 sum mean prod max min argmax argmin any all nansum nanmean var std var_mean std_mean logsumexp
-norm amax amin aminmax count_nonzero median nanmedian mode kthvalue
+amax amin aminmax count_nonzero median nanmedian mode kthvalue
 """.split()
 
 RULES: dict[str, Callable] = {
@@ -305,6 +366,11 @@ RULES: dict[str, Callable] = {
     "squeeze": _squeeze, "squeeze_": _squeeze,
     "unsqueeze": _unsqueeze, "unsqueeze_": _unsqueeze,
     "select": _drop_dim, "unbind": _drop_dim,
+    "expand": _expand, "expand_as": _expand,
+    "mm": _contract, "matmul": _contract, "bmm": _contract, "mv": _contract,
+    "addmm": _contract, "addmv": _contract, "baddbmm": _contract, "addbmm": _contract,
+    "tensordot": _tensordot,
+    "dot": _none, "vdot": _none, "equal": _none, "allclose": _none,
 }
 # (in-place forms not listed keep their tensor's names: they return it)
 _NEEDS_SHAPE = {"squeeze", "squeeze_", "unsqueeze_", "transpose_", "t_"}
@@ -316,14 +382,17 @@ _NEEDS_SHAPE = {"squeeze", "squeeze_", "unsqueeze_", "transpose_", "t_"}
 
 def named_op(name: str, fn: Callable, dims: Sequence[str] = (),
              dim_lists: Sequence[str] = ()) -> Callable:
-    """`fn` with dims by name translated and `RULES[name]` applied to its
-    result when an input has names; `fn` itself when it has neither."""
+    """The op as published: dims by name translated, and, when an operand has
+    names, `RULES[name]` applied to the result; an op with no rule refuses
+    named operands (as libtorch does); an in-place op keeps its tensor's names."""
     rule = RULES.get(name)
-    if rule is None and not dims and not dim_lists:
-        return fn
     params = list(inspect.signature(fn).parameters.values())
-    if not params:
-        return fn
+    checked = [p for p in params[:3] if p.name in _TENSOR_PARAMS]
+    inplace = name.endswith("_") and not name.endswith("__")
+    if rule is None and (inplace or not checked):
+        checked = []  # (in place: names stay; no tensor operand: nothing to refuse)
+        if not dims and not dim_lists:
+            return fn
     P = inspect.Parameter
     defaults: dict[str, Any] = {}
     plain, call = [], []
@@ -336,10 +405,10 @@ def named_op(name: str, fn: Callable, dims: Sequence[str] = (),
                      P.KEYWORD_ONLY: f"{p.name}={p.name}"}.get(p.kind, p.name))
     sig = str(inspect.Signature(plain))
     first = params[0].name
-    second = params[1].name if len(params) > 1 and rule is _unify else None
-    is_list = params[0].annotation in ("Sequence[Tensor]", "list", "Sequence") or \
-        first == "tensors"
     body = []
+    if rule is None and checked:  # libtorch's answer for an op without names support
+        body.append(f"    if {' or '.join(_is_named(p) for p in checked)}:\n"
+                    f"        _refuse({', '.join(p.name for p in checked)})")
     for d in dims:
         if params[[p.name for p in params].index(d)].kind is P.VAR_POSITIONAL:
             body.append(f"    {d} = _positions({first}, {d}, '{d}')")
@@ -351,26 +420,43 @@ def named_op(name: str, fn: Callable, dims: Sequence[str] = (),
     if rule is None:
         body.append(f"    return _fn({', '.join(call)})")
     else:
-        # (an attribute read, not getattr(): a number operand raises, rarely)
-        src = f"    _n = _first_names({first})\n" if is_list else \
-            f"    try:\n        _n = {first}._names\n    except AttributeError:\n        _n = None\n"
-        test = "_n is None" if second is None else \
-            f"_n is None and (type({second}) is _T and {second}._names is None or " \
-            f"type({second}) is not _T and getattr({second}, '_names', None) is None)"
+        # the names as they were before the call (an in-place op may change the dims)
+        if params[0] in checked and not _is_list(params[0]):
+            src = f"    try:\n        _n = {first}._names\n    except AttributeError:\n" \
+                  f"        _n = None\n"
+        else:
+            src = f"    _n = _first_names({first})\n"
+        others = [p for p in checked if p is not params[0]]
+        test = " and ".join(["_n is None"] + [f"not ({_is_named(p)})" for p in others])
         shape = f"    _s = {first}.data.shape\n" if name in _NEEDS_SHAPE else ""
         args = "{" + ", ".join(f"'{p.name}': {p.name}" for p in params) + \
             (", '__shape': _s" if shape else "") + "}"
+        # With names, the op itself runs on unnamed twins of its operands (the same
+        # data and autograd identity), so that what it calls inside, and its
+        # derivative later, never meet a name; in place, on the tensor itself.
+        ops = [p.name for p in checked]
+        twins = "" if inplace or not ops else \
+            f"    {', '.join(ops)}, = _twins({', '.join(ops)})\n"
         body.append(f"{src}{shape}"
-                    f"    _out = _fn({', '.join(call)})\n"
                     f"    if {test}:\n"
-                    f"        return _out\n"
-                    f"    _infer(_out, {first}, _n, {args})\n"
+                    f"        return _fn({', '.join(call)})\n"
+                    f"    _a = {args}\n{twins}"
+                    f"    _out = _untwin(_fn({', '.join(call)}), _a)\n"
+                    f"    _infer(_out, _a['{first}'], _n, _a)\n"
                     f"    return _out")
     code = f"def {_ident(name)}{sig}:\n" + "\n".join(body) + "\n"
     spec = _Spec(name, tuple(dims))
+
+    def refuse(*operands: Any) -> None:
+        named = next((o for o in operands if _names_in(o) is not None), None)
+        raise RuntimeError(f"{name} is not yet supported with named tensors (got "
+                           f"{_describe(_names_in(named), _ndim(named))}): drop the names "
+                           f"first (x.rename(None); in R x$rename(NULL)), call {name}, and "
+                           "name its result with rename()")
     env = {"_fn": fn, "_positions": _positions, "_dim_lists_positions": _dim_lists_positions,
-           "_first_names": _first_names, "_NAMEABLE": _NAMEABLE,
-           "_T": Tensor,
+           "_first_names": _first_names, "_NAMEABLE": _NAMEABLE, "_T": Tensor,
+           "_twins": _twins, "_untwin": _untwin,
+           "_refuse": refuse,
            "_infer": lambda out, src, before, args: _apply(rule, out, src, before, args, spec),
            **defaults}
     exec(compile(code, f"<named op {name}>", "exec"), env)
@@ -381,6 +467,67 @@ def named_op(name: str, fn: Callable, dims: Sequence[str] = (),
     wrapper.__module__ = fn.__module__
     wrapper.__wrapped__ = fn
     return wrapper
+
+
+def _twin(x: Any) -> Any:
+    """An unnamed tensor that is x in all else: its data, version counter, place
+    in the graph (a leaf's gradient goes to x's accumulator), base."""
+    if type(x) is list or type(x) is tuple:
+        return type(x)(_twin(t) for t in x)
+    if not isinstance(x, Tensor) or x._names is None:
+        return x
+    from .engine import grad_accumulator, version_box
+    t = object.__new__(type(x))
+    t.data, t._rg, t.grad_fn, t._version = x.data, x._rg, x.grad_fn, version_box(x)
+    t._twin_of = x
+    if x._output_nr:
+        t._output_nr = x._output_nr
+    if x._base is not None:
+        t._base = x._base
+    if x._rg and x.grad_fn is None:
+        t._accum = grad_accumulator(x)
+    return t
+
+
+def _twins(*xs: Any) -> tuple:
+    return tuple(_twin(x) for x in xs)
+
+
+def _untwin(out: Any, args: dict) -> Any:
+    """An op that returned its operand (`to()` of the same dtype) returns the
+    original, not its twin."""
+    original = getattr(out, "_twin_of", None) if isinstance(out, Tensor) else None
+    return original if original is not None else out
+
+
+# The arguments that are an op's tensor operands (checked for names).
+_TENSOR_PARAMS = frozenset({
+    "self", "input", "other", "tensors", "A", "B", "a", "b", "mat1", "mat2", "vec", "vec1",
+    "vec2", "tensor1", "tensor2", "batch1", "batch2", "condition", "exponent", "end", "x1",
+    "x2", "tensor", "weight", "mask", "source", "src", "index"})
+
+
+def _is_list(p: inspect.Parameter) -> bool:
+    return p.name == "tensors" or p.annotation in ("Sequence[Tensor]", "list", "Sequence")
+
+
+def _is_named(p: inspect.Parameter) -> str:
+    """Code testing whether the operand `p` has names (fast for a plain tensor)."""
+    if _is_list(p):
+        return f"_first_names({p.name}) is not None"
+    return f"(type({p.name}) is _T and {p.name}._names is not None or " \
+           f"type({p.name}) is not _T and _first_names({p.name}) is not None)"
+
+
+def _names_in(x: Any) -> tuple | None:
+    if isinstance(x, (list, tuple)):
+        return next((n for n in (_names_in(t) for t in x) if n is not None), None)
+    return getattr(x, "_names", None) if isinstance(x, Tensor) else None
+
+
+def _ndim(x: Any) -> int:
+    n = _names_in(x)
+    return len(n) if n is not None else 0
 
 
 class _Ref:
@@ -405,12 +552,13 @@ def _ident(name: str) -> str:
 
 
 def _first_names(tensors: Any) -> Any:
-    """Whether any of a list of tensors has names (a true value if so)."""
+    """Whether a tensor, or any of a list of tensors, has names (a true value if so)."""
     if type(tensors) is list or type(tensors) is tuple:
         for t in tensors:
-            if getattr(t, "_names", None) is not None:
+            if isinstance(t, Tensor) and t._names is not None:
                 return True
-    return None
+        return None
+    return True if isinstance(tensors, Tensor) and tensors._names is not None else None
 
 
 _NAMEABLE = frozenset({str, list, tuple})  # a dim argument that may hold a name
@@ -544,12 +692,12 @@ def align_to(self: Tensor, *names: Any) -> Tensor:
                            "(or '...')")
     _checked(given, len(given))
     perm = [current.index(n) for n in given if n in current]
-    out = self.permute(perm) if perm != list(range(ndim)) else self
+    out = _alias(self, None)  # (reshape takes no named tensor)
+    if perm != list(range(ndim)):
+        out = out.permute(perm)
     shape = [self.data.shape[current.index(n)] if n in current else 1 for n in given]
     if len(shape) != ndim:
         out = out.reshape(tuple(shape))
-    elif out is self:
-        return _alias(self, tuple(given))
     out._names = tuple(given)
     return out
 

@@ -1046,6 +1046,11 @@ def test_e47_names_that_do_not_fit(state):
         x + rt.torch_ones(4, names=("Z",))
     with fails(RuntimeError, r"cat", r"'B' meets dim 'Q'"):
         rt.torch_cat([x, x.rename("A", "Q", "C")], 0)
+    with fails(RuntimeError, r"reshape is not yet supported with named tensors",
+               r"Tensor\[A, B, C\]", r"rename\(None\)"):
+        x.reshape(6, 4)
+    with fails(RuntimeError, r"norm is not yet supported with named tensors"):
+        x.norm(dim="A")
     assert x.names == ("A", "B", "C") and y.names == ("A", "B")  # unchanged
     state.check()
 

@@ -119,7 +119,6 @@ CASES = [
     ("unbind", lambda x, d: x.unbind(d), lambda t, d: t.unbind(d), "b", 1),
     ("squeeze", lambda x, d: x.sum(d, keepdim=True).squeeze(d),
      lambda t, d: t.sum(d, keepdim=True).squeeze(d), "b", 1),
-    ("diff", lambda x, d: x.diff(dim=d), lambda t, d: t.diff(dim=d), "c", 2),
     ("cat", lambda x, d: rt.torch_cat([x, x], d), lambda t, d: torch.cat([t, t], d), "b", 1),
 ]
 
@@ -180,9 +179,25 @@ def names_of(out):
     (lambda x: x.unsqueeze(-1), ("a", "b", "c", None)),
     (lambda x: x.sum("b", keepdim=True).squeeze(), ("a", "c")),
     (lambda x: x.sum("b", keepdim=True).squeeze("b"), ("a", "c")),
-    # every other op: an unnamed result
-    (lambda x: x.reshape(6, 4), (None, None)),
-    (lambda x: x.matmul(rt.torch_ones(4, 2, dtype=rt.torch_float64())), (None, None, None)),
+    # contracts away dims
+    (lambda x: x.matmul(rt.torch_ones(4, 2, dtype=rt.torch_float64())), ("a", "b", None)),
+    (lambda x: x.matmul(rt.torch_ones(4, dtype=rt.torch_float64(), names=("k",))),
+     ("a", "b")),
+    (lambda x: rt.torch_ones(4, dtype=rt.torch_float64()).matmul(x.transpose(1, 2)),
+     ("a", "b")),
+    (lambda x: x.select(0, 0).mm(rt.torch_ones(4, 5, dtype=rt.torch_float64(),
+                                               names=("k", "m"))), ("b", "m")),
+    (lambda x: x.bmm(rt.torch_ones(2, 4, 5, dtype=rt.torch_float64())), ("a", "b", None)),
+    (lambda x: x.select(0, 0).mv(rt.torch_ones(4, dtype=rt.torch_float64())), ("b",)),
+    (lambda x: rt.torch_tensordot(x, rt.torch_ones(4, 3, 5, dtype=rt.torch_float64(),
+                                                   names=("c", "b", "m")),
+                                  [["b", "c"], ["b", "c"]]), ("a", "m")),
+    (lambda x: x.expand(5, 2, 3, 4), (None, "a", "b", "c")),
+    (lambda x: x.chunk(3, "b"), (("a", "b", "c"),) * 3),
+    (lambda x: x.topk(2, "c"), (("a", "b", "c"),) * 2),
+    (lambda x: x.masked_fill(x > 0, 0.0), ("a", "b", "c")),
+    # supported, unnamed result
+    (lambda x: x.select(0, 0).select(0, 0).dot(x.select(0, 1).select(0, 1)), ()),
 ])
 def test_name_inference(fn, expected):
     x, _ = pair(2, 3, 4, names=("a", "b", "c"))
@@ -316,3 +331,99 @@ def test_tensordot_dims_by_name():
     b, tb = pair(4, 3, 5, names=("k", "j", "m"), seed=1)
     close(rt.torch_tensordot(a, b, [["j", "k"], ["j", "k"]]),
           torch.tensordot(ta, tb, ([1, 2], [1, 0])))
+
+
+@pytest.mark.parametrize("fn, op", [
+    (lambda x: x.reshape(6, 4), "reshape"), (lambda x: x.view(6, 4), "view"),
+    (lambda x: x.norm(dim="b"), "norm"), (lambda x: x.norm(), "norm"),
+    (lambda x: x.diff(dim="c"), "diff"), (lambda x: rt.torch_stack([x, x]), "stack"),
+    (lambda x: rt.torch_where(x > 0, x, 0.0), "where")])
+def test_ops_without_name_inference_refuse_named_operands(fn, op):
+    """As libtorch: an op with no name inference refuses a named tensor, saying
+    how to go on (drop the names, call the op, name the result)."""
+    x, _ = pair(2, 3, 4, names=("a", "b", "c"))
+    with pytest.raises(RuntimeError, match=rf"{op} is not yet supported with named tensors "
+                                           r"\(got Tensor\[a, b, c\]\).*rename\(None\)"):
+        fn(x)
+
+
+def test_unnamed_again_after_rename_none():
+    x, t = pair(2, 3, 4, names=("a", "b", "c"))
+    y = x.rename(None)
+    close(y.reshape(6, 4), t.reshape(6, 4))
+    close(y.norm(dim=1), t.norm(dim=1))
+    close(rt.torch_stack([y, y]), torch.stack([t, t]))
+
+
+def test_named_ops_run_on_unnamed_twins():
+    """The op's inside and its derivative see no names: the graph and gradients are
+    those of the unnamed computation, and an op returning its operand returns it."""
+    x = rt.torch_randn(2, 3, dtype=rt.torch_float64(), requires_grad=True, names=("a", "b"))
+    t = torch.tensor(x.data.copy(), requires_grad=True)
+    y = rt.torch_tensordot(x, x.rename("c", "d"), [["b"], ["d"]])
+    assert y.names == ("a", "c")
+    (y.logsumexp("a") * 2).sum().backward()
+    (torch.tensordot(t, t, ([1], [1])).logsumexp(0) * 2).sum().backward()
+    close(x.grad, t.grad)
+    assert x.to(dtype=rt.torch_float64()) is x and x.contiguous() is x
+    plain = rt.torch_tensordot(x.rename(None), x.rename(None), [[1], [1]])
+    assert y.grad_fn.name == plain.grad_fn.name
+
+
+# --------------------------------------------------------------------------
+# Every op with a name rule, on every sample input of its declaration: named
+# operands give the values and gradients of unnamed ones
+
+
+def _rule_cases():
+    from op_cases import cases
+    return [c for c in cases() if c.spec.name in named.RULES]
+
+
+def _right_names(t):
+    """Names by position from the right (r0 the last dim), so broadcasting
+    operands agree."""
+    return tuple(f"r{t.ndim - 1 - i}" for i in range(t.ndim)) if t.ndim else None
+
+
+def _tensors(out):
+    if isinstance(out, rt.Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in _tensors(o)]
+    return []
+
+
+@pytest.mark.parametrize("case", _rule_cases(), ids=lambda c: c.id)
+def test_ruled_ops_on_named_operands(case):
+    from op_cases import materialize
+    arrays, flags, rebuild = materialize(case.sample, np.float64)
+
+    def run(with_names):
+        ts = [rt.torch_tensor(a.copy(), requires_grad=bool(f) and case.spec.differentiable)
+              for a, f in zip(arrays, flags)]
+        if with_names:  # (a contraction's operands: only the first, their names differ)
+            contracts = named.RULES[case.spec.name] in (named._contract, named._tensordot)
+            ts = [t.rename(*_right_names(t)) if t.ndim and not (contracts and i) else t
+                  for i, t in enumerate(ts)]
+        args, kwargs = rebuild(ts)
+        out = case.spec.fn(*args, **kwargs)
+        outs = [o for o in _tensors(out) if o.dtype.is_floating_point]
+        grads = []
+        leaves = [t for t in ts if t.requires_grad]
+        if leaves and outs and any(o.requires_grad for o in outs):
+            total = sum((o * o).sum() for o in outs if o.requires_grad)
+            grads = rt.autograd_grad(total, leaves, allow_unused=True)
+        return _tensors(out), grads
+
+    plain, plain_grads = run(False)
+    named_out, named_grads = run(True)
+    assert len(plain) == len(named_out)
+    for a, b in zip(plain, named_out):
+        np.testing.assert_array_equal(a.data, b.data)
+        assert b.names is not None and len(b.names) == b.ndim
+    for a, b in zip(plain_grads, named_grads):
+        if a is None:
+            assert b is None
+        else:
+            np.testing.assert_allclose(a.data, b.data, rtol=1e-12)

@@ -522,6 +522,8 @@ test_that("E47: names that don't fit the tensor", {
                class = "runtime_error")
   x <- torch_zeros(2, 3, 4, names = c("A", "B", "C"))
   expect_error(x + torch_ones(4, names = "Z"), "'C' meets dim 'Z'")
+  expect_error(torch_norm(x, dim = "A"), "norm is not yet supported with named tensors",
+               class = "runtime_error")
   expect_intact(s)
 })
 

@@ -74,7 +74,12 @@ test_that("names are carried through ops as PyTorch infers them", {
   expect_identical(torch_cat(list(x, x), dim = "C")$names, c("A", "B", "C"))
   expect_identical(x$transpose("A", "C")$names, c("C", "B", "A"))
   expect_identical(x$unsqueeze(1)$names, c("*", "A", "B", "C"))
-  expect_null(x$reshape(c(6, 4))$names)  # an op without a rule: unnamed
+  expect_identical(x$matmul(torch_ones(4, 5))$names, c("A", "B", "*"))
+  # an op without name inference refuses named tensors, as libtorch does
+  expect_error(x$reshape(c(6, 4)), "reshape is not yet supported with named tensors",
+               class = "runtime_error")
+  expect_error(torch_norm(x, dim = "A"), "not yet supported with named tensors")
+  expect_equal(x$rename(NULL)$reshape(c(6, 4))$shape, c(6, 4))
   expect_error(x + torch_ones(4, names = "Z"), "'C' meets dim 'Z'")
 })
 
