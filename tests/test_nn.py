@@ -340,6 +340,22 @@ def test_gradcheck_of_primitives():
     assert rt.autograd_gradcheck(lambda *a: _prims.lstm_layer(*a)[2], lstm_in)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_node_and_second_derivatives_match_torch(reduction):
+    x, target = arr(6, 4), np.array([0, 3, 1, 1, 2, 0])
+    a, t = ours(x), theirs(x)
+    y = nn.nnf_cross_entropy(a, rt.torch_tensor(target), reduction=reduction)
+    ty = torch.nn.functional.cross_entropy(t, torch.tensor(target), reduction=reduction)
+    assert y.grad_fn.name == ty.grad_fn.name()        # NllLossBackward0
+    w = arr(*ty.shape)
+    g, = rt.autograd_grad((y * ours(w, False)).sum(), [a], create_graph=True)
+    tg, = torch.autograd.grad((ty * theirs(w, False)).sum(), [t], create_graph=True)
+    close(g, tg)
+    (g * g).sum().backward()
+    (tg * tg).sum().backward()
+    close(a.grad, t.grad)
+
+
 @pytest.mark.parametrize("k, s, p, d, ceil", [(2, 2, 0, 1, False), (3, 2, 1, 1, True),
                                               (3, 1, 1, 2, False)])
 def test_max_pool_indices_and_nan_match_torch(k, s, p, d, ceil):

@@ -19,6 +19,7 @@ from ..tensor import Tensor, wrap
 from ..ops.nn_functional import constant_pad_nd, convolution, pool_gather, silu
 from ..ops import nn_functional as _nn_ops
 from ..ops.pointwise import erf
+from ..ops.recording import formula, record
 from . import _prims
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -358,24 +359,46 @@ def nnf_nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     logp = _class_dim_last(input)
     tgt = target.data.reshape(-1)
     n_class = logp.shape[1]
-    valid = tgt != ignore_index
-    bad = valid & ((tgt < 0) | (tgt >= n_class))
-    if np.any(bad):
-        raise IndexError(f"Target {int(tgt[bad][0])} is out of bounds: class indices go from "
-                         f"0 to {n_class - 1} here")
-    safe = np.where(valid, tgt, 0).astype(np.int64)
-    picked = logp.gather(1, wrap(safe.reshape(-1, 1))).reshape(-1)
-    w = np.ones(tgt.shape, dtype=input.data.dtype) if weight is None else \
-        weight.data[safe].astype(input.data.dtype)
-    w = np.where(valid, w, 0).astype(input.data.dtype)
-    loss = -picked * wrap(w)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"reduction must be one of 'mean', 'sum' or 'none', got {reduction!r}")
+    dt = logp.data.dtype
+    if tgt.size and 0 <= tgt.min() and tgt.max() < n_class and \
+            not 0 <= ignore_index < n_class:
+        # every target a class, none ignored (the common case: fewer passes)
+        safe = tgt.astype(np.int64, copy=False)
+        w = np.ones(tgt.shape, dtype=dt) if weight is None else weight.data[safe].astype(dt)
+    else:
+        valid = tgt != ignore_index
+        bad = valid & ((tgt < 0) | (tgt >= n_class))
+        if np.any(bad):
+            raise IndexError(f"Target {int(tgt[bad][0])} is out of bounds: class indices go "
+                             f"from 0 to {n_class - 1} here")
+        safe = np.where(valid, tgt, 0).astype(np.int64)
+        w = np.ones(tgt.shape, dtype=dt) if weight is None else weight.data[safe].astype(dt)
+        w = np.where(valid, w, 0).astype(dt)
+    rows = np.arange(tgt.size)
+    loss = -logp.data[rows, safe] * w
+    # One node, as PyTorch's NllLossBackward0 (a gather, a product, a sum and
+    # a division were five, each with its own backward): the derivative is
+    # the gradient times a constant (rows, classes) array.
+    coef = np.zeros(logp.shape, dtype=dt)
     if reduction == "none":
-        return loss.reshape(*target.shape)
-    if reduction == "sum":
-        return loss.sum()
-    if reduction == "mean":
-        return loss.sum() / float(w.sum())
-    raise ValueError(f"reduction must be one of 'mean', 'sum' or 'none', got {reduction!r}")
+        out, coef[rows, safe] = loss.reshape(target.shape), -w
+    elif reduction == "sum":
+        out, coef[rows, safe] = loss.sum(), -w
+    else:
+        total = float(w.sum())
+        out = loss.sum() / total
+        coef[rows, safe] = -w / total
+    return record(np.asarray(out, dtype=dt), NllLossBackward0, (logp,), (coef,))
+
+
+@formula(arrays=True)
+def NllLossBackward0(n, g, coef):
+    # (written with what arrays and tensors share: the walk's fast path runs it
+    # on arrays; under create_graph g is a tensor and coef a constant)
+    c = wrap(coef) if type(g) is Tensor else coef
+    return (g.reshape(-1, 1) * c,)
 
 
 def nnf_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
