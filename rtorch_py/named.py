@@ -455,7 +455,7 @@ def named_op(name: str, fn: Callable, dims: Sequence[str] = (),
                            "name its result with rename()")
     env = {"_fn": fn, "_positions": _positions, "_dim_lists_positions": _dim_lists_positions,
            "_first_names": _first_names, "_NAMEABLE": _NAMEABLE, "_T": Tensor,
-           "_twins": _twins, "_untwin": _untwin,
+           "_twins": _twins, "_untwin": _untwin, "_PLAIN": _PLAIN,
            "_refuse": refuse,
            "_infer": lambda out, src, before, args: _apply(rule, out, src, before, args, spec),
            **defaults}
@@ -516,7 +516,7 @@ def _is_named(p: inspect.Parameter) -> str:
     if _is_list(p):
         return f"_first_names({p.name}) is not None"
     return f"(type({p.name}) is _T and {p.name}._names is not None or " \
-           f"type({p.name}) is not _T and _first_names({p.name}) is not None)"
+           f"type({p.name}) not in _PLAIN and _first_names({p.name}) is not None)"
 
 
 def _names_in(x: Any) -> tuple | None:
@@ -562,6 +562,8 @@ def _first_names(tensors: Any) -> Any:
 
 
 _NAMEABLE = frozenset({str, list, tuple})  # a dim argument that may hold a name
+_PLAIN = frozenset({Tensor, float, int, bool, complex, type(None)})  # operands without names
+# (a plain Tensor is tested before: its names are read directly)
 
 
 def _apply(rule: Callable, out: Any, src: Any, before: Any, args: dict, spec: _Spec) -> None:
