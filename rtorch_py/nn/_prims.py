@@ -309,10 +309,10 @@ def _lstm_forward(xs: np.ndarray, h0: np.ndarray, c0: np.ndarray, wi: np.ndarray
     half[:3 * hid] = 0.5                                  # the sigmoid gates' z / 2
     wi_s = wi[order] * half[:, None]
     wh_s = wh[order] * half[:, None]
-    pre = xs.reshape(steps * n, -1) @ wi_s.T               # all input projections at once
+    # all input projections at once, (4H, T * N): step t's are columns t*N...
+    pre = wi_s @ xs.reshape(steps * n, -1).T
     if bias is not None:
-        pre += bias[order] * half
-    pre = np.ascontiguousarray(pre.reshape(steps, n, 4 * hid).transpose(0, 2, 1))
+        pre += (bias[order] * half)[:, None]
     buf = np.empty((steps + 1, 5 * hid, n), dtype=dt)
     tcs = np.empty((steps, hid, n), dtype=dt)
     hs = np.empty((steps, hid, n), dtype=dt)
@@ -324,7 +324,7 @@ def _lstm_forward(xs: np.ndarray, h0: np.ndarray, c0: np.ndarray, wi: np.ndarray
         a = buf[t]
         z = a[:s4]
         np.matmul(wh_s, h, out=z)
-        z += pre[t]
+        z += pre[:, t * n:(t + 1) * n]
         np.tanh(z, out=z)
         sig = a[:s3]
         sig *= 0.5
@@ -370,23 +370,27 @@ def _lstm_backward_arrays(g_out, g_h, g_c, xs, h0, wi, wh, buf, tcs, hs,
     live = None if g_out is None else g_out.any(axis=(1, 2))
     dh = np.zeros((hid, n), dt) if g_h is None else g_h.T.astype(dt)
     dc = np.zeros((hid, n), dt) if g_c is None else g_c.T.astype(dt)
-    dz = np.empty((steps, 5, hid, n), dt)    # slot 0: scratch, 1-4: gates (o, i, f, g)
+    # Slot 0: scratch; 1-4: the gates' gradients (o, i, f, g). Steps are the
+    # second-to-last axis, so that after the loop the gate gradients of all
+    # steps are one (4H, T * N) matrix for the weights' matmuls (the loop's
+    # matmul reads a step's block in place: rows of N, BLAS's leading dimension).
+    dz = np.empty((5, hid, steps, n), dt)
     for t in range(steps - 1, -1, -1):
         if live is not None and live[t]:
             dh += g_out[t].T
-        d = dz[t]
+        d = dz[:, :, t]
         np.multiply(fac[t, :2], dh, out=d[:2])
         dc += d[0]
         np.multiply(fac[t, 2:], dc, out=d[2:])
         dc *= f[t]
         dh = w_t @ d[1:].reshape(4 * hid, n)
+    rows = dz[1:].reshape(4 * hid, steps * n)     # internal gate order
     back = np.argsort(order)                  # internal order -> PyTorch's
-    rows = dz[:, 1:].reshape(steps, 4 * hid, n)[:, back].transpose(1, 0, 2).reshape(4 * hid, -1)
-    g_x = (rows.T @ wi).reshape(xs.shape)
-    g_wih = rows @ xs.reshape(steps * n, -1)
+    g_x = (rows.T @ wi[order]).reshape(xs.shape)
+    g_wih = (rows @ xs.reshape(steps * n, -1))[back]
     h_prev = np.concatenate([h0[None].astype(dt), hs[:-1]], axis=0)
-    g_whh = rows @ h_prev.reshape(steps * n, hid)
-    g_b = rows.sum(axis=1) if has_bias else None
+    g_whh = (rows @ h_prev.reshape(steps * n, hid))[back]
+    g_b = rows.sum(axis=1)[back] if has_bias else None
     return g_x, dh.T, dc.T, g_wih, g_whh, g_b
 
 
