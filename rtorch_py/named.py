@@ -444,7 +444,7 @@ def named_op(name: str, fn: Callable, dims: Sequence[str] = (),
                     f"    _out = _untwin(_fn({', '.join(call)}), _a)\n"
                     f"    _infer(_out, _a['{first}'], _n, _a)\n"
                     f"    return _out")
-    code = f"def {_ident(name)}{sig}:\n" + "\n".join(body) + "\n"
+    code = f"def op{sig}:\n" + "\n".join(body) + "\n"
     spec = _Spec(name, tuple(dims))
 
     def refuse(*operands: Any) -> None:
@@ -459,8 +459,11 @@ def named_op(name: str, fn: Callable, dims: Sequence[str] = (),
            "_refuse": refuse,
            "_infer": lambda out, src, before, args: _apply(rule, out, src, before, args, spec),
            **defaults}
-    exec(compile(code, f"<named op {name}>", "exec"), env)
-    wrapper = env[_ident(name)]
+    compiled = _COMPILED.get(code)
+    if compiled is None:  # (ops of one form share their code; the environment differs)
+        compiled = _COMPILED[code] = compile(code, "<named op>", "exec")
+    exec(compiled, env)
+    wrapper = env["op"]
     wrapper.__name__ = fn.__name__
     wrapper.__qualname__ = fn.__qualname__
     wrapper.__doc__ = fn.__doc__
@@ -547,8 +550,7 @@ class _Spec:
         self.name, self.dims = name, dims
 
 
-def _ident(name: str) -> str:
-    return name if name.isidentifier() else "op"
+_COMPILED: dict[str, Any] = {}
 
 
 def _first_names(tensors: Any) -> Any:
