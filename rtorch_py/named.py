@@ -39,6 +39,7 @@ attribute read per tensor operand when no names are involved.
 from __future__ import annotations
 
 import inspect
+import types
 from typing import Any, Callable, Iterable, Sequence
 
 from .tensor import Tensor
@@ -463,7 +464,11 @@ def named_op(name: str, fn: Callable, dims: Sequence[str] = (),
     if compiled is None:  # (ops of one form share their code; the environment differs)
         compiled = _COMPILED[code] = compile(code, "<named op>", "exec")
     exec(compiled, env)
-    wrapper = env["op"]
+    shared = env["op"]
+    # its own code object, named after the op (tracebacks; code -> op lookups)
+    wrapper = types.FunctionType(shared.__code__.replace(co_name=_code_name(name)),
+                                 env, fn.__name__, shared.__defaults__)
+    wrapper.__kwdefaults__ = shared.__kwdefaults__
     wrapper.__name__ = fn.__name__
     wrapper.__qualname__ = fn.__qualname__
     wrapper.__doc__ = fn.__doc__
@@ -551,6 +556,10 @@ class _Spec:
 
 
 _COMPILED: dict[str, Any] = {}
+
+
+def _code_name(name: str) -> str:
+    return name if name.isidentifier() else "op"
 
 
 def _first_names(tensors: Any) -> Any:
