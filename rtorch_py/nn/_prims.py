@@ -320,21 +320,24 @@ def _lstm_forward(xs: np.ndarray, h0: np.ndarray, c0: np.ndarray, wi: np.ndarray
     buf[0, 4 * hid:] = c0.T
     h = np.ascontiguousarray(h0.T)
     s3, s4 = 3 * hid, 4 * hid
-    for t in range(steps):
+    ig, fc = prod[:hid], prod[hid:]
+    mm, tanh, mul, add = np.matmul, np.tanh, np.multiply, np.add  # (outputs positional:
+    for t in range(steps):                                        # the cheapest call)
         a = buf[t]
         z = a[:s4]
-        np.matmul(wh_s, h, out=z)
+        mm(wh_s, h, z)
         z += pre[:, t * n:(t + 1) * n]
-        np.tanh(z, out=z)
+        tanh(z, z)
         sig = a[:s3]
         sig *= 0.5
         sig += 0.5
-        np.multiply(a[hid:s3], a[s3:], out=prod)          # (i * g, f * c)
+        mul(a[hid:s3], a[s3:], prod)                      # (i * g, f * c)
         ct = buf[t + 1, s4:]
-        np.add(prod[:hid], prod[hid:], out=ct)
-        np.tanh(ct, out=tcs[t])
-        np.multiply(a[:hid], tcs[t], out=hs[t])           # o * tanh(c)
+        add(ig, fc, ct)
+        tc = tcs[t]
+        tanh(ct, tc)
         h = hs[t]
+        mul(a[:hid], tc, h)                               # o * tanh(c)
     return buf, tcs, np.ascontiguousarray(hs.transpose(0, 2, 1))
 
 
@@ -368,22 +371,24 @@ def _lstm_backward_arrays(g_out, g_h, g_c, xs, h0, wi, wh, buf, tcs, hs,
     w_t = np.ascontiguousarray(wh[order].T)
     # steps whose output got a gradient (often only the last one is used)
     live = None if g_out is None else g_out.any(axis=(1, 2))
-    dh = np.zeros((hid, n), dt) if g_h is None else g_h.T.astype(dt)
-    dc = np.zeros((hid, n), dt) if g_c is None else g_c.T.astype(dt)
+    # (row-major copies: they change in place)
+    dh = np.zeros((hid, n), dt) if g_h is None else np.array(g_h.T, dtype=dt, order="C")
+    dc = np.zeros((hid, n), dt) if g_c is None else np.array(g_c.T, dtype=dt, order="C")
     # Slot 0: scratch; 1-4: the gates' gradients (o, i, f, g). Steps are the
     # second-to-last axis, so that after the loop the gate gradients of all
     # steps are one (4H, T * N) matrix for the weights' matmuls (the loop's
     # matmul reads a step's block in place: rows of N, BLAS's leading dimension).
     dz = np.empty((5, hid, steps, n), dt)
+    mm, mul = np.matmul, np.multiply
     for t in range(steps - 1, -1, -1):
         if live is not None and live[t]:
             dh += g_out[t].T
         d = dz[:, :, t]
-        np.multiply(fac[t, :2], dh, out=d[:2])
+        mul(fac[t, :2], dh, d[:2])
         dc += d[0]
-        np.multiply(fac[t, 2:], dc, out=d[2:])
+        mul(fac[t, 2:], dc, d[2:])
         dc *= f[t]
-        dh = w_t @ d[1:].reshape(4 * hid, n)
+        mm(w_t, d[1:].reshape(4 * hid, n), dh)
     rows = dz[1:].reshape(4 * hid, steps * n)     # internal gate order
     back = np.argsort(order)                  # internal order -> PyTorch's
     g_x = (rows.T @ wi[order]).reshape(xs.shape)
