@@ -308,7 +308,10 @@ class Tensor:
     def shape(self) -> tuple:
         return self.data.shape
 
-    def size(self, dim: int | None = None) -> Any:
+    def size(self, dim: int | str | None = None) -> Any:
+        if type(dim) is str:  # a dim's name (named.py)
+            from .named import position
+            dim = position(self, dim)
         return self.data.shape if dim is None else self.data.shape[_dim(dim, self.data.ndim)]
 
     @property
@@ -437,8 +440,11 @@ class Tensor:
 
     # -- autograd ----------------------------------------------------------
     def detach(self) -> "Tensor":
-        """Same data and version counter, no history."""
-        return self._alias()
+        """Same data and version counter (and dim names), no history."""
+        t = self._alias()
+        if self._names is not None:
+            t._names = self._names
+        return t
 
     def detach_(self) -> "Tensor":
         self.grad_fn = None

@@ -427,3 +427,12 @@ def test_ruled_ops_on_named_operands(case):
             assert b is None
         else:
             np.testing.assert_allclose(a.data, b.data, rtol=1e-12)
+
+
+def test_size_by_name_and_detach_keep_names():
+    x = rt.torch_zeros(2, 3, names=("a", "b"), requires_grad=True)
+    assert x.size("b") == 3 and x.size("a") == 2
+    with pytest.raises(RuntimeError, match=r"no dim of this tensor is called 'c'"):
+        x.size("c")
+    d = x.detach()
+    assert d.names == ("a", "b") and not d.requires_grad

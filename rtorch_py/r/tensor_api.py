@@ -424,6 +424,8 @@ def dtype_eq(a: Any, b: Any) -> bool:
 def size(self: Tensor, dim: Any = None) -> Any:
     if dim is None:
         return np.asarray(self.shape, dtype=np.int32)
+    if isinstance(dim, str):  # a dim's name
+        return self.shape[named.position(self, dim)]
     return self.shape[_dim(dim, self.ndim)]
 
 

@@ -12,6 +12,8 @@ test_that("creation functions take names; x$names is NULL or a character vector"
   }
   expect_identical(torch_full(c(2, 3), 1, names = c("a", "b"))$names, c("a", "b"))
   expect_identical(torch_zeros(2, names = "hello")$names, "hello")
+  expect_equal(x$size("H"), 3)
+  expect_identical(x$detach()$names, c("W", "H"))
   x$names <- c("p", "q")
   expect_identical(x$names, c("p", "q"))
   x$names <- NULL
