@@ -342,9 +342,10 @@ def _lstm_forward(xs: np.ndarray, h0: np.ndarray, c0: np.ndarray, wi: np.ndarray
 
 
 def _lstm_backward_arrays(g_out, g_h, g_c, xs, h0, wi, wh, buf, tcs, hs,
-                          has_bias: bool) -> tuple:
+                          has_bias: bool, needs: tuple = (True,) * 6) -> tuple:
     """Backpropagation through time on what `_lstm_forward` kept; gradients
-    for (x, h0, c0, w_ih, w_hh, b) in PyTorch's layout and gate order."""
+    for (x, h0, c0, w_ih, w_hh, b) in PyTorch's layout and gate order, None
+    for those `needs` says are not wanted (each a large matmul saved)."""
     steps, n, hid = hs.shape
     dt = buf.dtype
     order = _gate_order(hid)
@@ -391,11 +392,14 @@ def _lstm_backward_arrays(g_out, g_h, g_c, xs, h0, wi, wh, buf, tcs, hs,
         mm(w_t, d[1:].reshape(4 * hid, n), dh)
     rows = dz[1:].reshape(4 * hid, steps * n)     # internal gate order
     back = np.argsort(order)                  # internal order -> PyTorch's
-    g_x = (rows.T @ wi[order]).reshape(xs.shape)
-    g_wih = (rows @ xs.reshape(steps * n, -1))[back]
-    h_prev = np.concatenate([h0[None].astype(dt), hs[:-1]], axis=0)
-    g_whh = (rows @ h_prev.reshape(steps * n, hid))[back]
-    g_b = rows.sum(axis=1)[back] if has_bias else None
+    g_x = (rows.T @ wi[order]).reshape(xs.shape) if needs[0] else None
+    g_wih = (rows @ xs.reshape(steps * n, -1))[back] if needs[3] else None
+    g_whh = g_b = None
+    if needs[4]:
+        h_prev = np.concatenate([h0[None].astype(dt), hs[:-1]], axis=0)
+        g_whh = (rows @ h_prev.reshape(steps * n, hid))[back]
+    if has_bias and needs[5]:
+        g_b = rows.sum(axis=1)[back]
     return g_x, dh.T, dc.T, g_wih, g_whh, g_b
 
 
@@ -435,7 +439,8 @@ def _lstm_grads(node, grads, x, h0, c0, w_ih, w_hh, b_ih, b_hh, out, cache):
     g_out, g_h, g_c = (None if gr is None else gr.data for gr in grads)
     g_x, g_h0, g_c0, g_wih, g_whh, g_b = _lstm_backward_arrays(
         g_out, g_h, g_c, x.data, h0.data, w_ih.data, w_hh.data, buf, tcs, hs,
-        b_ih is not None)
+        b_ih is not None, tuple(node.needs(k) for k in range(5)) + (
+            node.needs(5) or node.needs(6),))
     res = [g_x, g_h0, g_c0, g_wih, g_whh, g_b, g_b]
     return [None if r is None or not node.needs(k) else _t(r, buf.dtype)
             for k, r in enumerate(res)]
