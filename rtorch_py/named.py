@@ -25,8 +25,10 @@ default until names are given.
   `transpose`/`t`/`permute` move the names with the dims, `squeeze`/`select`
   drop the removed dims' names and `unsqueeze` adds an unnamed dim; `mm`,
   `matmul`, `bmm`, `mv`, `addmm`, `addmv` and `tensordot` contract dims away;
-  `dot` and `equal` take named operands and give unnamed results. In-place
-  ops keep their tensor's names (those that move dims move them).
+  `dot` and `equal` take named operands and give unnamed results; Python's
+  basic indexing (`x[0]`, `x[:, 1:]`, `x[..., None]`) drops, keeps or adds dims
+  with their names (R's `x[1, ]` gives an unnamed result). In-place ops keep
+  their tensor's names (those that move dims move them).
 - **Every other op refuses named operands**, as libtorch does for the ops it
   has no name inference for (views and reshapes, indexing, `norm`, linear
   algebra, nn layers, ...): "<op> is not yet supported with named tensors";
@@ -41,6 +43,8 @@ from __future__ import annotations
 import inspect
 import types
 from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
 
 from .tensor import Tensor
 
@@ -329,6 +333,37 @@ def _tensordot(out: Any, names: tuple, args: dict, spec: Any) -> None:
           [n for i, n in enumerate(nb) if i not in db])
 
 
+def _index(out: Any, names: tuple, args: dict, spec: Any) -> None:
+    """Basic indexing (`x[0]`, `x[:, 1:]`, `x[..., None]`): an integer removes its
+    dim, a slice keeps it, None adds an unnamed one. Indexing with tensors or
+    lists is not supported with names (libtorch's `index`)."""
+    key = args["indices"]
+    key = key if isinstance(key, tuple) else (key,)
+    basic = [k for k in key if k is None or k is Ellipsis or isinstance(k, slice) or
+             (isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)))]
+    if len(basic) != len(key):
+        raise RuntimeError(f"indexing with tensors or lists is not yet supported with named "
+                           f"tensors (got {_describe(names, len(names))}): drop the names "
+                           "first (x.rename(None); in R x$rename(NULL)), index, and name the "
+                           "result with rename()")
+    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    result, i = [], 0
+    for k in key:
+        if k is Ellipsis:
+            n = len(names) - used
+            result.extend(names[i:i + n])
+            i += n
+        elif k is None:
+            result.append(None)
+        elif isinstance(k, slice):
+            result.append(names[i])
+            i += 1
+        else:
+            i += 1
+    result.extend(names[i:])
+    _give(out, result)
+
+
 _KEEP_OPS = """
 abs absolute acos arccos acosh arccosh asin arcsin asinh arcsinh atan arctan atanh arctanh
 ceil clamp clip clamp_max clamp_min cos cosh deg2rad digamma erf erfc erfinv exp exp2 expm1
@@ -366,7 +401,7 @@ RULES: dict[str, Callable] = {
     "permute": _permute,
     "squeeze": _squeeze, "squeeze_": _squeeze,
     "unsqueeze": _unsqueeze, "unsqueeze_": _unsqueeze,
-    "select": _drop_dim, "unbind": _drop_dim,
+    "select": _drop_dim, "unbind": _drop_dim, "index": _index,
     "expand": _expand, "expand_as": _expand,
     "mm": _contract, "matmul": _contract, "bmm": _contract, "mv": _contract,
     "addmm": _contract, "addmv": _contract, "baddbmm": _contract, "addbmm": _contract,
