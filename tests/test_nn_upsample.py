@@ -137,3 +137,22 @@ def test_self_names_the_input_as_r_torch_passes_it() -> None:
                                   rt.torch_upsample_nearest1d(x, (6,)).data)
     with pytest.raises(TypeError, match="not both"):
         rt.torch_upsample_nearest1d(x, (6,), self=x)
+
+
+@pytest.mark.parametrize("shape, kw", [
+    ((1, 2, 4), dict(scale_factor=2.034)),                       # 4 -> 8, scale 1/2.034
+    ((1, 2, 3, 2, 4), dict(scale_factor=(2.1, 1.2, 1.1))),       # 6, 2, 4
+    ((1, 2, 5, 3), dict(scale_factor=(1.188, 1.174), mode="bicubic")),  # 5 -> 5, 3 -> 3
+], ids=["nearest1d", "nearest3d", "bicubic"])
+def test_scales_that_disagree_with_the_sizes(shape, kw) -> None:
+    """The forward is libtorch's (its kernel uses the given scale); the
+    gradient is that forward's exact adjoint, where libtorch's backward
+    kernels take a size shortcut (and fail torch's own gradcheck)."""
+    x = rand(*shape)
+    got = rt.nnf_interpolate(rt.torch_tensor(x), **kw)
+    want = TF.interpolate(torch.from_numpy(x), **kw)
+    np.testing.assert_allclose(got.data, want.numpy(), rtol=1e-12, atol=1e-12)
+    assert gradcheck(lambda T, t: rt.nnf_interpolate(t, **kw), x)
+    tx = torch.from_numpy(x).requires_grad_(True)
+    with pytest.raises(Exception):  # PyTorch's own gradient is not its forward's
+        torch.autograd.gradcheck(lambda t: TF.interpolate(t, **kw), [tx])

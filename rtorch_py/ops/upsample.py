@@ -14,6 +14,14 @@ Source positions follow libtorch: a scale is `1 / scales` when a scale is
 given, else input / output size; with `align_corners` the corner pixels'
 centres are matched instead ((in - 1) / (out - 1)), and given scales are
 ignored. Nearest computes in float32 whatever the dtype, as libtorch does.
+
+One difference, on purpose: libtorch's nearest and bicubic backward kernels
+take shortcuts (output = input size: copy; nearest, output = 2 x input: halve
+the index) that its forward kernels (nearest 1-d and 3-d, bicubic) don't, so
+where a given scale disagrees with the sizes (4 -> 8 positions with
+scale_factors = 2.034; bicubic 5 -> 5 with 1.188) its gradient is not its
+forward's (torch.autograd.gradcheck fails there). Here the `_backward` ops are
+always the forward's exact adjoint, and the forwards are libtorch's.
 """
 from __future__ import annotations
 
@@ -54,14 +62,14 @@ def _scale(n_in: int, n_out: int, align_corners: bool, scale: float | None, dt: 
 
 
 def _taps(mode: str, n_in: int, n_out: int, align_corners: bool, scale: float | None,
-          dt: Any) -> list:
+          dt: Any, shortcuts: bool = False) -> list:
     """[(indices, weights or None)] along one dim: weights in the data's
     precision (float32 for float32 data), as libtorch computes them."""
     o = np.arange(n_out)
     if mode == "nearest":
-        if n_out == n_in:
+        if shortcuts and n_out == n_in:
             return [(o, None)]
-        if n_out == 2 * n_in:
+        if shortcuts and n_out == 2 * n_in:
             return [(o >> 1, None)]
         s = _scale(n_in, n_out, False, scale, np.float32)
         idx = np.floor(o.astype(np.float32) * s).astype(np.int64)
@@ -92,7 +100,10 @@ def _taps(mode: str, n_in: int, n_out: int, align_corners: bool, scale: float | 
 
 def _plan_taps(plan: _Plan, dt: Any) -> list:
     sizes = plan.input_size[2:]
-    return [_taps(plan.mode, n_in, n_out, plan.align_corners, sc, dt)
+    # (libtorch's 2-d nearest kernel copies equal sizes and halves indices for
+    # twice the size whatever the scale; its 1-d and 3-d kernels don't)
+    shortcuts = plan.name == "upsample_nearest2d"
+    return [_taps(plan.mode, n_in, n_out, plan.align_corners, sc, dt, shortcuts)
             for n_in, n_out, sc in zip(sizes, plan.output_size, plan.scales)]
 
 

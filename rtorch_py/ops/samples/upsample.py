@@ -18,7 +18,8 @@ def nearest1d() -> list:
 
 def nearest2d() -> list:
     return [sample(T((2, 2, 3, 4)), (5, 7)), sample(T((1, 1, 3, 3)), None, (2.0, 1.5)),
-            sample(T((1, 2, 4, 3)), (3, 5), scales_h=0.8, scales_w=1.7, note="scales")]
+            sample(T((1, 2, 4, 3)), (3, 5), scales_h=0.8, scales_w=1.7, note="scales"),
+            sample(T((1, 1, 3, 4)), None, (2.1, 1.2), note="2x and same size, other scales")]
 
 
 def nearest3d() -> list:
