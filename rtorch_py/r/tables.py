@@ -243,9 +243,9 @@ def build() -> dict[str, dict]:
     math: dict[str, Callable] = {}
     summary: dict[str, Callable] = {}
     direct: dict[str, tuple] = {}
+    outs: dict[str, Callable] = {}
     for spec in REGISTRY.values():
         for sym, fixed in spec.r_operators.items():
-    outs: dict[str, Callable] = {}
             if sym.startswith("unary "):
                 unary[sym[len("unary "):]] = spec.fn
             elif sym == "!":
@@ -257,10 +257,10 @@ def build() -> dict[str, dict]:
         r_fn = r_callable(spec)
         if spec.function:
             functions[spec.function_name] = r_fn
-        if spec.method:
-            methods[spec.name] = r_fn
             if out_name(spec):  # torch_<name>_out(out, ...) (ops.out_forms)
                 outs[out_name(spec)] = out_form(spec, r_fn)
+        if spec.method:
+            methods[spec.name] = r_fn
         for g in spec.r_math:
             math[g] = _log if g == "log" else spec.fn
         for g in spec.r_summary:
@@ -275,9 +275,9 @@ def build() -> dict[str, dict]:
         if name in methods:
             raise RuntimeError(f"tensor method {name!r} is also an op")
     methods.update(tensor_api.METHODS)
+    functions.update({k: v for k, v in outs.items() if k not in functions})
     functions.update(tensor_api.FUNCTIONS)
     functions.update(extensions.functions())
-    functions.update({k: v for k, v in outs.items() if k not in functions})
     return {"FUNCTIONS": functions, "METHODS": methods, "BINARY_OPS": binary,
             "UNARY_OPS": unary, "MATH": math, "SUMMARY": summary}
 
