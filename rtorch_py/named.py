@@ -30,8 +30,8 @@ default until names are given.
   with their names (R's `x[1, ]` gives an unnamed result). In-place ops keep
   their tensor's names (those that move dims move them).
 - **Every other op refuses named operands**, as libtorch does for the ops it
-  has no name inference for (views and reshapes, indexing, `norm`, linear
-  algebra, nn layers, ...): "<op> is not yet supported with named tensors";
+  has no name inference for (views and reshapes, indexing with tensors,
+  `norm`, `stack`, `where`, linear algebra, nn layers, ...): "<op> is not yet supported with named tensors";
   drop the names with `rename(None)` (R: `$rename(NULL)`) first.
 
 The wrappers that translate names, apply the rules and refuse are generated
