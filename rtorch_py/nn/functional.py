@@ -943,10 +943,7 @@ def _adaptive(nd: int, kind: str):
         x, unbatched = _pool_input(input, nd)
         sizes = output_size if isinstance(output_size, (list, tuple)) else [output_size] * nd
         sizes = [x.shape[2 + i] if s is None else int(s) for i, s in enumerate(sizes)]
-        if kind == "avg":  # the pooling ops (PyTorch's nodes); 1-d as 2-d on one row
-            if nd == 1:
-                return _nn_ops.adaptive_avg_pool2d(input.unsqueeze(-2),
-                                                   (1, sizes[0])).squeeze(-2)
+        if kind == "avg":  # the pooling ops (PyTorch's nodes)
             return getattr(_nn_ops, f"adaptive_avg_pool{nd}d")(input, sizes)
         in_sz = x.shape[2:]
         if all(i % o == 0 for i, o in zip(in_sz, sizes)):

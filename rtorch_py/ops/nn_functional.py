@@ -371,6 +371,19 @@ def _adaptive_avg_family(nd: int) -> None:
         globals()[f.__name__] = f
 
 
+@op(method=False, samples=S.adaptive_avg_pool1d, torch_name="adaptive_avg_pool1d")
+def adaptive_avg_pool1d(self: Tensor, output_size: Any) -> Tensor:
+    """PyTorch's: the 2-d pooling of one row."""
+    sizes = np.asarray(output_size).reshape(-1).tolist()
+    if self.ndim not in (2, 3):
+        raise RuntimeError(f"adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got input "
+                           f"of size {list(self.shape)}")
+    if len(sizes) != 1:
+        raise RuntimeError(f"adaptive_avg_pool1d: output_size should contain one number, got "
+                           f"{len(sizes)}")
+    return adaptive_avg_pool2d(self.unsqueeze(-2), (1, sizes[0])).squeeze(-2)
+
+
 class _Shape(tuple):
     """A shape standing where an op takes a tensor only for its shape."""
 

@@ -135,3 +135,8 @@ def scaled_dot_product_attention() -> list:
             sample(T((2, 4, 3)), T((2, 4, 3)), T((2, 4, 3)), scale=-0.5, note="negative"),
             sample(T((1, 4, 3, 2)), T((1, 2, 5, 2)), T((1, 2, 5, 3)), enable_gqa=True,
                    note="grouped query heads")]
+
+
+def adaptive_avg_pool1d() -> list:
+    return [sample(T((2, 3, 7)), 3), sample(T((3, 5)), (2,), note="unbatched"),
+            sample(T((2, 4)), 1, note="one cell")]
