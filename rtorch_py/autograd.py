@@ -30,6 +30,10 @@ def _root_grads(tensors: list, grad_tensors: list | None, create_graph: bool,
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn: "
                 "nothing here depends on a tensor created with requires_grad = TRUE")
+        if t.device == "meta":  # (PyTorch gives meta gradients; not done here)
+            raise NotImplementedError(
+                "backward() from a meta tensor is not supported here: a meta tensor has "
+                "only a shape and a dtype; compute on the cpu device to get gradients")
         g = grad_tensors[i] if grad_tensors else None
         if g is None:
             if t.data.size != 1:

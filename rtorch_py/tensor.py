@@ -483,7 +483,7 @@ class Tensor:
     def backward(self, gradient: Any = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs: Any = None) -> None:
         if gradient is None and inputs is None and not create_graph and self._rg and \
-                self.data.size == 1:
+                self.data.size == 1 and type(self.data) is np.ndarray:  # (not meta)
             d = self.data  # the common `loss.backward()`: no argument to check
             engine.run_backward([(edge(self), engine.implicit_grad(d.shape, d.dtype))],
                                 bool(retain_graph), False)

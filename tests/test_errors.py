@@ -1118,6 +1118,9 @@ def test_e50_values_of_a_meta_tensor(state):
         y.to(device="cpu")
     with fails(RuntimeError, r"only the 'cpu' device exists here, got 'cuda'", r"'meta'"):
         rt.torch_ones(2).to(device="cuda")
+    with fails(NotImplementedError, r"backward\(\) from a meta tensor is not supported",
+               r"cpu device"):
+        (y.requires_grad_() * 2).sum().backward()
     assert (y * 2).device == "meta" and (y * 2).shape == (2, 3)  # ops still work
     state.check()
 

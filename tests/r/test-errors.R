@@ -555,6 +555,8 @@ test_that("E50-E52: meta tensors' values, quantized tensors, buffers that can't 
                class = "not_implemented_error")
   expect_error(torch_ones(2)$to(device = "cuda"), "only the 'cpu' device exists here, got 'cuda'",
                fixed = TRUE)
+  expect_error((y$requires_grad_(TRUE) * 2)$sum()$backward(), "backward() from a meta tensor",
+               fixed = TRUE, class = "not_implemented_error")
   q <- torch_quantize_per_tensor(torch_tensor(c(1, 2)), scale = 0.1, zero_point = 0,
                                  dtype = torch_quint8())
   expect_error(q + 1, "add() is not supported for quantized tensors: dequantize() them first",
