@@ -22,7 +22,7 @@ from .optim import *  # noqa: F401,F403  (optim_adam, lr_step, ...)
 from .data import *  # noqa: F401,F403  (dataset, dataloader, ...)
 from .serialization import load_state_dict, torch_load, torch_save, torch_serialize
 from .tensor import Tensor, dtype
-from .quantized import torch_quantize_per_tensor  # noqa: F401 (and x.dequantize(), ...)
+from .quantized import torch_dequantize, torch_quantize_per_tensor  # noqa: F401 (and x.int_repr()...)
 from .sparse import torch_sparse_coo_tensor  # noqa: F401
 
 # Like torch, ops give inf/nan silently: hide NumPy's floating-point warnings

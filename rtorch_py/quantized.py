@@ -81,6 +81,13 @@ def dequantize(self: Tensor) -> Tensor:
     return wrap((ints - np.float32(zero_point)) * np.float32(scale))
 
 
+def torch_dequantize(tensor: Any) -> Any:
+    """`dequantize()` of a tensor, or of each tensor of a list."""
+    if isinstance(tensor, (list, tuple)):
+        return [dequantize(t) for t in tensor]
+    return dequantize(tensor)
+
+
 def q_scale(self: Tensor) -> float:
     return _check_quantized(self, "q_scale")[0]
 

@@ -123,6 +123,7 @@ def test_quantize_per_tensor_matches_pytorch(name, tdtype, size):
     assert q.dtype == d and q.element_size() == size == tq.element_size()
     np.testing.assert_array_equal(q.int_repr().data, tq.int_repr().numpy())
     np.testing.assert_array_equal(q.dequantize().data, tq.dequantize().numpy())
+    np.testing.assert_array_equal(rt.torch_dequantize(q).data, torch.dequantize(tq).numpy())
     assert q.q_scale() == tq.q_scale() and q.q_zero_point() == tq.q_zero_point()
     assert q.is_quantized and not rt.torch_tensor(v).is_quantized
 

@@ -617,6 +617,7 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_get_default_dtype": _cr.get_default_dtype,
     "torch_sparse_coo_tensor": torch_sparse_coo_tensor,
     "torch_quantize_per_tensor": _q.torch_quantize_per_tensor,
+    "torch_dequantize": _q.torch_dequantize,
     # (names with a dot are the R side's helpers, not exported)
     ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer, ".storage_method": storage_method,
 }

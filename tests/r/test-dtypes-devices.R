@@ -91,6 +91,8 @@ test_that("quantized dtypes: element sizes, values, printing", {
   q <- torch_quantize_per_tensor(x, scale = 0.1, zero_point = 10, dtype = torch_quint8())
   expect_equal(as_array(q), c(1, 2.6, 24.5), tolerance = 1e-6)  # clamped at 255
   expect_equal(as_array(q$int_repr()), as.raw(c(20, 36, 255)))
+  expect_equal(as_array(torch_dequantize(q)), as_array(q$dequantize()))
+  expect_equal(length(torch_dequantize(list(q, q))), 2L)
   expect_match(printed(q), "[ QuantizedCPUQUInt8Type{3}, qscheme: per_tensor_affine, scale: 0.1, zero_point: 10 ]",
                fixed = TRUE)
   expect_error(q + 1, "not supported for quantized tensors", class = "not_implemented_error")
