@@ -116,5 +116,8 @@ test_that("the meta device: shape and dtype, no data", {
   expect_equal(printed(w), "torch_tensor\n...\n[ METAFloatType{2} ][ requires_grad = TRUE ]\n")
   expect_error(as_array(y), "meta tensor")
   expect_error(y$to(device = "cpu"), "no data", class = "not_implemented_error")
+  expect_error(y$cpu(), "no data", class = "not_implemented_error")
+  expect_true(x$to(device = y$device)$device == torch_device("meta"))
+  expect_identical(x$cpu(), x)
   expect_error(torch_device("cuda"), "only the 'cpu' device exists here")
 })
