@@ -89,7 +89,12 @@ def _ignore_index(v: Any) -> int:
 
 
 # Per function: argument name -> translation (R -> Python)
-_DIM_ARGS = {"dim": _dim, "start_dim": _dim, "end_dim": _dim}
+def _dim_or_name(d: Any) -> Any:
+    """A 1-based dim, or a dim's name (passed on: rtorch_py/named.py)."""
+    return d if isinstance(d, str) else _dim(d)
+
+
+_DIM_ARGS = {"dim": _dim_or_name, "start_dim": _dim_or_name, "end_dim": _dim_or_name}
 _TRANSLATE: dict[str, dict[str, Callable]] = {
     "nnf_nll_loss": {"target": _minus_one, "ignore_index": _ignore_index},
     "nnf_cross_entropy": {"target": _minus_one, "ignore_index": _ignore_index},

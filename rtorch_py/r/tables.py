@@ -71,7 +71,12 @@ def _r_position(v: Any) -> Any:
 def _one_based(t: Any) -> Any:
     if isinstance(t, (list, tuple)):
         return [_one_based(x) for x in t]
-    return wrap(t.data + 1) if isinstance(t, Tensor) else t
+    if not isinstance(t, Tensor):
+        return t
+    out = wrap(t.data + 1)
+    if t._names is not None:  # (dim names stay: named.py)
+        out._names = t._names
+    return out
 
 
 def _sizes_convention(args: list, kw: dict) -> tuple:

@@ -83,6 +83,11 @@ test_that("names are carried through ops as PyTorch infers them", {
   expect_error(torch_norm(x, dim = "A"), "not yet supported with named tensors")
   expect_equal(x$rename(NULL)$reshape(c(6, 4))$shape, c(6, 4))
   expect_error(x + torch_ones(4, names = "Z"), "'C' meets dim 'Z'")
+  expect_identical(x$argmax(dim = "C")$names, c("A", "B"))  # 1-based positions, named
+  expect_identical(x$max(dim = "B")[[2]]$names, c("A", "C"))
+  expect_identical(nnf_softmax(x, dim = "B")$names, c("A", "B", "C"))
+  expect_identical(nn_softmax(dim = "C")(x)$names, c("A", "B", "C"))
+  expect_error(torch_stack(list(x, x)), "stack is not yet supported with named tensors")
 })
 
 test_that("E46/E47: unknown dim names and names that don't fit", {
