@@ -340,10 +340,14 @@ def torch_finfo(dtype: Any = None) -> finfo:
     if not (d.is_floating_point or d.is_complex):
         raise TypeError(f"torch_finfo() needs a floating point dtype, got {d!r}; "
                         "use torch_iinfo() for integer dtypes")
-    i = np.finfo(d.np)
+    if d is bfloat16:  # (NumPy's finfo knows only its own floats)
+        import ml_dtypes
+        i = ml_dtypes.finfo(d.np)
+    else:
+        i = np.finfo(d.np)
     return finfo(bits=int(i.bits), eps=float(i.eps), max=float(i.max), min=float(i.min),
                  tiny=float(i.tiny), smallest_normal=float(i.smallest_normal),
-                 resolution=float(i.resolution), dtype=d.name)
+                 resolution=float(10.0 ** -int(i.precision)), dtype=d.name)
 
 
 def torch_iinfo(dtype: Any) -> finfo:

@@ -93,6 +93,12 @@ def test_bfloat16_gradients_are_bfloat16():
     np.testing.assert_array_equal(_bf16_values(x.grad), _torch_values(tx.grad))
 
 
+def test_bfloat16_finfo_as_pytorch():
+    ours, theirs = rt.torch_finfo(BF16), torch.finfo(torch.bfloat16)
+    for k in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution"):
+        assert ours[k] == getattr(theirs, k), k
+
+
 def test_bfloat16_printing():
     x = rt.torch_tensor([1.1, 2.5, -3.3]).to(dtype=BF16)
     assert repr(x) == "torch_tensor\n 1.1016\n 2.5000\n-3.2969\n[ CPUBFloat16Type{3} ]"
