@@ -525,8 +525,7 @@ def _twin(x: Any) -> Any:
     t._twin_of = x
     if x._output_nr:
         t._output_nr = x._output_nr
-    if x._base is not None:
-        t._base = x._base
+    t._base = x._base if x._base is not None else x  # (views made of it are views of x)
     if x._rg and x.grad_fn is None:
         t._accum = grad_accumulator(x)
     return t

@@ -453,3 +453,20 @@ def test_basic_indexing_keeps_names():
     with pytest.raises(RuntimeError, match="indexing with tensors or lists is not yet "
                                            "supported with named tensors"):
         x[x > 0]
+
+
+def test_view_of_a_named_tensor_follows_a_later_in_place_change():
+    def run(names):
+        w = rt.torch_tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=rt.torch_float64(),
+                            requires_grad=True)
+        x = w * 1
+        if names:
+            x.rename_("a", "b")    # (in place: x is no view)
+        v = x.transpose(0, 1)      # a view (through the op's unnamed twin when named)
+        x.mul_(x.detach())         # then x changes in place: the view's history follows
+        (v * rt.torch_tensor([[1.0, 2.0]], dtype=rt.torch_float64())).sum().backward()
+        return v.data.copy(), w.grad.data.copy(), v.names
+    plain, named_ = run(False), run(True)
+    np.testing.assert_array_equal(plain[0], named_[0])
+    np.testing.assert_array_equal(plain[1], named_[1])
+    assert named_[2] == ("b", "a")
