@@ -16,6 +16,8 @@ import torch
 
 import rtorch_py as rt
 from rtorch_py import engine, ops, tensor
+from rtorch_py.ops import recording
+from rtorch_py.ops.operands import _number
 
 
 def best_us(stmt, setup="pass", ns=None, repeat=30) -> float:
@@ -36,7 +38,7 @@ def rows() -> list[tuple[str, str, str]]:
         ("forward 2 * x", "grad-mode lookup: is_grad_enabled()", "is_grad_enabled()"),
         ("forward 2 * x", "edge(x) (leaf: AccumulateGrad lookup)", "edge(x)"),
         ("forward 2 * x", "Node creation", "Node('MulBackward0', MulBackward0, edges, meta, saved)"),
-        ("forward 2 * x", "record_number(): result tensor + node", "record_number(arr, MulBackward0, x, (None, two))"),
+        ("forward 2 * x", "record(): result tensor + node", "record(arr, MulBackward0, (x, None), (None, two))"),
         ("forward 2 * x", "ops.mul(2, x) (whole op)", "mul(2, x)"),
         ("forward 2 * x", "2 * x (operator, via __rmul__)", "2 * x"),
         ("forward 2 * x", "2 * x_nograd (op, record exits early)", "2 * xn"),
@@ -59,6 +61,15 @@ def rows() -> list[tuple[str, str, str]]:
         ("custom function", "exp2(x).backward() (whole)", "exp2(x).backward()"),
         ("custom function", "PyTorch: Exp2.apply(tx)", "TorchExp2.apply(tx)"),
         ("custom function", "PyTorch: Exp2.apply(tx).backward()", "TorchExp2.apply(tx).backward()"),
+        # the layers of the nn workloads (issue 12), each beside PyTorch's
+        ("nn pieces", "cross_entropy 64x10, fwd + bwd", "nnf.nnf_cross_entropy(lg, yy).backward()"),
+        ("nn pieces", "PyTorch: the same", "F.cross_entropy(tlg, tyy).backward()"),
+        ("nn pieces", "max_pool2d(2) on 32x8x26x26, fwd + bwd", "nnf.nnf_max_pool2d(im, 2).sum().backward()"),
+        ("nn pieces", "PyTorch: the same", "F.max_pool2d(tim, 2).sum().backward()"),
+        ("nn pieces", "conv2d 8->16 3x3 on 32x8x13x13, fwd + bwd", "nnf.nnf_conv2d(im2, cw).sum().backward()"),
+        ("nn pieces", "PyTorch: the same", "F.conv2d(tim2, tcw).sum().backward()"),
+        ("nn pieces", "LSTM 16x50x32, hidden 64, fwd + bwd", "lstm(sq)[0].sum().backward()"),
+        ("nn pieces", "PyTorch: the same", "tlstm(tsq)[0].sum().backward()"),
     ]
 
 
@@ -69,12 +80,27 @@ def namespace() -> dict:
     node = (2 * x).grad_fn
     (2 * x).backward()  # x.grad exists: accumulation is in place, as in a training loop
     g = tensor.wrap(np.ones(1, dtype=np.float32))
+    from rtorch_py import nn as nnf
+    rng = np.random.default_rng(0)
+
+    def pair(*shape, grad=True):
+        a = rng.standard_normal(shape).astype(np.float32)
+        return rt.torch_tensor(a, requires_grad=grad), torch.tensor(a, requires_grad=grad)
+    lg, tlg = pair(64, 10)
+    im, tim = pair(32, 8, 26, 26)
+    im2, tim2 = pair(32, 8, 13, 13)
+    cw, tcw = pair(16, 8, 3, 3)
+    sq, tsq = pair(16, 50, 32, grad=False)
+    lstm, tlstm = nnf.nn_lstm(32, 64, batch_first=True), torch.nn.LSTM(32, 64, batch_first=True)
+    yy = rt.torch_tensor(rng.integers(0, 10, 64))
     return dict(
+        nnf=nnf, F=torch.nn.functional, lg=lg, tlg=tlg, im=im, tim=tim, im2=im2, tim2=tim2,
+        cw=cw, tcw=tcw, sq=sq, tsq=tsq, lstm=lstm, tlstm=tlstm, yy=yy,
+        tyy=torch.tensor(yy.data),
         np=np, arr=arr, x=x, xn=rt.torch_tensor([1.0]), g=g, garr=g.data, node=node,
-        two=ops._number(2, arr), _number=ops._number, record_number=tensor.record_number,
-        _accumulate=engine._accumulate,
+        two=_number(2, arr), _number=_number, _accumulate=engine._accumulate,
         tx=torch.ones(1, requires_grad=True), txn=torch.ones(1),
-        wrap=tensor.wrap, record=tensor.record, edge=engine.edge, Node=engine.Node,
+        wrap=tensor.wrap, record=recording.record, edge=engine.edge, Node=engine.Node,
         is_grad_enabled=engine.is_grad_enabled, set_grad_enabled=engine.set_grad_enabled,
         MulBackward0=ops.MulBackward0, mul=ops.mul, sum_to=ops.sum_to,
         implicit_grad=getattr(engine, "implicit_grad", None),
