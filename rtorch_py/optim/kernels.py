@@ -69,8 +69,8 @@ def _adam(params: Arrays, grads: Arrays, states: list, group: dict, decoupled: b
         tmp = np.subtract(g, m)
         tmp *= 1 - beta1
         m += tmp                             # lerp towards g, as PyTorch does
-        np.multiply(g, g, out=tmp)
-        tmp *= 1 - beta2
+        np.multiply(g, 1 - beta2, out=tmp)   # (value * g) * g, PyTorch's addcmul order
+        tmp *= g
         v *= beta2
         v += tmp
         bc1 = 1 - beta1 ** step
