@@ -1,6 +1,8 @@
 """Recurrent layers: `nn_rnn`, `nn_gru`, `nn_lstm` (multi-layer, bidirectional,
-batch_first), with PyTorch's parameter names and gate order, unrolled over time
-with tensor ops (so autograd needs nothing special)."""
+batch_first), with PyTorch's parameter names and gate order. RNN and GRU are
+unrolled over time with tensor ops (so autograd needs nothing special); each
+LSTM layer and direction is one fused node (`_prims.lstm_layer`), as
+PyTorch's fused cells are."""
 from __future__ import annotations
 
 import math
