@@ -120,6 +120,10 @@ class TensorLike(Protocol):
     _accum: "AccumulateGrad | None"  # a leaf's accumulator
     _grad: Any                  # a leaf's gradient (set through `.grad`)
 
+    def memory_order(self) -> str:
+        """The memory order a new gradient takes: "C", "F" or "K" (PyTorch's
+        layout contract: a gradient is laid out like its tensor)."""
+
 
 def _no_factory(arr: np.ndarray) -> Any:
     raise RuntimeError("the engine has no tensor type: call engine.connect() first")
@@ -388,13 +392,12 @@ def _add_array(leaf: Any, g: np.ndarray, owned: bool) -> None:
     try:
         grad = leaf._grad
         if grad is None:
-            d = leaf.data
-            if not owned or (d.flags.c_contiguous and not g.flags.c_contiguous):
-                # a new .grad takes the leaf's memory layout (PyTorch's layout
-                # contract): a transposed gradient (a linear layer's weight)
-                # would make every optimiser pass over it stride across memory
-                g = np.array(g, order="C" if d.flags.c_contiguous else
-                             "F" if d.flags.f_contiguous else "K")
+            order = leaf.memory_order()
+            if not owned or (order == "C" and not g.flags.c_contiguous):
+                # a new .grad takes the leaf's memory layout: a transposed gradient
+                # (a linear layer's weight) would make every optimiser pass over
+                # it stride across memory
+                g = np.array(g, order=order)
             leaf.grad = make_tensor(g)
         elif grad.grad_fn is None:
             d = grad.data

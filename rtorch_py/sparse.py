@@ -45,11 +45,14 @@ class SparseTensor(Tensor):
 
     @property
     def data(self) -> np.ndarray:  # type: ignore[override]
-        if sys._getframe(1).f_globals.get("__name__") == "rtorch_py.engine":
-            # the engine reads a leaf's array only for its shape, dtype and memory
-            # layout (never its values): a zero-stride stand-in of no size
-            return np.broadcast_to(np.zeros((), self._vals.data.dtype), self._size)
         raise NotImplementedError(_unsupported_message(self, _calling_op()))
+
+    @property
+    def device(self) -> str:
+        return self._vals.device
+
+    def memory_order(self) -> str:
+        return "C"  # (its gradient is dense: see the README's known differences)
 
     @data.setter
     def data(self, value: Any) -> None:

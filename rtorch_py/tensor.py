@@ -337,6 +337,11 @@ class Tensor:
     def device(self) -> str:
         return "meta" if type(self.data) is MetaArray else "cpu"
 
+    def memory_order(self) -> str:
+        """The memory order of its array ("C", "F" or "K"), which a new gradient takes."""
+        flags = self.data.flags
+        return "C" if flags.c_contiguous else "F" if flags.f_contiguous else "K"
+
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
