@@ -101,24 +101,6 @@ class SparseTensor(Tensor):
         return "torch.sparse." + super()._type_string().split(".", 1)[1]
 
     @property
-    def requires_grad(self) -> bool:
-        return self._rg
-
-    @requires_grad.setter
-    def requires_grad(self, value: bool) -> None:
-        value = bool(value)
-        if self.grad_fn is not None and not value:
-            raise RuntimeError(
-                "you can only change requires_grad flags of leaf variables. If you want to use "
-                "a computed variable in a subgraph that doesn't require differentiation use "
-                "var_no_grad = var.detach().")
-        if value and not (self.is_floating_point() or self.is_complex()):
-            raise RuntimeError(
-                "only Tensors of floating point dtype can require gradients "
-                f"(got {self.dtype!r}); convert first with to(dtype = torch_float())")
-        self._rg = value
-
-    @property
     def grad(self) -> "Tensor | None":
         return self._grad
 

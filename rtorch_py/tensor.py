@@ -266,7 +266,7 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use "
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
-        if value and self.data.dtype.kind not in "fc" and self.data.dtype != _BF16:
+        if value and not (self.is_floating_point() or self.is_complex()):
             raise RuntimeError(
                 "only Tensors of floating point dtype can require gradients "
                 f"(got {self.dtype!r}); convert first with to(dtype = torch_float()), or create "
