@@ -76,9 +76,14 @@ def torch_seed() -> int:
 
 
 def _finish(arr: np.ndarray, dtype: Any, requires_grad: bool, default: Dtype | None = None,
-            names: Any = None) -> Tensor:
+            names: Any = None, meta: bool = False) -> Tensor:
+    """The new tensor: `arr` in the dtype asked for (else `default`, else the
+    default dtype), on the meta device if `meta` (only arr's shape is kept)."""
     target = as_dtype(dtype).np if dtype is not None else (default or get_default_dtype()).np
-    if arr.dtype != target:
+    if meta:
+        from .meta import meta_array
+        arr = meta_array(arr.shape, target)
+    elif arr.dtype != target:
         arr = arr.astype(target)
     t = wrap(arr)
     if names is not None:  # dim names (named.py)
@@ -101,19 +106,30 @@ def _size(size: tuple) -> tuple:
     return tuple(out)
 
 
-def _check_device(device: Any) -> None:
-    if device is not None and str(device) != "cpu":
-        raise RuntimeError(f"only the 'cpu' device exists here, got {device!r}" +
-                           ("; make a meta tensor with x.to(device='meta')"
-                            if str(device) == "meta" else ""))
+def _check_device(device: Any) -> bool:
+    """Whether the tensor is made on the meta device (a shape and a dtype, no
+    data); devices other than cpu and meta are refused."""
+    if device is None or str(device) == "cpu":
+        return False
+    if str(device) == "meta":
+        return True
+    raise RuntimeError(f"only the 'cpu' device exists here, got {str(device)!r} (and "
+                       "'meta': tensors with a shape and no data)")
+
+
+def _no_values(size: tuple) -> np.ndarray:
+    """What a creator on the meta device hands `_finish`: the size, no memory."""
+    return np.broadcast_to(np.zeros((), np.float64), size)
 
 
 def torch_tensor(data: Any, dtype: Any = None, device: Any = "cpu",
                  requires_grad: bool = False) -> Tensor:
     """A tensor from numbers, nested lists, a NumPy array (zero-copy where the
     dtype allows) or another tensor."""
-    _check_device(device)
+    meta = _check_device(device)
     t = wrap(to_array(data, dtype))
+    if meta:
+        t = t.to(device="meta")
     if requires_grad:
         t.requires_grad = True
     return t
@@ -121,9 +137,10 @@ def torch_tensor(data: Any, dtype: Any = None, device: Any = "cpu",
 
 def torch_empty(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
                 requires_grad: bool = False) -> Tensor:
-    _check_device(device)
-    return _finish(np.empty(_size(size), dtype=as_dtype(dtype or get_default_dtype()).np), dtype,
-                   requires_grad, names=names)
+    size, meta = _size(size), _check_device(device)
+    return _finish(_no_values(size) if meta else
+                   np.empty(size, dtype=as_dtype(dtype or get_default_dtype()).np), dtype,
+                   requires_grad, names=names, meta=meta)
 
 
 def _random(draw: Any, size: tuple, dtype: Any) -> np.ndarray:
@@ -136,22 +153,24 @@ def _random(draw: Any, size: tuple, dtype: Any) -> np.ndarray:
 
 def torch_randn(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
                 requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
-    _check_device(device)
-    return _finish(_random(_rng_of(generator).standard_normal, _size(size), dtype), dtype,
-                   requires_grad, names=names)
+    size, meta = _size(size), _check_device(device)
+    return _finish(_no_values(size) if meta else
+                   _random(_rng_of(generator).standard_normal, size, dtype), dtype,
+                   requires_grad, names=names, meta=meta)
 
 
 def torch_rand(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
                requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
-    _check_device(device)
-    return _finish(_rng_of(generator).random(_size(size)), dtype, requires_grad, names=names)
+    size, meta = _size(size), _check_device(device)
+    return _finish(_no_values(size) if meta else _rng_of(generator).random(size), dtype,
+                   requires_grad, names=names, meta=meta)
 
 
 def torch_randint(low: int, high: int | None = None, size: Any = None, dtype: Any = None,
                   device: Any = "cpu", requires_grad: bool = False,
                   generator: Generator | None = None) -> Tensor:
     """Integers in [low, high); `torch_randint(high, size=)` also works."""
-    _check_device(device)
+    meta = _check_device(device)
     if size is None:
         raise TypeError("torch_randint() needs a size, e.g. torch_randint(0, 10, size = c(2, 2))")
     if high is None:
@@ -160,19 +179,22 @@ def torch_randint(low: int, high: int | None = None, size: Any = None, dtype: An
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
     size = _size(size if isinstance(size, (list, tuple)) else (size,))
-    return _finish(_rng_of(generator).integers(low, high, size=size), dtype, requires_grad, int64)
+    return _finish(_no_values(size) if meta else _rng_of(generator).integers(low, high, size=size),
+                   dtype, requires_grad, int64, meta=meta)
 
 
 def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, device: Any = "cpu",
                         requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor whose memory has the given strides (in elements)."""
-    _check_device(device)
+    meta = _check_device(device)
     size, stride = _size((size,)), _size((stride,))
     if len(size) != len(stride):
         raise RuntimeError(f"mismatch in length of strides and shape: size has {len(size)} "
                            f"values, stride {len(stride)}")
     target = as_dtype(dtype or get_default_dtype()).np
     n = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
+    if meta:
+        return _finish(_no_values(size), dtype, requires_grad, meta=True)
     buf = np.zeros(n, dtype=target)
     arr = np.lib.stride_tricks.as_strided(buf, size, tuple(st * buf.itemsize for st in stride))
     return _finish(arr, dtype, requires_grad)
@@ -181,10 +203,11 @@ def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, device: Any =
 def torch_randperm(n: int, dtype: Any = None, device: Any = "cpu", requires_grad: bool = False,
                    generator: Generator | None = None) -> Tensor:
     """A random permutation of 0, ..., n - 1."""
-    _check_device(device)
+    meta = _check_device(device)
     if int(n) < 0:
         raise RuntimeError(f"n must be non-negative, got {n}")
-    return _finish(_rng_of(generator).permutation(int(n)), dtype, requires_grad, int64)
+    return _finish(_no_values((int(n),)) if meta else _rng_of(generator).permutation(int(n)),
+                   dtype, requires_grad, int64, meta=meta)
 
 
 def torch_normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None,

@@ -211,6 +211,34 @@ def test_meta_tensors_have_no_values():
         rt.torch_randn(2).to(device="cuda")
 
 
+@pytest.mark.parametrize("make", [
+    lambda T, d: T.zeros(100_000, 100_000, device=d),
+    lambda T, d: T.ones(100_000, 100_000, dtype=T.float64, device=d),
+    lambda T, d: T.empty(100_000, 100_000, device=d),
+    lambda T, d: T.randn(100_000, 100_000, device=d),
+    lambda T, d: T.rand(100_000, 100_000, device=d),
+    lambda T, d: T.full((100_000, 100_000), 7, device=d),
+    lambda T, d: T.randint(0, 5, (100_000, 100_000), device=d),
+    lambda T, d: T.empty_strided((100_000, 100_000), (1, 100_000), device=d),
+    lambda T, d: T.randperm(10, device=d),
+    lambda T, d: T.eye(3, 4, device=d),
+    lambda T, d: T.arange(0, 5, device=d),
+    lambda T, d: T.linspace(0, 1, 7, device=d),
+    lambda T, d: T.hann_window(5, device=d),
+    lambda T, d: T.tensor([1.0, 2.0], device=d),
+])
+def test_creation_on_the_meta_device_allocates_nothing(make):
+    class Ours:  # rtorch_py under PyTorch's names
+        float64 = rt.torch_float64()
+
+        def __getattr__(self, name: str):
+            return getattr(rt, "torch_" + name)
+    ours, theirs = make(Ours(), "meta"), make(torch, "meta")
+    assert ours.device == "meta" and ours.shape == tuple(theirs.shape)
+    assert ours.dtype.name == str(theirs.dtype).replace("torch.", "")
+    assert ours.data.strides == (0,) * ours.ndim  # (no memory of its size)
+
+
 def test_meta_gradient_flag_and_print():
     y = rt.torch_randn(2).to(device="meta").requires_grad_()
     assert repr(y) == "torch_tensor\n...\n[ METAFloatType{2} ][ requires_grad = TRUE ]"

@@ -125,70 +125,72 @@ def _dt(dtype: Any) -> Any:
 @_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"))
 def zeros(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
           requires_grad: bool = False) -> Tensor:
-    _cr._check_device(device)
-    return _cr._finish(np.zeros(_cr._size(size), dtype=_dt(dtype)), dtype, requires_grad,
-                       names=names)
+    size, meta = _cr._size(size), _cr._check_device(device)
+    return _cr._finish(_cr._no_values(size) if meta else np.zeros(size, dtype=_dt(dtype)),
+                       dtype, requires_grad, names=names, meta=meta)
 
 
 @_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"))
 def ones(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
          requires_grad: bool = False) -> Tensor:
-    _cr._check_device(device)
-    return _cr._finish(np.ones(_cr._size(size), dtype=_dt(dtype)), dtype, requires_grad,
-                       names=names)
+    size, meta = _cr._size(size), _cr._check_device(device)
+    return _cr._finish(_cr._no_values(size) if meta else np.ones(size, dtype=_dt(dtype)),
+                       dtype, requires_grad, names=names, meta=meta)
 
 
 @_factory(samples=S.full, r_conventions=("sizes", "creation_options"))
 def full(size: Any, fill_value: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
          requires_grad: bool = False) -> Tensor:
     """The dtype follows the value (bool, int64, complex, else the default) unless given."""
-    _cr._check_device(device)
+    meta = _cr._check_device(device)
     if dtype is None:
         target = bool_ if isinstance(fill_value, bool) else \
             int64 if isinstance(fill_value, (int, np.integer)) else \
             default_complex() if isinstance(fill_value, complex) else get_default_dtype()
     else:
         target = as_dtype(dtype)
-    return _cr._finish(np.full(_cr._size((size,)), fill_value, dtype=target.np), dtype,
-                       requires_grad, target, names=names)
+    size = _cr._size((size,))
+    return _cr._finish(_cr._no_values(size) if meta else np.full(size, fill_value, dtype=target.np),
+                       dtype, requires_grad, target, names=names, meta=meta)
 
 
 @_factory(samples=S.eye, r_conventions=("creation_options",))
 def eye(n: int, m: int | None = None, dtype: Any = None, device: Any = "cpu",
         requires_grad: bool = False) -> Tensor:
-    _cr._check_device(device)
+    meta = _cr._check_device(device)
     return _cr._finish(np.eye(_whole(n, "n"), None if m is None else _whole(m, "m")), dtype,
-                       requires_grad)
+                       requires_grad, meta=meta)
 
 
 @_factory(samples=S.linspace, r_conventions=("creation_options",))
 def linspace(start: float, end: float, steps: int, dtype: Any = None, device: Any = "cpu",
              requires_grad: bool = False) -> Tensor:
-    _cr._check_device(device)
-    return _cr._finish(np.linspace(start, end, _whole(steps, "steps")), dtype, requires_grad)
+    meta = _cr._check_device(device)
+    return _cr._finish(np.linspace(start, end, _whole(steps, "steps")), dtype, requires_grad,
+                       meta=meta)
 
 
 @_factory(samples=S.logspace, r_conventions=("creation_options",))
 def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: Any = None,
              device: Any = "cpu", requires_grad: bool = False) -> Tensor:
     """`steps` values from base**start to base**end, evenly spaced in the exponent."""
-    _cr._check_device(device)
+    meta = _cr._check_device(device)
     return _cr._finish(np.logspace(start, end, _whole(steps, "steps"), base=base), dtype,
-                       requires_grad)
+                       requires_grad, meta=meta)
 
 
 @_factory(samples=S.arange, r_conventions=("inclusive_end", "creation_options"))
 def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
            device: Any = "cpu", requires_grad: bool = False) -> Tensor:
     """Values from start up to (but excluding) end; whole-number bounds give int64."""
-    _cr._check_device(device)
+    meta = _cr._check_device(device)
     if end is None:
         start, end = 0, start
     if step == 0:
         raise RuntimeError("torch_arange: step must be nonzero")
     all_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     return _cr._finish(np.arange(start, end, step), dtype, requires_grad,
-                       int64 if all_int else None)
+                       int64 if all_int else None, meta=meta)
 
 
 @_factory("range", samples=S.arange, r_conventions=("creation_options",))
@@ -247,7 +249,7 @@ def new_ones(self: Tensor, size: Any, dtype: Any = None, requires_grad: bool = F
 
 def _window(name: str, device: Any, window_length: Any, periodic: bool, dtype: Any,
             requires_grad: bool, shape: Any) -> Tensor:
-    _cr._check_device(device)
+    meta = _cr._check_device(device)
     if window_length is None:
         raise ValueError(f"{name}: window_length must be a non-negative integer, got NULL")
     n = _whole(window_length, "window_length")
@@ -261,7 +263,7 @@ def _window(name: str, device: Any, window_length: Any, periodic: bool, dtype: A
     else:
         m = n + 1 if periodic else n
         values = shape(np.arange(m, dtype=np.float64), m)[:n]
-    return _cr._finish(values, dtype, requires_grad)
+    return _cr._finish(values, dtype, requires_grad, meta=meta)
 
 
 def _cosines(*coefs: float):

@@ -90,14 +90,15 @@ def _sizes_convention(args: list, kw: dict) -> tuple:
 
 def _options_convention(args: list, kw: dict) -> tuple:
     """R torch's creation options the engine has no use for: layout,
-    memory_format, pin_memory; the device must be the CPU (`names` is passed on)."""
+    memory_format, pin_memory; the device is the CPU's or the meta device
+    (passed on; `names` too)."""
+    from ..creation import _check_device
     from ..sparse import strided_only
     strided_only(kw.pop("layout", None))
     for k in ("memory_format", "pin_memory"):
         kw.pop(k, None)
-    device = kw.pop("device", None)
-    if device is not None and str(device) != "cpu":
-        raise RuntimeError(f"only the 'cpu' device exists here, got '{device}'")
+    if _check_device(kw.pop("device", None)):
+        kw["device"] = "meta"
     return args, kw
 
 

@@ -41,9 +41,6 @@ def torch_tensor(data: Any = None, dtype: Any = None, device: Any = None,
         if requires_grad:
             out.requires_grad = True
         return out
-    if device is not None and str(device) == "meta":
-        return _cr.torch_tensor(_r_data(data, dtype), dtype=dtype).to(device="meta") \
-            .requires_grad_(bool(requires_grad))
     return _cr.torch_tensor(_r_data(data, dtype), dtype=dtype, device=device or "cpu",
                             requires_grad=requires_grad)
 
@@ -83,9 +80,6 @@ def _creator(fn: Callable, random: bool = False) -> Callable:
         sz = _size_kw(size, kw)
         if kw:
             raise TypeError(f"unused argument(s): {', '.join(kw)}")
-        if _device(device) == "meta":  # (the values are made, then dropped)
-            return fn(*sz, names=names, dtype=dtype, **extra).to(device="meta") \
-                .requires_grad_(bool(requires_grad))
         return fn(*sz, names=names, dtype=dtype, device=_device(device),
                   requires_grad=requires_grad, **extra)
     create.__name__ = fn.__name__

@@ -121,3 +121,17 @@ test_that("the meta device: shape and dtype, no data", {
   expect_identical(x$cpu(), x)
   expect_error(torch_device("cuda"), "only the 'cpu' device exists here")
 })
+
+test_that("creation functions make meta tensors without their memory", {
+  for (x in list(torch_zeros(1e5, 1e5, device = "meta"), torch_ones(1e5, 1e5, device = "meta"),
+                 torch_randn(1e5, 1e5, device = "meta"), torch_rand(1e5, 1e5, device = "meta"),
+                 torch_empty(1e5, 1e5, device = "meta"),
+                 torch_full(c(1e5, 1e5), 2, device = "meta"))) {
+    expect_equal(x$device$type, "meta")
+    expect_equal(x$shape, c(1e5, 1e5))
+  }
+  expect_true(torch_full(c(2, 2), 3L, device = "meta")$dtype == torch_long())
+  expect_equal(torch_arange(1, 5, device = "meta")$shape, 5)
+  expect_equal(torch_eye(3, device = "meta")$device$type, "meta")
+  expect_error(torch_zeros(2, device = "cuda"), "only the 'cpu' device exists here, got 'cuda'")
+})
