@@ -18,9 +18,14 @@ from typing import Any
 
 import numpy as np
 
-# Set once a meta array or a bfloat16 tensor may exist: only then does the op
-# recorder (ops.recording) look at an op's operands for them.
+# Set (by watch_operands) once a meta array or a bfloat16 tensor may exist: only
+# then does the op recorder (ops.recording) look at an op's operands for them.
 WATCH = [False]
+
+
+def watch_operands() -> None:
+    """From now on ops look at their operands for meta arrays and bfloat16."""
+    WATCH[0] = True
 
 NO_DATA = ("a meta tensor has only a shape and a dtype, no values; create it on the "
            "cpu device to compute values")
@@ -56,7 +61,7 @@ class MetaArray(np.ndarray):
 
 def meta_array(shape: Any, dtype: Any) -> MetaArray:
     """A meta array: no memory whatever its shape."""
-    WATCH[0] = True
+    watch_operands()
     return np.broadcast_to(np.zeros((), dtype), tuple(shape)).view(MetaArray)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import engine
 from .engine import NEW_VERSION, edge, version_box
-from .meta import WATCH, MetaArray
+from .meta import MetaArray, watch_operands
 
 # --------------------------------------------------------------------------
 # dtypes
@@ -136,7 +136,7 @@ def as_dtype(d: Any) -> dtype:
                 "torch_float16(), torch_int8(), torch_uint8(), torch_int16(), torch_int32(), "
                 "torch_int64(), torch_bool(), torch_cfloat() or torch_cdouble()") from None
     if found is bfloat16 and found.np is not None:
-        WATCH[0] = True  # (ops.recording rounds float32 results of bfloat16 operands)
+        watch_operands()  # (ops.recording rounds float32 results of bfloat16 operands)
     if found.np is None:
         raise TypeError(f"{found!r} tensors need the Python package ml_dtypes (NumPy has no "
                         "bfloat16): pip install ml_dtypes, or use torch_float16() or "
@@ -589,7 +589,7 @@ def _default_for_array(arr: np.ndarray) -> np.dtype:
     k = arr.dtype.kind
     if arr.dtype in _DTYPES:
         if arr.dtype == _BF16:
-            WATCH[0] = True
+            watch_operands()
         return arr.dtype
     if k == "f":
         return _F32 if arr.dtype.itemsize <= 4 else _F64

@@ -122,20 +122,24 @@ def _dt(dtype: Any) -> Any:
     return as_dtype(dtype if dtype is not None else get_default_dtype()).np
 
 
+def _filled(make: Any, size: tuple, names: Any, dtype: Any, device: Any,
+            requires_grad: bool) -> Tensor:
+    """np.zeros or np.ones of the size (nothing made on the meta device)."""
+    size, meta = _cr._size(size), _cr._check_device(device)
+    return _cr._finish(_cr._no_values(size) if meta else make(size, dtype=_dt(dtype)),
+                       dtype, requires_grad, names=names, meta=meta)
+
+
 @_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"))
 def zeros(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
           requires_grad: bool = False) -> Tensor:
-    size, meta = _cr._size(size), _cr._check_device(device)
-    return _cr._finish(_cr._no_values(size) if meta else np.zeros(size, dtype=_dt(dtype)),
-                       dtype, requires_grad, names=names, meta=meta)
+    return _filled(np.zeros, size, names, dtype, device, requires_grad)
 
 
 @_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"))
 def ones(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
          requires_grad: bool = False) -> Tensor:
-    size, meta = _cr._size(size), _cr._check_device(device)
-    return _cr._finish(_cr._no_values(size) if meta else np.ones(size, dtype=_dt(dtype)),
-                       dtype, requires_grad, names=names, meta=meta)
+    return _filled(np.ones, size, names, dtype, device, requires_grad)
 
 
 @_factory(samples=S.full, r_conventions=("sizes", "creation_options"))
