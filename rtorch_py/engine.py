@@ -454,144 +454,180 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
                  sum_to: Callable | None = None) -> list | None:
     """Propagate gradients from `roots` [(edge, grad), ...] through the graph.
 
-    `capture` lists edges whose incoming gradient is returned (autograd_grad,
-    backward(inputs=)); with `accumulate` False leaves are not touched. Each
-    node's saved tensors are freed after it runs unless `retain_graph`.
-
-    Gradients travel as NumPy arrays, or as tensors (recording a graph of
-    their own) under `create_graph`; grad mode is on exactly when they are
-    tensors. A node's `backward_fn` gets them as they travel (`formula` is the
-    adapter for op derivatives); hooks and results see tensors.
-
-    Order: the latest-created node holding a gradient runs next. Every edge
-    points to an older node, so by then all its senders have run: no
-    dependency count is needed, and the order is PyTorch's. A chain (one node
-    holding a gradient at a time) never touches the heap.
+    The latest-created node holding a gradient runs next. Every edge points to
+    an older node, so by then all its senders have run: no dependency count is
+    needed, and the order is PyTorch's. Gradients travel as NumPy arrays, or as
+    tensors recording a graph of their own under `create_graph` (grad mode is
+    on exactly then). `capture` lists edges whose incoming gradient is returned
+    (autograd_grad, backward(inputs=)); with `accumulate` False leaves are not
+    touched. Saved tensors are freed as nodes run unless `retain_graph`.
     """
-    buffers: dict[Node, list] = {}  # nodes holding gradients, a slot per output
-    ready: list = []                # the same nodes, as a heap of (-seq, node)
-    captured: dict[int, Any] = {}
-    node, grads = _start(roots, buffers, ready, create_graph)
-    keys = needed = None
-    if capture:
-        keys = {(id(n), nr): i for i, (n, nr) in enumerate(capture) if n is not None}
-        if not accumulate:
-            needed = _needed_nodes([e[0] for e, _ in roots], capture)
-    watched = bool(capture)
-    pending: list = []   # leaves and their gradients, committed after the walk
-    prev_mode = _local.grad
-    _local.grad = create_graph
+    walk = _Walk(roots, retain_graph, create_graph, capture, accumulate, sum_to)
+    prev_mode, _local.grad = _local.grad, create_graph
     try:
-        while node is not None or ready:
-            if node is None:
-                node = heapq.heappop(ready)[1]
-                grads = buffers.pop(node)
-            if needed is not None and node not in needed:  # autograd_grad needs none of it
-                node = None
-                continue
-            if node.hooked and (node.pre_hooks or node.retain_refs):
-                grads = _call_pre_hooks(node, grads)
-            if keys:
-                _capture(captured, keys, node, grads)
-            if type(node) is AccumulateGrad:
-                if accumulate and grads[0] is not None:
-                    pending.append((node, grads))
-                node = None
-            else:
-                node, grads = _step(node, grads, buffers, ready, create_graph, retain_graph,
-                                    sum_to, watched)
-        _commit(pending, sum_to)  # leaves change only once the whole walk succeeded
+        node, grads = walk.next()
+        while node is not None:
+            if walk.needed is None or node in walk.needed:  # (autograd_grad prunes the rest)
+                if node.hooked or walk.keys:
+                    grads = walk.arrive(node, grads)  # tensor hooks, retain_grad(), capture
+                if type(node) is AccumulateGrad:
+                    walk.defer(node, grads)           # leaves change once the walk succeeded
+                else:
+                    walk.pass_on(node, walk.run(node, grads))
+            node, grads = walk.next()
+        walk.commit()
     finally:
         _local.grad = prev_mode
-    if capture is None:
-        return None
-    got = [captured.get(i) for i in range(len(capture))]
-    return got if create_graph else [None if g is None else make_tensor(g) for g in got]
+    return None if capture is None else walk.captured_grads()
 
 
-def _start(roots: Sequence[tuple], buffers: dict, ready: list, create_graph: bool) -> tuple:
-    """The first node to run and its gradients (one root needs no heap), or
-    (None, None) with the roots queued."""
-    if len(roots) == 1 and roots[0][0][0] is not None:
-        (node, nr), g = roots[0]
-        grads = [None] * node.num_outputs
-        grads[nr] = g if create_graph or type(g) is np.ndarray else g.data
-        return node, grads
-    for (root, nr), g in roots:
-        if root is not None:
-            _send(buffers, ready, root, nr, g if create_graph or type(g) is np.ndarray else g.data)
-    return None, None
+class _Walk:
+    """One backward pass: what waits to run, what is captured, what is deferred.
 
+    The fast paths of the walk are here and labelled: an op's array formula runs
+    straight on the arrays the walk carries, and a node that is the only one
+    holding a gradient waits outside the heap, so a chain of plain nodes runs in
+    `pass_on`'s loop without going round `run_backward`'s.
+    """
 
-def _step(node: Node, grads: list, buffers: dict, ready: list, create_graph: bool,
-          retain_graph: bool, sum_to: Callable | None, watched: bool) -> tuple:
-    """Run a node, free what it saved (unless retain_graph), and give each input
-    gradient to the node it came from, fixing or refusing a wrong shape or
-    dtype. With nothing else waiting, the one node that gets a gradient runs
-    next directly: it is returned with its gradients, or, along a chain of
-    plain nodes (no hooks, no leaf, nothing `watched` by autograd_grad), run
-    here (the fast path: no call per node)."""
-    while True:
-        meta = node.input_meta
+    # (hot state in slots; what only autograd_grad uses defaults at class level)
+    __slots__ = ("retain_graph", "create_graph", "sum_to", "buffers", "ready", "waiting",
+                 "pending", "__dict__")
+    keys: dict | None = None     # captured edge -> its position in `capture`
+    captured: dict = {}          # position -> gradient
+    needed: set | None = None    # the nodes worth running (None: all)
+
+    def __init__(self, roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
+                 capture: Sequence[tuple] | None, accumulate: bool,
+                 sum_to: Callable | None) -> None:
+        self.retain_graph, self.create_graph, self.sum_to = retain_graph, create_graph, sum_to
+        self.buffers: dict[Node, list] = {}  # nodes holding gradients, a slot per output
+        self.ready: list = []                # the same nodes, as a heap of (-seq, node)
+        self.waiting: tuple | None = None    # FAST PATH: (node, grads), the only one holding any
+        self.pending = [] if accumulate else None  # leaves and their gradients, for commit()
+        if capture is not None:
+            self.keys = {(id(n), nr): i for i, (n, nr) in enumerate(capture) if n is not None}
+            self.captured = dict.fromkeys(range(len(capture)))
+            if not accumulate:
+                self.needed = _needed_nodes([e[0] for e, _ in roots], capture)
+        for (node, nr), g in roots:
+            if node is not None:
+                self.give(node, nr, g if create_graph or type(g) is np.ndarray else g.data)
+
+    def give(self, node: Node, nr: int, g: Any) -> None:
+        """Hand gradient g to output nr of node (summed with what it already holds)."""
+        if self.waiting is None and not self.ready:
+            grads = [None] * node.num_outputs
+            grads[nr] = g
+            self.waiting = (node, grads)  # FAST PATH: the only node holding a gradient
+            return
+        if self.waiting is not None:
+            waiting, grads = self.waiting
+            self.waiting = None
+            self.buffers[waiting] = grads
+            heapq.heappush(self.ready, (-waiting.seq, waiting))
+        buf = self.buffers.get(node)
+        if buf is None:
+            buf = self.buffers[node] = [None] * node.num_outputs
+            heapq.heappush(self.ready, (-node.seq, node))
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+
+    def next(self) -> tuple:
+        """The latest-created node holding a gradient, and its gradients."""
+        waiting = self.waiting
+        if waiting is not None:
+            self.waiting = None
+            return waiting
+        if self.ready:
+            node = heapq.heappop(self.ready)[1]
+            return node, self.buffers.pop(node)
+        return None, None
+
+    def arrive(self, node: Node, grads: list) -> list:
+        if node.hooked and (node.pre_hooks or node.retain_refs):
+            grads = _call_pre_hooks(node, grads)
+        if self.keys:
+            for nr, g in enumerate(grads):
+                i = self.keys.get((id(node), nr))
+                if i is not None:
+                    self.captured[i] = g
+        return grads
+
+    def run(self, node: Node, grads: list) -> Sequence:
+        """The node's backward: a gradient (or None) per input; then its saved
+        tensors are freed (a second walk through it fails clearly)."""
         if node.hooked and (node.post_hooks or node.trace):
-            outs, meta = _run_node(node, grads, sum_to), None  # (validated there)
+            outs = _run_node(node, grads, self.sum_to)  # anomaly notes, post-hooks; validated
         else:
-            f = None if create_graph else getattr(node.backward_fn, "array_formula", None)
-            if f is not None:  # fast path: the op's formula straight on the arrays
+            f = None if self.create_graph else getattr(node.backward_fn, "array_formula", None)
+            if f is not None:  # FAST PATH: the op's formula straight on the arrays
                 saved = node.saved
                 outs = f(node, grads[0], *(node.unpack_saved_data() if type(saved) is Packed
                                            else saved))
             else:
                 outs = node.backward_fn(node, grads)
-            if meta and (create_graph or len(outs) != len(meta)):
-                outs, meta = _validate(node, outs, sum_to), None
-        if not retain_graph and type(node.saved) is Packed:
-            _release(node)
-        direct = None
-        i = -1
-        for nxt, nr in node.next_functions:
-            i += 1
-            if nxt is None:
-                continue
-            g = outs[i]
-            if g is None:
-                continue
-            if meta:
-                m = meta[i]
-                if m is not None and (g.dtype is not m[1] or g.shape != m[0]):
-                    g = _conform(node, i, g, m, sum_to, True)
-            if direct is None and not ready:
-                direct, direct_nr, direct_g = nxt, nr, g
-                continue
-            if direct is not None:
-                _send(buffers, ready, direct, direct_nr, direct_g)
-                direct = None
-            _send(buffers, ready, nxt, nr, g)
-        if direct is None:
-            return None, None
-        if direct.num_outputs == 1:
-            grads = [direct_g]
-        else:
-            grads = [None] * direct.num_outputs
-            grads[direct_nr] = direct_g
-        if watched or direct.hooked or type(direct) is AccumulateGrad:
-            return direct, grads
-        node = direct
+            if node.input_meta and (self.create_graph or len(outs) != len(node.input_meta)):
+                outs = _validate(node, outs, self.sum_to)  # (arrays are conformed in pass_on)
+        if not self.retain_graph and type(node.saved) is Packed:
+            for s in node.saved:
+                if type(s) is SavedTensor:
+                    s.tensor = s.data = None
+        return outs
 
+    def pass_on(self, node: Node, outs: Sequence) -> None:
+        """Give each input's gradient, in its input's shape and dtype, to the node
+        it came from. FAST PATH: while exactly one plain node (one output, no
+        hooks, not a leaf, nothing captured) gets a gradient and no other holds
+        any, it runs here at once: a chain never touches the heap."""
+        conform = not self.create_graph  # (tensors were conformed in run)
+        chain = self.keys is None        # (a captured edge is looked at in the main loop)
+        ready = self.ready               # (empty until two nodes hold gradients at once)
+        while True:
+            meta = node.input_meta if conform else None
+            only = None
+            i = -1
+            for nxt, nr in node.next_functions:
+                i += 1
+                g = outs[i]
+                if nxt is None or g is None:
+                    continue
+                if meta:
+                    m = meta[i]
+                    if m is not None and (g.dtype is not m[1] or g.shape != m[0]):
+                        g = _conform(node, i, g, m, self.sum_to, True)
+                if only is None and not ready:
+                    only, only_nr, only_g = nxt, nr, g
+                    continue
+                if only is not None:
+                    self.give(only, only_nr, only_g)
+                    only = None
+                self.give(nxt, nr, g)
+            if only is None:
+                return
+            if only.hooked or not chain or only.num_outputs != 1:
+                self.give(only, only_nr, only_g)  # (it waits for the main loop)
+                return
+            if type(only) is AccumulateGrad:  # the chain ends in a leaf: the walk's last node
+                self.defer(only, [only_g])
+                return
+            node, outs = only, self.run(only, [only_g])
 
-def _release(node: Node) -> None:
-    """Free the node's saved tensors (a second backward through it then fails clearly)."""
-    for s in node.saved:
-        if type(s) is SavedTensor:
-            s.tensor = s.data = None
+    def defer(self, node: AccumulateGrad, grads: list) -> None:
+        if self.pending is not None and grads[0] is not None:
+            self.pending.append((node, grads))
 
+    def commit(self) -> None:
+        """Add every deferred gradient into its leaf."""
+        for node, grads in self.pending or ():
+            if node.hooked and (node.post_hooks or node.trace):
+                _run_node(node, grads, self.sum_to)
+            else:
+                node.backward_fn(node, grads)
 
-def _commit(pending: list, sum_to: Callable | None) -> None:
-    for node, grads in pending:
-        if node.hooked and (node.post_hooks or node.trace):
-            _run_node(node, grads, sum_to)
-        else:
-            node.backward_fn(node, grads)
+    def captured_grads(self) -> list:
+        """The captured gradients, in capture's order (as tensors)."""
+        got = list(self.captured.values())
+        return got if self.create_graph else [None if g is None else make_tensor(g) for g in got]
 
 
 _ONES: dict = {}
@@ -607,22 +643,6 @@ def implicit_grad(shape: tuple, dtype: np.dtype) -> np.ndarray:
         arr.flags.writeable = False
         _ONES[key] = arr
     return arr
-
-
-def _send(buffers: dict, ready: list, node: Node, nr: int, g: Any) -> None:
-    """Add gradient g for output nr of node, queueing the node on its first one."""
-    buf = buffers.get(node)
-    if buf is None:
-        buf = buffers[node] = [None] * node.num_outputs
-        heapq.heappush(ready, (-node.seq, node))
-    buf[nr] = g if buf[nr] is None else buf[nr] + g
-
-
-def _capture(captured: dict, keys: dict, node: Node, grads: list) -> None:
-    for nr, g in enumerate(grads):
-        i = keys.get((id(node), nr))
-        if i is not None:
-            captured[i] = g
 
 
 def _needed_nodes(roots: Sequence, capture: Sequence[tuple]) -> set:

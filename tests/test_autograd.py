@@ -275,6 +275,19 @@ def test_autograd_grad_allow_unused():
     assert gz is None and gx.item() == 2.0
 
 
+def test_autograd_grad_runs_nothing_past_the_inputs_asked_for():
+    # Nodes that lead only away from the captured inputs are pruned before their
+    # hooks run: a hook on the leaf behind them is never called, .grad untouched.
+    x = rt.torch_randn(2, 2, requires_grad=True)
+    a, b = x * 2, x + 1
+    calls = []
+    x.register_hook(lambda g: calls.append(g))
+    go = rt.torch_ones(2, 2)
+    ga, gb = rt.autograd_grad(a + 2 * b, [a, b], grad_outputs=go, create_graph=True)
+    assert np.array_equal(ga.data, go.data) and np.array_equal(gb.data, 2 * go.data)
+    assert calls == [] and x.grad is None
+
+
 def test_autograd_grad_of_intermediate():
     x, tx = both([1.0, 2.0])
     h, th = x.exp(), tx.exp()
