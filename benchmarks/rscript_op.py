@@ -37,7 +37,7 @@ class PlainRSession(RSession):
 
 def measure(rounds: int, n: int) -> dict[str, dict[str, float]]:
     """{"op"|"op_bwd": {"rtorch-py run": µs, "Rscript": µs}}, medians over rounds."""
-    from rtorch_py.r.install import install_r
+    from rtorch_py.tools.install import install_r
     with tempfile.TemporaryDirectory(prefix="rtorch-bench-lib-") as lib:
         install_r(Path(lib))
         sessions = {"rtorch-py run": RSession(), "Rscript": PlainRSession(Path(lib))}

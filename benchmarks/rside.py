@@ -86,7 +86,7 @@ def _rtorch_py_command() -> list[str]:
     found = shutil.which("rtorch-py")
     if found:
         return [found]
-    return [sys.executable, "-c", "import sys; from rtorch_py.r.cli import main; "
+    return [sys.executable, "-c", "import sys; from rtorch_py.tools.cli import main; "
                                   "sys.exit(main())"]
 
 

@@ -49,7 +49,7 @@ __all__ = ["RT", "check_vs_torch", "gradcheck", "rand", "to_torch", "assert_same
 # Running R: `rtorch-py run` in a subprocess (a fresh embedded R, as users get it)
 
 ROOT = Path(__file__).resolve().parents[1]
-R_RUNNER = [sys.executable, "-m", "rtorch_py.r.cli"]
+R_RUNNER = [sys.executable, "-m", "rtorch_py.tools.cli"]
 
 
 def _have_r() -> bool:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT, needs_r
-from rtorch_py.r import conformance
+from rtorch_py.tools import conformance
 
 EXPECTED_DIR = Path(__file__).parent / "conformance"
 SOURCE = Path(os.environ.get("RTORCH_CONFORMANCE_SOURCE",

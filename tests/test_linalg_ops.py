@@ -133,9 +133,25 @@ def test_cond_orders():
         assert got == pytest.approx(torch.linalg.cond(torch.from_numpy(a), p).item(), rel=1e-10)
         # (PyTorch 2.13 fails in its own backward for these: finite differences instead)
         assert gradcheck(lambda T, a: _linalg(T, "cond")(a, p), a)
-    singular = rt.torch_tensor(np.ones((2, 2)))
-    for p in [None, "fro", 1]:
-        assert np.isinf(rt.linalg_cond(singular, p).item())   # as PyTorch
+
+
+@pytest.mark.parametrize("a", [np.ones((2, 2)), [[1.0, 2.0], [2.0, 4.0]],
+                               [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 1.0, 0.0]]])
+def test_cond_of_singular_matrices(a):
+    """PyTorch's answer at a singular matrix. Orders fro, 1, -1, inf, -inf go through
+    the inverse: where LU meets an exact zero pivot, inf. Orders 2, -2 and nuc divide by
+    the smallest singular value as LAPACK rounds it, 0 or about eps times the largest
+    (PyTorch 2.13 gives 5.96e16 for ones(2, 2) with MKL, so does NumPy 2.4's OpenBLAS):
+    what both libraries promise there is an answer beyond 1/eps (below eps at -2)."""
+    a = np.asarray(a)
+    big = 1 / (16 * np.finfo(np.float64).eps)
+    for cond in (lambda p: rt.linalg_cond(rt.torch_tensor(a), p).item(),
+                 lambda p: torch.linalg.cond(torch.from_numpy(a), p).item()):
+        for p in ["fro", 1, -1, float("inf"), float("-inf")]:
+            assert np.isinf(cond(p)), p
+        for p in [None, 2, "nuc"]:
+            assert cond(p) >= big, p
+        assert cond(-2) <= 1 / big
 
 
 @pytest.mark.parametrize("mode", ["reduced", "complete", "r"])

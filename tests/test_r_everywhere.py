@@ -43,7 +43,7 @@ def rscript(*args: str, lib: Path, cwd: Path | None = None, timeout: float = 300
 def lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An R library holding the shim, installed by `rtorch-py install-r --lib`."""
     lib = tmp_path_factory.mktemp("rlib")
-    res = subprocess.run([sys.executable, "-m", "rtorch_py.r.cli", "install-r", "--lib",
+    res = subprocess.run([sys.executable, "-m", "rtorch_py.tools.cli", "install-r", "--lib",
                           str(lib)], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert res.returncode == 0, res.stdout + res.stderr
     assert str(lib) in res.stdout
@@ -181,7 +181,7 @@ def test_reticulate_shares_the_shims_python(lib: Path, tmp_path: Path) -> None:
 def test_install_r_defaults_to_rs_user_library(tmp_path: Path) -> None:
     user_lib = tmp_path / "user-library"  # R_LIBS_USER, created by install-r
     env = _env(R_LIBS_USER=str(user_lib))
-    res = subprocess.run([sys.executable, "-m", "rtorch_py.r.cli", "install-r"],
+    res = subprocess.run([sys.executable, "-m", "rtorch_py.tools.cli", "install-r"],
                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert res.returncode == 0, res.stdout + res.stderr
     assert (user_lib / "torch" / "DESCRIPTION").exists()
@@ -215,7 +215,7 @@ def test_install_r_never_replaces_r_torch(tmp_path: Path) -> None:
     desc.parent.mkdir()
     original = "Package: torch\nTitle: Tensors and Neural Networks with 'GPU' Acceleration\n"
     desc.write_text(original)
-    res = subprocess.run([sys.executable, "-m", "rtorch_py.r.cli", "install-r", "--lib",
+    res = subprocess.run([sys.executable, "-m", "rtorch_py.tools.cli", "install-r", "--lib",
                           str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 1
     assert "R torch's own" in res.stderr and "--lib DIR" in res.stderr
@@ -271,7 +271,7 @@ def test_vignettes_knit_identically_in_plain_r_and_rtorch_py_run(lib: Path,
     (tmp_path / "embedded.R").write_text(_knit_all(embedded))
     res = rscript(str(tmp_path / "plain.R"), lib=lib, cwd=VIGNETTES, timeout=600)
     assert res.returncode == 0, res.stderr
-    res = subprocess.run([sys.executable, "-m", "rtorch_py.r.cli", "run",
+    res = subprocess.run([sys.executable, "-m", "rtorch_py.tools.cli", "run",
                        str(tmp_path / "embedded.R")], capture_output=True, text=True,
                       cwd=VIGNETTES, timeout=600)
     assert res.returncode == 0, res.stderr

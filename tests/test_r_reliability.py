@@ -237,7 +237,8 @@ def test_script_steps_leave_r_protect_stack_as_found() -> None:
     corruption that showed as crashes and, once, corrupted Python bytecode."""
     code = textwrap.dedent(r"""
         import ctypes, os
-        from rtorch_py.r import _r_home, cli
+        from rtorch_py.r import _r_home
+        from rtorch_py.tools import cli
         top = ctypes.c_int.in_dll(ctypes.CDLL(os.path.join(_r_home(), "lib", "libR.so")),
                                   "R_PPStackTop")
         status = cli.run_source(

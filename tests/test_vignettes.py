@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rtorch_py import vignettes as V
+from rtorch_py.tools import vignettes as V
 
 VIGNETTES = V.find_vignettes()
 NAMES = [v.name for v in VIGNETTES]

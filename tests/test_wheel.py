@@ -64,10 +64,15 @@ def wheel_env(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def test_wheel_carries_the_r_package(wheel_env: dict) -> None:
+    """Every file of r_compat/ in git (its dot files aside) is in the wheel: the
+    shim's sources and the minimal coro installed beside it."""
     names = zipfile.ZipFile(wheel_env["wheel"]).namelist()
-    for f in ("DESCRIPTION", "NAMESPACE", "configure", "R/bridge.R", "R/python.R",
-              "src/bridge.c"):
-        assert f"rtorch_py/r_compat/{f}" in names, f"the wheel lacks r_compat/{f}"
+    tracked = subprocess.run(["git", "ls-files", "r_compat"], cwd=ROOT, check=True,
+                             capture_output=True, text=True).stdout.split()
+    sources = [f for f in tracked if not Path(f).name.startswith(".")]
+    assert "r_compat/R/bridge.R" in sources and "r_compat/coro/R/coro.R" in sources
+    missing = [f for f in sources if f"rtorch_py/{f}" not in names]
+    assert not missing, f"the wheel lacks {missing}"
     assert not [n for n in names if n.endswith((".o", ".so"))], "build leftovers in the wheel"
 
 

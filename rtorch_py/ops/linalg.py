@@ -1148,10 +1148,14 @@ def linalg_cond(A: Tensor, p: Any = None) -> Tensor:
         out = (big / small) if p != -2.0 else (small / big)
         return out.squeeze(-1)
     _square_check(A, "linalg.cond")
-    try:
-        inv = linalg_inv(A)
-    except RuntimeError:  # singular: nan inverses, whose condition number is inf
-        inv = linalg_inv_ex(A)[0]
+    if p == "nuc":  # from the singular values, as PyTorch: a zero one gives inf, no error
+        s = linalg_svdvals(A)
+        return s.sum(dim=-1) * s.reciprocal().sum(dim=-1)
+    # Through the inverse, as PyTorch: where LU meets an exact zero pivot (PyTorch's
+    # decision that A is singular) the inverse is nan and the condition number inf.
+    # At 2 and -2 (above) a singular A's answer is LAPACK's rounding in both libraries:
+    # its smallest singular value comes out 0 (inf) or about eps * the largest.
+    inv = linalg_inv_ex(A)[0]
     return _nan_to_num(linalg_matrix_norm(A, p) * linalg_matrix_norm(inv, p))
 
 

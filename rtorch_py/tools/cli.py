@@ -1,4 +1,6 @@
-"""`rtorch-py run FILE.R` / `rtorch-py run -e EXPR`: Rscript, with the shim.
+"""`rtorch-py`: the console entry point. `rtorch-py run FILE.R` / `rtorch-py run
+-e EXPR` is Rscript with the shim; `install-r`, `conformance` and `vignettes`
+are the other tools of this package.
 
 Top-level expressions are read and evaluated one at a time, as R's REPL
 does for Rscript: visible values are printed with print()/show(), errors
@@ -8,9 +10,14 @@ halted" and exit status 1. Warnings are printed after each top-level call.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import sys
 from typing import Any, Sequence
+
+from ..r import _r_home, load
+from ..r.in_r import started
+from . import conformance, install, vignettes
 
 __all__ = ["main", "run_source"]
 
@@ -33,15 +40,11 @@ def _setup_console() -> None:
 
 
 def _libR() -> Any:
-    import ctypes
-
-    from . import _r_home
     return ctypes.CDLL(os.path.join(_r_home(), "lib", "libR.so"))  # already loaded
 
 
 def _set_command_args(argv: Sequence[str]) -> None:
     """What commandArgs() returns, laid out as Rscript lays it out."""
-    import ctypes
     arr = (ctypes.c_char_p * len(argv))(*[a.encode() for a in argv])
     _libR().R_set_command_line_arguments(len(argv), arr)  # R keeps copies
 
@@ -124,24 +127,12 @@ def run_source(text: str, args: Sequence[str] = (), command: Sequence[str] = ())
     """Run R code as Rscript would, through R's own REPL in this process's
     embedded R; return the exit status. `command` is how the code was given
     (`--file=F` or `-e EXPR`...) and `args` what follows, for commandArgs()."""
-    import ctypes
-    import gc
-
-    import numpy as np
     import rpy2.rinterface as ri
     from rpy2.rinterface_lib import callbacks, openrlib
     from rpy2.rinterface_lib._rinterface_capi import PARSING_STATUS, RParsingError
 
-    from . import _r_home, load
-    from .in_r import route_warnings
-
-    np.seterr(all="ignore")  # torch computes NaN/Inf silently; NumPy would warn
     load(attach=False)
-    # Python objects owned by R wait for R's garbage collector; fewer young
-    # collections spare Python's collector most of its useless traversals.
-    gc.freeze()
-    gc.set_threshold(10000, 20, 20)
-    route_warnings()
+    started()  # as a Python that R starts: NumPy silent, gc tuned, warnings to R
 
     try:
         lines = _console_lines(text)
@@ -191,14 +182,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point (`rtorch-py`). `run` ends the process itself, with
     the script's status, as Rscript does."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["install-r"]:  # the shim into an R library: see rtorch_py/r/install.py
-        from . import install
+    if argv[:1] == ["install-r"]:  # the shim into an R library: see install.py
         return install.main(argv[1:])
-    if argv[:1] == ["vignettes"]:  # its own options: see rtorch_py/vignettes.py
-        from .. import vignettes
+    if argv[:1] == ["vignettes"]:  # its own options: see vignettes.py
         return int(vignettes.main(argv[1:]) or 0)
-    if argv[:1] == ["conformance"]:  # R torch's own tests: see rtorch_py/r/conformance.py
-        from . import conformance
+    if argv[:1] == ["conformance"]:  # R torch's own tests: see conformance.py
         return conformance.main(argv[1:])
     parser = argparse.ArgumentParser(
         prog="rtorch-py", description="R torch's API on the rtorch-py engine")
@@ -214,7 +202,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ns = parser.parse_args(argv)
 
     if ns.command == "vignettes":
-        from .. import vignettes
         return int(vignettes.main(ns.rest) or 0)
 
     if ns.exprs:

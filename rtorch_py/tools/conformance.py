@@ -310,7 +310,7 @@ def run_file(test_dir: Path, name: str, timeout: float = DEFAULT_TIMEOUT,
     })
     full_env.pop("CI", None)  # on CI testthat fails new snapshots instead of recording them
     full_env.update(env or {})
-    cmd = [sys.executable, "-m", "rtorch_py.r.cli", "run", str(driver)]
+    cmd = [sys.executable, "-m", "rtorch_py.tools.cli", "run", str(driver)]
     start = time.monotonic()
     with open(log, "wb") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=full_env,

@@ -22,11 +22,12 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
+from ..r import _BUILD_LEFTOVERS, _r_home, install_coro, install_package, r_source_dir
+
 __all__ = ["install_r", "user_library", "main"]
 
 
 def _rscript(expr: str) -> str:
-    from . import _r_home
     rscript = os.path.join(_r_home(), "bin", "Rscript")
     res = subprocess.run([rscript, "--no-init-file", "-e", expr], capture_output=True, text=True,
                          check=True)
@@ -49,7 +50,6 @@ def _foreign_torch(lib: Path) -> bool:
 def install_r(lib: Path | None = None, force: bool = False) -> Path:
     """Install the shim into the R library `lib` (default: R's user library,
     created if missing); returns the library."""
-    from . import _BUILD_LEFTOVERS, install_coro, install_package, r_source_dir
     lib = Path(lib) if lib is not None else user_library()
     lib = lib.expanduser().resolve()
     if _foreign_torch(lib) and not force:

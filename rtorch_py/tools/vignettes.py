@@ -40,7 +40,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: this is rtorch_py/tools/vignettes.py
 VIGNETTES = ROOT / "vignettes"
 DEFAULT_OUT = ROOT / "build" / "vignettes"
 ATOL, RTOL = 1e-5, 1e-5          # default tolerance: atol + rtol * max|PyTorch value|
@@ -227,7 +227,7 @@ class RRun:
 def rtorch_py_command() -> list[str]:
     """How to call the `rtorch-py` console script of this installation."""
     exe = Path(sys.executable).parent / "rtorch-py"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "rtorch_py.r.cli"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "rtorch_py.tools.cli"]
 
 
 def run_r(v: Vignette, checks: dict[str, dict[str, str]], keep: Path | None = None) -> RRun:
