@@ -10,6 +10,7 @@ import numpy as np
 from ..creation import torch_rand, torch_randint, torch_tensor
 from ..function import NamedList
 from ..tensor import Tensor
+from . import one_based
 
 
 def _index_array(idx: Any) -> np.ndarray:
@@ -28,11 +29,11 @@ def rows(tensors: Any, idx: Any, drop: bool = False) -> Any:
     the first dim (as `x[i, ..]` does in R)."""
     values = tensors.values() if isinstance(tensors, NamedList) else list(tensors)
     one = drop and np.ndim(idx) == 0 and not isinstance(idx, (list, NamedList))
-    arr = _index_array(idx) - 1
+    arr = one_based.labels(_index_array(idx))
     for t in values:
         n = t.shape[0]
         if arr.size and (arr.min() < 0 or arr.max() >= n):
-            bad = arr[(arr < 0) | (arr >= n)][0] + 1
+            bad = one_based.to_r(arr[(arr < 0) | (arr >= n)][0])
             raise IndexError(f"index {bad} is out of bounds for a dataset of {n} rows "
                              "(indices are 1-based)")
     if one:
@@ -46,13 +47,15 @@ def rows(tensors: Any, idx: Any, drop: bool = False) -> Any:
 def randperm(n: Any) -> np.ndarray:
     """A random order of 1..n, from the engine's generator (torch_manual_seed)."""
     n = int(n)
-    return (np.argsort(torch_rand(n).data, kind="stable") + 1).astype(np.int32) if n else \
-        np.zeros(0, np.int32)
+    if not n:
+        return np.zeros(0, np.int32)
+    order = np.argsort(torch_rand(n).data, kind="stable")
+    return one_based.to_r(order).astype(np.int32)
 
 
 def randint(n: Any, size: Any) -> np.ndarray:
     """`size` draws from 1..n with replacement."""
-    return (torch_randint(0, int(n), size=(int(size),)).data + 1).astype(np.int32)
+    return one_based.to_r(torch_randint(0, int(n), size=(int(size),)).data).astype(np.int32)
 
 
 def _r_tensor(v: Any) -> Tensor:

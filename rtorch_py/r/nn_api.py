@@ -18,6 +18,7 @@ from ..nn import functional as F
 from ..nn.module import Module, is_nn_buffer, is_nn_parameter
 from ..nn.rnn import _RNNBase
 from ..tensor import Tensor, wrap
+from . import one_based
 
 
 # --------------------------------------------------------------------------
@@ -44,75 +45,27 @@ def _py(v: Any) -> Any:
     return v
 
 
-def _dim(d: Any) -> Any:
-    """R's 1-based dim (negative from the end) as a 0-based one."""
-    if d is None:
-        return None
-    if isinstance(d, (tuple, list)):
-        return type(d)(_dim(x) for x in d)
-    d = int(d)
-    if d == 0:
-        raise IndexError("Indexing starts at 1 but found a 0.")
-    return d - 1 if d > 0 else d
-
-
-def _minus_one(t: Any) -> Any:
-    """1-based class indices (an R tensor or vector) as 0-based."""
-    if t is None:
-        return None
-    if isinstance(t, Tensor):
-        if t.data.dtype.kind not in "iu":
-            return t
-        return wrap(t.data.astype(np.int64) - 1)
-    return int(t) - 1
-
-
-def _labels_minus_one(t: Any) -> Any:
-    """multilabel_margin_loss targets: 1-based labels, -1 ends a row (kept)."""
-    if not isinstance(t, Tensor):
-        return t
-    a = t.data.astype(np.int64)
-    # 0 is no R label: make it an invalid value so the loss reports it
-    return wrap(np.where(a > 0, a - 1, np.where(a == 0, -2, a)))
-
-
-def _index_plus_one(t: Tensor) -> Tensor:
-    return wrap(t.data + 1)
-
-
-def _ignore_index(v: Any) -> int:
-    # targets are all shifted by one, so the ignored value is too (-100 -> -101)
-    if int(v) == 0:
-        raise ValueError("ignore_index = 0 is not a 1 based class index: classes are numbered "
-                         "from 1 in R (the default, -100, ignores nothing)")
-    return int(v) - 1
-
-
 # Per function: argument name -> translation (R -> Python)
-def _dim_or_name(d: Any) -> Any:
-    """A 1-based dim, or a dim's name (passed on: rtorch_py/named.py)."""
-    return d if isinstance(d, str) else _dim(d)
-
-
-_DIM_ARGS = {"dim": _dim_or_name, "start_dim": _dim_or_name, "end_dim": _dim_or_name}
+_DIM_ARGS = {"dim": one_based.dims, "start_dim": one_based.dims, "end_dim": one_based.dims}
+_LABELS, _IGNORE = one_based.labels, one_based.ignore_label
 _TRANSLATE: dict[str, dict[str, Callable]] = {
-    "nnf_nll_loss": {"target": _minus_one, "ignore_index": _ignore_index},
-    "nnf_cross_entropy": {"target": _minus_one, "ignore_index": _ignore_index},
-    "nnf_multi_margin_loss": {"target": _minus_one},
-    "nnf_multilabel_margin_loss": {"target": _labels_minus_one},
+    "nnf_nll_loss": {"target": _LABELS, "ignore_index": _IGNORE},
+    "nnf_cross_entropy": {"target": _LABELS, "ignore_index": _IGNORE},
+    "nnf_multi_margin_loss": {"target": _LABELS},
+    "nnf_multilabel_margin_loss": {"target": one_based.end_marked_labels},
     "nnf_contrib_sparsemax": _DIM_ARGS, "nn_contrib_sparsemax": _DIM_ARGS,
-    "nnf_one_hot": {"tensor": _minus_one},
-    "nnf_embedding": {"input": _minus_one, "padding_idx": _minus_one},
-    "nnf_embedding_bag": {"input": _minus_one, "padding_idx": _minus_one},
+    "nnf_one_hot": {"tensor": _LABELS},
+    "nnf_embedding": {"input": _LABELS, "padding_idx": _LABELS},
+    "nnf_embedding_bag": {"input": _LABELS, "padding_idx": _LABELS},
     "nnf_flatten": _DIM_ARGS, "nnf_unflatten": _DIM_ARGS, "nnf_softmax": _DIM_ARGS,
     "nnf_log_softmax": _DIM_ARGS, "nnf_softmin": _DIM_ARGS, "nnf_glu": _DIM_ARGS,
     "nnf_cosine_similarity": _DIM_ARGS, "nnf_normalize": _DIM_ARGS,
     # modules: constructor arguments
     "nn_flatten": _DIM_ARGS, "nn_unflatten": _DIM_ARGS, "nn_softmax": _DIM_ARGS,
     "nn_log_softmax": _DIM_ARGS, "nn_softmin": _DIM_ARGS, "nn_glu": _DIM_ARGS,
-    "nn_embedding": {"padding_idx": _minus_one}, "nn_embedding_bag": {"padding_idx": _minus_one},
-    "nn_cross_entropy_loss": {"ignore_index": _ignore_index},
-    "nn_nll_loss": {"ignore_index": _ignore_index},
+    "nn_embedding": {"padding_idx": _LABELS}, "nn_embedding_bag": {"padding_idx": _LABELS},
+    "nn_cross_entropy_loss": {"ignore_index": _IGNORE},
+    "nn_nll_loss": {"ignore_index": _IGNORE},
 }
 # Defaults R torch gives that differ from the Python (0-based) ones
 _R_DEFAULTS = {
@@ -122,10 +75,10 @@ _R_DEFAULTS = {
     "nn_nll_loss": {"ignore_index": -100}, "nn_cross_entropy_loss": {"ignore_index": -100},
 }
 # What forward's inputs need (modules), by position
-_FORWARD_TARGETS = {"nn_cross_entropy_loss": (1, _minus_one), "nn_nll_loss": (1, _minus_one),
-                    "nn_multi_margin_loss": (1, _minus_one),
-                    "nn_multilabel_margin_loss": (1, _labels_minus_one),
-                    "nn_embedding": (0, _minus_one), "nn_embedding_bag": (0, _minus_one)}
+_FORWARD_TARGETS = {"nn_cross_entropy_loss": (1, _LABELS), "nn_nll_loss": (1, _LABELS),
+                    "nn_multi_margin_loss": (1, _LABELS),
+                    "nn_multilabel_margin_loss": (1, one_based.end_marked_labels),
+                    "nn_embedding": (0, _LABELS), "nn_embedding_bag": (0, _LABELS)}
 
 
 def _signature_names(fn: Callable) -> list[str]:
@@ -167,10 +120,9 @@ def _r_function(name: str, fn: Callable) -> Callable:
 
     def call(*args: Any, **kwargs: Any) -> Any:
         result = _call(name, fn, names, args, kwargs)
-        if name.startswith("nnf_max_pool") and isinstance(result, tuple):
-            return [result[0], _index_plus_one(result[1])]
-        if name.startswith("nnf_adaptive_max_pool") and isinstance(result, tuple):
-            return [result[0], _index_plus_one(result[1])]
+        if name.startswith(("nnf_max_pool", "nnf_adaptive_max_pool")) and \
+                isinstance(result, tuple):
+            return [result[0], one_based.to_r(result[1])]
         return result
     call.__name__ = name
     return call
@@ -219,7 +171,7 @@ def nn_forward(module: Module, *args: Any, **kwargs: Any) -> Any:
             raise type(e)(e.one_based) from None
         raise
     if isinstance(out, tuple) and name.startswith(("nn_max_pool", "nn_adaptive_max_pool")):
-        return [out[0], _index_plus_one(out[1])]
+        return [out[0], one_based.to_r(out[1])]
     return out
 
 
@@ -268,7 +220,7 @@ def nn_attr(module: Module, name: str) -> Any:
     if v is None or callable(v):
         return None
     if name in ("dim", "start_dim", "end_dim") and isinstance(v, int):
-        return v + 1 if v >= 0 else v
+        return one_based.dim_to_r(v)
     if isinstance(v, tuple):
         return list(v)
     if isinstance(v, (int, float, str, bool, Tensor)):
