@@ -9,6 +9,7 @@ rpy2 users, and the rpy2 converter is extended so `%%R -i/-o` move tensors.
 """
 from __future__ import annotations
 
+import atexit
 import fcntl
 import functools
 import hashlib
@@ -18,8 +19,13 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
+import warnings
 from pathlib import Path
 from typing import Any
+
+from ..tensor import Tensor
+from . import api
 
 __all__ = ["load", "r_source_dir", "library_dir", "ensure_installed", "install_package",
            "to_r", "from_r", "register_converter"]
@@ -115,7 +121,6 @@ def ensure_installed(quiet: bool = True) -> Path:
             if lib.exists():
                 shutil.rmtree(lib)
             os.replace(out_lib, lib)
-        import time
         for old in root.iterdir():  # earlier versions, unused for a day
             if old.is_dir() and old != lib and len(old.name) == 16 and \
                     time.time() - old.stat().st_mtime > 86400:
@@ -188,11 +193,10 @@ def load(attach: bool = True) -> None:
         ri.baseenv.find(".libPaths")(ri.StrSexpVector(
             [lib, *ri.baseenv.find(".libPaths")()]))
         _loaded_lib = lib
-    first = not hasattr(_native_api(), "shutdown")
+    first = not hasattr(api, "shutdown")
     ri.evalr('loadNamespace("torch")')
     if first:
-        import atexit
-        atexit.register(_native_api().shutdown)  # runs before rpy2 ends R
+        atexit.register(api.shutdown)  # runs before rpy2 ends R
     if attach:
         ri.evalr('suppressPackageStartupMessages(library(torch))')
     _register_converters()
@@ -202,13 +206,8 @@ def load(attach: bool = True) -> None:
 # rpy2 interop: R values <-> Python objects, the same tensors both ways
 
 
-def _native_api() -> Any:
-    from . import api
-    return api
-
-
 def _native() -> Any:
-    from . import api
+    """The api module, once the shim's C part has given it its functions."""
     if not hasattr(api, "sexp_to_py"):
         raise RuntimeError("the R shim is not loaded; call rtorch_py.r.load() first")
     return api
@@ -241,8 +240,6 @@ def register_converter(converter: Any) -> None:
     an R torch_tensor holding the same object, and back."""
     import rpy2.rinterface as ri
 
-    from ..tensor import Tensor
-
     @converter.py2rpy.register(Tensor)
     def _tensor_py2rpy(obj: Tensor) -> Any:
         return to_r(obj)
@@ -272,7 +269,6 @@ def _register_converters() -> None:
             seen.append(conv)
     if "IPython" not in sys.modules:
         return  # not in IPython/Jupyter, so no `%%R` magic to teach
-    import warnings
     try:
         with warnings.catch_warnings():  # rpy2's advice to install pandas
             warnings.simplefilter("ignore")

@@ -7,8 +7,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import serialization
 from ..creation import torch_rand, torch_randint, torch_tensor
 from ..function import NamedList
+from ..ops import REGISTRY
 from ..tensor import Tensor
 from . import one_based
 
@@ -69,8 +71,7 @@ def _r_tensor(v: Any) -> Tensor:
 
 
 def _stack(items: list) -> Tensor:
-    from .. import torch_stack
-    return torch_stack(items, 0)
+    return REGISTRY["stack"].fn(items, 0)  # (torch_stack)
 
 
 class CollateError(ValueError):
@@ -124,22 +125,19 @@ R_FUNCTIONS: dict[str, Callable] = {
 
 def save_value(obj: Any, path: str) -> None:
     """Tensors and plain R values (lists, numbers, vectors): readable from Python too."""
-    from ..serialization import torch_save
-    torch_save(obj, path)
+    serialization.torch_save(obj, path)
 
 
 def save_r(path: str, rds: Any, refs: Any) -> None:
     """An R object serialized by R (`rds`, as R integers 0-255) whose references
     to Python objects (tensors, layers) are `refs`, by position."""
-    from ..serialization import save_r as _save_r
     data = np.asarray(rds, dtype=np.uint8).tobytes()
-    _save_r(path, data, refs.values() if isinstance(refs, NamedList) else list(refs))
+    serialization.save_r(path, data, refs.values() if isinstance(refs, NamedList) else list(refs))
 
 
 def load_r(path: str) -> list:
     """[kind, value, rds (R integers) or None, refs] for R's torch_load."""
-    from ..serialization import load_r as _load_r
-    kind, value, rds, refs = _load_r(path)
+    kind, value, rds, refs = serialization.load_r(path)
     if rds is not None:
         rds = np.frombuffer(rds, dtype=np.uint8).astype(np.int32)
     return [kind, value, rds, refs]
@@ -148,8 +146,7 @@ def load_r(path: str) -> list:
 def is_python_object(x: Any) -> bool:
     """Whether an R external pointer holds a Python object the saver can store
     (tensors and rtorch-py's own objects)."""
-    from ..serialization import _own_class
-    return isinstance(x, Tensor) or _own_class(x) is not None
+    return isinstance(x, Tensor) or serialization._own_class(x) is not None
 
 
 def object_key(x: Any) -> str:

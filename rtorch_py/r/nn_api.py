@@ -7,6 +7,8 @@ one generic R6 class (`r_compat/R/nn.R`), so no layer is written twice.
 """
 from __future__ import annotations
 
+import copy
+import inspect
 import re
 from typing import Any, Callable
 
@@ -82,7 +84,6 @@ _FORWARD_TARGETS = {"nn_cross_entropy_loss": (1, _LABELS), "nn_nll_loss": (1, _L
 
 
 def _signature_names(fn: Callable) -> list[str]:
-    import inspect
     try:
         return [p.name for p in inspect.signature(fn).parameters.values()
                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -247,7 +248,6 @@ def nn_mark(x: Any, kind: str, flag: bool = True) -> Tensor:
 def nn_clone(module: Module) -> Module:
     """A deep copy of a Python module: new tensors (detached copies keeping
     requires_grad and the parameter / buffer marks), shared ones still shared."""
-    import copy
     memo: dict = {}
     for t in list(module.parameters.values()) + list(module.buffers.values()):
         c = wrap(t.data.copy())

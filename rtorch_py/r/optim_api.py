@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..creation import torch_tensor
 from ..function import NamedList
 from ..optim import kernels
 from ..optim.lbfgs import LBFGS, strong_wolfe
@@ -113,7 +114,6 @@ def strong_wolfe_r(obj_func: Callable, x: Any, t: Any, d: Tensor, f: Any, g: Ten
                    c1: float = 1e-4, c2: float = 0.9, tolerance_change: float = 1e-9,
                    max_ls: int = 25) -> list:
     """R torch's .strong_wolfe: obj_func(x, t, d) gives list(loss, flat grad)."""
-    from ..creation import torch_tensor
 
     def obj(x_: Any, t_: float, d_: np.ndarray) -> tuple:
         out = obj_func(x_, t_, torch_tensor(d_))

@@ -14,9 +14,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..creation import _check_device
 from ..function import NamedList
 from ..ops import REGISTRY, OpSpec
 from ..ops.out_forms import out_form, out_name
+from ..sparse import strided_only
 from ..tensor import Tensor, wrap
 from . import extensions, one_based, tensor_api
 from .convert import _r_tensor, _tensor_of
@@ -65,8 +67,6 @@ def _options_convention(args: list, kw: dict) -> tuple:
     """R torch's creation options the engine has no use for: layout,
     memory_format, pin_memory; the device is the CPU's or the meta device
     (passed on; `names` too)."""
-    from ..creation import _check_device
-    from ..sparse import strided_only
     strided_only(kw.pop("layout", None))
     for k in ("memory_format", "pin_memory"):
         kw.pop(k, None)
