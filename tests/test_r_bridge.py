@@ -211,6 +211,58 @@ def test_python_tensor_through_r_autograd_function() -> None:
     assert res.stdout.strip().endswith("OK")
 
 
+_MODULES_INTEROP = r'''
+import numpy as np
+import rpy2.rinterface as ri
+import rtorch_py as rt
+import rtorch_py.r as rr
+
+rr.load()
+ri.evalr("""
+scaled <- nn_module("scaled",
+  initialize = function(k) {
+    self$k <- k
+    self$w <- nn_parameter(torch_ones(2))
+  },
+  forward = function(x) x * self$w * self$k)
+holder <- nn_module("holder",
+  initialize = function(inner) self$inner <- inner,
+  forward = function(x) self$inner(x) + 1)
+""")
+# an R module inside a Python container: its R forward runs, its parameters
+# are the container's, gradients reach them
+r_module = rr.from_r(ri.evalr("scaled(3)"))
+assert isinstance(r_module, rt.nn.Module)
+seq = rt.nn_sequential(r_module, rt.nn_relu())
+x = rt.torch_tensor(np.array([[1.0, -2.0]], dtype=np.float32))
+assert seq(x).data.tolist() == [[3.0, 0.0]]
+assert list(seq.state_dict()) == ["0.w"]
+seq(x).sum().backward()
+assert r_module.w.grad.data.tolist() == [3.0, 0.0]
+# ... and R sees the container's child as the module it made (its R field too)
+ri.globalenv["s"] = rr.to_r(seq)
+assert list(ri.evalr("s[[1]]$k")) == [3.0]
+assert list(ri.evalr("class(s[[1]])")) == ["scaled", "nn_module"]
+# a Python module inside an R module: the same object, its parameters the R module's
+lin = rt.nn_linear(2, 1)
+ri.globalenv["lin"] = rr.to_r(lin)
+ri.evalr("h <- holder(lin)")
+out = rr.from_r(ri.evalr("h(torch_ones(1, 2))"))
+assert np.allclose(out.data, lin(rt.torch_ones(1, 2)).data + 1)
+assert list(ri.evalr("names(h$parameters)")) == ["inner.weight", "inner.bias"]
+assert rr.from_r(ri.evalr("h"))._modules["inner"] is lin
+print("OK")
+'''
+
+
+@needs_r
+def test_modules_cross_between_python_and_r() -> None:
+    res = subprocess.run([sys.executable, "-c", _MODULES_INTEROP], capture_output=True,
+                         text=True, cwd=ROOT, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.strip().endswith("OK")
+
+
 # ---------------------------------------------------------------------------
 # The R-facing API layer, without R
 

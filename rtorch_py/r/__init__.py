@@ -4,8 +4,9 @@
 package in `r_compat/`, whose C part is the R<->Python crossing) into a
 private library the first time, and puts that library first in
 `.libPaths()`, so that `library(torch)` attaches the shim. Tensors pass
-between the languages as the same Python object; `to_r`/`from_r` convert for
-rpy2 users, and the rpy2 converter is extended so `%%R -i/-o` move tensors.
+between the languages as the same Python object (a module as its Python
+module); `to_r`/`from_r` convert for rpy2 users, and the rpy2 converter is
+extended so `%%R -i/-o` move tensors and modules.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from ..nn.module import Module
 from ..tensor import Tensor
 from . import api
 
@@ -214,9 +216,12 @@ def _native() -> Any:
 
 
 def from_r(obj: Any) -> Any:
-    """An rpy2 object (an R tensor, list, vector...) as the shim sees it in
-    Python: R tensors become the very same Python Tensor."""
+    """An rpy2 object (an R tensor, module, list, vector...) as the shim sees
+    it in Python: R tensors become the very same Python Tensor, R modules
+    (`nn_linear(2, 1)`, `net()`) their Python module."""
     from rpy2.rinterface_lib import openrlib
+    if "nn_module" in getattr(obj, "rclass", ()):
+        obj = _shim_function(".nn_py_of")(obj)
     sexp = obj.__sexp__._cdata if hasattr(obj, "__sexp__") else obj
     addr = int(openrlib.ffi.cast("uintptr_t", sexp))
     return _native().sexp_to_py(addr)
@@ -224,24 +229,36 @@ def from_r(obj: Any) -> Any:
 
 def to_r(obj: Any) -> Any:
     """A Python object as an rpy2 object: a Tensor becomes an R torch_tensor
-    holding the same Tensor."""
+    holding the same Tensor, a Module an R module (callable) holding it."""
     from rpy2.rinterface_lib import conversion as rconv
     from rpy2.rinterface_lib import openrlib
     robj = _native().py_to_robject(obj)
     cdata = openrlib.ffi.cast("SEXP", robj.address)
-    return rconv._cdata_to_rinterface(cdata)
+    out = rconv._cdata_to_rinterface(cdata)
+    return _shim_function(".nn_callable")(out) if isinstance(obj, Module) else out
+
+
+def _shim_function(name: str) -> Any:
+    """One of the shim's R functions (r_compat/R), as rpy2 calls it."""
+    import rpy2.rinterface as ri
+    return ri.evalr(f"torch:::{name}")
 
 
 _converters_done = False
 
 
 def register_converter(converter: Any) -> None:
-    """Teach an rpy2 Converter to move tensors: a Python Tensor goes to R as
-    an R torch_tensor holding the same object, and back."""
+    """Teach an rpy2 Converter to move tensors and modules: a Python Tensor
+    goes to R as an R torch_tensor holding the same object (a Module as an R
+    module), and back."""
     import rpy2.rinterface as ri
 
     @converter.py2rpy.register(Tensor)
     def _tensor_py2rpy(obj: Tensor) -> Any:
+        return to_r(obj)
+
+    @converter.py2rpy.register(Module)
+    def _module_py2rpy(obj: Module) -> Any:
         return to_r(obj)
 
     @converter.rpy2py.register(ri.SexpExtPtr)

@@ -2,14 +2,14 @@
 with R torch's conventions translated here (1-based dims and class indices,
 R vectors for sizes).
 
-Built-in layers are Python modules (`rtorch_py.nn`); the R side wraps each in
-one generic R6 class (`r_compat/R/nn.R`), so no layer is written twice.
+Built-in layers are Python modules (`rtorch_py.nn`); R makes one generator
+per layer this module lists (LAYERS, from what `rtorch_py.nn` exports), each
+an R6 class over one generic wrapper (`r_compat/R/nn.R`), so no layer is
+written twice and R's list of layers is Python's.
 """
 from __future__ import annotations
 
-import copy
 import inspect
-import re
 from typing import Any, Callable
 
 import numpy as np
@@ -17,9 +17,8 @@ import numpy as np
 from .. import nn as _nn
 from ..function import NamedList
 from ..nn import functional as F
-from ..nn.module import Module, is_nn_buffer, is_nn_parameter
-from ..nn.rnn import _RNNBase
-from ..tensor import Tensor, wrap
+from ..nn.module import Module, buffer_is_persistent, is_nn_buffer, is_nn_parameter
+from ..tensor import Tensor
 from . import one_based
 
 
@@ -130,7 +129,8 @@ def _r_function(name: str, fn: Callable) -> Callable:
 
 
 # --------------------------------------------------------------------------
-# Modules, as the generic R wrapper uses them
+# Built-in layers: made and called with R's conventions (the module system
+# itself, parameters, children, state dicts: modules.py)
 
 
 def _layer_classes() -> dict[str, type]:
@@ -141,7 +141,6 @@ def _layer_classes() -> dict[str, type]:
 
 
 LAYERS = _layer_classes()
-_RNN_TYPES = (_RNNBase,)
 
 
 def nn_new(name: str, *args: Any, **kwargs: Any) -> Module:
@@ -176,64 +175,11 @@ def nn_forward(module: Module, *args: Any, **kwargs: Any) -> Any:
     return out
 
 
-# R torch numbers recurrent layers from 1 (weight_ih_l1), PyTorch from 0 (weight_ih_l0)
-_LAYER_NO = re.compile(r"_l(\d+)(_reverse)?$")
-
-
-def _r_param_name(module: Module, name: str, step: int) -> str:
-    if not isinstance(module, _RNN_TYPES):
-        return name
-    return _LAYER_NO.sub(lambda m: f"_l{int(m.group(1)) + step}{m.group(2) or ''}", name)
-
-
-def nn_state(module: Module) -> NamedList:
-    """What the R wrapper mirrors: own parameters, buffers, non-persistent
-    buffer names, and children (Python modules) by name."""
-    params = {_r_param_name(module, n, 1): p for n, p in module._parameters.items()}
-    bufs = module._buffers
-    kids = module._modules
-    return NamedList(["parameters", "buffers", "non_persistent", "children", "class"], [
-        NamedList(list(params), list(params.values())),
-        NamedList(list(bufs), list(bufs.values())),
-        sorted(module._non_persistent),
-        NamedList(list(kids), list(kids.values())),
-        type(module).__name__,
-    ])
-
-
-def nn_set(module: Module, kind: str, name: str, value: Any) -> None:
-    """Set a parameter / buffer / attribute of a Python module from R."""
-    if kind == "parameter":
-        module.register_parameter(_r_param_name(module, name, -1), value)
-    elif kind == "buffer":
-        module._buffers[name] = value
-    elif kind == "training":
-        module.train(bool(value))
-    else:
-        setattr(module, name, value)
-
-
-def nn_attr(module: Module, name: str) -> Any:
-    """A plain attribute of a Python module (in_features, ...), R-shaped."""
-    v = module.__dict__.get(name)
-    if v is None and not name.startswith("_"):
-        v = getattr(type(module), name, None)   # class-level settings (an RNN's mode)
-    if v is None or callable(v):
-        return None
-    if name in ("dim", "start_dim", "end_dim") and isinstance(v, int):
-        return one_based.dim_to_r(v)
-    if isinstance(v, tuple):
-        return list(v)
-    if isinstance(v, (int, float, str, bool, Tensor)):
-        return v
-    return None
-
-
 def nn_kind(x: Any) -> str:
     if is_nn_parameter(x):
         return "parameter"
     if is_nn_buffer(x):
-        return "buffer_persistent" if x.__dict__.get("_nn_persistent", True) else "buffer"
+        return "buffer_persistent" if buffer_is_persistent(x) else "buffer"
     return ""
 
 
@@ -243,23 +189,6 @@ def nn_mark(x: Any, kind: str, flag: bool = True) -> Tensor:
     if kind == "parameter":
         return _nn.nn_parameter(x, flag)
     return _nn.nn_buffer(x, flag)
-
-
-def nn_clone(module: Module) -> Module:
-    """A deep copy of a Python module: new tensors (detached copies keeping
-    requires_grad and the parameter / buffer marks), shared ones still shared."""
-    memo: dict = {}
-    for t in list(module.parameters.values()) + list(module.buffers.values()):
-        c = wrap(t.data.copy())
-        c.__dict__.update({k: v for k, v in t.__dict__.items() if k.startswith("_nn_")})
-        if t.requires_grad:
-            c.requires_grad_(True)
-        memo[id(t)] = c
-    return copy.deepcopy(module, memo)
-
-
-def xptr_address(x: Any) -> str:
-    return f"{id(x):x}"
 
 
 def nn_layer_names() -> list:
@@ -300,7 +229,6 @@ for _n in _nn.init.__all__:
 R_FUNCTIONS.update({
     "nn_utils_clip_grad_norm_": _r_clip_norm,
     "nn_utils_clip_grad_value_": _r_clip_value,
-    ".nn_new": nn_new, ".nn_forward": nn_forward, ".nn_state": nn_state, ".nn_set": nn_set,
-    ".nn_attr": nn_attr, ".nn_kind": nn_kind, ".nn_mark": nn_mark,
-    ".nn_py_layer_names": nn_layer_names, ".nn_clone": nn_clone, ".xptr_address": xptr_address,
+    ".nn_new": nn_new, ".nn_forward": nn_forward, ".nn_kind": nn_kind, ".nn_mark": nn_mark,
+    ".nn_py_layer_names": nn_layer_names,
 })

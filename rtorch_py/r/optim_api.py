@@ -46,7 +46,8 @@ def _params(group: NamedList) -> list:
 
 
 def tensor_key(x: Any) -> str:
-    """A tensor's identity as a string (R torch's xptr_address)."""
+    """A tensor's identity as a string, as R's xptr_address() gives it (the C
+    bridge's C_address: the same hex id)."""
     return f"{id(x):x}"
 
 
@@ -133,5 +134,4 @@ R_FUNCTIONS: dict[str, Callable] = {
     ".lbfgs_new": lbfgs_new,
     ".lbfgs_step": lbfgs_step,
     ".strong_wolfe": strong_wolfe_r,
-    "xptr_address": tensor_key,
 }
