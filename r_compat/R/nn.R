@@ -97,7 +97,7 @@ nn_Module <- R6::R6Class(
     },
     apply = function(fn) {
       for (m in self$children) m$apply(fn)
-      fn(create_nn_module_callable(self))
+      fn(self)
       invisible(create_nn_module_callable(self))
     },
     named_parameters = function(recursive = TRUE) {
