@@ -339,12 +339,12 @@ def fronts(modules: Any) -> list:
 
 
 R_FUNCTIONS: dict[str, Callable] = {
-    ".nn_module_new": module_new, ".nn_bind": bind, ".nn_front": front, ".nn_get": get,
-    ".nn_assign": assign, ".nn_register": register, ".nn_insert": insert,
-    ".nn_children": children, ".nn_named": named, ".nn_state_dict": state_dict,
-    ".nn_load_state_dict": load_state_dict, ".nn_training": training,
-    ".nn_set_training": set_training, ".nn_train": train, ".nn_to": to,
-    ".nn_apply_tensors": apply_to_tensors, ".nn_zero_grad": zero_grad,
+    # (`self$name` itself is api.nn_get, whose pointer R keeps: the lookup is hot)
+    ".nn_module_new": module_new, ".nn_bind": bind, ".nn_front": front, ".nn_assign": assign,
+    ".nn_register": register, ".nn_insert": insert, ".nn_children": children,
+    ".nn_named": named, ".nn_state_dict": state_dict, ".nn_load_state_dict": load_state_dict,
+    ".nn_training": training, ".nn_set_training": set_training, ".nn_train": train,
+    ".nn_to": to, ".nn_apply_tensors": apply_to_tensors, ".nn_zero_grad": zero_grad,
     ".nn_requires_grad": requires_grad, ".nn_format": format_r, ".nn_copy": shallow_copy,
     ".nn_deep_copy": deep_copy, ".nn_fronts": fronts,
 }

@@ -229,6 +229,7 @@ for _n in _nn.init.__all__:
 R_FUNCTIONS.update({
     "nn_utils_clip_grad_norm_": _r_clip_norm,
     "nn_utils_clip_grad_value_": _r_clip_value,
-    ".nn_new": nn_new, ".nn_forward": nn_forward, ".nn_kind": nn_kind, ".nn_mark": nn_mark,
+    # (a layer's forward is api.nn_forward, whose pointer R keeps: the call is hot)
+    ".nn_new": nn_new, ".nn_kind": nn_kind, ".nn_mark": nn_mark,
     ".nn_py_layer_names": nn_layer_names,
 })
