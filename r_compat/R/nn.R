@@ -351,10 +351,13 @@ create_nn_module_callable <- function(instance) {
     o <- .subset2(x, name)
     if (!is.null(o)) return(o)
   }
-  py <- .subset2(.subset2(x, ".__enclos_env__"), "private")$py
+  priv <- .subset2(.subset2(x, ".__enclos_env__"), "private")
+  py <- priv$py
   if (is.null(py)) py <- .nn_py(x)
   o <- .External(C_call, .py$nn_get, py, name)
-  if (inherits(o, "nn_py_module")) .nn_callable_in(x, o) else o
+  if (!inherits(o, "nn_py_module")) return(o)
+  f <- priv$children_[[.Call(C_address, o)]]  # (.nn_callable_in, its common case inline)
+  if (is.null(f)) .nn_callable_in(x, o) else f
 }
 
 `[[.nn_Module` <- `$.nn_Module`
