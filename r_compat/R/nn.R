@@ -508,16 +508,19 @@ nn_PyModule <- R6::R6Class(
 }
 
 # Every layer rtorch_py.nn exports gets its generator when the package loads
-# (.onLoad): R's list of layers is Python's. Their R6 classes by name, for
+# (.onLoad): R's list of layers is Python's. Each is made on first use (R's
+# collector then has fewer objects to walk). Their R6 classes by name, for
 # Python modules met from R (a layer's children, a clone's).
 .nn_layer_classes <- new.env(parent = emptyenv())
 
 .nn_make_layers <- function(ns) {
-  for (name in unlist(.nn_py_layer_names())) {
-    gen <- .py_layer(name)
-    assign(name, gen, envir = ns)
-    assign(name, attr(gen, "module"), envir = .nn_layer_classes)
-  }
+  for (name in unlist(.nn_py_layer_names())) .nn_make_layer(name, ns)
+}
+
+.nn_make_layer <- function(name, ns) {
+  force(name)
+  delayedAssign(name, .py_layer(name), assign.env = ns)
+  delayedAssign(name, attr(get(name, envir = ns), "module"), assign.env = .nn_layer_classes)
 }
 
 # Containers (R modules, so they can hold R-defined modules) -------------------
