@@ -10,6 +10,9 @@ anything else is a plain attribute. Two ways to define one:
 R torch's names are kept: `model.parameters` is a named list of every parameter
 (recursive; also callable, `model.parameters()`, as PyTorch users write it),
 `children`, `modules`, `buffers` likewise, `state_dict()`, `load_state_dict()`.
+
+R's modules are these too: every R module's parameters, buffers and children
+live in a Module (`rtorch_py/r/modules.py`).
 """
 from __future__ import annotations
 

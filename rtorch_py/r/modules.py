@@ -54,8 +54,8 @@ class RModule(Module):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         front = FRONTS.get(self)
         if front is None:
-            raise RuntimeError("this module was defined in R and has no R side any more "
-                               "(torch_load() it in R, which gives it back)")
+            raise RuntimeError("this module was defined in R and has no R side here (a copy "
+                               "made in Python? copy it in R: m$clone(deep = TRUE))")
         return front.forward(*args, **kwargs)
 
 
@@ -77,7 +77,8 @@ def front(module: Module) -> Any:
     if got is not None:
         return got.env
     if isinstance(module, RModule):
-        raise RuntimeError("this module was defined in R and has no R side any more")
+        raise RuntimeError("this module was defined in R and has no R side here (a copy made "
+                           "in Python? copy it in R: m$clone(deep = TRUE))")
     return type(module).__name__
 
 
