@@ -211,6 +211,58 @@ def test_python_tensor_through_r_autograd_function() -> None:
     assert res.stdout.strip().endswith("OK")
 
 
+_MODULES_INTEROP = r'''
+import numpy as np
+import rpy2.rinterface as ri
+import rtorch_py as rt
+import rtorch_py.r as rr
+
+rr.load()
+ri.evalr("""
+scaled <- nn_module("scaled",
+  initialize = function(k) {
+    self$k <- k
+    self$w <- nn_parameter(torch_ones(2))
+  },
+  forward = function(x) x * self$w * self$k)
+holder <- nn_module("holder",
+  initialize = function(inner) self$inner <- inner,
+  forward = function(x) self$inner(x) + 1)
+""")
+# an R module inside a Python container: its R forward runs, its parameters
+# are the container's, gradients reach them
+r_module = rr.from_r(ri.evalr("scaled(3)"))
+assert isinstance(r_module, rt.nn.Module)
+seq = rt.nn_sequential(r_module, rt.nn_relu())
+x = rt.torch_tensor(np.array([[1.0, -2.0]], dtype=np.float32))
+assert seq(x).data.tolist() == [[3.0, 0.0]]
+assert list(seq.state_dict()) == ["0.w"]
+seq(x).sum().backward()
+assert r_module.w.grad.data.tolist() == [3.0, 0.0]
+# ... and R sees the container's child as the module it made (its R field too)
+ri.globalenv["s"] = rr.to_r(seq)
+assert list(ri.evalr("s[[1]]$k")) == [3.0]
+assert list(ri.evalr("class(s[[1]])")) == ["scaled", "nn_module"]
+# a Python module inside an R module: the same object, its parameters the R module's
+lin = rt.nn_linear(2, 1)
+ri.globalenv["lin"] = rr.to_r(lin)
+ri.evalr("h <- holder(lin)")
+out = rr.from_r(ri.evalr("h(torch_ones(1, 2))"))
+assert np.allclose(out.data, lin(rt.torch_ones(1, 2)).data + 1)
+assert list(ri.evalr("names(h$parameters)")) == ["inner.weight", "inner.bias"]
+assert rr.from_r(ri.evalr("h"))._modules["inner"] is lin
+print("OK")
+'''
+
+
+@needs_r
+def test_modules_cross_between_python_and_r() -> None:
+    res = subprocess.run([sys.executable, "-c", _MODULES_INTEROP], capture_output=True,
+                         text=True, cwd=ROOT, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.strip().endswith("OK")
+
+
 # ---------------------------------------------------------------------------
 # The R-facing API layer, without R
 
@@ -230,13 +282,45 @@ def test_every_engine_op_has_an_r_form() -> None:
 
 
 def test_dims_are_one_based() -> None:
-    from rtorch_py.r import convert as api
-    assert api._dim(1.0) == 0 and api._dim(2) == 1 and api._dim(-1) == -1
+    from rtorch_py.r import one_based
+    assert one_based.dim(1.0) == 0 and one_based.dim(2) == 1 and one_based.dim(-1) == -1
     with pytest.raises(IndexError, match="Indexing starts at 1 but found a 0."):
-        api._dim(0)
+        one_based.dim(0)
     with pytest.raises(ValueError):
-        api._dim(1.5)
-    assert api._dims(np.array([1.0, 3.0])) == (0, 2)
+        one_based.dim(1.5)
+    assert one_based.dims(np.array([1.0, 3.0])) == (0, 2)
+
+
+def test_one_based_positions_labels_and_names() -> None:
+    """The one place R's 1-based counting is translated, concept by concept."""
+    import rtorch_py as rt
+    from rtorch_py.r import one_based
+    assert one_based.position(1) == 0 and one_based.position(-1) == -1
+    assert one_based.positions(np.array([1.0, -2.0, 3.0])).tolist() == [0, -2, 2]
+    with pytest.raises(IndexError, match="Indexing starts at 1 but found a 0."):
+        one_based.positions(np.array([1, 0]))
+    with pytest.raises(IndexError, match="whole numbers"):
+        one_based.positions(np.array([1.5]))
+    assert [one_based.position_to_r(k) for k in (0, 4, -1)] == [1, 5, -1]
+    assert one_based.dim_to_r(0) == 1 and one_based.dim_to_r(-2) == -2
+    with pytest.raises(IndexError, match=r"range of \[-2, 2\], but got 3"):
+        one_based.dim(3, ndim=2)
+    assert one_based.dims(["a", 2]) == ("a", 1) and one_based.dims(None) is None
+    idx = rt.torch_tensor(np.array([0, 2], dtype=np.int64))
+    assert one_based.to_r([idx, 4])[0].data.tolist() == [1, 3] and one_based.to_r(4) == 5
+    # labels are numbered from 1 with no counting from the end
+    assert one_based.labels(rt.torch_tensor(np.array([1, 3]))).data.tolist() == [0, 2]
+    assert one_based.labels(np.array([2.0])).tolist() == [1] and one_based.labels(7) == 6
+    assert one_based.ignore_label(-100) == -101
+    with pytest.raises(ValueError, match="ignore_index = 0"):
+        one_based.ignore_label(0)
+    rows = rt.torch_tensor(np.array([[2, 1, -1], [0, -1, 3]]))
+    assert one_based.end_marked_labels(rows).data.tolist() == [[1, 0, -1], [-2, -1, 2]]
+    assert one_based.sizes([2, np.array([3.0, 4.0])]) == (2, 3, 4)
+    with pytest.raises(TypeError, match="got a logical"):
+        one_based.integer(True)
+    assert one_based.layer_name("weight_ih_l1_reverse") == "weight_ih_l0_reverse"
+    assert one_based.layer_name_to_r("bias_hh_l0") == "bias_hh_l1"
 
 
 def test_r_arrays_keep_their_layout() -> None:

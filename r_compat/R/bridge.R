@@ -42,7 +42,7 @@
                "make_autograd_function", "apply_function", "ctx_get", "ctx_save",
                "ctx_mark_dirty", "ctx_mark_non_differentiable", "set_grad_mode",
                "is_grad_enabled", "grad_mode_scope", "anomaly_scope", "scope_exit",
-               "as_array", "generator_method")) {
+               "as_array", "generator_method", "nn_get", "nn_forward")) {
     assign(nm, .py_fn(nm), envir = .py)
   }
   .fill(.methods, .pointers("METHODS", exclude = "INVISIBLE_METHODS"))
@@ -67,6 +67,7 @@
     environment(f) <- ns
     assign(nm, f, envir = ns)
   }
+  .nn_make_layers(ns)  # (R/nn.R)
   .register_compare_proxy()  # (R/compare.R)
 }
 

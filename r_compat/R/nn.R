@@ -1,14 +1,20 @@
-# nn_module: R torch's module system on R6.
+# nn_module: R torch's module system, on the engine's modules.
 #
-# A module instance is an R6 object of class nn_Module (its fields, methods,
-# and registered parameters / buffers / submodules in private lists); users
-# get it wrapped as a callable function of class c(<classname>, "nn_module")
-# whose attribute "module" is the R6 object. Assigning through `self$x <-`
-# registers tensors marked by nn_parameter() / nn_buffer() and modules.
+# Every module has one Python module (rtorch_py.nn.Module) holding its
+# parameters, buffers and children: a built-in layer's is the Python layer, a
+# module defined with nn_module() has a Python RModule whose forward is the R
+# one (rtorch_py/r/modules.py). The R6 object (class nn_Module) keeps what is
+# R's: fields, methods, class. Users get a callable, the R6 object's forward
+# with class c(<classname>, "nn_module") and two attributes: "module", the R6
+# object, and "py", holding the Python module. `self$x <- value` registers tensors
+# marked by nn_parameter() / nn_buffer() and modules in Python (anything else
+# is an R field); `self$x` reads the R6 object's fields first, then Python.
 #
-# Built-in layers are Python modules (rtorch_py.nn): nn_PyModule wraps one,
-# mirroring its parameters, buffers and children in the same private lists,
-# so R code sees them like any module.
+# Who holds whom: a callable holds its Python module, which holds its R6
+# object; the R6 object refers to its Python module weakly (private$py, a
+# weak handle once a callable exists: no cycle across the two collectors)
+# and keeps its children's callables (private$children_), so that `self$fc`
+# is the same object every time.
 
 nn_Module <- R6::R6Class(
   classname = "nn_Module",
@@ -24,51 +30,32 @@ nn_Module <- R6::R6Class(
     },
     register_module = function(name, module) {
       if (is.numeric(name)) name <- as.character(name)
-      if (!inherits(module, "nn_module")) {
-        stop(sprintf("Expected <nn_module> but got object of type <%s>",
-                     paste(class(module), collapse = "/")), call. = FALSE)
-      }
-      if (inherits(module, "nn_module_generator")) {
-        stop(sprintf("Module '%s' must be initialized: call the generator first", name),
-             call. = FALSE)
-      }
-      private$modules_[[name]] <- module
+      .nn_check_module(name, module)
+      py <- .nn_py_of(module)
+      .nn_register(.nn_py(self), "module", name, py)
+      .nn_unshadow(self, name)
+      assign(.py_address(py), module, envir = .nn_children_cache(self))
       invisible(self)
     },
     register_parameter = function(name, param) {
-      private$parameters_[[name]] <- param
+      .nn_register(.nn_py(self), "parameter", name, param)
+      .nn_unshadow(self, name)
       invisible(self)
     },
     register_buffer = function(name, tensor, persistent = TRUE) {
-      private$buffers_[[name]] <- tensor
-      npb <- setdiff(private$non_persistent_buffers_, name)
-      private$non_persistent_buffers_ <- if (persistent) npb else c(npb, name)
+      .nn_register(.nn_py(self), "buffer", name, tensor, persistent)
+      .nn_unshadow(self, name)
       invisible(self)
     },
     train = function(mode = TRUE) {
-      self$training <- mode
-      for (m in private$modules_) m$train(mode)
+      .nn_train(.nn_py(self), mode)
       invisible(create_nn_module_callable(self))
     },
     eval = function() {
       self$train(FALSE)
     },
     .apply = function(fn) {
-      for (m in private$modules_) m$.apply(fn)
-      for (nm in names(private$parameters_)) {
-        p <- private$parameters_[[nm]]
-        if (is.null(p)) next
-        rg <- p$requires_grad
-        g <- p$grad
-        new <- with_no_grad(fn(p))
-        new <- nn_parameter(new$detach(), rg)
-        if (!is_undefined_tensor(g)) new$grad <- with_no_grad(fn(g))$detach()
-        private$parameters_[[nm]] <- new
-      }
-      for (nm in names(private$buffers_)) {
-        b <- private$buffers_[[nm]]
-        if (!is.null(b)) private$buffers_[[nm]] <- fn(b)
-      }
+      .nn_apply_tensors(.nn_py(self), fn)
       invisible(create_nn_module_callable(self))
     },
     cpu = function() {
@@ -88,125 +75,55 @@ nn_Module <- R6::R6Class(
         stop(sprintf("nn_module$to() only accepts floating point dtypes, but got %s",
                      as.character(dtype)), call. = FALSE)
       }
-      self$.apply(function(x) if (x$is_floating_point()) x$to(dtype = dtype) else x)
+      .nn_to(.nn_py(self), dtype)
+      invisible(create_nn_module_callable(self))
     },
     print = function(...) {
-      .nn_print(self, private)
+      cat(.nn_format(.nn_py(self), getOption("cli.width", getOption("width", 80))), "\n",
+          sep = "")
       invisible(self)
     },
-    .save_to_state_dict = function(prefix, keepvars) {
-      out <- list()
-      for (nm in names(private$parameters_)) {
-        p <- private$parameters_[[nm]]
-        if (!is.null(p)) out[[paste0(prefix, nm)]] <- .keep_or_detach(p, keepvars)
-      }
-      for (nm in names(private$buffers_)) {
-        b <- private$buffers_[[nm]]
-        if (!is.null(b) && !(nm %in% private$non_persistent_buffers_)) {
-          out[[paste0(prefix, nm)]] <- .keep_or_detach(b, keepvars)
-        }
-      }
-      out
-    },
     state_dict = function(prefix = "", keepvars = FALSE) {
-      out <- self$.save_to_state_dict(prefix, keepvars)
-      for (nm in names(private$modules_)) {
-        m <- private$modules_[[nm]]
-        if (!is.null(m)) out <- c(out, m$state_dict(prefix = paste0(prefix, nm, "."),
-                                                    keepvars = keepvars))
-      }
-      out
-    },
-    .load_from_state_dict = function(state_dict, prefix, refer = FALSE) {
-      persistent <- setdiff(names(private$buffers_), private$non_persistent_buffers_)
-      for (nm in c(names(private$parameters_), persistent)) {
-        own <- if (nm %in% names(private$parameters_)) private$parameters_[[nm]]
-               else private$buffers_[[nm]]
-        if (is.null(own)) next
-        key <- paste0(prefix, nm)
-        if (!key %in% names(state_dict)) {
-          # state dicts from before batch norm counted its batches lack the counter
-          if (nm == "num_batches_tracked") next
-          .value_error(sprintf("Could not find %s in the state_dict.", key))
-        }
-        value <- state_dict[[key]]
-        if (.is_dead(own)) {
-          # a tensor of a module read back from an .rds file: take the new value
-          if (nm %in% names(private$parameters_)) {
-            self$register_parameter(nm, nn_parameter(value$detach()$clone()))
-          } else {
-            self$register_buffer(nm, value$detach()$clone())
-          }
-        } else if (refer) {
-          value$requires_grad_(own$requires_grad)
-          if (nm %in% names(private$parameters_)) {
-            self$register_parameter(nm, nn_parameter(value, own$requires_grad))
-          } else {
-            self$register_buffer(nm, value)
-          }
-        } else {
-          if (!identical(as.integer(dim(value)), as.integer(dim(own)))) {
-            .value_error(sprintf(
-              "size mismatch for %s: the state_dict's tensor has shape [%s], the module's [%s]",
-              key, paste(dim(value), collapse = ", "), paste(dim(own), collapse = ", ")))
-          }
-          with_no_grad(own$copy_(value))
-        }
-      }
+      .nn_state_dict(.nn_py(self), prefix, keepvars)
     },
     load_state_dict = function(state_dict, ..., .refer_to_state_dict = FALSE) {
-      load <- function(module, prefix) {
-        module$.load_from_state_dict(state_dict, prefix, .refer_to_state_dict)
-        kids <- module$.__enclos_env__$private$modules_
-        for (nm in names(kids)) {
-          if (!is.null(kids[[nm]])) load(kids[[nm]], paste0(prefix, nm, "."))
-        }
-      }
-      load(self, "")
+      if (.nn_is_dead(self)) .nn_revive(self)
+      .nn_load_state_dict(.nn_py(self), state_dict, .refer_to_state_dict)
       invisible(create_nn_module_callable(self))
     },
     zero_grad = function(set_to_none = FALSE) {
-      for (p in self$parameters) {
-        if (!is_undefined_tensor(p$grad)) {
-          if (set_to_none) p$grad <- NULL
-          else p$grad <- torch_zeros_like(p$grad)
-        }
-      }
+      .nn_zero_grad(.nn_py(self), set_to_none)
       invisible(NULL)
     },
     apply = function(fn) {
-      for (m in private$modules_) m$apply(fn)
+      for (m in self$children) m$apply(fn)
       fn(self)
       invisible(create_nn_module_callable(self))
     },
     named_parameters = function(recursive = TRUE) {
-      if (recursive) self$parameters else private$parameters_
+      .nn_named(.nn_py(self), "parameters", recursive)
     },
     named_buffers = function(recursive = TRUE) {
-      if (recursive) self$buffers else private$buffers_
+      .nn_named(.nn_py(self), "buffers", recursive)
     },
     requires_grad_ = function(requires_grad = TRUE) {
-      for (p in self$parameters) p$requires_grad_(requires_grad)
+      .nn_requires_grad(.nn_py(self), requires_grad)
       invisible(create_nn_module_callable(self))
     }
   ),
   private = list(
-    training_ = TRUE,
-    parameters_ = list(),
-    buffers_ = list(),
-    modules_ = list(),
-    non_persistent_buffers_ = character()
+    py = NULL,         # the Python module (a weak handle once a callable holds it)
+    children_ = NULL,  # the children's callables, by their Python module's address
+    args_ = NULL,      # what initialize() was given, to rebuild it (.nn_revive)
+    pinned_ = FALSE    # the R6 object holds its Python module itself (.nn_revive)
   ),
   active = list(
     training = function(value) {
-      if (!missing(value)) {
-        if (!(is.logical(value) && length(value) == 1 && !is.na(value))) {
-          .value_error("Field `training` must be a logical flag.")
-        }
-        private$training_ <- value
-        if (!is.null(private$py)) .nn_set(private$py, "training", "", value)
+      if (missing(value)) return(.nn_training(.nn_py(self)))
+      if (!(is.logical(value) && length(value) == 1 && !is.na(value))) {
+        .value_error("Field `training` must be a logical flag.")
       }
-      private$training_
+      .nn_set_training(.nn_py(self), value)
     },
     parameters = function(value) {
       if (!missing(value)) {
@@ -214,57 +131,87 @@ nn_Module <- R6::R6Class(
                               " You can modify the parameter in-place or use",
                               " `module$parameter_name <- new_value`"))
       }
-      .unique_named(c(.prefixed(private$modules_, "parameters"),
-                      .drop_null(private$parameters_)))
+      .nn_named(.nn_py(self), "parameters", TRUE)
     },
     buffers = function(value) {
       if (!missing(value)) {
         .runtime_error("It's not possible to modify the buffers list.")
       }
-      .unique_named(c(.prefixed(private$modules_, "buffers"), .drop_null(private$buffers_)))
+      .nn_named(.nn_py(self), "buffers", TRUE)
     },
     modules = function(value) {
       if (!missing(value)) .runtime_error("It's not possible to modify the modules list.")
       out <- list(create_nn_module_callable(self))
-      for (m in private$modules_) out <- c(out, m$modules)
+      for (m in self$children) out <- c(out, m$modules)
       keep <- !duplicated(lapply(out, function(m) attr(m, "module")))
       out[keep]
     },
     children = function(value) {
       if (!missing(value)) .runtime_error("It's not possible to modify the children list.")
-      private$modules_
+      kids <- .nn_children(.nn_py(self))
+      out <- lapply(kids, function(py) .nn_callable_in(self, py))
+      names(out) <- names(kids)
+      out
     }
   )
 )
 
-# Each child's entries, names prefixed with the child's name ("fc.weight").
-.prefixed <- function(modules, field) {
-  out <- list()
-  for (nm in names(modules)) {
-    m <- modules[[nm]]
-    if (is.null(m)) next
-    vals <- m[[field]]
-    if (length(vals)) {
-      names(vals) <- paste0(nm, ".", names(vals))
-      out <- c(out, vals)
-    }
+# The module's Python module; a module defined in R gets its RModule on first use.
+.nn_py <- function(self) {
+  priv <- .subset2(self, ".__enclos_env__")$private
+  py <- priv$py
+  if (is.null(py)) py <- priv$py <- .nn_module_new()
+  py
+}
+
+.nn_children_cache <- function(self) {
+  priv <- .subset2(self, ".__enclos_env__")$private
+  if (is.null(priv$children_)) priv$children_ <- new.env(parent = emptyenv())
+  priv$children_
+}
+
+# The callable of a child (a Python module `py` found in `parent`): the one
+# the parent keeps, else a new one (from the child's R6 object, made if the
+# child was made in Python).
+.nn_callable_in <- function(parent, py) {
+  cache <- .nn_children_cache(parent)
+  key <- .Call(C_address, py)
+  f <- cache[[key]]
+  if (is.null(f)) {
+    f <- .nn_callable(py)
+    assign(key, f, envir = cache)
   }
-  out
+  f
 }
 
-.drop_null <- function(x) x[!vapply(x, is.null, logical(1))]
-
-.unique_named <- function(x) {
-  if (!length(x)) return(list())
-  ids <- vapply(x, xptr_address, character(1))
-  x[!duplicated(ids)]
+.nn_callable <- function(py) {
+  front <- .nn_front(py)  # its R6 object, or its class name when it has none yet
+  if (is.character(front)) {
+    Module <- get0(front, envir = .nn_layer_classes, inherits = FALSE)
+    if (is.null(Module)) Module <- nn_PyModule
+    front <- Module$new(.py = py)
+  }
+  create_nn_module_callable(front)
 }
 
-.keep_or_detach <- function(p, keepvars) {
-  if (keepvars) return(p)
-  out <- p$detach()
-  if (p$requires_grad) out$requires_grad_(TRUE)
-  out
+# A field that a registration takes the name of goes (registered things are
+# read from Python).
+.nn_unshadow <- function(self, name) {
+  if (exists(name, envir = self, inherits = FALSE) && !bindingIsLocked(name, self) &&
+      !bindingIsActive(name, self)) {
+    rm(list = name, envir = self)
+  }
+}
+
+.nn_check_module <- function(name, module) {
+  if (!inherits(module, "nn_module")) {
+    stop(sprintf("Expected <nn_module> but got object of type <%s>",
+                 paste(class(module), collapse = "/")), call. = FALSE)
+  }
+  if (inherits(module, "nn_module_generator")) {
+    stop(sprintf("Module '%s' must be initialized: call the generator first", name),
+         call. = FALSE)
+  }
 }
 
 .value_error <- function(msg) {
@@ -332,12 +279,10 @@ nn_module <- function(classname = NULL, inherit = nn_Module, ...,
   )
   .finish_class(Module)
   init <- .find_initialize(Module)
-  # the generator has initialize's arguments and passes them on by name
-  args <- lapply(names(formals(init)), as.name)
-  names(args) <- ifelse(names(formals(init)) == "...", "", names(formals(init)))
+  # the generator has initialize's arguments and passes on the ones given
   gen <- function() NULL
   formals(gen) <- formals(init)
-  body(gen) <- bquote(create_nn_module_callable(.(as.call(c(list(quote(Module$new)), args)))))
+  body(gen) <- bquote(.nn_construct(Module, .nn_given(environment(), .(names(formals(init))))))
   attr(gen, "class") <- c(classes, "nn_module_generator")
   attr(gen, "module") <- Module
   gen
@@ -352,12 +297,43 @@ nn_module <- function(classname = NULL, inherit = nn_Module, ...,
   function() NULL
 }
 
+# The arguments a generator was given (of its formals `names`), as values:
+# what initialize() gets, kept to rebuild the module (.nn_revive).
+.nn_given <- function(env, names) {
+  args <- list()
+  for (n in names) {
+    if (n == "...") {
+      args <- c(args, eval(quote(list(...)), env))
+    } else if (!eval(call("missing", as.name(n)), env)) {
+      args[n] <- list(get(n, envir = env))
+    }
+  }
+  args
+}
+
+.nn_construct <- function(Module, args) {
+  instance <- do.call(Module$new, args, quote = TRUE)
+  priv <- .subset2(instance, ".__enclos_env__")$private
+  priv$args_ <- args
+  create_nn_module_callable(instance)
+}
+
 create_nn_module_callable <- function(instance) {
-  f <- instance$forward
-  attr(f, "class") <- instance$.classes
-  attr(f, "module") <- instance
+  priv <- .subset2(instance, ".__enclos_env__")$private
+  f <- .subset2(instance, "forward")
+  classes <- .subset2(instance, ".classes")
+  handles <- .nn_bind(.nn_py(instance), instance, f, classes[[1]])
+  if (!isTRUE(priv$pinned_)) priv$py <- handles[[2]]
+  # (in an environment: a callable deparses, and all.equal() compares it, the
+  # same whichever Python module it holds)
+  holder <- new.env(parent = emptyenv())
+  holder$py <- handles[[1]]
+  attributes(f) <- list(class = classes, module = instance, py = holder)
   f
 }
+
+# The Python module a callable holds.
+.nn_py_of <- function(module) attr(module, "py")$py
 
 `$.nn_module` <- function(x, name) {
   attr(x, "module")[[name]]
@@ -367,37 +343,30 @@ create_nn_module_callable <- function(instance) {
   attr(x, "module")[[name]]
 }
 
-`$.nn_Module` <- function(x, name) x[[name]]
-
-`[[.nn_Module` <- function(x, name) {
-  if (identical(name, ".__enclos_env__")) return(NextMethod())
-  priv <- .subset2(x, ".__enclos_env__")$private
-  if (is.numeric(name)) {
-    mods <- priv$modules_
-    if (name > length(mods) || name < 1) {
-      stop(sprintf("subscript out of bounds: the module has %d children", length(mods)),
-           call. = FALSE)
-    }
-    return(mods[[name]])
-  }
-  for (tab in c("parameters_", "buffers_", "modules_")) {
-    o <- priv[[tab]][[name]]
+# The R6 object's own fields and methods first, then its Python module's
+# parameters, buffers, children (`x[[i]]`: the i-th) and plain attributes:
+# one crossing (the lookup in every forward(): kept short).
+`$.nn_Module` <- function(x, name) {
+  if (is.character(name)) {
+    o <- .subset2(x, name)
     if (!is.null(o)) return(o)
   }
-  o <- NextMethod()
-  if (is.null(o) && !is.null(priv$py)) o <- .nn_attr(priv$py, name)
-  o
+  priv <- .subset2(.subset2(x, ".__enclos_env__"), "private")
+  py <- priv$py
+  if (is.null(py)) py <- .nn_py(x)
+  o <- .External(C_call, .py$nn_get, py, name)
+  if (!inherits(o, "nn_py_module")) return(o)
+  f <- priv$children_[[.Call(C_address, o)]]  # (.nn_callable_in, its common case inline)
+  if (is.null(f)) .nn_callable_in(x, o) else f
 }
+
+`[[.nn_Module` <- `$.nn_Module`
 
 `[[<-.nn_Module` <- function(x, name, value) {
   if (is_nn_module(value)) {
     x$add_module(name, value)
-  } else if (is_torch_tensor(value) && nzchar(kind <- .nn_kind(value))) {
-    if (kind == "parameter") x$register_parameter(name, value)
-    else x$register_buffer(name, value, kind == "buffer_persistent")
-  } else if (is_torch_tensor(value) &&
-             !is.null(.subset2(x, ".__enclos_env__")$private$parameters_[[name]])) {
-    x$register_parameter(name, nn_parameter(value, value$requires_grad))
+  } else if (is_torch_tensor(value) && .nn_assign(.nn_py(x), name, value)) {
+    .nn_unshadow(x, name)
   } else {
     NextMethod()
   }
@@ -423,97 +392,69 @@ print.nn_module <- function(x, ...) {
   invisible(x)
 }
 
-# printing as R torch (cli's rules and bullets, drawn here) ----------------
-
-.nn_print <- function(self, private) {
-  width <- getOption("cli.width", getOption("width", 80))
-  rule <- function(title) {
-    head <- paste0("\u2500\u2500 ", title, " ")
-    cat(head, strrep("\u2500", max(width - nchar(head), 0)), "\n", sep = "")
-  }
-  cat("An `nn_module` containing ", .comma(.param_count(self)), " parameters.\n", sep = "")
-  section <- function(title, items) {
-    if (!length(items)) return()
-    cat("\n")
-    rule(title)
-    for (s in items) cat("\u2022 ", s, "\n", sep = "")
-  }
-  mods <- .drop_null(private$modules_)
-  section("Modules", vapply(names(mods), function(n) {
-    sprintf("%s: <%s> #%s parameters", n, class(mods[[n]])[1], .comma(.param_count(mods[[n]])))
-  }, character(1)))
-  tstr <- function(t) sprintf("%s [%s]", as.character(t$dtype),
-                              paste0("1:", dim(t), collapse = ", "))
-  pars <- .drop_null(private$parameters_)
-  section("Parameters", vapply(names(pars), function(n) paste0(n, ": ", tstr(pars[[n]])),
-                               character(1)))
-  bufs <- .drop_null(private$buffers_)
-  section("Buffers", vapply(names(bufs), function(n) paste0(n, ": ", tstr(bufs[[n]])),
-                            character(1)))
-}
-
-.comma <- function(n) format(n, big.mark = ",", scientific = FALSE, trim = TRUE)
-
-.param_count <- function(m) {
-  pars <- m$parameters
-  if (!length(pars)) return(0)
-  sum(vapply(pars, function(p) prod(dim(p)), numeric(1)))
-}
-
-# cloning ---------------------------------------------------------------------
+# cloning, saving -----------------------------------------------------------
 
 clone_module <- function(module, deep = FALSE, ...) {
   self <- if (inherits(module, "nn_module")) attr(module, "module") else module
-  if (!deep) {
-    return(create_nn_module_callable(self$.__enclos_env__$private$.__clone_r6__(deep = FALSE)))
+  if (!deep) return(.nn_clone_r6(self, .nn_copy(.nn_py(self))))
+  # each tensor and each module copied once, so what was shared stays shared
+  copied <- .nn_deep_copy(.nn_py(self))  # list(copy, list(list(module, its copy), ...))
+  for (pair in rev(copied[[2]])) {  # children first: their finalize_deep_clone() first
+    front <- .nn_front(pair[[1]])
+    if (!is.character(front)) .nn_clone_r6(front, pair[[2]], deep = TRUE)
   }
-  .deep_copy(self, new.env())
+  .nn_callable(copied[[1]])
 }
 
-# A deep copy of a module tree: each tensor and each module copied once, so
-# what was shared (the same parameter, the same child twice) stays shared.
-# `table` keeps tensors by address and modules as (original, copy) pairs.
-.deep_copy <- function(instance, table) {
-  for (pair in table$modules) {
-    if (identical(pair[[1]], instance)) return(pair[[2]])
-  }
-  priv <- instance$.__enclos_env__$private
-  if (!is.null(priv$py)) {
-    copy <- .nn_wrap(.nn_clone(priv$py))
-    attr(copy, "module")$.__enclos_env__$private$args_ <- priv$args_
-    table$modules <- c(table$modules, list(list(instance, copy)))
-    return(copy)
-  }
-  copy <- priv$.__clone_r6__(deep = FALSE)
-  cp <- copy$.__enclos_env__$private
-  copy_tensor <- function(t) {
-    if (is.null(t)) return(t)
-    k <- xptr_address(t)
-    if (!is.null(table[[k]])) return(table[[k]])
-    out <- t$detach()$clone()
-    kind <- .nn_kind(t)
-    if (kind == "parameter") out <- nn_parameter(out, t$requires_grad)
-    else if (nzchar(kind)) out <- nn_buffer(out, kind == "buffer_persistent")
-    table[[k]] <- out
-    out
-  }
-  for (nm in names(cp$parameters_)) cp$parameters_[nm] <- list(copy_tensor(cp$parameters_[[nm]]))
-  for (nm in names(cp$buffers_)) cp$buffers_[nm] <- list(copy_tensor(cp$buffers_[[nm]]))
-  for (nm in names(cp$modules_)) {
-    m <- cp$modules_[[nm]]
-    if (!is.null(m)) cp$modules_[[nm]] <- .deep_copy(attr(m, "module"), table)
-  }
-  callable <- create_nn_module_callable(copy)
-  table$modules <- c(table$modules, list(list(instance, callable)))
-  if (!is.null(cp$finalize_deep_clone)) cp$finalize_deep_clone()
-  callable
+# A copy of an R6 object, its Python module `py`.
+.nn_clone_r6 <- function(instance, py, deep = FALSE) {
+  copy <- .subset2(instance, ".__enclos_env__")$private$.__clone_r6__(deep = FALSE)
+  priv <- .subset2(copy, ".__enclos_env__")$private
+  priv$py <- py
+  priv$children_ <- NULL
+  priv$pinned_ <- FALSE
+  f <- create_nn_module_callable(copy)
+  if (deep && !is.null(priv$finalize_deep_clone)) priv$finalize_deep_clone()
+  f
 }
 
-xptr_address <- function(x) .xptr_address(x)
+# The R6 object and its Python module read back by torch_load(), joined again.
+.nn_relink <- function(instance, py) {
+  priv <- .subset2(instance, ".__enclos_env__")$private
+  priv$py <- py
+  priv$children_ <- NULL
+  priv$pinned_ <- FALSE
+  create_nn_module_callable(instance)
+}
 
-# Whether an external pointer lost its object (read back by readRDS()).
-.is_dead <- function(x) {
-  !is.null(x) && inherits(tryCatch(.xptr_address(x), error = function(e) e), "error")
+# A module read back by readRDS(): its Python module is gone (R restores
+# external pointers empty) until load_state_dict() rebuilds it with
+# initialize() and the arguments it was first made with.
+.nn_is_dead <- function(self) {
+  py <- .subset2(self, ".__enclos_env__")$private$py
+  !is.null(py) && is.na(.py_address(py))
+}
+
+.nn_revive <- function(self) {
+  priv <- .subset2(self, ".__enclos_env__")$private
+  if (is.null(priv$args_)) {
+    stop("this module was saved from another R session and can't be rebuilt", call. = FALSE)
+  }
+  priv$py <- NULL
+  priv$children_ <- NULL
+  priv$pinned_ <- TRUE  # the callables read back hold empty pointers: the R6 object holds it
+  do.call(.subset2(self, "initialize"), priv$args_, quote = TRUE)
+  create_nn_module_callable(self)
+}
+
+.py_address <- function(x) .Call(C_address, x)
+
+xptr_address <- function(x) {
+  address <- .py_address(x)
+  if (is.na(address)) {
+    stop("this object no longer exists (it was saved from another R session)", call. = FALSE)
+  }
+  address
 }
 
 # Built-in layers: Python modules behind one generic wrapper -------------------
@@ -524,60 +465,21 @@ nn_PyModule <- R6::R6Class(
   lock_objects = FALSE,
   public = list(
     initialize = function(..., .py = NULL) {
-      if (is.null(.py)) {
-        private$args_ <- list(...)   # to rebuild it after saveRDS()/readRDS()
-        .py <- .nn_new(private$layer_, ...)
-      }
-      private$py <- .py
-      private$mirror()
+      private$py <- if (is.null(.py)) .nn_new(private$layer_, ...) else .py
     },
-    .load_from_state_dict = function(state_dict, prefix, refer = FALSE) {
-      if (.is_dead(private$py)) {
-        # read back from an .rds file: the Python layer is gone; make it anew
-        if (is.null(private$args_)) {
-          stop("this module was saved from another R session and can't be rebuilt",
-               call. = FALSE)
-        }
-        private$py <- do.call(.nn_new, c(list(private$layer_), private$args_))
-        private$mirror()
-      }
-      super$.load_from_state_dict(state_dict, prefix, refer)
-    },
-    forward = function(...) .nn_forward(private$py, ...),
-    register_parameter = function(name, param) {
-      super$register_parameter(name, param)
-      .nn_set(private$py, "parameter", name, param)
-      invisible(self)
-    },
-    register_buffer = function(name, tensor, persistent = TRUE) {
-      super$register_buffer(name, tensor, persistent)
-      .nn_set(private$py, "buffer", name, tensor)
-      invisible(self)
-    },
-    .apply = function(fn) {
-      super$.apply(fn)
-      for (nm in names(private$parameters_)) {
-        .nn_set(private$py, "parameter", nm, private$parameters_[[nm]])
-      }
-      for (nm in names(private$buffers_)) {
-        .nn_set(private$py, "buffer", nm, private$buffers_[[nm]])
-      }
-      invisible(create_nn_module_callable(self))
-    }
+    forward = function(...) .External(C_call, .py$nn_forward, private$py, ...)
   ),
-  private = list(
-    py = NULL,
-    layer_ = NULL,
-    args_ = NULL,
-    mirror = function() {
-      st <- .nn_state(private$py)
-      private$parameters_ <- st$parameters
-      private$buffers_ <- st$buffers
-      private$non_persistent_buffers_ <- as.character(unlist(st$non_persistent))
-      private$modules_ <- lapply(st$children, .nn_wrap)
-    }
-  )
+  private = list(layer_ = NULL)
 )
+
+.finish_class <- function(Module) {
+  Module$set("private", ".__clone_r6__", nn_Module$public_methods$clone, overwrite = TRUE)
+  Module$set("public", "clone", overwrite = TRUE, value = function(deep = FALSE, ...) {
+    torch::clone_module(self, deep = deep)
+  })
+  invisible(Module)
+}
+.finish_class(nn_PyModule)
 
 # An R generator (class c(name, "nn_module", "nn_module_generator")) for one
 # Python layer.
@@ -591,18 +493,10 @@ nn_PyModule <- R6::R6Class(
     private = list(layer_ = name)
   )
   .finish_class(Module)
-  gen <- function(...) create_nn_module_callable(Module$new(...))
+  gen <- function(...) .nn_construct(Module, list(...))
   attr(gen, "class") <- c(classes, "nn_module_generator")
   attr(gen, "module") <- Module
   gen
-}
-
-.finish_class <- function(Module) {
-  Module$set("private", ".__clone_r6__", nn_Module$public_methods$clone, overwrite = TRUE)
-  Module$set("public", "clone", overwrite = TRUE, value = function(deep = FALSE, ...) {
-    torch::clone_module(self, deep = deep)
-  })
-  invisible(Module)
 }
 
 # R torch's losses inherit nn_loss (those taking class weights nn_weighted_loss).
@@ -613,43 +507,21 @@ nn_PyModule <- R6::R6Class(
   c(if (name %in% weighted) "nn_weighted_loss", "nn_loss")
 }
 
-# A Python module (a child of a built-in layer, or a clone) as an R module.
-.nn_wrap <- function(py) {
-  if (is.null(py)) return(NULL)
-  name <- .nn_state(py)$class
-  gen <- get0(name, envir = topenv(), inherits = FALSE)
-  Module <- if (inherits(gen, "nn_module_generator")) attr(gen, "module") else nn_PyModule
-  create_nn_module_callable(Module$new(.py = py))
+# Every layer rtorch_py.nn exports gets its generator when the package loads
+# (.onLoad): R's list of layers is Python's. Each is made on first use (R's
+# collector then has fewer objects to walk). Their R6 classes by name, for
+# Python modules met from R (a layer's children, a clone's).
+.nn_layer_classes <- new.env(parent = emptyenv())
+
+.nn_make_layers <- function(ns) {
+  for (name in unlist(.nn_py_layer_names())) .nn_make_layer(name, ns)
 }
 
-# Every built-in layer; tests check this list against rtorch_py.nn's.
-.nn_layer_names <- c(
-  "nn_adaptive_avg_pool1d", "nn_adaptive_avg_pool2d", "nn_adaptive_avg_pool3d",
-  "nn_adaptive_max_pool1d", "nn_adaptive_max_pool2d", "nn_adaptive_max_pool3d",
-  "nn_alpha_dropout", "nn_aum_loss", "nn_avg_pool1d", "nn_avg_pool2d", "nn_avg_pool3d",
-  "nn_batch_norm1d", "nn_batch_norm2d", "nn_batch_norm3d", "nn_bce_loss",
-  "nn_bce_with_logits_loss", "nn_bilinear", "nn_celu", "nn_constant_pad1d",
-  "nn_constant_pad2d", "nn_constant_pad3d", "nn_contrib_sparsemax", "nn_conv1d", "nn_conv2d", "nn_conv3d",
-  "nn_conv_transpose1d", "nn_conv_transpose2d", "nn_conv_transpose3d",
-  "nn_cosine_embedding_loss", "nn_cross_entropy_loss", "nn_dropout", "nn_dropout2d",
-  "nn_dropout3d", "nn_elu", "nn_embedding", "nn_embedding_bag", "nn_flatten", "nn_gelu",
-  "nn_glu", "nn_group_norm", "nn_gru", "nn_hardshrink", "nn_hardsigmoid", "nn_hardswish",
-  "nn_hardtanh", "nn_hinge_embedding_loss", "nn_huber_loss", "nn_identity",
-  "nn_kl_div_loss", "nn_l1_loss", "nn_layer_norm", "nn_leaky_relu", "nn_linear",
-  "nn_log_sigmoid", "nn_log_softmax", "nn_lp_pool1d", "nn_lp_pool2d", "nn_lstm",
-  "nn_margin_ranking_loss", "nn_max_pool1d", "nn_max_pool2d", "nn_max_pool3d", "nn_mish",
-  "nn_mse_loss", "nn_multi_margin_loss", "nn_multihead_attention",
-  "nn_multilabel_margin_loss",
-  "nn_multilabel_soft_margin_loss", "nn_nll_loss", "nn_poisson_nll_loss", "nn_prelu",
-  "nn_reflection_pad1d", "nn_reflection_pad2d", "nn_relu", "nn_relu6",
-  "nn_replication_pad1d", "nn_replication_pad2d", "nn_replication_pad3d", "nn_rnn",
-  "nn_selu", "nn_sigmoid", "nn_silu", "nn_smooth_l1_loss", "nn_soft_margin_loss",
-  "nn_softmax", "nn_softmin", "nn_softplus", "nn_softshrink", "nn_softsign", "nn_tanh",
-  "nn_tanhshrink", "nn_threshold", "nn_triplet_margin_loss", "nn_unflatten", "nn_upsample",
-  "nn_zero_pad1d", "nn_zero_pad2d"
-)
-for (.name in .nn_layer_names) assign(.name, .py_layer(.name))
-rm(.name)
+.nn_make_layer <- function(name, ns) {
+  force(name)
+  delayedAssign(name, .py_layer(name), assign.env = ns)
+  delayedAssign(name, attr(get(name, envir = ns), "module"), assign.env = .nn_layer_classes)
+}
 
 # Containers (R modules, so they can hold R-defined modules) -------------------
 
@@ -664,19 +536,12 @@ nn_sequential <- nn_module(
     }
   },
   forward = function(input) {
-    for (module in private$modules_) input <- module(input)
+    for (module in self$children) input <- module(input)
     input
   }
 )
 
-length.nn_sequential <- function(x) length(attr(x, "module")$.__enclos_env__$private$modules_)
-
-`[[.nn_sequential` <- function(x, name) {
-  if (is.numeric(name) && length(name) == 1) {
-    return(attr(x, "module")$.__enclos_env__$private$modules_[[name]])
-  }
-  NextMethod()
-}
+length.nn_sequential <- function(x) length(x$children)
 
 `[.nn_sequential` <- function(x, i) {
   do.call(nn_sequential, lapply(i, function(j) x[[j]]))
@@ -699,13 +564,12 @@ nn_module_list <- nn_module(
     for (i in seq_along(modules)) self$add_module(i - 1, modules[[i]])
   },
   insert = function(index, module) {
-    mods <- append(private$modules_, list(module), after = index - 1)
-    private$modules_ <- list()
-    for (i in seq_along(mods)) self$add_module(i - 1, mods[[i]])
+    .nn_check_module(index, module)
+    .nn_insert(.nn_py(self), index, .nn_py_of(module))
     invisible(self)
   },
   append = function(module) {
-    self$add_module(length(private$modules_), module)
+    self$add_module(length(self$children), module)
     invisible(self)
   },
   extend = function(modules) {
@@ -717,18 +581,9 @@ nn_module_list <- nn_module(
   }
 )
 
-`[[.nn_module_list` <- function(x, name) {
-  if (is.numeric(name) && length(name) == 1) {
-    return(attr(x, "module")$.__enclos_env__$private$modules_[[name]])
-  }
-  NextMethod()
-}
+as.list.nn_module_list <- function(x, ...) unname(x$children)
 
-as.list.nn_module_list <- function(x, ...) {
-  unname(attr(x, "module")$.__enclos_env__$private$modules_)
-}
-
-length.nn_module_list <- function(x) length(attr(x, "module")$.__enclos_env__$private$modules_)
+length.nn_module_list <- function(x) length(x$children)
 
 nn_module_dict <- nn_module(
   "nn_module_dict",

@@ -1,8 +1,10 @@
 # torch_save() / torch_load(). Tensors and plain lists of tensors, numbers
 # and vectors are written in rtorch-py's format (a zip of JSON and .npy
 # arrays, readable from Python too). Other R values (modules, datasets...)
-# are serialized by R with every Python object (tensors, built-in layers)
-# taken out by a refhook and stored beside it. Loading never runs code.
+# are serialized by R with every Python object (tensors, modules' Python
+# modules) taken out by a refhook and stored beside it; modules' R6 objects
+# go with them (the Python modules hold their children's, R doesn't), joined
+# to their Python modules again on loading. Loading never runs code.
 
 .is_plain_value <- function(x) {
   if (is_torch_tensor(x)) return(TRUE)
@@ -25,6 +27,8 @@ torch_save <- function(obj, path, ..., compress = TRUE) {
   if (.is_plain_value(obj)) {
     .save_value(obj, path)
   } else {
+    fronts <- .nn_fronts(.python_modules_in(obj))  # list(list(module, R6 object), ...)
+    if (length(fronts)) obj <- structure(list(obj, fronts), class = "rtorch_with_modules")
     refs <- list()
     keys <- character()
     hook <- function(x) {
@@ -43,6 +47,16 @@ torch_save <- function(obj, path, ..., compress = TRUE) {
     .save_r(path, as.integer(rds), refs)
   }
   invisible(obj)
+}
+
+# The Python modules an R value holds (in its modules' callables).
+.python_modules_in <- function(obj) {
+  found <- list()
+  serialize(obj, connection = NULL, refhook = function(x) {
+    if (inherits(x, "nn_py_module")) found[[length(found) + 1L]] <<- x
+    NULL
+  })
+  found
 }
 
 torch_serialize <- function(obj, ...) {
@@ -69,7 +83,10 @@ torch_load <- function(path, device = "cpu") {
   out <- .load_r(path.expand(path))
   if (identical(out[[1]], "value")) return(out[[2]])
   refs <- out[[4]]
-  unserialize(as.raw(out[[3]]), refhook = function(s) refs[[as.integer(s)]])
+  obj <- unserialize(as.raw(out[[3]]), refhook = function(s) refs[[as.integer(s)]])
+  if (!inherits(obj, "rtorch_with_modules")) return(obj)
+  for (pair in obj[[2]]) .nn_relink(pair[[2]], pair[[1]])
+  obj[[1]]
 }
 
 # A state dict saved by PyTorch (torch.save(model.state_dict(), path)) or by

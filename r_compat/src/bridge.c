@@ -18,6 +18,7 @@
 #include <R.h>
 #include <Rinternals.h>
 #include <R_ext/Rdynload.h>
+#include <inttypes.h>
 #include <string.h>
 
 extern Rboolean R_Visible; /* exported by libR, not declared in its headers */
@@ -311,6 +312,27 @@ static SEXP class_for(PyObject *o) {
     return default_class;
 }
 
+/* A weak handle: R holds a Python weak reference where holding the object
+ * would make a cycle across the two languages' collectors (an nn_module's R6
+ * object and its Python module, which holds the R6 object).  Crossing into
+ * Python, it is the object it refers to. */
+static PyObject *weak_target(PyObject *ref) {
+    PyObject *o;
+#if PY_VERSION_HEX >= 0x030D0000
+    if (PyWeakref_GetRef(ref, &o) < 0) return NULL;
+#else
+    o = PyWeakref_GetObject(ref);
+    if (o == Py_None) o = NULL;
+    else Py_INCREF(o);
+#endif
+    if (!o)
+        PyErr_SetString(PyExc_RuntimeError,
+                        "this module's Python side no longer exists: an R module lives as "
+                        "long as its callable (what nn_linear() or net() returned) or a "
+                        "parent module holds it, not its R6 object alone");
+    return o;
+}
+
 /* ------------------------------------------------------------------------
  * R -> Python.  Scalars become Python scalars, other atomic vectors NumPy
  * arrays (through api._from_r_array), lists lists or NamedLists, our
@@ -358,10 +380,12 @@ static PyObject *r_to_py(SEXP x) {
             PyObject *o = (PyObject *)R_ExternalPtrAddr(x);
             if (!o) {
                 PyErr_SetString(PyExc_RuntimeError,
-                                "this tensor no longer exists (it was saved from another R "
-                                "session); create it again");
+                                "this object no longer exists (it was saved from another R "
+                                "session); create it again (a module: its load_state_dict() "
+                                "rebuilds it)");
                 return NULL;
             }
+            if (PyWeakref_CheckRef(o)) return weak_target(o);
             Py_INCREF(o);
             return o;
         }
@@ -888,6 +912,18 @@ static SEXP C_getattr(SEXP name) {
     return out;
 }
 
+/* The address of the object an external pointer holds, in hex: the id of a
+ * Python object (as f"{id(x):x}" gives it); NA once the pointer is empty
+ * (saved from another R session).  No Python call: no GIL needed. */
+static SEXP C_address(SEXP x) {
+    if (TYPEOF(x) != EXTPTRSXP) Rf_error("not an external pointer");
+    void *p = R_ExternalPtrAddr(x);
+    if (!p) return Rf_ScalarString(NA_STRING);
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRIxPTR, (uintptr_t)p);
+    return Rf_mkString(buf);
+}
+
 /* Hand any R value to Python untouched (it comes back as the same value). */
 static SEXP C_box(SEXP x) {
     PyGILState_STATE g = PyGILState_Ensure();
@@ -988,6 +1024,7 @@ static const R_CallMethodDef call_methods[] = {
     {"C_invoke", (DL_FUNC)&C_invoke, 2},
     {"C_getattr", (DL_FUNC)&C_getattr, 1},
     {"C_box", (DL_FUNC)&C_box, 1},
+    {"C_address", (DL_FUNC)&C_address, 1},
     {"C_export_native", (DL_FUNC)&C_export_native, 0},
     {"C_start_python", (DL_FUNC)&C_start_python, 1},
     {"C_python_running", (DL_FUNC)&C_python_running, 0},

@@ -10,6 +10,9 @@ anything else is a plain attribute. Two ways to define one:
 R torch's names are kept: `model.parameters` is a named list of every parameter
 (recursive; also callable, `model.parameters()`, as PyTorch users write it),
 `children`, `modules`, `buffers` likewise, `state_dict()`, `load_state_dict()`.
+
+R's modules are these too: every R module's parameters, buffers and children
+live in a Module (`rtorch_py/r/modules.py`).
 """
 from __future__ import annotations
 
@@ -49,6 +52,11 @@ def is_nn_parameter(x: Any) -> bool:
 
 def is_nn_buffer(x: Any) -> bool:
     return isinstance(x, Tensor) and x.__dict__.get(_KIND) == "buffer"
+
+
+def buffer_is_persistent(x: Tensor) -> bool:
+    """Whether a tensor marked by nn_buffer() goes into state dicts."""
+    return x.__dict__.get(_PERSISTENT, True)
 
 
 def is_nn_module(x: Any) -> bool:
@@ -100,7 +108,7 @@ class Module:
         if is_nn_parameter(value):
             self.register_parameter(name, value)
         elif is_nn_buffer(value):
-            self.register_buffer(name, value, value.__dict__.get(_PERSISTENT, True))
+            self.register_buffer(name, value, buffer_is_persistent(value))
         elif isinstance(value, Module):
             self.register_module(name, value)
         elif name in d["_parameters"] and (value is None or isinstance(value, Tensor)):
@@ -385,8 +393,9 @@ def _rule(title: str, width: int) -> str:
     return head + "─" * max(width - len(head), 0)
 
 
-def format_module(m: Module, width: int = 80) -> str:
-    """A module as R torch prints it."""
+def format_module(m: Module, width: int = 80,
+                  classname: Callable[[Module], str] = lambda c: type(c).__name__) -> str:
+    """A module as R torch prints it (its children named by `classname`)."""
     lines = [f"An `nn_module` containing {m.parameter_count():,} parameters."]
 
     def section(title: str, items: list[str]) -> None:
@@ -394,7 +403,7 @@ def format_module(m: Module, width: int = 80) -> str:
             lines.extend(["", _rule(title, width)])
             lines.extend("• " + s for s in items)
 
-    section("Modules", [f"{n}: <{type(c).__name__}> #{c.parameter_count():,} parameters"
+    section("Modules", [f"{n}: <{classname(c)}> #{c.parameter_count():,} parameters"
                         for n, c in m._modules.items() if c is not None])
     section("Parameters", [f"{n}: {_tensor_str(p)}" for n, p in m._parameters.items()
                            if p is not None])

@@ -4,11 +4,13 @@
 package in `r_compat/`, whose C part is the R<->Python crossing) into a
 private library the first time, and puts that library first in
 `.libPaths()`, so that `library(torch)` attaches the shim. Tensors pass
-between the languages as the same Python object; `to_r`/`from_r` convert for
-rpy2 users, and the rpy2 converter is extended so `%%R -i/-o` move tensors.
+between the languages as the same Python object (a module as its Python
+module); `to_r`/`from_r` convert for rpy2 users, and the rpy2 converter is
+extended so `%%R -i/-o` move tensors and modules.
 """
 from __future__ import annotations
 
+import atexit
 import fcntl
 import functools
 import hashlib
@@ -18,8 +20,14 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
+import warnings
 from pathlib import Path
 from typing import Any
+
+from ..nn.module import Module
+from ..tensor import Tensor
+from . import api
 
 __all__ = ["load", "r_source_dir", "library_dir", "ensure_installed", "install_package",
            "to_r", "from_r", "register_converter"]
@@ -115,7 +123,6 @@ def ensure_installed(quiet: bool = True) -> Path:
             if lib.exists():
                 shutil.rmtree(lib)
             os.replace(out_lib, lib)
-        import time
         for old in root.iterdir():  # earlier versions, unused for a day
             if old.is_dir() and old != lib and len(old.name) == 16 and \
                     time.time() - old.stat().st_mtime > 86400:
@@ -188,11 +195,10 @@ def load(attach: bool = True) -> None:
         ri.baseenv.find(".libPaths")(ri.StrSexpVector(
             [lib, *ri.baseenv.find(".libPaths")()]))
         _loaded_lib = lib
-    first = not hasattr(_native_api(), "shutdown")
+    first = not hasattr(api, "shutdown")
     ri.evalr('loadNamespace("torch")')
     if first:
-        import atexit
-        atexit.register(_native_api().shutdown)  # runs before rpy2 ends R
+        atexit.register(api.shutdown)  # runs before rpy2 ends R
     if attach:
         ri.evalr('suppressPackageStartupMessages(library(torch))')
     _register_converters()
@@ -202,22 +208,20 @@ def load(attach: bool = True) -> None:
 # rpy2 interop: R values <-> Python objects, the same tensors both ways
 
 
-def _native_api() -> Any:
-    from . import api
-    return api
-
-
 def _native() -> Any:
-    from . import api
+    """The api module, once the shim's C part has given it its functions."""
     if not hasattr(api, "sexp_to_py"):
         raise RuntimeError("the R shim is not loaded; call rtorch_py.r.load() first")
     return api
 
 
 def from_r(obj: Any) -> Any:
-    """An rpy2 object (an R tensor, list, vector...) as the shim sees it in
-    Python: R tensors become the very same Python Tensor."""
+    """An rpy2 object (an R tensor, module, list, vector...) as the shim sees
+    it in Python: R tensors become the very same Python Tensor, R modules
+    (`nn_linear(2, 1)`, `net()`) their Python module."""
     from rpy2.rinterface_lib import openrlib
+    if "nn_module" in getattr(obj, "rclass", ()):
+        obj = _shim_function(".nn_py_of")(obj)
     sexp = obj.__sexp__._cdata if hasattr(obj, "__sexp__") else obj
     addr = int(openrlib.ffi.cast("uintptr_t", sexp))
     return _native().sexp_to_py(addr)
@@ -225,26 +229,36 @@ def from_r(obj: Any) -> Any:
 
 def to_r(obj: Any) -> Any:
     """A Python object as an rpy2 object: a Tensor becomes an R torch_tensor
-    holding the same Tensor."""
+    holding the same Tensor, a Module an R module (callable) holding it."""
     from rpy2.rinterface_lib import conversion as rconv
     from rpy2.rinterface_lib import openrlib
     robj = _native().py_to_robject(obj)
     cdata = openrlib.ffi.cast("SEXP", robj.address)
-    return rconv._cdata_to_rinterface(cdata)
+    out = rconv._cdata_to_rinterface(cdata)
+    return _shim_function(".nn_callable")(out) if isinstance(obj, Module) else out
+
+
+def _shim_function(name: str) -> Any:
+    """One of the shim's R functions (r_compat/R), as rpy2 calls it."""
+    import rpy2.rinterface as ri
+    return ri.evalr(f"torch:::{name}")
 
 
 _converters_done = False
 
 
 def register_converter(converter: Any) -> None:
-    """Teach an rpy2 Converter to move tensors: a Python Tensor goes to R as
-    an R torch_tensor holding the same object, and back."""
+    """Teach an rpy2 Converter to move tensors and modules: a Python Tensor
+    goes to R as an R torch_tensor holding the same object (a Module as an R
+    module), and back."""
     import rpy2.rinterface as ri
-
-    from ..tensor import Tensor
 
     @converter.py2rpy.register(Tensor)
     def _tensor_py2rpy(obj: Tensor) -> Any:
+        return to_r(obj)
+
+    @converter.py2rpy.register(Module)
+    def _module_py2rpy(obj: Module) -> Any:
         return to_r(obj)
 
     @converter.rpy2py.register(ri.SexpExtPtr)
@@ -272,7 +286,6 @@ def _register_converters() -> None:
             seen.append(conv)
     if "IPython" not in sys.modules:
         return  # not in IPython/Jupyter, so no `%%R` magic to teach
-    import warnings
     try:
         with warnings.catch_warnings():  # rpy2's advice to install pandas
             warnings.simplefilter("ignore")

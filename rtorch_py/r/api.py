@@ -11,6 +11,8 @@ generated from the op registry by `tables.py`.
 - `indexing.py`: `[` and `[<-`
 - `functions.py`: `autograd_function()` with R closures, `ctx` as R sees it
 - `tables.py`: the ops' R forms, generated
+- `modules.py`, `nn_api.py`: `self$name` of a module and a built-in layer's forward (the
+  other functions of nn, optim and data reach R through `extensions.py`)
 
 This module imports no R: it can be used and tested without it.
 """
@@ -25,6 +27,8 @@ from .functions import (apply_function, ctx_get, ctx_mark_dirty,  # noqa: F401
                         ctx_mark_non_differentiable, ctx_save, make_autograd_function)
 from .in_r import PENDING_WARNINGS as _PENDING_WARNINGS  # noqa: F401 (read by the bridge)
 from .indexing import index, index_put  # noqa: F401
+from .modules import get as nn_get  # noqa: F401
+from .nn_api import nn_forward  # noqa: F401
 from .tensor_api import (anomaly_scope, as_array, dtype_eq, dtype_repr,  # noqa: F401
                          generator_method, grad_mode_scope, hook_remove, is_grad_enabled,
                          node_get, node_repr, scope_exit, set_grad_mode, tensor_get,

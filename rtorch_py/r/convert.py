@@ -1,26 +1,27 @@
-"""R values as the engine's: how the bridge converts, and R's 1-based dims.
+"""R values as the engine's: how the bridge converts.
 
 The C bridge (`r_compat/src/bridge.c`) turns R arguments into Python values
 (R doubles -> float, integers -> int, logicals -> bool, longer vectors and
 arrays -> NumPy arrays through `_from_r_array`, lists -> list/NamedList, our
 external pointers -> the very same Python object, anything else -> an R
 object handle) and reads R_CLASSES to give results their R class. The helpers
-here turn R's conventions into the engine's: 1-based dims and positions.
+here turn R values into the engine's (R's 1-based counting: `one_based.py`).
 
 This module imports no R: it can be used and tested without it.
 """
 from __future__ import annotations
 
-import builtins
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
 from ..creation import Generator
 from ..engine import Node, RemovableHandle
 from ..function import AutogradContext, NamedList
+from ..nn.module import Module
 from ..tensor import (Layout, Storage, Tensor, as_dtype, default_complex, dtype,
                       get_default_dtype, wrap)
+
 
 class RError(RuntimeError):
     """An R error raised inside an R callback, carried through Python.
@@ -84,6 +85,7 @@ R_CLASSES: list = [
     (MissingMember, ("rtorch_missing_member",)),
     (Generator, ("torch_generator", "R7")),
     (Storage, ("torch_storage", "R6")),
+    (Module, ("nn_py_module",)),  # (R gets its callable from it: r_compat/R/nn.R)
 ]
 
 
@@ -124,59 +126,7 @@ def _r_value(x: Any) -> Any:
 
 
 # --------------------------------------------------------------------------
-# 1-based dims and sizes
-
-
-def _int(v: Any, what: str = "value") -> int:
-    if isinstance(v, (bool, np.bool_)):
-        raise TypeError(f"expected an integer {what}, got a logical")
-    if isinstance(v, np.ndarray):
-        if v.size != 1:
-            raise ValueError(f"expected a single integer {what}, got {v.size} values")
-        v = v.reshape(()).item()
-    if isinstance(v, Tensor):
-        v = v.item()
-    iv = int(v)
-    if iv != v:
-        raise ValueError(f"expected an integer {what}, got {v}")
-    return iv
-
-
-def _dim(d: Any, ndim: int | None = None) -> int:
-    """R's 1-based dim (negative counts from the end) -> the engine's 0-based,
-    checked against `ndim` (when given) with a 1-based message."""
-    d = _int(d, "dim")
-    if d == 0:
-        raise IndexError("Indexing starts at 1 but found a 0.")
-    if ndim is not None:
-        n = builtins.max(ndim, 1)
-        if not -n <= d <= n:
-            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n}], "
-                             f"but got {d})")
-    return d - 1 if d > 0 else d
-
-
-def _dims(d: Any, ndim: int | None = None) -> Any:
-    if d is None:
-        return None
-    if isinstance(d, (list, tuple, np.ndarray)) and np.ndim(d) > 0:
-        flat = np.asarray(d).reshape(-1)
-        if flat.size == 1:
-            return _dim(flat[0], ndim)
-        return tuple(_dim(v, ndim) for v in flat)
-    return _dim(d, ndim)
-
-
-def _sizes(args: Sequence[Any]) -> tuple:
-    """torch_zeros(2, 3), torch_zeros(c(2, 3)), x$view(c(2, -1)): ints."""
-    out: list[int] = []
-    for a in args:
-        if isinstance(a, (list, tuple, np.ndarray, NamedList)):
-            out.extend(_int(v, "size") for v in np.asarray(list(a) if isinstance(a, NamedList)
-                                                           else a).reshape(-1))
-        else:
-            out.append(_int(a, "size"))
-    return tuple(out)
+# R values as the engine's
 
 
 def _list(x: Any) -> list:
@@ -185,11 +135,6 @@ def _list(x: Any) -> list:
     if isinstance(x, (list, tuple)):
         return list(x)
     return [x]
-
-
-def _one_based(t: Tensor) -> Tensor:
-    """Indices from the engine (0-based) as R torch gives them (1-based)."""
-    return wrap(t.data + 1)
 
 
 def _r_tensor(x: Any) -> Tensor:

@@ -7,9 +7,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import serialization
 from ..creation import torch_rand, torch_randint, torch_tensor
 from ..function import NamedList
+from ..ops import REGISTRY
 from ..tensor import Tensor
+from . import one_based
 
 
 def _index_array(idx: Any) -> np.ndarray:
@@ -28,11 +31,11 @@ def rows(tensors: Any, idx: Any, drop: bool = False) -> Any:
     the first dim (as `x[i, ..]` does in R)."""
     values = tensors.values() if isinstance(tensors, NamedList) else list(tensors)
     one = drop and np.ndim(idx) == 0 and not isinstance(idx, (list, NamedList))
-    arr = _index_array(idx) - 1
+    arr = one_based.labels(_index_array(idx))
     for t in values:
         n = t.shape[0]
         if arr.size and (arr.min() < 0 or arr.max() >= n):
-            bad = arr[(arr < 0) | (arr >= n)][0] + 1
+            bad = one_based.to_r(arr[(arr < 0) | (arr >= n)][0])
             raise IndexError(f"index {bad} is out of bounds for a dataset of {n} rows "
                              "(indices are 1-based)")
     if one:
@@ -46,13 +49,15 @@ def rows(tensors: Any, idx: Any, drop: bool = False) -> Any:
 def randperm(n: Any) -> np.ndarray:
     """A random order of 1..n, from the engine's generator (torch_manual_seed)."""
     n = int(n)
-    return (np.argsort(torch_rand(n).data, kind="stable") + 1).astype(np.int32) if n else \
-        np.zeros(0, np.int32)
+    if not n:
+        return np.zeros(0, np.int32)
+    order = np.argsort(torch_rand(n).data, kind="stable")
+    return one_based.to_r(order).astype(np.int32)
 
 
 def randint(n: Any, size: Any) -> np.ndarray:
     """`size` draws from 1..n with replacement."""
-    return (torch_randint(0, int(n), size=(int(size),)).data + 1).astype(np.int32)
+    return one_based.to_r(torch_randint(0, int(n), size=(int(size),)).data).astype(np.int32)
 
 
 def _r_tensor(v: Any) -> Tensor:
@@ -66,8 +71,7 @@ def _r_tensor(v: Any) -> Tensor:
 
 
 def _stack(items: list) -> Tensor:
-    from .. import torch_stack
-    return torch_stack(items, 0)
+    return REGISTRY["stack"].fn(items, 0)  # (torch_stack)
 
 
 class CollateError(ValueError):
@@ -121,22 +125,19 @@ R_FUNCTIONS: dict[str, Callable] = {
 
 def save_value(obj: Any, path: str) -> None:
     """Tensors and plain R values (lists, numbers, vectors): readable from Python too."""
-    from ..serialization import torch_save
-    torch_save(obj, path)
+    serialization.torch_save(obj, path)
 
 
 def save_r(path: str, rds: Any, refs: Any) -> None:
     """An R object serialized by R (`rds`, as R integers 0-255) whose references
     to Python objects (tensors, layers) are `refs`, by position."""
-    from ..serialization import save_r as _save_r
     data = np.asarray(rds, dtype=np.uint8).tobytes()
-    _save_r(path, data, refs.values() if isinstance(refs, NamedList) else list(refs))
+    serialization.save_r(path, data, refs.values() if isinstance(refs, NamedList) else list(refs))
 
 
 def load_r(path: str) -> list:
     """[kind, value, rds (R integers) or None, refs] for R's torch_load."""
-    from ..serialization import load_r as _load_r
-    kind, value, rds, refs = _load_r(path)
+    kind, value, rds, refs = serialization.load_r(path)
     if rds is not None:
         rds = np.frombuffer(rds, dtype=np.uint8).astype(np.int32)
     return [kind, value, rds, refs]
@@ -145,8 +146,7 @@ def load_r(path: str) -> list:
 def is_python_object(x: Any) -> bool:
     """Whether an R external pointer holds a Python object the saver can store
     (tensors and rtorch-py's own objects)."""
-    from ..serialization import _own_class
-    return isinstance(x, Tensor) or _own_class(x) is not None
+    return isinstance(x, Tensor) or serialization._own_class(x) is not None
 
 
 def object_key(x: Any) -> str:

@@ -1,6 +1,6 @@
 """R-facing parts of the package beyond the tensor API (nn, optim, data, ...).
 
-Each module named in MODULES exports `R_FUNCTIONS: dict[str, Callable]`, the
+Each module in MODULES exports `R_FUNCTIONS: dict[str, Callable]`, the
 Python callables R gets under those names (one `.External` each; names that
 start with "." stay internal to the R package, for its own R code). The R
 tables are built from these and from the op registry: nothing else lists them.
@@ -9,20 +9,25 @@ from __future__ import annotations
 
 import importlib
 import os
+from types import ModuleType
 from typing import Callable
 
-MODULES: list[str] = ["rtorch_py.r.optim_api", "rtorch_py.r.nn_api", "rtorch_py.r.data_api"]
+from . import data_api, modules, nn_api, optim_api
+
+MODULES: list[ModuleType] = [optim_api, nn_api, modules, data_api]
 
 
 def functions() -> dict[str, Callable]:
     """Also from the modules named in RTORCH_PY_R_EXTENSIONS (comma-separated):
     how the test suite gives its R tests helpers of its own."""
-    extra = [m for m in os.environ.get("RTORCH_PY_R_EXTENSIONS", "").split(",") if m]
+    extra = [importlib.import_module(m)
+             for m in os.environ.get("RTORCH_PY_R_EXTENSIONS", "").split(",") if m]
     out: dict[str, Callable] = {}
-    for name in MODULES + extra:
-        table = importlib.import_module(name).R_FUNCTIONS
+    for module in MODULES + extra:
+        table = module.R_FUNCTIONS
         clash = out.keys() & table.keys()
         if clash:
-            raise RuntimeError(f"{name} defines R functions already defined: {sorted(clash)}")
+            raise RuntimeError(f"{module.__name__} defines R functions already defined: "
+                               f"{sorted(clash)}")
         out.update(table)
     return out

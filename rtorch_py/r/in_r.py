@@ -13,12 +13,13 @@ import gc
 import warnings
 from typing import Any
 
+import numpy as np
+
 __all__ = ["started", "tune_process", "route_warnings", "PENDING_WARNINGS"]
 
 
 def tune_process() -> None:
     """What `rtorch-py run` does to the process before running a script."""
-    import numpy as np
     np.seterr(all="ignore")  # torch computes NaN/Inf silently; NumPy would warn
     # Python objects owned by R wait for R's garbage collector; fewer young
     # collections spare Python's collector most of its useless traversals.

@@ -10,7 +10,8 @@ import numpy as np
 
 from .. import ops as _ops
 from ..tensor import Tensor, wrap
-from .convert import UNDEFINED, _int, _list, _tensor_of
+from . import one_based
+from .convert import UNDEFINED, _list
 
 # --------------------------------------------------------------------------
 # Indexing: R torch's `[` and `[<-`
@@ -34,40 +35,19 @@ def _index_value(v: Any, size: int | None) -> Any:
             raise IndexError(f"tensors used as indices must be long, int or bool tensors, "
                              f"got {v.dtype}")
         if d.ndim == 0:
-            return ("int", _scalar_index(int(d)))
-        return ("array", _array_index(d))
+            return ("int", one_based.position(int(d)))
+        return ("array", one_based.positions(d))
     if isinstance(v, (bool, np.bool_)):
         return ("mask", np.asarray([bool(v)] * (size if size is not None else 1)))
     if isinstance(v, (int, float, np.integer, np.floating)):
-        return ("int", _scalar_index(_int(v, "index")))
+        return ("int", one_based.position(one_based.integer(v, "index")))
     if isinstance(v, np.ndarray):
         # an R matrix or array keeps its shape (as R torch's tensor of it would)
         flat = v if v.ndim > 1 else v.reshape(-1)
         if v.dtype == np.bool_:
             return ("mask", flat)
-        return ("array", _array_index(flat))
+        return ("array", one_based.positions(flat))
     raise IndexError(f"can't index a tensor with an object of type {type(v).__name__}")
-
-
-def _scalar_index(k: int) -> int:
-    if k == 0:
-        raise IndexError("Indexing starts at 1 but found a 0.")
-    return k - 1 if k > 0 else k
-
-
-def _array_index(a: np.ndarray) -> np.ndarray:
-    ai = a.astype(np.int64)
-    if ai.size and (ai != a).any():
-        raise IndexError("index vectors must hold whole numbers")
-    if (ai == 0).any():
-        raise IndexError("Indexing starts at 1 but found a 0.")
-    return np.where(ai > 0, ai - 1, ai)
-
-
-def _index_tensor(index: Any) -> Tensor:
-    if not isinstance(index, Tensor):
-        index = _tensor_of(np.asarray(index))
-    return wrap(_array_index(index.data))
 
 
 def _slice(v: Any) -> slice:
@@ -123,8 +103,9 @@ def _parse_spec(x: Tensor, spec: Any, drop: bool) -> tuple[tuple, list, Any]:
             what, val = _index_value(rest[0], size)
             if what == "int":
                 if size is not None and not -size <= val < size:
-                    raise IndexError(f"index {val + 1 if val >= 0 else val} is out of bounds "
-                                     f"for dimension {in_dim + 1} with size {size}")
+                    raise IndexError(f"index {one_based.position_to_r(val)} is out of bounds "
+                                     f"for dimension {one_based.dim_to_r(in_dim)} with size "
+                                     f"{size}")
                 if drop:
                     basic.append(val)
                 else:
@@ -140,13 +121,15 @@ def _parse_spec(x: Tensor, spec: Any, drop: bool) -> tuple[tuple, list, Any]:
                 if what == "mask":
                     if size is not None and val.shape[0] != size:
                         raise IndexError(f"The shape of the mask [{val.shape[0]}] at "
-                                         f"dimension {in_dim + 1} does not match the size "
-                                         f"{size} of the indexed tensor at that dimension")
+                                         f"dimension {one_based.dim_to_r(in_dim)} does not "
+                                         f"match the size {size} of the indexed tensor at "
+                                         "that dimension")
                     val = np.nonzero(val)[0]
                 if size is not None and val.size and (val.max() >= size or val.min() < -size):
                     bad = val[(val >= size) | (val < -size)][0]
-                    raise IndexError(f"index {bad + 1 if bad >= 0 else bad} is out of bounds "
-                                     f"for dimension {in_dim + 1} with size {size}")
+                    raise IndexError(f"index {one_based.position_to_r(bad)} is out of bounds "
+                                     f"for dimension {one_based.dim_to_r(in_dim)} with size "
+                                     f"{size}")
                 basic.append(slice(None))
                 advanced.append((out_axis, val))
                 in_dim += 1
@@ -179,10 +162,12 @@ def _simple_key(x: Tensor, spec: list, drop: bool) -> tuple | None:
             k = v
         else:
             return None
-        size = x.shape[d]
-        if k == 0 or not -size <= (k - 1 if k > 0 else k) < size:
+        if k == 0:
             return None  # let the full parser report it
-        key.append(k - 1 if k > 0 else k)
+        k = one_based.position(k)
+        if not -x.shape[d] <= k < x.shape[d]:
+            return None
+        key.append(k)
     return tuple(key)
 
 

@@ -2,12 +2,14 @@
 with R torch's conventions translated here (1-based dims and class indices,
 R vectors for sizes).
 
-Built-in layers are Python modules (`rtorch_py.nn`); the R side wraps each in
-one generic R6 class (`r_compat/R/nn.R`), so no layer is written twice.
+Built-in layers are Python modules (`rtorch_py.nn`); R makes one generator
+per layer this module lists (LAYERS, from what `rtorch_py.nn` exports), each
+an R6 class over one generic wrapper (`r_compat/R/nn.R`), so no layer is
+written twice and R's list of layers is Python's.
 """
 from __future__ import annotations
 
-import re
+import inspect
 from typing import Any, Callable
 
 import numpy as np
@@ -15,9 +17,9 @@ import numpy as np
 from .. import nn as _nn
 from ..function import NamedList
 from ..nn import functional as F
-from ..nn.module import Module, is_nn_buffer, is_nn_parameter
-from ..nn.rnn import _RNNBase
-from ..tensor import Tensor, wrap
+from ..nn.module import Module, buffer_is_persistent, is_nn_buffer, is_nn_parameter
+from ..tensor import Tensor
+from . import one_based
 
 
 # --------------------------------------------------------------------------
@@ -44,75 +46,27 @@ def _py(v: Any) -> Any:
     return v
 
 
-def _dim(d: Any) -> Any:
-    """R's 1-based dim (negative from the end) as a 0-based one."""
-    if d is None:
-        return None
-    if isinstance(d, (tuple, list)):
-        return type(d)(_dim(x) for x in d)
-    d = int(d)
-    if d == 0:
-        raise IndexError("Indexing starts at 1 but found a 0.")
-    return d - 1 if d > 0 else d
-
-
-def _minus_one(t: Any) -> Any:
-    """1-based class indices (an R tensor or vector) as 0-based."""
-    if t is None:
-        return None
-    if isinstance(t, Tensor):
-        if t.data.dtype.kind not in "iu":
-            return t
-        return wrap(t.data.astype(np.int64) - 1)
-    return int(t) - 1
-
-
-def _labels_minus_one(t: Any) -> Any:
-    """multilabel_margin_loss targets: 1-based labels, -1 ends a row (kept)."""
-    if not isinstance(t, Tensor):
-        return t
-    a = t.data.astype(np.int64)
-    # 0 is no R label: make it an invalid value so the loss reports it
-    return wrap(np.where(a > 0, a - 1, np.where(a == 0, -2, a)))
-
-
-def _index_plus_one(t: Tensor) -> Tensor:
-    return wrap(t.data + 1)
-
-
-def _ignore_index(v: Any) -> int:
-    # targets are all shifted by one, so the ignored value is too (-100 -> -101)
-    if int(v) == 0:
-        raise ValueError("ignore_index = 0 is not a 1 based class index: classes are numbered "
-                         "from 1 in R (the default, -100, ignores nothing)")
-    return int(v) - 1
-
-
 # Per function: argument name -> translation (R -> Python)
-def _dim_or_name(d: Any) -> Any:
-    """A 1-based dim, or a dim's name (passed on: rtorch_py/named.py)."""
-    return d if isinstance(d, str) else _dim(d)
-
-
-_DIM_ARGS = {"dim": _dim_or_name, "start_dim": _dim_or_name, "end_dim": _dim_or_name}
+_DIM_ARGS = {"dim": one_based.dims, "start_dim": one_based.dims, "end_dim": one_based.dims}
+_LABELS, _IGNORE = one_based.labels, one_based.ignore_label
 _TRANSLATE: dict[str, dict[str, Callable]] = {
-    "nnf_nll_loss": {"target": _minus_one, "ignore_index": _ignore_index},
-    "nnf_cross_entropy": {"target": _minus_one, "ignore_index": _ignore_index},
-    "nnf_multi_margin_loss": {"target": _minus_one},
-    "nnf_multilabel_margin_loss": {"target": _labels_minus_one},
+    "nnf_nll_loss": {"target": _LABELS, "ignore_index": _IGNORE},
+    "nnf_cross_entropy": {"target": _LABELS, "ignore_index": _IGNORE},
+    "nnf_multi_margin_loss": {"target": _LABELS},
+    "nnf_multilabel_margin_loss": {"target": one_based.end_marked_labels},
     "nnf_contrib_sparsemax": _DIM_ARGS, "nn_contrib_sparsemax": _DIM_ARGS,
-    "nnf_one_hot": {"tensor": _minus_one},
-    "nnf_embedding": {"input": _minus_one, "padding_idx": _minus_one},
-    "nnf_embedding_bag": {"input": _minus_one, "padding_idx": _minus_one},
+    "nnf_one_hot": {"tensor": _LABELS},
+    "nnf_embedding": {"input": _LABELS, "padding_idx": _LABELS},
+    "nnf_embedding_bag": {"input": _LABELS, "padding_idx": _LABELS},
     "nnf_flatten": _DIM_ARGS, "nnf_unflatten": _DIM_ARGS, "nnf_softmax": _DIM_ARGS,
     "nnf_log_softmax": _DIM_ARGS, "nnf_softmin": _DIM_ARGS, "nnf_glu": _DIM_ARGS,
     "nnf_cosine_similarity": _DIM_ARGS, "nnf_normalize": _DIM_ARGS,
     # modules: constructor arguments
     "nn_flatten": _DIM_ARGS, "nn_unflatten": _DIM_ARGS, "nn_softmax": _DIM_ARGS,
     "nn_log_softmax": _DIM_ARGS, "nn_softmin": _DIM_ARGS, "nn_glu": _DIM_ARGS,
-    "nn_embedding": {"padding_idx": _minus_one}, "nn_embedding_bag": {"padding_idx": _minus_one},
-    "nn_cross_entropy_loss": {"ignore_index": _ignore_index},
-    "nn_nll_loss": {"ignore_index": _ignore_index},
+    "nn_embedding": {"padding_idx": _LABELS}, "nn_embedding_bag": {"padding_idx": _LABELS},
+    "nn_cross_entropy_loss": {"ignore_index": _IGNORE},
+    "nn_nll_loss": {"ignore_index": _IGNORE},
 }
 # Defaults R torch gives that differ from the Python (0-based) ones
 _R_DEFAULTS = {
@@ -122,14 +76,13 @@ _R_DEFAULTS = {
     "nn_nll_loss": {"ignore_index": -100}, "nn_cross_entropy_loss": {"ignore_index": -100},
 }
 # What forward's inputs need (modules), by position
-_FORWARD_TARGETS = {"nn_cross_entropy_loss": (1, _minus_one), "nn_nll_loss": (1, _minus_one),
-                    "nn_multi_margin_loss": (1, _minus_one),
-                    "nn_multilabel_margin_loss": (1, _labels_minus_one),
-                    "nn_embedding": (0, _minus_one), "nn_embedding_bag": (0, _minus_one)}
+_FORWARD_TARGETS = {"nn_cross_entropy_loss": (1, _LABELS), "nn_nll_loss": (1, _LABELS),
+                    "nn_multi_margin_loss": (1, _LABELS),
+                    "nn_multilabel_margin_loss": (1, one_based.end_marked_labels),
+                    "nn_embedding": (0, _LABELS), "nn_embedding_bag": (0, _LABELS)}
 
 
 def _signature_names(fn: Callable) -> list[str]:
-    import inspect
     try:
         return [p.name for p in inspect.signature(fn).parameters.values()
                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -167,17 +120,17 @@ def _r_function(name: str, fn: Callable) -> Callable:
 
     def call(*args: Any, **kwargs: Any) -> Any:
         result = _call(name, fn, names, args, kwargs)
-        if name.startswith("nnf_max_pool") and isinstance(result, tuple):
-            return [result[0], _index_plus_one(result[1])]
-        if name.startswith("nnf_adaptive_max_pool") and isinstance(result, tuple):
-            return [result[0], _index_plus_one(result[1])]
+        if name.startswith(("nnf_max_pool", "nnf_adaptive_max_pool")) and \
+                isinstance(result, tuple):
+            return [result[0], one_based.to_r(result[1])]
         return result
     call.__name__ = name
     return call
 
 
 # --------------------------------------------------------------------------
-# Modules, as the generic R wrapper uses them
+# Built-in layers: made and called with R's conventions (the module system
+# itself, parameters, children, state dicts: modules.py)
 
 
 def _layer_classes() -> dict[str, type]:
@@ -188,7 +141,6 @@ def _layer_classes() -> dict[str, type]:
 
 
 LAYERS = _layer_classes()
-_RNN_TYPES = (_RNNBase,)
 
 
 def nn_new(name: str, *args: Any, **kwargs: Any) -> Module:
@@ -219,68 +171,15 @@ def nn_forward(module: Module, *args: Any, **kwargs: Any) -> Any:
             raise type(e)(e.one_based) from None
         raise
     if isinstance(out, tuple) and name.startswith(("nn_max_pool", "nn_adaptive_max_pool")):
-        return [out[0], _index_plus_one(out[1])]
+        return [out[0], one_based.to_r(out[1])]
     return out
-
-
-# R torch numbers recurrent layers from 1 (weight_ih_l1), PyTorch from 0 (weight_ih_l0)
-_LAYER_NO = re.compile(r"_l(\d+)(_reverse)?$")
-
-
-def _r_param_name(module: Module, name: str, step: int) -> str:
-    if not isinstance(module, _RNN_TYPES):
-        return name
-    return _LAYER_NO.sub(lambda m: f"_l{int(m.group(1)) + step}{m.group(2) or ''}", name)
-
-
-def nn_state(module: Module) -> NamedList:
-    """What the R wrapper mirrors: own parameters, buffers, non-persistent
-    buffer names, and children (Python modules) by name."""
-    params = {_r_param_name(module, n, 1): p for n, p in module._parameters.items()}
-    bufs = module._buffers
-    kids = module._modules
-    return NamedList(["parameters", "buffers", "non_persistent", "children", "class"], [
-        NamedList(list(params), list(params.values())),
-        NamedList(list(bufs), list(bufs.values())),
-        sorted(module._non_persistent),
-        NamedList(list(kids), list(kids.values())),
-        type(module).__name__,
-    ])
-
-
-def nn_set(module: Module, kind: str, name: str, value: Any) -> None:
-    """Set a parameter / buffer / attribute of a Python module from R."""
-    if kind == "parameter":
-        module.register_parameter(_r_param_name(module, name, -1), value)
-    elif kind == "buffer":
-        module._buffers[name] = value
-    elif kind == "training":
-        module.train(bool(value))
-    else:
-        setattr(module, name, value)
-
-
-def nn_attr(module: Module, name: str) -> Any:
-    """A plain attribute of a Python module (in_features, ...), R-shaped."""
-    v = module.__dict__.get(name)
-    if v is None and not name.startswith("_"):
-        v = getattr(type(module), name, None)   # class-level settings (an RNN's mode)
-    if v is None or callable(v):
-        return None
-    if name in ("dim", "start_dim", "end_dim") and isinstance(v, int):
-        return v + 1 if v >= 0 else v
-    if isinstance(v, tuple):
-        return list(v)
-    if isinstance(v, (int, float, str, bool, Tensor)):
-        return v
-    return None
 
 
 def nn_kind(x: Any) -> str:
     if is_nn_parameter(x):
         return "parameter"
     if is_nn_buffer(x):
-        return "buffer_persistent" if x.__dict__.get("_nn_persistent", True) else "buffer"
+        return "buffer_persistent" if buffer_is_persistent(x) else "buffer"
     return ""
 
 
@@ -290,24 +189,6 @@ def nn_mark(x: Any, kind: str, flag: bool = True) -> Tensor:
     if kind == "parameter":
         return _nn.nn_parameter(x, flag)
     return _nn.nn_buffer(x, flag)
-
-
-def nn_clone(module: Module) -> Module:
-    """A deep copy of a Python module: new tensors (detached copies keeping
-    requires_grad and the parameter / buffer marks), shared ones still shared."""
-    import copy
-    memo: dict = {}
-    for t in list(module.parameters.values()) + list(module.buffers.values()):
-        c = wrap(t.data.copy())
-        c.__dict__.update({k: v for k, v in t.__dict__.items() if k.startswith("_nn_")})
-        if t.requires_grad:
-            c.requires_grad_(True)
-        memo[id(t)] = c
-    return copy.deepcopy(module, memo)
-
-
-def xptr_address(x: Any) -> str:
-    return f"{id(x):x}"
 
 
 def nn_layer_names() -> list:
@@ -348,7 +229,7 @@ for _n in _nn.init.__all__:
 R_FUNCTIONS.update({
     "nn_utils_clip_grad_norm_": _r_clip_norm,
     "nn_utils_clip_grad_value_": _r_clip_value,
-    ".nn_new": nn_new, ".nn_forward": nn_forward, ".nn_state": nn_state, ".nn_set": nn_set,
-    ".nn_attr": nn_attr, ".nn_kind": nn_kind, ".nn_mark": nn_mark,
-    ".nn_py_layer_names": nn_layer_names, ".nn_clone": nn_clone, ".xptr_address": xptr_address,
+    # (a layer's forward is api.nn_forward, whose pointer R keeps: the call is hot)
+    ".nn_new": nn_new, ".nn_kind": nn_kind, ".nn_mark": nn_mark,
+    ".nn_py_layer_names": nn_layer_names,
 })

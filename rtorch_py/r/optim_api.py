@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..creation import torch_tensor
 from ..function import NamedList
 from ..optim import kernels
 from ..optim.lbfgs import LBFGS, strong_wolfe
@@ -45,7 +46,8 @@ def _params(group: NamedList) -> list:
 
 
 def tensor_key(x: Any) -> str:
-    """A tensor's identity as a string (R torch's xptr_address)."""
+    """A tensor's identity as a string, as R's xptr_address() gives it (the C
+    bridge's C_address: the same hex id)."""
     return f"{id(x):x}"
 
 
@@ -113,7 +115,6 @@ def strong_wolfe_r(obj_func: Callable, x: Any, t: Any, d: Tensor, f: Any, g: Ten
                    c1: float = 1e-4, c2: float = 0.9, tolerance_change: float = 1e-9,
                    max_ls: int = 25) -> list:
     """R torch's .strong_wolfe: obj_func(x, t, d) gives list(loss, flat grad)."""
-    from ..creation import torch_tensor
 
     def obj(x_: Any, t_: float, d_: np.ndarray) -> tuple:
         out = obj_func(x_, t_, torch_tensor(d_))
@@ -133,5 +134,4 @@ R_FUNCTIONS: dict[str, Callable] = {
     ".lbfgs_new": lbfgs_new,
     ".lbfgs_step": lbfgs_step,
     ".strong_wolfe": strong_wolfe_r,
-    "xptr_address": tensor_key,
 }

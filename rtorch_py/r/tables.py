@@ -14,13 +14,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..creation import _check_device
 from ..function import NamedList
 from ..ops import REGISTRY, OpSpec
 from ..ops.out_forms import out_form, out_name
+from ..sparse import strided_only
 from ..tensor import Tensor, wrap
-from . import extensions, tensor_api
-from .convert import _dim, _r_tensor, _tensor_of
-from .indexing import _array_index, _scalar_index
+from . import extensions, one_based, tensor_api
+from .convert import _r_tensor, _tensor_of
 
 # Arguments R torch takes as tensors: an R vector there becomes one, as in R torch.
 TENSOR_ARGS = frozenset({"self", "other", "input", "condition", "mask", "tensors",
@@ -39,44 +40,18 @@ def _ndim(first: Any) -> int | None:
     return None
 
 
-def _r_dims(v: Any, ndim: int | None) -> Any:
-    """A 1-based dim (or several) as 0-based; None, tensors and names (the op
-    says what it makes of a named dim) pass through."""
-    if v is None or isinstance(v, (Tensor, str)):
-        return v
-    if isinstance(v, (list, tuple)) and any(isinstance(d, str) for d in v):
-        return tuple(d if isinstance(d, str) else _dim(d, ndim) for d in v)  # (names: named.py)
-    if isinstance(v, (list, tuple, np.ndarray)):
-        flat = np.asarray(v).reshape(-1)
-        if flat.size == 1 and isinstance(v, np.ndarray):
-            return _dim(flat[0], ndim)
-        return tuple(_dim(d, ndim) for d in flat)
-    return _dim(v, ndim)
-
-
 def _r_position(v: Any) -> Any:
-    """1-based positions (numbers, vectors, integer tensors, or a list of index
-    tensors as torch_index takes) as 0-based."""
+    """An op's position argument (a number, an R vector, an integer tensor, or
+    a list of index tensors as torch_index takes) as 0-based."""
     if isinstance(v, list) and any(isinstance(x, Tensor) for x in v):
         return [None if x is None else _r_position(x) for x in v]
     if isinstance(v, Tensor):  # (a non-integer tensor is left for the op to refuse)
-        return wrap(_array_index(v.data)) if v.data.dtype.kind in "iu" else v
+        return wrap(one_based.positions(v.data)) if v.data.dtype.kind in "iu" else v
     if isinstance(v, np.ndarray):
-        return wrap(_array_index(v))
+        return wrap(one_based.positions(v))
     if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return _scalar_index(int(v)) if v == int(v) else v
+        return one_based.position(int(v)) if v == int(v) else v
     return v
-
-
-def _one_based(t: Any) -> Any:
-    if isinstance(t, (list, tuple)):
-        return [_one_based(x) for x in t]
-    if not isinstance(t, Tensor):
-        return t
-    out = wrap(t.data + 1)
-    if t._names is not None:  # (dim names stay: named.py)
-        out._names = t._names
-    return out
 
 
 def _sizes_convention(args: list, kw: dict) -> tuple:
@@ -92,8 +67,6 @@ def _options_convention(args: list, kw: dict) -> tuple:
     """R torch's creation options the engine has no use for: layout,
     memory_format, pin_memory; the device is the CPU's or the meta device
     (passed on; `names` too)."""
-    from ..creation import _check_device
-    from ..sparse import strided_only
     strided_only(kw.pop("layout", None))
     for k in ("memory_format", "pin_memory"):
         kw.pop(k, None)
@@ -171,13 +144,13 @@ def r_callable(spec: OpSpec) -> Callable:
                 return [_tensor_of(x) if type(x) is np.ndarray else x for x in v]
             return v
         if what == "dim":
-            return _r_dims(v, ndim)
+            return one_based.dims(v, ndim)
         if what == "new_dim":
-            return _r_dims(v, None if ndim is None else ndim + 1)
+            return one_based.dims(v, None if ndim is None else ndim + 1)
         if what == "dim_lists":  # a count stays; lists of dims are 1-based
             if not isinstance(v, list):
                 return v
-            dims = [_r_dims(d, None) for d in v]
+            dims = [one_based.dims(d, None) for d in v]
             return [d if isinstance(d, tuple) else (d,) for d in dims]
         return _r_position(v)
 
@@ -203,10 +176,10 @@ def r_callable(spec: OpSpec) -> Callable:
             raise
         which = index_out(out) if callable(index_out) else index_out
         if which is True:
-            return _one_based(out)
+            return one_based.to_r(out)
         if which is not False and isinstance(out, (tuple, list)):
             out = list(out)
-            out[which] = _one_based(out[which])
+            out[which] = one_based.to_r(out[which])
         if result_names:
             return NamedList(result_names, list(out))
         for convention in results:

@@ -7,6 +7,7 @@ generated from the op registry in `tables.py`.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -14,16 +15,20 @@ import numpy as np
 from .. import autograd as _ag
 from .. import creation as _cr
 from .. import engine as _eng
-from .. import quantized as _q
 from .. import named
-from ..engine import Node, RemovableHandle
+from .. import quantized as _q
+from .. import sparse as _sparse
+from ..engine import Node, RemovableHandle, bump_version
 from ..function import NamedList
 from ..gradcheck import autograd_gradcheck as _gradcheck
+from ..ops.views import _check_inplace
 from ..printing import format_grad_fn
 from ..sparse import strided_only
 from ..tensor import _BF16, Storage, Tensor, as_dtype, dtype, strided, wrap
-from .convert import (MISSING, UNDEFINED, Scope, _check_r_data, _dim, _int, _list, _r_data, _r_value,
-                      _sizes, _undef)
+from . import one_based
+from .one_based import integer, sizes
+from .convert import (MISSING, UNDEFINED, Scope, _check_r_data, _list, _r_data, _r_value,
+                      _tensor_of, _undef)
 
 
 # --------------------------------------------------------------------------
@@ -67,8 +72,8 @@ def _size_kw(size: tuple, kw: dict) -> tuple:
     if "size" in kw:
         if size:
             raise TypeError("You should specify a single size argument.")
-        return _sizes([kw.pop("size")])
-    return _sizes(size)
+        return sizes([kw.pop("size")])
+    return sizes(size)
 
 
 def _creator(fn: Callable, random: bool = False) -> Callable:
@@ -104,48 +109,46 @@ def torch_randint(low: Any, high: Any = None, size: Any = None, generator: Any =
                   requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     if size is None and high is not None and not isinstance(high, (int, float)):
         size, high = high, None
-    return _cr.torch_randint(_int(low), None if high is None else _int(high),
-                             size=_sizes([size]), dtype=dtype, requires_grad=requires_grad,
+    return _cr.torch_randint(integer(low), None if high is None else integer(high),
+                             size=sizes([size]), dtype=dtype, requires_grad=requires_grad,
                              generator=generator)
 
 
 def torch_randint_like(input: Tensor, low: Any, high: Any = None, dtype: Any = None,
                        layout: Any = None, device: Any = None, requires_grad: bool = False,
                        memory_format: Any = None) -> Tensor:
-    return _cr.torch_randint_like(input, _int(low), None if high is None else _int(high),
+    return _cr.torch_randint_like(input, integer(low), None if high is None else integer(high),
                                   dtype=dtype, requires_grad=requires_grad)
 
 
 def torch_randperm(n: Any, dtype: Any = None, layout: Any = None, device: Any = None,
                    requires_grad: bool = False, generator: Any = None) -> Tensor:
     """A random permutation of 0..n-1 (R torch leaves randperm's values 0-based)."""
-    return _cr.torch_randperm(_int(n, "n"), dtype=dtype, requires_grad=requires_grad,
+    return _cr.torch_randperm(integer(n, "n"), dtype=dtype, requires_grad=requires_grad,
                               generator=generator)
 
 
 def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, layout: Any = None,
                         device: Any = None, requires_grad: bool = False,
                         pin_memory: Any = None) -> Tensor:
-    return _cr.torch_empty_strided(_sizes([size]), _sizes([stride]), dtype=dtype,
+    return _cr.torch_empty_strided(sizes([size]), sizes([stride]), dtype=dtype,
                                    requires_grad=requires_grad)
 
 
 def torch_normal(mean: Any = 0, std: Any = 1, size: Any = None, generator: Any = None,
                  dtype: Any = None, layout: Any = None, device: Any = None,
                  requires_grad: bool = False, **kw: Any) -> Tensor:
-    from .convert import _tensor_of
     return _cr.torch_normal(_tensor_of(mean), _tensor_of(std),
-                            None if size is None else _sizes([size]), generator=generator,
+                            None if size is None else sizes([size]), generator=generator,
                             dtype=dtype, requires_grad=requires_grad)
 
 
 def torch_multinomial(self: Any, num_samples: Any, replacement: bool = False,
                       generator: Any = None) -> Tensor:
     """R torch returns the categories 1-based."""
-    from .convert import _tensor_of
-    out = _cr.torch_multinomial(_tensor_of(self), _int(num_samples, "num_samples"),
+    out = _cr.torch_multinomial(_tensor_of(self), integer(num_samples, "num_samples"),
                                 bool(replacement), generator=generator)
-    return wrap(out.data + 1)
+    return one_based.to_r(out)
 
 
 def torch_generator() -> Any:
@@ -163,7 +166,7 @@ def generator_method(g: Any, name: str, *args: Any) -> Any:
                              f"{', '.join(sorted(_GENERATOR_METHODS))}")
     if name in ("manual_seed", "set_current_seed"):
         (seed,) = args
-        out = getattr(g, name)(_int(seed, "seed"))
+        out = getattr(g, name)(integer(seed, "seed"))
         return None if name == "set_current_seed" else out
     return float(getattr(g, name)())
 
@@ -185,7 +188,7 @@ def stride(self: Tensor, dim: Any = None) -> Any:
     st = [s // self.data.itemsize for s in self.data.strides]
     if dim is None:  # (doubles, as R torch returns them)
         return np.asarray(st, dtype=np.float64)
-    return float(st[_dim(dim, self.ndim)])
+    return float(st[one_based.dim(dim, self.ndim)])
 
 
 def torch_tensor_from_buffer(buffer: Any, shape: Any, dtype: Any = "float") -> Tensor:
@@ -201,7 +204,7 @@ def torch_tensor_from_buffer(buffer: Any, shape: Any, dtype: Any = "float") -> T
                         "R vector, a NumPy array, a bytearray...), got a "
                         f"{type(buffer).__name__}") from None
     target = as_dtype(dtype).np
-    size = _sizes([shape])
+    size = sizes([shape])
     need = int(np.prod(size)) * target.itemsize
     if arr.size != need:
         raise ValueError(f"torch_tensor_from_buffer(): the buffer has {arr.size} bytes, shape "
@@ -250,7 +253,7 @@ def _dtypes() -> dict[str, Callable]:
 
 
 def torch_manual_seed(seed: Any) -> None:
-    _cr.torch_manual_seed(_int(seed, "seed"))
+    _cr.torch_manual_seed(integer(seed, "seed"))
 
 
 # What as_array() gives R for dtypes R has no vector type of (R torch: half as
@@ -281,7 +284,6 @@ def as_array(x: Any) -> Any:
     arr = x.data
     if arr.dtype == np.int64:
         if arr.size and (arr.max() > 2**31 - 1 or arr.min() < -2**31 + 1):
-            import warnings
             warnings.warn("Converting integers > .Machine$integer.max is undefined and "
                           "returns wrong results.", stacklevel=2)
         arr = arr.astype(np.int32)
@@ -297,14 +299,14 @@ def as_array(x: Any) -> Any:
 def torch_sparse_coo_tensor(indices: Any, values: Any, size: Any = None, dtype: Any = None,
                             device: Any = None, requires_grad: bool = False) -> Tensor:
     """R torch's form: the indices 1-based (a sparse_dim x nnz matrix or tensor)."""
-    from .convert import _tensor_of
-    from ..sparse import torch_sparse_coo_tensor as make
     idx = _tensor_of(indices)
     arr = idx.data if isinstance(idx, Tensor) else np.asarray(indices)
     if arr.size and arr.dtype.kind in "iuf" and arr.min() < 1:
         raise IndexError(f"torch_sparse_coo_tensor(): indices start at 1, found {arr.min():g}")
-    return make(arr - 1, _tensor_of(values), None if size is None else _sizes([size]), dtype,
-                _device(device), bool(requires_grad))
+    return _sparse.torch_sparse_coo_tensor(
+        one_based.labels(arr), _tensor_of(values),
+        None if size is None else sizes([size]), dtype, _device(device),
+        bool(requires_grad))
 
 
 def is_undefined_tensor(x: Any) -> bool:
@@ -362,8 +364,6 @@ def tensor_set(x: Tensor, name: str, value: Any) -> Tensor:
 
 
 def _set_part(x: Tensor, name: str, value: Any) -> None:
-    from ..ops.views import _check_inplace
-    from ..engine import bump_version
     _check_inplace(x)
     part = x.data.real if name == "real" else x.data.imag
     part[...] = value.data if isinstance(value, Tensor) else value
@@ -375,9 +375,8 @@ def tensor_repr(x: Any, n: Any = 30) -> str:
     if not isinstance(x, Tensor) or n == 30:
         return repr(x)
     if x.layout is not strided:
-        from ..sparse import format_sparse
-        return format_sparse(x, _int(n, "n")).rstrip("\n")
-    return x._format(_int(n, "n"))
+        return _sparse.format_sparse(x, integer(n, "n")).rstrip("\n")
+    return x._format(integer(n, "n"))
 
 
 def node_get(node: Node, name: str) -> Any:
@@ -420,7 +419,7 @@ def size(self: Tensor, dim: Any = None) -> Any:
         return np.asarray(self.shape, dtype=np.int32)
     if isinstance(dim, str):  # a dim's name
         return self.shape[named.position(self, dim)]
-    return self.shape[_dim(dim, self.ndim)]
+    return self.shape[one_based.dim(dim, self.ndim)]
 
 
 def cpu(self: Tensor, memory_format: Any = None) -> Tensor:
@@ -572,7 +571,8 @@ def set_grad_(self: Tensor, new_grad: Any) -> Tensor:
 
 
 METHODS: dict[str, Callable] = {
-    "size": size, "data": data, "set_grad_": set_grad_, "cpu": cpu, "item": item, "backward": backward, "retain_grad": retain_grad,
+    "size": size, "data": data, "set_grad_": set_grad_, "cpu": cpu, "item": item,
+    "backward": backward, "retain_grad": retain_grad,
     "register_hook": register_hook, "requires_grad_": requires_grad_, "detach": detach,
     "detach_": detach_, "numel": numel, "dim": dim, "is_floating_point": is_floating_point,
     "is_contiguous": is_contiguous, "element_size": element_size,
@@ -589,7 +589,8 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_empty": _creator(_cr.torch_empty),
     "torch_randn": _creator(_cr.torch_randn, random=True),
     "torch_rand": _creator(_cr.torch_rand, random=True),
-    "torch_empty_like": _like(_cr.torch_empty_like), "torch_randn_like": _like(_cr.torch_randn_like),
+    "torch_empty_like": _like(_cr.torch_empty_like),
+    "torch_randn_like": _like(_cr.torch_randn_like),
     "torch_rand_like": _like(_cr.torch_rand_like),
     "torch_randint": torch_randint,
     "torch_manual_seed": torch_manual_seed,
@@ -613,6 +614,7 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_quantize_per_tensor": _q.torch_quantize_per_tensor,
     "torch_dequantize": _q.torch_dequantize,
     # (names with a dot are the R side's helpers, not exported)
-    ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer, ".storage_method": storage_method,
+    ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer,
+    ".storage_method": storage_method,
 }
 INVISIBLE_FUNCTIONS = {"torch_manual_seed", "autograd_backward", "torch_set_default_dtype"}

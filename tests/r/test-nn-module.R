@@ -133,7 +133,14 @@ test_that("printing matches R torch", {
 })
 
 test_that("the R list of built-in layers is Python's", {
-  expect_setequal(torch:::.nn_layer_names, unlist(torch:::.nn_py_layer_names()))
+  layers <- unlist(torch:::.nn_py_layer_names())
+  expect_gt(length(layers), 90)
+  expect_setequal(ls(torch:::.nn_layer_classes), layers)
+  for (name in layers) {
+    gen <- getExportedValue("torch", name)
+    expect_s3_class(gen, "nn_module_generator")
+    expect_identical(class(gen)[1], name)
+  }
 })
 
 test_that("a custom autograd_function inside a module's forward", {
@@ -170,4 +177,84 @@ test_that("a module read back by readRDS() comes alive with load_state_dict()", 
   state <- m$state_dict()
   m2$load_state_dict(state)
   expect_equal_to_tensor(m2(torch_ones(1, 3)), m(torch_ones(1, 3)))
+})
+
+# One module system: every module's parameters, buffers and children live in
+# its Python module, which R reads and writes.
+
+inner_net <- nn_module("inner_net",
+  initialize = function(k) {
+    self$w <- nn_parameter(torch_ones(2))
+    self$k <- k
+  },
+  forward = function(x) x * self$w * self$k
+)
+outer_net <- nn_module("outer_net",
+  initialize = function() {
+    self$a <- inner_net(2)
+    self$lin <- nn_linear(2, 2)
+    self$seq <- nn_sequential(inner_net(3), nn_relu())
+  },
+  forward = function(x) self$seq(self$lin(self$a(x)))
+)
+
+test_that("children are the same object at every lookup, shared ones too", {
+  m <- outer_net()
+  expect_identical(m$a, m$a)
+  m$b <- m$a
+  expect_identical(m$b, m$a)
+  expect_identical(attr(m$children$a, "module"), attr(m$a, "module"))
+  expect_equal(names(m$parameters), c("a.w", "lin.weight", "lin.bias", "seq.0.w"))
+  mha <- nn_multihead_attention(4, 2)   # a built-in layer's own Python child
+  expect_s3_class(mha$out_proj, "nn_linear")
+  expect_identical(mha$out_proj$weight$shape, c(4L, 4L))
+})
+
+test_that("torch_save() keeps R-defined children with their R fields and forward", {
+  m <- outer_net()
+  x <- torch_ones(1, 2)
+  path <- tempfile(fileext = ".pt")
+  torch_save(m, path)
+  m2 <- torch_load(path)
+  invisible(gc())
+  expect_equal_to_tensor(m2(x), m(x))
+  expect_equal(m2$a$k, 2)
+  expect_equal(m2$seq[[1]]$k, 3)
+  expect_s3_class(m2$seq[[1]], "inner_net")
+  expect_true(xptr_address(m2$a$w) != xptr_address(m$a$w))
+})
+
+test_that("deep clones copy R-defined children with their R fields", {
+  m <- outer_net()
+  c2 <- m$clone(deep = TRUE)
+  c2$a$k <- 10
+  expect_equal(m$a$k, 2)
+  expect_true(xptr_address(c2$seq[[1]]$w) != xptr_address(m$seq[[1]]$w))
+  with_no_grad(c2$a$w$mul_(2))
+  expect_equal_to_r(m$a$w, c(1, 1))
+  expect_s3_class(c2$seq[[1]], "inner_net")
+})
+
+test_that("modules dropped in R are freed in Python", {
+  x <- torch_ones(1, 2)
+  # each level of a module tree takes a round of each language's collector
+  # (R's frees the Python objects it held at its next call into Python)
+  gc_rounds <- function() {
+    for (i in 1:6) {
+      invisible(gc())
+      rtorch_live_objects("RModule")
+    }
+  }
+  gc_rounds()
+  r_modules <- rtorch_live_objects("RModule")
+  layers <- rtorch_live_objects("nn_linear")
+  for (i in 1:30) {
+    m <- outer_net()
+    m(x)$sum()$backward()
+    m2 <- m$clone(deep = TRUE)
+  }
+  rm(m, m2)
+  gc_rounds()
+  expect_lt(rtorch_live_objects("RModule") - r_modules, 5)
+  expect_lt(rtorch_live_objects("nn_linear") - layers, 3)
 })

@@ -1,0 +1,202 @@
+"""R counts from 1, the engine from 0: the one place that translates.
+
+Every R-facing module (`tables`, `tensor_api`, `indexing`, `nn_api`,
+`data_api`) translates through these functions, one per concept:
+
+- dims: `dim`, `dims` (R's 1-based dims, negative from the end, 0 an error
+  naming the 1-based rule) and `dim_to_r`;
+- positions: `position`, `positions` (1-based, negative from the end, as R
+  torch's indices and `index`/`gather` arguments) and `position_to_r`,
+  `to_r` (positions the engine returns, shown 1-based);
+- labels: `labels`, `ignore_label`, `end_marked_labels` (class labels,
+  dataset rows, sparse indices: numbered from 1, no counting from the end);
+- sizes: `integer`, `sizes` (R's ways of giving whole numbers and shapes);
+- layer numbers in parameter names: `layer_name`, `layer_name_to_r`
+  (R torch's recurrent layers are numbered from 1: `weight_ih_l1`).
+
+This module imports no R: it can be used and tested without it.
+"""
+from __future__ import annotations
+
+import builtins
+import re
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..function import NamedList
+from ..tensor import Tensor, wrap
+
+ZERO_MESSAGE = "Indexing starts at 1 but found a 0."
+
+
+# --------------------------------------------------------------------------
+# Whole numbers and sizes
+
+
+def integer(v: Any, what: str = "value") -> int:
+    """A whole number as R gives it (a double, an integer, a length-1 vector
+    or one-element tensor); a logical or a fraction is an error naming `what`."""
+    if isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"expected an integer {what}, got a logical")
+    if isinstance(v, np.ndarray):
+        if v.size != 1:
+            raise ValueError(f"expected a single integer {what}, got {v.size} values")
+        v = v.reshape(()).item()
+    if isinstance(v, Tensor):
+        v = v.item()
+    iv = int(v)
+    if iv != v:
+        raise ValueError(f"expected an integer {what}, got {v}")
+    return iv
+
+
+def sizes(args: Sequence[Any]) -> tuple:
+    """A shape as R gives it: torch_zeros(2, 3), torch_zeros(c(2, 3)),
+    x$view(c(2, -1)) (sizes are counts: nothing to shift)."""
+    out: list[int] = []
+    for a in args:
+        if isinstance(a, (list, tuple, np.ndarray, NamedList)):
+            flat = np.asarray(list(a) if isinstance(a, NamedList) else a).reshape(-1)
+            out.extend(integer(v, "size") for v in flat)
+        else:
+            out.append(integer(a, "size"))
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------
+# Dims
+
+
+def dim(d: Any, ndim: int | None = None) -> int:
+    """R's dim (1-based, negative from the end) as the engine's 0-based one,
+    checked against `ndim` (when given) with R's range in the message."""
+    d = integer(d, "dim")
+    if d == 0:
+        raise IndexError(ZERO_MESSAGE)
+    if ndim is not None:
+        n = builtins.max(ndim, 1)
+        if not -n <= d <= n:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n}], "
+                             f"but got {d})")
+    return d - 1 if d > 0 else d
+
+
+def dims(v: Any, ndim: int | None = None) -> Any:
+    """One dim or several (an R vector or list: a tuple); None, tensors and
+    dim names (the op says what it makes of a named dim) pass through."""
+    if v is None or isinstance(v, (Tensor, str)):
+        return v
+    if isinstance(v, (list, tuple)) and any(isinstance(d, str) for d in v):
+        return tuple(d if isinstance(d, str) else dim(d, ndim) for d in v)
+    if isinstance(v, (list, tuple, np.ndarray)):
+        flat = np.asarray(v).reshape(-1)
+        if flat.size == 1 and isinstance(v, np.ndarray):
+            return dim(flat[0], ndim)
+        return tuple(dim(d, ndim) for d in flat)
+    return dim(v, ndim)
+
+
+def dim_to_r(d: int) -> int:
+    """An engine dim as R names it (negative ones count from the end in both)."""
+    return d + 1 if d >= 0 else d
+
+
+# --------------------------------------------------------------------------
+# Positions
+
+
+def position(k: int) -> int:
+    """R's position (1-based, negative from the end) as 0-based."""
+    if k == 0:
+        raise IndexError(ZERO_MESSAGE)
+    return k - 1 if k > 0 else k
+
+
+def positions(a: np.ndarray) -> np.ndarray:
+    """A vector of R positions (whole numbers, 1-based, negative from the
+    end) as 0-based int64."""
+    ai = a.astype(np.int64)
+    if ai.size and (ai != a).any():
+        raise IndexError("index vectors must hold whole numbers")
+    if (ai == 0).any():
+        raise IndexError(ZERO_MESSAGE)
+    return np.where(ai > 0, ai - 1, ai)
+
+
+def position_to_r(k: int) -> int:
+    """An engine position as R names it in a message."""
+    return k + 1 if k >= 0 else k
+
+
+def to_r(x: Any) -> Any:
+    """Positions or labels the engine gives (indices of max, sort,
+    multinomial's draws, row numbers...), a number, an array, a tensor or a
+    list of them, as R torch gives them: 1-based (a tensor's dim names stay)."""
+    if isinstance(x, (list, tuple)):
+        return [to_r(v) for v in x]
+    if isinstance(x, (np.ndarray, int, np.integer)) and not isinstance(x, bool):
+        return x + 1
+    if not isinstance(x, Tensor):
+        return x
+    out = wrap(x.data + 1)
+    if x._names is not None:
+        out._names = x._names
+    return out
+
+
+# --------------------------------------------------------------------------
+# Labels: numbered from 1, no counting from the end
+
+
+def labels(x: Any) -> Any:
+    """Class labels, row numbers or sparse indices (an integer tensor, an
+    array or a number) as 0-based; a non-integer tensor is left for the
+    function to refuse."""
+    if x is None:
+        return None
+    if isinstance(x, Tensor):
+        if x.data.dtype.kind not in "iu":
+            return x
+        return wrap(x.data.astype(np.int64) - 1)
+    if isinstance(x, np.ndarray):
+        return x.astype(np.int64) - 1
+    return int(x) - 1
+
+
+def ignore_label(v: Any) -> int:
+    """A loss's `ignore_index`, shifted with the labels (-100 -> -101)."""
+    if int(v) == 0:
+        raise ValueError("ignore_index = 0 is not a 1 based class index: classes are numbered "
+                         "from 1 in R (the default, -100, ignores nothing)")
+    return int(v) - 1
+
+
+def end_marked_labels(t: Any) -> Any:
+    """multilabel_margin_loss's targets: 1-based labels, a -1 ending each row
+    (kept); a 0 is no R label and becomes an invalid one the loss reports."""
+    if not isinstance(t, Tensor):
+        return t
+    a = t.data.astype(np.int64)
+    return wrap(np.where(a > 0, a - 1, np.where(a == 0, -2, a)))
+
+
+# --------------------------------------------------------------------------
+# Layer numbers in parameter names
+
+_LAYER_NO = re.compile(r"_l(\d+)(_reverse)?$")
+
+
+def _renumber(name: str, step: int) -> str:
+    return _LAYER_NO.sub(lambda m: f"_l{int(m.group(1)) + step}{m.group(2) or ''}", name)
+
+
+def layer_name(name: str) -> str:
+    """R torch's name of a recurrent layer's parameter (`weight_ih_l1`, layers
+    from 1) as the engine's (`weight_ih_l0`)."""
+    return _renumber(name, -1)
+
+
+def layer_name_to_r(name: str) -> str:
+    """The engine's `weight_ih_l0` as R torch names it, `weight_ih_l1`."""
+    return _renumber(name, 1)
