@@ -15,8 +15,11 @@ import pytest
 import torch
 
 import rtorch_py as rt
-from rtorch_py import named
 from rtorch_py.ops import REGISTRY
+from rtorch_py.ops import names as rules
+
+# Each op's name rule, by op name (the declarations' `names=`)
+RULES = {s.name: rules.rule_of(s.names) for s in REGISTRY.values() if s.names}
 
 
 def pair(*shape, names=None, seed=0):
@@ -316,7 +319,7 @@ def test_align_to():
 
 
 def test_every_rule_names_a_registered_op():
-    missing = [n for n in named.RULES if n not in {s.name for s in REGISTRY.values()}]
+    missing = [n for n in RULES if n not in {s.name for s in REGISTRY.values()}]
     assert not missing, f"rules for ops that are not registered: {missing}"
 
 
@@ -377,7 +380,7 @@ def test_named_ops_run_on_unnamed_twins():
 
 def _rule_cases():
     from op_cases import cases
-    return [c for c in cases() if c.spec.name in named.RULES]
+    return [c for c in cases() if c.spec.name in RULES]
 
 
 def _right_names(t):
@@ -403,7 +406,7 @@ def test_ruled_ops_on_named_operands(case):
         ts = [rt.torch_tensor(a.copy(), requires_grad=bool(f) and case.spec.differentiable)
               for a, f in zip(arrays, flags)]
         if with_names:  # (a contraction's operands: only the first, their names differ)
-            contracts = named.RULES[case.spec.name] in (named._contract, named._tensordot)
+            contracts = RULES[case.spec.name] in (rules.contract, rules.tensordot)
             ts = [t.rename(*_right_names(t)) if t.ndim and not (contracts and i) else t
                   for i, t in enumerate(ts)]
         args, kwargs = rebuild(ts)

@@ -38,6 +38,16 @@ def _view(x: Tensor, arr: np.ndarray) -> Tensor:
     return out
 
 
+@formula(arrays=True)
+def AliasBackward0(n, g):
+    return (g,)
+
+
+def alias(x: Tensor) -> Tensor:
+    """A view of all of x, the gradient passed through (what rename() gives)."""
+    return record(_view(x, x.data), AliasBackward0, (x,))
+
+
 # Views of tensors that require grad, by id of their base, so that an in-place op
 # that gives the base a new history can point every live view at it (PyTorch
 # regenerates a view's grad_fn the same way).
@@ -69,6 +79,12 @@ def _index_backward(g: Tensor, key: tuple, shape: tuple, accumulate: builtins.bo
     else:
         z[key] = g.data
     return record(z, IndexGradBackward, (g,), (_wrap_key(key),))
+
+
+@formula
+def SliceBackward0(n, g, shape, key):
+    # the node of a view by basic indexing: `x[1:3]`, narrow()
+    return (_index_backward(g, key, shape, False),)
 
 
 @formula

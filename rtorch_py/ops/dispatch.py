@@ -1,0 +1,273 @@
+"""Declaring an op (`@op`) and calling it: each op's public function.
+
+`@op(...)` on an op's function registers its declaration (registry.py) and
+makes its public function, the one `torch_<name>`, the Tensor method and R
+call. Most of the time that function calls the op straight away; it does
+more only when the call needs it:
+
+- dims given by name (`x.sum(dim = "a")`, every argument the declaration
+  marks as a dim or a list of dims) become positions before the op runs; an
+  unknown name is an error naming the dim and the tensor's names
+  (docs/errors.md, E46; names that don't fit a tensor are E47);
+- an operand of another layout (a sparse tensor) goes to the op's
+  implementation for that layout, when one is registered (`implements`);
+- with named operands the op runs on unnamed twins of them, and its result
+  gets names by the op's rule (names.py); an op with no rule refuses named
+  operands, as libtorch does, and an in-place op keeps its tensor's names.
+
+Fast path: until a tensor with dim names or of a sparse layout exists in the
+process (`tensor.SPECIAL`), and with no dim given as a name or a list, the
+public function is one call to the op. An op with no tensor operand and no
+dims is published as it is.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable
+
+from ..engine import grad_accumulator, version_box
+from ..tensor import SPECIAL, Layout, Tensor, describe_names, position, strided
+from .names import Call, rule_of
+from .registry import REGISTRY, OpSpec, register
+
+# The arguments that are an op's tensor operands (checked for names).
+_TENSOR_PARAMS = frozenset({
+    "self", "input", "other", "tensors", "A", "B", "a", "b", "mat1", "mat2", "vec", "vec1",
+    "vec2", "tensor1", "tensor2", "batch1", "batch2", "condition", "exponent", "end", "x1",
+    "x2", "tensor", "weight", "mask", "source", "src", "index"})
+
+_NAMEABLE = frozenset({str, list, tuple})  # a dim argument that may hold a name
+_VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
+
+
+def op(name: str | None = None, *, r_operators: Any = (), **fields: Any) -> Callable:
+    """Declare the decorated function an op (see OpSpec for the fields) and
+    return it unchanged: inside the ops package an op calls another directly;
+    the public function is `REGISTRY[name].fn`.
+
+    `r_operators` may name R operators (`("+",)`), or map each to fixed
+    arguments (`{"%/%": {"rounding_mode": "trunc"}}`)."""
+    fixed = dict(r_operators) if isinstance(r_operators, dict) else \
+        {o: {} for o in r_operators}
+
+    def declare(fn: Callable) -> Callable:
+        key = name or fn.__name__
+        layouts: dict = {}
+        public = public_function(key, fn, fields, layouts)
+        register(OpSpec(key, public, fn, r_operators=fixed, layouts=layouts, **fields))
+        return fn
+    return declare
+
+
+def implements(name: str, layout: Layout) -> Callable:
+    """Register the decorated function as op `name`'s implementation for
+    operands of `layout` (its first tensor operand's)."""
+    def register_layout(impl: Callable) -> Callable:
+        spec = REGISTRY[name]
+        if spec.fn is spec.impl:
+            raise RuntimeError(f"op {name!r} has no tensor operand to dispatch on")
+        spec.layouts[layout] = impl
+        return impl
+    return register_layout
+
+
+# --------------------------------------------------------------------------
+# The public function
+
+
+def public_function(name: str, fn: Callable, fields: dict, layouts: dict) -> Callable:
+    """The op as published (see the module doc)."""
+    d = _Dispatcher(name, fn, fields, layouts)
+    if not (d.operands or d.dim_slots):
+        return fn
+    if d.dim_slots:
+        slots = d.dim_slots
+
+        def op(*args: Any, **kwargs: Any) -> Any:
+            if SPECIAL[0] or _dims_by_name(slots, args, kwargs):
+                return d.call(args, kwargs)
+            return fn(*args, **kwargs)  # the fast path
+    else:
+        def op(*args: Any, **kwargs: Any) -> Any:
+            if SPECIAL[0]:
+                return d.call(args, kwargs)
+            return fn(*args, **kwargs)  # the fast path
+    return functools.update_wrapper(op, fn)
+
+
+def _dims_by_name(slots: tuple, args: tuple, kwargs: dict) -> bool:
+    """Whether a dim argument is a name, or a list that may hold names."""
+    n = len(args)
+    for i, arg, kind in slots:
+        if kind is _VAR_POSITIONAL:  # (permute's `*more`)
+            if any(type(v) in _NAMEABLE for v in args[i:]):
+                return True
+        elif (type(args[i]) if i < n else type(kwargs.get(arg))) in _NAMEABLE:
+            return True
+    return False
+
+
+class _Dispatcher:
+    """What an op's public function needs to know of its declaration."""
+
+    def __init__(self, name: str, fn: Callable, fields: dict, layouts: dict) -> None:
+        self.name, self.fn, self.layouts = name, fn, layouts
+        self.sig = inspect.signature(fn)
+        params = list(self.sig.parameters.values())
+        self.first = params[0].name if params else None
+        self.rule = rule_of(fields.get("names"))
+        self.dims = tuple(fields.get("dims", ()))
+        self.inplace = name.endswith("_") and not name.endswith("__")
+
+        def slot(arg: str) -> tuple:
+            """(position, name, kind) of an argument; a keyword-only one has no position."""
+            p = self.sig.parameters[arg]
+            i = params.index(p) if p.kind is not p.KEYWORD_ONLY else len(params)
+            return (i, arg, p.kind)
+        # (position, name, "dim" or "list"): arguments that may be dims given by name
+        self.dim_slots = tuple(slot(a) for a in self.dims) + \
+            tuple(slot(a)[:2] + ("list",) for a in fields.get("dim_lists", ()))
+        # the tensor operands checked for names
+        operands = [slot(p.name)[:2] for p in params[:3] if p.name in _TENSOR_PARAMS]
+        if self.rule is None and self.inplace:
+            operands = []  # (in place: the tensor keeps its names)
+        self.operands = tuple(operands)
+
+    def call(self, args: tuple, kwargs: dict) -> Any:
+        """The op called with dims by name, sparse operands or named operands."""
+        if self.dim_slots:
+            args, kwargs = self._positions(args, kwargs)
+        if not SPECIAL[0]:
+            return self.fn(*args, **kwargs)
+        first = args[0] if args else kwargs.get(self.first)
+        if self.layouts and isinstance(first, Tensor) and first.layout is not strided:
+            impl = self.layouts.get(first.layout)
+            if impl is not None:
+                return impl(*args, **kwargs)
+        named = [v for v in self._operand_values(args, kwargs) if _named(v)]
+        if self.rule is None:
+            if named:
+                raise self._refused(named[0])
+            return self.fn(*args, **kwargs)
+        if not named and not _named(first):
+            return self.fn(*args, **kwargs)
+        return self._named_call(args, kwargs)
+
+    def _operand_values(self, args: tuple, kwargs: dict) -> list:
+        n = len(args)
+        return [args[i] if i < n else kwargs.get(arg) for i, arg in self.operands]
+
+    def _positions(self, args: tuple, kwargs: dict) -> tuple:
+        """The arguments with dims given by name replaced by positions."""
+        first = args[0] if args else kwargs.get(self.first)
+        args = list(args)
+        n = len(args)
+        for i, arg, kind in self.dim_slots:
+            if kind is _VAR_POSITIONAL:
+                args[i:] = [_positions(first, v, arg) for v in args[i:]]
+                continue
+            v = args[i] if i < n else kwargs.get(arg)
+            if type(v) not in _NAMEABLE:
+                continue
+            if kind == "list":  # tensordot's `dims`: one list of dims per operand
+                second = args[1] if n > 1 else kwargs.get(list(self.sig.parameters)[1])
+                v = _dim_lists_positions((first, second), v, arg)
+            else:
+                v = _positions(first, v, arg)
+            if i < n:
+                args[i] = v
+            else:
+                kwargs = {**kwargs, arg: v}
+        return tuple(args), kwargs
+
+    def _named_call(self, args: tuple, kwargs: dict) -> Any:
+        """Run the op on unnamed twins of its operands (in place: on the tensor
+        itself) and name its result by the rule."""
+        bound = self.sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        given = dict(bound.arguments)
+        first = given[self.first]
+        if isinstance(first, Tensor):  # (names and shape before the call)
+            shape = first.data.shape
+            names = first._names
+            if names is None or len(names) != len(shape):
+                names = (None,) * len(shape)
+        else:
+            shape, names = (), ()
+        if not self.inplace:
+            for _, arg in self.operands:
+                bound.arguments[arg] = _twin(bound.arguments[arg])
+        out = _untwin(self.fn(*bound.args, **bound.kwargs))
+        self.rule(out, Call(self.name, self.dims, given, names, shape))
+        return out
+
+    def _refused(self, operand: Any) -> RuntimeError:
+        names = _names_in(operand)
+        return RuntimeError(f"{self.name} is not yet supported with named tensors (got "
+                            f"{describe_names(names, len(names))}): drop the names first "
+                            f"(x.rename(None); in R x$rename(NULL)), call {self.name}, and "
+                            "name its result with rename()")
+
+
+# --------------------------------------------------------------------------
+# Helpers of the slow path
+
+
+def _named(v: Any) -> bool:
+    """Whether v is a tensor with names, or a list holding one."""
+    if type(v) is list or type(v) is tuple:
+        return any(isinstance(t, Tensor) and t._names is not None for t in v)
+    return isinstance(v, Tensor) and v._names is not None
+
+
+def _names_in(v: Any) -> tuple:
+    if isinstance(v, (list, tuple)):
+        return next(t._names for t in v if isinstance(t, Tensor) and t._names is not None)
+    return v._names
+
+
+def _positions(x: Any, v: Any, arg: str) -> Any:
+    """A dim argument with its names (alone or in a list) replaced by positions."""
+    if type(v) is str:
+        return position(x, v, arg)
+    if isinstance(v, (list, tuple)) and any(type(d) is str for d in v):
+        return type(v)(position(x, d, arg) if type(d) is str else d for d in v)
+    return v
+
+
+def _dim_lists_positions(tensors: tuple, v: Any, arg: str) -> Any:
+    """tensordot's `dims`: a count, or one list of dims per tensor (names of that tensor)."""
+    if not isinstance(v, (list, tuple)) or not any(isinstance(d, (list, tuple, str)) for d in v):
+        return v
+    out = []
+    for t, dims in zip(tensors, v):
+        out.append(_positions(t, dims, arg) if isinstance(dims, (str, list, tuple)) else dims)
+    return type(v)(out)
+
+
+def _twin(x: Any) -> Any:
+    """An unnamed tensor that is x in all else: its data, version counter, place
+    in the graph (a leaf's gradient goes to x's accumulator), base."""
+    if type(x) is list or type(x) is tuple:
+        return type(x)(_twin(t) for t in x)
+    if not isinstance(x, Tensor) or x._names is None:
+        return x
+    t = object.__new__(type(x))
+    t.data, t._rg, t.grad_fn, t._version = x.data, x._rg, x.grad_fn, version_box(x)
+    t._twin_of = x
+    if x._output_nr:
+        t._output_nr = x._output_nr
+    t._base = x._base if x._base is not None else x  # (views made of it are views of x)
+    if x._rg and x.grad_fn is None:
+        t._accum = grad_accumulator(x)
+    return t
+
+
+def _untwin(out: Any) -> Any:
+    """An op that returned its operand (`to()` of the same dtype) returns the
+    original, not its twin."""
+    original = getattr(out, "_twin_of", None) if isinstance(out, Tensor) else None
+    return original if original is not None else out
+
+
