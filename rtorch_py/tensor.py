@@ -253,7 +253,7 @@ class Tensor:
     _output_nr = 0        # which output of grad_fn this tensor is
     _accum = None         # a leaf's AccumulateGrad node
     _base: "Tensor | None" = None  # the tensor a view looks into
-    _names: "tuple | None" = None  # dim names, when given (rtorch_py/named.py)
+    _names: "tuple | None" = None  # dim names, when given (below: "Dim names")
     layout = strided      # (a class constant: sparse tensors are a subclass)
 
     __array_priority__ = 1000  # numpy scalars defer to our operators

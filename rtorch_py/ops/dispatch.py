@@ -39,12 +39,14 @@ _TENSOR_PARAMS = frozenset({
 
 _NAMEABLE = frozenset({str, list, tuple})  # a dim argument that may hold a name
 _VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
+_POSITIONAL_OR_KEYWORD = inspect.Parameter.POSITIONAL_OR_KEYWORD
 
 
 def op(name: str | None = None, *, r_operators: Any = (), **fields: Any) -> Callable:
     """Declare the decorated function an op (see OpSpec for the fields) and
     return it unchanged: inside the ops package an op calls another directly;
-    the public function is `REGISTRY[name].fn`.
+    the public function is `REGISTRY[name].fn` (and `.operator`, as Python
+    calls the op's operators).
 
     `r_operators` may name R operators (`("+",)`), or map each to fixed
     arguments (`{"%/%": {"rounding_mode": "trunc"}}`)."""
@@ -53,9 +55,12 @@ def op(name: str | None = None, *, r_operators: Any = (), **fields: Any) -> Call
 
     def declare(fn: Callable) -> Callable:
         key = name or fn.__name__
-        layouts: dict = {}
-        public = public_function(key, fn, fields, layouts)
-        register(OpSpec(key, public, fn, r_operators=fixed, layouts=layouts, **fields))
+        d = _Dispatcher(key, fn, fields, {})
+        operator = None
+        if fields.get("operators") or key.startswith("__"):
+            operator = operator_function(d, fields.get("operators", ()) or (key,))
+        register(OpSpec(key, public_function(d), fn, operator=operator, r_operators=fixed,
+                        layouts=d.layouts, **fields))
         return fn
     return declare
 
@@ -73,24 +78,87 @@ def implements(name: str, layout: Layout) -> Callable:
 
 
 # --------------------------------------------------------------------------
-# The public function
+# The public function. Its fast path, labelled in each form below: no special
+# tensor exists (`tensor.SPECIAL`) and no dim is given as a name or a list. Ops
+# taking just `(self)` or `(self, other)` get a function of that signature (the
+# cheapest call); the others forward what they are given.
 
 
-def public_function(name: str, fn: Callable, fields: dict, layouts: dict) -> Callable:
+def public_function(d: "_Dispatcher") -> Callable:
     """The op as published (see the module doc)."""
-    d = _Dispatcher(name, fn, fields, layouts)
+    fn = d.fn
     if not (d.operands or d.dim_slots):
         return fn
     if d.dim_slots:
+        return _with_dims(d)
+    if d.shape == ("self",):
+        return _unary(d)
+    if d.shape == ("self", "other"):
+        return _binary(d)
+
+    def op(*args: Any, **kwargs: Any) -> Any:
+        if SPECIAL[0]:
+            return d.call(args, kwargs)
+        return fn(*args, **kwargs)  # the fast path
+    return functools.update_wrapper(op, fn)
+
+
+def operator_function(d: "_Dispatcher", dunders: tuple) -> Callable:
+    """The op as Python calls its operators: `x + y` is `__add__(x, y)`, `-x`
+    `__neg__(x)`, `x[k] = v` `__setitem__(x, k, v)`: a function of that many
+    arguments (with dims, the public function)."""
+    if d.dim_slots:
+        return public_function(d)
+    if all(name in _UNARY_DUNDERS for name in dunders):
+        return _unary(d)
+    if dunders == ("__setitem__",):
+        fn = d.fn
+
+        def setitem(self: Any, key: Any, value: Any) -> Any:
+            if SPECIAL[0]:
+                return d.call((self, key, value), {})
+            return fn(self, key, value)  # the fast path
+        return functools.update_wrapper(setitem, fn)
+    return _binary(d)
+
+
+_UNARY_DUNDERS = frozenset({"__neg__", "__pos__", "__abs__", "__invert__"})
+
+
+def _unary(d: "_Dispatcher") -> Callable:
+    fn = d.fn
+
+    def op(self: Any) -> Any:
+        if SPECIAL[0]:
+            return d.call((self,), {})
+        return fn(self)  # the fast path
+    return functools.update_wrapper(op, fn)
+
+
+def _binary(d: "_Dispatcher") -> Callable:
+    fn = d.fn
+
+    def op(self: Any, other: Any) -> Any:
+        if SPECIAL[0]:
+            return d.call((self, other), {})
+        return fn(self, other)  # the fast path
+    return functools.update_wrapper(op, fn)
+
+
+def _with_dims(d: "_Dispatcher") -> Callable:
+    fn = d.fn
+    if len(d.dim_slots) == 1 and d.dim_slots[0][2] is _POSITIONAL_OR_KEYWORD:
+        i, dim = d.dim_slots[0][:2]  # (the common form: one dim argument)
+
+        def op(*args: Any, **kwargs: Any) -> Any:
+            if SPECIAL[0] or type(args[i] if len(args) > i else kwargs.get(dim)) in _NAMEABLE:
+                return d.call(args, kwargs)
+            return fn(*args, **kwargs)  # the fast path
+    else:
         slots = d.dim_slots
 
         def op(*args: Any, **kwargs: Any) -> Any:
             if SPECIAL[0] or _dims_by_name(slots, args, kwargs):
-                return d.call(args, kwargs)
-            return fn(*args, **kwargs)  # the fast path
-    else:
-        def op(*args: Any, **kwargs: Any) -> Any:
-            if SPECIAL[0]:
                 return d.call(args, kwargs)
             return fn(*args, **kwargs)  # the fast path
     return functools.update_wrapper(op, fn)
@@ -115,6 +183,9 @@ class _Dispatcher:
         self.name, self.fn, self.layouts = name, fn, layouts
         self.sig = inspect.signature(fn)
         params = list(self.sig.parameters.values())
+        # the parameters' names when all are plain and required (`("self", "other")`)
+        plain = all(p.kind is _POSITIONAL_OR_KEYWORD and p.default is p.empty for p in params)
+        self.shape = tuple(p.name for p in params) if plain else None
         self.first = params[0].name if params else None
         self.rule = rule_of(fields.get("names"))
         self.dims = tuple(fields.get("dims", ()))

@@ -24,7 +24,7 @@ from .views import _check_inplace, _record_inplace
 # Reductions
 
 def _one_dim(dim: Any, ndim: int) -> int:
-    """A single 0-based dim (a name was made a position before the op ran: named.py)."""
+    """A single 0-based dim (a name was made a position before the op ran: ops/dispatch.py)."""
     if isinstance(dim, str):
         raise TypeError(f"dim {dim!r}: a dim given by name reached an op whose declaration "
                         "doesn't say this argument is a dim (@op(dims=...)); give its number")
@@ -216,7 +216,8 @@ def min(self: Tensor, dim: Any = None, keepdim: bool = False, other: Any = None)
     return _reduce_extreme(self, dim, keepdim, np.argmin, "min", "MinBackward1")
 
 
-@op(dims=("dim",), returns_indices=True, samples=S.arg_reduction, differentiable=False, names="reduce")
+@op(dims=("dim",), returns_indices=True, samples=S.arg_reduction, differentiable=False,
+    names="reduce")
 def argmax(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     if dim is None:
         return wrap(np.asarray(np.argmax(self.data), dtype=np.int64))
@@ -225,7 +226,8 @@ def argmax(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tenso
     return wrap((np.expand_dims(out, d) if keepdim else out).astype(np.int64))
 
 
-@op(dims=("dim",), returns_indices=True, samples=S.arg_reduction, differentiable=False, names="reduce")
+@op(dims=("dim",), returns_indices=True, samples=S.arg_reduction, differentiable=False,
+    names="reduce")
 def argmin(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     if dim is None:
         return wrap(np.asarray(np.argmin(self.data), dtype=np.int64))

@@ -26,6 +26,7 @@ class OpSpec:
     fn: Callable                     # the public op (0-based, Python conventions): takes
                                      # dims by name, gives its result names (dispatch.py)
     impl: Callable                   # the op's own function, as declared
+    operator: Callable | None = None  # the public op as Python calls its operators (`x + y`)
     function: bool | str = True      # exists as torch_<name>(), or as the function named
                                      # here (R torch's `linalg_det`)
     method: bool = True              # exists as a Tensor method
@@ -77,9 +78,9 @@ def methods() -> dict[str, Callable]:
     out: dict[str, Callable] = {}
     for spec in REGISTRY.values():
         if spec.method:
-            out[spec.name] = spec.fn
+            out[spec.name] = spec.operator if spec.name.startswith("__") else spec.fn
         for dunder in spec.operators:
-            out[dunder] = spec.fn
+            out[dunder] = spec.operator
     return out
 
 
