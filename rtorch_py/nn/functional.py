@@ -905,7 +905,8 @@ def _adaptive(nd: int, kind: str):
         sizes = output_size if isinstance(output_size, (list, tuple)) else [output_size] * nd
         sizes = [x.shape[2 + i] if s is None else int(s) for i, s in enumerate(sizes)]
         if kind == "avg":  # the pooling ops (PyTorch's nodes)
-            return getattr(_nn_ops, f"adaptive_avg_pool{nd}d")(input, sizes)
+            return _nn_ops.adaptive_avg_pool1d(input, sizes) if nd == 1 else \
+                _nn_ops.adaptive_avg(nd, input, sizes)
         in_sz = x.shape[2:]
         if all(i % o == 0 for i, o in zip(in_sz, sizes)):
             k = tuple(i // o for i, o in zip(in_sz, sizes))

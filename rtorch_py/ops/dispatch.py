@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 from typing import Any, Callable
 
 from ..engine import grad_accumulator, version_box
@@ -38,6 +39,7 @@ _TENSOR_PARAMS = frozenset({
     "x2", "tensor", "weight", "mask", "source", "src", "index"})
 
 _NAMEABLE = frozenset({str, list, tuple})  # a dim argument that may hold a name
+_running = threading.local()  # the ops running on an operand of another layout
 _VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
 _POSITIONAL_OR_KEYWORD = inspect.Parameter.POSITIONAL_OR_KEYWORD
 
@@ -63,6 +65,13 @@ def op(name: str | None = None, *, r_operators: Any = (), **fields: Any) -> Call
                         layouts=d.layouts, **fields))
         return fn
     return declare
+
+
+def running_op() -> str | None:
+    """The op running on an operand of another layout (a sparse tensor), if any:
+    the one a sparse tensor names when asked for a dense array."""
+    ops = getattr(_running, "ops", None)
+    return ops[-1] if ops else None
 
 
 def implements(name: str, layout: Layout) -> Callable:
@@ -212,11 +221,20 @@ class _Dispatcher:
         if not SPECIAL[0]:
             return self.fn(*args, **kwargs)
         first = args[0] if args else kwargs.get(self.first)
-        if self.layouts and isinstance(first, Tensor) and first.layout is not strided:
-            impl = self.layouts.get(first.layout)
+        values = self._operand_values(args, kwargs)
+        layout = next((v.layout for v in (first, *values)
+                       if isinstance(v, Tensor) and v.layout is not strided), None)
+        if layout is not None:  # an operand of another layout: its implementation, or
+            impl = self.layouts.get(layout)  # the op's own (which refuses it, by name)
             if impl is not None:
                 return impl(*args, **kwargs)
-        named = [v for v in self._operand_values(args, kwargs) if _named(v)]
+            _running.ops = ops = getattr(_running, "ops", [])
+            ops.append(self.name)
+            try:
+                return self.fn(*args, **kwargs)
+            finally:
+                ops.pop()
+        named = [v for v in values if _named(v)]
         if self.rule is None:
             if named:
                 raise self._refused(named[0])

@@ -354,6 +354,14 @@ def _adaptive_pool_backward(nd: int, grad_output: Tensor, x: Tensor) -> Tensor:
                   name=f"AdaptiveAvgPool{nd}DBackwardBackward0")
 
 
+def adaptive_avg(nd: int, x: Tensor, output_size: Any) -> Tensor:
+    """PyTorch's adaptive_avg_pool{nd}d: a plain mean when the output is one cell."""
+    sizes = _adaptive_sizes(x, output_size, nd, f"adaptive_avg_pool{nd}d")
+    if all(s == 1 for s in sizes):
+        return x.mean(dim=tuple(range(-nd, 0)), keepdim=True)
+    return _adaptive_pool(nd, x, sizes)
+
+
 def _adaptive_avg_family(nd: int) -> None:
     """The ops `_adaptive_avg_pool{nd}d`, its `_backward` and `adaptive_avg_pool{nd}d`."""
     samples = getattr(S, f"adaptive_avg_pool{nd}d")
@@ -364,23 +372,16 @@ def _adaptive_avg_family(nd: int) -> None:
     def pool_backward(grad_output: Tensor, self: Tensor) -> Tensor:
         return _adaptive_pool_backward(nd, grad_output, self)
 
-    def adaptive_avg(self: Tensor, output_size: Any) -> Tensor:
-        """PyTorch's adaptive_avg_pool{nd}d: a plain mean when the output is one cell."""
-        sizes = _adaptive_sizes(self, output_size, nd, f"adaptive_avg_pool{nd}d")
-        if all(s == 1 for s in sizes):
-            return self.mean(dim=tuple(range(-nd, 0)), keepdim=True)
-        return pool(self, sizes)
+    def avg(self: Tensor, output_size: Any) -> Tensor:
+        return adaptive_avg(nd, self, output_size)
 
     pool.__name__ = f"_adaptive_avg_pool{nd}d"
     pool_backward.__name__ = f"_adaptive_avg_pool{nd}d_backward"
-    adaptive_avg.__name__ = f"adaptive_avg_pool{nd}d"
+    avg.__name__ = f"adaptive_avg_pool{nd}d"
     op(pool.__name__, method=False, samples=samples, torch_name=pool.__name__)(pool)
     op(pool_backward.__name__, method=False, samples=getattr(S, pool_backward.__name__[1:]),
        torch_name="ops.aten." + pool_backward.__name__)(pool_backward)
-    op(adaptive_avg.__name__, method=False, samples=samples,
-       torch_name="_C._nn." + adaptive_avg.__name__)(adaptive_avg)
-    for f in (pool, pool_backward, adaptive_avg):
-        globals()[f.__name__] = f
+    op(avg.__name__, method=False, samples=samples, torch_name="_C._nn." + avg.__name__)(avg)
 
 
 @op(method=False, samples=S.adaptive_avg_pool1d, torch_name="adaptive_avg_pool1d")
@@ -393,7 +394,7 @@ def adaptive_avg_pool1d(self: Tensor, output_size: Any) -> Tensor:
     if len(sizes) != 1:
         raise RuntimeError(f"adaptive_avg_pool1d: output_size should contain one number, got "
                            f"{len(sizes)}")
-    return adaptive_avg_pool2d(self.unsqueeze(-2), (1, sizes[0])).squeeze(-2)
+    return adaptive_avg(2, self.unsqueeze(-2), (1, sizes[0])).squeeze(-2)
 
 
 class _Shape(tuple):

@@ -38,10 +38,9 @@ from ..printing import format_sparse as _format_coo
 from ..printing import format_tensor
 from ..tensor import (Layout, Tensor, _dim, sparse_coo, sparse_csr, special_tensors_exist,
                       strided, wrap)
-from .dispatch import implements, op
+from .dispatch import implements, op, running_op
 from .indexing import IndexSelectBackward0, _index_add_into, index_select_args
 from .recording import formula, record
-from .registry import REGISTRY
 from .samples import sparse as S
 
 _new = object.__new__
@@ -191,18 +190,9 @@ def _unsupported_message(x: SparseTensor, what: str | None) -> str:
 
 
 def _calling_op() -> str | None:
-    """The registered op whose code asked a sparse tensor for its array (else the
-    function that asked)."""
-    codes: dict = {}
-    for spec in REGISTRY.values():  # (an op before its aliases: `mul`, not `multiply`)
-        codes.setdefault(getattr(spec.impl, "__code__", None), spec.name)
-    first = f = sys._getframe(2)
-    while f is not None:
-        name = codes.get(f.f_code)
-        if name is not None:
-            return name
-        f = f.f_back
-    name = first.f_code.co_name if first is not None else ""
+    """The op whose public function was called on a sparse tensor (dispatch.py),
+    else the function that asked for its array."""
+    name = running_op() or sys._getframe(2).f_code.co_name
     return name.lstrip("_") if name.isidentifier() else None
 
 
