@@ -329,6 +329,60 @@ def test_every_op_with_dims_takes_names():
             assert getattr(spec.fn, "__wrapped__", None) is not None, spec.key
 
 
+# Run in a fresh interpreter: every op with dims, on its samples, each dim given
+# by name to unnamed tensors while no named tensor exists (the ops' fast path,
+# ops/dispatch.py, relies on the op failing on it).
+_FAST_PATH_DIM_NAMES = """
+import inspect, json, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import rtorch_py as rt
+from rtorch_py import tensor
+from rtorch_py.ops import REGISTRY
+from op_cases import cases, materialize
+failures, calls = [], 0
+for case in cases():
+    spec = case.spec
+    for name in (spec.name, spec.name + "_"):
+        other = REGISTRY.get(name)
+        if other is None or not (other.dims or other.dim_lists) or \
+                (other is not spec and other.samples):
+            continue
+        sig = inspect.signature(other.impl)
+        for dim in other.dims + other.dim_lists:
+            arrays, _, rebuild = materialize(case.sample, np.float64)
+            args, kwargs = rebuild([rt.torch_tensor(a.copy()) for a in arrays])
+            bound = sig.bind(*args, **kwargs)
+            if sig.parameters[dim].kind is inspect.Parameter.VAR_POSITIONAL:
+                bound.arguments[dim] = ("zz",)
+            elif spec.dim_lists and dim in spec.dim_lists:
+                bound.arguments[dim] = [["zz"], ["zz"]]
+            else:
+                bound.arguments[dim] = "zz"
+            calls += 1
+            try:
+                other.fn(*bound.args, **bound.kwargs)
+                failures.append(f"{name}({dim} = 'zz'): no error")
+            except Exception as err:
+                if "'zz': this tensor has no dim names" not in str(err):
+                    failures.append(f"{name}({dim} = 'zz'): {type(err).__name__}: {err}")
+print(json.dumps({"failures": failures, "calls": calls, "special": tensor.SPECIAL[0]}))
+"""
+
+
+def test_a_dim_name_without_named_tensors_is_refused_by_every_op():
+    import json
+    import subprocess
+    import sys
+    from helpers import ROOT
+    res = subprocess.run([sys.executable, "-c", _FAST_PATH_DIM_NAMES, str(ROOT / "tests")],
+                         capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    got = json.loads(res.stdout.strip().splitlines()[-1])
+    assert got["calls"] > 100 and not got["special"]
+    assert got["failures"] == []
+
+
 def test_tensordot_dims_by_name():
     a, ta = pair(2, 3, 4, names=("i", "j", "k"))
     b, tb = pair(4, 3, 5, names=("k", "j", "m"), seed=1)

@@ -16,9 +16,10 @@ more only when the call needs it:
   operands, as libtorch does, and an in-place op keeps its tensor's names.
 
 Fast path: until a tensor with dim names or of a sparse layout exists in the
-process (`tensor.SPECIAL`), and with no dim given as a name or a list, the
-public function is one call to the op. An op with no tensor operand and no
-dims is published as it is.
+process (`tensor.SPECIAL`), the public function is one call to the op (a dim
+given by name then can only be a mistake: the op fails on it, and only then is
+it looked at, `_with_dims`). An op with no tensor operand and no dims is
+published as it is.
 """
 from __future__ import annotations
 
@@ -88,9 +89,9 @@ def implements(name: str, layout: Layout) -> Callable:
 
 # --------------------------------------------------------------------------
 # The public function. Its fast path, labelled in each form below: no special
-# tensor exists (`tensor.SPECIAL`) and no dim is given as a name or a list. Ops
-# taking just `(self)` or `(self, other)` get a function of that signature (the
-# cheapest call); the others forward what they are given.
+# tensor exists (`tensor.SPECIAL`). Ops taking just `(self)` or `(self, other)`
+# get a function of that signature (the cheapest call); the others forward
+# what they are given.
 
 
 def public_function(d: "_Dispatcher") -> Callable:
@@ -155,21 +156,22 @@ def _binary(d: "_Dispatcher") -> Callable:
 
 
 def _with_dims(d: "_Dispatcher") -> Callable:
-    fn = d.fn
-    if len(d.dim_slots) == 1 and d.dim_slots[0][2] is _POSITIONAL_OR_KEYWORD:
-        i, dim = d.dim_slots[0][:2]  # (the common form: one dim argument)
+    """An op with dims: called straight away too. A dim given by name (a str, or
+    a list holding one) where no tensor has names can only be a mistake, and the
+    op, wanting a number there, fails on it: only then is the call looked at
+    again, to say so (E46). (tests/test_named_tensors.py checks that every op
+    with dims fails so.)"""
+    fn, slots = d.fn, d.dim_slots
 
-        def op(*args: Any, **kwargs: Any) -> Any:
-            if SPECIAL[0] or type(args[i] if len(args) > i else kwargs.get(dim)) in _NAMEABLE:
-                return d.call(args, kwargs)
+    def op(*args: Any, **kwargs: Any) -> Any:
+        if SPECIAL[0]:
+            return d.call(args, kwargs)
+        try:
             return fn(*args, **kwargs)  # the fast path
-    else:
-        slots = d.dim_slots
-
-        def op(*args: Any, **kwargs: Any) -> Any:
-            if SPECIAL[0] or _dims_by_name(slots, args, kwargs):
-                return d.call(args, kwargs)
-            return fn(*args, **kwargs)  # the fast path
+        except (TypeError, RuntimeError):
+            if not _dims_by_name(slots, args, kwargs):
+                raise
+        return d.call(args, kwargs)
     return functools.update_wrapper(op, fn)
 
 

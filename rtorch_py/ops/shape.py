@@ -197,9 +197,9 @@ def expand_as(self: Tensor, other: Tensor) -> Tensor:
 
 @op(dims=("start_dim", "end_dim"), samples=S.flatten)
 def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    s, e = _dim(start_dim, self.ndim), _dim(end_dim, self.ndim)  # (checked first, as libtorch)
     if self.ndim == 0:
         return reshape(self, (1,))
-    s, e = _dim(start_dim, self.ndim), _dim(end_dim, self.ndim)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = self.shape[:s] + (int(np.prod(self.shape[s:e + 1])),) + self.shape[e + 1:]
