@@ -57,7 +57,7 @@ def add(self: Any, other: Any, alpha: Any = 1) -> Tensor:
         raise _broadcast_error(self, other, "add") from None
     if _needs_promotion(out.dtype, ta, tb):
         out = _float_result(out, self, other)
-    if is_number(other) and ta is not None:
+    if tb is None and ta is not None and is_number(other):
         return record(out, AddBackward1, (ta,))
     return record(out, AddBackward0, (ta, tb), (alpha,))
 
@@ -83,7 +83,7 @@ def sub(self: Any, other: Any, alpha: Any = 1) -> Tensor:
     if out.dtype.kind != "f":  # (a float result with a bool operand is let through)
         _no_bool(self, other, "Subtraction")
     out = _float_result(out, self, other)
-    if is_number(other) and isinstance(self, Tensor):
+    if type(other) is not Tensor and isinstance(self, Tensor) and is_number(other):
         return record(out, AddBackward1, (self,), name="SubBackward1")
     return record(out, SubBackward0, (_t(self), _t(other)), (alpha,))
 
@@ -131,7 +131,7 @@ def mul(self: Any, other: Any) -> Tensor:
         raise _broadcast_error(self, other, "mul") from None
     if _needs_promotion(out.dtype, ta, tb):
         out = _float_result(out, self, other)
-    if is_number(other) and ta is not None:
+    if tb is None and ta is not None and is_number(other):
         return record(out, MulBackward1, (ta,), (other,))
     # Save only what the other side's gradient needs.
     return record(out, MulBackward0, (ta, tb),
@@ -179,7 +179,7 @@ def div(self: Any, other: Any, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode is not None:
         return wrap(out.astype(np.result_type(da, db)) if np.result_type(da, db).kind != "f"
                     else out)
-    if is_number(other) and isinstance(self, Tensor):
+    if type(other) is not Tensor and isinstance(self, Tensor) and is_number(other):
         return record(out, DivBackward1, (self,), (other,))
     return record(out, DivBackward0, (_t(self), _t(other)), (self, other))
 
@@ -742,7 +742,8 @@ def _inplace_binary(x: Tensor, other: Any, ufunc: Callable, fn: Callable, saved:
                            f"to the desired output type {x.dtype.r_name}") from None
     bump_version(x)
     # (a number operand is no input of the node: the Scalar overload's one edge)
-    return _record_inplace(x, fn, (x,) if is_number(other) else (x, o), saved, name=node)
+    inputs = (x,) if o is None and is_number(other) else (x, o)
+    return _record_inplace(x, fn, inputs, saved, name=node)
 
 
 @op(operators=("__iadd__",), function=False)
