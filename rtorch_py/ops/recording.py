@@ -190,7 +190,7 @@ def edges_of(inputs: Sequence) -> tuple:
     e, m, any_rg = [], [], False
     for t in inputs:
         if t is not None and t._rg:
-            e.append(edge(t))
+            e.append((t.grad_fn, t._output_nr) if t.grad_fn is not None else edge(t))
             if type(t) is Tensor:
                 d = t.data
                 m.append((d.shape, d.dtype))
