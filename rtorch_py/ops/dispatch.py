@@ -40,6 +40,7 @@ _TENSOR_PARAMS = frozenset({
     "x2", "tensor", "weight", "mask", "source", "src", "index"})
 
 _NAMEABLE = frozenset({str, list, tuple})  # a dim argument that may hold a name
+_LISTS = frozenset({list, tuple})
 _running = threading.local()  # the ops running on an operand of another layout
 _VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
 _POSITIONAL_OR_KEYWORD = inspect.Parameter.POSITIONAL_OR_KEYWORD
@@ -176,15 +177,19 @@ def _with_dims(d: "_Dispatcher") -> Callable:
 
 
 def _dims_by_name(slots: tuple, args: tuple, kwargs: dict) -> bool:
-    """Whether a dim argument is a name, or a list that may hold names."""
+    """Whether a dim argument is a name, or a list holding one (tensordot's `dims`:
+    lists of them)."""
     n = len(args)
     for i, arg, kind in slots:
-        if kind is _VAR_POSITIONAL:  # (permute's `*more`)
-            if any(type(v) in _NAMEABLE for v in args[i:]):
-                return True
-        elif (type(args[i]) if i < n else type(kwargs.get(arg))) in _NAMEABLE:
+        given = args[i:] if kind is _VAR_POSITIONAL else \
+            (args[i],) if i < n else (kwargs.get(arg),)  # (permute's `*more`: all of them)
+        if any(_holds_name(v) for v in given):
             return True
     return False
+
+
+def _holds_name(v: Any) -> bool:
+    return type(v) is str or type(v) in _LISTS and any(_holds_name(d) for d in v)
 
 
 class _Dispatcher:
