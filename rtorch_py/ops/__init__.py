@@ -6,9 +6,9 @@ Bottom up:
 - `dispatch`: `@op(...)`, which declares an op and makes its public function
   (dims by name, name inference, other layouts' implementations)
 - `recording`: how an op records its node (`formula`, `record`): the fast paths
-- `operands` (operands to arrays, PyTorch's result dtypes), `views` (the view and
-  in-place machinery), `conv_kernels` (the array work of convolution, pooling and the
-  LSTM layer)
+- `operands` (operands to arrays, PyTorch's result dtypes, the one decision on a
+  number operand), `views` (the view and in-place machinery), `nn_kernels` (the array
+  work of convolution, pooling and the LSTM layer)
 - families: `pointwise` (with `special`), `reduction`, `sorting`, `shape`, `indexing`,
   `linalg`, `fft`, `conversion`, `creation`, `nn_functional`, `upsample`, `sparse`
   (the sparse layout: its tensors and their ops)
