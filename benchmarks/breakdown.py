@@ -37,8 +37,8 @@ def rows() -> list[tuple[str, str, str]]:
         ("forward 2 * x", "Tensor creation: wrap(arr)", "wrap(arr)"),
         ("forward 2 * x", "grad-mode lookup: is_grad_enabled()", "is_grad_enabled()"),
         ("forward 2 * x", "edge(x) (leaf: AccumulateGrad lookup)", "edge(x)"),
-        ("forward 2 * x", "Node creation", "Node('MulBackward0', MulBackward0, edges, meta, saved)"),
-        ("forward 2 * x", "record(): result tensor + node", "record(arr, MulBackward0, (x, None), (None, two))"),
+        ("forward 2 * x", "Node creation", "Node(None, MulBackward1, edges, meta, saved)"),
+        ("forward 2 * x", "record(): result tensor + node", "record(arr, MulBackward1, (x,), (two,))"),
         ("forward 2 * x", "ops.mul(2, x) (whole op)", "mul(2, x)"),
         ("forward 2 * x", "2 * x (operator, via __rmul__)", "2 * x"),
         ("forward 2 * x", "2 * x_nograd (op, record exits early)", "2 * xn"),
@@ -52,7 +52,7 @@ def rows() -> list[tuple[str, str, str]]:
         ("backward", "formula, array mode: node.backward_fn(node, [garr])",
          "p = set_grad_enabled(False); node.backward_fn(node, [garr]); set_grad_enabled(p)"),
         ("backward", "_validate (the general check; the walk inlines the common case)",
-         "p = set_grad_enabled(False); _validate(node, (garr, None), sum_to); "
+         "p = set_grad_enabled(False); _validate(node, (garr,), sum_to); "
          "set_grad_enabled(p)"),
         ("backward", "leaf accumulation into x.grad (array mode)",
          "p = set_grad_enabled(False); _accumulate(x._accum, [garr]); set_grad_enabled(p)"),
@@ -102,11 +102,11 @@ def namespace() -> dict:
         tx=torch.ones(1, requires_grad=True), txn=torch.ones(1),
         wrap=tensor.wrap, record=recording.record, edge=engine.edge, Node=engine.Node,
         is_grad_enabled=engine.is_grad_enabled, set_grad_enabled=engine.set_grad_enabled,
-        MulBackward0=ops.MulBackward0, mul=ops.mul, sum_to=ops.sum_to,
+        MulBackward1=ops.MulBackward1, mul=ops.mul, sum_to=ops.sum_to,
         implicit_grad=getattr(engine, "implicit_grad", None),
         _validate=getattr(engine, "_validate", None),
-        edges=(engine.edge(x), (None, 0)), meta=((x.shape, x.data.dtype), None),
-        saved=(engine.SavedTensor(x), None), exp2=exp2, TorchExp2=TorchExp2,
+        edges=(engine.edge(x),), meta=((x.shape, x.data.dtype),),  # (`2 * x`: mul.Scalar)
+        saved=(_number(2, arr),), exp2=exp2, TorchExp2=TorchExp2,
     )
 
 

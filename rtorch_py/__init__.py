@@ -2,19 +2,24 @@
 
 Python dims and indices are 0-based, like NumPy and PyTorch; the R API
 (`rtorch_py.r`) is 1-based, like R torch.
+
+This is the package's public face: it assembles the floors below it (the
+engine, the tensor, the ops, the user APIs, nn/optim/data) into one namespace,
+and gives `Tensor` its methods in one step.
 """
 from __future__ import annotations
 
 import warnings
 
-from . import engine, ops, tensor
+from . import autograd, engine, named, ops, quantized, tensor
 from .autograd import (autograd_backward, autograd_grad, autograd_is_grad_enabled,
                        autograd_set_grad_mode, enable_grad, is_grad_enabled, no_grad,
                        set_grad_enabled, with_detect_anomaly, with_enable_grad, with_no_grad)
+from .containers import NamedList
 from .creation import *  # noqa: F401,F403  (torch_tensor, torch_zeros, dtype constructors...)
 from .creation import as_array, is_torch_tensor, torch_manual_seed, torch_tensor
 from .engine import AccumulateGrad, Node, RemovableHandle
-from .function import AutogradContext, Function, FunctionCtx, NamedList, autograd_function
+from .function import AutogradContext, Function, FunctionCtx, autograd_function
 from .gradcheck import GradcheckError, autograd_gradcheck
 from . import nn
 from .nn import *  # noqa: F401,F403  (nn_module, nn_linear, nnf_relu, nn_init_*...)
@@ -22,19 +27,35 @@ from .optim import *  # noqa: F401,F403  (optim_adam, lr_step, ...)
 from .data import *  # noqa: F401,F403  (dataset, dataloader, ...)
 from .serialization import load_state_dict, torch_load, torch_save, torch_serialize
 from .tensor import Tensor, dtype
-from .quantized import torch_dequantize, torch_quantize_per_tensor  # noqa: F401 (and x.int_repr()...)
+from .quantized import torch_dequantize, torch_quantize_per_tensor  # noqa: F401
 from .sparse import torch_sparse_coo_tensor  # noqa: F401
 
 # Like torch, ops give inf/nan silently: hide NumPy's floating-point warnings
 # raised inside this package (and only those).
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"rtorch_py(\.|$)")
 
-# The one place the layers meet: the engine makes tensors with this factory.
+# The one place the floors meet: the engine makes tensors with this factory...
 engine.connect(tensor.wrap)
 
-# torch_<op>(...) for every op declared as a function (rtorch_py.ops.registry).
-globals().update(ops.python_functions())
+# ... and Tensor gets its methods: every op declared as a method and every
+# Python operator (ops.registry), the named-tensor API, the quantized one, and
+# backward().
+TENSOR_METHODS = {
+    **ops.methods(),
+    "rename": named.rename, "rename_": named.rename_, "refine_names": named.refine_names,
+    "align_to": named.align_to,
+    "int_repr": quantized.int_repr, "dequantize": quantized.dequantize,
+    "q_scale": quantized.q_scale, "q_zero_point": quantized.q_zero_point,
+    "is_quantized": property(quantized.is_quantized),
+    "real": property(ops.creation.torch_real), "imag": property(ops.creation.torch_imag),
+    "backward": autograd.backward,
+}
+for _name, _method in TENSOR_METHODS.items():
+    setattr(Tensor, _name, _method)
+
+# torch_<op>(...) for every op declared as a function (rtorch_py.ops.registry),
 # and torch_<op>_out(out, ...) for those with one tensor result (ops.out_forms).
+globals().update(ops.python_functions())
 globals().update(ops.out_functions())
 
 __all__ = [n for n in globals() if n.startswith(("torch_", "autograd_", "with_"))] + \

@@ -1,11 +1,16 @@
-"""User-facing autograd entry points: backward, grad, grad mode helpers."""
+"""User-facing autograd entry points: backward, grad, grad mode helpers.
+
+`backward` is the Tensor method `x.backward()` (the public face,
+`rtorch_py/__init__.py`, attaches it)."""
 from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 from . import engine
 from .engine import edge, grad_accumulator, implicit_grad, run_backward
-from .ops import sum_to
+from .ops.recording import sum_to
 from .tensor import Tensor, wrap, to_array
 
 
@@ -83,6 +88,18 @@ def autograd_backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool
                 engine.accumulate_grad(t, g)
 
 
+def backward(self: Tensor, gradient: Any = None, retain_graph: bool | None = None,
+             create_graph: bool = False, inputs: Any = None) -> None:
+    """`x.backward()`: autograd_backward of this one tensor."""
+    if gradient is None and inputs is None and not create_graph and self._rg and \
+            self.data.size == 1 and type(self.data) is np.ndarray:  # (not meta)
+        # Fast path: the common `loss.backward()`, with no argument to check.
+        d = self.data
+        run_backward([(edge(self), implicit_grad(d.shape, d.dtype))], bool(retain_graph),
+                     False)
+        return
+    autograd_backward([self], None if gradient is None else [gradient], retain_graph,
+                      create_graph, inputs)
 
 
 def _input_edge(t: Any, i: int) -> tuple:

@@ -7,13 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from .tensor import (Tensor, as_dtype, bfloat16, bool_, complex64, complex128,
-                     float16, float32, float64, get_default_dtype, int8, int16, int32, int64, result_type,
-                     set_default_dtype, to_array, uint8, wrap)
-from .tensor import dtype as Dtype
-from .named import set_names
 from . import tensor as _tensor
-from .tensor import Layout
+from .meta import meta_array
+from .tensor import (Layout, Tensor, as_dtype, bfloat16, bool_, complex64, complex128, float16,
+                     float32, float64, get_default_dtype, int8, int16, int32, int64, result_type,
+                     set_default_dtype, set_names, to_array, uint8, wrap)
+from .tensor import dtype as Dtype
 
 
 class Generator:
@@ -81,12 +80,11 @@ def _finish(arr: np.ndarray, dtype: Any, requires_grad: bool, default: Dtype | N
     default dtype), on the meta device if `meta` (only arr's shape is kept)."""
     target = as_dtype(dtype).np if dtype is not None else (default or get_default_dtype()).np
     if meta:
-        from .meta import meta_array
         arr = meta_array(arr.shape, target)
     elif arr.dtype != target:
         arr = arr.astype(target)
     t = wrap(arr)
-    if names is not None:  # dim names (named.py)
+    if names is not None:  # dim names
         set_names(t, names)
     if requires_grad:
         t.requires_grad = True

@@ -9,90 +9,18 @@ Two front ends over one mechanism (`_apply`):
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from . import engine, ops
-from .engine import Node, SavedTensor, edge
-from .tensor import Tensor, wrap
+from . import engine
+from .containers import NamedList
+from .engine import Node, SavedTensor
+from .ops.recording import edges_of, sum_to
+from .tensor import _DTYPES, Tensor, wrap
 
 # R torch's custom nodes are libtorch CppNodes around its LanternFunction.
 R_NODE_NAME = "torch::autograd::CppNode<torch::autograd::LanternFunction>"
-
-
-class NamedList:
-    """An R-like named list: `s["weight"]`, `s.weight`, `s[0]` (0-based in
-    Python), iteration over values, `names()`, `len()`."""
-
-    # The instance __dict__ holds the values by name too, so that `s.weight`
-    # is a plain attribute read (a __getattr__ fallback costs an exception).
-    __slots__ = ("_names", "_values", "__dict__")
-
-    def __init__(self, names: Sequence[str], values: Sequence[Any]) -> None:
-        # lists are kept as given (nobody changes them afterwards: it is read-only)
-        names = names if type(names) is list else list(names)
-        values = values if type(values) is list else list(values)
-        _set_names(self, names)
-        _set_values(self, values)
-        by_name = self.__dict__
-        for n, v in zip(names, values):
-            # the first of repeated names wins, as with R's `$`; methods keep their names
-            if n and n not in by_name and n not in _RESERVED and n[0] != "_":
-                by_name[n] = v
-
-    def __getitem__(self, key: Any) -> Any:
-        if isinstance(key, str):
-            try:
-                return self._values[self._names.index(key)]
-            except ValueError:
-                raise KeyError(f"no element named {key!r}; names are {self._names}") from None
-        return self._values[key]
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        try:
-            return self._values[self._names.index(name)]
-        except ValueError:
-            raise AttributeError(f"no element named {name!r}; names are {self._names}") \
-                from None
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("a NamedList is read-only")
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self._values[self._names.index(key)] if key in self._names else default
-
-    def __contains__(self, key: Any) -> bool:
-        return key in self._names
-
-    def __iter__(self) -> Iterator:
-        return iter(self._values)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-    def names(self) -> list:
-        return list(self._names)
-
-    def items(self) -> list:
-        return list(zip(self._names, self._values))
-
-    def keys(self) -> list:
-        return list(self._names)
-
-    def values(self) -> list:
-        return list(self._values)
-
-    def __repr__(self) -> str:
-        return "NamedList(" + ", ".join(f"{n or '<unnamed>'}={v!r}"
-                                        for n, v in zip(self._names, self._values)) + ")"
-
-
-_set_names = NamedList._names.__set__
-_set_values = NamedList._values.__set__
-_RESERVED = frozenset(n for n in dir(NamedList) if not n.startswith("_"))
 
 
 class AutogradContext:
@@ -201,20 +129,18 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
     grad_on = state.grad
     # forward sees tensors that require grad detached (same data and version);
     # `originals` maps what it saw back to the caller's tensors
-    needs, fwd_args, originals, edges, meta = [], [], {}, [], []
+    needs, fwd_args, originals, inputs = [], [], {}, []
     for a in args:
         if grad_on and type(a) is Tensor and a._rg:
             alias = a._alias()
             originals[id(alias)] = a
             needs.append(True)
             fwd_args.append(alias)
-            edges.append(edge(a))
-            meta.append((a.data.shape, a.data.dtype))
+            inputs.append(a)
         else:
             needs.append(False)
             fwd_args.append(a)
-            edges.append((None, 0))
-            meta.append(None)
+            inputs.append(None)
     ctx = AutogradContext(label, arg_names, needs)
     state.grad = False
     try:
@@ -230,8 +156,11 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
 
     dirty_ids = _dirty_ids(ctx, originals, args, label) if ctx._dirty else ()
     non_diff = {id(t) for t in ctx._non_diff} if ctx._non_diff else ()
+    # The node's edges as every node's (ops.recording); the input shapes stay with
+    # the ctx, which checks the user's gradients against them (`_match_grads`).
+    edges, meta = edges_of(inputs)
     ctx._backward, ctx._by_name, ctx._meta = backward, by_name, meta
-    node = CustomNode(name, _custom_backward, tuple(edges), ())
+    node = CustomNode(name, _custom_backward, edges, ())
     node.ctx = ctx
     if len(outputs) != 1:
         node.num_outputs = len(outputs)
@@ -390,7 +319,7 @@ def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], na
                     f"{name}: backward returned a gradient of shape "
                     f"[{', '.join(map(str, g.shape))}] for '{arg_names[i]}', whose shape is "
                     f"[{', '.join(map(str, shape))}]; the gradient must have the input's shape")
-            grads[i] = g = ops.sum_to(g, shape)
+            grads[i] = g = sum_to(g, shape)
         if g.data.dtype != dtype:
             grads[i] = g.to(dtype=dtype)
     return grads
@@ -420,7 +349,6 @@ def _as_mapping(result: Any) -> Any:
 
 
 def _dtname(d: np.dtype) -> str:
-    from .tensor import _DTYPES
     return repr(_DTYPES[d])
 
 

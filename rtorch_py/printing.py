@@ -124,6 +124,19 @@ def format_sparse(
     return out + "\n"
 
 
+def format_quantized(values: np.ndarray, type_name: str, scale: float, zero_point: int,
+                     n: int = DEFAULT_MAX_LINES) -> str:
+    """Return what ``print(x)`` shows for a quantized tensor: libtorch prints its
+    dequantized ``values`` (float32), then its quantized type and the
+    quantization parameters in the footer."""
+    text = format_tensor(values, "float32", n=n).rstrip("\n")
+    shape = ",".join(map(str, values.shape))
+    plain = f"[ CPUFloatType{{{shape}}} ]"
+    footer = (f"[ {type_name}{{{shape}}}, qscheme: per_tensor_affine, "
+              f"scale: {scale:g}, zero_point: {zero_point} ]")
+    return text[:text.rindex(plain)] + footer
+
+
 def format_grad_fn(name: str) -> str:
     """Return what ``print(y$grad_fn)`` shows: the node name and a newline.
 

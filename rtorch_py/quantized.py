@@ -6,7 +6,8 @@ printing work. Arithmetic on quantized tensors is refused (dequantize first).
 A quantized tensor's array is a `QuantizedArray` holding its integers in a
 one-field NumPy record (`tensor.quint8` ...): NumPy hands any computation on it
 to the hooks below, which refuse it clearly. Its scale and zero point are kept
-on the tensor.
+on the tensor (`tensor.QPARAMS`), which prints it. The public face
+(`rtorch_py/__init__.py`) makes these functions Tensor methods.
 """
 from __future__ import annotations
 
@@ -14,9 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .tensor import QUANTIZED, Tensor, as_dtype, wrap
-
-_QPARAMS = "_qparams"  # (scale, zero_point), in the tensor's __dict__
+from .tensor import QPARAMS, QUANTIZED, Tensor, as_dtype, dequantized, wrap
 
 
 class QuantizedArray(np.ndarray):
@@ -35,7 +34,7 @@ def _refused(name: str, arr: np.ndarray) -> NotImplementedError:
 
 
 def _check_quantized(x: Tensor, what: str) -> tuple:
-    q = x.__dict__.get(_QPARAMS) if isinstance(x, Tensor) else None
+    q = x.__dict__.get(QPARAMS) if isinstance(x, Tensor) else None
     if q is None:
         raise RuntimeError(f"{what}() needs a quantized tensor (made by "
                            f"torch_quantize_per_tensor()), got a {x.dtype!r} one"
@@ -64,7 +63,7 @@ def torch_quantize_per_tensor(self: Tensor, scale: float, zero_point: int, dtype
     q = np.rint(self.data.astype(np.float32) * inv).astype(np.float64) + zero_point
     ints = np.clip(q, info.min, info.max).astype(base)
     out = wrap(np.ascontiguousarray(ints).view(d.np).reshape(self.shape).view(QuantizedArray))
-    out.__dict__[_QPARAMS] = (scale, zero_point)
+    out.__dict__[QPARAMS] = (scale, zero_point)
     return out
 
 
@@ -76,9 +75,8 @@ def int_repr(self: Tensor) -> Tensor:
 
 def dequantize(self: Tensor) -> Tensor:
     """(integers - zero_point) * scale, in float32."""
-    scale, zero_point = _check_quantized(self, "dequantize")
-    ints = self.data.view(np.ndarray)[self.dtype.name].astype(np.float32)
-    return wrap((ints - np.float32(zero_point)) * np.float32(scale))
+    _check_quantized(self, "dequantize")
+    return wrap(dequantized(self))
 
 
 def torch_dequantize(tensor: Any) -> Any:
@@ -97,23 +95,4 @@ def q_zero_point(self: Tensor) -> int:
 
 
 def is_quantized(self: Tensor) -> bool:
-    return _QPARAMS in self.__dict__
-
-
-def format_quantized(x: Tensor, n: int = 30) -> str:
-    """libtorch prints the dequantized values, its quantized type and the
-    quantization parameters in the footer."""
-    from .printing import format_tensor
-    scale, zero_point = x.__dict__.get(_QPARAMS, (float("nan"), 0))
-    text = format_tensor(dequantize(x).data, "float32", n=n).rstrip("\n")
-    shape = ",".join(map(str, x.shape))
-    plain = f"[ CPUFloatType{{{shape}}} ]"
-    footer = (f"[ {x.dtype.type_name}{{{shape}}}, qscheme: per_tensor_affine, "
-              f"scale: {scale:g}, zero_point: {zero_point} ]")
-    return text[:text.rindex(plain)] + footer
-
-
-# Tensor methods (Python and R): x.dequantize(), x.int_repr(), ...
-for _f in (int_repr, dequantize, q_scale, q_zero_point):
-    setattr(Tensor, _f.__name__, _f)
-Tensor.is_quantized = property(is_quantized)
+    return QPARAMS in self.__dict__

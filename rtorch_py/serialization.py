@@ -25,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from .containers import NamedList
 from .creation import torch_tensor
-from .function import NamedList
+from .optim import Optimizer
 from .tensor import Tensor
 
 FORMAT = "rtorch-py"
@@ -57,8 +58,7 @@ def _is_named_code(x: Any) -> bool:
 
 
 def _is_optimizer(x: Any) -> bool:
-    from .optim import Optimizer  # saved as their state_dict(), as in PyTorch
-    return isinstance(x, Optimizer)
+    return isinstance(x, Optimizer)  # (saved as its state_dict(), as in PyTorch)
 
 
 def _resolve(name: str) -> Any:

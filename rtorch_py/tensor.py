@@ -1,8 +1,10 @@
-"""The tensor front end: a NumPy array plus a few autograd slots.
+"""The tensor: a NumPy array plus a few autograd slots, and its dim names.
 
-Ops live in the `ops` package (each declared once, beside its derivative) and
-are attached to the class from there; this module holds the class, dtypes and
-the conversion of user data.
+This module holds the class, dtypes, dim names (a tensor's own data: reading,
+setting and checking them needs nothing else) and the conversion of user
+data. It imports only the ground floor (engine, meta, printing): the ops and
+the user API above give the class its other methods, in the package's one
+assembly step (`rtorch_py/__init__.py`).
 """
 from __future__ import annotations
 
@@ -14,8 +16,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import engine
-from .engine import NEW_VERSION, edge, version_box
+from .engine import NEW_VERSION, version_box
 from .meta import MetaArray, watch_operands
+from .printing import format_quantized, format_tensor
 
 # --------------------------------------------------------------------------
 # dtypes
@@ -83,6 +86,14 @@ qint32 = dtype("qint32", [("qint32", np.int32)], "QInt32", "QuantizedCPUQInt32Ty
 quint8.is_signed = False
 QUANTIZED = (quint8, qint8, qint32)
 _DTYPES.update({d.np: d for d in QUANTIZED})
+QPARAMS = "_qparams"  # a quantized tensor's (scale, zero_point), in its __dict__
+
+
+def dequantized(x: "Tensor") -> np.ndarray:
+    """A quantized tensor's values: (integers - zero_point) * scale, in float32."""
+    scale, zero_point = x.__dict__[QPARAMS]
+    ints = x.data.view(np.ndarray)[x.dtype.name].astype(np.float32)
+    return (ints - np.float32(zero_point)) * np.float32(scale)
 
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64,
@@ -242,7 +253,7 @@ class Tensor:
     _output_nr = 0        # which output of grad_fn this tensor is
     _accum = None         # a leaf's AccumulateGrad node
     _base: "Tensor | None" = None  # the tensor a view looks into
-    _names: "tuple | None" = None  # dim names, when given (rtorch_py/named.py)
+    _names: "tuple | None" = None  # dim names, when given (below: "Dim names")
     layout = strided      # (a class constant: sparse tensors are a subclass)
 
     __array_priority__ = 1000  # numpy scalars defer to our operators
@@ -309,8 +320,7 @@ class Tensor:
         return self.data.shape
 
     def size(self, dim: int | str | None = None) -> Any:
-        if type(dim) is str:  # a dim's name (named.py)
-            from .named import position
+        if type(dim) is str:  # a dim's name
             dim = position(self, dim)
         return self.data.shape if dim is None else self.data.shape[_dim(dim, self.data.ndim)]
 
@@ -348,16 +358,6 @@ class Tensor:
 
     def is_floating_point(self) -> bool:
         return self.data.dtype.kind == "f" or self.data.dtype == _BF16
-
-    @property
-    def real(self) -> "Tensor":
-        from .ops.creation import torch_real
-        return torch_real(self)
-
-    @property
-    def imag(self) -> "Tensor":
-        from .ops.creation import torch_imag
-        return torch_imag(self)
 
     def is_complex(self) -> bool:
         return self.data.dtype.kind == "c"
@@ -425,7 +425,6 @@ class Tensor:
 
     def _format(self, n: int = 30) -> str:
         """What R torch's print(x, n) shows, without the final newline."""
-        from .printing import format_tensor
         name = self.grad_fn.name if self.grad_fn is not None else None
         if type(self.data) is MetaArray:  # (R torch: no values, a META type line)
             return ("torch_tensor\n...\n[ META" + self.dtype.type_name[3:] + "{" +
@@ -433,8 +432,9 @@ class Tensor:
                     (f"[ grad_fn = <{name}> ]" if name else
                      "[ requires_grad = TRUE ]" if self._rg else ""))
         if self.data.dtype.names:  # quantized
-            from .quantized import format_quantized
-            return format_quantized(self, n)
+            scale, zero_point = self.__dict__.get(QPARAMS, (float("nan"), 0))
+            return format_quantized(dequantized(self), self.dtype.type_name, scale,
+                                    zero_point, n)
         return format_tensor(self.data, self.dtype.name, self._rg and name is None,
                              name, n=n).rstrip("\n")
 
@@ -442,6 +442,19 @@ class Tensor:
 
     def _type_string(self) -> str:
         return self.dtype.type_name.replace("CPU", "torch.").replace("Type", "Tensor")
+
+    # -- dim names -------------------------------------------------------
+    @property
+    def names(self) -> tuple:
+        """The dims' names: a tuple, None for an unnamed dim."""
+        return get_names(self)
+
+    @names.setter
+    def names(self, value: Any) -> None:
+        set_names(self, value)
+
+    def has_names(self) -> bool:
+        return names_of(self) is not None
 
     # -- autograd ----------------------------------------------------------
     def detach(self) -> "Tensor":
@@ -484,18 +497,6 @@ class Tensor:
         # a leaf's hooks live on its accumulator node, as PyTorch keeps them
         node = self.grad_fn if self.grad_fn is not None else engine.grad_accumulator(self)
         return node.register_prehook(hook, self._output_nr)
-
-    def backward(self, gradient: Any = None, retain_graph: bool | None = None,
-                 create_graph: bool = False, inputs: Any = None) -> None:
-        if gradient is None and inputs is None and not create_graph and self._rg and \
-                self.data.size == 1 and type(self.data) is np.ndarray:  # (not meta)
-            d = self.data  # the common `loss.backward()`: no argument to check
-            engine.run_backward([(edge(self), engine.implicit_grad(d.shape, d.dtype))],
-                                bool(retain_graph), False)
-        else:
-            from .autograd import autograd_backward  # (the general case: checks arguments)
-            autograd_backward([self], None if gradient is None else [gradient],
-                              retain_graph, create_graph, inputs)
 
 
 class Storage:
@@ -545,6 +546,102 @@ def _dim(d: int, ndim: int) -> int:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {d})")
     return d + n if d < 0 else d
+
+
+# --------------------------------------------------------------------------
+# Dim names: optional names for a tensor's dims, with PyTorch's semantics (name
+# inference for ops: rtorch_py/ops/names.py; rename() and friends:
+# rtorch_py/named.py).
+#
+# They live in one rare attribute, `Tensor._names`: None for an unnamed tensor,
+# else a tuple with one entry per dim (a str, or None for an unnamed dim).
+# Making a tensor costs nothing more: the attribute is a class default until
+# names are given.
+
+ELLIPSIS = "..."
+
+# Set once a tensor with dim names or of a sparse layout exists in this process:
+# until then an op's public function calls the op at once (the ops' fast path,
+# rtorch_py/ops/dispatch.py), without looking at its operands.
+SPECIAL = [False]
+
+
+def special_tensors_exist() -> None:
+    """From now on ops look at their operands for dim names and layouts."""
+    SPECIAL[0] = True
+
+
+def describe_names(names: Sequence | None, ndim: int) -> str:
+    """`Tensor[a, b]` or, for an unnamed tensor, `Tensor[None, None]`."""
+    names = names if names is not None else (None,) * ndim
+    return "Tensor[" + ", ".join("None" if n is None else n for n in names) + "]"
+
+
+def show_names(names: Sequence) -> str:
+    return "(" + ", ".join("None" if n is None else repr(n) for n in names) + ")"
+
+
+def names_of(x: "Tensor") -> tuple | None:
+    """x's names, or None; names a later in-place reshape made stale count as none."""
+    n = x._names
+    if n is not None and len(n) != x.data.ndim:
+        x._names = None
+        return None
+    return n
+
+
+def check_names(names: Any, ndim: int) -> tuple | None:
+    """Names given by a user as a tuple for a tensor of `ndim` dims (None: unnamed)."""
+    if names is None:
+        return None
+    if isinstance(names, str):
+        names = (names,)
+    names = tuple(names)
+    for n in names:
+        if n is not None and (not isinstance(n, str) or not n or n == ELLIPSIS):
+            raise RuntimeError(f"names must be non-empty strings (or None for an unnamed "
+                               f"dim), got {n!r} in {names!r}")
+    if len(names) != ndim:
+        raise RuntimeError(f"{len(names)} names {show_names(names)} given for a tensor with "
+                           f"{ndim} dims: give one name per dim")
+    seen = [n for n in names if n is not None]
+    if len(set(seen)) != len(seen):
+        dup = next(n for n in seen if seen.count(n) > 1)
+        raise RuntimeError(f"the name '{dup}' is given to two dims in {show_names(names)}: "
+                           "each dim's name must be unique")
+    return names if seen else None
+
+
+def set_names(x: "Tensor", names: Any) -> "Tensor":
+    """Give x these names in place (None, or all None, makes it unnamed)."""
+    x._names = checked = check_names(names, x.data.ndim)
+    if checked is not None:
+        special_tensors_exist()
+    return x
+
+
+def get_names(x: "Tensor") -> tuple:
+    """PyTorch's `x.names`: one entry per dim, None for an unnamed dim."""
+    n = names_of(x)
+    return n if n is not None else (None,) * x.data.ndim
+
+
+def position(x: Any, name: str, arg: str = "dim") -> int:
+    """The 0-based position of the dim called `name` in x (E46 if there is none)."""
+    t = x[0] if isinstance(x, (list, tuple)) and x and isinstance(x[0], Tensor) else x
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{arg} = '{name}': a dim given by name needs a tensor to look it up "
+                        f"in, got {type(t).__name__}")
+    names = names_of(t)
+    if names is not None and name in names:
+        return names.index(name)
+    if names is None:
+        raise RuntimeError(f"{arg} = '{name}': this tensor has no dim names "
+                           f"({describe_names(None, t.data.ndim)}); name its dims first "
+                           "(names = in a creation function, or rename()) or give the dim's "
+                           "number")
+    raise RuntimeError(f"{arg} = '{name}': no dim of this tensor is called '{name}'; its "
+                       f"names are {describe_names(names, t.data.ndim)}")
 
 
 # --------------------------------------------------------------------------

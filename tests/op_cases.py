@@ -108,10 +108,26 @@ def bound_arguments(spec: OpSpec, args: list, kwargs: dict) -> list[tuple[str, A
     return out
 
 
+# The ops with a Scalar overload, which R torch calls for a plain number operand:
+# rtorch_py records its node (MulBackward1) from Python too, where PyTorch's
+# Python wraps the number (MulBackward0); libtorch's own overload is the oracle.
+SCALAR_OVERLOADS = {"add", "sub", "mul", "div", "multiply", "subtract", "divide",
+                    "true_divide"}
+
+
 def torch_call(spec: OpSpec) -> Callable:
-    """PyTorch's form of the op: `torch.<name>` where it exists, else the method."""
+    """PyTorch's form of the op: `torch.<name>` where it exists, else the method
+    (the Scalar overload for a plain number `other`, as R torch calls it)."""
     import torch
     name = spec.torch_name or spec.name
+    if name in SCALAR_OVERLOADS:
+        tensor_form = getattr(torch, name)
+        scalar_form = getattr(torch.ops.aten, name).Scalar
+
+        def call(self: Any, other: Any, *args: Any, **kw: Any) -> Any:
+            number = type(other) in (bool, int, float)
+            return (scalar_form if number else tensor_form)(self, other, *args, **kw)
+        return call
     if spec.torch_name and "." in name:  # e.g. "linalg.det"
         obj = torch
         for part in name.split("."):

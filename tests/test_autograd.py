@@ -406,7 +406,9 @@ def test_grad_fn_names_and_next_functions_match_pytorch():
     t1 = torch.ones(2, 2, requires_grad=True)
     t2 = torch.tensor([1.1], requires_grad=True)
     out = ((x1 * (x2 + 2)).pow(2) * 3).mean()
-    tout = ((t1 * (t2 + 2)).pow(2) * 3).mean()
+    # (libtorch called as R torch calls it: a number operand takes the Scalar overload)
+    aten = torch.ops.aten
+    tout = aten.mul.Scalar((t1 * aten.add.Scalar(t2, 2)).pow(2), 3).mean()
 
     def walk(ours, theirs):
         assert ours.name == type(theirs).__name__

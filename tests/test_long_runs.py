@@ -69,7 +69,7 @@ def test_100k_op_chain_backward_is_iterative_and_linear(monkeypatch):
     # ops look their formulas up (in their family's module) when they record a
     # node; the leaf's is the engine's
     from rtorch_py import ops
-    for name in ("MulNumberBackward", "AddNumberBackward", "SumBackward0"):
+    for name in ("MulBackward1", "AddBackward1", "SumBackward0"):
         fn = getattr(ops, name)
         monkeypatch.setattr(sys.modules[fn.formula.__module__], name, counted(fn))
     monkeypatch.setattr(engine, "_accumulate", counted(engine._accumulate))

@@ -15,8 +15,11 @@ import pytest
 import torch
 
 import rtorch_py as rt
-from rtorch_py import named
 from rtorch_py.ops import REGISTRY
+from rtorch_py.ops import names as rules
+
+# Each op's name rule, by op name (the declarations' `names=`)
+RULES = {s.name: rules.rule_of(s.names) for s in REGISTRY.values() if s.names}
 
 
 def pair(*shape, names=None, seed=0):
@@ -316,7 +319,7 @@ def test_align_to():
 
 
 def test_every_rule_names_a_registered_op():
-    missing = [n for n in named.RULES if n not in {s.name for s in REGISTRY.values()}]
+    missing = [n for n in RULES if n not in {s.name for s in REGISTRY.values()}]
     assert not missing, f"rules for ops that are not registered: {missing}"
 
 
@@ -324,6 +327,60 @@ def test_every_op_with_dims_takes_names():
     for spec in REGISTRY.values():
         if spec.dims or spec.dim_lists:
             assert getattr(spec.fn, "__wrapped__", None) is not None, spec.key
+
+
+# Run in a fresh interpreter: every op with dims, on its samples, each dim given
+# by name to unnamed tensors while no named tensor exists (the ops' fast path,
+# ops/dispatch.py, relies on the op failing on it).
+_FAST_PATH_DIM_NAMES = """
+import inspect, json, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import rtorch_py as rt
+from rtorch_py import tensor
+from rtorch_py.ops import REGISTRY
+from op_cases import cases, materialize
+failures, calls = [], 0
+for case in cases():
+    spec = case.spec
+    for name in (spec.name, spec.name + "_"):
+        other = REGISTRY.get(name)
+        if other is None or not (other.dims or other.dim_lists) or \
+                (other is not spec and other.samples):
+            continue
+        sig = inspect.signature(other.impl)
+        for dim in other.dims + other.dim_lists:
+            arrays, _, rebuild = materialize(case.sample, np.float64)
+            args, kwargs = rebuild([rt.torch_tensor(a.copy()) for a in arrays])
+            bound = sig.bind(*args, **kwargs)
+            if sig.parameters[dim].kind is inspect.Parameter.VAR_POSITIONAL:
+                bound.arguments[dim] = ("zz",)
+            elif spec.dim_lists and dim in spec.dim_lists:
+                bound.arguments[dim] = [["zz"], ["zz"]]
+            else:
+                bound.arguments[dim] = "zz"
+            calls += 1
+            try:
+                other.fn(*bound.args, **bound.kwargs)
+                failures.append(f"{name}({dim} = 'zz'): no error")
+            except Exception as err:
+                if "'zz': this tensor has no dim names" not in str(err):
+                    failures.append(f"{name}({dim} = 'zz'): {type(err).__name__}: {err}")
+print(json.dumps({"failures": failures, "calls": calls, "special": tensor.SPECIAL[0]}))
+"""
+
+
+def test_a_dim_name_without_named_tensors_is_refused_by_every_op():
+    import json
+    import subprocess
+    import sys
+    from helpers import ROOT
+    res = subprocess.run([sys.executable, "-c", _FAST_PATH_DIM_NAMES, str(ROOT / "tests")],
+                         capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    got = json.loads(res.stdout.strip().splitlines()[-1])
+    assert got["calls"] > 100 and not got["special"]
+    assert got["failures"] == []
 
 
 def test_tensordot_dims_by_name():
@@ -377,7 +434,7 @@ def test_named_ops_run_on_unnamed_twins():
 
 def _rule_cases():
     from op_cases import cases
-    return [c for c in cases() if c.spec.name in named.RULES]
+    return [c for c in cases() if c.spec.name in RULES]
 
 
 def _right_names(t):
@@ -403,7 +460,7 @@ def test_ruled_ops_on_named_operands(case):
         ts = [rt.torch_tensor(a.copy(), requires_grad=bool(f) and case.spec.differentiable)
               for a, f in zip(arrays, flags)]
         if with_names:  # (a contraction's operands: only the first, their names differ)
-            contracts = named.RULES[case.spec.name] in (named._contract, named._tensordot)
+            contracts = RULES[case.spec.name] in (rules.contract, rules.tensordot)
             ts = [t.rename(*_right_names(t)) if t.ndim and not (contracts and i) else t
                   for i, t in enumerate(ts)]
         args, kwargs = rebuild(ts)

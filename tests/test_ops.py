@@ -60,12 +60,18 @@ NUMBER_OPS = {
 # PyTorch implements `2 / x` as reciprocal(x) * 2; R torch (and we) as a division.
 NAME_DIFFERS = {"2/x": "DivBackward0"}
 
+# A Python number with add, sub, mul, div: R torch's node (the Scalar overload's,
+# as libtorch records `x * 3` for R torch), where PyTorch's Python wraps the number
+# (helpers.SCALAR_NODES); a NumPy number is no plain number.
+SCALAR = {"x+2", "2+x", "x+1.5", "1.5+x", "x-2", "x-0.5", "x*3", "3*x", "x*-0.5", "-0.5*x",
+          "x/4", "x/0.25", "x+True"}
+
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("op", list(NUMBER_OPS))
 def test_number_operand_vs_torch(op, dtype):
     x = rand(2, 3, dtype=dtype, away_from_zero=0.3)
-    check_vs_torch(NUMBER_OPS[op], x, second_order=True)
+    check_vs_torch(NUMBER_OPS[op], x, second_order=True, scalar_nodes=op in SCALAR)
 
 
 @pytest.mark.parametrize("op", list(NUMBER_OPS))
@@ -483,7 +489,8 @@ def test_cat_different_sizes():
 
 
 def test_split_pieces_used_in_part():
-    check_vs_torch(lambda T, x: x.split(2)[1] * 3, rand(6, 2), second_order=True)
+    check_vs_torch(lambda T, x: x.split(2)[1] * 3, rand(6, 2), second_order=True,
+                   scalar_nodes=True)
     gradcheck(lambda T, x: x.split(2)[1] * 3, rand(6, 2))
 
 
@@ -547,8 +554,9 @@ def test_masked_fill_softmax_pattern():
 def test_clone_and_to(dtype):
     x = rand(2, 3, dtype=dtype)
     check_vs_torch(lambda T, x: x.clone(), x, second_order=True)
-    check_vs_torch(lambda T, x: x.to(dtype=T.float64) * 2, x, second_order=True)
-    check_vs_torch(lambda T, x: x.to(dtype=T.float32) * 2, x)
+    check_vs_torch(lambda T, x: x.to(dtype=T.float64) * 2, x, second_order=True,
+                   scalar_nodes=True)
+    check_vs_torch(lambda T, x: x.to(dtype=T.float32) * 2, x, scalar_nodes=True)
     check_vs_torch(lambda T, x: x.double() * x.float(), x, check_names=False)
     check_vs_torch(lambda T, x: x.to(dtype=T.int64), x)
     check_vs_torch(lambda T, x: x.long(), x)
@@ -658,16 +666,23 @@ def test_compare_with_none():
 
 @pytest.mark.parametrize("op", ["2*x", "2+x", "x*2", "x+2", "x-2", "x/4", "2-x"])
 def test_number_operand_edges_in_pytorch_order(op):
-    # `2 * x` is mul(x, 2) in PyTorch: the tensor's edge first, then (None, 0)
+    # `2 * x` is mul(x, 2): the tensor's edge; a number operand of add, sub, mul
+    # and div is libtorch's Scalar overload, as R torch calls it (no edge for the
+    # number), which PyTorch's Python reaches through torch.ops.aten
     f = {"2*x": lambda x: 2 * x, "2+x": lambda x: 2 + x, "x*2": lambda x: x * 2,
          "x+2": lambda x: x + 2, "x-2": lambda x: x - 2, "x/4": lambda x: x / 4,
          "2-x": lambda x: 2 - x}[op]
+    aten = torch.ops.aten
+    tf = {"2*x": lambda x: aten.mul.Scalar(x, 2), "2+x": lambda x: aten.add.Scalar(x, 2),
+          "x*2": lambda x: aten.mul.Scalar(x, 2), "x+2": lambda x: aten.add.Scalar(x, 2),
+          "x-2": lambda x: aten.sub.Scalar(x, 2), "x/4": lambda x: aten.div.Scalar(x, 4),
+          "2-x": lambda x: 2 - x}[op]
     x = rt.torch_tensor([1.0], requires_grad=True)
     tx = torch.tensor([1.0], requires_grad=True)
     ours = [(type(n).__name__ if n is not None else None, nr)
             for n, nr in f(x).grad_fn.next_functions]
     theirs = [(type(n).__name__ if n is not None else None, nr)
-              for n, nr in f(tx).grad_fn.next_functions]
+              for n, nr in tf(tx).grad_fn.next_functions]
     assert ours == theirs
 
 

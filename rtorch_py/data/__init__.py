@@ -8,7 +8,10 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ..creation import torch_rand, torch_randint, torch_tensor
+from ..ops.registry import REGISTRY
 from ..tensor import Tensor
+
+torch_stack = REGISTRY["stack"].fn  # (the public op: the package's torch_stack)
 
 __all__ = [
     "Dataset", "IterableDataset", "dataset", "iterable_dataset", "tensor_dataset",
@@ -206,7 +209,6 @@ class BatchSampler(Sampler):
 def default_collate(batch: list) -> Any:
     """Stack a list of examples into a batch: tensors stacked on a new first
     dim, numbers into a tensor, lists and dicts element by element."""
-    from .. import torch_stack
     elem = batch[0]
     if isinstance(elem, Tensor):
         return torch_stack(batch, 0)

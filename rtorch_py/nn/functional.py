@@ -2,7 +2,8 @@
 the Python API: dims, and class indices of cross_entropy / nll_loss targets.
 
 Most are compositions of tensor ops (so their derivatives come for free);
-convolution, pooling, padding and erf are primitives in `_prims.py`.
+convolution, pooling, padding, erf, nll_loss and sparsemax are ops of their own
+(`rtorch_py/ops/nn_functional.py`).
 """
 from __future__ import annotations
 
@@ -19,8 +20,7 @@ from ..tensor import Tensor, wrap
 from ..ops.nn_functional import constant_pad_nd, convolution, pool_gather, silu
 from ..ops import nn_functional as _nn_ops
 from ..ops.pointwise import erf
-from ..ops.recording import formula, record
-from . import _prims
+from ..ops import nn_kernels as _K
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -357,48 +357,9 @@ def nnf_nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
         raise TypeError(f"nll_loss: the target must hold class indices (an integer tensor), "
                         f"got {target.dtype}")
     logp = _class_dim_last(input)
-    tgt = target.data.reshape(-1)
-    n_class = logp.shape[1]
     if reduction not in _REDUCTIONS:
         raise ValueError(f"reduction must be one of 'mean', 'sum' or 'none', got {reduction!r}")
-    dt = logp.data.dtype
-    if tgt.size and 0 <= tgt.min() and tgt.max() < n_class and \
-            not 0 <= ignore_index < n_class:
-        # every target a class, none ignored (the common case: fewer passes)
-        safe = tgt.astype(np.int64, copy=False)
-        w = np.ones(tgt.shape, dtype=dt) if weight is None else weight.data[safe].astype(dt)
-    else:
-        valid = tgt != ignore_index
-        bad = valid & ((tgt < 0) | (tgt >= n_class))
-        if np.any(bad):
-            raise IndexError(f"Target {int(tgt[bad][0])} is out of bounds: class indices go "
-                             f"from 0 to {n_class - 1} here")
-        safe = np.where(valid, tgt, 0).astype(np.int64)
-        w = np.ones(tgt.shape, dtype=dt) if weight is None else weight.data[safe].astype(dt)
-        w = np.where(valid, w, 0).astype(dt)
-    rows = np.arange(tgt.size)
-    loss = -logp.data[rows, safe] * w
-    # One node, as PyTorch's NllLossBackward0 (a gather, a product, a sum and
-    # a division were five, each with its own backward): the derivative is
-    # the gradient times a constant (rows, classes) array.
-    coef = np.zeros(logp.shape, dtype=dt)
-    if reduction == "none":
-        out, coef[rows, safe] = loss.reshape(target.shape), -w
-    elif reduction == "sum":
-        out, coef[rows, safe] = loss.sum(), -w
-    else:
-        total = float(w.sum())
-        out = loss.sum() / total
-        coef[rows, safe] = -w / total
-    return record(np.asarray(out, dtype=dt), NllLossBackward0, (logp,), (coef,))
-
-
-@formula(arrays=True)
-def NllLossBackward0(n, g, coef):
-    # (written with what arrays and tensors share: the walk's fast path runs it
-    # on arrays; under create_graph g is a tensor and coef a constant)
-    c = wrap(coef) if type(g) is Tensor else coef
-    return (g.reshape(-1, 1) * c,)
+    return _nn_ops.nll_loss(logp, target, weight, ignore_index, reduction)
 
 
 def nnf_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -584,7 +545,7 @@ def nnf_area_under_min_fpr_fnr(input: Tensor, target: Tensor) -> Tensor:
 
 
 def nnf_contrib_sparsemax(input: Tensor, dim: int = -1) -> Tensor:
-    return _prims.sparsemax(input, dim)
+    return _nn_ops.sparsemax(input, dim)
 
 
 def nnf_multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
@@ -779,7 +740,7 @@ def _conv_args(x: Tensor, w: Tensor, nd: int, stride, padding, dilation) -> tupl
     if x.ndim != nd + 2:
         raise ValueError(f"conv{nd}d expects a {nd + 2}-D input (batch, channels, "
                          f"{nd} spatial dims), got {x.ndim}-D of shape {list(x.shape)}")
-    return _prims._tuple(stride, nd), padding, _prims._tuple(dilation, nd)
+    return _K._tuple(stride, nd), padding, _K._tuple(dilation, nd)
 
 
 def _same_padding(w: Tensor, dilation: tuple) -> tuple:
@@ -808,7 +769,7 @@ def _conv(nd: int):
             else:
                 raise ValueError(f"padding must be 'valid', 'same' or numbers, got {padding!r}")
         else:
-            pads = _prims._tuple(padding, nd)
+            pads = _K._tuple(padding, nd)
         out = convolution(x, weight, bias, stride, pads, dilation, False, (0,) * nd,
                           int(groups))
         return out.squeeze(0) if unbatched else out
@@ -827,9 +788,9 @@ def _conv_transpose(nd: int):
                        groups: int = 1, dilation: Any = 1) -> Tensor:
         unbatched = input.ndim == nd + 1
         x = input.unsqueeze(0) if unbatched else input
-        out = convolution(x, weight, bias, _prims._tuple(stride, nd),
-                          _prims._tuple(padding, nd), _prims._tuple(dilation, nd), True,
-                          _prims._tuple(output_padding, nd), int(groups))
+        out = convolution(x, weight, bias, _K._tuple(stride, nd),
+                          _K._tuple(padding, nd), _K._tuple(dilation, nd), True,
+                          _K._tuple(output_padding, nd), int(groups))
         return out.squeeze(0) if unbatched else out
     conv_transpose.__name__ = f"nnf_conv_transpose{nd}d"
     return conv_transpose
@@ -853,7 +814,7 @@ def _max_pool_gather(x: Tensor, k: tuple, s: tuple, p: tuple, d: tuple,
                      ceil_mode: bool) -> tuple:
     """Max pooling as the positions of the maxima (found on arrays) and one
     gather of them: its derivatives, of every order, are the gather's."""
-    idx, best = _prims.max_pool_arrays(x.data, k, s, p, d, ceil_mode)  # N, C, *O (flat, 0-based)
+    idx, best = _K.max_pool_arrays(x.data, k, s, p, d, ceil_mode)  # N, C, *O (flat, 0-based)
     unique = all(st >= (kk - 1) * dd + 1 for st, kk, dd in zip(s, k, d))  # windows apart
     return pool_gather(x, idx, unique, best), wrap(idx)
 
@@ -863,13 +824,13 @@ def _max_pool(nd: int):
                  dilation: Any = 1, ceil_mode: bool = False,
                  return_indices: bool = False) -> Any:
         x, unbatched = _pool_input(input, nd)
-        k = _prims._tuple(kernel_size, nd)
+        k = _K._tuple(kernel_size, nd)
         s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
-            else _prims._tuple(stride, nd)
-        p = _prims._tuple(padding, nd)
+            else _K._tuple(stride, nd)
+        p = _K._tuple(padding, nd)
         if any(pp * 2 > kk for pp, kk in zip(p, k)):
             raise ValueError("pad should be at most half of effective kernel size")
-        out, idx = _max_pool_gather(x, k, s, p, _prims._tuple(dilation, nd), bool(ceil_mode))
+        out, idx = _max_pool_gather(x, k, s, p, _K._tuple(dilation, nd), bool(ceil_mode))
         if unbatched:
             out, idx = out.squeeze(0), idx.squeeze(0)
         return (out, idx) if return_indices else out
@@ -887,14 +848,14 @@ def _avg_pool_conv(x: Tensor, k: tuple, s: tuple, p: tuple, ceil_mode: bool,
     """Average pooling as a per-channel convolution with a kernel of ones,
     divided by each window's count."""
     nd = len(k)
-    extra = _prims._ceil_extra(x.shape[2:], k, s, p, (1,) * nd, ceil_mode)
+    extra = _K._ceil_extra(x.shape[2:], k, s, p, (1,) * nd, ceil_mode)
     if any(extra):  # ceil_mode: room for the last, partial windows
         x = constant_pad_nd(x, tuple(v for e in reversed(extra) for v in (0, e)), 0.0)
     c = x.shape[1]
     ones = wrap(np.ones((c, 1) + k, dtype=x.data.dtype))
     total = convolution(x, ones, None, s, p, (1,) * nd, False, (0,) * nd, c)
     size = tuple(sz - e for sz, e in zip(x.shape[2:], extra))
-    div = _prims._avg_divisor(size, total.shape[2:], k, s, p, count_include_pad, divisor)
+    div = _K._avg_divisor(size, total.shape[2:], k, s, p, count_include_pad, divisor)
     return total / wrap(np.asarray(div, dtype=x.data.dtype))
 
 
@@ -903,10 +864,10 @@ def _avg_pool(nd: int):
                  ceil_mode: bool = False, count_include_pad: bool = True,
                  divisor_override: Any = None) -> Tensor:
         x, unbatched = _pool_input(input, nd)
-        k = _prims._tuple(kernel_size, nd)
+        k = _K._tuple(kernel_size, nd)
         s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
-            else _prims._tuple(stride, nd)
-        out = _avg_pool_conv(x, k, s, _prims._tuple(padding, nd), bool(ceil_mode),
+            else _K._tuple(stride, nd)
+        out = _avg_pool_conv(x, k, s, _K._tuple(padding, nd), bool(ceil_mode),
                              bool(count_include_pad), divisor_override)
         return out.squeeze(0) if unbatched else out
     avg_pool.__name__ = f"nnf_avg_pool{nd}d"
@@ -921,7 +882,7 @@ nnf_avg_pool3d = _avg_pool(3)
 def _lp_pool(nd: int):
     def lp_pool(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
                 ceil_mode: bool = False) -> Tensor:
-        k = _prims._tuple(kernel_size, nd)
+        k = _K._tuple(kernel_size, nd)
         avg = _avg_pool(nd)(input ** norm_type, k, stride, 0, ceil_mode)
         n = float(np.prod(k))
         return (avg.sign() * avg.abs().relu() * n) ** (1.0 / norm_type)
@@ -944,7 +905,8 @@ def _adaptive(nd: int, kind: str):
         sizes = output_size if isinstance(output_size, (list, tuple)) else [output_size] * nd
         sizes = [x.shape[2 + i] if s is None else int(s) for i, s in enumerate(sizes)]
         if kind == "avg":  # the pooling ops (PyTorch's nodes)
-            return getattr(_nn_ops, f"adaptive_avg_pool{nd}d")(input, sizes)
+            return _nn_ops.adaptive_avg_pool1d(input, sizes) if nd == 1 else \
+                _nn_ops.adaptive_avg(nd, input, sizes)
         in_sz = x.shape[2:]
         if all(i % o == 0 for i, o in zip(in_sz, sizes)):
             k = tuple(i // o for i, o in zip(in_sz, sizes))

@@ -10,7 +10,7 @@ from ..ops.creation import full as torch_full, ones as torch_ones, zeros as torc
 from ..tensor import Tensor
 from . import functional as F
 from . import init
-from ._prims import _tuple
+from ..ops.nn_kernels import _tuple
 from .module import Module, nn_buffer, nn_parameter, write_
 
 

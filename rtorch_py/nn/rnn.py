@@ -1,7 +1,7 @@
 """Recurrent layers: `nn_rnn`, `nn_gru`, `nn_lstm` (multi-layer, bidirectional,
 batch_first), with PyTorch's parameter names and gate order. RNN and GRU are
 unrolled over time with tensor ops (so autograd needs nothing special); each
-LSTM layer and direction is one fused node (`_prims.lstm_layer`), as
+LSTM layer and direction is one fused node (`ops.nn_functional.lstm_layer`), as
 PyTorch's fused cells are."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .. import creation as _cr
 from ..ops.creation import arange as torch_arange, zeros as torch_zeros
 from .. import ops as _ops
 from ..tensor import Tensor
-from . import _prims
+from ..ops.nn_functional import lstm_layer
 from . import functional as F
 from . import init
 from .module import Module, nn_parameter
@@ -102,7 +102,7 @@ class _RNNBase(Module):
                 if lstm:
                     # the fused layer: one node for the whole sequence
                     xin = _flip(layer_in) if d else layer_in
-                    ys, hT, cT = _prims.lstm_layer(xin, h0[k], c0[k], w_ih, w_hh, b_ih, b_hh)
+                    ys, hT, cT = lstm_layer(xin, h0[k], c0[k], w_ih, w_hh, b_ih, b_hh)
                     outs.append(_flip(ys) if d else ys)
                     h_n.append(hT)
                     c_n.append(cT)

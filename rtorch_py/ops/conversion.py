@@ -10,7 +10,7 @@ from ..meta import meta_array
 from ..tensor import Tensor, as_dtype, wrap
 from .operands import _data, _fill_value, _shape
 from .recording import formula, needs_grad, record
-from .registry import op
+from .dispatch import op
 from .samples import pointwise as S
 from .views import _check_inplace, _record_inplace
 
@@ -23,7 +23,7 @@ def CloneBackward0(n, g):
     return (g,)
 
 
-@op(samples=S.unary)
+@op(samples=S.unary, names="keep")
 def clone(self: Tensor, memory_format: Any = None) -> Tensor:
     return record(self.data.copy(), CloneBackward0, (self,))
 
@@ -33,7 +33,7 @@ def ToCopyBackward0(n, g):
     return (g,)  # the engine casts back to the input's dtype
 
 
-@op(function=False)
+@op(function=False, names="keep")
 def to(self: Tensor, dtype: Any = None, device: Any = None, other: Any = None,
        non_blocking: bool = False, copy: bool = False, memory_format: Any = None) -> Tensor:
     """To another dtype (or `other`'s dtype; a tensor as the first argument
@@ -72,27 +72,27 @@ def _to_device(self: Tensor, device: str, dtype: Any) -> Tensor:
                        "tensors with a shape and no data)")
 
 
-@op("float", function=False)
+@op("float", function=False, names="keep")
 def float_(self: Tensor, memory_format: Any = None) -> Tensor:
     return to(self, "float32")
 
 
-@op(function=False)
+@op(function=False, names="keep")
 def double(self: Tensor, memory_format: Any = None) -> Tensor:
     return to(self, "float64")
 
 
-@op(function=False)
+@op(function=False, names="keep")
 def long(self: Tensor, memory_format: Any = None) -> Tensor:
     return to(self, "int64")
 
 
-@op("int", function=False)
+@op("int", function=False, names="keep")
 def int_(self: Tensor, memory_format: Any = None) -> Tensor:
     return to(self, "int32")
 
 
-@op("bool", function=False)
+@op("bool", function=False, names="keep")
 def bool_(self: Tensor, memory_format: Any = None) -> Tensor:
     return to(self, "bool")
 

@@ -22,9 +22,10 @@ from ..creation import Generator, _rng_of
 from ..engine import bump_version
 from ..tensor import (Tensor, as_dtype, bool_, default_complex, get_default_dtype, int64,
                       promote_types, wrap)
+from .conversion import ToCopyBackward0
 from .operands import _whole
 from .recording import formula, record
-from .registry import op
+from .dispatch import op
 from .samples import creation as S
 from .views import _check_inplace, _record_inplace
 
@@ -320,15 +321,11 @@ def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0,
 # libtorch's deprecated casts (`torch__cast_Float(x)`): x$to(dtype = ...) by name.
 
 def _cast(name: str, target: Any):
-    @formula(name="ToCopyBackward0")
-    def backward(n, g, dt):
-        return (g.to(dtype=dt),)
-
     def cast(self: Tensor, non_blocking: bool = False) -> Tensor:
         d = self.data
         out = d if d.dtype == target.np else d.astype(target.np)
         if target.is_floating_point and d.dtype.kind == "f":
-            return record(out, backward, (self,), (self.dtype,))
+            return record(out, ToCopyBackward0, (self,))
         return wrap(out)
     cast.__name__ = cast.__qualname__ = name
     cast.__doc__ = f"self as {target!r} (libtorch's deprecated {name})."
@@ -366,20 +363,16 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
 # x$half(), x$byte(), x$char(), x$short(): conversions R torch has as methods
 
 def _method_cast(name: str, target: Any):
-    @formula(name="ToCopyBackward0")
-    def backward(n, g, dt):
-        return (g.to(dtype=dt),)
-
     def cast(self: Tensor, memory_format: Any = None) -> Tensor:
         d = self.data
         if d.dtype == target.np:
             return self
         if target.is_floating_point and d.dtype.kind == "f":
-            return record(d.astype(target.np), backward, (self,), (self.dtype,))
+            return record(d.astype(target.np), ToCopyBackward0, (self,))
         return wrap(d.astype(target.np))
     cast.__name__ = cast.__qualname__ = name
     cast.__doc__ = f"self as {target!r}."
-    return op(name, function=False, samples=S.cast, differentiable=False)(cast)
+    return op(name, function=False, samples=S.cast, differentiable=False, names="keep")(cast)
 
 
 for _name, _target in (("half", _cr.float16), ("byte", _cr.uint8), ("char", _cr.int8),

@@ -18,8 +18,9 @@ import numpy as np
 from ..tensor import Tensor, _dim, as_dtype, get_default_dtype, wrap
 from .samples import fft as S
 from .operands import _whole
-from .recording import formula, record, renamed
-from .registry import op
+from .recording import formula, record
+from .dispatch import op
+from .nn_functional import constant_pad_nd
 from .shape import SqueezeBackward1, TransposeBackward0, cat
 
 _COMPLEX = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.complex128}
@@ -365,9 +366,6 @@ def fft_ifftshift(self: Tensor, dim: Any = None) -> Tensor:
 # in place in PyTorch (their nodes TransposeBackward1 and SqueezeBackward4);
 # here they make new tensors under the same node names.
 
-_StftTranspose = renamed(TransposeBackward0, "TransposeBackward1")
-_StftSqueeze = renamed(SqueezeBackward1, "SqueezeBackward4")
-
 
 @formula
 def ViewAsRealBackward0(n, g):
@@ -461,14 +459,14 @@ def stft(input: Tensor, n_fft: int, hop_length: Any = None, win_length: Any = No
     if window is not None:
         if win < n_fft:
             left = (n_fft - win) // 2
-            from .nn_functional import constant_pad_nd
             window = constant_pad_nd(window, (left, n_fft - win - left))
         frames = frames * window
     scale = 1 / np.sqrt(n_fft) if normalized else 1.0
     out = _c2c(frames, (2,), scale, True) if frames.data.dtype.kind == "c" else \
         _r2c(frames, (2,), scale, onesided)
-    out = record(np.ascontiguousarray(np.swapaxes(out.data, 1, 2)), _StftTranspose, (out,),
-                 (1, 2))
+    out = record(np.ascontiguousarray(np.swapaxes(out.data, 1, 2)), TransposeBackward0, (out,),
+                 (1, 2), name="TransposeBackward1")
     if input.ndim == 1:
-        out = record(out.data[0], _StftSqueeze, (out,), (out.shape,))
+        out = record(out.data[0], SqueezeBackward1, (out,), (out.shape,),
+                     name="SqueezeBackward4")
     return out if return_complex else _view_as_real(out)

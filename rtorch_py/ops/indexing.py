@@ -7,15 +7,14 @@ from typing import Any
 import numpy as np
 
 from ..engine import bump_version
-from ..tensor import Tensor, _dim, strided, wrap
+from ..tensor import Tensor, _dim, wrap
 from .samples import indexing as S
 from .operands import (_as_tensor, _bool_mask, _broadcast_error, _data, _fill_value,
                        _float_result, _shape, _t, _whole, positional_error)
 from .recording import OUTPUT, _state, formula, record
-from .shape import SliceBackward0, cat
-from .registry import op
-from .views import (_check_inplace, _index_backward, _is_basic, _record_inplace, _view, _wrap_key,
-                    _write_inplace, _zero_at)
+from .dispatch import op
+from .views import (SliceBackward0, _check_inplace, _index_backward, _is_basic, _record_inplace,
+                    _view, _wrap_key, _write_inplace, _zero_at)
 
 
 @formula
@@ -106,7 +105,7 @@ def MaskedFillBackward1(n, g, mask, vshape):
     return gx, gv
 
 
-@op(samples=S.masked_fill)
+@op(samples=S.masked_fill, names="keep")
 def masked_fill(self: Tensor, mask: Any, value: Any) -> Tensor:
     m = _bool_mask(mask, "masked_fill")
     v = _fill_value(value, "masked_fill")
@@ -179,7 +178,7 @@ def IndexBackward0(n, g, shape, key):
 
 
 @op(method=False, operators=("__getitem__",), indices=("indices",), samples=S.index,
-    torch_name="ops.aten.index.Tensor")
+    torch_name="ops.aten.index.Tensor", names="index")
 def index(self: Tensor, indices: Any) -> Tensor:
     """`x[indices]`; also R torch's `torch_index(x, list(i, j))` (a list of index
     tensors, one per leading dim, as PyTorch's `aten::index`)."""
@@ -329,8 +328,9 @@ def _keep(gshape: tuple, shape: tuple, dim: int, idx: np.ndarray) -> tuple:
     return tuple(gshape)
 
 
-@op(dims=("dim",), indices=("index",), samples=S.index_select)
-def index_select(self: Tensor, dim: int, index: Any) -> Tensor:
+def index_select_args(self: Tensor, dim: int, index: Any) -> tuple:
+    """index_select's dim (0-based, non-negative) and positions, checked (its
+    implementation for sparse tensors shares them: ops/sparse.py)."""
     d = _dim(dim, self.ndim)
     idx = _int_index(index, "index_select")
     if idx.ndim > 1:
@@ -338,9 +338,12 @@ def index_select(self: Tensor, dim: int, index: Any) -> Tensor:
     idx = idx.reshape(-1)
     size = self.shape[d] if self.ndim else 1
     _check_bounds(idx, size, d, "index_select")
-    if self.layout is not strided:  # (a class constant: one lookup on the dense path)
-        from ..sparse import index_select as sparse_index_select
-        return sparse_index_select(self, d, idx)
+    return d, idx
+
+
+@op(dims=("dim",), indices=("index",), samples=S.index_select, names="keep")
+def index_select(self: Tensor, dim: int, index: Any) -> Tensor:
+    d, idx = index_select_args(self, dim, index)
     out = np.take(self.data, idx, axis=d) if self.ndim else self.data.reshape(1)[idx].reshape(
         np.shape(_data(index)))
     return record(out, IndexSelectBackward0, (self,), (self.shape, d, idx))
@@ -577,7 +580,7 @@ def _index_fill(self: Tensor, dim: int, index: Any, value: Any, op_name: str) ->
     return out, IndexFillBackward0, (self,), (d, idx)
 
 
-@op(dims=("dim",), indices=("index",), samples=S.index_fill)
+@op(dims=("dim",), indices=("index",), samples=S.index_fill, names="keep")
 def index_fill(self: Tensor, dim: int, index: Any, value: Any) -> Tensor:
     return record(*_index_fill(self, dim, index, value, "index_fill"))
 
@@ -627,9 +630,10 @@ def MaskedScatterBackward0(n, g, mask, sshape):
     gs = None
     if n.needs(1):
         size = int(np.prod(sshape))
-        picked = g[wrap(mask)]
-        z = wrap(np.zeros(size - picked.shape[0], g.data.dtype))
-        gs = cat([picked, z]).reshape(sshape) if z.shape[0] else picked.reshape(sshape)
+        picked = g[wrap(mask)]  # the source's first elements; zeros for the others
+        gs = picked if picked.shape[0] == size else \
+            _index_add_into(picked, (size,), 0, np.arange(picked.shape[0]))
+        gs = gs.reshape(sshape)
     return gx, gs
 
 

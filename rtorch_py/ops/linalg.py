@@ -13,7 +13,7 @@ from .samples import linalg as S
 from .operands import _shape, _whole
 from .recording import (OUTPUT, Output, formula, multi_formula, needs_grad, record, record_many,
                         sum_to)
-from .registry import op
+from .dispatch import op
 from .indexing import where
 from .shape import UnsafeViewBackward0, ViewBackward0, cat
 from .fft import _conj, _real, _real_of, _to_complex
@@ -62,7 +62,7 @@ def _cj(x: Tensor) -> Tensor:
     return _conj(x) if x.data.dtype.kind == "c" else x
 
 
-@op(samples=S.mm)
+@op(samples=S.mm, names="contract")
 def mm(self: Tensor, mat2: Tensor) -> Tensor:
     if self.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: both arguments must be 2-d matrices, got {self.ndim}-d "
@@ -96,7 +96,7 @@ def MatmulBackward0(n, g, a, b):
     return ga, gb
 
 
-@op(operators=("__matmul__",), samples=S.matmul)
+@op(operators=("__matmul__",), samples=S.matmul, names="contract")
 def matmul(self: Tensor, other: Tensor) -> Tensor:
     if self.ndim == 0 or other.ndim == 0:
         raise RuntimeError("matmul: both arguments need at least 1 dimension, got a 0-d tensor")
@@ -125,7 +125,7 @@ def _dtype_mismatch(a: Tensor, b: Tensor) -> None:
                        "x.to(dtype=y.dtype)")
 
 
-@op(samples=S.dot)
+@op(samples=S.dot, names="unnamed")
 def dot(self: Tensor, tensor: Tensor) -> Tensor:
     if self.ndim != 1 or tensor.ndim != 1:
         raise RuntimeError("dot: 1D tensors expected, but got "
@@ -224,7 +224,7 @@ def BmmBackward0(n, g, a, b):
     return (g.matmul(_mH(b)) if n.needs(0) else None), (_mH(a).matmul(g) if n.needs(1) else None)
 
 
-@op(samples=S.bmm)
+@op(samples=S.bmm, names="contract")
 def bmm(self: Tensor, mat2: Tensor) -> Tensor:
     if self.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"bmm: both arguments must be 3-d (batches of matrices), got "
@@ -244,7 +244,7 @@ def MvBackward0(n, g, a, v):
         (_mH(a).matmul(g) if n.needs(1) else None)
 
 
-@op(samples=S.mv)
+@op(samples=S.mv, names="contract")
 def mv(self: Tensor, vec: Tensor) -> Tensor:
     if self.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"mv: expected a matrix and a vector, got {self.ndim}-d and "
@@ -262,7 +262,7 @@ def VdotBackward0(n, g, a, b):
     return (g * b if n.needs(0) else None), (g * a if n.needs(1) else None)
 
 
-@op(samples=S.dot)
+@op(samples=S.dot, names="unnamed")
 def vdot(self: Tensor, other: Tensor) -> Tensor:
     if self.ndim != 1 or other.ndim != 1:
         raise RuntimeError("vdot: 1D tensors expected, but got "
@@ -316,7 +316,7 @@ def _add_product(self: Tensor, prod: np.ndarray, backward: Callable, a: Tensor, 
     return record(out.astype(prod.dtype, copy=False), backward, (self, a, b), (a, b, beta, alpha))
 
 
-@op(samples=S.addmm)
+@op(samples=S.addmm, names="contract")
 def addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: float = 1, alpha: float = 1) -> Tensor:
     prod = mm(mat1.detach(), mat2.detach()).data
     return _add_product(self, prod, AddmmBackward0, mat1, mat2, beta, alpha)
@@ -329,7 +329,7 @@ def AddmvBackward0(n, g, mat, vec, beta, alpha):
             (_scaled(_mT(mat).matmul(g), alpha) if n.needs(2) else None))
 
 
-@op(samples=S.addmv)
+@op(samples=S.addmv, names="contract")
 def addmv(self: Tensor, mat: Tensor, vec: Tensor, beta: float = 1, alpha: float = 1) -> Tensor:
     prod = mv(mat.detach(), vec.detach()).data
     return _add_product(self, prod, AddmvBackward0, mat, vec, beta, alpha)
@@ -355,7 +355,7 @@ def BaddbmmBackward0(n, g, b1, b2, beta, alpha):
             (_scaled(_mT(b1).matmul(g), alpha) if n.needs(2) else None))
 
 
-@op(samples=S.baddbmm)
+@op(samples=S.baddbmm, names="contract")
 def baddbmm(self: Tensor, batch1: Tensor, batch2: Tensor, beta: float = 1,
             alpha: float = 1) -> Tensor:
     prod = bmm(batch1.detach(), batch2.detach()).data
@@ -370,7 +370,7 @@ def AddbmmBackward0(n, g, b1, b2, beta, alpha):
             (_scaled(_mT(b1).matmul(gb), alpha) if n.needs(2) else None))
 
 
-@op(samples=S.addbmm)
+@op(samples=S.addbmm, names="contract")
 def addbmm(self: Tensor, batch1: Tensor, batch2: Tensor, beta: float = 1,
            alpha: float = 1) -> Tensor:
     prod = bmm(batch1.detach(), batch2.detach()).data.sum(axis=0)
@@ -404,7 +404,7 @@ def _dims_pair(a: Tensor, b: Tensor, dims: Any) -> tuple:
     return [_dim(_whole(d, "dims"), a.ndim) for d in da], [_dim(_whole(d, "dims"), b.ndim) for d in db]
 
 
-@op(samples=S.tensordot, method=False, dim_lists=("dims",))
+@op(samples=S.tensordot, method=False, dim_lists=("dims",), names="tensordot")
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     """Contract dims of a with dims of b: permute and reshape to one matmul."""
     da, db = _dims_pair(a, b, dims)
@@ -530,14 +530,12 @@ def det(self: Tensor) -> Tensor:
     return linalg_det(self)
 
 
-def _slogdet_backward(n, grads, A):
+@multi_formula
+def LinalgSlogdetBackward0(n, grads, A):
     g = grads[1]
     if g is None:
         return (None,)
     return (g.unsqueeze(-1).unsqueeze(-1) * _mT(linalg_inv(A)),)
-
-
-LinalgSlogdetBackward0 = multi_formula(_slogdet_backward, "LinalgSlogdetBackward0")
 
 
 @op(function="linalg_slogdet", method=False, torch_name="linalg.slogdet", samples=S.square)
@@ -692,7 +690,8 @@ def linalg_solve_triangular(A: Tensor, B: Tensor, upper: bool, left: bool = True
                   (A, OUTPUT, bool(upper), bool(left), bool(unitriangular)))
 
 
-def _triangular_solve_backward(n, grads, B, A, X, upper, transpose, unitriangular):
+@multi_formula
+def TriangularSolveBackward0(n, grads, B, A, X, upper, transpose, unitriangular):
     gX, gM = grads
     gB = gA = None
     if gX is not None:
@@ -705,9 +704,6 @@ def _triangular_solve_backward(n, grads, B, A, X, upper, transpose, unitriangula
     if gM is not None and n.needs(1):
         gA = gM if gA is None else gA + gM
     return (gB if n.needs(0) else None), gA
-
-
-TriangularSolveBackward0 = multi_formula(_triangular_solve_backward, "TriangularSolveBackward0")
 
 
 @op(samples=S.triangular_solve)
@@ -812,7 +808,8 @@ def cholesky_inverse(self: Tensor, upper: bool = False) -> Tensor:
     return record(inv, CholeskyInverseBackward0, (self,), (self, OUTPUT, bool(upper)))
 
 
-def _qr_backward(n, grads, A, Q, R, mode):
+@multi_formula
+def LinalgQrBackward0(n, grads, A, Q, R, mode):
     gQ, gR = grads
     if mode == "r":
         raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
@@ -837,9 +834,6 @@ def _qr_backward(n, grads, A, Q, R, mode):
     X = (gQ if gQ is not None else 0) + (Q.matmul(M) if not isinstance(M, int) else 0)
     # X R^{-T}
     return (linalg_solve_triangular(_mT(R), X, upper=False, left=False),)
-
-
-LinalgQrBackward0 = multi_formula(_qr_backward, "LinalgQrBackward0")
 
 @op(function="linalg_qr", method=False, torch_name="linalg.qr", samples=S.qr)
 def linalg_qr(A: Tensor, mode: str = "reduced") -> tuple:
@@ -868,7 +862,8 @@ def qr(self: Tensor, some: bool = True) -> tuple:
     return linalg_qr(self, "reduced" if some else "complete")
 
 
-def _svd_backward(n, grads, A, U, S, Vh, full):
+@multi_formula
+def LinalgSvdBackward0(n, grads, A, U, S, Vh, full):
     gU, gS, gVh = grads
     m, k_ = A.shape[-2], A.shape[-1]
     k = builtins.min(m, k_)
@@ -900,9 +895,6 @@ def _svd_backward(n, grads, A, U, S, Vh, full):
             tail = tail + (U * Sinv.unsqueeze(-2)).matmul(_mT(proj))
     return (U.matmul(inner).matmul(Vh) + tail,)
 
-
-LinalgSvdBackward0 = multi_formula(_svd_backward, "LinalgSvdBackward0")
-
 @op(function="linalg_svd", method=False, torch_name="linalg.svd", samples=S.svd)
 def linalg_svd(A: Tensor, full_matrices: bool = True) -> tuple:
     _matrix_check(A, "linalg.svd")
@@ -933,7 +925,8 @@ def svd(self: Tensor, some: bool = True, compute_uv: bool = True) -> tuple:
     return U, S_, _mT(Vh)
 
 
-def _eigh_backward(n, grads, L, V):
+@multi_formula
+def LinalgEighBackward0(n, grads, L, V):
     gL, gV = grads
     inner = _diag_embed(gL) if gL is not None else 0
     if gV is not None:
@@ -944,9 +937,6 @@ def _eigh_backward(n, grads, L, V):
     if isinstance(inner, int):
         return (None,)
     return (V.matmul(inner).matmul(_mT(V)),)
-
-
-LinalgEighBackward0 = multi_formula(_eigh_backward, "LinalgEighBackward0")
 def _uplo(UPLO: str) -> str:
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
@@ -1227,7 +1217,8 @@ def linalg_matrix_rank(A: Tensor, atol: Any = None, rtol: Any = None, tol: Any =
     return wrap(np.asarray(np.sum(s > cut, axis=-1), np.int64))
 
 
-def _lstsq_backward(n, grads, A, B, X):
+@multi_formula
+def LinalgLstsqBackward0(n, grads, A, B, X):
     g = grads[0]
     if g is None:
         return None, None
@@ -1241,9 +1232,6 @@ def _lstsq_backward(n, grads, A, B, X):
         gP = (g.unsqueeze(-1) if vector else g).matmul(_mT(B.unsqueeze(-1) if vector else B))
         gA = LinalgPinvBackward0.formula(n, gP, A, P)[0]
     return gA, (gB if n.needs(1) else None)
-
-
-LinalgLstsqBackward0 = multi_formula(_lstsq_backward, "LinalgLstsqBackward0")
 @op(function="linalg_lstsq", method=False, torch_name="linalg.lstsq", samples=S.lstsq,
     r_result_names=("solution", "residuals", "rank", "singular_values"))
 def linalg_lstsq(A: Tensor, B: Tensor, rcond: Any = None, driver: Any = None) -> tuple:
@@ -1624,7 +1612,8 @@ def _lu_grad(P: Tensor, L: Tensor, U: Tensor, gL: Any, gU: Any) -> Tensor:
     return P.matmul(Y)
 
 
-def _lu_factor_backward(n, grads, LU, piv):
+@multi_formula
+def LinalgLuFactorExBackward0(n, grads, LU, piv):
     g = grads[0]
     if g is None:
         return (None,)
@@ -1632,9 +1621,6 @@ def _lu_factor_backward(n, grads, LU, piv):
     L = _tri(LU, -1, lower=True) + _eye_like(LU)   # (from the output: higher orders flow)
     U = _tri(LU, 0, lower=False)
     return (_lu_grad(P, L, U, _tri(g, -1, lower=True), _tri(g, 0, lower=False)),)
-
-
-LinalgLuFactorExBackward0 = multi_formula(_lu_factor_backward, "LinalgLuFactorExBackward0")
 def _lu_factor(A: Tensor, pivot: bool, what: str, extra: int) -> tuple:
     _matrix_check(A, what)
     if not pivot:
@@ -1671,7 +1657,8 @@ def lu(self: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:
     return _lu_factor(self, pivot, "lu", 1 if get_infos else 0)
 
 
-def _lu_unpack_backward(n, grads, m, k):
+@multi_formula
+def LuUnpackBackward0(n, grads, m, k):
     gP, gL, gU = grads
     parts = []
     if gL is not None:
@@ -1681,9 +1668,6 @@ def _lu_unpack_backward(n, grads, m, k):
     if not parts:
         return (None,)
     return (parts[0] if len(parts) == 1 else parts[0] + parts[1],)
-
-
-LuUnpackBackward0 = multi_formula(_lu_unpack_backward, "LuUnpackBackward0")
 
 
 @op(samples=S.lu_unpack, method=False)
@@ -1760,7 +1744,8 @@ def _solve_any(A: Tensor, B: Tensor) -> Tensor:
                   name="LinalgSolveExBackward0")
 
 
-def _eig_backward(n, grads, A, L, V):
+@multi_formula
+def LinalgEigBackward0(n, grads, A, L, V):
     """PyTorch's linalg_eig_backward (written with differentiable ops: any order)."""
     gL, gV = grads
     k = L.shape[-1]
@@ -1782,9 +1767,6 @@ def _eig_backward(n, grads, A, L, V):
 
 def _complex_dtype(dt: np.dtype) -> np.dtype:
     return np.dtype(np.complex128 if dt == np.float64 or dt == np.complex128 else np.complex64)
-
-
-LinalgEigBackward0 = multi_formula(_eig_backward, "LinalgEigBackward0")
 
 
 # (eigenvectors are defined up to a phase: a random upstream gradient makes the
@@ -1824,15 +1806,15 @@ def linalg_eigvals(A: Tensor) -> Tensor:
 # carry a node that refuses to be differentiated, as PyTorch's do.
 
 
-def _no_derivative(name: str, message: str) -> Callable:
-    def refuse(n, g, *saved):
-        raise RuntimeError(message)
-    return formula(refuse, name=name)
+@formula
+def _NoDerivative(n, g, message):
+    # the node of a kernel PyTorch gives no derivative, under PyTorch's name for it
+    raise RuntimeError(message)
 
 
-_CholeskySolveHelperBackward = _no_derivative(
-    "NotImplemented", "derivative for aten::_cholesky_solve_helper is not implemented "
-    "(a kernel without a derivative, as in PyTorch); use torch_cholesky_solve(), which has one")
+_CHOLESKY_SOLVE_HELPER = (
+    "derivative for aten::_cholesky_solve_helper is not implemented (a kernel without a "
+    "derivative, as in PyTorch); use torch_cholesky_solve(), which has one")
 
 
 @op(method=False, samples=S.cholesky_solve_helper, differentiable=False,
@@ -1848,13 +1830,13 @@ def _cholesky_solve_helper(self: Tensor, A: Tensor, upper: bool) -> Tensor:
     Y = _tri_solve(np.conj(np.swapaxes(U, -1, -2)), self.data, False, True, False)
     X = _tri_solve(U, Y, True, True, False)
     X = np.ascontiguousarray(X, dtype=np.result_type(self.data, A.data))
-    return record(X, _CholeskySolveHelperBackward, (self, A))
+    return record(X, _NoDerivative, (self, A), (_CHOLESKY_SOLVE_HELPER,), name="NotImplemented")
 
 
-_CdistBackwardBackward = _no_derivative(
-    "CdistBackwardBackward0", "the derivative for '_cdist_backward' is not implemented "
-    "(a gradient kernel, with no derivative of its own, as in PyTorch); to differentiate "
-    "cdist twice, use p = 2 with compute_mode = 'use_mm_for_euclid_dist', or differentiable ops")
+_CDIST_BACKWARD = (
+    "the derivative for '_cdist_backward' is not implemented (a gradient kernel, with no "
+    "derivative of its own, as in PyTorch); to differentiate cdist twice, use p = 2 with "
+    "compute_mode = 'use_mm_for_euclid_dist', or differentiable ops")
 
 
 @op(method=False, samples=S.cdist_backward, differentiable=False,
@@ -1891,7 +1873,8 @@ def _cdist_backward(grad: Tensor, x1: Tensor, x2: Tensor, p: float, cdist: Tenso
         else:
             each = np.where(dist == 0, 0, diff * np.abs(diff) ** (p - 2) * g / dist ** (p - 1))
     out = np.ascontiguousarray(each.sum(axis=-2), dtype=x1.data.dtype)
-    return record(out, _CdistBackwardBackward, (grad, x1, x2, cdist))
+    return record(out, _NoDerivative, (grad, x1, x2, cdist), (_CDIST_BACKWARD,),
+                  name="CdistBackwardBackward0")
 
 
 # --------------------------------------------------------------------------

@@ -1,7 +1,9 @@
-"""Primitives of the nn layers (`rtorch_py.nn`) that are ops of their own.
+"""Primitives of the nn layers (`rtorch_py.nn`) that are ops of their own, and
+the nodes of the layers that record one (nll_loss, sparsemax, an LSTM layer).
 
 Declared like every op (see docs/adding-an-op.md): forward beside derivative,
-the derivative written with tensor ops so higher orders come for free.
+the derivative written with tensor ops so higher orders come for free (except
+where said). Their array work is in `nn_kernels.py`.
 """
 from __future__ import annotations
 
@@ -9,12 +11,15 @@ from typing import Any
 
 import numpy as np
 
-from ..engine import is_grad_enabled, no_grad
+from ..creation import _rng_of
+from ..engine import bump_version, edge, is_grad_enabled, no_grad, run_backward
 from ..tensor import Tensor, wrap
+from . import nn_kernels as K
 from .operands import _fdata, _whole, positional_error
-from .recording import formula, needs_grad, record
-from .registry import op
+from .recording import Output, formula, multi_formula, needs_grad, record, record_many, sum_to
+from .dispatch import op
 from .samples import nn_functional as S
+from .shape import cat, stack
 
 
 
@@ -26,7 +31,7 @@ def SiluBackward0(n, g, x):
 
 # R torch has no torch_silu (only nnf_silu, in rtorch_py.nn): no R form, so no
 # generated samples; tests/test_nn.py checks it against PyTorch, second order too.
-@op(function=False, method=False, torch_name="nn.functional.silu")
+@op(function=False, method=False, torch_name="nn.functional.silu", names="keep")
 def silu(self: Tensor) -> Tensor:
     # x / (1 + exp(-x)) in double precision, rounded once (as libtorch's result is)
     d = _fdata(self)
@@ -36,9 +41,9 @@ def silu(self: Tensor) -> Tensor:
 
 # --------------------------------------------------------------------------
 # Convolution (any number of spatial dims), plain and transposed. The array
-# work lives in rtorch_py.nn._prims (one strided slice and one matmul per
-# kernel offset); the derivative is written with `convolution` itself, so
-# second derivatives work.
+# work lives in nn_kernels.py (one strided slice and one matmul per kernel
+# offset); the derivative is written with `convolution` itself, so second
+# derivatives work.
 
 
 def _ints(v: Any, nd: int) -> tuple:
@@ -50,14 +55,13 @@ def _ints(v: Any, nd: int) -> tuple:
 
 def _conv_arrays(x: np.ndarray, w: np.ndarray, stride, padding, dilation, transposed,
                  output_padding, groups) -> np.ndarray:
-    from ..nn import _prims as P
     if not transposed:
         xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding]) if any(padding) else x
-        return P._conv_forward(xp, w, stride, dilation, groups)
+        return K._conv_forward(xp, w, stride, dilation, groups)
     k = w.shape[2:]
     full = tuple((i - 1) * s + (kk - 1) * d + 1 + op
                  for i, s, kk, d, op in zip(x.shape[2:], stride, k, dilation, output_padding))
-    out = P._conv_scatter(x, w, (x.shape[0], w.shape[1] * groups) + full, stride, dilation,
+    out = K._conv_scatter(x, w, (x.shape[0], w.shape[1] * groups) + full, stride, dilation,
                           groups)
     return out[(slice(None), slice(None)) + tuple(slice(p, f - p)
                                                   for p, f in zip(padding, full))]
@@ -82,37 +86,31 @@ def _weight_grad(inp: Tensor, g: Tensor, kshape: tuple, stride, padding, dilatio
         gi = g.narrow(1, k * og, og).transpose(0, 1)         # O/g, N, *O
         r = convolution(xi, gi, None, dilation, padding, stride, False, (0,) * len(kshape), 1)
         parts.append(_crop(r, kshape).transpose(0, 1))       # O/g, C/g, *K
-    return parts[0] if groups == 1 else _cat(parts, 0)
-
-
-def _cat(ts: list, dim: int) -> Tensor:
-    from .shape import cat
-    return cat(ts, dim)
+    return parts[0] if groups == 1 else cat(parts, 0)
 
 
 def _conv_grads_arrays(n, g, x, w, stride, padding, dilation, transposed, groups) -> tuple:
     """The input and weight gradients on arrays (no graph wanted): the direct
     loops over kernel offsets, much cheaper than the convolutions below."""
-    from ..nn import _prims as P
     ga, xa, wa = g.data, x.data, w.data
     pads = [(0, 0), (0, 0)] + [(p, p) for p in padding]
     gx = gw = None
     if not transposed:
         if n.needs(0):
             shape = xa.shape[:2] + tuple(s + 2 * p for s, p in zip(xa.shape[2:], padding))
-            full = P._conv_scatter(ga, wa, shape, stride, dilation, groups)
+            full = K._conv_scatter(ga, wa, shape, stride, dilation, groups)
             gx = full[(slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in
                                                          zip(padding, xa.shape[2:]))]
         if n.needs(1):
             xp = np.pad(xa, pads) if any(padding) else xa
-            gw = P._conv_grad_weight(xp, ga, wa.shape[2:], stride, dilation, groups)
+            gw = K._conv_grad_weight(xp, ga, wa.shape[2:], stride, dilation, groups)
     else:
         gp = np.pad(ga, pads) if any(padding) else ga
         if n.needs(0):
-            full = P._conv_forward(gp, wa, stride, dilation, groups)
+            full = K._conv_forward(gp, wa, stride, dilation, groups)
             gx = full[(slice(None), slice(None)) + tuple(slice(0, s) for s in xa.shape[2:])]
         if n.needs(1):
-            gw = P._conv_grad_weight(gp, xa, wa.shape[2:], stride, dilation, groups)
+            gw = K._conv_grad_weight(gp, xa, wa.shape[2:], stride, dilation, groups)
     as_t = (lambda a, like: None if a is None else
             wrap(np.ascontiguousarray(a, dtype=like.dtype)))
     return as_t(gx, xa), as_t(gw, wa)
@@ -323,52 +321,67 @@ def _adaptive_sizes(x: Tensor, output_size: Any, nd: int, name: str) -> tuple:
     return sizes
 
 
+@formula
+def AdaptiveAvgPoolBackward(n, g, nd, shape):
+    # (recorded as AdaptiveAvgPool2DBackward0, AdaptiveAvgPool3DBackward0)
+    return (_adaptive_pool_backward(nd, g, _Shape(shape)),)
+
+
+@formula
+def AdaptiveAvgPoolBackwardBackward(n, g, nd, self_, out_shape):
+    # (recorded as AdaptiveAvgPool2DBackwardBackward0, ...)
+    gs = None
+    if n.needs(1):  # the input only gives its shape: no gradient
+        gs = wrap(np.zeros(self_.shape, dtype=g.data.dtype))
+    return _adaptive_pool(nd, g, out_shape[-nd:]) if n.needs(0) else None, gs
+
+
+def _adaptive_pool(nd: int, x: Tensor, output_size: Any) -> Tensor:
+    sizes = _adaptive_sizes(x, output_size, nd, f"adaptive_avg_pool{nd}d")
+    return record(_pool_along(x.data, sizes, False), AdaptiveAvgPoolBackward, (x,),
+                  (nd, x.shape), name=f"AdaptiveAvgPool{nd}DBackward0")
+
+
+def _adaptive_pool_backward(nd: int, grad_output: Tensor, x: Tensor) -> Tensor:
+    if grad_output.ndim != x.ndim:
+        raise RuntimeError(f"adaptive_avg_pool{nd}d_backward: grad_output ("
+                           f"{grad_output.ndim}-D) and self ({x.ndim}-D) must have "
+                           f"as many dims")
+    out = _pool_along(grad_output.data, tuple(x.shape[-nd:]), True)
+    inputs = (grad_output, x if isinstance(x, Tensor) and x._rg else None)
+    return record(out, AdaptiveAvgPoolBackwardBackward, inputs,
+                  (nd, x, tuple(grad_output.shape)),
+                  name=f"AdaptiveAvgPool{nd}DBackwardBackward0")
+
+
+def adaptive_avg(nd: int, x: Tensor, output_size: Any) -> Tensor:
+    """PyTorch's adaptive_avg_pool{nd}d: a plain mean when the output is one cell."""
+    sizes = _adaptive_sizes(x, output_size, nd, f"adaptive_avg_pool{nd}d")
+    if all(s == 1 for s in sizes):
+        return x.mean(dim=tuple(range(-nd, 0)), keepdim=True)
+    return _adaptive_pool(nd, x, sizes)
+
+
 def _adaptive_avg_family(nd: int) -> None:
-    fwd_name, bwd_name = f"AdaptiveAvgPool{nd}DBackward0", f"AdaptiveAvgPool{nd}DBackwardBackward0"
+    """The ops `_adaptive_avg_pool{nd}d`, its `_backward` and `adaptive_avg_pool{nd}d`."""
     samples = getattr(S, f"adaptive_avg_pool{nd}d")
 
-    def grad_of_pool(n, g, shape):
-        return (pool_backward(g, _Shape(shape)),)
-
-    def grad_of_grad(n, g, self_, out_shape):
-        gs = None
-        if n.needs(1):  # the input only gives its shape: no gradient
-            gs = wrap(np.zeros(self_.shape, dtype=g.data.dtype))
-        return pool(g, out_shape[-nd:]) if n.needs(0) else None, gs
-
-    fwd = formula(grad_of_pool, name=fwd_name)
-    bwd = formula(grad_of_grad, name=bwd_name)
-
     def pool(self: Tensor, output_size: Any) -> Tensor:
-        sizes = _adaptive_sizes(self, output_size, nd, f"adaptive_avg_pool{nd}d")
-        return record(_pool_along(self.data, sizes, False), fwd, (self,), (self.shape,))
+        return _adaptive_pool(nd, self, output_size)
 
     def pool_backward(grad_output: Tensor, self: Tensor) -> Tensor:
-        if grad_output.ndim != self.ndim:
-            raise RuntimeError(f"adaptive_avg_pool{nd}d_backward: grad_output ("
-                               f"{grad_output.ndim}-D) and self ({self.ndim}-D) must have "
-                               f"as many dims")
-        out = _pool_along(grad_output.data, tuple(self.shape[-nd:]), True)
-        inputs = (grad_output, self if isinstance(self, Tensor) and self._rg else None)
-        return record(out, bwd, inputs, (self, tuple(grad_output.shape)))
+        return _adaptive_pool_backward(nd, grad_output, self)
 
-    def adaptive_avg(self: Tensor, output_size: Any) -> Tensor:
-        """PyTorch's adaptive_avg_pool{nd}d: a plain mean when the output is one cell."""
-        sizes = _adaptive_sizes(self, output_size, nd, f"adaptive_avg_pool{nd}d")
-        if all(s == 1 for s in sizes):
-            return self.mean(dim=tuple(range(-nd, 0)), keepdim=True)
-        return pool(self, sizes)
+    def avg(self: Tensor, output_size: Any) -> Tensor:
+        return adaptive_avg(nd, self, output_size)
 
     pool.__name__ = f"_adaptive_avg_pool{nd}d"
     pool_backward.__name__ = f"_adaptive_avg_pool{nd}d_backward"
-    adaptive_avg.__name__ = f"adaptive_avg_pool{nd}d"
+    avg.__name__ = f"adaptive_avg_pool{nd}d"
     op(pool.__name__, method=False, samples=samples, torch_name=pool.__name__)(pool)
     op(pool_backward.__name__, method=False, samples=getattr(S, pool_backward.__name__[1:]),
        torch_name="ops.aten." + pool_backward.__name__)(pool_backward)
-    op(adaptive_avg.__name__, method=False, samples=samples,
-       torch_name="_C._nn." + adaptive_avg.__name__)(adaptive_avg)
-    for f in (pool, pool_backward, adaptive_avg):
-        globals()[f.__name__] = f
+    op(avg.__name__, method=False, samples=samples, torch_name="_C._nn." + avg.__name__)(avg)
 
 
 @op(method=False, samples=S.adaptive_avg_pool1d, torch_name="adaptive_avg_pool1d")
@@ -381,7 +394,7 @@ def adaptive_avg_pool1d(self: Tensor, output_size: Any) -> Tensor:
     if len(sizes) != 1:
         raise RuntimeError(f"adaptive_avg_pool1d: output_size should contain one number, got "
                            f"{len(sizes)}")
-    return adaptive_avg_pool2d(self.unsqueeze(-2), (1, sizes[0])).squeeze(-2)
+    return adaptive_avg(2, self.unsqueeze(-2), (1, sizes[0])).squeeze(-2)
 
 
 class _Shape(tuple):
@@ -449,7 +462,6 @@ def _batch_norm_impl_index(input: Tensor, weight: Tensor | None, bias: Tensor | 
     """(output, saved mean, saved 1/std, reserve, 0): the batch's statistics
     (empty in evaluation), an empty reserve and the CPU kernel's index 0.
     Training updates the running statistics in place."""
-    from ..engine import bump_version
     if input.ndim < 2:
         raise RuntimeError(f"batch_norm: expected an input with at least 2 dims (batch, "
                            f"channels, ...), got size {list(input.shape)}")
@@ -709,7 +721,155 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         if p >= 1:
             attn = attn * 0.0
         else:
-            from ..creation import _rng_of  # (the package's generator: torch_manual_seed)
-            keep = _rng_of(None).random(attn.shape) >= p
+            keep = _rng_of(None).random(attn.shape) >= p  # (torch_manual_seed's generator)
             attn = attn * wrap((keep / (1 - p)).astype(attn.data.dtype))
     return attn.matmul(value)
+
+
+# --------------------------------------------------------------------------
+# The nodes of nn layers: nll_loss (nnf_nll_loss, nnf_cross_entropy), sparsemax,
+# an LSTM layer.
+
+
+@formula(arrays=True)
+def NllLossBackward0(n, g, coef):
+    # (written with what arrays and tensors share: the walk's fast path runs it
+    # on arrays; under create_graph g is a tensor and coef a constant)
+    c = wrap(coef) if type(g) is Tensor else coef
+    return (g.reshape(-1, 1) * c,)
+
+
+def nll_loss(logp: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
+             reduction: str) -> Tensor:
+    """The negative log-likelihood of `logp` (rows x classes, log-probabilities)
+    at the class indices `target` (checked by nnf_nll_loss), as one node."""
+    tgt = target.data.reshape(-1)
+    n_class = logp.shape[1]
+    dt = logp.data.dtype
+    if tgt.size and 0 <= tgt.min() and tgt.max() < n_class and \
+            not 0 <= ignore_index < n_class:
+        # every target a class, none ignored (the common case: fewer passes)
+        safe = tgt.astype(np.int64, copy=False)
+        w = np.ones(tgt.shape, dtype=dt) if weight is None else weight.data[safe].astype(dt)
+    else:
+        valid = tgt != ignore_index
+        bad = valid & ((tgt < 0) | (tgt >= n_class))
+        if np.any(bad):
+            raise IndexError(f"Target {int(tgt[bad][0])} is out of bounds: class indices go "
+                             f"from 0 to {n_class - 1} here")
+        safe = np.where(valid, tgt, 0).astype(np.int64)
+        w = np.ones(tgt.shape, dtype=dt) if weight is None else weight.data[safe].astype(dt)
+        w = np.where(valid, w, 0).astype(dt)
+    rows = np.arange(tgt.size)
+    loss = -logp.data[rows, safe] * w
+    # One node, as PyTorch's NllLossBackward0 (a gather, a product, a sum and
+    # a division were five, each with its own backward): the derivative is
+    # the gradient times a constant (rows, classes) array.
+    coef = np.zeros(logp.shape, dtype=dt)
+    if reduction == "none":
+        out, coef[rows, safe] = loss.reshape(target.shape), -w
+    elif reduction == "sum":
+        out, coef[rows, safe] = loss.sum(), -w
+    else:
+        total = float(w.sum())
+        out = loss.sum() / total
+        coef[rows, safe] = -w / total
+    return record(np.asarray(out, dtype=dt), NllLossBackward0, (logp,), (coef,))
+
+
+def _first_order(what: str) -> None:
+    """A derivative run on arrays: refuse to build a graph of it (rather than
+    give a wrong second derivative)."""
+    if is_grad_enabled():
+        raise RuntimeError(f"{what}: second derivatives (create_graph = TRUE) are not "
+                           f"supported through {what}; its derivative is computed outside "
+                           "autograd")
+
+
+def _like(arr: np.ndarray, like: Any) -> Tensor:
+    """A tensor of `arr` with the dtype of `like` (an array or a dtype)."""
+    dt = like.dtype if hasattr(like, "dtype") else like
+    return wrap(np.ascontiguousarray(arr, dtype=dt))
+
+
+@formula(arrays=True)
+def SparsemaxBackward(n, g, dim, out):
+    # first order only: on arrays (the walk's fast path), never on tensors
+    _first_order("sparsemax")
+    gz = np.moveaxis(g, dim, -1)
+    nz = out > 0
+    mean = (gz * nz).sum(axis=-1, keepdims=True) / nz.sum(axis=-1, keepdims=True)
+    return (np.ascontiguousarray(np.moveaxis(nz * (gz - mean), -1, dim), dtype=g.dtype),)
+
+
+def sparsemax(x: Tensor, dim: int = -1) -> Tensor:
+    """Euclidean projection onto the simplex along `dim` (Martins & Astudillo)."""
+    z = np.moveaxis(x.data, dim, -1)
+    srt = -np.sort(-z, axis=-1)
+    k = np.arange(1, z.shape[-1] + 1, dtype=z.dtype)
+    cums = np.cumsum(srt, axis=-1)
+    support = 1 + k * srt > cums
+    k_max = support.sum(axis=-1, keepdims=True)
+    tau = (np.take_along_axis(cums, k_max - 1, axis=-1) - 1) / k_max
+    out = np.maximum(z - tau, 0)
+    return record(np.ascontiguousarray(np.moveaxis(out, -1, dim), dtype=x.data.dtype),
+                  SparsemaxBackward, (x,), (dim, out))
+
+
+# An LSTM layer (one direction) is one node with several outputs, like PyTorch's
+# fused cells: its time loops run on arrays, forward and backward (nn_kernels.py).
+# For create_graph its derivative is taken through the layer unrolled in tensor
+# ops, so every order works.
+
+
+def _lstm_unrolled(x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor,
+                   b_ih: Tensor | None, b_hh: Tensor | None) -> tuple:
+    """The same layer with tensor ops, one time step after another."""
+    wi_t, wh_t = w_ih.t(), w_hh.t()
+    hs = []
+    for t in range(x.shape[0]):
+        z = x[t].matmul(wi_t) + h.matmul(wh_t)
+        if b_ih is not None:
+            z = z + b_ih + b_hh
+        i, f, g, o = z.chunk(4, 1)
+        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+        h = o.sigmoid() * c.tanh()
+        hs.append(h)
+    return stack(hs, 0), h, c
+
+
+@multi_formula
+def LstmBackward(node, grads, x, h0, c0, w_ih, w_hh, b_ih, b_hh, out, cache):
+    """One gradient per input (x, h0, c0, w_ih, w_hh, b_ih, b_hh) from the
+    gradients of (outputs, h_T, c_T)."""
+    inputs = (x, h0, c0, w_ih, w_hh, b_ih, b_hh)
+    if is_grad_enabled():  # create_graph: differentiate the unrolled forward
+        want = [k for k, t in enumerate(inputs) if t is not None and node.needs(k)]
+        roots = [(edge(o), gr) for o, gr in zip(_lstm_unrolled(*inputs), grads)
+                 if gr is not None]
+        got = run_backward(roots, True, True, capture=[edge(inputs[k]) for k in want],
+                           accumulate=False, sum_to=sum_to)
+        res = [None] * 7
+        for k, gk in zip(want, got):
+            res[k] = gk
+        return res
+    buf, tcs = cache
+    hs = out.data
+    g_out, g_h, g_c = (None if gr is None else gr.data for gr in grads)
+    g_x, g_h0, g_c0, g_wih, g_whh, g_b = K._lstm_backward_arrays(
+        g_out, g_h, g_c, x.data, h0.data, w_ih.data, w_hh.data, buf, tcs, hs,
+        b_ih is not None, tuple(node.needs(k) for k in range(5)) + (
+            node.needs(5) or node.needs(6),))
+    res = [g_x, g_h0, g_c0, g_wih, g_whh, g_b, g_b]
+    return [None if r is None or not node.needs(k) else _like(r, buf.dtype)
+            for k, r in enumerate(res)]
+
+
+def lstm_layer(x: Tensor, h0: Tensor, c0: Tensor, w_ih: Tensor, w_hh: Tensor,
+               b_ih: Tensor | None, b_hh: Tensor | None) -> tuple:
+    """(T, N, I) sequence through one LSTM layer: (outputs, h_T, c_T)."""
+    bias = None if b_ih is None else b_ih.data + b_hh.data
+    buf, tcs, hs = K._lstm_forward(x.data, h0.data, c0.data, w_ih.data, w_hh.data, bias)
+    inputs = (x, h0, c0, w_ih, w_hh, b_ih, b_hh)
+    return record_many([hs, hs[-1].copy(), buf[-1, 4 * w_hh.shape[1]:].T.copy()], LstmBackward,
+                       inputs, inputs + (Output(0), (buf, tcs)))

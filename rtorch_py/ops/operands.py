@@ -14,6 +14,17 @@ from ..tensor import _BF16, Tensor, _F32, _F64, get_default_dtype, result_type, 
 
 Number = (int, float, bool, np.number, np.bool_)
 
+# The plain numbers: Python's own (what an R number becomes on its way in).
+_PLAIN_NUMBERS = frozenset({float, int, bool})
+
+
+def is_number(v: Any) -> bool:
+    """Whether v is a plain number operand, for which an op with a Scalar overload
+    (add, sub, mul, div) records that overload's node, as libtorch does when R
+    torch passes it an R number (`x * 2`: MulBackward1). Decided here only, so
+    Python and R record the same node for the same call."""
+    return type(v) in _PLAIN_NUMBERS
+
 
 def _as_tensor(x: Any) -> Tensor:
     return x if isinstance(x, Tensor) else Tensor(x)

@@ -28,7 +28,7 @@ from .registry import REGISTRY, OpSpec
 
 def out_name(spec: OpSpec) -> str | None:
     """`torch_<name>_out` when the op gets an out form, else None."""
-    if spec.overload or spec.function is not True or spec.name.endswith("_"):
+    if spec.function is not True or spec.name.endswith("_"):
         return None
     ret = inspect.signature(spec.fn).return_annotation
     if ret not in ("Tensor", "Any", Tensor, Any):

@@ -2,10 +2,11 @@
 in-place arithmetic. Each derivative, named after PyTorch's node, sits just
 above its op.
 
-A number operand (`x * 2`) takes a fast path with its own formula, under the
-node name PyTorch gives it (Python wraps the number: MulBackward0); R passes
-numbers as libtorch Scalars, whose overloads (`mul.Scalar`: MulBackward1) are
-entries of their own at the end of this file.
+A number operand (`other` a Python bool, int or float: what an R number
+becomes) of add, sub, mul and div takes libtorch's Scalar overload, as R torch
+calls it for R numbers: `x * 2` records MulBackward1 (`mul.Scalar`), `x * y`
+MulBackward0 (`mul.Tensor`), from Python and R alike. A float tensor with such a
+number takes a fast path (`_number`).
 """
 from __future__ import annotations
 
@@ -19,9 +20,10 @@ from . import special
 from .samples import pointwise as S
 from .indexing import where
 from .operands import (_as_tensor, _broadcast_error, _data, _fdata, _float_result,
-                       _needs_promotion, _no_bool, _number, _scalar, _shape, _t, _whole)
-from .recording import OUTPUT, formula, needs_grad, record, renamed
-from .registry import op
+                       _needs_promotion, _no_bool, _number, _scalar, _shape, _t, _whole,
+                       is_number)
+from .recording import OUTPUT, formula, needs_grad, record
+from .dispatch import op
 from .views import _check_inplace, _record_inplace
 
 
@@ -33,12 +35,19 @@ def AddBackward0(n, g, alpha):
     return g, (g if alpha == 1 else g * alpha) if n.needs(1) else None
 
 
-@op(operators=("__add__", "__radd__"), r_operators=("+",), samples=S.add_sub)
+# A number operand (`x + 2`: the Scalar overload) is no input of the node: its
+# one input is the tensor, as in libtorch (R torch's AddBackward1 has one edge).
+@formula(arrays=True)
+def AddBackward1(n, g):
+    return (g,)
+
+
+@op(operators=("__add__", "__radd__"), r_operators=("+",), samples=S.add_sub, names="unify")
 def add(self: Any, other: Any, alpha: Any = 1) -> Tensor:
     if type(self) is Tensor and alpha == 1:
         c = _number(other, self.data)
-        if c is not None:  # tensor + number
-            return record(np.add(self.data, c), AddNumberBackward, (self, None), ())
+        if c is not None:  # tensor + number (the fast path)
+            return record(np.add(self.data, c), AddBackward1, (self,))
     ta = self if type(self) is Tensor else None
     tb = other if type(other) is Tensor else None
     db = tb.data if tb is not None else _data(other)
@@ -48,23 +57,9 @@ def add(self: Any, other: Any, alpha: Any = 1) -> Tensor:
         raise _broadcast_error(self, other, "add") from None
     if _needs_promotion(out.dtype, ta, tb):
         out = _float_result(out, self, other)
+    if tb is None and ta is not None and is_number(other):
+        return record(out, AddBackward1, (ta,))
     return record(out, AddBackward0, (ta, tb), (alpha,))
-
-
-# A tensor with a number (`x * 2`, `x + 1`): only the tensor gets a gradient.
-@formula(arrays=True, name="AddBackward0")
-def AddNumberBackward(n, g):
-    return g, None
-
-
-@formula(arrays=True, name="MulBackward0")
-def MulNumberBackward(n, g, c):
-    return g * c, None
-
-
-@formula(arrays=True, name="DivBackward0")
-def DivNumberBackward(n, g, c):
-    return g / c, None
 
 
 @formula(arrays=True)
@@ -72,13 +67,12 @@ def SubBackward0(n, g, alpha):
     return g, (-g if alpha == 1 else g * -alpha) if n.needs(1) else None
 
 
-@op(operators=("__sub__",), r_operators=("-",), samples=S.add_sub)
+@op(operators=("__sub__",), r_operators=("-",), samples=S.add_sub, names="unify")
 def sub(self: Any, other: Any, alpha: Any = 1) -> Tensor:
     if type(self) is Tensor and alpha == 1:
         c = _number(other, self.data)
-        if c is not None:  # tensor - number
-            return record(np.subtract(self.data, c), AddNumberBackward, (self, None), (),
-                                 name="SubBackward0")
+        if c is not None:  # tensor - number (the fast path)
+            return record(np.subtract(self.data, c), AddBackward1, (self,), name="SubBackward1")
     try:
         out = np.subtract(_data(self), _data(other) if alpha == 1 else _data(other) * alpha)
     except ValueError:
@@ -88,10 +82,13 @@ def sub(self: Any, other: Any, alpha: Any = 1) -> Tensor:
         raise
     if out.dtype.kind != "f":  # (a float result with a bool operand is let through)
         _no_bool(self, other, "Subtraction")
-    return record(_float_result(out, self, other), SubBackward0, (_t(self), _t(other)), (alpha,))
+    out = _float_result(out, self, other)
+    if type(other) is not Tensor and isinstance(self, Tensor) and is_number(other):
+        return record(out, AddBackward1, (self,), name="SubBackward1")
+    return record(out, SubBackward0, (_t(self), _t(other)), (alpha,))
 
 
-@op(method=False, operators=("__rsub__",), samples=S.tensor_number)
+@op(method=False, operators=("__rsub__",), samples=S.tensor_number, names="unify")
 def rsub(self: Any, other: Any, alpha: Any = 1) -> Tensor:
     """other - alpha * self, self the tensor (for `2 - x`)."""
     try:
@@ -110,16 +107,21 @@ def RsubBackward1(n, g, alpha):
 
 
 @formula(arrays=True)
+def MulBackward1(n, g, c):
+    return (g * c,)
+
+
+@formula(arrays=True)
 def MulBackward0(n, g, a, b):
     return (g * b if n.needs(0) else None), (g * a if n.needs(1) else None)
 
 
-@op(operators=("__mul__", "__rmul__"), r_operators=("*",), samples=S.binary_arith)
+@op(operators=("__mul__", "__rmul__"), r_operators=("*",), samples=S.binary_arith, names="unify")
 def mul(self: Any, other: Any) -> Tensor:
     if type(self) is Tensor:
         c = _number(other, self.data)
-        if c is not None:  # tensor * number
-            return record(np.multiply(self.data, c), MulNumberBackward, (self, None), (c,))
+        if c is not None:  # tensor * number (the fast path)
+            return record(np.multiply(self.data, c), MulBackward1, (self,), (c,))
     ta = self if type(self) is Tensor else None
     tb = other if type(other) is Tensor else None
     try:
@@ -129,10 +131,17 @@ def mul(self: Any, other: Any) -> Tensor:
         raise _broadcast_error(self, other, "mul") from None
     if _needs_promotion(out.dtype, ta, tb):
         out = _float_result(out, self, other)
+    if tb is None and ta is not None and is_number(other):
+        return record(out, MulBackward1, (ta,), (other,))
     # Save only what the other side's gradient needs.
     return record(out, MulBackward0, (ta, tb),
                          (self if tb is not None and tb._rg else None,
                           other if ta is not None and ta._rg else None))
+
+
+@formula(arrays=True)
+def DivBackward1(n, g, c):
+    return (g / c,)
 
 
 @formula(arrays=True)
@@ -143,12 +152,12 @@ def DivBackward0(n, g, a, b):
 
 
 @op(operators=("__truediv__",), r_operators={"/": {}, "%/%": {"rounding_mode": "trunc"}},
-    samples=S.binary_div)
+    samples=S.binary_div, names="unify")
 def div(self: Any, other: Any, rounding_mode: str | None = None) -> Tensor:
     if type(self) is Tensor and rounding_mode is None:
         c = _number(other, self.data)
-        if c is not None:  # tensor / number
-            return record(np.true_divide(self.data, c), DivNumberBackward, (self, None), (c,))
+        if c is not None:  # tensor / number (the fast path)
+            return record(np.true_divide(self.data, c), DivBackward1, (self,), (c,))
     da, db = _data(self), _data(other)
     if rounding_mode is not None:
         _no_integer_zero_division(da, db, "div")
@@ -170,6 +179,8 @@ def div(self: Any, other: Any, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode is not None:
         return wrap(out.astype(np.result_type(da, db)) if np.result_type(da, db).kind != "f"
                     else out)
+    if type(other) is not Tensor and isinstance(self, Tensor) and is_number(other):
+        return record(out, DivBackward1, (self,), (other,))
     return record(out, DivBackward0, (_t(self), _t(other)), (self, other))
 
 
@@ -187,7 +198,7 @@ def RemainderBackward1(n, g, a, b):
     return g, gb
 
 
-@op(operators=("__mod__",), samples=S.binary_div)
+@op(operators=("__mod__",), samples=S.binary_div, names="unify")
 def remainder(self: Any, other: Any) -> Tensor:
     """a - floor(a / b) * b: the result has the sign of b (R's `%%`, Python's `%`)."""
     _no_integer_zero_division(_data(self), _data(other), "remainder")
@@ -200,24 +211,24 @@ def remainder(self: Any, other: Any) -> Tensor:
                   (self, other), name=None if isinstance(other, Tensor) else "RemainderBackward0")
 
 
-@op(operators=("__floordiv__",), samples=S.binary_div, differentiable=False)
+@op(operators=("__floordiv__",), samples=S.binary_div, differentiable=False, names="unify")
 def floor_divide(self: Any, other: Any) -> Tensor:
     """floor(a / b), not differentiable (R's `%/%`, Python's `//`)."""
     return div(self, other, rounding_mode="floor")
 
 
 # Reflected Python operators (`2 / x`, `2 % x`, `2 // x`): the number comes first.
-@op(function=False, method=False, operators=("__rtruediv__",))
+@op(function=False, method=False, operators=("__rtruediv__",), names="unify")
 def rdiv(self: Tensor, other: Any) -> Tensor:
     return div(other, self)
 
 
-@op(function=False, method=False, operators=("__rmod__",))
+@op(function=False, method=False, operators=("__rmod__",), names="unify")
 def rremainder(self: Tensor, other: Any) -> Tensor:
     return remainder(other, self)
 
 
-@op(function=False, method=False, operators=("__rfloordiv__",))
+@op(function=False, method=False, operators=("__rfloordiv__",), names="unify")
 def rfloor_divide(self: Tensor, other: Any) -> Tensor:
     return floor_divide(other, self)
 
@@ -233,7 +244,7 @@ def FmodBackward1(n, g, a, b):
     return g, gb
 
 
-@op(r_operators=("%%",), samples=S.binary_div)
+@op(r_operators=("%%",), samples=S.binary_div, names="unify")
 def fmod(self: Any, other: Any) -> Tensor:
     """self - trunc(self / other) * other: the result has the sign of self (C's fmod,
     R torch's `%%`)."""
@@ -271,7 +282,7 @@ def PowBackward2(n, g, base, b, result):
     return None, g * result * float(np.log(base))
 
 
-@op(operators=("__pow__",), r_operators=("^",), samples=S.binary_pow)
+@op(operators=("__pow__",), r_operators=("^",), samples=S.binary_pow, names="unify")
 def pow(self: Any, exponent: Any) -> Tensor:
     if isinstance(self, Tensor) and not isinstance(exponent, Tensor):
         try:
@@ -307,7 +318,7 @@ def _power(base: np.ndarray, exp: np.ndarray) -> np.ndarray:
     return np.where(neg, small, out).astype(out.dtype)
 
 
-@op(function=False, method=False, operators=("__rpow__",))
+@op(function=False, method=False, operators=("__rpow__",), names="unify")
 def rpow(self: Tensor, base: Any) -> Tensor:
     return pow(base, self)
 
@@ -319,7 +330,7 @@ def MaximumBackward0(n, g, a, b):
             g * wrap((1 - ma).astype(g.data.dtype)) if n.needs(1) else None)
 
 
-@op(samples=S.binary_float)
+@op(samples=S.binary_float, names="unify")
 def maximum(self: Tensor, other: Tensor) -> Tensor:
     try:
         out = _float_result(np.maximum(self.data, other.data), self, other)
@@ -335,7 +346,7 @@ def MinimumBackward0(n, g, a, b):
             g * wrap((1 - ma).astype(g.data.dtype)) if n.needs(1) else None)
 
 
-@op(samples=S.binary_float)
+@op(samples=S.binary_float, names="unify")
 def minimum(self: Tensor, other: Tensor) -> Tensor:
     try:
         out = _float_result(np.minimum(self.data, other.data), self, other)
@@ -352,7 +363,7 @@ def NegBackward0(n, g):
     return (-g,)
 
 
-@op(operators=("__neg__",), r_operators=("unary -",), samples=S.unary)
+@op(operators=("__neg__",), r_operators=("unary -",), samples=S.unary, names="keep")
 def neg(self: Tensor) -> Tensor:
     return record(np.negative(self.data), NegBackward0, (self,))
 
@@ -362,7 +373,7 @@ def ExpBackward0(n, g, result):
     return (g * result,)
 
 
-@op(r_math=("exp",), samples=S.unary)
+@op(r_math=("exp",), samples=S.unary, names="keep")
 def exp(self: Tensor) -> Tensor:
     return record(np.exp(_fdata(self)), ExpBackward0, (self,), (OUTPUT,))
 
@@ -372,7 +383,7 @@ def LogBackward0(n, g, x):
     return (g / x,)
 
 
-@op(r_math=("log",), samples=S.positive)
+@op(r_math=("log",), samples=S.positive, names="keep")
 def log(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log(_fdata(self))
@@ -384,7 +395,7 @@ def SqrtBackward0(n, g, result):
     return (g / (2 * result),)
 
 
-@op(r_math=("sqrt",), samples=S.positive)
+@op(r_math=("sqrt",), samples=S.positive, names="keep")
 def sqrt(self: Tensor) -> Tensor:
     with np.errstate(invalid="ignore"):
         out = np.sqrt(_fdata(self))
@@ -396,7 +407,7 @@ def AbsBackward0(n, g, x):
     return (g * x.sign(),)
 
 
-@op(operators=("__abs__",), r_math=("abs",), samples=S.unary)
+@op(operators=("__abs__",), r_math=("abs",), samples=S.unary, names="keep")
 def abs(self: Tensor) -> Tensor:
     d = self.data
     if d.dtype.kind == "b":
@@ -420,7 +431,7 @@ def _sign(d: np.ndarray) -> np.ndarray:
     return out
 
 
-@op(r_math=("sign",), samples=S.unary)
+@op(r_math=("sign",), samples=S.unary, names="keep")
 def sign(self: Tensor) -> Tensor:
     if self.data.dtype.kind == "c":
         raise RuntimeError("sign is not defined for complex tensors; use sgn() (x / |x|)")
@@ -432,7 +443,7 @@ def SinBackward0(n, g, x):
     return (g * x.cos(),)
 
 
-@op(r_math=("sin",), samples=S.unary)
+@op(r_math=("sin",), samples=S.unary, names="keep")
 def sin(self: Tensor) -> Tensor:
     return record(np.sin(_fdata(self)), SinBackward0, (self,), (self,))
 
@@ -442,7 +453,7 @@ def CosBackward0(n, g, x):
     return (-g * x.sin(),)
 
 
-@op(r_math=("cos",), samples=S.unary)
+@op(r_math=("cos",), samples=S.unary, names="keep")
 def cos(self: Tensor) -> Tensor:
     return record(np.cos(_fdata(self)), CosBackward0, (self,), (self,))
 
@@ -452,7 +463,7 @@ def TanhBackward0(n, g, result):
     return (g * (1 - result * result),)
 
 
-@op(r_math=("tanh",), samples=S.unary)
+@op(r_math=("tanh",), samples=S.unary, names="keep")
 def tanh(self: Tensor) -> Tensor:
     return record(np.tanh(_fdata(self)), TanhBackward0, (self,), (OUTPUT,))
 
@@ -462,7 +473,7 @@ def SigmoidBackward0(n, g, result):
     return (g * result * (1 - result),)
 
 
-@op(samples=S.unary)
+@op(samples=S.unary, names="keep")
 def sigmoid(self: Tensor) -> Tensor:
     d = self.data
     if d.dtype.kind == "c":
@@ -480,7 +491,7 @@ def ReluBackward0(n, g, result):
     return (g * (result > 0),)
 
 
-@op(samples=S.unary)
+@op(samples=S.unary, names="keep")
 def relu(self: Tensor) -> Tensor:
     if self.data.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
@@ -493,7 +504,7 @@ def ClampBackward1(n, g, x, lo, hi):
     return (g * keep,)
 
 
-@op(samples=S.clamp)
+@op(samples=S.clamp, names="keep")
 def clamp(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
     if min is None and max is None:
         raise ValueError("clamp: at least one of min or max must be given")
@@ -549,7 +560,7 @@ def TanBackward0(n, g, result):
     return (g * (1 + result * result),)
 
 
-@op(r_math=("tan",), samples=S.unary)
+@op(r_math=("tan",), samples=S.unary, names="keep")
 def tan(self: Tensor) -> Tensor:
     return record(np.tan(_fdata(self)), TanBackward0, (self,), (OUTPUT,))
 
@@ -562,7 +573,7 @@ def Log2Backward0(n, g, x):
     return (g / (x * _LN2),)
 
 
-@op(r_math=("log2",), samples=S.positive)
+@op(r_math=("log2",), samples=S.positive, names="keep")
 def log2(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log2(_fdata(self))
@@ -574,7 +585,7 @@ def Log10Backward0(n, g, x):
     return (g / (x * _LN10),)
 
 
-@op(r_math=("log10",), samples=S.positive)
+@op(r_math=("log10",), samples=S.positive, names="keep")
 def log10(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log10(_fdata(self))
@@ -586,7 +597,7 @@ def Log1PBackward0(n, g, x):
     return (g / (x + 1),)
 
 
-@op(r_math=("log1p",), samples=S.positive)
+@op(r_math=("log1p",), samples=S.positive, names="keep")
 def log1p(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log1p(_fdata(self))
@@ -598,24 +609,27 @@ def Expm1Backward0(n, g, result):
     return (g * (result + 1),)
 
 
-@op(r_math=("expm1",), samples=S.unary)
+@op(r_math=("expm1",), samples=S.unary, names="keep")
 def expm1(self: Tensor) -> Tensor:
     return record(np.expm1(_fdata(self)), Expm1Backward0, (self,), (OUTPUT,))
 
 
+@formula(arrays=True)
+def _ZeroBackward(n, g):
+    # the derivative of a step: recorded under each op's own name
+    return (g * 0,)
+
+
 # Rounding: piecewise constant, so the gradient is zero (PyTorch's nodes).
 def _rounding(ufunc: Callable, name: str, r_name: str) -> Callable:
-    @formula(name=name)
-    def backward(n, g):
-        return (g * 0,)
-
     def rounding(self: Tensor) -> Tensor:
         d = self.data
         if d.dtype.kind != "f":
             d = _bf16_as_f32(d)
-        return record(ufunc(d) if d.dtype.kind == "f" else d.copy(), backward, (self,))
+        return record(ufunc(d) if d.dtype.kind == "f" else d.copy(), _ZeroBackward, (self,),
+                      name=name)
     rounding.__name__ = rounding.__qualname__ = name[:-len("Backward0")].lower()
-    return op(r_math=(r_name,), samples=S.unary)(rounding)
+    return op(r_math=(r_name,), samples=S.unary, names="keep")(rounding)
 
 
 floor = _rounding(np.floor, "FloorBackward0", "floor")
@@ -633,7 +647,7 @@ def RoundBackward1(n, g):
     return (g * 0,)
 
 
-@op(r_math=("round",), samples=S.unary)
+@op(r_math=("round",), samples=S.unary, names="keep")
 def round(self: Tensor, decimals: int = 0) -> Tensor:
     """Halves to even, as PyTorch (and NumPy) round."""
     d = self.data
@@ -644,7 +658,7 @@ def round(self: Tensor, decimals: int = 0) -> Tensor:
     return record(np.round(d), RoundBackward0, (self,))
 
 
-@op(samples=S.unary)
+@op(samples=S.unary, names="keep")
 def square(self: Tensor) -> Tensor:
     return pow(self, 2)
 
@@ -666,7 +680,7 @@ def _compare(ufunc: Callable, name: str) -> Callable:
     return compare
 
 
-_cmp = dict(samples=S.compare, differentiable=False)
+_cmp = dict(samples=S.compare, differentiable=False, names="unify")
 gt = op(operators=("__gt__",), r_operators=(">",), **_cmp)(
     _compare(np.greater, "gt"))
 ge = op(operators=("__ge__",), r_operators=(">=",), **_cmp)(
@@ -679,7 +693,7 @@ eq = op(operators=("__eq__",), r_operators=("==",), **_cmp)(
     _compare(np.equal, "eq"))
 ne = op(operators=("__ne__",), r_operators=("!=",), **_cmp)(
     _compare(np.not_equal, "ne"))
-_logic = dict(samples=S.logical, differentiable=False)
+_logic = dict(samples=S.logical, differentiable=False, names="unify")
 logical_and = op(r_operators=("&",), **_logic)(
     _compare(np.logical_and, "logical_and"))
 logical_or = op(r_operators=("|",), **_logic)(
@@ -688,22 +702,22 @@ bitwise_and = op(**_logic)(_compare(np.bitwise_and, "bitwise_and"))
 bitwise_or = op(**_logic)(_compare(np.bitwise_or, "bitwise_or"))
 
 
-@op(r_operators=("!",), samples=S.logical_unary, differentiable=False)
+@op(r_operators=("!",), samples=S.logical_unary, differentiable=False, names="keep")
 def logical_not(self: Tensor) -> Tensor:
     return wrap(np.logical_not(self.data))
 
 
-@op(samples=S.unary, differentiable=False)
+@op(samples=S.unary, differentiable=False, names="keep")
 def isnan(self: Tensor) -> Tensor:
     return wrap(np.isnan(self.data))
 
 
-@op(samples=S.binary_float, differentiable=False)
+@op(samples=S.binary_float, differentiable=False, names="unnamed")
 def equal(self: Tensor, other: Tensor) -> bool:
     return self.shape == other.shape and bool(np.array_equal(self.data, other.data))
 
 
-@op(samples=S.binary_float, differentiable=False)
+@op(samples=S.binary_float, differentiable=False, names="unnamed")
 def allclose(self: Tensor, other: Tensor, rtol: float = 1e-5, atol: float = 1e-8,
              equal_nan: bool = False) -> bool:
     return bool(np.allclose(self.data, _data(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
@@ -713,7 +727,7 @@ def allclose(self: Tensor, other: Tensor, rtol: float = 1e-5, atol: float = 1e-8
 # In-place ops (bump the version counter so saved copies are caught)
 
 def _inplace_binary(x: Tensor, other: Any, ufunc: Callable, fn: Callable, saved: tuple,
-                    name: str) -> Tensor:
+                    name: str, node: str | None = None) -> Tensor:
     o = other if isinstance(other, Tensor) else None
     _check_inplace(x, o)
     try:
@@ -727,23 +741,32 @@ def _inplace_binary(x: Tensor, other: Any, ufunc: Callable, fn: Callable, saved:
         raise RuntimeError(f"{name}: result type {wrap(promoted).dtype.r_name} can't be cast "
                            f"to the desired output type {x.dtype.r_name}") from None
     bump_version(x)
-    return _record_inplace(x, fn, (x, o), saved)
+    # (a number operand is no input of the node: the Scalar overload's one edge)
+    inputs = (x,) if o is None and is_number(other) else (x, o)
+    return _record_inplace(x, fn, inputs, saved, name=node)
 
 
 @op(operators=("__iadd__",), function=False)
 def add_(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
     other = other if alpha == 1 else (other * alpha)
+    if is_number(other):
+        return _inplace_binary(self, other, np.add, AddBackward1, (), "add_")
     return _inplace_binary(self, other, np.add, AddBackward0, (1,), "add_")
 
 
 @op(operators=("__isub__",), function=False)
 def sub_(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
     other = other if alpha == 1 else (other * alpha)
+    if is_number(other):
+        return _inplace_binary(self, other, np.subtract, AddBackward1, (), "sub_",
+                               node="SubBackward1")
     return _inplace_binary(self, other, np.subtract, SubBackward0, (1,), "sub_")
 
 
 @op(operators=("__imul__",), function=False)
 def mul_(self: Tensor, other: Any) -> Tensor:
+    if is_number(other):
+        return _inplace_binary(self, other, np.multiply, MulBackward1, (other,), "mul_")
     o = other if isinstance(other, Tensor) else None
     # other's gradient needs self's old value: a differentiable copy (higher order)
     old = self.clone() if o is not None and needs_grad(o) else None
@@ -759,6 +782,8 @@ def div_(self: Tensor, other: Any, rounding_mode: str | None = None) -> Tensor:
     if self.data.dtype.kind != "f":
         raise RuntimeError(f"div_: result type Float can't be cast to the desired output "
                            f"type {self.dtype.r_name}")
+    if is_number(other):
+        return _inplace_binary(self, other, np.true_divide, DivBackward1, (other,), "div_")
     return _inplace_binary(self, other, np.true_divide, DivBackward0, (old, other), "div_")
 
 
@@ -774,50 +799,6 @@ def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
     return _record_inplace(self, ClampBackward1, (self,), (old, lo, hi))
 
 
-
-
-# ==========================================================================
-# Scalar overloads: what R calls for a number operand (R torch passes R numbers
-# to libtorch as Scalars: `x * 2` records MulBackward1, not MulBackward0).
-
-AddBackward1 = renamed(AddNumberBackward, "AddBackward1")
-SubBackward1 = renamed(AddNumberBackward, "SubBackward1")
-MulBackward1 = renamed(MulNumberBackward, "MulBackward1")
-DivBackward1 = renamed(DivNumberBackward, "DivBackward1")
-
-
-def _scalar_overload(main: Callable, ufunc: Callable, backward: Callable,
-                     keeps_number: bool) -> Callable:
-    def scalar(self: Tensor, other: Any, *args: Any, **kw: Any) -> Tensor:
-        c = None if args or kw else _number(other, self.data)
-        if c is None:  # int/bool tensors (never recorded), or extra arguments
-            return main(self, other, *args, **kw)
-        return record(ufunc(self.data, c), backward, (self, None), (c,) if keeps_number else ())
-    scalar.__name__ = scalar.__qualname__ = main.__name__ + "_scalar"
-    return op(main.__name__, overload="Scalar", function=False, method=False)(scalar)
-
-
-add_scalar = _scalar_overload(add, np.add, AddBackward1, False)
-sub_scalar = _scalar_overload(sub, np.subtract, SubBackward1, False)
-mul_scalar = _scalar_overload(mul, np.multiply, MulBackward1, True)
-div_scalar = _scalar_overload(div, np.true_divide, DivBackward1, True)
-
-
-def _inplace_scalar_overload(main: Callable, ufunc: Callable, backward: Callable,
-                             keeps_number: bool) -> Callable:
-    def scalar(self: Tensor, other: Any, *args: Any, **kw: Any) -> Tensor:
-        if args or kw or not isinstance(other, (float, int)) or isinstance(other, bool):
-            return main(self, other, *args, **kw)
-        return _inplace_binary(self, other, ufunc, backward, (other,) if keeps_number else (),
-                               main.__name__)
-    scalar.__name__ = scalar.__qualname__ = main.__name__ + "scalar"
-    return op(main.__name__, overload="Scalar", function=False, method=False)(scalar)
-
-
-add_scalar_ = _inplace_scalar_overload(add_, np.add, AddBackward1, False)
-sub_scalar_ = _inplace_scalar_overload(sub_, np.subtract, SubBackward1, False)
-mul_scalar_ = _inplace_scalar_overload(mul_, np.multiply, MulBackward1, True)
-div_scalar_ = _inplace_scalar_overload(div_, np.true_divide, DivBackward1, True)
 
 
 # ==========================================================================
@@ -877,14 +858,14 @@ def _declare(fn: Callable, *, aliases: tuple = (), inplace: bool = True,
     if inplace:
         op(fn.__name__ + "_", function=False)(_inplace(fn, fn.__name__ + "_", inplace_node))
     _aliases(fn, aliases, inplace, inplace_node, samples=fields.get("samples"),
-             differentiable=fields.get("differentiable", True))
+             differentiable=fields.get("differentiable", True), names=fields.get("names"))
     return fn
 
 
-def _aliases(fn: Callable, names: tuple, inplace: bool = True, inplace_node: str | None = None,
+def _aliases(fn: Callable, aliases: tuple, inplace: bool = True, inplace_node: str | None = None,
              **fields: Any) -> None:
     """Other names of an op (and of its in-place form), declared as ops of their own."""
-    for name in names:
+    for name in aliases:
         op(name, **fields)(fn)
         if inplace:
             op(name + "_", function=False)(_inplace(fn, name + "_", inplace_node))
@@ -896,7 +877,7 @@ def _unary(name: str, compute: Callable, backward: Callable, save: str | None,
         return _floating(self, compute, backward, save)
     unary.__name__ = unary.__qualname__ = name
     fields.setdefault("samples", S.unary)
-    return _declare(unary, **fields)
+    return _declare(unary, names="keep", **fields)
 
 
 @formula
@@ -1009,7 +990,7 @@ def frac(self: Tensor) -> Tensor:
     return record(self.data - np.trunc(self.data), FracBackward0, (self,))
 
 
-_declare(frac, samples=S.floats)
+_declare(frac, names="keep", samples=S.floats)
 
 
 @formula
@@ -1022,7 +1003,7 @@ def sgn(self: Tensor) -> Tensor:
     return record(_sign(self.data), SgnBackward0, (self,))
 
 
-_declare(sgn, samples=S.unary)
+_declare(sgn, names="keep", samples=S.unary)
 
 
 def positive(self: Tensor) -> Tensor:
@@ -1032,15 +1013,15 @@ def positive(self: Tensor) -> Tensor:
     return self
 
 
-_declare(positive, samples=S.unary, inplace=False)
+_declare(positive, names="keep", samples=S.unary, inplace=False)
 
 # In-place forms of the math above (`x$exp_()`), and the other names of ops
 for _fn in (neg, exp, log, sqrt, abs, sign, sin, cos, tan, tanh, sigmoid, relu, log2, log10,
             log1p, expm1, floor, ceil, trunc, round, square):
     op(_fn.__name__ + "_", function=False)(_inplace(_fn, _fn.__name__ + "_"))
-_aliases(neg, ("negative",), samples=S.unary)
-_aliases(abs, ("absolute",), samples=S.unary)
-_aliases(trunc, ("fix",), samples=S.unary)
+_aliases(neg, ("negative",), samples=S.unary, names="keep")
+_aliases(abs, ("absolute",), samples=S.unary, names="keep")
+_aliases(trunc, ("fix",), samples=S.unary, names="keep")
 
 
 # --- special functions ------------------------------------------------------
@@ -1103,7 +1084,7 @@ def _polygamma_of(self: Tensor, n: Any) -> Tensor:
     return polygamma(n, self)
 
 
-_declare(polygamma, samples=S.polygamma, inplace=False)
+_declare(polygamma, names="keep", samples=S.polygamma, inplace=False)
 op("polygamma_", function=False)(_inplace(_polygamma_of, "polygamma_", "PolygammaBackward1"))
 
 
@@ -1124,7 +1105,7 @@ def mvlgamma(self: Tensor, p: int) -> Tensor:
     return record(out.astype(d.dtype), MvlgammaBackward0, (self,), (self, p))
 
 
-_declare(mvlgamma, samples=S.mvlgamma)
+_declare(mvlgamma, names="keep", samples=S.mvlgamma)
 
 
 @formula
@@ -1145,7 +1126,7 @@ def logit(self: Tensor, eps: float | None = None) -> Tensor:
     return record(out, LogitBackward0, (self,), (self, eps))
 
 
-_declare(logit, samples=S.logit)
+_declare(logit, names="keep", samples=S.logit)
 
 
 # --- binary math ------------------------------------------------------------
@@ -1182,7 +1163,7 @@ def atan2(self: Tensor, other: Tensor) -> Tensor:
     return record(out, Atan2Backward0, (_t(self), _t(other)), (self, other))
 
 
-_declare(atan2, aliases=("arctan2",), samples=S.binary_float)
+_declare(atan2, names="unify", aliases=("arctan2",), samples=S.binary_float)
 
 
 @formula
@@ -1195,7 +1176,7 @@ def hypot(self: Tensor, other: Tensor) -> Tensor:
     return record(out, HypotBackward0, (_t(self), _t(other)), (self, other, OUTPUT))
 
 
-_declare(hypot, samples=S.binary_float)
+_declare(hypot, names="unify", samples=S.binary_float)
 
 
 @formula
@@ -1222,8 +1203,8 @@ def logaddexp2(self: Tensor, other: Tensor) -> Tensor:
     return record(out, Logaddexp2Backward0, (_t(self), _t(other)), (self, other))
 
 
-_declare(logaddexp, samples=S.binary_float, inplace=False)
-_declare(logaddexp2, samples=S.binary_float, inplace=False)
+_declare(logaddexp, names="unify", samples=S.binary_float, inplace=False)
+_declare(logaddexp2, names="unify", samples=S.binary_float, inplace=False)
 
 
 @formula
@@ -1256,7 +1237,7 @@ def xlogy(self: Any, other: Any) -> Tensor:
     return record(out, XlogyBackward0, (self, other), (self, other))
 
 
-_declare(xlogy, samples=S.xlogy)
+_declare(xlogy, names="unify", samples=S.xlogy)
 
 
 @formula
@@ -1272,7 +1253,7 @@ def copysign(self: Tensor, other: Any) -> Tensor:
                   name=None if isinstance(other, Tensor) else "CopysignBackward1")
 
 
-_declare(copysign, samples=S.copysign)
+_declare(copysign, names="unify", samples=S.copysign)
 
 
 def float_power(self: Any, exponent: Any) -> Tensor:
@@ -1281,17 +1262,17 @@ def float_power(self: Any, exponent: Any) -> Tensor:
     return pow(f64(self), f64(exponent))
 
 
-_declare(float_power, samples=S.binary_pow)
+_declare(float_power, names="unify", samples=S.binary_pow)
 
 
 def true_divide(self: Any, other: Any) -> Tensor:
     return div(self, other)
 
 
-_declare(true_divide, samples=S.binary_div)
-_aliases(mul, ("multiply",), samples=S.binary_arith)
-_aliases(div, ("divide",), samples=S.binary_div)
-_aliases(sub, ("subtract",), samples=S.add_sub)
+_declare(true_divide, names="unify", samples=S.binary_div)
+_aliases(mul, ("multiply",), samples=S.binary_arith, names="unify")
+_aliases(div, ("divide",), samples=S.binary_div, names="unify")
+_aliases(sub, ("subtract",), samples=S.add_sub, names="unify")
 for _name, _fn in (("pow_", pow), ("fmod_", fmod), ("remainder_", remainder)):
     op(_name, function=False)(_inplace(_fn, _name))
 
@@ -1321,7 +1302,7 @@ def lerp(self: Tensor, end: Tensor, weight: Any) -> Tensor:
     return record(out, LerpBackward0, (_t(self), _t(end)), (weight,))
 
 
-_declare(lerp, samples=S.lerp)
+_declare(lerp, names="unify", samples=S.lerp)
 
 
 @formula
@@ -1413,9 +1394,9 @@ def clamp_max(self: Tensor, max: Any) -> Tensor:
     return record(out, ClampMaxBackward0, (self,), (self, hi))
 
 
-_declare(clamp_min, samples=S.clamp_min)
-_declare(clamp_max, samples=S.clamp_max)
-_aliases(clamp, ("clip",), samples=S.clamp)
+_declare(clamp_min, names="keep", samples=S.clamp_min)
+_declare(clamp_max, names="keep", samples=S.clamp_max)
+_aliases(clamp, ("clip",), samples=S.clamp, names="keep")
 
 
 @formula(arrays=True)
@@ -1434,7 +1415,7 @@ def nan_to_num(self: Tensor, nan: float | None = 0.0, posinf: float | None = Non
     return record(out, NanToNumBackward0, (self,), (np.isfinite(d),))
 
 
-_declare(nan_to_num, samples=S.nan_to_num)
+_declare(nan_to_num, names="keep", samples=S.nan_to_num)
 
 
 @formula
@@ -1449,7 +1430,7 @@ def ldexp(self: Tensor, other: Tensor) -> Tensor:
     return record(out, LdexpBackward0, (_t(self), _t(other)), (other, OUTPUT))
 
 
-_declare(ldexp, samples=S.ldexp)
+_declare(ldexp, names="unify", samples=S.ldexp)
 
 
 # --- not differentiable: rounding to neighbours, steps, tests of values --------
@@ -1474,8 +1455,8 @@ def heaviside(self: Tensor, values: Tensor) -> Tensor:
 
 
 _nd = dict(differentiable=False)
-_declare(nextafter, samples=S.binary_float, **_nd)
-_declare(heaviside, samples=S.heaviside, **_nd)
+_declare(nextafter, names="unify", samples=S.binary_float, **_nd)
+_declare(heaviside, names="unify", samples=S.heaviside, **_nd)
 bitwise_xor = op(**_logic)(_compare(np.bitwise_xor, "bitwise_xor"))
 logical_xor = op(**_logic)(_compare(np.logical_xor, "logical_xor"))
 for _fn in (bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor):
@@ -1494,9 +1475,9 @@ def _shift(ufunc: Callable, name: str) -> Callable:
 
 
 bitwise_left_shift = _declare(_shift(np.left_shift, "bitwise_left_shift"),
-                              samples=S.shifts, **_nd)
+                              samples=S.shifts, names="unify", **_nd)
 bitwise_right_shift = _declare(_shift(np.right_shift, "bitwise_right_shift"),
-                               samples=S.shifts, **_nd)
+                               samples=S.shifts, names="unify", **_nd)
 
 
 def bitwise_not(self: Tensor) -> Tensor:
@@ -1505,18 +1486,18 @@ def bitwise_not(self: Tensor) -> Tensor:
     return wrap(np.invert(self.data))
 
 
-_declare(bitwise_not, samples=S.bits_unary, **_nd)
+_declare(bitwise_not, names="keep", samples=S.bits_unary, **_nd)
 op("logical_not_", function=False)(_inplace(logical_not, "logical_not_"))
 
 # The Python operators on bits (`a & b`, `~a`), and R torch's methods of the same
 # names (`x$`__and__`(y)`): bitwise, which on bools is the logical op.
 # (R torch has them as functions too: `torch___and__(x, y)`)
 _bits = dict(differentiable=False)
-op("__and__", operators=("__rand__",), samples=S.bits, **_bits)(bitwise_and)
-op("__or__", operators=("__ror__",), samples=S.bits, **_bits)(bitwise_or)
-op("__xor__", operators=("__rxor__",), samples=S.bits, **_bits)(bitwise_xor)
-op("__lshift__", samples=S.shifts, **_bits)(bitwise_left_shift)
-op("__rshift__", samples=S.shifts, **_bits)(bitwise_right_shift)
+op("__and__", operators=("__rand__",), samples=S.bits, names="unify", **_bits)(bitwise_and)
+op("__or__", operators=("__ror__",), samples=S.bits, names="unify", **_bits)(bitwise_or)
+op("__xor__", operators=("__rxor__",), samples=S.bits, names="unify", **_bits)(bitwise_xor)
+op("__lshift__", samples=S.shifts, names="unify", **_bits)(bitwise_left_shift)
+op("__rshift__", samples=S.shifts, names="unify", **_bits)(bitwise_right_shift)
 op("__invert__", function=False, **_bits)(bitwise_not)
 for _name, _fn in (("__iand__", bitwise_and), ("__ior__", bitwise_or),
                    ("__ixor__", bitwise_xor), ("__ilshift__", bitwise_left_shift),
@@ -1528,7 +1509,7 @@ def _test(ufunc: Callable, name: str) -> Callable:
     def test(self: Tensor) -> Tensor:
         return wrap(np.asanyarray(ufunc(self.data)))  # (meta stays)
     test.__name__ = test.__qualname__ = name
-    return _declare(test, samples=S.special_values, inplace=False, **_nd)
+    return _declare(test, samples=S.special_values, inplace=False, names="keep", **_nd)
 
 
 isfinite = _test(np.isfinite, "isfinite")
@@ -1551,14 +1532,16 @@ def isclose(self: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-0
 
 
 _declare(isclose, samples=S.isclose, inplace=False, **_nd)
-_aliases(gt, ("greater",), inplace=False, samples=S.compare, differentiable=False)
-_aliases(ge, ("greater_equal",), inplace=False, samples=S.compare, differentiable=False)
-_aliases(lt, ("less",), inplace=False, samples=S.compare, differentiable=False)
-_aliases(le, ("less_equal",), inplace=False, samples=S.compare, differentiable=False)
-_aliases(ne, ("not_equal",), inplace=False, samples=S.compare, differentiable=False)
-@formula(arrays=True)
-def _ZeroBackward(n, g):
-    return (g * 0,)
+_aliases(gt, ("greater",), inplace=False, samples=S.compare, differentiable=False,
+         names="unify")
+_aliases(ge, ("greater_equal",), inplace=False, samples=S.compare, differentiable=False,
+         names="unify")
+_aliases(lt, ("less",), inplace=False, samples=S.compare, differentiable=False,
+         names="unify")
+_aliases(le, ("less_equal",), inplace=False, samples=S.compare, differentiable=False,
+         names="unify")
+_aliases(ne, ("not_equal",), inplace=False, samples=S.compare, differentiable=False,
+         names="unify")
 
 
 def _inplace_compare(fn: Callable) -> Callable:
@@ -1618,8 +1601,8 @@ def fmin(self: Tensor, other: Tensor) -> Tensor:
     return record(out, FminBackward0, (self, other), (self, other))
 
 
-_declare(fmax, samples=S.binary_float, inplace=False)
-_declare(fmin, samples=S.binary_float, inplace=False)
+_declare(fmax, names="unify", samples=S.binary_float, inplace=False)
+_declare(fmin, names="unify", samples=S.binary_float, inplace=False)
 
 
 def _integer_binary(ufunc: Callable, name: str) -> Callable:
@@ -1674,7 +1657,7 @@ def frexp(self: Tensor) -> tuple:
     return record(m, FrexpBackward0, (self,), (exponent,)), exponent
 
 
-_declare(frexp, samples=S.floats, inplace=False)
+_declare(frexp, names="keep", samples=S.floats, inplace=False)
 
 
 @formula
@@ -1705,5 +1688,5 @@ def igammac(self: Tensor, other: Tensor) -> Tensor:
     return record(out, IgammacBackward0, (_t(self), _t(other)), (self, other))
 
 
-_declare(igamma, samples=S.igamma)
-_declare(igammac, samples=S.igamma)
+_declare(igamma, names="unify", samples=S.igamma)
+_declare(igammac, names="unify", samples=S.igamma)

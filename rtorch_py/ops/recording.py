@@ -32,19 +32,22 @@ class _Output:
 OUTPUT = _Output()
 
 
-def formula(fn: Callable | None = None, *, arrays: bool = False,
-            name: str | None = None) -> Callable:
-    """Make `fn(node, grad, *saved) -> one gradient per input` a node's backward.
+def formula(fn: Callable | None = None, *, arrays: bool = False) -> Callable:
+    """`@formula` on `def NameBackwardN(node, grad, *saved)`: an op's derivative,
+    one gradient per input, made the backward of the nodes it records.
 
-    The node is named after the function (PyTorch's name, e.g. `MulBackward0`)
-    or `name`. Derivatives are written with tensor ops, so they are themselves
-    differentiable (create_graph gives any order). `arrays=True` marks a
-    formula written only with what NumPy arrays and tensors share (+ - * / **
-    @, comparisons, `.T`, `.reshape`, `expand_to`): with create_graph off the
-    walk runs it straight on the arrays it carries (the backward fast path).
+    This is the one form a derivative takes (a node with several outputs takes
+    `multi_formula`). The node is named after the function, PyTorch's name
+    (`MulBackward0`); an op whose node shares another's derivative records it
+    under its own name (`record(..., name="TopkBackward0")`). Derivatives are
+    written with tensor ops, so they are themselves differentiable
+    (create_graph gives any order). `arrays=True` marks a formula written only
+    with what NumPy arrays and tensors share (+ - * / ** @, comparisons, `.T`,
+    `.reshape`, `expand_to`): with create_graph off the walk runs it straight
+    on the arrays it carries (the backward fast path).
     """
     if fn is None:
-        return lambda f: formula(f, arrays=arrays, name=name)
+        return lambda f: formula(f, arrays=arrays)
     # In backward, grad mode is on exactly when gradients are tensors (create_graph).
     if arrays:
         def backward_fn(node: Node, grads: list) -> Sequence:
@@ -57,18 +60,11 @@ def formula(fn: Callable | None = None, *, arrays: bool = False,
                 return fn(node, grads[0], *node.unpack_saved())
             outs = fn(node, wrap(grads[0]), *node.unpack_saved())
             return [None if o is None else o.data for o in outs]
-    backward_fn.__name__ = name or fn.__name__
+    backward_fn.__name__ = fn.__name__
     backward_fn.__qualname__ = fn.__qualname__
     backward_fn.array_formula = fn if arrays else None  # read by the walk
     backward_fn.formula = fn
     return backward_fn
-
-
-def renamed(backward_fn: Callable, name: str) -> Callable:
-    """The same derivative under another node name (an op's other overload,
-    e.g. `mul.Scalar`'s MulBackward1 beside `mul.Tensor`'s MulBackward0)."""
-    return formula(backward_fn.formula, arrays=backward_fn.array_formula is not None,
-                   name=name)
 
 
 def record(result: Any, backward_fn: Callable, inputs: Sequence, saved: tuple = (),
@@ -77,16 +73,16 @@ def record(result: Any, backward_fn: Callable, inputs: Sequence, saved: tuple = 
     requires grad.
 
     `result` is an array (wrapped without a copy) or a tensor already made (a
-    view). `inputs` are the differentiable operands, None for the others
-    (numbers, indices); `saved` holds what the derivative needs: tensors
-    (version-checked when used), `OUTPUT` for the result, or plain values.
-    `name` names the node when it is not the derivative's own name.
+    view, a sparse tensor). `inputs` are the differentiable operands, None for
+    the others (numbers, indices); `saved` holds what the derivative needs:
+    tensors (version-checked when used), `OUTPUT` for the result, or plain
+    values. `name` names the node when it is not the derivative's own name.
     """
     if type(result) is ndarray:
         out = _new(Tensor)
         out.data = result if not WATCH[0] else _watched(result, inputs)
         out._version = NEW_VERSION
-    elif type(result) is Tensor:
+    elif isinstance(result, Tensor):
         out = result
     else:  # NumPy gives 0-d results as scalars
         out = _new(Tensor)
@@ -95,32 +91,36 @@ def record(result: Any, backward_fn: Callable, inputs: Sequence, saved: tuple = 
             out.data = _watched(out.data, inputs)
         out._version = NEW_VERSION
     if _state.grad:
-        # Fast paths, no loop: a tensor with a number (`x * 2`, the commonest op
-        # of all: the number is None), one input, two.
-        n = len(inputs)
-        if n == 2:
-            a, b = inputs
-            if b is None and a is not None:
-                if not a._rg:
-                    out.grad_fn = None
-                    out._rg = False
-                    return out
-                d = a.data
-                edges = ((a.grad_fn, a._output_nr) if a.grad_fn is not None else edge(a),
-                         _NO_EDGE)
-                meta = ((d.shape, d.dtype), None)
+        try:
+            # Fast paths, no loop: a tensor with a number (`x * 2`, the commonest op
+            # of all: the number is None), one input, two.
+            n = len(inputs)
+            if n == 2:
+                a, b = inputs
+                if b is None and a is not None:
+                    if not a._rg:
+                        out.grad_fn = None
+                        out._rg = False
+                        return out
+                    d = a.data
+                    edges = ((a.grad_fn, a._output_nr) if a.grad_fn is not None else
+                             edge(a), _NO_EDGE)
+                    meta = ((d.shape, d.dtype), None)
+                else:
+                    edges, meta = _two_edges(a, b)
+            elif n == 1:
+                x = inputs[0]
+                if x is not None and x._rg:
+                    d = x.data
+                    edges = ((x.grad_fn, x._output_nr) if x.grad_fn is not None else
+                             edge(x),)
+                    meta = ((d.shape, d.dtype),)
+                else:
+                    edges = None
             else:
-                edges, meta = _two_edges(a, b)
-        elif n == 1:
-            x = inputs[0]
-            if x is not None and x._rg:
-                d = x.data
-                edges = ((x.grad_fn, x._output_nr) if x.grad_fn is not None else edge(x),)
-                meta = ((d.shape, d.dtype),)
-            else:
-                edges = None
-        else:
-            edges, meta = _many_edges(inputs)
+                edges, meta = edges_of(inputs)
+        except NotImplementedError:  # an operand of another layout (sparse): no array
+            edges, meta = edges_of(inputs)
         if edges is not None:
             if saved:  # (the one-value case inline: `_pack` is a call)
                 if len(saved) == 1:
@@ -149,7 +149,7 @@ def _watched(result: ndarray, inputs: Sequence) -> ndarray:
     meta = bf16 = False
     wider = result.dtype.kind != "f"
     for t in inputs:
-        if t is not None:
+        if type(t) is Tensor:  # (not None, not another layout)
             d = t.data
             meta = meta or type(d) is MetaArray
             if d.dtype == _BF16:
@@ -183,12 +183,19 @@ def _two_edges(a: Tensor | None, b: Tensor | None) -> tuple:
     return (ea, eb), (ma, mb)
 
 
-def _many_edges(inputs: Sequence) -> tuple:
+def edges_of(inputs: Sequence) -> tuple:
+    """The edges a node of these inputs (None for an operand that isn't one)
+    points along, and each input's shape and dtype; (None, None) when no input
+    requires grad. Every node is made with them (custom functions' too)."""
     e, m, any_rg = [], [], False
     for t in inputs:
         if t is not None and t._rg:
-            e.append(edge(t))
-            m.append((t.data.shape, t.data.dtype))
+            e.append((t.grad_fn, t._output_nr) if t.grad_fn is not None else edge(t))
+            if type(t) is Tensor:
+                d = t.data
+                m.append((d.shape, d.dtype))
+            else:  # another layout (sparse): its size, its values' dtype
+                m.append((tuple(t.shape), t.dtype.np))
             any_rg = True
         else:
             e.append(_NO_EDGE)
@@ -205,33 +212,37 @@ class Output:
         self.i = i
 
 
-def multi_formula(fn: Callable, name: str) -> Callable:
-    """`formula` for a node with several outputs (qr, svd, std_mean, ...):
-    `fn(node, grads, *saved)` gets one gradient per output (None for an output
-    that got none) and returns one per input."""
+def multi_formula(fn: Callable) -> Callable:
+    """`formula` for a node with several outputs (qr, svd, std_mean, ...), the
+    one other form a derivative takes: `@multi_formula` on
+    `def NameBackwardN(node, grads, *saved)`, which gets one gradient per output
+    (None for an output that got none) and returns one per input. Its nodes
+    are recorded by `record_many`."""
     def backward_fn(node: Node, grads: list) -> Sequence:
         if _state.grad:
             return fn(node, grads, *node.unpack_saved())
         outs = fn(node, [None if g is None else wrap(np.asarray(g)) for g in grads],
                   *node.unpack_saved())
         return [None if o is None else o.data for o in outs]
-    backward_fn.__name__ = name
+    backward_fn.__name__ = fn.__name__
+    backward_fn.__qualname__ = fn.__qualname__
     backward_fn.array_formula = None
     backward_fn.formula = fn
     return backward_fn
 
 
 def record_many(outs: Sequence, backward_fn: Callable, inputs: Sequence, saved: tuple = (),
-                differentiable: Sequence[bool] | None = None) -> tuple:
+                differentiable: Sequence[bool] | None = None, name: str | None = None) -> tuple:
     """`record` for an op whose outputs share one node (its backward made by
     `multi_formula`). In `saved`, `Output(i)` stands for output i;
-    `differentiable` says which outputs belong to the node (all by default)."""
+    `differentiable` says which outputs belong to the node (all by default);
+    `name` as for `record`."""
     tensors = [wrap(np.asanyarray(o) if not WATCH[0] else _watched(np.asanyarray(o), inputs))
                for o in outs]
     if not needs_grad(*inputs):
         return tuple(tensors)
-    edges, meta = _many_edges(inputs)
-    node = Node(None, backward_fn, edges, meta)
+    edges, meta = edges_of(inputs)
+    node = Node(name, backward_fn, edges, meta)
     node.num_outputs = len(tensors)
     for i, t in enumerate(tensors):
         if differentiable is None or differentiable[i]:

@@ -16,7 +16,7 @@ from .pointwise import maximum, minimum
 from .operands import _whole
 from .recording import (OUTPUT, _state, expand_to, formula, multi_formula, needs_grad, record,
                         record_many)
-from .registry import op
+from .dispatch import op
 from .views import _check_inplace, _record_inplace
 
 
@@ -24,7 +24,7 @@ from .views import _check_inplace, _record_inplace
 # Reductions
 
 def _one_dim(dim: Any, ndim: int) -> int:
-    """A single 0-based dim (a name was made a position before the op ran: named.py)."""
+    """A single 0-based dim (a name was made a position before the op ran: ops/dispatch.py)."""
     if isinstance(dim, str):
         raise TypeError(f"dim {dim!r}: a dim given by name reached an op whose declaration "
                         "doesn't say this argument is a dim (@op(dims=...)); give its number")
@@ -63,7 +63,7 @@ def SumBackward1(n, g, shape, dims, keepdim):
     return (_unreduce(g, shape, dims, keepdim),)
 
 
-@op(dims=("dim",), r_summary=("sum",), samples=S.sum_)
+@op(dims=("dim",), r_summary=("sum",), samples=S.sum_, names="reduce")
 def sum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     d = self.data
     if d.dtype.kind not in "fc":  # ints and bools sum in int64, bfloat16 in float32
@@ -87,7 +87,7 @@ def MeanBackward1(n, g, shape, dims, keepdim, count):
     return (_unreduce(g, shape, dims, keepdim) / count,)
 
 
-@op(dims=("dim",), samples=S.reduction)
+@op(dims=("dim",), samples=S.reduction, names="reduce")
 def mean(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     d = self.data
     if dtype is not None:
@@ -138,7 +138,7 @@ def ProdBackward1(n, g, x, result, dim, keepdim):
     return (g * wrap(_prod_others(x.data, dim) if x.ndim else np.ones((), x.data.dtype)),)
 
 
-@op(dims=("dim",), r_summary=("prod",), samples=S.prod)
+@op(dims=("dim",), r_summary=("prod",), samples=S.prod, names="reduce")
 def prod(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     d = self.data
     if dtype is not None:
@@ -192,7 +192,7 @@ def _reduce_extreme(x: Tensor, dim: Any, keepdim: bool, arg: Callable, name: str
     return values, wrap(idx.astype(np.int64))
 
 
-@op(dims=("dim",), returns_indices=1, r_summary=("max",), samples=S.extreme)
+@op(dims=("dim",), returns_indices=1, r_summary=("max",), samples=S.extreme, names="reduce")
 def max(self: Tensor, dim: Any = None, keepdim: bool = False, other: Any = None) -> Any:
     """Whole-tensor max, or (values, indices) along `dim`; with a tensor `other`
     (or a tensor in place of `dim`), the elementwise maximum."""
@@ -205,7 +205,7 @@ def max(self: Tensor, dim: Any = None, keepdim: bool = False, other: Any = None)
     return _reduce_extreme(self, dim, keepdim, np.argmax, "max", "MaxBackward1")
 
 
-@op(dims=("dim",), returns_indices=1, r_summary=("min",), samples=S.extreme)
+@op(dims=("dim",), returns_indices=1, r_summary=("min",), samples=S.extreme, names="reduce")
 def min(self: Tensor, dim: Any = None, keepdim: bool = False, other: Any = None) -> Any:
     if isinstance(dim, Tensor) and other is None:
         dim, other = None, dim
@@ -216,7 +216,8 @@ def min(self: Tensor, dim: Any = None, keepdim: bool = False, other: Any = None)
     return _reduce_extreme(self, dim, keepdim, np.argmin, "min", "MinBackward1")
 
 
-@op(dims=("dim",), returns_indices=True, samples=S.arg_reduction, differentiable=False)
+@op(dims=("dim",), returns_indices=True, samples=S.arg_reduction, differentiable=False,
+    names="reduce")
 def argmax(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     if dim is None:
         return wrap(np.asarray(np.argmax(self.data), dtype=np.int64))
@@ -225,7 +226,8 @@ def argmax(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tenso
     return wrap((np.expand_dims(out, d) if keepdim else out).astype(np.int64))
 
 
-@op(dims=("dim",), returns_indices=True, samples=S.arg_reduction, differentiable=False)
+@op(dims=("dim",), returns_indices=True, samples=S.arg_reduction, differentiable=False,
+    names="reduce")
 def argmin(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     if dim is None:
         return wrap(np.asarray(np.argmin(self.data), dtype=np.int64))
@@ -253,7 +255,7 @@ def SoftmaxBackward0(n, g, result, dim):
     return (gy - result * gy.sum(dim=dim, keepdim=True),)
 
 
-@op(dims=("dim",), samples=S.softmax)
+@op(dims=("dim",), samples=S.softmax, names="keep")
 def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _one_dim(dim, self.ndim)
     a = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
@@ -271,7 +273,7 @@ def LogSoftmaxBackward0(n, g, result, dim):
     return (g - result.exp() * g.sum(dim=dim, keepdim=True),)
 
 
-@op(dims=("dim",), samples=S.softmax)
+@op(dims=("dim",), samples=S.softmax, names="keep")
 def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _one_dim(dim, self.ndim)
     a = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
@@ -294,7 +296,7 @@ def _logical_reduction(reduce: Callable, name: str) -> Callable:
                                       keepdims=keepdim)))
     reduction.__name__ = reduction.__qualname__ = name
     return op(dims=("dim",), r_summary=(name,), samples=S.logical_reduction,
-              differentiable=False)(reduction)
+              differentiable=False, names="reduce")(reduction)
 
 
 any = _logical_reduction(np.any, "any")
@@ -329,7 +331,7 @@ def NansumBackward0(n, g, x, dims, keepdim):
     return (g * wrap(~np.isnan(x.data)),)
 
 
-@op(dims=("dim",), samples=S.reduction)
+@op(dims=("dim",), samples=S.reduction, names="reduce")
 def nansum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     d = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
     if d.dtype.kind in "biu":
@@ -340,7 +342,7 @@ def nansum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = No
     return record(out, NansumBackward0, (self,), (self, axes, keep))
 
 
-@op(dims=("dim",), samples=S.reduction)
+@op(dims=("dim",), samples=S.reduction, names="reduce")
 def nanmean(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     _float_input(self, "nanmean", dtype)
     # as PyTorch: the nan-free sum over the count of non-nan values (DivBackward0)
@@ -387,7 +389,7 @@ def StdBackward0(n, g, x, result, axes, keepdim, correction):
     return (_var_grad(g / (2 * _nonzero_std(result)), x, axes, keepdim, correction),)
 
 
-@op(dims=("dim",), samples=S.moments)
+@op(dims=("dim",), samples=S.moments, names="reduce")
 def var(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False,
         correction: Any = None) -> Tensor:
     dim, c = _moment_args(dim, unbiased, correction)
@@ -397,7 +399,7 @@ def var(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = Fa
     return record(_var_data(d, axes, keep, c), VarBackward0, (self,), (self, axes, keep, c))
 
 
-@op(dims=("dim",), samples=S.moments)
+@op(dims=("dim",), samples=S.moments, names="reduce")
 def std(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False,
         correction: Any = None) -> Tensor:
     dim, c = _moment_args(dim, unbiased, correction)
@@ -408,7 +410,9 @@ def std(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = Fa
                   (self, OUTPUT, axes, keep, c))
 
 
-def _var_mean_backward(n, grads, x, axes, keepdim, correction, take_sqrt):
+@multi_formula
+def VarMeanBackward0(n, grads, x, axes, keepdim, correction, take_sqrt):
+    # (std_mean's too, StdMeanBackward0: its first output the square root)
     gv, gm = grads
     out = None
     if gv is not None:
@@ -422,36 +426,32 @@ def _var_mean_backward(n, grads, x, axes, keepdim, correction, take_sqrt):
     return (out,)
 
 
-VarMeanBackward0 = multi_formula(
-    lambda n, g, *s: _var_mean_backward(n, g, *s, False), "VarMeanBackward0")
-StdMeanBackward0 = multi_formula(
-    lambda n, g, *s: _var_mean_backward(n, g, *s, True), "StdMeanBackward0")
-
 
 def _moment_mean(self: Tensor, dim: Any, unbiased: Any, keepdim: bool, correction: Any,
-                 name: str, backward_fn: Callable, take_sqrt: bool) -> tuple:
+                 name: str, take_sqrt: bool) -> tuple:
     dim, c = _moment_args(dim, unbiased, correction)
     d = _float_input(self, name)
     axes = _axes(dim, self.ndim)
     keep = keepdim and dim is not None
     v = _var_data(d, axes, keep, c)
     m = np.asarray(d.mean(axis=axes, keepdims=keep), dtype=d.dtype)
-    return record_many([np.sqrt(v) if take_sqrt else v, m], backward_fn, (self,),
-                       (self, axes, keep, c))
+    return record_many([np.sqrt(v) if take_sqrt else v, m], VarMeanBackward0, (self,),
+                       (self, axes, keep, c, take_sqrt),
+                       name="StdMeanBackward0" if take_sqrt else None)
 
 
-@op(dims=("dim",), method=False, samples=S.moments)
+@op(dims=("dim",), method=False, samples=S.moments, names="reduce")
 def var_mean(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False,
              correction: Any = None) -> tuple:
     return _moment_mean(self, dim, unbiased, keepdim, correction, "var_mean",
-                        VarMeanBackward0, False)
+                        False)
 
 
-@op(dims=("dim",), method=False, samples=S.moments)
+@op(dims=("dim",), method=False, samples=S.moments, names="reduce")
 def std_mean(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False,
              correction: Any = None) -> tuple:
     return _moment_mean(self, dim, unbiased, keepdim, correction, "std_mean",
-                        StdMeanBackward0, True)
+                        True)
 
 
 def _logsumexp_data(d: np.ndarray, axes: tuple, keepdim: bool) -> np.ndarray:
@@ -470,7 +470,7 @@ def LogsumexpBackward0(n, g, x, result, axes, keepdim):
     return (g * (x - r).exp(),)
 
 
-@op(dims=("dim",), samples=S.logsumexp)
+@op(dims=("dim",), samples=S.logsumexp, names="reduce")
 def logsumexp(self: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     d = self.data if self.data.dtype.kind == "f" else self.data.astype(np.float32)
     axes = _axes(dim, self.ndim)
@@ -541,16 +541,14 @@ def norm(self: Tensor, p: Any = 2, dim: Any = None, keepdim: bool = False,
                   (src, OUTPUT, pv, axes, keep))
 
 
-NormBackward1 = formula(LinalgVectorNormBackward0.formula, name="NormBackward1")
-
 
 @op(dims=("dim",), samples=S.frobenius_norm)
 def frobenius_norm(self: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     """The 2-norm over `dim` (PyTorch keeps it for old code: norm() is the same)."""
     d = _float_input(self, "frobenius_norm")
     axes = _axes(dim, self.ndim)
-    return record(_vector_norm_data(d, 2.0, axes, keepdim), NormBackward1, (self,),
-                  (self, OUTPUT, 2.0, axes, keepdim))
+    return record(_vector_norm_data(d, 2.0, axes, keepdim), LinalgVectorNormBackward0,
+                  (self,), (self, OUTPUT, 2.0, axes, keepdim), name="NormBackward1")
 
 
 @formula
@@ -587,7 +585,7 @@ def _reverse_cumsum(g: Tensor, dim: int) -> Tensor:
     return g.sum(dim=dim, keepdim=True) - g.cumsum(dim) + g
 
 
-@op(dims=("dim",), samples=S.cumulative)
+@op(dims=("dim",), samples=S.cumulative, names="keep")
 def cumsum(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _cum_input(self, dtype)
     dm = _one_dim(dim, self.ndim)
@@ -619,7 +617,7 @@ def CumprodBackward0(n, g, x, result, dim):
     return (wrap(np.moveaxis(out, -1, dim)),)
 
 
-@op(dims=("dim",), samples=S.cumulative)
+@op(dims=("dim",), samples=S.cumulative, names="keep")
 def cumprod(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _cum_input(self, dtype)
     dm = _one_dim(dim, self.ndim)
@@ -641,7 +639,7 @@ def LogcumsumexpBackward0(n, g, x, result, dim):
     return ((w * gm.unsqueeze(-2)).sum(dim=-1).transpose(dim, -1),)
 
 
-@op(dims=("dim",), samples=S.cumulative_float)
+@op(dims=("dim",), samples=S.cumulative_float, names="keep")
 def logcumsumexp(self: Tensor, dim: int) -> Tensor:
     d = _float_input(self, "logcumsumexp")
     dm = _one_dim(dim, self.ndim)
@@ -664,8 +662,6 @@ def AmaxBackward0(n, g, x, result, axes, keepdim):
     return (_extreme_grad(g, x, result, axes, keepdim),)
 
 
-AminBackward0 = formula(AmaxBackward0.formula, name="AminBackward0")
-
 
 def _amax(self: Tensor, dim: Any, keepdim: bool, reduce: Callable, name: str) -> np.ndarray:
     axes = _axes(None if isinstance(dim, (list, tuple)) and not dim else dim, self.ndim)
@@ -675,19 +671,21 @@ def _amax(self: Tensor, dim: Any, keepdim: bool, reduce: Callable, name: str) ->
     return np.asarray(reduce(self.data, axis=axes, keepdims=keepdim)), axes
 
 
-@op(dims=("dim",), samples=S.amax)
+@op(dims=("dim",), samples=S.amax, names="reduce")
 def amax(self: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     out, axes = _amax(self, dim, keepdim, np.max, "amax")
     return record(out, AmaxBackward0, (self,), (self, OUTPUT, axes, keepdim))
 
 
-@op(dims=("dim",), samples=S.amax)
+@op(dims=("dim",), samples=S.amax, names="reduce")
 def amin(self: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     out, axes = _amax(self, dim, keepdim, np.min, "amin")
-    return record(out, AminBackward0, (self,), (self, OUTPUT, axes, keepdim))
+    return record(out, AmaxBackward0, (self,), (self, OUTPUT, axes, keepdim),
+                  name="AminBackward0")
 
 
-def _aminmax_backward(n, grads, x, mn, mx, axes, keepdim):
+@multi_formula
+def AminmaxBackward0(n, grads, x, mn, mx, axes, keepdim):
     gmin, gmax = grads
     out = None
     for g, r in ((gmin, mn), (gmax, mx)):
@@ -697,10 +695,8 @@ def _aminmax_backward(n, grads, x, mn, mx, axes, keepdim):
     return (out,)
 
 
-AminmaxBackward0 = multi_formula(_aminmax_backward, "AminmaxBackward0")
 
-
-@op(dims=("dim",), samples=S.aminmax)
+@op(dims=("dim",), samples=S.aminmax, names="reduce")
 def aminmax(self: Tensor, dim: Any = None, keepdim: bool = False) -> tuple:
     mn, axes = _amax(self, dim, keepdim and dim is not None, np.min, "aminmax")
     mx, _ = _amax(self, dim, keepdim and dim is not None, np.max, "aminmax")
@@ -708,7 +704,7 @@ def aminmax(self: Tensor, dim: Any = None, keepdim: bool = False) -> tuple:
                        (self, mn, mx, axes, keepdim and dim is not None))
 
 
-@op(dims=("dim",), samples=S.count_nonzero, differentiable=False)
+@op(dims=("dim",), samples=S.count_nonzero, differentiable=False, names="reduce")
 def count_nonzero(self: Tensor, dim: Any = None) -> Tensor:
     axes = _axes(dim, self.ndim)
     return wrap(np.asarray(np.count_nonzero(self.data, axis=axes), dtype=np.int64))

@@ -1,12 +1,15 @@
-"""The op registry: each op is declared once, with `@op(...)` on its function.
+"""The op registry: every op's declaration (`OpSpec`), made once by `@op(...)`
+on its function (ops/dispatch.py).
 
 The declaration says everything the rest of the package needs to know:
 whether the op is a function (`torch_add`), a Tensor method (`x.add()`,
 `x$add()`), which Python operators and R group generics it implements, which
 arguments are dimensions or positions (0-based in Python, 1-based in R: the R
-translation is generated from this), and its sample inputs for the generated
+translation is generated from this), its name-inference rule, its
+implementations for other layouts, and its sample inputs for the generated
 tests. From the registry come the `torch_*` functions of `rtorch_py`, the
-Tensor methods and operators, and the R bridge's tables (`rtorch_py.r.tables`).
+Tensor methods and operators (the public face assembles them), and the R
+bridge's tables (`rtorch_py.r.tables`).
 
 The function's own signature is the op's signature, with R torch's argument
 names and PyTorch's (0-based) defaults.
@@ -16,14 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from ..named import named_op
-
 
 @dataclass(frozen=True, eq=False)
 class OpSpec:
     name: str                        # torch_<name>, x$<name>(), x.<name>()
-    fn: Callable                     # the op itself (0-based, Python conventions)
-    overload: str = ""               # e.g. "Scalar": R's form for a number operand
+    fn: Callable                     # the public op (0-based, Python conventions): takes
+                                     # dims by name, gives its result names (dispatch.py)
+    impl: Callable                   # the op's own function, as declared
+    operator: Callable | None = None  # the public op as Python calls its operators (`x + y`)
     function: bool | str = True      # exists as torch_<name>(), or as the function named
                                      # here (R torch's `linalg_det`)
     method: bool = True              # exists as a Tensor method
@@ -33,11 +36,15 @@ class OpSpec:
     indices: tuple[str, ...] = ()    # arguments that are positions along a dim
     returns_indices: Any = False     # True: the result is positions; int k: result[k] is;
                                      # or a function of the result saying which
+    names: Any = None                # the name-inference rule (ops/names.py: "keep",
+                                     # "unify", "reduce", "contract", ... or a function);
+                                     # None: named operands are refused
+    layouts: dict = field(default_factory=dict)  # layout -> the op's implementation for
+                                     # operands of that layout (ops/sparse.py registers them)
     operators: tuple[str, ...] = ()  # Python operators, e.g. ("__add__", "__radd__")
     r_operators: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     r_math: tuple[str, ...] = ()     # R's Math group generics (`exp(x)`)
     r_summary: tuple[str, ...] = ()  # R's Summary group generics (`sum(x)`)
-    r_scalar: Callable | None = None  # the overload R calls for a number `other` (mul.Scalar)
     invisible: bool = False          # R returns the result invisibly
     samples: Callable | None = None  # () -> [Sample]: inputs for the generated tests
     torch_name: str | None = None    # PyTorch's spelling, when it differs (tests)
@@ -53,42 +60,30 @@ class OpSpec:
 
     @property
     def key(self) -> str:
-        """`name`, or `name.overload` (PyTorch's spelling: `mul.Scalar`)."""
-        return f"{self.name}.{self.overload}" if self.overload else self.name
+        """The op's key in REGISTRY (its name)."""
+        return self.name
 
 
 REGISTRY: dict[str, OpSpec] = {}
 
 
-def op(name: str | None = None, *, r_operators: Any = (), **fields: Any) -> Callable:
-    """Declare the decorated function an op (see OpSpec for the fields).
-
-    `r_operators` may name R operators (`("+",)`), or map each to fixed
-    arguments (`{"%/%": {"rounding_mode": "trunc"}}`)."""
-    ops = dict(r_operators) if isinstance(r_operators, Mapping) else \
-        {o: {} for o in r_operators}
-
-    def register(fn: Callable) -> Callable:
-        # the public op also takes dims by name and gives its result names (named.py)
-        key = name or fn.__name__
-        public = named_op(key, fn, fields.get("dims", ()), fields.get("dim_lists", ()))
-        spec = OpSpec(key, public, r_operators=ops, **fields)
-        if spec.key in REGISTRY:
-            raise RuntimeError(f"op {spec.key!r} is declared twice")
-        REGISTRY[spec.key] = spec
-        return fn
-    return register
+def register(spec: OpSpec) -> None:
+    if spec.name in REGISTRY:
+        raise RuntimeError(f"op {spec.name!r} is declared twice")
+    REGISTRY[spec.name] = spec
 
 
-def install_methods(cls: type) -> None:
-    """Attach every op declared as a method, and every Python operator, to cls."""
+def methods() -> dict[str, Callable]:
+    """Every op declared as a Tensor method, and every Python operator, by name."""
+    out: dict[str, Callable] = {}
     for spec in REGISTRY.values():
-        if spec.method and not spec.overload:
-            setattr(cls, spec.name, spec.fn)
+        if spec.method:
+            out[spec.name] = spec.operator if spec.name.startswith("__") else spec.fn
         for dunder in spec.operators:
-            setattr(cls, dunder, spec.fn)
+            out[dunder] = spec.operator
+    return out
 
 
 def python_functions() -> dict[str, Callable]:
     """`torch_<name>` for every op declared as a function."""
-    return {s.function_name: s.fn for s in REGISTRY.values() if s.function and not s.overload}
+    return {s.function_name: s.fn for s in REGISTRY.values() if s.function}

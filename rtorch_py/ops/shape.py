@@ -11,8 +11,10 @@ from ..tensor import Tensor, _dim, wrap
 from .samples import shape as S
 from .operands import _as_tensor, _float_result, _shape, _whole, positional_error
 from .recording import formula, record, sum_to
-from .registry import op
-from .views import _index_backward, _restride_inplace, _view, _write_inplace, _zero_at
+from .dispatch import op
+from .indexing import _index_add_into, index_select
+from .views import (SliceBackward0, _index_backward, _restride_inplace, _view, _view_key,
+                    _write_inplace, _zero_at)
 
 _F64 = np.dtype(np.float64)
 
@@ -22,7 +24,7 @@ def TBackward0(n, g):
     return (g.T,)
 
 
-@op(samples=S.matrix)
+@op(samples=S.matrix, names="transpose")
 def t(self: Tensor) -> Tensor:
     if self.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
@@ -34,7 +36,7 @@ def TransposeBackward0(n, g, d0, d1):
     return (g.transpose(d0, d1),)
 
 
-@op(dims=("dim0", "dim1"), samples=S.transpose)
+@op(dims=("dim0", "dim1"), samples=S.transpose, names="transpose")
 def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
     d0, d1 = _dim(dim0, self.ndim), _dim(dim1, self.ndim)
     return record(_view(self, np.swapaxes(self.data, d0, d1)) if self.ndim else _view(self, self.data),
@@ -46,7 +48,7 @@ def PermuteBackward0(n, g, dims):
     return (g.permute(*np.argsort(dims).tolist()),)
 
 
-@op(dims=("dims", "more"), samples=S.permute)
+@op(dims=("dims", "more"), samples=S.permute, names="permute")
 def permute(self: Tensor, dims: Any = (), *more: Any) -> Tensor:
     """`permute(x, (2, 0, 1))`, `x.permute(2, 0, 1)`, R's `x$permute(dims = c(3, 1, 2))`."""
     dims = (dims,) + more
@@ -121,7 +123,7 @@ def UnsqueezeBackward0(n, g, d):
     return (g.squeeze(d),)
 
 
-@op(new_dims=("dim",), samples=S.unsqueeze)
+@op(new_dims=("dim",), samples=S.unsqueeze, names="unsqueeze")
 def unsqueeze(self: Tensor, dim: int) -> Tensor:
     d = _dim(dim, self.ndim + 1)
     return record(_view(self, np.expand_dims(self.data, d)), UnsqueezeBackward0, (self,), (d,))
@@ -132,7 +134,7 @@ def SqueezeBackward0(n, g, shape):
     return (g.reshape(shape),)
 
 
-@op(dims=("dim",), samples=S.squeeze)
+@op(dims=("dim",), samples=S.squeeze, names="squeeze")
 def squeeze(self: Tensor, dim: Any = None) -> Tensor:
     """Drop dims of size 1: all of them, or those of `dim` (one, or several) that are."""
     if dim is None:
@@ -165,7 +167,7 @@ def ExpandBackward0(n, g, shape):
     return (sum_to(g, shape),)
 
 
-@op(function=False, samples=S.expand)
+@op(function=False, samples=S.expand, names="expand")
 def expand(self: Tensor, size: Any, *more: Any, implicit: bool = False) -> Tensor:
     if len(more) == 1 and isinstance(more[0], (bool, np.bool_)) and \
             isinstance(size, (list, tuple, np.ndarray)):
@@ -188,23 +190,23 @@ def expand(self: Tensor, size: Any, *more: Any, implicit: bool = False) -> Tenso
     return record(_view(self, arr), ExpandBackward0, (self,), (self.shape,))
 
 
-@op(function=False, samples=S.expand_as)
+@op(function=False, samples=S.expand_as, names="expand")
 def expand_as(self: Tensor, other: Tensor) -> Tensor:
     return expand(self, other.shape)
 
 
 @op(dims=("start_dim", "end_dim"), samples=S.flatten)
 def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    s, e = _dim(start_dim, self.ndim), _dim(end_dim, self.ndim)  # (checked first, as libtorch)
     if self.ndim == 0:
         return reshape(self, (1,))
-    s, e = _dim(start_dim, self.ndim), _dim(end_dim, self.ndim)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = self.shape[:s] + (int(np.prod(self.shape[s:e + 1])),) + self.shape[e + 1:]
     return reshape(self, shape)
 
 
-@op(function=False, samples=S.unary)
+@op(function=False, samples=S.unary, names="keep")
 def contiguous(self: Tensor) -> Tensor:
     return self if self.data.flags.c_contiguous else self.clone()
 
@@ -224,7 +226,7 @@ def CatBackward0(n, g, dim, sizes):
     return tuple(out)
 
 
-@op(method=False, dims=("dim",), samples=S.cat)
+@op(method=False, dims=("dim",), samples=S.cat, names="cat")
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = _tensor_list(tensors, "cat")
     if not tensors:
@@ -284,16 +286,11 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 
 @formula
-def SliceBackward0(n, g, shape, key):
-    return (_index_backward(g, key, shape, False),)
-
-
-@formula
 def SelectBackward0(n, g, shape, key):
     return (_index_backward(g, key, shape, False),)
 
 
-@op(dims=("dim",), indices=("start",), samples=S.narrow)
+@op(dims=("dim",), indices=("start",), samples=S.narrow, names="keep")
 def narrow(self: Tensor, dim: int, start: int, length: int, *, name: str | None = None) -> Tensor:
     d = _dim(dim, self.ndim)
     size = self.shape[d]
@@ -307,7 +304,7 @@ def narrow(self: Tensor, dim: int, start: int, length: int, *, name: str | None 
     return record(_view(self, self.data[key]), SliceBackward0, (self,), (self.shape, key), name=name)
 
 
-@op(dims=("dim",), indices=("index",), samples=S.select)
+@op(dims=("dim",), indices=("index",), samples=S.select, names="drop_dim")
 def select(self: Tensor, dim: int, index: int, *, name: str | None = None) -> Tensor:
     d = _dim(dim, self.ndim)
     size = self.shape[d]
@@ -320,7 +317,7 @@ def select(self: Tensor, dim: int, index: int, *, name: str | None = None) -> Te
     return record(_view(self, self.data[key]), SelectBackward0, (self,), (self.shape, key), name=name)
 
 
-@op(dims=("dim",), samples=S.split)
+@op(dims=("dim",), samples=S.split, names="keep")
 def split(self: Tensor, split_size: Any, dim: int = 0, *, name: str | None = None) -> list:
     d = _dim(dim, self.ndim)
     size = self.shape[d]
@@ -346,7 +343,7 @@ def split(self: Tensor, split_size: Any, dim: int = 0, *, name: str | None = Non
     return out
 
 
-@op(dims=("dim",), samples=S.chunk)
+@op(dims=("dim",), samples=S.chunk, names="keep")
 def chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
     chunks = _whole(chunks, "chunks")
     if chunks <= 0:
@@ -356,7 +353,7 @@ def chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
     return split(self, step, d)
 
 
-@op(dims=("dim",), samples=S.unbind)
+@op(dims=("dim",), samples=S.unbind, names="drop_dim")
 def unbind(self: Tensor, dim: int = 0) -> list:
     if self.ndim == 0:
         raise RuntimeError("unbind: dimension specified as 0 but the tensor has no dimensions")
@@ -384,7 +381,7 @@ def _dims_arg(dims: Any, ndim: int) -> tuple:
     return out
 
 
-@op(dims=("dims",), samples=S.flip)
+@op(dims=("dims",), samples=S.flip, names="keep")
 def flip(self: Tensor, dims: Any) -> Tensor:
     d = _dims_arg(dims, self.ndim)
     return record(np.flip(self.data, d).copy() if self.ndim else self.data.copy(),
@@ -410,7 +407,7 @@ def RollBackward0(n, g, shifts, dims):
     return (roll(g, tuple(-s for s in shifts), dims),)
 
 
-@op(dims=("dims",), samples=S.roll)
+@op(dims=("dims",), samples=S.roll, names="keep")
 def roll(self: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     sh = [_whole(s, "shifts") for s in np.asarray(shifts).reshape(-1).tolist()]
     if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
@@ -493,7 +490,6 @@ def repeat_interleave(self: Tensor, repeats: Any, dim: int | None = None,
         if x.ndim and reps.size != x.shape[d]:
             raise RuntimeError(f"repeat_interleave: repeats must have the same size as input "
                                f"along dim ({reps.size} repeats for size {x.shape[d]})")
-        from .indexing import index_select
         return index_select(x, d, wrap(np.repeat(np.arange(reps.size), reps)))
     r = _whole(repeats.item() if isinstance(repeats, Tensor) else
                np.asarray(repeats).reshape(-1)[0], "repeats")
@@ -532,12 +528,12 @@ def moveaxis(self: Tensor, source: Any, destination: Any) -> Tensor:
     return movedim(self, source, destination)
 
 
-@op(dims=("axis0", "axis1"), samples=S.transpose)
+@op(dims=("axis0", "axis1"), samples=S.transpose, names="transpose")
 def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
     return transpose(self, axis0, axis1)
 
 
-@op(dims=("dim0", "dim1"), samples=S.transpose)
+@op(dims=("dim0", "dim1"), samples=S.transpose, names="transpose")
 def swapdims(self: Tensor, dim0: int, dim1: int) -> Tensor:
     return transpose(self, dim0, dim1)
 
@@ -645,12 +641,12 @@ def _tensors(tensors: Any, what: str) -> list:
     return tensors
 
 
-@op(method=False, samples=S.cat)
+@op(method=False, samples=S.cat, names="cat")
 def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return cat(tensors, dim)
 
 
-@op(method=False, samples=S.cat)
+@op(method=False, samples=S.cat, names="cat")
 def concatenate(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return cat(tensors, dim)
 
@@ -957,29 +953,28 @@ def combinations(self: Tensor, r: int = 2, with_replacement: bool = False) -> Te
     pick = itertools.combinations_with_replacement if with_replacement else \
         itertools.combinations
     combos = np.array(list(pick(range(self.shape[0]), r)), dtype=np.int64).reshape(-1, r)
-    from .indexing import index_select
     return stack([index_select(self, 0, wrap(combos[:, k])) for k in range(r)], 1)
 
 
 # ==========================================================================
 # In place: shape changes of the tensor itself, and triangles
 
-@op(function=False, samples=S.inplace, invisible=True)
+@op(function=False, samples=S.inplace, invisible=True, names="transpose")
 def t_(self: Tensor) -> Tensor:
     return _restride_inplace(self, t(self))
 
 
-@op(function=False, dims=("dim0", "dim1"), samples=S.inplace, invisible=True)
+@op(function=False, dims=("dim0", "dim1"), samples=S.inplace, invisible=True, names="transpose")
 def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
     return _restride_inplace(self, transpose(self, dim0, dim1))
 
 
-@op(function=False, dims=("dim",), samples=S.inplace, invisible=True)
+@op(function=False, dims=("dim",), samples=S.inplace, invisible=True, names="squeeze")
 def squeeze_(self: Tensor, dim: int | None = None) -> Tensor:
     return _restride_inplace(self, squeeze(self, dim))
 
 
-@op(function=False, new_dims=("dim",), samples=S.inplace, invisible=True)
+@op(function=False, new_dims=("dim",), samples=S.inplace, invisible=True, names="unsqueeze")
 def unsqueeze_(self: Tensor, dim: int) -> Tensor:
     return _restride_inplace(self, unsqueeze(self, dim))
 
@@ -1070,18 +1065,18 @@ def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Any = None,
 
 
 
-@op(dims=("dim",), samples=S.split_with_sizes)
+@op(dims=("dim",), samples=S.split_with_sizes, names="keep")
 def split_with_sizes(self: Tensor, split_sizes: Any, dim: int = 0) -> list:
     sizes = np.asarray(split_sizes).reshape(-1).tolist()
     return split(self, [_whole(v, "split_sizes") for v in sizes], dim)
 
 
-@op(dims=("dim",), samples=S.unsafe_split)
+@op(dims=("dim",), samples=S.unsafe_split, names="keep")
 def unsafe_split(self: Tensor, split_size: Any, dim: int = 0) -> list:
     return split(self, split_size, dim, name="UnsafeSplitBackward0")
 
 
-@op(dims=("dim",), samples=S.chunk)
+@op(dims=("dim",), samples=S.chunk, names="keep")
 def unsafe_chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
     chunks = _whole(chunks, "chunks")
     if chunks <= 0:
@@ -1178,7 +1173,6 @@ def diagonal_scatter(self: Tensor, src: Any, offset: int = 0, dim1: int = 0,
 
 @formula
 def AsStridedViewBackward(n, g, positions, storage, self_positions, shape):
-    from .indexing import _index_add_into
     flat = _index_add_into(g.reshape(-1), (storage,), 0, positions.reshape(-1))
     return (flat[wrap(self_positions.reshape(-1))].reshape(shape),)
 
@@ -1187,7 +1181,6 @@ def AsStridedViewBackward(n, g, positions, storage, self_positions, shape):
 def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
     """A view of self's storage (its base's elements, in order) with these sizes and
     strides (in elements), from `storage_offset` (default: where self starts)."""
-    from .views import _view_key
     base = self if self._base is None else self._base
     if not base.data.flags.c_contiguous:
         raise RuntimeError("as_strided: the tensor's storage isn't contiguous here; call "

@@ -18,9 +18,9 @@ import numpy as np
 
 from ..tensor import Tensor, wrap
 from .operands import _whole
-from .recording import OUTPUT, formula, record, renamed
+from .recording import OUTPUT, formula, record
 from .reduction import ScatterAlongBackward, _one_dim
-from .registry import op
+from .dispatch import op
 from .samples import sorting as S
 
 
@@ -47,14 +47,8 @@ def SortBackward0(n, g, idx, dim, shape, keepdim):
     return (scatter_add_along(g, idx, dim, shape),)
 
 
-SortBackward1 = renamed(SortBackward0, "SortBackward1")
-TopkBackward0 = renamed(SortBackward0, "TopkBackward0")
-KthvalueBackward0 = renamed(SortBackward0, "KthvalueBackward0")
-MedianBackward1 = renamed(SortBackward0, "MedianBackward1")
-NanmedianBackward1 = renamed(SortBackward0, "NanmedianBackward1")
-ModeBackward0 = renamed(SortBackward0, "ModeBackward0")
-CummaxBackward0 = renamed(SortBackward0, "CummaxBackward0")
-CumminBackward0 = renamed(SortBackward0, "CumminBackward0")
+# (the node of every op below that picks values along a dim, each under its own
+# name: SortBackward1, TopkBackward0, KthvalueBackward0, MedianBackward1, ...)
 
 
 @formula
@@ -67,15 +61,13 @@ def MedianBackward0(n, g, x, result):
     return (g * wrap(mask / mask.sum()),)
 
 
-NanmedianBackward0 = renamed(MedianBackward0, "NanmedianBackward0")
-
 
 def _with_indices(x: Tensor, vals: np.ndarray, idx: np.ndarray, dim: int, keepdim: bool,
-                  backward_fn: Callable) -> tuple:
+                  node: str) -> tuple:
     """(values, int64 positions) of an op that picks elements along dim; idx
     keeps the dim (size 1 for a reduction) and is squeezed unless keepdim."""
     values = record(vals if keepdim else np.squeeze(vals, dim) if x.ndim else vals,
-                    backward_fn, (x,), (idx, dim, x.shape, keepdim))
+                    SortBackward0, (x,), (idx, dim, x.shape, keepdim), name=node)
     out_idx = idx if keepdim or not x.ndim else np.squeeze(idx, dim)
     return values, wrap(np.array(out_idx, dtype=np.int64))
 
@@ -97,7 +89,7 @@ def _as_1d(x: Tensor) -> np.ndarray:
 # ==========================================================================
 # sort, argsort, msort, topk, kthvalue
 
-@op(dims=("dim",), returns_indices=1, samples=S.sort)
+@op(dims=("dim",), returns_indices=1, samples=S.sort, names="keep")
 def sort(self: Tensor, dim: int = -1, descending: bool = False, stable: Any = None) -> tuple:
     """(values, indices), ascending unless `descending`. The sort is always
     stable; giving `stable` selects PyTorch's other overload (SortBackward1)."""
@@ -105,10 +97,10 @@ def sort(self: Tensor, dim: int = -1, descending: bool = False, stable: Any = No
     idx = _order(_as_1d(self), dm, bool(descending)).reshape(self.shape)
     vals = np.take_along_axis(_as_1d(self), idx.reshape(_as_1d(self).shape), axis=dm)
     return _with_indices(self, vals.reshape(self.shape), idx, dm, True,
-                         SortBackward0 if stable is None else SortBackward1)
+                         "SortBackward0" if stable is None else "SortBackward1")
 
 
-@op(dims=("dim",), returns_indices=True, samples=S.sort, differentiable=False)
+@op(dims=("dim",), returns_indices=True, samples=S.sort, differentiable=False, names="keep")
 def argsort(self: Tensor, dim: int = -1, descending: bool = False,
             stable: bool = False) -> Tensor:
     dm = _one_dim(dim, self.ndim)
@@ -121,7 +113,7 @@ def msort(self: Tensor) -> Tensor:
     return sort(self, 0)[0]
 
 
-@op(dims=("dim",), returns_indices=1, samples=S.topk)
+@op(dims=("dim",), returns_indices=1, samples=S.topk, names="keep")
 def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True,
          sorted: bool = True) -> tuple:
     k = _whole(k, "topk: k")
@@ -134,10 +126,10 @@ def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True,
     vals = np.take_along_axis(d, idx, axis=dm)
     if self.ndim == 0:
         vals, idx = vals.reshape(()), idx.reshape(())
-    return _with_indices(self, vals, idx, dm, True, TopkBackward0)
+    return _with_indices(self, vals, idx, dm, True, "TopkBackward0")
 
 
-def _pick(x: Tensor, dim: int, position: Callable, keepdim: bool, backward_fn: Callable,
+def _pick(x: Tensor, dim: int, position: Callable, keepdim: bool, node: str,
           nan_last: bool = False) -> tuple:
     """(values, indices) of the element at sorted position `position(n_valid)`
     of each line along dim (median, kthvalue)."""
@@ -155,10 +147,10 @@ def _pick(x: Tensor, dim: int, position: Callable, keepdim: bool, backward_fn: C
     vals = np.take_along_axis(d, idx, axis=dim)
     if x.ndim == 0:
         vals, idx = vals.reshape(()), idx.reshape(())
-    return _with_indices(x, vals, idx, dim, keepdim, backward_fn)
+    return _with_indices(x, vals, idx, dim, keepdim, node)
 
 
-@op(dims=("dim",), samples=S.kthvalue)
+@op(dims=("dim",), samples=S.kthvalue, names="reduce")
 def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple:
     k = _whole(k, "kthvalue: k")
     dm = _one_dim(dim, self.ndim)
@@ -167,7 +159,7 @@ def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tupl
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dm}: "
                            f"k = {k}, but the dim has {n} elements")
     return _pick(self, dm, lambda valid: np.full_like(valid, k - 1), keepdim,
-                 KthvalueBackward0)
+                 "KthvalueBackward0")
 
 
 def _median(self: Tensor, dim: Any, keepdim: bool, nan: bool) -> Any:
@@ -184,27 +176,28 @@ def _median(self: Tensor, dim: Any, keepdim: bool, nan: bool) -> Any:
         else:
             v = np.sort(flat)[(flat.size - 1) // 2]
         return record(np.asarray(v, dtype=self.data.dtype),
-                      NanmedianBackward0 if nan else MedianBackward0, (self,), (self, OUTPUT))
+                      MedianBackward0, (self,), (self, OUTPUT),
+                      name="NanmedianBackward0" if nan else None)
     dm = _one_dim(dim, self.ndim)
     if _as_1d(self).shape[dm] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {dm} to have non-zero size.")
     return _pick(self, dm, lambda valid: np.maximum(valid - 1, 0) // 2, keepdim,
-                 NanmedianBackward1 if nan else MedianBackward1, nan_last=nan)
+                 "NanmedianBackward1" if nan else "MedianBackward1", nan_last=nan)
 
 
-@op(dims=("dim",), samples=S.median)
+@op(dims=("dim",), samples=S.median, names="reduce")
 def median(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     """The lower of the two middle values; with dim, (values, indices)."""
     return _median(self, dim, keepdim, False)
 
 
-@op(dims=("dim",), samples=S.median)
+@op(dims=("dim",), samples=S.median, names="reduce")
 def nanmedian(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     """median() ignoring NaN values."""
     return _median(self, dim, keepdim, True)
 
 
-@op(dims=("dim",), samples=S.mode)
+@op(dims=("dim",), samples=S.mode, names="reduce")
 def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
     """The most frequent value along dim (the smallest among equally frequent
     ones) and the position of its last occurrence, as PyTorch gives them."""
@@ -222,14 +215,14 @@ def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
     idx = np.moveaxis(idx.reshape(shape), -1, dm)
     if self.ndim == 0:
         vals, idx = vals.reshape(()), idx.reshape(())
-    return _with_indices(self, vals, idx, dm, keepdim, ModeBackward0)
+    return _with_indices(self, vals, idx, dm, keepdim, "ModeBackward0")
 
 
 # ==========================================================================
 # cummax, cummin
 
 def _cumulative_extreme(x: Tensor, dim: int, accumulate: Any,
-                        backward_fn: Callable) -> tuple:
+                        node: str) -> tuple:
     dm = _one_dim(dim, x.ndim)
     d = _as_1d(x)
     vals = accumulate.accumulate(d, axis=dm)
@@ -241,17 +234,17 @@ def _cumulative_extreme(x: Tensor, dim: int, accumulate: Any,
     idx = np.maximum.accumulate(np.where(hit, pos, 0), axis=dm)
     if x.ndim == 0:
         vals, idx = vals.reshape(()), idx.reshape(())
-    return _with_indices(x, vals, idx, dm, True, backward_fn)
+    return _with_indices(x, vals, idx, dm, True, node)
 
 
-@op(dims=("dim",), samples=S.cumulative)
+@op(dims=("dim",), samples=S.cumulative, names="keep")
 def cummax(self: Tensor, dim: int) -> tuple:
-    return _cumulative_extreme(self, dim, np.maximum, CummaxBackward0)
+    return _cumulative_extreme(self, dim, np.maximum, "CummaxBackward0")
 
 
-@op(dims=("dim",), samples=S.cumulative)
+@op(dims=("dim",), samples=S.cumulative, names="keep")
 def cummin(self: Tensor, dim: int) -> tuple:
-    return _cumulative_extreme(self, dim, np.minimum, CumminBackward0)
+    return _cumulative_extreme(self, dim, np.minimum, "CumminBackward0")
 
 
 # ==========================================================================

@@ -33,7 +33,7 @@ import numpy as np
 from ..tensor import Tensor
 from .operands import _whole
 from .recording import formula, record
-from .registry import op
+from .dispatch import op
 from .samples import upsample as S
 
 _A = -0.75  # the cubic convolution's parameter, as in libtorch
@@ -159,28 +159,31 @@ def _node_names(name: str) -> tuple[str, str]:
     return base + "Backward0", base + "BackwardBackward0"
 
 
-def _up_formula(n, g, plan):
+_NODE_NAMES = {name: _node_names(name) for name in (
+    "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d", "upsample_linear1d",
+    "upsample_bilinear2d", "upsample_bicubic2d", "upsample_trilinear3d")}
+
+
+@formula
+def UpsampleBackward(n, g, plan):
+    # (recorded under the op's name: UpsampleBilinear2DBackward0, ...)
     return (_down(g, plan),)
 
 
-def _down_formula(n, g, plan):
+@formula
+def UpsampleBackwardBackward(n, g, plan):
+    # (UpsampleBilinear2DBackwardBackward0, ...)
     return (_up(g, plan),)
 
 
-_FORMULAS = {}
-for _name in ("upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
-              "upsample_linear1d", "upsample_bilinear2d", "upsample_bicubic2d",
-              "upsample_trilinear3d"):
-    _fwd, _bwd = _node_names(_name)
-    _FORMULAS[_name] = (formula(_up_formula, name=_fwd), formula(_down_formula, name=_bwd))
-
-
 def _up(x: Tensor, plan: _Plan) -> Tensor:
-    return record(_gather(x.data, plan), _FORMULAS[plan.name][0], (x,), (plan,))
+    return record(_gather(x.data, plan), UpsampleBackward, (x,), (plan,),
+                  name=_NODE_NAMES[plan.name][0])
 
 
 def _down(g: Tensor, plan: _Plan) -> Tensor:
-    return record(_scatter(g.data, plan), _FORMULAS[plan.name][1], (g,), (plan,))
+    return record(_scatter(g.data, plan), UpsampleBackwardBackward, (g,), (plan,),
+                  name=_NODE_NAMES[plan.name][1])
 
 
 # --------------------------------------------------------------------------

@@ -15,10 +15,10 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import engine
-from ..engine import Node, bump_version, edge, version_box
+from ..engine import Node, bump_version, version_box
 from ..meta import MetaArray
 from ..tensor import Tensor, wrap
-from .recording import formula, needs_grad, record
+from .recording import edges_of, formula, needs_grad, record
 
 _state = engine.thread_state()
 
@@ -36,6 +36,16 @@ def _view(x: Tensor, arr: np.ndarray) -> Tensor:
         # requires grad can't be changed in place with grad on: nothing to follow)
         _register_view(base, out)
     return out
+
+
+@formula(arrays=True)
+def AliasBackward0(n, g):
+    return (g,)
+
+
+def alias(x: Tensor) -> Tensor:
+    """A view of all of x, the gradient passed through (what rename() gives)."""
+    return record(_view(x, x.data), AliasBackward0, (x,))
 
 
 # Views of tensors that require grad, by id of their base, so that an in-place op
@@ -69,6 +79,12 @@ def _index_backward(g: Tensor, key: tuple, shape: tuple, accumulate: builtins.bo
     else:
         z[key] = g.data
     return record(z, IndexGradBackward, (g,), (_wrap_key(key),))
+
+
+@formula
+def SliceBackward0(n, g, shape, key):
+    # the node of a view by basic indexing: `x[1:3]`, narrow()
+    return (_index_backward(g, key, shape, False),)
 
 
 @formula
@@ -179,9 +195,10 @@ def _record_on_base(v: Tensor, fn: Callable, inputs: tuple, saved: tuple,
     tmp = wrap(v.data)
     record(tmp, fn, inputs, saved, name=name)  # the op's own node, run by CopySlices
     op = tmp.grad_fn
-    bmeta = (base.data.shape, base.data.dtype) if base._rg else None
-    node = Node("CopySlices", CopySlices, (edge(base),) + op.next_functions[1:],
-                (bmeta,) + op.input_meta[1:], [op, key, *op.saved])
+    # the op's edges, its input's (the view) replaced by the base's; the op's saved
+    # tensors listed too, so that releasing this node frees them
+    edges, meta = edges_of((base,) + tuple(inputs[1:]))
+    node = Node("CopySlices", CopySlices, edges, meta, [op, key, *op.saved])
     old, old_nr = base.grad_fn, base._output_nr
     base.grad_fn, base._rg, base._output_nr = node, True, 0
     if old is not None and old.retain_refs:
@@ -195,9 +212,8 @@ def _as_view_of(v: Tensor, base: Tensor, key: np.ndarray | None = None) -> None:
     """Give view `v` a fresh history: its elements, read out of `base`'s gradient."""
     if key is None:
         key = _view_key(v.data, base.data)
-    v.grad_fn = Node("AsStridedBackward0", AsStridedBackward0, ((base.grad_fn, 0),),
-                     ((base.data.shape, base.data.dtype),), (key, base.data.shape))
-    v._rg, v._output_nr = True, 0
+    record(v, AsStridedBackward0, (base,), (key, base.data.shape))
+    v._output_nr = 0
 
 
 def _refresh_views(base: Tensor, skip: Tensor | None) -> None:

@@ -16,6 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import engine as _engine
+from ..creation import torch_tensor
 from ..tensor import Tensor
 
 Arrays = list  # list[np.ndarray]
@@ -232,7 +233,6 @@ def run(name: str, params: list, states: list, group: dict) -> None:
     new entries come back as tensors. Each parameter's array changes in place
     and its version counter moves on, so a graph that saved the old value
     refuses to run backward, as in PyTorch."""
-    from ..creation import torch_tensor
     live = [(p, st) for p, st in zip(params, states) if p.grad is not None]
     arrays = [{k: (v.data if isinstance(v, Tensor) else v) for k, v in st.items()}
               for _, st in live]

@@ -28,9 +28,6 @@ TENSOR_ARGS = frozenset({"self", "other", "input", "condition", "mask", "tensors
                          "exponent", "mat1", "mat2", "tensor", "tensor1", "tensor2", "vec",
                          "vec1", "vec2", "batch1", "batch2", "A", "B"})
 
-# R numbers reach libtorch as Scalars: ops with a Scalar overload use it for them.
-R_SCALARS = (float, int, bool)
-
 
 def _ndim(first: Any) -> int | None:
     if isinstance(first, Tensor):
@@ -189,18 +186,16 @@ def r_callable(spec: OpSpec) -> Callable:
     return call
 
 
-def _operator(spec: OpSpec, fixed: dict, scalar: OpSpec | None) -> Callable:
-    """An R operator: `tensor <op> value`, the value an R number (the Scalar
-    overload, when the op has one) or vector; or `value <op> tensor` (R
-    dispatched on the right operand), the value first made a tensor with R's
-    conversion, as R torch does (`2 * x` saves that tensor like any operand)."""
+def _operator(spec: OpSpec, fixed: dict) -> Callable:
+    """An R operator: `tensor <op> value`, the value an R number (the op decides
+    what a number operand records: ops.operands.is_number) or vector; or
+    `value <op> tensor` (R dispatched on the right operand), the value first made
+    a tensor with R's conversion, as R torch does (`2 * x` saves that tensor like
+    any operand)."""
     fn = spec.fn
-    sfn = scalar.fn if scalar is not None else None
 
     def operator(e1: Any, e2: Any) -> Any:
         if type(e1) is Tensor:
-            if sfn is not None and type(e2) in R_SCALARS:
-                return sfn(e1, e2, **fixed)
             return fn(e1, _tensor_of(e2), **fixed)
         return fn(_r_tensor(e1), e2, **fixed)
     operator.__name__ = operator.__qualname__ = spec.name
@@ -231,8 +226,6 @@ def build() -> dict[str, dict]:
                 unary[sym] = spec.fn
             else:
                 direct[sym] = (spec, dict(fixed))
-        if spec.overload:
-            continue
         r_fn = r_callable(spec)
         if spec.function:
             functions[spec.function_name] = r_fn
@@ -245,11 +238,7 @@ def build() -> dict[str, dict]:
         for g in spec.r_summary:
             summary[g] = r_fn
     for sym, (spec, fixed) in direct.items():
-        binary[sym] = _operator(spec, fixed, REGISTRY.get(spec.name + ".Scalar"))
-    # methods with a Scalar overload: `x$add(1)` records AddBackward1, as in R torch
-    for spec in REGISTRY.values():
-        if spec.overload == "Scalar" and spec.name in methods:
-            methods[spec.name] = _scalar_first(methods[spec.name], spec.fn)
+        binary[sym] = _operator(spec, fixed)
     for name in tensor_api.METHODS:
         if name in methods:
             raise RuntimeError(f"tensor method {name!r} is also an op")
@@ -259,15 +248,6 @@ def build() -> dict[str, dict]:
     functions.update(extensions.functions())
     return {"FUNCTIONS": functions, "METHODS": methods, "BINARY_OPS": binary,
             "UNARY_OPS": unary, "MATH": math, "SUMMARY": summary}
-
-
-def _scalar_first(method: Callable, scalar: Callable) -> Callable:
-    def call(self: Any, *args: Any, **kw: Any) -> Any:
-        if len(args) == 1 and not kw and type(args[0]) in R_SCALARS and type(self) is Tensor:
-            return scalar(self, args[0])
-        return method(self, *args, **kw)
-    call.__name__ = call.__qualname__ = method.__name__
-    return call
 
 
 def invisible() -> dict[str, set]:

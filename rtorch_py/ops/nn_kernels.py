@@ -1,74 +1,20 @@
-"""Array work of the nn layers that the tensor ops lack.
+"""The array work of the nn primitives (their ops, with derivatives, are in
+`nn_functional.py`): convolutions loop over kernel offsets, each one strided
+slice and one matmul for the whole batch, never over pixels; pooling windows;
+the LSTM layer's time loops, forward and backward, on arrays.
 
-The array sides of convolution and pooling (their ops, with derivatives
-written in tensor ops, are in `rtorch_py/ops/nn_functional.py`): convolutions
-loop over kernel offsets, each one strided slice and one matmul for the whole
-batch, never over pixels. Sparsemax is a `Function` with a first-order
-derivative on arrays. The LSTM layer is one node with several outputs: its
-loops run on arrays, and its create_graph derivative goes through the layer
-unrolled in tensor ops, so every order works. Pointwise primitives with
-tensor-op derivatives (erf, silu) are registry ops.
+Only NumPy here: no tensors, no graph.
 """
 from __future__ import annotations
 
 from itertools import product
-from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ..autograd import is_grad_enabled
-from ..function import Function
-from ..ops.recording import Output, multi_formula, record_many
-from ..tensor import Tensor, wrap
-
-def _first_order(what: str) -> None:
-    """These derivatives run on arrays: refuse to build a graph of them (rather
-    than give a wrong second derivative)."""
-    if is_grad_enabled():
-        raise RuntimeError(f"{what}: second derivatives (create_graph = TRUE) are not "
-                           f"supported through {what}; its derivative is computed outside "
-                           "autograd")
-
-
-def _t(arr: np.ndarray, like: Any) -> Tensor:
-    """A tensor of `arr` with the dtype of `like` (an array or a dtype)."""
-    dt = like.dtype if hasattr(like, "dtype") else like
-    return wrap(np.ascontiguousarray(arr, dtype=dt))
-
-
-class Sparsemax(Function):
-    """Euclidean projection onto the simplex along `dim` (Martins & Astudillo)."""
-
-    @staticmethod
-    def forward(ctx, x, dim):
-        z = np.moveaxis(x.data, dim, -1)
-        srt = -np.sort(-z, axis=-1)
-        k = np.arange(1, z.shape[-1] + 1, dtype=z.dtype)
-        cums = np.cumsum(srt, axis=-1)
-        support = 1 + k * srt > cums
-        k_max = support.sum(axis=-1, keepdims=True)
-        tau = (np.take_along_axis(cums, k_max - 1, axis=-1) - 1) / k_max
-        out = np.maximum(z - tau, 0)
-        ctx.save_for_backward(dim, out)
-        return _t(np.moveaxis(out, -1, dim), x.data)
-
-    @staticmethod
-    def backward(ctx, g):
-        _first_order("sparsemax")
-        dim, out = ctx.saved_variables
-        gz = np.moveaxis(g.data, dim, -1)
-        nz = out > 0
-        mean = (gz * nz).sum(axis=-1, keepdims=True) / nz.sum(axis=-1, keepdims=True)
-        return _t(np.moveaxis(nz * (gz - mean), -1, dim), g.data), None
-
-
-def sparsemax(x: Tensor, dim: int = -1) -> Tensor:
-    return Sparsemax.apply(x, dim)
-
 
 # --------------------------------------------------------------------------
-# Padding
+# Convolution
 
 
 def _windows(xp: np.ndarray, k: tuple, stride: tuple, dilation: tuple) -> np.ndarray:
@@ -404,59 +350,3 @@ def _lstm_backward_arrays(g_out, g_h, g_c, xs, h0, wi, wh, buf, tcs, hs,
     if has_bias and needs[5]:
         g_b = rows.sum(axis=1)[back]
     return g_x, dh.T, dc.T, g_wih, g_whh, g_b
-
-
-def _lstm_unrolled(x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor,
-                   b_ih: Tensor | None, b_hh: Tensor | None) -> tuple:
-    """The same layer with tensor ops, one time step after another."""
-    wi_t, wh_t = w_ih.t(), w_hh.t()
-    hs = []
-    for t in range(x.shape[0]):
-        z = x[t].matmul(wi_t) + h.matmul(wh_t)
-        if b_ih is not None:
-            z = z + b_ih + b_hh
-        i, f, g, o = z.chunk(4, 1)
-        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-        h = o.sigmoid() * c.tanh()
-        hs.append(h)
-    from ..ops import stack
-    return stack(hs, 0), h, c
-
-
-def _lstm_grads(node, grads, x, h0, c0, w_ih, w_hh, b_ih, b_hh, out, cache):
-    """LSTM layer's derivative: one gradient per input (x, h0, c0, w_ih, w_hh,
-    b_ih, b_hh) from the gradients of (outputs, h_T, c_T)."""
-    inputs = (x, h0, c0, w_ih, w_hh, b_ih, b_hh)
-    if is_grad_enabled():  # create_graph: differentiate the unrolled forward
-        from ..autograd import autograd_grad
-        want = [k for k, t in enumerate(inputs) if t is not None and node.needs(k)]
-        outs = [o for o, gr in zip(_lstm_unrolled(*inputs), grads) if gr is not None]
-        got = autograd_grad(outs, [inputs[k] for k in want], [gr for gr in grads if gr is not None],
-                            create_graph=True, allow_unused=True)
-        res = [None] * 7
-        for k, gk in zip(want, got):
-            res[k] = gk
-        return res
-    buf, tcs = cache
-    hs = out.data
-    g_out, g_h, g_c = (None if gr is None else gr.data for gr in grads)
-    g_x, g_h0, g_c0, g_wih, g_whh, g_b = _lstm_backward_arrays(
-        g_out, g_h, g_c, x.data, h0.data, w_ih.data, w_hh.data, buf, tcs, hs,
-        b_ih is not None, tuple(node.needs(k) for k in range(5)) + (
-            node.needs(5) or node.needs(6),))
-    res = [g_x, g_h0, g_c0, g_wih, g_whh, g_b, g_b]
-    return [None if r is None or not node.needs(k) else _t(r, buf.dtype)
-            for k, r in enumerate(res)]
-
-
-LstmBackward = multi_formula(_lstm_grads, "LstmBackward")
-
-
-def lstm_layer(x: Tensor, h0: Tensor, c0: Tensor, w_ih: Tensor, w_hh: Tensor,
-               b_ih: Tensor | None, b_hh: Tensor | None) -> tuple:
-    """(T, N, I) sequence through one LSTM layer: (outputs, h_T, c_T)."""
-    bias = None if b_ih is None else b_ih.data + b_hh.data
-    buf, tcs, hs = _lstm_forward(x.data, h0.data, c0.data, w_ih.data, w_hh.data, bias)
-    inputs = (x, h0, c0, w_ih, w_hh, b_ih, b_hh)
-    return record_many([hs, hs[-1].copy(), buf[-1, 4 * w_hh.shape[1]:].T.copy()], LstmBackward,
-                       inputs, inputs + (Output(0), (buf, tcs)))

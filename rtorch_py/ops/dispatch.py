@@ -1,0 +1,369 @@
+"""Declaring an op (`@op`) and calling it: each op's public function.
+
+`@op(...)` on an op's function registers its declaration (registry.py) and
+makes its public function, the one `torch_<name>`, the Tensor method and R
+call. Most of the time that function calls the op straight away; it does
+more only when the call needs it:
+
+- dims given by name (`x.sum(dim = "a")`, every argument the declaration
+  marks as a dim or a list of dims) become positions before the op runs; an
+  unknown name is an error naming the dim and the tensor's names
+  (docs/errors.md, E46; names that don't fit a tensor are E47);
+- an operand of another layout (a sparse tensor) goes to the op's
+  implementation for that layout, when one is registered (`implements`);
+- with named operands the op runs on unnamed twins of them, and its result
+  gets names by the op's rule (names.py); an op with no rule refuses named
+  operands, as libtorch does, and an in-place op keeps its tensor's names.
+
+Fast path: until a tensor with dim names or of a sparse layout exists in the
+process (`tensor.SPECIAL`), the public function is one call to the op (a dim
+given by name then can only be a mistake: the op fails on it, and only then is
+it looked at, `_with_dims`). An op with no tensor operand and no dims is
+published as it is.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+from typing import Any, Callable
+
+from ..engine import grad_accumulator, version_box
+from ..tensor import SPECIAL, Layout, Tensor, describe_names, position, strided
+from .names import Call, rule_of
+from .registry import REGISTRY, OpSpec, register
+
+# The arguments that are an op's tensor operands (checked for names).
+_TENSOR_PARAMS = frozenset({
+    "self", "input", "other", "tensors", "A", "B", "a", "b", "mat1", "mat2", "vec", "vec1",
+    "vec2", "tensor1", "tensor2", "batch1", "batch2", "condition", "exponent", "end", "x1",
+    "x2", "tensor", "weight", "mask", "source", "src", "index"})
+
+_NAMEABLE = frozenset({str, list, tuple})  # a dim argument that may hold a name
+_LISTS = frozenset({list, tuple})
+_running = threading.local()  # the ops running on an operand of another layout
+_VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
+_POSITIONAL_OR_KEYWORD = inspect.Parameter.POSITIONAL_OR_KEYWORD
+
+
+def op(name: str | None = None, *, r_operators: Any = (), **fields: Any) -> Callable:
+    """Declare the decorated function an op (see OpSpec for the fields) and
+    return it unchanged: inside the ops package an op calls another directly;
+    the public function is `REGISTRY[name].fn` (and `.operator`, as Python
+    calls the op's operators).
+
+    `r_operators` may name R operators (`("+",)`), or map each to fixed
+    arguments (`{"%/%": {"rounding_mode": "trunc"}}`)."""
+    fixed = dict(r_operators) if isinstance(r_operators, dict) else \
+        {o: {} for o in r_operators}
+
+    def declare(fn: Callable) -> Callable:
+        key = name or fn.__name__
+        d = _Dispatcher(key, fn, fields, {})
+        operator = None
+        if fields.get("operators") or key.startswith("__"):
+            operator = operator_function(d, fields.get("operators", ()) or (key,))
+        register(OpSpec(key, public_function(d), fn, operator=operator, r_operators=fixed,
+                        layouts=d.layouts, **fields))
+        return fn
+    return declare
+
+
+def running_op() -> str | None:
+    """The op running on an operand of another layout (a sparse tensor), if any:
+    the one a sparse tensor names when asked for a dense array."""
+    ops = getattr(_running, "ops", None)
+    return ops[-1] if ops else None
+
+
+def implements(name: str, layout: Layout) -> Callable:
+    """Register the decorated function as op `name`'s implementation for
+    operands of `layout` (its first tensor operand's)."""
+    def register_layout(impl: Callable) -> Callable:
+        spec = REGISTRY[name]
+        if spec.fn is spec.impl:
+            raise RuntimeError(f"op {name!r} has no tensor operand to dispatch on")
+        spec.layouts[layout] = impl
+        return impl
+    return register_layout
+
+
+# --------------------------------------------------------------------------
+# The public function. Its fast path, labelled in each form below: no special
+# tensor exists (`tensor.SPECIAL`). Ops taking just `(self)` or `(self, other)`
+# get a function of that signature (the cheapest call); the others forward
+# what they are given.
+
+
+def public_function(d: "_Dispatcher") -> Callable:
+    """The op as published (see the module doc)."""
+    fn = d.fn
+    if not (d.operands or d.dim_slots):
+        return fn
+    if d.dim_slots:
+        return _with_dims(d)
+    if d.shape == ("self",):
+        return _unary(d)
+    if d.shape == ("self", "other"):
+        return _binary(d)
+
+    def op(*args: Any, **kwargs: Any) -> Any:
+        if SPECIAL[0]:
+            return d.call(args, kwargs)
+        return fn(*args, **kwargs)  # the fast path
+    return functools.update_wrapper(op, fn)
+
+
+def operator_function(d: "_Dispatcher", dunders: tuple) -> Callable:
+    """The op as Python calls its operators: `x + y` is `__add__(x, y)`, `-x`
+    `__neg__(x)`, `x[k] = v` `__setitem__(x, k, v)`: a function of that many
+    arguments (with dims, the public function)."""
+    if d.dim_slots:
+        return public_function(d)
+    if all(name in _UNARY_DUNDERS for name in dunders):
+        return _unary(d)
+    if dunders == ("__setitem__",):
+        fn = d.fn
+
+        def setitem(self: Any, key: Any, value: Any) -> Any:
+            if SPECIAL[0]:
+                return d.call((self, key, value), {})
+            return fn(self, key, value)  # the fast path
+        return functools.update_wrapper(setitem, fn)
+    return _binary(d)
+
+
+_UNARY_DUNDERS = frozenset({"__neg__", "__pos__", "__abs__", "__invert__"})
+
+
+def _unary(d: "_Dispatcher") -> Callable:
+    fn = d.fn
+
+    def op(self: Any) -> Any:
+        if SPECIAL[0]:
+            return d.call((self,), {})
+        return fn(self)  # the fast path
+    return functools.update_wrapper(op, fn)
+
+
+def _binary(d: "_Dispatcher") -> Callable:
+    fn = d.fn
+
+    def op(self: Any, other: Any) -> Any:
+        if SPECIAL[0]:
+            return d.call((self, other), {})
+        return fn(self, other)  # the fast path
+    return functools.update_wrapper(op, fn)
+
+
+def _with_dims(d: "_Dispatcher") -> Callable:
+    """An op with dims: called straight away too. A dim given by name (a str, or
+    a list holding one) where no tensor has names can only be a mistake, and the
+    op, wanting a number there, fails on it: only then is the call looked at
+    again, to say so (E46). (tests/test_named_tensors.py checks that every op
+    with dims fails so.)"""
+    fn, slots = d.fn, d.dim_slots
+
+    def op(*args: Any, **kwargs: Any) -> Any:
+        if SPECIAL[0]:
+            return d.call(args, kwargs)
+        try:
+            return fn(*args, **kwargs)  # the fast path
+        except (TypeError, RuntimeError):
+            if not _dims_by_name(slots, args, kwargs):
+                raise
+        return d.call(args, kwargs)
+    return functools.update_wrapper(op, fn)
+
+
+def _dims_by_name(slots: tuple, args: tuple, kwargs: dict) -> bool:
+    """Whether a dim argument is a name, or a list holding one (tensordot's `dims`:
+    lists of them)."""
+    n = len(args)
+    for i, arg, kind in slots:
+        given = args[i:] if kind is _VAR_POSITIONAL else \
+            (args[i],) if i < n else (kwargs.get(arg),)  # (permute's `*more`: all of them)
+        if any(_holds_name(v) for v in given):
+            return True
+    return False
+
+
+def _holds_name(v: Any) -> bool:
+    return type(v) is str or type(v) in _LISTS and any(_holds_name(d) for d in v)
+
+
+class _Dispatcher:
+    """What an op's public function needs to know of its declaration."""
+
+    def __init__(self, name: str, fn: Callable, fields: dict, layouts: dict) -> None:
+        self.name, self.fn, self.layouts = name, fn, layouts
+        self.sig = inspect.signature(fn)
+        params = list(self.sig.parameters.values())
+        # the parameters' names when all are plain and required (`("self", "other")`)
+        plain = all(p.kind is _POSITIONAL_OR_KEYWORD and p.default is p.empty for p in params)
+        self.shape = tuple(p.name for p in params) if plain else None
+        self.first = params[0].name if params else None
+        self.rule = rule_of(fields.get("names"))
+        self.dims = tuple(fields.get("dims", ()))
+        self.inplace = name.endswith("_") and not name.endswith("__")
+
+        def slot(arg: str) -> tuple:
+            """(position, name, kind) of an argument; a keyword-only one has no position."""
+            p = self.sig.parameters[arg]
+            i = params.index(p) if p.kind is not p.KEYWORD_ONLY else len(params)
+            return (i, arg, p.kind)
+        # (position, name, "dim" or "list"): arguments that may be dims given by name
+        self.dim_slots = tuple(slot(a) for a in self.dims) + \
+            tuple(slot(a)[:2] + ("list",) for a in fields.get("dim_lists", ()))
+        # the tensor operands checked for names
+        operands = [slot(p.name)[:2] for p in params[:3] if p.name in _TENSOR_PARAMS]
+        if self.rule is None and self.inplace:
+            operands = []  # (in place: the tensor keeps its names)
+        self.operands = tuple(operands)
+
+    def call(self, args: tuple, kwargs: dict) -> Any:
+        """The op called with dims by name, sparse operands or named operands."""
+        if self.dim_slots:
+            args, kwargs = self._positions(args, kwargs)
+        if not SPECIAL[0]:
+            return self.fn(*args, **kwargs)
+        first = args[0] if args else kwargs.get(self.first)
+        values = self._operand_values(args, kwargs)
+        layout = next((v.layout for v in (first, *values)
+                       if isinstance(v, Tensor) and v.layout is not strided), None)
+        if layout is not None:  # an operand of another layout: its implementation, or
+            impl = self.layouts.get(layout)  # the op's own (which refuses it, by name)
+            if impl is not None:
+                return impl(*args, **kwargs)
+            _running.ops = ops = getattr(_running, "ops", [])
+            ops.append(self.name)
+            try:
+                return self.fn(*args, **kwargs)
+            finally:
+                ops.pop()
+        named = [v for v in values if _named(v)]
+        if self.rule is None:
+            if named:
+                raise self._refused(named[0])
+            return self.fn(*args, **kwargs)
+        if not named and not _named(first):
+            return self.fn(*args, **kwargs)
+        return self._named_call(args, kwargs)
+
+    def _operand_values(self, args: tuple, kwargs: dict) -> list:
+        n = len(args)
+        return [args[i] if i < n else kwargs.get(arg) for i, arg in self.operands]
+
+    def _positions(self, args: tuple, kwargs: dict) -> tuple:
+        """The arguments with dims given by name replaced by positions."""
+        first = args[0] if args else kwargs.get(self.first)
+        args = list(args)
+        n = len(args)
+        for i, arg, kind in self.dim_slots:
+            if kind is _VAR_POSITIONAL:
+                args[i:] = [_positions(first, v, arg) for v in args[i:]]
+                continue
+            v = args[i] if i < n else kwargs.get(arg)
+            if type(v) not in _NAMEABLE:
+                continue
+            if kind == "list":  # tensordot's `dims`: one list of dims per operand
+                second = args[1] if n > 1 else kwargs.get(list(self.sig.parameters)[1])
+                v = _dim_lists_positions((first, second), v, arg)
+            else:
+                v = _positions(first, v, arg)
+            if i < n:
+                args[i] = v
+            else:
+                kwargs = {**kwargs, arg: v}
+        return tuple(args), kwargs
+
+    def _named_call(self, args: tuple, kwargs: dict) -> Any:
+        """Run the op on unnamed twins of its operands (in place: on the tensor
+        itself) and name its result by the rule."""
+        bound = self.sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        given = dict(bound.arguments)
+        first = given[self.first]
+        if isinstance(first, Tensor):  # (names and shape before the call)
+            shape = first.data.shape
+            names = first._names
+            if names is None or len(names) != len(shape):
+                names = (None,) * len(shape)
+        else:
+            shape, names = (), ()
+        if not self.inplace:
+            for _, arg in self.operands:
+                bound.arguments[arg] = _twin(bound.arguments[arg])
+        out = _untwin(self.fn(*bound.args, **bound.kwargs))
+        self.rule(out, Call(self.name, self.dims, given, names, shape))
+        return out
+
+    def _refused(self, operand: Any) -> RuntimeError:
+        names = _names_in(operand)
+        return RuntimeError(f"{self.name} is not yet supported with named tensors (got "
+                            f"{describe_names(names, len(names))}): drop the names first "
+                            f"(x.rename(None); in R x$rename(NULL)), call {self.name}, and "
+                            "name its result with rename()")
+
+
+# --------------------------------------------------------------------------
+# Helpers of the slow path
+
+
+def _named(v: Any) -> bool:
+    """Whether v is a tensor with names, or a list holding one."""
+    if type(v) is list or type(v) is tuple:
+        return any(isinstance(t, Tensor) and t._names is not None for t in v)
+    return isinstance(v, Tensor) and v._names is not None
+
+
+def _names_in(v: Any) -> tuple:
+    if isinstance(v, (list, tuple)):
+        return next(t._names for t in v if isinstance(t, Tensor) and t._names is not None)
+    return v._names
+
+
+def _positions(x: Any, v: Any, arg: str) -> Any:
+    """A dim argument with its names (alone or in a list) replaced by positions."""
+    if type(v) is str:
+        return position(x, v, arg)
+    if isinstance(v, (list, tuple)) and any(type(d) is str for d in v):
+        return type(v)(position(x, d, arg) if type(d) is str else d for d in v)
+    return v
+
+
+def _dim_lists_positions(tensors: tuple, v: Any, arg: str) -> Any:
+    """tensordot's `dims`: a count, or one list of dims per tensor (names of that tensor)."""
+    if not isinstance(v, (list, tuple)) or not any(isinstance(d, (list, tuple, str)) for d in v):
+        return v
+    out = []
+    for t, dims in zip(tensors, v):
+        out.append(_positions(t, dims, arg) if isinstance(dims, (str, list, tuple)) else dims)
+    return type(v)(out)
+
+
+def _twin(x: Any) -> Any:
+    """An unnamed tensor that is x in all else: its data, version counter, place
+    in the graph (a leaf's gradient goes to x's accumulator), base."""
+    if type(x) is list or type(x) is tuple:
+        return type(x)(_twin(t) for t in x)
+    if not isinstance(x, Tensor) or x._names is None:
+        return x
+    t = object.__new__(type(x))
+    t.data, t._rg, t.grad_fn, t._version = x.data, x._rg, x.grad_fn, version_box(x)
+    t._twin_of = x
+    if x._output_nr:
+        t._output_nr = x._output_nr
+    t._base = x._base if x._base is not None else x  # (views made of it are views of x)
+    if x._rg and x.grad_fn is None:
+        t._accum = grad_accumulator(x)
+    return t
+
+
+def _untwin(out: Any) -> Any:
+    """An op that returned its operand (`to()` of the same dtype) returns the
+    original, not its twin."""
+    original = getattr(out, "_twin_of", None) if isinstance(out, Tensor) else None
+    return original if original is not None else out
+
+
