@@ -41,18 +41,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                  "rtorch_py.serialization")),
     ("public face", ("rtorch_py",)),
     ("R bridge", ("rtorch_py.r",)),
-    ("tools", ("rtorch_py.tools", "rtorch_py.vignettes")),
+    ("tools", ("rtorch_py.tools",)),
 ]
-
-# What the R side's rewrite and the tools' move (issue 16) still have to do: the
-# R bridge's modules that import inside functions, and its CLI, which imports
-# the tools (vignettes) it moves into the tools package. A module leaves these
-# lists when it is fixed: the test fails until it does.
-PENDING_FUNCTION_IMPORTS = {
-    "rtorch_py.r", "rtorch_py.r.cli", "rtorch_py.r.data_api", "rtorch_py.r.install",
-    "rtorch_py.r.optim_api", "rtorch_py.r.tables", "rtorch_py.r.tensor_api"}
-PENDING_UPWARD = {"rtorch_py.r.cli"}
-
 
 def module_name(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
@@ -110,11 +100,6 @@ def test_every_module_has_a_floor():
     assert [m for m in MODULES if floor(m) is None] == []
 
 
-def test_pending_lists_name_modules_that_exist():
-    """(a module that moved or went leaves them too)"""
-    assert sorted((PENDING_FUNCTION_IMPORTS | PENDING_UPWARD) - set(MODULES)) == []
-
-
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_imports_go_down(module):
     """A module imports from its own floor or lower ones, never from above."""
@@ -122,17 +107,10 @@ def test_imports_go_down(module):
     up = [f"line {line}: {target} (floor '{LAYERS[floor(target)][0]}')"
           for target, line, _ in imports(module)
           if floor(target) is not None and floor(target) > mine]
-    if module in PENDING_UPWARD:
-        assert up, f"{module} imports nothing from above now: remove it from PENDING_UPWARD"
-    else:
-        assert up == [], f"{module} (floor '{LAYERS[mine][0]}') imports from above: {up}"
+    assert up == [], f"{module} (floor '{LAYERS[mine][0]}') imports from above: {up}"
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_no_package_import_inside_a_function(module):
     inside = [f"line {line}: {target}" for target, line, in_fn in imports(module) if in_fn]
-    if module in PENDING_FUNCTION_IMPORTS:
-        assert inside, f"{module} imports nothing inside functions now: remove it from " \
-                       "PENDING_FUNCTION_IMPORTS"
-    else:
-        assert inside == [], f"{module} imports inside functions: {inside}"
+    assert inside == [], f"{module} imports inside functions: {inside}"
