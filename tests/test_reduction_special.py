@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import rtorch_py as rt
+import torch
 from helpers import check_vs_torch, gradcheck, needs_r, rand, run_r
 
 
@@ -206,3 +207,11 @@ def test_norm_and_std_at_zero_have_pytorch_gradients():
     same = np.array([[2.0, 2.0, 2.0], [1.0, 0.0, 3.0]])
     check_vs_torch(lambda T, x: x.std(1), same)
     check_vs_torch(lambda T, x: T.std_mean(x, 1)[0], same)
+
+
+@pytest.mark.parametrize("shape, dim", [((3, 0), 1), ((0,), 0), ((2, 0, 3), 1), ((0, 4), 1)])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_of_empty_tensors_is_empty(name, shape, dim):
+    # (the max along an empty dim has no value: an empty result, as PyTorch's)
+    out = getattr(rt.torch_empty(*shape), name)(dim)
+    assert out.shape == tuple(getattr(torch.empty(*shape), name)(dim).shape)
