@@ -15,10 +15,12 @@ import rtorch_py.random as R
 
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 F32, F64, F16 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16)
+C64, C128 = np.dtype(np.complex64), np.dtype(np.complex128)
 FLOATS = (F32, F64)
 INTS = tuple(np.dtype(t) for t in (np.int64, np.int32, np.int16, np.int8, np.uint8, np.bool_))
 
 TORCH_DTYPE = {F32: torch.float32, F64: torch.float64, F16: torch.float16,
+               C64: torch.complex64, C128: torch.complex128,
                BFLOAT16: torch.bfloat16, np.dtype(np.int64): torch.int64,
                np.dtype(np.int32): torch.int32, np.dtype(np.int16): torch.int16,
                np.dtype(np.int8): torch.int8, np.dtype(np.uint8): torch.uint8,
@@ -64,15 +66,16 @@ def _inplace(name: str, dtypes: tuple, torch_method: Callable, ours: Callable) -
 
 
 CASES = [
-    _inplace("rand", FLOATS, lambda t: t.uniform_(), R.uniform_),
+    _inplace("rand", FLOATS + (C64, C128), lambda t: t.uniform_(), R.uniform_),
     _inplace("uniform(-3,5.5)", FLOATS, lambda t: t.uniform_(-3, 5.5),
              lambda g, a: R.uniform_(g, a, -3, 5.5)),
     _inplace("uniform(-1.3,2.7)", FLOATS, lambda t: t.uniform_(-1.3, 2.7),
              lambda g, a: R.uniform_(g, a, -1.3, 2.7)),
-    _inplace("randn", FLOATS, lambda t: t.normal_(), R.normal_),
-    _inplace("normal(2.5,0.3)", FLOATS, lambda t: t.normal_(2.5, 0.3),
+    _inplace("randn", FLOATS + (C64, C128), lambda t: t.normal_(), R.normal_),
+    _inplace("normal(2.5,0.3)", FLOATS + (C64,), lambda t: t.normal_(2.5, 0.3),
              lambda g, a: R.normal_(g, a, 2.5, 0.3)),
-    _inplace("normal(-1,0)", FLOATS, lambda t: t.normal_(-1, 0), lambda g, a: R.normal_(g, a, -1, 0)),
+    _inplace("normal(-1,0)", FLOATS, lambda t: t.normal_(-1, 0),
+             lambda g, a: R.normal_(g, a, -1, 0)),
     _inplace("random_", FLOATS + (F16, BFLOAT16) + INTS, lambda t: t.random_(), R.random_),
     _inplace("random_(3,100)", FLOATS + (F16, BFLOAT16) + INTS[:-1], lambda t: t.random_(3, 100),
              lambda g, a: R.random_(g, a, 3, 100)),

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 
 import rtorch_py.random as R
-from random_cases import (BFLOAT16, CASES, F16, F32, F64, TORCH_DTYPE, from_numpy,
+from random_cases import (BFLOAT16, CASES, F16, F32, TORCH_DTYPE,
                           probabilities, to_numpy)
 from rtorch_py.random import distributions as D
 from rtorch_py.random import nn as RN

@@ -52,6 +52,11 @@ def _cast(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return values.astype(dtype)
 
 
+def _as_real(out: np.ndarray) -> np.ndarray:
+    """view_as_real: a complex array as its (..., 2) real and imaginary parts."""
+    return out[..., None].view(out.real.dtype)
+
+
 def _fill(out: np.ndarray, draw: Callable[[int], np.ndarray]) -> np.ndarray:
     """out's elements, in TensorIterator's order, from draw(n) (cpu_serial_kernel)."""
     if out.size:
@@ -78,10 +83,14 @@ def uniform_(gen: Generator, out: np.ndarray, low: float = 0.0,
              high: float = 1.0) -> np.ndarray:
     """uniform_kernel: x * (to - from) + from, x on the dtype's significand bits
     (float16/bfloat16: 11/8 bits, in float arithmetic after rounding from, to
-    and to - from to the dtype, as libtorch 2.8's Half/BFloat16 operators do)."""
+    and to - from to the dtype, as libtorch 2.8's Half/BFloat16 operators do).
+    Complex arrays: their real and imaginary parts."""
     if not low <= high:
         raise ValueError(f"uniform_ expects to return a [from, to) range, but found "
                          f"from={low} > to={high}")
+    if out.dtype.kind == "c":
+        uniform_(gen, _as_real(out), low, high)
+        return out
     dtype = out.dtype
     unit = low == 0 and high == 1    # x * 1 + 0 is x: no arithmetic
     if dtype == np.float64:
@@ -103,9 +112,11 @@ def uniform_(gen: Generator, out: np.ndarray, low: float = 0.0,
 def _box_muller_avx2(u: np.ndarray, mean: float, std: float) -> np.ndarray:
     """normal_fill_16_AVX2 on rows of 16 float32 uniforms: u[:8] give the
     radius, u[8:] the angle."""
-    radius = np.sqrt(f32(-2) * log_avx2(f32(1) - u[:, :8]))
-    sin, cos = sincos_avx2(f32(_TWO_PI) * u[:, 8:])
-    pair = np.concatenate([radius * cos, radius * sin], axis=1)
+    rows = u.shape[0]
+    radius = np.sqrt(f32(-2) * log_avx2(f32(1) - u[:, :8].ravel()))   # (contiguous: faster)
+    sin, cos = sincos_avx2(f32(_TWO_PI) * u[:, 8:].ravel())
+    pair = np.concatenate([(radius * cos).reshape(rows, 8), (radius * sin).reshape(rows, 8)],
+                          axis=1)
     if mean == 0 and std == 1:
         return pair + f32(0)      # fma(n, 1, 0): -0 becomes +0
     return fma32(pair, f32(std), f32(mean))
@@ -200,9 +211,13 @@ def normal_scalar(gen: Generator, n: int, mean: float = 0.0, std: float = 1.0) -
 def normal_(gen: Generator, out: np.ndarray, mean: float = 0.0, std: float = 1.0) -> np.ndarray:
     """normal_kernel: 16 or more contiguous values take normal_fill (for float32
     the AVX2 kernel; for float16/bfloat16 arithmetic in the dtype), fewer or
-    strided ones normal_distribution<double> one by one."""
+    strided ones normal_distribution<double> one by one. Complex arrays: their
+    real and imaginary parts, with std / sqrt(2)."""
     if not std >= 0:
         raise ValueError(f"normal expects std >= 0.0, but found std {std}")
+    if out.dtype.kind == "c":   # each part gets half the variance
+        normal_(gen, _as_real(out), mean, std / math.sqrt(2))
+        return out
     n = out.size
     if n >= 16 and out.flags.c_contiguous:
         out.reshape(-1)[...] = _normal_fill(gen, n, mean, std, out.dtype)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import math
 from typing import Callable
 
 import numpy as np
@@ -39,7 +38,7 @@ def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple:
 def fma32(a, b, c) -> np.ndarray:
     """float32 a*b + c rounded once. The product is exact in float64; the float64
     sum can round only onto a float32 tie, where its error breaks the tie."""
-    p = np.asarray(a, np.float64) * np.asarray(b, np.float64)
+    p = np.multiply(a, b, dtype=np.float64)
     c = np.asarray(c, np.float64)
     s = p + c
     out = s.astype(f32)
