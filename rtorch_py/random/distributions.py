@@ -179,7 +179,7 @@ def _box_muller_reduced(k: np.ndarray, mean: float, std: float, dtype: np.dtype)
     radius, cos, sin = _reduced_box_muller_tables(dtype)
     r = radius[k[:, :8]]
     pair = np.concatenate([rounded(r * cos[k[:, 8:]]), rounded(r * sin[k[:, 8:]])], axis=1)
-    mean, std = (np.array([mean, std]).astype(f32).astype(dtype).astype(f32))
+    mean, std = np.array([mean, std]).astype(f32).astype(dtype).astype(f32)
     return (rounded(pair * std) + mean).astype(dtype)
 
 
@@ -188,6 +188,8 @@ def _normal_pairs(gen: Generator, n: int) -> np.ndarray:
     first, then pairs (r cos, r sin) from two uniforms each; a pair's unused
     sine is cached in the generator for the next draw."""
     cached = gen.next_double_normal
+    if n == 0:
+        return np.empty(0)
     fresh = n - (cached is not None)
     pairs = (fresh + 1) // 2
     u = _unit_double(gen, 2 * pairs)
@@ -225,7 +227,7 @@ def normal_(gen: Generator, out: np.ndarray, mean: float = 0.0, std: float = 1.0
     return _fill(out, lambda k: _cast(normal_scalar(gen, k, mean, std), out.dtype))
 
 
-def normal(gen: Generator, mean, std, dtype: np.dtype | None = None) -> np.ndarray:
+def normal(gen: Generator, mean, std) -> np.ndarray:
     """torch.normal with a tensor mean and/or std (normal_out_impl): standard
     (or std-scaled) normals into a new contiguous array, then `* std` and
     `+ mean` in the result's dtype (mean's, else std's)."""
@@ -235,7 +237,7 @@ def normal(gen: Generator, mean, std, dtype: np.dtype | None = None) -> np.ndarr
                         "use normal_ on an array for two floats")
     if std_is_array and std.size and not np.all(std >= 0):
         raise ValueError("normal expects all elements of std >= 0.0")
-    dtype = np.dtype(dtype or (mean.dtype if mean_is_array else std.dtype))
+    dtype = mean.dtype if mean_is_array else std.dtype
     shape = np.broadcast_shapes(np.shape(mean), np.shape(std))
     out = np.empty(shape, dtype)
     if not std_is_array:                 # normal(Tensor mean, double std)
