@@ -177,10 +177,6 @@ Ops.torch_layout <- function(e1, e2) {
 
 `$.torch_storage` <- function(x, name) function(...) .storage_method(x, name, ...)
 
-`$.torch_generator` <- function(x, name) {
-  function(...) .External(C_call, .py$generator_method, x, name, ...)
-}
-
 as.complex.torch_tensor <- function(x, ...) as.complex(as_array(x))
 
 print.torch_dtype <- function(x, ...) {

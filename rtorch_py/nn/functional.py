@@ -16,6 +16,9 @@ import numpy as np
 from .. import autograd as _ag
 from .. import creation as _cr
 from .. import ops as _ops
+from ..meta import MetaArray
+from ..random import default_generator
+from ..random import nn as random_nn
 from ..tensor import Tensor, wrap
 from ..ops.nn_functional import constant_pad_nd, convolution, pool_gather, silu
 from ..ops import nn_functional as _nn_ops
@@ -206,12 +209,6 @@ def nnf_bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
 # Dropout
 
 
-def _keep_mask(input: Tensor, p: float, shape: Sequence[int] | None = None) -> Tensor:
-    shape = tuple(input.shape) if shape is None else tuple(shape)
-    keep = (_cr.torch_rand(*shape).data >= p).astype(input.data.dtype) / (1.0 - p)
-    return wrap(keep)
-
-
 def _check_p(p: float) -> float:
     p = float(p)
     if not 0.0 <= p <= 1.0:
@@ -219,30 +216,32 @@ def _check_p(p: float) -> float:
     return p
 
 
+def _dropout(input: Tensor, p: float, training: bool, feature: bool = False,
+             alpha: bool = False) -> Tensor:
+    """libtorch's dropout family: `input * noise` (alpha: `+ b`), the noise
+    Bernoulli(1 - p) from the default generator on an array like the input
+    (feature: one per (N, C) channel); nothing drawn when p is 0 or 1."""
+    p = _check_p(p)
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    if isinstance(input.data, MetaArray):   # (no values, nothing to draw)
+        return input * 1.0
+    if alpha:
+        a, b = random_nn.alpha_dropout_noise(default_generator, input.data, p, feature)
+        return input * wrap(a) + wrap(b)
+    return input * wrap(random_nn.dropout_noise(default_generator, input.data, p, feature))
+
+
 def nnf_dropout(input: Tensor, p: float = 0.5, training: bool = True,
                 inplace: bool = False) -> Tensor:
-    p = _check_p(p)
-    if not training or p == 0.0:
-        return input
-    if p == 1.0:
-        return input * 0.0
-    return input * _keep_mask(input, p)
-
-
-def _feature_dropout(input: Tensor, p: float, training: bool, nd: int) -> Tensor:
-    p = _check_p(p)
-    if not training or p == 0.0:
-        return input
-    if p == 1.0:
-        return input * 0.0
-    batched = input.ndim == nd + 2
-    shape = input.shape[:input.ndim - nd] + (1,) * nd if batched else \
-        input.shape[:1] + (1,) * nd
-    return input * _keep_mask(input, p, shape)
+    return _dropout(input, p, training)
 
 
 def nnf_dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
                   inplace: bool = False) -> Tensor:
+    """Channel dropout: one draw per (N, C) (a 3-D input is (N, C, L))."""
     if input.ndim not in (3, 4):
         warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is "
                       "deprecated; give a 3-D (C, H, W) or 4-D (N, C, H, W) input.", stacklevel=2)
@@ -250,25 +249,57 @@ def nnf_dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
                       "1D dropout behavior is desired - input is interpreted as shape (N, C, L). "
                       "Use dropout1d for 1-D dropout.", stacklevel=2)
-        return _feature_dropout(input.unsqueeze(-1), p, training, 2).squeeze(-1)
-    return _feature_dropout(input, p, training, 2)
+    return _dropout(input, p, training, feature=True)
 
 
 def nnf_dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
                   inplace: bool = False) -> Tensor:
-    return _feature_dropout(input, p, training, 3)
+    return _dropout(input, p, training, feature=True)
 
 
 def nnf_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
                       inplace: bool = False) -> Tensor:
-    p = _check_p(p)
-    if not training or p == 0.0:
-        return input
-    alpha_p = -_SELU_ALPHA * _SELU_SCALE
-    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
-    b = -a * alpha_p * p
-    keep = wrap((_cr.torch_rand(*input.shape).data >= p).astype(input.data.dtype))
-    return (input * keep + (1.0 - keep) * alpha_p) * a + b
+    return _dropout(input, p, training, alpha=True)
+
+
+def nnf_feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                              inplace: bool = False) -> Tensor:
+    return _dropout(input, p, training, feature=True, alpha=True)
+
+
+def nnf_rrelu(input: Tensor, lower: float = 1 / 8, upper: float = 1 / 3,
+              training: bool = False, inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU: in training each negative element is scaled by its
+    own U(lower, upper) draw (libtorch's, from the default generator); in
+    evaluation by (lower + upper) / 2."""
+    if not input.is_floating_point():
+        raise RuntimeError(f"rrelu expects a floating point input, got {input.dtype!r}")
+    if not training:
+        return nnf_leaky_relu(input, (lower + upper) / 2)
+    if isinstance(input.data, MetaArray):
+        return input * 1.0
+    return input * wrap(random_nn.rrelu_noise(default_generator, input.data, lower, upper))
+
+
+def nnf_rrelu_(input: Tensor, lower: float = 1 / 8, upper: float = 1 / 3,
+               training: bool = False) -> Tensor:
+    """R torch's nnf_rrelu_ (always in training mode, as R torch's is)."""
+    return nnf_rrelu(input, lower, upper, training=True)
+
+
+def nnf_gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False,
+                       dim: int = -1) -> Tensor:
+    """softmax((logits + g) / tau) with g the log of Exp(1) draws, as R torch
+    computes its noise; `hard`: the one-hot of the argmax, with the soft
+    result's gradient."""
+    noise = _cr.torch_empty(*logits.shape, dtype=logits.dtype)
+    gumbels = (logits + noise.exponential_().log()) / tau
+    y_soft = gumbels.softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = _ops.creation.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
 
 
 # --------------------------------------------------------------------------

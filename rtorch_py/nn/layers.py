@@ -58,7 +58,7 @@ class nn_bilinear(Module):
         self.weight = nn_parameter(_empty(self.out_features, self.in1_features,
                                           self.in2_features))
         self.bias = nn_parameter(_empty(self.out_features)) if bias else None
-        bound = 1 / math.sqrt(self.in1_features)
+        bound = 1 / math.sqrt(self.in2_features)   # (R torch: the weight's last dim)
         init.nn_init_uniform_(self.weight, -bound, bound)
         if self.bias is not None:
             init.nn_init_uniform_(self.bias, -bound, bound)
@@ -147,6 +147,17 @@ class nn_prelu(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.nnf_prelu(input, self.weight)
+
+
+class nn_rrelu(Module):
+    """Randomized leaky ReLU: random slopes in training, their mean in evaluation."""
+
+    def __init__(self, lower: float = 1 / 8, upper: float = 1 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper = float(lower), float(upper)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.nnf_rrelu(input, self.lower, self.upper, self.training)
 
 
 # --------------------------------------------------------------------------

@@ -7,19 +7,20 @@ The deterministic constructors are declared here too (`torch_zeros`,
 sizes and inclusive `arange` are adapted in `rtorch_py/r/tensor_api.py`).
 They and the random ones (`torch_randn`, `torch_randperm`, ...; not in the
 registry, as the generated tests compare values) are implemented in
-`rtorch_py/creation.py`; random draws come from NumPy's generator
-(`torch_generator()`), so they differ from libtorch's for the same seed.
+`rtorch_py/creation.py`; random draws are libtorch's (`rtorch_py.random`).
 """
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from .. import creation as _cr
-from ..creation import Generator, _rng_of
+from .. import random as _random
+from ..creation import Generator, generator_of
 from ..engine import bump_version
+from ..meta import MetaArray
 from ..tensor import (Tensor, as_dtype, bool_, default_complex, get_default_dtype, int64,
                       promote_types, wrap)
 from .conversion import ToCopyBackward0
@@ -381,8 +382,10 @@ for _name, _target in (("half", _cr.float16), ("byte", _cr.uint8), ("char", _cr.
 
 
 # --------------------------------------------------------------------------
-# In-place random fills (what nn_init_* calls): no gradient flows through a
-# fill, so the result's node only stops the gradient (as PyTorch's does).
+# In-place random fills (what nn_init_* calls), drawn as libtorch draws them
+# (rtorch_py.random: the same seed gives the same bits): no gradient flows
+# through a fill, so the result's node only stops the gradient (as PyTorch's
+# does).
 
 
 @formula
@@ -390,11 +393,12 @@ def RandomBackward(n, g):
     return (g * 0,)
 
 
-def _fill(self: Tensor, values: Any, name: str) -> Tensor:
-    if self.data.dtype.kind == "b" and name != "random_":
-        raise RuntimeError(f"{name} is not implemented for bool tensors")
+def _fill(self: Tensor, draw: Callable[[np.ndarray], Any]) -> Tensor:
+    """Fill self's array in place, in libtorch's element order (nothing drawn
+    for a meta tensor, which has no values)."""
     _check_inplace(self)
-    np.copyto(self.data, values, casting="unsafe")
+    if not isinstance(self.data, MetaArray):
+        draw(self.data)
     bump_version(self)
     return _record_inplace(self, RandomBackward, (self,), ())
 
@@ -408,8 +412,8 @@ def _from(from_: Any, kw: dict, name: str) -> Any:
     return from_
 
 
-def _floating(self: Tensor, name: str) -> None:
-    if self.data.dtype.kind not in "fc":
+def _floating(self: Tensor, name: str, complex_too: bool = False) -> None:
+    if not (self.is_floating_point() or (complex_too and self.is_complex())):
         raise RuntimeError(f"{name} expects a floating point tensor, got {self.dtype!r}; "
                            "convert first, e.g. x$to(dtype = torch_float())")
 
@@ -418,20 +422,22 @@ def _floating(self: Tensor, name: str) -> None:
 def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0,
              generator: Generator | None = None, **kw: Any) -> Tensor:
     from_ = _from(from_, kw, "uniform_")
-    _floating(self, "uniform_")
+    _floating(self, "uniform_", complex_too=True)
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={from_} > to={to}")
-    return _fill(self, _rng_of(generator).uniform(from_, to, self.shape), "uniform_")
+    gen = generator_of(generator)
+    return _fill(self, lambda a: _random.uniform_(gen, a, float(from_), float(to)))
 
 
 @op(function=False)
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0,
             generator: Generator | None = None) -> Tensor:
-    _floating(self, "normal_")
+    _floating(self, "normal_", complex_too=True)
     if std < 0:
         raise RuntimeError(f"normal_ expects std >= 0.0, but found std {std}")
-    return _fill(self, _rng_of(generator).normal(mean, std, self.shape), "normal_")
+    gen = generator_of(generator)
+    return _fill(self, lambda a: _random.normal_(gen, a, float(mean), float(std)))
 
 
 @op(function=False)
@@ -440,7 +446,8 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0,
     _floating(self, "log_normal_")
     if std <= 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
-    return _fill(self, _rng_of(generator).lognormal(mean, std, self.shape), "log_normal_")
+    gen = generator_of(generator)
+    return _fill(self, lambda a: _random.log_normal_(gen, a, float(mean), float(std)))
 
 
 @op(function=False)
@@ -449,45 +456,61 @@ def exponential_(self: Tensor, lambd: float = 1.0,
     _floating(self, "exponential_")
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    return _fill(self, _rng_of(generator).exponential(1.0 / lambd, self.shape),
-                 "exponential_")
+    gen = generator_of(generator)
+    return _fill(self, lambda a: _random.exponential_(gen, a, float(lambd)))
 
 
 @op(function=False)
 def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0,
             generator: Generator | None = None) -> Tensor:
     _floating(self, "cauchy_")
-    return _fill(self, median + sigma * _rng_of(generator).standard_cauchy(self.shape),
-                 "cauchy_")
+    if sigma <= 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    gen = generator_of(generator)
+    return _fill(self, lambda a: _random.cauchy_(gen, a, float(median), float(sigma)))
 
 
 @op(function=False)
 def geometric_(self: Tensor, p: float, generator: Generator | None = None) -> Tensor:
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
-    return _fill(self, _rng_of(generator).geometric(p, self.shape), "geometric_")
+    if self.data.dtype.kind == "b":
+        raise RuntimeError("geometric_ is not implemented for bool tensors")
+    gen = generator_of(generator)
+    return _fill(self, lambda a: _random.geometric_(gen, a, float(p)))
 
 
 @op(function=False)
 def bernoulli_(self: Tensor, p: Any = 0.5, generator: Generator | None = None) -> Tensor:
-    probs = p.data if isinstance(p, Tensor) else p
-    if np.any((np.asarray(probs) < 0) | (np.asarray(probs) > 1)):
-        raise RuntimeError("bernoulli_ expects p to be in [0, 1]")
-    return _fill(self, _rng_of(generator).random(self.shape) < probs, "bernoulli_")
+    """Each element 1 with probability p (a number, or a tensor broadcast to
+    self), else 0."""
+    if isinstance(p, Tensor):
+        if not p.is_floating_point():
+            raise RuntimeError(f"bernoulli_ expects a floating point tensor p, got {p.dtype!r}")
+        probs = p.data
+        if np.any((probs < 0) | (probs > 1)):
+            raise RuntimeError("bernoulli_ expects p to be in [0, 1]")
+        np.broadcast_shapes(probs.shape, self.shape)   # (p must broadcast to self)
+    else:
+        probs = float(p)
+        if not 0 <= probs <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={probs}")
+    gen = generator_of(generator)
+    return _fill(self, lambda a: _random.bernoulli_(gen, a, probs))
 
 
 @op(function=False)
-def random_(self: Tensor, from_: int = 0, to: int | None = None,
+def random_(self: Tensor, from_: int | None = None, to: int | None = None,
              generator: Generator | None = None, **kw: Any) -> Tensor:
-    """Whole numbers in [from, to); with no `to`, up to the dtype's range (floats:
-    2^mantissa bits, as PyTorch)."""
+    """Whole numbers in [from, to); `to` alone (`x$random_(to = 10)`) from 0; with
+    neither, libtorch's range for the dtype (floats: 0 to 2^mantissa bits)."""
     from_ = _from(from_, kw, "random_")
-    dt = self.data.dtype
-    if to is None:
-        to = 2 ** (np.finfo(dt).nmant + 1) if dt.kind == "f" else \
-            2 if dt.kind == "b" else int(np.iinfo(dt).max) + 1
-    if from_ >= to:
+    if from_ is not None and to is not None and int(from_) >= int(to):
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={from_} >= to={to}")
-    return _fill(self, _rng_of(generator).integers(int(from_), int(to), self.shape),
-                 "random_")
+    if self.is_complex():
+        raise RuntimeError("random_ is not implemented for complex tensors")
+    low = None if from_ is None and to is None else int(from_ or 0)
+    high = None if to is None else int(to)
+    gen = generator_of(generator)
+    return _fill(self, lambda a: _random.random_(gen, a, low, high))

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ..creation import _rng_of
+from ..random import default_generator
+from ..random import nn as random_nn
 from ..engine import bump_version, edge, is_grad_enabled, no_grad, run_backward
 from ..tensor import Tensor, wrap
 from . import nn_kernels as K
@@ -720,9 +721,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     if p > 0:
         if p >= 1:
             attn = attn * 0.0
-        else:
-            keep = _rng_of(None).random(attn.shape) >= p  # (torch_manual_seed's generator)
-            attn = attn * wrap((keep / (1 - p)).astype(attn.data.dtype))
+        else:   # (libtorch's dropout: the default generator's Bernoulli noise)
+            attn = attn * wrap(random_nn.dropout_noise(default_generator, attn.data, p))
     return attn.matmul(value)
 
 

@@ -8,7 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import serialization
-from ..creation import torch_rand, torch_randint, torch_tensor
+from ..creation import torch_randint, torch_randperm, torch_tensor
 from ..function import NamedList
 from ..ops import REGISTRY
 from ..tensor import Tensor
@@ -47,12 +47,8 @@ def rows(tensors: Any, idx: Any, drop: bool = False) -> Any:
 
 
 def randperm(n: Any) -> np.ndarray:
-    """A random order of 1..n, from the engine's generator (torch_manual_seed)."""
-    n = int(n)
-    if not n:
-        return np.zeros(0, np.int32)
-    order = np.argsort(torch_rand(n).data, kind="stable")
-    return one_based.to_r(order).astype(np.int32)
+    """A random order of 1..n: R torch's `torch_randperm(n) + 1`."""
+    return one_based.to_r(torch_randperm(int(n)).data).astype(np.int32)
 
 
 def randint(n: Any, size: Any) -> np.ndarray:

@@ -61,6 +61,7 @@ _TRANSLATE: dict[str, dict[str, Callable]] = {
     "nnf_flatten": _DIM_ARGS, "nnf_unflatten": _DIM_ARGS, "nnf_softmax": _DIM_ARGS,
     "nnf_log_softmax": _DIM_ARGS, "nnf_softmin": _DIM_ARGS, "nnf_glu": _DIM_ARGS,
     "nnf_cosine_similarity": _DIM_ARGS, "nnf_normalize": _DIM_ARGS,
+    "nnf_gumbel_softmax": _DIM_ARGS,
     # modules: constructor arguments
     "nn_flatten": _DIM_ARGS, "nn_unflatten": _DIM_ARGS, "nn_softmax": _DIM_ARGS,
     "nn_log_softmax": _DIM_ARGS, "nn_softmin": _DIM_ARGS, "nn_glu": _DIM_ARGS,

@@ -7,6 +7,7 @@ generated from the op registry in `tables.py`.
 """
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any, Callable
 
@@ -107,11 +108,12 @@ def _like(fn: Callable) -> Callable:
 def torch_randint(low: Any, high: Any = None, size: Any = None, generator: Any = None,
                   dtype: Any = None, layout: Any = None, device: Any = None,
                   requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """R torch's randint: the default (floating) dtype unless `dtype` says otherwise."""
     if size is None and high is not None and not isinstance(high, (int, float)):
         size, high = high, None
     return _cr.torch_randint(integer(low), None if high is None else integer(high),
-                             size=sizes([size]), dtype=dtype, requires_grad=requires_grad,
-                             generator=generator)
+                             size=sizes([size]), dtype=dtype or _cr.get_default_dtype(),
+                             requires_grad=requires_grad, generator=generator)
 
 
 def torch_randint_like(input: Tensor, low: Any, high: Any = None, dtype: Any = None,
@@ -155,19 +157,47 @@ def torch_generator() -> Any:
     return _cr.torch_generator()
 
 
-_GENERATOR_METHODS = {"manual_seed", "seed", "initial_seed", "current_seed",
-                      "set_current_seed"}
+def _read_integer(text: Any, unsigned: bool = False) -> int:
+    """The integer C++'s `istringstream >> value` reads from `text`, as R torch
+    reads the seeds R hands it as text (`as.character(seed)`): the leading
+    digits only (R prints 1e+05 for 100000: R torch reads 1), out-of-range
+    values saturated, a minus sign wrapping an unsigned value."""
+    found = re.match(r"\s*([+-]?\d+)", str(text))
+    if found is None:
+        raise ValueError(f"a seed must be an integer, got {text!r}")
+    value = int(found.group(1))
+    if unsigned:
+        magnitude = min(abs(value), (1 << 64) - 1)
+        return magnitude if value >= 0 else (1 << 64) - magnitude
+    return max(-(1 << 63), min(value, (1 << 63) - 1))
+
+
+def manual_seed(seed: Any) -> None:
+    """torch_manual_seed() from R, given the seed as R's text."""
+    _cr.torch_manual_seed(_read_integer(seed))
+
+
+_GENERATOR_METHODS = {"current_seed", "set_current_seed", "manual_seed", "seed",
+                      "initial_seed"}
 
 
 def generator_method(g: Any, name: str, *args: Any) -> Any:
-    """`g$manual_seed(1)`, `g$seed()`, ...: what R's `$.torch_generator` calls."""
+    """`g$current_seed()`, `g$set_current_seed(seed)` (R torch's; the seed as R's
+    text, as R torch passes it), and PyTorch's `g$manual_seed(1)`, `g$seed()`,
+    `g$initial_seed()`: what R's `$.torch_generator` calls. Seeds go to R as
+    text, which R makes integer64 (R doubles cannot hold 64 bits)."""
     if name not in _GENERATOR_METHODS:
         raise AttributeError(f"a torch_generator has no method `{name}`; it has "
                              f"{', '.join(sorted(_GENERATOR_METHODS))}")
-    if name in ("manual_seed", "set_current_seed"):
+    if name == "set_current_seed":
         (seed,) = args
-        out = getattr(g, name)(integer(seed, "seed"))
-        return None if name == "set_current_seed" else out
+        g.manual_seed(_read_integer(seed, unsigned=True))
+        return None
+    if name == "manual_seed":
+        (seed,) = args
+        return g.manual_seed(integer(seed, "seed"))
+    if name == "current_seed":
+        return str(g.initial_seed())
     return float(getattr(g, name)())
 
 
@@ -250,10 +280,6 @@ def _dtypes() -> dict[str, Callable]:
              "sparse_coo", "contiguous_format", "preserve_format", "channels_last_format",
              "reduction_none", "reduction_mean", "reduction_sum"]
     return {f"torch_{n}": getattr(_cr, f"torch_{n}") for n in names}
-
-
-def torch_manual_seed(seed: Any) -> None:
-    _cr.torch_manual_seed(integer(seed, "seed"))
 
 
 # What as_array() gives R for dtypes R has no vector type of (R torch: half as
@@ -593,7 +619,8 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_randn_like": _like(_cr.torch_randn_like),
     "torch_rand_like": _like(_cr.torch_rand_like),
     "torch_randint": torch_randint,
-    "torch_manual_seed": torch_manual_seed,
+    "torch_get_rng_state": _cr.torch_get_rng_state,
+    "torch_set_rng_state": _cr.torch_set_rng_state,
     **_dtypes(),
     "torch_randint_like": torch_randint_like, "torch_randperm": torch_randperm,
     "torch_empty_strided": torch_empty_strided, "torch_normal": torch_normal,
@@ -615,6 +642,7 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_dequantize": _q.torch_dequantize,
     # (names with a dot are the R side's helpers, not exported)
     ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer,
-    ".storage_method": storage_method,
+    ".storage_method": storage_method, ".manual_seed": manual_seed,
 }
-INVISIBLE_FUNCTIONS = {"torch_manual_seed", "autograd_backward", "torch_set_default_dtype"}
+INVISIBLE_FUNCTIONS = {"autograd_backward", "torch_set_default_dtype", "torch_set_rng_state",
+                       ".manual_seed"}
