@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import rtorch_py as rt
-from helpers import ROOT, needs_r
+from helpers import ROOT, needs_r, run_r
 from rtorch_py.nn.init import pnorm
 from random_op_cases import as_list, compare, params, torch_arrays
 
@@ -179,3 +179,111 @@ def test_pnorm_is_rs(tmp_path) -> None:
     ours = np.array([pnorm(float(x)) for x in xs])
     assert theirs.size == xs.size, res.stderr
     assert np.array_equal(ours, theirs), xs[ours != theirs][:5]
+
+
+# ----------------------------------------------------------------------------
+# a model trained from one seed, and a seeded script's printout
+
+# Two steps of SGD on nn_sequential(nn_dropout(0.5), nn_linear(10, 2)) with a
+# shuffled dataloader: what the seed decides (the linear layer's weights, the
+# order of the rows, the dropout masks) must be PyTorch's. The data are chosen
+# so that the arithmetic around the draws is exact in both libraries (one-hot
+# rows: each output is one weight times 0 or 2 plus the bias; batches of 4
+# rows of 2 outputs: a mean's scale of 2/8; a learning rate of 1/2), so the
+# order of a BLAS kernel's sums or a fused multiply-add cannot hide a
+# difference in the draws.
+TRAIN_X = np.eye(10, dtype=np.float32)
+TRAIN_Y = ((np.arange(20) % 7 - 3.0) / 3).reshape(10, 2).astype(np.float32)
+
+
+def _torch_trained(seed: int) -> list:
+    torch.manual_seed(seed)
+    model = torch.nn.Sequential(torch.nn.Dropout(0.5), torch.nn.Linear(10, 2))
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    order = torch.randperm(10)     # R torch's RandomSampler: torch_randperm(n) (+ 1)
+    for rows in order.split(4)[:2]:
+        x, y = torch.from_numpy(TRAIN_X)[rows], torch.from_numpy(TRAIN_Y)[rows]
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+    return [p.detach().numpy() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 42])
+def test_two_training_steps_give_pytorch_weights(seed) -> None:
+    rt.torch_manual_seed(seed)
+    model = rt.nn_sequential(rt.nn_dropout(0.5), rt.nn_linear(10, 2))
+    opt = rt.optim_sgd(model.parameters, lr=0.5)
+    loader = rt.dataloader(rt.tensor_dataset(rt.torch_tensor(TRAIN_X), rt.torch_tensor(TRAIN_Y)),
+                           batch_size=4, shuffle=True)
+    for step, (x, y) in enumerate(loader):
+        if step == 2:
+            break
+        opt.zero_grad()
+        rt.nnf_mse_loss(model(x), y).backward()
+        opt.step()
+    ours = [p.data for p in model.parameters.values()]
+    theirs = _torch_trained(seed)
+    assert all(np.array_equal(a, b) for a, b in zip(ours, theirs))
+    assert not np.array_equal(theirs[0], _torch_trained(seed + 1)[0])
+
+
+R_TRAINING = """
+library(torch)
+torch_manual_seed({seed})
+y <- torch_tensor(matrix(((0:19 %% 7) - 3) / 3, ncol = 2, byrow = TRUE))
+model <- nn_sequential(nn_dropout(0.5), nn_linear(10, 2))
+opt <- optim_sgd(model$parameters, lr = 0.5)
+dl <- dataloader(tensor_dataset(torch_eye(10), y), batch_size = 4, shuffle = TRUE)
+it <- dataloader_make_iter(dl)
+for (step in 1:2) {{
+  batch <- dataloader_next(it)
+  opt$zero_grad()
+  nnf_mse_loss(model(batch[[1]]), batch[[2]])$backward()
+  opt$step()
+}}
+for (p in model$parameters) cat(sprintf("%a", as.numeric(as_array(p$detach()))), "\\n")
+"""
+
+
+@needs_r
+@pytest.mark.parametrize("seed", [0, 42])
+def test_two_training_steps_in_r_give_pytorch_weights(seed) -> None:
+    res = run_r("-e", R_TRAINING.format(seed=seed))
+    assert res.returncode == 0, res.stderr
+    got = [np.array([float.fromhex(v) for v in line.split()]) for line in
+           res.stdout.strip().splitlines()]
+    expected = [p.reshape(-1, order="F").astype(np.float64) for p in _torch_trained(seed)]
+    assert len(got) == len(expected)
+    assert all(np.array_equal(a, b) for a, b in zip(got, expected))
+
+
+SEEDED_SCRIPT = """
+library(torch)
+torch_manual_seed(42)
+nn_linear(3, 2)$weight
+torch_randn(5)
+torch_randint(0, 10, 20)
+torch_randperm(7)
+torch_multinomial(torch_tensor(c(0.2, 0.5, 0.3)), 6, replacement = TRUE)
+torch_multinomial(torch_tensor(c(0.1, 0.4, 0.2, 0.3)), 3)
+"""
+
+
+@needs_r
+def test_seeded_r_script_prints_what_pytorch_computes() -> None:
+    """R prints, in R torch's format, the values PyTorch draws after the same
+    seed: the expected text is our printer's rendering of PyTorch's arrays
+    (randint in R torch's default dtype, multinomial's categories 1-based)."""
+    res = run_r("-e", SEEDED_SCRIPT)
+    assert res.returncode == 0, res.stderr
+    torch.manual_seed(42)
+    values = [
+        rt.torch_tensor(torch.nn.Linear(3, 2).weight.detach().numpy(), requires_grad=True),
+        rt.torch_tensor(torch.randn(5).numpy()),
+        rt.torch_tensor(torch.randint(0, 10, (20,), dtype=torch.float32).numpy()),
+        rt.torch_tensor(torch.randperm(7).numpy()),
+        rt.torch_tensor(torch.multinomial(torch.tensor([0.2, 0.5, 0.3]), 6, True).numpy() + 1),
+        rt.torch_tensor(torch.multinomial(torch.tensor([0.1, 0.4, 0.2, 0.3]), 3).numpy() + 1),
+    ]
+    assert res.stdout == "".join(f"{v}\n" for v in values)
