@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 
-from . import autograd, engine, named, ops, quantized, tensor
+from . import autograd, creation, engine, named, ops, quantized, tensor
 from .autograd import (autograd_backward, autograd_grad, autograd_is_grad_enabled,
                        autograd_set_grad_mode, enable_grad, is_grad_enabled, no_grad,
                        set_grad_enabled, with_detect_anomaly, with_enable_grad, with_no_grad)
@@ -48,6 +48,7 @@ TENSOR_METHODS = {
     "q_scale": quantized.q_scale, "q_zero_point": quantized.q_zero_point,
     "is_quantized": property(quantized.is_quantized),
     "real": property(ops.creation.torch_real), "imag": property(ops.creation.torch_imag),
+    "bernoulli": creation.torch_bernoulli, "multinomial": creation.torch_multinomial,
     "backward": autograd.backward,
 }
 for _name, _method in TENSOR_METHODS.items():

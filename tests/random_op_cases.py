@@ -234,6 +234,10 @@ CASES = [
          lambda s, d: torch.bernoulli(from_numpy(_probs(s, d)), 0.3),
          lambda s, d: rt.torch_bernoulli(rt_values(_probs(s, d)), 0.3),
          lambda s, d: f"torch_bernoulli({r_values(_probs(s, d))}, 0.3)"),
+    Case("x$bernoulli()", (F32, F64),
+         lambda s, d: from_numpy(_probs(s, d)).bernoulli(),
+         lambda s, d: rt_values(_probs(s, d)).bernoulli(),
+         lambda s, d: f"{r_values(_probs(s, d))}$bernoulli()"),
     Case("torch_poisson", (F32, F64),
          lambda s, d: torch.poisson(from_numpy(30 * _probs(s, d))),
          lambda s, d: rt.torch_poisson(rt_values(30 * _probs(s, d))),
@@ -249,6 +253,11 @@ CASES = [
                                            min(last(s), 40)),
          lambda s, d: f"torch_multinomial({r_values(1 + _probs((3, 40), d))}, "
                       f"{min(last(s), 40)})", shapes="rows", r_shift=1),
+    Case("x$multinomial(replacement)", (F32,),
+         lambda s, d: from_numpy(1 + _probs((3, 5), d)).multinomial(last(s), True),
+         lambda s, d: rt_values(1 + _probs((3, 5), d)).multinomial(last(s), True),
+         lambda s, d: f"{r_values(1 + _probs((3, 5), d))}$multinomial({last(s)}, "
+                      "replacement = TRUE)", shapes="rows", r_shift=1),
     # -- in-place fills -------------------------------------------------------------
     _inplace("uniform_(-3,5.5)", (F32, F64, C64), "uniform_", (-3, 5.5), "-3, 5.5"),
     _inplace("normal_(2.5,0.3)", (F32, F64, C64), "normal_", (2.5, 0.3), "2.5, 0.3"),

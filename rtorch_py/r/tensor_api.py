@@ -604,6 +604,7 @@ METHODS: dict[str, Callable] = {
     "is_contiguous": is_contiguous, "element_size": element_size,
     "is_complex": lambda self: self.is_complex(), "stride": stride,
     "storage": lambda self: self.storage(), "data_ptr": data_ptr,
+    "bernoulli": _cr.torch_bernoulli, "multinomial": torch_multinomial,
     "dequantize": _q.dequantize, "int_repr": _q.int_repr, "q_scale": _q.q_scale,
     "q_zero_point": _q.q_zero_point, "is_quantized": _q.is_quantized,
     **named.r_methods(),  # has_names, rename, rename_, refine_names, align_to
