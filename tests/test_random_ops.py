@@ -105,8 +105,9 @@ def test_an_unseeded_process_starts_from_a_fresh_seed() -> None:
 
 def test_generator_objects_draw_their_own_streams() -> None:
     g = rt.torch_generator()
-    assert g.initial_seed() == torch.Generator().initial_seed()
-    g.manual_seed(11)
+    assert g.initial_seed() == g.current_seed() == torch.Generator().initial_seed()
+    g.set_current_seed(11)
+    assert g.current_seed() == 11
     tg = torch.Generator().manual_seed(11)
     rt.torch_manual_seed(1)
     torch.manual_seed(1)
