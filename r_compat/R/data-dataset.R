@@ -80,7 +80,7 @@ tensor_dataset <- function(...) {
   public = list(
     tensors = NULL,
     initialize = function(...) {
-      tensors <- list(...)
+      tensors <- rlang::list2(...)
       if (length(tensors) == 0) .data_value_error("tensor_dataset() needs at least one tensor")
       if (!all(vapply(tensors, is_torch_tensor, logical(1)))) {
         .data_value_error("tensor_dataset() takes tensors only")

@@ -58,7 +58,7 @@
     .next = function() {
       if (length(private$queue) == 0) {
         private$close()
-        return(.exhausted())
+        return(exhausted())
       }
       i <- private$queue[[1]]
       private$queue <- private$queue[-1]
@@ -73,7 +73,7 @@
     queue = integer(0),
     dispatch = function(i) {
       idx <- private$batches()
-      if (.is_exhausted(idx)) return(invisible())
+      if (is_exhausted(idx)) return(invisible())
       l <- self$loader
       parallel:::sendCall(private$cluster[[i]], .worker_fetch,
                           list(idx, l$.has_getbatch, if (l$.custom_collate) l$collate_fn))

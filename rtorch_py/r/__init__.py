@@ -118,8 +118,8 @@ def ensure_installed(quiet: bool = True) -> Path:
             shutil.copytree(src, pkg, ignore=_BUILD_LEFTOVERS)
             out_lib = Path(tmp) / "lib"
             out_lib.mkdir()
+            install_coro(out_lib, Path(tmp))  # (first: the shim imports it)
             install_package(pkg, out_lib, quick=True)
-            install_coro(out_lib, Path(tmp))
             if lib.exists():
                 shutil.rmtree(lib)
             os.replace(out_lib, lib)
@@ -139,7 +139,8 @@ def install_package(src: Path, lib: Path, quick: bool = False) -> None:
             os.chmod(Path(src) / script, 0o755)
     env = dict(os.environ)
     env["RTORCH_PYTHON"] = sys.executable  # read by r_compat/configure
-    env.pop("R_LIBS_USER", None)
+    # (the minimal coro, when installed, went into `lib` just before)
+    env["R_LIBS"] = os.pathsep.join(p for p in (str(lib), env.get("R_LIBS", "")) if p)
     r = os.path.join(_r_home(), "bin", "R")
     cmd = [r, "CMD", "INSTALL", "--no-multiarch",
            *(["--no-test-load", "--no-docs", "--no-html"] if quick else []),
@@ -148,21 +149,24 @@ def install_package(src: Path, lib: Path, quick: bool = False) -> None:
     if res.returncode != 0:
         hint = ""
         if "dependenc" in res.stdout + res.stderr:  # R names the missing package
-            hint = ("\nthe shim needs the R packages R6 and bit64 (as R torch does): "
-                    "install.packages(c(\"R6\", \"bit64\")) in R, or on Debian/Ubuntu "
-                    "apt-get install r-cran-r6 r-cran-bit64 (./scripts/setup does)")
+            hint = ("\nthe shim needs the R packages R6, bit64 and rlang (as R torch does): "
+                    "install.packages(c(\"R6\", \"bit64\", \"rlang\")) in R, or on "
+                    "Debian/Ubuntu apt-get install r-cran-r6 r-cran-bit64 r-cran-rlang "
+                    "(./scripts/setup does)")
         raise RuntimeError("installing the R torch shim failed:\n" + res.stdout + res.stderr +
                            hint)
 
 
 def install_coro(lib: Path, tmp: Path) -> None:
-    """Install the minimal `coro` (r_compat/coro/: loop, collect, exhausted) into
-    `lib`, unless R already has the real package (Debian has none)."""
+    """Install the minimal `coro` (r_compat/coro/: loop, collect, exhausted, the
+    as_iterator generic) into `lib`, unless R's own libraries or `lib` already
+    have the real package (Debian has none); never over a real one."""
     r = os.path.join(_r_home(), "bin", "Rscript")
     env = {k: v for k, v in os.environ.items() if k != "R_LIBS"}
-    found = subprocess.run([r, "-e", 'quit(status = !requireNamespace("coro", quietly = TRUE))'],
-                           capture_output=True, env=env)
-    if found.returncode == 0:
+    env["R_LIBS"] = str(lib)
+    real = ('quit(status = !(requireNamespace("coro", quietly = TRUE) && '
+            '!grepl("rtorch-py", utils::packageDescription("coro")$Title)))')
+    if subprocess.run([r, "-e", real], capture_output=True, env=env).returncode == 0:
         return
     pkg = Path(tmp) / "coro"
     shutil.copytree(r_source_dir() / "coro", pkg)
