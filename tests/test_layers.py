@@ -29,7 +29,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ops: dispatch", ("rtorch_py.ops.dispatch",)),
     ("ops: recording", ("rtorch_py.ops.recording",)),
     ("ops: operands, views, kernels", ("rtorch_py.ops.operands", "rtorch_py.ops.views",
-                                       "rtorch_py.ops.nn_kernels", "rtorch_py.ops.samples")),
+                                       "rtorch_py.ops.nn_kernels", "rtorch_py.ops.sum_kernel",
+                                       "rtorch_py.ops.samples")),
     ("ops: families", tuple("rtorch_py.ops." + f for f in (
         "pointwise", "special", "reduction", "sorting", "shape", "indexing", "linalg", "fft",
         "conversion", "creation", "nn_functional", "upsample", "sparse"))),
