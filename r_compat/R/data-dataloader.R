@@ -31,9 +31,9 @@ DataLoader <- R6::R6Class(
       self$worker_packages <- worker_packages
       self$.iterable <- inherits(dataset, "iterable_dataset")
       if (self$.iterable) {
-        if (isTRUE(shuffle) || !is.null(sampler) || !is.null(batch_sampler)) {
-          .data_value_error("an iterable dataset can't be used with shuffle, sampler or ",
-                       "batch_sampler")
+        # (shuffle is ignored, as R torch ignores it: the dataset gives the order)
+        if (!is.null(sampler) || !is.null(batch_sampler)) {
+          .data_value_error("an iterable dataset can't be used with a sampler or batch_sampler")
         }
       } else {
         if (!is.null(batch_sampler)) {

@@ -21,6 +21,7 @@ from ..ops.nn_functional import constant_pad_nd, convolution, pool_gather, silu
 from ..ops import nn_functional as _nn_ops
 from ..ops.pointwise import erf
 from ..ops import nn_kernels as _K
+from ..ops.dispatch import autocast_policy
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -155,6 +156,7 @@ def nnf_threshold(input: Tensor, threshold: float, value: float, inplace: bool =
     return _ops.where(input > threshold, input, input * 0.0 + value)
 
 
+@autocast_policy("prelu")
 def nnf_prelu(input: Tensor, weight: Tensor) -> Tensor:
     w = weight
     if input.ndim >= 2 and weight.numel() > 1:
@@ -183,6 +185,7 @@ def nnf_log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 # Linear
 
 
+@autocast_policy("linear")
 def nnf_linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     out = input.matmul(weight.t())
     return out if bias is None else out + bias
@@ -283,17 +286,20 @@ def _warn_broadcast(input: Tensor, target: Tensor) -> None:
                       stacklevel=3)
 
 
+@autocast_policy("mse_loss")
 def nnf_mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     _warn_broadcast(input, target)
     d = input - target
     return _reduce(d * d, reduction)
 
 
+@autocast_policy("l1_loss")
 def nnf_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     _warn_broadcast(input, target)
     return _reduce((input - target).abs(), reduction)
 
 
+@autocast_policy("smooth_l1_loss")
 def nnf_smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                        beta: float = 1.0) -> Tensor:
     d = (input - target).abs()
@@ -303,6 +309,7 @@ def nnf_smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     return _reduce(loss, reduction)
 
 
+@autocast_policy("huber_loss")
 def nnf_huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                    delta: float = 1.0) -> Tensor:
     d = (input - target).abs()
@@ -315,6 +322,7 @@ def _log_clamped(x: Tensor) -> Tensor:
     return x.log().clamp(min=-100.0)
 
 
+@autocast_policy("binary_cross_entropy")
 def nnf_binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                              reduction: str = "mean") -> Tensor:
     _same_shape(input, target, "binary_cross_entropy")
@@ -326,6 +334,7 @@ def nnf_binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | Non
     return _reduce(loss, reduction)
 
 
+@autocast_policy("binary_cross_entropy_with_logits")
 def nnf_binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                          weight: Tensor | None = None,
                                          reduction: str = "mean",
@@ -351,6 +360,7 @@ def _class_dim_last(x: Tensor) -> Tensor:
     return x.permute(*perm).reshape(-1, x.shape[1])
 
 
+@autocast_policy("nll_loss")
 def nnf_nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
                  ignore_index: int = -100, reduction: str = "mean") -> Tensor:
     if target.data.dtype.kind not in "iu":
@@ -362,6 +372,7 @@ def nnf_nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return _nn_ops.nll_loss(logp, target, weight, ignore_index, reduction)
 
 
+@autocast_policy("cross_entropy")
 def nnf_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                       ignore_index: int = -100, reduction: str = "mean",
                       label_smoothing: float = 0.0) -> Tensor:
@@ -404,6 +415,7 @@ def nnf_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = Non
     return loss
 
 
+@autocast_policy("kl_div")
 def nnf_kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
                log_target: bool = False) -> Tensor:
     if log_target:
@@ -421,6 +433,7 @@ def nnf_kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
     return _reduce(loss, reduction)
 
 
+@autocast_policy("poisson_nll_loss")
 def nnf_poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,
                          full: bool = False, eps: float = 1e-8,
                          reduction: str = "mean") -> Tensor:
@@ -436,11 +449,13 @@ def nnf_poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,
     return _reduce(loss, reduction)
 
 
+@autocast_policy("margin_ranking_loss")
 def nnf_margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor,
                             margin: float = 0.0, reduction: str = "mean") -> Tensor:
     return _reduce((-target * (input1 - input2) + margin).clamp(min=0.0), reduction)
 
 
+@autocast_policy("hinge_embedding_loss")
 def nnf_hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                              reduction: str = "mean") -> Tensor:
     neg = (-input + margin).clamp(min=0.0)
@@ -449,6 +464,7 @@ def nnf_hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
     return _reduce(loss, reduction)
 
 
+@autocast_policy("soft_margin_loss")
 def nnf_soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce(_log1p_exp(-target * input), reduction)
 
@@ -460,6 +476,7 @@ def nnf_cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-
     return num / (n1 * n2)
 
 
+@autocast_policy("cosine_embedding_loss")
 def nnf_cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor,
                               margin: float = 0.0, reduction: str = "mean") -> Tensor:
     cos = nnf_cosine_similarity(input1, input2, dim=-1, eps=1e-12)
@@ -475,6 +492,7 @@ def nnf_pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1
     return (d ** p).sum(dim=-1, keepdim=keepdim) ** (1.0 / p)
 
 
+@autocast_policy("triplet_margin_loss")
 def nnf_triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                             margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
                             swap: bool = False, reduction: str = "mean") -> Tensor:
@@ -494,6 +512,7 @@ def nnf_multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tenso
     return _reduce(loss.mean(dim=-1), reduction)
 
 
+@autocast_policy("multilabel_margin_loss")
 def nnf_multilabel_margin_loss(input: Tensor, target: Tensor,
                                reduction: str = "mean") -> Tensor:
     """Each row's targets are the class indices before its first -1; every
@@ -595,10 +614,9 @@ def nnf_batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tens
                    weight: Tensor | None = None, bias: Tensor | None = None,
                    training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """PyTorch's batch-norm kernel (one NativeBatchNormBackward0 node); the batch's
-    statistics when training or without running ones, which training updates."""
-    if training and input.ndim >= 2 and input.numel() // max(input.shape[1], 1) <= 1:
-        raise ValueError(f"Expected more than 1 value per channel when training, got input "
-                         f"size {list(input.shape)}")
+    statistics when training or without running ones, which training updates. (One value
+    per channel is allowed, as in libtorch: the "more than 1 value" check is PyTorch's
+    Python layer, which R torch doesn't have.)"""
     return _nn_ops._batch_norm_impl_index(input, weight, bias, running_mean, running_var,
                                           training or running_mean is None, momentum, eps,
                                           False)[0]
