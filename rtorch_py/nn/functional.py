@@ -21,6 +21,7 @@ from ..ops.nn_functional import constant_pad_nd, convolution, pool_gather, silu
 from ..ops import nn_functional as _nn_ops
 from ..ops.pointwise import erf
 from ..ops import nn_kernels as _K
+from ..ops import grid_sample as _grid
 from ..ops.dispatch import autocast_policy
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -1036,6 +1037,29 @@ def nnf_upsample(input: Tensor, size: Any = None, scale_factor: Any = None,
                  mode: str = "nearest", align_corners: bool | None = None) -> Tensor:
     """PyTorch's F.upsample: nnf_interpolate under its older name."""
     return nnf_interpolate(input, size, scale_factor, mode, align_corners)
+
+
+_GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_GRID_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def nnf_grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
+                    padding_mode: str = "zeros", align_corners: bool = False) -> Tensor:
+    """The input sampled at the grid's points (coordinates in [-1, 1], x first)."""
+    if mode not in _GRID_MODES:
+        raise ValueError(f"Unknown mode name '{mode}'. Supported modes are 'bilinear', "
+                         "'nearest' and 'bicubic'.")
+    if padding_mode not in _GRID_PADDINGS:
+        raise ValueError(f"Unknown padding mode name '{padding_mode}'. Supported modes are "
+                         "'zeros', 'border' and 'reflection'.")
+    return _grid.grid_sampler(input, grid, _GRID_MODES[mode], _GRID_PADDINGS[padding_mode],
+                              align_corners)
+
+
+def nnf_affine_grid(theta: Tensor, size: Any, align_corners: bool = False) -> Tensor:
+    """The sampling grid of the affine maps theta (N, 2, 3) or (N, 3, 4) for an output
+    of `size` (N, C, H, W) or (N, C, D, H, W)."""
+    return _grid.affine_grid_generator(theta, size, align_corners)
 
 
 __all__ = [n for n in list(globals()) if n.startswith("nnf_")]
