@@ -412,6 +412,9 @@ def r_file(kind: str, state: list, robj: bytes | None = None, extra: list = ()) 
 
 def read_r_file(data: bytes) -> tuple:
     """(kind or None for a plain safetensors file, names, tensors, R object bytes or None)."""
+    if not is_safetensors(data):
+        raise ValueError("torch_load: this is not a file saved by torch_save() (nor a "
+                         "safetensors file or a PyTorch .pt/.pth zip file)")
     names, arrays, metadata = read_safetensors(data)
     try:
         meta = json.loads(metadata[R_KEY]) if R_KEY in metadata else None
