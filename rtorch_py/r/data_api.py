@@ -90,6 +90,10 @@ def collate(batch: Any) -> Any:
     elem = items[0]
     if isinstance(elem, Tensor):
         return _stack(items)
+    if isinstance(elem, np.ndarray) and elem.ndim <= 1 and elem.size == 1:
+        # (one R number with attributes, a name: a number, as R torch's unlist() makes it)
+        items = [np.asarray(v).reshape(-1)[0].item() for v in items]
+        elem = items[0]
     if isinstance(elem, np.ndarray):
         return _stack([_r_tensor(v) for v in items])
     if isinstance(elem, bool):
