@@ -7,6 +7,7 @@ safetensors reader. The R side of all this is tests/r/test-ecosystem.R."""
 from __future__ import annotations
 
 import io
+import subprocess
 import json
 import struct
 
@@ -300,3 +301,99 @@ torch_save(net, "{tmp_path / 'module.pt'}")
     assert header_keys(tmp_path / "module.pt") == ["weight", "bias", "__robj__", "__metadata__"]
     got = rt.torch_load(tmp_path / "module.pt")  # (from Python: the module's weights)
     assert list(got) == ["weight", "bias"]
+
+
+# --------------------------------------------------------------------------
+# coro: the real package, where installed, is the one torch uses
+
+# A package named coro as the real one is in what torch relies on: its exhausted()
+# symbol, an as_iterator() generic whose default knows nothing of torch (functions
+# as they are, anything else by length() and `[[`), loop() and collect() through it.
+REAL_CORO = {
+    "DESCRIPTION": "Package: coro\nVersion: 1.1.0\nTitle: Coroutines (a test double)\n"
+                   "Description: The part of coro torch uses.\nLicense: MIT\n"
+                   "Authors@R: person('a', 'b', role = c('aut', 'cre'), email = 'a@b.c')\n",
+    "NAMESPACE": "export(as_iterator, exhausted, is_exhausted, loop, collect, yield, "
+                 "double_of_real_coro)\nS3method(as_iterator, default)\n",
+    "R/coro.R": """
+double_of_real_coro <- function() TRUE
+exhausted <- function() as.symbol(".__exhausted__.")
+is_exhausted <- function(x) identical(x, exhausted())
+as_iterator <- function(x) UseMethod("as_iterator")
+as_iterator.default <- function(x) {
+  if (is.function(x)) return(x)
+  n <- length(x); i <- 0L
+  function() { if (i == n) return(exhausted()); i <<- i + 1L; x[[i]] }
+}
+collect <- function(x, n = NULL) {
+  it <- as_iterator(x); out <- list()
+  repeat { v <- it(); if (is_exhausted(v)) break; out[[length(out) + 1L]] <- v }
+  out
+}
+loop <- function(loop) {
+  e <- substitute(loop); env <- parent.frame()
+  it <- as_iterator(eval(e[[3]], env))
+  repeat { v <- it(); if (is_exhausted(v)) break; assign(as.character(e[[2]]), v, envir = env)
+           eval(e[[4]], env) }
+  invisible(NULL)
+}
+yield <- function(x) stop("yield() outside a generator")
+""",
+}
+
+
+@needs_r
+def test_a_real_coro_installed_is_used_and_iterates_data_loaders(tmp_path):
+    src = tmp_path / "coro"
+    for name, text in REAL_CORO.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    res = subprocess.run(["R", "CMD", "INSTALL", f"--library={lib}", str(src)],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    script = tmp_path / "iterate.R"
+    script.write_text("""
+library(torch)
+stopifnot(coro::double_of_real_coro(), identical(torch::as_iterator, coro::as_iterator))
+dl <- dataloader(tensor_dataset(torch_arange(1, 10)), batch_size = 3)
+total <- 0
+coro::loop(for (b in dl) total <- total + b[[1]]$sum()$item())
+cat("total", total, "batches", length(coro::collect(dl)), "\\n")
+ids <- iterable_dataset(initialize = function() NULL,
+  .iter = function() { i <- 0; function() { i <<- i + 1; if (i > 4) coro::exhausted() else i } })
+cat("iterable", length(coro::collect(dataloader(ids(), batch_size = 3))), "\\n")
+""")
+    res = run_r(str(script), env={"R_LIBS": str(lib)})
+    assert res.returncode == 0, res.stderr
+    assert "total 55 batches 4" in res.stdout and "iterable 2" in res.stdout
+
+
+@needs_r
+def test_r_torchs_older_tensor_files_load(tmp_path):
+    # version 2 holds libtorch's `torch::save(tensor)` bytes (an archive of a module whose
+    # attribute "0" is the tensor: made here by PyTorch's writer), version 1 them in base64
+    m = torch.nn.Module()
+    m.register_buffer("0", torch.arange(6.0).reshape(2, 3))
+    buf = io.BytesIO()
+    torch.jit.save(torch.jit.script(m), buf)
+    (tmp_path / "tensor.bin").write_bytes(buf.getvalue())
+    script = tmp_path / "legacy.R"
+    script.write_text(f"""
+library(torch)
+bytes <- readBin("{tmp_path / 'tensor.bin'}", "raw", n = 1e6)
+saveRDS(list(values = bytes, type = "tensor", version = 2), "{tmp_path / 'v2.pt'}")
+print(torch_load("{tmp_path / 'v2.pt'}"))
+one <- tempfile()
+saveRDS(list(values = bytes, type = "tensor", version = 2), one)
+serialized <- structure(readBin(one, "raw", n = 1e6), class = "torch_serialized_tensor")
+saveRDS(list(values = list(a = serialized, b = 2), type = "list", version = 2),
+        "{tmp_path / 'list.pt'}")
+l <- torch_load("{tmp_path / 'list.pt'}")
+cat("list", as_array(l$a$sum()), l$b, "\\n")
+""")
+    res = run_r(str(script))
+    assert res.returncode == 0, res.stderr
+    assert " 0  1  2\n 3  4  5\n[ CPUFloatType{2,3} ]" in res.stdout
+    assert "list 15 2" in res.stdout
