@@ -569,7 +569,8 @@ def _dim(d: int, ndim: int) -> int:
 
 ELLIPSIS = "..."
 
-# Set once a tensor with dim names or of a sparse layout exists in this process:
+# Set once a tensor with dim names or of a sparse layout exists in this process (or
+# autocast was turned on: ops.dispatch):
 # until then an op's public function calls the op at once (the ops' fast path,
 # rtorch_py/ops/dispatch.py), without looking at its operands.
 SPECIAL = [False]

@@ -13,10 +13,13 @@ more only when the call needs it:
   implementation for that layout, when one is registered (`implements`);
 - with named operands the op runs on unnamed twins of them, and its result
   gets names by the op's rule (names.py); an op with no rule refuses named
-  operands, as libtorch does, and an in-place op keeps its tensor's names.
+  operands, as libtorch does, and an in-place op keeps its tensor's names;
+- under autocast (R torch's `set_autocast()`), the ops of libtorch's CPU lists
+  cast their floating operands first (`AUTOCAST_POLICIES`).
 
 Fast path: until a tensor with dim names or of a sparse layout exists in the
-process (`tensor.SPECIAL`), the public function is one call to the op (a dim
+process, or autocast was turned on (`tensor.SPECIAL`), the public function is one
+call to the op (a dim
 given by name then can only be a mistake: the op fails on it, and only then is
 it looked at, `_with_dims`). An op with no tensor operand and no dims is
 published as it is.
