@@ -269,7 +269,8 @@ def torch_load(path: Any, device: Any = "cpu") -> Any:
         if kind == "tensor":
             return tensors[0]
         if kind in (None, "module"):  # (a module's weights: its state dict)
-            return OrderedDict(zip(names, tensors))
+            return OrderedDict((n, t) for n, t in zip(names, tensors)
+                               if not n.startswith(EXTRA_TENSOR))
         raise ValueError(f"torch_load: this file holds an R object (a {kind}, saved by "
                          "torch_save() in R); load it with torch_load() in R")
     if data[:2] == b"\x1f\x8b" or data[:2] in (b"X\n", b"A\n", b"B\n"):
@@ -302,6 +303,8 @@ def load_r(path: Any) -> list:
 # -- R torch's files: safetensors ------------------------------------------------------
 
 _UNNAMED = "...unnamed..."   # the one tensor of a "tensor" file, as R torch names it
+# tensors a module's file holds beyond its state dict (see rtorch_py/r/modules.py)
+EXTRA_TENSOR = "__rtorch_tensor__."
 R_KEY, R_OBJECT = "__r__", "__robj__"
 R_VERSION = 3
 _SAFE_DTYPES = {"float32": "F32", "float64": "F64", "float16": "F16", "bfloat16": "BF16",

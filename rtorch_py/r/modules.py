@@ -33,7 +33,7 @@ from ..function import NamedList
 from ..nn.module import (Module, buffer_is_persistent, format_module, is_nn_buffer,
                          is_nn_parameter, nn_buffer, nn_parameter)
 from ..nn.rnn import _RNNBase
-from ..serialization import _Reader, _Writer
+from ..serialization import EXTRA_TENSOR, _Reader, _Writer
 from ..tensor import Tensor, wrap
 from . import one_based
 
@@ -348,9 +348,6 @@ def fronts(modules: Any) -> list:
 # named by their key in the state dict saved beside it; a tensor that is in no
 # state dict (a non-persistent buffer) goes into the file as an extra tensor.
 
-_EXTRA = "__rtorch_tensor__."
-
-
 class _DescribeWriter(_Writer):
     def __init__(self, keys: dict) -> None:
         super().__init__()
@@ -370,7 +367,7 @@ def describe(module: Module) -> list:
     root = w.encode(module)
     fronted = [m for m in w.keep if isinstance(m, Module) and m in FRONTS]
     index = {"root": root, "fronted": [w.objects[id(m)] for m in fronted]}
-    extra = NamedList([f"{_EXTRA}{i}" for i in range(len(w.arrays))],
+    extra = NamedList([f"{EXTRA_TENSOR}{i}" for i in range(len(w.arrays))],
                       [wrap(a) for a in w.arrays])
     return [json.dumps(index), fronted, extra]
 
@@ -381,7 +378,7 @@ class _RebuildReader(_Reader):
         self.tensors, self.objects = {}, {}
 
     def array(self, i: int) -> Any:
-        return self.state[f"{_EXTRA}{int(i)}"].data
+        return self.state[f"{EXTRA_TENSOR}{int(i)}"].data
 
     def decode(self, e: Any) -> Any:
         if isinstance(e, dict) and "state_key" in e:

@@ -210,8 +210,10 @@ test_that("modules round-trip: their fields, children, parameters, buffers and m
       self$fc <- nn_linear(3, 2)
       self$body <- nn_sequential(nn_relu(), nn_linear(2, 2))
       self$counts <- nn_buffer(torch_tensor(c(1, 2)))
+      # (not in the state dict: kept beside it in the file)
+      self$half <- nn_buffer(torch_tensor(0.5), persistent = FALSE)
     },
-    forward = function(x) self$body(self$fc(x)) * self$k + self$counts$sum()
+    forward = function(x) self$body(self$fc(x)) * self$k * self$half + self$counts$sum()
   )
   net <- Net(k = 3)
   net$eval()
