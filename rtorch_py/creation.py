@@ -410,6 +410,8 @@ def torch_bool() -> Dtype: return bool_
 def torch_float16() -> Dtype: return float16
 def torch_half() -> Dtype: return float16
 def torch_bfloat16() -> Dtype: return bfloat16
+def torch_float8_e4m3fn() -> Dtype: return _tensor.float8_e4m3fn
+def torch_float8_e5m2() -> Dtype: return _tensor.float8_e5m2
 def torch_quint8() -> Dtype: return _tensor.quint8
 def torch_qint8() -> Dtype: return _tensor.qint8
 def torch_qint32() -> Dtype: return _tensor.qint32

@@ -63,6 +63,8 @@ _DTYPES = {
 try:  # bfloat16 comes from ml_dtypes (the engine's dependency)
     import ml_dtypes
     _DTYPES["bfloat16"] = (ml_dtypes.bfloat16, "CPUBFloat16Type")
+    _DTYPES["float8_e4m3fn"] = (ml_dtypes.float8_e4m3fn, "CPUFloat8_e4m3fnType")
+    _DTYPES["float8_e5m2"] = (ml_dtypes.float8_e5m2, "CPUFloat8_e5m2Type")
 except ImportError:  # pragma: no cover
     pass
 

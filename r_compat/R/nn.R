@@ -303,7 +303,7 @@ nn_module <- function(classname = NULL, inherit = nn_Module, ...,
   args <- list()
   for (n in names) {
     if (n == "...") {
-      args <- c(args, eval(quote(list(...)), env))
+      args <- c(args, eval(quote(rlang::list2(...)), env))  # dynamic dots, as R torch
     } else if (!eval(call("missing", as.name(n)), env)) {
       args[n] <- list(get(n, envir = env))
     }
@@ -493,7 +493,7 @@ nn_PyModule <- R6::R6Class(
     private = list(layer_ = name)
   )
   .finish_class(Module)
-  gen <- function(...) .nn_construct(Module, list(...))
+  gen <- function(...) .nn_construct(Module, rlang::list2(...))
   attr(gen, "class") <- c(classes, "nn_module_generator")
   attr(gen, "module") <- Module
   gen
@@ -528,7 +528,7 @@ nn_PyModule <- R6::R6Class(
 nn_sequential <- nn_module(
   "nn_sequential",
   initialize = function(...) {
-    modules <- list(...)
+    modules <- rlang::list2(...)
     nms <- names(modules)
     for (i in seq_along(modules)) {
       nm <- if (!is.null(nms) && nzchar(nms[i])) nms[i] else i - 1

@@ -169,7 +169,8 @@ Ops.torch_layout <- function(e1, e2) {
 
 `$.torch_dtype` <- function(x, name) {
   switch(name,
-    is_floating_point = as.character(x) %in% c("Float", "Double", "Half", "BFloat16"),
+    is_floating_point = as.character(x) %in% c("Float", "Double", "Half", "BFloat16",
+                                               "Float8_e4m3fn", "Float8_e5m2"),
     .type = function() as.character(x),
     NULL
   )
@@ -223,6 +224,11 @@ print.torch_hook <- function(x, ...) {
 torch_is_installed <- function() TRUE
 
 cuda_is_available <- function() FALSE
+
+cuda_device_count <- function() 0L
+
+# (libtorch without CUDA answers -1)
+cuda_current_device <- function() -1L
 
 backends_mps_is_available <- function() FALSE
 

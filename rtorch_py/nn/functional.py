@@ -24,6 +24,8 @@ from ..ops.nn_functional import constant_pad_nd, convolution, pool_gather, silu
 from ..ops import nn_functional as _nn_ops
 from ..ops.pointwise import erf
 from ..ops import nn_kernels as _K
+from ..ops import grid_sample as _grid
+from ..ops.dispatch import autocast_policy
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -158,6 +160,7 @@ def nnf_threshold(input: Tensor, threshold: float, value: float, inplace: bool =
     return _ops.where(input > threshold, input, input * 0.0 + value)
 
 
+@autocast_policy("prelu")
 def nnf_prelu(input: Tensor, weight: Tensor) -> Tensor:
     w = weight
     if input.ndim >= 2 and weight.numel() > 1:
@@ -186,6 +189,7 @@ def nnf_log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 # Linear
 
 
+@autocast_policy("linear")
 def nnf_linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     out = input.matmul(weight.t())
     return out if bias is None else out + bias
@@ -314,17 +318,20 @@ def _warn_broadcast(input: Tensor, target: Tensor) -> None:
                       stacklevel=3)
 
 
+@autocast_policy("mse_loss")
 def nnf_mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     _warn_broadcast(input, target)
     d = input - target
     return _reduce(d * d, reduction)
 
 
+@autocast_policy("l1_loss")
 def nnf_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     _warn_broadcast(input, target)
     return _reduce((input - target).abs(), reduction)
 
 
+@autocast_policy("smooth_l1_loss")
 def nnf_smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                        beta: float = 1.0) -> Tensor:
     d = (input - target).abs()
@@ -334,6 +341,7 @@ def nnf_smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     return _reduce(loss, reduction)
 
 
+@autocast_policy("huber_loss")
 def nnf_huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                    delta: float = 1.0) -> Tensor:
     d = (input - target).abs()
@@ -346,6 +354,7 @@ def _log_clamped(x: Tensor) -> Tensor:
     return x.log().clamp(min=-100.0)
 
 
+@autocast_policy("binary_cross_entropy")
 def nnf_binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                              reduction: str = "mean") -> Tensor:
     _same_shape(input, target, "binary_cross_entropy")
@@ -357,6 +366,7 @@ def nnf_binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | Non
     return _reduce(loss, reduction)
 
 
+@autocast_policy("binary_cross_entropy_with_logits")
 def nnf_binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                          weight: Tensor | None = None,
                                          reduction: str = "mean",
@@ -382,6 +392,7 @@ def _class_dim_last(x: Tensor) -> Tensor:
     return x.permute(*perm).reshape(-1, x.shape[1])
 
 
+@autocast_policy("nll_loss")
 def nnf_nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
                  ignore_index: int = -100, reduction: str = "mean") -> Tensor:
     if target.data.dtype.kind not in "iu":
@@ -393,6 +404,7 @@ def nnf_nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return _nn_ops.nll_loss(logp, target, weight, ignore_index, reduction)
 
 
+@autocast_policy("cross_entropy")
 def nnf_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                       ignore_index: int = -100, reduction: str = "mean",
                       label_smoothing: float = 0.0) -> Tensor:
@@ -435,6 +447,7 @@ def nnf_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = Non
     return loss
 
 
+@autocast_policy("kl_div")
 def nnf_kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
                log_target: bool = False) -> Tensor:
     if log_target:
@@ -452,6 +465,7 @@ def nnf_kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
     return _reduce(loss, reduction)
 
 
+@autocast_policy("poisson_nll_loss")
 def nnf_poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,
                          full: bool = False, eps: float = 1e-8,
                          reduction: str = "mean") -> Tensor:
@@ -467,11 +481,13 @@ def nnf_poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,
     return _reduce(loss, reduction)
 
 
+@autocast_policy("margin_ranking_loss")
 def nnf_margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor,
                             margin: float = 0.0, reduction: str = "mean") -> Tensor:
     return _reduce((-target * (input1 - input2) + margin).clamp(min=0.0), reduction)
 
 
+@autocast_policy("hinge_embedding_loss")
 def nnf_hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                              reduction: str = "mean") -> Tensor:
     neg = (-input + margin).clamp(min=0.0)
@@ -480,6 +496,7 @@ def nnf_hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
     return _reduce(loss, reduction)
 
 
+@autocast_policy("soft_margin_loss")
 def nnf_soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce(_log1p_exp(-target * input), reduction)
 
@@ -491,6 +508,7 @@ def nnf_cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-
     return num / (n1 * n2)
 
 
+@autocast_policy("cosine_embedding_loss")
 def nnf_cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor,
                               margin: float = 0.0, reduction: str = "mean") -> Tensor:
     cos = nnf_cosine_similarity(input1, input2, dim=-1, eps=1e-12)
@@ -506,6 +524,7 @@ def nnf_pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1
     return (d ** p).sum(dim=-1, keepdim=keepdim) ** (1.0 / p)
 
 
+@autocast_policy("triplet_margin_loss")
 def nnf_triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                             margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
                             swap: bool = False, reduction: str = "mean") -> Tensor:
@@ -525,6 +544,7 @@ def nnf_multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tenso
     return _reduce(loss.mean(dim=-1), reduction)
 
 
+@autocast_policy("multilabel_margin_loss")
 def nnf_multilabel_margin_loss(input: Tensor, target: Tensor,
                                reduction: str = "mean") -> Tensor:
     """Each row's targets are the class indices before its first -1; every
@@ -626,10 +646,9 @@ def nnf_batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tens
                    weight: Tensor | None = None, bias: Tensor | None = None,
                    training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """PyTorch's batch-norm kernel (one NativeBatchNormBackward0 node); the batch's
-    statistics when training or without running ones, which training updates."""
-    if training and input.ndim >= 2 and input.numel() // max(input.shape[1], 1) <= 1:
-        raise ValueError(f"Expected more than 1 value per channel when training, got input "
-                         f"size {list(input.shape)}")
+    statistics when training or without running ones, which training updates. (One value
+    per channel is allowed, as in libtorch: the "more than 1 value" check is PyTorch's
+    Python layer, which R torch doesn't have.)"""
     return _nn_ops._batch_norm_impl_index(input, weight, bias, running_mean, running_var,
                                           training or running_mean is None, momentum, eps,
                                           False)[0]
@@ -1049,6 +1068,29 @@ def nnf_upsample(input: Tensor, size: Any = None, scale_factor: Any = None,
                  mode: str = "nearest", align_corners: bool | None = None) -> Tensor:
     """PyTorch's F.upsample: nnf_interpolate under its older name."""
     return nnf_interpolate(input, size, scale_factor, mode, align_corners)
+
+
+_GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_GRID_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def nnf_grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
+                    padding_mode: str = "zeros", align_corners: bool = False) -> Tensor:
+    """The input sampled at the grid's points (coordinates in [-1, 1], x first)."""
+    if mode not in _GRID_MODES:
+        raise ValueError(f"Unknown mode name '{mode}'. Supported modes are 'bilinear', "
+                         "'nearest' and 'bicubic'.")
+    if padding_mode not in _GRID_PADDINGS:
+        raise ValueError(f"Unknown padding mode name '{padding_mode}'. Supported modes are "
+                         "'zeros', 'border' and 'reflection'.")
+    return _grid.grid_sampler(input, grid, _GRID_MODES[mode], _GRID_PADDINGS[padding_mode],
+                              align_corners)
+
+
+def nnf_affine_grid(theta: Tensor, size: Any, align_corners: bool = False) -> Tensor:
+    """The sampling grid of the affine maps theta (N, 2, 3) or (N, 3, 4) for an output
+    of `size` (N, C, H, W) or (N, C, D, H, W)."""
+    return _grid.affine_grid_generator(theta, size, align_corners)
 
 
 __all__ = [n for n in list(globals()) if n.startswith("nnf_")]

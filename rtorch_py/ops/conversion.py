@@ -49,11 +49,12 @@ def to(self: Tensor, dtype: Any = None, device: Any = None, other: Any = None,
         return _to_device(self, str(device), dtype)
     if dtype is None:
         return clone(self) if copy else self
-    target = as_dtype(dtype).np
+    dt = as_dtype(dtype)
+    target = dt.np
     if target == self.data.dtype and not copy:
         return self
     out = wrap(self.data.astype(target))
-    if target.kind != "f":
+    if not dt.is_floating_point:  # ((bfloat16 is NumPy kind "V": a float all the same)
         return out
     return record(out, ToCopyBackward0, (self,))
 

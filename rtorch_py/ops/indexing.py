@@ -535,12 +535,12 @@ def _index_add(self: Tensor, dim: int, index: Any, source: Any, alpha: Any, op_n
 
 
 @op(dims=("dim",), indices=("index",), samples=S.index_add)
-def index_add(self: Tensor, dim: int, index: Any, source: Any, alpha: Any = 1) -> Tensor:
+def index_add(self: Tensor, dim: int, index: Any, source: Any, alpha: float = 1) -> Tensor:
     return record(*_index_add(self, dim, index, source, alpha, "index_add"))
 
 
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
-def index_add_(self: Tensor, dim: int, index: Any, source: Any, alpha: Any = 1) -> Tensor:
+def index_add_(self: Tensor, dim: int, index: Any, source: Any, alpha: float = 1) -> Tensor:
     return _write_inplace(self, *_index_add(self, dim, index, source, alpha, "index_add_"))
 
 

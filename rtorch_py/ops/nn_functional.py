@@ -146,6 +146,16 @@ def ConvolutionBackward0(n, g, x, w, has_bias, stride, padding, dilation, transp
     return (gx, gw, gb)
 
 
+def _check_kernel_fits(sizes: tuple, kernel: tuple, padding: tuple, dilation: tuple) -> None:
+    padded = [n + 2 * p for n, p in zip(sizes, padding)]
+    spans = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
+    if any(n < k for n, k in zip(padded, spans)):
+        raise RuntimeError(  # (libtorch's words)
+            f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+            f"Kernel size: ({' x '.join(map(str, spans))}). Kernel size can't be greater "
+            "than actual input size")
+
+
 @op(samples=S.convolution, method=False)
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,
                 dilation: Any, transposed: bool, output_padding: Any, groups: int) -> Tensor:
@@ -157,6 +167,8 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
                          f"{list(input.shape)}")
     stride, padding, dilation = _ints(stride, nd), _ints(padding, nd), _ints(dilation, nd)
     output_padding, groups = _ints(output_padding, nd), int(groups)
+    if not transposed:
+        _check_kernel_fits(input.shape[2:], weight.shape[2:], padding, dilation)
     out = _conv_arrays(input.data, weight.data, stride, padding, dilation, bool(transposed),
                        output_padding, groups)
     if bias is not None:
@@ -485,7 +497,8 @@ def _batch_norm_impl_index(input: Tensor, weight: Tensor | None, bias: Tensor | 
             running_mean.data[...] = (1 - momentum) * running_mean.data + momentum * mean
             bump_version(running_mean)
         if running_var is not None:
-            unbiased = var * (count / (count - 1)) if count > 1 else np.full_like(var, np.inf)
+            # (one value per channel: 0 / 0, NaN, as libtorch's var_sum / (n - 1))
+            unbiased = var * (count / (count - 1)) if count > 1 else np.full_like(var, np.nan)
             running_var.data[...] = (1 - momentum) * running_var.data + momentum * unbiased
             bump_version(running_var)
         invstd = 1.0 / np.sqrt(var + eps)

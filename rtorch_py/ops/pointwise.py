@@ -10,6 +10,7 @@ number takes a fast path (`_number`).
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
 import numpy as np
@@ -43,7 +44,7 @@ def AddBackward1(n, g):
 
 
 @op(operators=("__add__", "__radd__"), r_operators=("+",), samples=S.add_sub, names="unify")
-def add(self: Any, other: Any, alpha: Any = 1) -> Tensor:
+def add(self: Any, other: Any, alpha: float = 1) -> Tensor:
     if type(self) is Tensor and alpha == 1:
         c = _number(other, self.data)
         if c is not None:  # tensor + number (the fast path)
@@ -68,7 +69,7 @@ def SubBackward0(n, g, alpha):
 
 
 @op(operators=("__sub__",), r_operators=("-",), samples=S.add_sub, names="unify")
-def sub(self: Any, other: Any, alpha: Any = 1) -> Tensor:
+def sub(self: Any, other: Any, alpha: float = 1) -> Tensor:
     if type(self) is Tensor and alpha == 1:
         c = _number(other, self.data)
         if c is not None:  # tensor - number (the fast path)
@@ -89,7 +90,7 @@ def sub(self: Any, other: Any, alpha: Any = 1) -> Tensor:
 
 
 @op(method=False, operators=("__rsub__",), samples=S.tensor_number, names="unify")
-def rsub(self: Any, other: Any, alpha: Any = 1) -> Tensor:
+def rsub(self: Any, other: Any, alpha: float = 1) -> Tensor:
     """other - alpha * self, self the tensor (for `2 - x`)."""
     try:
         out = np.subtract(_data(other), _data(self) if alpha == 1 else _data(self) * alpha)
@@ -747,7 +748,7 @@ def _inplace_binary(x: Tensor, other: Any, ufunc: Callable, fn: Callable, saved:
 
 
 @op(operators=("__iadd__",), function=False)
-def add_(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+def add_(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
     other = other if alpha == 1 else (other * alpha)
     if is_number(other):
         return _inplace_binary(self, other, np.add, AddBackward1, (), "add_")
@@ -755,7 +756,7 @@ def add_(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
 
 
 @op(operators=("__isub__",), function=False)
-def sub_(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+def sub_(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
     other = other if alpha == 1 else (other * alpha)
     if is_number(other):
         return _inplace_binary(self, other, np.subtract, AddBackward1, (), "sub_",
@@ -847,6 +848,7 @@ def _inplace(fn: Callable, name: str, node: str | None = None) -> Callable:
         return _record_inplace(self, _InplaceBackward, (self, out), (),
                                name=node or out.grad_fn.name)
     inplace.__name__ = inplace.__qualname__ = name
+    inplace.__signature__ = inspect.signature(fn)  # (its arguments are fn's: R translates them)
     return inplace
 
 
@@ -1316,7 +1318,7 @@ def AddcdivBackward0(n, g, t1, t2, value):
             -g * value * t1 / (t2 * t2) if n.needs(2) else None)
 
 
-def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Any = 1) -> Tensor:
+def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, value: float = 1) -> Tensor:
     """self + value * tensor1 * tensor2."""
     try:
         out = _data(self) + value * (_data(tensor1) * _data(tensor2))
@@ -1326,7 +1328,7 @@ def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Any = 1) -> T
     return record(out, AddcmulBackward0, (self, tensor1, tensor2), (tensor1, tensor2, value))
 
 
-def addcdiv(self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Any = 1) -> Tensor:
+def addcdiv(self: Tensor, tensor1: Tensor, tensor2: Tensor, value: float = 1) -> Tensor:
     """self + value * tensor1 / tensor2."""
     if _data(tensor1).dtype.kind in "iub" and _data(tensor2).dtype.kind in "iub":
         raise RuntimeError("addcdiv: integer division of tensors isn't supported; make "

@@ -196,6 +196,15 @@ def nn_layer_names() -> list:
     return sorted(LAYERS)
 
 
+def nn_layer_args(name: str) -> list:
+    """The names a built-in layer's constructor takes."""
+    cls = LAYERS[name]
+    names = _signature_names(cls.__init__)[1:]
+    if not names:  # (activations take theirs as *args: their fields)
+        names = [k for k in vars(cls()) if not k.startswith("_") and k != "training"]
+    return names
+
+
 def _r_clip_norm(parameters: Any, max_norm: Any, norm_type: Any = 2, **kw: Any) -> Tensor:
     return _nn.nn_utils_clip_grad_norm_(_params_of(parameters), float(max_norm),
                                         float(norm_type), **kw)
@@ -232,5 +241,5 @@ R_FUNCTIONS.update({
     "nn_utils_clip_grad_value_": _r_clip_value,
     # (a layer's forward is api.nn_forward, whose pointer R keeps: the call is hot)
     ".nn_new": nn_new, ".nn_kind": nn_kind, ".nn_mark": nn_mark,
-    ".nn_py_layer_names": nn_layer_names,
+    ".nn_py_layer_names": nn_layer_names, ".nn_layer_args": nn_layer_args,
 })

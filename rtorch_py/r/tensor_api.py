@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import amp as _amp
 from .. import autograd as _ag
 from .. import creation as _cr
 from .. import engine as _eng
@@ -275,7 +276,7 @@ def _dtypes() -> dict[str, Callable]:
     """torch_float(), torch_int8(), torch_cfloat(), ... and the layout/format constants."""
     names = ["float", "float32", "double", "float64", "float16", "half", "bfloat16", "long",
              "int64", "int", "int32", "int16", "short", "int8", "uint8", "bool", "quint8",
-             "qint8", "qint32", "cfloat",
+             "qint8", "qint32", "float8_e4m3fn", "float8_e5m2", "cfloat",
              "cfloat32", "complex64", "cdouble", "cfloat64", "complex128", "strided",
              "sparse_coo", "contiguous_format", "preserve_format", "channels_last_format",
              "reduction_none", "reduction_mean", "reduction_sum"]
@@ -641,6 +642,8 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_sparse_coo_tensor": torch_sparse_coo_tensor,
     "torch_quantize_per_tensor": _q.torch_quantize_per_tensor,
     "torch_dequantize": _q.torch_dequantize,
+    "torch_is_floating_point": is_floating_point,
+    ".set_autocast": _amp.set_autocast, ".unset_autocast": _amp.unset_autocast,
     # (names with a dot are the R side's helpers, not exported)
     ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer,
     ".storage_method": storage_method, ".manual_seed": manual_seed,
