@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .creation import device_type, no_device
 from .ops.recording import formula, record
 from .ops.sparse import SparseTensor, _make, format_sparse
 from .tensor import Tensor, as_dtype, sparse_coo, strided, to_array, wrap
@@ -73,8 +74,8 @@ def torch_sparse_coo_tensor(indices: Any, values: Any, size: Any = None, dtype: 
     """A COO tensor with `values` at `indices` (0-based, sparse_dim x nnz), as
     PyTorch's sparse_coo_tensor: uncoalesced, the size inferred when not given;
     values that require grad receive the gradient (SparseCooTensorWithDimsAndTensorsBackward0)."""
-    if device is not None and str(device) != "cpu":
-        raise RuntimeError(f"only the 'cpu' device exists here, got '{device}'")
+    if device is not None and device_type(device) != "cpu":
+        raise no_device(device)
     idx = _as_int_array(indices, "indices")
     vals = values if isinstance(values, Tensor) else wrap(to_array(values))
     if isinstance(vals, SparseTensor):

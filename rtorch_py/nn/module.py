@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Iterator
 
 from .. import autograd as _ag
+from ..creation import device_type, no_device
 from ..function import NamedList
 from ..tensor import Tensor, as_dtype
 
@@ -286,8 +287,8 @@ class Module:
 
     def to(self, dtype: Any = None, device: Any = None, tensor: Tensor | None = None,
            **kwargs: Any) -> Module:
-        if device is not None and str(device) != "cpu":
-            raise RuntimeError(f"only the 'cpu' device exists here, got {device!r}")
+        if device is not None and device_type(device) != "cpu":
+            raise no_device(device)
         if tensor is not None:
             dtype = tensor.dtype
         if dtype is None:

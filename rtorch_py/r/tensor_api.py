@@ -24,7 +24,7 @@ from ..gradcheck import autograd_gradcheck as _gradcheck
 from ..ops.views import _check_inplace
 from ..printing import format_grad_fn
 from ..sparse import strided_only
-from ..tensor import _BF16, Storage, Tensor, as_dtype, dtype, strided, wrap
+from ..tensor import _BF16, Storage, Tensor, as_dtype, dtype, get_default_dtype, strided, wrap
 from . import one_based
 from .one_based import integer, sizes
 from .convert import (MISSING, UNDEFINED, Scope, _check_r_data, _list, _r_data, _r_value,
@@ -109,9 +109,11 @@ def torch_randint(low: Any, high: Any = None, size: Any = None, generator: Any =
                   requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     if size is None and high is not None and not isinstance(high, (int, float)):
         size, high = high, None
+    # R torch asks libtorch's randint for the default dtype (a float), where
+    # PyTorch's (and the Python API's) default is int64.
     return _cr.torch_randint(integer(low), None if high is None else integer(high),
-                             size=sizes([size]), dtype=dtype, requires_grad=requires_grad,
-                             generator=generator)
+                             size=sizes([size]), dtype=dtype or get_default_dtype(),
+                             requires_grad=requires_grad, generator=generator)
 
 
 def torch_randint_like(input: Tensor, low: Any, high: Any = None, dtype: Any = None,
@@ -168,7 +170,8 @@ def generator_method(g: Any, name: str, *args: Any) -> Any:
         (seed,) = args
         out = getattr(g, name)(integer(seed, "seed"))
         return None if name == "set_current_seed" else out
-    return float(getattr(g, name)())
+    # the 64-bit seed as text: R makes it an integer64, as R torch does
+    return str(getattr(g, name)())
 
 
 def torch_set_default_dtype(d: Any) -> None:
@@ -426,6 +429,18 @@ def cpu(self: Tensor, memory_format: Any = None) -> Tensor:
     return self if self.device == "cpu" else self.to(device="cpu")  # (meta: refused)
 
 
+def cpu_only(device: Any) -> None:
+    """Refuses a device other than the CPU (for modules, whose data has no meta form)."""
+    if device is not None and _cr.device_type(device) != "cpu":
+        raise _cr.no_device(device)
+
+
+def cuda(self: Tensor, device: Any = None, non_blocking: bool = False,
+         memory_format: Any = None) -> Tensor:
+    """R torch's x$cuda(): refused as libtorch without CUDA refuses it."""
+    return self.to(device="cuda" if device is None else device)
+
+
 def item(self: Tensor) -> Any:
     return self.item()
 
@@ -571,7 +586,7 @@ def set_grad_(self: Tensor, new_grad: Any) -> Tensor:
 
 
 METHODS: dict[str, Callable] = {
-    "size": size, "data": data, "set_grad_": set_grad_, "cpu": cpu, "item": item,
+    "size": size, "data": data, "set_grad_": set_grad_, "cpu": cpu, "cuda": cuda, "item": item,
     "backward": backward, "retain_grad": retain_grad,
     "register_hook": register_hook, "requires_grad_": requires_grad_, "detach": detach,
     "detach_": detach_, "numel": numel, "dim": dim, "is_floating_point": is_floating_point,

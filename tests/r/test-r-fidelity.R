@@ -20,9 +20,11 @@ test_that("devices are torch_device objects", {
   expect_s3_class(x$device, "torch_device")
   expect_equal(x$device$type, "cpu")
   expect_equal(as.character(torch_device("cpu:0")), "cpu:0")
-  expect_equal(printed(torch_device("cpu")), "torch_device(type='cpu')\n")
+  expect_equal(printed(torch_device("cpu")), "torch_device(type='cpu') \n")  # R torch's cat(s, "\n")
   expect_equal(x$to(device = torch_device("cpu"))$device$type, "cpu")
-  expect_error(torch_device("cuda"), "only the 'cpu' device exists here")
+  expect_equal(printed(torch_device("cuda:1")), "torch_device(type='cuda', index=1) \n")
+  expect_error(torch_tensor(1)$to(device = torch_device("cuda:1")),
+               "PyTorch is not linked with support for cuda devices", class = "runtime_error")
 })
 
 test_that("engine errors carry R torch's condition classes and R's call", {
