@@ -11,7 +11,7 @@ from . import tensor as _tensor
 from .meta import meta_array
 from .tensor import (Layout, Tensor, as_dtype, bfloat16, bool_, complex64, complex128, float16,
                      float32, float64, get_default_dtype, int8, int16, int32, int64, result_type,
-                     set_default_dtype, set_names, to_array, uint8, wrap)
+                     set_default_dtype, set_names, strided, to_array, uint8, wrap)
 from .tensor import dtype as Dtype
 
 
@@ -131,6 +131,15 @@ def no_device(device: Any) -> RuntimeError:
              f"PyTorch is not linked with support for {kind} devices")
     return RuntimeError(f"{where}\n(rtorch-py computes on the CPU: use device = 'cpu', or "
                         "'meta' for tensors with a shape and no data)")
+
+
+def strided_only(layout: Any, what: str | None = None) -> None:
+    """Creation functions make strided tensors only: refuse another layout, rather
+    than give a dense tensor for it."""
+    if layout is not None and layout is not strided:
+        by = f" by {what}()" if what else ""
+        raise NotImplementedError(f"layout = {layout!r} is not supported{by}; make the dense "
+                                  "tensor and convert it with to_sparse()")
 
 
 def _check_device(device: Any) -> bool:

@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from .creation import device_type, no_device
+from .creation import device_type, no_device, strided_only
 from .ops.recording import formula, record
 from .ops.sparse import SparseTensor, _make, format_sparse
-from .tensor import Tensor, as_dtype, sparse_coo, strided, to_array, wrap
+from .tensor import Tensor, as_dtype, sparse_coo, to_array, wrap
 
 __all__ = ["torch_sparse_coo_tensor", "strided_only", "SparseTensor",
            "format_sparse"]  # (the last two: what R's tensor API prints with)
@@ -97,11 +97,3 @@ def torch_sparse_coo_tensor(indices: Any, values: Any, size: Any = None, dtype: 
     return record(out, SparseCooTensorWithDimsAndTensorsBackward0, (vals,),
                   (flat, shape[:sd]))
 
-
-def strided_only(layout: Any, what: str | None = None) -> None:
-    """Creation functions make strided tensors only: refuse another layout, rather
-    than give a dense tensor for it."""
-    if layout is not None and layout is not strided:
-        by = f" by {what}()" if what else ""
-        raise NotImplementedError(f"layout = {layout!r} is not supported{by}; make the dense "
-                                  "tensor and convert it with to_sparse()")

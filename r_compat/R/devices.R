@@ -38,9 +38,9 @@ cuda_dump_memory_snapshot <- function(filepath) {
   writeBin(snapshot, con)
 }
 
-cuda_get_rng_state <- function(device = cuda_current_device()) .no_cuda()
+cuda_get_rng_state <- function(device = NULL) .no_cuda()
 
-cuda_set_rng_state <- function(state, device = cuda_current_device()) .no_cuda()
+cuda_set_rng_state <- function(state, device = NULL) .no_cuda()
 
 backends_cudnn_is_available <- function() FALSE
 

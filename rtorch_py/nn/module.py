@@ -16,6 +16,7 @@ live in a Module (`rtorch_py/r/modules.py`).
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, Iterable, Iterator
 
 from .. import autograd as _ag
@@ -359,6 +360,14 @@ class Module:
 
     def parameter_count(self) -> int:
         return int(sum(p.numel() for p in self.parameters.values()))
+
+
+def options_signature(params: Iterable[tuple[str, Any]]) -> inspect.Signature:
+    """The signature `__init__(self, name = default, ...)` of a layer made from a list of
+    options (losses, activations), so that R and the tools see their arguments."""
+    P = inspect.Parameter
+    return inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD),
+                              *(P(n, P.POSITIONAL_OR_KEYWORD, default=d) for n, d in params)])
 
 
 def write_(t: Tensor, values: Any) -> Tensor:

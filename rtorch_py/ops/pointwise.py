@@ -10,6 +10,7 @@ number takes a fast path (`_number`).
 """
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any, Callable
 
@@ -848,6 +849,7 @@ def _inplace(fn: Callable, name: str, node: str | None = None) -> Callable:
         return _record_inplace(self, _InplaceBackward, (self, out), (),
                                name=node or out.grad_fn.name)
     inplace.__name__ = inplace.__qualname__ = name
+    inplace.__signature__ = inspect.signature(fn)  # (fn's arguments: what R and the tools see)
     return inplace
 
 

@@ -132,7 +132,7 @@ def torch_randperm(n: Any, dtype: Any = None, layout: Any = None, device: Any = 
 
 def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, layout: Any = None,
                         device: Any = None, requires_grad: bool = False,
-                        pin_memory: Any = None) -> Tensor:
+                        pin_memory: bool = False) -> Tensor:
     return _cr.torch_empty_strided(sizes([size]), sizes([stride]), dtype=dtype,
                                    requires_grad=requires_grad)
 
