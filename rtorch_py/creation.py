@@ -13,7 +13,7 @@ from .random import Generator, default_generator
 from . import random as _random
 from .tensor import (Layout, Tensor, as_dtype, bfloat16, bool_, complex64, complex128, float16,
                      float32, float64, get_default_dtype, int8, int16, int32, int64, result_type,
-                     set_default_dtype, set_names, to_array, uint8, wrap)
+                     set_default_dtype, set_names, strided, to_array, uint8, wrap)
 from .tensor import dtype as Dtype
 
 
@@ -126,15 +126,53 @@ def _size(size: tuple) -> tuple:
     return tuple(out)
 
 
+# The device types libtorch knows (c10's parser): a device of any of them can be
+# named (R's torch_device("cuda:1")); tensors live on the CPU, or on the meta
+# device (a shape and a dtype, no data).
+DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+                "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+                "privateuseone")
+
+
+def device_type(device: Any) -> str:
+    """The type of a device ("cuda" for "cuda:1"); an unknown one refused as libtorch
+    refuses it."""
+    kind = str(device).split(":", 1)[0]
+    if kind not in DEVICE_TYPES:
+        raise RuntimeError(f"Expected one of {', '.join(DEVICE_TYPES)} device type at start "
+                           f"of device string: {device}")
+    return kind
+
+
+def no_device(device: Any) -> RuntimeError:
+    """The error for data asked to live on a device the engine has not: libtorch's
+    words on a machine without it (R torch's on a CPU-only one), then what to do."""
+    kind = device_type(device)
+    where = ("PyTorch is not linked with support for meta devices here (a meta tensor has "
+             "no data to hold)" if kind == "meta" else
+             f"PyTorch is not linked with support for {kind} devices")
+    return RuntimeError(f"{where}\n(rtorch-py computes on the CPU: use device = 'cpu', or "
+                        "'meta' for tensors with a shape and no data)")
+
+
+def strided_only(layout: Any, what: str | None = None) -> None:
+    """Creation functions make strided tensors only: refuse another layout, rather
+    than give a dense tensor for it."""
+    if layout is not None and layout is not strided:
+        by = f" by {what}()" if what else ""
+        raise NotImplementedError(f"layout = {layout!r} is not supported{by}; make the dense "
+                                  "tensor and convert it with to_sparse()")
+
+
 def _check_device(device: Any) -> bool:
     """Whether the tensor is made on the meta device (a shape and a dtype, no
     data); devices other than cpu and meta are refused."""
-    if device is None or str(device) == "cpu":
+    if device is None:
         return False
-    if str(device) == "meta":
-        return True
-    raise RuntimeError(f"only the 'cpu' device exists here, got {str(device)!r} (and "
-                       "'meta': tensors with a shape and no data)")
+    kind = device_type(device)
+    if kind in ("cpu", "meta"):
+        return kind == "meta"
+    raise no_device(device)
 
 
 def _no_values(size: tuple) -> np.ndarray:
@@ -158,8 +196,10 @@ def torch_tensor(data: Any, dtype: Any = None, device: Any = "cpu",
 def torch_empty(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
                 requires_grad: bool = False) -> Tensor:
     size, meta = _size(size), _check_device(device)
+    # Values unspecified; zeros (what R torch's pages show, fresh memory) rather
+    # than whatever NumPy's allocator held
     return _finish(_no_values(size) if meta else
-                   np.empty(size, dtype=as_dtype(dtype or get_default_dtype()).np), dtype,
+                   np.zeros(size, dtype=as_dtype(dtype or get_default_dtype()).np), dtype,
                    requires_grad, names=names, meta=meta)
 
 

@@ -450,7 +450,9 @@ class Tensor:
     __str__ = __repr__
 
     def _type_string(self) -> str:
-        return self.dtype.type_name.replace("CPU", "torch.").replace("Type", "Tensor")
+        """libtorch's name of the tensor's type, as its C++ messages (R torch's) give
+        it: CPUFloatType."""
+        return self.dtype.type_name
 
     # -- dim names -------------------------------------------------------
     @property

@@ -61,14 +61,12 @@ nn_Module <- R6::R6Class(
     cpu = function() {
       invisible(create_nn_module_callable(self))
     },
-    cuda = function(...) {
-      stop("CUDA is not available: rtorch-py runs on the CPU only", call. = FALSE)
+    cuda = function(device = NULL, non_blocking = FALSE, memory_format = NULL) {
+      self$to(device = if (is.null(device)) "cuda" else device)
     },
     to = function(dtype = NULL, device = NULL, tensor = NULL, non_blocking = FALSE,
                   copy = FALSE, memory_format = NULL) {
-      if (!is.null(device) && !identical(as.character(device), "cpu")) {
-        stop(sprintf("only the 'cpu' device exists here, got '%s'", device), call. = FALSE)
-      }
+      .External(C_call, .py_fn("cpu_only"), device)
       if (!is.null(tensor)) dtype <- tensor$dtype
       if (is.null(dtype)) return(invisible(create_nn_module_callable(self)))
       if (!dtype$is_floating_point) {

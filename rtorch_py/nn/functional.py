@@ -701,12 +701,7 @@ def nnf_embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
             norms = (np.abs(w) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
             scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
             weight.data[rows] = (w * scale[:, None]).astype(weight.data.dtype)
-    out = weight[wrap(idx.astype(np.int64))]
-    if padding_idx is not None:
-        # rows at padding_idx get no gradient
-        keep = (idx != padding_idx).astype(weight.data.dtype)[..., None]
-        out = out * wrap(keep) + out.detach() * wrap(1.0 - keep)
-    return out
+    return _nn_ops.embedding(input, weight, padding_idx)
 
 
 def nnf_embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,

@@ -11,7 +11,7 @@ from ..tensor import Tensor
 from . import functional as F
 from . import init
 from ..ops.nn_kernels import _tuple
-from .module import Module, nn_buffer, nn_parameter, write_
+from .module import Module, nn_buffer, nn_parameter, options_signature, write_
 
 
 def _empty(*shape: int) -> Tensor:
@@ -108,6 +108,8 @@ def _activation(name: str, fn: Any, params: Sequence[tuple[str, Any]] = (),
             return write_(input, out)  # inplace = TRUE: the input takes the result
         return out
 
+    __init__.__signature__ = options_signature([*params, *([("inplace", False)] if inplace
+                                                           else [])])
     return type(name, (Module,), {"__init__": __init__, "forward": forward,
                                   "__module__": __name__})
 

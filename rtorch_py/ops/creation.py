@@ -133,21 +133,24 @@ def _filled(make: Any, size: tuple, names: Any, dtype: Any, device: Any,
 
 
 @_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"))
-def zeros(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
-          requires_grad: bool = False) -> Tensor:
+def zeros(*size: Any, names: Any = None, dtype: Any = None, layout: Any = None,
+          device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+    _cr.strided_only(layout, "torch_zeros")
     return _filled(np.zeros, size, names, dtype, device, requires_grad)
 
 
 @_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"))
-def ones(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
-         requires_grad: bool = False) -> Tensor:
+def ones(*size: Any, names: Any = None, dtype: Any = None, layout: Any = None,
+         device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+    _cr.strided_only(layout, "torch_ones")
     return _filled(np.ones, size, names, dtype, device, requires_grad)
 
 
 @_factory(samples=S.full, r_conventions=("sizes", "creation_options"))
-def full(size: Any, fill_value: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
-         requires_grad: bool = False) -> Tensor:
+def full(size: Any, fill_value: Any, names: Any = None, dtype: Any = None, layout: Any = None,
+         device: Any = "cpu", requires_grad: bool = False) -> Tensor:
     """The dtype follows the value (bool, int64, complex, else the default) unless given."""
+    _cr.strided_only(layout, "torch_full")
     meta = _cr._check_device(device)
     if dtype is None:
         target = bool_ if isinstance(fill_value, bool) else \
@@ -161,34 +164,38 @@ def full(size: Any, fill_value: Any, names: Any = None, dtype: Any = None, devic
 
 
 @_factory(samples=S.eye, r_conventions=("creation_options",))
-def eye(n: int, m: int | None = None, dtype: Any = None, device: Any = "cpu",
-        requires_grad: bool = False) -> Tensor:
+def eye(n: int, m: int | None = None, dtype: Any = None, layout: Any = None,
+        device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+    _cr.strided_only(layout, "torch_eye")
     meta = _cr._check_device(device)
     return _cr._finish(np.eye(_whole(n, "n"), None if m is None else _whole(m, "m")), dtype,
                        requires_grad, meta=meta)
 
 
 @_factory(samples=S.linspace, r_conventions=("creation_options",))
-def linspace(start: float, end: float, steps: int, dtype: Any = None, device: Any = "cpu",
-             requires_grad: bool = False) -> Tensor:
+def linspace(start: float, end: float, steps: int = 100, dtype: Any = None, layout: Any = None,
+             device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+    _cr.strided_only(layout, "torch_linspace")
     meta = _cr._check_device(device)
     return _cr._finish(np.linspace(start, end, _whole(steps, "steps")), dtype, requires_grad,
                        meta=meta)
 
 
 @_factory(samples=S.logspace, r_conventions=("creation_options",))
-def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: Any = None,
-             device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+def logspace(start: float, end: float, steps: int = 100, base: float = 10.0, dtype: Any = None,
+             layout: Any = None, device: Any = "cpu", requires_grad: bool = False) -> Tensor:
     """`steps` values from base**start to base**end, evenly spaced in the exponent."""
+    _cr.strided_only(layout, "torch_logspace")
     meta = _cr._check_device(device)
     return _cr._finish(np.logspace(start, end, _whole(steps, "steps"), base=base), dtype,
                        requires_grad, meta=meta)
 
 
 @_factory(samples=S.arange, r_conventions=("inclusive_end", "creation_options"))
-def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
+def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, layout: Any = None,
            device: Any = "cpu", requires_grad: bool = False) -> Tensor:
     """Values from start up to (but excluding) end; whole-number bounds give int64."""
+    _cr.strided_only(layout, "torch_arange")
     meta = _cr._check_device(device)
     if end is None:
         start, end = 0, start
@@ -200,8 +207,8 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
 
 
 @_factory("range", samples=S.arange, r_conventions=("creation_options",))
-def range_(start: Any, end: Any, step: Any = 1, dtype: Any = None, device: Any = "cpu",
-           requires_grad: bool = False) -> Tensor:
+def range_(start: Any, end: Any, step: Any = 1, dtype: Any = None, layout: Any = None,
+           device: Any = "cpu", requires_grad: bool = False) -> Tensor:
     """PyTorch's deprecated range: arange with `end` included, always floating."""
     warnings.warn("This function is deprecated in favor of torch_arange.", UserWarning,
                   stacklevel=2)
@@ -209,7 +216,7 @@ def range_(start: Any, end: Any, step: Any = 1, dtype: Any = None, device: Any =
         raise RuntimeError("step must be nonzero")
     n = max(int(np.floor((end - start) / step + 1e-7)) + 1, 0)
     return arange(start, start + (n - 0.5) * step, step,
-                  dtype=dtype if dtype is not None else get_default_dtype(),
+                  dtype=dtype if dtype is not None else get_default_dtype(), layout=layout,
                   device=device, requires_grad=requires_grad)
 
 
@@ -217,20 +224,30 @@ def _like(x: Tensor, dtype: Any) -> Any:
     return dtype if dtype is not None else x.dtype
 
 
-@_factory(samples=S.like, r_conventions=("creation_options",))
-def zeros_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return zeros(input.shape, dtype=_like(input, dtype), requires_grad=requires_grad)
+def _like_device(x: Tensor, device: Any) -> Any:
+    return device if device is not None else x.device
 
 
 @_factory(samples=S.like, r_conventions=("creation_options",))
-def ones_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return ones(input.shape, dtype=_like(input, dtype), requires_grad=requires_grad)
+def zeros_like(input: Tensor, dtype: Any = None, layout: Any = None, device: Any = None,
+               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    return zeros(input.shape, dtype=_like(input, dtype), layout=layout,
+                 device=_like_device(input, device), requires_grad=requires_grad)
+
+
+@_factory(samples=S.like, r_conventions=("creation_options",))
+def ones_like(input: Tensor, dtype: Any = None, layout: Any = None, device: Any = None,
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    return ones(input.shape, dtype=_like(input, dtype), layout=layout,
+                device=_like_device(input, device), requires_grad=requires_grad)
 
 
 @_factory(samples=S.full_like, r_conventions=("creation_options",))
-def full_like(input: Tensor, fill_value: Any, dtype: Any = None,
-              requires_grad: bool = False) -> Tensor:
-    return full(input.shape, fill_value, dtype=_like(input, dtype), requires_grad=requires_grad)
+def full_like(input: Tensor, fill_value: Any, dtype: Any = None, layout: Any = None,
+              device: Any = None, requires_grad: bool = False,
+              memory_format: Any = None) -> Tensor:
+    return full(input.shape, fill_value, dtype=_like(input, dtype), layout=layout,
+                device=_like_device(input, device), requires_grad=requires_grad)
 
 
 @_factory(samples=S.new_full, function=False, method=True)

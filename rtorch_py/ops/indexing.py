@@ -23,7 +23,8 @@ def GatherBackward0(n, g, idx, dim, shape):
 
 
 @op(dims=("dim",), indices=("index",), samples=S.gather)
-def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
+def gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool = False) -> Tensor:
+    """(`sparse_grad`: libtorch's gradient as a sparse tensor; here it is dense.)"""
     d = _dim(dim, self.ndim)
     idx = index.data
     if idx.dtype.kind not in "iu":

@@ -20,6 +20,7 @@ from .operands import _fdata, _whole, positional_error
 from .recording import Output, formula, multi_formula, needs_grad, record, record_many, sum_to
 from .dispatch import op
 from .samples import nn_functional as S
+from .indexing import index_add
 from .shape import cat, stack
 
 
@@ -517,6 +518,30 @@ def _batch_norm_impl_index(input: Tensor, weight: Tensor | None, bias: Tensor | 
                  (input, weight, bias), (input, weight, running, eps))
     return (out, wrap(np.asarray(save_mean, x.dtype)), wrap(np.asarray(save_invstd, x.dtype)),
             wrap(np.zeros(0, np.uint8)), 0)
+
+
+# --------------------------------------------------------------------------
+# Embedding: the weight's rows at the indices (nnf_embedding, nn_embedding). R
+# torch exports no torch_embedding: no R form; tests/test_nn.py checks it against
+# PyTorch, second order too.
+
+
+@formula
+def EmbeddingBackward0(n, g, idx, num_weights, padding_idx):
+    # each index's gradient row added to its weight row; none to padding_idx's
+    rows = g.reshape(idx.size, -1)
+    if padding_idx is not None:
+        rows = rows * wrap((idx.reshape(-1, 1) != padding_idx).astype(g.data.dtype))
+    zero = wrap(np.zeros((num_weights, rows.shape[1]), g.data.dtype))
+    grad = index_add(zero, 0, wrap(idx.reshape(-1).astype(np.int64)), rows)
+    return (grad.reshape((num_weights,) + tuple(g.shape[idx.ndim:])),)
+
+
+@op(function=False, method=False, torch_name="nn.functional.embedding")
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> Tensor:
+    idx = input.data
+    return record(weight.data[idx], EmbeddingBackward0, (weight,),
+                  (idx, weight.shape[0], padding_idx))
 
 
 # --------------------------------------------------------------------------

@@ -11,6 +11,7 @@ number takes a fast path (`_number`).
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -974,8 +975,18 @@ exp2 = _unary("exp2", np.exp2, Exp2Backward0, "result")
 rsqrt = _unary("rsqrt", lambda d: 1 / np.sqrt(d), RsqrtBackward0, "result", samples=S.positive)
 reciprocal = _unary("reciprocal", lambda d: 1 / d, ReciprocalBackward0, "result",
                     samples=S.nonzero)
-deg2rad = _unary("deg2rad", np.deg2rad, Deg2RadBackward0, None)
-rad2deg = _unary("rad2deg", np.rad2deg, Rad2DegBackward0, None)
+def _times(factor: float) -> Callable:
+    """x * factor as libtorch multiplies by a Scalar: the factor in float32 below
+    double (NumPy's rad2deg rounds otherwise: 6.283 gives 359.98935, not 359.98938)."""
+    def compute(a: np.ndarray) -> np.ndarray:
+        if a.dtype == np.float64:
+            return a * factor
+        return (a.astype(np.float32, copy=False) * np.float32(factor)).astype(a.dtype, copy=False)
+    return compute
+
+
+deg2rad = _unary("deg2rad", _times(math.pi / 180), Deg2RadBackward0, None)
+rad2deg = _unary("rad2deg", _times(180 / math.pi), Rad2DegBackward0, None)
 sinc = _unary("sinc", np.sinc, SincBackward0, "self")
 
 

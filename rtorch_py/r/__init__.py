@@ -194,9 +194,24 @@ def install_coro(lib: Path, tmp: Path, always: bool = False) -> None:
                            res.stderr)
 
 
+def _launcher_dirs() -> dict[str, str]:
+    """The directories R's launcher script (R_HOME/bin/R) exports, which an embedded
+    R does not get from rpy2: R.home("share") (Rd macros, tools::parse_Rd), the
+    include and doc dirs. Debian keeps them outside R_HOME."""
+    try:
+        text = Path(_r_home(), "bin", "R").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    pairs = (line.split("=", 1) for line in text.splitlines()
+             if line.startswith(("R_SHARE_DIR=", "R_INCLUDE_DIR=", "R_DOC_DIR=")))
+    return {k: v.strip().strip("'\"") for k, v in pairs if "$" not in v}
+
+
 def _start_r() -> None:
     import rpy2.rinterface as ri
     if not ri.embedded.isinitialized():
+        for k, v in _launcher_dirs().items():
+            os.environ.setdefault(k, v)
         ri.initr_simple()
 
 

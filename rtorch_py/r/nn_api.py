@@ -83,6 +83,14 @@ _FORWARD_TARGETS = {"nn_cross_entropy_loss": (1, _LABELS), "nn_nll_loss": (1, _L
                     "nn_embedding": (0, _LABELS), "nn_embedding_bag": (0, _LABELS)}
 
 
+def r_conventions(name: str) -> tuple[tuple[str, ...], dict]:
+    """How a function's or layer's arguments look from R: those counted from 1 there
+    (dims, class indices), and the defaults R torch gives where they differ."""
+    rules = _TRANSLATE.get(name, {})
+    shifted = tuple(k for k, rule in rules.items() if rule in (one_based.dims, _LABELS))
+    return shifted, dict(_R_DEFAULTS.get(name, {}))
+
+
 def _signature_names(fn: Callable) -> list[str]:
     try:
         return [p.name for p in inspect.signature(fn).parameters.values()
@@ -126,6 +134,7 @@ def _r_function(name: str, fn: Callable) -> Callable:
             return [result[0], one_based.to_r(result[1])]
         return result
     call.__name__ = name
+    call.__wrapped__ = fn  # (its signature is fn's)
     return call
 
 
@@ -228,6 +237,7 @@ def _init_fn(name: str) -> Callable:
 
     def call(*args: Any, **kwargs: Any) -> Any:
         return _call(name, fn, names, args, kwargs)
+    call.__wrapped__ = fn  # (its signature is fn's)
     return call
 
 

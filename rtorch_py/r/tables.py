@@ -118,10 +118,34 @@ RESULT_CONVENTIONS: dict[str, Callable] = {
     "shape_vector": lambda out: np.asarray(out, dtype=np.int32).reshape(-1)}
 
 
+def _every_output(fn: Callable) -> Callable:
+    """libtorch's form of an op whose Python form returns what its `return_*` flags
+    ask for (unique_consecutive): R torch calls libtorch's, which gives every
+    output, an empty int64 tensor for each one not asked for."""
+    sig = inspect.signature(fn)
+    flags = [n for n in sig.parameters if n.startswith("return_")]
+
+    def call(*args: Any, **kw: Any) -> list:
+        bound = sig.bind(*args, **kw)
+        bound.apply_defaults()
+        asked = [bool(bound.arguments[f]) for f in flags]
+        bound.arguments.update(dict.fromkeys(flags, True))
+        first, *rest = fn(*bound.args, **bound.kwargs)
+        return [first, *(out if want else wrap(np.zeros(0, np.int64))
+                         for out, want in zip(rest, asked))]
+    return call
+
+
+# R-only conventions that wrap the op itself.
+WRAPPERS: dict[str, Callable[[Callable], Callable]] = {"every_output": _every_output}
+
+
 def r_callable(spec: OpSpec) -> Callable:
     """The op as R calls it: dims and positions translated as declared."""
     fn = spec.fn
     params = list(inspect.signature(fn).parameters.values())
+    for c in spec.r_conventions:  # (wrappers take the op's own arguments)
+        fn = WRAPPERS[c](fn) if c in WRAPPERS else fn
     names = [p.name for p in params]
     var = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
     steps: list[tuple[int, str, str]] = []   # (position, name, what)

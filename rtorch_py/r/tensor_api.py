@@ -26,7 +26,7 @@ from ..gradcheck import autograd_gradcheck as _gradcheck
 from ..ops.views import _check_inplace
 from ..printing import format_grad_fn
 from ..sparse import strided_only
-from ..tensor import _BF16, Storage, Tensor, as_dtype, dtype, strided, wrap
+from ..tensor import _BF16, Storage, Tensor, as_dtype, dtype, get_default_dtype, strided, wrap
 from . import one_based
 from .one_based import integer, sizes
 from .convert import (MISSING, UNDEFINED, Scope, _check_r_data, _list, _r_data, _r_value,
@@ -112,6 +112,8 @@ def torch_randint(low: Any, high: Any = None, size: Any = None, generator: Any =
     """R torch's randint: the default (floating) dtype unless `dtype` says otherwise."""
     if size is None and high is not None and not isinstance(high, (int, float)):
         size, high = high, None
+    # R torch asks libtorch's randint for the default dtype (a float), where
+    # PyTorch's (and the Python API's) default is int64.
     return _cr.torch_randint(integer(low), None if high is None else integer(high),
                              size=sizes([size]), dtype=dtype or _cr.get_default_dtype(),
                              requires_grad=requires_grad, generator=generator)
@@ -133,7 +135,7 @@ def torch_randperm(n: Any, dtype: Any = None, layout: Any = None, device: Any = 
 
 def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, layout: Any = None,
                         device: Any = None, requires_grad: bool = False,
-                        pin_memory: Any = None) -> Tensor:
+                        pin_memory: bool = False) -> Tensor:
     return _cr.torch_empty_strided(sizes([size]), sizes([stride]), dtype=dtype,
                                    requires_grad=requires_grad)
 
@@ -453,6 +455,18 @@ def cpu(self: Tensor, memory_format: Any = None) -> Tensor:
     return self if self.device == "cpu" else self.to(device="cpu")  # (meta: refused)
 
 
+def cpu_only(device: Any) -> None:
+    """Refuses a device other than the CPU (for modules, whose data has no meta form)."""
+    if device is not None and _cr.device_type(device) != "cpu":
+        raise _cr.no_device(device)
+
+
+def cuda(self: Tensor, device: Any = None, non_blocking: bool = False,
+         memory_format: Any = None) -> Tensor:
+    """R torch's x$cuda(): refused as libtorch without CUDA refuses it."""
+    return self.to(device="cuda" if device is None else device)
+
+
 def item(self: Tensor) -> Any:
     return self.item()
 
@@ -598,7 +612,7 @@ def set_grad_(self: Tensor, new_grad: Any) -> Tensor:
 
 
 METHODS: dict[str, Callable] = {
-    "size": size, "data": data, "set_grad_": set_grad_, "cpu": cpu, "item": item,
+    "size": size, "data": data, "set_grad_": set_grad_, "cpu": cpu, "cuda": cuda, "item": item,
     "backward": backward, "retain_grad": retain_grad,
     "register_hook": register_hook, "requires_grad_": requires_grad_, "detach": detach,
     "detach_": detach_, "numel": numel, "dim": dim, "is_floating_point": is_floating_point,
