@@ -16,7 +16,7 @@ import numpy as np
 from .. import autograd as _ag
 from .. import creation as _cr
 from .. import ops as _ops
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, traceable, wrap
 from ..ops.nn_functional import constant_pad_nd, convolution, pool_gather, silu
 from ..ops import nn_functional as _nn_ops
 from ..ops.pointwise import erf
@@ -1021,3 +1021,8 @@ def nnf_upsample(input: Tensor, size: Any = None, scale_factor: Any = None,
 
 
 __all__ = [n for n in list(globals()) if n.startswith("nnf_")]
+
+# Each nnf_ function is one call for the active modes (the tracer of rtorch_py.jit
+# records it as one node, as libtorch records aten::linear, aten::max_pool2d...).
+for _name in __all__:
+    globals()[_name] = traceable(_name)(globals()[_name])
