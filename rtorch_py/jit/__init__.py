@@ -6,11 +6,19 @@
 - `script`: `ScriptFunction`, `ScriptModule`, `jit_trace()`, `jit_trace_module()`
 - `aten`: our calls as libtorch's operators and back (one table for writing,
   listing and reading)
+- `codegen`, `archive`, `files`: TorchScript code and archives (`jit_save`,
+  `jit_load`, `jit_serialize`, `jit_unserialize`)
+- `interpreter`: TorchScript code read from a file or compiled (`jit_compile`), run
+  on our ops (parsed with `ast`, checked before it runs, never eval'd)
 """
 from __future__ import annotations
 
+from .files import (CompilationUnit, jit_compile, jit_load, jit_save, jit_serialize,
+                    jit_unserialize)
+from .interpreter import TorchScriptError
 from .script import GraphListing, ScriptFunction, ScriptModule, jit_trace, jit_trace_module
 from .tracer import TracerWarning
 
-__all__ = ["jit_trace", "jit_trace_module", "ScriptFunction", "ScriptModule", "TracerWarning",
-           "GraphListing"]
+__all__ = ["jit_trace", "jit_trace_module", "jit_save", "jit_load", "jit_serialize",
+           "jit_unserialize", "jit_compile", "ScriptFunction", "ScriptModule", "TracerWarning",
+           "GraphListing", "CompilationUnit", "TorchScriptError"]

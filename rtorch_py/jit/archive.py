@@ -287,8 +287,9 @@ class _Unpickler(pickle.Unpickler):
         key = str(pid[2])
         if key not in self.storages:
             raw = self.z.read(f"{self.directory}{key}")
-            self.storages[key] = np.frombuffer(
-                raw, dtype=np.dtype(pid[1].dtype).newbyteorder("<")).copy()
+            native = np.dtype(pid[1].dtype)
+            self.storages[key] = np.frombuffer(raw, dtype=native.newbyteorder("<")) \
+                .astype(native)  # (a copy in the machine's order: NumPy's own dtype)
         return self.storages[key]
 
 

@@ -229,6 +229,11 @@ for _nd in (1, 2, 3):
           convert={"output_size": (_ints, None)}, when=lambda a: not a.get("return_indices"),
           result="first")
 
+entry("convolution", "_convolution", "input, weight, bias, stride, padding, dilation, "
+      "transposed, output_padding, groups, benchmark=False, deterministic=False, "
+      "cudnn_enabled=True, allow_tf32=True")
+entry("convolution", "convolution", "input, weight, bias, stride, padding, dilation, "
+      "transposed, output_padding, groups")
 entry("nnf_linear", "linear", "input, weight, bias=None")
 entry("nnf_bilinear", "bilinear", "input1, input2, weight, bias=None")
 entry("nnf_batch_norm", "batch_norm",

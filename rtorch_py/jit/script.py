@@ -54,6 +54,10 @@ class ScriptFunction:
     def traced(self) -> Graph | None:
         return self._graph
 
+    @property
+    def code(self) -> Callable | None:
+        return self._code
+
     def __repr__(self) -> str:
         return "<script_function>"
 
