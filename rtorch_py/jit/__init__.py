@@ -16,9 +16,12 @@ from __future__ import annotations
 from .files import (CompilationUnit, jit_compile, jit_load, jit_save, jit_serialize,
                     jit_unserialize)
 from .interpreter import TorchScriptError
-from .script import GraphListing, ScriptFunction, ScriptModule, jit_trace, jit_trace_module
+from .operators import jit_ops
+from .script import (GraphListing, JitTuple, ScriptFunction, ScriptModule, jit_scalar,
+                     jit_trace, jit_trace_module, jit_tuple)
 from .tracer import TracerWarning
 
 __all__ = ["jit_trace", "jit_trace_module", "jit_save", "jit_load", "jit_serialize",
-           "jit_unserialize", "jit_compile", "ScriptFunction", "ScriptModule", "TracerWarning",
-           "GraphListing", "CompilationUnit", "TorchScriptError"]
+           "jit_unserialize", "jit_compile", "jit_scalar", "jit_tuple", "jit_ops",
+           "ScriptFunction", "ScriptModule", "TracerWarning", "GraphListing",
+           "CompilationUnit", "TorchScriptError", "JitTuple"]

@@ -104,6 +104,7 @@ class Graph:
     nodes: list = field(default_factory=list)
     outputs: Any = None
     self_type: str | None = None
+    module_types: dict = field(default_factory=dict)  # path of a child -> its class
 
     def values(self) -> list[Value]:
         """Every Value, in order of appearance (inputs, then each node's arguments
@@ -177,8 +178,7 @@ def bind(pattern: Any, x: Any, env: dict, what: str = "input") -> None:
         env[pattern] = x
         return
     if isinstance(pattern, (list, tuple)):
-        if type(x) is not type(pattern) and not (isinstance(pattern, list) and
-                                                  isinstance(x, list)):
+        if not isinstance(x, type(pattern)):
             raise RuntimeError(f"Expected a value of type '{kind_of(pattern)}' for {what} "
                                f"but got '{kind_of(x)}'")
         if len(x) != len(pattern):
@@ -302,9 +302,12 @@ class _Printer:
         if g.self_type is not None:
             self.used.add("self")
             params.append(f"%self : __torch__.{g.self_type}")
+        attributes = self._attributes()
+        if g.self_type is not None:  # (libtorch numbers a method's inputs after its
+            self.counter = len(attributes) + 2  # self and attribute reads)
         for v in walk(g.inputs):
             params.append(f"%{self.name(v)} : {v.type}")
-        self._attributes()
+        self.lines[:0] = attributes
         for node in g.nodes:
             self._node(node)
         out = self._operand(g.outputs)
@@ -312,21 +315,32 @@ class _Printer:
         return "\n".join([head] + ["  " + line for line in self.lines] +
                          [f"  return ({out})"]) + "\n"
 
-    def _attributes(self) -> None:
-        modules: dict[tuple, str] = {(): "self"}
+    def _attributes(self) -> list[str]:
+        """The lines reading parameters and buffers, first use last (as libtorch lists
+        them)."""
+        seen: dict[tuple, Value] = {}
         for v in self.graph.values():
-            if v.kind != "attr":
-                continue
-            for i in range(1, len(v.path)):
-                prefix = v.path[:i]
+            if v.kind == "attr":
+                seen.setdefault(v.path, v)
+        modules: dict[tuple, str] = {(): "self"}
+        types = self.graph.module_types
+        for path, v in reversed(list(seen.items())):
+            for i in range(1, len(path)):
+                prefix = path[:i]
                 if prefix not in modules:
                     modules[prefix] = self.named(prefix[-1])
-                    self.lines.append(f"%{modules[prefix]} : __torch__.Module = "
+                    self.lines.append(f"%{modules[prefix]} : __torch__."
+                                      f"{types.get(prefix, 'Module')} = "
                                       f"prim::GetAttr[name=\"{prefix[-1]}\"]"
                                       f"(%{modules[prefix[:-1]]})")
-            self.names[id(v)] = name = self.named(v.path[-1])
-            self.lines.append(f"%{name} : Tensor = prim::GetAttr[name=\"{v.path[-1]}\"]"
-                              f"(%{modules[v.path[:-1]]})")
+            self.names[id(v)] = name = self.named(path[-1])
+            self.lines.append(f"%{name} : Tensor = prim::GetAttr[name=\"{path[-1]}\"]"
+                              f"(%{modules[path[:-1]]})")
+        for v in self.graph.values():
+            if v.kind == "attr" and id(v) not in self.names:
+                self.names[id(v)] = self.names[id(seen[v.path])]
+        lines, self.lines = self.lines, []
+        return lines
 
     def _operand(self, x: Any) -> str:
         """The name of a value for x, with the lines that make it (constants, lists)."""

@@ -21,6 +21,42 @@ from .graph import Graph, format_graph, run
 from .tracer import trace
 
 
+# how libtorch reports an error raised while a script function runs
+_FAILED = ("The following operation failed in the TorchScript interpreter.\n"
+           "Traceback of TorchScript (most recent call last):\n")
+
+
+class JitTuple(tuple):
+    """A tuple that R's `jit_tuple()` made (its elements may be named): traced and
+    run as a tuple."""
+
+    def __new__(cls, values: Any, names: Any = None) -> "JitTuple":
+        t = super().__new__(cls, values)
+        t.names = list(names) if names else None
+        return t
+
+
+def jit_tuple(x: Any) -> tuple:
+    """x (a list, tuple or dict) as a TorchScript tuple."""
+    if isinstance(x, dict):
+        return JitTuple(x.values(), list(x.keys()))
+    if not isinstance(x, (list, tuple)):
+        raise ValueError("jit_tuple() takes a list (R) or a list, tuple or dict (Python)")
+    return JitTuple(x)
+
+
+def jit_scalar(x: Any) -> Any:
+    """x as a TorchScript scalar (in Python, numbers and strings already are)."""
+    if isinstance(x, (list, tuple)):
+        if len(x) != 1:
+            raise ValueError("jit_scalar() needs a single value (length 1)")
+        x = x[0]
+    if not isinstance(x, (bool, int, float, str)):
+        raise ValueError(f"jit_scalar() takes a number, a logical or a string, got "
+                         f"{type(x).__name__}")
+    return x
+
+
 class GraphListing(str):
     """A graph's listing: prints as libtorch prints `traced$graph`."""
 
@@ -40,9 +76,14 @@ class ScriptFunction:
         self.owner: Any = None  # the module it is a method of
 
     def __call__(self, *args: Any) -> Any:
-        if self._graph is not None:
-            return run(self._graph, args, self.owner)
-        return self._code(self.owner, *args)  # type: ignore[misc]
+        try:
+            if self._graph is not None:
+                return run(self._graph, args, self.owner)
+            return self._code(self.owner, *args)  # type: ignore[misc]
+        except RuntimeError as e:
+            if str(e).startswith(_FAILED):
+                raise
+            raise type(e)(f"{_FAILED}{type(e).__name__}: {e}") from e
 
     @property
     def graph(self) -> GraphListing:
@@ -183,6 +224,7 @@ def jit_trace_module(mod: Module, strict: bool = True, respect_mode: bool = True
         raise ValueError("Methods `evalforward` and `trainforward` are reserved.")
     methods = methods or {}
     sm = script_module_of(mod, classname or (lambda m: type(m).__name__))
+    types = {tuple(path.split(".")): m._type_name for path, m in sm.modules.items() if path}
     was_training = mod.training
     try:
         for name, example in inputs.items():
@@ -197,7 +239,7 @@ def jit_trace_module(mod: Module, strict: bool = True, respect_mode: bool = True
                 if name == "forward" and respect_mode else [(name, was_training)]
             for method, training in modes:
                 mod.train(training)
-                graph = trace(fn, args, strict, mod, sm._type_name)
+                graph = trace(fn, args, strict, mod, sm._type_name, types)
                 sm.add_method(method, ScriptFunction(graph, name=method))
     finally:
         mod.train(was_training)

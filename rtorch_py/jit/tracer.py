@@ -94,15 +94,19 @@ class Tracer:
         """A call's result with each tensor a new Value (an in-place op's tensor too)."""
         if isinstance(out, Tensor):
             return self.value(out, "output")
-        if isinstance(out, (list, tuple)):
-            return type(out)(self.result(v) for v in out)
+        if isinstance(out, tuple):
+            return tuple(self.result(v) for v in out)
+        if isinstance(out, list):
+            return [self.result(v) for v in out]
         return out
 
     def input(self, x: Any) -> Any:
         if isinstance(x, Tensor):
             return self.values.get(id(x)) or self.value(x, "input")
-        if isinstance(x, (list, tuple)):
-            return type(x)(self.input(v) for v in x)
+        if isinstance(x, tuple):
+            return tuple(self.input(v) for v in x)
+        if isinstance(x, list):
+            return [self.input(v) for v in x]
         if isinstance(x, NamedList):
             return {k: self.input(v) for k, v in x.items()}
         if isinstance(x, dict):
@@ -141,9 +145,10 @@ def _type_name(x: Any) -> str:
 
 
 def trace(fn: Callable, inputs: tuple, strict: bool = True, module: Any = None,
-          self_type: str | None = None) -> Graph:
+          self_type: str | None = None, module_types: dict | None = None) -> Graph:
     """Run fn(*inputs), recording its calls: the traced Graph (`module`: the root
-    module whose parameters and buffers become attribute values)."""
+    module whose parameters and buffers become attribute values; `self_type`,
+    `module_types`: the classes of it and its children, by path, for listings)."""
     tracer = Tracer(_attribute_paths(module) if module is not None else None)
     graph_inputs = [tracer.input(x) for x in inputs]
     push_mode(tracer)
@@ -152,7 +157,7 @@ def trace(fn: Callable, inputs: tuple, strict: bool = True, module: Any = None,
     finally:
         pop_mode(tracer)
     outputs = tracer.output(out, strict)
-    return Graph(graph_inputs, tracer.nodes, outputs, self_type)
+    return Graph(graph_inputs, tracer.nodes, outputs, self_type, module_types or {})
 
 
 def _attribute_paths(module: Any) -> dict[int, tuple]:
