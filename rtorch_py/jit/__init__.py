@@ -9,13 +9,16 @@
 - `codegen`, `archive`, `files`: TorchScript code and archives (`jit_save`,
   `jit_load`, `jit_serialize`, `jit_unserialize`)
 - `interpreter`: TorchScript code read from a file or compiled (`jit_compile`), run
-  on our ops (parsed with `ast`, checked before it runs, never eval'd)
+  on our ops (parsed with `ast`, checked before it runs, never eval'd); `operators`:
+  `jit_ops`
+- `onnx`: `jit_export_onnx()`, ONNX models of traced graphs
 """
 from __future__ import annotations
 
 from .files import (CompilationUnit, jit_compile, jit_load, jit_save, jit_serialize,
                     jit_unserialize)
 from .interpreter import TorchScriptError
+from .onnx import jit_export_onnx
 from .operators import jit_ops
 from .script import (GraphListing, JitTuple, ScriptFunction, ScriptModule, jit_scalar,
                      jit_trace, jit_trace_module, jit_tuple)
@@ -23,5 +26,5 @@ from .tracer import TracerWarning
 
 __all__ = ["jit_trace", "jit_trace_module", "jit_save", "jit_load", "jit_serialize",
            "jit_unserialize", "jit_compile", "jit_scalar", "jit_tuple", "jit_ops",
-           "ScriptFunction", "ScriptModule", "TracerWarning", "GraphListing",
+           "jit_export_onnx", "ScriptFunction", "ScriptModule", "TracerWarning", "GraphListing",
            "CompilationUnit", "TorchScriptError", "JitTuple"]
