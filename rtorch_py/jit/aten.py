@@ -73,8 +73,11 @@ class Entry:
 
     def emit(self, args: dict, render: Callable[[Any], str]) -> str:
         pos, kws = [], []
+        ours = signature_of(self.kind).parameters
         for p in self.params:
             value = args.get(p.ours, _MISSING) if p.ours else _MISSING
+            if value is _MISSING and p.ours is not None and p.default is _MISSING:
+                value = ours[p.ours].default  # (left to our default)
             if value is _MISSING:
                 value = p.default
             elif p.out is not None:
@@ -311,9 +314,12 @@ for _name in ("gru", "rnn_tanh", "rnn_relu"):
 
 
 def _shape(args: dict, first: str) -> list:
-    """A size given as a list, or spread over `*more` (`reshape(x, 2, 3)`)."""
+    """A size given as a list, or spread (`reshape(x, 2, 3)`: over `*more`;
+    `zeros(2, 3)`: `*size`)."""
     v = args.get(first)
     more = list(args.get("more", ()))
+    if isinstance(v, tuple) and len(v) == 1 and isinstance(v[0], (list, tuple)):
+        v = v[0]  # (`*size` holding one list)
     if more or not isinstance(v, (list, tuple)):
         return [v, *more] if v is not None else more
     return list(v)
@@ -411,12 +417,110 @@ def _to(args: dict, render: Callable) -> str:
     return f"torch.to({x}, {scalar_type(as_dtype(d))})"
 
 
-for _name in ("float", "double", "long", "int", "bool", "half"):
+_CASTS = {"float": "float32", "double": "float64", "long": "int64", "int": "int32",
+          "bool": "bool", "half": "float16", "byte": "uint8", "char": "int8", "short": "int16",
+          "bfloat16": "bfloat16", "cfloat": "complex64", "cdouble": "complex128"}
+for _name in _CASTS:
     @custom(_name, "to")
     def _cast(args: dict, render: Callable, _name: str = _name) -> str:
-        d = {"float": "float32", "double": "float64", "long": "int64", "int": "int32",
-             "bool": "bool", "half": "float16"}[_name]
-        return f"torch.to({render(args['self'])}, {SCALAR_TYPES[d]})"
+        return f"torch.to({render(args['self'])}, {SCALAR_TYPES[_CASTS[_name]]})"
+
+
+for _name in ("zeros", "ones", "empty", "rand", "randn"):
+    @custom(_name, _name)
+    def _create(args: dict, render: Callable, _name: str = _name) -> str:
+        d = args.get("dtype")
+        dtype_arg = f", dtype={scalar_type(as_dtype(d))}" if d is not None else ""
+        return f"torch.{_name}({render(_shape(args, 'size'))}{dtype_arg})"
+
+
+_CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
+                "donot_use_mm_for_euclid_dist": 2}
+entry("cdist", "cdist", "x1, x2, p=2.0, compute_mode=None",
+      convert={"compute_mode": (lambda m: None if m is None else _CDIST_MODES[m],
+                                lambda m: None if m is None else
+                                {v: k for k, v in _CDIST_MODES.items()}[m])})
+entry("norm", "norm", "self, p=2", when=lambda a: a.get("dim") is None and
+      a.get("dtype") is None and not a.get("keepdim"))
+entry("norm", "norm", "self, p, dim, keepdim=False", convert={"dim": (_ints, None)},
+      when=lambda a: a.get("dtype") is None)
+entry("norm", "norm", "self, p, dim, keepdim, *, dtype", convert={"dim": (_ints, None)})
+entry("hamming_window", "hamming_window", "window_length, periodic, alpha, beta, *, dtype=None")
+entry("linalg_solve_triangular", "linalg_solve_triangular",
+      "self, B, *, upper, left=True, unitriangular=False", renames={"self": "A"})
+entry("tensor_split", "tensor_split", "self, sections, dim=0",
+      when=lambda a: a.get("sections") is not None)
+entry("tensor_split", "tensor_split", "self, sections, dim=0", renames={"sections": "indices"},
+      when=lambda a: isinstance(a.get("indices"), int))
+entry("tensor_split", "tensor_split", "self, indices, dim=0", convert={"indices": (_ints, None)},
+      when=lambda a: a.get("indices") is not None)
+for _nd, _scales in ((1, "scales=None"), (2, "scales_h=None, scales_w=None"),
+                     (3, "scales_d=None, scales_h=None, scales_w=None")):
+    _name = f"upsample_nearest{_nd}d"
+    _plain = [p.split("=")[0] for p in _scales.split(", ")]
+    _vec = (lambda a, _plain=_plain: a.get("input") is not None and
+            all(a.get(k) is None for k in _plain) and
+            not isinstance(a.get("scale_factors"), (int, float)))
+    _from_input = (lambda a: a.get("input") is not None)
+    entry(_name, _name, "input, output_size, scale_factors",
+          convert={"output_size": (_ints, None), "scale_factors": (_ints, None)}, when=_vec)
+    entry(_name, _name, f"self, output_size, {_scales}", convert={"output_size": (_ints, None)},
+          renames={"self": "input"}, when=_from_input)
+    entry(_name, _name, f"self, output_size, {_scales}", convert={"output_size": (_ints, None)})
+    entry(_name + "_backward", _name + "_backward",
+          f"grad_output, output_size, input_size, {_scales}",
+          convert={"output_size": (_ints, None), "input_size": (_ints, None)})
+    for _mode in {1: ("linear",), 2: ("bilinear", "bicubic"), 3: ("trilinear",)}[_nd]:
+        _name = f"upsample_{_mode}{_nd}d"
+        entry(_name, _name, "input, output_size, align_corners, scale_factors",
+              convert={"output_size": (_ints, None), "scale_factors": (_ints, None)},
+              when=_vec)
+        entry(_name, _name, f"self, output_size, align_corners, {_scales}",
+              convert={"output_size": (_ints, None)}, renames={"self": "input"},
+              when=_from_input)
+        entry(_name, _name, f"self, output_size, align_corners, {_scales}",
+              convert={"output_size": (_ints, None)})
+        entry(_name + "_backward", _name + "_backward",
+              f"grad_output, output_size, input_size, align_corners, {_scales}",
+              convert={"output_size": (_ints, None), "input_size": (_ints, None)})
+
+
+for _name in ("dsplit", "hsplit", "vsplit"):
+    entry(_name, _name, "self, sections", renames={"sections": "indices"},
+          when=lambda a: isinstance(a.get("indices"), int))
+    entry(_name, _name, "self, indices", convert={"indices": (_ints, None)},
+          when=lambda a: a.get("indices") is not None)
+
+
+@custom("einsum", "einsum")
+def _einsum(args: dict, render: Callable) -> str:
+    tensors = args["tensors"]
+    tensors = list(tensors) if isinstance(tensors, (list, tuple)) else [tensors]
+    return f"torch.einsum({render(args['equation'])}, {render(tensors + list(args.get('more', ())))})"
+
+
+@custom("chain_matmul", "chain_matmul")
+def _chain_matmul(args: dict, render: Callable) -> str:
+    m = args["matrices"]
+    m = list(m) if isinstance(m, (list, tuple)) else [m]
+    return f"torch.chain_matmul({render(m + list(args.get('more', ())))})"
+
+
+@custom("tensordot", "tensordot")
+def _tensordot(args: dict, render: Callable) -> str:
+    a, b, dims = args["a"], args["b"], args.get("dims", 2)
+    if isinstance(dims, int):
+        n = a.type.shape.__len__() if hasattr(a, "type") else a.ndim
+        dims = [list(range(n - dims, n)), list(range(dims))]
+    return f"torch.tensordot({render(a)}, {render(b)}, {render(list(dims[0]))}, " \
+           f"{render(list(dims[1]))})"
+
+
+def _tensordot_read(a: Any, b: Any, dims_self: Any, dims_other: Any) -> tuple:
+    return REGISTRY["tensordot"].fn, (a, b), {"dims": [list(dims_self), list(dims_other)]}
+
+
+_READERS: dict[str, Callable] = {"tensordot": _tensordot_read}
 
 
 @custom("rdiv", "div")
@@ -445,6 +549,8 @@ def _subscript(key: Any, render: Callable) -> str:
             out.append("...")
         elif k is None:
             out.append("None")
+        elif isinstance(k, list) and any(hasattr(v, "kind") for v in k):
+            out.append(", ".join(render(v) for v in k))  # (a list of index tensors)
         elif isinstance(k, list):
             out.append(f"torch.tensor({render(k)})")
         else:
@@ -456,8 +562,14 @@ def _subscript(key: Any, render: Callable) -> str:
 # Writing (codegen) and listing
 
 
+# Ops whose TorchScript form PyTorch can't load (no aten operator of that form)
+NO_TORCHSCRIPT = frozenset({"unique", "unique_consecutive", "lu", "stft"})
+
+
 def emit(kind: str, args: dict, render: Callable[[Any], str]) -> str:
     """Our call as a TorchScript expression; Unsupported when it has none."""
+    if kind in NO_TORCHSCRIPT:
+        raise Unsupported(f"{display_name(kind)} has no TorchScript form here")
     c = CUSTOM.get(kind)
     if c is not None:
         return c.write(args, render)
@@ -471,7 +583,7 @@ def emit(kind: str, args: dict, render: Callable[[Any], str]) -> str:
         raise Unsupported(f"{display_name(kind)} has no TorchScript form")
     sig = signature_of(kind)
     parts = []
-    for i, (name, p) in enumerate(sig.parameters.items()):
+    for name, p in sig.parameters.items():
         if name not in args:
             continue
         v = args[name]
@@ -480,11 +592,20 @@ def emit(kind: str, args: dict, render: Callable[[Any], str]) -> str:
                 raise Unsupported(f"{kind} with its arguments spread out has no "
                                   "TorchScript form: give them as one list")
             continue
-        if i == 0:
-            parts.append(render(v))
-        elif p.default is _MISSING or not _same(v, p.default):
+        if p.default is _MISSING and p.kind is not p.KEYWORD_ONLY:
+            parts.append(render(v))  # (required: by position, whatever aten calls it)
+        elif not _same(v, p.default):
             parts.append(f"{name}={render(v)}")
-    return f"torch.{kind}({', '.join(parts)})"
+    return f"torch.{aten_name(kind)}({', '.join(parts)})"
+
+
+def aten_name(kind: str) -> str:
+    """An op's aten name: PyTorch's spelling (`linalg.det` is aten::linalg_det)."""
+    spec = REGISTRY.get(kind)
+    name = spec.torch_name if spec is not None and spec.torch_name else kind
+    if name.startswith(("linalg.", "special.", "fft.")):
+        return name.replace(".", "_")
+    return name.rpartition(".")[2]
 
 
 def _describe(args: dict) -> str:
@@ -534,11 +655,16 @@ def listed_arguments(node: Any) -> list:
 
 def resolve(aten_name: str, args: tuple, kwargs: dict) -> tuple[Callable, tuple, dict]:
     """Our function and its arguments for an aten call read from TorchScript."""
+    reader = _READERS.get(aten_name)
+    if reader is not None:
+        return reader(*args, **kwargs)
     for e in _BY_ATEN.get(aten_name, ()):
         try:
             ours = e.bind(args, kwargs)
         except TypeError:
             continue
+        if e.when is not None and not e.when(ours):
+            continue  # (another overload)
         fn = TRACEABLE[e.kind] if e.kind in TRACEABLE else REGISTRY[e.kind].fn
         if e.kind.startswith("nnf_max_pool") and aten_name.endswith("_with_indices"):
             ours["return_indices"] = True
