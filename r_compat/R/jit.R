@@ -262,8 +262,7 @@ print.torch_ops <- function(x, ...) {
 # -- ONNX --------------------------------------------------------------------
 
 jit_export_onnx <- function(obj, path, ..., opset_version = 17L, input_names = NULL,
-                            output_names = NULL, dynamic_batch = TRUE) {
-  example <- list(...)
+                            output_names = NULL, dynamic_batch = FALSE) {
   target <- if (inherits(obj, "script_function")) attr(obj, "ScriptFunction")
             else if (inherits(obj, "script_module")) .nn_py_of(obj)
             else .value_error(paste("jit_export_onnx() exports a traced `script_function` or",

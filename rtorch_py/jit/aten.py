@@ -301,12 +301,26 @@ entry("nnf_cross_entropy", "cross_entropy_loss", "self, target, weight=None, red
 entry("nnf_kl_div", "kl_div", "self, target, reduction=1, *, log_target=False",
       convert=_REDUCTION, when=lambda a: a.get("reduction") != "batchmean")
 
-# The recurrences (rtorch_py/nn/rnn.py), with libtorch's signatures
-entry("lstm", "lstm", "input, hx, params, has_biases, num_layers, dropout, train, "
-      "bidirectional, batch_first")
-for _name in ("gru", "rnn_tanh", "rnn_relu"):
+# The recurrences (rtorch_py/nn/rnn.py), with libtorch's signatures; with no initial
+# state given, zeros of the input's batch size (written out: libtorch's needs one)
+for _name in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
     entry(_name, _name, "input, hx, params, has_biases, num_layers, dropout, train, "
           "bidirectional, batch_first")
+
+
+def _recurrence_write(args: dict, render: Callable, kind: str) -> str:
+    if args.get("hx") is not None:
+        return ENTRIES[kind][0].emit(args, render)
+    x, params = args["input"], args["params"]
+    layers = int(args["num_layers"]) * (2 if args["bidirectional"] else 1)
+    hidden = params[1].type.shape[1] if hasattr(params[1], "type") else params[1].shape[1]
+    code = scalar_type(x.type.dtype if hasattr(x, "type") else x.dtype)
+    batch = f"torch.size({render(x)}, {0 if args['batch_first'] else 1})"
+    zeros = f"torch.zeros([{layers}, {batch}, {hidden}], dtype={code})"
+    hx = f"[{zeros}, {zeros}]" if kind == "lstm" else zeros
+    rest = ", ".join(render(args[k]) for k in ("params", "has_biases", "num_layers", "dropout",
+                                               "train", "bidirectional", "batch_first"))
+    return f"torch.{kind}({render(x)}, {hx}, {rest})"
 
 
 # --------------------------------------------------------------------------
@@ -521,6 +535,10 @@ def _tensordot_read(a: Any, b: Any, dims_self: Any, dims_other: Any) -> tuple:
 
 
 _READERS: dict[str, Callable] = {"tensordot": _tensordot_read}
+
+
+for _name in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
+    custom(_name, _name)(lambda args, render, _k=_name: _recurrence_write(args, render, _k))
 
 
 @custom("rdiv", "div")

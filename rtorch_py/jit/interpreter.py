@@ -730,8 +730,10 @@ def _size(x: Tensor, dim: Any = None) -> Any:
     return list(x.shape) if dim is None else int(x.shape[dim])
 
 
-def _tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return torch_tensor(np.asarray(data), dtype=_dtype_arg(dtype), requires_grad=requires_grad)
+def _tensor(data: Any, dtype: Any = None, device: Any = None,
+            requires_grad: bool = False) -> Tensor:
+    """torch.tensor(...) of Python numbers: floats in the default dtype, ints int64."""
+    return torch_tensor(data, dtype=_dtype_arg(dtype), requires_grad=requires_grad)
 
 
 def _append(lst: list, x: Any) -> list:

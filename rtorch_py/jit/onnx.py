@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensor import Tensor, bool_, dtype, promote_types
 from .aten import Unsupported, display_name
 from .graph import Graph, TensorType, Value, attribute, walk
 from .script import ScriptFunction, ScriptModule
@@ -125,9 +125,35 @@ _UNARY = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "exp": "Exp", "l
           "sqrt": "Sqrt", "abs": "Abs", "neg": "Neg", "erf": "Erf", "sin": "Sin", "cos": "Cos",
           "floor": "Floor", "ceil": "Ceil", "reciprocal": "Reciprocal", "sign": "Sign",
           "logical_not": "Not", "isnan": "IsNaN", "round": "Round", "softsign": "Softsign"}
+_ROUNDING = {"Floor", "Ceil", "Round"}
+
+
+def _cast(b: _Builder, name: str, to: dtype) -> str:
+    """name cast to a dtype, when its (known) dtype is another."""
+    t = b.types.get(name)
+    if t is not None and t.dtype is to:
+        return name
+    out = b.one("Cast", [name], to=_ONNX_TYPES[to.name])
+    b.types[out] = TensorType(to, t.shape if t else (), (), False)
+    return out
+
+
 for _kind, _op in _UNARY.items():
     def _unary(b: _Builder, args: dict, outs: list, _op: str = _op) -> list:
-        return [b.one(_op, [_x(b, args)])]
+        x = _x(b, args)
+        src, out = b.type_of(x).dtype, outs[0].type.dtype
+        if not src.is_floating_point:  # (ONNX's float ops on PyTorch's integer cases)
+            if _op in _ROUNDING:
+                return [b.one("Identity", [x])]
+            if _op == "Relu" and out is src:
+                return [b.one("Max", [x, b.scalar(0, x)])]
+            if _op == "IsNaN":
+                return [b.one("Not", [b.one("Equal", [x, x])])]
+            if _op == "Not":
+                return [b.one("Not", [_cast(b, x, bool_)])]
+        if _op == "Not":
+            return [b.one("Not", [_cast(b, x, bool_)])]
+        return [b.one(_op, [_cast(b, x, out) if out.is_floating_point else x])]
     CONVERTERS[_kind] = _unary
     CONVERTERS["nnf_" + _kind] = _unary
 
@@ -145,31 +171,57 @@ _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "pow": "Pow",
            "matmul": "MatMul", "mm": "MatMul", "bmm": "MatMul", "eq": "Equal",
            "lt": "Less", "gt": "Greater", "le": "LessOrEqual", "ge": "GreaterOrEqual",
            "maximum": "Max", "minimum": "Min", "remainder": "Mod", "__and__": "And",
-           "__or__": "Or", "__xor__": "Xor", "logical_and": "And", "logical_or": "Or"}
+           "__or__": "Or", "__xor__": "Xor", "logical_and": "And", "logical_or": "Or",
+           "ne": "Equal"}
+_COMPARISONS = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"}
+_LOGICAL = {"And", "Or", "Xor"}
+
+
+def _operands(b: _Builder, args: dict, compute: dtype) -> tuple[str, str]:
+    """A binary op's two operands in one dtype (ONNX has no type promotion)."""
+    left = _arg(args, "self", "input")
+    right = _arg(args, "other", "mat2", "exponent")
+    x = b.operand(left) if isinstance(left, (Value, Tensor)) else None
+    y = b.operand(right, like=x) if isinstance(right, (Value, Tensor)) or x is not None else None
+    if x is None:
+        x = b.operand(left, like=y)
+    if not isinstance(left, (Value, Tensor)):
+        b.types[x] = TensorType(compute, (), (), False)
+    if not isinstance(right, (Value, Tensor)):
+        b.types[y] = TensorType(compute, (), (), False)
+    return _cast(b, x, compute), _cast(b, y, compute)
+
+
 for _kind, _op in _BINARY.items():
     def _binary(b: _Builder, args: dict, outs: list, _op: str = _op, _kind: str = _kind) -> list:
-        left = _arg(args, "self", "input")
-        right = _arg(args, "other", "mat2", "exponent")
-        x = b.operand(left)
-        y = b.operand(right, like=x)
+        out = outs[0].type.dtype
+        left, right = _arg(args, "self", "input"), _arg(args, "other", "mat2", "exponent")
+        if _op in _COMPARISONS or _op in _LOGICAL:
+            kinds = [v.type.dtype if isinstance(v, Value) else v.dtype for v in (left, right)
+                     if isinstance(v, (Value, Tensor))]
+            compute = kinds[0] if len(kinds) == 1 else promote_types(*kinds)
+            if _op in _LOGICAL:
+                if compute is not bool_:
+                    raise Unsupported("bitwise and/or/xor of integers (ONNX's opset "
+                                      f"{b.opset} has them on booleans only)")
+        else:
+            compute = out
+        x, y = _operands(b, args, compute)
         if _kind in ("add", "sub") and args.get("alpha", 1) != 1:
             y = b.one("Mul", [y, b.scalar(args["alpha"], x)])
         if _kind == "div" and args.get("rounding_mode") is not None:
-            q = b.one("Div", [x, y])
-            mode = args["rounding_mode"]
-            if mode == "floor":
-                return [b.one("Floor", [q])]
-            raise Unsupported(f"div with rounding_mode = '{mode}'")
+            if args["rounding_mode"] != "floor":
+                raise Unsupported(f"div with rounding_mode = '{args['rounding_mode']}'")
+            return [b.one("Floor", [b.one("Div", [x, y])])]
+        if _kind == "remainder" and compute.is_floating_point:  # x - floor(x / y) * y
+            q = b.one("Floor", [b.one("Div", [x, y])])
+            return [b.one("Sub", [x, b.one("Mul", [q, y])])]
         if _kind == "remainder":
             return [b.one("Mod", [x, y], fmod=0)]
+        if _kind == "ne":
+            return [b.one("Not", [b.one("Equal", [x, y])])]
         return [b.one(_op, [x, y])]
     CONVERTERS[_kind] = _binary
-
-
-@converter("ne")
-def _ne(b: _Builder, args: dict, outs: list) -> list:
-    x = _x(b, args)
-    return [b.one("Not", [b.one("Equal", [x, b.operand(args["other"], like=x)])])]
 
 
 @converter("rsub")
@@ -415,7 +467,9 @@ def _transpose(b: _Builder, args: dict, outs: list) -> list:
 
 @converter("cat")
 def _cat(b: _Builder, args: dict, outs: list) -> list:
-    return [b.one("Concat", [b.operand(t) for t in args["tensors"]], axis=int(args.get("dim", 0)))]
+    out = outs[0].type.dtype
+    return [b.one("Concat", [_cast(b, b.operand(t), out) for t in args["tensors"]],
+                  axis=int(args.get("dim", 0)))]
 
 
 @converter("stack")
@@ -442,15 +496,14 @@ def _unbind(b: _Builder, args: dict, outs: list) -> list:
 
 def _reduce(op: str, with_input_axes: bool) -> Callable:
     def reduce(b: _Builder, args: dict, outs: list) -> list:
-        if args.get("dtype") is not None:
-            raise Unsupported(f"{op} with a dtype")
-        x = _x(b, args)
+        x = _cast(b, _x(b, args), outs[0].type.dtype)  # (sum of bools: int64, as PyTorch)
+        rank = len(b.type_of(_x(b, args)).shape)
         dim = args.get("dim")
         keep = int(bool(args.get("keepdim", False)))
-        if dim is None or dim == () or dim == []:
-            axes = list(range(len(b.type_of(x).shape)))
-        else:
-            axes = list(dim) if isinstance(dim, (list, tuple)) else [int(dim)]
+        axes = list(range(rank)) if dim is None or dim == () or dim == [] else \
+            [int(d) for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
+        if rank == 0:
+            return [b.one("Identity", [x])]
         if (with_input_axes and b.opset >= 13) or b.opset >= 18:  # (axes: an input)
             return [b.one(op, [x, b.ints(axes)], keepdims=keep)]
         return [b.one(op, [x], axes=axes, keepdims=keep)]
@@ -481,6 +534,9 @@ def _max(b: _Builder, args: dict, outs: list) -> list:
     if args.get("other") is not None:
         return [b.one("Max" if is_max else "Min", [x, b.operand(args["other"], like=x)])]
     keep = int(bool(args.get("keepdim", False)))
+    if len(b.type_of(x).shape) == 0:
+        return [b.one("Identity", [x])] * (1 if args.get("dim") is None else 1) + \
+            ([b.array(np.asarray(0, dtype=np.int64))] if args.get("dim") is not None else [])
     if args.get("dim") is None:
         return [b.one("ReduceMax" if is_max else "ReduceMin", [x], keepdims=0)]
     dim = int(args["dim"])
@@ -496,7 +552,8 @@ def _where(b: _Builder, args: dict, outs: list) -> list:
     y = b.operand(args["other"], like=x) if x is not None else b.operand(args["other"])
     if x is None:
         x = b.operand(args["self"], like=y)
-    return [b.one("Where", [c, x, y])]
+    out = outs[0].type.dtype
+    return [b.one("Where", [c, _cast(b, x, out), _cast(b, y, out)])]
 
 
 @converter("masked_fill")
@@ -506,7 +563,7 @@ def _masked_fill(b: _Builder, args: dict, outs: list) -> list:
 
 
 @converter("to", "float", "double", "long", "int", "bool", "half")
-def _cast(b: _Builder, args: dict, outs: list) -> list:
+def _to(b: _Builder, args: dict, outs: list) -> list:
     return [b.one("Cast", [_x(b, args)], to=_ONNX_TYPES[outs[0].type.dtype.name])]
 
 
@@ -537,9 +594,10 @@ def _select(b: _Builder, args: dict, outs: list) -> list:
 @converter("narrow")
 def _narrow(b: _Builder, args: dict, outs: list) -> list:
     x = _x(b, args)
-    start = int(args["start"])
+    dim = int(args["dim"])
+    start = int(args["start"]) % max(b.type_of(x).shape[dim], 1)
     return [b.one("Slice", [x, b.ints([start]), b.ints([start + int(args["length"])]),
-                            b.ints([int(args["dim"])])])]
+                            b.ints([dim])])]
 
 
 @converter("index")

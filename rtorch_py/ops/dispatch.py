@@ -228,10 +228,10 @@ class _Dispatcher:
         """The op called with dims by name, sparse operands or named operands, or
         while a mode is active."""
         if MODES:
-            return through_modes(self.name, self._general, args, kwargs)
-        return self._general(*args, **kwargs)
+            return through_modes(self.name, lambda *a, **k: self._general(a, k), args, kwargs)
+        return self._general(args, kwargs)
 
-    def _general(self, *args: Any, **kwargs: Any) -> Any:
+    def _general(self, args: tuple, kwargs: dict) -> Any:
         if not (self.operands or self.dim_slots):
             return self.fn(*args, **kwargs)  # (nothing to look at)
         if self.dim_slots:
