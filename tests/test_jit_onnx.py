@@ -163,3 +163,21 @@ torch_save(list(x, net(x)), "{tmp_path / 'io.pt'}")
     x, want = rt.torch_load(str(tmp_path / "io.pt"))
     got = run_onnx(tmp_path / "r.onnx", x.data)[0]
     np.testing.assert_allclose(got, want.data, atol=1e-5)
+
+
+@pytest.mark.parametrize("layer,kw", [
+    ("nn_lstm", dict(num_layers=2, batch_first=True)), ("nn_lstm", dict(bidirectional=True)),
+    ("nn_gru", dict(bidirectional=True, num_layers=2)), ("nn_gru", dict(batch_first=True)),
+    ("nn_rnn", dict(nonlinearity="relu")), ("nn_rnn", dict(num_layers=2))])
+def test_recurrent_layers_export(layer, kw, tmp_path):
+    rnn = getattr(rt, layer)(5, 4, **kw)
+    batch = 3 if kw.get("batch_first") else 6
+    h0 = rt.torch_randn(kw.get("num_layers", 1) * (2 if kw.get("bidirectional") else 1), batch, 4)
+    fn = (lambda x: rnn(x)) if layer != "nn_gru" else (lambda x: rnn(x, h0))
+    x = np.random.randn(3, 6, 5).astype(np.float32)
+    tr = rt.jit_trace(lambda v: tuple(o for o in _flat(fn(v))), rt_of(x))
+    check(tr, [x], tmp_path)
+
+
+def _flat(x):
+    return [v for item in x for v in _flat(item)] if isinstance(x, (list, tuple)) else [x]

@@ -642,6 +642,88 @@ def _index(b: _Builder, args: dict, outs: list) -> list:
     return [b.one("Reshape", [y, b.ints(outs[0].type.shape)])]
 
 
+# Recurrences: ONNX's LSTM / GRU / RNN, one per layer (ONNX's gate orders: i o f c for
+# the LSTM where PyTorch has i f g o; z r h for the GRU where PyTorch has r z n)
+_GATE_ORDER = {"lstm": [0, 3, 1, 2], "gru": [1, 0, 2], "rnn_tanh": [0], "rnn_relu": [0]}
+
+
+def _reordered(b: _Builder, w: str, kind: str) -> str:
+    """A weight's or bias's gate blocks (along dim 0) in ONNX's order."""
+    order = _GATE_ORDER[kind]
+    if len(order) == 1:
+        return w
+    blocks = b.node("Split", [w, b.ints([b.type_of(w).shape[0] // len(order)] * len(order))],
+                    len(order), axis=0)
+    return b.one("Concat", [blocks[i] for i in order], axis=0)
+
+
+def _gates(b: _Builder, w: str, kind: str) -> str:
+    """A weight in ONNX's gate order, with a leading direction dim."""
+    return b.one("Unsqueeze", [_reordered(b, w, kind), b.ints([0])])
+
+
+def _bias(b: _Builder, b_ih: str, b_hh: str, kind: str) -> str:
+    """ONNX's bias of one direction: [Wb, Rb] in its gate order, direction dim first."""
+    both = b.one("Concat", [_reordered(b, b_ih, kind), _reordered(b, b_hh, kind)], axis=0)
+    return b.one("Unsqueeze", [both, b.ints([0])])
+
+
+@converter("lstm", "gru", "rnn_tanh", "rnn_relu")
+def _recurrence(b: _Builder, args: dict, outs: list) -> list:
+    kind = outs[0].kind
+    if args.get("train") and args.get("dropout"):
+        raise Unsupported("dropout between layers in training mode (export in eval mode)")
+    x = b.operand(args["input"])
+    params = [b.operand(p) for p in args["params"]]
+    layers, bidir = int(args["num_layers"]), bool(args["bidirectional"])
+    dirs, per = (2 if bidir else 1), (4 if args["has_biases"] else 2)
+    hidden = b.type_of(params[1]).shape[1]
+    if args["batch_first"]:
+        x = b.one("Transpose", [x], perm=[1, 0, 2])
+    hx = args.get("hx")
+    h0 = c0 = None
+    if hx is not None:
+        h0 = b.operand(hx[0] if kind == "lstm" else hx)
+        c0 = b.operand(hx[1]) if kind == "lstm" else None
+    op = {"lstm": "LSTM", "gru": "GRU"}.get(kind, "RNN")
+    attrs: dict = {"hidden_size": hidden, "direction": "bidirectional" if bidir else "forward"}
+    if kind == "gru":
+        attrs["linear_before_reset"] = 1  # (PyTorch's GRU)
+    if kind.startswith("rnn_"):
+        attrs["activations"] = ["Tanh" if kind == "rnn_tanh" else "Relu"] * dirs
+    hs, cs = [], []
+    for layer in range(layers):
+        ws, rs, bs = [], [], []
+        for d in range(dirs):
+            k = (layer * dirs + d) * per
+            ws.append(_gates(b, params[k], kind))
+            rs.append(_gates(b, params[k + 1], kind))
+            if per == 4:
+                bs.append(_bias(b, params[k + 2], params[k + 3], kind))
+        w = ws[0] if dirs == 1 else b.one("Concat", ws, axis=0)
+        r = rs[0] if dirs == 1 else b.one("Concat", rs, axis=0)
+        inputs = [x, w, r, (bs[0] if dirs == 1 else b.one("Concat", bs, axis=0)) if bs else "",
+                  ""]
+        if h0 is not None:
+            rows = [b.ints([layer * dirs]), b.ints([(layer + 1) * dirs]), b.ints([0])]
+            inputs.append(b.one("Slice", [h0, *rows]))
+            if c0 is not None:
+                inputs.append(b.one("Slice", [c0, *rows]))
+        n_out = 3 if kind == "lstm" else 2
+        y, *states = b.node(op, inputs, n_out, **attrs)
+        hs.append(states[0])
+        if kind == "lstm":
+            cs.append(states[1])
+        # (seq, dirs, batch, hidden) -> (seq, batch, dirs * hidden): the next layer's input
+        y = b.one("Transpose", [y], perm=[0, 2, 1, 3])
+        x = b.one("Reshape", [y, b.ints([0, 0, dirs * hidden])])
+    out = b.one("Transpose", [x], perm=[1, 0, 2]) if args["batch_first"] else x
+    h_n = hs[0] if layers == 1 else b.one("Concat", hs, axis=0)
+    if kind == "lstm":
+        return [out, h_n, cs[0] if layers == 1 else b.one("Concat", cs, axis=0)]
+    return [out, h_n]
+
+
 # --------------------------------------------------------------------------
 # The model
 
