@@ -210,11 +210,11 @@ def class_source(sm: ScriptModule, constants: Constants) -> str:
     lines = [f"class {name}(Module):",
              "  __parameters__ = [" + "".join(f"\"{n}\", " for n in params) + "]",
              "  __buffers__ = [" + "".join(f"\"{n}\", " for n in buffers) + "]"]
-    lines += [f"  {_decl(n)} : Tensor" for n in params + buffers]
+    lines += [_decl(n, "Tensor") for n in params + buffers]
     lines.append("  training : bool")
     for n, child in sm._modules.items():
         if child is not None:
-            lines.append(f"  {_decl(n)} : __torch__.{child._type_name}")
+            lines.append(_decl(n, f"__torch__.{child._type_name}"))
     methods = []
     for mname, fn in sm._methods.items():
         if fn.traced is None:
@@ -225,8 +225,10 @@ def class_source(sm: ScriptModule, constants: Constants) -> str:
     return "\n".join(lines + methods) + "\n"
 
 
-def _decl(name: str) -> str:
-    return name if name.isidentifier() else f"__annotations__[\"{name}\"]"
+def _decl(name: str, type_: str) -> str:
+    """An attribute's declaration (a name like "0" as PyTorch writes it)."""
+    return f"  {name} : {type_}" if name.isidentifier() else \
+        f"  __annotations__[\"{name}\"] = {type_}"
 
 
 def function_module(fn: ScriptFunction) -> ScriptModule:

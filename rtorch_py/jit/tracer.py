@@ -37,6 +37,8 @@ class Tracer:
         self.nodes: list[Node] = []
         self.depth = 0
         self.thread = threading.get_ident()
+        self.warnings: list[str] = []  # given when the trace ends (seen by its caller, even
+                                       # one in R, whose traced function called back here)
 
     # -- the mode's two methods ----------------------------------------------
     def call(self, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
@@ -59,11 +61,12 @@ class Tracer:
         if v is None and id(x) not in self.attributes:
             return  # (a constant: its values are the same every run)
         language = "R" if " R " in what else "Python"
-        warnings.warn(TracerWarning(
-            f"Converting a tensor to {what} might cause the trace to be incorrect. We can't "
-            f"record the data flow of {language} values, so this value will be treated as a "
-            "constant in the future. This means that the trace might not generalize to other "
-            "inputs!"), stacklevel=3)
+        message = (f"Converting a tensor to {what} might cause the trace to be incorrect. We "
+                   f"can't record the data flow of {language} values, so this value will be "
+                   "treated as a constant in the future. This means that the trace might not "
+                   "generalize to other inputs!")
+        if message not in self.warnings:
+            self.warnings.append(message)
 
     # -- values --------------------------------------------------------------
     def value(self, x: Tensor, kind: str, path: tuple = ()) -> Value:
@@ -156,6 +159,8 @@ def trace(fn: Callable, inputs: tuple, strict: bool = True, module: Any = None,
         out = fn(*inputs)
     finally:
         pop_mode(tracer)
+    for message in tracer.warnings:
+        warnings.warn(TracerWarning(message), stacklevel=3)
     outputs = tracer.output(out, strict)
     return Graph(graph_inputs, tracer.nodes, outputs, self_type, module_types or {})
 
