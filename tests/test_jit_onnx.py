@@ -141,6 +141,9 @@ def test_every_exportable_op_sample(case, tmp_path):
 
 
 def test_the_supported_list_names_ops_as_users_know_them():
+    from rtorch_py.ops import REGISTRY
+    from rtorch_py.tensor import TRACEABLE
+    assert [k for k in jit_onnx.CONVERTERS if k not in REGISTRY and k not in TRACEABLE] == []
     names = jit_onnx.supported_ops()
     assert "nnf_linear" in names and "torch_matmul" in names and "nnf_conv2d" in names
 

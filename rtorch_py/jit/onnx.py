@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..tensor import Tensor, bool_, dtype, promote_types
+from ..tensor import TRACEABLE, Tensor, bool_, dtype, promote_types
 from .aten import Unsupported, display_name
 from .graph import Graph, TensorType, Value, attribute, walk
 from .script import ScriptFunction, ScriptModule
@@ -124,7 +124,7 @@ def _x(b: _Builder, args: dict) -> str:
 _UNARY = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "exp": "Exp", "log": "Log",
           "sqrt": "Sqrt", "abs": "Abs", "neg": "Neg", "erf": "Erf", "sin": "Sin", "cos": "Cos",
           "floor": "Floor", "ceil": "Ceil", "reciprocal": "Reciprocal", "sign": "Sign",
-          "logical_not": "Not", "isnan": "IsNaN", "round": "Round", "softsign": "Softsign"}
+          "logical_not": "Not", "isnan": "IsNaN", "round": "Round"}
 _ROUNDING = {"Floor", "Ceil", "Round"}
 
 
@@ -155,11 +155,12 @@ for _kind, _op in _UNARY.items():
             return [b.one("Not", [_cast(b, x, bool_)])]
         return [b.one(_op, [_cast(b, x, out) if out.is_floating_point else x])]
     CONVERTERS[_kind] = _unary
-    CONVERTERS["nnf_" + _kind] = _unary
+    if "nnf_" + _kind in TRACEABLE:
+        CONVERTERS["nnf_" + _kind] = _unary
 
 
-@converter("contiguous", "clone", "detach", "nnf_dropout", "nnf_dropout2d", "nnf_dropout3d",
-           "nnf_alpha_dropout", "nnf_feature_alpha_dropout")
+@converter("contiguous", "clone", "nnf_dropout", "nnf_dropout2d", "nnf_dropout3d",
+           "nnf_alpha_dropout")
 def _identity(b: _Builder, args: dict, outs: list) -> list:
     if args.get("training"):
         raise Unsupported("dropout in training mode (export the module in eval mode: "
@@ -389,7 +390,7 @@ def _elu(b: _Builder, args: dict, outs: list) -> list:
     return [b.one("Elu", [_x(b, args)], alpha=float(args.get("alpha", 1.0)))]
 
 
-@converter("nnf_gelu", "gelu")
+@converter("nnf_gelu")
 def _gelu(b: _Builder, args: dict, outs: list) -> list:
     x = _x(b, args)
     if args.get("approximate", "none") != "none":
