@@ -20,6 +20,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+import torch
 
 from helpers import ROOT, needs_r
 from rtorch_py.tools import docs_check as dc
@@ -126,6 +127,12 @@ def test_layout_keeps_shapes_and_line_structure_only() -> None:
 # --------------------------------------------------------------------------
 # The runner, on a site of our own
 
+def _torch_draws(seed: int, n: int) -> list[float]:
+    """PyTorch's (libtorch's) first n standard normal draws after manual_seed(seed)."""
+    torch.manual_seed(seed)
+    return torch.randn(n).tolist()
+
+
 OWN_PAGES = {
     "dev/reference/exact.md":
         "# t\n\n## Examples\n\n``` r\nx <- torch_tensor(c(1, 2))\nx\n#> torch_tensor\n#>  1\n"
@@ -135,6 +142,20 @@ OWN_PAGES = {
     "dev/reference/random.md":
         "# t\n\n## Examples\n\n``` r\ntorch_randn(2)\n#> torch_tensor\n#> -0.1234\n"
         "#>  1.5678\n#> [ CPUFloatType{2} ]\n```\n",
+    # how many values a mask selects follows the draws: R torch's layout shows from
+    # some seeds only
+    "dev/reference/masked.md":
+        "# t\n\n## Examples\n\n``` r\nx <- torch_randn(8)\ntorch_masked_select(x, x > 0)\n"
+        "#> torch_tensor\n#>  0.1234\n#>  0.5678\n#>  1.2345\n#>  0.0123\n#>  2.5000\n"
+        "#>  0.3000\n#> [ CPUFloatType{6} ]\n```\n",
+    # draws, but prints nothing that follows them: what it prints is compared whole
+    "dev/reference/draws_quietly.md":
+        "# t\n\n## Examples\n\n``` r\nx <- torch_randn(2)\nx$shape\n#> [1] 2 1\n```\n",
+    # seeds the generator first: its draws are libtorch's, compared byte for byte
+    "dev/reference/seeded.md":
+        "# t\n\n## Examples\n\n``` r\ntorch_manual_seed(1)\ntorch_randn(3)\n"
+        "#> torch_tensor\n" + "".join(f"#> {v: .4f}\n" for v in _torch_draws(1, 3)) +
+        "#> [ CPUFloatType{3} ]\n```\n",
     "dev/reference/missing.md":
         "# t\n\n## Examples\n\n``` r\nno_such_function(1)\n#> [1] 1\n```\n",
     "dev/reference/noisy.md":
@@ -197,9 +218,18 @@ def test_runner_classifies_pages(own_site: Path, tmp_path: Path) -> None:
         "articles/demo": "exact", "reference/exact": "exact", "reference/warns": "exact",
         "reference/zzz_after": "exact",  # after the page that ended its process
         "reference/differs": "differ", "reference/random": "layout",
+        "reference/masked": "layout", "reference/draws_quietly": "differ",
+        "reference/seeded": "exact",
         "reference/noisy": "layout", "reference/missing": "error",
         "reference/quits": "error", "reference/slow": "error", "reference/nocode": "none"}
     assert results["reference/random"].random and not results["reference/differs"].random
+    assert results["reference/masked"].random
+    # a page not exact runs from two more seeds; one that drew from the generator as
+    # it found it, from more until it shows R torch's layout (up to LAYOUT_SEEDS)
+    assert results["reference/differs"].runs == 3
+    assert 3 < results["reference/masked"].runs <= dc.LAYOUT_SEEDS
+    assert results["reference/draws_quietly"].runs == dc.LAYOUT_SEEDS
+    assert not results["reference/draws_quietly"].random
     assert "could not find function" in results["reference/missing"].cause
     assert "stopped after 13 s" in results["reference/slow"].cause  # (a sleep: R cannot stop it)
     assert "process ended" in results["reference/quits"].cause
@@ -238,9 +268,11 @@ def test_documented_examples_print_what_r_torch_printed(site_results: list) -> N
     if new:
         msg = f"{len(new)} page(s) match but are not in pages-expected.txt:\n  " + \
               "\n  ".join(new)
-        if os.environ.get("RTORCH_DOCS_UPDATE") == "1":
-            EXPECTED.write_text("\n".join([*EXPECTED.read_text(encoding="utf-8").splitlines(),
-                                           *new]) + "\n", encoding="utf-8")
+        if os.environ.get("RTORCH_DOCS_UPDATE") == "1":  # (the list kept sorted)
+            header = [ln for ln in EXPECTED.read_text(encoding="utf-8").splitlines()
+                      if ln.startswith("#")]
+            EXPECTED.write_text("\n".join([*header, *sorted({*expected, *new})]) + "\n",
+                                encoding="utf-8")
         else:
             warnings.warn(msg + "\n(RTORCH_DOCS_UPDATE=1 adds them)")
     broken = [f"{p}: {by_page[p].status if p in by_page else 'not found'}: "

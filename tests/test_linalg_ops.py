@@ -66,6 +66,25 @@ def test_cholesky_errors_and_ex():
         rt.linalg_cholesky_ex(bad, check_errors=True)
 
 
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cholesky_ex_of_a_matrix_not_positive_definite_is_lapacks(upper, dtype):
+    # info names the column where the factorization stopped; L holds the columns
+    # before it, that column's pivot, the rest as they were: as PyTorch's
+    # (a batch mixing factored and stopped matrices, and a negative first pivot)
+    mats = np.array([[[4, 0, 0, 0], [2, 5, 0, 0], [2, 3, 1, 0], [1, 1, 1, 1]],
+                     [[4, 0, 0, 0], [2, 1, 0, 0], [2, 3, 5, 0], [1, 1, 1, 1]],
+                     [[-1.3, 7, 0, 0], [0.15, 1.9, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]],
+                     np.eye(4) * 2], dtype=dtype)
+    if upper:
+        mats = np.ascontiguousarray(np.swapaxes(mats, -1, -2))
+    L, info = rt.linalg_cholesky_ex(rt.torch_tensor(mats), upper=upper)
+    want_L, want_info = torch.linalg.cholesky_ex(torch.from_numpy(mats), upper=upper)
+    np.testing.assert_array_equal(info.data, want_info.numpy())
+    np.testing.assert_allclose(L.data, want_L.numpy(), rtol=1e-6)
+    assert L.dtype == rt.torch_tensor(mats).dtype
+
+
 # --------------------------------------------------------------------------
 # eigh and svd: vectors compared without their signs
 

@@ -735,14 +735,14 @@ def LinalgCholeskyExBackward0(n, g, L, upper):
 
 def _cholesky(A: Tensor, upper: bool, what: str, name: str = "LinalgCholeskyExBackward0") -> Tensor:
     _square_check(A, what)
-    try:
-        L = np.linalg.cholesky(A.data)
+    try:  # (NumPy reads the lower triangle: upper's is A^H's)
+        L = np.linalg.cholesky(np.swapaxes(A.data, -1, -2).conj() if upper else A.data)
     except np.linalg.LinAlgError:
         raise RuntimeError(f"{what}: The factorization could not be completed because the "
                            "input is not positive-definite") from None
     L = L.astype(A.data.dtype, copy=False)
     if upper:
-        L = np.ascontiguousarray(np.swapaxes(L, -1, -2))
+        L = np.ascontiguousarray(np.swapaxes(L, -1, -2).conj())
     return record(L, LinalgCholeskyExBackward0, (A,), (OUTPUT, bool(upper)), name=name)
 
 
@@ -755,15 +755,38 @@ def linalg_cholesky(A: Tensor, upper: bool = False) -> Tensor:
     r_result_names=("L", "info"),
     samples=S.spd)
 def linalg_cholesky_ex(A: Tensor, check_errors: bool = False, upper: bool = False) -> tuple:
-    """(L, info): info is 0 where the factorization succeeded."""
+    """(L, info): info is 0 where the factorization succeeded, else the 1-based
+    column where it stopped, L then as LAPACK's potrf leaves it."""
     try:
         L = _cholesky(A, upper, "linalg.cholesky_ex")
         return L, wrap(np.zeros(A.shape[:-2], np.int32))
     except RuntimeError:
         if check_errors:
             raise
-    return (wrap(np.full(A.shape, np.nan, A.data.dtype)),
-            wrap(np.ones(A.shape[:-2], np.int32)))
+    _square_check(A, "linalg.cholesky_ex")
+    a = np.swapaxes(A.data, -1, -2).conj() if upper else A.data
+    lower = np.array(a)  # (a copy, each matrix factored in place)
+    flat = lower.reshape(-1, *lower.shape[-2:])
+    info = np.array([_potf2_lower(m) for m in flat], np.int32).reshape(A.shape[:-2])
+    lower = np.tril(lower)
+    L = np.ascontiguousarray(np.swapaxes(lower, -1, -2).conj()) if upper else lower
+    return wrap(L), wrap(info)
+
+
+def _potf2_lower(a: np.ndarray) -> int:
+    """LAPACK's unblocked Cholesky (potf2, lower) in place, in a's dtype: 0, or the
+    1-based column whose pivot is not positive (left there, with the columns after
+    it as they were)."""
+    for j in range(a.shape[0]):
+        row = a[j, :j]
+        ajj = a[j, j].real - np.vdot(row, row).real
+        if not ajj > 0:  # (NaN too)
+            a[j, j] = ajj
+            return j + 1
+        ajj = np.sqrt(ajj)
+        a[j, j] = ajj
+        a[j + 1:, j] = (a[j + 1:, j] - a[j + 1:, :j] @ row.conj()) / ajj
+    return 0
 
 
 @op(samples=S.spd)

@@ -17,11 +17,17 @@ Each page runs in the shim as pkgdown runs it:
 The page's transcript (code lines without the blank ones, then output lines, in
 order) is compared with ours:
 
-- exact: byte for byte;
-- layout: for a page whose values are random (its output changes when the page runs
-  again from another seed, which is asked only of pages that are not exact) or is
-  on PLATFORM_NOISE: the same lines, with each number replaced by a placeholder
-  (footers such as `[ CPUFloatType{2,3} ]` kept whole: shapes and dtypes count);
+- exact: byte for byte. The generator's draws are libtorch's, bit for bit, so a
+  page that seeds it (`torch_manual_seed()`) before drawing is compared so too;
+- layout: for a page that is random or on PLATFORM_NOISE: the same lines, with
+  each number replaced by a placeholder (footers such as `[ CPUFloatType{2,3} ]`
+  kept whole: shapes and dtypes count). A page is random when its output changes
+  when it runs from other seeds (asked only of pages that are not exact): R
+  torch's site runs its reference pages one after another in one process,
+  unseeded, so their draws cannot be reproduced. Where the values decide the
+  layout (how many elements a mask selects) or show only rarely, a page that
+  drew from the generator as it found it (seen from the generator's state) runs
+  from up to LAYOUT_SEEDS seeds, and matches when one run prints R torch's layout;
 - differ: neither; error: ours raised an error R torch's page does not show, or the
   page was stopped (a time limit) or its process crashed.
 
@@ -60,6 +66,8 @@ SITE_REV = "gh-pages"
 PAGE_DIRS = ("dev/reference/", "dev/articles/")
 DEFAULT_PAGE_TIME = 60.0   # seconds a page may run before R stops it (twice that, and 5 s,
                            # before its process is killed, where R cannot stop it)
+LAYOUT_SEEDS = 10          # runs (each from its own seed) in which a random page may show
+                           # R torch's layout
 
 # Pages whose output holds values that depend on the machine's numerical
 # libraries, compared by layout (page: why). Reviewed one by one; the site was
@@ -362,6 +370,13 @@ local({
                             intermediates_dir = scratch, clean = FALSE)
     paste(readLines(md, encoding = "UTF-8", warn = FALSE), collapse = "\n")
   }
+  # the default generator's state, to tell whether a page drew from it
+  rng_digest <- function() {
+    f <- tempfile()
+    on.exit(unlink(f))
+    writeBin(as.raw(as_array(torch_get_rng_state())), f)
+    unname(tools::md5sum(f))
+  }
   grDevices::pdf(NULL)
   home <- getwd()
   for (page in jobs) {
@@ -369,7 +384,10 @@ local({
     # As a fresh session would be, with pkgdown's options
     torch_set_default_dtype(torch_float())
     torch_manual_seed(page$seed)
-    set.seed(page$seed)
+    # R's own generator: pkgdown seeds it (1014) before each article, in a new
+    # process; the reference pages share one stream, so theirs is a page's seed
+    set.seed(if (page$kind == "reference") page$seed else 1014L)
+    rng_start <- rng_digest()
     options(width = 80, rlang_interactive = FALSE, cli.num_colors = 1, cli.dynamic = FALSE,
             warn = 0)
     Sys.setenv(TORCH_TEST = "1")
@@ -387,7 +405,8 @@ local({
     setwd(home)
     unlink(wd, recursive = TRUE)
     emit(c(list(event = "page", page = page$name,
-                time = proc.time()[["elapsed"]] - started), result))
+                time = proc.time()[["elapsed"]] - started,
+                rng_start = rng_start, rng_end = rng_digest()), result))
   }
   emit(list(event = "done"))
 })
@@ -400,6 +419,13 @@ class Run:
     lines: list[str] | None
     time: float = 0.0
     failure: str = ""  # the page could not run: a time limit, a crash, a knitting error
+    rng: tuple[str, str] = ("", "")  # the default generator's state digests, start and end
+
+    def drew_unseeded(self, other: "Run") -> bool:
+        """The page drew from the generator as it found it: the state moved, and it
+        ended elsewhere in a run that started from another seed (a page that seeds
+        itself ends in the same state whatever the start)."""
+        return self.rng[0] != self.rng[1] and self.rng[1] != other.rng[1]
 
 
 def _seed(name: str, salt: int) -> int:
@@ -467,10 +493,12 @@ def _run_batch(pages: list[Page], salt: int, vignettes: Path | None, work: Path,
                             current, since = ev["page"], time.monotonic()
                         elif ev["event"] == "page":
                             page = by_name[ev["page"]]
+                            rng = (ev["rng_start"], ev["rng_end"])
                             if "failure" in ev:
-                                results[page.name] = Run(None, ev["time"], ev["failure"])
+                                results[page.name] = Run(None, ev["time"], ev["failure"], rng)
                             else:
-                                results[page.name] = Run(_our_transcript(page, ev), ev["time"])
+                                results[page.name] = Run(_our_transcript(page, ev), ev["time"],
+                                                         rng=rng)
                             current = None
                         elif ev["event"] == "done":
                             done = True
@@ -521,6 +549,7 @@ class PageResult:
     status: str          # exact | layout | differ | error | none (no examples to run)
     random: bool = False  # its output changed with the seed
     noise: str = ""       # why it is on PLATFORM_NOISE
+    runs: int = 0         # how many times it ran (from as many seeds)
     time: float = 0.0
     cause: str = ""       # the first error, or the first line that differs
     diff: list[str] = field(default_factory=list)
@@ -560,29 +589,59 @@ def check(pages: Sequence[Page], vignettes: Path | None, work: Path, jobs: int =
     """Run the pages and classify each (see the module's docstring)."""
     noise = PLATFORM_NOISE if noise is None else noise
     runnable = [p for p in pages if has_examples(p)]
-    first = run(runnable, 1, vignettes, work / "run1", jobs, page_time)
     expected = {p.name: expected_transcript(p) for p in runnable}
+    runs = {name: [r] for name, r in run(runnable, 1, vignettes, work / "run1", jobs,
+                                           page_time).items()}
+
+    def again(todo: list[Page], salt: int) -> None:
+        for name, r in run(todo, salt, vignettes, work / f"run{salt}", jobs, page_time).items():
+            runs[name].append(r)
+
+    def is_random(name: str) -> bool:
+        first, *others = runs[name]
+        return any(o.lines not in (None, first.lines) for o in others)
+
+    def drew_unseeded(name: str) -> bool:
+        first, *others = runs[name]
+        return any(first.drew_unseeded(o) for o in others)
+
+    def layout_shown(name: str) -> bool:
+        return any(r.lines is not None and layout(r.lines) == layout(expected[name])
+                   for r in runs[name])
+
     # Two more runs, from other seeds, of the pages that are not exact: random ones
-    # are those whose output changes (two, so that a small draw repeating by
-    # chance, such as randperm(4)'s, is not taken for a fixed output).
-    again = [p for p in runnable if first[p.name].lines is not None
-             and first[p.name].lines != expected[p.name]]
-    others = [run(again, salt, vignettes, work / f"run{salt}", jobs, page_time)
-              for salt in (2, 3)] if again else []
+    # print something else from another seed (two, so that a small draw repeating
+    # by chance, such as randperm(4)'s, is not taken for a fixed output).
+    inexact = [p for p in runnable
+               if runs[p.name][0].lines not in (None, expected[p.name])]
+    for salt in (2, 3):
+        if inexact:
+            again(inexact, salt)
+    # More seeds, up to LAYOUT_SEEDS, for the pages that drew from the generator
+    # as they found it and have not shown R torch's layout yet: the values may
+    # decide the layout (how many elements a mask selects, a column split or a
+    # scale factor), or show only rarely (an allclose() that is TRUE or FALSE).
+    for salt in range(4, LAYOUT_SEEDS + 1):
+        todo = [p for p in inexact if (is_random(p.name) or drew_unseeded(p.name)
+                                       or p.name in noise) and not layout_shown(p.name)]
+        if not todo:
+            break
+        again(todo, salt)
     results = []
     for p in pages:
-        if p.name not in first:
+        if p.name not in runs:
             results.append(PageResult(p.name, "none"))
             continue
-        r, exp = first[p.name], expected[p.name]
-        res = PageResult(p.name, "", noise=noise.get(p.name, ""), time=r.time)
+        r, exp = runs[p.name][0], expected[p.name]
+        res = PageResult(p.name, "", noise=noise.get(p.name, ""), time=r.time,
+                         runs=len(runs[p.name]))
         if r.lines is None:
             res.status, res.cause = "error", r.failure
         elif r.lines == exp:
             res.status = "exact"
         else:
-            res.random = any(o[p.name].lines not in (None, r.lines) for o in others)
-            if (res.random or res.noise) and layout(r.lines) == layout(exp):
+            res.random = is_random(p.name)
+            if (res.random or res.noise) and layout_shown(p.name):
                 res.status = "layout"
             else:
                 errors = _new_errors(r.lines, exp)
