@@ -722,3 +722,20 @@ def test_distances_and_other_losses_match_torch():
     for red in ("sum", "none"):
         close(nn.nnf_smooth_l1_loss(ours(x1), ours(x2), reduction=red, beta=0.3),
               TF.smooth_l1_loss(theirs(x1), theirs(x2), reduction=red, beta=0.3))
+
+
+@pytest.mark.parametrize("shape", [(5,), (3, 5), (2, 3, 5), (2, 2, 3, 5), "strided"])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_linear_records_what_libtorchs_linear_records(shape, with_bias):
+    # a bias fused into addmm (AddmmBackward0, or ViewBackward0 after flattening a
+    # contiguous input), else matmul's nodes: grad_fn names, values and grads as PyTorch's
+    x = rand(3, 2, 5) if shape == "strided" else rand(*shape)
+    w, b = rand(4, 5), rand(4)
+
+    def linear(T, x, w, b):
+        if shape == "strided":
+            x = x.transpose(0, 1)
+        f = nn.nnf_linear if T is not torch else torch.nn.functional.linear
+        return f(x, w, b if with_bias else None)
+
+    check_vs_torch(linear, x, w, b)

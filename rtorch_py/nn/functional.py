@@ -191,6 +191,14 @@ def nnf_log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
 @autocast_policy("linear")
 def nnf_linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    # as libtorch's linear: a bias is fused into addmm on a matrix, and on a contiguous
+    # input of other ranks flattened to one (so the grad_fn is AddmmBackward0 or
+    # ViewBackward0); otherwise matmul, then the bias added
+    if bias is not None and bias.ndim == 1 and (input.ndim == 2 or input.data.flags.c_contiguous):
+        if input.ndim == 2:
+            return _ops.addmm(bias, input, weight.t())
+        flat = input.reshape(-1, input.shape[-1])
+        return _ops.addmm(bias, flat, weight.t()).view(*input.shape[:-1], weight.shape[0])
     out = input.matmul(weight.t())
     return out if bias is None else out + bias
 
