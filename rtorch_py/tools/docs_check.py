@@ -64,8 +64,10 @@ __all__ = ["PLATFORM_NOISE", "Page", "PageResult", "read_pages", "parse_blocks",
 
 SITE_REV = "gh-pages"
 PAGE_DIRS = ("dev/reference/", "dev/articles/")
-DEFAULT_PAGE_TIME = 60.0   # seconds a page may run before R stops it (twice that, and 5 s,
-                           # before its process is killed, where R cannot stop it)
+DEFAULT_PAGE_TIME = 180.0  # seconds a page may run before R stops it (twice that, and 5 s,
+                           # before its process is killed, where R cannot stop it); the
+                           # longest, nn_batch_norm3d's (173 million draws), takes 25-65 s
+                           # on a busy 2-core machine
 LAYOUT_SEEDS = 10          # runs (each from its own seed) in which a random page may show
                            # R torch's layout
 
