@@ -41,10 +41,12 @@ def listed(name: str) -> dict[str, str]:
 
 
 def drop_settled(path: Path, keys: set[str]) -> None:
-    """Take `keys` off a list file, and the headings left with no name under them."""
+    """Take `keys` off a list file, and the headings left with no name under them
+    (a heading may run over several `## ` lines)."""
     sections: list[list[str]] = [[]]
     for line in path.read_text(encoding="utf-8").splitlines():
-        if line.startswith("## "):
+        continued = bool(sections[-1]) and sections[-1][-1].startswith("## ")
+        if line.startswith("## ") and not continued:
             sections.append([])
         if line.startswith("#") or line.split(":", 1)[0].strip() not in keys:
             sections[-1].append(line)
