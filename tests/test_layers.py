@@ -37,7 +37,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ops: out forms", ("rtorch_py.ops.out_forms",)),
     ("ops", ("rtorch_py.ops",)),
     ("user API", ("rtorch_py.function", "rtorch_py.autograd", "rtorch_py.gradcheck",
-                  "rtorch_py.named", "rtorch_py.sparse", "rtorch_py.quantized", "rtorch_py.amp")),
+                  "rtorch_py.forward_ad", "rtorch_py.named", "rtorch_py.sparse", "rtorch_py.quantized", "rtorch_py.amp")),
     ("library", ("rtorch_py.nn", "rtorch_py.optim", "rtorch_py.data",
                  "rtorch_py.serialization")),
     ("TorchScript and ONNX", ("rtorch_py.jit",)),

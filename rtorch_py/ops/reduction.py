@@ -249,6 +249,8 @@ def argmin(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tenso
 
 @formula
 def ScatterAlongBackward(n, g, idx, dim):
+    if g.data.ndim == 0:  # (of a 0-d tensor: the scatter placed g as it is)
+        return (g,)
     return (wrap(np.take_along_axis(g.data, idx, axis=dim)) if not _state.grad
             else gather(g, dim, wrap(idx)),)
 

@@ -50,6 +50,10 @@ class OpSpec:
     torch_name: str | None = None    # PyTorch's spelling, when it differs (tests)
     differentiable: bool = True      # the generated tests check gradients
     second_order: bool = True        # ... and second derivatives (False: PyTorch has none)
+    forward: Any = None              # the forward-mode rule (rtorch_py/forward_ad.py):
+                                     # "linear", "multilinear", "elementwise", or a function
+                                     # (primals, tangents, result) -> tangent(s), arguments
+                                     # by name; None: derived from the derivative
     r_result_names: tuple[str, ...] = ()  # R gets the results as a list with these names
     r_conventions: tuple[str, ...] = ()  # R-only conventions for arguments or results,
                                          # by name (rtorch_py/r/tables.py: "sizes", ...)
