@@ -29,10 +29,11 @@ they are; the ops inside carry the tangents.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import weakref
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -143,17 +144,19 @@ def _duals(args: tuple, kwargs: dict) -> bool:
 class _ForwardMode:
     def call(self, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
         spec = REGISTRY.get(name)
-        if spec is None or not _duals(args, kwargs):
+        if spec is None or _RULE_RUNNING[0] or not _duals(args, kwargs):
             return fn(*args, **kwargs)
         if not spec.differentiable:
             return _detached(fn(*args, **kwargs))
         inplace = name.endswith("_") and not name.endswith("__") or name == "__setitem__"
         if inplace:  # (the tangent from the operands as they were)
-            tangents = _derived(fn, args, kwargs, inplace=True)
+            with _rule_running():
+                tangents = _derived(fn, args, kwargs, inplace=True)
             result = fn(*args, **kwargs)
         else:
             result = fn(*args, **kwargs)
-            tangents = _tangents(spec, fn, args, kwargs, result)
+            with _rule_running():
+                tangents = _tangents(spec, fn, args, kwargs, result)
         outs = _flat(result)
         touts = ([None] * len(outs) if tangents is None else
                  tangents if type(tangents) is list else _flat(tangents))
@@ -175,6 +178,16 @@ class _ForwardMode:
 
 
 _FORWARD_MODE = _ForwardMode()
+_RULE_RUNNING = [False]  # while a rule computes a tangent, its own ops carry none
+
+
+@contextlib.contextmanager
+def _rule_running() -> Iterator[None]:
+    before, _RULE_RUNNING[0] = _RULE_RUNNING[0], True
+    try:
+        yield
+    finally:
+        _RULE_RUNNING[0] = before
 _NOT_DIFFERENTIABLE = object()  # the tangent of an output without derivative (batch statistics)
 
 
@@ -217,16 +230,24 @@ def _tangents(spec: Any, fn: Callable, args: tuple, kwargs: dict, result: Any) -
         return _derived(fn, args, kwargs)
     if rule == "linear":
         def tangent_or_zero(x: Tensor) -> Tensor:
-            if not _floating(x):
-                return x
             t = tangent_of(x)
-            return _zero_tangent(x) if t is None else t
-        return fn(*[_replace(a, tangent_or_zero) for a in args],
-                  **{k: _replace(v, tangent_or_zero) for k, v in kwargs.items()})
+            return t if t is not None else _zero_tangent(x) if _floating(x) else x
+
+        def operand(v: Any) -> Any:
+            # (a list with a floating tensor is a list of operands, cat's: an integer
+            # one adds zeros; integer tensors elsewhere are indices, kept)
+            if type(v) in (list, tuple) and any(isinstance(x, Tensor) and _floating(x)
+                                                for x in v):
+                return _replace(v, lambda x: tangent_or_zero(x) if _floating(x)
+                                else _zero_tangent(x))
+            return _replace(v, tangent_or_zero)
+        return fn(*map(operand, args), **{k: operand(v) for k, v in kwargs.items()})
     if rule == "multilinear":
         return _multilinear(fn, args, kwargs)
     if rule == "elementwise":
         x, = [a for a in (*args, *kwargs.values()) if tangent_of(a) is not None]
+        if x.dtype.is_complex:  # (a complex vjp conjugates: not the tangent)
+            return _derived(fn, args, kwargs)
         with enable_grad():
             leaf = x.detach().requires_grad_()
             out = fn(*_replace_one(args, x, leaf), **_replace_one(kwargs, x, leaf))

@@ -74,7 +74,7 @@ def SumBackward1(n, g, shape, dims, keepdim):
     return (_unreduce(g, shape, dims, keepdim),)
 
 
-@op(dims=("dim",), r_summary=("sum",), samples=S.sum_, names="reduce")
+@op(dims=("dim",), r_summary=("sum",), samples=S.sum_, names="reduce", forward="linear")
 def sum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     d = self.data
     if d.dtype.kind not in "fc":  # ints and bools sum in int64, bfloat16 in float32
@@ -97,7 +97,7 @@ def MeanBackward1(n, g, shape, dims, keepdim, count):
     return (_unreduce(g, shape, dims, keepdim) / count,)
 
 
-@op(dims=("dim",), samples=S.reduction, names="reduce")
+@op(dims=("dim",), samples=S.reduction, names="reduce", forward="linear")
 def mean(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     d = self.data
     if dtype is not None:
@@ -598,7 +598,7 @@ def _reverse_cumsum(g: Tensor, dim: int) -> Tensor:
     return g.sum(dim=dim, keepdim=True) - g.cumsum(dim) + g
 
 
-@op(dims=("dim",), samples=S.cumulative, names="keep")
+@op(dims=("dim",), samples=S.cumulative, names="keep", forward="linear")
 def cumsum(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _cum_input(self, dtype)
     dm = _one_dim(dim, self.ndim)
