@@ -40,6 +40,7 @@ import numpy as np
 from .autograd import autograd_grad
 from .engine import enable_grad
 from .ops import REGISTRY
+from .random import default_generator
 from .tensor import Tensor, pop_mode, push_mode, wrap
 
 _LEVEL: list = [None]  # the active level: a list of weak references to its dual tensors
@@ -143,20 +144,26 @@ def _duals(args: tuple, kwargs: dict) -> bool:
 
 class _ForwardMode:
     def call(self, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
-        spec = REGISTRY.get(name)
-        if spec is None or _RULE_RUNNING[0] or not _duals(args, kwargs):
+        if _RULE_RUNNING[0] or not _duals(args, kwargs):
             return fn(*args, **kwargs)
-        if not spec.differentiable:
+        spec = REGISTRY.get(name)
+        if spec is not None and not spec.differentiable:
             return _detached(fn(*args, **kwargs))
+        # A function that is not an op (`traceable`: nn functional forms) is derived as a
+        # whole (what it calls inside may bypass the ops' public functions); random draws
+        # are replayed for the derivation, so it sees the primal's (dropout's mask).
+        rule = spec.forward if spec is not None else None
         inplace = name.endswith("_") and not name.endswith("__") or name == "__setitem__"
-        if inplace:  # (the tangent from the operands as they were)
-            with _rule_running():
-                tangents = _derived(fn, args, kwargs, inplace=True)
+        rng = default_generator.get_state() if rule is None or inplace else None
+        if inplace:
+            with _rule_running():  # (in place: the tangent from the operands as they were)
+                tangents = _derived(fn, args, kwargs, rng, inplace=True)
+            default_generator.set_state(rng)
             result = fn(*args, **kwargs)
         else:
-            result = fn(*args, **kwargs)
             with _rule_running():
-                tangents = _tangents(spec, fn, args, kwargs, result)
+                result = fn(*args, **kwargs)
+                tangents = _tangents(rule, fn, args, kwargs, result, spec, rng)
         outs = _flat(result)
         touts = ([None] * len(outs) if tangents is None else
                  tangents if type(tangents) is list else _flat(tangents))
@@ -224,10 +231,10 @@ def _zero_tangent(x: Tensor) -> Tensor:
     return wrap(np.zeros(tuple(x.shape), x.dtype.np))  # (dense, for a sparse x too)
 
 
-def _tangents(spec: Any, fn: Callable, args: tuple, kwargs: dict, result: Any) -> Any:
-    rule = spec.forward
+def _tangents(rule: Any, fn: Callable, args: tuple, kwargs: dict, result: Any, spec: Any,
+              rng: Any) -> Any:
     if rule is None:
-        return _derived(fn, args, kwargs)
+        return _derived(fn, args, kwargs, rng)
     if rule == "linear":
         def tangent_or_zero(x: Tensor) -> Tensor:
             t = tangent_of(x)
@@ -247,7 +254,7 @@ def _tangents(spec: Any, fn: Callable, args: tuple, kwargs: dict, result: Any) -
     if rule == "elementwise":
         x, = [a for a in (*args, *kwargs.values()) if tangent_of(a) is not None]
         if x.dtype.is_complex:  # (a complex vjp conjugates: not the tangent)
-            return _derived(fn, args, kwargs)
+            return _derived(fn, args, kwargs, None)
         with enable_grad():
             leaf = x.detach().requires_grad_()
             out = fn(*_replace_one(args, x, leaf), **_replace_one(kwargs, x, leaf))
@@ -295,8 +302,9 @@ def _flat_tensors(v: Any) -> list:
     return []
 
 
-def _derived(fn: Callable, args: tuple, kwargs: dict, inplace: bool = False) -> Any:
-    """The tangent by the double-vjp trick through the op's own derivative."""
+def _derived(fn: Callable, args: tuple, kwargs: dict, rng: Any, inplace: bool = False) -> Any:
+    """The tangent by the double-vjp trick through the op's own derivative (the
+    random draws replayed from generator state `rng`, unless None)."""
     leaves, tangents = [], []
 
     def leaf_for(x: Tensor) -> Tensor:
@@ -310,7 +318,12 @@ def _derived(fn: Callable, args: tuple, kwargs: dict, inplace: bool = False) -> 
     with enable_grad():
         a2 = [_replace(a, leaf_for) for a in args]
         k2 = {k: _replace(v, leaf_for) for k, v in kwargs.items()}
+        if rng is not None:
+            after = default_generator.get_state()
+            default_generator.set_state(rng)
         result = fn(*a2, **k2)
+        if rng is not None:
+            default_generator.set_state(after)
         outs = [o for o in _flat(result) if o is not None and _floating(o) and o.requires_grad]
         if not outs:
             return _NOT_DIFFERENTIABLE if isinstance(result, Tensor) else None

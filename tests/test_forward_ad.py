@@ -136,3 +136,197 @@ def test_every_op_has_a_forward_rule_kind() -> None:
     for name, kind in kinds.items():
         assert (kind == "none") == (not REGISTRY[name].differentiable), name
     assert sum(k == "native" for k in kinds.values()) > 0
+
+
+# --------------------------------------------------------------------------
+# Custom functions with jvp, against PyTorch Functions with the same rule
+
+
+class TorchScaledExp(torch.autograd.Function):
+    @staticmethod
+    def forward(x, y):
+        return x * y.exp()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, y = inputs
+        ctx.save_for_forward(x, y)
+        ctx.save_for_backward(x, y)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        return g * y.exp(), g * x * y.exp()
+
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        x, y = ctx.saved_tensors
+        out = torch.zeros_like(x * y)
+        if tx is not None:
+            out = out + tx * y.exp()
+        if ty is not None:
+            out = out + x * y.exp() * ty
+        return out
+
+
+class ScaledExp(rt.Function):
+    @staticmethod
+    def forward(x, y):
+        return x * y.exp()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, y = inputs
+        ctx.save_for_forward(x, y)
+        ctx.save_for_backward(x, y)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        return g * y.exp(), g * x * y.exp()
+
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        x, y = ctx.saved_tensors
+        out = rt.torch_zeros_like(x * y)
+        if tx is not None:
+            out = out + tx * y.exp()
+        if ty is not None:
+            out = out + x * y.exp() * ty
+        return out
+
+
+def _r_style_scaled_exp(seen: list):
+    def forward(ctx, x, y):
+        ctx.save_for_forward(x=x, y=y)
+        return x * y.exp()
+
+    def jvp(ctx, x, y):  # (the tangents by forward's argument names)
+        seen.append((x is None, y is None))
+        s = ctx.saved_variables
+        out = rt.torch_zeros_like(s["x"])
+        if x is not None:
+            out = out + x * s["y"].exp()
+        if y is not None:
+            out = out + s["x"] * s["y"].exp() * y
+        return out
+    return rt.autograd_function(forward, lambda ctx, g: {"x": g, "y": g}, jvp=jvp)
+
+
+@pytest.mark.parametrize("duals", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("style", ["class", "r"])
+def test_custom_function_jvp_matches_pytorch(duals, style) -> None:
+    rng = np.random.default_rng(3)
+    x, y, tx, ty = (rng.standard_normal(3) for _ in range(4))
+    tangents = (tx, ty)
+    wrt = [i for i, d in enumerate(duals) if d]
+
+    def torch_f(*ps):
+        args = [torch.from_numpy(x), torch.from_numpy(y)]
+        for i, p in zip(wrt, ps):
+            args[i] = p
+        return TorchScaledExp.apply(*args)
+    want_out, want = torch.func.jvp(torch_f, tuple(torch.from_numpy((x, y)[i]) for i in wrt),
+                                    tuple(torch.from_numpy(tangents[i]) for i in wrt))
+    seen: list = []
+    fn = ScaledExp.apply if style == "class" else _r_style_scaled_exp(seen)
+    with dual_level():
+        args = [make_dual(rt.torch_tensor(v), rt.torch_tensor(t)) if d else rt.torch_tensor(v)
+                for v, t, d in zip((x, y), tangents, duals)]
+        out, got = unpack_dual(fn(*args))
+    np.testing.assert_allclose(_np(out), want_out.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(_np(got), want.numpy(), rtol=1e-12)
+    if style == "r":
+        assert seen == [(not duals[0], not duals[1])]
+
+
+def test_custom_function_jvp_and_reverse_mode_together() -> None:
+    """A dual input that requires grad: the tangent from jvp, the gradient from backward."""
+    x = rt.torch_tensor([0.5, 1.5], requires_grad=True)
+    y = rt.torch_tensor([0.1, -0.2])
+    with dual_level():
+        out = ScaledExp.apply(make_dual(x, rt.torch_ones(2, dtype=rt.torch_float64())), y)
+        tangent = unpack_dual(out).tangent
+    out.sum().backward()
+    np.testing.assert_allclose(_np(tangent), np.exp([0.1, -0.2]))
+    np.testing.assert_allclose(_np(x.grad), np.exp([0.1, -0.2]))
+
+
+def test_gradcheck_checks_forward_mode() -> None:
+    x = rt.torch_tensor(np.array([0.3, 0.7, -0.2]), requires_grad=True)
+    assert rt.autograd_gradcheck(lambda v: (v.exp() * v).cumsum(0).softmax(0), [x],
+                                 check_forward_ad=True)
+    wrong_jvp = rt.autograd_function(lambda ctx, x: x * x, lambda ctx, g: {"x": g * 0 + 1},
+                                     jvp=lambda ctx, x: x * 0)
+    right_backward = rt.autograd_function(
+        lambda ctx, x: (ctx.save_for_backward(x), x * x)[1],
+        lambda ctx, g: {"x": 2 * ctx.saved_tensors[0] * g}, jvp=lambda ctx, x: x * 3)
+    assert rt.autograd_gradcheck(right_backward, [x])  # (reverse mode alone: fine)
+    with pytest.raises(rt.GradcheckError, match="Forward-mode Jacobian mismatch"):
+        rt.autograd_gradcheck(right_backward, [x], check_forward_ad=True)
+    with pytest.raises(rt.GradcheckError, match="^Jacobian mismatch"):
+        rt.autograd_gradcheck(wrong_jvp, [x], check_forward_ad=True)
+
+
+# --------------------------------------------------------------------------
+# Dual tensors
+
+
+def test_tangents_live_in_their_level_and_the_fast_path_returns() -> None:
+    from rtorch_py.tensor import MODES
+    x = rt.torch_tensor([1.0, 2.0])
+    with dual_level():
+        d = make_dual(x, rt.torch_tensor([1.0, 0.0]))
+        y = d.exp()
+        assert unpack_dual(y).tangent is not None
+        primal, tangent = unpack_dual(d)
+        assert unpack_dual(primal).tangent is None and tangent.tolist() == [1.0, 0.0]
+        assert unpack_dual(x).tangent is None  # (make_dual leaves x alone)
+    assert unpack_dual(y).tangent is None and unpack_dual(d).tangent is None
+    assert not MODES
+
+
+def test_nn_functional_forms_and_in_place_ops_carry_tangents() -> None:
+    """Functions made of ops (nnf_linear, nnf_gelu) and in-place ops, against torch.func.jvp."""
+    rng = np.random.default_rng(5)
+    x, t, w, b = (rng.standard_normal(s) for s in ((4, 3), (4, 3), (2, 3), (2,)))
+
+    def ours(v):
+        h = rt.nnf_linear(v, rt.torch_tensor(w), rt.torch_tensor(b))
+        h = rt.nnf_gelu(h)
+        h.mul_(2.0)
+        return rt.nnf_log_softmax(h, dim=1)
+
+    def theirs(v):
+        h = torch.nn.functional.linear(v, torch.from_numpy(w), torch.from_numpy(b))
+        h = torch.nn.functional.gelu(h) * 2.0
+        return torch.nn.functional.log_softmax(h, dim=1)
+    with dual_level():
+        got = unpack_dual(ours(make_dual(rt.torch_tensor(x), rt.torch_tensor(t)))).tangent
+    _, want = torch.func.jvp(theirs, (torch.from_numpy(x),), (torch.from_numpy(t),))
+    np.testing.assert_allclose(_np(got), want.numpy(), rtol=1e-7, atol=1e-10)
+
+
+def test_make_dual_keeps_the_reverse_graph() -> None:
+    x = rt.torch_tensor([0.5, 1.0], requires_grad=True)
+    with dual_level():
+        y = (make_dual(x, rt.torch_ones(2, dtype=rt.torch_float64())) ** 2).sum()
+        assert unpack_dual(y).tangent.item() == pytest.approx(3.0)
+    y.backward()
+    assert x.grad.tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("name", ["nnf_dropout", "nnf_rrelu", "nnf_alpha_dropout"])
+def test_random_functions_derive_with_the_primal_draws(name) -> None:
+    """A random function's tangent uses the draws its primal used (dropout's mask)."""
+    x = rt.torch_tensor(np.linspace(-1, 1, 40).reshape(4, 10))
+    fn = getattr(rt, name)
+    with dual_level():
+        rt.torch_manual_seed(7)
+        y = fn(make_dual(x, rt.torch_ones_like(x)), training=True)
+        primal, tangent = unpack_dual(y)
+    rt.torch_manual_seed(7)  # (the same draws, by finite differences)
+    plus = fn(x + 1e-6, training=True)
+    rt.torch_manual_seed(7)
+    minus = fn(x - 1e-6, training=True)
+    np.testing.assert_allclose(_np(tangent), (_np(plus) - _np(minus)) / 2e-6, atol=1e-6)
