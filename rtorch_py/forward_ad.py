@@ -23,7 +23,8 @@ its declaration gives (`OpSpec.forward`, beside the derivative):
   tangent is the vjp of g at the input tangents.
 
 Ops without a derivative (`differentiable=False`: integer results,
-comparisons) give no tangent. `forward_rule_kind(name)` says which applies.
+comparisons) give no tangent. `ops.forward_rule_kind(name)` says which applies
+(`ops.forward_rules()` lists the ops of each kind).
 Functions that are not ops (`tensor.traceable`: nn functional forms) run as
 they are; the ops inside carry the tangents.
 """
@@ -33,7 +34,7 @@ import contextlib
 import functools
 import inspect
 import weakref
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -118,13 +119,26 @@ def unpack_dual(tensor: Tensor) -> UnpackedDualTensor:
     return UnpackedDualTensor(primal, tangent)
 
 
-def forward_rule_kind(name: str) -> str:
-    """How op `name` gets its tangent: "native" (declared), "derived" (from its
-    derivative) or "none" (no derivative)."""
-    spec = REGISTRY[name]
-    if not spec.differentiable:
-        return "none"
-    return "derived" if spec.forward is None else "native"
+def jvp(fn: Callable, primals: Sequence[Tensor], tangents: Sequence[Tensor | None]) -> tuple:
+    """(fn(*primals), its tangent) in one forward pass, fn's output structure kept
+    (a tensor, or a list/tuple of them; an output without tangent gets zeros)."""
+    with dual_level():
+        duals = [p if t is None else make_dual(p, t) for p, t in zip(primals, tangents)]
+        out = fn(*duals)
+        pairs = [unpack_dual(o) for o in _flat_outputs(out)]
+    zeros = [t if t is not None or not _floating(p) else _zero_tangent(p) for p, t in pairs]
+    if isinstance(out, Tensor):
+        return pairs[0].primal, zeros[0]
+    return type(out)(p for p, _ in pairs), type(out)(zeros)
+
+
+def _flat_outputs(out: Any) -> list:
+    if isinstance(out, Tensor):
+        return [out]
+    if isinstance(out, (list, tuple)) and all(isinstance(o, Tensor) for o in out):
+        return list(out)
+    raise TypeError(f"jvp: fn must return a tensor or a list of tensors, got "
+                    f"{type(out).__name__}")
 
 
 # --------------------------------------------------------------------------
@@ -354,3 +368,4 @@ def _row_by_row(out: Tensor, leaves: list, tangents: list) -> Tensor:
                              retain_graph=True, allow_unused=True)
         flat[j] = sum(np.vdot(r.data, t.data) for r, t in zip(rows, tangents) if r is not None)
     return wrap(flat.reshape(out.data.shape))
+

@@ -14,8 +14,8 @@ import torch
 import rtorch_py as rt
 from helpers import _flat, _np, _tol
 from op_cases import FLOAT_DTYPES, Case, cases, materialize, torch_call
-from rtorch_py.forward_ad import (dual_level, forward_rule_kind, make_dual, unpack_dual)
-from rtorch_py.ops import REGISTRY
+from rtorch_py.forward_ad import dual_level, make_dual, unpack_dual
+from rtorch_py.ops import REGISTRY, forward_rule_kind, forward_rules
 
 # (samples whose inputs are all integers have nothing to carry a tangent)
 CASES = [c for c in cases() if any(materialize(c.sample, np.float64)[1])]
@@ -135,7 +135,12 @@ def test_every_op_has_a_forward_rule_kind() -> None:
     assert set(kinds.values()) <= {"native", "derived", "none"}
     for name, kind in kinds.items():
         assert (kind == "none") == (not REGISTRY[name].differentiable), name
-    assert sum(k == "native" for k in kinds.values()) > 0
+        assert (kind == "native") == (REGISTRY[name].forward is not None and
+                                      REGISTRY[name].differentiable), name
+    listed = forward_rules()
+    assert sorted(sum(listed.values(), [])) == sorted(REGISTRY)
+    assert all(forward_rule_kind(n) == k for k, names in listed.items() for n in names)
+    assert {"mul", "matmul", "exp", "sum", "cat", "add"} <= set(listed["native"])
 
 
 # --------------------------------------------------------------------------
@@ -330,3 +335,16 @@ def test_random_functions_derive_with_the_primal_draws(name) -> None:
     rt.torch_manual_seed(7)
     minus = fn(x - 1e-6, training=True)
     np.testing.assert_allclose(_np(tangent), (_np(plus) - _np(minus)) / 2e-6, atol=1e-6)
+
+
+def test_jvp_helper_keeps_the_output_structure() -> None:
+    """forward_ad.jvp (what the functional API calls): outputs and tangents in one pass."""
+    from rtorch_py.forward_ad import jvp
+    x = rt.torch_tensor(np.array([0.2, 0.4]))
+    t = rt.torch_tensor(np.array([1.0, -1.0]))
+    out, tangent = jvp(lambda v: v.sin(), [x], [t])
+    np.testing.assert_allclose(_np(tangent), np.cos([0.2, 0.4]) * [1, -1])
+    outs, tangents = jvp(lambda v, w: (v * w, w.exp()), [x, x], [t, None])
+    assert isinstance(outs, tuple) and len(tangents) == 2
+    np.testing.assert_allclose(_np(tangents[0]), 2 * np.array([0.2, 0.4]) * [1, -1] / 2)
+    np.testing.assert_allclose(_np(tangents[1]), [0.0, 0.0])

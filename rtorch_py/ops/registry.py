@@ -77,6 +77,23 @@ def register(spec: OpSpec) -> None:
     REGISTRY[spec.name] = spec
 
 
+def forward_rule_kind(name: str) -> str:
+    """How op `name` gets its forward-mode tangent: "native" (its declaration's
+    `forward`), "derived" (from its derivative) or "none" (no derivative)."""
+    spec = REGISTRY[name]
+    if not spec.differentiable:
+        return "none"
+    return "derived" if spec.forward is None else "native"
+
+
+def forward_rules() -> dict[str, list[str]]:
+    """The ops by forward-rule kind: {"native": [...], "derived": [...], "none": [...]}."""
+    out: dict[str, list[str]] = {"native": [], "derived": [], "none": []}
+    for name in sorted(REGISTRY):
+        out[forward_rule_kind(name)].append(name)
+    return out
+
+
 def methods() -> dict[str, Callable]:
     """Every op declared as a Tensor method, and every Python operator, by name."""
     out: dict[str, Callable] = {}
