@@ -138,15 +138,16 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
     `label` names the function in error messages. `call_forward(ctx, args)` runs
     the user's forward; with `positional` it is the forward itself, `(ctx, *args)`.
     Under forward mode, `jvp(ctx, *input_tangents)` gives the outputs' tangents."""
-    tangents = [tangent_of(a) for a in args] if dual_level_active() else ()
-    if any(t is not None for t in tangents):
-        if jvp is None:
+    tangents: Sequence = ()
+    if dual_level_active():  # (forward mode: the inputs' tangents, if any)
+        tangents = [tangent_of(a) for a in args]
+        if all(t is None for t in tangents):
+            tangents = ()
+        elif jvp is None:
             raise RuntimeError(
                 f"{label} has a dual input (forward-mode AD) but no jvp: give "
                 "autograd_function() a jvp = function(ctx, ...) returning the outputs' "
                 "tangents (Python class style: a jvp staticmethod)")
-    else:
-        tangents = ()
     state = engine.thread_state()
     grad_on = state.grad
     # forward sees tensors that require grad detached (same data and version);
@@ -175,7 +176,8 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
     outputs, is_seq = _outputs(out, label)
     out_tangents = _jvp(jvp, ctx, tangents, outputs, label) if tangents else ()
     if not originals:
-        _set_tangents(outputs, out_tangents)
+        if out_tangents:
+            _set_tangents(outputs, out_tangents)
         return out  # nothing to differentiate: no node, outputs as forward gave them
 
     dirty_ids = _dirty_ids(ctx, originals, args, label) if ctx._dirty else ()
@@ -223,7 +225,8 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
         packed.append(v)
     node.saved = packed  # (a Packed list)
     ctx._to_save = None
-    _set_tangents(final, out_tangents)
+    if out_tangents:
+        _set_tangents(final, out_tangents)
     if not is_seq:
         return final[0]
     return tuple(final) if isinstance(out, tuple) else final
