@@ -24,9 +24,9 @@ its declaration gives (`OpSpec.forward`, beside the derivative):
 
 Ops without a derivative (`differentiable=False`: integer results,
 comparisons) give no tangent. `ops.forward_rule_kind(name)` says which applies
-(`ops.forward_rules()` lists the ops of each kind).
-Functions that are not ops (`tensor.traceable`: nn functional forms) run as
-they are; the ops inside carry the tangents.
+(`ops.forward_rules()` lists the ops of each kind). Functions that are not ops
+(`tensor.traceable`: nn functional forms) are derived as a whole. A rule
+computes with the mode suspended: the ops it calls carry no tangents.
 """
 from __future__ import annotations
 
@@ -200,6 +200,7 @@ class _ForwardMode:
 
 _FORWARD_MODE = _ForwardMode()
 _RULE_RUNNING = [False]  # while a rule computes a tangent, its own ops carry none
+_NOT_DIFFERENTIABLE = object()  # the tangent of an output without derivative (batch statistics)
 
 
 @contextlib.contextmanager
@@ -209,7 +210,6 @@ def _rule_running() -> Iterator[None]:
         yield
     finally:
         _RULE_RUNNING[0] = before
-_NOT_DIFFERENTIABLE = object()  # the tangent of an output without derivative (batch statistics)
 
 
 def _detached(result: Any) -> Any:
