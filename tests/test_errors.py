@@ -1191,6 +1191,10 @@ def test_e53_forward_mode_misuse(state):
             wrong(d)
         with fails(RuntimeError, r"jvp returned 2 tangents for 1 outputs"):
             two(d)
+        w = make_dual(rt.torch_tensor([1.0, 2.0], requires_grad=True), rt.torch_ones(2))
+        with fails(RuntimeError, r"create_graph = TRUE of a dual tensor", r"not supported",
+                   r"reverse mode twice"):
+            rt.autograd_grad([(w * w).sum()], [w], create_graph=True)
     with dual_level():  # (the level closed cleanly after each error)
         assert unpack_dual(make_dual(x, x) * 2).tangent.tolist() == [2.0, 4.0]
     state.check()

@@ -348,3 +348,4 @@ def test_jvp_helper_keeps_the_output_structure() -> None:
     assert isinstance(outs, tuple) and len(tangents) == 2
     np.testing.assert_allclose(_np(tangents[0]), 2 * np.array([0.2, 0.4]) * [1, -1] / 2)
     np.testing.assert_allclose(_np(tangents[1]), [0.0, 0.0])
+

@@ -590,6 +590,10 @@ test_that("E53: dual tensors and custom functions under forward mode", {
     expect_error(square(d), "square has a dual input (forward-mode AD) but no jvp", fixed = TRUE,
                  class = "runtime_error")
     expect_error(wrong(d), "jvp returned a tangent of shape [3] for output 1", fixed = TRUE)
+    w <- make_dual(torch_tensor(c(1, 2), requires_grad = TRUE), torch_ones(2))
+    expect_error(autograd_grad((w * w)$sum(), w, create_graph = TRUE),
+                 "create_graph = TRUE of a dual tensor (forward-mode AD) is not supported",
+                 fixed = TRUE, class = "runtime_error")
   })
   with_dual_level(expect_equal(as_array(unpack_dual(make_dual(x, x) * 2)$tangent), c(2, 4)))
   expect_intact(s)
