@@ -266,9 +266,10 @@ def _tangents(rule: Any, fn: Callable, args: tuple, kwargs: dict, result: Any, s
     if rule == "multilinear":
         return _multilinear(fn, args, kwargs)
     if rule == "elementwise":
-        x, = [a for a in (*args, *kwargs.values()) if tangent_of(a) is not None]
-        if x.dtype.is_complex:  # (a complex vjp conjugates: not the tangent)
+        duals = [a for a in (*args, *kwargs.values()) if tangent_of(a) is not None]
+        if len(duals) != 1 or duals[0].dtype.is_complex:  # (a complex vjp conjugates)
             return _derived(fn, args, kwargs, None)
+        x = duals[0]
         with enable_grad():
             leaf = x.detach().requires_grad_()
             out = fn(*_replace_one(args, x, leaf), **_replace_one(kwargs, x, leaf))

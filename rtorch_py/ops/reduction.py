@@ -268,7 +268,13 @@ def SoftmaxBackward0(n, g, result, dim):
     return (gy - result * gy.sum(dim=dim, keepdim=True),)
 
 
-@op(dims=("dim",), samples=S.softmax, names="keep")
+def _softmax_jvp(p: dict, t: dict, result: Tensor) -> Tensor:
+    """softmax's forward rule: result * (t - sum(result * t)) along dim."""
+    ts = t["self"].to(dtype=result.dtype)
+    return result * (ts - (result * ts).sum(dim=p["dim"], keepdim=True))
+
+
+@op(dims=("dim",), samples=S.softmax, names="keep", forward=_softmax_jvp)
 def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _one_dim(dim, self.ndim)
     a = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
@@ -286,7 +292,13 @@ def LogSoftmaxBackward0(n, g, result, dim):
     return (g - result.exp() * g.sum(dim=dim, keepdim=True),)
 
 
-@op(dims=("dim",), samples=S.softmax, names="keep")
+def _log_softmax_jvp(p: dict, t: dict, result: Tensor) -> Tensor:
+    """log_softmax's forward rule: t - sum(softmax * t) along dim."""
+    ts = t["self"].to(dtype=result.dtype)
+    return ts - (result.exp() * ts).sum(dim=p["dim"], keepdim=True)
+
+
+@op(dims=("dim",), samples=S.softmax, names="keep", forward=_log_softmax_jvp)
 def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _one_dim(dim, self.ndim)
     a = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
