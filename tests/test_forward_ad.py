@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import rtorch_py as rt
-from helpers import _flat, _np, _tol
+from helpers import RT, _flat, _np, _tol
 from op_cases import FLOAT_DTYPES, Case, cases, materialize, torch_call
 from rtorch_py.forward_ad import dual_level, make_dual, unpack_dual
 from rtorch_py.ops import REGISTRY, forward_rule_kind, forward_rules
@@ -349,3 +349,25 @@ def test_jvp_helper_keeps_the_output_structure() -> None:
     np.testing.assert_allclose(_np(tangents[0]), 2 * np.array([0.2, 0.4]) * [1, -1] / 2)
     np.testing.assert_allclose(_np(tangents[1]), [0.0, 0.0])
 
+
+
+def test_in_place_ops_and_setitem_update_tangents_as_pytorch() -> None:
+    import torch.autograd.forward_ad as fw
+    a, t = np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0, 2.0])
+
+    def run(T, make, unpack, d):
+        x = T.zeros(3, dtype=T.float64)
+        x.add_(d * 2)
+        y = T.ones(3, dtype=T.float64)
+        y[1] = d[2] * 3
+        z = d.clone()
+        z.mul_(d)
+        return [_np(unpack(v).tangent) for v in (x, y, z)]
+    with dual_level():
+        ours = run(RT, make_dual, unpack_dual,
+                   make_dual(rt.torch_tensor(a), rt.torch_tensor(t)))
+    with fw.dual_level():
+        want = run(torch, fw.make_dual, fw.unpack_dual,
+                   fw.make_dual(torch.from_numpy(a), torch.from_numpy(t)))
+    for got, w in zip(ours, want):
+        np.testing.assert_allclose(got, w)
