@@ -250,10 +250,12 @@ def _jvp(jvp: Callable, ctx: AutogradContext, tangents: list, outputs: list,
                            "outputs; return one tangent per output of forward")
     for i, (t, o) in enumerate(zip(got, outputs)):
         if t is not None and (not isinstance(t, Tensor) or t.shape != o.shape):
+            got_kind = (f"a tangent of shape [{', '.join(map(str, t.shape))}]"
+                        if isinstance(t, Tensor) else _kind(t))
             raise RuntimeError(
-                f"{label}: jvp returned {_kind(t) if not isinstance(t, Tensor) else 'a tangent of shape [' + ', '.join(map(str, t.shape)) + ']'} "
-                f"for output {i + 1}, whose shape is [{', '.join(map(str, o.shape))}]; the "
-                "tangent must be a tensor of the output's shape")
+                f"{label}: jvp returned {got_kind} for output {i + 1}, whose shape is "
+                f"[{', '.join(map(str, o.shape))}]; the tangent must be a tensor of the "
+                "output's shape")
     return got
 
 

@@ -404,7 +404,8 @@ def _dims_pair(a: Tensor, b: Tensor, dims: Any) -> tuple:
     return [_dim(_whole(d, "dims"), a.ndim) for d in da], [_dim(_whole(d, "dims"), b.ndim) for d in db]
 
 
-@op(samples=S.tensordot, method=False, dim_lists=("dims",), names="tensordot", forward="multilinear")
+@op(samples=S.tensordot, method=False, dim_lists=("dims",), names="tensordot",
+    forward="multilinear")
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     """Contract dims of a with dims of b: permute and reshape to one matmul."""
     da, db = _dims_pair(a, b, dims)

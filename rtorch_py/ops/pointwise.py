@@ -132,7 +132,8 @@ def MulBackward0(n, g, a, b):
     return (g * b if n.needs(0) else None), (g * a if n.needs(1) else None)
 
 
-@op(operators=("__mul__", "__rmul__"), r_operators=("*",), samples=S.binary_arith, names="unify", forward="multilinear")
+@op(operators=("__mul__", "__rmul__"), r_operators=("*",), samples=S.binary_arith, names="unify",
+    forward="multilinear")
 def mul(self: Any, other: Any) -> Tensor:
     if type(self) is Tensor:
         c = _number(other, self.data)
@@ -391,7 +392,8 @@ def NegBackward0(n, g):
     return (-g,)
 
 
-@op(operators=("__neg__",), r_operators=("unary -",), samples=S.unary, names="keep", forward="linear")
+@op(operators=("__neg__",), r_operators=("unary -",), samples=S.unary, names="keep",
+    forward="linear")
 def neg(self: Tensor) -> Tensor:
     return record(np.negative(self.data), NegBackward0, (self,))
 
@@ -954,7 +956,8 @@ asin = _unary("asin", np.arcsin, AsinBackward0, "self", r_math=("asin",), sample
               aliases=("arcsin",), forward="elementwise")
 acos = _unary("acos", np.arccos, AcosBackward0, "self", r_math=("acos",), samples=S.unit,
               aliases=("arccos",), forward="elementwise")
-atan = _unary("atan", np.arctan, AtanBackward0, "self", r_math=("atan",), aliases=("arctan",), forward="elementwise")
+atan = _unary("atan", np.arctan, AtanBackward0, "self", r_math=("atan",), aliases=("arctan",),
+              forward="elementwise")
 sinh = _unary("sinh", np.sinh, SinhBackward0, "self", r_math=("sinh",), forward="elementwise")
 cosh = _unary("cosh", np.cosh, CoshBackward0, "self", r_math=("cosh",), forward="elementwise")
 # (PyTorch names the in-place forms' nodes of these three, and polygamma_'s, apart)
@@ -999,7 +1002,8 @@ def SincBackward0(n, g, x):
 
 
 exp2 = _unary("exp2", np.exp2, Exp2Backward0, "result", forward="elementwise")
-rsqrt = _unary("rsqrt", lambda d: 1 / np.sqrt(d), RsqrtBackward0, "result", samples=S.positive, forward="elementwise")
+rsqrt = _unary("rsqrt", lambda d: 1 / np.sqrt(d), RsqrtBackward0, "result", samples=S.positive,
+               forward="elementwise")
 reciprocal = _unary("reciprocal", lambda d: 1 / d, ReciprocalBackward0, "result",
                     samples=S.nonzero, forward="elementwise")
 def _times(factor: float) -> Callable:
@@ -1096,9 +1100,12 @@ def ErfBackward0(n, g, x):
 
 erf = _unary("erf", special.erf, ErfBackward0, "self", forward="elementwise")
 erfc = _unary("erfc", special.erfc, ErfcBackward0, "self", forward="elementwise")
-erfinv = _unary("erfinv", special.erfinv, ErfinvBackward0, "result", samples=S.unit, forward="elementwise")
-lgamma = _unary("lgamma", special.lgamma, LgammaBackward0, "self", samples=S.gamma, forward="elementwise")
-digamma = _unary("digamma", special.digamma, DigammaBackward0, "self", samples=S.gamma, forward="elementwise")
+erfinv = _unary("erfinv", special.erfinv, ErfinvBackward0, "result", samples=S.unit,
+                forward="elementwise")
+lgamma = _unary("lgamma", special.lgamma, LgammaBackward0, "self", samples=S.gamma,
+                forward="elementwise")
+digamma = _unary("digamma", special.digamma, DigammaBackward0, "self", samples=S.gamma,
+                 forward="elementwise")
 
 
 @formula

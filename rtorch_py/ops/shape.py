@@ -565,7 +565,8 @@ def broadcast_to(self: Tensor, size: Any) -> Tensor:
 
 
 @op(method=False, samples=S.tensor_list,
-    torch_name="_C._VariableFunctions.broadcast_tensors", forward="linear")  # (the form taking a list)
+    torch_name="_C._VariableFunctions.broadcast_tensors",  # (the form taking a list)
+    forward="linear")
 def broadcast_tensors(tensors: Sequence[Tensor]) -> list:
     tensors = [_as_tensor(t) for t in tensors]
     try:
