@@ -1158,3 +1158,43 @@ def test_e52_buffer_that_cannot_be_shared(state):
     torch_tensor_from_buffer(buf, 2, "float64").add_(1)
     assert buf.tolist() == [1.0, 1.0]  # (shared, once it fits)
     state.check()
+
+
+# E53 forward mode
+
+def test_e53_forward_mode_misuse(state):
+    from rtorch_py.forward_ad import dual_level, make_dual, unpack_dual
+    x = rt.torch_tensor([1.0, 2.0])
+    with fails(RuntimeError, r"make_dual: no dual level is active", r"with_dual_level"):
+        make_dual(x, x)
+    square = rt.autograd_function(lambda ctx, x: x * x, lambda ctx, g: {"x": g},
+                                  name="square")
+    wrong = rt.autograd_function(lambda ctx, x: x * x, lambda ctx, g: {"x": g},
+                                 jvp=lambda ctx, x: rt.torch_ones(3))
+    two = rt.autograd_function(lambda ctx, x: x * x, lambda ctx, g: {"x": g},
+                               jvp=lambda ctx, x: [x, x])
+    with dual_level():
+        with fails(RuntimeError, r"tangent's shape \[3\] differs from the primal's \[2\]"):
+            make_dual(x, rt.torch_ones(3))
+        with fails(TypeError, r"only floating point tensors have tangents",
+                   r"primal torch_Long"):
+            make_dual(rt.torch_tensor([1, 2]), x)
+        with fails(RuntimeError, r"a dual level is already active", r"nested"):
+            with dual_level():
+                pass
+        d = make_dual(x, rt.torch_ones(2))
+        with fails(RuntimeError, r"custom function 'square' has a dual input", r"no jvp",
+                   r"jvp staticmethod"):
+            square(d)
+        with fails(RuntimeError, r"jvp returned a tangent of shape \[3\] for output 1, whose "
+                   r"shape is \[2\]"):
+            wrong(d)
+        with fails(RuntimeError, r"jvp returned 2 tangents for 1 outputs"):
+            two(d)
+        w = make_dual(rt.torch_tensor([1.0, 2.0], requires_grad=True), rt.torch_ones(2))
+        with fails(RuntimeError, r"create_graph = TRUE of a dual tensor", r"not supported",
+                   r"reverse mode twice"):
+            rt.autograd_grad([(w * w).sum()], [w], create_graph=True)
+    with dual_level():  # (the level closed cleanly after each error)
+        assert unpack_dual(make_dual(x, x) * 2).tangent.tolist() == [2.0, 4.0]
+    state.check()

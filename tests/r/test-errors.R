@@ -572,3 +572,29 @@ test_that("E50-E52: meta tensors' values, quantized tensors, buffers that can't 
   expect_error(torch_tensor_from_buffer(list(1), 1), "must be a numeric")
   expect_intact(s)
 })
+
+
+test_that("E53: dual tensors and custom functions under forward mode", {
+  s <- err_state()
+  x <- torch_tensor(c(1, 2))
+  expect_error(make_dual(x, x), "make_dual: no dual level is active", class = "runtime_error")
+  square <- autograd_function(function(ctx, x) x * x, function(ctx, g) list(x = g))
+  wrong <- autograd_function(function(ctx, x) x * x, function(ctx, g) list(x = g),
+                             jvp = function(ctx, x) torch_ones(3))
+  with_dual_level({
+    expect_error(make_dual(x, torch_ones(3)),
+                 "the tangent's shape [3] differs from the primal's [2]", fixed = TRUE)
+    expect_error(make_dual(torch_tensor(1:2), x), "only floating point tensors have tangents")
+    expect_error(with_dual_level(NULL), "nested dual levels are not supported")
+    d <- make_dual(x, torch_ones(2))
+    expect_error(square(d), "square has a dual input (forward-mode AD) but no jvp", fixed = TRUE,
+                 class = "runtime_error")
+    expect_error(wrong(d), "jvp returned a tangent of shape [3] for output 1", fixed = TRUE)
+    w <- make_dual(torch_tensor(c(1, 2), requires_grad = TRUE), torch_ones(2))
+    expect_error(autograd_grad((w * w)$sum(), w, create_graph = TRUE),
+                 "create_graph = TRUE of a dual tensor (forward-mode AD) is not supported",
+                 fixed = TRUE, class = "runtime_error")
+  })
+  with_dual_level(expect_equal(as_array(unpack_dual(make_dual(x, x) * 2)$tangent), c(2, 4)))
+  expect_intact(s)
+})
