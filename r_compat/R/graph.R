@@ -29,5 +29,6 @@ knit_print.autograd_graph <- function(x, ...) {
   if (is.null(x$svg) || !knitr::is_html_output()) {
     return(knitr::asis_output(paste0("\n```\n", x$dot, "\n```\n")))
   }
-  knitr::asis_output(paste0("\n", .svg_element(x$svg), "\n"))
+  # (a raw HTML block: pandoc passes it through untouched)
+  knitr::asis_output(paste0("\n```{=html}\n", .svg_element(x$svg), "\n```\n"))
 }

@@ -119,5 +119,11 @@ test_that("autograd_graph: names, saved values, leaves; DOT, viewer, knitr", {
   }
   # knitr outside HTML output: the DOT text as a code block
   expect_match(as.character(knitr::knit_print(g)), "```\ndigraph", fixed = TRUE)
+  # in HTML output (R Markdown): the <svg> element alone, as a raw HTML block
+  if (!is.null(g$svg)) {
+    old <- knitr::opts_knit$set(rmarkdown.pandoc.to = "html")
+    on.exit(knitr::opts_knit$set(old), add = TRUE)
+    expect_match(as.character(knitr::knit_print(g)), "^\n```\\{=html\\}\n<svg")
+  }
   expect_error(autograd_graph(torch_ones(2)), "does not require grad")
 })
