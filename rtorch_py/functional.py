@@ -76,16 +76,19 @@ def _grad(outputs: tuple, inputs: tuple, cotangents: tuple, create_graph: bool,
 
 
 def _jvp(func: Callable, primals: tuple, tangents: tuple, create_graph: bool,
-         fn: str = "autograd_jvp") -> tuple[tuple, bool, tuple]:
+         fn: str = "autograd_jvp", strict: bool = False) -> tuple[tuple, bool, tuple]:
     """Run `func` at `primals` (leaves that require grad) and push `tangents`
     (one per primal, same shapes) forward: (outputs, outputs given as a
-    sequence, output tangents). Forward-mode AD plugs in here.
+    sequence, output tangents, zeros where an output does not depend on the
+    primals). With `create_graph` the tangents keep their graph; with `strict`
+    a primal the outputs do not depend on is an error. Forward-mode AD plugs in
+    here.
 
     Today by the double-vjp trick: u -> J^T u is linear in u, so the vjp of it
     w.r.t. u with cotangent v is J v."""
     outputs, is_tuple = _call(func, primals, fn)
     dummies = tuple(_zeros(o).requires_grad_(True) for o in outputs)
-    grads = _grad(outputs, primals, dummies, create_graph=True, fn=fn)
+    grads = _grad(outputs, primals, dummies, create_graph=True, strict=strict, fn=fn)
     out_tangents = _grad(grads, dummies, tangents, create_graph=create_graph, fn=fn)
     return outputs, is_tuple, out_tangents
 
@@ -137,7 +140,7 @@ def autograd_jvp(func: Callable, inputs: Tensors, v: Tensors = None, create_grap
     inputs, in_tuple = _as_tuple(inputs, "inputs", fn)
     leaves = _leaves(inputs, create_graph)
     vs = _check_cotangents(v, inputs, fn, "v (the tangents)")
-    outputs, out_tuple, tangents = _jvp(func, leaves, vs, create_graph, fn)
+    outputs, out_tuple, tangents = _jvp(func, leaves, vs, create_graph, fn, strict)
     return (_untuple(_result(outputs, create_graph), out_tuple),
             _untuple(_result(tangents, create_graph), out_tuple))
 
@@ -189,7 +192,7 @@ def autograd_hvp(func: Callable, inputs: Tensors, v: Tensors = None, create_grap
     leaves = _leaves(inputs, create_graph)
     vs = _check_cotangents(v, inputs, fn, "v (one per input)")
     seen: list = []
-    _, _, out = _jvp(_gradient_of(func, fn, seen), leaves, vs, create_graph, fn)
+    _, _, out = _jvp(_gradient_of(func, fn, seen), leaves, vs, create_graph, fn, strict)
     return (_result(seen, create_graph)[0], _untuple(_result(out, create_graph), in_tuple))
 
 

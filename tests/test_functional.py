@@ -315,3 +315,14 @@ def test_graph_svg_and_its_fallback(monkeypatch):
     assert g2.svg() is None and g2._repr_svg_() is None
     assert g2._repr_mimebundle_() == {"text/plain": g2.source}
     assert str(g2) == g2.source
+
+
+def test_strict_products_name_an_unused_input():
+    x, _ = pair(3)
+    y, _ = pair(3)
+    for product in (rt.autograd_jvp, rt.autograd_vjp):
+        v = (x, y) if product is rt.autograd_jvp else x
+        with pytest.raises(RuntimeError, match="independent of input 1"):
+            product(lambda a, b: a * 2, (x, y), v, strict=True)
+    with pytest.raises(RuntimeError, match="independent of input 1"):
+        rt.autograd_hvp(lambda a, b: (a * a).sum(), (x, y), (x, y), strict=True)
