@@ -35,6 +35,8 @@ from .serialization import load_state_dict, torch_load, torch_save, torch_serial
 from .tensor import Tensor, dtype
 from .quantized import torch_dequantize, torch_quantize_per_tensor  # noqa: F401
 from .sparse import torch_sparse_coo_tensor  # noqa: F401
+from . import jit
+from .jit import *  # noqa: F401,F403  (jit_trace, jit_save, jit_load, ...)
 
 # Like torch, ops give inf/nan silently: hide NumPy's floating-point warnings
 # raised inside this package (and only those).
@@ -66,7 +68,7 @@ globals().update(ops.python_functions())
 globals().update(ops.out_functions())
 
 __all__ = [n for n in globals() if n.startswith(("torch_", "autograd_", "with_"))] + \
-    nn.__all__ + optim.__all__ + data.__all__ + ["load_state_dict"] + [
+    nn.__all__ + optim.__all__ + data.__all__ + jit.__all__ + ["load_state_dict"] + [
     "Tensor", "dtype", "Function", "FunctionCtx", "AutogradContext", "NamedList",
     "as_array", "is_torch_tensor", "no_grad", "enable_grad", "set_grad_enabled",
     "is_grad_enabled", "Node", "AccumulateGrad", "RemovableHandle", "GradcheckError",

@@ -42,6 +42,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                                 "rtorch_py.gradgradcheck")),
     ("library", ("rtorch_py.nn", "rtorch_py.optim", "rtorch_py.data",
                  "rtorch_py.serialization")),
+    ("TorchScript and ONNX", ("rtorch_py.jit",)),
     ("public face", ("rtorch_py",)),
     ("R bridge", ("rtorch_py.r",)),
     ("tools", ("rtorch_py.tools",)),
