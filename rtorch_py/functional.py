@@ -214,19 +214,12 @@ def _one_hot_rows(blocks: Sequence[Tensor]) -> list:
     return out
 
 
-def _stack(inputs: tuple, n: int) -> tuple:
-    """The inputs as n rows along a new first dim, fresh leaves."""
-    return tuple(wrap(np.broadcast_to(x.data, (n, *x.shape)).copy()).requires_grad_(True)
-                 for x in inputs)
-
-
-def _batched_rows(func: Callable, inputs: tuple, outputs: tuple, walk: Callable, n: int,
-                  fn: str) -> Any:
-    """`walk(stacked)` runs func once on the inputs stacked n times, does the one
-    walk and returns (its outputs, its per-row results); the rows are checked
-    to be func's unbatched result, of its shape."""
-    stacked = tuple(wrap(np.broadcast_to(x.data, (n, *x.shape)).copy()).requires_grad_(True)
-                    for x in inputs)
+def _batched_rows(inputs: tuple, outputs: tuple, walk: Callable, n: int, fn: str) -> Any:
+    """`walk(stacked)` runs the function once on its inputs stacked n times along
+    a new first dim, does the one walk and returns (the function's outputs, the
+    per-row results); the rows are checked to be its unbatched result, of its
+    shape. The stack is recorded, so create_graph reaches the inputs through it."""
+    stacked = tuple(stack([x] * n) for x in inputs)
     try:
         outs_b, rows = walk(stacked)
     except Exception as err:
@@ -270,7 +263,7 @@ def _reverse_blocks(func: Callable, inputs: tuple, outputs: tuple, create_graph:
                 return outs_b, None  # (refused by _batched_rows)
             cot = tuple(wrap(s) for s in seeds)
             return outs_b, _grad(outs_b, stacked, cot, create_graph, strict=strict, fn=fn)
-        per_in = _batched_rows(func, inputs, outputs, walk, n, fn)
+        per_in = _batched_rows(inputs, outputs, walk, n, fn)
     else:
         rows: list = [[] for _ in inputs]
         for r in range(n):
@@ -298,7 +291,7 @@ def _forward_blocks(func: Callable, inputs: tuple, outputs: tuple, create_graph:
             outs_b, _, tangents = _jvp(func, stacked, tuple(wrap(s) for s in seeds),
                                        create_graph, fn)
             return outs_b, tangents
-        per_out = _batched_rows(func, inputs, outputs, walk, n, fn)
+        per_out = _batched_rows(inputs, outputs, walk, n, fn)
     else:
         cols: list = [[] for _ in outputs]
         for c in range(n):

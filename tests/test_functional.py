@@ -116,10 +116,22 @@ def test_create_graph_gives_higher_orders():
     for ours, theirs in ((j, jt), (h, ht), (d, dt)):
         assert ours.requires_grad
         (g,) = rt.autograd_grad((ours * ours).sum(), x)
-        (gt,) = torch.autograd.grad((theirs * theirs).sum(), xt)
+        (gt,) = torch.autograd.grad((theirs * theirs).sum(), xt, retain_graph=True)
         np.testing.assert_allclose(g.data, gt.numpy(), rtol=1e-10)
+    # vectorized too (the stacked inputs keep their history), and a Hessian
+    for strategy in ("reverse", "forward"):
+        j = rt.autograd_jacobian(f, x, create_graph=True, vectorize=True, strategy=strategy)
+        (g,) = rt.autograd_grad((j * j).sum(), x)
+        (gt,) = torch.autograd.grad((jt * jt).sum(), xt, retain_graph=True)
+        np.testing.assert_allclose(g.data, gt.numpy(), rtol=1e-10)
+    h = rt.autograd_hessian(lambda x: f(x).sum(dim=-1), x, create_graph=True, vectorize=True)
+    ht = TAF.hessian(lambda x: f(x).sum(), xt, create_graph=True)
+    (g,) = rt.autograd_grad(h.sum(), x)
+    (gt,) = torch.autograd.grad(ht.sum(), xt)
+    np.testing.assert_allclose(g.data, gt.numpy(), rtol=1e-10)
     # without create_graph the results carry no history
     assert not rt.autograd_jacobian(f, x).requires_grad
+    assert not rt.autograd_jacobian(f, x, vectorize=True).requires_grad
 
 
 def test_strict_names_an_unused_input():
