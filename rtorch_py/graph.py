@@ -116,15 +116,19 @@ def autograd_graph(outputs: Any, params: Mapping[str, Tensor] | NamedList | None
 
     dot = graphviz.Digraph("autograd", graph_attr=dict(rankdir="TB"),
                            node_attr=dict(fontname="monospace", fontsize="11"))
+    ids: dict = {}  # node -> "n0", "n1"... in the order met: the same DOT for the same graph
+
+    def nid_of(node: Node) -> str:
+        return ids.setdefault(id(node), f"n{len(ids)}")
     roots = []
     for i, t in enumerate(outs):
         dot.node(f"out{i}", f"output {i}\n{_shape(t.shape)}" if len(outs) > 1
                  else f"output\n{_shape(t.shape)}", **_STYLE["output"])
         node = t.grad_fn if t.grad_fn is not None else grad_accumulator(t)
         roots.append(node)
-        dot.edge(str(id(node)), f"out{i}")
+        dot.edge(nid_of(node), f"out{i}")
     for node in walk(roots):
-        nid = str(id(node))
+        nid = nid_of(node)
         if isinstance(node, AccumulateGrad):
             v = node.variable
             lines = [leaf_names.get(id(v), "leaf")]
@@ -143,5 +147,5 @@ def autograd_graph(outputs: Any, params: Mapping[str, Tensor] | NamedList | None
             dot.node(nid, node.name, **_STYLE["op"])
         for n, _ in node.next_functions:
             if n is not None:
-                dot.edge(str(id(n)), nid)
+                dot.edge(nid_of(n), nid)
     return AutogradGraph(dot)

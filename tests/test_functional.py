@@ -338,3 +338,10 @@ def test_strict_products_name_an_unused_input():
             product(lambda a, b: a * 2, (x, y), v, strict=True)
     with pytest.raises(RuntimeError, match="independent of input 1"):
         rt.autograd_hvp(lambda a, b: (a * a).sum(), (x, y), (x, y), strict=True)
+
+
+def test_graph_source_is_the_same_for_the_same_graph():
+    def build():
+        x = rt.torch_ones(2, requires_grad=True)
+        return rt.autograd_graph((x.exp() * x).sum(), params={"x": x}).source
+    assert build() == build()
