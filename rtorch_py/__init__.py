@@ -23,6 +23,11 @@ from .function import AutogradContext, Function, FunctionCtx, autograd_function
 from .gradcheck import GradcheckError, autograd_gradcheck
 from . import forward_ad
 from .forward_ad import dual_level, make_dual, unpack_dual
+from .functional import (autograd_hessian, autograd_hvp, autograd_jacobian, autograd_jvp,
+                         autograd_vhp, autograd_vjp)
+from .gradgradcheck import autograd_gradgradcheck
+from .graph import AutogradGraph, autograd_graph
+from . import func
 from .amp import set_autocast, unset_autocast, with_autocast
 from . import nn
 from .nn import *  # noqa: F401,F403  (nn_module, nn_linear, nnf_relu, nn_init_*...)
@@ -70,4 +75,5 @@ __all__ = [n for n in globals() if n.startswith(("torch_", "autograd_", "with_")
     "as_array", "is_torch_tensor", "no_grad", "enable_grad", "set_grad_enabled",
     "is_grad_enabled", "Node", "AccumulateGrad", "RemovableHandle", "GradcheckError",
     "set_autocast", "unset_autocast", "forward_ad", "dual_level", "make_dual", "unpack_dual",
+    "AutogradGraph",
 ]

@@ -1197,4 +1197,66 @@ def test_e53_forward_mode_misuse(state):
             rt.autograd_grad([(w * w).sum()], [w], create_graph=True)
     with dual_level():  # (the level closed cleanly after each error)
         assert unpack_dual(make_dual(x, x) * 2).tangent.tolist() == [2.0, 4.0]
+# --------------------------------------------------------------------------
+# E54-E57 the functional API, gradgradcheck, the graph (issue 22)
+
+
+def test_e54_functional_api_given_what_it_cannot_use(state):
+    x = rt.torch_tensor([1.0, 2.0, 3.0])
+    with fails(TypeError, r"autograd_jacobian: inputs must be a tensor or a list of tensors",
+               "got str"):
+        rt.autograd_jacobian(lambda a: a, "x")
+    with fails(RuntimeError, r"v\[0\] has shape \[2\] but must have the shape of its tensor, "
+               r"\[3\]"):
+        rt.autograd_vjp(lambda a: a * 2, x, rt.torch_ones(2))
+    with fails(RuntimeError, "v may be omitted only when the function returns a "
+               "single-element tensor"):
+        rt.autograd_vjp(lambda a: a * 2, x)
+    with fails(RuntimeError, r"autograd_hessian: the function must return a single tensor "
+               r"with one element \(a scalar\), got shape \[3\]"):
+        rt.autograd_hessian(lambda a: a * 2, x)
+    with fails(ValueError, 'strategy must be "reverse" or "forward"', "got 'sideways'"):
+        rt.autograd_jacobian(lambda a: a, x, strategy="sideways")
+    with fails(RuntimeError, r"independent of input 1 \(strict = TRUE\)"):
+        rt.autograd_jacobian(lambda a, b: a * 2, (x, x * 1), strict=True)
+    state.check()
+
+
+def test_e55_vectorize_on_a_function_that_mixes_rows(state):
+    x = rt.torch_tensor([1.0, 2.0, 3.0])
+    with fails(RuntimeError, r"does not treat a leading batch dim row by row: given 2 stacked "
+               r"copies of its inputs it returned shape \[2, 3\], not \[2, 2\]",
+               r"sum\(dim = -1\) rather than sum\(\)", "or use vectorize = FALSE"):
+        rt.autograd_jacobian(lambda a: a[0:2], x, vectorize=True)
+    with fails(RuntimeError, "its stacked rows are not independent"):
+        rt.autograd_jacobian(lambda a: a * a.max(), x, vectorize=True)
+    with fails(RuntimeError) as info:
+        rt.autograd_jacobian(lambda a: a.mm(rt.torch_ones(3, 1)), x.reshape(1, 3),
+                             vectorize=True)  # (mm takes matrices, not a stack of them)
+    assert "raised in autograd_jacobian(vectorize = TRUE)" in notes(info)
+    state.check()
+
+
+def test_e56_double_backward_silently_wrong(state):
+    def forward(ctx, x):
+        ctx.x2 = x * x
+        return x * x * x
+    cube = rt.autograd_function(forward=forward, name="cube",
+                                backward=lambda ctx, g: {"x": g * 3 * ctx.x2})
+    x = rt.torch_tensor([0.5, -1.5], dtype=rt.torch_float64(), requires_grad=True)
+    assert rt.autograd_gradcheck(cube, [x])
+    with fails(rt.GradcheckError, "custom function cube keeps x2 on ctx as plain attributes",
+               "without its history", "silently wrong",
+               r"ctx\$save_for_backward\(x = x\)", "ctx.save_for_backward",
+               "second derivatives disagree with finite differences"):
+        rt.autograd_gradgradcheck(cube, [x])
+    state.check()
+
+
+def test_e57_graph_of_a_tensor_without_one(state):
+    with fails(ValueError, "output 0 does not require grad, so it has no backward graph",
+               "requires_grad = TRUE"):
+        rt.autograd_graph(rt.torch_ones(2) * 2)
+    with fails(TypeError, r"outputs\[0\] is a str, expected a tensor"):
+        rt.autograd_graph(["y"])
     state.check()

@@ -39,6 +39,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("user API", ("rtorch_py.function", "rtorch_py.autograd", "rtorch_py.gradcheck",
                   "rtorch_py.forward_ad", "rtorch_py.named", "rtorch_py.sparse",
                   "rtorch_py.quantized", "rtorch_py.amp")),
+    ("user API over autograd", ("rtorch_py.functional", "rtorch_py.func", "rtorch_py.graph",
+                                "rtorch_py.gradgradcheck")),
     ("library", ("rtorch_py.nn", "rtorch_py.optim", "rtorch_py.data",
                  "rtorch_py.serialization")),
     ("TorchScript and ONNX", ("rtorch_py.jit",)),

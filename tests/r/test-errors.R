@@ -596,5 +596,35 @@ test_that("E53: dual tensors and custom functions under forward mode", {
                  fixed = TRUE, class = "runtime_error")
   })
   with_dual_level(expect_equal(as_array(unpack_dual(make_dual(x, x) * 2)$tangent), c(2, 4)))
+# -- The functional API, gradgradcheck, the graph (issue 22) -----------------
+
+test_that("E54-E57: the functional API's misuse, vectorize, gradgradcheck, autograd_graph", {
+  s <- err_state()
+  x <- torch_tensor(c(1, 2, 3))
+  expect_error(autograd_jacobian(function(a) a, "x"),
+               "inputs must be a tensor or a list of tensors, got str", fixed = TRUE)
+  expect_error(autograd_vjp(function(a) a * 2, x, torch_ones(2)),
+               "v[0] has shape [2] but must have the shape of its tensor, [3]", fixed = TRUE)
+  expect_error(autograd_hessian(function(a) a * 2, x),
+               "must return a single tensor with one element (a scalar), got shape [3]",
+               fixed = TRUE)
+  expect_error(autograd_jacobian(function(a) a, x, strategy = "sideways"),
+               'strategy must be "reverse" or "forward"', fixed = TRUE)
+  expect_error(autograd_jacobian(function(a) a[1:2], x, vectorize = TRUE),
+               "given 2 stacked copies of its inputs it returned shape [2, 3], not [2, 2]",
+               fixed = TRUE)
+  cube <- autograd_function(
+    forward = function(ctx, x) {
+      ctx$save_for_backward(x2 = x * x)
+      x * x * x
+    },
+    backward = function(ctx, g) list(x = g * 3 * ctx$saved_variables$x2))
+  v <- torch_tensor(c(0.5, -1.5), dtype = torch_float64(), requires_grad = TRUE)
+  expect_true(autograd_gradcheck(cube, list(v)))
+  expect_error(autograd_gradgradcheck(cube, list(v)),
+               "gradgradcheck: second derivatives disagree with finite differences",
+               fixed = TRUE)
+  expect_error(autograd_graph(torch_ones(2) * 2),
+               "output 0 does not require grad, so it has no backward graph", fixed = TRUE)
   expect_intact(s)
 })
