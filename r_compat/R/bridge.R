@@ -47,8 +47,10 @@
   }
   .fill(.methods, .pointers("METHODS", exclude = "INVISIBLE_METHODS"))
   .fill(.imethods, .pointers("METHODS", only = "INVISIBLE_METHODS"))
+  .Call(C_method_init, .methods, .imethods, C_call, .keep_attributes, ns)
   .fill(.binary, .pointers("BINARY_OPS"))
   .fill(.unary, .pointers("UNARY_OPS"))
+  .register_operators(ns)  # (R/tensor.R)
   .fill(.math, .pointers("MATH"))
   .fill(.summary, .pointers("SUMMARY"))
   # torch_*() and friends: one R function per Python function, the pointer
