@@ -41,7 +41,7 @@
                "dtype_repr", "dtype_eq", "index", "index_put", "hook_remove",
                "make_autograd_function", "apply_function", "ctx_get", "ctx_save",
                "ctx_mark_dirty", "ctx_mark_non_differentiable", "set_grad_mode",
-               "is_grad_enabled", "grad_mode_scope", "anomaly_scope", "scope_exit",
+               "is_grad_enabled", "anomaly_scope", "scope_exit",
                "as_array", "generator_method", "nn_get", "nn_forward")) {
     assign(nm, .py_fn(nm), envir = .py)
   }
