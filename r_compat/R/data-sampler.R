@@ -3,7 +3,7 @@
 
 .exhausted <- function() as.symbol(".__exhausted__")
 
-.is_exhausted <- function(x) identical(x, .exhausted())
+.is_exhausted <- function(x) is.symbol(x) && identical(x, quote(.__exhausted__))
 
 Sampler <- R6::R6Class(
   "utils_sampler",
@@ -85,6 +85,7 @@ BatchSampler <- sampler(
   },
   .iter = function() {
     bs <- self$batch_size
+    drop_last <- self$drop_last
     if (!is.null(self$sampler$.indices)) {
       # whole order at once: batches are slices of it
       idx <- self$sampler$.indices()
@@ -93,7 +94,7 @@ BatchSampler <- sampler(
       return(function() {
         if (start > n) return(.exhausted())
         end <- min(start + bs - 1L, n)
-        if (self$drop_last && end - start + 1L < bs) return(.exhausted())
+        if (drop_last && end - start + 1L < bs) return(.exhausted())
         out <- idx[start:end]
         start <<- end + 1L
         out
@@ -108,7 +109,7 @@ BatchSampler <- sampler(
         batch[[length(batch) + 1L]] <- i
         if (length(batch) == bs) break
       }
-      if (length(batch) == 0 || (self$drop_last && length(batch) < bs)) return(.exhausted())
+      if (length(batch) == 0 || (drop_last && length(batch) < bs)) return(.exhausted())
       unlist(batch)
     }
   },
