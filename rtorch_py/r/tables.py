@@ -9,6 +9,7 @@ out. An op needing no translation is called as it is (no wrapper).
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 from typing import Any, Callable, Sequence
@@ -232,12 +233,12 @@ def _operator(spec: OpSpec, fixed: dict) -> Callable:
     `value <op> tensor` (R dispatched on the right operand), the value first made
     a tensor with R's conversion, as R torch does (`2 * x` saves that tensor like
     any operand)."""
-    fn = spec.fn
+    call = functools.partial(spec.fn, **fixed) if fixed else spec.fn
 
     def operator(e1: Any, e2: Any) -> Any:
         if type(e1) is Tensor:
-            return fn(e1, _tensor_of(e2), **fixed)
-        return fn(_r_tensor(e1), e2, **fixed)
+            return call(e1, _tensor_of(e2) if type(e2) is np.ndarray else e2)
+        return call(_r_tensor(e1), e2)
     operator.__name__ = operator.__qualname__ = spec.name
     return operator
 
