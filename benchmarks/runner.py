@@ -252,7 +252,7 @@ def _target(w: Workload) -> str:
 HEAD = ["workload", "rtorch-py", "PyTorch", "unit", "ratio", "target", "met"]
 
 R_HEAD = ["R side", "R", "Python", "PyTorch", "unit", "R / Python", "Python / PyTorch",
-          "target", "met"]
+          "R / PyTorch", "target", "met"]
 
 
 def r_table_rows(report: Report) -> list[list[str]]:
@@ -260,11 +260,11 @@ def r_table_rows(report: Report) -> list[list[str]]:
     for r in report.r_rows:
         if r.skipped or r.error:
             mark = f"skipped: {r.skipped}" if r.skipped else f"FAILED: {r.error}"
-            rows.append([r.label, "-", "-", "-", r.unit, "-", "-", r.target, mark])
+            rows.append([r.label, "-", "-", "-", r.unit, "-", "-", "-", r.target, mark])
             continue
         ratio = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
         rows.append([r.label, _fmt(r.r), _fmt(r.py), _fmt(r.torch), r.unit, ratio(r.r_over_py),
-                     ratio(r.py_over_torch), r.target, r.met])
+                     ratio(r.py_over_torch), ratio(r.r_over_torch), r.target, r.met])
     return rows
 
 
