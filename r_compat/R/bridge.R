@@ -47,7 +47,8 @@
   }
   .fill(.methods, .pointers("METHODS", exclude = "INVISIBLE_METHODS"))
   .fill(.imethods, .pointers("METHODS", only = "INVISIBLE_METHODS"))
-  .Call(C_method_init, .methods, .imethods, C_call, .keep_attributes, ns)
+  .Call(C_method_init, .methods, .imethods, C_call, .keep_attributes, ns, .py$tensor_get,
+        .tensor_field)
   .fill(.binary, .pointers("BINARY_OPS"))
   .fill(.unary, .pointers("UNARY_OPS"))
   .register_operators(ns)  # (R/tensor.R)

@@ -4,10 +4,9 @@
 
 is_torch_tensor <- function(x) inherits(x, "torch_tensor")
 
-`$.torch_tensor` <- function(x, name) {
-  f <- .External(C_method, x, name)  # a method: its closure over x (src/bridge.c)
-  if (is.null(f)) .tensor_field(x, name) else f
-}
+# a method's closure over x, or a field's value (src/bridge.c; .tensor_field
+# for the fields R finishes)
+`$.torch_tensor` <- function(x, name) .External(C_method, x, name)
 
 .tensor_field <- function(x, name) {
   v <- .External(C_call, .py$tensor_get, x, name)

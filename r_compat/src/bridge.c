@@ -990,15 +990,23 @@ static SEXP methods_env, imethods_env; /* method name -> Python callable (visibl
 static SEXP method_formals;            /* alist(... = ) */
 static SEXP method_env;                /* the namespace */
 static SEXP external_fn, brace_fn, invisible_fn, call_routine, keep_attributes_fn;
+static SEXP field_getter;              /* Python's tensor_get */
+static SEXP field_in_r;                /* R's .tensor_field: the fields R finishes */
+static SEXP device_sym, names_sym;
 
-static SEXP C_method_init(SEXP methods, SEXP imethods, SEXP routine, SEXP keep, SEXP env) {
-    SEXP keepers[] = {methods, imethods, routine, keep, env};
-    for (int i = 0; i < 5; i++) R_PreserveObject(keepers[i]);
+static SEXP C_method_init(SEXP methods, SEXP imethods, SEXP routine, SEXP keep, SEXP env,
+                          SEXP getter, SEXP field) {
+    SEXP keepers[] = {methods, imethods, routine, keep, env, getter, field};
+    for (int i = 0; i < 7; i++) R_PreserveObject(keepers[i]);
     methods_env = methods;
     imethods_env = imethods;
     call_routine = routine;
     keep_attributes_fn = keep;
     method_env = env;
+    field_getter = getter;
+    field_in_r = field;
+    device_sym = Rf_install("device");
+    names_sym = Rf_install("names");
     external_fn = Rf_eval(Rf_install(".External"), R_BaseEnv);
     brace_fn = Rf_eval(Rf_install("{"), R_BaseEnv);
     invisible_fn = Rf_eval(Rf_install("invisible"), R_BaseEnv);
@@ -1008,20 +1016,36 @@ static SEXP C_method_init(SEXP methods, SEXP imethods, SEXP routine, SEXP keep, 
     return R_NilValue;
 }
 
-/* .External(C_method, x, name): x's method `name` as the function(...) that
+/* x$name for a field: one crossing to tensor_get, its value as it comes;
+ * R's .tensor_field gives the fields R finishes (x$device, x$names) and
+ * answers a name that is no member (or not one string). */
+static SEXP tensor_field(SEXP x, SEXP name, SEXP sym) {
+    if (sym != NULL && sym != device_sym && sym != names_sym) {
+        SEXP call = PROTECT(Rf_lcons(R_NilValue, Rf_list3(field_getter, x, name)));
+        SEXP v = C_call(call);
+        UNPROTECT(1);
+        if (!Rf_inherits(v, "rtorch_missing_member")) return v;
+    }
+    SEXP call = PROTECT(Rf_lang3(field_in_r, x, name));
+    SEXP v = Rf_eval(call, method_env);
+    UNPROTECT(1);
+    return v;
+}
+
+/* .External(C_method, x, name): x$name.  A method: the function(...) that
  * calls it, the Python callable and x held in its body (no environment to
- * make), or NULL when `name` is no method.  What R torch's methods return: an
- * in-place one (name_) x itself, detach() and clone() x's R attributes kept,
- * invisible ones invisibly. */
+ * make); what R torch's methods return: an in-place one (name_) x itself,
+ * detach() and clone() x's R attributes kept, invisible ones invisibly.
+ * Otherwise the field's value (tensor_field). */
 static SEXP C_method(SEXP args) {
     SEXP x = CADR(args), name = CADDR(args);
-    if (TYPEOF(name) != STRSXP || XLENGTH(name) != 1) return R_NilValue;
+    if (TYPEOF(name) != STRSXP || XLENGTH(name) != 1) return tensor_field(x, name, NULL);
     SEXP sym = Rf_installTrChar(STRING_ELT(name, 0));
     int invisible = 0;
     SEXP f = Rf_findVarInFrame3(methods_env, sym, TRUE);
     if (f == R_UnboundValue) {
         f = Rf_findVarInFrame3(imethods_env, sym, TRUE);
-        if (f == R_UnboundValue) return R_NilValue;
+        if (f == R_UnboundValue) return tensor_field(x, name, sym);
         invisible = 1;
     }
     const char *nm = CHAR(PRINTNAME(sym));
@@ -1144,7 +1168,7 @@ static const R_CallMethodDef call_methods[] = {
     {"C_start_python", (DL_FUNC)&C_start_python, 1},
     {"C_python_running", (DL_FUNC)&C_python_running, 0},
     {"C_python_without_rtorch", (DL_FUNC)&C_python_without_rtorch, 0},
-    {"C_method_init", (DL_FUNC)&C_method_init, 5},
+    {"C_method_init", (DL_FUNC)&C_method_init, 7},
     {NULL, NULL, 0}
 };
 
