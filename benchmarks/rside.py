@@ -109,8 +109,9 @@ def _rtorch_py_command() -> list[str]:
 class RSession:
     """One `rtorch-py run bench.R` process, answering one command at a time."""
 
-    def __init__(self, threads: int | None = None):
+    def __init__(self, threads: int | None = None, clock: str = "wall"):
         env = dict(os.environ)
+        env["RTORCH_BENCH_CLOCK"] = clock
         if threads:  # the R process's NumPy BLAS gets the runner's thread count
             env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = str(threads)
         self.proc = subprocess.Popen(
@@ -147,22 +148,27 @@ class RSession:
 # --------------------------------------------------------------------------
 # The Python twins of the R loops
 
+# What the R rows time, in R (bench.R's now()) and here: wall-clock time, or the
+# process's CPU time (user + system, every thread), steadier on a shared machine.
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+_now = CLOCKS["wall"]   # set by measure_r
+
 def _py_op(n: int) -> float:
     import rtorch_py as rt
     x = rt.torch_tensor([1.0], requires_grad=True)
-    t0 = time.perf_counter()
+    t0 = _now()
     for _ in range(n):
         x * 2  # the result is dropped at once, as `y` is overwritten in R
-    return time.perf_counter() - t0
+    return _now() - t0
 
 
 def _py_op_bwd(n: int) -> float:
     import rtorch_py as rt
     x = rt.torch_tensor([1.0], requires_grad=True)
-    t0 = time.perf_counter()
+    t0 = _now()
     for _ in range(n):
         (x * 2).backward()
-    return time.perf_counter() - t0
+    return _now() - t0
 
 
 def _load(name: str) -> np.ndarray:
@@ -188,7 +194,7 @@ def _train(t, steps: int) -> tuple[float, float]:
     b2 = zeros(1, 1, requires_grad=True)
     learning_rate = 1e-4
     losses = []
-    t0 = time.perf_counter()
+    t0 = _now()
     for _ in range(steps):
         y_pred = x.mm(w1).add(b1).clamp(min=0).mm(w2).add(b2)
         loss = (y_pred - y).pow(2).mean()
@@ -198,7 +204,7 @@ def _train(t, steps: int) -> tuple[float, float]:
             for p in (w1, w2, b1, b2):
                 p.sub_(learning_rate * p.grad)
                 p.grad.zero_()
-    return time.perf_counter() - t0, losses[-1]
+    return _now() - t0, losses[-1]
 
 
 # issue 21's calls: R expression -> (name in bench.R, the same call in Python)
@@ -230,10 +236,10 @@ def _call_twins() -> dict:
 
 
 def _py_loop(fn, n: int) -> float:
-    t0 = time.perf_counter()
+    t0 = _now()
     for _ in range(n):
         fn()
-    return time.perf_counter() - t0
+    return _now() - t0
 
 
 def _loop_twins(t) -> tuple:
@@ -303,10 +309,10 @@ def _loop_twins(t) -> tuple:
 
 def _time_epochs(epoch, steps: int, epochs: int) -> tuple[float, float]:
     """(µs per step, the last epoch's loss sum)."""
-    t0 = time.perf_counter()
+    t0 = _now()
     for _ in range(epochs):
         total = epoch()
-    return (time.perf_counter() - t0) / (epochs * steps) * 1e6, total
+    return (_now() - t0) / (epochs * steps) * 1e6, total
 
 
 # --------------------------------------------------------------------------
@@ -327,9 +333,11 @@ R_NAMES = ("r_op", "r_op_fresh", "r_op_bwd", "r_train", "r_call", "r_loop", "r_l
 
 
 def measure_r(quick: bool, rounds: int, threads: int | None = None, log=None,
-              names: tuple = R_NAMES) -> list[RRow]:
-    """The R rows named in `names`: skipped if R is missing, FAILED on any
-    other error."""
+              names: tuple = R_NAMES, clock: str = "wall") -> list[RRow]:
+    """The R rows named in `names`, timed with `clock` (CLOCKS): skipped if R
+    is missing, FAILED on any other error."""
+    global _now
+    _now = CLOCKS[clock]
     rows = [
         RRow("r_op", "R: `y <- x * 2` (1 elt, grad)", "µs/op",
              target=f"≤ {R_OP_TARGET_US:g} µs (R torch ≈ {R_TORCH_OP_US:g})"),
@@ -358,7 +366,7 @@ def measure_r(quick: bool, rounds: int, threads: int | None = None, log=None,
     import torch
     try:
         t0 = time.perf_counter()
-        sess = RSession(threads)
+        sess = RSession(threads, clock)
     except Exception as err:  # R is there but the shim does not start: a failure
         for r in rows:
             r.error = f"starting R: {type(err).__name__}: {err}"
