@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 
-from . import autograd, engine, named, ops, quantized, tensor
+from . import autograd, creation, engine, named, ops, quantized, tensor
 from .autograd import (autograd_backward, autograd_grad, autograd_is_grad_enabled,
                        autograd_set_grad_mode, enable_grad, is_grad_enabled, no_grad,
                        set_grad_enabled, with_detect_anomaly, with_enable_grad, with_no_grad)
@@ -21,6 +21,7 @@ from .creation import as_array, is_torch_tensor, torch_manual_seed, torch_tensor
 from .engine import AccumulateGrad, Node, RemovableHandle
 from .function import AutogradContext, Function, FunctionCtx, autograd_function
 from .gradcheck import GradcheckError, autograd_gradcheck
+from .amp import set_autocast, unset_autocast, with_autocast
 from . import nn
 from .nn import *  # noqa: F401,F403  (nn_module, nn_linear, nnf_relu, nn_init_*...)
 from .optim import *  # noqa: F401,F403  (optim_adam, lr_step, ...)
@@ -29,6 +30,8 @@ from .serialization import load_state_dict, torch_load, torch_save, torch_serial
 from .tensor import Tensor, dtype
 from .quantized import torch_dequantize, torch_quantize_per_tensor  # noqa: F401
 from .sparse import torch_sparse_coo_tensor  # noqa: F401
+from . import jit
+from .jit import *  # noqa: F401,F403  (jit_trace, jit_save, jit_load, ...)
 
 # Like torch, ops give inf/nan silently: hide NumPy's floating-point warnings
 # raised inside this package (and only those).
@@ -48,6 +51,7 @@ TENSOR_METHODS = {
     "q_scale": quantized.q_scale, "q_zero_point": quantized.q_zero_point,
     "is_quantized": property(quantized.is_quantized),
     "real": property(ops.creation.torch_real), "imag": property(ops.creation.torch_imag),
+    "bernoulli": creation.torch_bernoulli, "multinomial": creation.torch_multinomial,
     "backward": autograd.backward,
 }
 for _name, _method in TENSOR_METHODS.items():
@@ -59,8 +63,9 @@ globals().update(ops.python_functions())
 globals().update(ops.out_functions())
 
 __all__ = [n for n in globals() if n.startswith(("torch_", "autograd_", "with_"))] + \
-    nn.__all__ + optim.__all__ + data.__all__ + ["load_state_dict"] + [
+    nn.__all__ + optim.__all__ + data.__all__ + jit.__all__ + ["load_state_dict"] + [
     "Tensor", "dtype", "Function", "FunctionCtx", "AutogradContext", "NamedList",
     "as_array", "is_torch_tensor", "no_grad", "enable_grad", "set_grad_enabled",
     "is_grad_enabled", "Node", "AccumulateGrad", "RemovableHandle", "GradcheckError",
+    "set_autocast", "unset_autocast",
 ]

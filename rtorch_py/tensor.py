@@ -35,8 +35,8 @@ class dtype:
         self.np = np.dtype(np_dtype) if np_dtype is not None else None
         self.r_name = r_name
         self.type_name = type_name
-        # (bfloat16 is a float, though NumPy files ml_dtypes' type under kind "V")
-        kind = "f" if name == "bfloat16" else self.np.kind
+        # (bfloat16 and float8 are floats, though NumPy files ml_dtypes' types under kind "V")
+        kind = "f" if name == "bfloat16" or name.startswith("float8") else self.np.kind
         self.is_floating_point = kind == "f"
         self.is_complex = kind == "c"
         self.is_signed = kind != "u" and kind != "b"
@@ -69,14 +69,20 @@ bool_ = dtype("bool", np.bool_, "Bool", "CPUBoolType")
 try:
     import ml_dtypes
     _BF16 = np.dtype(ml_dtypes.bfloat16)
+    _F8 = (np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2))
 except ImportError:  # pragma: no cover (ml_dtypes is a dependency)
-    _BF16 = None
+    _BF16, _F8 = None, (None, None)
 bfloat16 = dtype("bfloat16", _BF16, "BFloat16", "CPUBFloat16Type")
+# The float8 storage types (torch_float8_e4m3fn(), torch_float8_e5m2()): tensors of
+# them are made and converted (`$to()`), as libtorch's CPU ops on them go no further.
+float8_e4m3fn = dtype("float8_e4m3fn", _F8[0], "Float8_e4m3fn", "CPUFloat8_e4m3fnType")
+float8_e5m2 = dtype("float8_e5m2", _F8[1], "Float8_e5m2", "CPUFloat8_e5m2Type")
 ALL_DTYPES = (float32, float64, float16, complex64, complex128, uint8, int8, int16, int32,
               int64, bool_)
 _DTYPES = {d.np: d for d in ALL_DTYPES}
 if _BF16 is not None:
     _DTYPES[_BF16] = bfloat16
+    _DTYPES.update({float8_e4m3fn.np: float8_e4m3fn, float8_e5m2.np: float8_e5m2})
 # Quantized dtypes (torch_quint8(), torch_qint8(), torch_qint32()): the integers
 # in a one-field NumPy record (rtorch_py.quantized refuses arithmetic on them); the scale and
 # zero point live on the tensor (rtorch_py.quantized).
@@ -98,7 +104,8 @@ def dequantized(x: "Tensor") -> np.ndarray:
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64,
                  "int": int32, "short": int16, "cfloat": complex64, "cdouble": complex128,
-                 "bfloat16": bfloat16})
+                 "bfloat16": bfloat16, "float8_e4m3fn": float8_e4m3fn,
+                 "float8_e5m2": float8_e5m2})
 _BY_NAME.update({d.name: d for d in QUANTIZED})
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -170,6 +177,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
     ca, cb = _category(a), _category(b)
+    if {a, b} == {float16, bfloat16}:  # (NumPy has no common type for these)
+        return float32
     if ca == cb:
         return _DTYPES[np.promote_types(a.np, b.np)]
     hi, lo = (a, b) if ca > cb else (b, a)
@@ -374,12 +383,16 @@ class Tensor:
         return Storage(self.data)
 
     def item(self) -> Any:
+        if MODES:
+            converted(self, "a Python number")
         if self.data.size != 1:
             raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted "
                                "to Scalar; item() needs exactly one element")
         return self.data.reshape(()).item()
 
     def numpy(self) -> np.ndarray:
+        if MODES:
+            converted(self, "a NumPy array")
         if self._rg:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
@@ -390,6 +403,8 @@ class Tensor:
         return self.data
 
     def tolist(self) -> Any:
+        if MODES:
+            converted(self, "a Python list")
         return self.data.tolist()
 
     def __len__(self) -> int:
@@ -401,6 +416,8 @@ class Tensor:
         return iter(self.unbind(0))
 
     def __bool__(self) -> bool:
+        if MODES:
+            converted(self, "a Python boolean")
         if self.data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with {self.data.size} values is "
                                "ambiguous")
@@ -413,6 +430,8 @@ class Tensor:
         return int(self.item())
 
     def __index__(self) -> int:
+        if MODES:
+            converted(self, "a Python index")
         if self.data.dtype.kind not in "iu" or self.data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
@@ -441,7 +460,9 @@ class Tensor:
     __str__ = __repr__
 
     def _type_string(self) -> str:
-        return self.dtype.type_name.replace("CPU", "torch.").replace("Type", "Tensor")
+        """libtorch's name of the tensor's type, as its C++ messages (R torch's) give
+        it: CPUFloatType."""
+        return self.dtype.type_name
 
     # -- dim names -------------------------------------------------------
     @property
@@ -560,15 +581,80 @@ def _dim(d: int, ndim: int) -> int:
 
 ELLIPSIS = "..."
 
-# Set once a tensor with dim names or of a sparse layout exists in this process:
-# until then an op's public function calls the op at once (the ops' fast path,
+# Set once a tensor with dim names or of a sparse layout exists in this process (or
+# autocast was turned on: ops.dispatch), and while a mode is active (below): until
+# then an op's public function calls the op at once (the ops' fast path,
 # rtorch_py/ops/dispatch.py), without looking at its operands.
 SPECIAL = [False]
+_SPECIAL_TENSORS = [False]
 
 
 def special_tensors_exist() -> None:
     """From now on ops look at their operands for dim names and layouts."""
+    _SPECIAL_TENSORS[0] = SPECIAL[0] = True
+
+
+# --------------------------------------------------------------------------
+# Modes: objects that see every op call while they are active (the tracer of
+# rtorch_py.jit; forward-mode AD and autocast can come the same way). While any
+# is, ops take their general path (`SPECIAL`), which hands each call to
+# `through_modes`. A mode has two methods:
+#   call(name, fn, args, kwargs) -> result   runs the call (fn(*args, **kwargs),
+#       possibly changed), seeing its arguments and result;
+#   converted(tensor, what)                  a tensor's values are leaving for the
+#       host language (`x.item()`, `bool(x)`, R's as.numeric(x)): `what` says as what.
+# Functions that are not ops but compute on tensors (nn functional forms, random
+# creation) pass their calls to the modes with `traceable`.
+
+MODES: list = []
+
+
+def push_mode(mode: Any) -> None:
+    MODES.append(mode)
     SPECIAL[0] = True
+
+
+def pop_mode(mode: Any) -> None:
+    MODES.remove(mode)
+    SPECIAL[0] = _SPECIAL_TENSORS[0] or bool(MODES)
+
+
+def through_modes(name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """fn(*args, **kwargs), the call named `name`, run by the active modes (the
+    first one pushed closest to the call)."""
+    for mode in list(MODES):
+        fn = _in_mode(mode, name, fn)
+    return fn(*args, **kwargs)
+
+
+def _in_mode(mode: Any, name: str, fn: Callable) -> Callable:
+    return lambda *args, **kwargs: mode.call(name, fn, args, kwargs)
+
+
+TRACEABLE: dict[str, Callable] = {}  # name -> the function `traceable` made
+
+
+def traceable(name: str) -> Callable:
+    """Decorate a function that is not an op (an nn functional form, a random
+    constructor) so that active modes see its calls as one call named `name`
+    (`TRACEABLE[name]` is then the decorated function)."""
+    def wrap_function(fn: Callable) -> Callable:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if MODES:
+                return through_modes(name, fn, args, kwargs)
+            return fn(*args, **kwargs)
+        call.__wrapped__ = fn  # (inspect.signature reads fn's)
+        call.__name__, call.__qualname__, call.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+        call.__module__ = fn.__module__
+        TRACEABLE[name] = call
+        return call
+    return wrap_function
+
+
+def converted(x: "Tensor", what: str) -> None:
+    """Tell the active modes that x's values leave for the host language as `what`."""
+    for mode in list(MODES):
+        mode.converted(x, what)
 
 
 def describe_names(names: Sequence | None, ndim: int) -> str:

@@ -31,9 +31,9 @@ DataLoader <- R6::R6Class(
       self$worker_packages <- worker_packages
       self$.iterable <- inherits(dataset, "iterable_dataset")
       if (self$.iterable) {
-        if (isTRUE(shuffle) || !is.null(sampler) || !is.null(batch_sampler)) {
-          .data_value_error("an iterable dataset can't be used with shuffle, sampler or ",
-                       "batch_sampler")
+        # (shuffle is ignored, as R torch ignores it: the dataset gives the order)
+        if (!is.null(sampler) || !is.null(batch_sampler)) {
+          .data_value_error("an iterable dataset can't be used with a sampler or batch_sampler")
         }
       } else {
         if (!is.null(batch_sampler)) {
@@ -101,7 +101,7 @@ DataLoader <- R6::R6Class(
     indices <- l$sampler$.iter()
     return(function() {
       idx <- indices()
-      if (.is_exhausted(idx)) idx else ds[idx]
+      if (is_exhausted(idx)) idx else ds[idx]
     })
   }
   batches <- l$batch_sampler$.iter()
@@ -109,7 +109,7 @@ DataLoader <- R6::R6Class(
   read <- if (l$.has_getbatch) ds$.getbatch else function(idx) lapply(idx, function(i) ds$.getitem(i))
   function() {
     idx <- batches()
-    if (.is_exhausted(idx)) idx else collate(read(idx))
+    if (is_exhausted(idx)) idx else collate(read(idx))
   }
 }
 
@@ -125,12 +125,12 @@ DataLoader <- R6::R6Class(
     batch <- list()
     repeat {
       item <- it()
-      if (.is_exhausted(item)) break
+      if (is_exhausted(item)) break
       batch[[length(batch) + 1L]] <- item
       if (length(batch) == size) break
     }
     if (length(batch) == 0 || (l$drop_last && length(batch) < size)) {
-      return(.exhausted())
+      return(exhausted())
     }
     collate(batch)
   }
@@ -154,7 +154,7 @@ dataloader_make_iter <- function(dataloader) dataloader$.iter()
 
 dataloader_next <- function(iter, completed = NULL) {
   out <- iter$.next()
-  if (.is_exhausted(out)) completed else out
+  if (is_exhausted(out)) completed else out
 }
 
 # What .getbatch returns, as tensors (R arrays and vectors become tensors).
@@ -184,8 +184,19 @@ enumerate.dataloader <- function(x, max_len = 1e6, ...) {
   out <- list()
   repeat {
     b <- it$.next()
-    if (.is_exhausted(b) || length(out) >= max_len) break
+    if (is_exhausted(b) || length(out) >= max_len) break
     out[[length(out) + 1L]] <- b
   }
   out
 }
+
+# coro's iterators (R torch registers these methods and re-exports loop(),
+# yield() and as_iterator()): for (b in dl) inside coro::loop() or a generator.
+as_iterator.dataloader <- function(x) dataloader_make_iter(x)$.next  # (exhausted() at the end)
+
+as_iterator.iterable_dataset <- function(x) {
+  it <- x$.iter()
+  if (is.function(it)) it else function() it$.next()
+}
+
+as_iterator.utils_sampler <- function(x) x$.iter()

@@ -11,7 +11,7 @@ from typing import Any
 from .. import creation as _cr
 from ..ops.creation import arange as torch_arange, zeros as torch_zeros
 from .. import ops as _ops
-from ..tensor import Tensor
+from ..tensor import Tensor, traceable
 from ..ops.nn_functional import lstm_layer
 from . import functional as F
 from . import init
@@ -52,83 +52,120 @@ class _RNNBase(Module):
                     init.nn_init_uniform_(p, -bound, bound)
                     setattr(self, name + suffix, p)
 
-    def _cell(self, x: Tensor, h: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Any, b_hh: Any) -> Any:
-        gi = F.nnf_linear(x, w_ih, b_ih)
-        if self.mode == "LSTM":
-            hx, cx = h
-            g = gi + F.nnf_linear(hx, w_hh, b_hh)
-            i, f, c, o = g.chunk(4, 1)
-            cy = f.sigmoid() * cx + i.sigmoid() * c.tanh()
-            return o.sigmoid() * cy.tanh(), cy
-        gh = F.nnf_linear(h, w_hh, b_hh)
-        if self.mode == "GRU":
-            ir, iz, inn = gi.chunk(3, 1)
-            hr, hz, hn = gh.chunk(3, 1)
-            r = (ir + hr).sigmoid()
-            z = (iz + hz).sigmoid()
-            n = (inn + r * hn).tanh()
-            return (h - n) * z + n
-        pre = gi + gh
-        return pre.tanh() if self.nonlinearity == "tanh" else pre.relu()
-
     def forward(self, input: Tensor, hx: Any = None) -> Any:
         batched = input.ndim == 3
         x = input if batched else input.unsqueeze(1 if not self.batch_first else 0)
-        if self.batch_first:
-            x = x.transpose(0, 1)
-        seq, batch = x.shape[0], x.shape[1]
-        dirs = 2 if self.bidirectional else 1
         lstm = self.mode == "LSTM"
-        if hx is None:
-            zeros = torch_zeros(self.num_layers * dirs, batch, self.hidden_size,
-                                    dtype=input.dtype)
-            h0, c0 = zeros, zeros
-        elif lstm:
-            h0, c0 = hx[0], hx[1]
+        if hx is not None:
+            h0 = list(hx[:2]) if lstm else hx
             if not batched:
-                h0, c0 = h0.unsqueeze(1), c0.unsqueeze(1)
-        else:
-            h0 = hx if batched else hx.unsqueeze(1)
-        h_n, c_n = [], []
-        layer_in = x
-        for layer in range(self.num_layers):
-            outs = []
-            for d in range(dirs):
-                suffix = f"_l{layer}" + ("_reverse" if d else "")
-                k = layer * dirs + d
-                w_ih, w_hh = getattr(self, "weight_ih" + suffix), getattr(self, "weight_hh" + suffix)
-                b_ih = self._parameters.get("bias_ih" + suffix)
-                b_hh = self._parameters.get("bias_hh" + suffix)
-                if lstm:
-                    # the fused layer: one node for the whole sequence
-                    xin = _flip(layer_in) if d else layer_in
-                    ys, hT, cT = lstm_layer(xin, h0[k], c0[k], w_ih, w_hh, b_ih, b_hh)
-                    outs.append(_flip(ys) if d else ys)
-                    h_n.append(hT)
-                    c_n.append(cT)
-                    continue
-                h = h0[k]
-                steps = range(seq - 1, -1, -1) if d else range(seq)
-                ys = [None] * seq
-                for t in steps:
-                    h = self._cell(layer_in[t], h, w_ih, w_hh, b_ih, b_hh)
-                    ys[t] = h[0] if lstm else h
-                outs.append(_ops.stack(ys, 0))
-                h_n.append(h)
-            layer_in = outs[0] if dirs == 1 else _ops.cat(outs, 2)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_in = F.nnf_dropout(layer_in, self.dropout, True)
-        out = layer_in.transpose(0, 1) if self.batch_first else layer_in
-        hn = _ops.stack(h_n, 0)
+                h0 = [h.unsqueeze(1) for h in h0] if lstm else h0.unsqueeze(1)
+            hx = h0
+        params = [p for layer in range(self.num_layers) for d in range(2 if self.bidirectional
+                                                                        else 1)
+                  for p in self._layer_parameters(layer, d)]
+        fn = {"LSTM": rnn_lstm, "GRU": rnn_gru}.get(self.mode) or \
+            (rnn_tanh if self.nonlinearity == "tanh" else rnn_relu)
+        out, *hidden = fn(x, hx, params, self.bias, self.num_layers, self.dropout,
+                          self.training, self.bidirectional, self.batch_first)
         if not batched:
             out = out.squeeze(0 if self.batch_first else 1)
-            hn = hn.squeeze(1)
-        if lstm:
-            cn = _ops.stack(c_n, 0)
-            if not batched:
-                cn = cn.squeeze(1)
-            return [out, [hn, cn]]
-        return [out, hn]
+            hidden = [h.squeeze(1) for h in hidden]
+        return [out, hidden] if lstm else [out, hidden[0]]
+
+    def _layer_parameters(self, layer: int, direction: int) -> list:
+        suffix = f"_l{layer}" + ("_reverse" if direction else "")
+        names = ("weight_ih", "weight_hh") + (("bias_ih", "bias_hh") if self.bias else ())
+        return [getattr(self, n + suffix) for n in names]
+
+
+# --------------------------------------------------------------------------
+# The recurrences as functions of the input, the initial state and the flat list of
+# parameters (per layer and direction: weight_ih, weight_hh[, bias_ih, bias_hh]), with
+# PyTorch's `torch.lstm`/`torch.gru`/`torch.rnn_tanh` signatures: one call each for
+# the modes (rtorch_py.jit records one node). The input is 3-D; `hx` None starts
+# from zeros.
+
+
+def _cell(mode: str, x: Tensor, h: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Any,
+          b_hh: Any) -> Any:
+    gi = F.nnf_linear(x, w_ih, b_ih)
+    gh = F.nnf_linear(h, w_hh, b_hh)
+    if mode == "GRU":
+        ir, iz, inn = gi.chunk(3, 1)
+        hr, hz, hn = gh.chunk(3, 1)
+        r = (ir + hr).sigmoid()
+        z = (iz + hz).sigmoid()
+        n = (inn + r * hn).tanh()
+        return (h - n) * z + n
+    pre = gi + gh
+    return pre.tanh() if mode == "RNN_TANH" else pre.relu()
+
+
+def _recurrence(mode: str, input: Tensor, hx: Any, params: list, has_biases: bool,
+                num_layers: int, dropout: float, train: bool, bidirectional: bool,
+                batch_first: bool) -> tuple:
+    lstm = mode == "LSTM"
+    x = input.transpose(0, 1) if batch_first else input
+    seq, batch = x.shape[0], x.shape[1]
+    dirs = 2 if bidirectional else 1
+    per = 4 if has_biases else 2
+    hidden_size = params[1].shape[1]
+    if hx is None:
+        zeros = torch_zeros(num_layers * dirs, batch, hidden_size, dtype=input.dtype)
+        h0, c0 = zeros, zeros
+    elif lstm:
+        h0, c0 = hx[0], hx[1]
+    else:
+        h0 = hx
+    h_n, c_n = [], []
+    layer_in = x
+    for layer in range(num_layers):
+        outs = []
+        for d in range(dirs):
+            k = layer * dirs + d
+            w = params[k * per:(k + 1) * per]
+            w_ih, w_hh = w[0], w[1]
+            b_ih, b_hh = (w[2], w[3]) if has_biases else (None, None)
+            if lstm:
+                # the fused layer: one node for the whole sequence
+                xin = _flip(layer_in) if d else layer_in
+                ys, hT, cT = lstm_layer(xin, h0[k], c0[k], w_ih, w_hh, b_ih, b_hh)
+                outs.append(_flip(ys) if d else ys)
+                h_n.append(hT)
+                c_n.append(cT)
+                continue
+            h = h0[k]
+            steps = range(seq - 1, -1, -1) if d else range(seq)
+            ys = [None] * seq
+            for t in steps:
+                h = _cell(mode, layer_in[t], h, w_ih, w_hh, b_ih, b_hh)
+                ys[t] = h
+            outs.append(_ops.stack(ys, 0))
+            h_n.append(h)
+        layer_in = outs[0] if dirs == 1 else _ops.cat(outs, 2)
+        if dropout and train and layer < num_layers - 1:
+            layer_in = F.nnf_dropout(layer_in, dropout, True)
+    out = layer_in.transpose(0, 1) if batch_first else layer_in
+    if lstm:
+        return out, _ops.stack(h_n, 0), _ops.stack(c_n, 0)
+    return out, _ops.stack(h_n, 0)
+
+
+def _recurrence_of(mode: str, name: str) -> Any:
+    def recurrence(input: Tensor, hx: Any, params: list, has_biases: bool, num_layers: int,
+                   dropout: float, train: bool, bidirectional: bool,
+                   batch_first: bool) -> tuple:
+        return _recurrence(mode, input, hx, params, has_biases, num_layers, dropout, train,
+                           bidirectional, batch_first)
+    recurrence.__name__ = recurrence.__qualname__ = "rnn_" + name.removeprefix("rnn_")
+    return traceable(name)(recurrence)
+
+
+rnn_lstm = _recurrence_of("LSTM", "lstm")
+rnn_gru = _recurrence_of("GRU", "gru")
+rnn_tanh = _recurrence_of("RNN_TANH", "rnn_tanh")
+rnn_relu = _recurrence_of("RNN_RELU", "rnn_relu")
 
 
 def _flip(x: Tensor) -> Tensor:

@@ -10,7 +10,8 @@ Bottom up:
   number operand), `views` (the view and in-place machinery), `nn_kernels` (the array
   work of convolution, pooling and the LSTM layer)
 - families: `pointwise` (with `special`), `reduction`, `sorting`, `shape`, `indexing`,
-  `linalg`, `fft`, `conversion`, `creation`, `nn_functional`, `upsample`, `sparse`
+  `linalg`, `fft`, `conversion`, `creation`, `nn_functional`, `upsample`, `grid_sample`,
+  `sparse`
   (the sparse layout: its tensors and their ops)
 - `out_forms`: the `torch_<name>_out(out, ...)` forms, made from the registry
 - `samples`: the sample inputs the generated tests run every op on
@@ -21,8 +22,8 @@ each op's declaration.
 from __future__ import annotations
 
 # (importing a family declares its ops)
-from . import (conversion, creation, fft, indexing, linalg, nn_functional,  # noqa: F401
-               pointwise, reduction, shape, sorting, sparse, upsample)
+from . import (conversion, creation, fft, grid_sample, indexing, linalg,  # noqa: F401
+               nn_functional, pointwise, reduction, shape, sorting, sparse, upsample)
 from .conversion import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403

@@ -18,6 +18,7 @@ import numpy as np
 from ..creation import Generator
 from ..engine import Node, RemovableHandle
 from ..function import AutogradContext, NamedList
+from ..jit import CompilationUnit, JitTuple, ScriptFunction
 from ..nn.module import Module
 from ..tensor import (Layout, Storage, Tensor, as_dtype, default_complex, dtype,
                       get_default_dtype, wrap)
@@ -86,6 +87,9 @@ R_CLASSES: list = [
     (Generator, ("torch_generator", "R7")),
     (Storage, ("torch_storage", "R6")),
     (Module, ("nn_py_module",)),  # (R gets its callable from it: r_compat/R/nn.R)
+    (ScriptFunction, ("rtorch_script_function",)),  # (r_compat/R/jit.R)
+    (JitTuple, ("rtorch_jit_tuple",)),
+    (CompilationUnit, ("torch_compilation_unit",)),
 ]
 
 

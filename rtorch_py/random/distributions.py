@@ -68,15 +68,22 @@ def _fill(out: np.ndarray, draw: Callable[[int], np.ndarray]) -> np.ndarray:
 # ----------------------------------------------------------------------------
 # uniform: uniform_real_distribution<T> / transformation::uniform_real
 
-def _unit_float(gen: Generator, n: int, digits: int) -> np.ndarray:
-    """(random() & (2^digits - 1)) * 2^-digits, in float32."""
-    raw = gen.random(n) & np.uint64((1 << digits) - 1)
-    return raw.astype(f32) * f32(2.0 ** -digits)
+def _unit_float(gen: Generator, n: int, digits: int, into: np.ndarray | None = None
+                ) -> np.ndarray:
+    """(random() & (2^digits - 1)) * 2^-digits, in float32, into `into` if given
+    (exact: an integer below 2^digits times a power of two)."""
+    raw = gen.random(n)
+    raw &= np.uint64((1 << digits) - 1)
+    if into is None:
+        into = np.empty(n, f32)
+    return np.multiply(raw, 2.0 ** -digits, out=into, casting="unsafe")
 
 
-def _unit_double(gen: Generator, n: int) -> np.ndarray:
-    """(random64() & (2^53 - 1)) * 2^-53."""
-    return (gen.random64(n) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
+def _unit_double(gen: Generator, n: int, into: np.ndarray | None = None) -> np.ndarray:
+    """(random64() & (2^53 - 1)) * 2^-53, into `into` if given."""
+    raw = gen.random64(n)
+    raw &= np.uint64((1 << 53) - 1)
+    return np.multiply(raw, 2.0 ** -53, out=into)
 
 
 def uniform_(gen: Generator, out: np.ndarray, low: float = 0.0,
@@ -93,6 +100,12 @@ def uniform_(gen: Generator, out: np.ndarray, low: float = 0.0,
         return out
     dtype = out.dtype
     unit = low == 0 and high == 1    # x * 1 + 0 is x: no arithmetic
+    if unit and out.flags.c_contiguous and dtype in (np.float32, np.float64):
+        # (fast path: drawn straight into a contiguous out, in its order)
+        flat = out.reshape(-1)
+        _unit_float(gen, out.size, 24, flat) if dtype == np.float32 else \
+            _unit_double(gen, out.size, flat)
+        return out
     if dtype == np.float64:
         return _fill(out, lambda n: _unit_double(gen, n) if unit else
                      fma64(_unit_double(gen, n), high - low, low))
@@ -113,8 +126,9 @@ def _box_muller_avx2(u: np.ndarray, mean: float, std: float) -> np.ndarray:
     """normal_fill_16_AVX2 on rows of 16 float32 uniforms: u[:8] give the
     radius, u[8:] the angle."""
     rows = u.shape[0]
-    radius = np.sqrt(f32(-2) * log_avx2(f32(1) - u[:, :8].ravel()))   # (contiguous: faster)
-    sin, cos = sincos_avx2(f32(_TWO_PI) * u[:, 8:].ravel())
+    radius = np.sqrt(f32(-2) * log_avx2(f32(1) - u[:, :8].ravel(), on_grid=True))
+    sin, cos = sincos_avx2(f32(_TWO_PI) * u[:, 8:].ravel(), on_grid=True)   # (contiguous:
+    # faster; the uniforms are multiples of 2^-24, which spares checks: vecmath)
     pair = np.concatenate([(radius * cos).reshape(rows, 8), (radius * sin).reshape(rows, 8)],
                           axis=1)
     if mean == 0 and std == 1:
@@ -131,10 +145,11 @@ def _box_muller_double(u: np.ndarray, mean: float, std: float) -> np.ndarray:
     return pair + 0.0 if mean == 0 and std == 1 else fma64(pair, std, mean)
 
 
-def _normal_fill(gen: Generator, n: int, mean: float, std: float, dtype: np.dtype) -> np.ndarray:
-    """normal_fill: n uniforms, Box-Muller on each whole block of 16, then the
-    last 16 values recomputed from 16 new uniforms when n is not a multiple
-    of 16 (n >= 16)."""
+def _normal_fill(gen: Generator, out: np.ndarray, mean: float, std: float) -> np.ndarray:
+    """normal_fill into the 1-d contiguous `out` (n >= 16): n uniforms,
+    Box-Muller on each whole block of 16, then the last 16 values recomputed
+    from 16 new uniforms when n is not a multiple of 16."""
+    n, dtype = out.size, out.dtype
     if dtype == np.float32:
         unit, transform = (lambda k: _unit_float(gen, k, 24)), _box_muller_avx2
     elif dtype == np.float64:
@@ -143,7 +158,6 @@ def _normal_fill(gen: Generator, n: int, mean: float, std: float, dtype: np.dtyp
         unit = lambda k: (gen.random(k) & np.uint64((1 << _digits(dtype)) - 1)).astype(np.intp)
         transform = functools.partial(_box_muller_reduced, dtype=dtype)
     data = unit(n)
-    out = np.empty(n, dtype)
     whole = n // 16 * 16
     for start in range(0, whole, _BLOCK):   # blocks that stay in the CPU's cache
         stop = min(start + _BLOCK, whole)
@@ -222,7 +236,7 @@ def normal_(gen: Generator, out: np.ndarray, mean: float = 0.0, std: float = 1.0
         return out
     n = out.size
     if n >= 16 and out.flags.c_contiguous:
-        out.reshape(-1)[...] = _normal_fill(gen, n, mean, std, out.dtype)
+        _normal_fill(gen, out.reshape(-1), mean, std)
         return out
     return _fill(out, lambda k: _cast(normal_scalar(gen, k, mean, std), out.dtype))
 
