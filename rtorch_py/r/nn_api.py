@@ -126,11 +126,19 @@ def _call(name: str, fn: Callable, arg_names: list[str], args: tuple, kwargs: di
 
 def _r_function(name: str, fn: Callable) -> Callable:
     names = _signature_names(fn)
+    indices_out = name.startswith(("nnf_max_pool", "nnf_adaptive_max_pool"))
+    plain = name not in _TRANSLATE and name not in _R_DEFAULTS and not indices_out
 
     def call(*args: Any, **kwargs: Any) -> Any:
+        if plain and not kwargs and len(args) <= len(names):
+            # fast path (labelled): tensors given by position, nothing to translate
+            for a in args:
+                if type(a) is not Tensor:
+                    break
+            else:
+                return fn(*args)
         result = _call(name, fn, names, args, kwargs)
-        if name.startswith(("nnf_max_pool", "nnf_adaptive_max_pool")) and \
-                isinstance(result, tuple):
+        if indices_out and isinstance(result, tuple):
             return [result[0], one_based.to_r(result[1])]
         return result
     call.__name__ = name
@@ -169,6 +177,13 @@ def nn_new(name: str, *args: Any, **kwargs: Any) -> Module:
 
 def nn_forward(module: Module, *args: Any, **kwargs: Any) -> Any:
     name = type(module).__name__
+    if not kwargs and name not in _FORWARD_TARGETS and not name.startswith(_INDICES_OUT):
+        # fast path (labelled): tensors in, nothing to translate either way
+        for a in args:
+            if type(a) is not Tensor:
+                break
+        else:
+            return module(*args)
     pos, shift = _FORWARD_TARGETS.get(name, (None, None))
     if pos is not None and len(args) > pos:
         args = args[:pos] + (shift(args[pos]),) + args[pos + 1:]
@@ -180,9 +195,12 @@ def nn_forward(module: Module, *args: Any, **kwargs: Any) -> Any:
         if pos is not None and hasattr(e, "one_based"):  # a class index named: as R counts
             raise type(e)(e.one_based) from None
         raise
-    if isinstance(out, tuple) and name.startswith(("nn_max_pool", "nn_adaptive_max_pool")):
+    if isinstance(out, tuple) and name.startswith(_INDICES_OUT):
         return [out[0], one_based.to_r(out[1])]
     return out
+
+
+_INDICES_OUT = ("nn_max_pool", "nn_adaptive_max_pool")  # layers whose result holds positions
 
 
 def nn_kind(x: Any) -> str:

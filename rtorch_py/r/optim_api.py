@@ -51,28 +51,73 @@ def tensor_key(x: Any) -> str:
     return f"{id(x):x}"
 
 
-def optim_step(kind: str, group: NamedList, state_map: Any) -> NamedList:
-    """Update one group's parameters with `kind`'s rule. `state_map` is the
-    optimiser's R state (a named list keyed by tensor_key); returns the
-    states of the parameters updated, keyed the same way."""
+class RState:
+    """A built-in optimizer's per-parameter state when R steps it: kept here
+    between steps (no trip through R per step), keyed as R keys it, by
+    xptr_address(param). R sees it as `opt$state` (r_compat/R/optim-base.R):
+    its `map` is made from this on demand, its set() and get() come here."""
+
+    __slots__ = ("by_key",)
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, dict] = {}
+
+
+def _entry(value: Any) -> dict:
+    """One parameter's state as R gives it (a named list) as the kernels keep it."""
+    return dict(value.items()) if isinstance(value, NamedList) else {}
+
+
+def _r_entry(entry: dict) -> NamedList:
+    return NamedList(list(entry), list(entry.values()))
+
+
+def state_new(r_map: Any = None) -> RState:
+    """The state kept from now on here, starting from R's `map` so far."""
+    state = RState()
+    if isinstance(r_map, NamedList):
+        state.by_key = {k: _entry(v) for k, v in r_map.items()}
+    return state
+
+
+def state_map(state: RState) -> NamedList:
+    """`opt$state$map`: key -> the parameter's state, as R lists."""
+    return NamedList(list(state.by_key), [_r_entry(e) for e in state.by_key.values()])
+
+
+def state_replace(state: RState, r_map: Any) -> None:
+    """`opt$state$map <- value`."""
+    state.by_key = state_new(r_map).by_key
+
+
+def state_get(state: RState, key: str) -> Any:
+    entry = state.by_key.get(key)
+    return None if entry is None else _r_entry(entry)
+
+
+def state_set(state: RState, key: str, value: Any) -> None:
+    """`opt$state$set(param, value)`; NULL drops the parameter's state, as R's
+    `map[[key]] <- NULL` does."""
+    if value is None:
+        state.by_key.pop(key, None)
+    else:
+        state.by_key[key] = _entry(value)
+
+
+def optim_step(kind: str, group: NamedList, state: RState) -> None:
+    """Update one group's parameters with `kind`'s rule, their states in `state`."""
     if kind not in kernels.UPDATES:
         raise ValueError(f"unknown optimizer kind {kind!r}")
     settings = _group(group)
     params = [p for p in _params(group) if isinstance(p, Tensor) and p.grad is not None]
-    known = state_map if isinstance(state_map, NamedList) else None
-    keys, states = [], []
-    for p in params:
-        key = tensor_key(p)
-        old = known.get(key) if known is not None else None
-        keys.append(key)
-        states.append(dict(old.items()) if isinstance(old, NamedList) else {})
+    by_key = state.by_key
+    states = [by_key.setdefault(tensor_key(p), {}) for p in params]
     kernels.run(kind, params, states, settings)
-    return NamedList(keys, [NamedList(list(st), list(st.values())) for st in states])
 
 
 def zero_grad(params: Any, set_to_none: bool = False) -> None:
     """Every parameter's gradient zeroed (or dropped), in one call."""
-    zero_grads(_params(NamedList(["params"], [params])), set_to_none)
+    zero_grads(_list(params), set_to_none)
 
 
 class RLBFGS:
@@ -130,6 +175,11 @@ def strong_wolfe_r(obj_func: Callable, x: Any, t: Any, d: Tensor, f: Any, g: Ten
 
 R_FUNCTIONS: dict[str, Callable] = {
     ".optim_step": optim_step,
+    ".optim_state_new": state_new,
+    ".optim_state_map": state_map,
+    ".optim_state_replace": state_replace,
+    ".optim_state_get": state_get,
+    ".optim_state_set": state_set,
     ".optim_zero_grad": zero_grad,
     ".lbfgs_new": lbfgs_new,
     ".lbfgs_step": lbfgs_step,

@@ -565,17 +565,12 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_gr
 
 
 def set_grad_mode(enabled: Any) -> bool:
+    """Set grad mode; returns the previous one (what R restores on exit)."""
     return _eng.set_grad_enabled(bool(enabled))
 
 
 def is_grad_enabled() -> bool:
     return _eng.is_grad_enabled()
-
-
-def grad_mode_scope(enabled: Any) -> Scope:
-    """Set grad mode now; the returned scope's restore() puts the old one back."""
-    prev = _eng.set_grad_enabled(bool(enabled))
-    return Scope(lambda: _eng.set_grad_enabled(prev))
 
 
 def anomaly_scope() -> Scope:
