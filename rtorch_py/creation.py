@@ -386,6 +386,23 @@ def torch_result_type(tensor1: Any, tensor2: Any) -> Dtype:
     return result_type(tensor1, tensor2)
 
 
+def torch_promote_types(type1: Any, type2: Any) -> Dtype:
+    """The dtype two dtypes promote to (PyTorch's promotion table)."""
+    return _tensor.promote_types(as_dtype(type1), as_dtype(type2))
+
+
+def torch_can_cast(from_: Any, to: Any) -> bool:
+    """Whether PyTorch's casting rules allow `from_` to become `to` in an op's
+    result: never complex to real, floating to integral, or anything but bool
+    to bool."""
+    a, b = as_dtype(from_), as_dtype(to)
+    if a.is_complex and not b.is_complex:
+        return False
+    if a.is_floating_point and not (b.is_floating_point or b.is_complex):
+        return False
+    return not (b is bool_ and a is not bool_)
+
+
 class Scalar:
     """R torch's `torch_scalar()`: a number as libtorch's Scalar."""
 

@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ops: operands, views, kernels", ("rtorch_py.ops.operands", "rtorch_py.ops.views",
                                        "rtorch_py.ops.nn_kernels", "rtorch_py.ops.samples")),
     ("ops: families", tuple("rtorch_py.ops." + f for f in (
-        "pointwise", "special", "reduction", "sorting", "shape", "indexing", "linalg", "fft",
+        "pointwise", "special", "activation", "reduction", "sorting", "shape", "indexing", "linalg", "distance", "fft",
         "conversion", "creation", "nn_functional", "upsample", "sparse"))),
     ("ops: out forms", ("rtorch_py.ops.out_forms",)),
     ("ops", ("rtorch_py.ops",)),

@@ -18,6 +18,8 @@ from .. import creation as _cr
 from .. import ops as _ops
 from ..tensor import Tensor, wrap
 from ..ops.nn_functional import constant_pad_nd, convolution, pool_gather, silu
+from ..ops import activation as _act
+from ..ops import distance as _dist
 from ..ops import nn_functional as _nn_ops
 from ..ops.pointwise import erf
 from ..ops import nn_kernels as _K
@@ -51,17 +53,30 @@ def _t(x: Any, like: Tensor) -> Tensor:
 # Activations
 
 
+def _inplace_or(fn: Any, inplace: bool) -> Any:
+    """The op, or its in-place form (`torch_elu_`) when `inplace`."""
+    return _ops.REGISTRY[fn.__name__ + "_"].fn if inplace else fn
+
+
 def nnf_relu(input: Tensor, inplace: bool = False) -> Tensor:
-    return input.relu()
+    return _inplace_or(_ops.relu, inplace)(input)
+
+
+def nnf_relu_(input: Tensor) -> Tensor:
+    return nnf_relu(input, inplace=True)
 
 
 def nnf_relu6(input: Tensor, inplace: bool = False) -> Tensor:
-    return nnf_hardtanh(input, 0.0, 6.0)
+    return nnf_hardtanh(input, 0.0, 6.0, inplace)
 
 
 def nnf_hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
                  inplace: bool = False) -> Tensor:
-    return input.clamp(min=min_val, max=max_val)
+    return _inplace_or(_act.hardtanh, inplace)(input, min_val, max_val)
+
+
+def nnf_hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return nnf_hardtanh(input, min_val, max_val, inplace=True)
 
 
 def nnf_leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -69,21 +84,38 @@ def nnf_leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = 
 
 
 def nnf_elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    neg = (input.clamp(max=0.0).exp() - 1.0) * alpha
-    return _ops.where(input > 0, input, neg)
+    return _inplace_or(_act.elu, inplace)(input, alpha)
+
+
+def nnf_elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return nnf_elu(input, alpha, inplace=True)
 
 
 def nnf_celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    neg = ((input.clamp(max=0.0) / alpha).exp() - 1.0) * alpha
-    return _ops.where(input > 0, input, neg)
+    return _inplace_or(_act.celu, inplace)(input, alpha)
 
 
-_SELU_ALPHA = 1.6732632423543772848170429916717
-_SELU_SCALE = 1.0507009873554804934193349852946
+def nnf_celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return nnf_celu(input, alpha, inplace=True)
 
 
 def nnf_selu(input: Tensor, inplace: bool = False) -> Tensor:
-    return nnf_elu(input, _SELU_ALPHA) * _SELU_SCALE
+    return _inplace_or(_act.selu, inplace)(input)
+
+
+def nnf_selu_(input: Tensor) -> Tensor:
+    return nnf_selu(input, inplace=True)
+
+
+def nnf_rrelu(input: Tensor, lower: float = 1 / 8, upper: float = 1 / 3, training: bool = False,
+              inplace: bool = False) -> Tensor:
+    return _inplace_or(_act.rrelu, inplace)(input, lower, upper, training)
+
+
+def nnf_rrelu_(input: Tensor, lower: float = 1 / 8, upper: float = 1 / 3,
+               training: bool = False) -> Tensor:
+    """As R torch's: the training form (slopes drawn), not in place."""
+    return nnf_rrelu(input, lower, upper, training=True)
 
 
 def nnf_gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -152,7 +184,11 @@ def nnf_softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 
 def nnf_threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
-    return _ops.where(input > threshold, input, input * 0.0 + value)
+    return _inplace_or(_act.threshold, inplace)(input, threshold, value)
+
+
+def nnf_threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    return nnf_threshold(input, threshold, value, inplace=True)
 
 
 def nnf_prelu(input: Tensor, weight: Tensor) -> Tensor:
@@ -264,7 +300,7 @@ def nnf_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     p = _check_p(p)
     if not training or p == 0.0:
         return input
-    alpha_p = -_SELU_ALPHA * _SELU_SCALE
+    alpha_p = -_act.SELU_ALPHA * _act.SELU_SCALE
     a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
     b = -a * alpha_p * p
     keep = wrap((_cr.torch_rand(*input.shape).data >= p).astype(input.data.dtype))
@@ -454,10 +490,7 @@ def nnf_soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean")
 
 
 def nnf_cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    num = (x1 * x2).sum(dim=dim)
-    n1 = (x1 * x1).sum(dim=dim).sqrt().clamp(min=eps)
-    n2 = (x2 * x2).sum(dim=dim).sqrt().clamp(min=eps)
-    return num / (n1 * n2)
+    return _dist.cosine_similarity(x1, x2, dim, eps)
 
 
 def nnf_cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor,
@@ -471,8 +504,11 @@ def nnf_cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor,
 
 def nnf_pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                           keepdim: bool = False) -> Tensor:
-    d = (x1 - x2 + eps).abs()
-    return (d ** p).sum(dim=-1, keepdim=keepdim) ** (1.0 / p)
+    return _dist.pairwise_distance(x1, x2, p, eps, keepdim)
+
+
+def nnf_pdist(input: Tensor, p: float = 2) -> Tensor:
+    return _dist.pdist(input, p)
 
 
 def nnf_triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,

@@ -9,8 +9,9 @@ Bottom up:
 - `operands` (operands to arrays, PyTorch's result dtypes, the one decision on a
   number operand), `views` (the view and in-place machinery), `nn_kernels` (the array
   work of convolution, pooling and the LSTM layer)
-- families: `pointwise` (with `special`), `reduction`, `sorting`, `shape`, `indexing`,
-  `linalg`, `fft`, `conversion`, `creation`, `nn_functional`, `upsample`, `sparse`
+- families: `pointwise` (with `special`, and `activation`: elu, threshold, rrelu...),
+  `reduction`, `sorting`, `shape`, `indexing`, `linalg`, `distance` (cosine_similarity,
+  pdist, renorm...), `fft`, `conversion`, `creation`, `nn_functional`, `upsample`, `sparse`
   (the sparse layout: its tensors and their ops)
 - `out_forms`: the `torch_<name>_out(out, ...)` forms, made from the registry
 - `samples`: the sample inputs the generated tests run every op on
@@ -21,8 +22,8 @@ each op's declaration.
 from __future__ import annotations
 
 # (importing a family declares its ops)
-from . import (conversion, creation, fft, indexing, linalg, nn_functional,  # noqa: F401
-               pointwise, reduction, shape, sorting, sparse, upsample)
+from . import (activation, conversion, creation, distance, fft, indexing,  # noqa: F401
+               linalg, nn_functional, pointwise, reduction, shape, sorting, sparse, upsample)
 from .conversion import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403

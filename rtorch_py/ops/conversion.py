@@ -154,3 +154,21 @@ def copy_(self: Tensor, src: Any) -> Tensor:
     return _record_inplace(self, CopyBackwards, (self, s), ())
 
 
+
+
+# ==========================================================================
+# Questions about a tensor (a logical answer)
+
+@op(method=False, samples=S.any_dtype, differentiable=False)
+def is_complex(self: Tensor) -> bool:
+    return self.data.dtype.kind == "c"
+
+
+@op(samples=S.one_value, differentiable=False)
+def is_nonzero(self: Tensor) -> bool:
+    """Whether the tensor's one value is not 0 (more or no values: an error)."""
+    n = self.data.size
+    if n != 1:
+        what = "no values" if n == 0 else "more than one value"
+        raise RuntimeError(f"Boolean value of Tensor with {what} is ambiguous")
+    return bool(self.data.reshape(-1)[0] != 0)

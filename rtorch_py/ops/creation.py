@@ -29,7 +29,7 @@ from .dispatch import op
 from .samples import creation as S
 from .views import _check_inplace, _record_inplace
 
-__all__ = ["torch_complex", "torch_polar", "torch_real", "torch_imag"]
+__all__ = ["torch_complex", "torch_polar", "torch_real", "torch_imag", "angle", "conj"]
 
 
 def _parts(a: Any, b: Any) -> tuple:
@@ -109,6 +109,43 @@ def torch_imag(self: Tensor) -> Tensor:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes; "
                            "check x$is_complex() first")
     return record(np.ascontiguousarray(self.data.imag), ImagBackward0, (self,))
+
+
+@formula
+def AngleBackward0(n, g, x):
+    if x.data.dtype.kind != "c":  # a real number's angle (0 or pi) is flat
+        return (g * 0,)
+    # d angle: i z / |z|^2 (0 at 0), PyTorch's convention for complex gradients
+    r2 = x.abs() ** 2
+    zero = r2 == 0
+    return (torch_complex(g * 0, g) * x / r2.masked_fill(zero, 1) * (~zero),)
+
+
+@op(samples=S.angle, names="keep")
+def angle(self: Tensor) -> Tensor:
+    """The argument of each element: atan2(imaginary, real) (0 or pi for reals)."""
+    d = self.data
+    if d.dtype.kind == "c":
+        out = np.angle(d)
+    else:
+        f = d if d.dtype.kind == "f" else d.astype(get_default_dtype().np)
+        out = np.where(f < 0, np.pi, 0.0).astype(f.dtype)
+        out[np.isnan(f)] = np.nan
+    return record(np.asarray(out), AngleBackward0, (self,), (self,))
+
+
+@formula
+def ConjBackward0(n, g):
+    return (conj(g),)
+
+
+@op(samples=S.complex_input, names="keep")
+def conj(self: Tensor) -> Tensor:
+    """The complex conjugate (a copy here; PyTorch's is a lazy view). A real tensor
+    is its own conjugate: returned as it is, as in PyTorch."""
+    if self.data.dtype.kind != "c":
+        return self
+    return record(np.conj(self.data), ConjBackward0, (self,))
 
 
 # --------------------------------------------------------------------------

@@ -379,6 +379,14 @@ def _view_as_real(x: Tensor) -> Tensor:
                   ViewAsRealBackward0, (x,))
 
 
+@op(method=False, samples=S.complex_values)
+def view_as_real(self: Tensor) -> Tensor:
+    """A complex tensor as real pairs (a copy here; PyTorch's is a view)."""
+    if self.data.dtype.kind != "c":
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return _view_as_real(self)
+
+
 @formula
 def ViewAsComplexBackward0(n, g):
     return (_view_as_real(g),)
@@ -470,3 +478,15 @@ def stft(input: Tensor, n_fft: int, hop_length: Any = None, win_length: Any = No
         out = record(out.data[0], SqueezeBackward1, (out,), (out.shape,),
                      name="SqueezeBackward4")
     return out if return_complex else _view_as_real(out)
+
+
+@op(method=False, samples=S.real_pairs)
+def view_as_complex(self: Tensor) -> Tensor:
+    """Real pairs (a last dim of 2) as a complex tensor (a copy here; PyTorch's is
+    a view)."""
+    if self.data.dtype not in (np.float32, np.float64):
+        raise RuntimeError(f"view_as_complex is only supported for float and double tensors, "
+                           f"but got a tensor of scalar type: {self.dtype.r_name}")
+    if self.ndim == 0 or self.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    return _view_as_complex(self)

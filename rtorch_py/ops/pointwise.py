@@ -10,6 +10,7 @@ number takes a fast path (`_number`).
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
 import numpy as np
@@ -847,6 +848,7 @@ def _inplace(fn: Callable, name: str, node: str | None = None) -> Callable:
         return _record_inplace(self, _InplaceBackward, (self, out), (),
                                name=node or out.grad_fn.name)
     inplace.__name__ = inplace.__qualname__ = name
+    inplace.__signature__ = inspect.signature(fn)  # (fn's arguments: R's tables read them)
     return inplace
 
 
@@ -1016,8 +1018,8 @@ def positive(self: Tensor) -> Tensor:
 _declare(positive, names="keep", samples=S.unary, inplace=False)
 
 # In-place forms of the math above (`x$exp_()`), and the other names of ops
-for _fn in (neg, exp, log, sqrt, abs, sign, sin, cos, tan, tanh, sigmoid, relu, log2, log10,
-            log1p, expm1, floor, ceil, trunc, round, square):
+for _fn in (neg, exp, log, sqrt, abs, sign, sin, cos, tan, tanh, sigmoid, log2, log10,
+            log1p, expm1, floor, ceil, trunc, round, square):  # (relu_: ops/activation.py)
     op(_fn.__name__ + "_", function=False)(_inplace(_fn, _fn.__name__ + "_"))
 _aliases(neg, ("negative",), samples=S.unary, names="keep")
 _aliases(abs, ("absolute",), samples=S.unary, names="keep")

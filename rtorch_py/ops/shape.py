@@ -7,6 +7,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..engine import bump_version
 from ..tensor import Tensor, _dim, wrap
 from .samples import shape as S
 from .operands import _as_tensor, _float_result, _shape, _whole, positional_error
@@ -1210,3 +1211,125 @@ def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None)
                                           writeable=len(np.unique(positions)) == positions.size)
     return record(_view(self, arr), AsStridedViewBackward, (self,),
                   (positions, storage, self_positions, self.shape), name="AsStridedBackward0")
+
+
+# --------------------------------------------------------------------------
+# Rearranging channels: channel_shuffle, pixel_shuffle and its inverse
+
+
+def _int_factor(v: Any, what: str, name: str) -> int:
+    v = _whole(v, what)
+    if v <= 0:
+        raise RuntimeError(f"{name} expects {what} to be positive, but got {what}={v}")
+    return v
+
+
+@formula
+def ChannelShuffleBackward0(n, g, per_group):
+    return (channel_shuffle(g, per_group),)
+
+
+@op(method=False, samples=S.channel_shuffle)
+def channel_shuffle(self: Tensor, groups: int) -> Tensor:
+    """The channels (dim 1) of each of `groups` groups dealt out in turn."""
+    groups = _int_factor(groups, "groups", "channel_shuffle")
+    if self.ndim < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {self.ndim} dimension(s)")
+    n, c = self.shape[:2]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    arr = self.data.reshape((n, groups, c // groups) + self.shape[2:]).swapaxes(1, 2)
+    return record(np.ascontiguousarray(arr).reshape(self.shape), ChannelShuffleBackward0,
+                  (self,), (c // groups,))
+
+
+def _pixel_check(x: Tensor, name: str) -> None:
+    if x.ndim < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got input "
+                           f"with {x.ndim} dimension(s)")
+
+
+@formula
+def PixelShuffleBackward0(n, g, r):
+    return (pixel_unshuffle(g, r),)
+
+
+@op(method=False, samples=S.pixel_shuffle)
+def pixel_shuffle(self: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C r^2, H, W) to (*, C, H r, W r): each channel block of r^2 spread over
+    an r x r patch."""
+    r = _int_factor(upscale_factor, "upscale_factor", "pixel_shuffle")
+    _pixel_check(self, "pixel_shuffle")
+    *lead, c, h, w = self.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    k = len(lead)
+    arr = self.data.reshape(*lead, c // (r * r), r, r, h, w)
+    arr = arr.transpose(*range(k), k, k + 3, k + 1, k + 4, k + 2)
+    out = np.ascontiguousarray(arr).reshape(*lead, c // (r * r), h * r, w * r)
+    return record(out, PixelShuffleBackward0, (self,), (r,))
+
+
+@formula
+def PixelUnshuffleBackward0(n, g, r):
+    return (pixel_shuffle(g, r),)
+
+
+@op(method=False, samples=S.pixel_unshuffle)
+def pixel_unshuffle(self: Tensor, downscale_factor: int) -> Tensor:
+    """pixel_shuffle's inverse: (*, C, H r, W r) to (*, C r^2, H, W)."""
+    r = _int_factor(downscale_factor, "downscale_factor", "pixel_unshuffle")
+    _pixel_check(self, "pixel_unshuffle")
+    *lead, c, h, w = self.shape
+    if h % r or w % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by "
+                           f"downscale_factor, but got height={h}, width={w}, "
+                           f"downscale_factor={r}")
+    k = len(lead)
+    arr = self.data.reshape(*lead, c, h // r, r, w // r, r)
+    arr = arr.transpose(*range(k), k, k + 2, k + 4, k + 1, k + 3)
+    out = np.ascontiguousarray(arr).reshape(*lead, c * r * r, h // r, w // r)
+    return record(out, PixelUnshuffleBackward0, (self,), (r,))
+
+
+# --------------------------------------------------------------------------
+# In place: the diagonal filled (fill_diagonal_), the size changed (resize_)
+
+
+@op(function=False)
+def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """Each element (i, i, ...) set to fill_value, through a strided view (its
+    node a CopySlices, as in PyTorch). `wrap`: in a matrix taller than wide, the
+    diagonal starts again every width + 1 rows."""
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    h, w = self.shape[:2]
+    if self.ndim > 2 and any(s != h for s in self.shape):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    strides = [s // self.data.itemsize for s in self.data.strides]
+    as_strided(self, (builtins.min(self.shape),), (builtins.sum(strides),)).fill_(fill_value)
+    if wrap and self.ndim == 2 and h > w + 1:
+        fill_diagonal_(narrow(self, 0, w + 1, h - w - 1), fill_value, True)
+    return self
+
+
+@op(function=False)
+def resize_(self: Tensor, size: Any, memory_format: Any = None) -> Tensor:
+    """The tensor given `size`: its first elements (in memory order) kept, new
+    ones uninitialised (zeros here)."""
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    shape = _shape_arg((size,))
+    if any(s < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {_shape(shape)}")
+    flat = np.ascontiguousarray(self.data).reshape(-1)
+    out = np.zeros(int(np.prod(shape)), dtype=flat.dtype)
+    k = builtins.min(out.size, flat.size)
+    out[:k] = flat[:k]
+    self.data = out.reshape(shape)
+    bump_version(self)
+    return self

@@ -22,6 +22,11 @@ def complex_input():
             sample(T((2, 2), dtype="complex128"))]
 
 
+def angle():
+    return [sample(T((2, 3))), sample(T(())), sample(T((4,), dtype="int64", low=-3, high=3)),
+            *complex_input()]
+
+
 # Constructors. From R the sizes go as R gives them (several numbers); R's
 # arange includes its end, so its samples end off the grid, where the two
 # conventions agree (R's inclusive end is tested in tests/r/test-dtype.R).

@@ -67,3 +67,12 @@ def stft() -> list:
             sample(T((2, 20)), 6, 5, 5, pad_mode="replicate", return_complex=True),
             sample(T((20,)), 6, 4, pad_mode="circular", return_complex=False),
             sample(T((25,), dtype="complex128"), 8, 4, return_complex=True, note="complex")]
+
+
+def complex_values() -> list:
+    return [sample(T((3,), dtype="complex64")), sample(T((2, 2), dtype="complex128")),
+            sample(T((), dtype="complex64"))]
+
+
+def real_pairs() -> list:
+    return [sample(T((3, 2))), sample(T((2, 2, 2))), sample(T((2,)), note="0-d result")]
