@@ -17,10 +17,13 @@ from .. import autograd as _ag
 from .. import creation as _cr
 from .. import ops as _ops
 from ..tensor import Tensor, wrap
-from ..ops.nn_functional import constant_pad_nd, convolution, pool_gather, silu
+from ..ops.nn_functional import (avg_pool_conv, constant_pad_nd, convolution, pool_gather,
+                                 silu)
 from ..ops import activation as _act
+from ..ops import ctc as _ctc
 from ..ops import distance as _dist
 from ..ops import nn_functional as _nn_ops
+from ..ops import pooling as _pool
 from ..ops.pointwise import erf
 from ..ops import nn_kernels as _K
 
@@ -522,6 +525,30 @@ def nnf_triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
     return _reduce((dp - dn + margin).clamp(min=0.0), reduction)
 
 
+def nnf_triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
+                                          distance_function: Any = None, margin: float = 1.0,
+                                          swap: bool = False,
+                                          reduction: str = "mean") -> Tensor:
+    """The triplet loss with any distance (a function of two tensors; the
+    pairwise distance by default)."""
+    dist = nnf_pairwise_distance if distance_function is None else distance_function
+    dp = dist(anchor, positive)
+    dn = dist(anchor, negative)
+    if swap:
+        dn = _ops.minimum(dn, dist(positive, negative))
+    return _reduce((dp - dn + margin).clamp(min=0.0), reduction)
+
+
+def nnf_ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any,
+                 blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    """The CTC loss of log-probabilities (T, N, C) (ops/ctc.py); targets and blank
+    are class numbers from 0 (the blank), in R too, as in R torch."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"reduction must be one of 'mean', 'sum' or 'none', got {reduction!r}")
+    return _ctc.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                         {"none": 0, "mean": 1, "sum": 2}[reduction], zero_infinity)
+
+
 def nnf_multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                     reduction: str = "mean") -> Tensor:
     loss = -(target * nnf_logsigmoid(input) + (1.0 - target) * nnf_logsigmoid(-input))
@@ -879,22 +906,6 @@ nnf_max_pool2d = _max_pool(2)
 nnf_max_pool3d = _max_pool(3)
 
 
-def _avg_pool_conv(x: Tensor, k: tuple, s: tuple, p: tuple, ceil_mode: bool,
-                   count_include_pad: bool, divisor: Any) -> Tensor:
-    """Average pooling as a per-channel convolution with a kernel of ones,
-    divided by each window's count."""
-    nd = len(k)
-    extra = _K._ceil_extra(x.shape[2:], k, s, p, (1,) * nd, ceil_mode)
-    if any(extra):  # ceil_mode: room for the last, partial windows
-        x = constant_pad_nd(x, tuple(v for e in reversed(extra) for v in (0, e)), 0.0)
-    c = x.shape[1]
-    ones = wrap(np.ones((c, 1) + k, dtype=x.data.dtype))
-    total = convolution(x, ones, None, s, p, (1,) * nd, False, (0,) * nd, c)
-    size = tuple(sz - e for sz, e in zip(x.shape[2:], extra))
-    div = _K._avg_divisor(size, total.shape[2:], k, s, p, count_include_pad, divisor)
-    return total / wrap(np.asarray(div, dtype=x.data.dtype))
-
-
 def _avg_pool(nd: int):
     def avg_pool(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  ceil_mode: bool = False, count_include_pad: bool = True,
@@ -903,14 +914,18 @@ def _avg_pool(nd: int):
         k = _K._tuple(kernel_size, nd)
         s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
             else _K._tuple(stride, nd)
-        out = _avg_pool_conv(x, k, s, _K._tuple(padding, nd), bool(ceil_mode),
+        out = avg_pool_conv(x, k, s, _K._tuple(padding, nd), bool(ceil_mode),
                              bool(count_include_pad), divisor_override)
         return out.squeeze(0) if unbatched else out
     avg_pool.__name__ = f"nnf_avg_pool{nd}d"
     return avg_pool
 
 
-nnf_avg_pool1d = _avg_pool(1)
+def nnf_avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                   ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+    return _pool.avg_pool1d(input, kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+
 nnf_avg_pool2d = _avg_pool(2)
 nnf_avg_pool3d = _avg_pool(3)
 
@@ -947,7 +962,7 @@ def _adaptive(nd: int, kind: str):
         if all(i % o == 0 for i, o in zip(in_sz, sizes)):
             k = tuple(i // o for i, o in zip(in_sz, sizes))
             if kind == "avg":
-                out = _avg_pool_conv(x, k, k, (0,) * nd, False, True, None)
+                out = avg_pool_conv(x, k, k, (0,) * nd, False, True, None)
             else:
                 out, idx = _max_pool_gather(x, k, k, (0,) * nd, (1,) * nd, False)
                 if return_indices:
@@ -976,6 +991,134 @@ nnf_adaptive_avg_pool3d = _adaptive(3, "avg")
 nnf_adaptive_max_pool1d = _adaptive(1, "max")
 nnf_adaptive_max_pool2d = _adaptive(2, "max")
 nnf_adaptive_max_pool3d = _adaptive(3, "max")
+
+
+# --------------------------------------------------------------------------
+# Unpooling and fractional max pooling (ops/pooling.py), with R torch's
+# argument handling
+
+
+def _unpool_size(input: Tensor, kernel: tuple, stride: tuple, padding: tuple,
+                 output_size: Any) -> tuple:
+    """The unpooled spatial size: max pooling's input size, or `output_size`
+    (its last dims: a full size with batch and channels may be given)."""
+    nd = len(kernel)
+    if output_size is None:
+        return tuple((input.shape[input.ndim - nd + d] - 1) * stride[d] + kernel[d] -
+                     2 * padding[d] for d in range(nd))
+    size = tuple(int(s) for s in np.asarray(output_size).reshape(-1))
+    if len(size) == nd + 2:
+        size = size[2:]
+    if len(size) != nd:
+        raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} "
+                         f"elements, but it has a length of '{len(size)}'")
+    return size
+
+
+def _unpool_args(kernel_size: Any, stride: Any, padding: Any, nd: int) -> tuple:
+    k = _K._tuple(kernel_size, nd)
+    s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
+        else _K._tuple(stride, nd)
+    return k, s, _K._tuple(padding, nd)
+
+
+def nnf_max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                     padding: Any = 0, output_size: Any = None) -> Tensor:
+    """As R torch's: unpooled as 2-d planes of width 1, (N, C, L, 1) (R torch's
+    squeeze of the width misses it)."""
+    k, s, p = _unpool_args(kernel_size, stride, padding, 1)
+    size = _unpool_size(input, k, s, p, output_size) + (1,)
+    return _pool.max_unpool2d(input.unsqueeze(2), indices.unsqueeze(2), size)
+
+
+def nnf_max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                     padding: Any = 0, output_size: Any = None) -> Tensor:
+    k, s, p = _unpool_args(kernel_size, stride, padding, 2)
+    return _pool.max_unpool2d(input, indices, _unpool_size(input, k, s, p, output_size))
+
+
+def nnf_max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                     padding: Any = 0, output_size: Any = None) -> Tensor:
+    k, s, p = _unpool_args(kernel_size, stride, padding, 3)
+    return _pool.max_unpool3d(input, indices, _unpool_size(input, k, s, p, output_size), s, p)
+
+
+def _fractional_max_pool(nd: int):
+    def fractional_max_pool(input: Tensor, kernel_size: Any, output_size: Any = None,
+                            output_ratio: Any = None, return_indices: bool = False,
+                            random_samples: Tensor | None = None) -> Any:
+        if output_size is None:
+            if output_ratio is None:
+                raise ValueError("output_ratio should not be NULL if output_size is NULL")
+            ratio = tuple(float(r) for r in np.broadcast_to(np.asarray(output_ratio,
+                                                                       dtype=float), (nd,)))
+            output_size = tuple(int(input.shape[input.ndim - nd + d] * ratio[d])
+                                for d in range(nd))
+        if random_samples is None:  # one sample per plane and spatial dim
+            batch = input.shape[0] if input.ndim == nd + 2 else 1
+            random_samples = _cr.torch_rand(batch, input.shape[input.ndim - nd - 1], nd,
+                                            dtype=input.dtype)
+        op = _pool.fractional_max_pool2d if nd == 2 else _pool.fractional_max_pool3d
+        out = op(input, kernel_size, output_size, random_samples)
+        return out if return_indices else out[0]
+    fractional_max_pool.__name__ = f"nnf_fractional_max_pool{nd}d"
+    return fractional_max_pool
+
+
+nnf_fractional_max_pool2d = _fractional_max_pool(2)
+nnf_fractional_max_pool3d = _fractional_max_pool(3)
+
+
+def nnf_unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+               stride: Any = 1) -> Tensor:
+    """Every kernel_size window of a (N, C, H, W) input as a column:
+    (N, C * kh * kw, blocks)."""
+    return _pool.im2col(input, kernel_size, dilation, padding, stride)
+
+
+def nnf_fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
+             padding: Any = 0, stride: Any = 1) -> Tensor:
+    """nnf_unfold's adjoint: columns summed back into (N, C, *output_size)."""
+    return _pool.col2im(input, output_size, kernel_size, dilation, padding, stride)
+
+
+def nnf_pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    return _ops.REGISTRY["pixel_shuffle"].fn(input, upscale_factor)
+
+
+def nnf_local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                            k: float = 1.0) -> Tensor:
+    """Each value divided by (k + alpha * the mean square over `size` neighbouring
+    channels) ^ beta, composed as libtorch does it (average pooling of the
+    padded squares)."""
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} "
+                         "dimensions)")
+    size = int(size)
+    div = (input * input).unsqueeze(1)
+    if input.ndim == 3:
+        div = nnf_pad(div, (0, 0, size // 2, (size - 1) // 2))
+        div = nnf_avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = tuple(input.shape)
+        div = div.reshape(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = nnf_pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = nnf_avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1)
+        div = div.reshape(*sizes)
+    return input / (div * alpha + k) ** beta
+
+
+def nnf_gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False,
+                       dim: int = -1) -> Tensor:
+    """A softmax of the logits plus Gumbel noise, over tau; `hard`: one-hot
+    values with the soft sample's gradient."""
+    gumbels = -_cr.torch_empty(*logits.shape, dtype=logits.dtype).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = _ops.REGISTRY["zeros_like"].fn(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
 
 
 def nnf_flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:

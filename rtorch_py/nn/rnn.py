@@ -1,5 +1,5 @@
 """Recurrent layers: `nn_rnn`, `nn_gru`, `nn_lstm` (multi-layer, bidirectional,
-batch_first), with PyTorch's parameter names and gate order. RNN and GRU are
+batch_first, packed sequences), with PyTorch's parameter names and gate order. RNN and GRU are
 unrolled over time with tensor ops (so autograd needs nothing special); each
 LSTM layer and direction is one fused node (`ops.nn_functional.lstm_layer`), as
 PyTorch's fused cells are."""
@@ -11,11 +11,12 @@ from typing import Any
 from .. import creation as _cr
 from ..ops.creation import arange as torch_arange, zeros as torch_zeros
 from .. import ops as _ops
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap
 from ..ops.nn_functional import lstm_layer
 from . import functional as F
 from . import init
 from .module import Module, nn_parameter
+from .packed import PackedSequence, padded_in_sorted_order, repack
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "GRU": 3, "LSTM": 4}
 
@@ -71,17 +72,25 @@ class _RNNBase(Module):
         pre = gi + gh
         return pre.tanh() if self.nonlinearity == "tanh" else pre.relu()
 
-    def forward(self, input: Tensor, hx: Any = None) -> Any:
-        batched = input.ndim == 3
-        x = input if batched else input.unsqueeze(1 if not self.batch_first else 0)
-        if self.batch_first:
-            x = x.transpose(0, 1)
+    def forward(self, input: Any, hx: Any = None) -> Any:
+        packed = input if isinstance(input, PackedSequence) else None
+        lengths = None
+        if packed is not None:  # padded, time first, in the packed (sorted) order
+            x, lengths = padded_in_sorted_order(packed)
+            batched = True
+            if hx is not None and packed.sorted_indices is not None:
+                hx = _permute_hidden(hx, packed.sorted_indices)
+        else:
+            batched = input.ndim == 3
+            x = input if batched else input.unsqueeze(1 if not self.batch_first else 0)
+            if self.batch_first:
+                x = x.transpose(0, 1)
         seq, batch = x.shape[0], x.shape[1]
         dirs = 2 if self.bidirectional else 1
         lstm = self.mode == "LSTM"
         if hx is None:
             zeros = torch_zeros(self.num_layers * dirs, batch, self.hidden_size,
-                                    dtype=input.dtype)
+                                    dtype=x.dtype)
             h0, c0 = zeros, zeros
         elif lstm:
             h0, c0 = hx[0], hx[1]
@@ -99,7 +108,7 @@ class _RNNBase(Module):
                 w_ih, w_hh = getattr(self, "weight_ih" + suffix), getattr(self, "weight_hh" + suffix)
                 b_ih = self._parameters.get("bias_ih" + suffix)
                 b_hh = self._parameters.get("bias_hh" + suffix)
-                if lstm:
+                if lstm and lengths is None:
                     # the fused layer: one node for the whole sequence
                     xin = _flip(layer_in) if d else layer_in
                     ys, hT, cT = lstm_layer(xin, h0[k], c0[k], w_ih, w_hh, b_ih, b_hh)
@@ -107,28 +116,45 @@ class _RNNBase(Module):
                     h_n.append(hT)
                     c_n.append(cT)
                     continue
-                h = h0[k]
+                h = (h0[k], c0[k]) if lstm else h0[k]
                 steps = range(seq - 1, -1, -1) if d else range(seq)
                 ys = [None] * seq
                 for t in steps:
-                    h = self._cell(layer_in[t], h, w_ih, w_hh, b_ih, b_hh)
+                    new = self._cell(layer_in[t], h, w_ih, w_hh, b_ih, b_hh)
+                    if lengths is not None:  # a finished sequence keeps its state
+                        running = wrap((t < lengths).reshape(-1, 1))
+                        new = tuple(_ops.where(running, a, b) for a, b in zip(new, h)) \
+                            if lstm else _ops.where(running, new, h)
+                    h = new
                     ys[t] = h[0] if lstm else h
                 outs.append(_ops.stack(ys, 0))
-                h_n.append(h)
+                h_n.append(h[0] if lstm else h)
+                if lstm:
+                    c_n.append(h[1])
             layer_in = outs[0] if dirs == 1 else _ops.cat(outs, 2)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_in = F.nnf_dropout(layer_in, self.dropout, True)
-        out = layer_in.transpose(0, 1) if self.batch_first else layer_in
         hn = _ops.stack(h_n, 0)
+        cn = _ops.stack(c_n, 0) if lstm else None
+        if packed is not None:
+            out = repack(layer_in, packed)
+            if packed.unsorted_indices is not None:
+                hn, cn = (None if h is None else h.index_select(1, packed.unsorted_indices)
+                          for h in (hn, cn))
+            return [out, [hn, cn] if lstm else hn]
+        out = layer_in.transpose(0, 1) if self.batch_first else layer_in
         if not batched:
             out = out.squeeze(0 if self.batch_first else 1)
             hn = hn.squeeze(1)
-        if lstm:
-            cn = _ops.stack(c_n, 0)
-            if not batched:
-                cn = cn.squeeze(1)
-            return [out, [hn, cn]]
-        return [out, hn]
+            cn = cn.squeeze(1) if lstm else None
+        return [out, [hn, cn] if lstm else hn]
+
+
+def _permute_hidden(hx: Any, order: Tensor) -> Any:
+    """The initial states given in the batch's order, in the packed (sorted) one."""
+    if isinstance(hx, (list, tuple)):
+        return [h.index_select(1, order) for h in hx]
+    return hx.index_select(1, order)
 
 
 def _flip(x: Tensor) -> Tensor:

@@ -152,3 +152,50 @@ def renorm(self: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
 
 
 op("renorm_", function=False)(_inplace(renorm, "renorm_"))
+
+
+# --------------------------------------------------------------------------
+# Weight normalisation: w = g * v / ||v||, the norm over every dim but `dim`
+# (dim = -1: over all of v)
+
+
+@op(method=False, dims=("dim",), samples=S.norm_except_dim)
+def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
+    """The pow-norm of v over every dim but `dim`, shaped to broadcast against v
+    (dim = -1: the norm of all of v, 0-d)."""
+    if dim == -1:  # (libtorch's Tensor.norm(pow): its own node name)
+        axes, p = tuple(range(v.ndim)), float(pow)
+        return record(_vector_norm_data(_float_input(v, "norm_except_dim"), p, axes, False),
+                      LinalgVectorNormBackward0, (v,), (v, OUTPUT, p, axes, False),
+                      name="NormBackward0")
+    dim = _dim(int(dim), v.ndim)
+    shape = tuple(v.shape[i] if i == dim else 1 for i in range(v.ndim))
+    if dim == 0:
+        return norm(v.contiguous().reshape(v.shape[0], -1), pow, 1).reshape(shape)
+    if dim == v.ndim - 1:
+        return norm(v.contiguous().reshape(-1, v.shape[dim]), pow, 0).reshape(shape)
+    return norm_except_dim(v.transpose(0, dim), pow, 0).transpose(0, dim)
+
+
+@formula
+def WeightNormInterfaceBackward0(n, g, v, w_g, norms, axes):
+    scale = w_g / norms
+    dot = (g * v).sum(dim=axes, keepdim=True)
+    grad_g = dot / norms if n.needs(1) else None
+    grad_v = scale * (g - v * (dot / (norms * norms))) if n.needs(0) else None
+    return grad_v, grad_g
+
+
+@op(method=False, dims=("dim",), samples=S.weight_norm)
+def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
+    """v * (g / norm_except_dim(v, 2, dim)): one node where libtorch fuses it (dim
+    the first or the last), else those ops."""
+    if dim != -1:
+        dim = _dim(int(dim), v.ndim)
+    if dim not in (0, v.ndim - 1):
+        return v * (g / norm_except_dim(v, 2, dim))
+    axes = _slice_axes(v, dim)
+    norms = _vector_norm_data(_float_input(v, "_weight_norm"), 2.0, axes, True)
+    out = v.data * (g.data / norms)
+    return record(out.astype(v.data.dtype, copy=False), WeightNormInterfaceBackward0, (v, g),
+                  (v, g, Tensor(norms), axes))

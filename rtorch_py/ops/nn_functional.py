@@ -199,6 +199,22 @@ def constant_pad_nd(self: Tensor, pad: Any, value: Any = 0) -> Tensor:
     return record(out, ConstantPadNdBackward0, (self,), (pad,))
 
 
+def avg_pool_conv(x: Tensor, k: tuple, s: tuple, p: tuple, ceil_mode: bool,
+                   count_include_pad: bool, divisor: Any) -> Tensor:
+    """Average pooling as a per-channel convolution with a kernel of ones,
+    divided by each window's count."""
+    nd = len(k)
+    extra = K._ceil_extra(x.shape[2:], k, s, p, (1,) * nd, ceil_mode)
+    if any(extra):  # ceil_mode: room for the last, partial windows
+        x = constant_pad_nd(x, tuple(v for e in reversed(extra) for v in (0, e)), 0.0)
+    c = x.shape[1]
+    ones = wrap(np.ones((c, 1) + k, dtype=x.data.dtype))
+    total = convolution(x, ones, None, s, p, (1,) * nd, False, (0,) * nd, c)
+    size = tuple(sz - e for sz, e in zip(x.shape[2:], extra))
+    div = K._avg_divisor(size, total.shape[2:], k, s, p, count_include_pad, divisor)
+    return total / wrap(np.asarray(div, dtype=x.data.dtype))
+
+
 # --------------------------------------------------------------------------
 # Max pooling picks positions: a gather of the input planes and, as its
 # derivative, a scatter back (each the other's derivative, so every order

@@ -50,6 +50,8 @@ class OpSpec:
     torch_name: str | None = None    # PyTorch's spelling, when it differs (tests)
     differentiable: bool = True      # the generated tests check gradients
     second_order: bool = True        # ... and second derivatives (False: PyTorch has none)
+    finite_differences: bool = True  # ... and against finite differences (False: the
+                                     # derivative is not the values' own, ctc_loss's)
     r_result_names: tuple[str, ...] = ()  # R gets the results as a list with these names
     r_conventions: tuple[str, ...] = ()  # R-only conventions for arguments or results,
                                          # by name (rtorch_py/r/tables.py: "sizes", ...)

@@ -1333,3 +1333,43 @@ def resize_(self: Tensor, size: Any, memory_format: Any = None) -> Tensor:
     self.data = out.reshape(shape)
     bump_version(self)
     return self
+
+
+# --------------------------------------------------------------------------
+# Packing padded sequences (R torch's nn_utils_rnn_pack_padded_sequence): the
+# time steps one after another, each with the batch elements still running
+
+
+@formula
+def PackPaddedSequenceBackward0(n, g, shape, rows):
+    return (_index_backward(g, rows, shape, False),)
+
+
+@op(function=False, method=False, torch_name="_pack_padded_sequence")
+def _pack_padded_sequence(input: Tensor, lengths: Any, batch_first: bool) -> tuple:
+    """(data, batch_sizes) of a padded batch whose lengths are decreasing."""
+    lens = np.asarray(lengths.data if isinstance(lengths, Tensor) else lengths).reshape(-1)
+    lens = lens.astype(np.int64)
+    x = input.transpose(0, 1) if batch_first else input
+    if x.ndim < 2 or len(lens) != x.shape[1]:
+        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got "
+                           f"{len(lens)} (batch_size={x.shape[1] if x.ndim > 1 else 0})")
+    if len(lens) and lens.min() <= 0:
+        raise RuntimeError("Length of all samples has to be greater than 0, but found an "
+                           "element in 'lengths' that is <= 0")
+    if np.any(np.diff(lens) > 0):
+        raise RuntimeError("`lengths` array must be sorted in decreasing order when "
+                           "`enforce_sorted` is True. You can pass `enforce_sorted=False` to "
+                           "pack_padded_sequence and/or pack_sequence to sidestep this "
+                           "requirement if you do not need ONNX exportability.")
+    if len(lens) and lens[0] > x.shape[0]:
+        raise RuntimeError(f"Expected sequence length to be at most {x.shape[0]}, but got a "
+                           f"length of {int(lens[0])}")
+    steps = int(lens[0]) if len(lens) else 0
+    batch_sizes = (lens[None, :] > np.arange(steps)[:, None]).sum(1).astype(np.int64)
+    t = np.repeat(np.arange(steps), batch_sizes)
+    b = np.concatenate([np.arange(k) for k in batch_sizes]) if steps else t
+    rows = (b, t) if batch_first else (t, b)
+    data = record(np.ascontiguousarray(input.data[rows]), PackPaddedSequenceBackward0,
+                  (input,), (input.shape, rows))
+    return data, wrap(batch_sizes)

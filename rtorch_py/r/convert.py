@@ -19,6 +19,8 @@ from ..creation import Generator
 from ..engine import Node, RemovableHandle
 from ..function import AutogradContext, NamedList
 from ..nn.module import Module
+from ..nn.packed import PackedSequence
+from ..nn.utils import nn_utils_weight_norm
 from ..tensor import (Layout, Storage, Tensor, as_dtype, default_complex, dtype,
                       get_default_dtype, wrap)
 
@@ -86,6 +88,8 @@ R_CLASSES: list = [
     (Generator, ("torch_generator", "R7")),
     (Storage, ("torch_storage", "R6")),
     (Module, ("nn_py_module",)),  # (R gets its callable from it: r_compat/R/nn.R)
+    (PackedSequence, ("PackedSequence", "R6")),
+    (nn_utils_weight_norm, ("rtorch_weight_norm",)),
 ]
 
 

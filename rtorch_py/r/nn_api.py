@@ -18,6 +18,7 @@ from .. import nn as _nn
 from ..function import NamedList
 from ..nn import functional as F
 from ..nn.module import Module, buffer_is_persistent, is_nn_buffer, is_nn_parameter
+from ..nn.packed import PackedSequence
 from ..tensor import Tensor
 from . import one_based
 
@@ -57,10 +58,13 @@ _TRANSLATE: dict[str, dict[str, Callable]] = {
     "nnf_contrib_sparsemax": _DIM_ARGS, "nn_contrib_sparsemax": _DIM_ARGS,
     "nnf_one_hot": {"tensor": _LABELS},
     "nnf_embedding": {"input": _LABELS, "padding_idx": _LABELS},
+    "nnf_max_unpool1d": {"indices": _LABELS}, "nnf_max_unpool2d": {"indices": _LABELS},
+    "nnf_max_unpool3d": {"indices": _LABELS},
     "nnf_embedding_bag": {"input": _LABELS, "padding_idx": _LABELS},
     "nnf_flatten": _DIM_ARGS, "nnf_unflatten": _DIM_ARGS, "nnf_softmax": _DIM_ARGS,
     "nnf_log_softmax": _DIM_ARGS, "nnf_softmin": _DIM_ARGS, "nnf_glu": _DIM_ARGS,
     "nnf_cosine_similarity": _DIM_ARGS, "nnf_normalize": _DIM_ARGS,
+    "nnf_gumbel_softmax": _DIM_ARGS,
     # modules: constructor arguments
     "nn_flatten": _DIM_ARGS, "nn_unflatten": _DIM_ARGS, "nn_softmax": _DIM_ARGS,
     "nn_log_softmax": _DIM_ARGS, "nn_softmin": _DIM_ARGS, "nn_glu": _DIM_ARGS,
@@ -79,7 +83,11 @@ _R_DEFAULTS = {
 _FORWARD_TARGETS = {"nn_cross_entropy_loss": (1, _LABELS), "nn_nll_loss": (1, _LABELS),
                     "nn_multi_margin_loss": (1, _LABELS),
                     "nn_multilabel_margin_loss": (1, one_based.end_marked_labels),
-                    "nn_embedding": (0, _LABELS), "nn_embedding_bag": (0, _LABELS)}
+                    "nn_embedding": (0, _LABELS), "nn_embedding_bag": (0, _LABELS),
+                    "nn_max_unpool1d": (1, _LABELS), "nn_max_unpool2d": (1, _LABELS),
+                    "nn_max_unpool3d": (1, _LABELS)}
+# Results holding max pooling's positions (1-based in R): [output, indices]
+_WITH_INDICES = ("max_pool", "adaptive_max_pool", "fractional_max_pool")
 
 
 def _signature_names(fn: Callable) -> list[str]:
@@ -120,7 +128,7 @@ def _r_function(name: str, fn: Callable) -> Callable:
 
     def call(*args: Any, **kwargs: Any) -> Any:
         result = _call(name, fn, names, args, kwargs)
-        if name.startswith(("nnf_max_pool", "nnf_adaptive_max_pool")) and \
+        if name.startswith(tuple("nnf_" + k for k in _WITH_INDICES)) and \
                 isinstance(result, tuple):
             return [result[0], one_based.to_r(result[1])]
         return result
@@ -170,7 +178,7 @@ def nn_forward(module: Module, *args: Any, **kwargs: Any) -> Any:
         if pos is not None and hasattr(e, "one_based"):  # a class index named: as R counts
             raise type(e)(e.one_based) from None
         raise
-    if isinstance(out, tuple) and name.startswith(("nn_max_pool", "nn_adaptive_max_pool")):
+    if isinstance(out, tuple) and name.startswith(tuple("nn_" + k for k in _WITH_INDICES)):
         return [out[0], one_based.to_r(out[1])]
     return out
 
@@ -221,7 +229,46 @@ def _init_fn(name: str) -> Callable:
     return call
 
 
+# --------------------------------------------------------------------------
+# Packed sequences (their positions 1-based in R) and weight normalisation
+
+
+def packed_sequence_get(x: PackedSequence, name: str) -> Any:
+    """`packed$data`, `$batch_sizes`, `$sorted_indices`, `$unsorted_indices`
+    (positions, 1-based; NULL for a batch that came sorted)."""
+    if name in ("data", "batch_sizes"):
+        return getattr(x, name)
+    if name in ("sorted_indices", "unsorted_indices"):
+        v = getattr(x, name)
+        return None if v is None else one_based.to_r(v)
+    raise AttributeError(f"a PackedSequence has data, batch_sizes, sorted_indices and "
+                         f"unsorted_indices; no `{name}`")
+
+
+def _r_weight_norm_dim(dim: Any) -> int | None:
+    """R's dim (1-based; -1, as in R torch, the whole weight)."""
+    return None if dim is None else one_based.dim(dim)
+
+
+def weight_norm_new(name: Any, dim: Any) -> _nn.nn_utils_weight_norm:
+    return _nn.nn_utils_weight_norm(name, _r_weight_norm_dim(dim))
+
+
+def weight_norm_call(helper: _nn.nn_utils_weight_norm, method: str, module: Module,
+                     *args: Any) -> Any:
+    """`weight_norm$apply(module, name, dim)` and the other methods, on the
+    module's Python side."""
+    if method in ("apply", "compute_weight") and len(args) > 1:
+        args = (args[0], _r_weight_norm_dim(args[1]))
+    return getattr(helper, method)(module, *args)
+
+
+_RNN_UTILS = {"nn_utils_rnn_pack_padded_sequence", "nn_utils_rnn_pack_sequence",
+              "nn_utils_rnn_pad_packed_sequence", "nn_utils_rnn_pad_sequence"}
+
 R_FUNCTIONS: dict[str, Callable] = {}
+for _n in sorted(_RNN_UTILS):
+    R_FUNCTIONS[_n] = _r_function(_n, getattr(_nn, _n))
 for _n in F.__all__ + ["nnf_multi_head_attention_forward"]:
     R_FUNCTIONS[_n] = _r_function(_n, getattr(_nn, _n))
 for _n in _nn.init.__all__:
@@ -232,4 +279,6 @@ R_FUNCTIONS.update({
     # (a layer's forward is api.nn_forward, whose pointer R keeps: the call is hot)
     ".nn_new": nn_new, ".nn_kind": nn_kind, ".nn_mark": nn_mark,
     ".nn_py_layer_names": nn_layer_names,
+    ".packed_sequence_get": packed_sequence_get, ".weight_norm_new": weight_norm_new,
+    ".weight_norm_call": weight_norm_call,
 })

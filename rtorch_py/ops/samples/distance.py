@@ -25,3 +25,14 @@ def renorm() -> list:
     """Slices above and below maxnorm."""
     return [sample(T((3, 4)), 2.0, 0, 2.0), sample(T((2, 3, 2)), 1.0, 1, 1.5),
             sample(T((3, 4)), 3.0, -1, 1.0)]
+
+
+def norm_except_dim() -> list:
+    return [sample(T((4, 3))), sample(T((4, 3)), 2, 1), sample(T((2, 3, 4)), 2, 1),
+            sample(T((3, 4)), 2, -1, note="all of v"), sample(T((2, 3)), 1, 0)]
+
+
+def weight_norm() -> list:
+    return [sample(T((4, 3)), T((4, 1))), sample(T((4, 3)), T((1, 3)), 1),
+            sample(T((2, 3, 2)), T((1, 3, 1)), 1, note="a middle dim: ops"),
+            sample(T((3, 2)), T(()), -1, note="all of v")]
