@@ -25,6 +25,8 @@ from . import nn
 from .nn import *  # noqa: F401,F403  (nn_module, nn_linear, nnf_relu, nn_init_*...)
 from .optim import *  # noqa: F401,F403  (optim_adam, lr_step, ...)
 from .data import *  # noqa: F401,F403  (dataset, dataloader, ...)
+from . import distributions
+from .distributions import *  # noqa: F401,F403  (distr_normal, ...)
 from .serialization import load_state_dict, torch_load, torch_save, torch_serialize
 from .tensor import Tensor, dtype
 from .quantized import torch_dequantize, torch_quantize_per_tensor  # noqa: F401
@@ -59,7 +61,7 @@ globals().update(ops.python_functions())
 globals().update(ops.out_functions())
 
 __all__ = [n for n in globals() if n.startswith(("torch_", "autograd_", "with_"))] + \
-    nn.__all__ + optim.__all__ + data.__all__ + ["load_state_dict"] + [
+    nn.__all__ + optim.__all__ + data.__all__ + distributions.__all__ + ["load_state_dict"] + [
     "Tensor", "dtype", "Function", "FunctionCtx", "AutogradContext", "NamedList",
     "as_array", "is_torch_tensor", "no_grad", "enable_grad", "set_grad_enabled",
     "is_grad_enabled", "Node", "AccumulateGrad", "RemovableHandle", "GradcheckError",

@@ -38,7 +38,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("user API", ("rtorch_py.function", "rtorch_py.autograd", "rtorch_py.gradcheck",
                   "rtorch_py.named", "rtorch_py.sparse", "rtorch_py.quantized")),
     ("library", ("rtorch_py.nn", "rtorch_py.optim", "rtorch_py.data",
-                 "rtorch_py.serialization")),
+                 "rtorch_py.serialization", "rtorch_py.distributions")),
     ("public face", ("rtorch_py",)),
     ("R bridge", ("rtorch_py.r",)),
     ("tools", ("rtorch_py.tools",)),

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import distributions
 from ..creation import Generator
 from ..engine import Node, RemovableHandle
 from ..function import AutogradContext, NamedList
@@ -90,6 +91,10 @@ R_CLASSES: list = [
     (Module, ("nn_py_module",)),  # (R gets its callable from it: r_compat/R/nn.R)
     (PackedSequence, ("PackedSequence", "R6")),
     (nn_utils_weight_norm, ("rtorch_weight_norm",)),
+    # distributions: R torch's class and its parents' (torch_Normal, ...,
+    # torch_Distribution), then R6's
+    *[(cls, tuple(c.r_class for c in cls.__mro__ if "r_class" in vars(c)) + ("R6",))
+      for cls in distributions.CLASSES],
 ]
 
 
