@@ -3,6 +3,7 @@ ones, dtypes, generators (`torch_zeros` and the other deterministic constructors
 are declared in `ops/creation.py`)."""
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -449,11 +450,68 @@ def torch_reduction_mean() -> float: return 1.0
 def torch_reduction_sum() -> float: return 2.0
 
 
+class MemoryFormat(_Constant):
+    """R torch's memory formats (`torch_contiguous_format()`, ...)."""
+
+
+class QScheme(_Constant):
+    """R torch's quantization schemes (`torch_per_tensor_affine()`, ...)."""
+
+
 def torch_strided() -> Layout: return _tensor.strided
 def torch_sparse_coo() -> Layout: return _tensor.sparse_coo
-def torch_contiguous_format() -> _Constant: return _Constant("torch_contiguous_format")
-def torch_preserve_format() -> _Constant: return _Constant("torch_preserve_format")
-def torch_channels_last_format() -> _Constant: return _Constant("torch_channels_last_format")
+def torch_contiguous_format() -> MemoryFormat: return MemoryFormat("torch_contiguous_format")
+def torch_preserve_format() -> MemoryFormat: return MemoryFormat("torch_preserve_format")
+def torch_channels_last_format() -> MemoryFormat:
+    return MemoryFormat("torch_channels_last_format")
+def torch_per_tensor_affine() -> QScheme: return QScheme("torch_per_tensor_affine")
+def torch_per_channel_affine() -> QScheme: return QScheme("torch_per_channel_affine")
+def torch_per_tensor_symmetric() -> QScheme: return QScheme("torch_per_tensor_symmetric")
+def torch_per_channel_symmetric() -> QScheme: return QScheme("torch_per_channel_symmetric")
+def torch_cfloat128() -> Dtype: return complex128
+
+
+def is_torch_dtype(x: Any) -> bool:
+    return isinstance(x, Dtype)
+
+
+def is_torch_layout(x: Any) -> bool:
+    return isinstance(x, Layout)
+
+
+def is_torch_memory_format(x: Any) -> bool:
+    return isinstance(x, MemoryFormat)
+
+
+def is_torch_qscheme(x: Any) -> bool:
+    return isinstance(x, QScheme)
+
+
+# Threads: the engine computes in NumPy (its BLAS keeps its own threads), so
+# these only keep the numbers asked for, as libtorch reports them back.
+_THREADS = {"intra": os.cpu_count() or 1, "interop": os.cpu_count() or 1}
+
+
+def torch_get_num_threads() -> int:
+    return _THREADS["intra"]
+
+
+def torch_set_num_threads(num_threads: int) -> None:
+    _THREADS["intra"] = _positive_threads(num_threads)
+
+
+def torch_get_num_interop_threads() -> int:
+    return _THREADS["interop"]
+
+
+def torch_set_num_interop_threads(num_threads: int) -> None:
+    _THREADS["interop"] = _positive_threads(num_threads)
+
+
+def _positive_threads(n: Any) -> int:
+    if int(n) != n or n <= 0:
+        raise RuntimeError(f"Expected a positive number of threads, got {n}")
+    return int(n)
 
 
 def as_array(x: Tensor) -> np.ndarray:

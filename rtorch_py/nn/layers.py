@@ -274,17 +274,53 @@ class nn_embedding(Module):
         return F.nnf_embedding(input, self.weight, self.padding_idx, self.max_norm,
                                self.norm_type)
 
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
+                        padding_idx: int | None = None, max_norm: float | None = None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False) -> "nn_embedding":
+        """An embedding whose weight is `embeddings` (rows: the embeddings), not
+        trained unless freeze is FALSE."""
+        if embeddings.ndim != 2:
+            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+        out = cls(embeddings.shape[0], embeddings.shape[1], padding_idx, max_norm, norm_type,
+                  scale_grad_by_freq, sparse, _weight=embeddings)
+        out.weight.requires_grad_(not freeze)
+        return out
+
 
 class nn_embedding_bag(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
                  sparse: bool = False, include_last_offset: bool = False,
-                 padding_idx: int | None = None) -> None:
+                 padding_idx: int | None = None, _weight: Tensor | None = None) -> None:
         super().__init__()
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
         self.mode, self.padding_idx = mode, padding_idx
-        self.weight = nn_parameter(_empty(self.num_embeddings, self.embedding_dim))
-        init.nn_init_normal_(self.weight)
+        if _weight is None:
+            self.weight = nn_parameter(_empty(self.num_embeddings, self.embedding_dim))
+            init.nn_init_normal_(self.weight)
+        elif tuple(_weight.shape) != (self.num_embeddings, self.embedding_dim):
+            raise ValueError("Shape of `.weight` does not match num_embeddings and "
+                             "embedding_dim")
+        else:
+            self.weight = nn_parameter(_weight)
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
+                        max_norm: float | None = None, norm_type: float = 2.0,
+                        scale_grad_by_freq: bool = False, mode: str = "mean",
+                        sparse: bool = False, include_last_offset: bool = False,
+                        padding_idx: int | None = None) -> "nn_embedding_bag":
+        """A bag of embeddings whose weight is `embeddings`, not trained unless
+        freeze is FALSE."""
+        if embeddings.ndim != 2:
+            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+        out = cls(embeddings.shape[0], embeddings.shape[1], max_norm, norm_type,
+                  scale_grad_by_freq, mode, sparse, include_last_offset, padding_idx,
+                  _weight=embeddings)
+        out.weight.requires_grad_(not freeze)
+        return out
 
     def forward(self, input: Tensor, offsets: Tensor | None = None,
                 per_sample_weights: Tensor | None = None) -> Tensor:

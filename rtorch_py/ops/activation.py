@@ -1,7 +1,8 @@
 """Activation ops with a node of their own in libtorch: elu (and celu, selu,
 which libtorch computes with it), threshold, hardtanh and rrelu, each with its
 in-place form (`torch_elu_(x)`, `torch_relu_(x)`...), whose node libtorch names
-apart (EluBackward1, ThresholdBackward1, ...).
+apart (EluBackward1, ThresholdBackward1, ...); and tanh's and sigmoid's
+gradient kernels.
 
 The derivatives are written with tensor ops, so higher orders come for free.
 """
@@ -147,6 +148,47 @@ def rrelu(self: Tensor, lower: float = 1 / 8, upper: float = 1 / 3, training: bo
 
 
 # --------------------------------------------------------------------------
+# The gradient kernels of tanh and sigmoid (R torch's torch_tanh_backward(),
+# reached with call_torch_function()): the output's gradient times the
+# derivative, written with the output
+
+
+@formula
+def TanhBackwardBackward0(n, g, grad_output, output):
+    return (g * (1 - output * output) if n.needs(0) else None,
+            -2 * g * grad_output * output if n.needs(1) else None)
+
+
+def _grad_of(grad_output: Any, output: Tensor) -> Tensor:
+    """The output's gradient, a number standing for a tensor of output's dtype."""
+    if isinstance(grad_output, Tensor):
+        return grad_output
+    return Tensor(np.asarray(grad_output, dtype=output.data.dtype))
+
+
+@op(method=False, samples=S.backward_kernel, torch_name="ops.aten.tanh_backward")
+def tanh_backward(grad_output: Tensor, output: Tensor) -> Tensor:
+    grad_output = _grad_of(grad_output, output)
+    g, y = grad_output.data, output.data
+    return record(np.asarray(g * (1 - y * y)), TanhBackwardBackward0, (grad_output, output),
+                  (grad_output, output))
+
+
+@formula
+def SigmoidBackwardBackward0(n, g, grad_output, output):
+    return (g * output * (1 - output) if n.needs(0) else None,
+            g * grad_output * (1 - 2 * output) if n.needs(1) else None)
+
+
+@op(method=False, samples=S.backward_kernel, torch_name="ops.aten.sigmoid_backward")
+def sigmoid_backward(grad_output: Tensor, output: Tensor) -> Tensor:
+    grad_output = _grad_of(grad_output, output)
+    g, y = grad_output.data, output.data
+    return record(np.asarray(g * y * (1 - y)), SigmoidBackwardBackward0, (grad_output, output),
+                  (grad_output, output))
+
+
+# --------------------------------------------------------------------------
 # The in-place forms (`torch_elu_(x)`): the op on the tensor, written back, under
 # the node libtorch gives them. Their samples don't require grad (a leaf that
 # does can't be changed in place).
@@ -161,4 +203,5 @@ for _fn, _node, _samples in (
        torch_name=REGISTRY[_fn.__name__].torch_name and "_C._nn." + _name)(
         _inplace(_fn, _name, _node))
 
-__all__ = ["elu", "celu", "selu", "threshold", "hardtanh", "rrelu", "SELU_ALPHA", "SELU_SCALE"]
+__all__ = ["elu", "celu", "selu", "threshold", "hardtanh", "rrelu", "tanh_backward",
+           "sigmoid_backward", "SELU_ALPHA", "SELU_SCALE"]

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import distributions
-from ..creation import Generator
+from ..creation import Generator, MemoryFormat, QScheme
 from ..engine import Node, RemovableHandle
 from ..function import AutogradContext, NamedList
 from ..nn.module import Module
@@ -87,6 +87,8 @@ R_CLASSES: list = [
     (Scope, ("rtorch_scope",)),
     (MissingMember, ("rtorch_missing_member",)),
     (Generator, ("torch_generator", "R7")),
+    (MemoryFormat, ("torch_memory_format", "R7")),
+    (QScheme, ("torch_qscheme", "R6")),
     (Storage, ("torch_storage", "R6")),
     (Module, ("nn_py_module",)),  # (R gets its callable from it: r_compat/R/nn.R)
     (PackedSequence, ("PackedSequence", "R6")),

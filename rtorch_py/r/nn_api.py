@@ -100,6 +100,8 @@ def _signature_names(fn: Callable) -> list[str]:
 
 def _call(name: str, fn: Callable, arg_names: list[str], args: tuple, kwargs: dict) -> Any:
     rules = _TRANSLATE.get(name, {})
+    # R torch's `.weight =` is Python's `_weight =`
+    kwargs = {("_" + k[1:] if k.startswith(".") else k): v for k, v in kwargs.items()}
     bound = dict(zip(arg_names, args))
     if len(args) > len(arg_names):
         raise TypeError(f"{name}() takes at most {len(arg_names)} positional arguments")
@@ -163,6 +165,18 @@ def nn_new(name: str, *args: Any, **kwargs: Any) -> Module:
               for k, v in kwargs.items()}
         return cls(*[_py(a) for a in args], **kw)
     return _call(name, cls, names, args, kwargs)
+
+
+def nn_class_methods(name: str) -> list:
+    """The constructors a layer's class has besides itself (`from_pretrained`),
+    which R's generator gets (`nn_embedding$from_pretrained(...)`)."""
+    cls = LAYERS[name]
+    return [m for m in ("from_pretrained",) if isinstance(vars(cls).get(m), classmethod)]
+
+
+def nn_class_call(name: str, method: str, *args: Any, **kwargs: Any) -> Module:
+    fn = getattr(LAYERS[name], method)
+    return _call(name, fn, _signature_names(fn), args, kwargs)
 
 
 def nn_forward(module: Module, *args: Any, **kwargs: Any) -> Any:
@@ -278,7 +292,8 @@ R_FUNCTIONS.update({
     "nn_utils_clip_grad_value_": _r_clip_value,
     # (a layer's forward is api.nn_forward, whose pointer R keeps: the call is hot)
     ".nn_new": nn_new, ".nn_kind": nn_kind, ".nn_mark": nn_mark,
-    ".nn_py_layer_names": nn_layer_names,
+    ".nn_py_layer_names": nn_layer_names, ".nn_class_methods": nn_class_methods,
+    ".nn_class_call": nn_class_call,
     ".packed_sequence_get": packed_sequence_get, ".weight_norm_new": weight_norm_new,
     ".weight_norm_call": weight_norm_call,
 })

@@ -242,13 +242,17 @@ def storage_method(s: Storage, name: str) -> Any:
 
 
 def _dtypes() -> dict[str, Callable]:
-    """torch_float(), torch_int8(), torch_cfloat(), ... and the layout/format constants."""
+    """torch_float(), torch_int8(), torch_cfloat(), ..., the layout/format/qscheme
+    constants, and the thread counts."""
     names = ["float", "float32", "double", "float64", "float16", "half", "bfloat16", "long",
              "int64", "int", "int32", "int16", "short", "int8", "uint8", "bool", "quint8",
              "qint8", "qint32", "cfloat",
              "cfloat32", "complex64", "cdouble", "cfloat64", "complex128", "strided",
              "sparse_coo", "contiguous_format", "preserve_format", "channels_last_format",
-             "reduction_none", "reduction_mean", "reduction_sum"]
+             "reduction_none", "reduction_mean", "reduction_sum", "cfloat128",
+             "per_tensor_affine", "per_channel_affine", "per_tensor_symmetric",
+             "per_channel_symmetric", "get_num_threads", "set_num_threads",
+             "get_num_interop_threads", "set_num_interop_threads"]
     return {f"torch_{n}": getattr(_cr, f"torch_{n}") for n in names}
 
 
@@ -580,6 +584,9 @@ METHODS: dict[str, Callable] = {
     "storage": lambda self: self.storage(), "data_ptr": data_ptr,
     "dequantize": _q.dequantize, "int_repr": _q.int_repr, "q_scale": _q.q_scale,
     "q_zero_point": _q.q_zero_point, "is_quantized": _q.is_quantized,
+    "q_per_channel_scales": _q.q_per_channel_scales,
+    "q_per_channel_zero_points": _q.q_per_channel_zero_points,
+    "q_per_channel_axis": _q.q_per_channel_axis,
     **named.r_methods(),  # has_names, rename, rename_, refine_names, align_to
 }
 INVISIBLE_METHODS = {"backward", "retain_grad", "set_grad_"}
@@ -612,10 +619,13 @@ FUNCTIONS: dict[str, Callable] = {
     "autograd_set_grad_mode": set_grad_mode, "autograd_gradcheck": autograd_gradcheck,
     "torch_get_default_dtype": _cr.get_default_dtype,
     "torch_sparse_coo_tensor": torch_sparse_coo_tensor,
+    "torch_sparse_sampled_addmm": _sparse.torch_sparse_sampled_addmm,
     "torch_quantize_per_tensor": _q.torch_quantize_per_tensor,
+    "torch_quantize_per_channel": _q.torch_quantize_per_channel,
     "torch_dequantize": _q.torch_dequantize,
     # (names with a dot are the R side's helpers, not exported)
     ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer,
     ".storage_method": storage_method,
 }
-INVISIBLE_FUNCTIONS = {"torch_manual_seed", "autograd_backward", "torch_set_default_dtype"}
+INVISIBLE_FUNCTIONS = {"torch_manual_seed", "autograd_backward", "torch_set_default_dtype",
+                       "torch_set_num_threads", "torch_set_num_interop_threads"}

@@ -33,6 +33,12 @@ def rrelu() -> list:
     return float_unary() + [sample(T((2, 3)), 0.2, 0.4), sample(T((2, 3)), training=False)]
 
 
+def backward_kernel() -> list:
+    """(grad_output, output): broadcast, 0-d."""
+    return [sample(T((2, 3)), T((2, 3), low=-1.0, high=1.0)),
+            sample(T((2, 3)), T((3,), low=0.0, high=1.0)), sample(T(()), T(()))]
+
+
 def _not_leaves(samples: list) -> list:
     return [sample(*(T(a.shape, a.dtype, a.low, a.high, requires_grad=False)
                      if isinstance(a, T) else a for a in s.args), note=s.note, **s.kwargs)
