@@ -845,6 +845,11 @@ nnf_conv2d = _conv(2)
 nnf_conv3d = _conv(3)
 
 
+def nnf_conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """A 1-d convolution of time-major input (time, batch, channels)."""
+    return _nn_ops.conv_tbc(input, weight, bias, pad)
+
+
 def _conv_transpose(nd: int):
     def conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                        stride: Any = 1, padding: Any = 0, output_padding: Any = 0,

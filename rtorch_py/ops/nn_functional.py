@@ -889,3 +889,36 @@ def lstm_layer(x: Tensor, h0: Tensor, c0: Tensor, w_ih: Tensor, w_hh: Tensor,
     inputs = (x, h0, c0, w_ih, w_hh, b_ih, b_hh)
     return record_many([hs, hs[-1].copy(), buf[-1, 4 * w_hh.shape[1]:].T.copy()], LstmBackward,
                        inputs, inputs + (Output(0), (buf, tcs)))
+
+
+# --------------------------------------------------------------------------
+# conv_tbc: a 1-d convolution of time-major input (time, batch, channels) with
+# a (kernel, in, out) weight: convolution's arithmetic and derivative on the
+# permuted operands, under its own node
+
+
+@formula
+def ConvTbcBackward0(n, g, x, w, pad):
+    gx, gw, gb = ConvolutionBackward0.formula(n, g.permute(1, 2, 0), x.permute(1, 2, 0),
+                                              w.permute(2, 1, 0), True, (1,), (pad,), (1,),
+                                              False, (0,), 1)
+    return (None if gx is None else gx.permute(2, 0, 1),
+            None if gw is None else gw.permute(2, 1, 0), gb)
+
+
+@op(method=False, samples=S.conv_tbc)
+def conv_tbc(self: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    if self.ndim != 3 or weight.ndim != 3 or bias.ndim != 1:
+        raise RuntimeError(f"conv_tbc: input must be 3-d (time, batch, channels), weight 3-d "
+                           f"(kernel, in, out) and bias 1-d, got {list(self.shape)}, "
+                           f"{list(weight.shape)} and {list(bias.shape)}")
+    if self.shape[2] != weight.shape[1] or weight.shape[2] != bias.shape[0]:
+        raise RuntimeError(f"conv_tbc: input has {self.shape[2]} channels and bias "
+                           f"{bias.shape[0]} values; the weight {list(weight.shape)} must be "
+                           "(kernel, input channels, bias values)")
+    pad = _whole(pad, "pad")
+    out = _conv_arrays(self.data.transpose(1, 2, 0), weight.data.transpose(2, 1, 0), (1,),
+                       (pad,), (1,), False, (0,), 1) + bias.data.reshape(1, -1, 1)
+    out = np.ascontiguousarray(out.transpose(2, 0, 1),
+                               dtype=np.result_type(self.data, weight.data))
+    return record(out, ConvTbcBackward0, (self, weight, bias), (self, weight, pad))

@@ -140,3 +140,8 @@ def scaled_dot_product_attention() -> list:
 def adaptive_avg_pool1d() -> list:
     return [sample(T((2, 3, 7)), 3), sample(T((3, 5)), (2,), note="unbatched"),
             sample(T((2, 4)), 1, note="one cell")]
+
+
+def conv_tbc() -> list:
+    return [sample(T((5, 2, 3)), T((3, 3, 4)), T((4,))),
+            sample(T((4, 1, 2)), T((2, 2, 3)), T((3,)), 1, note="padding")]
