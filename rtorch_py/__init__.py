@@ -33,6 +33,7 @@ from .tensor import Tensor, dtype
 from .quantized import (torch_dequantize, torch_quantize_per_channel,  # noqa: F401
                         torch_quantize_per_tensor)
 from .sparse import torch_sparse_coo_tensor, torch_sparse_sampled_addmm  # noqa: F401
+from .runtime import *  # noqa: F401,F403  (thread counts, allocator settings)
 
 # Like torch, ops give inf/nan silently: hide NumPy's floating-point warnings
 # raised inside this package (and only those).
@@ -89,5 +90,5 @@ __all__ = [n for n in globals() if n.startswith(("torch_", "autograd_", "with_")
     "Tensor", "dtype", "Function", "FunctionCtx", "AutogradContext", "NamedList",
     "as_array", "is_torch_tensor", "no_grad", "enable_grad", "set_grad_enabled",
     "is_grad_enabled", "Node", "AccumulateGrad", "RemovableHandle", "GradcheckError",
-    "call_torch_function",
+    "call_torch_function", "set_cpu_allocator_config", "cpu_cache_flush",
 ]

@@ -3,7 +3,6 @@ ones, dtypes, generators (`torch_zeros` and the other deterministic constructors
 are declared in `ops/creation.py`)."""
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
@@ -485,33 +484,6 @@ def is_torch_memory_format(x: Any) -> bool:
 
 def is_torch_qscheme(x: Any) -> bool:
     return isinstance(x, QScheme)
-
-
-# Threads: the engine computes in NumPy (its BLAS keeps its own threads), so
-# these only keep the numbers asked for, as libtorch reports them back.
-_THREADS = {"intra": os.cpu_count() or 1, "interop": os.cpu_count() or 1}
-
-
-def torch_get_num_threads() -> int:
-    return _THREADS["intra"]
-
-
-def torch_set_num_threads(num_threads: int) -> None:
-    _THREADS["intra"] = _positive_threads(num_threads)
-
-
-def torch_get_num_interop_threads() -> int:
-    return _THREADS["interop"]
-
-
-def torch_set_num_interop_threads(num_threads: int) -> None:
-    _THREADS["interop"] = _positive_threads(num_threads)
-
-
-def _positive_threads(n: Any) -> int:
-    if int(n) != n or n <= 0:
-        raise RuntimeError(f"Expected a positive number of threads, got {n}")
-    return int(n)
 
 
 def as_array(x: Tensor) -> np.ndarray:

@@ -21,7 +21,7 @@ from . import creation as _cr
 from . import ops as _ops
 from .autograd import autograd_grad, no_grad
 from .nn.functional import nnf_binary_cross_entropy_with_logits, nnf_softmax
-from .ops.creation import _standard_gamma
+from .ops.creation import _standard_gamma, arange, eye, full
 from .tensor import Tensor, get_default_dtype
 
 Shape = tuple
@@ -476,17 +476,17 @@ class Categorical(Distribution):
         return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
-        values = _ops.arange(self._num_events, dtype="int64")
+        values = arange(self._num_events, dtype="int64")
         values = values.reshape((-1,) + (1,) * len(self.batch_shape))
         return values.expand((-1,) + self.batch_shape) if expand else values
 
     @property
     def mean(self) -> Tensor:
-        return _ops.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+        return full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
 
     @property
     def variance(self) -> Tensor:
-        return _ops.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+        return full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
 
 
 class Gamma(ExponentialFamily):
@@ -669,9 +669,9 @@ class MultivariateNormal(Distribution):
     def precision_matrix(self) -> Tensor:
         if self._precision_matrix is not None:
             return self._precision_matrix
-        eye = _ops.eye(self.event_shape[0], dtype=self.loc.dtype)
+        identity = eye(self.event_shape[0], dtype=self.loc.dtype)
         n = self.event_shape
-        return _ops.cholesky_solve(eye, self._unbroadcasted_scale_tril).expand(
+        return _ops.cholesky_solve(identity, self._unbroadcasted_scale_tril).expand(
             self.batch_shape + n + n)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
@@ -713,8 +713,8 @@ def _precision_to_scale_tril(P: Tensor) -> Tensor:
     """The lower Cholesky factor of P's inverse, without inverting P."""
     Lf = _ops.linalg_cholesky(P.flip((-2, -1)))
     L_inv = Lf.flip((-2, -1)).transpose(-2, -1)
-    eye = _ops.eye(P.shape[-1], dtype=P.dtype)
-    return _ops.linalg_solve_triangular(L_inv, eye, upper=False)
+    identity = eye(P.shape[-1], dtype=P.dtype)
+    return _ops.linalg_solve_triangular(L_inv, identity, upper=False)
 
 
 class MixtureSameFamily(Distribution):

@@ -21,7 +21,7 @@ PACKAGE = ROOT / "rtorch_py"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ground", ("rtorch_py.engine", "rtorch_py.printing", "rtorch_py.containers",
-                "rtorch_py.meta")),
+                "rtorch_py.meta", "rtorch_py.runtime")),
     ("the tensor", ("rtorch_py.tensor",)),
     ("creation", ("rtorch_py.creation",)),
     ("ops: registry", ("rtorch_py.ops.registry",)),

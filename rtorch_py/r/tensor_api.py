@@ -17,6 +17,7 @@ from .. import creation as _cr
 from .. import engine as _eng
 from .. import named
 from .. import quantized as _q
+from .. import runtime
 from .. import sparse as _sparse
 from ..engine import Node, RemovableHandle, bump_version
 from ..function import NamedList
@@ -242,8 +243,8 @@ def storage_method(s: Storage, name: str) -> Any:
 
 
 def _dtypes() -> dict[str, Callable]:
-    """torch_float(), torch_int8(), torch_cfloat(), ..., the layout/format/qscheme
-    constants, and the thread counts."""
+    """torch_float(), torch_int8(), torch_cfloat(), ... and the layout/format/qscheme
+    constants."""
     names = ["float", "float32", "double", "float64", "float16", "half", "bfloat16", "long",
              "int64", "int", "int32", "int16", "short", "int8", "uint8", "bool", "quint8",
              "qint8", "qint32", "cfloat",
@@ -251,8 +252,7 @@ def _dtypes() -> dict[str, Callable]:
              "sparse_coo", "contiguous_format", "preserve_format", "channels_last_format",
              "reduction_none", "reduction_mean", "reduction_sum", "cfloat128",
              "per_tensor_affine", "per_channel_affine", "per_tensor_symmetric",
-             "per_channel_symmetric", "get_num_threads", "set_num_threads",
-             "get_num_interop_threads", "set_num_interop_threads"]
+             "per_channel_symmetric"]
     return {f"torch_{n}": getattr(_cr, f"torch_{n}") for n in names}
 
 
@@ -622,10 +622,12 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_sparse_sampled_addmm": _sparse.torch_sparse_sampled_addmm,
     "torch_quantize_per_tensor": _q.torch_quantize_per_tensor,
     "torch_quantize_per_channel": _q.torch_quantize_per_channel,
+    **{name: getattr(runtime, name) for name in runtime.__all__},
     "torch_dequantize": _q.torch_dequantize,
     # (names with a dot are the R side's helpers, not exported)
     ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer,
     ".storage_method": storage_method,
 }
 INVISIBLE_FUNCTIONS = {"torch_manual_seed", "autograd_backward", "torch_set_default_dtype",
-                       "torch_set_num_threads", "torch_set_num_interop_threads"}
+                       "torch_set_num_threads", "torch_set_num_interop_threads",
+                       "set_cpu_allocator_config", "cpu_cache_flush"}
