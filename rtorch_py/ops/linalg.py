@@ -1430,6 +1430,31 @@ def orgqr(self: Tensor, input2: Tensor) -> Tensor:
     return linalg_householder_product(self, input2)
 
 
+@op(samples=S.ormqr, differentiable=False)
+def ormqr(self: Tensor, input2: Tensor, input3: Tensor, left: bool = True,
+          transpose: bool = False) -> Tensor:
+    """`input3` multiplied by Q (geqrf's reflectors `self`, `input2` their taus),
+    from the left or the right, Q or its transpose: as a householder product,
+    without its derivative (linalg_householder_product has none here)."""
+    _matrix_check(self, "ormqr")
+    _matrix_check(input3, "ormqr")
+    if self.data.dtype.kind == "c":
+        raise NotImplementedError("ormqr: complex tensors are not supported here")
+    m = input3.shape[-2] if left else input3.shape[-1]
+    k = input2.shape[-1]
+    if self.shape[-2] != m or k > self.shape[-1]:
+        raise RuntimeError(f"ormqr: input.shape[-2] must be other.shape[{-2 if left else -1}] "
+                           f"({m}), and tau no longer than input.shape[-1]; got input "
+                           f"{list(self.shape)}, tau {list(input2.shape)}")
+    h = np.zeros(self.shape[:-1] + (m,))
+    h[..., :k] = self.data[..., :k]
+    Q = _householder(h, input2.data)
+    Q = np.swapaxes(Q, -1, -2) if transpose else Q
+    c = input3.data.astype(np.float64)
+    out = Q @ c if left else c @ Q
+    return wrap(out.astype(np.result_type(self.data, input3.data)))
+
+
 # ==========================================================================
 # einsum: composed of permutes, sums, products and bmm, as PyTorch composes it
 # (so the nodes, and their names, are PyTorch's)

@@ -224,6 +224,16 @@ def householder() -> list:
     return [sample(T((3, 3)), T((2,))), sample(T((4, 3)), T((3,)))]
 
 
+def ormqr() -> list:
+    """Reflectors and taus (random: any values define a Q), from either side, Q or
+    its transpose, a batch."""
+    return [sample(T((4, 3)), T((3,)), T((4, 2))),
+            sample(T((4, 3)), T((3,)), T((4, 2)), transpose=True),
+            sample(T((3, 2)), T((2,)), T((2, 3)), False, note="from the right"),
+            sample(T((3, 3)), T((3,)), T((5, 3)), False, True, note="right, transposed"),
+            sample(T((2, 4, 3)), T((2, 3)), T((2, 4, 2)), note="batch")]
+
+
 def einsum() -> list:
     return [sample("ij,jk->ik", T((2, 3)), T((3, 4))), sample("ij->ji", T((2, 3))),
             sample("ij->", T((2, 3))), sample("ii->i", T((3, 3))), sample("i,j->ij", T((3,)), T((2,))),
