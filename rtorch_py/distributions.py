@@ -697,7 +697,9 @@ class MultivariateNormal(Distribution):
 
     def entropy(self) -> Tensor:
         h = 0.5 * self.event_shape[0] * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
-        return h if not self.batch_shape else h.expand(self.batch_shape)
+        # (without batch dims R torch gives one value of shape (1): its R number plus
+        # a 0-d tensor)
+        return h.reshape(1) if not self.batch_shape else h.expand(self.batch_shape)
 
     @property
     def mean(self) -> Tensor:

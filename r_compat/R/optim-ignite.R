@@ -55,7 +55,13 @@ OptimizerIgnite <- R6::R6Class(
       .ignite_param_groups(private$py)
     }
   ),
-  private = list(py = NULL, .kind = NULL)
+  private = list(
+    py = NULL,
+    .kind = NULL,
+    deep_clone = function(name, value) {
+      .value_error("OptimizerIgnite cannot be deep cloned")
+    }
+  )
 )
 
 optimizer_ignite <- function(name = NULL, ..., private = NULL, active = NULL,

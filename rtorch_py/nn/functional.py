@@ -147,8 +147,11 @@ def nnf_tanh(input: Tensor) -> Tensor:
 
 
 def _log1p_exp(z: Tensor) -> Tensor:
-    """log(1 + exp(z)) without overflow."""
-    return z.clamp(min=0.0) + ((-z.abs()).exp() + 1.0).log()
+    """log(1 + exp(z)) without overflow; its derivative sigmoid(z) everywhere (at
+    0 too: each branch is smooth, and sees only its own side of 0)."""
+    above = z + (-z.clamp(min=0.0)).exp().log1p()
+    below = z.clamp(max=0.0).exp().log1p()
+    return _ops.where(z > 0, above, below)
 
 
 def nnf_softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:

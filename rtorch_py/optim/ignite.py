@@ -142,10 +142,9 @@ class IgniteOptimizer(Optimizer):
     def load_state_dict(self, state_dict: dict) -> None:
         states = state_dict["state"]
         for i, st in states.items():
-            missing = set(self.state_names) - set(st)
-            if missing:
-                raise ValueError(f"The {i}-th state has no {', '.join(sorted(missing))}: a state "
-                                 f"holds {', '.join(self.state_names)}")
+            if list(st) != list(self.state_names):
+                raise ValueError(f"The {i}-th state has elements with names "
+                                 f"{', '.join(self.state_names)} but got {', '.join(st)}.")
         unpacked = {"param_groups": state_dict["param_groups"], "state": {
             i: {k: (None if v is None else int(v.item()) if k == "step" else
                     np.array(v.data if isinstance(v, Tensor) else v))

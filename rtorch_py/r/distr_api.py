@@ -47,7 +47,8 @@ def _category(v: Any) -> Tensor:
 
 def _r_value(v: Any) -> Any:
     if isinstance(v, tuple) and all(isinstance(s, (int, np.integer)) for s in v):
-        return np.asarray(v, dtype=np.int32)  # a shape: an R integer vector
+        # a shape: an R integer vector (no dims: NULL, as R torch's event_shape)
+        return np.asarray(v, dtype=np.int32) if v else None
     return v
 
 

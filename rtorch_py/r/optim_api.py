@@ -160,18 +160,31 @@ def ignite_param_groups(opt: IgniteOptimizer) -> list:
                                 for k, v in g.items()]) for g in opt.param_groups]
 
 
+def _check_group_names(opt: IgniteOptimizer, group: Any) -> None:
+    """A group given from R has `params` and every one of the optimizer's settings."""
+    needed = ["params", *opt.defaults]
+    names = group.names() if isinstance(group, NamedList) else list(group)
+    if not set(needed) <= set(names):
+        raise ValueError(f"Parameter groups must include names '{', '.join(needed)}' but only "
+                         f"included '{', '.join(names)}'.")
+
+
 def ignite_set_param_groups(opt: IgniteOptimizer, groups: Any) -> None:
     """`opt$param_groups <- value`: each group's settings (its parameters can't
-    change; add a group with add_param_group())."""
+    change; add a group with add_param_group()); settings of its own (an
+    `initial_lr`) come and go with the value."""
     groups = _list(groups)
     if len(groups) != len(opt.param_groups):
         raise ValueError("Parameter groups must be a list of the same length as the number "
                          "of parameter groups.")
     for mine, new in zip(opt.param_groups, groups):
+        _check_group_names(opt, new)
         new = _py_group(new)
         if [id(p) for p in new["params"]] != [id(p) for p in mine["params"]]:
             raise ValueError("Cannot change the parameter groups, use `$add_param_group()` to "
                              "add a new parameter group.")
+        for k in [k for k in mine if k not in new]:
+            del mine[k]
         mine.update({k: v for k, v in new.items() if k != "params"})
 
 
@@ -196,16 +209,29 @@ def ignite_load_state_dict(opt: IgniteOptimizer, state_dict: Any) -> None:
             not {"param_groups", "state"} <= set(state_dict.names()):
         raise ValueError("The `state_dict` must be a list with elements 'param_groups' and "
                          "'state'.")
+    state = state_dict["state"]
+    mine = opt.state_dict()["state"]
+    given = {int(k) - 1: st for k, st in zip(state.names(), state.values())} if len(state) \
+        else {}
+    missing = sorted(set(mine) - set(given))
+    if missing:
+        raise ValueError(f"To-be loaded state dict is missing states for parameters "
+                         f"{', '.join(str(i + 1) for i in missing)}.")
+    for i, st in given.items():
+        want, got = opt.state_names, st.names()
+        if list(got) != list(want):
+            raise ValueError(f"The {i + 1}-th state has elements with names {', '.join(want)} "
+                             f"but got {', '.join(got)}.")
     groups = []
     for g in _list(state_dict["param_groups"]):
+        _check_group_names(opt, g)
         group = _group(g)
         if "betas" in group:
             group["betas"] = tuple(group["betas"])
         group["params"] = [int(i) - 1 for i in np.asarray(g["params"]).reshape(-1)]
         groups.append(group)
-    state = state_dict["state"]
-    states = {int(k) - 1: {n: (None if v is UNDEFINED else v) for n, v in st.items()}
-              for k, st in zip(state.names(), state.values())} if len(state) else {}
+    states = {i: {n: (None if v is UNDEFINED else v) for n, v in st.items()}
+              for i, st in given.items()}
     opt.load_state_dict({"param_groups": groups, "state": states})
 
 
