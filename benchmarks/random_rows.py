@@ -1,7 +1,7 @@
-"""Rows for libtorch's random streams (issue 17): drawing a million values with
-rtorch_py.random beside PyTorch, as `Workload`s for the runner (not wired into
-`workloads()` yet: phase B wires the creation functions to this module, and
-then the rows time torch_rand / torch_randn themselves).
+"""Rows for libtorch's random streams (issue 17): a million values drawn by
+the public functions (`torch_rand`, `torch_randn`, `torch_randperm`), the same
+bits as PyTorch's, beside PyTorch. The runner (`python -m benchmarks`) shows
+the float32 rand and randn rows; this module times all of them:
 
     python -m benchmarks.random_rows            # times the rows, prints the ratios
     python -m benchmarks.random_rows --quick
@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
 import torch
 
-import rtorch_py.random as R
+import rtorch_py as rt
 
 from .runner import run_workload, setup_threads
 from .workloads import Workload
@@ -22,28 +21,30 @@ from .workloads import Workload
 def _draw(ours, theirs, n: int):
     def setup(quick: bool) -> tuple:
         size = 1000 if quick else n
-        gen = R.Generator(0)
+        rt.torch_manual_seed(0)
         torch.manual_seed(0)
-        return (lambda: ours(gen, size)), (lambda: theirs(size))
+        return (lambda: ours(size)), (lambda: theirs(size))
     return setup
 
 
-def random_rows(quick: bool = False) -> list[Workload]:
+def random_rows(quick: bool = False, runner: bool = False) -> list[Workload]:
+    """The rows (`runner`: those the runner's table shows)."""
     n = 10 ** 6
-    return [
-        Workload("rand_1e6", "torch_rand(1e6), float32",
-                 _draw(lambda g, k: R.uniform_(g, np.empty(k, np.float32)), torch.rand, n),
+    rows = [
+        Workload("rand_1e6", "torch_rand(1e6), float32", _draw(rt.torch_rand, torch.rand, n),
                  None, per=n, unit="value"),
-        Workload("randn_1e6", "torch_randn(1e6), float32 (the AVX2 Box-Muller kernel)",
-                 _draw(lambda g, k: R.normal_(g, np.empty(k, np.float32)), torch.randn, n),
-                 None, per=n, unit="value"),
+        Workload("randn_1e6", "torch_randn(1e6), float32 (libtorch's AVX2 Box-Muller)",
+                 _draw(rt.torch_randn, torch.randn, n), None, per=n, unit="value"),
+    ]
+    if runner:
+        return rows
+    return rows + [
         Workload("randn_1e6_f64", "torch_randn(1e6), float64",
-                 _draw(lambda g, k: R.normal_(g, np.empty(k)),
+                 _draw(lambda k: rt.torch_randn(k, dtype=rt.torch_float64()),
                        lambda k: torch.randn(k, dtype=torch.float64), n),
                  None, per=n, unit="value"),
         Workload("randperm_1e6", "torch_randperm(1e6)",
-                 _draw(lambda g, k: R.randperm(g, k), torch.randperm, n),
-                 None, per=n, unit="value"),
+                 _draw(rt.torch_randperm, torch.randperm, n), None, per=n, unit="value"),
     ]
 
 

@@ -165,7 +165,8 @@ def matmul(quick: bool) -> tuple:
 
 
 def workloads(quick: bool) -> list[Workload]:
-    from .nn_workloads import nn_workloads  # (it imports this module)
+    from .nn_workloads import nn_workloads  # (they import this module)
+    from .random_rows import random_rows
     lengths = QUICK_SCALING_LENGTHS if quick else SCALING_LENGTHS
     return [
         Workload("tiny", "tiny op `2 * x` (1 elt, grad), forward", tiny_fwd, 0.5),
@@ -176,4 +177,5 @@ def workloads(quick: bool) -> list[Workload]:
         Workload("matmul", "matmul " + ("64x128 @ 128x128" if quick else "512x2048 @ 2048x2048")
                  + ", fwd + bwd", matmul, 1.1),
     ] + [Workload(f"scaling_{n}", f"scaling: chain of {n:,} ops, fwd + bwd", scaling(n),
-                  None, per=n, unit="op") for n in lengths] + nn_workloads(quick)
+                  None, per=n, unit="op") for n in lengths] + nn_workloads(quick) + \
+        random_rows(quick, runner=True)

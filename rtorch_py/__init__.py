@@ -12,7 +12,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from . import autograd, engine, named, ops, quantized, tensor
+from . import autograd, creation, engine, named, ops, quantized, tensor
 from .autograd import (autograd_backward, autograd_grad, autograd_is_grad_enabled,
                        autograd_set_grad_mode, enable_grad, is_grad_enabled, no_grad,
                        set_grad_enabled, with_detect_anomaly, with_enable_grad, with_no_grad)
@@ -22,6 +22,7 @@ from .creation import as_array, is_torch_tensor, torch_manual_seed, torch_tensor
 from .engine import AccumulateGrad, Node, RemovableHandle
 from .function import AutogradContext, Function, FunctionCtx, autograd_function
 from .gradcheck import GradcheckError, autograd_gradcheck
+from .amp import set_autocast, unset_autocast, with_autocast
 from . import nn
 from .nn import *  # noqa: F401,F403  (nn_module, nn_linear, nnf_relu, nn_init_*...)
 from .optim import *  # noqa: F401,F403  (optim_adam, lr_step, ...)
@@ -56,6 +57,7 @@ TENSOR_METHODS = {
     "q_per_channel_axis": quantized.q_per_channel_axis,
     "is_quantized": property(quantized.is_quantized),
     "real": property(ops.creation.torch_real), "imag": property(ops.creation.torch_imag),
+    "bernoulli": creation.torch_bernoulli, "multinomial": creation.torch_multinomial,
     "backward": autograd.backward,
 }
 for _name, _method in TENSOR_METHODS.items():
@@ -91,4 +93,5 @@ __all__ = [n for n in globals() if n.startswith(("torch_", "autograd_", "with_")
     "as_array", "is_torch_tensor", "no_grad", "enable_grad", "set_grad_enabled",
     "is_grad_enabled", "Node", "AccumulateGrad", "RemovableHandle", "GradcheckError",
     "call_torch_function", "set_cpu_allocator_config", "cpu_cache_flush",
+    "set_autocast", "unset_autocast",
 ]

@@ -3,75 +3,97 @@ ones, dtypes, generators (`torch_zeros` and the other deterministic constructors
 are declared in `ops/creation.py`)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from . import tensor as _tensor
 from .meta import meta_array
+from .random import Generator, default_generator
+from . import random as _random
 from .tensor import (Layout, Tensor, as_dtype, bfloat16, bool_, complex64, complex128, float16,
                      float32, float64, get_default_dtype, int8, int16, int32, int64, result_type,
-                     set_default_dtype, set_names, to_array, uint8, wrap)
+                     set_default_dtype, set_names, strided, to_array, uint8, wrap)
 from .tensor import dtype as Dtype
 
 
-class Generator:
-    """A random number generator (R torch's `torch_generator()`): NumPy's PCG64,
-    so the numbers differ from libtorch's for the same seed."""
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.manual_seed(seed if seed is not None else
-                         int(np.random.SeedSequence().entropy % 2**63))
-
-    def manual_seed(self, seed: Any) -> "Generator":
-        self._seed = int(seed)
-        self.rng = np.random.default_rng(self._seed)
-        return self
-
-    def seed(self) -> int:
-        """Reseed from fresh entropy; returns the new seed."""
-        self.manual_seed(int(np.random.SeedSequence().entropy % 2**63))
-        return self._seed
-
-    def initial_seed(self) -> int:
-        return self._seed
-
-    # R torch's spellings
-    current_seed = initial_seed
-
-    def set_current_seed(self, seed: Any) -> None:
-        self.manual_seed(seed)
-
-    def __repr__(self) -> str:
-        return "torch_generator()"
-
-
-_default_generator = Generator()
-
-
-def _rng_of(generator: Generator | None) -> np.random.Generator:
+def generator_of(generator: Generator | None) -> Generator:
+    """The generator a random function draws from: the one given, else the
+    process's (`torch_manual_seed`'s)."""
     if generator is None:
-        return _default_generator.rng
+        return default_generator
     if not isinstance(generator, Generator):
         raise TypeError(f"generator must be a torch_generator(), got {type(generator).__name__}")
-    return generator.rng
+    return generator
 
 
 def torch_generator() -> Generator:
+    """A new generator, seeded as libtorch seeds one (67280421310721)."""
     return Generator()
 
 
 def torch_manual_seed(seed: int) -> None:
-    """Seed the default generator behind torch_randn/rand/randint/..."""
-    _default_generator.manual_seed(seed)
+    """Seed the default generator behind torch_randn/rand/randint/... (libtorch's
+    mt19937: the same seed gives R torch's and PyTorch's numbers)."""
+    default_generator.manual_seed(seed)
 
 
 def torch_initial_seed() -> int:
-    return _default_generator.initial_seed()
+    return default_generator.initial_seed()
 
 
 def torch_seed() -> int:
-    return _default_generator.seed()
+    """Seed the default generator from the OS; returns the seed."""
+    return default_generator.seed()
+
+
+def torch_get_rng_state() -> Tensor:
+    """The default generator's state: libtorch's 5056 bytes, as a uint8 tensor."""
+    return wrap(default_generator.get_state())
+
+
+def torch_set_rng_state(state: Any) -> None:
+    """Restore a state from torch_get_rng_state() (or PyTorch's get_rng_state())."""
+    arr = state.data if isinstance(state, Tensor) else np.asarray(state)
+    if arr.dtype != np.uint8:
+        raise TypeError(f"torch_set_rng_state() expects the uint8 tensor torch_get_rng_state() "
+                        f"returns, got {wrap(np.asarray(arr)).dtype!r} values")
+    default_generator.set_state(arr)
+
+
+class SeedScope:
+    """The default generator seeded until the scope closes, then its state as it
+    was before (R torch's `local_torch_manual_seed()`): `restore()` or the end
+    of a `with` block closes it."""
+
+    def __init__(self, seed: int) -> None:
+        self._saved = default_generator.get_state()
+        default_generator.manual_seed(seed)
+
+    def restore(self) -> None:
+        default_generator.set_state(self._saved)
+
+    def __enter__(self) -> "SeedScope":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.restore()
+
+
+def local_torch_manual_seed(seed: int) -> SeedScope:
+    """Seed the default generator now; the returned scope's `restore()` puts its
+    state back."""
+    return SeedScope(seed)
+
+
+def with_torch_manual_seed(code: Callable[[], Any] | None = None, *, seed: int) -> Any:
+    """`code()` run with the default generator seeded, its state restored
+    afterwards; without `code`, a `with` block does the same."""
+    scope = SeedScope(seed)
+    if code is None:
+        return scope
+    with scope:
+        return code()
 
 
 def _finish(arr: np.ndarray, dtype: Any, requires_grad: bool, default: Dtype | None = None,
@@ -104,15 +126,53 @@ def _size(size: tuple) -> tuple:
     return tuple(out)
 
 
+# The device types libtorch knows (c10's parser): a device of any of them can be
+# named (R's torch_device("cuda:1")); tensors live on the CPU, or on the meta
+# device (a shape and a dtype, no data).
+DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+                "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+                "privateuseone")
+
+
+def device_type(device: Any) -> str:
+    """The type of a device ("cuda" for "cuda:1"); an unknown one refused as libtorch
+    refuses it."""
+    kind = str(device).split(":", 1)[0]
+    if kind not in DEVICE_TYPES:
+        raise RuntimeError(f"Expected one of {', '.join(DEVICE_TYPES)} device type at start "
+                           f"of device string: {device}")
+    return kind
+
+
+def no_device(device: Any) -> RuntimeError:
+    """The error for data asked to live on a device the engine has not: libtorch's
+    words on a machine without it (R torch's on a CPU-only one), then what to do."""
+    kind = device_type(device)
+    where = ("PyTorch is not linked with support for meta devices here (a meta tensor has "
+             "no data to hold)" if kind == "meta" else
+             f"PyTorch is not linked with support for {kind} devices")
+    return RuntimeError(f"{where}\n(rtorch-py computes on the CPU: use device = 'cpu', or "
+                        "'meta' for tensors with a shape and no data)")
+
+
+def strided_only(layout: Any, what: str | None = None) -> None:
+    """Creation functions make strided tensors only: refuse another layout, rather
+    than give a dense tensor for it."""
+    if layout is not None and layout is not strided:
+        by = f" by {what}()" if what else ""
+        raise NotImplementedError(f"layout = {layout!r} is not supported{by}; make the dense "
+                                  "tensor and convert it with to_sparse()")
+
+
 def _check_device(device: Any) -> bool:
     """Whether the tensor is made on the meta device (a shape and a dtype, no
     data); devices other than cpu and meta are refused."""
-    if device is None or str(device) == "cpu":
+    if device is None:
         return False
-    if str(device) == "meta":
-        return True
-    raise RuntimeError(f"only the 'cpu' device exists here, got {str(device)!r} (and "
-                       "'meta': tensors with a shape and no data)")
+    kind = device_type(device)
+    if kind in ("cpu", "meta"):
+        return kind == "meta"
+    raise no_device(device)
 
 
 def _no_values(size: tuple) -> np.ndarray:
@@ -136,49 +196,68 @@ def torch_tensor(data: Any, dtype: Any = None, device: Any = "cpu",
 def torch_empty(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
                 requires_grad: bool = False) -> Tensor:
     size, meta = _size(size), _check_device(device)
+    # Values unspecified; zeros (what R torch's pages show, fresh memory) rather
+    # than whatever NumPy's allocator held
     return _finish(_no_values(size) if meta else
-                   np.empty(size, dtype=as_dtype(dtype or get_default_dtype()).np), dtype,
+                   np.zeros(size, dtype=as_dtype(dtype or get_default_dtype()).np), dtype,
                    requires_grad, names=names, meta=meta)
 
 
-def _random(draw: Any, size: tuple, dtype: Any) -> np.ndarray:
-    """Real draws, or complex ones (real and imaginary parts each with half the
-    variance, as PyTorch does) for a complex dtype."""
-    if dtype is not None and as_dtype(dtype).is_complex:
-        return (draw(size) + 1j * draw(size)) / np.sqrt(2)
-    return draw(size)
+def _real_or_complex(dtype: Any, what: str, default: Dtype | None = None) -> Dtype:
+    """The dtype a random function fills (the default dtype unless given), which
+    must be floating or complex, as libtorch's uniform and normal kernels ask."""
+    d = as_dtype(dtype) if dtype is not None else (default or get_default_dtype())
+    if not (d.is_floating_point or d.is_complex):
+        raise RuntimeError(f"{what} fills floating point or complex tensors, got dtype {d!r}; "
+                           "use torch_randint() for integers")
+    return d
+
+
+def _drawn(size: Any, target: Dtype, device: Any, requires_grad: bool, names: Any,
+           fill: Callable[[np.ndarray], Any]) -> Tensor:
+    """A new tensor of `size` and dtype `target`, filled in place by `fill` (on
+    the meta device: no values, nothing drawn)."""
+    size, meta = _size(size), _check_device(device)
+    arr = _no_values(size) if meta else np.empty(size, target.np)
+    if not meta:
+        fill(arr)
+    return _finish(arr, target, requires_grad, names=names, meta=meta)
 
 
 def torch_randn(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
                 requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
-    size, meta = _size(size), _check_device(device)
-    return _finish(_no_values(size) if meta else
-                   _random(_rng_of(generator).standard_normal, size, dtype), dtype,
-                   requires_grad, names=names, meta=meta)
+    """Standard normal draws (libtorch's normal_: complex dtypes get half the
+    variance in each part)."""
+    gen = generator_of(generator)
+    return _drawn(size, _real_or_complex(dtype, "torch_randn"), device, requires_grad, names,
+                  lambda a: _random.normal_(gen, a))
 
 
 def torch_rand(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
                requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
-    size, meta = _size(size), _check_device(device)
-    return _finish(_no_values(size) if meta else _rng_of(generator).random(size), dtype,
-                   requires_grad, names=names, meta=meta)
+    """Uniform draws on [0, 1)."""
+    gen = generator_of(generator)
+    return _drawn(size, _real_or_complex(dtype, "torch_rand"), device, requires_grad, names,
+                  lambda a: _random.uniform_(gen, a))
 
 
 def torch_randint(low: int, high: int | None = None, size: Any = None, dtype: Any = None,
                   device: Any = "cpu", requires_grad: bool = False,
                   generator: Generator | None = None) -> Tensor:
-    """Integers in [low, high); `torch_randint(high, size=)` also works."""
-    meta = _check_device(device)
+    """Integers in [low, high), int64 unless `dtype` says otherwise;
+    `torch_randint(high, size=)` also works."""
     if size is None:
         raise TypeError("torch_randint() needs a size, e.g. torch_randint(0, 10, size = c(2, 2))")
     if high is None:
         low, high = 0, low
+    low, high = int(low), int(high)
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
-    size = _size(size if isinstance(size, (list, tuple)) else (size,))
-    return _finish(_no_values(size) if meta else _rng_of(generator).integers(low, high, size=size),
-                   dtype, requires_grad, int64, meta=meta)
+    gen = generator_of(generator)
+    target = as_dtype(dtype) if dtype is not None else int64
+    return _drawn(size if isinstance(size, (list, tuple)) else (size,), target, device,
+                  requires_grad, None, lambda a: _random.random_(gen, a, low, high))
 
 
 def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, device: Any = "cpu",
@@ -200,57 +279,71 @@ def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, device: Any =
 
 def torch_randperm(n: int, dtype: Any = None, device: Any = "cpu", requires_grad: bool = False,
                    generator: Generator | None = None) -> Tensor:
-    """A random permutation of 0, ..., n - 1."""
-    meta = _check_device(device)
-    if int(n) < 0:
+    """A random permutation of 0, ..., n - 1 (libtorch's shuffle)."""
+    meta, n = _check_device(device), int(n)
+    if n < 0:
         raise RuntimeError(f"n must be non-negative, got {n}")
-    return _finish(_no_values((int(n),)) if meta else _rng_of(generator).permutation(int(n)),
-                   dtype, requires_grad, int64, meta=meta)
+    target = as_dtype(dtype) if dtype is not None else int64
+    arr = _no_values((n,)) if meta else _random.randperm(generator_of(generator), n, target.np)
+    return _finish(arr, target, requires_grad, meta=meta)
+
+
+def _float_operand(x: Any) -> Any:
+    """A tensor operand of torch_normal as a floating array (integers become
+    the default dtype); numbers stay numbers."""
+    if not isinstance(x, Tensor):
+        return float(x)
+    return x.data if x.is_floating_point() else x.data.astype(get_default_dtype().np)
 
 
 def torch_normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None,
                  generator: Generator | None = None, dtype: Any = None,
                  requires_grad: bool = False) -> Tensor:
     """Normal draws: `mean` and `std` numbers (then `size` is needed) or tensors
-    (broadcast together; the result has their shape and float dtype)."""
-    tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
-    if tensors and (size is not None or dtype is not None):
-        raise ValueError("torch_normal(): size and dtype come from mean and std when either "
-                         "is a tensor; leave them out, or give numbers for mean and std")
-    if tensors:
-        m = mean.data if isinstance(mean, Tensor) else mean
-        s = std.data if isinstance(std, Tensor) else std
+    (broadcast together; the result has their shape and float dtype), as
+    libtorch's four overloads draw them."""
+    gen = generator_of(generator)
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        if size is not None or dtype is not None:
+            raise ValueError("torch_normal(): size and dtype come from mean and std when either "
+                             "is a tensor; leave them out, or give numbers for mean and std")
+        m, s = _float_operand(mean), _float_operand(std)
         if np.any(np.asarray(s) < 0):
             raise RuntimeError("normal expects all elements of std >= 0.0")
-        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
-        out = _rng_of(generator).normal(m, s, size=shape)
-        return _finish(out, dtype, requires_grad, tensors[0].dtype if tensors[0].is_floating_point()
-                       else None)
+        out = wrap(_random.normal(gen, m, s))
+        if requires_grad:
+            out.requires_grad = True
+        return out
     if size is None:
         raise TypeError("torch_normal() with numbers for mean and std needs a size, e.g. "
                         "torch_normal(0, 1, size = c(2, 3))")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    return _finish(_rng_of(generator).normal(mean, std, size=_size((size,))), dtype,
-                   requires_grad)
+    return _drawn((size,), _real_or_complex(dtype, "torch_normal"), "cpu", requires_grad, None,
+                  lambda a: _random.normal_(gen, a, float(mean), float(std)))
 
 
 def _probabilities(self: Tensor, what: str) -> np.ndarray:
-    p = self.data if isinstance(self, Tensor) else np.asarray(self)
-    if p.dtype.kind != "f":
+    if not (isinstance(self, Tensor) and self.is_floating_point()):
+        got = self.dtype if isinstance(self, Tensor) else wrap(np.asarray(self)).dtype
         raise RuntimeError(f"{what} expects a floating-point tensor of probabilities, got "
-                           f"{wrap(np.asarray(p)).dtype!r}")
-    return p
+                           f"{got!r}")
+    return self.data
 
 
 def torch_bernoulli(self: Tensor, p: Any = None, generator: Generator | None = None) -> Tensor:
-    """0/1 draws, each 1 with probability `self` (or `p`, a number), in self's dtype."""
-    probs = _probabilities(self, "bernoulli") if p is None else \
-        np.broadcast_to(p.data if isinstance(p, Tensor) else p, self.shape)
-    if np.any((probs < 0) | (probs > 1)):
-        raise RuntimeError("bernoulli expects all probabilities in [0, 1]")
-    draws = _rng_of(generator).random(self.shape) < probs
-    return wrap(draws.astype(self.data.dtype))
+    """0/1 draws in self's dtype, each 1 with probability `self` (or `p`, a
+    number, for every element)."""
+    gen = generator_of(generator)
+    if p is None:
+        probs = _probabilities(self, "bernoulli")
+        if np.any((probs < 0) | (probs > 1)):
+            raise RuntimeError("bernoulli expects all probabilities in [0, 1]")
+        return wrap(_random.bernoulli(gen, probs))
+    p = float(p.item() if isinstance(p, Tensor) else p)
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli expects p to be in [0, 1], but got p={p}")
+    return wrap(_random.bernoulli_(gen, np.empty(self.shape, self.data.dtype), p))
 
 
 def torch_poisson(self: Tensor, generator: Generator | None = None) -> Tensor:
@@ -258,17 +351,17 @@ def torch_poisson(self: Tensor, generator: Generator | None = None) -> Tensor:
     rates = _probabilities(self, "poisson")
     if np.any(rates < 0):
         raise RuntimeError("poisson expects all rates to be non-negative")
-    return wrap(_rng_of(generator).poisson(rates).astype(rates.dtype))
+    return wrap(_random.poisson(generator_of(generator), rates))
 
 
 def torch_multinomial(self: Tensor, num_samples: int, replacement: bool = False,
                       generator: Generator | None = None) -> Tensor:
     """Category indices (0-based) drawn from each row's weights `self`."""
-    w = _probabilities(self, "multinomial").astype(np.float64)
+    w = _probabilities(self, "multinomial")
     if w.ndim not in (1, 2):
         raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {w.ndim}")
     n = int(num_samples)
-    rows = w.reshape(-1, w.shape[-1])
+    rows = w.reshape(-1, w.shape[-1]).astype(np.float64)
     if np.any(rows < 0) or np.any(~np.isfinite(rows)):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if np.any(rows.sum(-1) <= 0):
@@ -277,34 +370,70 @@ def torch_multinomial(self: Tensor, num_samples: int, replacement: bool = False,
         raise RuntimeError(f"cannot sample n_sample > prob_dist.size(-1) samples without "
                            f"replacement ({n} > {rows.shape[-1]}); set replacement = TRUE")
     if not replacement and np.any((rows > 0).sum(-1) < n):
+        # (libtorch 2.8 orders the zero-weight categories by its sort's ties)
         raise RuntimeError("invalid multinomial distribution (with replacement=False, not "
                            "enough non-negative category to sample)")
-    rng = _rng_of(generator)
-    out = np.stack([rng.choice(len(r), size=n, replace=bool(replacement), p=r / r.sum())
-                    for r in rows])
-    return wrap(out.reshape(w.shape[:-1] + (n,)).astype(np.int64))
+    return wrap(_random.multinomial(generator_of(generator), w, n, bool(replacement)))
 
 
 def _like(x: Tensor, dtype: Any) -> Any:
     return dtype if dtype is not None else x.dtype
 
 
+def _empty_like(x: Tensor, dtype: Dtype) -> np.ndarray:
+    """libtorch's empty_like with its preserved memory format: a dense array
+    keeps x's strides (a transposed one stays transposed), others are new
+    C-contiguous arrays."""
+    arr = x.data
+    order = np.argsort([-s for s in arr.strides], kind="stable")
+    expected = arr.itemsize
+    dense = True
+    for axis in order[::-1]:        # innermost first
+        if arr.shape[axis] != 1 and arr.strides[axis] != expected:
+            dense = False
+        expected *= arr.shape[axis]
+    if dense and arr.size:
+        return np.empty_like(arr, dtype=dtype.np, order="K")
+    return np.empty(arr.shape, dtype.np)
+
+
+def _drawn_like(x: Tensor, dtype: Dtype, requires_grad: bool,
+                fill: Callable[[np.ndarray], Any]) -> Tensor:
+    arr = _empty_like(x, dtype)
+    fill(arr)
+    return _finish(arr, dtype, requires_grad)
+
+
 def torch_empty_like(x: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     return torch_empty(x.shape, dtype=_like(x, dtype), requires_grad=requires_grad)
 
 
-def torch_randn_like(x: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return torch_randn(x.shape, dtype=_like(x, dtype), requires_grad=requires_grad)
+def torch_randn_like(x: Tensor, dtype: Any = None, requires_grad: bool = False,
+                     generator: Generator | None = None) -> Tensor:
+    gen = generator_of(generator)
+    return _drawn_like(x, _real_or_complex(_like(x, dtype), "torch_randn_like"), requires_grad,
+                       lambda a: _random.normal_(gen, a))
 
 
-def torch_rand_like(x: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return torch_rand(x.shape, dtype=_like(x, dtype), requires_grad=requires_grad)
+def torch_rand_like(x: Tensor, dtype: Any = None, requires_grad: bool = False,
+                    generator: Generator | None = None) -> Tensor:
+    gen = generator_of(generator)
+    return _drawn_like(x, _real_or_complex(_like(x, dtype), "torch_rand_like"), requires_grad,
+                       lambda a: _random.uniform_(gen, a))
 
 
 def torch_randint_like(x: Tensor, low: int, high: int | None = None, dtype: Any = None,
-                       requires_grad: bool = False) -> Tensor:
-    return torch_randint(low, high, size=x.shape, dtype=_like(x, dtype),
-                         requires_grad=requires_grad)
+                       requires_grad: bool = False,
+                       generator: Generator | None = None) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    low, high = int(low), int(high)
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    gen = generator_of(generator)
+    return _drawn_like(x, as_dtype(_like(x, dtype)), requires_grad,
+                       lambda a: _random.random_(gen, a, low, high))
 
 
 # dtype constructors, as R torch spells them
@@ -321,6 +450,8 @@ def torch_bool() -> Dtype: return bool_
 def torch_float16() -> Dtype: return float16
 def torch_half() -> Dtype: return float16
 def torch_bfloat16() -> Dtype: return bfloat16
+def torch_float8_e4m3fn() -> Dtype: return _tensor.float8_e4m3fn
+def torch_float8_e5m2() -> Dtype: return _tensor.float8_e5m2
 def torch_quint8() -> Dtype: return _tensor.quint8
 def torch_qint8() -> Dtype: return _tensor.qint8
 def torch_qint32() -> Dtype: return _tensor.qint32

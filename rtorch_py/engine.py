@@ -215,8 +215,8 @@ class SavedTensor:
         return ("one of the variables needed for gradient computation has been modified by "
                 f"an inplace operation: [{t._type_string()} [{', '.join(map(str, t.shape))}]]"
                 f"{where} is at version {t._version[0]}; expected version {self.version} "
-                "instead. Hint: use with_detect_anomaly() to find the forward op that failed "
-                "to compute its gradient.")
+                "instead. Hint: enable anomaly detection to find the operation that failed to "
+                "compute its gradient, with torch.autograd.set_detect_anomaly(True).")
 
 
 # A node's saved values are a tuple when they are plain values (formulas get it

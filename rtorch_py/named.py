@@ -136,7 +136,24 @@ def r_names(x: Any) -> Any:
     return None if n is None else ["*" if v is None else v for v in n]
 
 
+def _r_refine_names(self: Tensor, names: Any) -> Tensor:
+    """R torch's `x$refine_names(names)`: the names as one vector."""
+    return refine_names(self, names)
+
+
+def _r_align_to(self: Tensor, names: Any = None, order: Any = None,
+                ellipsis_idx: Any = None) -> Tensor:
+    """R torch's `x$align_to(names)`, or libtorch's other form `x$align_to(order,
+    ellipsis_idx)`: the names in `order` with "..." at position `ellipsis_idx`."""
+    if names is not None:
+        return align_to(self, names)
+    order = list(_flat([order]))
+    order.insert(int(ellipsis_idx), "...")
+    return align_to(self, order)
+
+
 def r_methods() -> dict[str, Callable]:
-    """The same methods as R calls them (`x$rename(W = "a")`, `x$refine_names(c(...))`)."""
+    """The same methods as R calls them (`x$rename(W = "a")`, `x$refine_names(c(...))`,
+    with R torch's arguments)."""
     return {"has_names": Tensor.has_names, "rename": rename, "rename_": rename_,
-            "refine_names": refine_names, "align_to": align_to}
+            "refine_names": _r_refine_names, "align_to": _r_align_to}

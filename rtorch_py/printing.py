@@ -64,6 +64,8 @@ _DTYPES = {
 try:  # bfloat16 comes from ml_dtypes (the engine's dependency)
     import ml_dtypes
     _DTYPES["bfloat16"] = (ml_dtypes.bfloat16, "CPUBFloat16Type")
+    _DTYPES["float8_e4m3fn"] = (ml_dtypes.float8_e4m3fn, "CPUFloat8_e4m3fnType")
+    _DTYPES["float8_e5m2"] = (ml_dtypes.float8_e5m2, "CPUFloat8_e5m2Type")
 except ImportError:  # pragma: no cover
     pass
 
@@ -177,9 +179,10 @@ def _libtorch_parts(data: np.ndarray, dtype_name: str, legacy: bool) -> tuple[It
     values = np.asarray(data).astype(np_dtype, copy=False).astype(np.float64)
 
     if values.ndim == 0:
-        # R torch streams a 0-d value with the stream's defaults: printf %g, 6
-        # significant digits (`0.0817124`), in every libtorch version.
-        return iter([_plain(float(values), True) + "\n"]), footer
+        # Written without a width, as the scale factor: shortest round-trip
+        # digits in libtorch >= 2.8 (R torch 0.17's linalg_norm page prints
+        # sqrt(60) in float32 as `7.745966911315918`), printf %g before.
+        return iter([_plain(float(values), legacy) + "\n"]), footer
     if values.size == 0:
         return iter([]), footer
     if values.ndim == 1:

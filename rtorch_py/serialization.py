@@ -1,15 +1,23 @@
-"""torch_save() / torch_load(): tensors and plain containers, in a format
-that never runs code when read.
+"""torch_save() / torch_load(): tensors and plain containers, in formats that
+never run code when read.
 
-Our files are zip archives: `rtorch.json` describes the value (containers,
-numbers, strings) and names each tensor's array, stored beside it as
-`tensors/<i>.npy` (read back with allow_pickle=False). A file may also hold
-an R object (`r_object.rds`, written by the R side for modules, datasets and
-other R values), which only R can load.
+R torch 0.17's format (what R's torch_save() writes, and Python's for a tensor):
+a safetensors file (an 8-byte little-endian header length, the JSON header, the
+tensors' bytes) whose `__metadata__` holds `"__r__"`, JSON saying what the file
+is (`type`: tensor, list, module or state_dict; `version` 3; which tensors
+`requires_grad`; `special_dtype` for complex ones, stored as their bytes), and
+for lists, modules and datasets the R object itself, `serialize()`d by R, as the
+uint8 tensor `"__robj__"`. The format is written here rather than with Python's
+`safetensors` package, whose NumPy API has no bfloat16 (nor float8): it is a
+header and raw bytes, laid out exactly as R's safetensors package lays it out.
+Safetensors files from elsewhere (Hugging Face) are read as named tensors.
 
-torch_load() also reads PyTorch's `.pt`/`.pth` zip files (state dicts), with
-an unpickler that builds only tensors and plain containers and refuses any
-other class by name.
+Python's own values (dicts, lists, numbers) go in zip archives: `rtorch.json`
+describes the value and names each tensor's array, stored beside it as
+`tensors/<i>.npy` (read back with allow_pickle=False); an older shim's R objects
+(`r_object.rds`) are still read by R. torch_load() also reads PyTorch's
+`.pt`/`.pth` zip files (state dicts), with an unpickler that builds only tensors
+and plain containers and refuses any other class by name.
 """
 from __future__ import annotations
 
@@ -19,6 +27,8 @@ import json
 import math
 import os
 import pickle
+import struct
+import sys
 import zipfile
 from collections import OrderedDict
 from typing import Any
@@ -28,7 +38,7 @@ import numpy as np
 from .containers import NamedList
 from .creation import torch_tensor
 from .optim import Optimizer
-from .tensor import Tensor
+from .tensor import Tensor, as_dtype, wrap
 
 FORMAT = "rtorch-py"
 VERSION = 1
@@ -144,8 +154,11 @@ def _write(path: Any, index: dict, arrays: list, extra: dict | None = None) -> N
 
 
 def torch_save(obj: Any, path: Any) -> None:
-    """Save tensors, (nested) lists/dicts of them and plain values; modules
-    and optimisers are saved as their state_dict()."""
+    """Save tensors (in R torch's format), (nested) lists/dicts of them and plain
+    values; modules and optimisers are saved as their state_dict()."""
+    if isinstance(obj, Tensor):
+        _write_bytes(path, r_file("tensor", [(_UNNAMED, obj)]))
+        return
     w = _Writer()
     root = w.encode(obj)
     _write(os.fspath(path) if not hasattr(path, "write") else path,
@@ -221,15 +234,16 @@ class _Reader:
         raise ValueError(f"torch_load: damaged file (unknown entry {sorted(e)})")
 
 
-def _open(path: Any) -> zipfile.ZipFile:
+def _open(path: Any, name: Any = None) -> zipfile.ZipFile:
     if isinstance(path, (bytes, bytearray)):
         path = io.BytesIO(path)
     try:
         return zipfile.ZipFile(path if hasattr(path, "read") else os.fspath(path))
     except zipfile.BadZipFile:
-        raise ValueError(f"torch_load: {path!r} is not a file saved by torch_save() (nor a "
-                         "PyTorch .pt/.pth zip file); files saved by R torch with libtorch's "
-                         "legacy format can't be read") from None
+        what = "this" if name is None or hasattr(name, "read") or \
+            isinstance(name, (bytes, bytearray)) else repr(os.fspath(name))
+        raise ValueError(f"torch_load: {what} is not a file saved by torch_save() (nor a "
+                         "safetensors file or a PyTorch .pt/.pth zip file)") from None
 
 
 def _index(z: zipfile.ZipFile) -> dict | None:
@@ -245,10 +259,24 @@ def _index(z: zipfile.ZipFile) -> dict | None:
 
 
 def torch_load(path: Any, device: Any = "cpu") -> Any:
-    """Read what torch_save() wrote, or a PyTorch state dict (.pt/.pth)."""
+    """Read what torch_save() wrote (here or by R torch), a safetensors file (a dict
+    of tensors), or a PyTorch state dict (.pt/.pth)."""
     if device not in (None, "cpu"):
         raise ValueError(f"only the 'cpu' device exists here, got {device!r}")
-    with _open(path) as z:
+    data = _read_bytes(path)
+    if is_safetensors(data):
+        kind, names, tensors, robj = read_r_file(data)
+        if kind == "tensor":
+            return tensors[0]
+        if kind in (None, "module"):  # (a module's weights: its state dict)
+            return OrderedDict((n, t) for n, t in zip(names, tensors)
+                               if not n.startswith(EXTRA_TENSOR))
+        raise ValueError(f"torch_load: this file holds an R object (a {kind}, saved by "
+                         "torch_save() in R); load it with torch_load() in R")
+    if data[:2] == b"\x1f\x8b" or data[:2] in (b"X\n", b"A\n", b"B\n"):
+        raise ValueError("torch_load: this is an R torch file of the older RDS format; load "
+                         "it with torch_load() in R")
+    with _open(data, path) as z:
         index = _index(z)
         if index is None:
             return _load_pytorch(z)
@@ -270,6 +298,176 @@ def load_r(path: Any) -> list:
             tensors = [r.decode(e) for e in index["tensors"]]
             return ["r", None, z.read(index["r_object"]), tensors]
         return ["value", r.decode(index["root"]), None, []]
+
+
+# -- R torch's files: safetensors ------------------------------------------------------
+
+_UNNAMED = "...unnamed..."   # the one tensor of a "tensor" file, as R torch names it
+# tensors a module's file holds beyond its state dict (see rtorch_py/r/modules.py)
+EXTRA_TENSOR = "__rtorch_tensor__."
+R_KEY, R_OBJECT = "__r__", "__robj__"
+R_VERSION = 3
+_SAFE_DTYPES = {"float32": "F32", "float64": "F64", "float16": "F16", "bfloat16": "BF16",
+                "bool": "BOOL", "uint8": "U8", "int8": "I8", "int16": "I16", "int32": "I32",
+                "int64": "I64", "float8_e4m3fn": "F8_E4M3", "float8_e5m2": "F8_E5M2"}
+_FROM_SAFE = {v: k for k, v in _SAFE_DTYPES.items()}
+_FROM_SAFE.update({"U16": "int32", "U32": "int64", "U64": "int64"})  # (widened: no such dtypes)
+_SAFE_NP = {"U16": np.uint16, "U32": np.uint32, "U64": np.uint64}
+# complex tensors: R torch stores their bytes (uint8) and names the dtype in __r__
+_SPECIAL = {"complex64": "cfloat", "complex128": "cdouble"}
+_FROM_SPECIAL = {"cfloat": "complex64", "cdouble": "complex128", "chalf": None}
+
+
+def _json(x: Any) -> str:
+    """JSON as R's jsonlite writes it (no spaces, UTF-8 as is)."""
+    return json.dumps(x, separators=(",", ":"), ensure_ascii=False)
+
+
+def write_safetensors(entries: list, metadata: dict | None = None) -> bytes:
+    """A safetensors file of (name, array) entries, laid out as R's safetensors
+    package lays it out: the tensors in order, then `__metadata__`, no padding."""
+    header: dict = {}
+    offset = 0
+    for name, arr in entries:
+        dtype = _SAFE_DTYPES.get(_dtype_name(arr))
+        if dtype is None:
+            raise TypeError(f"torch_save: can't store a tensor of {arr.dtype} ({name!r})")
+        header[name] = {"shape": list(arr.shape), "dtype": dtype,
+                        "data_offsets": [offset, offset + arr.nbytes]}
+        offset += arr.nbytes
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    head = _json(header).encode("utf-8")
+    out = [struct.pack("<Q", len(head)), head]
+    out += [_little(np.ascontiguousarray(arr)).tobytes() for _, arr in entries]
+    return b"".join(out)
+
+
+def _little(arr: np.ndarray) -> np.ndarray:
+    """The array's bytes in little-endian order (safetensors' order), on any host."""
+    return arr if sys.byteorder == "little" or arr.dtype.itemsize == 1 else arr.byteswap()
+
+
+def _dtype_name(arr: np.ndarray) -> str:
+    return wrap(arr[:0]).dtype.name if arr.dtype.kind == "V" else np.dtype(arr.dtype).name
+
+
+def is_safetensors(data: bytes) -> bool:
+    if len(data) < 10:
+        return False
+    (n,) = struct.unpack("<Q", data[:8])
+    return 0 < n <= len(data) - 8 and data[8:9] == b"{"
+
+
+def read_safetensors(data: bytes) -> tuple:
+    """(names, arrays, metadata) of a safetensors file, in the header's order."""
+    (n,) = struct.unpack("<Q", data[:8])
+    try:
+        header = json.loads(data[8:8 + n].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ValueError("torch_load: damaged safetensors file (its header isn't JSON)") from None
+    body = memoryview(data)[8 + n:]
+    metadata = header.pop("__metadata__", None) or {}
+    names, arrays = [], []
+    for name, info in header.items():
+        code = info.get("dtype")
+        if code not in _FROM_SAFE:
+            raise ValueError(f"torch_load: tensor {name!r} has dtype {code!r}, which rtorch-py "
+                             f"doesn't have (it reads {', '.join(sorted(_FROM_SAFE))})")
+        np_dtype = np.dtype(_SAFE_NP.get(code) or as_dtype(_FROM_SAFE[code]).np)
+        begin, end = (int(v) for v in info["data_offsets"])
+        shape = tuple(int(s) for s in info["shape"])
+        if not 0 <= begin <= end <= len(body) or \
+                (end - begin) != int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize:
+            raise ValueError(f"torch_load: damaged safetensors file (tensor {name!r} doesn't "
+                             "fit its place)")
+        arr = _little(np.frombuffer(body[begin:end], dtype=np_dtype).reshape(shape).copy())
+        if code in _SAFE_NP:
+            arr = arr.astype(as_dtype(_FROM_SAFE[code]).np)
+        names.append(name)
+        arrays.append(arr)
+    return names, arrays, metadata
+
+
+def r_file(kind: str, state: list, robj: bytes | None = None, extra: list = ()) -> bytes:
+    """The bytes of an R torch file: `state` as (name, tensor), then `extra`
+    (name, tensor) entries, then the R object `robj` as `__robj__`."""
+    requires_grad: dict = {}
+    special: dict = {}
+    entries = []
+    for name, t in [*state, *extra]:
+        if t.requires_grad:
+            requires_grad[name] = True
+        arr = np.asarray(t.data)
+        if t.dtype.name in _SPECIAL:
+            shape = list(arr.shape)
+            special[name] = {"shape": shape[0] if len(shape) == 1 else shape,
+                             "dtype": _SPECIAL[t.dtype.name]}
+            arr = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+        entries.append((name, arr))
+    if robj is not None:
+        entries.append((R_OBJECT, np.frombuffer(robj, dtype=np.uint8)))
+    # (an empty R list is `[]` in jsonlite, a named one an object; length-1 shapes unboxed)
+    meta = {"type": kind, "version": R_VERSION, "requires_grad": requires_grad or [],
+            "special_dtype": special or []}
+    return write_safetensors(entries, {R_KEY: _json(meta)})
+
+
+def read_r_file(data: bytes) -> tuple:
+    """(kind or None for a plain safetensors file, names, tensors, R object bytes or None)."""
+    if not is_safetensors(data):
+        raise ValueError("torch_load: this is not a file saved by torch_save() (nor a "
+                         "safetensors file or a PyTorch .pt/.pth zip file)")
+    names, arrays, metadata = read_safetensors(data)
+    try:
+        meta = json.loads(metadata[R_KEY]) if R_KEY in metadata else None
+    except (TypeError, json.JSONDecodeError):
+        raise ValueError("torch_load: damaged file (its __r__ metadata isn't JSON)") from None
+    if meta is not None and int(meta.get("version", 0)) > R_VERSION:
+        raise ValueError(f"torch_load: the file has serialization version {meta['version']}; "
+                         f"this version of torch can't load files with serialization version "
+                         f"> {R_VERSION}")
+    special = (meta or {}).get("special_dtype") or {}
+    requires = (meta or {}).get("requires_grad") or {}
+    robj = None
+    tensors = []
+    out_names = []
+    for name, arr in zip(names, arrays):
+        if meta is not None and name == R_OBJECT:
+            robj = arr.tobytes()
+            continue
+        if name in special:
+            target = _FROM_SPECIAL.get(special[name].get("dtype"))
+            if target is None:
+                raise ValueError(f"torch_load: tensor {name!r} is {special[name]['dtype']}, "
+                                 "which rtorch-py doesn't have")
+            shape = special[name]["shape"]
+            shape = [shape] if isinstance(shape, int) else list(shape)
+            arr = arr.reshape(-1).view(as_dtype(target).np).reshape(shape)
+        t = torch_tensor(arr, requires_grad=bool(requires.get(name, False)))
+        out_names.append(name)
+        tensors.append(t)
+    return (None if meta is None else meta.get("type")), out_names, tensors, robj
+
+
+def _read_bytes(path: Any) -> bytes:
+    if isinstance(path, (bytes, bytearray, memoryview)):
+        return bytes(path)
+    if hasattr(path, "read"):
+        return path.read()
+    try:
+        with open(os.fspath(path), "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"torch_load: no such file {os.fspath(path)!r}") from None
+
+
+def _write_bytes(path: Any, data: bytes) -> None:
+    if hasattr(path, "write"):
+        path.write(data)
+        return
+    with open(os.fspath(path), "wb") as f:
+        f.write(data)
 
 
 # -- PyTorch's zip files -----------------------------------------------------------
@@ -363,6 +561,36 @@ def _load_pytorch(z: zipfile.ZipFile) -> Any:
     if byteorder in names and z.read(byteorder).strip() != b"little":
         raise ValueError("torch_load: big-endian PyTorch files are not supported")
     return _RestrictedUnpickler(z.read(pkl[0]), z, prefix).load()
+
+
+class _ScriptModule:
+    """A TorchScript module's fields, as libtorch pickles them (no code is kept or run)."""
+
+    def __setstate__(self, state: Any) -> None:
+        self.fields = state
+
+
+class _ScriptUnpickler(_RestrictedUnpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if module.startswith("__torch__.") or module == "__torch__":
+            return _ScriptModule
+        return super().find_class(module, name)
+
+
+def load_libtorch_tensor(data: bytes) -> Tensor:
+    """The tensor of a file libtorch's C++ `torch::save(tensor)` wrote (what R torch's
+    older RDS files hold): an archive of a module whose attribute "0" is the tensor."""
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        pkl = [n for n in z.namelist() if n.endswith("data.pkl") and n.count("/") == 1]
+        if not pkl:
+            raise ValueError("torch_load: damaged file (no tensor in libtorch's archive)")
+        prefix = pkl[0][: -len("data.pkl")]
+        obj = _ScriptUnpickler(z.read(pkl[0]), z, prefix).load()
+    fields = getattr(obj, "fields", None)
+    tensor = fields.get("0") if isinstance(fields, dict) else obj
+    if not isinstance(tensor, Tensor):
+        raise ValueError("torch_load: damaged file (no tensor in libtorch's archive)")
+    return tensor
 
 
 def load_state_dict(path: Any) -> dict:

@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from .creation import device_type, no_device, strided_only
 from .ops.recording import formula, record
 from .ops.sparse import SparseTensor, _make, format_sparse, sparse_sampled_addmm
-from .tensor import Tensor, as_dtype, sparse_coo, strided, to_array, wrap
+from .tensor import Tensor, as_dtype, sparse_coo, to_array, wrap
 
 __all__ = ["torch_sparse_coo_tensor", "torch_sparse_sampled_addmm", "strided_only",
            "SparseTensor",
@@ -75,8 +76,8 @@ def torch_sparse_coo_tensor(indices: Any, values: Any, size: Any = None, dtype: 
     """A COO tensor with `values` at `indices` (0-based, sparse_dim x nnz), as
     PyTorch's sparse_coo_tensor: uncoalesced, the size inferred when not given;
     values that require grad receive the gradient (SparseCooTensorWithDimsAndTensorsBackward0)."""
-    if device is not None and str(device) != "cpu":
-        raise RuntimeError(f"only the 'cpu' device exists here, got '{device}'")
+    if device is not None and device_type(device) != "cpu":
+        raise no_device(device)
     idx = _as_int_array(indices, "indices")
     vals = values if isinstance(values, Tensor) else wrap(to_array(values))
     if isinstance(vals, SparseTensor):
@@ -97,15 +98,6 @@ def torch_sparse_coo_tensor(indices: Any, values: Any, size: Any = None, dtype: 
     out._vals = vals.detach()
     return record(out, SparseCooTensorWithDimsAndTensorsBackward0, (vals,),
                   (flat, shape[:sd]))
-
-
-def strided_only(layout: Any, what: str | None = None) -> None:
-    """Creation functions make strided tensors only: refuse another layout, rather
-    than give a dense tensor for it."""
-    if layout is not None and layout is not strided:
-        by = f" by {what}()" if what else ""
-        raise NotImplementedError(f"layout = {layout!r} is not supported{by}; make the dense "
-                                  "tensor and convert it with to_sparse()")
 
 
 def torch_sparse_sampled_addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any = 1,

@@ -35,8 +35,8 @@ class dtype:
         self.np = np.dtype(np_dtype) if np_dtype is not None else None
         self.r_name = r_name
         self.type_name = type_name
-        # (bfloat16 is a float, though NumPy files ml_dtypes' type under kind "V")
-        kind = "f" if name == "bfloat16" else self.np.kind
+        # (bfloat16 and float8 are floats, though NumPy files ml_dtypes' types under kind "V")
+        kind = "f" if name == "bfloat16" or name.startswith("float8") else self.np.kind
         self.is_floating_point = kind == "f"
         self.is_complex = kind == "c"
         self.is_signed = kind != "u" and kind != "b"
@@ -69,14 +69,20 @@ bool_ = dtype("bool", np.bool_, "Bool", "CPUBoolType")
 try:
     import ml_dtypes
     _BF16 = np.dtype(ml_dtypes.bfloat16)
+    _F8 = (np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2))
 except ImportError:  # pragma: no cover (ml_dtypes is a dependency)
-    _BF16 = None
+    _BF16, _F8 = None, (None, None)
 bfloat16 = dtype("bfloat16", _BF16, "BFloat16", "CPUBFloat16Type")
+# The float8 storage types (torch_float8_e4m3fn(), torch_float8_e5m2()): tensors of
+# them are made and converted (`$to()`), as libtorch's CPU ops on them go no further.
+float8_e4m3fn = dtype("float8_e4m3fn", _F8[0], "Float8_e4m3fn", "CPUFloat8_e4m3fnType")
+float8_e5m2 = dtype("float8_e5m2", _F8[1], "Float8_e5m2", "CPUFloat8_e5m2Type")
 ALL_DTYPES = (float32, float64, float16, complex64, complex128, uint8, int8, int16, int32,
               int64, bool_)
 _DTYPES = {d.np: d for d in ALL_DTYPES}
 if _BF16 is not None:
     _DTYPES[_BF16] = bfloat16
+    _DTYPES.update({float8_e4m3fn.np: float8_e4m3fn, float8_e5m2.np: float8_e5m2})
 # Quantized dtypes (torch_quint8(), torch_qint8(), torch_qint32()): the integers
 # in a one-field NumPy record (rtorch_py.quantized refuses arithmetic on them); the scale and
 # zero point live on the tensor (rtorch_py.quantized).
@@ -103,7 +109,8 @@ def dequantized(x: "Tensor") -> np.ndarray:
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64,
                  "int": int32, "short": int16, "cfloat": complex64, "cdouble": complex128,
-                 "bfloat16": bfloat16})
+                 "bfloat16": bfloat16, "float8_e4m3fn": float8_e4m3fn,
+                 "float8_e5m2": float8_e5m2})
 _BY_NAME.update({d.name: d for d in QUANTIZED})
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -175,6 +182,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
     ca, cb = _category(a), _category(b)
+    if {a, b} == {float16, bfloat16}:  # (NumPy has no common type for these)
+        return float32
     if ca == cb:
         return _DTYPES[np.promote_types(a.np, b.np)]
     hi, lo = (a, b) if ca > cb else (b, a)
@@ -446,7 +455,9 @@ class Tensor:
     __str__ = __repr__
 
     def _type_string(self) -> str:
-        return self.dtype.type_name.replace("CPU", "torch.").replace("Type", "Tensor")
+        """libtorch's name of the tensor's type, as its C++ messages (R torch's) give
+        it: CPUFloatType."""
+        return self.dtype.type_name
 
     # -- dim names -------------------------------------------------------
     @property
@@ -565,7 +576,8 @@ def _dim(d: int, ndim: int) -> int:
 
 ELLIPSIS = "..."
 
-# Set once a tensor with dim names or of a sparse layout exists in this process:
+# Set once a tensor with dim names or of a sparse layout exists in this process (or
+# autocast was turned on: ops.dispatch):
 # until then an op's public function calls the op at once (the ops' fast path,
 # rtorch_py/ops/dispatch.py), without looking at its operands.
 SPECIAL = [False]

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import rtorch_py as rt  # noqa: E402
 from op_cases import bound_arguments, cases, materialize  # noqa: E402
 from rtorch_py import r as rbridge  # noqa: E402
-from rtorch_py.r.tables import RESULT_CONVENTIONS  # noqa: E402
+from rtorch_py.r.tables import RESULT_CONVENTIONS, WRAPPERS  # noqa: E402
 
 
 def main() -> None:
@@ -58,7 +58,10 @@ def main() -> None:
             arrays, _, rebuild = materialize(case.sample, np.float64)
             tensors = [rt.torch_tensor(a.copy()) for a in arrays]
             args, kwargs = rebuild(tensors)
-            expected = spec.fn(*args, **kwargs)
+            python_form = spec.fn
+            for c in spec.r_conventions:  # libtorch's form where R torch has it
+                python_form = WRAPPERS[c](python_form) if c in WRAPPERS else python_form
+            expected = python_form(*args, **kwargs)
             # as the sample gives them: by position, then by name (R torch's names)
             named = bound_arguments(spec, args, kwargs)
             r_args = [to_r(v, kind) for n, v, kind in named if n not in kwargs]

@@ -386,3 +386,10 @@ def test_zeros_out_and_ones_out_write_into_out():
     assert_same(out, t)
     with pytest.raises(RuntimeError, match="leaf that requires grad"):
         rt.torch_zeros_out(rt.torch_ones(2, requires_grad=True), 2)
+
+
+def test_empty_holds_zeros() -> None:
+    # unspecified values; zeros (what R torch's torch_empty page shows) rather than
+    # whatever memory NumPy hands out
+    assert not rt.as_array(rt.torch_empty(3, 4)).any()
+    assert not rt.as_array(rt.torch_empty_like(rt.torch_ones(2, dtype=rt.torch_int64()))).any()

@@ -9,6 +9,7 @@ import torch
 
 import rtorch_py as rt
 from rtorch_py import nn
+from helpers import check_vs_torch, rand
 
 RNG = np.random.default_rng(0)
 
@@ -268,6 +269,18 @@ def test_embedding_and_one_hot():
           torch.nn.functional.one_hot(torch.tensor([0, 2, 1])))
     with pytest.raises(IndexError, match="index out of range"):
         nn.nnf_embedding(rt.torch_tensor([6]), mine.weight)
+
+
+def test_embedding_records_embedding_backward_as_pytorch():
+    # R torch's nn_embedding page prints grad_fn = <EmbeddingBackward0>
+    idx = RNG.integers(0, 6, size=(4, 5))
+
+    def embedding(T, w):
+        if T is torch:
+            return torch.nn.functional.embedding(torch.tensor(idx), w, padding_idx=2)
+        return nn.nnf_embedding(rt.torch_tensor(idx), w, padding_idx=2)
+    check_vs_torch(embedding, rand(6, 3), second_order=True)
+    check_vs_torch(lambda T, w: embedding(T, w) * embedding(T, w), rand(6, 2))
 
 
 def test_dropout_respects_train_and_eval():

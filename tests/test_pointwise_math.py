@@ -332,3 +332,14 @@ def test_inplace_comparisons_cut_the_gradient(name, other):
         getattr(y, name)(T.tensor([0.5, 0.1, 0.9], dtype=x.dtype) if other == "T" else other)
         return y * x
     check_vs_torch(fn, x)
+
+
+def test_rad2deg_and_deg2rad_round_as_libtorch() -> None:
+    # libtorch multiplies by the factor rounded to the dtype (R torch's torch_rad2deg
+    # page prints 359.9894 for 6.283; NumPy's rad2deg gives 359.98935)
+    x = np.array([3.142, -3.142, 6.283, 1.570, 100.0, 0.1])
+    for dtype in (np.float32, np.float64, np.float16):
+        for name in ("rad2deg", "deg2rad"):
+            ours = rt.as_array(getattr(rt, "torch_" + name)(rt.torch_tensor(x.astype(dtype))))
+            theirs = getattr(torch, name)(torch.from_numpy(x.astype(dtype))).numpy()
+            np.testing.assert_array_equal(ours, theirs)

@@ -242,23 +242,24 @@ def test_zero_dim_tensors():
     assert format_tensor(np.int64(1), "int64") == out("torch_tensor", "1", "[ CPULongType{} ]")
 
 
-def test_zero_dim_float_uses_six_significant_digits():
-    # R torch doc (dev reference, R torch 0.17 on libtorch 2.8): linalg_slogdet's
-    # example prints its 0-d results as "-1" and "0.0817124"; linalg_norm's
-    # prints sqrt(60) as "7.74597": the stream's default, printf %g. (Newer
-    # libtorch, e.g. the 2.13 the oracle below is built on, prints shortest
-    # round-trip digits instead; R torch's output is what counts here.)
-    assert format_tensor(np.float32(0.0817124), "float32") == out(
-        "torch_tensor", "0.0817124", "[ CPUFloatType{} ]")
+def test_zero_dim_float_uses_shortest_round_trip_digits():
+    # R torch doc (dev reference, R torch 0.17 on libtorch 2.8): linalg_norm's
+    # example prints sqrt(60) in float32 as "7.745966911315918",
+    # nn_multilabel_margin_loss's 0.85 as "0.8500000238418579", linalg_slogdet's
+    # sign as "-1": {fmt}'s shortest round-trip digits of the double. libtorch
+    # <= 2.7 (R torch <= 0.16) streamed them with printf %g ("7.74597").
+    assert format_tensor(np.float32(math.sqrt(60)), "float32") == out(
+        "torch_tensor", "7.745966911315918", "[ CPUFloatType{} ]")
+    assert format_tensor(np.float32(0.85), "float32") == out(
+        "torch_tensor", "0.8500000238418579", "[ CPUFloatType{} ]")
     assert format_tensor(np.float32(-1), "float32") == out(
         "torch_tensor", "-1", "[ CPUFloatType{} ]")
-    for legacy in (False, True):
-        assert format_tensor(np.float32(math.sqrt(60)), "float32",
-                             legacy_libtorch=legacy) == out(
-            "torch_tensor", "7.74597", "[ CPUFloatType{} ]")
+    assert format_tensor(np.float32(math.sqrt(60)), "float32", legacy_libtorch=True) == out(
+        "torch_tensor", "7.74597", "[ CPUFloatType{} ]")
     data = np.float32(2.0**-25)
     assert format_tensor(data, "float32", grad_fn_name="MaxBackward1") == out(
-        "torch_tensor", "2.98023e-08", "[ CPUFloatType{} ][ grad_fn = <MaxBackward1> ]")
+        "torch_tensor", "2.9802322387695312e-08",
+        "[ CPUFloatType{} ][ grad_fn = <MaxBackward1> ]")
 
 
 # nn_rnn reference example, R torch doc rendered with libtorch >= 2.8: the two
@@ -577,11 +578,13 @@ def test_empty_tensors(shape, dtype, footer):
 @pytest.mark.parametrize(
     "value, dtype, text",
     [
-        (np.float32(0.1), "float32", "0.1\n[ CPUFloatType{}"),
-        (np.float32(-0.1), "float32", "-0.1\n[ CPUFloatType{}"),
+        (np.float32(0.1), "float32", "0.10000000149011612\n[ CPUFloatType{}"),
+        (np.float32(-0.1), "float32", "-0.10000000149011612\n[ CPUFloatType{}"),
         (np.float64(0.1), "float64", "0.1\n[ CPUDoubleType{}"),
         (np.float64(1e16), "float64", "1e+16\n[ CPUDoubleType{}"),
-        (np.float64(123456789012345.0), "float64", "1.23457e+14\n[ CPUDoubleType{}"),
+        (np.float64(123456789012345.0), "float64", "123456789012345\n[ CPUDoubleType{}"),
+        (np.float64(8.97168703772877e-08), "float64", "8.97168703772877e-08\n[ CPUDoubleType{}"),
+        (np.float32(np.nan), "float32", "nan\n[ CPUFloatType{}"),
         (np.float16(0.5), "float16", "0.5\n[ CPUHalfType{}"),
         (np.uint8(200), "uint8", "200\n[ CPUByteType{}"),
         (np.int8(-3), "int8", "-3\n[ CPUCharType{}"),
@@ -593,7 +596,8 @@ def test_empty_tensors(shape, dtype, footer):
     ],
 )
 def test_zero_dim_values(value, dtype, text):
-    # derived: R torch streams 0-d values with printf %g (6 significant digits).
+    # derived: libtorch 2.8 writes a 0-d value with {fmt}'s "{}" (shortest round-trip
+    # digits, no ".0"; R torch 0.17's pages print 8.97168703772877e-08, nan, 22).
     assert format_tensor(value, dtype) == out("torch_tensor", text + " ]")
 
 

@@ -367,3 +367,16 @@ def test_unfinished_script(tmp_path: Path) -> None:
     assert res.returncode == 1
     assert res.stdout == "start\n"
     assert res.stderr == "Error: unexpected end of input\nExecution halted\n"
+
+
+@needs_r
+def test_r_home_share_is_rscripts() -> None:
+    # R's launcher exports R_SHARE_DIR (Debian keeps it outside R_HOME); without it
+    # tools::parse_Rd() finds no Rd macros
+    rscript = subprocess.run(["Rscript", "-e", 'cat(R.home("share"))'], capture_output=True,
+                             text=True)
+    if rscript.returncode != 0:
+        pytest.skip("no Rscript to compare with")
+    res = run_r("-e", 'cat(R.home("share"))')
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == rscript.stdout

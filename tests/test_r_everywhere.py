@@ -200,6 +200,10 @@ def test_r_cmd_install_from_a_checkout_finds_its_venv(tmp_path: Path) -> None:
     (checkout / ".venv").symlink_to(sys.prefix)  # this checkout's virtualenv
     lib = tmp_path / "lib"
     lib.mkdir()
+    # (the shim imports coro, as R torch does: Debian has none, the checkout a minimal one)
+    res = subprocess.run(["R", "CMD", "INSTALL", f"--library={lib}", str(r_source_dir() / "coro")],
+                         capture_output=True, text=True, env=_env(), timeout=600)
+    assert res.returncode == 0, res.stdout + res.stderr
     res = subprocess.run(["R", "CMD", "INSTALL", "--no-docs", f"--library={lib}", "r_compat"],
                          capture_output=True, text=True, cwd=checkout, env=_env(), timeout=600)
     assert res.returncode == 0, res.stdout + res.stderr

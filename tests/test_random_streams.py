@@ -26,7 +26,7 @@ from random_cases import (BFLOAT16, CASES, F16, F32, TORCH_DTYPE,
                           probabilities, to_numpy)
 from rtorch_py.random import distributions as D
 from rtorch_py.random import nn as RN
-from rtorch_py.random.vecmath import fma32, fma64, iteration_axes
+from rtorch_py.random.vecmath import fma32, fma64, iteration_axes, log_avx2, sincos_avx2
 
 SEEDS = (0, 1, 2024)
 SIZES = (0, 1, 7, 15, 16, 17, 100, 1000, 1001, (3, 5), (4, 17), (2, 3, 8))
@@ -410,3 +410,26 @@ def test_bad_arguments_say_what_is_wrong() -> None:
         R.multinomial(gen, np.ones(3, np.float32), 4)
     with pytest.raises(TypeError, match="floating point"):
         R.exponential_(gen, np.empty(3, np.int64))
+
+
+def test_box_muller_fast_steps_hold_on_every_uniform() -> None:
+    """log_avx2 and sincos_avx2 skip their tie checks on Box-Muller's inputs
+    (on_grid): over all 2^24 float32 uniforms u, log(1 - u) and sincos(2 pi u)
+    come out the same as with every check."""
+    step = 1 << 21
+    for start in range(0, 1 << 24, step):
+        u = (np.arange(start, start + step) * 2.0 ** -24).astype(np.float32)
+        x = np.float32(1) - u
+        assert np.array_equal(log_avx2(x, on_grid=True), log_avx2(x))
+        angle = np.float32(2 * math.pi) * u
+        for fast, checked in zip(sincos_avx2(angle, on_grid=True), sincos_avx2(angle)):
+            assert np.array_equal(fast.view(np.uint32), checked.view(np.uint32))
+
+
+@pytest.mark.parametrize("seed", [0, 2024])
+def test_float32_normal_kernel_on_two_million_values(seed) -> None:
+    torch.manual_seed(seed)
+    gen = R.Generator(seed)
+    assert same_bits(R.normal_(gen, np.empty(2 * 10 ** 6 + 3, np.float32)),
+                     torch.randn(2 * 10 ** 6 + 3).numpy())
+    assert_same_state(gen)

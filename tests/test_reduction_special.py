@@ -215,3 +215,52 @@ def test_softmax_of_empty_tensors_is_empty(name, shape, dim):
     # (the max along an empty dim has no value: an empty result, as PyTorch's)
     out = getattr(rt.torch_empty(*shape), name)(dim)
     assert out.shape == tuple(getattr(torch.empty(*shape), name)(dim).shape)
+
+
+# --------------------------------------------------------------------------
+# float sums in libtorch's order: bit for bit, whatever the layout
+
+@pytest.fixture
+def one_thread():
+    # (libtorch splits full reductions of 32768+ values across threads; one thread is
+    # the order rtorch-py reproduces)
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+SUM_SHAPES = [(), (1,), (6,), (100,), (12345,), (100000,), (3, 4, 5), (7, 1000), (1000, 7),
+              (33, 65), (64, 40), (2, 100000), (5, 3, 130), (130, 3, 9), (17, 1, 200),
+              (4, 5, 6, 7), (0, 3)]
+
+
+def _layouts(x: np.ndarray):
+    yield x, lambda t: t
+    if x.ndim > 1:
+        yield x.T, lambda t: t.permute(*reversed(range(x.ndim)))
+        yield x[..., ::2], lambda t: t[..., ::2]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", SUM_SHAPES, ids=str)
+def test_sum_and_mean_add_in_libtorchs_order(shape, dtype, one_thread):
+    rng = np.random.default_rng(len(shape) * 100 + sum(shape))
+    x = np.asarray(rng.standard_normal(shape) * rng.uniform(0, 100, shape)).astype(dtype)
+    dims = [None] + [(d,) for d in range(x.ndim)] + \
+        [(a, b) for a in range(x.ndim) for b in range(a + 1, x.ndim)]
+    for arr, same_in_torch in _layouts(x):
+        ours, theirs = rt.torch_tensor(arr), same_in_torch(torch.from_numpy(x))
+        for d in dims:
+            for name in ("sum", "mean"):
+                got = getattr(ours, name)() if d is None else getattr(ours, name)(dim=d)
+                want = getattr(theirs, name)() if d is None else getattr(theirs, name)(dim=d)
+                np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=f"{name} {d}")
+
+
+def test_float32_sum_differs_from_numpys_pairwise_order(one_thread):
+    # what the order changes: the 8th digit of a long float32 sum (luz's AUC metric)
+    x = np.random.default_rng(0).standard_normal(100000).astype(np.float32) * 100
+    ours = rt.torch_tensor(x).sum().item()
+    assert ours == torch.from_numpy(x).sum().item()
+    assert ours != float(x.sum())

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import rtorch_py as rt
-from using_autograd import TOLERANCE as TRAINING_TOLERANCE, load, train
+from using_autograd import TOLERANCE as TRAINING_TOLERANCE, draws, train
 
 
 def relu_forward(ctx: Any, input: rt.Tensor) -> rt.Tensor:
@@ -49,11 +49,8 @@ def torch_relu() -> Any:
 
 
 def gradients(t: Any, relu: Any) -> dict:
-    tensor = getattr(t, "torch_tensor", None) or t.tensor
     zeros = getattr(t, "torch_zeros", None) or t.zeros
-    x, y = tensor(load("x.csv")), tensor(load("y.csv"))
-    w1 = tensor(load("w1.csv"), requires_grad=True)
-    w2 = tensor(load("w2.csv"), requires_grad=True)
+    x, y, w1, w2 = draws(t)   # (R draws the weights again from the state after the data)
     b1 = zeros(1, 32, requires_grad=True)
     b2 = zeros(1, 1, requires_grad=True)
     loss = (relu(x.mm(w1).add(b1)).mm(w2).add(b2) - y).pow(2).mean()

@@ -1,7 +1,8 @@
-"""Python twin of 07-training-a-classifier.Rmd: dataset, dataloader, an
-nn_module with a custom autograd_function layer, optim_adam and lr_step,
-trained on spirals made by formula (no random numbers, no download), so R,
-rtorch_py and PyTorch start from the same weights and see the same batches.
+"""Python twin of 07-training-a-classifier.Rmd: dataset, a shuffling
+dataloader, an nn_module with a custom autograd_function layer, optim_adam and
+lr_step, trained on spirals made by formula (no download). One seed gives R,
+rtorch_py and PyTorch the same initial weights and the same batches (libtorch's
+generator; R torch's dataloader shuffles with torch_randperm()).
 
 Quantity names are the R expressions checked after each R chunk.
 """
@@ -17,7 +18,7 @@ from rtorch_py import nn
 from rtorch_py.data import dataloader, dataset
 from rtorch_py.optim import lr_step, optim_adam
 
-EPOCHS, BATCH, LR = 60, 30, 0.02
+EPOCHS, BATCH, LR, SEED = 60, 30, 0.02, 1
 # float32 training, 600 Adam steps: NumPy's and libtorch's sums round
 # differently; the epoch losses agree within 1e-5 + 1e-5 * max|loss| (measured:
 # under 1e-6).
@@ -32,17 +33,6 @@ def spirals() -> tuple[np.ndarray, np.ndarray]:
     r = 0.1 + 0.9 * t
     theta = cls * 2 * math.pi / 3 + 3.5 * t + 0.15 * np.sin(50 * t + cls)
     return np.stack([r * np.cos(theta), r * np.sin(theta)], axis=1), cls
-
-
-def initial_values(params: list) -> list:
-    """The same deterministic start for every implementation (see the Rmd)."""
-    out = []
-    for k, p in enumerate(params, 1):
-        shape = tuple(p.shape)
-        fan_in = shape[1] if len(shape) > 1 else 4
-        n = int(np.prod(shape))
-        out.append((np.sin(np.arange(1, n + 1) * 1.3 + k) / math.sqrt(fan_in)).reshape(shape))
-    return out
 
 
 # ---------------------------------------------------------------- rtorch_py
@@ -87,11 +77,10 @@ SpiralNet = nn.nn_module("spiral_net", initialize=net_initialize, forward=net_fo
 
 def rtorch() -> dict:
     x, y = spirals()
-    train_dl = dataloader(Spirals(x, y), batch_size=BATCH, shuffle=False)
+    train_dl = dataloader(Spirals(x, y), batch_size=BATCH, shuffle=True)
+    rt.torch_manual_seed(SEED)
     model = SpiralNet()
     params = model.parameters()
-    for p, v in zip(params, initial_values(params)):
-        nn.module.write_(p, v)
     optimizer = optim_adam(params, lr=LR)
     scheduler = lr_step(optimizer, step_size=20, gamma=0.5)
     losses = []
@@ -140,29 +129,28 @@ def pytorch() -> dict:
             return self.out(Swish.apply(self.fc2(Swish.apply(self.fc1(x)))))
 
     x, y = spirals()
-    ds = torch.utils.data.TensorDataset(torch.tensor(x, dtype=torch.float32), torch.tensor(y))
-    train_dl = torch.utils.data.DataLoader(ds, batch_size=BATCH, shuffle=False)
+    tx, ty = torch.tensor(x, dtype=torch.float32), torch.tensor(y)
+    torch.manual_seed(SEED)
     model = Net()
     params = list(model.parameters())
-    with torch.no_grad():
-        for p, v in zip(params, initial_values(params)):
-            p.copy_(torch.tensor(v))
     optimizer = torch.optim.Adam(params, lr=LR)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=20, gamma=0.5)
     losses = []
+    batches = math.ceil(len(x) / BATCH)
     for _ in range(EPOCHS):
         total = 0.0
-        for bx, by in train_dl:
+        # R torch's shuffle: torch_randperm(n) from the default generator each epoch
+        for rows in torch.randperm(len(x)).split(BATCH):
             optimizer.zero_grad()
-            loss = torch.nn.functional.cross_entropy(model(bx), by)
+            loss = torch.nn.functional.cross_entropy(model(tx[rows]), ty[rows])
             loss.backward()
             optimizer.step()
             total += loss.item()
-        losses.append(total / len(train_dl))
+        losses.append(total / batches)
         scheduler.step()
     model.eval()
     pred = model(torch.tensor(x, dtype=torch.float32)).argmax(dim=1).numpy()
-    return {"dataloader": {"length(train_dl)": len(train_dl)},
+    return {"dataloader": {"length(train_dl)": batches},
             "train": {"losses": losses},
             "accuracy": {"accuracy": float(np.mean(pred == y))}}
 

@@ -9,21 +9,14 @@ R vignette's printed output instead.
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 import rtorch_py as rt
 
-DATA = Path(__file__).parent / "data"
-STEPS, LEARNING_RATE = 200, 1e-4
+STEPS, LEARNING_RATE, SEED = 200, 1e-4, 2024
 # float32 training over 200 steps: NumPy's and libtorch's sums round differently
 TOLERANCE = {q: (1e-4, 1e-4) for q in ("losses", "w1", "w2", "b1", "b2")}
-
-
-def load(name: str) -> np.ndarray:
-    return np.loadtxt(DATA / name, delimiter=",", dtype=np.float32, ndmin=2)
 
 
 def graph(t: Any) -> dict:
@@ -59,15 +52,23 @@ def graph(t: Any) -> dict:
             "walk-to-leaves": leaves, "graph-backward": backward}
 
 
+def draws(t: Any) -> tuple:
+    """The data chunk: x, y and the initial weights w1, w2, drawn after the seed
+    (libtorch's generator on every side: the same values)."""
+    seed = getattr(t, "torch_manual_seed", None) or t.manual_seed
+    randn = getattr(t, "torch_randn", None) or t.randn
+    seed(SEED)
+    x = randn(100, 3)
+    y = x[:, 0:1] * 0.2 - x[:, 1:2] * 1.3 - x[:, 2:3] * 0.5 + randn(100, 1)
+    return x, y, randn(3, 32, requires_grad=True), randn(32, 1, requires_grad=True)
+
+
 def train(t: Any, relu: Any = None) -> dict:
     """The training chunk: returns the loss at every step and the final weights."""
-    tensor = getattr(t, "torch_tensor", None) or t.tensor
     zeros = getattr(t, "torch_zeros", None) or t.zeros
     no_grad = getattr(t, "with_no_grad", None) or t.no_grad
     relu = relu or (lambda h: h.clamp(min=0))
-    x, y = tensor(load("x.csv")), tensor(load("y.csv"))
-    w1 = tensor(load("w1.csv"), requires_grad=True)
-    w2 = tensor(load("w2.csv"), requires_grad=True)
+    x, y, w1, w2 = draws(t)
     b1 = zeros(1, 32, requires_grad=True)
     b2 = zeros(1, 1, requires_grad=True)
     losses = []

@@ -95,13 +95,13 @@ autograd_function <- function(forward, backward) {
 `$.torch_autograd_context` <- function(x, name) {
   switch(name,
     save_for_backward = function(...) {
-      invisible(.External(C_call, .py$ctx_save, x, .box_values(list(...))))
+      invisible(.External(C_call, .py$ctx_save, x, .box_values(rlang::list2(...))))
     },
     mark_dirty = function(...) {
-      invisible(.External(C_call, .py$ctx_mark_dirty, x, list(...)))
+      invisible(.External(C_call, .py$ctx_mark_dirty, x, rlang::list2(...)))
     },
     mark_non_differentiable = function(...) {
-      invisible(.External(C_call, .py$ctx_mark_non_differentiable, x, list(...)))
+      invisible(.External(C_call, .py$ctx_mark_non_differentiable, x, rlang::list2(...)))
     },
     .External(C_call, .py$ctx_get, x, name)
   )

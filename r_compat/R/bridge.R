@@ -23,8 +23,12 @@
 # type_error, runtime_error, not_implemented_error) and the call of the R
 # function that called into Python (the bridge signals it).
 .python_condition <- function(message, class) {
-  structure(class = c(class, "error", "condition"),
-            list(message = message, call = sys.call(-1L)))
+  call <- sys.call(-1L)
+  # R torch's errors from the backward pass (libtorch's autograd engine, on a thread
+  # of its own) carry no call: `try(x$backward())` prints "Error : ..."
+  if (is.call(call) && is.call(call[[1]]) && identical(call[[1]][[1]], as.name("$")) &&
+      identical(call[[1]][[3]], as.name("backward"))) call <- NULL
+  structure(class = c(class, "error", "condition"), list(message = message, call = call))
 }
 
 # Python dict (as a named R list of pointers) -> environment of pointers.

@@ -31,9 +31,9 @@ DataLoader <- R6::R6Class(
       self$worker_packages <- worker_packages
       self$.iterable <- inherits(dataset, "iterable_dataset")
       if (self$.iterable) {
-        if (isTRUE(shuffle) || !is.null(sampler) || !is.null(batch_sampler)) {
-          .data_value_error("an iterable dataset can't be used with shuffle, sampler or ",
-                       "batch_sampler")
+        # (shuffle is ignored, as R torch ignores it: the dataset gives the order)
+        if (!is.null(sampler) || !is.null(batch_sampler)) {
+          .data_value_error("an iterable dataset can't be used with a sampler or batch_sampler")
         }
       } else {
         if (!is.null(batch_sampler)) {
@@ -100,7 +100,7 @@ DataLoader <- R6::R6Class(
       l <- self$loader
       if (l$.iterable) return(private$next_iterable())
       idx <- self$.it()
-      if (.is_exhausted(idx)) return(idx)
+      if (is_exhausted(idx)) return(idx)
       if (!l$.auto_collation) return(l$dataset[idx])
       data <- if (l$.has_getbatch) {
         l$dataset$.getbatch(idx)
@@ -117,12 +117,12 @@ DataLoader <- R6::R6Class(
       batch <- list()
       repeat {
         item <- self$.it()
-        if (.is_exhausted(item)) break
+        if (is_exhausted(item)) break
         batch[[length(batch) + 1L]] <- item
         if (length(batch) == l$batch_size) break
       }
       if (length(batch) == 0 || (l$drop_last && length(batch) < l$batch_size)) {
-        return(.exhausted())
+        return(exhausted())
       }
       l$collate_fn(batch)
     }
@@ -147,7 +147,7 @@ dataloader_make_iter <- function(dataloader) dataloader$.iter()
 
 dataloader_next <- function(iter, completed = NULL) {
   out <- iter$.next()
-  if (.is_exhausted(out)) completed else out
+  if (is_exhausted(out)) completed else out
 }
 
 # What .getbatch returns, as tensors (R arrays and vectors become tensors).
@@ -174,8 +174,22 @@ enumerate.dataloader <- function(x, max_len = 1e6, ...) {
   out <- list()
   repeat {
     b <- it$.next()
-    if (.is_exhausted(b) || length(out) >= max_len) break
+    if (is_exhausted(b) || length(out) >= max_len) break
     out[[length(out) + 1L]] <- b
   }
   out
 }
+
+# coro's iterators (R torch registers these methods and re-exports loop(),
+# yield() and as_iterator()): for (b in dl) inside coro::loop() or a generator.
+as_iterator.dataloader <- function(x) {
+  iter <- dataloader_make_iter(x)
+  function() dataloader_next(iter, exhausted())
+}
+
+as_iterator.iterable_dataset <- function(x) {
+  it <- x$.iter()
+  if (is.function(it)) it else function() it$.next()
+}
+
+as_iterator.utils_sampler <- function(x) x$.iter()

@@ -12,6 +12,23 @@ Dataset <- R6::R6Class(
   public = list(
     .getitem = function(index) {
       stop("a dataset must define .getitem(index) (or .getbatch(indices))", call. = FALSE)
+    },
+    # (what torch_save() stores of a dataset, as R torch's: its tensor fields)
+    state_dict = function() {
+      out <- list()
+      for (f in names(self)) {
+        value <- .subset2(self, f)
+        if (is_torch_tensor(value)) out[[f]] <- value
+      }
+      out
+    },
+    load_state_dict = function(x, ..., .refer_to_state_dict = FALSE) {
+      if (!.refer_to_state_dict) {
+        .runtime_error(paste0("Loading the state_dict is only implemented when ",
+                              "`.refer_to_state_dict` is TRUE"))
+      }
+      for (nm in names(x)) assign(nm, x[[nm]], envir = self)
+      invisible(NULL)
     }
   )
 )
@@ -80,7 +97,7 @@ tensor_dataset <- function(...) {
   public = list(
     tensors = NULL,
     initialize = function(...) {
-      tensors <- list(...)
+      tensors <- rlang::list2(...)
       if (length(tensors) == 0) .data_value_error("tensor_dataset() needs at least one tensor")
       if (!all(vapply(tensors, is_torch_tensor, logical(1)))) {
         .data_value_error("tensor_dataset() takes tensors only")

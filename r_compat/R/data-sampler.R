@@ -1,10 +1,6 @@
 # Samplers: R6 objects whose .iter() returns a function giving the next
 # (1-based) index, or coro's exhausted() at the end; .length().
 
-.exhausted <- function() as.symbol(".__exhausted__")
-
-.is_exhausted <- function(x) identical(x, .exhausted())
-
 Sampler <- R6::R6Class(
   "utils_sampler",
   lock_objects = FALSE,
@@ -16,7 +12,7 @@ Sampler <- R6::R6Class(
       i <- 0L
       function() {
         i <<- i + 1L
-        if (i > length(idx)) .exhausted() else idx[[i]]
+        if (i > length(idx)) exhausted() else idx[[i]]
       }
     }
   )
@@ -91,9 +87,9 @@ BatchSampler <- sampler(
       n <- length(idx)
       start <- 1L
       return(function() {
-        if (start > n) return(.exhausted())
+        if (start > n) return(exhausted())
         end <- min(start + bs - 1L, n)
-        if (self$drop_last && end - start + 1L < bs) return(.exhausted())
+        if (self$drop_last && end - start + 1L < bs) return(exhausted())
         out <- idx[start:end]
         start <<- end + 1L
         out
@@ -104,11 +100,11 @@ BatchSampler <- sampler(
       batch <- list()
       repeat {
         i <- it()
-        if (.is_exhausted(i)) break
+        if (is_exhausted(i)) break
         batch[[length(batch) + 1L]] <- i
         if (length(batch) == bs) break
       }
-      if (length(batch) == 0 || (self$drop_last && length(batch) < bs)) return(.exhausted())
+      if (length(batch) == 0 || (self$drop_last && length(batch) < bs)) return(exhausted())
       unlist(batch)
     }
   },

@@ -1,7 +1,7 @@
 # dataloader(num_workers > 0): batches are made by R worker processes
 # (socket workers of R's parallel package). Each worker loads the shim, the
 # worker_packages and worker_globals, seeds its generators, runs
-# worker_init_fn(id) and receives the dataset through torch_serialize();
+# worker_init_fn(id) and receives the dataset through .serialize_with_python() (R/save.R);
 # batches come back the same way, in order, one batch in flight per worker.
 
 .data_runtime_error <- function(...) {
@@ -22,7 +22,7 @@
   set.seed(seed)
   torch::torch_manual_seed(seed)
   if (!is.null(init_fn)) init_fn(id)
-  assign(".rtorch_worker_dataset", torch::torch_load(dataset_raw), envir = globalenv())
+  assign(".rtorch_worker_dataset", torch:::.unserialize_with_python(dataset_raw), envir = globalenv())
   TRUE
 }
 
@@ -32,7 +32,7 @@
   # the default collation is the worker's own (functions calling Python can't travel)
   if (is.null(collate_fn)) collate_fn <- if (has_getbatch) .data_default_convert else .data_collate
   data <- if (has_getbatch) ds$.getbatch(idx) else lapply(idx, function(i) ds$.getitem(i))
-  torch::torch_serialize(list(batch = collate_fn(data)))
+  torch:::.serialize_with_python(list(batch = collate_fn(data)))
 }
 
 .WorkerIter <- R6::R6Class(
@@ -43,7 +43,7 @@
       self$loader <- loader
       n <- loader$num_workers
       seeds <- sample.int(1e6, n)  # from R's generator: set.seed() makes runs repeatable
-      dataset_raw <- torch_serialize(loader$dataset)
+      dataset_raw <- .serialize_with_python(loader$dataset)
       private$cluster <- parallel::makePSOCKcluster(n)
       for (i in seq_len(n)) {
         parallel:::sendCall(private$cluster[[i]], .worker_setup,
@@ -58,13 +58,13 @@
     .next = function() {
       if (length(private$queue) == 0) {
         private$close()
-        return(.exhausted())
+        return(exhausted())
       }
       i <- private$queue[[1]]
       private$queue <- private$queue[-1]
       raw <- private$result(i, self$loader$timeout)
       private$dispatch(i)
-      torch_load(raw)$batch
+      .unserialize_with_python(raw)$batch
     }
   ),
   private = list(
@@ -73,7 +73,7 @@
     queue = integer(0),
     dispatch = function(i) {
       idx <- private$batches()
-      if (.is_exhausted(idx)) return(invisible())
+      if (is_exhausted(idx)) return(invisible())
       l <- self$loader
       parallel:::sendCall(private$cluster[[i]], .worker_fetch,
                           list(idx, l$.has_getbatch, if (l$.custom_collate) l$collate_fn))

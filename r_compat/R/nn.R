@@ -61,14 +61,12 @@ nn_Module <- R6::R6Class(
     cpu = function() {
       invisible(create_nn_module_callable(self))
     },
-    cuda = function(...) {
-      stop("CUDA is not available: rtorch-py runs on the CPU only", call. = FALSE)
+    cuda = function(device = NULL, non_blocking = FALSE, memory_format = NULL) {
+      self$to(device = if (is.null(device)) "cuda" else device)
     },
     to = function(dtype = NULL, device = NULL, tensor = NULL, non_blocking = FALSE,
                   copy = FALSE, memory_format = NULL) {
-      if (!is.null(device) && !identical(as.character(device), "cpu")) {
-        stop(sprintf("only the 'cpu' device exists here, got '%s'", device), call. = FALSE)
-      }
+      .External(C_call, .py_fn("cpu_only"), device)
       if (!is.null(tensor)) dtype <- tensor$dtype
       if (is.null(dtype)) return(invisible(create_nn_module_callable(self)))
       if (!dtype$is_floating_point) {
@@ -303,7 +301,7 @@ nn_module <- function(classname = NULL, inherit = nn_Module, ...,
   args <- list()
   for (n in names) {
     if (n == "...") {
-      args <- c(args, eval(quote(list(...)), env))
+      args <- c(args, eval(quote(rlang::list2(...)), env))  # dynamic dots, as R torch
     } else if (!eval(call("missing", as.name(n)), env)) {
       args[n] <- list(get(n, envir = env))
     }
@@ -504,7 +502,7 @@ nn_PyModule <- R6::R6Class(
       function(...) .nn_callable(.nn_class_call(name, m, ...))
     })
   }
-  gen <- function(...) .nn_construct(Module, list(...))
+  gen <- function(...) .nn_construct(Module, rlang::list2(...))
   attr(gen, "class") <- c(classes, "nn_module_generator")
   attr(gen, "module") <- Module
   gen
@@ -539,7 +537,7 @@ nn_PyModule <- R6::R6Class(
 nn_sequential <- nn_module(
   "nn_sequential",
   initialize = function(...) {
-    modules <- list(...)
+    modules <- rlang::list2(...)
     nms <- names(modules)
     for (i in seq_along(modules)) {
       nm <- if (!is.null(nms) && nzchar(nms[i])) nms[i] else i - 1

@@ -283,7 +283,7 @@ lr_reduce_on_plateau <- lr_scheduler(
         if (old - new > self$eps) {
           self$optimizer$param_groups[[i]]$lr <- new
           if (self$verbose) {
-            message(sprintf("Epoch %i: reducing learning rate of group %i to %.4e.",
+            message(sprintf("Epoch %i: reducing learning rate of group %i to %.4e",
                             as.integer(self$last_epoch), i, new))
           }
         }

@@ -169,17 +169,14 @@ Ops.torch_layout <- function(e1, e2) {
 
 `$.torch_dtype` <- function(x, name) {
   switch(name,
-    is_floating_point = as.character(x) %in% c("Float", "Double", "Half", "BFloat16"),
+    is_floating_point = as.character(x) %in% c("Float", "Double", "Half", "BFloat16",
+                                               "Float8_e4m3fn", "Float8_e5m2"),
     .type = function() as.character(x),
     NULL
   )
 }
 
 `$.torch_storage` <- function(x, name) function(...) .storage_method(x, name, ...)
-
-`$.torch_generator` <- function(x, name) {
-  function(...) .External(C_call, .py$generator_method, x, name, ...)
-}
 
 as.complex.torch_tensor <- function(x, ...) as.complex(as_array(x))
 
@@ -226,28 +223,25 @@ print.torch_hook <- function(x, ...) {
 
 torch_is_installed <- function() TRUE
 
-cuda_is_available <- function() FALSE
-
-backends_mps_is_available <- function() FALSE
-
 # A device: R torch's torch_device (`$type`, `$index`, printed as torch_device(type='cpu')).
-# It is the string "cpu" underneath, which is what the engine receives.
+# It is its type underneath ("cuda"), which is what the engine receives: any of
+# libtorch's device types can be named, tensors live on the cpu or meta device
+# (the engine refuses the others as libtorch without them does).
 torch_device <- function(type, index = NULL) {
   if (inherits(type, "torch_device")) return(type)
   if (grepl(":", type, fixed = TRUE)) {
     if (!is.null(index)) {
-      stop(sprintf("type %s should not include any index because index was passed explicitly.",
-                   type), call. = FALSE)
+      .value_error(sprintf("type %s should not include any index because index was passed explicitly.",
+                           type))
     }
     index <- as.integer(strsplit(type, ":", fixed = TRUE)[[1]][2])
     type <- strsplit(type, ":", fixed = TRUE)[[1]][1]
   }
-  if (!type %in% c("cpu", "meta")) {
-    stop(sprintf("only the 'cpu' device exists here, got '%s' (and 'meta': tensors with a shape and no data)",
-                 type), call. = FALSE)
-  }
-  structure(type, index = index, class = "torch_device")
+  type <- .External(C_call, .py_fn("device_type"), type)
+  structure(type, index = if (!is.null(index)) as.integer(index), class = "torch_device")
 }
+
+is_torch_device <- function(x) inherits(x, "torch_device")
 
 `$.torch_device` <- function(x, name) {
   switch(name, type = as.character(unclass(x)), index = attr(x, "index"), NULL)
@@ -255,8 +249,9 @@ torch_device <- function(type, index = NULL) {
 
 print.torch_device <- function(x, ...) {
   idx <- attr(x, "index")
-  cat("torch_device(type='", unclass(x)[1], "'", if (!is.null(idx)) paste0(", index=", idx),
-      ")", "\n", sep = "")
+  # R torch's cat(s, "\n"): a space before the newline
+  cat(paste0("torch_device(type='", unclass(x)[1], "'", if (!is.null(idx)) paste0(", index=", idx),
+             ")"), "\n")
   invisible(x)
 }
 

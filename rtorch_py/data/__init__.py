@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ..creation import torch_rand, torch_randint, torch_tensor
+from ..creation import torch_randint, torch_randperm, torch_tensor
 from ..ops.registry import REGISTRY
 from ..tensor import Tensor
 
@@ -22,8 +22,9 @@ __all__ = [
 
 
 def _randperm(n: int) -> np.ndarray:
-    # through the engine's generator, so torch_manual_seed() fixes the order
-    return np.argsort(torch_rand(n).data, kind="stable") if n else np.zeros(0, np.int64)
+    # torch_randperm(n) from the default generator, as R torch's RandomSampler
+    # draws it: the same seed gives R torch's order
+    return torch_randperm(n).data
 
 
 class Dataset:

@@ -75,12 +75,14 @@ class nn_multihead_attention(Module):
             raise ValueError("embed_dim must be divisible by num_heads")
         self.dropout, self.batch_first = float(dropout), bool(batch_first)
         self.in_proj_weight = nn_parameter(_cr.torch_empty(3 * self.embed_dim, self.embed_dim))
-        init.nn_init_xavier_uniform_(self.in_proj_weight)
         if bias:
             self.in_proj_bias = nn_parameter(torch_zeros(3 * self.embed_dim))
         else:
             self.register_parameter("in_proj_bias", None)
+        # R torch's order of draws: the projection's own initialisation, then
+        # reset_parameters()'s xavier_uniform_
         self.out_proj = nn_linear(self.embed_dim, self.embed_dim, bias=bias)
+        init.nn_init_xavier_uniform_(self.in_proj_weight)
         if bias:
             init.nn_init_zeros_(self.out_proj.bias)
 

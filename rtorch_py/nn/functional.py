@@ -16,6 +16,9 @@ import numpy as np
 from .. import autograd as _ag
 from .. import creation as _cr
 from .. import ops as _ops
+from ..meta import MetaArray
+from ..random import default_generator
+from ..random import nn as random_nn
 from ..tensor import Tensor, wrap
 from ..ops.nn_functional import (avg_pool_conv, constant_pad_nd, convolution, pool_gather,
                                  silu)
@@ -26,6 +29,8 @@ from ..ops import nn_functional as _nn_ops
 from ..ops import pooling as _pool
 from ..ops.pointwise import erf
 from ..ops import nn_kernels as _K
+from ..ops import grid_sample as _grid
+from ..ops.dispatch import autocast_policy
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -197,6 +202,7 @@ def nnf_threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     return nnf_threshold(input, threshold, value, inplace=True)
 
 
+@autocast_policy("prelu")
 def nnf_prelu(input: Tensor, weight: Tensor) -> Tensor:
     w = weight
     if input.ndim >= 2 and weight.numel() > 1:
@@ -225,6 +231,7 @@ def nnf_log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 # Linear
 
 
+@autocast_policy("linear")
 def nnf_linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     out = input.matmul(weight.t())
     return out if bias is None else out + bias
@@ -248,12 +255,6 @@ def nnf_bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
 # Dropout
 
 
-def _keep_mask(input: Tensor, p: float, shape: Sequence[int] | None = None) -> Tensor:
-    shape = tuple(input.shape) if shape is None else tuple(shape)
-    keep = (_cr.torch_rand(*shape).data >= p).astype(input.data.dtype) / (1.0 - p)
-    return wrap(keep)
-
-
 def _check_p(p: float) -> float:
     p = float(p)
     if not 0.0 <= p <= 1.0:
@@ -261,30 +262,32 @@ def _check_p(p: float) -> float:
     return p
 
 
+def _dropout(input: Tensor, p: float, training: bool, feature: bool = False,
+             alpha: bool = False) -> Tensor:
+    """libtorch's dropout family: `input * noise` (alpha: `+ b`), the noise
+    Bernoulli(1 - p) from the default generator on an array like the input
+    (feature: one per (N, C) channel); nothing drawn when p is 0 or 1."""
+    p = _check_p(p)
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    if isinstance(input.data, MetaArray):   # (no values, nothing to draw)
+        return input * 1.0
+    if alpha:
+        a, b = random_nn.alpha_dropout_noise(default_generator, input.data, p, feature)
+        return input * wrap(a) + wrap(b)
+    return input * wrap(random_nn.dropout_noise(default_generator, input.data, p, feature))
+
+
 def nnf_dropout(input: Tensor, p: float = 0.5, training: bool = True,
                 inplace: bool = False) -> Tensor:
-    p = _check_p(p)
-    if not training or p == 0.0:
-        return input
-    if p == 1.0:
-        return input * 0.0
-    return input * _keep_mask(input, p)
-
-
-def _feature_dropout(input: Tensor, p: float, training: bool, nd: int) -> Tensor:
-    p = _check_p(p)
-    if not training or p == 0.0:
-        return input
-    if p == 1.0:
-        return input * 0.0
-    batched = input.ndim == nd + 2
-    shape = input.shape[:input.ndim - nd] + (1,) * nd if batched else \
-        input.shape[:1] + (1,) * nd
-    return input * _keep_mask(input, p, shape)
+    return _dropout(input, p, training)
 
 
 def nnf_dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
                   inplace: bool = False) -> Tensor:
+    """Channel dropout: one draw per (N, C) (a 3-D input is (N, C, L))."""
     if input.ndim not in (3, 4):
         warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is "
                       "deprecated; give a 3-D (C, H, W) or 4-D (N, C, H, W) input.", stacklevel=2)
@@ -292,25 +295,23 @@ def nnf_dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
                       "1D dropout behavior is desired - input is interpreted as shape (N, C, L). "
                       "Use dropout1d for 1-D dropout.", stacklevel=2)
-        return _feature_dropout(input.unsqueeze(-1), p, training, 2).squeeze(-1)
-    return _feature_dropout(input, p, training, 2)
+    return _dropout(input, p, training, feature=True)
 
 
 def nnf_dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
                   inplace: bool = False) -> Tensor:
-    return _feature_dropout(input, p, training, 3)
+    return _dropout(input, p, training, feature=True)
 
 
 def nnf_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
                       inplace: bool = False) -> Tensor:
-    p = _check_p(p)
-    if not training or p == 0.0:
-        return input
-    alpha_p = -_act.SELU_ALPHA * _act.SELU_SCALE
-    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
-    b = -a * alpha_p * p
-    keep = wrap((_cr.torch_rand(*input.shape).data >= p).astype(input.data.dtype))
-    return (input * keep + (1.0 - keep) * alpha_p) * a + b
+    return _dropout(input, p, training, alpha=True)
+
+
+def nnf_feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                              inplace: bool = False) -> Tensor:
+    return _dropout(input, p, training, feature=True, alpha=True)
+
 
 
 # --------------------------------------------------------------------------
@@ -325,17 +326,20 @@ def _warn_broadcast(input: Tensor, target: Tensor) -> None:
                       stacklevel=3)
 
 
+@autocast_policy("mse_loss")
 def nnf_mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     _warn_broadcast(input, target)
     d = input - target
     return _reduce(d * d, reduction)
 
 
+@autocast_policy("l1_loss")
 def nnf_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     _warn_broadcast(input, target)
     return _reduce((input - target).abs(), reduction)
 
 
+@autocast_policy("smooth_l1_loss")
 def nnf_smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                        beta: float = 1.0) -> Tensor:
     d = (input - target).abs()
@@ -345,6 +349,7 @@ def nnf_smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     return _reduce(loss, reduction)
 
 
+@autocast_policy("huber_loss")
 def nnf_huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                    delta: float = 1.0) -> Tensor:
     d = (input - target).abs()
@@ -357,6 +362,7 @@ def _log_clamped(x: Tensor) -> Tensor:
     return x.log().clamp(min=-100.0)
 
 
+@autocast_policy("binary_cross_entropy")
 def nnf_binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                              reduction: str = "mean") -> Tensor:
     _same_shape(input, target, "binary_cross_entropy")
@@ -368,6 +374,7 @@ def nnf_binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | Non
     return _reduce(loss, reduction)
 
 
+@autocast_policy("binary_cross_entropy_with_logits")
 def nnf_binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                          weight: Tensor | None = None,
                                          reduction: str = "mean",
@@ -393,6 +400,7 @@ def _class_dim_last(x: Tensor) -> Tensor:
     return x.permute(*perm).reshape(-1, x.shape[1])
 
 
+@autocast_policy("nll_loss")
 def nnf_nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
                  ignore_index: int = -100, reduction: str = "mean") -> Tensor:
     if target.data.dtype.kind not in "iu":
@@ -404,6 +412,7 @@ def nnf_nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return _nn_ops.nll_loss(logp, target, weight, ignore_index, reduction)
 
 
+@autocast_policy("cross_entropy")
 def nnf_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                       ignore_index: int = -100, reduction: str = "mean",
                       label_smoothing: float = 0.0) -> Tensor:
@@ -446,6 +455,7 @@ def nnf_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = Non
     return loss
 
 
+@autocast_policy("kl_div")
 def nnf_kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
                log_target: bool = False) -> Tensor:
     if log_target:
@@ -463,6 +473,7 @@ def nnf_kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
     return _reduce(loss, reduction)
 
 
+@autocast_policy("poisson_nll_loss")
 def nnf_poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,
                          full: bool = False, eps: float = 1e-8,
                          reduction: str = "mean") -> Tensor:
@@ -478,11 +489,13 @@ def nnf_poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,
     return _reduce(loss, reduction)
 
 
+@autocast_policy("margin_ranking_loss")
 def nnf_margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor,
                             margin: float = 0.0, reduction: str = "mean") -> Tensor:
     return _reduce((-target * (input1 - input2) + margin).clamp(min=0.0), reduction)
 
 
+@autocast_policy("hinge_embedding_loss")
 def nnf_hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                              reduction: str = "mean") -> Tensor:
     neg = (-input + margin).clamp(min=0.0)
@@ -491,6 +504,7 @@ def nnf_hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
     return _reduce(loss, reduction)
 
 
+@autocast_policy("soft_margin_loss")
 def nnf_soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce(_log1p_exp(-target * input), reduction)
 
@@ -499,6 +513,7 @@ def nnf_cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-
     return _dist.cosine_similarity(x1, x2, dim, eps)
 
 
+@autocast_policy("cosine_embedding_loss")
 def nnf_cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor,
                               margin: float = 0.0, reduction: str = "mean") -> Tensor:
     cos = nnf_cosine_similarity(input1, input2, dim=-1, eps=1e-12)
@@ -517,6 +532,7 @@ def nnf_pdist(input: Tensor, p: float = 2) -> Tensor:
     return _dist.pdist(input, p)
 
 
+@autocast_policy("triplet_margin_loss")
 def nnf_triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                             margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
                             swap: bool = False, reduction: str = "mean") -> Tensor:
@@ -560,6 +576,7 @@ def nnf_multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tenso
     return _reduce(loss.mean(dim=-1), reduction)
 
 
+@autocast_policy("multilabel_margin_loss")
 def nnf_multilabel_margin_loss(input: Tensor, target: Tensor,
                                reduction: str = "mean") -> Tensor:
     """Each row's targets are the class indices before its first -1; every
@@ -661,10 +678,9 @@ def nnf_batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tens
                    weight: Tensor | None = None, bias: Tensor | None = None,
                    training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """PyTorch's batch-norm kernel (one NativeBatchNormBackward0 node); the batch's
-    statistics when training or without running ones, which training updates."""
-    if training and input.ndim >= 2 and input.numel() // max(input.shape[1], 1) <= 1:
-        raise ValueError(f"Expected more than 1 value per channel when training, got input "
-                         f"size {list(input.shape)}")
+    statistics when training or without running ones, which training updates. (One value
+    per channel is allowed, as in libtorch: the "more than 1 value" check is PyTorch's
+    Python layer, which R torch doesn't have.)"""
     return _nn_ops._batch_norm_impl_index(input, weight, bias, running_mean, running_var,
                                           training or running_mean is None, momentum, eps,
                                           False)[0]
@@ -717,12 +733,7 @@ def nnf_embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
             norms = (np.abs(w) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
             scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
             weight.data[rows] = (w * scale[:, None]).astype(weight.data.dtype)
-    out = weight[wrap(idx.astype(np.int64))]
-    if padding_idx is not None:
-        # rows at padding_idx get no gradient
-        keep = (idx != padding_idx).astype(weight.data.dtype)[..., None]
-        out = out * wrap(keep) + out.detach() * wrap(1.0 - keep)
-    return out
+    return _nn_ops.embedding(input, weight, padding_idx)
 
 
 def nnf_embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
@@ -1118,14 +1129,16 @@ def nnf_local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta:
 
 def nnf_gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False,
                        dim: int = -1) -> Tensor:
-    """A softmax of the logits plus Gumbel noise, over tau; `hard`: one-hot
-    values with the soft sample's gradient."""
-    gumbels = -_cr.torch_empty(*logits.shape, dtype=logits.dtype).exponential_().log()
-    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    """softmax((logits + g) / tau) with g the log of Exp(1) draws, as R torch
+    computes its noise; `hard`: the one-hot of the argmax, with the soft
+    result's gradient."""
+    noise = _cr.torch_empty(*logits.shape, dtype=logits.dtype)
+    gumbels = (logits + noise.exponential_().log()) / tau
+    y_soft = gumbels.softmax(dim)
     if not hard:
         return y_soft
     index = y_soft.max(dim, keepdim=True)[1]
-    y_hard = _ops.REGISTRY["zeros_like"].fn(logits).scatter_(dim, index, 1.0)
+    y_hard = _ops.creation.zeros_like(logits).scatter_(dim, index, 1.0)
     return y_hard - y_soft.detach() + y_soft
 
 
@@ -1205,6 +1218,29 @@ def nnf_upsample(input: Tensor, size: Any = None, scale_factor: Any = None,
                  mode: str = "nearest", align_corners: bool | None = None) -> Tensor:
     """PyTorch's F.upsample: nnf_interpolate under its older name."""
     return nnf_interpolate(input, size, scale_factor, mode, align_corners)
+
+
+_GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_GRID_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def nnf_grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
+                    padding_mode: str = "zeros", align_corners: bool = False) -> Tensor:
+    """The input sampled at the grid's points (coordinates in [-1, 1], x first)."""
+    if mode not in _GRID_MODES:
+        raise ValueError(f"Unknown mode name '{mode}'. Supported modes are 'bilinear', "
+                         "'nearest' and 'bicubic'.")
+    if padding_mode not in _GRID_PADDINGS:
+        raise ValueError(f"Unknown padding mode name '{padding_mode}'. Supported modes are "
+                         "'zeros', 'border' and 'reflection'.")
+    return _grid.grid_sampler(input, grid, _GRID_MODES[mode], _GRID_PADDINGS[padding_mode],
+                              align_corners)
+
+
+def nnf_affine_grid(theta: Tensor, size: Any, align_corners: bool = False) -> Tensor:
+    """The sampling grid of the affine maps theta (N, 2, 3) or (N, 3, 4) for an output
+    of `size` (N, C, H, W) or (N, C, D, H, W)."""
+    return _grid.affine_grid_generator(theta, size, align_corners)
 
 
 __all__ = [n for n in list(globals()) if n.startswith("nnf_")]

@@ -11,7 +11,7 @@ from ..tensor import Tensor
 from . import functional as F
 from . import init
 from ..ops.nn_kernels import _tuple
-from .module import Module, nn_buffer, nn_parameter, write_
+from .module import Module, nn_buffer, nn_parameter, options_signature, write_
 
 
 def _empty(*shape: int) -> Tensor:
@@ -58,7 +58,7 @@ class nn_bilinear(Module):
         self.weight = nn_parameter(_empty(self.out_features, self.in1_features,
                                           self.in2_features))
         self.bias = nn_parameter(_empty(self.out_features)) if bias else None
-        bound = 1 / math.sqrt(self.in1_features)
+        bound = 1 / math.sqrt(self.in2_features)   # (R torch: the weight's last dim)
         init.nn_init_uniform_(self.weight, -bound, bound)
         if self.bias is not None:
             init.nn_init_uniform_(self.bias, -bound, bound)
@@ -79,25 +79,28 @@ class nn_identity(Module):
 # Activations: a module per nnf_ function, holding its arguments
 
 
-def _activation(name: str, fn: Any, params: Sequence[tuple[str, Any]] = ()) -> type:
+def _activation(name: str, fn: Any, params: Sequence[tuple[str, Any]] = (),
+                inplace: bool = False) -> type:
+    """A layer applying `fn` with `params` (name, default); `inplace`: R torch's
+    constructor takes `inplace` as its last argument, by position too."""
     names = [p for p, _ in params]
     defaults = dict(params)
+    positional = names + ["inplace"] if inplace else names
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         Module.__init__(self)
-        if len(args) > len(names):
-            raise TypeError(f"{name}() takes at most {len(names)} arguments")
-        values = dict(defaults)
-        values.update(zip(names, args))
+        if len(args) > len(positional):
+            raise TypeError(f"{name}() takes at most {len(positional)} arguments")
+        values = dict(defaults, inplace=False)
+        values.update(zip(positional, args))
         for k, v in kwargs.items():
-            if k not in defaults and k != "inplace":
+            if k not in values:
                 raise TypeError(f"{name}() got an unexpected argument '{k}'")
-            if k in defaults:
-                values[k] = v
+            values[k] = v
         for k in names:
             object.__setattr__(self, k, values[k])
 
-        object.__setattr__(self, "inplace", bool(kwargs.get("inplace", False)))
+        object.__setattr__(self, "inplace", bool(values["inplace"]))
 
     def forward(self, input: Tensor) -> Tensor:
         out = fn(input, **{k: getattr(self, k) for k in names})
@@ -105,32 +108,36 @@ def _activation(name: str, fn: Any, params: Sequence[tuple[str, Any]] = ()) -> t
             return write_(input, out)  # inplace = TRUE: the input takes the result
         return out
 
+    __init__.__signature__ = options_signature([*params, *([("inplace", False)] if inplace
+                                                           else [])])
     return type(name, (Module,), {"__init__": __init__, "forward": forward,
                                   "__module__": __name__})
 
 
-nn_relu = _activation("nn_relu", F.nnf_relu)
-nn_relu6 = _activation("nn_relu6", F.nnf_relu6)
+nn_relu = _activation("nn_relu", F.nnf_relu, inplace=True)
+nn_relu6 = _activation("nn_relu6", F.nnf_relu6, inplace=True)
 nn_sigmoid = _activation("nn_sigmoid", F.nnf_sigmoid)
 nn_tanh = _activation("nn_tanh", F.nnf_tanh)
-nn_silu = _activation("nn_silu", F.nnf_silu)
+nn_silu = _activation("nn_silu", F.nnf_silu, inplace=True)
 nn_mish = _activation("nn_mish", F.nnf_mish)
-nn_selu = _activation("nn_selu", F.nnf_selu)
+nn_selu = _activation("nn_selu", F.nnf_selu, inplace=True)
 nn_softsign = _activation("nn_softsign", F.nnf_softsign)
 nn_tanhshrink = _activation("nn_tanhshrink", F.nnf_tanhshrink)
 nn_log_sigmoid = _activation("nn_log_sigmoid", F.nnf_logsigmoid)
 nn_hardsigmoid = _activation("nn_hardsigmoid", F.nnf_hardsigmoid)
 nn_hardswish = _activation("nn_hardswish", F.nnf_hardswish)
-nn_leaky_relu = _activation("nn_leaky_relu", F.nnf_leaky_relu, [("negative_slope", 0.01)])
-nn_elu = _activation("nn_elu", F.nnf_elu, [("alpha", 1.0)])
-nn_celu = _activation("nn_celu", F.nnf_celu, [("alpha", 1.0)])
+nn_leaky_relu = _activation("nn_leaky_relu", F.nnf_leaky_relu, [("negative_slope", 0.01)],
+                            inplace=True)
+nn_elu = _activation("nn_elu", F.nnf_elu, [("alpha", 1.0)], inplace=True)
+nn_celu = _activation("nn_celu", F.nnf_celu, [("alpha", 1.0)], inplace=True)
 nn_gelu = _activation("nn_gelu", F.nnf_gelu, [("approximate", "none")])
 nn_softplus = _activation("nn_softplus", F.nnf_softplus, [("beta", 1.0), ("threshold", 20.0)])
-nn_hardtanh = _activation("nn_hardtanh", F.nnf_hardtanh, [("min_val", -1.0), ("max_val", 1.0)])
+nn_hardtanh = _activation("nn_hardtanh", F.nnf_hardtanh, [("min_val", -1.0), ("max_val", 1.0)],
+                          inplace=True)
 nn_hardshrink = _activation("nn_hardshrink", F.nnf_hardshrink, [("lambd", 0.5)])
 nn_softshrink = _activation("nn_softshrink", F.nnf_softshrink, [("lambd", 0.5)])
 nn_threshold = _activation("nn_threshold", F.nnf_threshold, [("threshold", None),
-                                                              ("value", None)])
+                                                              ("value", None)], inplace=True)
 nn_glu = _activation("nn_glu", F.nnf_glu, [("dim", -1)])
 nn_softmax = _activation("nn_softmax", F.nnf_softmax, [("dim", None)])
 nn_softmin = _activation("nn_softmin", F.nnf_softmin, [("dim", None)])

@@ -5,7 +5,7 @@ from typing import Any, Sequence
 
 from . import functional as F
 from .layers import nn_pairwise_distance
-from .module import Module
+from .module import Module, options_signature
 
 
 def _loss(name: str, fn: Any, params: Sequence[tuple[str, Any]] = (),
@@ -33,6 +33,7 @@ def _loss(name: str, fn: Any, params: Sequence[tuple[str, Any]] = (),
         kw = {k: getattr(self, k, None) for k in names}
         return fn(*inputs, **kw)
 
+    __init__.__signature__ = options_signature(params)
     return type(name, (Module,), {"__init__": __init__, "forward": forward,
                                   "__module__": __name__})
 

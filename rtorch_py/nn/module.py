@@ -16,9 +16,11 @@ live in a Module (`rtorch_py/r/modules.py`).
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, Iterable, Iterator
 
 from .. import autograd as _ag
+from ..creation import device_type, no_device
 from ..function import NamedList
 from ..tensor import Tensor, as_dtype
 
@@ -286,8 +288,8 @@ class Module:
 
     def to(self, dtype: Any = None, device: Any = None, tensor: Tensor | None = None,
            **kwargs: Any) -> Module:
-        if device is not None and str(device) != "cpu":
-            raise RuntimeError(f"only the 'cpu' device exists here, got {device!r}")
+        if device is not None and device_type(device) != "cpu":
+            raise no_device(device)
         if tensor is not None:
             dtype = tensor.dtype
         if dtype is None:
@@ -358,6 +360,14 @@ class Module:
 
     def parameter_count(self) -> int:
         return int(sum(p.numel() for p in self.parameters.values()))
+
+
+def options_signature(params: Iterable[tuple[str, Any]]) -> inspect.Signature:
+    """The signature `__init__(self, name = default, ...)` of a layer made from a list of
+    options (losses, activations), so that R and the tools see their arguments."""
+    P = inspect.Parameter
+    return inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD),
+                              *(P(n, P.POSITIONAL_OR_KEYWORD, default=d) for n, d in params)])
 
 
 def write_(t: Tensor, values: Any) -> Tensor:

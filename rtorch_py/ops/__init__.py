@@ -12,7 +12,7 @@ Bottom up:
 - families: `pointwise` (with `special`, and `activation`: elu, threshold, rrelu...),
   `reduction`, `sorting`, `shape`, `indexing`, `linalg`, `distance` (cosine_similarity,
   pdist, renorm...), `fft`, `conversion`, `creation`, `nn_functional`, `pooling` (unpooling,
-  fractional max pooling), `ctc` (the CTC loss), `upsample`, `sparse`
+  fractional max pooling), `ctc` (the CTC loss), `upsample`, `grid_sample`, `sparse`
   (the sparse layout: its tensors and their ops)
 - `out_forms`: the `torch_<name>_out(out, ...)` forms, made from the registry
 - `samples`: the sample inputs the generated tests run every op on
@@ -24,8 +24,8 @@ from __future__ import annotations
 
 # (importing a family declares its ops)
 from . import (activation, conversion, creation, ctc, distance, fft,  # noqa: F401
-               indexing, linalg, nn_functional, pointwise, pooling, reduction, shape, sorting,
-               sparse, upsample)
+               grid_sample, indexing, linalg, nn_functional, pointwise, pooling, reduction,
+               shape, sorting, sparse, upsample)
 from .conversion import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403

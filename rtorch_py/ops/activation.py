@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ..creation import Generator, _rng_of
+from ..creation import Generator, generator_of
+from ..random import nn as random_nn
 from ..tensor import Tensor
 from .dispatch import op
 from .registry import REGISTRY
@@ -127,11 +128,11 @@ def RreluWithNoiseBackward0(n, g, x, noise, lower, upper, training):
 
 def _rrelu_noise(d: np.ndarray, lower: float, upper: float, training: bool,
                  generator: Generator | None) -> np.ndarray:
-    """The slope of each element: 1 above 0, drawn (training) or fixed below."""
+    """The slope of each element: 1 above 0, drawn (training: libtorch's draws) or
+    fixed below."""
     if not training:
         return np.where(d > 0, 1.0, (lower + upper) / 2).astype(d.dtype)
-    slopes = _rng_of(generator).uniform(lower, upper, d.shape)
-    return np.where(d > 0, 1.0, slopes).astype(d.dtype)
+    return random_nn.rrelu_noise(generator_of(generator), d, lower, upper)
 
 
 @op(samples=S.rrelu, names="keep", method=False)

@@ -5,6 +5,7 @@ from typing import Any
 
 import numpy as np
 
+from ..creation import device_type, no_device
 from ..engine import bump_version
 from ..meta import meta_array
 from ..tensor import Tensor, as_dtype, wrap
@@ -45,15 +46,16 @@ def to(self: Tensor, dtype: Any = None, device: Any = None, other: Any = None,
         dtype = other.dtype
     if isinstance(dtype, str) and dtype == "cpu":
         dtype, device = None, dtype
-    if device is not None and str(device) != self.device:
-        return _to_device(self, str(device), dtype)
+    if device is not None and device_type(device) != self.device:
+        return _to_device(self, device_type(device), dtype)
     if dtype is None:
         return clone(self) if copy else self
-    target = as_dtype(dtype).np
+    dt = as_dtype(dtype)
+    target = dt.np
     if target == self.data.dtype and not copy:
         return self
     out = wrap(self.data.astype(target))
-    if target.kind != "f":
+    if not dt.is_floating_point:  # ((bfloat16 is NumPy kind "V": a float all the same)
         return out
     return record(out, ToCopyBackward0, (self,))
 
@@ -68,8 +70,7 @@ def _to_device(self: Tensor, device: str, dtype: Any) -> Tensor:
     if device == "cpu":
         raise NotImplementedError("Cannot copy out of meta tensor; no data! (a meta tensor "
                                   "has only a shape and a dtype)")
-    raise RuntimeError(f"only the 'cpu' device exists here, got {device!r} (and 'meta': "
-                       "tensors with a shape and no data)")
+    raise no_device(device)
 
 
 @op("float", function=False, names="keep")

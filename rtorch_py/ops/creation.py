@@ -7,19 +7,20 @@ The deterministic constructors are declared here too (`torch_zeros`,
 sizes and inclusive `arange` are adapted in `rtorch_py/r/tensor_api.py`).
 They and the random ones (`torch_randn`, `torch_randperm`, ...; not in the
 registry, as the generated tests compare values) are implemented in
-`rtorch_py/creation.py`; random draws come from NumPy's generator
-(`torch_generator()`), so they differ from libtorch's for the same seed.
+`rtorch_py/creation.py`; random draws are libtorch's (`rtorch_py.random`).
 """
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from .. import creation as _cr
-from ..creation import Generator, _rng_of
+from .. import random as _random
+from ..creation import Generator, generator_of
 from ..engine import bump_version
+from ..meta import MetaArray
 from ..tensor import (Tensor, as_dtype, bool_, default_complex, get_default_dtype, int64,
                       promote_types, wrap)
 from .conversion import ToCopyBackward0
@@ -170,21 +171,24 @@ def _filled(make: Any, size: tuple, names: Any, dtype: Any, device: Any,
 
 
 @_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"))
-def zeros(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
-          requires_grad: bool = False) -> Tensor:
+def zeros(*size: Any, names: Any = None, dtype: Any = None, layout: Any = None,
+          device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+    _cr.strided_only(layout, "torch_zeros")
     return _filled(np.zeros, size, names, dtype, device, requires_grad)
 
 
 @_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"))
-def ones(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
-         requires_grad: bool = False) -> Tensor:
+def ones(*size: Any, names: Any = None, dtype: Any = None, layout: Any = None,
+         device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+    _cr.strided_only(layout, "torch_ones")
     return _filled(np.ones, size, names, dtype, device, requires_grad)
 
 
 @_factory(samples=S.full, r_conventions=("sizes", "creation_options"))
-def full(size: Any, fill_value: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
-         requires_grad: bool = False) -> Tensor:
+def full(size: Any, fill_value: Any, names: Any = None, dtype: Any = None, layout: Any = None,
+         device: Any = "cpu", requires_grad: bool = False) -> Tensor:
     """The dtype follows the value (bool, int64, complex, else the default) unless given."""
+    _cr.strided_only(layout, "torch_full")
     meta = _cr._check_device(device)
     if dtype is None:
         target = bool_ if isinstance(fill_value, bool) else \
@@ -198,34 +202,38 @@ def full(size: Any, fill_value: Any, names: Any = None, dtype: Any = None, devic
 
 
 @_factory(samples=S.eye, r_conventions=("creation_options",))
-def eye(n: int, m: int | None = None, dtype: Any = None, device: Any = "cpu",
-        requires_grad: bool = False) -> Tensor:
+def eye(n: int, m: int | None = None, dtype: Any = None, layout: Any = None,
+        device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+    _cr.strided_only(layout, "torch_eye")
     meta = _cr._check_device(device)
     return _cr._finish(np.eye(_whole(n, "n"), None if m is None else _whole(m, "m")), dtype,
                        requires_grad, meta=meta)
 
 
 @_factory(samples=S.linspace, r_conventions=("creation_options",))
-def linspace(start: float, end: float, steps: int, dtype: Any = None, device: Any = "cpu",
-             requires_grad: bool = False) -> Tensor:
+def linspace(start: float, end: float, steps: int = 100, dtype: Any = None, layout: Any = None,
+             device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+    _cr.strided_only(layout, "torch_linspace")
     meta = _cr._check_device(device)
     return _cr._finish(np.linspace(start, end, _whole(steps, "steps")), dtype, requires_grad,
                        meta=meta)
 
 
 @_factory(samples=S.logspace, r_conventions=("creation_options",))
-def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: Any = None,
-             device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+def logspace(start: float, end: float, steps: int = 100, base: float = 10.0, dtype: Any = None,
+             layout: Any = None, device: Any = "cpu", requires_grad: bool = False) -> Tensor:
     """`steps` values from base**start to base**end, evenly spaced in the exponent."""
+    _cr.strided_only(layout, "torch_logspace")
     meta = _cr._check_device(device)
     return _cr._finish(np.logspace(start, end, _whole(steps, "steps"), base=base), dtype,
                        requires_grad, meta=meta)
 
 
 @_factory(samples=S.arange, r_conventions=("inclusive_end", "creation_options"))
-def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
+def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, layout: Any = None,
            device: Any = "cpu", requires_grad: bool = False) -> Tensor:
     """Values from start up to (but excluding) end; whole-number bounds give int64."""
+    _cr.strided_only(layout, "torch_arange")
     meta = _cr._check_device(device)
     if end is None:
         start, end = 0, start
@@ -237,8 +245,8 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
 
 
 @_factory("range", samples=S.arange, r_conventions=("creation_options",))
-def range_(start: Any, end: Any, step: Any = 1, dtype: Any = None, device: Any = "cpu",
-           requires_grad: bool = False) -> Tensor:
+def range_(start: Any, end: Any, step: Any = 1, dtype: Any = None, layout: Any = None,
+           device: Any = "cpu", requires_grad: bool = False) -> Tensor:
     """PyTorch's deprecated range: arange with `end` included, always floating."""
     warnings.warn("This function is deprecated in favor of torch_arange.", UserWarning,
                   stacklevel=2)
@@ -246,7 +254,7 @@ def range_(start: Any, end: Any, step: Any = 1, dtype: Any = None, device: Any =
         raise RuntimeError("step must be nonzero")
     n = max(int(np.floor((end - start) / step + 1e-7)) + 1, 0)
     return arange(start, start + (n - 0.5) * step, step,
-                  dtype=dtype if dtype is not None else get_default_dtype(),
+                  dtype=dtype if dtype is not None else get_default_dtype(), layout=layout,
                   device=device, requires_grad=requires_grad)
 
 
@@ -254,20 +262,30 @@ def _like(x: Tensor, dtype: Any) -> Any:
     return dtype if dtype is not None else x.dtype
 
 
-@_factory(samples=S.like, r_conventions=("creation_options",))
-def zeros_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return zeros(input.shape, dtype=_like(input, dtype), requires_grad=requires_grad)
+def _like_device(x: Tensor, device: Any) -> Any:
+    return device if device is not None else x.device
 
 
 @_factory(samples=S.like, r_conventions=("creation_options",))
-def ones_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return ones(input.shape, dtype=_like(input, dtype), requires_grad=requires_grad)
+def zeros_like(input: Tensor, dtype: Any = None, layout: Any = None, device: Any = None,
+               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    return zeros(input.shape, dtype=_like(input, dtype), layout=layout,
+                 device=_like_device(input, device), requires_grad=requires_grad)
+
+
+@_factory(samples=S.like, r_conventions=("creation_options",))
+def ones_like(input: Tensor, dtype: Any = None, layout: Any = None, device: Any = None,
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    return ones(input.shape, dtype=_like(input, dtype), layout=layout,
+                device=_like_device(input, device), requires_grad=requires_grad)
 
 
 @_factory(samples=S.full_like, r_conventions=("creation_options",))
-def full_like(input: Tensor, fill_value: Any, dtype: Any = None,
-              requires_grad: bool = False) -> Tensor:
-    return full(input.shape, fill_value, dtype=_like(input, dtype), requires_grad=requires_grad)
+def full_like(input: Tensor, fill_value: Any, dtype: Any = None, layout: Any = None,
+              device: Any = None, requires_grad: bool = False,
+              memory_format: Any = None) -> Tensor:
+    return full(input.shape, fill_value, dtype=_like(input, dtype), layout=layout,
+                device=_like_device(input, device), requires_grad=requires_grad)
 
 
 @_factory(samples=S.new_full, function=False, method=True)
@@ -419,8 +437,10 @@ for _name, _target in (("half", _cr.float16), ("byte", _cr.uint8), ("char", _cr.
 
 
 # --------------------------------------------------------------------------
-# In-place random fills (what nn_init_* calls): no gradient flows through a
-# fill, so the result's node only stops the gradient (as PyTorch's does).
+# In-place random fills (what nn_init_* calls), drawn as libtorch draws them
+# (rtorch_py.random: the same seed gives the same bits): no gradient flows
+# through a fill, so the result's node only stops the gradient (as PyTorch's
+# does).
 
 
 @formula
@@ -428,11 +448,12 @@ def RandomBackward(n, g):
     return (g * 0,)
 
 
-def _fill(self: Tensor, values: Any, name: str) -> Tensor:
-    if self.data.dtype.kind == "b" and name != "random_":
-        raise RuntimeError(f"{name} is not implemented for bool tensors")
+def _fill(self: Tensor, draw: Callable[[np.ndarray], Any]) -> Tensor:
+    """Fill self's array in place, in libtorch's element order (nothing drawn
+    for a meta tensor, which has no values)."""
     _check_inplace(self)
-    np.copyto(self.data, values, casting="unsafe")
+    if not isinstance(self.data, MetaArray):
+        draw(self.data)
     bump_version(self)
     return _record_inplace(self, RandomBackward, (self,), ())
 
@@ -446,8 +467,8 @@ def _from(from_: Any, kw: dict, name: str) -> Any:
     return from_
 
 
-def _floating(self: Tensor, name: str) -> None:
-    if self.data.dtype.kind not in "fc":
+def _floating(self: Tensor, name: str, complex_too: bool = False) -> None:
+    if not (self.is_floating_point() or (complex_too and self.is_complex())):
         raise RuntimeError(f"{name} expects a floating point tensor, got {self.dtype!r}; "
                            "convert first, e.g. x$to(dtype = torch_float())")
 
@@ -456,20 +477,22 @@ def _floating(self: Tensor, name: str) -> None:
 def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0,
              generator: Generator | None = None, **kw: Any) -> Tensor:
     from_ = _from(from_, kw, "uniform_")
-    _floating(self, "uniform_")
+    _floating(self, "uniform_", complex_too=True)
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={from_} > to={to}")
-    return _fill(self, _rng_of(generator).uniform(from_, to, self.shape), "uniform_")
+    gen = generator_of(generator)
+    return _fill(self, lambda a: _random.uniform_(gen, a, float(from_), float(to)))
 
 
 @op(function=False)
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0,
             generator: Generator | None = None) -> Tensor:
-    _floating(self, "normal_")
+    _floating(self, "normal_", complex_too=True)
     if std < 0:
         raise RuntimeError(f"normal_ expects std >= 0.0, but found std {std}")
-    return _fill(self, _rng_of(generator).normal(mean, std, self.shape), "normal_")
+    gen = generator_of(generator)
+    return _fill(self, lambda a: _random.normal_(gen, a, float(mean), float(std)))
 
 
 @op(function=False)
@@ -478,7 +501,8 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0,
     _floating(self, "log_normal_")
     if std <= 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
-    return _fill(self, _rng_of(generator).lognormal(mean, std, self.shape), "log_normal_")
+    gen = generator_of(generator)
+    return _fill(self, lambda a: _random.log_normal_(gen, a, float(mean), float(std)))
 
 
 @op(function=False)
@@ -487,84 +511,71 @@ def exponential_(self: Tensor, lambd: float = 1.0,
     _floating(self, "exponential_")
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    return _fill(self, _rng_of(generator).exponential(1.0 / lambd, self.shape),
-                 "exponential_")
+    gen = generator_of(generator)
+    return _fill(self, lambda a: _random.exponential_(gen, a, float(lambd)))
 
 
 @op(function=False)
 def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0,
             generator: Generator | None = None) -> Tensor:
     _floating(self, "cauchy_")
-    return _fill(self, median + sigma * _rng_of(generator).standard_cauchy(self.shape),
-                 "cauchy_")
+    if sigma <= 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    gen = generator_of(generator)
+    return _fill(self, lambda a: _random.cauchy_(gen, a, float(median), float(sigma)))
 
 
 @op(function=False)
 def geometric_(self: Tensor, p: float, generator: Generator | None = None) -> Tensor:
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
-    return _fill(self, _rng_of(generator).geometric(p, self.shape), "geometric_")
+    if self.data.dtype.kind == "b":
+        raise RuntimeError("geometric_ is not implemented for bool tensors")
+    gen = generator_of(generator)
+    return _fill(self, lambda a: _random.geometric_(gen, a, float(p)))
 
 
 @op(function=False)
 def bernoulli_(self: Tensor, p: Any = 0.5, generator: Generator | None = None) -> Tensor:
-    probs = p.data if isinstance(p, Tensor) else p
-    if np.any((np.asarray(probs) < 0) | (np.asarray(probs) > 1)):
-        raise RuntimeError("bernoulli_ expects p to be in [0, 1]")
-    return _fill(self, _rng_of(generator).random(self.shape) < probs, "bernoulli_")
+    """Each element 1 with probability p (a number, or a tensor broadcast to
+    self), else 0."""
+    if isinstance(p, Tensor):
+        if not p.is_floating_point():
+            raise RuntimeError(f"bernoulli_ expects a floating point tensor p, got {p.dtype!r}")
+        probs = p.data
+        if np.any((probs < 0) | (probs > 1)):
+            raise RuntimeError("bernoulli_ expects p to be in [0, 1]")
+        np.broadcast_shapes(probs.shape, self.shape)   # (p must broadcast to self)
+    else:
+        probs = float(p)
+        if not 0 <= probs <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={probs}")
+    gen = generator_of(generator)
+    return _fill(self, lambda a: _random.bernoulli_(gen, a, probs))
 
 
 @op(function=False)
-def random_(self: Tensor, from_: int = 0, to: int | None = None,
+def random_(self: Tensor, from_: int | None = None, to: int | None = None,
              generator: Generator | None = None, **kw: Any) -> Tensor:
-    """Whole numbers in [from, to); with no `to`, up to the dtype's range (floats:
-    2^mantissa bits, as PyTorch)."""
+    """Whole numbers in [from, to); `to` alone (`x$random_(to = 10)`) from 0; with
+    neither, libtorch's range for the dtype (floats: 0 to 2^mantissa bits)."""
     from_ = _from(from_, kw, "random_")
-    dt = self.data.dtype
-    if to is None:
-        to = 2 ** (np.finfo(dt).nmant + 1) if dt.kind == "f" else \
-            2 if dt.kind == "b" else int(np.iinfo(dt).max) + 1
-    if from_ >= to:
+    if from_ is not None and to is not None and int(from_) >= int(to):
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={from_} >= to={to}")
-    return _fill(self, _rng_of(generator).integers(int(from_), int(to), self.shape),
-                 "random_")
+    if self.is_complex():
+        raise RuntimeError("random_ is not implemented for complex tensors")
+    low = None if from_ is None and to is None else int(from_ or 0)
+    high = None if to is None else int(to)
+    gen = generator_of(generator)
+    return _fill(self, lambda a: _random.random_(gen, a, low, high))
 
 
 # --------------------------------------------------------------------------
 # Gamma draws (what distr_gamma and distr_chi2 sample with): Marsaglia and
 # Tsang's acceptance-rejection method, boosted below alpha = 1, as libtorch
-# samples them; differentiable in alpha through the reparameterised gradient
-# (libtorch's `_standard_gamma_grad`). libtorch draws per element, in order,
-# a double uniform for the boost and, per attempt, scalar normals and a
-# uniform: rtorch_py.random has the scalar paths to follow its stream.
-
-
-def _gamma_draws(rng: np.random.Generator, alpha: np.ndarray) -> np.ndarray:
-    a = alpha.astype(np.float64).reshape(-1)
-    scale = np.ones_like(a)
-    small = a < 1
-    scale[small] = (1 - rng.random(int(small.sum()))) ** (1 / np.where(a[small] > 0, a[small],
-                                                                       1))
-    a = np.where(small, a + 1, a)
-    d = a - 1 / 3
-    c = 1 / np.sqrt(9 * d)
-    out = np.zeros_like(a)
-    todo = np.flatnonzero(alpha.reshape(-1) > 0)
-    while todo.size:
-        x = rng.standard_normal(todo.size)
-        y = 1 + c[todo] * x
-        ok = y > 0
-        v = y * y * y
-        u = 1 - rng.random(todo.size)
-        xx = x * x
-        with np.errstate(divide="ignore", invalid="ignore"):
-            accept = ok & ((u < 1 - 0.0331 * xx * xx) |
-                           (np.log(u) < 0.5 * xx + d[todo] * (1 - v + np.log(v))))
-        done = todo[accept]
-        out[done] = scale[done] * d[done] * v[accept]
-        todo = todo[~accept]
-    return out.reshape(alpha.shape)
+# samples them (rtorch_py.random follows its stream); differentiable in alpha
+# through the reparameterised gradient (libtorch's `_standard_gamma_grad`).
 
 
 @formula
@@ -578,9 +589,7 @@ def _standard_gamma(self: Tensor, generator: Generator | None = None) -> Tensor:
     normal number)."""
     if self.data.dtype.kind != "f":
         raise RuntimeError(f"\"_standard_gamma\" not implemented for '{self.dtype.r_name}'")
-    draws = _gamma_draws(_rng_of(generator), self.data)
-    tiny = np.finfo(self.data.dtype).tiny
-    out = np.maximum(draws, tiny).astype(self.data.dtype)
+    out = _random.standard_gamma(generator_of(generator), self.data)
     return record(out, StandardGammaBackward0, (self,), (self, OUTPUT))
 
 

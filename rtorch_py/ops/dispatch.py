@@ -13,10 +13,13 @@ more only when the call needs it:
   implementation for that layout, when one is registered (`implements`);
 - with named operands the op runs on unnamed twins of them, and its result
   gets names by the op's rule (names.py); an op with no rule refuses named
-  operands, as libtorch does, and an in-place op keeps its tensor's names.
+  operands, as libtorch does, and an in-place op keeps its tensor's names;
+- under autocast (R torch's `set_autocast()`), the ops of libtorch's CPU lists
+  cast their floating operands first (`AUTOCAST_POLICIES`).
 
 Fast path: until a tensor with dim names or of a sparse layout exists in the
-process (`tensor.SPECIAL`), the public function is one call to the op (a dim
+process, or autocast was turned on (`tensor.SPECIAL`), the public function is one
+call to the op (a dim
 given by name then can only be a mistake: the op fails on it, and only then is
 it looked at, `_with_dims`). An op with no tensor operand and no dims is
 published as it is.
@@ -29,7 +32,8 @@ import threading
 from typing import Any, Callable
 
 from ..engine import grad_accumulator, version_box
-from ..tensor import SPECIAL, Layout, Tensor, describe_names, position, strided
+from ..tensor import (SPECIAL, Layout, Tensor, as_dtype, describe_names, position, promote_types,
+                      strided)
 from .names import Call, rule_of
 from .registry import REGISTRY, OpSpec, register
 
@@ -38,6 +42,103 @@ _TENSOR_PARAMS = frozenset({
     "self", "input", "other", "tensors", "A", "B", "a", "b", "mat1", "mat2", "vec", "vec1",
     "vec2", "tensor1", "tensor2", "batch1", "batch2", "condition", "exponent", "end", "x1",
     "x2", "tensor", "weight", "mask", "source", "src", "index"})
+
+# --------------------------------------------------------------------------
+# Autocast (R torch's set_autocast(device_type = "cpu")): libtorch's CPU policies.
+# While it is on, the ops below cast their floating operands (not float64) first:
+# "lower" to the autocast dtype (bfloat16 by default), "fp32" to float32,
+# "promote" to the widest operand's. The ops are libtorch's CPU lists (those this
+# engine has; einsum, tensordot and multi_dot are libtorch composites of bmm/mm, so
+# they are lowered too, as there). Functions made of several ops take their policy
+# with `autocast_policy` (nn_functional's linear, the losses).
+AUTOCAST_POLICIES: dict[str, str] = {
+    **{n: "lower" for n in (
+        "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+        "conv_transpose3d", "convolution", "bmm", "mm", "matmul", "baddbmm", "addmm", "addbmm",
+        "linalg_vecdot", "linear", "prelu", "scaled_dot_product_attention", "einsum",
+        "tensordot", "linalg_multi_dot", "chain_matmul")},
+    **{n: "fp32" for n in (
+        "polar", "prod", "quantile", "nanquantile", "stft", "cdist", "trace", "cholesky",
+        "cholesky_inverse", "cholesky_solve", "inverse", "lu_solve", "orgqr", "ormqr",
+        "pinverse", "avg_pool3d", "max_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+        "grid_sampler", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss",
+        "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
+        "kl_div", "poisson_nll_loss", "hinge_embedding_loss", "margin_ranking_loss",
+        "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
+        "multilabel_margin_loss", "cosine_embedding_loss", "fft_fft", "fft_ifft", "fft_fft2",
+        "fft_ifft2", "fft_fftn", "fft_ifftn", "fft_rfft", "fft_irfft", "fft_rfft2",
+        "fft_irfft2", "fft_rfftn", "fft_irfftn", "fft_hfft", "fft_ihfft", "linalg_cond",
+        "linalg_matrix_rank", "linalg_solve", "linalg_cholesky", "linalg_cholesky_ex",
+        "linalg_svdvals", "linalg_eigvals", "linalg_eigvalsh", "linalg_inv", "linalg_inv_ex",
+        "linalg_householder_product", "linalg_tensorinv", "linalg_tensorsolve", "geqrf", "qr",
+        "svd", "triangular_solve", "linalg_qr", "linalg_svd", "linalg_eig", "linalg_eigh",
+        "linalg_lstsq")},
+    **{n: "promote" for n in ("cat", "stack", "index_copy")},
+}
+
+
+class _AutocastState(threading.local):
+    enabled = False
+    dtype: Any = None      # the lower precision (a Dtype); None: bfloat16
+    cache_enabled = True   # (accepted and reported; casts are not cached)
+    nesting = 0
+
+
+AUTOCAST = _AutocastState()
+
+
+def autocast_set(enabled: bool, dtype: Any, cache_enabled: bool | None) -> list:
+    """Turn CPU autocast on or off; returns [enabled, dtype, cache_enabled] as they were."""
+    before = [AUTOCAST.enabled, AUTOCAST.dtype, AUTOCAST.cache_enabled]
+    AUTOCAST.enabled, AUTOCAST.dtype = bool(enabled), dtype
+    if cache_enabled is not None:
+        AUTOCAST.cache_enabled = bool(cache_enabled)
+    if AUTOCAST.enabled:
+        SPECIAL[0] = True  # (ops look at their operands from now on: the slow path casts)
+    return before
+
+
+def _eligible(x: Any) -> bool:
+    return isinstance(x, Tensor) and x.dtype.is_floating_point and x.data.dtype.itemsize != 8
+
+
+def _cast_all(v: Any, cast: Callable) -> Any:
+    if type(v) is list or type(v) is tuple:
+        return type(v)(_cast_all(x, cast) for x in v)
+    return cast(v) if _eligible(v) else v
+
+
+def autocast_args(policy: str, args: tuple, kwargs: dict) -> tuple:
+    """The arguments of a call under autocast, cast as `policy` says."""
+    if policy == "promote":
+        found = [x.dtype for v in (*args, *kwargs.values())
+                 for x in (v if type(v) in _LISTS else (v,)) if _eligible(x)]
+        if not found:
+            return args, kwargs
+        target = functools.reduce(promote_types, found)
+    else:
+        target = as_dtype("float32" if policy == "fp32" else (AUTOCAST.dtype or "bfloat16"))
+
+    def cast(x: Tensor) -> Tensor:
+        return x if x.dtype == target else x.to(dtype=target)
+    return (tuple(_cast_all(v, cast) for v in args),
+            {k: _cast_all(v, cast) for k, v in kwargs.items()})
+
+
+def autocast_policy(name: str) -> Callable:
+    """Decorate a function made of several ops with the autocast policy libtorch
+    gives the op `name` (its operands are cast once, on the way in)."""
+    policy = AUTOCAST_POLICIES[name]
+
+    def wrap(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def under_autocast(*args: Any, **kwargs: Any) -> Any:
+            if AUTOCAST.enabled:
+                args, kwargs = autocast_args(policy, args, kwargs)
+            return fn(*args, **kwargs)
+        return under_autocast
+    return wrap
+
 
 _NAMEABLE = frozenset({str, list, tuple})  # a dim argument that may hold a name
 _LISTS = frozenset({list, tuple})
@@ -206,6 +307,7 @@ class _Dispatcher:
         self.rule = rule_of(fields.get("names"))
         self.dims = tuple(fields.get("dims", ()))
         self.inplace = name.endswith("_") and not name.endswith("__")
+        self.autocast = AUTOCAST_POLICIES.get(name)
 
         def slot(arg: str) -> tuple:
             """(position, name, kind) of an argument; a keyword-only one has no position."""
@@ -222,7 +324,10 @@ class _Dispatcher:
         self.operands = tuple(operands)
 
     def call(self, args: tuple, kwargs: dict) -> Any:
-        """The op called with dims by name, sparse operands or named operands."""
+        """The op called with dims by name, sparse operands or named operands, or
+        under autocast."""
+        if AUTOCAST.enabled and self.autocast is not None:
+            args, kwargs = autocast_args(self.autocast, args, kwargs)
         if self.dim_slots:
             args, kwargs = self._positions(args, kwargs)
         if not SPECIAL[0]:

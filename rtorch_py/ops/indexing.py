@@ -23,7 +23,8 @@ def GatherBackward0(n, g, idx, dim, shape):
 
 
 @op(dims=("dim",), indices=("index",), samples=S.gather)
-def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
+def gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool = False) -> Tensor:
+    """(`sparse_grad`: libtorch's gradient as a sparse tensor; here it is dense.)"""
     d = _dim(dim, self.ndim)
     idx = index.data
     if idx.dtype.kind not in "iu":
@@ -535,12 +536,12 @@ def _index_add(self: Tensor, dim: int, index: Any, source: Any, alpha: Any, op_n
 
 
 @op(dims=("dim",), indices=("index",), samples=S.index_add)
-def index_add(self: Tensor, dim: int, index: Any, source: Any, alpha: Any = 1) -> Tensor:
+def index_add(self: Tensor, dim: int, index: Any, source: Any, alpha: float = 1) -> Tensor:
     return record(*_index_add(self, dim, index, source, alpha, "index_add"))
 
 
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
-def index_add_(self: Tensor, dim: int, index: Any, source: Any, alpha: Any = 1) -> Tensor:
+def index_add_(self: Tensor, dim: int, index: Any, source: Any, alpha: float = 1) -> Tensor:
     return _write_inplace(self, *_index_add(self, dim, index, source, alpha, "index_add_"))
 
 

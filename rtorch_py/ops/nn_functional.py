@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ..creation import _rng_of
+from ..random import default_generator
+from ..random import nn as random_nn
 from ..engine import bump_version, edge, is_grad_enabled, no_grad, run_backward
 from ..tensor import Tensor, wrap
 from . import nn_kernels as K
@@ -19,6 +20,7 @@ from .operands import _fdata, _whole, positional_error
 from .recording import Output, formula, multi_formula, needs_grad, record, record_many, sum_to
 from .dispatch import op
 from .samples import nn_functional as S
+from .indexing import index_add
 from .shape import cat, stack
 
 
@@ -145,6 +147,16 @@ def ConvolutionBackward0(n, g, x, w, has_bias, stride, padding, dilation, transp
     return (gx, gw, gb)
 
 
+def _check_kernel_fits(sizes: tuple, kernel: tuple, padding: tuple, dilation: tuple) -> None:
+    padded = [n + 2 * p for n, p in zip(sizes, padding)]
+    spans = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
+    if any(n < k for n, k in zip(padded, spans)):
+        raise RuntimeError(  # (libtorch's words)
+            f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+            f"Kernel size: ({' x '.join(map(str, spans))}). Kernel size can't be greater "
+            "than actual input size")
+
+
 @op(samples=S.convolution, method=False)
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,
                 dilation: Any, transposed: bool, output_padding: Any, groups: int) -> Tensor:
@@ -156,6 +168,8 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
                          f"{list(input.shape)}")
     stride, padding, dilation = _ints(stride, nd), _ints(padding, nd), _ints(dilation, nd)
     output_padding, groups = _ints(output_padding, nd), int(groups)
+    if not transposed:
+        _check_kernel_fits(input.shape[2:], weight.shape[2:], padding, dilation)
     out = _conv_arrays(input.data, weight.data, stride, padding, dilation, bool(transposed),
                        output_padding, groups)
     if bias is not None:
@@ -500,7 +514,8 @@ def _batch_norm_impl_index(input: Tensor, weight: Tensor | None, bias: Tensor | 
             running_mean.data[...] = (1 - momentum) * running_mean.data + momentum * mean
             bump_version(running_mean)
         if running_var is not None:
-            unbiased = var * (count / (count - 1)) if count > 1 else np.full_like(var, np.inf)
+            # (one value per channel: 0 / 0, NaN, as libtorch's var_sum / (n - 1))
+            unbiased = var * (count / (count - 1)) if count > 1 else np.full_like(var, np.nan)
             running_var.data[...] = (1 - momentum) * running_var.data + momentum * unbiased
             bump_version(running_var)
         invstd = 1.0 / np.sqrt(var + eps)
@@ -519,6 +534,30 @@ def _batch_norm_impl_index(input: Tensor, weight: Tensor | None, bias: Tensor | 
                  (input, weight, bias), (input, weight, running, eps))
     return (out, wrap(np.asarray(save_mean, x.dtype)), wrap(np.asarray(save_invstd, x.dtype)),
             wrap(np.zeros(0, np.uint8)), 0)
+
+
+# --------------------------------------------------------------------------
+# Embedding: the weight's rows at the indices (nnf_embedding, nn_embedding). R
+# torch exports no torch_embedding: no R form; tests/test_nn.py checks it against
+# PyTorch, second order too.
+
+
+@formula
+def EmbeddingBackward0(n, g, idx, num_weights, padding_idx):
+    # each index's gradient row added to its weight row; none to padding_idx's
+    rows = g.reshape(idx.size, -1)
+    if padding_idx is not None:
+        rows = rows * wrap((idx.reshape(-1, 1) != padding_idx).astype(g.data.dtype))
+    zero = wrap(np.zeros((num_weights, rows.shape[1]), g.data.dtype))
+    grad = index_add(zero, 0, wrap(idx.reshape(-1).astype(np.int64)), rows)
+    return (grad.reshape((num_weights,) + tuple(g.shape[idx.ndim:])),)
+
+
+@op(function=False, method=False, torch_name="nn.functional.embedding")
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> Tensor:
+    idx = input.data
+    return record(weight.data[idx], EmbeddingBackward0, (weight,),
+                  (idx, weight.shape[0], padding_idx))
 
 
 # --------------------------------------------------------------------------
@@ -736,9 +775,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     if p > 0:
         if p >= 1:
             attn = attn * 0.0
-        else:
-            keep = _rng_of(None).random(attn.shape) >= p  # (torch_manual_seed's generator)
-            attn = attn * wrap((keep / (1 - p)).astype(attn.data.dtype))
+        else:   # (libtorch's dropout: the default generator's Bernoulli noise)
+            attn = attn * wrap(random_nn.dropout_noise(default_generator, attn.data, p))
     return attn.matmul(value)
 
 

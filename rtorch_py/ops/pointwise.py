@@ -11,6 +11,7 @@ number takes a fast path (`_number`).
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -44,7 +45,7 @@ def AddBackward1(n, g):
 
 
 @op(operators=("__add__", "__radd__"), r_operators=("+",), samples=S.add_sub, names="unify")
-def add(self: Any, other: Any, alpha: Any = 1) -> Tensor:
+def add(self: Any, other: Any, alpha: float = 1) -> Tensor:
     if type(self) is Tensor and alpha == 1:
         c = _number(other, self.data)
         if c is not None:  # tensor + number (the fast path)
@@ -69,7 +70,7 @@ def SubBackward0(n, g, alpha):
 
 
 @op(operators=("__sub__",), r_operators=("-",), samples=S.add_sub, names="unify")
-def sub(self: Any, other: Any, alpha: Any = 1) -> Tensor:
+def sub(self: Any, other: Any, alpha: float = 1) -> Tensor:
     if type(self) is Tensor and alpha == 1:
         c = _number(other, self.data)
         if c is not None:  # tensor - number (the fast path)
@@ -90,7 +91,7 @@ def sub(self: Any, other: Any, alpha: Any = 1) -> Tensor:
 
 
 @op(method=False, operators=("__rsub__",), samples=S.tensor_number, names="unify")
-def rsub(self: Any, other: Any, alpha: Any = 1) -> Tensor:
+def rsub(self: Any, other: Any, alpha: float = 1) -> Tensor:
     """other - alpha * self, self the tensor (for `2 - x`)."""
     try:
         out = np.subtract(_data(other), _data(self) if alpha == 1 else _data(self) * alpha)
@@ -748,7 +749,7 @@ def _inplace_binary(x: Tensor, other: Any, ufunc: Callable, fn: Callable, saved:
 
 
 @op(operators=("__iadd__",), function=False)
-def add_(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+def add_(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
     other = other if alpha == 1 else (other * alpha)
     if is_number(other):
         return _inplace_binary(self, other, np.add, AddBackward1, (), "add_")
@@ -756,7 +757,7 @@ def add_(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
 
 
 @op(operators=("__isub__",), function=False)
-def sub_(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+def sub_(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
     other = other if alpha == 1 else (other * alpha)
     if is_number(other):
         return _inplace_binary(self, other, np.subtract, AddBackward1, (), "sub_",
@@ -848,7 +849,7 @@ def _inplace(fn: Callable, name: str, node: str | None = None) -> Callable:
         return _record_inplace(self, _InplaceBackward, (self, out), (),
                                name=node or out.grad_fn.name)
     inplace.__name__ = inplace.__qualname__ = name
-    inplace.__signature__ = inspect.signature(fn)  # (fn's arguments: R's tables read them)
+    inplace.__signature__ = inspect.signature(fn)  # (its arguments are fn's: R translates them)
     return inplace
 
 
@@ -974,8 +975,18 @@ exp2 = _unary("exp2", np.exp2, Exp2Backward0, "result")
 rsqrt = _unary("rsqrt", lambda d: 1 / np.sqrt(d), RsqrtBackward0, "result", samples=S.positive)
 reciprocal = _unary("reciprocal", lambda d: 1 / d, ReciprocalBackward0, "result",
                     samples=S.nonzero)
-deg2rad = _unary("deg2rad", np.deg2rad, Deg2RadBackward0, None)
-rad2deg = _unary("rad2deg", np.rad2deg, Rad2DegBackward0, None)
+def _times(factor: float) -> Callable:
+    """x * factor as libtorch multiplies by a Scalar: the factor in float32 below
+    double (NumPy's rad2deg rounds otherwise: 6.283 gives 359.98935, not 359.98938)."""
+    def compute(a: np.ndarray) -> np.ndarray:
+        if a.dtype == np.float64:
+            return a * factor
+        return (a.astype(np.float32, copy=False) * np.float32(factor)).astype(a.dtype, copy=False)
+    return compute
+
+
+deg2rad = _unary("deg2rad", _times(math.pi / 180), Deg2RadBackward0, None)
+rad2deg = _unary("rad2deg", _times(180 / math.pi), Rad2DegBackward0, None)
 sinc = _unary("sinc", np.sinc, SincBackward0, "self")
 
 
@@ -1318,7 +1329,7 @@ def AddcdivBackward0(n, g, t1, t2, value):
             -g * value * t1 / (t2 * t2) if n.needs(2) else None)
 
 
-def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Any = 1) -> Tensor:
+def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, value: float = 1) -> Tensor:
     """self + value * tensor1 * tensor2."""
     try:
         out = _data(self) + value * (_data(tensor1) * _data(tensor2))
@@ -1328,7 +1339,7 @@ def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Any = 1) -> T
     return record(out, AddcmulBackward0, (self, tensor1, tensor2), (tensor1, tensor2, value))
 
 
-def addcdiv(self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Any = 1) -> Tensor:
+def addcdiv(self: Tensor, tensor1: Tensor, tensor2: Tensor, value: float = 1) -> Tensor:
     """self + value * tensor1 / tensor2."""
     if _data(tensor1).dtype.kind in "iub" and _data(tensor2).dtype.kind in "iub":
         raise RuntimeError("addcdiv: integer division of tensors isn't supported; make "

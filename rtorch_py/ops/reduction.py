@@ -18,6 +18,7 @@ from .operands import _whole
 from .recording import (OUTPUT, _state, expand_to, formula, multi_formula, needs_grad, record,
                         record_many)
 from .dispatch import op
+from .sum_kernel import libtorch_sum
 from .views import _check_inplace, _record_inplace
 
 
@@ -54,6 +55,16 @@ def _unreduce(g: Tensor, shape: tuple, dims: tuple | None, keepdim: bool) -> Ten
     return g.expand(shape)
 
 
+def _sum(d: np.ndarray, dims: tuple | None, keepdim: bool = False) -> np.ndarray:
+    """d summed over dims (all: None); float32 and float64 in libtorch's order."""
+    if d.dtype not in (np.float32, np.float64):
+        return np.asarray(d.sum(axis=dims, keepdims=keepdim))
+    out = libtorch_sum(d, dims)
+    if keepdim:
+        out = out.reshape([1 if dims is None or i in dims else n for i, n in enumerate(d.shape)])
+    return out
+
+
 @formula(arrays=True)
 def SumBackward0(n, g, shape):
     return (expand_to(g, shape),)
@@ -72,10 +83,9 @@ def sum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None)
     if dtype is not None:
         d = d.astype(as_dtype(dtype).np)
     if dim is None:
-        return record(d.sum(), SumBackward0, (self,), (self.shape,))
+        return record(_sum(d, None), SumBackward0, (self,), (self.shape,))
     dims = _dims(dim, self.ndim)
-    out = np.asarray(d.sum(axis=dims, keepdims=keepdim))
-    return record(out, SumBackward1, (self,), (self.shape, dims, keepdim))
+    return record(_sum(d, dims, keepdim), SumBackward1, (self,), (self.shape, dims, keepdim))
 
 
 @formula(arrays=True)
@@ -99,14 +109,15 @@ def mean(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None
         raise RuntimeError(
             f"mean(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {self.dtype.r_name}")
+    # libtorch's CPU mean: the sum, divided in the data's precision (0/0: NaN, as PyTorch's)
     if dim is None:
-        out = d.mean(dtype=d.dtype) if d.size else np.asarray(np.nan, d.dtype)  # (no warning)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = _sum(d, None) / d.dtype.type(d.size)
         return record(out, MeanBackward0, (self,), (self.shape, builtins.max(d.size, 1)))
     dims = _dims(dim, self.ndim)
     count = int(np.prod([self.shape[i] for i in dims])) if self.ndim else 1
-    with np.errstate(invalid="ignore"):  # a mean over nothing is NaN, as in PyTorch
-        out = np.asarray(d.sum(axis=dims, keepdims=keepdim, dtype=d.dtype) / count
-                         if count == 0 else d.mean(axis=dims, keepdims=keepdim, dtype=d.dtype))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.asarray(_sum(d, dims, keepdim) / d.dtype.type(count))
     return record(out, MeanBackward1, (self,), (self.shape, dims, keepdim, count))
 
 

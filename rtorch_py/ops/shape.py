@@ -208,7 +208,7 @@ def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 
 @op(function=False, samples=S.unary, names="keep")
-def contiguous(self: Tensor) -> Tensor:
+def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
     return self if self.data.flags.c_contiguous else self.clone()
 
 

@@ -364,7 +364,7 @@ def unique(self: Tensor, sorted: bool = True, return_inverse: bool = False,
     return _unique_out(vals, inv, counts, return_inverse, return_counts)
 
 
-@op(dims=("dim",), samples=S.unique, differentiable=False)
+@op(dims=("dim",), samples=S.unique, differentiable=False, r_conventions=("every_output",))
 def unique_consecutive(self: Tensor, return_inverse: bool = False,
                        return_counts: bool = False, dim: Any = None) -> Any:
     """Collapse runs of equal values (or equal slices along dim)."""

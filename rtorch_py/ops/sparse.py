@@ -110,7 +110,7 @@ class SparseTensor(Tensor):
         return self._size[0]
 
     def _type_string(self) -> str:
-        return "torch.sparse." + super()._type_string().split(".", 1)[1]
+        return "Sparse" + super()._type_string()
 
     @property
     def grad(self) -> "Tensor | None":

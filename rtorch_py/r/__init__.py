@@ -29,8 +29,8 @@ from ..nn.module import Module
 from ..tensor import Tensor
 from . import api
 
-__all__ = ["load", "r_source_dir", "library_dir", "ensure_installed", "install_package",
-           "to_r", "from_r", "register_converter"]
+__all__ = ["load", "r_source_dir", "library_dir", "ensure_installed", "fallback_library",
+           "install_package", "to_r", "from_r", "register_converter"]
 
 _loaded_lib: str | None = None
 
@@ -98,39 +98,53 @@ def library_dir() -> Path:
     return Path.home() / ".cache" / "rtorch-py" / "R"
 
 
+def fallback_library(lib: Path) -> Path:
+    """Beside a private library, the one holding the minimal coro: last on
+    `.libPaths()`, so that a real coro, wherever R finds one, comes first."""
+    return lib.with_name(lib.name + "-coro")
+
+
 def ensure_installed(quiet: bool = True) -> Path:
     """Install the shim into the private library unless this version is there.
 
-    Returns the library directory to put first in `.libPaths()`."""
+    Returns the library directory to put first in `.libPaths()` (and last, its
+    `fallback_library()`)."""
     src = r_source_dir()
     root = library_dir()
     root.mkdir(parents=True, exist_ok=True)
     lib = root / _fingerprint(src)
-    if (lib / "torch" / "R" / "torch").exists():
+
+    def installed() -> bool:
+        return (lib / "torch" / "R" / "torch").exists() and \
+            (fallback_library(lib) / "coro" / "R" / "coro").exists()
+    if installed():
         return lib
     with open(root / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if (lib / "torch" / "R" / "torch").exists():
+        if installed():
             return lib
         with tempfile.TemporaryDirectory(dir=root) as tmp:
             # Build from a copy so no object files land in the source tree.
             pkg = Path(tmp) / "torch"
             shutil.copytree(src, pkg, ignore=_BUILD_LEFTOVERS)
-            out_lib = Path(tmp) / "lib"
+            out_lib, coro_lib = Path(tmp) / "lib", Path(tmp) / "coro-lib"
             out_lib.mkdir()
-            install_package(pkg, out_lib, quick=True)
-            install_coro(out_lib, Path(tmp))
-            if lib.exists():
-                shutil.rmtree(lib)
-            os.replace(out_lib, lib)
+            coro_lib.mkdir()
+            install_coro(coro_lib, Path(tmp), always=True)  # (first: the shim imports it)
+            install_package(pkg, out_lib, quick=True, deps=coro_lib)
+            for built, final in ((coro_lib, fallback_library(lib)), (out_lib, lib)):
+                if final.exists():
+                    shutil.rmtree(final)
+                os.replace(built, final)
         for old in root.iterdir():  # earlier versions, unused for a day
-            if old.is_dir() and old != lib and len(old.name) == 16 and \
+            if old.is_dir() and old not in (lib, fallback_library(lib)) and \
+                    len(old.name.removesuffix("-coro")) == 16 and \
                     time.time() - old.stat().st_mtime > 86400:
                 shutil.rmtree(old, ignore_errors=True)
     return lib
 
 
-def install_package(src: Path, lib: Path, quick: bool = False) -> None:
+def install_package(src: Path, lib: Path, quick: bool = False, deps: Path | None = None) -> None:
     """`R CMD INSTALL` of the shim's sources `src` into the R library `lib`,
     built for (and recording) this Python, `sys.executable`. `quick` skips the
     help pages and R's test load (for the private library, loaded next anyway)."""
@@ -139,7 +153,9 @@ def install_package(src: Path, lib: Path, quick: bool = False) -> None:
             os.chmod(Path(src) / script, 0o755)
     env = dict(os.environ)
     env["RTORCH_PYTHON"] = sys.executable  # read by r_compat/configure
-    env.pop("R_LIBS_USER", None)
+    # (the minimal coro, when installed, went into `lib` or `deps` just before)
+    env["R_LIBS"] = os.pathsep.join(p for p in (str(lib), env.get("R_LIBS", ""),
+                                                str(deps or "")) if p)
     r = os.path.join(_r_home(), "bin", "R")
     cmd = [r, "CMD", "INSTALL", "--no-multiarch",
            *(["--no-test-load", "--no-docs", "--no-html"] if quick else []),
@@ -148,21 +164,25 @@ def install_package(src: Path, lib: Path, quick: bool = False) -> None:
     if res.returncode != 0:
         hint = ""
         if "dependenc" in res.stdout + res.stderr:  # R names the missing package
-            hint = ("\nthe shim needs the R packages R6 and bit64 (as R torch does): "
-                    "install.packages(c(\"R6\", \"bit64\")) in R, or on Debian/Ubuntu "
-                    "apt-get install r-cran-r6 r-cran-bit64 (./scripts/setup does)")
+            hint = ("\nthe shim needs the R packages R6, bit64 and rlang (as R torch does): "
+                    "install.packages(c(\"R6\", \"bit64\", \"rlang\")) in R, or on "
+                    "Debian/Ubuntu apt-get install r-cran-r6 r-cran-bit64 r-cran-rlang "
+                    "(./scripts/setup does)")
         raise RuntimeError("installing the R torch shim failed:\n" + res.stdout + res.stderr +
                            hint)
 
 
-def install_coro(lib: Path, tmp: Path) -> None:
-    """Install the minimal `coro` (r_compat/coro/: loop, collect, exhausted) into
-    `lib`, unless R already has the real package (Debian has none)."""
+def install_coro(lib: Path, tmp: Path, always: bool = False) -> None:
+    """Install the minimal `coro` (r_compat/coro/: loop, collect, exhausted, the
+    as_iterator generic) into `lib`, unless (`always` aside) R's own libraries
+    or `lib` already have the real package (Debian has none); never over a real one."""
     r = os.path.join(_r_home(), "bin", "Rscript")
     env = {k: v for k, v in os.environ.items() if k != "R_LIBS"}
-    found = subprocess.run([r, "-e", 'quit(status = !requireNamespace("coro", quietly = TRUE))'],
-                           capture_output=True, env=env)
-    if found.returncode == 0:
+    env["R_LIBS"] = str(lib)
+    real = ('quit(status = !(requireNamespace("coro", quietly = TRUE) && '
+            '!grepl("rtorch-py", utils::packageDescription("coro")$Title)))')
+    if not always and subprocess.run([r, "-e", real], capture_output=True,
+                                     env=env).returncode == 0:
         return
     pkg = Path(tmp) / "coro"
     shutil.copytree(r_source_dir() / "coro", pkg)
@@ -174,9 +194,24 @@ def install_coro(lib: Path, tmp: Path) -> None:
                            res.stderr)
 
 
+def _launcher_dirs() -> dict[str, str]:
+    """The directories R's launcher script (R_HOME/bin/R) exports, which an embedded
+    R does not get from rpy2: R.home("share") (Rd macros, tools::parse_Rd), the
+    include and doc dirs. Debian keeps them outside R_HOME."""
+    try:
+        text = Path(_r_home(), "bin", "R").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    pairs = (line.split("=", 1) for line in text.splitlines()
+             if line.startswith(("R_SHARE_DIR=", "R_INCLUDE_DIR=", "R_DOC_DIR=")))
+    return {k: v.strip().strip("'\"") for k, v in pairs if "$" not in v}
+
+
 def _start_r() -> None:
     import rpy2.rinterface as ri
     if not ri.embedded.isinitialized():
+        for k, v in _launcher_dirs().items():
+            os.environ.setdefault(k, v)
         ri.initr_simple()
 
 
@@ -190,11 +225,11 @@ def load(attach: bool = True) -> None:
     global _loaded_lib
     _start_r()
     import rpy2.rinterface as ri
-    lib = str(ensure_installed())
-    if _loaded_lib != lib:
+    lib = ensure_installed()
+    if _loaded_lib != str(lib):
         ri.baseenv.find(".libPaths")(ri.StrSexpVector(
-            [lib, *ri.baseenv.find(".libPaths")()]))
-        _loaded_lib = lib
+            [str(lib), *ri.baseenv.find(".libPaths")(), str(fallback_library(lib))]))
+        _loaded_lib = str(lib)
     first = not hasattr(api, "shutdown")
     ri.evalr('loadNamespace("torch")')
     if first:

@@ -3,12 +3,13 @@
 Indices arrive 1-based, as R gives them."""
 from __future__ import annotations
 
+import base64
 from typing import Any, Callable
 
 import numpy as np
 
 from .. import serialization
-from ..creation import torch_rand, torch_randint, torch_tensor
+from ..creation import torch_randint, torch_randperm, torch_tensor
 from ..function import NamedList
 from ..ops import REGISTRY
 from ..tensor import Tensor
@@ -47,12 +48,8 @@ def rows(tensors: Any, idx: Any, drop: bool = False) -> Any:
 
 
 def randperm(n: Any) -> np.ndarray:
-    """A random order of 1..n, from the engine's generator (torch_manual_seed)."""
-    n = int(n)
-    if not n:
-        return np.zeros(0, np.int32)
-    order = np.argsort(torch_rand(n).data, kind="stable")
-    return one_based.to_r(order).astype(np.int32)
+    """A random order of 1..n: R torch's `torch_randperm(n) + 1`."""
+    return one_based.to_r(torch_randperm(int(n)).data).astype(np.int32)
 
 
 def randint(n: Any, size: Any) -> np.ndarray:
@@ -89,6 +86,10 @@ def collate(batch: Any) -> Any:
     elem = items[0]
     if isinstance(elem, Tensor):
         return _stack(items)
+    if isinstance(elem, np.ndarray) and elem.ndim <= 1 and elem.size == 1:
+        # (one R number with attributes, a name: a number, as R torch's unlist() makes it)
+        items = [np.asarray(v).reshape(-1)[0].item() for v in items]
+        elem = items[0]
     if isinstance(elem, np.ndarray):
         return _stack([_r_tensor(v) for v in items])
     if isinstance(elem, bool):
@@ -143,6 +144,42 @@ def load_r(path: str) -> list:
     return [kind, value, rds, refs]
 
 
+def _bytes(x: Any) -> bytes:
+    """An R raw vector's bytes."""
+    if isinstance(x, np.ndarray):
+        return x.astype(np.uint8, copy=False).tobytes()
+    return bytes(memoryview(x))
+
+
+def _named(names: Any, tensors: Any) -> list:
+    names = names.values() if isinstance(names, NamedList) else list(names or [])
+    tensors = tensors.values() if isinstance(tensors, NamedList) else list(tensors or [])
+    return list(zip((str(n) for n in names), tensors))
+
+
+def r_file(kind: str, names: Any, tensors: Any, robj: Any, extra_names: Any,
+           extra: Any) -> np.ndarray:
+    """The bytes of an R torch file (see serialization.r_file), as an R raw vector."""
+    data = serialization.r_file(kind, _named(names, tensors),
+                                None if robj is None else _bytes(robj), _named(extra_names, extra))
+    return np.frombuffer(data, dtype=np.uint8)
+
+
+def read_r_file(data: Any) -> list:
+    """[kind or NULL, names, tensors, the R object's bytes or NULL] of a safetensors file."""
+    kind, names, tensors, robj = serialization.read_r_file(_bytes(data))
+    return [kind, names, tensors, None if robj is None else np.frombuffer(robj, np.uint8)]
+
+
+def libtorch_tensor(data: Any) -> Tensor:
+    """The tensor in libtorch's own file (what R torch's older files hold)."""
+    return serialization.load_libtorch_tensor(_bytes(data))
+
+
+def base64_bytes(text: str) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(text), dtype=np.uint8)
+
+
 def is_python_object(x: Any) -> bool:
     """Whether an R external pointer holds a Python object the saver can store
     (tensors and rtorch-py's own objects)."""
@@ -158,5 +195,9 @@ R_FUNCTIONS.update({
     ".save_r": save_r,
     ".load_r": load_r,
     ".is_saveable_py": is_python_object,
+    ".r_file": r_file,
+    ".read_r_file": read_r_file,
+    ".libtorch_tensor": libtorch_tensor,
+    ".base64_bytes": base64_bytes,
     ".py_key": object_key,
 })

@@ -24,14 +24,16 @@ Names are R torch's: recurrent layers' parameters are numbered from 1
 from __future__ import annotations
 
 import copy
+import json
 import weakref
 from typing import Any, Callable, Iterator, NamedTuple
 
 from ..autograd import with_no_grad
 from ..function import NamedList
 from ..nn.module import (Module, buffer_is_persistent, format_module, is_nn_buffer,
-                         is_nn_parameter, nn_parameter)
+                         is_nn_parameter, nn_buffer, nn_parameter)
 from ..nn.rnn import _RNNBase
+from ..serialization import EXTRA_TENSOR, _Reader, _Writer
 from ..tensor import Tensor, wrap
 from . import one_based
 
@@ -339,6 +341,73 @@ def fronts(modules: Any) -> list:
     return out
 
 
+# --------------------------------------------------------------------------
+# torch_save() of a module: its Python side described, to rebuild it on loading
+# without running code. The description is the module tree as serialization's
+# writer encodes objects (classes by name, fields), its parameters and buffers
+# named by their key in the state dict saved beside it; a tensor that is in no
+# state dict (a non-persistent buffer) goes into the file as an extra tensor.
+
+class _DescribeWriter(_Writer):
+    def __init__(self, keys: dict) -> None:
+        super().__init__()
+        self.keys = keys  # id(tensor) -> its R state dict key
+
+    def encode(self, x: Any) -> Any:
+        if isinstance(x, Tensor) and id(x) in self.keys:
+            return {"state_key": self.keys[id(x)], "requires_grad": x.requires_grad}
+        return super().encode(x)
+
+
+def describe(module: Module) -> list:
+    """[the description (JSON), the modules in it with an R side (in its order),
+    the extra tensors by name]."""
+    own = module.state_dict(keepvars=True)
+    w = _DescribeWriter({id(t): _r_key(module, k) for k, t in own.items()})
+    root = w.encode(module)
+    fronted = [m for m in w.keep if isinstance(m, Module) and m in FRONTS]
+    index = {"root": root, "fronted": [w.objects[id(m)] for m in fronted]}
+    extra = NamedList([f"{EXTRA_TENSOR}{i}" for i in range(len(w.arrays))],
+                      [wrap(a) for a in w.arrays])
+    return [json.dumps(index), fronted, extra]
+
+
+class _RebuildReader(_Reader):
+    def __init__(self, state: dict) -> None:
+        self.state = state
+        self.tensors, self.objects = {}, {}
+
+    def array(self, i: int) -> Any:
+        return self.state[f"{EXTRA_TENSOR}{int(i)}"].data
+
+    def decode(self, e: Any) -> Any:
+        if isinstance(e, dict) and "state_key" in e:
+            t = self.state.get(e["state_key"])
+            if t is None:
+                raise ValueError(f"torch_load: the module's {e['state_key']} is missing from the "
+                                 "file")
+            return t.requires_grad_(bool(e.get("requires_grad")))
+        return super().decode(e)
+
+
+def rebuild(description: str, state: Any) -> list:
+    """[the module described, its modules with an R side (in the order saved)]."""
+    state = dict(state.items()) if isinstance(state, NamedList) else dict(state)
+    index = json.loads(description)
+    r = _RebuildReader(state)
+    root = r.decode(index["root"])
+    if not isinstance(root, Module):
+        raise ValueError("torch_load: damaged file (the module's description isn't a module)")
+    for m in root.modules.values():  # (the tensors' marks, which travel with them)
+        for t in m._parameters.values():
+            if t is not None:
+                nn_parameter(t, t.requires_grad)
+        for n, t in m._buffers.items():
+            if t is not None:
+                nn_buffer(t, n not in m._non_persistent)
+    return [root, [r.objects[int(k)] for k in index["fronted"]]]
+
+
 R_FUNCTIONS: dict[str, Callable] = {
     # (`self$name` itself is api.nn_get, whose pointer R keeps: the lookup is hot)
     ".nn_module_new": module_new, ".nn_bind": bind, ".nn_front": front, ".nn_assign": assign,
@@ -347,5 +416,6 @@ R_FUNCTIONS: dict[str, Callable] = {
     ".nn_training": training, ".nn_set_training": set_training, ".nn_train": train,
     ".nn_to": to, ".nn_apply_tensors": apply_to_tensors, ".nn_zero_grad": zero_grad,
     ".nn_requires_grad": requires_grad, ".nn_format": format_r, ".nn_copy": shallow_copy,
-    ".nn_deep_copy": deep_copy, ".nn_fronts": fronts,
+    ".nn_deep_copy": deep_copy, ".nn_fronts": fronts, ".nn_describe": describe,
+    ".nn_rebuild": rebuild,
 }

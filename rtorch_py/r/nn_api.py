@@ -90,6 +90,14 @@ _FORWARD_TARGETS = {"nn_cross_entropy_loss": (1, _LABELS), "nn_nll_loss": (1, _L
 _WITH_INDICES = ("max_pool", "adaptive_max_pool", "fractional_max_pool")
 
 
+def r_conventions(name: str) -> tuple[tuple[str, ...], dict]:
+    """How a function's or layer's arguments look from R: those counted from 1 there
+    (dims, class indices), and the defaults R torch gives where they differ."""
+    rules = _TRANSLATE.get(name, {})
+    shifted = tuple(k for k, rule in rules.items() if rule in (one_based.dims, _LABELS))
+    return shifted, dict(_R_DEFAULTS.get(name, {}))
+
+
 def _signature_names(fn: Callable) -> list[str]:
     try:
         return [p.name for p in inspect.signature(fn).parameters.values()
@@ -135,6 +143,7 @@ def _r_function(name: str, fn: Callable) -> Callable:
             return [result[0], one_based.to_r(result[1])]
         return result
     call.__name__ = name
+    call.__wrapped__ = fn  # (its signature is fn's)
     return call
 
 
@@ -217,6 +226,15 @@ def nn_layer_names() -> list:
     return sorted(LAYERS)
 
 
+def nn_layer_args(name: str) -> list:
+    """The names a built-in layer's constructor takes."""
+    cls = LAYERS[name]
+    names = _signature_names(cls.__init__)[1:]
+    if not names:  # (activations take theirs as *args: their fields)
+        names = [k for k in vars(cls()) if not k.startswith("_") and k != "training"]
+    return names
+
+
 def _r_clip_norm(parameters: Any, max_norm: Any, norm_type: Any = 2, **kw: Any) -> Tensor:
     return _nn.nn_utils_clip_grad_norm_(_params_of(parameters), float(max_norm),
                                         float(norm_type), **kw)
@@ -240,6 +258,7 @@ def _init_fn(name: str) -> Callable:
 
     def call(*args: Any, **kwargs: Any) -> Any:
         return _call(name, fn, names, args, kwargs)
+    call.__wrapped__ = fn  # (its signature is fn's)
     return call
 
 
@@ -292,8 +311,8 @@ R_FUNCTIONS.update({
     "nn_utils_clip_grad_value_": _r_clip_value,
     # (a layer's forward is api.nn_forward, whose pointer R keeps: the call is hot)
     ".nn_new": nn_new, ".nn_kind": nn_kind, ".nn_mark": nn_mark,
-    ".nn_py_layer_names": nn_layer_names, ".nn_class_methods": nn_class_methods,
-    ".nn_class_call": nn_class_call,
+    ".nn_py_layer_names": nn_layer_names, ".nn_layer_args": nn_layer_args,
+    ".nn_class_methods": nn_class_methods, ".nn_class_call": nn_class_call,
     ".packed_sequence_get": packed_sequence_get, ".weight_norm_new": weight_norm_new,
     ".weight_norm_call": weight_norm_call,
 })

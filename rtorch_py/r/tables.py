@@ -29,6 +29,11 @@ TENSOR_ARGS = frozenset({"self", "other", "input", "condition", "mask", "tensors
                          "vec1", "vec2", "batch1", "batch2", "A", "B"})
 
 
+# Annotations of the arguments libtorch takes as a Scalar: R torch accepts a one-element
+# tensor there too (`x$addcdiv_(a, b, value = lr_t)`), as its number.
+SCALAR_ANNOTATIONS = frozenset({"float", "float | None", "Scalar"})
+
+
 def _ndim(first: Any) -> int | None:
     if isinstance(first, Tensor):
         return first.ndim
@@ -113,16 +118,42 @@ RESULT_CONVENTIONS: dict[str, Callable] = {
     "shape_vector": lambda out: np.asarray(out, dtype=np.int32).reshape(-1)}
 
 
+def _every_output(fn: Callable) -> Callable:
+    """libtorch's form of an op whose Python form returns what its `return_*` flags
+    ask for (unique_consecutive): R torch calls libtorch's, which gives every
+    output, an empty int64 tensor for each one not asked for."""
+    sig = inspect.signature(fn)
+    flags = [n for n in sig.parameters if n.startswith("return_")]
+
+    def call(*args: Any, **kw: Any) -> list:
+        bound = sig.bind(*args, **kw)
+        bound.apply_defaults()
+        asked = [bool(bound.arguments[f]) for f in flags]
+        bound.arguments.update(dict.fromkeys(flags, True))
+        first, *rest = fn(*bound.args, **bound.kwargs)
+        return [first, *(out if want else wrap(np.zeros(0, np.int64))
+                         for out, want in zip(rest, asked))]
+    return call
+
+
+# R-only conventions that wrap the op itself.
+WRAPPERS: dict[str, Callable[[Callable], Callable]] = {"every_output": _every_output}
+
+
 def r_callable(spec: OpSpec) -> Callable:
     """The op as R calls it: dims and positions translated as declared."""
     fn = spec.fn
     params = list(inspect.signature(fn).parameters.values())
+    for c in spec.r_conventions:  # (wrappers take the op's own arguments)
+        fn = WRAPPERS[c](fn) if c in WRAPPERS else fn
     names = [p.name for p in params]
     var = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
     steps: list[tuple[int, str, str]] = []   # (position, name, what)
     for what, args in (("tensor", [n for n in names if n in TENSOR_ARGS]),
                        ("dim", spec.dims), ("new_dim", spec.new_dims),
-                       ("dim_lists", spec.dim_lists), ("position", spec.indices)):
+                       ("dim_lists", spec.dim_lists), ("position", spec.indices),
+                       ("scalar", [p.name for p in params if str(p.annotation)
+                                   in SCALAR_ANNOTATIONS])):
         steps.extend((names.index(n), n, what) for n in args)
     index_out = spec.returns_indices
     result_names = list(spec.r_result_names)
@@ -134,6 +165,8 @@ def r_callable(spec: OpSpec) -> Callable:
     first = names[0]
 
     def translate(what: str, v: Any, ndim: int | None) -> Any:
+        if what == "scalar":
+            return v.item() if isinstance(v, Tensor) and v.numel() == 1 else v
         if what == "tensor":
             if type(v) is np.ndarray:
                 return _tensor_of(v)
@@ -157,7 +190,7 @@ def r_callable(spec: OpSpec) -> Callable:
             args, kw = convention(args, kw)
         ndim = None
         for pos, name, what in steps:
-            if what != "tensor" and ndim is None:
+            if what not in ("tensor", "scalar") and ndim is None:
                 ndim = _ndim(args[0] if args else kw.get(first))
             if name == var:
                 args[pos:] = [translate(what, v, ndim) for v in args[pos:]]

@@ -7,11 +7,13 @@ generated from the op registry in `tables.py`.
 """
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any, Callable
 
 import numpy as np
 
+from .. import amp as _amp
 from .. import autograd as _ag
 from .. import creation as _cr
 from .. import engine as _eng
@@ -25,7 +27,7 @@ from ..gradcheck import autograd_gradcheck as _gradcheck
 from ..ops.views import _check_inplace
 from ..printing import format_grad_fn
 from ..sparse import strided_only
-from ..tensor import _BF16, Storage, Tensor, as_dtype, dtype, strided, wrap
+from ..tensor import _BF16, Storage, Tensor, as_dtype, dtype, get_default_dtype, strided, wrap
 from . import one_based
 from .one_based import integer, sizes
 from .convert import (MISSING, UNDEFINED, Scope, _check_r_data, _list, _r_data, _r_value,
@@ -108,11 +110,14 @@ def _like(fn: Callable) -> Callable:
 def torch_randint(low: Any, high: Any = None, size: Any = None, generator: Any = None,
                   dtype: Any = None, layout: Any = None, device: Any = None,
                   requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """R torch's randint: the default (floating) dtype unless `dtype` says otherwise."""
     if size is None and high is not None and not isinstance(high, (int, float)):
         size, high = high, None
+    # R torch asks libtorch's randint for the default dtype (a float), where
+    # PyTorch's (and the Python API's) default is int64.
     return _cr.torch_randint(integer(low), None if high is None else integer(high),
-                             size=sizes([size]), dtype=dtype, requires_grad=requires_grad,
-                             generator=generator)
+                             size=sizes([size]), dtype=dtype or _cr.get_default_dtype(),
+                             requires_grad=requires_grad, generator=generator)
 
 
 def torch_randint_like(input: Tensor, low: Any, high: Any = None, dtype: Any = None,
@@ -131,7 +136,7 @@ def torch_randperm(n: Any, dtype: Any = None, layout: Any = None, device: Any = 
 
 def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, layout: Any = None,
                         device: Any = None, requires_grad: bool = False,
-                        pin_memory: Any = None) -> Tensor:
+                        pin_memory: bool = False) -> Tensor:
     return _cr.torch_empty_strided(sizes([size]), sizes([stride]), dtype=dtype,
                                    requires_grad=requires_grad)
 
@@ -156,19 +161,47 @@ def torch_generator() -> Any:
     return _cr.torch_generator()
 
 
-_GENERATOR_METHODS = {"manual_seed", "seed", "initial_seed", "current_seed",
-                      "set_current_seed"}
+def _read_integer(text: Any, unsigned: bool = False) -> int:
+    """The integer C++'s `istringstream >> value` reads from `text`, as R torch
+    reads the seeds R hands it as text (`as.character(seed)`): the leading
+    digits only (R prints 1e+05 for 100000: R torch reads 1), out-of-range
+    values saturated, a minus sign wrapping an unsigned value."""
+    found = re.match(r"\s*([+-]?\d+)", str(text))
+    if found is None:
+        raise ValueError(f"a seed must be an integer, got {text!r}")
+    value = int(found.group(1))
+    if unsigned:
+        magnitude = min(abs(value), (1 << 64) - 1)
+        return magnitude if value >= 0 else (1 << 64) - magnitude
+    return max(-(1 << 63), min(value, (1 << 63) - 1))
+
+
+def manual_seed(seed: Any) -> None:
+    """torch_manual_seed() from R, given the seed as R's text."""
+    _cr.torch_manual_seed(_read_integer(seed))
+
+
+_GENERATOR_METHODS = {"current_seed", "set_current_seed", "manual_seed", "seed",
+                      "initial_seed"}
 
 
 def generator_method(g: Any, name: str, *args: Any) -> Any:
-    """`g$manual_seed(1)`, `g$seed()`, ...: what R's `$.torch_generator` calls."""
+    """`g$current_seed()`, `g$set_current_seed(seed)` (R torch's; the seed as R's
+    text, as R torch passes it), and PyTorch's `g$manual_seed(1)`, `g$seed()`,
+    `g$initial_seed()`: what R's `$.torch_generator` calls. Seeds go to R as
+    text, which R makes integer64 (R doubles cannot hold 64 bits)."""
     if name not in _GENERATOR_METHODS:
         raise AttributeError(f"a torch_generator has no method `{name}`; it has "
                              f"{', '.join(sorted(_GENERATOR_METHODS))}")
-    if name in ("manual_seed", "set_current_seed"):
+    if name == "set_current_seed":
         (seed,) = args
-        out = getattr(g, name)(integer(seed, "seed"))
-        return None if name == "set_current_seed" else out
+        g.manual_seed(_read_integer(seed, unsigned=True))
+        return None
+    if name == "manual_seed":
+        (seed,) = args
+        return g.manual_seed(integer(seed, "seed"))
+    if name == "current_seed":
+        return str(g.initial_seed())
     return float(getattr(g, name)())
 
 
@@ -247,17 +280,13 @@ def _dtypes() -> dict[str, Callable]:
     constants."""
     names = ["float", "float32", "double", "float64", "float16", "half", "bfloat16", "long",
              "int64", "int", "int32", "int16", "short", "int8", "uint8", "bool", "quint8",
-             "qint8", "qint32", "cfloat",
+             "qint8", "qint32", "float8_e4m3fn", "float8_e5m2", "cfloat",
              "cfloat32", "complex64", "cdouble", "cfloat64", "complex128", "strided",
              "sparse_coo", "contiguous_format", "preserve_format", "channels_last_format",
              "reduction_none", "reduction_mean", "reduction_sum", "cfloat128",
              "per_tensor_affine", "per_channel_affine", "per_tensor_symmetric",
              "per_channel_symmetric"]
     return {f"torch_{n}": getattr(_cr, f"torch_{n}") for n in names}
-
-
-def torch_manual_seed(seed: Any) -> None:
-    _cr.torch_manual_seed(integer(seed, "seed"))
 
 
 # What as_array() gives R for dtypes R has no vector type of (R torch: half as
@@ -430,6 +459,18 @@ def cpu(self: Tensor, memory_format: Any = None) -> Tensor:
     return self if self.device == "cpu" else self.to(device="cpu")  # (meta: refused)
 
 
+def cpu_only(device: Any) -> None:
+    """Refuses a device other than the CPU (for modules, whose data has no meta form)."""
+    if device is not None and _cr.device_type(device) != "cpu":
+        raise _cr.no_device(device)
+
+
+def cuda(self: Tensor, device: Any = None, non_blocking: bool = False,
+         memory_format: Any = None) -> Tensor:
+    """R torch's x$cuda(): refused as libtorch without CUDA refuses it."""
+    return self.to(device="cuda" if device is None else device)
+
+
 def item(self: Tensor) -> Any:
     return self.item()
 
@@ -575,13 +616,14 @@ def set_grad_(self: Tensor, new_grad: Any) -> Tensor:
 
 
 METHODS: dict[str, Callable] = {
-    "size": size, "data": data, "set_grad_": set_grad_, "cpu": cpu, "item": item,
+    "size": size, "data": data, "set_grad_": set_grad_, "cpu": cpu, "cuda": cuda, "item": item,
     "backward": backward, "retain_grad": retain_grad,
     "register_hook": register_hook, "requires_grad_": requires_grad_, "detach": detach,
     "detach_": detach_, "numel": numel, "dim": dim, "is_floating_point": is_floating_point,
     "is_contiguous": is_contiguous, "element_size": element_size,
     "is_complex": lambda self: self.is_complex(), "stride": stride,
     "storage": lambda self: self.storage(), "data_ptr": data_ptr,
+    "bernoulli": _cr.torch_bernoulli, "multinomial": torch_multinomial,
     "dequantize": _q.dequantize, "int_repr": _q.int_repr, "q_scale": _q.q_scale,
     "q_zero_point": _q.q_zero_point, "is_quantized": _q.is_quantized,
     "q_per_channel_scales": _q.q_per_channel_scales,
@@ -600,7 +642,8 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_randn_like": _like(_cr.torch_randn_like),
     "torch_rand_like": _like(_cr.torch_rand_like),
     "torch_randint": torch_randint,
-    "torch_manual_seed": torch_manual_seed,
+    "torch_get_rng_state": _cr.torch_get_rng_state,
+    "torch_set_rng_state": _cr.torch_set_rng_state,
     **_dtypes(),
     "torch_randint_like": torch_randint_like, "torch_randperm": torch_randperm,
     "torch_empty_strided": torch_empty_strided, "torch_normal": torch_normal,
@@ -624,10 +667,12 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_quantize_per_channel": _q.torch_quantize_per_channel,
     **{name: getattr(runtime, name) for name in runtime.__all__},
     "torch_dequantize": _q.torch_dequantize,
+    "torch_is_floating_point": is_floating_point,
+    ".set_autocast": _amp.set_autocast, ".unset_autocast": _amp.unset_autocast,
     # (names with a dot are the R side's helpers, not exported)
     ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer,
-    ".storage_method": storage_method,
+    ".storage_method": storage_method, ".manual_seed": manual_seed,
 }
-INVISIBLE_FUNCTIONS = {"torch_manual_seed", "autograd_backward", "torch_set_default_dtype",
-                       "torch_set_num_threads", "torch_set_num_interop_threads",
+INVISIBLE_FUNCTIONS = {"autograd_backward", "torch_set_default_dtype", "torch_set_rng_state",
+                       ".manual_seed", "torch_set_num_threads", "torch_set_num_interop_threads",
                        "set_cpu_allocator_config", "cpu_cache_flush"}

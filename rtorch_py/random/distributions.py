@@ -68,15 +68,22 @@ def _fill(out: np.ndarray, draw: Callable[[int], np.ndarray]) -> np.ndarray:
 # ----------------------------------------------------------------------------
 # uniform: uniform_real_distribution<T> / transformation::uniform_real
 
-def _unit_float(gen: Generator, n: int, digits: int) -> np.ndarray:
-    """(random() & (2^digits - 1)) * 2^-digits, in float32."""
-    raw = gen.random(n) & np.uint64((1 << digits) - 1)
-    return raw.astype(f32) * f32(2.0 ** -digits)
+def _unit_float(gen: Generator, n: int, digits: int, into: np.ndarray | None = None
+                ) -> np.ndarray:
+    """(random() & (2^digits - 1)) * 2^-digits, in float32, into `into` if given
+    (exact: an integer below 2^digits times a power of two)."""
+    raw = gen.random(n)
+    raw &= np.uint64((1 << digits) - 1)
+    if into is None:
+        into = np.empty(n, f32)
+    return np.multiply(raw, 2.0 ** -digits, out=into, casting="unsafe")
 
 
-def _unit_double(gen: Generator, n: int) -> np.ndarray:
-    """(random64() & (2^53 - 1)) * 2^-53."""
-    return (gen.random64(n) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
+def _unit_double(gen: Generator, n: int, into: np.ndarray | None = None) -> np.ndarray:
+    """(random64() & (2^53 - 1)) * 2^-53, into `into` if given."""
+    raw = gen.random64(n)
+    raw &= np.uint64((1 << 53) - 1)
+    return np.multiply(raw, 2.0 ** -53, out=into)
 
 
 def uniform_(gen: Generator, out: np.ndarray, low: float = 0.0,
@@ -93,6 +100,12 @@ def uniform_(gen: Generator, out: np.ndarray, low: float = 0.0,
         return out
     dtype = out.dtype
     unit = low == 0 and high == 1    # x * 1 + 0 is x: no arithmetic
+    if unit and out.flags.c_contiguous and dtype in (np.float32, np.float64):
+        # (fast path: drawn straight into a contiguous out, in its order)
+        flat = out.reshape(-1)
+        _unit_float(gen, out.size, 24, flat) if dtype == np.float32 else \
+            _unit_double(gen, out.size, flat)
+        return out
     if dtype == np.float64:
         return _fill(out, lambda n: _unit_double(gen, n) if unit else
                      fma64(_unit_double(gen, n), high - low, low))
@@ -113,8 +126,9 @@ def _box_muller_avx2(u: np.ndarray, mean: float, std: float) -> np.ndarray:
     """normal_fill_16_AVX2 on rows of 16 float32 uniforms: u[:8] give the
     radius, u[8:] the angle."""
     rows = u.shape[0]
-    radius = np.sqrt(f32(-2) * log_avx2(f32(1) - u[:, :8].ravel()))   # (contiguous: faster)
-    sin, cos = sincos_avx2(f32(_TWO_PI) * u[:, 8:].ravel())
+    radius = np.sqrt(f32(-2) * log_avx2(f32(1) - u[:, :8].ravel(), on_grid=True))
+    sin, cos = sincos_avx2(f32(_TWO_PI) * u[:, 8:].ravel(), on_grid=True)   # (contiguous:
+    # faster; the uniforms are multiples of 2^-24, which spares checks: vecmath)
     pair = np.concatenate([(radius * cos).reshape(rows, 8), (radius * sin).reshape(rows, 8)],
                           axis=1)
     if mean == 0 and std == 1:
@@ -131,10 +145,11 @@ def _box_muller_double(u: np.ndarray, mean: float, std: float) -> np.ndarray:
     return pair + 0.0 if mean == 0 and std == 1 else fma64(pair, std, mean)
 
 
-def _normal_fill(gen: Generator, n: int, mean: float, std: float, dtype: np.dtype) -> np.ndarray:
-    """normal_fill: n uniforms, Box-Muller on each whole block of 16, then the
-    last 16 values recomputed from 16 new uniforms when n is not a multiple
-    of 16 (n >= 16)."""
+def _normal_fill(gen: Generator, out: np.ndarray, mean: float, std: float) -> np.ndarray:
+    """normal_fill into the 1-d contiguous `out` (n >= 16): n uniforms,
+    Box-Muller on each whole block of 16, then the last 16 values recomputed
+    from 16 new uniforms when n is not a multiple of 16."""
+    n, dtype = out.size, out.dtype
     if dtype == np.float32:
         unit, transform = (lambda k: _unit_float(gen, k, 24)), _box_muller_avx2
     elif dtype == np.float64:
@@ -143,7 +158,6 @@ def _normal_fill(gen: Generator, n: int, mean: float, std: float, dtype: np.dtyp
         unit = lambda k: (gen.random(k) & np.uint64((1 << _digits(dtype)) - 1)).astype(np.intp)
         transform = functools.partial(_box_muller_reduced, dtype=dtype)
     data = unit(n)
-    out = np.empty(n, dtype)
     whole = n // 16 * 16
     for start in range(0, whole, _BLOCK):   # blocks that stay in the CPU's cache
         stop = min(start + _BLOCK, whole)
@@ -222,7 +236,7 @@ def normal_(gen: Generator, out: np.ndarray, mean: float = 0.0, std: float = 1.0
         return out
     n = out.size
     if n >= 16 and out.flags.c_contiguous:
-        out.reshape(-1)[...] = _normal_fill(gen, n, mean, std, out.dtype)
+        _normal_fill(gen, out.reshape(-1), mean, std)
         return out
     return _fill(out, lambda k: _cast(normal_scalar(gen, k, mean, std), out.dtype))
 
@@ -577,4 +591,51 @@ def poisson(gen: Generator, rates: np.ndarray) -> np.ndarray:
         view, lam = iteration_view(out, rates)
         view[...] = np.array([_poisson_one(gen, float(x)) for x in lam.ravel()],
                              dtype=np.float64).reshape(view.shape).astype(out.dtype)
+    return out
+
+
+def _gamma_one(gen: Generator, alpha: float, single: bool) -> float:
+    """sample_gamma (Marsaglia and Tsang's method, boosted below alpha = 1) with
+    libtorch's arithmetic: alpha and `alpha - 1/3` in the sample's dtype
+    (`single`: float32), the rest in double; per attempt, normals until
+    1 + c x > 0, then a uniform."""
+    in_dtype = f32 if single else float
+    third = float(np.float32(1.0) / np.float32(3.0))   # (1.0f / 3.0f)
+    scale = 1.0
+    if alpha < 1:
+        if alpha == 0:
+            return 0.0
+        exponent = float(np.float32(1.0) / np.float32(alpha)) if single else 1.0 / alpha
+        scale *= math.pow(1 - float(_unit_double(gen, 1)[0]), exponent)
+        alpha = float(in_dtype(alpha) + in_dtype(1.0))
+    d = float(in_dtype(alpha) - in_dtype(third))
+    c = 1.0 / math.sqrt(9.0 * d)
+    squeeze = float(np.float32(0.0331))
+    while True:
+        while True:
+            x = float(_normal_pairs(gen, 1)[0])
+            y = 1.0 + c * x
+            if y > 0:
+                break
+        v = y * y * y
+        u = 1 - float(_unit_double(gen, 1)[0])
+        xx = x * x
+        if u < 1.0 - squeeze * xx * xx:
+            return scale * d * v
+        if math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
+            return scale * d * v
+
+
+def standard_gamma(gen: Generator, alpha: np.ndarray) -> np.ndarray:
+    """_s_gamma_cpu: one Gamma(alpha, 1) sample per element, in TensorIterator's
+    order, at least the dtype's smallest normal number."""
+    if alpha.size and not np.all(alpha >= 0):
+        raise ValueError("invalid Gamma concentration, expected it to be non-negative")
+    out = np.zeros(alpha.shape, alpha.dtype)
+    if out.size:
+        single = alpha.dtype != np.float64
+        view, a = iteration_view(out, alpha)
+        draws = np.array([_gamma_one(gen, float(x), single) for x in a.ravel()])
+        view[...] = np.maximum(draws.astype(out.dtype), np.finfo(out.dtype).tiny).reshape(
+            view.shape)
     return out

@@ -86,6 +86,12 @@ class Generator:
     def initial_seed(self) -> int:
         return self._seed
 
+    # libtorch's (and R torch's) spellings
+    current_seed = initial_seed
+
+    def set_current_seed(self, seed: Any) -> None:
+        self.manual_seed(seed)
+
     def clone(self) -> "Generator":
         twin = Generator.__new__(Generator)
         twin._bits = np.random.MT19937(0)

@@ -35,22 +35,30 @@ def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple:
     return s, (a - (s - bb)) + (b - bb)
 
 
-def fma32(a, b, c) -> np.ndarray:
+def fma32(a, b, c, exact_sum: bool = False) -> np.ndarray:
     """float32 a*b + c rounded once. The product is exact in float64; the float64
-    sum can round only onto a float32 tie, where its error breaks the tie."""
-    p = np.multiply(a, b, dtype=np.float64)
-    c = np.asarray(c, np.float64)
-    s = p + c
+    sum can round only onto a float32 tie, where its error breaks the tie (the
+    operands are taken again there: the common case makes one float64 array).
+    `exact_sum`: the caller knows the float64 sum is exact, so no tie check."""
+    s = np.multiply(a, b, dtype=np.float64)
+    if np.ndim(c) == 0 or np.shape(c) == s.shape:
+        s += c
+    else:
+        s = s + c
     out = s.astype(f32)
-    ties = np.flatnonzero((s.view(np.uint64) & _F32_BELOW) == _F32_TIE)
-    if ties.size:   # (most are exact sums, rounded to even as fma rounds them)
-        p = np.broadcast_to(p, s.shape).reshape(-1)[ties]
-        c = np.broadcast_to(c, s.shape).reshape(-1)[ties]
+    if exact_sum:
+        return out
+    ties = (s.view(np.uint64) & _F32_BELOW) == _F32_TIE
+    if ties.any():   # (most are exact sums, rounded to even as fma rounds them)
+        at = np.flatnonzero(ties)
+        p = (np.broadcast_to(a, s.shape).reshape(-1)[at].astype(np.float64) *
+             np.broadcast_to(b, s.shape).reshape(-1)[at])
+        c = np.broadcast_to(np.asarray(c, np.float64), s.shape).reshape(-1)[at]
         _, err = _two_sum(p, c)
         flat = out.reshape(-1)
-        wrong = (err != 0) & ((err > 0) != (flat[ties] > s.reshape(-1)[ties]))
-        flat[ties[wrong]] = np.nextafter(flat[ties[wrong]],
-                                         np.where(err[wrong] > 0, f32(np.inf), f32(-np.inf)))
+        wrong = (err != 0) & ((err > 0) != (flat[at] > s.reshape(-1)[at]))
+        flat[at[wrong]] = np.nextafter(flat[at[wrong]],
+                                       np.where(err[wrong] > 0, f32(np.inf), f32(-np.inf)))
     return out
 
 
@@ -87,9 +95,11 @@ _LOG_POLY = (7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-
 _MIN_NORMAL = np.array(0x00800000, np.uint32).view(f32)
 
 
-def log_avx2(x: np.ndarray) -> np.ndarray:
+def log_avx2(x: np.ndarray, on_grid: bool = False) -> np.ndarray:
     """log256_ps: split x into 2^e * m with m in [sqrt(1/2), sqrt(2)), then a
-    degree-9 polynomial in m - 1."""
+    degree-9 polynomial in m - 1. `on_grid`: x is a multiple of 2^-24 in
+    (0, 1] (Box-Muller's 1 - u), where the polynomial's float64 sums are all
+    exact (a test checks every such x), so its fused steps need no tie check."""
     invalid = x <= 0
     bits = np.maximum(x, _MIN_NORMAL).view(np.uint32)
     e = ((bits >> 23).astype(np.int32) - 0x7F).astype(f32) + f32(1)
@@ -98,25 +108,35 @@ def log_avx2(x: np.ndarray) -> np.ndarray:
     e = e - small.astype(f32)
     m = (m - f32(1)) + np.where(small, m, f32(0))
     z = m * m
-    y = np.full_like(m, f32(_LOG_POLY[0]))
-    for coef in _LOG_POLY[1:]:
-        y = fma32(y, m, f32(coef))
+    y = fma32(f32(_LOG_POLY[0]), m, f32(_LOG_POLY[1]), on_grid)
+    for coef in _LOG_POLY[2:]:
+        y = fma32(y, m, f32(coef), on_grid)
     y = fma32(y * m, z, e * f32(-2.12194440e-4))
-    y = fma32(-z, f32(0.5), y)
-    out = fma32(e, f32(0.693359375), m + y)
+    # fused steps whose product is exact in float32 (z / 2; an exponent of at
+    # most 8 bits times ln 2's 9-bit head) round once unfused too
+    y = y - z * f32(0.5)
+    out = e * f32(0.693359375) + (m + y)
     return np.where(invalid, f32(np.nan), out)
 
 
-def sincos_avx2(x: np.ndarray) -> tuple:
+def sincos_avx2(x: np.ndarray, on_grid: bool = False) -> tuple:
     """sincos256_ps: reduce |x| by multiples of pi/4 (octant j, in three
-    pieces of pi/4), then the Cephes sine and cosine polynomials."""
+    pieces of pi/4), then the Cephes sine and cosine polynomials. `on_grid`:
+    x is float(2 pi) * u for a multiple u of 2^-24 in [0, 1) (Box-Muller's
+    angles), where the last reduction step's float64 sum is exact (a test
+    checks every such x)."""
     sin_sign = x.view(np.uint32) & np.uint32(0x80000000)
     x = np.abs(x)
     j = (x * f32(1.27323954473516)).astype(np.int32)      # 4/pi, truncated
     j = (j + 1) & ~1
     y = j.astype(f32)
-    for piece in (-0.78515625, -2.4187564849853515625e-4, -3.77489497744594108e-8):
-        x = fma32(y, f32(piece), x)
+    # the first two pieces of pi/4 have 8 and 11 bits: for octants below 2^13
+    # (|x| < 6434; Box-Muller's angles are below 2 pi) their products with y
+    # are exact, and the fused steps round once unfused too
+    exact = j.size == 0 or int(j.max()) < 1 << 13
+    for piece in (-0.78515625, -2.4187564849853515625e-4):
+        x = x + y * f32(piece) if exact else fma32(y, f32(piece), x)
+    x = fma32(y, f32(-3.77489497744594108e-8), x, on_grid)
     sin_sign = sin_sign ^ ((j & 4) << 29).astype(np.uint32)
     cos_sign = ((~(j - 2) & 4) << 29).astype(np.uint32)
     z = x * x

@@ -1,6 +1,6 @@
 """`rtorch-py`: the console entry point. `rtorch-py run FILE.R` / `rtorch-py run
--e EXPR` is Rscript with the shim; `install-r`, `conformance` and `vignettes`
-are the other tools of this package.
+-e EXPR` is Rscript with the shim; `install-r`, `conformance`, `docs-check`,
+`signatures` and `vignettes` are the other tools of this package.
 
 Top-level expressions are read and evaluated one at a time, as R's REPL
 does for Rscript: visible values are printed with print()/show(), errors
@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 from ..r import _r_home, load
 from ..r.in_r import started
-from . import conformance, install, vignettes
+from . import conformance, docs_check, install, signatures, vignettes
 
 __all__ = ["main", "run_source"]
 
@@ -188,6 +188,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(vignettes.main(argv[1:]) or 0)
     if argv[:1] == ["conformance"]:  # R torch's own tests: see conformance.py
         return conformance.main(argv[1:])
+    if argv[:1] == ["docs-check"]:  # R torch's documented examples: see docs_check.py
+        return docs_check.main(argv[1:])
+    if argv[:1] == ["signatures"]:  # R torch's exported names and arguments: signatures.py
+        return signatures.main(argv[1:])
     parser = argparse.ArgumentParser(
         prog="rtorch-py", description="R torch's API on the rtorch-py engine")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -61,8 +61,8 @@ def install_r(lib: Path | None = None, force: bool = False) -> Path:
     with tempfile.TemporaryDirectory(prefix="rtorch-install-") as tmp:
         pkg = Path(tmp) / "torch"  # build from a copy: no object files in the sources
         shutil.copytree(r_source_dir(), pkg, ignore=_BUILD_LEFTOVERS)
+        install_coro(lib, Path(tmp))  # (first: the shim imports it)
         install_package(pkg, lib)
-        install_coro(lib, Path(tmp))
     return lib
 
 

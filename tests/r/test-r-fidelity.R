@@ -20,9 +20,11 @@ test_that("devices are torch_device objects", {
   expect_s3_class(x$device, "torch_device")
   expect_equal(x$device$type, "cpu")
   expect_equal(as.character(torch_device("cpu:0")), "cpu:0")
-  expect_equal(printed(torch_device("cpu")), "torch_device(type='cpu')\n")
+  expect_equal(printed(torch_device("cpu")), "torch_device(type='cpu') \n")  # R torch's cat(s, "\n")
   expect_equal(x$to(device = torch_device("cpu"))$device$type, "cpu")
-  expect_error(torch_device("cuda"), "only the 'cpu' device exists here")
+  expect_equal(printed(torch_device("cuda:1")), "torch_device(type='cuda', index=1) \n")
+  expect_error(torch_tensor(1)$to(device = torch_device("cuda:1")),
+               "PyTorch is not linked with support for cuda devices", class = "runtime_error")
 })
 
 test_that("engine errors carry R torch's condition classes and R's call", {
@@ -71,4 +73,50 @@ test_that("cross-entropy's ignore_index is a 1-based class", {
   expect_true(is.nan(as.numeric(nnf_cross_entropy(logits, torch_tensor(c(2L, 2L)),
                                                   ignore_index = 2))))
   expect_error(nnf_cross_entropy(logits, target, ignore_index = 0), "1 based class index")
+})
+
+# R torch 0.17's pages (dev/reference), as rtorch-py docs-check runs them
+test_that("the shim is R torch 0.17.0, with magrittr's pipe", {
+  expect_equal(as.character(packageVersion("torch")), "0.17.0")
+  expect_equal(as_array(torch_tensor(c(1, 4)) %>% torch_sqrt()), c(1, 2))
+})
+
+test_that("a generator's seed is an integer64 (torch_generator's page)", {
+  g <- torch_generator()
+  g$set_current_seed(1234567L)
+  expect_s3_class(g$current_seed(), "integer64")
+  expect_equal(capture.output(print(g$current_seed())), c("integer64", "[1] 1234567"))
+})
+
+test_that("unique_consecutive gives libtorch's three outputs (torch_unique_consecutive's page)", {
+  x <- torch_tensor(c(1, 1, 2, 2, 3, 1, 1, 2))
+  out <- torch_unique_consecutive(x, return_counts = TRUE)
+  expect_length(out, 3)
+  expect_equal(printed(out[[2]]), "torch_tensor\n[ CPULongType{0} ]\n")
+  expect_equal(as_array(out[[3]]), c(2, 2, 1, 2, 1))
+  expect_length(torch_unique_consecutive(x), 3)
+})
+
+test_that("torch_randint gives the default dtype, as libtorch's randint (its page)", {
+  expect_true(torch_randint(0, 10, c(2, 2))$dtype == torch_float())
+  expect_true(torch_randint(0, 10, c(2, 2), dtype = torch_long())$dtype == torch_long())
+})
+
+test_that("an error of the backward pass carries no call and libtorch's words (with_detect_anomaly's page)", {
+  x <- torch_randn(2, requires_grad = TRUE)
+  y <- torch_randn(1)
+  b <- (x^y)$sum()
+  y$add_(1)
+  e <- tryCatch(b$backward(), error = identity)
+  expect_null(conditionCall(e))
+  expect_match(conditionMessage(e), "[CPUFloatType [1]] is at version 1; expected version 0 instead. Hint: enable anomaly detection", fixed = TRUE)
+})
+
+test_that("CUDA and MPS answer as on a machine without them", {
+  expect_false(cuda_is_available())
+  expect_identical(cuda_device_count(), 0L)
+  expect_false(backends_mps_is_available())
+  expect_error(cuda_memory_stats(), "CUDA is not available.", class = "runtime_error")
+  expect_error(nn_linear(2, 2)$cuda(), "PyTorch is not linked with support for cuda devices")
+  expect_error(torch_ones(2)$cuda(), "PyTorch is not linked with support for cuda devices")
 })

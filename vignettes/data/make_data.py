@@ -1,5 +1,5 @@
-"""Generate the shared training data once (R, Python and PyTorch draw random
-numbers differently, so the vignettes read these files instead of sampling).
+"""Generate the benchmarks' training data once (benchmarks/bench.R and
+benchmarks/rside.py read these files; the vignettes draw theirs after a seed).
 
 Run from anywhere: `python vignettes/data/make_data.py`. Values are float32,
 written with 9 significant digits so that every reader gets the same bits.

@@ -1,25 +1,29 @@
-# Iterators are functions returning the next value, or exhausted() at the end.
+# The part of coro's iterator protocol torch uses, with coro's own semantics:
+# an iterator is a function returning the next value, or exhausted() at the end.
 
-exhausted <- function() as.symbol(".__exhausted__")
+exhausted <- function() as.symbol(".__exhausted__.")
 
 is_exhausted <- function(x) identical(x, exhausted())
 
+# Functions are iterators already; other objects are read with length() and
+# `[[`. Packages add methods (torch's data loaders, samplers, iterable datasets).
 as_iterator <- function(x) UseMethod("as_iterator")
 
 as_iterator.default <- function(x) {
   if (is.function(x)) return(x)
-  # objects with an .iter() method: torch's data loaders and samplers
-  if (is.environment(x) && is.function(x$.iter)) {
-    it <- x$.iter()
-    if (is.function(it)) return(it)
-    return(function() it$.next())
-  }
-  i <- 0L
   n <- length(x)
+  i <- 0L
   function() {
+    if (i == n) return(exhausted())
     i <<- i + 1L
-    if (i > n) exhausted() else x[[i]]
+    x[[i]]
   }
+}
+
+# Generators are the real coro's: outside one, yield() is an error there too.
+yield <- function(x) {
+  stop("`yield()` can't be called directly or within function arguments ",
+       "(generators need the real coro package)", call. = FALSE)
 }
 
 # loop(for (x in iterable) body): runs the for loop over an iterator, in the

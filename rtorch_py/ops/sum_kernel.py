@@ -1,0 +1,169 @@
+"""Floating point sums in libtorch's CPU order, so float32 results agree with
+R torch's to the last bit (NumPy's pairwise order differs in the 7th-8th digit).
+
+libtorch (aten/src/ATen/native/cpu/SumKernel.cpp, `cascade_sum`) walks the
+reduction as TensorIterator lays it out: dims sorted so that reduced dims come
+first, then by input stride, adjacent dims coalesced; the first two dims form a
+2-d loop (dim 0 reduced), the others are iterated with each 2-d result added to
+its output. Inside the 2-d loop it picks one of four kernels by stride, built
+from two summation orders:
+
+- `_cascade`: one accumulator per column, four levels deep: blocks of 2**p
+  consecutive values are summed left to right, block sums gathered 2**p at a
+  time into the next level, and so on (p = max(4, ceil(log2 n) / 4));
+- `_row_sum`: the values dealt round-robin to four such cascades (rows i, i+4,
+  ...), the rows left over added to the first, then the four added in order.
+
+A contiguous reduced dim uses vectors of 8 float32 (4 float64) lanes: a
+`_row_sum` of vectors, then the lanes added in order. Everything is in the data's
+own precision. Multi-threaded libtorch splits full reductions of 32768 values
+or more across threads; this is its one-thread order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_LANES = {4: 8, 8: 4}  # Vectorized<float>, Vectorized<double>
+
+
+def _seq(a: np.ndarray) -> np.ndarray:
+    """Left-to-right sums from +0 along axis 0 (which goes)."""
+    n = a.shape[0]
+    if n == 0:
+        return np.zeros(a.shape[1:], a.dtype)
+    if n > 32:
+        return np.cumsum(a, axis=0, dtype=a.dtype)[-1] + a.dtype.type(0)
+    out = a[0] + a.dtype.type(0)
+    for r in range(1, n):
+        out = out + a[r]
+    return out
+
+
+def _blocks(a: np.ndarray, step: int) -> tuple:
+    """(the left-to-right sums of a's whole blocks of `step` rows, the rows left over)."""
+    full = a.shape[0] // step
+    blocks = a[:full * step].reshape((full, step) + a.shape[1:])
+    return _seq(blocks.swapaxes(0, 1)), a[full * step:]
+
+
+def _cascade(a: np.ndarray) -> np.ndarray:
+    """libtorch's multi_row_sum along axis 0, each column on its own."""
+    n = a.shape[0]
+    step = 1 << max(4, (1 if n <= 2 else (n - 1).bit_length()) // 4)
+    if n < step:
+        return _seq(a)
+    level, rest = _blocks(a, step)
+    total = _seq(rest)
+    for _ in range(2):  # levels 1 and 2 hold at most `step` sums; level 3 all the rest
+        level, rest = _blocks(level, step)
+        total = total + _seq(rest)
+    return total + _seq(level)
+
+
+def _row_sum(a: np.ndarray) -> np.ndarray:
+    k = a.shape[0] // 4
+    acc = _cascade(a[:k * 4].reshape((k, 4) + a.shape[1:]))
+    first = acc[0]
+    for r in range(k * 4, a.shape[0]):
+        first = first + a[r]
+    return first + acc[1] + acc[2] + acc[3]
+
+
+def _inner(a: np.ndarray, lanes: int) -> np.ndarray:
+    """vectorized_inner_sum: axis 0 contiguous, at least one vector long."""
+    v = a.shape[0] // lanes
+    by_lane = _row_sum(a[:v * lanes].reshape((v, lanes) + a.shape[1:]))
+    return _seq(np.concatenate([a[v * lanes:], by_lane]))
+
+
+def _loop_2d(a: np.ndarray, stride0: int, stride1: int, lanes: int) -> np.ndarray:
+    """The 2-d loop on a (size0, size1, ...) view, dim 0 reduced: one sum per column."""
+    size0, size1 = a.shape[:2]
+    item = a.itemsize
+    if stride0 == item and size0 >= lanes:
+        return _inner(a, lanes)
+    if stride1 == item and size1 >= lanes:
+        split = size1 // (4 * lanes) * 4 * lanes  # columns summed 4 vectors at a time
+    elif stride0 < stride1:
+        split = 0
+    else:
+        split = size1 // 4 * 4
+    if split == 0:
+        return _row_sum(a)
+    if split == size1:
+        return _cascade(a)
+    return np.concatenate([_cascade(a[:, :split]), _row_sum(a[:, split:])])
+
+
+def _layout(x: np.ndarray, reduced: set) -> list:
+    """TensorIterator's dims for the reduction: [size, input stride, output stride]."""
+    nd, item = x.ndim, x.itemsize
+    out_strides = [0] * nd
+    s = item
+    for d in reversed(range(nd)):
+        if d not in reduced:
+            out_strides[d] = s
+            s *= x.shape[d]
+    strides = list(zip(out_strides, x.strides))
+
+    def order(d0: int, d1: int) -> int:  # TensorIterator's should_swap (output first)
+        (o0, i0), (o1, i1) = strides[d0], strides[d1]
+        if (o0 == 0) != (o1 == 0):
+            return 1 if o1 == 0 else -1
+        for s0, s1 in ((o0, o1), (i0, i1)):
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if x.shape[d0] > x.shape[d1]:
+                return 1
+        return 0
+
+    perm = list(reversed(range(nd)))
+    for i in range(1, nd):  # its insertion sort
+        j = i
+        for k in range(i - 1, -1, -1):
+            c = order(perm[k], perm[j])
+            if c > 0:
+                perm[k], perm[j] = perm[j], perm[k]
+                j = k
+            elif c < 0:
+                break
+    dims: list = []
+    for d in perm:
+        size, (o, i) = x.shape[d], strides[d]
+        if size == 1:
+            continue
+        if dims and dims[-1][0] * dims[-1][1] == i and dims[-1][0] * dims[-1][2] == o:
+            dims[-1][0] *= size  # coalesced
+        else:
+            dims.append([size, i, o])
+    return dims
+
+
+def libtorch_sum(x: np.ndarray, dims: tuple | None) -> np.ndarray:
+    """x (float32 or float64) summed over `dims` (all when None), without keepdim."""
+    reduced = set(range(x.ndim)) if dims is None else set(dims)
+    shape = tuple(n for d, n in enumerate(x.shape) if d not in reduced)
+    if x.size == 0:
+        return np.zeros(shape, x.dtype)
+    if any(s < 0 for s in x.strides):
+        x = np.ascontiguousarray(x)
+    it = _layout(x, reduced)
+    if not it or it[0][2] != 0:  # only dims of size 1 reduced
+        return (x + x.dtype.type(0)).reshape(shape)
+    lanes = _LANES[x.itemsize]
+    if len(it) == 1:  # one run of values into one sum (on NumPy scalars: fast)
+        (n, stride, _), = it
+        run = x.reshape(-1) if x.flags.c_contiguous else \
+            np.lib.stride_tricks.as_strided(x, shape=(n,), strides=(stride,), writeable=False)
+        total = _inner(run, lanes) if stride == x.itemsize and n >= lanes else _row_sum(run)
+        return np.asarray(total + x.dtype.type(0)).reshape(shape)
+    view = np.lib.stride_tricks.as_strided(x, shape=[d[0] for d in it],
+                                           strides=[d[1] for d in it], writeable=False)
+    part = _loop_2d(view, it[0][1], it[1][1], lanes)  # (size1, *outer)
+    # each 2-d loop's sums are added to their outputs in iteration order (dim 1 fastest)
+    kept = [k for k in range(len(it) - 1, 0, -1) if it[k][2] != 0]
+    summed = [k for k in range(len(it) - 1, 0, -1) if it[k][2] == 0]
+    part = np.transpose(part, [k - 1 for k in summed + kept])
+    return _seq(part.reshape((-1,) + part.shape[len(summed):])).reshape(shape)

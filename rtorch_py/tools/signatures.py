@@ -1,0 +1,402 @@
+"""`rtorch-py signatures SOURCE`: R torch's exported API, name by name, against the shim's.
+
+SOURCE is the git directory of a fetched mlverse/torch snapshot. What R torch
+exports is read from it at run time (never copied into the project): the names
+from its `NAMESPACE`, each function's formal arguments from the `\\usage` section
+of its `man/*.Rd` page, and the tensor methods with theirs from `R/gen-method.R`.
+
+The shim's side: an R function written in `r_compat/R/` has its own formals; one
+generated from the Python tables (`rtorch_py.r.tables`: ops, the tensor API, nn,
+optim, data) is one `.External` taking `...`, and its formals are those of the
+Python function behind it as R sees them: the op's (R torch's) argument names,
+with R's defaults (a dim or position default one more, as R counts), a Python
+`*args` as R's `...`. A built-in layer's are its constructor's.
+
+Every name is then `ok`, `missing` (the shim has no such function or method),
+or `differs` (other argument names, another order, other defaults). Defaults are
+compared as values where both are constants (`1L` and `1.0` agree; R's `list()`,
+R torch's mark of an optional tensor list, agrees with None); an expression
+default (`torch_preserve_format()`) only with the same expression.
+"""
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import keyword
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..ops import REGISTRY, OpSpec
+from ..ops.out_forms import out_name
+from ..r import nn_api, tables
+from .docs_check import _git, _read_blobs, find_git_dir
+
+__all__ = ["Entry", "check", "format_report", "main", "python_formals", "NO_DEFAULT"]
+
+NO_DEFAULT = None  # a formal without a default: ("name", NO_DEFAULT, False)
+
+# --------------------------------------------------------------------------
+# The R side: R torch's formals parsed by R, the shim's looked up in the shim
+
+_DRIVER = r"""
+suppressPackageStartupMessages(library(torch))
+local({
+  src <- Sys.getenv("RTORCH_SIG_SRC")
+  out <- Sys.getenv("RTORCH_SIG_OUT")
+  # A default as JSON: a constant's value (NULL, logicals, numbers, strings, c()
+  # and list() of them, negative numbers), else its R text.
+  constant <- function(e) {
+    if (is.null(e) || is.atomic(e)) return(TRUE)
+    is.call(e) && as.character(e[[1]]) %in% c("c", "list", "-") &&
+      all(vapply(as.list(e)[-1], constant, TRUE))
+  }
+  value <- function(e) {
+    if (constant(e)) {
+      v <- eval(e, baseenv())
+      list(value = if (is.list(v)) lapply(v, unlist) else v)
+    } else list(expr = paste(deparse(e, width.cutoff = 500L), collapse = " "))
+  }
+  empty <- function(x) is.symbol(x) && !nzchar(as.character(x))  # (a formal's "no default")
+  formals_of <- function(args) {
+    lapply(seq_along(args), function(i) {
+      nm <- names(args)[i]
+      if (is.null(nm) || !nzchar(nm)) {  # a usage line's argument without a default
+        return(list(name = as.character(args[[i]]), default = NULL))
+      }
+      if (empty(args[[i]])) return(list(name = nm, default = NULL))
+      list(name = nm, default = value(args[[i]]))
+    })
+  }
+  # R torch: each Rd page's usage, parsed as R calls
+  usage <- list()
+  for (f in list.files(file.path(src, "man"), pattern = "\\.Rd$", full.names = TRUE)) {
+    rd <- tools::parse_Rd(f)
+    tags <- vapply(rd, function(x) attr(x, "Rd_tag"), "")
+    if (!any(tags == "\\usage")) next
+    text <- paste(as.character(rd[tags == "\\usage"][[1]]), collapse = "")
+    text <- gsub("\\\\(S4)?method\\{[^}]*\\}\\{[^}]*\\}", ".s3method", text)  # S3/S4 methods
+    text <- gsub("\\dots", "...", text, fixed = TRUE)
+    calls <- tryCatch(parse(text = text, keep.source = FALSE), error = function(e) NULL)
+    for (cl in as.list(calls)) {
+      if (!is.call(cl) || !is.symbol(cl[[1]])) next
+      fname <- as.character(cl[[1]])
+      if (fname == ".s3method" || !is.null(usage[[fname]])) next
+      args <- as.list(cl)[-1]
+      usage[[fname]] <- formals_of(args)
+    }
+  }
+  exports <- parseNamespaceFile(basename(src), dirname(src))$exports
+  # R torch's tensor methods: Tensor$set("public", name, function(...) ...)
+  methods <- list()
+  for (e in as.list(parse(file.path(src, "R", "gen-method.R"), keep.source = FALSE))) {
+    if (is.call(e) && identical(e[[2]], "public") && is.call(e[[4]])) {
+      fml <- e[[4]][[2]]
+      methods[[e[[3]]]] <- formals_of(as.list(fml))
+    }
+  }
+  # The shim: each of those names as it exists here
+  ns <- asNamespace("torch")
+  shim_exports <- getNamespaceExports("torch")
+  shim_kind <- function(name) {
+    if (!name %in% shim_exports) return(list(kind = "missing"))
+    f <- getExportedValue("torch", name)
+    if (!is.function(f)) return(list(kind = "value"))
+    if (inherits(f, "nn_module_generator")) {  # its initialize's formals (a layer's: Python's)
+      init <- attr(f, "module")$public_methods$initialize
+      if (is.null(init)) return(list(kind = "layer"))
+      return(list(kind = "r", formals = formals_of(as.list(formals(init)))))
+    }
+    b <- body(f)
+    if (identical(names(formals(f)), "...") && is.call(b) &&
+        identical(b[[1]], as.name(".External"))) return(list(kind = "table"))
+    if (identical(names(formals(f)), "...") && is.call(b) &&
+        identical(b[[1]], as.name("invisible"))) return(list(kind = "table"))
+    list(kind = "r", formals = formals_of(as.list(formals(f))))
+  }
+  shim_functions <- lapply(setNames(nm = exports), shim_kind)
+  shim_methods <- lapply(setNames(nm = names(methods)), function(nm) {
+    list(kind = if (!is.null(ns$.methods[[nm]]) || !is.null(ns$.imethods[[nm]])) "table" else "missing")
+  })
+  writeLines(jsonlite::toJSON(list(exports = exports, usage = usage, methods = methods,
+                                   shim_functions = shim_functions, shim_methods = shim_methods),
+                              auto_unbox = TRUE, null = "null", digits = NA), out)
+})
+"""
+
+
+def _r_side(git_dir: Path, work: Path) -> dict:
+    """Run the driver in the shim on R torch's NAMESPACE, man/ and R/gen-method.R."""
+    src = work / "torch"
+    for name, data in _read_blobs(git_dir, "HEAD", ("NAMESPACE", "man/", "R/gen-method.R"))\
+            .items():
+        target = src / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    driver, out = work / "driver.R", work / "signatures.json"
+    driver.write_text(_DRIVER, encoding="utf-8")
+    env = dict(os.environ, RTORCH_SIG_SRC=str(src), RTORCH_SIG_OUT=str(out))
+    res = subprocess.run([sys.executable, "-m", "rtorch_py.tools.cli", "run", str(driver)],
+                         capture_output=True, text=True, env=env, cwd=work)
+    if res.returncode != 0 or not out.exists():
+        raise RuntimeError(f"the signature driver failed: {res.stderr[-2000:]}")
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+# --------------------------------------------------------------------------
+# The shim's generated functions: their formals as R sees them
+
+def python_formals(fn: Callable, shifted: Sequence[str] = (), defaults: dict | None = None,
+                   drop_first: bool = False) -> list[tuple[str, Any, bool]]:
+    """(name, default, has_default) per argument of a Python function as R calls it:
+    `*args` is R's `...`, `**kwargs` is left out; a non-negative whole default of an
+    argument in `shifted` (a dim, a position) is one more (R counts from 1), one in
+    `defaults` is R's own."""
+    params = list(inspect.signature(fn).parameters.values())
+    out = []
+    for p in params[1:] if drop_first else params:
+        if p.kind is p.VAR_KEYWORD:
+            continue
+        if p.kind is p.VAR_POSITIONAL:
+            out.append(("...", NO_DEFAULT, False))
+            continue
+        if defaults and p.name in defaults:
+            out.append((p.name, defaults[p.name], True))
+            continue
+        if p.default is p.empty:
+            out.append((p.name, NO_DEFAULT, False))
+            continue
+        d = p.default
+        if p.name in shifted and isinstance(d, int) and not isinstance(d, bool) and d >= 0:
+            d += 1
+        out.append((p.name, d, True))
+    return out
+
+
+def _spec_formals(spec: OpSpec, drop_first: bool = False) -> list:
+    return python_formals(spec.fn, (*spec.dims, *spec.new_dims, *spec.indices),
+                          drop_first=drop_first)
+
+
+def shim_formals(kind: str, name: str, table: dict) -> list:
+    """The formals R sees of a shim function (kind "function") or tensor method
+    ("method") generated from the Python tables."""
+    if kind == "method":
+        spec = REGISTRY.get(name)
+        if spec is not None and spec.method:
+            return _spec_formals(spec, drop_first=True)
+        return python_formals(table["METHODS"][name], drop_first=True)
+    by_function = {s.function_name: s for s in REGISTRY.values() if s.function}
+    if name in by_function:
+        return _spec_formals(by_function[name])
+    outs = {out_name(s): s for s in REGISTRY.values() if out_name(s)}
+    if name in outs:
+        out_arg = "grad_input" if outs[name].name.endswith("_backward") else "out"
+        return [(out_arg, NO_DEFAULT, False), *_spec_formals(outs[name])]
+    if name in nn_api.LAYERS:
+        return python_formals(nn_api.LAYERS[name].__init__, *nn_api.r_conventions(name),
+                              drop_first=True)
+    fn = table["FUNCTIONS"][name]
+    if name in nn_api.R_FUNCTIONS and hasattr(fn, "__wrapped__"):
+        return python_formals(fn.__wrapped__, *nn_api.r_conventions(name))
+    return python_formals(fn)
+
+
+# --------------------------------------------------------------------------
+# Comparing
+
+@dataclass
+class Entry:
+    name: str
+    kind: str                  # function | method
+    status: str                # ok | missing | differs | unchecked (no usage in R torch)
+    r_torch: str = ""          # R torch's formals, as R writes them
+    shim: str = ""             # the shim's
+    problems: list[str] = field(default_factory=list)
+
+
+def _r_default(d: Any) -> Any:
+    """A default from the driver's JSON as a comparable value, or ("expr", text)."""
+    if d is None:
+        return NO_DEFAULT
+    if "expr" in d:
+        return ("expr", d["expr"])
+    return _plain(d["value"])
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, list):
+        if len(v) == 1 and not isinstance(v[0], list):
+            return _plain(v[0])
+        return tuple(_plain(x) for x in v)
+    if isinstance(v, str) and v in ("Inf", "-Inf", "NaN"):  # jsonlite's spelling
+        return float(v.lower().replace("nan", "nan"))
+    return v
+
+
+# R torch's defaults that mean what the engine's None means (the same calls behave
+# the same): the default device and memory format, and an expression naming another
+# argument (`m = n`, `retain_graph = create_graph`: None is "as that one").
+_MEANS_NONE = {("expr", "torch_preserve_format()"), ("expr", "torch_contiguous_format()")}
+
+
+def _same_default(r: Any, py: Any, name: str = "", others: Sequence[str] = ()) -> bool:
+    if isinstance(r, tuple) and r[:1] == ("expr",):
+        if py is None and (r in _MEANS_NONE or r[1] in others):
+            return True
+        return r == py  # (an R function's own default: the same expression)
+    if r == () and py is None:  # list(): R torch's optional tensor list
+        return True
+    if name == "device" and r is None and py == "cpu":  # the default device
+        return True
+    if isinstance(r, tuple) and len(r) > 1 and all(isinstance(x, str) for x in r):
+        return py == r[0]  # R's match.arg(): c("mean", "sum", "none") means "mean"
+    if isinstance(py, list):
+        py = tuple(py)
+    if isinstance(r, tuple) and not isinstance(py, tuple) and len(r) == 1:
+        r = r[0]
+    if isinstance(py, tuple) and not isinstance(r, tuple) and len(py) == 1:
+        py = py[0]
+    if isinstance(r, bool) or isinstance(py, bool):
+        return type(r) is type(py) and r == py
+    if isinstance(r, (int, float)) and isinstance(py, (int, float)):
+        return r == py or (math.isnan(r) and math.isnan(py))
+    if isinstance(r, tuple) and isinstance(py, tuple):
+        return len(r) == len(py) and all(_same_default(a, b) for a, b in zip(r, py))
+    return r == py
+
+
+def _show(name: str, d: Any, has: bool) -> str:
+    if name == "...":
+        return "..."
+    if not has:
+        return name
+    if isinstance(d, tuple) and d[:1] == ("expr",):
+        return f"{name} = {d[1]}"
+    return f"{name} = {_r_text(d)}"
+
+
+def _r_text(v: Any) -> str:
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, (tuple, list)):
+        return "c(" + ", ".join(_r_text(x) for x in v) + ")"
+    return repr(v)
+
+
+def _r_name(name: str) -> str:
+    """A Python argument as R names it: `from_` is R's `from` (a Python keyword)."""
+    return name[:-1] if name.endswith("_") and keyword.iskeyword(name[:-1]) else name
+
+
+def compare(r_formals: list[tuple[str, Any, bool]], ours: list[tuple[str, Any, bool]]) -> list[str]:
+    """What differs between R torch's formals and ours: names and order, then defaults."""
+    r_names, our_names = [f[0] for f in r_formals], [_r_name(f[0]) for f in ours]
+    if r_names != our_names:
+        return [f"arguments ({', '.join(r_names)}) here ({', '.join(our_names)})"]
+    problems = []
+    for (name, rd, rhas), (_, od, ohas) in zip(r_formals, ours):
+        if name == "...":
+            continue
+        if not rhas and ohas and od is None:
+            continue  # optional here; R torch dispatches on missing() (torch_sum(x))
+        if rhas != ohas:
+            problems.append(f"{name}: " + (f"R torch's default {_show(name, rd, rhas)}, none here"
+                                           if rhas else
+                                           f"no default in R torch, here {_show(name, od, ohas)}"))
+        elif rhas and not _same_default(rd, od, name, r_names):
+            problems.append(f"{name}: R torch's default {_show(name, rd, rhas)}, here "
+                            f"{_show(name, od, ohas)}")
+    return problems
+
+
+def check(git_dir: Path, work: Path) -> list[Entry]:
+    """Every function R torch exports and every tensor method of gen-method.R."""
+    data = _r_side(git_dir, work)
+    table = tables.build()
+    entries = []
+    usage = data["usage"]
+    for name in sorted(data["exports"]):
+        shim = data["shim_functions"][name]
+        e = Entry(name, "function", "")
+        r_f = [(a["name"], _r_default(a["default"]), a["default"] is not None)
+               for a in usage.get(name, [])] if name in usage else None
+        if r_f is not None:
+            e.r_torch = f"{name}(" + ", ".join(_show(*f) for f in r_f) + ")"
+        if shim["kind"] == "missing":
+            e.status = "missing"
+        elif shim["kind"] == "value" or r_f is None:
+            e.status = "unchecked"
+        else:
+            ours = shim_formals("function", name, table) if shim["kind"] in ("table", "layer") \
+                else [(a["name"], _r_default(a["default"]), a["default"] is not None)
+                      for a in shim["formals"]]
+            e.shim = f"{name}(" + ", ".join(_show(*f) for f in ours) + ")"
+            e.problems = compare(r_f, ours)
+            e.status = "differs" if e.problems else "ok"
+        entries.append(e)
+    for name in sorted(data["methods"]):
+        r_f = [(a["name"], _r_default(a["default"]), a["default"] is not None)
+               for a in data["methods"][name]]
+        e = Entry(name, "method", "", f"x${name}(" + ", ".join(_show(*f) for f in r_f) + ")")
+        if data["shim_methods"][name]["kind"] == "missing":
+            e.status = "missing"
+        else:
+            ours = shim_formals("method", name, table)
+            e.shim = f"x${name}(" + ", ".join(_show(*f) for f in ours) + ")"
+            e.problems = compare(r_f, ours)
+            e.status = "differs" if e.problems else "ok"
+        entries.append(e)
+    return entries
+
+
+def format_report(entries: Sequence[Entry], show: Sequence[str] = ("differs",)) -> str:
+    out = []
+    for kind in ("function", "method"):
+        es = [e for e in entries if e.kind == kind]
+        counts = {s: sum(e.status == s for e in es) for s in ("ok", "differs", "missing",
+                                                               "unchecked")}
+        out.append(f"{kind}s: {len(es)}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    for e in entries:
+        if e.status in show:
+            out.append(f"[{e.status}] {e.r_torch or e.name}")
+            if e.shim:
+                out.append(f"    here: {e.shim}")
+            out += [f"    {p}" for p in e.problems]
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="rtorch-py signatures",
+        description="Compare every function and tensor method R torch exports (names, "
+                    "argument names, order, defaults) with the shim's.")
+    p.add_argument("source", help="the git directory of an mlverse/torch snapshot")
+    p.add_argument("--show", default="differs",
+                   help="statuses to list, comma-separated (ok, differs, missing, unchecked)")
+    p.add_argument("--json", metavar="FILE", help="write every entry to FILE")
+    ns = p.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="rtorch-signatures-"))
+    try:
+        entries = check(find_git_dir(ns.source), work)
+    except (ValueError, RuntimeError, subprocess.CalledProcessError) as err:
+        print(f"rtorch-py signatures: {err}", file=sys.stderr)
+        return 2
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(format_report(entries, ns.show.split(",")))
+    if ns.json:
+        Path(ns.json).write_text(json.dumps([e.__dict__ for e in entries], indent=1),
+                                 encoding="utf-8")
+    return 0 if not any(e.status == "differs" for e in entries) else 1
