@@ -49,15 +49,16 @@ engine.connect(tensor.wrap)
 TENSOR_METHODS = {
     **ops.methods(),
     "rename": named.rename, "rename_": named.rename_, "refine_names": named.refine_names,
-    "align_to": named.align_to,
+    "align_to": named.align_to, "align_as": named.align_as,
     "int_repr": quantized.int_repr, "dequantize": quantized.dequantize,
     "q_scale": quantized.q_scale, "q_zero_point": quantized.q_zero_point,
     "q_per_channel_scales": quantized.q_per_channel_scales,
     "q_per_channel_zero_points": quantized.q_per_channel_zero_points,
-    "q_per_channel_axis": quantized.q_per_channel_axis,
+    "q_per_channel_axis": quantized.q_per_channel_axis, "qscheme": quantized.qscheme,
     "is_quantized": property(quantized.is_quantized),
     "real": property(ops.creation.torch_real), "imag": property(ops.creation.torch_imag),
     "bernoulli": creation.torch_bernoulli, "multinomial": creation.torch_multinomial,
+    "where": ops.indexing.where_method,
     "backward": autograd.backward,
 }
 for _name, _method in TENSOR_METHODS.items():

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .creation import QScheme, torch_per_channel_affine, torch_per_tensor_affine
 from .tensor import QPARAMS, QUANTIZED, Tensor, as_dtype, dequantized, wrap
 
 
@@ -118,6 +119,12 @@ def q_per_channel_zero_points(self: Tensor) -> Tensor:
 
 def q_per_channel_axis(self: Tensor) -> int:
     return _per_channel(self, "q_per_channel_axis")[2]
+
+
+def qscheme(self: Tensor) -> QScheme:
+    """Affine per tensor or per channel (the schemes quantizing makes here)."""
+    per_channel = len(_check_quantized(self, "qscheme")) == 3
+    return torch_per_channel_affine() if per_channel else torch_per_tensor_affine()
 
 
 def int_repr(self: Tensor) -> Tensor:

@@ -1230,12 +1230,26 @@ def test_e56_ignite_optimizers(state):
         rt.optim_ignite_sgd([a])
     with fails(ValueError, r"Invalid beta parameter at index 1: 1.5"):
         rt.optim_ignite_adam([a], betas=(0.9, 1.5))
-    opt = rt.optim_ignite_sgd([a], lr=0.1)
+    opt = rt.optim_ignite_sgd([a], lr=0.1, momentum=0.9)
     with fails(ValueError, r"Cannot change the parameter groups",
                r"add_param_group\(\)"):
-        ignite_set_param_groups(opt, [{"params": [rt.torch_randn(2)], "lr": 0.1}])
+        ignite_set_param_groups(opt, [{**opt.defaults, "params": [rt.torch_randn(2)]}])
+    with fails(ValueError, r"Parameter groups must include names 'params, lr, momentum",
+               r"but only included 'params, lr'"):
+        ignite_set_param_groups(opt, [{"params": [a], "lr": 0.1}])
     with fails(ValueError, r"must be a list with elements 'param_groups' and 'state'"):
         ignite_load_state_dict(opt, rt.NamedList(["state"], [[]]))
+    a.grad = rt.torch_ones(2)
+    opt.step()
+    groups = [rt.NamedList(["params", *opt.defaults],
+                           [np.array([1]), *opt.defaults.values()])]
+    with fails(ValueError, r"missing states for parameters 1\."):
+        ignite_load_state_dict(opt, rt.NamedList(["param_groups", "state"],
+                                                 [groups, rt.NamedList([], [])]))
+    wrong = rt.NamedList(["1"], [rt.NamedList(["sum"], [rt.torch_ones(2)])])
+    with fails(ValueError, r"The 1-th state has elements with names momentum_buffer but got "
+                           r"sum\."):
+        ignite_load_state_dict(opt, rt.NamedList(["param_groups", "state"], [groups, wrong]))
     state.check()
 
 

@@ -186,7 +186,7 @@ def nnf_hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def nnf_hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    return _ops.where(input.abs() > lambd, input, input * 0.0)
+    return _act.hardshrink(input, lambd)
 
 
 def nnf_softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
@@ -204,10 +204,7 @@ def nnf_threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
 
 @autocast_policy("prelu")
 def nnf_prelu(input: Tensor, weight: Tensor) -> Tensor:
-    w = weight
-    if input.ndim >= 2 and weight.numel() > 1:
-        w = weight.reshape((-1,) + (1,) * (input.ndim - 2))
-    return _ops.where(input > 0, input, input * w)
+    return _act.prelu(input, weight)
 
 
 def nnf_glu(input: Tensor, dim: int = -1) -> Tensor:

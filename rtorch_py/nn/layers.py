@@ -162,6 +162,9 @@ class nn_softmax2d(Module):
     """Softmax over dim 0 (R torch's: its `dim = 1` is the first dim, not
     PyTorch's channels, -3)."""
 
+    def __init__(self) -> None:
+        super().__init__()
+
     def forward(self, input: Tensor) -> Tensor:
         return F.nnf_softmax(input, 0)
 

@@ -115,6 +115,52 @@ def hardtanh(self: Tensor, min_val: float = -1, max_val: float = 1) -> Tensor:
 
 
 # --------------------------------------------------------------------------
+# hardshrink: x where |x| > lambd, else 0; prelu: x above 0, x times its
+# channel's weight (dim 1; one weight for all) below
+
+
+@formula
+def HardshrinkBackward0(n, g, x, lambd):
+    return (where((x > lambd) | (x < -lambd), g, g * 0),)
+
+
+@op(function=False, samples=S.hardshrink, names="keep")
+def hardshrink(self: Tensor, lambd: float = 0.5) -> Tensor:
+    d = _floating(self, "hardshrink")
+    out = np.where((d > lambd) | (d < -lambd), d, 0).astype(d.dtype, copy=False)
+    return record(out, HardshrinkBackward0, (self,), (self, lambd))
+
+
+def _channel_weight(w: Any, ndim: int) -> Any:
+    """The weight shaped to broadcast over dim 1 (channels) of an ndim input."""
+    return w.reshape((-1,) + (1,) * (ndim - 2)) if ndim >= 2 and w.shape[0] > 1 else w
+
+
+@formula
+def PreluKernelBackward0(n, g, x, w):
+    wb = _channel_weight(w, x.ndim)
+    below = g * where(x > 0, x * 0, x)
+    grad_w = None
+    if n.needs(1):
+        dims = [i for i in range(x.ndim) if not (i == 1 and w.numel() > 1)]
+        grad_w = below.sum(dim=dims).reshape(w.shape) if dims else below.reshape(w.shape)
+    return (where(x > 0, g, g * wb) if n.needs(0) else None, grad_w)
+
+
+@op(function=False, samples=S.prelu, names="keep")
+def prelu(self: Tensor, weight: Tensor) -> Tensor:
+    d = _floating(self, "prelu")
+    w = weight.data.reshape(-1)
+    channels = d.shape[1] if d.ndim >= 2 else 1
+    if w.size != 1 and w.size != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                           f"parameter numbers = {w.size} and channel size = {channels}.")
+    wb = _channel_weight(w, d.ndim)
+    out = np.where(d > 0, d, d * wb).astype(d.dtype, copy=False)
+    return record(out, PreluKernelBackward0, (self, weight), (self, weight))
+
+
+# --------------------------------------------------------------------------
 # rrelu: x above 0, x times a slope below: in training a slope drawn per element
 # from U(lower, upper) (kept in `noise`), else the fixed (lower + upper) / 2
 

@@ -73,6 +73,12 @@ def _to_device(self: Tensor, device: str, dtype: Any) -> Tensor:
     raise no_device(device)
 
 
+@op(function=False, names="keep", samples=S.type_as)
+def type_as(self: Tensor, other: Tensor) -> Tensor:
+    """self in other's dtype."""
+    return to(self, dtype=other.dtype)
+
+
 @op("float", function=False, names="keep")
 def float_(self: Tensor, memory_format: Any = None) -> Tensor:
     return to(self, "float32")
@@ -163,6 +169,39 @@ def copy_(self: Tensor, src: Any) -> Tensor:
 @op(method=False, samples=S.any_dtype, differentiable=False)
 def is_complex(self: Tensor) -> bool:
     return self.data.dtype.kind == "c"
+
+
+@op(function=False, samples=S.same_size, differentiable=False)
+def is_same_size(self: Tensor, other: Tensor) -> bool:
+    return tuple(self.shape) == tuple(other.shape)
+
+
+@op(function=False, samples=S.any_dtype, differentiable=False)
+def is_signed(self: Tensor) -> bool:
+    """False for the unsigned dtypes: uint8 and bool."""
+    return self.data.dtype.kind not in "ub"
+
+
+@op(function=False, samples=S.any_dtype, differentiable=False)
+def is_conj(self: Tensor) -> bool:
+    """No lazy conjugate views here: conj() computes its values."""
+    return False
+
+
+@op(function=False, samples=S.any_dtype, differentiable=False)
+def is_neg(self: Tensor) -> bool:
+    """No lazy negative views here."""
+    return False
+
+
+@op(function=False, samples=S.any_dtype, names="keep")
+def resolve_conj(self: Tensor) -> Tensor:
+    return self
+
+
+@op(function=False, samples=S.any_dtype, names="keep")
+def resolve_neg(self: Tensor) -> Tensor:
+    return self
 
 
 @op(samples=S.one_value, differentiable=False)

@@ -25,6 +25,7 @@ from ..tensor import (Tensor, as_dtype, bool_, default_complex, get_default_dtyp
                       promote_types, wrap)
 from .conversion import ToCopyBackward0
 from .operands import _whole
+from .pointwise import _inplace
 from . import special
 from .recording import OUTPUT, formula, record
 from .dispatch import op
@@ -148,6 +149,22 @@ def conj(self: Tensor) -> Tensor:
     if self.data.dtype.kind != "c":
         return self
     return record(np.conj(self.data), ConjBackward0, (self,))
+
+
+@formula
+def ConjPhysicalBackward0(n, g):
+    return (conj_physical(g),)
+
+
+@op(function=False, samples=S.complex_input, names="keep")
+def conj_physical(self: Tensor) -> Tensor:
+    """The complex conjugate, computed (conj() is the same here: no lazy views)."""
+    if self.data.dtype.kind != "c":
+        return self
+    return record(np.conj(self.data), ConjPhysicalBackward0, (self,))
+
+
+op("conj_physical_", function=False)(_inplace(conj_physical, "conj_physical_"))
 
 
 # --------------------------------------------------------------------------
@@ -297,6 +314,13 @@ def new_full(self: Tensor, size: Any, fill_value: Any, dtype: Any = None,
 
 @_factory(samples=S.new_sized, function=False, method=True)
 def new_zeros(self: Tensor, size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return zeros(size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+@_factory(function=False, method=True)
+def new_empty(self: Tensor, size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of `size`, of self's dtype unless given; its values unset (zeros
+    here, as torch_empty's)."""
     return zeros(size, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 

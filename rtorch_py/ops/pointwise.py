@@ -1575,6 +1575,10 @@ def _inplace_compare(fn: Callable) -> Callable:
 
 for _fn in (gt, ge, lt, le, eq, ne):
     op(_fn.__name__ + "_", function=False)(_inplace_compare(_fn))
+for _fn, _alias in ((gt, "greater"), (ge, "greater_equal"), (lt, "less"), (le, "less_equal"),
+                   (ne, "not_equal")):
+    op(_alias + "_", function=False)(_inplace_compare(_fn))
+op("floor_divide_", function=False)(_inplace(floor_divide, "floor_divide_"))
 
 
 _div_rounded_ = _inplace(div, "div_")

@@ -539,6 +539,61 @@ def swapdims(self: Tensor, dim0: int, dim1: int) -> Tensor:
     return transpose(self, dim0, dim1)
 
 
+# The matrix transposes of the last two dims (R torch's x$mT(), x$mH(), ...; a
+# conjugate for the H forms: the conjugate view is a copy here)
+def _matrix_transpose(self: Tensor, name: str) -> Tensor:
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of "
+                           f"matrices. Got {self.ndim}-D tensor.")
+    return transpose(self, -2, -1)
+
+
+@op(function=False, samples=S.matrices, names="transpose", torch_name="ops.aten.mT")
+def mT(self: Tensor) -> Tensor:
+    return _matrix_transpose(self, "mT")
+
+
+@op(function=False, samples=S.matrices, names="transpose", torch_name="ops.aten.mH")
+def mH(self: Tensor) -> Tensor:
+    return _matrix_transpose(self, "mH").conj()
+
+
+@op(function=False, samples=S.matrices, names="transpose")
+def adjoint(self: Tensor) -> Tensor:
+    return _matrix_transpose(self, "adjoint").conj()
+
+
+@op(function=False, samples=S.matrix, names="transpose", torch_name="ops.aten.matrix_H")
+def matrix_H(self: Tensor) -> Tensor:
+    if self.ndim != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{self.ndim}-D tensor. For batches of matrices, use x$mH()")
+    return _matrix_transpose(self, "matrix_H").conj()
+
+
+@op(function=False, samples=S.unary, torch_name="ops.aten.numpy_T")
+def numpy_T(self: Tensor) -> Tensor:
+    """All dims reversed (NumPy's .T)."""
+    return permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+
+@op(function=False, samples=S.sum_to_size)
+def sum_to_size(self: Tensor, size: Any, *more: Any) -> Tensor:
+    """Summed down to `size`, which self broadcasts to (libtorch's sum_to: sums
+    over the dims that size lacks or has as 1, then a view without the first)."""
+    size = _shape_arg((size, *more))
+    lead = self.ndim - len(size)
+    if lead < 0 or any(s != 1 and s != d for s, d in zip(size, self.shape[lead:])):
+        raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
+                           f"{{{', '.join(map(str, self.shape))}}}.")
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(size)
+                                if s == 1 and self.shape[lead + i] != 1]
+    if not dims:
+        return self
+    out = self.sum(dim=dims, keepdim=True)
+    return view(out, size) if lead else out
+
+
 @op(dims=("dim",), samples=S.unflatten)
 def unflatten(self: Tensor, dim: int, sizes: Any) -> Tensor:
     d = _dim(dim, self.ndim)
@@ -970,6 +1025,16 @@ def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
     return _restride_inplace(self, transpose(self, dim0, dim1))
 
 
+@op(function=False, dims=("axis0", "axis1"), invisible=True, names="transpose")
+def swapaxes_(self: Tensor, axis0: int, axis1: int) -> Tensor:
+    return transpose_(self, axis0, axis1)
+
+
+@op(function=False, dims=("dim0", "dim1"), invisible=True, names="transpose")
+def swapdims_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    return transpose_(self, dim0, dim1)
+
+
 @op(function=False, dims=("dim",), samples=S.inplace, invisible=True, names="squeeze")
 def squeeze_(self: Tensor, dim: int | None = None) -> Tensor:
     return _restride_inplace(self, squeeze(self, dim))
@@ -1070,6 +1135,13 @@ def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Any = None,
 def split_with_sizes(self: Tensor, split_sizes: Any, dim: int = 0) -> list:
     sizes = np.asarray(split_sizes).reshape(-1).tolist()
     return split(self, [_whole(v, "split_sizes") for v in sizes], dim)
+
+
+@op(function=False, dims=("dim",), samples=S.split_with_sizes, names="keep")
+def unsafe_split_with_sizes(self: Tensor, split_sizes: Any, dim: int = 0) -> list:
+    sizes = np.asarray(split_sizes).reshape(-1).tolist()
+    return split(self, [_whole(v, "split_sizes") for v in sizes], dim,
+                 name="UnsafeSplitWithSizesBackward0")
 
 
 @op(dims=("dim",), samples=S.unsafe_split, names="keep")

@@ -70,14 +70,7 @@ def distribution_call(d: D.Distribution, name: str, *args: Any, **kwargs: Any) -
     return _r_value(out)
 
 
-def _constructor(fn: Callable) -> Callable:
-    def make(*args: Any, **kwargs: Any) -> D.Distribution:
-        return fn(*args, **kwargs)
-    make.__name__ = fn.__name__
-    return make
-
-
-R_FUNCTIONS: dict[str, Callable] = {name: _constructor(getattr(D, name))
+R_FUNCTIONS: dict[str, Callable] = {name: getattr(D, name)
                                     for name in D.__all__ if name.startswith("distr_")}
 R_FUNCTIONS.update({".distribution_has_method": distribution_has_method,
                     ".distribution_get": distribution_get,

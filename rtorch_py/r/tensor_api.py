@@ -24,6 +24,7 @@ from .. import sparse as _sparse
 from ..engine import Node, RemovableHandle, bump_version
 from ..function import NamedList
 from ..gradcheck import autograd_gradcheck as _gradcheck
+from ..ops.indexing import where_method
 from ..ops.views import _check_inplace
 from ..printing import format_grad_fn
 from ..sparse import strided_only
@@ -492,6 +493,20 @@ def retain_grad(self: Tensor) -> None:
     self.retain_grad()
 
 
+def retains_grad(self: Tensor) -> bool:
+    return self.retains_grad
+
+
+def is_inference(self: Tensor) -> bool:
+    """No inference mode here: every tensor is a normal one."""
+    return False
+
+
+def output_nr(self: Tensor) -> int:
+    """Which output of its grad_fn the tensor is (0 for a leaf), as libtorch counts."""
+    return self._output_nr
+
+
 def register_hook(self: Tensor, hook: Callable) -> RemovableHandle:
     def call(grad: Tensor) -> Any:
         out = hook(grad)
@@ -624,11 +639,13 @@ METHODS: dict[str, Callable] = {
     "is_complex": lambda self: self.is_complex(), "stride": stride,
     "storage": lambda self: self.storage(), "data_ptr": data_ptr,
     "bernoulli": _cr.torch_bernoulli, "multinomial": torch_multinomial,
+    "where": where_method,
+    "retains_grad": retains_grad, "is_inference": is_inference, "output_nr": output_nr,
     "dequantize": _q.dequantize, "int_repr": _q.int_repr, "q_scale": _q.q_scale,
     "q_zero_point": _q.q_zero_point, "is_quantized": _q.is_quantized,
     "q_per_channel_scales": _q.q_per_channel_scales,
     "q_per_channel_zero_points": _q.q_per_channel_zero_points,
-    "q_per_channel_axis": _q.q_per_channel_axis,
+    "q_per_channel_axis": _q.q_per_channel_axis, "qscheme": _q.qscheme,
     **named.r_methods(),  # has_names, rename, rename_, refine_names, align_to
 }
 INVISIBLE_METHODS = {"backward", "retain_grad", "set_grad_"}

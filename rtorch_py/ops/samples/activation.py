@@ -67,3 +67,15 @@ def hardtanh_() -> list:
 
 def rrelu_() -> list:
     return _not_leaves(rrelu())
+
+
+def hardshrink() -> list:
+    return [sample(T((2, 3), low=-2.0, high=2.0)), sample(T((4,), low=-2.0, high=2.0), 1.0),
+            sample(T((), low=-2.0, high=2.0))]
+
+
+def prelu() -> list:
+    return [sample(T((2, 3, 4), low=-2.0, high=2.0), T((3,), low=0.1, high=0.5)),
+            sample(T((2, 3), low=-2.0, high=2.0), T((1,), low=0.1, high=0.5)),
+            sample(T((5,), low=-2.0, high=2.0), T((1,), low=0.1, high=0.5)),
+            sample(T((2, 3, 2, 2), low=-2.0, high=2.0), T((3,), low=0.1, high=0.5))]

@@ -217,3 +217,13 @@ def one_value() -> list:
     return [sample(T((), low=0.5, high=1.0)), sample(T((1, 1), low=-2.0, high=-1.0)),
             sample(T((1,), dtype="int64", low=0, high=1), note="0"),
             sample(T((1,), dtype="bool"))]
+
+
+def type_as() -> list:
+    return [sample(T((2, 3)), T((1,), dtype="float64")), sample(T((2,)), T((2,))),
+            sample(T((3,)), T((2,), dtype="int64"))]
+
+
+def same_size() -> list:
+    return [sample(T((2, 3)), T((2, 3))), sample(T((2, 3)), T((3, 2))),
+            sample(T(()), T((1,)))]

@@ -284,3 +284,16 @@ def pixel_shuffle() -> list:
 def pixel_unshuffle() -> list:
     return [sample(T((1, 2, 4, 6)), 2), sample(T((1, 3, 3)), 3, note="no batch"),
             sample(T((2, 1, 1, 4, 2)), 2, note="two batch dims")]
+
+
+def matrices() -> list:
+    return [sample(T((2, 3))), sample(T((2, 3, 4))), sample(T((3, 2), dtype="complex64"))]
+
+
+def matrix() -> list:
+    return [sample(T((2, 3))), sample(T((3, 2), dtype="complex64"))]
+
+
+def sum_to_size() -> list:
+    return [sample(T((2, 3, 4)), (3, 1)), sample(T((2, 3, 4)), (1, 3, 4)),
+            sample(T((2, 3)), (2, 3)), sample(T((4, 1, 3)), 1, 1, 3), sample(T((2, 3)), (3,))]
