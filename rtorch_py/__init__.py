@@ -35,6 +35,8 @@ from .quantized import (torch_dequantize, torch_quantize_per_channel,  # noqa: F
                         torch_quantize_per_tensor)
 from .sparse import torch_sparse_coo_tensor, torch_sparse_sampled_addmm  # noqa: F401
 from .runtime import *  # noqa: F401,F403  (thread counts, allocator settings)
+from . import jit
+from .jit import *  # noqa: F401,F403  (jit_trace, jit_save, jit_load, ...)
 
 # Like torch, ops give inf/nan silently: hide NumPy's floating-point warnings
 # raised inside this package (and only those).
@@ -89,8 +91,8 @@ def call_torch_function(name: str, *args: Any, quiet: bool = False, **kwargs: An
 
 
 __all__ = [n for n in globals() if n.startswith(("torch_", "autograd_", "with_"))] + \
-    nn.__all__ + optim.__all__ + data.__all__ + distributions.__all__ + ["load_state_dict"] + [
-    "Tensor", "dtype", "Function", "FunctionCtx", "AutogradContext", "NamedList",
+    nn.__all__ + optim.__all__ + data.__all__ + distributions.__all__ + jit.__all__ + [
+    "load_state_dict", "Tensor", "dtype", "Function", "FunctionCtx", "AutogradContext", "NamedList",
     "as_array", "is_torch_tensor", "no_grad", "enable_grad", "set_grad_enabled",
     "is_grad_enabled", "Node", "AccumulateGrad", "RemovableHandle", "GradcheckError",
     "call_torch_function", "set_cpu_allocator_config", "cpu_cache_flush",

@@ -555,8 +555,8 @@ def _load_pytorch(z: zipfile.ZipFile) -> Any:
         raise ValueError("torch_load: not a file saved by torch_save() nor a PyTorch zip file")
     prefix = pkl[0][: -len("data.pkl")]
     if any(n.startswith(prefix + "code/") for n in names):
-        raise ValueError("torch_load: this is a TorchScript (jit) module, which rtorch-py "
-                         "can't run; save its state_dict() from Python and load that")
+        raise ValueError("torch_load: this is a TorchScript (jit) module: read it with "
+                         "jit_load()")
     byteorder = prefix + "byteorder"
     if byteorder in names and z.read(byteorder).strip() != b"little":
         raise ValueError("torch_load: big-endian PyTorch files are not supported")

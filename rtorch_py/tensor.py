@@ -388,12 +388,16 @@ class Tensor:
         return Storage(self.data)
 
     def item(self) -> Any:
+        if MODES:
+            converted(self, "a Python number")
         if self.data.size != 1:
             raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted "
                                "to Scalar; item() needs exactly one element")
         return self.data.reshape(()).item()
 
     def numpy(self) -> np.ndarray:
+        if MODES:
+            converted(self, "a NumPy array")
         if self._rg:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
@@ -404,6 +408,8 @@ class Tensor:
         return self.data
 
     def tolist(self) -> Any:
+        if MODES:
+            converted(self, "a Python list")
         return self.data.tolist()
 
     def __len__(self) -> int:
@@ -415,6 +421,8 @@ class Tensor:
         return iter(self.unbind(0))
 
     def __bool__(self) -> bool:
+        if MODES:
+            converted(self, "a Python boolean")
         if self.data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with {self.data.size} values is "
                                "ambiguous")
@@ -427,6 +435,8 @@ class Tensor:
         return int(self.item())
 
     def __index__(self) -> int:
+        if MODES:
+            converted(self, "a Python index")
         if self.data.dtype.kind not in "iu" or self.data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
@@ -577,15 +587,79 @@ def _dim(d: int, ndim: int) -> int:
 ELLIPSIS = "..."
 
 # Set once a tensor with dim names or of a sparse layout exists in this process (or
-# autocast was turned on: ops.dispatch):
-# until then an op's public function calls the op at once (the ops' fast path,
+# autocast was turned on: ops.dispatch), and while a mode is active (below): until
+# then an op's public function calls the op at once (the ops' fast path,
 # rtorch_py/ops/dispatch.py), without looking at its operands.
 SPECIAL = [False]
+_SPECIAL_TENSORS = [False]
 
 
 def special_tensors_exist() -> None:
     """From now on ops look at their operands for dim names and layouts."""
+    _SPECIAL_TENSORS[0] = SPECIAL[0] = True
+
+
+# --------------------------------------------------------------------------
+# Modes: objects that see every op call while they are active (the tracer of
+# rtorch_py.jit; forward-mode AD and autocast can come the same way). While any
+# is, ops take their general path (`SPECIAL`), which hands each call to
+# `through_modes`. A mode has two methods:
+#   call(name, fn, args, kwargs) -> result   runs the call (fn(*args, **kwargs),
+#       possibly changed), seeing its arguments and result;
+#   converted(tensor, what)                  a tensor's values are leaving for the
+#       host language (`x.item()`, `bool(x)`, R's as.numeric(x)): `what` says as what.
+# Functions that are not ops but compute on tensors (nn functional forms, random
+# creation) pass their calls to the modes with `traceable`.
+
+MODES: list = []
+
+
+def push_mode(mode: Any) -> None:
+    MODES.append(mode)
     SPECIAL[0] = True
+
+
+def pop_mode(mode: Any) -> None:
+    MODES.remove(mode)
+    SPECIAL[0] = _SPECIAL_TENSORS[0] or bool(MODES)
+
+
+def through_modes(name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """fn(*args, **kwargs), the call named `name`, run by the active modes (the
+    first one pushed closest to the call)."""
+    for mode in list(MODES):
+        fn = _in_mode(mode, name, fn)
+    return fn(*args, **kwargs)
+
+
+def _in_mode(mode: Any, name: str, fn: Callable) -> Callable:
+    return lambda *args, **kwargs: mode.call(name, fn, args, kwargs)
+
+
+TRACEABLE: dict[str, Callable] = {}  # name -> the function `traceable` made
+
+
+def traceable(name: str) -> Callable:
+    """Decorate a function that is not an op (an nn functional form, a random
+    constructor) so that active modes see its calls as one call named `name`
+    (`TRACEABLE[name]` is then the decorated function)."""
+    def wrap_function(fn: Callable) -> Callable:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if MODES:
+                return through_modes(name, fn, args, kwargs)
+            return fn(*args, **kwargs)
+        call.__wrapped__ = fn  # (inspect.signature reads fn's)
+        call.__name__, call.__qualname__, call.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+        call.__module__ = fn.__module__
+        TRACEABLE[name] = call
+        return call
+    return wrap_function
+
+
+def converted(x: "Tensor", what: str) -> None:
+    """Tell the active modes that x's values leave for the host language as `what`."""
+    for mode in list(MODES):
+        mode.converted(x, what)
 
 
 def describe_names(names: Sequence | None, ndim: int) -> str:

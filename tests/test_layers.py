@@ -41,6 +41,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                   "rtorch_py.named", "rtorch_py.sparse", "rtorch_py.quantized", "rtorch_py.amp")),
     ("library", ("rtorch_py.nn", "rtorch_py.optim", "rtorch_py.data",
                  "rtorch_py.serialization", "rtorch_py.distributions")),
+    ("TorchScript and ONNX", ("rtorch_py.jit",)),
     ("public face", ("rtorch_py",)),
     ("R bridge", ("rtorch_py.r",)),
     ("tools", ("rtorch_py.tools",)),

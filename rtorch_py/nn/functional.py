@@ -19,7 +19,7 @@ from .. import ops as _ops
 from ..meta import MetaArray
 from ..random import default_generator
 from ..random import nn as random_nn
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, traceable, wrap
 from ..ops.nn_functional import (avg_pool_conv, constant_pad_nd, convolution, pool_gather,
                                  silu)
 from ..ops import activation as _act
@@ -1241,3 +1241,8 @@ def nnf_affine_grid(theta: Tensor, size: Any, align_corners: bool = False) -> Te
 
 
 __all__ = [n for n in list(globals()) if n.startswith("nnf_")]
+
+# Each nnf_ function is one call for the active modes (the tracer of rtorch_py.jit
+# records it as one node, as libtorch records aten::linear, aten::max_pool2d...).
+for _name in __all__:
+    globals()[_name] = traceable(_name)(globals()[_name])

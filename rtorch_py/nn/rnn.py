@@ -11,7 +11,7 @@ from typing import Any
 from .. import creation as _cr
 from ..ops.creation import arange as torch_arange, zeros as torch_zeros
 from .. import ops as _ops
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, traceable, wrap
 from ..ops.nn_functional import lstm_layer
 from . import functional as F
 from . import init
@@ -53,101 +53,56 @@ class _RNNBase(Module):
                     init.nn_init_uniform_(p, -bound, bound)
                     setattr(self, name + suffix, p)
 
-    def _cell(self, x: Tensor, h: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Any, b_hh: Any) -> Any:
-        gi = F.nnf_linear(x, w_ih, b_ih)
-        if self.mode == "LSTM":
-            hx, cx = h
-            g = gi + F.nnf_linear(hx, w_hh, b_hh)
-            i, f, c, o = g.chunk(4, 1)
-            cy = f.sigmoid() * cx + i.sigmoid() * c.tanh()
-            return o.sigmoid() * cy.tanh(), cy
-        gh = F.nnf_linear(h, w_hh, b_hh)
-        if self.mode == "GRU":
-            ir, iz, inn = gi.chunk(3, 1)
-            hr, hz, hn = gh.chunk(3, 1)
-            r = (ir + hr).sigmoid()
-            z = (iz + hz).sigmoid()
-            n = (inn + r * hn).tanh()
-            return (h - n) * z + n
-        pre = gi + gh
-        return pre.tanh() if self.nonlinearity == "tanh" else pre.relu()
-
     def forward(self, input: Any, hx: Any = None) -> Any:
         packed = input if isinstance(input, PackedSequence) else None
-        lengths = None
+        lstm = self.mode == "LSTM"
         if packed is not None:  # padded, time first, in the packed (sorted) order
             x, lengths = padded_in_sorted_order(packed)
-            batched = True
+            batched, batch_first = True, False
             if hx is not None and packed.sorted_indices is not None:
                 hx = _permute_hidden(hx, packed.sorted_indices)
         else:
-            batched = input.ndim == 3
+            batched, batch_first, lengths = input.ndim == 3, self.batch_first, None
             x = input if batched else input.unsqueeze(1 if not self.batch_first else 0)
-            if self.batch_first:
-                x = x.transpose(0, 1)
-        seq, batch = x.shape[0], x.shape[1]
-        dirs = 2 if self.bidirectional else 1
-        lstm = self.mode == "LSTM"
-        if hx is None:
-            zeros = torch_zeros(self.num_layers * dirs, batch, self.hidden_size,
-                                    dtype=x.dtype)
-            h0, c0 = zeros, zeros
-        elif lstm:
-            h0, c0 = hx[0], hx[1]
+        if hx is not None:
+            h0 = list(hx[:2]) if lstm else hx
             if not batched:
-                h0, c0 = h0.unsqueeze(1), c0.unsqueeze(1)
-        else:
-            h0 = hx if batched else hx.unsqueeze(1)
-        h_n, c_n = [], []
-        layer_in = x
-        for layer in range(self.num_layers):
-            outs = []
-            for d in range(dirs):
-                suffix = f"_l{layer}" + ("_reverse" if d else "")
-                k = layer * dirs + d
-                w_ih, w_hh = getattr(self, "weight_ih" + suffix), getattr(self, "weight_hh" + suffix)
-                b_ih = self._parameters.get("bias_ih" + suffix)
-                b_hh = self._parameters.get("bias_hh" + suffix)
-                if lstm and lengths is None:
-                    # the fused layer: one node for the whole sequence
-                    xin = _flip(layer_in) if d else layer_in
-                    ys, hT, cT = lstm_layer(xin, h0[k], c0[k], w_ih, w_hh, b_ih, b_hh)
-                    outs.append(_flip(ys) if d else ys)
-                    h_n.append(hT)
-                    c_n.append(cT)
-                    continue
-                h = (h0[k], c0[k]) if lstm else h0[k]
-                steps = range(seq - 1, -1, -1) if d else range(seq)
-                ys = [None] * seq
-                for t in steps:
-                    new = self._cell(layer_in[t], h, w_ih, w_hh, b_ih, b_hh)
-                    if lengths is not None:  # a finished sequence keeps its state
-                        running = wrap((t < lengths).reshape(-1, 1))
-                        new = tuple(_ops.where(running, a, b) for a, b in zip(new, h)) \
-                            if lstm else _ops.where(running, new, h)
-                    h = new
-                    ys[t] = h[0] if lstm else h
-                outs.append(_ops.stack(ys, 0))
-                h_n.append(h[0] if lstm else h)
-                if lstm:
-                    c_n.append(h[1])
-            layer_in = outs[0] if dirs == 1 else _ops.cat(outs, 2)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_in = F.nnf_dropout(layer_in, self.dropout, True)
-        hn = _ops.stack(h_n, 0)
-        cn = _ops.stack(c_n, 0) if lstm else None
-        if packed is not None:
-            out = repack(layer_in, packed)
+                h0 = [h.unsqueeze(1) for h in h0] if lstm else h0.unsqueeze(1)
+            hx = h0
+        params = [p for layer in range(self.num_layers) for d in range(2 if self.bidirectional
+                                                                        else 1)
+                  for p in self._layer_parameters(layer, d)]
+        mode = self.mode if self.mode != "RNN" else \
+            ("RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU")
+        if lengths is not None:  # (each sequence stops at its length: step by step)
+            out, *hidden = _recurrence(mode, x, hx, params, self.bias, self.num_layers,
+                                       self.dropout, self.training, self.bidirectional,
+                                       False, lengths)
+            out = repack(out, packed)
             if packed.unsorted_indices is not None:
-                hn, cn = (None if h is None else h.index_select(1, packed.unsorted_indices)
-                          for h in (hn, cn))
-            return [out, [hn, cn] if lstm else hn]
-        out = layer_in.transpose(0, 1) if self.batch_first else layer_in
+                hidden = [h.index_select(1, packed.unsorted_indices) for h in hidden]
+            return [out, hidden] if lstm else [out, hidden[0]]
+        fn = {"LSTM": rnn_lstm, "GRU": rnn_gru}.get(self.mode) or \
+            (rnn_tanh if self.nonlinearity == "tanh" else rnn_relu)
+        out, *hidden = fn(x, hx, params, self.bias, self.num_layers, self.dropout,
+                          self.training, self.bidirectional, batch_first)
         if not batched:
             out = out.squeeze(0 if self.batch_first else 1)
-            hn = hn.squeeze(1)
-            cn = cn.squeeze(1) if lstm else None
-        return [out, [hn, cn] if lstm else hn]
+            hidden = [h.squeeze(1) for h in hidden]
+        return [out, hidden] if lstm else [out, hidden[0]]
+
+    def _layer_parameters(self, layer: int, direction: int) -> list:
+        suffix = f"_l{layer}" + ("_reverse" if direction else "")
+        names = ("weight_ih", "weight_hh") + (("bias_ih", "bias_hh") if self.bias else ())
+        return [getattr(self, n + suffix) for n in names]
+
+
+# --------------------------------------------------------------------------
+# The recurrences as functions of the input, the initial state and the flat list of
+# parameters (per layer and direction: weight_ih, weight_hh[, bias_ih, bias_hh]), with
+# PyTorch's `torch.lstm`/`torch.gru`/`torch.rnn_tanh` signatures: one call each for
+# the modes (rtorch_py.jit records one node). The input is 3-D; `hx` None starts
+# from zeros.
 
 
 def _permute_hidden(hx: Any, order: Tensor) -> Any:
@@ -155,6 +110,101 @@ def _permute_hidden(hx: Any, order: Tensor) -> Any:
     if isinstance(hx, (list, tuple)):
         return [h.index_select(1, order) for h in hx]
     return hx.index_select(1, order)
+
+
+def _cell(mode: str, x: Tensor, h: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Any,
+          b_hh: Any) -> Any:
+    gi = F.nnf_linear(x, w_ih, b_ih)
+    if mode == "LSTM":  # (a packed sequence's steps; otherwise the fused layer)
+        hx, cx = h
+        i, f, c, o = (gi + F.nnf_linear(hx, w_hh, b_hh)).chunk(4, 1)
+        cy = f.sigmoid() * cx + i.sigmoid() * c.tanh()
+        return o.sigmoid() * cy.tanh(), cy
+    gh = F.nnf_linear(h, w_hh, b_hh)
+    if mode == "GRU":
+        ir, iz, inn = gi.chunk(3, 1)
+        hr, hz, hn = gh.chunk(3, 1)
+        r = (ir + hr).sigmoid()
+        z = (iz + hz).sigmoid()
+        n = (inn + r * hn).tanh()
+        return (h - n) * z + n
+    pre = gi + gh
+    return pre.tanh() if mode == "RNN_TANH" else pre.relu()
+
+
+def _recurrence(mode: str, input: Tensor, hx: Any, params: list, has_biases: bool,
+                num_layers: int, dropout: float, train: bool, bidirectional: bool,
+                batch_first: bool, lengths: Any = None) -> tuple:
+    """`lengths` (time-first input in decreasing length order, a packed sequence's):
+    a sequence keeps its state once its steps are done."""
+    lstm = mode == "LSTM"
+    x = input.transpose(0, 1) if batch_first else input
+    seq, batch = x.shape[0], x.shape[1]
+    dirs = 2 if bidirectional else 1
+    per = 4 if has_biases else 2
+    hidden_size = params[1].shape[1]
+    if hx is None:
+        zeros = torch_zeros(num_layers * dirs, batch, hidden_size, dtype=input.dtype)
+        h0, c0 = zeros, zeros
+    elif lstm:
+        h0, c0 = hx[0], hx[1]
+    else:
+        h0 = hx
+    h_n, c_n = [], []
+    layer_in = x
+    for layer in range(num_layers):
+        outs = []
+        for d in range(dirs):
+            k = layer * dirs + d
+            w = params[k * per:(k + 1) * per]
+            w_ih, w_hh = w[0], w[1]
+            b_ih, b_hh = (w[2], w[3]) if has_biases else (None, None)
+            if lstm and lengths is None:
+                # the fused layer: one node for the whole sequence
+                xin = _flip(layer_in) if d else layer_in
+                ys, hT, cT = lstm_layer(xin, h0[k], c0[k], w_ih, w_hh, b_ih, b_hh)
+                outs.append(_flip(ys) if d else ys)
+                h_n.append(hT)
+                c_n.append(cT)
+                continue
+            h = (h0[k], c0[k]) if lstm else h0[k]
+            steps = range(seq - 1, -1, -1) if d else range(seq)
+            ys = [None] * seq
+            for t in steps:
+                new = _cell(mode, layer_in[t], h, w_ih, w_hh, b_ih, b_hh)
+                if lengths is not None:
+                    running = wrap((t < lengths).reshape(-1, 1))
+                    new = tuple(_ops.where(running, a, b) for a, b in zip(new, h)) \
+                        if lstm else _ops.where(running, new, h)
+                h = new
+                ys[t] = h[0] if lstm else h
+            outs.append(_ops.stack(ys, 0))
+            h_n.append(h[0] if lstm else h)
+            if lstm:
+                c_n.append(h[1])
+        layer_in = outs[0] if dirs == 1 else _ops.cat(outs, 2)
+        if dropout and train and layer < num_layers - 1:
+            layer_in = F.nnf_dropout(layer_in, dropout, True)
+    out = layer_in.transpose(0, 1) if batch_first else layer_in
+    if lstm:
+        return out, _ops.stack(h_n, 0), _ops.stack(c_n, 0)
+    return out, _ops.stack(h_n, 0)
+
+
+def _recurrence_of(mode: str, name: str) -> Any:
+    def recurrence(input: Tensor, hx: Any, params: list, has_biases: bool, num_layers: int,
+                   dropout: float, train: bool, bidirectional: bool,
+                   batch_first: bool) -> tuple:
+        return _recurrence(mode, input, hx, params, has_biases, num_layers, dropout, train,
+                           bidirectional, batch_first)
+    recurrence.__name__ = recurrence.__qualname__ = "rnn_" + name.removeprefix("rnn_")
+    return traceable(name)(recurrence)
+
+
+rnn_lstm = _recurrence_of("LSTM", "lstm")
+rnn_gru = _recurrence_of("GRU", "gru")
+rnn_tanh = _recurrence_of("RNN_TANH", "rnn_tanh")
+rnn_relu = _recurrence_of("RNN_RELU", "rnn_relu")
 
 
 def _flip(x: Tensor) -> Tensor:

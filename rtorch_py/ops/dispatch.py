@@ -17,12 +17,15 @@ more only when the call needs it:
 - under autocast (R torch's `set_autocast()`), the ops of libtorch's CPU lists
   cast their floating operands first (`AUTOCAST_POLICIES`).
 
+- while a mode is active (`tensor.MODES`: the tracer of rtorch_py.jit), every
+  call is handed to the modes (`tensor.through_modes`), which see its name,
+  arguments and result.
+
 Fast path: until a tensor with dim names or of a sparse layout exists in the
-process, or autocast was turned on (`tensor.SPECIAL`), the public function is one
-call to the op (a dim
-given by name then can only be a mistake: the op fails on it, and only then is
-it looked at, `_with_dims`). An op with no tensor operand and no dims is
-published as it is.
+process, while no mode is active and until autocast is first turned on
+(`tensor.SPECIAL`), the public function is one call to the op (a dim given by
+name then can only be a mistake: the op fails on it, and only then is it looked
+at, `_with_dims`).
 """
 from __future__ import annotations
 
@@ -32,8 +35,8 @@ import threading
 from typing import Any, Callable
 
 from ..engine import grad_accumulator, version_box
-from ..tensor import (SPECIAL, Layout, Tensor, as_dtype, describe_names, position, promote_types,
-                      strided)
+from ..tensor import (MODES, SPECIAL, Layout, Tensor, as_dtype, describe_names, position,
+                      promote_types, special_tensors_exist, strided, through_modes)
 from .names import Call, rule_of
 from .registry import REGISTRY, OpSpec, register
 
@@ -94,7 +97,7 @@ def autocast_set(enabled: bool, dtype: Any, cache_enabled: bool | None) -> list:
     if cache_enabled is not None:
         AUTOCAST.cache_enabled = bool(cache_enabled)
     if AUTOCAST.enabled:
-        SPECIAL[0] = True  # (ops look at their operands from now on: the slow path casts)
+        special_tensors_exist()  # (ops look at their operands from now on: the slow path casts)
     return before
 
 
@@ -143,6 +146,7 @@ def autocast_policy(name: str) -> Callable:
 _NAMEABLE = frozenset({str, list, tuple})  # a dim argument that may hold a name
 _LISTS = frozenset({list, tuple})
 _running = threading.local()  # the ops running on an operand of another layout
+_DISPATCHERS: dict = {}  # op name -> its _Dispatcher
 _VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
 _POSITIONAL_OR_KEYWORD = inspect.Parameter.POSITIONAL_OR_KEYWORD
 
@@ -160,7 +164,7 @@ def op(name: str | None = None, *, r_operators: Any = (), **fields: Any) -> Call
 
     def declare(fn: Callable) -> Callable:
         key = name or fn.__name__
-        d = _Dispatcher(key, fn, fields, {})
+        d = _DISPATCHERS[key] = _Dispatcher(key, fn, fields, {})
         operator = None
         if fields.get("operators") or key.startswith("__"):
             operator = operator_function(d, fields.get("operators", ()) or (key,))
@@ -182,7 +186,7 @@ def implements(name: str, layout: Layout) -> Callable:
     operands of `layout` (its first tensor operand's)."""
     def register_layout(impl: Callable) -> Callable:
         spec = REGISTRY[name]
-        if spec.fn is spec.impl:
+        if not _DISPATCHERS[name].operands:
             raise RuntimeError(f"op {name!r} has no tensor operand to dispatch on")
         spec.layouts[layout] = impl
         return impl
@@ -199,8 +203,6 @@ def implements(name: str, layout: Layout) -> Callable:
 def public_function(d: "_Dispatcher") -> Callable:
     """The op as published (see the module doc)."""
     fn = d.fn
-    if not (d.operands or d.dim_slots):
-        return fn
     if d.dim_slots:
         return _with_dims(d)
     if d.shape == ("self",):
@@ -325,9 +327,16 @@ class _Dispatcher:
 
     def call(self, args: tuple, kwargs: dict) -> Any:
         """The op called with dims by name, sparse operands or named operands, or
-        under autocast."""
+        under autocast, or while a mode is active."""
+        if MODES:
+            return through_modes(self.name, lambda *a, **k: self._general(a, k), args, kwargs)
+        return self._general(args, kwargs)
+
+    def _general(self, args: tuple, kwargs: dict) -> Any:
         if AUTOCAST.enabled and self.autocast is not None:
             args, kwargs = autocast_args(self.autocast, args, kwargs)
+        if not (self.operands or self.dim_slots):
+            return self.fn(*args, **kwargs)  # (nothing to look at)
         if self.dim_slots:
             args, kwargs = self._positions(args, kwargs)
         if not SPECIAL[0]:

@@ -563,7 +563,8 @@ def adjoint(self: Tensor) -> Tensor:
     return _matrix_transpose(self, "adjoint").conj()
 
 
-@op(function=False, samples=S.matrix, names="transpose", torch_name="ops.aten.matrix_H")
+@op(function=False, samples=S.real_or_complex_matrix, names="transpose",
+    torch_name="ops.aten.matrix_H")
 def matrix_H(self: Tensor) -> Tensor:
     if self.ndim != 2:
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "

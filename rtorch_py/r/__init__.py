@@ -164,9 +164,10 @@ def install_package(src: Path, lib: Path, quick: bool = False, deps: Path | None
     if res.returncode != 0:
         hint = ""
         if "dependenc" in res.stdout + res.stderr:  # R names the missing package
-            hint = ("\nthe shim needs the R packages R6, bit64 and rlang (as R torch does): "
-                    "install.packages(c(\"R6\", \"bit64\", \"rlang\")) in R, or on "
-                    "Debian/Ubuntu apt-get install r-cran-r6 r-cran-bit64 r-cran-rlang "
+            hint = ("\nthe shim needs the R packages R6, bit64, rlang, withr and magrittr (as R "
+                    "torch does): install.packages(c(\"R6\", \"bit64\", \"rlang\", \"withr\", "
+                    "\"magrittr\")) in R, or on Debian/Ubuntu apt-get install r-cran-r6 "
+                    "r-cran-bit64 r-cran-rlang r-cran-withr r-cran-magrittr "
                     "(./scripts/setup does)")
         raise RuntimeError("installing the R torch shim failed:\n" + res.stdout + res.stderr +
                            hint)

@@ -19,6 +19,7 @@ from .. import distributions
 from ..creation import Generator, MemoryFormat, QScheme
 from ..engine import Node, RemovableHandle
 from ..function import AutogradContext, NamedList
+from ..jit import CompilationUnit, JitTuple, ScriptFunction
 from ..nn.module import Module
 from ..nn.packed import PackedSequence
 from ..nn.utils import nn_utils_weight_norm
@@ -97,6 +98,9 @@ R_CLASSES: list = [
     # torch_Distribution), then R6's
     *[(cls, tuple(c.r_class for c in cls.__mro__ if "r_class" in vars(c)) + ("R6",))
       for cls in distributions.CLASSES],
+    (ScriptFunction, ("rtorch_script_function",)),  # (r_compat/R/jit.R)
+    (JitTuple, ("rtorch_jit_tuple",)),
+    (CompilationUnit, ("torch_compilation_unit",)),
 ]
 
 

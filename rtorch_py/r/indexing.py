@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import ops as _ops
-from ..tensor import Tensor, wrap
+from ..tensor import MODES, Tensor, converted, wrap
 from . import one_based
 from .convert import UNDEFINED, _list
 
@@ -23,11 +23,15 @@ from .convert import UNDEFINED, _list
 
 
 _INT_MAX = 2**31 - 1
+# the ops' public functions (an active mode, a trace, sees their calls)
+_index, _index_put_ = _ops.REGISTRY["index"].fn, _ops.REGISTRY["index_put_"].fn
 
 
 def _index_value(v: Any, size: int | None) -> Any:
     """One R index value -> ("int", k) | ("array", ndarray) | ("mask", ndarray)."""
     if isinstance(v, Tensor):
+        if MODES:
+            converted(v, "an R index")
         d = v.data
         if d.dtype.kind == "b":
             return ("mask", d)
@@ -178,17 +182,17 @@ def index(x: Tensor, spec: Any, drop: bool = True) -> Tensor:
     if type(spec) is list:
         key = _simple_key(x, spec, drop)
         if key is not None:
-            return _ops.index(x, key)
+            return _index(x, key)
     basic, advanced, mask = _parse_spec(x, spec, bool(drop))
     if mask is not None:
         if mask.shape != x.shape[:mask.ndim]:
             raise IndexError(f"The shape of the mask {list(mask.shape)} does not match the "
                              f"shape of the indexed tensor {list(x.shape)}")
-        return _ops.index(x, wrap(mask))
+        return _index(x, wrap(mask))
     out = x if all(k == slice(None) for k in basic) and len(basic) == x.ndim else \
-        _ops.index(x, basic)
+        _index(x, basic)
     for axis, arr in advanced:
-        out = _ops.index(out, (slice(None),) * axis + (wrap(arr),))
+        out = _index(out, (slice(None),) * axis + (wrap(arr),))
     return out
 
 
@@ -214,12 +218,12 @@ def index_put(x: Tensor, spec: Any, value: Any) -> Tensor:
     if isinstance(value, np.ndarray):
         value = wrap(value.astype(x.data.dtype))
     elif isinstance(value, Tensor) and value.data.dtype != x.data.dtype:
-        value = _ops.to(value, dtype=x.dtype)
+        value = value.to(dtype=x.dtype)
     if mask is not None:
-        _ops.index_put_(x, wrap(mask), _fit_value(value, (int(mask.sum()),)))
+        _index_put_(x, wrap(mask), _fit_value(value, (int(mask.sum()),)))
         return x
     if not advanced:
-        _ops.index_put_(x, basic, _fit_value(value, np.shape(x.data[basic])))
+        _index_put_(x, basic, _fit_value(value, np.shape(x.data[basic])))
         return x
     # Orthogonal advanced indices: express them as one NumPy-style key whose
     # arrays broadcast against each other (np.ix_), on the non-dropped dims.
@@ -236,7 +240,7 @@ def index_put(x: Tensor, spec: Any, value: Any) -> Tensor:
     grids = np.ix_(*arrays) if len(arrays) > 1 else arrays
     for (axis, _), g in zip(advanced, grids):
         key[axis_to_key[axis]] = wrap(np.asarray(g))
-    _ops.index_put_(x, tuple(key), value)
+    _index_put_(x, tuple(key), value)
     return x
 
 

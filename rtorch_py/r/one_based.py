@@ -25,7 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..function import NamedList
-from ..tensor import Tensor, wrap
+from ..tensor import MODES, Tensor, wrap
 
 ZERO_MESSAGE = "Indexing starts at 1 but found a 0."
 
@@ -139,6 +139,8 @@ def to_r(x: Any) -> Any:
         return x + 1
     if not isinstance(x, Tensor):
         return x
+    if MODES:  # (while tracing: an op, which the trace records)
+        return x + 1
     out = wrap(x.data + 1)
     if x._names is not None:
         out._names = x._names
@@ -158,6 +160,8 @@ def labels(x: Any) -> Any:
     if isinstance(x, Tensor):
         if x.data.dtype.kind not in "iu":
             return x
+        if MODES:  # (while tracing: ops, which the trace records)
+            return x.to(dtype="int64") - 1
         return wrap(x.data.astype(np.int64) - 1)
     if isinstance(x, np.ndarray):
         return x.astype(np.int64) - 1

@@ -28,7 +28,8 @@ from ..ops.indexing import where_method
 from ..ops.views import _check_inplace
 from ..printing import format_grad_fn
 from ..sparse import strided_only
-from ..tensor import _BF16, Storage, Tensor, as_dtype, dtype, get_default_dtype, strided, wrap
+from ..tensor import (_BF16, MODES, Storage, Tensor, as_dtype, converted, dtype,
+                      get_default_dtype, strided, wrap)
 from . import one_based
 from .one_based import integer, sizes
 from .convert import (MISSING, UNDEFINED, Scope, _check_r_data, _list, _r_data, _r_value,
@@ -310,6 +311,8 @@ def as_array(x: Any) -> Any:
         raise RuntimeError("Sparse tensors are not supported for as_array conversion.\n"
                            "\u2139 Use `as_array(x$to_dense())` to convert to a dense tensor "
                            "first.")
+    if MODES:
+        converted(x, "an R value")
     if x.device == "meta":
         raise RuntimeError("as_array() of a meta tensor: it has a shape and a dtype but no "
                            "values (create it on the cpu device to compute values)")

@@ -49,6 +49,7 @@ GROUPS: dict[str, list[str]] = {
         "optim-adadelta", "optim-asgd", "optim-rprop", "optim-lbfgs", "optim-lr_scheduler",
         "utils-data", "utils-data-dataloader", "utils-data-sampler", "utils-data-enum", "save",
     ],
+    "jit": ["trace", "script_module", "jit-compile", "jit-ops", "jit-execute"],
 }
 
 # Skips R torch itself takes on a CPU-only Linux machine with this R: its own

@@ -290,7 +290,7 @@ def matrices() -> list:
     return [sample(T((2, 3))), sample(T((2, 3, 4))), sample(T((3, 2), dtype="complex64"))]
 
 
-def matrix() -> list:
+def real_or_complex_matrix() -> list:
     return [sample(T((2, 3))), sample(T((3, 2), dtype="complex64"))]
 
 
