@@ -189,21 +189,21 @@ def _filled(make: Any, size: tuple, names: Any, dtype: Any, device: Any,
 
 @_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"))
 def zeros(*size: Any, names: Any = None, dtype: Any = None, layout: Any = None,
-          device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+          device: Any = None, requires_grad: bool = False) -> Tensor:
     _cr.strided_only(layout, "torch_zeros")
     return _filled(np.zeros, size, names, dtype, device, requires_grad)
 
 
 @_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"))
 def ones(*size: Any, names: Any = None, dtype: Any = None, layout: Any = None,
-         device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+         device: Any = None, requires_grad: bool = False) -> Tensor:
     _cr.strided_only(layout, "torch_ones")
     return _filled(np.ones, size, names, dtype, device, requires_grad)
 
 
 @_factory(samples=S.full, r_conventions=("sizes", "creation_options"))
 def full(size: Any, fill_value: Any, names: Any = None, dtype: Any = None, layout: Any = None,
-         device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+         device: Any = None, requires_grad: bool = False) -> Tensor:
     """The dtype follows the value (bool, int64, complex, else the default) unless given."""
     _cr.strided_only(layout, "torch_full")
     meta = _cr._check_device(device)
@@ -220,7 +220,7 @@ def full(size: Any, fill_value: Any, names: Any = None, dtype: Any = None, layou
 
 @_factory(samples=S.eye, r_conventions=("creation_options",))
 def eye(n: int, m: int | None = None, dtype: Any = None, layout: Any = None,
-        device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+        device: Any = None, requires_grad: bool = False) -> Tensor:
     _cr.strided_only(layout, "torch_eye")
     meta = _cr._check_device(device)
     return _cr._finish(np.eye(_whole(n, "n"), None if m is None else _whole(m, "m")), dtype,
@@ -229,7 +229,7 @@ def eye(n: int, m: int | None = None, dtype: Any = None, layout: Any = None,
 
 @_factory(samples=S.linspace, r_conventions=("creation_options",))
 def linspace(start: float, end: float, steps: int = 100, dtype: Any = None, layout: Any = None,
-             device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+             device: Any = None, requires_grad: bool = False) -> Tensor:
     _cr.strided_only(layout, "torch_linspace")
     meta = _cr._check_device(device)
     return _cr._finish(np.linspace(start, end, _whole(steps, "steps")), dtype, requires_grad,
@@ -238,7 +238,7 @@ def linspace(start: float, end: float, steps: int = 100, dtype: Any = None, layo
 
 @_factory(samples=S.logspace, r_conventions=("creation_options",))
 def logspace(start: float, end: float, steps: int = 100, base: float = 10.0, dtype: Any = None,
-             layout: Any = None, device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+             layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """`steps` values from base**start to base**end, evenly spaced in the exponent."""
     _cr.strided_only(layout, "torch_logspace")
     meta = _cr._check_device(device)
@@ -248,7 +248,7 @@ def logspace(start: float, end: float, steps: int = 100, base: float = 10.0, dty
 
 @_factory(samples=S.arange, r_conventions=("inclusive_end", "creation_options"))
 def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, layout: Any = None,
-           device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+           device: Any = None, requires_grad: bool = False) -> Tensor:
     """Values from start up to (but excluding) end; whole-number bounds give int64."""
     _cr.strided_only(layout, "torch_arange")
     meta = _cr._check_device(device)
@@ -263,7 +263,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, layout
 
 @_factory("range", samples=S.arange, r_conventions=("creation_options",))
 def range_(start: Any, end: Any, step: Any = 1, dtype: Any = None, layout: Any = None,
-           device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+           device: Any = None, requires_grad: bool = False) -> Tensor:
     """PyTorch's deprecated range: arange with `end` included, always floating."""
     warnings.warn("This function is deprecated in favor of torch_arange.", UserWarning,
                   stacklevel=2)

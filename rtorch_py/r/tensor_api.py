@@ -96,8 +96,9 @@ def _creator(fn: Callable, random: bool = False) -> Callable:
     return create
 
 
-def _device(device: Any) -> str:
-    return "cpu" if device is None else str(device)
+def _device(device: Any) -> str | None:
+    """R's device (None: the default device, with_device()'s)."""
+    return None if device is None else str(device)
 
 
 def _like(fn: Callable) -> Callable:
@@ -689,6 +690,7 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_dequantize": _q.torch_dequantize,
     "torch_is_floating_point": is_floating_point,
     ".set_autocast": _amp.set_autocast, ".unset_autocast": _amp.unset_autocast,
+    ".set_default_device": _cr.set_default_device,
     # (names with a dot are the R side's helpers, not exported)
     ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer,
     ".storage_method": storage_method, ".manual_seed": manual_seed,
