@@ -68,8 +68,13 @@ def r_results() -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+# (an op that is neither a function nor a method is a node R reaches through an nnf_
+# function, tested with it)
+R_CASES = [c for c in CASES if c.spec.function or c.spec.method]
+
+
 @needs_r
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+@pytest.mark.parametrize("case", R_CASES, ids=[c.id for c in R_CASES])
 def test_op_from_r_equals_python(case: Case, r_results: dict) -> None:
     got = r_results[case.id]
     assert got["ok"], got["error"]

@@ -377,16 +377,9 @@ def nnf_binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                          reduction: str = "mean",
                                          pos_weight: Tensor | None = None) -> Tensor:
     _same_shape(input, target, "binary_cross_entropy_with_logits")
-    # log(1 + exp(-x)) = softplus(-x), computed stably
-    sp_neg = _log1p_exp(-input)
-    if pos_weight is None:
-        loss = (1.0 - target) * input + sp_neg
-    else:
-        lw = (pos_weight - 1.0) * target + 1.0
-        loss = (1.0 - target) * input + lw * sp_neg
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"reduction must be one of 'mean', 'sum' or 'none', got {reduction!r}")
+    return _nn_ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
 
 
 def _class_dim_last(x: Tensor) -> Tensor:

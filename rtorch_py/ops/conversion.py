@@ -8,7 +8,7 @@ import numpy as np
 from ..creation import device_type, no_device
 from ..engine import bump_version
 from ..meta import meta_array
-from ..tensor import Tensor, as_dtype, wrap
+from ..tensor import QPARAMS, Tensor, as_dtype, wrap
 from .operands import _data, _fill_value, _shape
 from .recording import formula, needs_grad, record
 from .dispatch import op
@@ -151,6 +151,8 @@ def CopyBackwards(n, g):
 def copy_(self: Tensor, src: Any) -> Tensor:
     s = src if isinstance(src, Tensor) else None
     _check_inplace(self, s)
+    if QPARAMS in self.__dict__ and s is not None and QPARAMS in s.__dict__:
+        return _copy_quantized(self, s)
     try:
         np.copyto(self.data, _data(src), casting="unsafe")
     except ValueError:
@@ -161,6 +163,18 @@ def copy_(self: Tensor, src: Any) -> Tensor:
     return _record_inplace(self, CopyBackwards, (self, s), ())
 
 
+
+
+def _copy_quantized(self: Tensor, src: Tensor) -> Tensor:
+    """A quantized tensor takes another's integers and its scale and zero point."""
+    if self.dtype is not src.dtype or tuple(self.shape) != tuple(src.shape):
+        raise RuntimeError(f"copy_: a quantized tensor copies one of its own dtype and shape, "
+                           f"got {src.dtype!r} {_shape(src.shape)} for {self.dtype!r} "
+                           f"{_shape(self.shape)}")
+    self.data.view(np.ndarray)[...] = src.data.view(np.ndarray)
+    self.__dict__[QPARAMS] = src.__dict__[QPARAMS]
+    bump_version(self)
+    return self
 
 
 # ==========================================================================

@@ -22,6 +22,7 @@ from .dispatch import op
 from .samples import nn_functional as S
 from .indexing import index_add
 from .shape import cat, stack
+from .sum_kernel import libtorch_sum
 
 
 
@@ -781,6 +782,61 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
 
 
 # --------------------------------------------------------------------------
+# binary_cross_entropy_with_logits: libtorch's loss node, (1 - target) * input -
+# log_sigmoid(input) (log_sigmoid's weight pos_weight on positives), its gradient
+# (sigmoid(input) - target) computed as one expression, as libtorch does
+
+
+def _log_sigmoid(x: np.ndarray) -> np.ndarray:
+    """min(x, 0) - log1p(exp(-|x|)), as libtorch's kernel."""
+    return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+
+
+@formula
+def BinaryCrossEntropyWithLogitsBackward0(n, g, x, t, weight, pos_weight, reduction):
+    g = g.expand(x.shape) if reduction != "none" else g
+    gi = gt = None
+    if n.needs(0):
+        sig = x.sigmoid()
+        if pos_weight is None:
+            gi = sig - t
+        else:
+            pt = pos_weight * t
+            gi = (pt + 1 - t) * sig - pt
+    if n.needs(1):
+        gt = -x if pos_weight is None else \
+            (-x).sigmoid().log() - x.sigmoid().log() * pos_weight
+    out = []
+    for grad in (gi, gt):
+        if grad is not None:
+            grad = grad * weight if weight is not None else grad
+            grad = grad * g
+            grad = grad / x.numel() if reduction == "mean" else grad
+        out.append(grad)
+    return (*out, None, None)
+
+
+@op(function=False, method=False, samples=S.bce_with_logits,
+    torch_name="nn.functional.binary_cross_entropy_with_logits")
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     pos_weight: Tensor | None = None,
+                                     reduction: str = "mean") -> Tensor:
+    x, t = input.data, np.asarray(target.data, dtype=input.data.dtype)
+    log_sig = _log_sigmoid(x)
+    if pos_weight is None:
+        loss = (1 - t) * x - log_sig
+    else:
+        loss = (1 - t) * x - ((pos_weight.data - 1) * t + 1) * log_sig
+    if weight is not None:
+        loss = loss * weight.data
+    loss = np.asarray(loss, dtype=x.dtype)
+    if reduction != "none":
+        total = libtorch_sum(loss, None)
+        loss = np.asarray(total / loss.size if reduction == "mean" else total, dtype=x.dtype)
+    return record(loss, BinaryCrossEntropyWithLogitsBackward0, (input, target, None, None),
+                  (input, target, weight, pos_weight, reduction))
+
+
 # The nodes of nn layers: nll_loss (nnf_nll_loss, nnf_cross_entropy), sparsemax,
 # an LSTM layer.
 
