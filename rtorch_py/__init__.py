@@ -22,6 +22,8 @@ from .creation import as_array, is_torch_tensor, torch_manual_seed, torch_tensor
 from .engine import AccumulateGrad, Node, RemovableHandle
 from .function import AutogradContext, Function, FunctionCtx, autograd_function
 from .gradcheck import GradcheckError, autograd_gradcheck
+from . import forward_ad
+from .forward_ad import dual_level, make_dual, unpack_dual
 from .amp import set_autocast, unset_autocast, with_autocast
 from . import nn
 from .nn import *  # noqa: F401,F403  (nn_module, nn_linear, nnf_relu, nn_init_*...)
@@ -96,5 +98,5 @@ __all__ = [n for n in globals() if n.startswith(("torch_", "autograd_", "with_")
     "as_array", "is_torch_tensor", "no_grad", "enable_grad", "set_grad_enabled",
     "is_grad_enabled", "Node", "AccumulateGrad", "RemovableHandle", "GradcheckError",
     "call_torch_function", "set_cpu_allocator_config", "cpu_cache_flush",
-    "set_autocast", "unset_autocast",
+    "set_autocast", "unset_autocast", "forward_ad", "dual_level", "make_dual", "unpack_dual",
 ]

@@ -1171,10 +1171,10 @@ def test_e52_buffer_that_cannot_be_shared(state):
     state.check()
 
 
-# E53-E57 R torch 0.17's other names
+# E54-E58 R torch 0.17's other names
 
 
-def test_e53_arguments_that_do_not_fit_an_nn_op(state):
+def test_e54_arguments_that_do_not_fit_an_nn_op(state):
     x = rt.torch_randn(1, 6, 2, 2)
     with fails(RuntimeError, r"divisible by the square of upscale_factor",
                r"input.size\(-3\)=6 is not divisible by 4"):
@@ -1196,7 +1196,7 @@ def test_e53_arguments_that_do_not_fit_an_nn_op(state):
     state.check()
 
 
-def test_e54_packed_sequences(state):
+def test_e55_packed_sequences(state):
     x = rt.torch_randn(4, 3, 2)
     with fails(RuntimeError, r"sorted in decreasing order", r"enforce_sorted=False"):
         rt.nn_utils_rnn_pack_padded_sequence(x, [2, 4, 3])
@@ -1207,7 +1207,7 @@ def test_e54_packed_sequences(state):
     state.check()
 
 
-def test_e55_distributions(state):
+def test_e56_distributions(state):
     with fails(ValueError, r"Either `probs` or `logits` must be specified, but not both"):
         rt.distr_bernoulli(0.5, 0.2)
     with fails(ValueError, r"Either `probs` or `logits`"):
@@ -1223,7 +1223,7 @@ def test_e55_distributions(state):
     state.check()
 
 
-def test_e56_ignite_optimizers(state):
+def test_e57_ignite_optimizers(state):
     from rtorch_py.r.optim_api import ignite_load_state_dict, ignite_set_param_groups
     a = rt.torch_randn(2, requires_grad=True)
     with fails(ValueError, r"required optimization parameter lr"):
@@ -1253,10 +1253,47 @@ def test_e56_ignite_optimizers(state):
     state.check()
 
 
-def test_e57_call_torch_function_of_no_torch_function(state):
+def test_e58_call_torch_function_of_no_torch_function(state):
     x = rt.torch_ones(2)
     with fails(ValueError, r"Only functions prefixed with 'torch_'"):
         rt.call_torch_function("nnf_relu", x, quiet=True)
     with fails(ValueError, r"No function named torch_nope can be found"):
         rt.call_torch_function("torch_nope", quiet=True)
+# E53 forward mode
+
+def test_e53_forward_mode_misuse(state):
+    from rtorch_py.forward_ad import dual_level, make_dual, unpack_dual
+    x = rt.torch_tensor([1.0, 2.0])
+    with fails(RuntimeError, r"make_dual: no dual level is active", r"with_dual_level"):
+        make_dual(x, x)
+    square = rt.autograd_function(lambda ctx, x: x * x, lambda ctx, g: {"x": g},
+                                  name="square")
+    wrong = rt.autograd_function(lambda ctx, x: x * x, lambda ctx, g: {"x": g},
+                                 jvp=lambda ctx, x: rt.torch_ones(3))
+    two = rt.autograd_function(lambda ctx, x: x * x, lambda ctx, g: {"x": g},
+                               jvp=lambda ctx, x: [x, x])
+    with dual_level():
+        with fails(RuntimeError, r"tangent's shape \[3\] differs from the primal's \[2\]"):
+            make_dual(x, rt.torch_ones(3))
+        with fails(TypeError, r"only floating point tensors have tangents",
+                   r"primal torch_Long"):
+            make_dual(rt.torch_tensor([1, 2]), x)
+        with fails(RuntimeError, r"a dual level is already active", r"nested"):
+            with dual_level():
+                pass
+        d = make_dual(x, rt.torch_ones(2))
+        with fails(RuntimeError, r"custom function 'square' has a dual input", r"no jvp",
+                   r"jvp staticmethod"):
+            square(d)
+        with fails(RuntimeError, r"jvp returned a tangent of shape \[3\] for output 1, whose "
+                   r"shape is \[2\]"):
+            wrong(d)
+        with fails(RuntimeError, r"jvp returned 2 tangents for 1 outputs"):
+            two(d)
+        w = make_dual(rt.torch_tensor([1.0, 2.0], requires_grad=True), rt.torch_ones(2))
+        with fails(RuntimeError, r"create_graph = TRUE of a dual tensor", r"not supported",
+                   r"reverse mode twice"):
+            rt.autograd_grad([(w * w).sum()], [w], create_graph=True)
+    with dual_level():  # (the level closed cleanly after each error)
+        assert unpack_dual(make_dual(x, x) * 2).tangent.tolist() == [2.0, 4.0]
     state.check()

@@ -44,6 +44,7 @@
   for (nm in c("tensor_get", "tensor_set", "tensor_repr", "node_get", "node_repr",
                "dtype_repr", "dtype_eq", "index", "index_put", "hook_remove",
                "make_autograd_function", "apply_function", "ctx_get", "ctx_save",
+               "ctx_save_for_forward", "dual_level_scope",
                "ctx_mark_dirty", "ctx_mark_non_differentiable", "set_grad_mode",
                "is_grad_enabled", "grad_mode_scope", "anomaly_scope", "scope_exit",
                "as_array", "generator_method", "nn_get", "nn_forward")) {

@@ -32,7 +32,8 @@ from .linalg import *  # noqa: F401,F403
 from .pointwise import *  # noqa: F401,F403
 from .recording import OUTPUT, formula, needs_grad, record, sum_to  # noqa: F401
 from .reduction import *  # noqa: F401,F403
-from .registry import REGISTRY, OpSpec, methods, python_functions  # noqa: F401
+from .registry import (REGISTRY, OpSpec, forward_rule_kind, forward_rules,  # noqa: F401
+                       methods, python_functions)
 from .dispatch import op  # noqa: F401
 from .out_forms import out_functions  # noqa: F401
 from .shape import *  # noqa: F401,F403

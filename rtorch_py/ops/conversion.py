@@ -24,7 +24,7 @@ def CloneBackward0(n, g):
     return (g,)
 
 
-@op(samples=S.unary, names="keep")
+@op(samples=S.unary, names="keep", forward="linear")
 def clone(self: Tensor, memory_format: Any = None) -> Tensor:
     return record(self.data.copy(), CloneBackward0, (self,))
 
@@ -34,7 +34,7 @@ def ToCopyBackward0(n, g):
     return (g,)  # the engine casts back to the input's dtype
 
 
-@op(function=False, names="keep")
+@op(function=False, names="keep", forward="linear")
 def to(self: Tensor, dtype: Any = None, device: Any = None, other: Any = None,
        non_blocking: bool = False, copy: bool = False, memory_format: Any = None) -> Tensor:
     """To another dtype (or `other`'s dtype; a tensor as the first argument
@@ -79,12 +79,12 @@ def type_as(self: Tensor, other: Tensor) -> Tensor:
     return to(self, dtype=other.dtype)
 
 
-@op("float", function=False, names="keep")
+@op("float", function=False, names="keep", forward="linear")
 def float_(self: Tensor, memory_format: Any = None) -> Tensor:
     return to(self, "float32")
 
 
-@op(function=False, names="keep")
+@op(function=False, names="keep", forward="linear")
 def double(self: Tensor, memory_format: Any = None) -> Tensor:
     return to(self, "float64")
 

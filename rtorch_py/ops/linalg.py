@@ -63,7 +63,7 @@ def _cj(x: Tensor) -> Tensor:
     return _conj(x) if x.data.dtype.kind == "c" else x
 
 
-@op(samples=S.mm, names="contract")
+@op(samples=S.mm, names="contract", forward="multilinear")
 def mm(self: Tensor, mat2: Tensor) -> Tensor:
     if self.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: both arguments must be 2-d matrices, got {self.ndim}-d "
@@ -97,7 +97,7 @@ def MatmulBackward0(n, g, a, b):
     return ga, gb
 
 
-@op(operators=("__matmul__",), samples=S.matmul, names="contract")
+@op(operators=("__matmul__",), samples=S.matmul, names="contract", forward="multilinear")
 def matmul(self: Tensor, other: Tensor) -> Tensor:
     if self.ndim == 0 or other.ndim == 0:
         raise RuntimeError("matmul: both arguments need at least 1 dimension, got a 0-d tensor")
@@ -126,7 +126,7 @@ def _dtype_mismatch(a: Tensor, b: Tensor) -> None:
                        "x.to(dtype=y.dtype)")
 
 
-@op(samples=S.dot, names="unnamed")
+@op(samples=S.dot, names="unnamed", forward="multilinear")
 def dot(self: Tensor, tensor: Tensor) -> Tensor:
     if self.ndim != 1 or tensor.ndim != 1:
         raise RuntimeError("dot: 1D tensors expected, but got "
@@ -225,7 +225,7 @@ def BmmBackward0(n, g, a, b):
     return (g.matmul(_mH(b)) if n.needs(0) else None), (_mH(a).matmul(g) if n.needs(1) else None)
 
 
-@op(samples=S.bmm, names="contract")
+@op(samples=S.bmm, names="contract", forward="multilinear")
 def bmm(self: Tensor, mat2: Tensor) -> Tensor:
     if self.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"bmm: both arguments must be 3-d (batches of matrices), got "
@@ -245,7 +245,7 @@ def MvBackward0(n, g, a, v):
         (_mH(a).matmul(g) if n.needs(1) else None)
 
 
-@op(samples=S.mv, names="contract")
+@op(samples=S.mv, names="contract", forward="multilinear")
 def mv(self: Tensor, vec: Tensor) -> Tensor:
     if self.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"mv: expected a matrix and a vector, got {self.ndim}-d and "
@@ -276,7 +276,7 @@ def vdot(self: Tensor, other: Tensor) -> Tensor:
                   (self, other))
 
 
-@op(samples=S.inner)
+@op(samples=S.inner, forward="multilinear")
 def inner(self: Tensor, other: Tensor) -> Tensor:
     """Sum over the last dims of both (as PyTorch: a tensordot, viewed)."""
     if self.ndim == 0 or other.ndim == 0:
@@ -284,14 +284,14 @@ def inner(self: Tensor, other: Tensor) -> Tensor:
     return tensordot(self, other, ([-1], [-1]))
 
 
-@op(samples=S.outer)
+@op(samples=S.outer, forward="multilinear")
 def outer(self: Tensor, vec2: Tensor) -> Tensor:
     if self.ndim != 1 or vec2.ndim != 1:
         raise RuntimeError(f"outer: expected two vectors, got {self.ndim}-d and {vec2.ndim}-d")
     return self.unsqueeze(1) * vec2
 
 
-@op(samples=S.outer)
+@op(samples=S.outer, forward="multilinear")
 def ger(self: Tensor, vec2: Tensor) -> Tensor:
     return outer(self, vec2)
 
@@ -453,7 +453,7 @@ def TraceBackward0(n, g, shape):
     return (_diag_embed(g.unsqueeze(0).expand(builtins.min(shape)), shape),)
 
 
-@op(samples=S.trace)
+@op(samples=S.trace, forward="linear")
 def trace(self: Tensor) -> Tensor:
     if self.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
@@ -475,7 +475,8 @@ def _dims_pair(a: Tensor, b: Tensor, dims: Any) -> tuple:
     return [_dim(_whole(d, "dims"), a.ndim) for d in da], [_dim(_whole(d, "dims"), b.ndim) for d in db]
 
 
-@op(samples=S.tensordot, method=False, dim_lists=("dims",), names="tensordot")
+@op(samples=S.tensordot, method=False, dim_lists=("dims",), names="tensordot",
+    forward="multilinear")
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     """Contract dims of a with dims of b: permute and reshape to one matmul."""
     da, db = _dims_pair(a, b, dims)
@@ -497,7 +498,7 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     return mm(am, bm).view(tuple([a.shape[d] for d in fa] + [b.shape[d] for d in fb]))
 
 
-@op(samples=S.kron)
+@op(samples=S.kron, forward="multilinear")
 def kron(self: Tensor, other: Tensor) -> Tensor:
     """Kronecker product, as a broadcast product of interleaved dims."""
     nd = builtins.max(self.ndim, other.ndim)
@@ -518,7 +519,7 @@ def LinalgCrossBackward0(n, g, a, b, dim):
 
 
 @op(function="linalg_cross", method=False, torch_name="linalg.cross", dims=("dim",),
-    samples=S.cross)
+    samples=S.cross, forward="multilinear")
 def linalg_cross(input: Tensor, other: Tensor, dim: int = -1) -> Tensor:
     try:
         shape = np.broadcast_shapes(input.shape, other.shape)
@@ -535,7 +536,7 @@ def linalg_cross(input: Tensor, other: Tensor, dim: int = -1) -> Tensor:
     return record(out, LinalgCrossBackward0, (input, other), (input, other, d))
 
 
-@op(dims=("dim",), samples=S.cross)
+@op(dims=("dim",), samples=S.cross, forward="multilinear")
 def cross(self: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     if dim is None:  # the first dim of size 3 (deprecated in PyTorch, kept by R torch)
         dim = next((i for i, s in enumerate(np.broadcast_shapes(self.shape, other.shape))
@@ -544,7 +545,7 @@ def cross(self: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
 
 
 @op(function="linalg_multi_dot", method=False, torch_name="linalg.multi_dot",
-    samples=S.multi_dot)
+    samples=S.multi_dot, forward="multilinear")
 def linalg_multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     tensors = list(tensors)
     if len(tensors) < 2:
@@ -564,7 +565,7 @@ def linalg_multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     return out.view(shape)
 
 
-@op(method=False, samples=S.chain_matmul)
+@op(method=False, samples=S.chain_matmul, forward="multilinear")
 def chain_matmul(matrices: Any, *more: Tensor) -> Tensor:
     """R torch takes a list of matrices; PyTorch takes them one by one: both work."""
     matrices = [matrices, *more] if isinstance(matrices, Tensor) else list(matrices)
@@ -1622,7 +1623,7 @@ def _einsum_align(t: Tensor, s: str, letters: str) -> Tensor:
     return t.reshape(shape) if shape != t.shape else t
 
 
-@op(method=False, samples=S.einsum)
+@op(method=False, samples=S.einsum, forward="multilinear")
 def einsum(equation: str, tensors: Any, *more: Tensor, path: Any = None) -> Tensor:
     """Einstein summation: R torch passes a list of tensors, PyTorch them one by one."""
     ops = [tensors, *more] if isinstance(tensors, Tensor) else list(tensors) + list(more)

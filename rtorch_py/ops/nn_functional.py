@@ -34,7 +34,8 @@ def SiluBackward0(n, g, x):
 
 # R torch has no torch_silu (only nnf_silu, in rtorch_py.nn): no R form, so no
 # generated samples; tests/test_nn.py checks it against PyTorch, second order too.
-@op(function=False, method=False, torch_name="nn.functional.silu", names="keep")
+@op(function=False, method=False, torch_name="nn.functional.silu", names="keep",
+    forward="elementwise")
 def silu(self: Tensor) -> Tensor:
     # x / (1 + exp(-x)) in double precision, rounded once (as libtorch's result is)
     d = _fdata(self)

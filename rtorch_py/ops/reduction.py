@@ -75,7 +75,7 @@ def SumBackward1(n, g, shape, dims, keepdim):
     return (_unreduce(g, shape, dims, keepdim),)
 
 
-@op(dims=("dim",), r_summary=("sum",), samples=S.sum_, names="reduce")
+@op(dims=("dim",), r_summary=("sum",), samples=S.sum_, names="reduce", forward="linear")
 def sum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     d = self.data
     if d.dtype.kind not in "fc":  # ints and bools sum in int64, bfloat16 in float32
@@ -98,7 +98,7 @@ def MeanBackward1(n, g, shape, dims, keepdim, count):
     return (_unreduce(g, shape, dims, keepdim) / count,)
 
 
-@op(dims=("dim",), samples=S.reduction, names="reduce")
+@op(dims=("dim",), samples=S.reduction, names="reduce", forward="linear")
 def mean(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     d = self.data
     if dtype is not None:
@@ -250,6 +250,8 @@ def argmin(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tenso
 
 @formula
 def ScatterAlongBackward(n, g, idx, dim):
+    if g.data.ndim == 0:  # (of a 0-d tensor: the scatter placed g as it is)
+        return (g,)
     return (wrap(np.take_along_axis(g.data, idx, axis=dim)) if not _state.grad
             else gather(g, dim, wrap(idx)),)
 
@@ -267,7 +269,13 @@ def SoftmaxBackward0(n, g, result, dim):
     return (gy - result * gy.sum(dim=dim, keepdim=True),)
 
 
-@op(dims=("dim",), samples=S.softmax, names="keep")
+def _softmax_jvp(p: dict, t: dict, result: Tensor) -> Tensor:
+    """softmax's forward rule: result * (t - sum(result * t)) along dim."""
+    ts = t["self"].to(dtype=result.dtype)
+    return result * (ts - (result * ts).sum(dim=p["dim"], keepdim=True))
+
+
+@op(dims=("dim",), samples=S.softmax, names="keep", forward=_softmax_jvp)
 def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _one_dim(dim, self.ndim)
     a = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
@@ -285,7 +293,13 @@ def LogSoftmaxBackward0(n, g, result, dim):
     return (g - result.exp() * g.sum(dim=dim, keepdim=True),)
 
 
-@op(dims=("dim",), samples=S.softmax, names="keep")
+def _log_softmax_jvp(p: dict, t: dict, result: Tensor) -> Tensor:
+    """log_softmax's forward rule: t - sum(softmax * t) along dim."""
+    ts = t["self"].to(dtype=result.dtype)
+    return ts - (result.exp() * ts).sum(dim=p["dim"], keepdim=True)
+
+
+@op(dims=("dim",), samples=S.softmax, names="keep", forward=_log_softmax_jvp)
 def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _one_dim(dim, self.ndim)
     a = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
@@ -597,7 +611,7 @@ def _reverse_cumsum(g: Tensor, dim: int) -> Tensor:
     return g.sum(dim=dim, keepdim=True) - g.cumsum(dim) + g
 
 
-@op(dims=("dim",), samples=S.cumulative, names="keep")
+@op(dims=("dim",), samples=S.cumulative, names="keep", forward="linear")
 def cumsum(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _cum_input(self, dtype)
     dm = _one_dim(dim, self.ndim)

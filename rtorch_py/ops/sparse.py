@@ -237,7 +237,7 @@ def ToDenseBackward0(n, g, mask):
     return (g * mask,)
 
 
-@op(function=False)
+@op(function=False, forward="linear")
 def to_dense(self: Tensor, dtype: Any = None, masked_grad: Any = None) -> Tensor:
     if self.layout is strided:
         return self if dtype is None else self.to(dtype=dtype)

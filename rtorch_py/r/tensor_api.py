@@ -17,6 +17,7 @@ from .. import amp as _amp
 from .. import autograd as _ag
 from .. import creation as _cr
 from .. import engine as _eng
+from .. import forward_ad as _fwd
 from .. import named
 from .. import quantized as _q
 from .. import runtime
@@ -608,9 +609,24 @@ def scope_exit(scope: Scope) -> None:
 
 
 def autograd_gradcheck(fn: Callable, inputs: Any, eps: float = 1e-6, atol: float = 1e-5,
-                       rtol: float = 1e-3, raise_exception: bool = True) -> bool:
+                       rtol: float = 1e-3, raise_exception: bool = True,
+                       check_forward_ad: bool = False) -> bool:
     return _gradcheck(_r_callable(fn), _list(inputs), eps=eps, atol=atol, rtol=rtol,
-                      raise_exception=bool(raise_exception))
+                      raise_exception=bool(raise_exception),
+                      check_forward_ad=bool(check_forward_ad))
+
+
+def dual_level_scope() -> Scope:
+    """Enter a dual level (forward mode); the scope's restore() exits it."""
+    level = _fwd.dual_level()
+    level.__enter__()
+    return Scope(lambda: level.__exit__(None, None, None))
+
+
+def unpack_dual(tensor: Tensor) -> NamedList:
+    """R's unpack_dual(): a list with `primal` and `tangent` (NULL where there is none)."""
+    primal, tangent = _fwd.unpack_dual(tensor)
+    return NamedList(["primal", "tangent"], [primal, tangent])
 
 
 def _r_callable(fn: Callable) -> Callable:
@@ -681,6 +697,7 @@ FUNCTIONS: dict[str, Callable] = {
     "as_array": as_array, "is_undefined_tensor": is_undefined_tensor,
     "autograd_backward": autograd_backward, "autograd_grad": autograd_grad,
     "autograd_set_grad_mode": set_grad_mode, "autograd_gradcheck": autograd_gradcheck,
+    "make_dual": _fwd.make_dual, "unpack_dual": unpack_dual,
     "torch_get_default_dtype": _cr.get_default_dtype,
     "torch_sparse_coo_tensor": torch_sparse_coo_tensor,
     "torch_sparse_sampled_addmm": _sparse.torch_sparse_sampled_addmm,

@@ -582,7 +582,7 @@ test_that("E45: second derivatives of pdist and ctc_loss", {
   expect_intact(s)
 })
 
-test_that("E53: arguments that don't fit an nn op", {
+test_that("E54: arguments that don't fit an nn op", {
   s <- err_state()
   x <- torch_randn(1, 6, 2, 2)
   expect_error(nnf_pixel_shuffle(x, 2), "input.size(-3)=6 is not divisible by 4", fixed = TRUE)
@@ -598,7 +598,7 @@ test_that("E53: arguments that don't fit an nn op", {
   expect_intact(s)
 })
 
-test_that("E54: packed sequences that can't be made or read", {
+test_that("E55: packed sequences that can't be made or read", {
   s <- err_state()
   x <- torch_randn(4, 3, 2)
   expect_error(nn_utils_rnn_pack_padded_sequence(x, c(2, 4, 3)), "sorted in decreasing order")
@@ -608,7 +608,7 @@ test_that("E54: packed sequences that can't be made or read", {
   expect_intact(s)
 })
 
-test_that("E55: a distribution given what it can't take", {
+test_that("E56: a distribution given what it can't take", {
   s <- err_state()
   expect_error(distr_bernoulli(0.5, 0.2), "Either `probs` or `logits` must be specified",
                fixed = TRUE)
@@ -622,7 +622,7 @@ test_that("E55: a distribution given what it can't take", {
   expect_intact(s)
 })
 
-test_that("E56: an ignite optimizer set up or loaded wrongly", {
+test_that("E57: an ignite optimizer set up or loaded wrongly", {
   s <- err_state()
   a <- torch_randn(2, requires_grad = TRUE)
   expect_error(optim_ignite_sgd(a), "required optimization parameter lr")
@@ -636,10 +636,33 @@ test_that("E56: an ignite optimizer set up or loaded wrongly", {
   expect_intact(s)
 })
 
-test_that("E57: call_torch_function() of a name that is not a torch function", {
+test_that("E58: call_torch_function() of a name that is not a torch function", {
   s <- err_state()
   expect_error(call_torch_function("nnf_relu", torch_ones(2), quiet = TRUE),
                "Only functions prefixed with 'torch_'", class = "value_error")
   expect_error(call_torch_function("torch_nope", quiet = TRUE), "No function named torch_nope")
+
+test_that("E53: dual tensors and custom functions under forward mode", {
+  s <- err_state()
+  x <- torch_tensor(c(1, 2))
+  expect_error(make_dual(x, x), "make_dual: no dual level is active", class = "runtime_error")
+  square <- autograd_function(function(ctx, x) x * x, function(ctx, g) list(x = g))
+  wrong <- autograd_function(function(ctx, x) x * x, function(ctx, g) list(x = g),
+                             jvp = function(ctx, x) torch_ones(3))
+  with_dual_level({
+    expect_error(make_dual(x, torch_ones(3)),
+                 "the tangent's shape [3] differs from the primal's [2]", fixed = TRUE)
+    expect_error(make_dual(torch_tensor(1:2), x), "only floating point tensors have tangents")
+    expect_error(with_dual_level(NULL), "nested dual levels are not supported")
+    d <- make_dual(x, torch_ones(2))
+    expect_error(square(d), "square has a dual input (forward-mode AD) but no jvp", fixed = TRUE,
+                 class = "runtime_error")
+    expect_error(wrong(d), "jvp returned a tangent of shape [3] for output 1", fixed = TRUE)
+    w <- make_dual(torch_tensor(c(1, 2), requires_grad = TRUE), torch_ones(2))
+    expect_error(autograd_grad((w * w)$sum(), w, create_graph = TRUE),
+                 "create_graph = TRUE of a dual tensor (forward-mode AD) is not supported",
+                 fixed = TRUE, class = "runtime_error")
+  })
+  with_dual_level(expect_equal(as_array(unpack_dual(make_dual(x, x) * 2)$tangent), c(2, 4)))
   expect_intact(s)
 })
