@@ -1259,6 +1259,9 @@ def test_e58_call_torch_function_of_no_torch_function(state):
         rt.call_torch_function("nnf_relu", x, quiet=True)
     with fails(ValueError, r"No function named torch_nope can be found"):
         rt.call_torch_function("torch_nope", quiet=True)
+    state.check()
+
+
 # E53 forward mode
 
 def test_e53_forward_mode_misuse(state):

@@ -152,7 +152,15 @@ def CtcLossBackward0(n, g, log_probs, lp, lat, lengths, nll, zero_infinity):
     return (record(grad, _NoDerivative, (g, log_probs), (_CTC_BACKWARD,), name="NotImplemented"),)
 
 
-@op(method=False, samples=S.ctc_loss, second_order=False, finite_differences=False)
+def _no_forward_rule(primals: dict, tangents: dict, result: Any) -> Any:
+    """Forward mode refused, as PyTorch refuses it: libtorch's derivative (above) is
+    not the values' own, so no tangent can be derived from it."""
+    raise NotImplementedError("Trying to use forward AD with ctc_loss that does not support it "
+                              "(as in PyTorch); differentiate it in reverse mode")
+
+
+@op(method=False, samples=S.ctc_loss, second_order=False, finite_differences=False,
+    forward=_no_forward_rule)
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any,
              blank: int = 0, reduction: int = 1, zero_infinity: bool = False) -> Tensor:
     """`log_probs` (T, N, C) (or (T, C) for one sequence), `targets` padded rows

@@ -641,6 +641,8 @@ test_that("E58: call_torch_function() of a name that is not a torch function", {
   expect_error(call_torch_function("nnf_relu", torch_ones(2), quiet = TRUE),
                "Only functions prefixed with 'torch_'", class = "value_error")
   expect_error(call_torch_function("torch_nope", quiet = TRUE), "No function named torch_nope")
+  expect_intact(s)
+})
 
 test_that("E53: dual tensors and custom functions under forward mode", {
   s <- err_state()
