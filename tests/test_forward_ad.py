@@ -73,7 +73,12 @@ def test_op_forward_ad_matches_pytorch(case: Case, dtype) -> None:
     tangents = [rng.standard_normal(a.shape).astype(a.dtype) if f else None
                 for a, f in zip(arrays, flags)]
     rt.torch_manual_seed(0)
-    ours = _our_tangents(case, arrays, flags, tangents, rebuild)
+    try:
+        ours = _our_tangents(case, arrays, flags, tangents, rebuild)
+    except NotImplementedError:  # refused (ctc_loss): PyTorch must refuse it too
+        with pytest.raises((RuntimeError, NotImplementedError), match="forward AD"):
+            _torch_tangents(case, arrays, flags, tangents, rebuild)
+        return
     floating = [i for i, (o, _) in enumerate(ours)
                 if isinstance(o, rt.Tensor) and (o.dtype.is_floating_point or o.dtype.is_complex)]
     for i, (o, t) in enumerate(ours):

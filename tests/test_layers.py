@@ -21,7 +21,7 @@ PACKAGE = ROOT / "rtorch_py"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ground", ("rtorch_py.engine", "rtorch_py.printing", "rtorch_py.containers",
-                "rtorch_py.meta", "rtorch_py.random")),
+                "rtorch_py.meta", "rtorch_py.runtime", "rtorch_py.random")),
     ("the tensor", ("rtorch_py.tensor",)),
     ("creation", ("rtorch_py.creation",)),
     ("ops: registry", ("rtorch_py.ops.registry",)),
@@ -32,8 +32,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                                        "rtorch_py.ops.nn_kernels", "rtorch_py.ops.sum_kernel",
                                        "rtorch_py.ops.samples")),
     ("ops: families", tuple("rtorch_py.ops." + f for f in (
-        "pointwise", "special", "reduction", "sorting", "shape", "indexing", "linalg", "fft",
-        "conversion", "creation", "nn_functional", "upsample", "grid_sample", "sparse"))),
+        "pointwise", "special", "activation", "reduction", "sorting", "shape", "indexing",
+        "linalg", "distance", "fft", "conversion", "creation", "nn_functional", "pooling", "ctc",
+        "upsample", "grid_sample", "sparse"))),
     ("ops: out forms", ("rtorch_py.ops.out_forms",)),
     ("ops", ("rtorch_py.ops",)),
     ("user API", ("rtorch_py.function", "rtorch_py.autograd", "rtorch_py.gradcheck",
@@ -42,7 +43,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("user API over autograd", ("rtorch_py.functional", "rtorch_py.func", "rtorch_py.graph",
                                 "rtorch_py.gradgradcheck")),
     ("library", ("rtorch_py.nn", "rtorch_py.optim", "rtorch_py.data",
-                 "rtorch_py.serialization")),
+                 "rtorch_py.serialization", "rtorch_py.distributions")),
     ("TorchScript and ONNX", ("rtorch_py.jit",)),
     ("public face", ("rtorch_py",)),
     ("R bridge", ("rtorch_py.r",)),
