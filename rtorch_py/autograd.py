@@ -22,6 +22,10 @@ def _as_list(x: Any) -> list:
     return list(x)
 
 
+class ForwardOverReverseError(RuntimeError):
+    """A create_graph gradient of a dual tensor: forward mode can't see through it."""
+
+
 def _root_grads(tensors: list, grad_tensors: list | None, create_graph: bool,
                 check_shapes: bool = True) -> list:
     if grad_tensors and len(grad_tensors) != len(tensors):
@@ -36,7 +40,7 @@ def _root_grads(tensors: list, grad_tensors: list | None, create_graph: bool,
                 f"element {i} of tensors does not require grad and does not have a grad_fn: "
                 "nothing here depends on a tensor created with requires_grad = TRUE")
         if create_graph and MODES and "_tangent" in t.__dict__:
-            raise RuntimeError(  # (forward_ad: the walk's formulas call ops directly)
+            raise ForwardOverReverseError(  # (forward_ad: the walk's formulas call ops directly)
                 "a gradient with create_graph = TRUE of a dual tensor (forward-mode AD) is "
                 "not supported: its tangent would be wrong (forward-over-reverse); take the "
                 "gradient outside with_dual_level(), and compute Hessian-vector products by "

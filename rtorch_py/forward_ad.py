@@ -297,24 +297,36 @@ def _replace_one(v: Any, x: Tensor, new: Tensor) -> Any:
 
 
 def _multilinear(fn: Callable, args: tuple, kwargs: dict) -> Any:
-    """Sum over the dual operands of the op with that operand replaced by its tangent."""
+    """Sum over the dual operands of the op with that operand replaced by its
+    tangent, operand by position (x * x has two terms, one per place x takes)."""
     total: Any = None
-    for x in [x for v in (*args, *kwargs.values()) for x in _flat_tensors(v)
-              if tangent_of(x) is not None]:
-        t = tangent_of(x)
-        term = fn(*_replace_one(args, x, t), **_replace_one(kwargs, x, t))
+    for key, i in _dual_slots(args, kwargs):
+        a, k = list(args), dict(kwargs)
+        box = a if type(key) is int else k
+        if i is None:
+            box[key] = tangent_of(box[key])
+        else:
+            seq = list(box[key])
+            seq[i] = tangent_of(seq[i])
+            box[key] = type(box[key])(seq)
+        term = fn(*a, **k)
         total = term if total is None else (
             total + term if isinstance(term, Tensor) else
             type(term)(a + b for a, b in zip(total, term)))
     return total
 
 
-def _flat_tensors(v: Any) -> list:
-    if type(v) is Tensor:
-        return [v]
-    if type(v) is list or type(v) is tuple:
-        return [x for x in v if type(x) is Tensor]
-    return []
+def _dual_slots(args: tuple, kwargs: dict) -> list:
+    """Where the dual operands are: (argument position or name, index in its list or None)."""
+    slots = []
+    for key, v in (*enumerate(args), *kwargs.items()):
+        if type(v) is Tensor:
+            if tangent_of(v) is not None:
+                slots.append((key, None))
+        elif type(v) is list or type(v) is tuple:
+            slots += [(key, i) for i, x in enumerate(v)
+                      if type(x) is Tensor and tangent_of(x) is not None]
+    return slots
 
 
 def _derived(fn: Callable, args: tuple, kwargs: dict, rng: Any, inplace: bool = False) -> Any:

@@ -1,10 +1,10 @@
 # Grad mode, anomaly detection and R-defined autograd functions.
 
 # Runs `code` with grad mode set to `enabled`, restoring the previous mode
-# however `code` exits.
+# however `code` exits (set_grad_mode gives the previous mode).
 .with_grad_mode <- function(enabled, code) {
-  scope <- .External(C_call, .py$grad_mode_scope, enabled)
-  on.exit(.External(C_call, .py$scope_exit, scope), add = TRUE)
+  previous <- .External(C_call, .py$set_grad_mode, enabled)
+  on.exit(.External(C_call, .py$set_grad_mode, previous), add = TRUE)
   code
 }
 
@@ -23,8 +23,8 @@ with_dual_level <- function(code) {
 # Sets grad mode until the frame `.env` (by default the caller's) exits,
 # like withr's local_*() functions.
 .local_grad_mode <- function(enabled, .env) {
-  scope <- .External(C_call, .py$grad_mode_scope, enabled)
-  restore <- bquote(.External(.(C_call), .(.py$scope_exit), .(scope)))
+  previous <- .External(C_call, .py$set_grad_mode, enabled)
+  restore <- bquote(.External(.(C_call), .(.py$set_grad_mode), .(previous)))
   do.call(base::on.exit, list(restore, add = TRUE), envir = .env)
   invisible(NULL)
 }

@@ -102,6 +102,12 @@ def where(condition: Any, self: Any = None, other: Any = None) -> Any:
     return record(out, WhereBackward0, (None, _t(self), _t(other)), (wrap(cond),))
 
 
+def where_method(self: Tensor, condition: Any, other: Any) -> Tensor:
+    """`x$where(condition, other)` (PyTorch's and R torch's method): x where the
+    condition is TRUE, other elsewhere."""
+    return where(condition, self, other)
+
+
 @formula
 def MaskedFillBackward0(n, g, mask):
     return (g.masked_fill(mask, 0),)
@@ -372,6 +378,46 @@ def take(self: Tensor, index: Any) -> Tensor:
     size = self.numel()
     _check_bounds(idx, size, 0, "take", negative=True)
     return record(self.data.reshape(-1)[idx], TakeBackward0, (self,), (self.shape, idx))
+
+
+# put: self seen as 1-d, source's values written (or added) at `index`
+
+
+@formula
+def PutBackward0(n, g, idx, sshape, accumulate):
+    gs = None
+    if n.needs(0):
+        gs = g if accumulate else put(g, wrap(idx), g.new_zeros(sshape))
+    return (gs, take(g, wrap(idx)).reshape(sshape) if n.needs(1) else None)
+
+
+def _put(self: Tensor, index: Any, source: Any, accumulate: bool, op_name: str) -> tuple:
+    idx = _int_index(index, op_name).reshape(-1)
+    src = _as_tensor(source)
+    if src.numel() != idx.size:
+        raise RuntimeError(f"{op_name}(): Expected source and index to have the same number of "
+                           f"elements, but got source.numel() = {src.numel()}, index.numel() = "
+                           f"{idx.size}")
+    size = self.numel()
+    _check_bounds(idx, size, 0, op_name, negative=True)
+    out = self.data.copy()
+    flat = out.reshape(-1)
+    values = src.data.reshape(-1).astype(out.dtype, copy=False)
+    if accumulate:
+        np.add.at(flat, idx, values)
+    else:
+        flat[idx] = values
+    return out, PutBackward0, (self, src), (idx, src.shape, bool(accumulate))
+
+
+@op(function=False, indices=("index",), samples=S.put)
+def put(self: Tensor, index: Any, source: Any, accumulate: bool = False) -> Tensor:
+    return record(*_put(self, index, source, accumulate, "put"))
+
+
+@op(function=False, indices=("index",), samples=S.inplace, invisible=True)
+def put_(self: Tensor, index: Any, source: Any, accumulate: bool = False) -> Tensor:
+    return _write_inplace(self, *_put(self, index, source, accumulate, "put_"))
 
 
 @op(dims=("dim",), indices=("indices",), samples=S.take_along_dim, forward="linear")

@@ -15,6 +15,7 @@ from .recording import (OUTPUT, Output, formula, multi_formula, needs_grad, reco
                         sum_to)
 from .dispatch import op
 from .indexing import where
+from .pointwise import _inplace
 from .shape import UnsafeViewBackward0, ViewBackward0, cat
 from .fft import _conj, _real, _real_of, _to_complex
 
@@ -375,6 +376,76 @@ def addbmm(self: Tensor, batch1: Tensor, batch2: Tensor, beta: float = 1,
            alpha: float = 1) -> Tensor:
     prod = bmm(batch1.detach(), batch2.detach()).data.sum(axis=0)
     return _add_product(self, prod, AddbmmBackward0, batch1, batch2, beta, alpha)
+
+
+for _fn in (addmm, addmv, addr, baddbmm, addbmm):  # (x$addmm_(...): x takes the result)
+    op(_fn.__name__ + "_", function=False)(_inplace(_fn, _fn.__name__ + "_"))
+
+
+# --------------------------------------------------------------------------
+# cov and corrcoef (tensor methods in R torch): libtorch's composite, op by op,
+# so the gradient and the nodes are its own
+
+
+def _observation_weights(w: Any, n: int, name: str, integral: bool) -> Tensor:
+    if w.ndim > 1:
+        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got "
+                           f"{name} with {w.ndim} dimensions")
+    if w.numel() != n:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
+                           f"observations in the input but got {w.numel()} != {n}")
+    if integral != (w.data.dtype.kind in "iu"):
+        kind = "an integral" if integral else "a floating point"
+        raise RuntimeError(f"cov(): expected {name} to have {kind} dtype but got "
+                           f"{w.dtype.r_name}")
+    if w.numel() and w.data.min() < 0:
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+    return w
+
+
+@op(function=False, samples=S.cov)
+def cov(self: Tensor, correction: int = 1, fweights: Tensor | None = None,
+        aweights: Tensor | None = None) -> Tensor:
+    """The covariance of the rows (variables) over the columns (observations),
+    optionally weighted by frequency and importance weights."""
+    if self.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got "
+                           f"an input with {self.ndim} dimensions")
+    x = self.view(1, -1) if self.ndim < 2 else self
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        w = _observation_weights(fweights, n, "fweights", integral=True)
+    if aweights is not None:
+        aw = _observation_weights(aweights, n, "aweights", integral=False)
+        w = aw if w is None else w * aw
+    w_sum = w.sum() if w is not None else wrap(np.asarray(n, np.int64))
+    avg = (x * w if w is not None else x).sum(1) / w_sum
+    if w is not None and aweights is not None and correction != 0:
+        norm_factor = w_sum - correction * (w * aweights).sum() / w_sum
+    else:
+        norm_factor = w_sum - correction
+    if float(norm_factor.data) <= 0:
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", stacklevel=2)
+        norm_factor = norm_factor * 0
+    x = x - avg.unsqueeze(1)
+    c = mm(x, (x * w if w is not None else x).t().conj())
+    return (c / norm_factor).squeeze()
+
+
+@op(function=False, samples=S.corrcoef)
+def corrcoef(self: Tensor) -> Tensor:
+    """Pearson's correlation coefficients of the rows, clipped to [-1, 1]."""
+    if self.is_complex():
+        raise NotImplementedError("corrcoef: complex tensors are not supported here")
+    c = cov(self)
+    if c.ndim == 0:
+        return c / c
+    stddev = c.diagonal().sqrt()
+    c = c / stddev.view(-1, 1)
+    c = c / stddev.view(1, -1)
+    return c.clip(-1, 1)
 
 
 @formula
@@ -1452,6 +1523,31 @@ def linalg_householder_product(A: Tensor, tau: Tensor) -> Tensor:
 @op(samples=S.householder, differentiable=False)
 def orgqr(self: Tensor, input2: Tensor) -> Tensor:
     return linalg_householder_product(self, input2)
+
+
+@op(samples=S.ormqr, differentiable=False)
+def ormqr(self: Tensor, input2: Tensor, input3: Tensor, left: bool = True,
+          transpose: bool = False) -> Tensor:
+    """`input3` multiplied by Q (geqrf's reflectors `self`, `input2` their taus),
+    from the left or the right, Q or its transpose: as a householder product,
+    without its derivative (linalg_householder_product has none here)."""
+    _matrix_check(self, "ormqr")
+    _matrix_check(input3, "ormqr")
+    if self.data.dtype.kind == "c":
+        raise NotImplementedError("ormqr: complex tensors are not supported here")
+    m = input3.shape[-2] if left else input3.shape[-1]
+    k = input2.shape[-1]
+    if self.shape[-2] != m or k > self.shape[-1]:
+        raise RuntimeError(f"ormqr: input.shape[-2] must be other.shape[{-2 if left else -1}] "
+                           f"({m}), and tau no longer than input.shape[-1]; got input "
+                           f"{list(self.shape)}, tau {list(input2.shape)}")
+    h = np.zeros(self.shape[:-1] + (m,))
+    h[..., :k] = self.data[..., :k]
+    Q = _householder(h, input2.data)
+    Q = np.swapaxes(Q, -1, -2) if transpose else Q
+    c = input3.data.astype(np.float64)
+    out = Q @ c if left else c @ Q
+    return wrap(out.astype(np.result_type(self.data, input3.data)))
 
 
 # ==========================================================================

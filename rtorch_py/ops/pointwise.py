@@ -1060,8 +1060,8 @@ def positive(self: Tensor) -> Tensor:
 _declare(positive, names="keep", samples=S.unary, inplace=False, forward="linear")
 
 # In-place forms of the math above (`x$exp_()`), and the other names of ops
-for _fn in (neg, exp, log, sqrt, abs, sign, sin, cos, tan, tanh, sigmoid, relu, log2, log10,
-            log1p, expm1, floor, ceil, trunc, round, square):
+for _fn in (neg, exp, log, sqrt, abs, sign, sin, cos, tan, tanh, sigmoid, log2, log10,
+            log1p, expm1, floor, ceil, trunc, round, square):  # (relu_: ops/activation.py)
     op(_fn.__name__ + "_", function=False)(_inplace(_fn, _fn.__name__ + "_"))
 _aliases(neg, ("negative",), samples=S.unary, names="keep", forward="linear")
 _aliases(abs, ("absolute",), samples=S.unary, names="keep", forward="elementwise")
@@ -1610,6 +1610,10 @@ def _inplace_compare(fn: Callable) -> Callable:
 
 for _fn in (gt, ge, lt, le, eq, ne):
     op(_fn.__name__ + "_", function=False)(_inplace_compare(_fn))
+for _fn, _alias in ((gt, "greater"), (ge, "greater_equal"), (lt, "less"), (le, "less_equal"),
+                   (ne, "not_equal")):
+    op(_alias + "_", function=False)(_inplace_compare(_fn))
+op("floor_divide_", function=False)(_inplace(floor_divide, "floor_divide_"))
 
 
 _div_rounded_ = _inplace(div, "div_")

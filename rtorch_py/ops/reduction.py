@@ -12,6 +12,7 @@ from ..tensor import Tensor, _bf16_as_f32, _dim, as_dtype, wrap
 from .samples import reduction as S
 from .conversion import CloneBackward0
 from .indexing import gather
+from .shape import narrow, select
 from .pointwise import maximum, minimum
 from .operands import _whole
 from .recording import (OUTPUT, _state, expand_to, formula, multi_formula, needs_grad, record,
@@ -761,3 +762,29 @@ def cumsum_(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
 def cumprod_(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     old, dm = _cumulative_inplace(self, dim, dtype, "cumprod_", np.cumprod)
     return _record_inplace(self, CumprodBackward0, (self,), (old, OUTPUT, dm))
+
+
+# --------------------------------------------------------------------------
+# trapz: the trapezoid rule along a dim, composed of ops as libtorch does it
+# (its last node: the product with dx, or the division by 2 with `x`)
+
+
+@op(dims=("dim",), method=False, samples=S.trapz)
+def trapz(y: Tensor, dx: float = 1, x: Tensor | None = None, dim: int = -1) -> Tensor:
+    """The integral of y along `dim`: sample points `dx` apart, or at `x` (a
+    vector of one point per sample, or broadcast against y)."""
+    dim = _dim(dim, y.ndim)
+    n = y.shape[dim]
+    if n == 0:  # no samples: nothing to integrate
+        shape = y.shape[:dim] + y.shape[dim + 1:]
+        return wrap(np.zeros(shape, dtype=_float_input(y, "trapz").dtype))
+    if x is None:
+        return (sum(y, dim) - (select(y, dim, 0) + select(y, dim, -1)) * 0.5) * dx
+    if x.ndim == 1:
+        if x.shape[0] != n:
+            raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
+        x = x.reshape((1,) * dim + (n,) + (1,) * (y.ndim - dim - 1))
+    elif x.ndim < y.ndim:
+        x = x.reshape((1,) * (y.ndim - x.ndim) + tuple(x.shape))
+    spacing = narrow(x, dim, 1, n - 1) - narrow(x, dim, 0, n - 1)
+    return sum(spacing * (narrow(y, dim, 1, n - 1) + narrow(y, dim, 0, n - 1)), dim) / 2.0

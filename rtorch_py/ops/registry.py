@@ -50,6 +50,8 @@ class OpSpec:
     torch_name: str | None = None    # PyTorch's spelling, when it differs (tests)
     differentiable: bool = True      # the generated tests check gradients
     second_order: bool = True        # ... and second derivatives (False: PyTorch has none)
+    finite_differences: bool = True  # ... and against finite differences (False: the
+                                     # derivative is not the values' own, ctc_loss's)
     forward: Any = None              # the forward-mode rule (rtorch_py/forward_ad.py):
                                      # "linear", "multilinear", "elementwise", or a function
                                      # (primals, tangents, result) -> tangent(s), arguments

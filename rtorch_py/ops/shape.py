@@ -7,6 +7,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..engine import bump_version
 from ..tensor import Tensor, _dim, wrap
 from .samples import shape as S
 from .operands import _as_tensor, _float_result, _shape, _whole, positional_error
@@ -538,6 +539,62 @@ def swapdims(self: Tensor, dim0: int, dim1: int) -> Tensor:
     return transpose(self, dim0, dim1)
 
 
+# The matrix transposes of the last two dims (R torch's x$mT(), x$mH(), ...; a
+# conjugate for the H forms: the conjugate view is a copy here)
+def _matrix_transpose(self: Tensor, name: str) -> Tensor:
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of "
+                           f"matrices. Got {self.ndim}-D tensor.")
+    return transpose(self, -2, -1)
+
+
+@op(function=False, samples=S.matrices, names="transpose", torch_name="ops.aten.mT")
+def mT(self: Tensor) -> Tensor:
+    return _matrix_transpose(self, "mT")
+
+
+@op(function=False, samples=S.matrices, names="transpose", torch_name="ops.aten.mH")
+def mH(self: Tensor) -> Tensor:
+    return _matrix_transpose(self, "mH").conj()
+
+
+@op(function=False, samples=S.matrices, names="transpose")
+def adjoint(self: Tensor) -> Tensor:
+    return _matrix_transpose(self, "adjoint").conj()
+
+
+@op(function=False, samples=S.real_or_complex_matrix, names="transpose",
+    torch_name="ops.aten.matrix_H")
+def matrix_H(self: Tensor) -> Tensor:
+    if self.ndim != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{self.ndim}-D tensor. For batches of matrices, use x$mH()")
+    return _matrix_transpose(self, "matrix_H").conj()
+
+
+@op(function=False, samples=S.unary, torch_name="ops.aten.numpy_T")
+def numpy_T(self: Tensor) -> Tensor:
+    """All dims reversed (NumPy's .T)."""
+    return permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+
+@op(function=False, samples=S.sum_to_size)
+def sum_to_size(self: Tensor, size: Any, *more: Any) -> Tensor:
+    """Summed down to `size`, which self broadcasts to (libtorch's sum_to: sums
+    over the dims that size lacks or has as 1, then a view without the first)."""
+    size = _shape_arg((size, *more))
+    lead = self.ndim - len(size)
+    if lead < 0 or any(s != 1 and s != d for s, d in zip(size, self.shape[lead:])):
+        raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
+                           f"{{{', '.join(map(str, self.shape))}}}.")
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(size)
+                                if s == 1 and self.shape[lead + i] != 1]
+    if not dims:
+        return self
+    out = self.sum(dim=dims, keepdim=True)
+    return view(out, size) if lead else out
+
+
 @op(dims=("dim",), samples=S.unflatten, forward="linear")
 def unflatten(self: Tensor, dim: int, sizes: Any) -> Tensor:
     d = _dim(dim, self.ndim)
@@ -970,6 +1027,16 @@ def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
     return _restride_inplace(self, transpose(self, dim0, dim1))
 
 
+@op(function=False, dims=("axis0", "axis1"), invisible=True, names="transpose")
+def swapaxes_(self: Tensor, axis0: int, axis1: int) -> Tensor:
+    return transpose_(self, axis0, axis1)
+
+
+@op(function=False, dims=("dim0", "dim1"), invisible=True, names="transpose")
+def swapdims_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    return transpose_(self, dim0, dim1)
+
+
 @op(function=False, dims=("dim",), samples=S.inplace, invisible=True, names="squeeze")
 def squeeze_(self: Tensor, dim: int | None = None) -> Tensor:
     return _restride_inplace(self, squeeze(self, dim))
@@ -1070,6 +1137,13 @@ def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Any = None,
 def split_with_sizes(self: Tensor, split_sizes: Any, dim: int = 0) -> list:
     sizes = np.asarray(split_sizes).reshape(-1).tolist()
     return split(self, [_whole(v, "split_sizes") for v in sizes], dim)
+
+
+@op(function=False, dims=("dim",), samples=S.split_with_sizes, names="keep")
+def unsafe_split_with_sizes(self: Tensor, split_sizes: Any, dim: int = 0) -> list:
+    sizes = np.asarray(split_sizes).reshape(-1).tolist()
+    return split(self, [_whole(v, "split_sizes") for v in sizes], dim,
+                 name="UnsafeSplitWithSizesBackward0")
 
 
 @op(dims=("dim",), samples=S.unsafe_split, names="keep", forward="linear")
@@ -1211,3 +1285,165 @@ def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None)
                                           writeable=len(np.unique(positions)) == positions.size)
     return record(_view(self, arr), AsStridedViewBackward, (self,),
                   (positions, storage, self_positions, self.shape), name="AsStridedBackward0")
+
+
+# --------------------------------------------------------------------------
+# Rearranging channels: channel_shuffle, pixel_shuffle and its inverse
+
+
+def _int_factor(v: Any, what: str, name: str) -> int:
+    v = _whole(v, what)
+    if v <= 0:
+        raise RuntimeError(f"{name} expects {what} to be positive, but got {what}={v}")
+    return v
+
+
+@formula
+def ChannelShuffleBackward0(n, g, per_group):
+    return (channel_shuffle(g, per_group),)
+
+
+@op(method=False, samples=S.channel_shuffle)
+def channel_shuffle(self: Tensor, groups: int) -> Tensor:
+    """The channels (dim 1) of each of `groups` groups dealt out in turn."""
+    groups = _int_factor(groups, "groups", "channel_shuffle")
+    if self.ndim < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {self.ndim} dimension(s)")
+    n, c = self.shape[:2]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    arr = self.data.reshape((n, groups, c // groups) + self.shape[2:]).swapaxes(1, 2)
+    return record(np.ascontiguousarray(arr).reshape(self.shape), ChannelShuffleBackward0,
+                  (self,), (c // groups,))
+
+
+def _pixel_check(x: Tensor, name: str) -> None:
+    if x.ndim < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got input "
+                           f"with {x.ndim} dimension(s)")
+
+
+@formula
+def PixelShuffleBackward0(n, g, r):
+    return (pixel_unshuffle(g, r),)
+
+
+@op(method=False, samples=S.pixel_shuffle)
+def pixel_shuffle(self: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C r^2, H, W) to (*, C, H r, W r): each channel block of r^2 spread over
+    an r x r patch."""
+    r = _int_factor(upscale_factor, "upscale_factor", "pixel_shuffle")
+    _pixel_check(self, "pixel_shuffle")
+    *lead, c, h, w = self.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    k = len(lead)
+    arr = self.data.reshape(*lead, c // (r * r), r, r, h, w)
+    arr = arr.transpose(*range(k), k, k + 3, k + 1, k + 4, k + 2)
+    out = np.ascontiguousarray(arr).reshape(*lead, c // (r * r), h * r, w * r)
+    return record(out, PixelShuffleBackward0, (self,), (r,))
+
+
+@formula
+def PixelUnshuffleBackward0(n, g, r):
+    return (pixel_shuffle(g, r),)
+
+
+@op(method=False, samples=S.pixel_unshuffle)
+def pixel_unshuffle(self: Tensor, downscale_factor: int) -> Tensor:
+    """pixel_shuffle's inverse: (*, C, H r, W r) to (*, C r^2, H, W)."""
+    r = _int_factor(downscale_factor, "downscale_factor", "pixel_unshuffle")
+    _pixel_check(self, "pixel_unshuffle")
+    *lead, c, h, w = self.shape
+    if h % r or w % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by "
+                           f"downscale_factor, but got height={h}, width={w}, "
+                           f"downscale_factor={r}")
+    k = len(lead)
+    arr = self.data.reshape(*lead, c, h // r, r, w // r, r)
+    arr = arr.transpose(*range(k), k, k + 2, k + 4, k + 1, k + 3)
+    out = np.ascontiguousarray(arr).reshape(*lead, c * r * r, h // r, w // r)
+    return record(out, PixelUnshuffleBackward0, (self,), (r,))
+
+
+# --------------------------------------------------------------------------
+# In place: the diagonal filled (fill_diagonal_), the size changed (resize_)
+
+
+@op(function=False)
+def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """Each element (i, i, ...) set to fill_value, through a strided view (its
+    node a CopySlices, as in PyTorch). `wrap`: in a matrix taller than wide, the
+    diagonal starts again every width + 1 rows."""
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    h, w = self.shape[:2]
+    if self.ndim > 2 and any(s != h for s in self.shape):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    strides = [s // self.data.itemsize for s in self.data.strides]
+    as_strided(self, (builtins.min(self.shape),), (builtins.sum(strides),)).fill_(fill_value)
+    if wrap and self.ndim == 2 and h > w + 1:
+        fill_diagonal_(narrow(self, 0, w + 1, h - w - 1), fill_value, True)
+    return self
+
+
+@op(function=False)
+def resize_(self: Tensor, size: Any, memory_format: Any = None) -> Tensor:
+    """The tensor given `size`: its first elements (in memory order) kept, new
+    ones uninitialised (zeros here)."""
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    shape = _shape_arg((size,))
+    if any(s < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {_shape(shape)}")
+    flat = np.ascontiguousarray(self.data).reshape(-1)
+    out = np.zeros(int(np.prod(shape)), dtype=flat.dtype)
+    k = builtins.min(out.size, flat.size)
+    out[:k] = flat[:k]
+    self.data = out.reshape(shape)
+    bump_version(self)
+    return self
+
+
+# --------------------------------------------------------------------------
+# Packing padded sequences (R torch's nn_utils_rnn_pack_padded_sequence): the
+# time steps one after another, each with the batch elements still running
+
+
+@formula
+def PackPaddedSequenceBackward0(n, g, shape, rows):
+    return (_index_backward(g, rows, shape, False),)
+
+
+@op(function=False, method=False, torch_name="_pack_padded_sequence")
+def _pack_padded_sequence(input: Tensor, lengths: Any, batch_first: bool) -> tuple:
+    """(data, batch_sizes) of a padded batch whose lengths are decreasing."""
+    lens = np.asarray(lengths.data if isinstance(lengths, Tensor) else lengths).reshape(-1)
+    lens = lens.astype(np.int64)
+    x = input.transpose(0, 1) if batch_first else input
+    if x.ndim < 2 or len(lens) != x.shape[1]:
+        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got "
+                           f"{len(lens)} (batch_size={x.shape[1] if x.ndim > 1 else 0})")
+    if len(lens) and lens.min() <= 0:
+        raise RuntimeError("Length of all samples has to be greater than 0, but found an "
+                           "element in 'lengths' that is <= 0")
+    if np.any(np.diff(lens) > 0):
+        raise RuntimeError("`lengths` array must be sorted in decreasing order when "
+                           "`enforce_sorted` is True. You can pass `enforce_sorted=False` to "
+                           "pack_padded_sequence and/or pack_sequence to sidestep this "
+                           "requirement if you do not need ONNX exportability.")
+    if len(lens) and lens[0] > x.shape[0]:
+        raise RuntimeError(f"Expected sequence length to be at most {x.shape[0]}, but got a "
+                           f"length of {int(lens[0])}")
+    steps = int(lens[0]) if len(lens) else 0
+    batch_sizes = (lens[None, :] > np.arange(steps)[:, None]).sum(1).astype(np.int64)
+    t = np.repeat(np.arange(steps), batch_sizes)
+    b = np.concatenate([np.arange(k) for k in batch_sizes]) if steps else t
+    rows = (b, t) if batch_first else (t, b)
+    data = record(np.ascontiguousarray(input.data[rows]), PackPaddedSequenceBackward0,
+                  (input,), (input.shape, rows))
+    return data, wrap(batch_sizes)

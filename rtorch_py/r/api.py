@@ -32,9 +32,9 @@ from .indexing import index, index_put  # noqa: F401
 from .modules import get as nn_get  # noqa: F401
 from .nn_api import nn_forward  # noqa: F401
 from .tensor_api import (anomaly_scope, as_array, cpu_only, dtype_eq, dtype_repr,  # noqa: F401
-                         dual_level_scope, generator_method, grad_mode_scope, hook_remove,
-                         is_grad_enabled, node_get, node_repr, scope_exit, set_grad_mode,
-                         tensor_get, tensor_repr, tensor_set)
+                         dual_level_scope, generator_method, hook_remove, is_grad_enabled,
+                         node_get, node_repr, scope_exit, set_grad_mode, tensor_get,
+                         tensor_repr, tensor_set)
 
 _TABLES = {**tables.build(), **tables.invisible()}
 
