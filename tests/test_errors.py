@@ -1299,6 +1299,9 @@ def test_e53_forward_mode_misuse(state):
             rt.autograd_grad([(w * w).sum()], [w], create_graph=True)
     with dual_level():  # (the level closed cleanly after each error)
         assert unpack_dual(make_dual(x, x) * 2).tangent.tolist() == [2.0, 4.0]
+    state.check()
+
+
 # --------------------------------------------------------------------------
 # E54-E57 the functional API, gradgradcheck, the graph (issue 22)
 

@@ -666,6 +666,9 @@ test_that("E53: dual tensors and custom functions under forward mode", {
                  fixed = TRUE, class = "runtime_error")
   })
   with_dual_level(expect_equal(as_array(unpack_dual(make_dual(x, x) * 2)$tangent), c(2, 4)))
+  expect_intact(s)
+})
+
 # -- The functional API, gradgradcheck, the graph (issue 22) -----------------
 
 test_that("E54-E57: the functional API's misuse, vectorize, gradgradcheck, autograd_graph", {
