@@ -176,9 +176,10 @@ def _read_integer(text: Any, unsigned: bool = False) -> int:
     return max(-(1 << 63), min(value, (1 << 63) - 1))
 
 
-def manual_seed(seed: Any) -> None:
-    """torch_manual_seed() from R, given the seed as R's text."""
-    _cr.torch_manual_seed(_read_integer(seed))
+def manual_seed(seed: Any, old_behavior: bool = False) -> None:
+    """torch_manual_seed() from R, given the seed as R's text (and R torch's
+    option `torch.old_seed_behavior`)."""
+    _cr.torch_manual_seed(_read_integer(seed), bool(old_behavior))
 
 
 _GENERATOR_METHODS = {"current_seed", "set_current_seed", "manual_seed", "seed",

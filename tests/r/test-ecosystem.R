@@ -118,6 +118,9 @@ test_that("one-element tensors where R torch takes a number", {
   expect_equal(as_array(a$add(b, alpha = torch_tensor(2))), c(5, 10, 19))
   expect_equal(as_array(torch_arange(1, 10)$narrow(1, start = torch_tensor(3L), length = 2)),
                c(3, 4))
+  # a float tensor too (torchvision's grid: `start = 1 + torch_tensor(16L)$sum(dim = 1)`)
+  expect_equal(as_array(torch_arange(1, 10)$narrow(1, start = 1 + torch_tensor(2L)$sum(dim = 1),
+                                                   length = 2)), c(3, 4))
 })
 
 test_that("layers: positional inplace, conv kernels, one value per batch-norm channel", {
