@@ -102,7 +102,7 @@ def _like(fn: Callable) -> Callable:
     def create(input: Tensor, dtype: Any = None, layout: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
         strided_only(layout, fn.__name__)
-        return fn(input, dtype=dtype, requires_grad=requires_grad)
+        return fn(_tensor_of(input), dtype=dtype, requires_grad=requires_grad)
     create.__name__ = fn.__name__
     return create
 
@@ -123,7 +123,8 @@ def torch_randint(low: Any, high: Any = None, size: Any = None, generator: Any =
 def torch_randint_like(input: Tensor, low: Any, high: Any = None, dtype: Any = None,
                        layout: Any = None, device: Any = None, requires_grad: bool = False,
                        memory_format: Any = None) -> Tensor:
-    return _cr.torch_randint_like(input, integer(low), None if high is None else integer(high),
+    return _cr.torch_randint_like(_tensor_of(input), integer(low),
+                                  None if high is None else integer(high),
                                   dtype=dtype, requires_grad=requires_grad)
 
 

@@ -123,6 +123,15 @@ test_that("one-element tensors where R torch takes a number", {
                                                    length = 2)), c(3, 4))
 })
 
+test_that("the _like creators take an R vector as R torch does, as a tensor", {
+  # (torchvision's tests call torch_rand_like(c(3, 5, 5)) for a non-image input)
+  expect_equal(torch_rand_like(c(3, 5, 5))$shape, 3)
+  expect_equal(torch_rand_like(c(3, 5, 5))$dtype, torch_float())
+  expect_equal(torch_randn_like(matrix(1, 2, 3))$shape, c(2, 3))
+  expect_equal(torch_empty_like(1:4)$dtype, torch_long())
+  expect_equal(torch_randint_like(c(1L, 2L), 0, 5)$dtype, torch_long())
+})
+
 test_that("layers: positional inplace, conv kernels, one value per batch-norm channel", {
   x <- torch_tensor(c(-1, 2))
   nn_relu(TRUE)(x)
