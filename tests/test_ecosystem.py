@@ -192,14 +192,15 @@ def test_float8_dtypes_convert_as_pytorch():
 
 def test_old_seed_behaviour_gives_fills_a_second_generator_seeded_by_a_draw():
     """torch_manual_seed seeds a second generator with a draw from the default
-    one; fills given no generator (layers' initialisation) and torch_normal draw
-    from it, torch_randn keeps the default one -- as R torch hands libtorch its
+    one; fills given no generator (layers' initialisation), torch_normal and
+    rrelu's noise draw from it, torch_randn keeps the default one -- as R torch hands libtorch its
     NULL generator or none."""
     try:
         rt.torch_manual_seed(1, old_behavior=True)
         x = rt.torch_randn(5)
         w = rt.torch_empty(2, 3).uniform_(-1, 1)
         n = rt.torch_normal(0, 1, size=3)
+        r = rt.nnf_rrelu(rt.torch_tensor([-1.0, -2.0, 3.0]), training=True)
     finally:
         rt.torch_manual_seed(1)
     torch.manual_seed(1)
@@ -208,6 +209,9 @@ def test_old_seed_behaviour_gives_fills_a_second_generator_seeded_by_a_draw():
     np.testing.assert_array_equal(w.numpy(),
                                   torch.empty(2, 3).uniform_(-1, 1, generator=second).numpy())
     np.testing.assert_array_equal(n.numpy(), torch.normal(0, 1, (3,), generator=second).numpy())
+    np.testing.assert_array_equal(
+        r.numpy(), torch.rrelu(torch.tensor([-1.0, -2.0, 3.0]), 1 / 8, 1 / 3, True,
+                               generator=second).numpy())
     # seeded without the option, fills draw from the default generator again
     rt.torch_manual_seed(1)
     torch.manual_seed(1)

@@ -282,7 +282,9 @@ def nnf_rrelu(input: Tensor, lower: float = 1 / 8, upper: float = 1 / 3,
         return nnf_leaky_relu(input, (lower + upper) / 2)
     if isinstance(input.data, MetaArray):
         return input * 1.0
-    return input * wrap(random_nn.rrelu_noise(default_generator, input.data, lower, upper))
+    # (R torch hands libtorch a NULL generator here: the old seed behaviour's second one)
+    noise = random_nn.rrelu_noise(_cr.generator_of(None), input.data, lower, upper)
+    return input * wrap(noise)
 
 
 def nnf_rrelu_(input: Tensor, lower: float = 1 / 8, upper: float = 1 / 3,
