@@ -306,3 +306,34 @@ test_that("R torch's older RDS files: coro's exhausted() and lists", {
   saveRDS(list(values = list(a = 1, b = list(c = "x")), type = "list", version = 2), f)
   expect_equal(torch_load(f), list(a = 1, b = list(c = "x")))
 })
+
+test_that("private$modules_, parameters_ and buffers_ hold a module's own, as in R torch", {
+  # (torchvision's sequential modules forward through private$modules_, its
+  # resnet initialises its layers by it)
+  chain <- nn_module(
+    initialize = function(...) {
+      layers <- list(...)
+      for (i in seq_along(layers)) self$add_module(i - 1, layers[[i]])
+      self$w <- nn_parameter(torch_ones(2))
+      self$b <- nn_buffer(torch_zeros(1))
+      self$seen <- names(private$modules_)
+    },
+    forward = function(x) {
+      for (m in private$modules_) x <- m(x)
+      x
+    },
+    own = function() list(names(private$parameters_), names(private$buffers_)),
+    spoil = function() private$modules_[["x"]] <- nn_relu()
+  )
+  m <- chain(nn_linear(3, 4), nn_relu(), nn_linear(4, 2))
+  expect_equal(m$seen, c("0", "1", "2"))
+  x <- torch_randn(5, 3)
+  expect_equal(as_array(m(x)), as_array(m[["2"]](m[["1"]](m[["0"]](x)))))
+  expect_equal(m$own(), list("w", "b"))
+  expect_error(m$spoil(), "private\\$modules_ can't be modified")
+  # a clone forwards through its own layers
+  copy <- m$clone(deep = TRUE)
+  with_no_grad(copy[["0"]]$weight$zero_())
+  expect_equal(as_array(copy(x)), as_array(copy[["2"]](copy[["1"]](copy[["0"]](x)))))
+  expect_false(isTRUE(all.equal(as_array(copy(x)), as_array(m(x)))))
+})
