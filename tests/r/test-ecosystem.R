@@ -337,3 +337,16 @@ test_that("private$modules_, parameters_ and buffers_ hold a module's own, as in
   expect_equal(as_array(copy(x)), as_array(copy[["2"]](copy[["1"]](copy[["0"]](x)))))
   expect_false(isTRUE(all.equal(as_array(copy(x)), as_array(m(x)))))
 })
+
+test_that("a child's name may hold dots, as R torch allows (torchvision's maxvit: \"stem.0\")", {
+  m <- nn_sequential("stem.0" = nn_sequential("0" = nn_linear(2, 3), "1" = nn_relu()),
+                     "stem.1" = nn_gru(3, 2))
+  expect_equal(names(m$children), c("stem.0", "stem.1"))
+  keys <- c("stem.0.0.weight", "stem.0.0.bias", "stem.1.weight_ih_l1", "stem.1.weight_hh_l1",
+            "stem.1.bias_ih_l1", "stem.1.bias_hh_l1")
+  expect_equal(names(m$state_dict()), keys)
+  state <- lapply(m$state_dict(), function(t) t + 1)
+  m$load_state_dict(state)
+  expect_equal(as_array(m[["stem.0"]][["0"]]$bias), as_array(state[["stem.0.0.bias"]]))
+  expect_error(nn_module(initialize = function() self$add_module("", nn_relu()))(), "non-empty")
+})
