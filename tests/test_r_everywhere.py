@@ -342,10 +342,13 @@ def test_r_kernel_notebook_executes(lib: Path, tmp_path: Path) -> None:
 def test_r_cmd_check_has_no_errors(tmp_path: Path) -> None:
     """The package passes `R CMD check` without errors (its warnings and notes,
     and why, are listed in r_compat/README.md). The check loads it in plain R."""
-    from rtorch_py.r import _BUILD_LEFTOVERS, r_source_dir
+    from rtorch_py.r import _BUILD_LEFTOVERS, install_coro, r_source_dir
     src = tmp_path / "torch"
     shutil.copytree(r_source_dir(), src, ignore=_BUILD_LEFTOVERS)
-    env = _env(RTORCH_PYTHON=sys.executable, _R_CHECK_FORCE_SUGGESTS_="false")
+    deps = tmp_path / "deps"  # (the shim imports coro, which Debian doesn't package)
+    deps.mkdir()
+    install_coro(deps, tmp_path, always=True)
+    env = _env(RTORCH_PYTHON=sys.executable, _R_CHECK_FORCE_SUGGESTS_="false", R_LIBS=str(deps))
     res = subprocess.run(["R", "CMD", "build", "--no-build-vignettes", "torch"],
                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
     assert res.returncode == 0, res.stdout + res.stderr
