@@ -444,7 +444,8 @@ clone_module <- function(module, deep = FALSE, ...) {
   priv$py <- py
   priv$children_ <- NULL
   priv$pinned_ <- FALSE
-  .nn_private_views(copy, priv)  # (cloning copied the original's views as values)
+  # (cloning copied the original's views, if it had them, as values)
+  if (exists("modules_", envir = priv, inherits = FALSE)) .nn_private_views(copy, priv)
   f <- create_nn_module_callable(copy)
   if (deep && !is.null(priv$finalize_deep_clone)) priv$finalize_deep_clone()
   f
