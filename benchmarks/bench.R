@@ -9,6 +9,10 @@
 #   op_bwd N   N times `(x * 2)$backward()`      -> "ok SECONDS"
 #   train N    the "using autograd" loop, N steps,
 #              from the vignette's initial weights -> "ok SECONDS LAST_LOSS"
+#   call N NAME   N times one of issue 21's calls (call_exprs) -> "ok SECONDS"
+#   loop N     N epochs of the nn_module / optim_adam / dataloader loop
+#              -> "ok SECONDS_PER_STEP LOSS_SUM_OF_LAST_EPOCH"
+#   loop_memory N  that loop for N epochs -> "ok PEAK_MB_AFTER_HALF PEAK_MB_AT_END"
 #   gc 0       a full R garbage collection (untimed, as system.time() does
 #              before timing)                   -> "ok 0"
 #   quit
@@ -23,7 +27,13 @@ library(torch)
 args <- commandArgs(trailingOnly = TRUE)
 data_dir <- if (length(args)) args[[1]] else file.path("vignettes", "data")
 
-now <- function() as.double(Sys.time())
+# RTORCH_BENCH_CLOCK=cpu (python -m benchmarks --clock cpu): the process's CPU
+# time, user + system (ms resolution), instead of wall-clock time
+now <- if (identical(Sys.getenv("RTORCH_BENCH_CLOCK"), "cpu")) {
+  function() sum(proc.time()[1:2])
+} else {
+  function() as.double(Sys.time())
+}
 
 x <- torch_tensor(1, requires_grad = TRUE)
 
@@ -79,6 +89,98 @@ bench_train <- function(steps) {
   c(now() - t0, losses[steps])
 }
 
+# The R-level cost of the calls R code makes (issue 21's table): x 100x3, w 3x32.
+torch_manual_seed(1)
+cx <- torch_randn(100, 3)
+cw <- torch_randn(3, 32)
+cb <- torch_randn(32)
+cy <- cx$mm(cw)
+cxg <- torch_randn(100, 3, requires_grad = TRUE)
+call_exprs <- list(
+  mul = quote(cx * 2),
+  mm = quote(cx$mm(cw)),
+  torch_mm = quote(torch_mm(cx, cw)),
+  add = quote(cy$add(cb)),
+  mm_add = quote(cx$mm(cw) + cb),
+  clamp = quote(cx$clamp(min = 0)),
+  pow_mean = quote(cx$pow(2)$mean()),
+  sum_item = quote(cx$sum()$item()),
+  no_grad = quote(with_no_grad(cx * 2)),
+  index = quote(cx[1, ]),
+  backward = quote(cxg$sum()$backward())
+)
+# one function per call, each a loop R compiles, as it compiles a script's functions
+call_loops <- lapply(call_exprs, function(e) {
+  eval(bquote(function(n) {
+    t0 <- now()
+    for (i in seq_len(n)) .(e)
+    now() - t0
+  }))
+})
+
+# A training loop as R users write it: an nn_module of two nn_linear and
+# nnf_relu, optim_adam, nnf_cross_entropy, a shuffled dataloader over a
+# tensor_dataset (1,600 x 20, batches of 32) iterated with coro::loop. The same
+# seed gives the Python twin (benchmarks/rside.py) the same data, weights and
+# batch order.
+loop_net <- nn_module(
+  initialize = function() {
+    self$fc1 <- nn_linear(20, 64)
+    self$fc2 <- nn_linear(64, 3)
+  },
+  forward = function(x) {
+    x <- self$fc1(x)
+    x <- nnf_relu(x)
+    self$fc2(x)
+  }
+)
+
+loop_setup <- function() {
+  torch_manual_seed(21)
+  x <- torch_randn(1600, 20)
+  y <- torch_randint(1, 4, size = 1600, dtype = torch_long())
+  model <- loop_net()
+  list(dl = dataloader(tensor_dataset(x, y), batch_size = 32, shuffle = TRUE), model = model,
+       opt = optim_adam(model$parameters, lr = 1e-3))
+}
+
+loop_epoch <- function(s) {
+  model <- s$model
+  opt <- s$opt
+  total <- 0
+  coro::loop(for (b in s$dl) {
+    opt$zero_grad()
+    loss <- nnf_cross_entropy(model(b[[1]]), b[[2]])
+    loss$backward()
+    opt$step()
+    total <- total + loss$item()
+  })
+  total
+}
+
+bench_loop <- function(epochs) {
+  s <- loop_setup()  # untimed; each round starts from the same weights
+  t0 <- now()
+  for (e in seq_len(epochs)) total <- loop_epoch(s)
+  c((now() - t0) / (epochs * length(s$dl)), total)
+}
+
+rss_mb <- function(field = "VmRSS") {
+  line <- grep(paste0("^", field, ":"), readLines("/proc/self/status"), value = TRUE)
+  as.numeric(gsub("[^0-9]", "", line)) / 1024
+}
+
+# The training loop for `epochs` epochs: peak resident memory after the first
+# half (warm-up) and at the end, MB.
+bench_loop_memory <- function(epochs) {
+  s <- loop_setup()
+  half <- epochs %/% 2
+  for (e in seq_len(half)) loop_epoch(s)
+  warm <- rss_mb("VmHWM")
+  for (e in seq_len(epochs - half)) loop_epoch(s)
+  c(warm, rss_mb("VmHWM"))
+}
+
 answer <- function(values) {
   cat("ok", sprintf("%.9g", values), "\n")
   flush(stdout())
@@ -96,6 +198,9 @@ repeat {
     op = answer(bench_op(n)),
     op_bwd = answer(bench_op_bwd(n)),
     train = answer(bench_train(n)),
+    loop = answer(bench_loop(n)),
+    loop_memory = answer(bench_loop_memory(n)),
+    call = answer(call_loops[[words[[3]]]](n)),
     gc = {invisible(gc()); answer(0)},
     stop("unknown command: ", line)
   )

@@ -24,6 +24,21 @@ Rows:
   loop) and in PyTorch: µs per step and the ratios R / Python-rtorch and
   Python-rtorch / PyTorch. The three final losses must agree.
 
+- `r_call_*` (issue 21): the calls R code makes (`x$mm(w)`, `x$pow(2)$mean()`,
+  `x[1, ]`, `with_no_grad(x * 2)`, ..., x 100x3, w 3x32), each in an R loop,
+  beside the same call in a Python loop on the same engine: target R <=
+  Python + 2 µs.
+- `r_loop` (issue 21): a training loop as R users write it (an nn_module of
+  two nn_linear and nnf_relu, optim_adam, nnf_cross_entropy, a shuffled
+  dataloader over a tensor_dataset of 1,600 x 20 in batches of 32, iterated
+  with coro::loop; one epoch, 50 steps) in R, the same loop in Python on
+  rtorch-py (same seed: same data, weights and batches; the losses must
+  agree) and in PyTorch (its DataLoader): µs per step, targets R <= 1.3x
+  Python and R <= 1.0x PyTorch.
+- `r_loop_memory`: that loop in R for 2,000 steps (40 epochs): the peak
+  resident memory after 1,000 steps and after 2,000; flat when the second
+  half adds at most 8 MB (allocator noise).
+
 The rows are skipped, marked "R not available", only when rpy2 or R itself
 is missing; any other failure is a FAILED row.
 """
@@ -58,6 +73,7 @@ class RRow:
     torch: float | None = None      # the same in PyTorch (training loop only)
     r_over_py: float | None = None  # median of per-round ratios
     py_over_torch: float | None = None
+    r_over_torch: float | None = None
     target: str = ""
     met: str = "-"
     note: str = ""
@@ -93,8 +109,9 @@ def _rtorch_py_command() -> list[str]:
 class RSession:
     """One `rtorch-py run bench.R` process, answering one command at a time."""
 
-    def __init__(self, threads: int | None = None):
+    def __init__(self, threads: int | None = None, clock: str = "wall"):
         env = dict(os.environ)
+        env["RTORCH_BENCH_CLOCK"] = clock
         if threads:  # the R process's NumPy BLAS gets the runner's thread count
             env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = str(threads)
         self.proc = subprocess.Popen(
@@ -112,8 +129,8 @@ class RSession:
                                + (f"; stderr: {err[-800:]}" if err else ""))
         return line[len(expect):].strip()
 
-    def call(self, cmd: str, n: int) -> list[float]:
-        self.proc.stdin.write(f"{cmd} {n}\n")
+    def call(self, cmd: str, n: int, *more: str) -> list[float]:
+        self.proc.stdin.write(" ".join([cmd, str(n), *more]) + "\n")
         self.proc.stdin.flush()
         return [float(v) for v in self._read("ok").split()]
 
@@ -131,22 +148,27 @@ class RSession:
 # --------------------------------------------------------------------------
 # The Python twins of the R loops
 
+# What the R rows time, in R (bench.R's now()) and here: wall-clock time, or the
+# process's CPU time (user + system, every thread), steadier on a shared machine.
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+_now = CLOCKS["wall"]   # set by measure_r
+
 def _py_op(n: int) -> float:
     import rtorch_py as rt
     x = rt.torch_tensor([1.0], requires_grad=True)
-    t0 = time.perf_counter()
+    t0 = _now()
     for _ in range(n):
         x * 2  # the result is dropped at once, as `y` is overwritten in R
-    return time.perf_counter() - t0
+    return _now() - t0
 
 
 def _py_op_bwd(n: int) -> float:
     import rtorch_py as rt
     x = rt.torch_tensor([1.0], requires_grad=True)
-    t0 = time.perf_counter()
+    t0 = _now()
     for _ in range(n):
         (x * 2).backward()
-    return time.perf_counter() - t0
+    return _now() - t0
 
 
 def _load(name: str) -> np.ndarray:
@@ -172,7 +194,7 @@ def _train(t, steps: int) -> tuple[float, float]:
     b2 = zeros(1, 1, requires_grad=True)
     learning_rate = 1e-4
     losses = []
-    t0 = time.perf_counter()
+    t0 = _now()
     for _ in range(steps):
         y_pred = x.mm(w1).add(b1).clamp(min=0).mm(w2).add(b2)
         loss = (y_pred - y).pow(2).mean()
@@ -182,7 +204,115 @@ def _train(t, steps: int) -> tuple[float, float]:
             for p in (w1, w2, b1, b2):
                 p.sub_(learning_rate * p.grad)
                 p.grad.zero_()
-    return time.perf_counter() - t0, losses[-1]
+    return _now() - t0, losses[-1]
+
+
+# issue 21's calls: R expression -> (name in bench.R, the same call in Python)
+CALL_TARGET_US = 2.0     # R may cost at most this much more than Python
+
+
+def _call_twins() -> dict:
+    import rtorch_py as rt
+    rt.torch_manual_seed(1)
+    x, w, b = rt.torch_randn(100, 3), rt.torch_randn(3, 32), rt.torch_randn(32)
+    y, xg = x.mm(w), rt.torch_randn(100, 3, requires_grad=True)
+
+    def no_grad():
+        with rt.with_no_grad():
+            x * 2
+    return {
+        "`x * 2`": ("mul", lambda: x * 2),
+        "`x$mm(w)`": ("mm", lambda: x.mm(w)),
+        "`torch_mm(x, w)`": ("torch_mm", lambda: rt.torch_mm(x, w)),
+        "`y$add(b)`": ("add", lambda: y.add(b)),
+        "`x$mm(w) + b`": ("mm_add", lambda: x.mm(w) + b),
+        "`x$clamp(min = 0)`": ("clamp", lambda: x.clamp(min=0)),
+        "`x$pow(2)$mean()`": ("pow_mean", lambda: x.pow(2).mean()),
+        "`x$sum()$item()`": ("sum_item", lambda: x.sum().item()),
+        "`with_no_grad(x * 2)`": ("no_grad", no_grad),
+        "`x[1, ]`": ("index", lambda: x[0, :]),
+        "`x$sum()$backward()`": ("backward", lambda: xg.sum().backward()),
+    }
+
+
+def _py_loop(fn, n: int) -> float:
+    t0 = _now()
+    for _ in range(n):
+        fn()
+    return _now() - t0
+
+
+def _loop_twins(t) -> tuple:
+    """bench.R's training loop on engine `t` (rtorch_py or torch): (one epoch
+    -> the sum of its losses, steps per epoch). rtorch_py's starts from the
+    same seed as R's, so its data, weights and batch order are R's; PyTorch's
+    takes rtorch_py's data and initial weights and shuffles with its own
+    generator."""
+    import rtorch_py as rt
+    from rtorch_py import nn as rnn
+    from rtorch_py.data import dataloader, tensor_dataset
+    from rtorch_py.optim import optim_adam
+    rt.torch_manual_seed(21)
+    x = rt.torch_randn(1600, 20)
+    y = rt.torch_randint(1, 4, size=(1600,)) - 1   # R's labels 1..3, 0-based here
+
+    class Net(rnn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc1 = rnn.nn_linear(20, 64)
+            self.fc2 = rnn.nn_linear(64, 3)
+
+        def forward(self, x):
+            x = self.fc1(x)
+            x = rnn.nnf_relu(x)
+            return self.fc2(x)
+    model = Net()
+    if t is rt:
+        dl = dataloader(tensor_dataset(x, y), batch_size=32, shuffle=True)
+        opt = optim_adam(model.parameters(), lr=1e-3)
+        cross_entropy = rnn.nnf_cross_entropy
+    else:
+        import torch
+        tx, ty = torch.from_numpy(x.data.copy()), torch.from_numpy(y.data.copy())
+        dl = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(tx, ty), batch_size=32,
+                                         shuffle=True)
+        weights = [p.data.copy() for p in model.parameters()]
+
+        class TNet(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.fc1 = torch.nn.Linear(20, 64)
+                self.fc2 = torch.nn.Linear(64, 3)
+
+            def forward(self, x):
+                x = self.fc1(x)
+                x = torch.nn.functional.relu(x)
+                return self.fc2(x)
+        model = TNet()
+        with torch.no_grad():
+            for p, w in zip(model.parameters(), weights):
+                p.copy_(torch.from_numpy(w))
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        cross_entropy = torch.nn.functional.cross_entropy
+
+    def epoch() -> float:
+        total = 0.0
+        for xb, yb in dl:
+            opt.zero_grad()
+            loss = cross_entropy(model(xb), yb)
+            loss.backward()
+            opt.step()
+            total += loss.item()
+        return total
+    return epoch, len(dl)
+
+
+def _time_epochs(epoch, steps: int, epochs: int) -> tuple[float, float]:
+    """(µs per step, the last epoch's loss sum)."""
+    t0 = _now()
+    for _ in range(epochs):
+        total = epoch()
+    return (_now() - t0) / (epochs * steps) * 1e6, total
 
 
 # --------------------------------------------------------------------------
@@ -190,21 +320,24 @@ def _train(t, steps: int) -> tuple[float, float]:
 def sizes(quick: bool) -> dict:
     """Iterations per round: R loops of 20,000 ops, the vignette's 200 steps."""
     if quick:
-        return {"op": 500, "op_bwd": 200, "train": 10}
-    return {"op": 20_000, "op_bwd": 5_000, "train": 200}
+        return {"op": 500, "op_bwd": 200, "train": 10, "call": 200, "loop": 1, "memory": 2}
+    return {"op": 20_000, "op_bwd": 5_000, "train": 200, "call": 5_000, "loop": 2,
+            "memory": 40}
 
 
 def _med(xs: list) -> float:
     return statistics.median(xs)
 
 
-R_NAMES = ("r_op", "r_op_fresh", "r_op_bwd", "r_train")
+R_NAMES = ("r_op", "r_op_fresh", "r_op_bwd", "r_train", "r_call", "r_loop", "r_loop_memory")
 
 
 def measure_r(quick: bool, rounds: int, threads: int | None = None, log=None,
-              names: tuple = R_NAMES) -> list[RRow]:
-    """The R rows named in `names`: skipped if R is missing, FAILED on any
-    other error."""
+              names: tuple = R_NAMES, clock: str = "wall") -> list[RRow]:
+    """The R rows named in `names`, timed with `clock` (CLOCKS): skipped if R
+    is missing, FAILED on any other error."""
+    global _now
+    _now = CLOCKS[clock]
     rows = [
         RRow("r_op", "R: `y <- x * 2` (1 elt, grad)", "µs/op",
              target=f"≤ {R_OP_TARGET_US:g} µs (R torch ≈ {R_TORCH_OP_US:g})"),
@@ -212,7 +345,15 @@ def measure_r(quick: bool, rounds: int, threads: int | None = None, log=None,
         RRow("r_op_bwd", "R: `(x * 2)$backward()`", "µs/iter"),
         RRow("r_train", "using-autograd training loop", "µs/step"),
     ]
-    rows = [r for r in rows if r.name in names]
+    if "r_call" in names:
+        rows += [RRow(f"r_call_{key}", f"R: {expr}", "µs/call",
+                      target=f"≤ Python + {CALL_TARGET_US:g} µs")
+                 for expr, (key, _) in _call_twins().items()]
+    rows += [RRow("r_loop", "R training loop: nn_module, optim_adam, dataloader, coro::loop",
+                  "µs/step", target="R/Py ≤ 1.3, R/PyTorch ≤ 1.0"),
+             RRow("r_loop_memory", "R training loop, peak RSS growth from step 1,000 to 2,000",
+                  "MB", target="flat: ≤ 8 MB")]
+    rows = [r for r in rows if r.name in names or r.name.startswith("r_call_")]
     if not rows:
         return rows
     why = availability()
@@ -225,7 +366,7 @@ def measure_r(quick: bool, rounds: int, threads: int | None = None, log=None,
     import torch
     try:
         t0 = time.perf_counter()
-        sess = RSession(threads)
+        sess = RSession(threads, clock)
     except Exception as err:  # R is there but the shim does not start: a failure
         for r in rows:
             r.error = f"starting R: {type(err).__name__}: {err}"
@@ -268,6 +409,8 @@ def measure_r(quick: bool, rounds: int, threads: int | None = None, log=None,
         r_op = by_name.get("r_op")
         if r_op is not None and r_op.r is not None:
             r_op.met = "yes" if r_op.r <= R_OP_TARGET_US else "NO"
+        _measure_calls(sess, rows, n, rounds, log)
+        _measure_loop(sess, by_name, n, rounds, log, threads)
         row = by_name.get("r_train")
         if row is None:
             return rows
@@ -299,3 +442,95 @@ def measure_r(quick: bool, rounds: int, threads: int | None = None, log=None,
     finally:
         sess.close()
     return rows
+
+
+def _measure_calls(sess: RSession, rows: list, n: dict, rounds: int, log) -> None:
+    """The r_call_* rows: each call's R loop and Python loop in turn, per round."""
+    twins = {key: fn for key, fn in _call_twins().values()}
+    size = n["call"]
+    for row in rows:
+        if not row.name.startswith("r_call_"):
+            continue
+        key = row.name[len("r_call_"):]
+        t1 = time.perf_counter()
+        try:
+            sess.call("call", size // 10, key)  # warm-up
+            _py_loop(twins[key], size // 10)
+            rs, ps = [], []
+            for _ in range(rounds):
+                rs.append(sess.call("call", size, key)[0] / size * 1e6)
+                ps.append(_py_loop(twins[key], size) / size * 1e6)
+        except Exception as err:
+            row.error = f"{type(err).__name__}: {err}"
+            continue
+        row.r, row.py = _med(rs), _med(ps)
+        row.r_over_py = _med([a / b for a, b in zip(rs, ps)])
+        extra = _med([a - b for a, b in zip(rs, ps)])
+        row.met = "yes" if extra <= CALL_TARGET_US else "NO"
+        row.note = (f"R − Python {extra:+.2f} µs (median of {rounds} rounds of {size:,}); "
+                    f"best round R {min(rs):.2f}, Python {min(ps):.2f} µs")
+        if log:
+            log(f"  {row.name}: {time.perf_counter() - t1:.1f}s")
+
+
+def _measure_loop(sess: RSession, by_name: dict, n: dict, rounds: int, log,
+                  threads: int | None) -> None:
+    """r_loop (R, Python on rtorch-py, PyTorch, per round) and r_loop_memory (in
+    an R process of its own, so that no earlier row's peak hides the loop's)."""
+    import rtorch_py as rt
+    import torch
+    row = by_name.get("r_loop")
+    if row is not None:
+        t1 = time.perf_counter()
+        epochs = n["loop"]
+        rs, ps, ts = [], [], []
+        try:
+            sess.call("loop", 1)  # warm-up
+            for t in (rt, torch):
+                epoch, steps = _loop_twins(t)
+                _time_epochs(epoch, steps, 1)
+            for _ in range(rounds):
+                r_us, r_loss = sess.call("loop", epochs)
+                rs.append(r_us * 1e6)
+                epoch, steps = _loop_twins(rt)  # (set-up untimed: the same start as R's)
+                p_us, p_loss = _time_epochs(epoch, steps, epochs)
+                ps.append(p_us)
+                epoch, steps = _loop_twins(torch)
+                t_us, t_loss = _time_epochs(epoch, steps, epochs)
+                ts.append(t_us)
+                if not np.isclose(r_loss, p_loss, rtol=1e-4):
+                    raise AssertionError(f"R and Python disagree: the last epoch's losses sum to "
+                                         f"{r_loss:.6g} in R, {p_loss:.6g} in Python")
+        except Exception as err:
+            row.error = f"{type(err).__name__}: {err}"
+        else:
+            row.r, row.py, row.torch = _med(rs), _med(ps), _med(ts)
+            row.r_over_py = _med([a / b for a, b in zip(rs, ps)])
+            row.py_over_torch = _med([a / b for a, b in zip(ps, ts)])
+            row.r_over_torch = _med([a / b for a, b in zip(rs, ts)])
+            row.met = "yes" if row.r_over_py <= 1.3 and row.r_over_torch <= 1.0 else "NO"
+            row.note = (f"{rounds} rounds of {epochs} epoch(s) of {steps} steps; R / PyTorch "
+                        f"{row.r_over_torch:.3f}; last epoch's loss sum R {r_loss:.4f}, "
+                        f"Python {p_loss:.4f}, PyTorch {t_loss:.4f} (its own batch order)")
+        if log:
+            log(f"  r_loop: {time.perf_counter() - t1:.1f}s")
+    row = by_name.get("r_loop_memory")
+    if row is None:
+        return
+    t1 = time.perf_counter()
+    epochs = n["memory"]
+    try:
+        fresh = RSession(threads)
+        try:
+            warm, end = fresh.call("loop_memory", epochs)
+        finally:
+            fresh.close()
+    except Exception as err:
+        row.error = f"{type(err).__name__}: {err}"
+    else:
+        row.r = end - warm
+        row.met = "yes" if row.r <= 8 else "NO"
+        row.note = (f"{epochs * 50:,} steps: peak RSS {warm:.1f} MB after {epochs * 25:,}, "
+                    f"{end:.1f} MB after {epochs * 50:,}")
+    if log:
+        log(f"  r_loop_memory: {time.perf_counter() - t1:.1f}s")

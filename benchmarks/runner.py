@@ -200,7 +200,10 @@ def run(args) -> Report:
     if r_names:
         from .rside import measure_r
         log = None if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
-        report.r_rows = measure_r(quick, rounds, numpy_blas().get("num_threads"), log, r_names)
+        report.r_rows = measure_r(quick, rounds, numpy_blas().get("num_threads"), log, r_names,
+                                  args.clock)
+        report.env["R rows' clock"] = ("CPU time, user + system, every thread" if args.clock == "cpu"
+                                       else "wall-clock time")
     report.env["load average (1 min) before / after"] = f"{load0:.2f} / {os.getloadavg()[0]:.2f}"
     scal = [r for r in report.rows if r.w.name.startswith("scaling_") and not r.error]
     if len(scal) >= 2:
@@ -252,7 +255,7 @@ def _target(w: Workload) -> str:
 HEAD = ["workload", "rtorch-py", "PyTorch", "unit", "ratio", "target", "met"]
 
 R_HEAD = ["R side", "R", "Python", "PyTorch", "unit", "R / Python", "Python / PyTorch",
-          "target", "met"]
+          "R / PyTorch", "target", "met"]
 
 
 def r_table_rows(report: Report) -> list[list[str]]:
@@ -260,11 +263,11 @@ def r_table_rows(report: Report) -> list[list[str]]:
     for r in report.r_rows:
         if r.skipped or r.error:
             mark = f"skipped: {r.skipped}" if r.skipped else f"FAILED: {r.error}"
-            rows.append([r.label, "-", "-", "-", r.unit, "-", "-", r.target, mark])
+            rows.append([r.label, "-", "-", "-", r.unit, "-", "-", "-", r.target, mark])
             continue
         ratio = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
         rows.append([r.label, _fmt(r.r), _fmt(r.py), _fmt(r.torch), r.unit, ratio(r.r_over_py),
-                     ratio(r.py_over_torch), r.target, r.met])
+                     ratio(r.py_over_torch), ratio(r.r_over_torch), r.target, r.met])
     return rows
 
 
@@ -403,6 +406,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=float, help="seconds per engine per round")
     p.add_argument("--threads", type=int, help="limit NumPy's BLAS to N threads (threadpoolctl); "
                                                  "torch gets the same N (default: BLAS's own)")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="what the R rows time: wall-clock time (default) or the process's CPU "
+                        "time, user + system over all threads (steadier on a loaded machine)")
     p.add_argument("--markdown", metavar="PATH", help="write the tables and environment")
     p.add_argument("--block", default="", help="with --markdown: name of the marked block "
                                                "to replace (default: the unnamed one)")

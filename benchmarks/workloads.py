@@ -165,7 +165,8 @@ def matmul(quick: bool) -> tuple:
 
 
 def workloads(quick: bool) -> list[Workload]:
-    from .nn_workloads import nn_workloads  # (they import this module)
+    from .functional_workloads import functional_workloads  # (they import this module)
+    from .nn_workloads import nn_workloads
     from .random_rows import random_rows
     lengths = QUICK_SCALING_LENGTHS if quick else SCALING_LENGTHS
     return [
@@ -178,4 +179,4 @@ def workloads(quick: bool) -> list[Workload]:
                  + ", fwd + bwd", matmul, 1.1),
     ] + [Workload(f"scaling_{n}", f"scaling: chain of {n:,} ops, fwd + bwd", scaling(n),
                   None, per=n, unit="op") for n in lengths] + nn_workloads(quick) + \
-        random_rows(quick, runner=True)
+        random_rows(quick, runner=True) + functional_workloads()

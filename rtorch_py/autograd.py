@@ -11,7 +11,7 @@ import numpy as np
 from . import engine
 from .engine import edge, grad_accumulator, implicit_grad, run_backward
 from .ops.recording import sum_to
-from .tensor import Tensor, wrap, to_array
+from .tensor import MODES, Tensor, to_array, wrap
 
 
 def _as_list(x: Any) -> list:
@@ -20,6 +20,10 @@ def _as_list(x: Any) -> list:
     if isinstance(x, Tensor):
         return [x]
     return list(x)
+
+
+class ForwardOverReverseError(RuntimeError):
+    """A create_graph gradient of a dual tensor: forward mode can't see through it."""
 
 
 def _root_grads(tensors: list, grad_tensors: list | None, create_graph: bool,
@@ -35,6 +39,12 @@ def _root_grads(tensors: list, grad_tensors: list | None, create_graph: bool,
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn: "
                 "nothing here depends on a tensor created with requires_grad = TRUE")
+        if create_graph and MODES and "_tangent" in t.__dict__:
+            raise ForwardOverReverseError(  # (forward_ad: the walk's formulas call ops directly)
+                "a gradient with create_graph = TRUE of a dual tensor (forward-mode AD) is "
+                "not supported: its tangent would be wrong (forward-over-reverse); take the "
+                "gradient outside with_dual_level(), and compute Hessian-vector products by "
+                "reverse mode twice (autograd_grad(..., create_graph = TRUE) of a gradient)")
         if t.device == "meta":  # (PyTorch gives meta gradients; not done here)
             raise NotImplementedError(
                 "backward() from a meta tensor is not supported here: a meta tensor has "

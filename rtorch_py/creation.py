@@ -184,11 +184,26 @@ def strided_only(layout: Any, what: str | None = None) -> None:
                                   "tensor and convert it with to_sparse()")
 
 
+# The device new tensors are made on when none is given (R torch's with_device()
+# and local_device(); cpu or meta here)
+_default_device = ["cpu"]
+
+
+def set_default_device(device: Any) -> str:
+    """Make tensors on `device` when none is given; returns the device it replaces."""
+    kind = device_type(device)
+    if kind not in ("cpu", "meta"):
+        raise no_device(device)
+    previous, _default_device[0] = _default_device[0], kind
+    return previous
+
+
 def _check_device(device: Any) -> bool:
     """Whether the tensor is made on the meta device (a shape and a dtype, no
-    data); devices other than cpu and meta are refused."""
+    data): the given device, else the default one; devices other than cpu and meta
+    are refused."""
     if device is None:
-        return False
+        return _default_device[0] == "meta"
     kind = device_type(device)
     if kind in ("cpu", "meta"):
         return kind == "meta"
@@ -200,7 +215,7 @@ def _no_values(size: tuple) -> np.ndarray:
     return np.broadcast_to(np.zeros((), np.float64), size)
 
 
-def torch_tensor(data: Any, dtype: Any = None, device: Any = "cpu",
+def torch_tensor(data: Any, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False) -> Tensor:
     """A tensor from numbers, nested lists, a NumPy array (zero-copy where the
     dtype allows) or another tensor."""
@@ -213,7 +228,7 @@ def torch_tensor(data: Any, dtype: Any = None, device: Any = "cpu",
     return t
 
 
-def torch_empty(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
+def torch_empty(*size: Any, names: Any = None, dtype: Any = None, device: Any = None,
                 requires_grad: bool = False) -> Tensor:
     size, meta = _size(size), _check_device(device)
     # Values unspecified; zeros (what R torch's pages show, fresh memory) rather
@@ -244,7 +259,7 @@ def _drawn(size: Any, target: Dtype, device: Any, requires_grad: bool, names: An
     return _finish(arr, target, requires_grad, names=names, meta=meta)
 
 
-def torch_randn(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
+def torch_randn(*size: Any, names: Any = None, dtype: Any = None, device: Any = None,
                 requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
     """Standard normal draws (libtorch's normal_: complex dtypes get half the
     variance in each part)."""
@@ -253,7 +268,7 @@ def torch_randn(*size: Any, names: Any = None, dtype: Any = None, device: Any = 
                   lambda a: _random.normal_(gen, a))
 
 
-def torch_rand(*size: Any, names: Any = None, dtype: Any = None, device: Any = "cpu",
+def torch_rand(*size: Any, names: Any = None, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
     """Uniform draws on [0, 1)."""
     gen = generator_of(generator, passed=False)
@@ -262,7 +277,7 @@ def torch_rand(*size: Any, names: Any = None, dtype: Any = None, device: Any = "
 
 
 def torch_randint(low: int, high: int | None = None, size: Any = None, dtype: Any = None,
-                  device: Any = "cpu", requires_grad: bool = False,
+                  device: Any = None, requires_grad: bool = False,
                   generator: Generator | None = None) -> Tensor:
     """Integers in [low, high), int64 unless `dtype` says otherwise;
     `torch_randint(high, size=)` also works."""
@@ -280,7 +295,7 @@ def torch_randint(low: int, high: int | None = None, size: Any = None, dtype: An
                   requires_grad, None, lambda a: _random.random_(gen, a, low, high))
 
 
-def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, device: Any = "cpu",
+def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, device: Any = None,
                         requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor whose memory has the given strides (in elements)."""
     meta = _check_device(device)
@@ -297,7 +312,7 @@ def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, device: Any =
     return _finish(arr, dtype, requires_grad)
 
 
-def torch_randperm(n: int, dtype: Any = None, device: Any = "cpu", requires_grad: bool = False,
+def torch_randperm(n: int, dtype: Any = None, device: Any = None, requires_grad: bool = False,
                    generator: Generator | None = None) -> Tensor:
     """A random permutation of 0, ..., n - 1 (libtorch's shuffle)."""
     meta, n = _check_device(device), int(n)
@@ -538,6 +553,23 @@ def torch_result_type(tensor1: Any, tensor2: Any) -> Dtype:
     return result_type(tensor1, tensor2)
 
 
+def torch_promote_types(type1: Any, type2: Any) -> Dtype:
+    """The dtype two dtypes promote to (PyTorch's promotion table)."""
+    return _tensor.promote_types(as_dtype(type1), as_dtype(type2))
+
+
+def torch_can_cast(from_: Any, to: Any) -> bool:
+    """Whether PyTorch's casting rules allow `from_` to become `to` in an op's
+    result: never complex to real, floating to integral, or anything but bool
+    to bool."""
+    a, b = as_dtype(from_), as_dtype(to)
+    if a.is_complex and not b.is_complex:
+        return False
+    if a.is_floating_point and not (b.is_floating_point or b.is_complex):
+        return False
+    return not (b is bool_ and a is not bool_)
+
+
 class Scalar:
     """R torch's `torch_scalar()`: a number as libtorch's Scalar."""
 
@@ -584,11 +616,41 @@ def torch_reduction_mean() -> float: return 1.0
 def torch_reduction_sum() -> float: return 2.0
 
 
+class MemoryFormat(_Constant):
+    """R torch's memory formats (`torch_contiguous_format()`, ...)."""
+
+
+class QScheme(_Constant):
+    """R torch's quantization schemes (`torch_per_tensor_affine()`, ...)."""
+
+
 def torch_strided() -> Layout: return _tensor.strided
 def torch_sparse_coo() -> Layout: return _tensor.sparse_coo
-def torch_contiguous_format() -> _Constant: return _Constant("torch_contiguous_format")
-def torch_preserve_format() -> _Constant: return _Constant("torch_preserve_format")
-def torch_channels_last_format() -> _Constant: return _Constant("torch_channels_last_format")
+def torch_contiguous_format() -> MemoryFormat: return MemoryFormat("torch_contiguous_format")
+def torch_preserve_format() -> MemoryFormat: return MemoryFormat("torch_preserve_format")
+def torch_channels_last_format() -> MemoryFormat:
+    return MemoryFormat("torch_channels_last_format")
+def torch_per_tensor_affine() -> QScheme: return QScheme("torch_per_tensor_affine")
+def torch_per_channel_affine() -> QScheme: return QScheme("torch_per_channel_affine")
+def torch_per_tensor_symmetric() -> QScheme: return QScheme("torch_per_tensor_symmetric")
+def torch_per_channel_symmetric() -> QScheme: return QScheme("torch_per_channel_symmetric")
+def torch_cfloat128() -> Dtype: return complex128
+
+
+def is_torch_dtype(x: Any) -> bool:
+    return isinstance(x, Dtype)
+
+
+def is_torch_layout(x: Any) -> bool:
+    return isinstance(x, Layout)
+
+
+def is_torch_memory_format(x: Any) -> bool:
+    return isinstance(x, MemoryFormat)
+
+
+def is_torch_qscheme(x: Any) -> bool:
+    return isinstance(x, QScheme)
 
 
 def as_array(x: Tensor) -> np.ndarray:

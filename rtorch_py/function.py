@@ -16,6 +16,7 @@ import numpy as np
 from . import engine
 from .containers import NamedList
 from .engine import Node, SavedTensor
+from .forward_ad import dual_level_active, set_tangent, tangent_of
 from .ops.recording import edges_of, sum_to
 from .tensor import _DTYPES, Tensor, wrap
 
@@ -35,6 +36,9 @@ class AutogradContext:
     _dirty: tuple | list = ()
     _non_diff: tuple | list = ()
     _node: Node | None = None    # set only while backward runs (no cycle)
+    _fw_names: list = []         # names and values kept with save_for_forward, for jvp
+    _fw_saved: list = []
+    _in_jvp = False              # jvp is running: saved_variables are save_for_forward's
     materialize_grads = True
     output_meta: list = []
 
@@ -59,6 +63,11 @@ class AutogradContext:
         """Keep tensors or any other values for backward, in order, with names."""
         self._saved_names = [""] * len(args) + list(kwargs)
         self._to_save = [*args, *kwargs.values()]
+
+    def save_for_forward(self, *args: Any, **kwargs: Any) -> None:
+        """Keep values for jvp (forward mode), which reads them as saved_variables."""
+        self._fw_names = [""] * len(args) + list(kwargs)
+        self._fw_saved = [*args, *kwargs.values()]
 
     def save_named(self, names: Sequence[str], values: Sequence[Any]) -> None:
         """`save_for_backward` with the names as a list ("" for an unnamed value),
@@ -87,6 +96,8 @@ class AutogradContext:
 
     # -- read in backward --------------------------------------------------
     def _unpacked(self) -> list:
+        if self._in_jvp:
+            return list(self._fw_saved)
         if self._node is not None:
             return self._node.unpack_saved()  # the node keeps them (and frees them)
         if self._to_save is not None:  # in forward, or no graph: the values as given
@@ -97,7 +108,8 @@ class AutogradContext:
     def saved_variables(self) -> NamedList:
         view = self._saved_view
         if view is None:
-            view = NamedList(self._saved_names, self._unpacked())
+            names = self._fw_names if self._in_jvp else self._saved_names
+            view = NamedList(names, self._unpacked())
             if self._node is not None:
                 self._saved_view = view
         return view
@@ -121,10 +133,21 @@ class CustomNode(Node):
 
 def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
            args: Sequence[Any], call_forward: Callable, by_name: bool,
-           positional: bool = False) -> Any:
+           positional: bool = False, jvp: Callable | None = None) -> Any:
     """Run a custom forward without recording, then attach one node `name` for it.
     `label` names the function in error messages. `call_forward(ctx, args)` runs
-    the user's forward; with `positional` it is the forward itself, `(ctx, *args)`."""
+    the user's forward; with `positional` it is the forward itself, `(ctx, *args)`.
+    Under forward mode, `jvp(ctx, *input_tangents)` gives the outputs' tangents."""
+    tangents: Sequence = ()
+    if dual_level_active():  # (forward mode: the inputs' tangents, if any)
+        tangents = [tangent_of(a) for a in args]
+        if all(t is None for t in tangents):
+            tangents = ()
+        elif jvp is None:
+            raise RuntimeError(
+                f"{label} has a dual input (forward-mode AD) but no jvp: give "
+                "autograd_function() a jvp = function(ctx, ...) returning the outputs' "
+                "tangents (Python class style: a jvp staticmethod)")
     state = engine.thread_state()
     grad_on = state.grad
     # forward sees tensors that require grad detached (same data and version);
@@ -138,8 +161,8 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
             fwd_args.append(alias)
             inputs.append(a)
         else:
-            needs.append(False)
-            fwd_args.append(a)
+            needs.append(False)  # (forward sees a dual input without its tangent)
+            fwd_args.append(a._alias() if tangents and tangent_of(a) is not None else a)
             inputs.append(None)
     ctx = AutogradContext(label, arg_names, needs)
     state.grad = False
@@ -151,7 +174,10 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
     finally:
         state.grad = grad_on
     outputs, is_seq = _outputs(out, label)
+    out_tangents = _jvp(jvp, ctx, tangents, outputs, label) if tangents else ()
     if not originals:
+        if out_tangents:
+            _set_tangents(outputs, out_tangents)
         return out  # nothing to differentiate: no node, outputs as forward gave them
 
     dirty_ids = _dirty_ids(ctx, originals, args, label) if ctx._dirty else ()
@@ -199,9 +225,44 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
         packed.append(v)
     node.saved = packed  # (a Packed list)
     ctx._to_save = None
+    if out_tangents:
+        _set_tangents(final, out_tangents)
     if not is_seq:
         return final[0]
     return tuple(final) if isinstance(out, tuple) else final
+
+
+def _jvp(jvp: Callable, ctx: AutogradContext, tangents: list, outputs: list,
+         label: str) -> list:
+    """The outputs' tangents by the user's jvp, checked against the outputs."""
+    ctx._in_jvp, ctx._saved_view = True, None
+    try:
+        got = jvp(ctx, *tangents)
+    except Exception as err:
+        err.add_note(f"(raised in the jvp of {label})")
+        raise
+    finally:
+        ctx._in_jvp, ctx._saved_view = False, None
+    got = list(_as_mapping(got).values()) if isinstance(got, (dict, NamedList)) else \
+        [got] if isinstance(got, Tensor) or got is None else list(got)
+    if len(got) != len(outputs):
+        raise RuntimeError(f"{label}: jvp returned {len(got)} tangents for {len(outputs)} "
+                           "outputs; return one tangent per output of forward")
+    for i, (t, o) in enumerate(zip(got, outputs)):
+        if t is not None and (not isinstance(t, Tensor) or t.shape != o.shape):
+            got_kind = (f"a tangent of shape [{', '.join(map(str, t.shape))}]"
+                        if isinstance(t, Tensor) else _kind(t))
+            raise RuntimeError(
+                f"{label}: jvp returned {got_kind} for output {i + 1}, whose shape is "
+                f"[{', '.join(map(str, o.shape))}]; the tangent must be a tensor of the "
+                "output's shape")
+    return got
+
+
+def _set_tangents(outputs: list, tangents: Sequence) -> None:
+    for o, t in zip(outputs, tangents):
+        if t is not None and o.dtype.is_floating_point:
+            set_tangent(o, t if t.dtype == o.dtype else t.to(dtype=o.dtype))
 
 
 def _dirty_ids(ctx: AutogradContext, originals: dict, args: Sequence, label: str) -> set:
@@ -359,15 +420,17 @@ def _dtname(d: np.dtype) -> str:
 class AutogradFunction:
     """What `autograd_function()` returns: call it like forward, minus ctx."""
 
-    def __init__(self, forward: Callable, backward: Callable, name: str | None = None) -> None:
-        """`name` labels the function in error messages (default: forward's name)."""
+    def __init__(self, forward: Callable, backward: Callable, name: str | None = None,
+                 jvp: Callable | None = None) -> None:
+        """`name` labels the function in error messages (default: forward's name); `jvp`
+        (forward mode) takes ctx and the input tangents by name, returns the outputs'."""
         if not callable(forward) or not callable(backward):
             raise TypeError("autograd_function() needs forward and backward functions")
         sig = inspect.signature(forward)
         params = list(sig.parameters.values())
         if not params:
             raise TypeError("forward must take ctx as its first argument")
-        self.forward, self.backward = forward, backward
+        self.forward, self.backward, self.jvp = forward, backward, jvp
         self._sig = sig.replace(parameters=params[1:])
         self._simple = all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params[1:])
         self.arg_names = [p.name for p in params[1:]]
@@ -392,14 +455,24 @@ class AutogradFunction:
                     f"and {len(kwargs)} named: {err}") from None
             bound.apply_defaults()
             values, names = _flatten_bound(bound)
+        jvp = None if self.jvp is None else _by_name(self.jvp, names)
         if names is self.arg_names:
             return _apply(R_NODE_NAME, self.label, self.backward, names, values, self.forward,
-                          True, positional=True)
+                          True, positional=True, jvp=jvp)
 
         def call(ctx, fargs, _names=names):
             pos, kw = _rebuild(self._sig, _names, fargs)
             return self.forward(ctx, *pos, **kw)
-        return _apply(R_NODE_NAME, self.label, self.backward, names, values, call, True)
+        return _apply(R_NODE_NAME, self.label, self.backward, names, values, call, True,
+                      jvp=jvp)
+
+
+def _by_name(jvp: Callable, names: Sequence[str]) -> Callable:
+    """jvp called with the tangents by forward's argument names (None: no tangent)."""
+    def call(ctx, *tangents):
+        return jvp(ctx, *[t for n, t in zip(names, tangents) if not n],
+                   **{n: t for n, t in zip(names, tangents) if n})
+    return call
 
 
 def _flatten_bound(bound: inspect.BoundArguments) -> tuple:
@@ -431,10 +504,10 @@ def _rebuild(sig: inspect.Signature, names: list, values: list) -> tuple:
     return pos, kw
 
 
-def autograd_function(forward: Callable, backward: Callable,
-                      name: str | None = None) -> AutogradFunction:
-    """R torch's `autograd_function(forward = , backward = )`."""
-    return AutogradFunction(forward, backward, name)
+def autograd_function(forward: Callable, backward: Callable, name: str | None = None,
+                      jvp: Callable | None = None) -> AutogradFunction:
+    """R torch's `autograd_function(forward = , backward = )`, with `jvp` for forward mode."""
+    return AutogradFunction(forward, backward, name, jvp)
 
 
 # --------------------------------------------------------------------------
@@ -461,6 +534,7 @@ class Function:
                                   "mode AD.")
 
     setup_context = None
+    jvp: Any = None  # a staticmethod jvp(ctx, *input_tangents) -> output tangents (forward mode)
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
@@ -486,7 +560,7 @@ class Function:
             return cls.forward(ctx, *fargs)
 
         return _apply(name, f"custom function {cls.__name__}", _tuple_backward(cls), arg_names,
-                      list(args), call, False)
+                      list(args), call, False, jvp=cls.jvp)
 
 
 def _class_arg_names(cls: type, n: int, skip_ctx: bool) -> list:

@@ -7,7 +7,8 @@ import numpy as np
 
 from .autograd import autograd_grad
 from .engine import no_grad
-from .tensor import Tensor, strided
+from .forward_ad import dual_level, make_dual, unpack_dual
+from .tensor import Tensor, strided, wrap
 
 
 class GradcheckError(RuntimeError):
@@ -25,10 +26,12 @@ def _outputs(fn: Callable, inputs: Sequence[Any], keep: Sequence[int] | None = N
 
 
 def autograd_gradcheck(fn: Callable, inputs: Any, eps: float = 1e-6, atol: float = 1e-5,
-                       rtol: float = 1e-3, raise_exception: bool = True) -> bool:
+                       rtol: float = 1e-3, raise_exception: bool = True,
+                       check_forward_ad: bool = False) -> bool:
     """Compare the analytical Jacobian of `fn` at `inputs` with central finite
     differences. Inputs that require grad should be float64. Returns True, or
-    raises (or returns False) naming the input, output and element that differ."""
+    raises (or returns False) naming the input, output and element that differ.
+    With `check_forward_ad`, the Jacobian by forward mode (dual tensors) too."""
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     wrt = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not wrt:
@@ -70,15 +73,35 @@ def autograd_gradcheck(fn: Callable, inputs: Any, eps: float = 1e-6, atol: float
                     minus = _outputs(fn, inputs, keep)[k].data.astype(np.float64).reshape(-1)
                     flat_x[e] = orig
                 numeric[e] = (plus - minus) / (2 * eps)
-            bad = ~np.isclose(analytic[i], numeric, rtol=rtol, atol=atol)
-            if bad.any():
-                e, j = map(int, np.argwhere(bad)[0])
-                msg = (f"Jacobian mismatch for output {k} with respect to input {i}: at input "
-                       f"element {e} and output element {j}, numerical {numeric[e, j]:.6g} "
-                       f"vs analytical {analytic[i][e, j]:.6g} ({int(bad.sum())} of "
-                       f"{bad.size} entries differ; atol={atol}, rtol={rtol}).\n"
-                       f"numerical:\n{numeric}\nanalytical:\n{analytic[i]}")
-                if raise_exception:
-                    raise GradcheckError(msg)
-                return False
+            checks = [("Jacobian", analytic[i])]
+            if check_forward_ad:
+                checks.append(("Forward-mode Jacobian", _forward_jacobian(fn, inputs, i, keep, k)))
+            for what, got in checks:
+                bad = ~np.isclose(got, numeric, rtol=rtol, atol=atol)
+                if bad.any():
+                    e, j = map(int, np.argwhere(bad)[0])
+                    msg = (f"{what} mismatch for output {k} with respect to input {i}: at "
+                           f"input element {e} and output element {j}, numerical "
+                           f"{numeric[e, j]:.6g} vs analytical {got[e, j]:.6g} "
+                           f"({int(bad.sum())} of {bad.size} entries differ; atol={atol}, "
+                           f"rtol={rtol}).\nnumerical:\n{numeric}\nanalytical:\n{got}")
+                    if raise_exception:
+                        raise GradcheckError(msg)
+                    return False
     return True
+
+
+def _forward_jacobian(fn: Callable, inputs: list, i: int, keep: list, k: int) -> np.ndarray:
+    """d output k / d input i by forward mode: one dual call per element of input i."""
+    x = inputs[i]
+    columns = []
+    for e in range(x.data.size):
+        unit = np.zeros(x.data.size, x.data.dtype)
+        unit[e] = 1
+        with dual_level():
+            dual = make_dual(x.detach(), wrap(unit.reshape(x.data.shape)))
+            out = _outputs(fn, [dual if n == i else v for n, v in enumerate(inputs)], keep)[k]
+            tangent = unpack_dual(out).tangent
+        columns.append(np.zeros(out.data.size) if tangent is None else
+                       np.asarray(tangent.data, np.float64).reshape(-1))
+    return np.array(columns).reshape(x.data.size, -1)

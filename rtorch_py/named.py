@@ -17,7 +17,7 @@ from .ops.views import alias
 from .tensor import (ELLIPSIS, Tensor, check_names, describe_names, get_names, names_of,
                      position, set_names, show_names)
 
-__all__ = ["rename", "rename_", "refine_names", "align_to", "r_names", "r_methods",
+__all__ = ["rename", "rename_", "refine_names", "align_to", "align_as", "r_names", "r_methods",
            "position", "set_names"]  # (the last two: what R's tensor API reads here)
 
 
@@ -130,6 +130,15 @@ def align_to(self: Tensor, *names: Any) -> Tensor:
     return set_names(out, given)
 
 
+def align_as(self: Tensor, other: Tensor) -> Tensor:
+    """align_to(other's names): the dims permuted, and new ones of size 1, as other's."""
+    names = names_of(other)
+    if names is None or None in names:
+        raise RuntimeError(f"align_as: `other` must have every dim named, got "
+                           f"{describe_names(names, other.data.ndim)}")
+    return align_to(self, names)
+
+
 def r_names(x: Any) -> Any:
     """R torch's `x$names`: NULL for an unnamed tensor, else "*" for an unnamed dim."""
     n = names_of(x) if isinstance(x, Tensor) else None
@@ -156,4 +165,4 @@ def r_methods() -> dict[str, Callable]:
     """The same methods as R calls them (`x$rename(W = "a")`, `x$refine_names(c(...))`,
     with R torch's arguments)."""
     return {"has_names": Tensor.has_names, "rename": rename, "rename_": rename_,
-            "refine_names": _r_refine_names, "align_to": _r_align_to}
+            "refine_names": _r_refine_names, "align_to": _r_align_to, "align_as": align_as}

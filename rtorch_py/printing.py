@@ -34,6 +34,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -126,17 +127,21 @@ def format_sparse(
     return out + "\n"
 
 
-def format_quantized(values: np.ndarray, type_name: str, scale: float, zero_point: int,
-                     n: int = DEFAULT_MAX_LINES) -> str:
+def format_quantized(values: np.ndarray, type_name: str, scale: Any, zero_point: Any,
+                     n: int = DEFAULT_MAX_LINES, axis: int | None = None) -> str:
     """Return what ``print(x)`` shows for a quantized tensor: libtorch prints its
     dequantized ``values`` (float32), then its quantized type and the
-    quantization parameters in the footer."""
+    quantization parameters in the footer (per channel: the scales and zero
+    points along `axis`)."""
     text = format_tensor(values, "float32", n=n).rstrip("\n")
     shape = ",".join(map(str, values.shape))
     plain = f"[ CPUFloatType{{{shape}}} ]"
-    footer = (f"[ {type_name}{{{shape}}}, qscheme: per_tensor_affine, "
-              f"scale: {scale:g}, zero_point: {zero_point} ]")
-    return text[:text.rindex(plain)] + footer
+    if axis is None:
+        params = f"qscheme: per_tensor_affine, scale: {scale:g}, zero_point: {zero_point}"
+    else:
+        params = (f"qscheme: per_channel_affine, scales: {' '.join(f'{s:g}' for s in scale)}, "
+                  f"zero_points: {' '.join(str(int(z)) for z in zero_point)}, axis: {axis}")
+    return text[:text.rindex(plain)] + f"[ {type_name}{{{shape}}}, {params} ]"
 
 
 def format_grad_fn(name: str) -> str:

@@ -1,5 +1,5 @@
-"""Quantized tensors (per-tensor affine), as far as R torch code meets them:
-`torch_quantize_per_tensor()` makes one, `x.dequantize()` gives floats back,
+"""Quantized tensors (affine, per tensor or per channel), as far as R torch code
+meets them: `torch_quantize_per_tensor()` and `torch_quantize_per_channel()` make one, `x.dequantize()` gives floats back,
 `x.int_repr()`, `x.q_scale()`, `x.q_zero_point()`, `x.element_size()` and
 printing work. Arithmetic on quantized tensors is refused (dequantize first).
 
@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .creation import QScheme, torch_per_channel_affine, torch_per_tensor_affine
 from .tensor import QPARAMS, QUANTIZED, Tensor, as_dtype, dequantized, wrap
 
 
@@ -42,29 +43,88 @@ def _check_quantized(x: Tensor, what: str) -> tuple:
     return q
 
 
+def _quantize_args(self: Tensor, dtype: Any, what: str) -> Any:
+    d = as_dtype(dtype)
+    if d not in QUANTIZED:
+        raise RuntimeError(f"{what}(): dtype must be torch_quint8(), torch_qint8() or "
+                           f"torch_qint32(), got {d!r}")
+    if not isinstance(self, Tensor) or self.data.dtype.kind != "f":
+        got = repr(self.dtype) if isinstance(self, Tensor) else type(self).__name__
+        raise RuntimeError(f"{what}(): quantizes a floating point tensor, got {got}")
+    return d
+
+
+def _quantized(self: Tensor, d: Any, inv_scale: Any, zero_point: Any, qparams: tuple) -> Tensor:
+    """round(self * inv_scale) + zero_point (ties to even), clamped to the dtype's
+    range (as libtorch: the float reciprocal of the scale)."""
+    base = d.np.fields[d.name][0]
+    info = np.iinfo(base)
+    q = np.rint(self.data.astype(np.float32) * inv_scale).astype(np.float64) + zero_point
+    ints = np.clip(q, info.min, info.max).astype(base)
+    out = wrap(np.ascontiguousarray(ints).view(d.np).reshape(self.shape).view(QuantizedArray))
+    out.__dict__[QPARAMS] = qparams
+    return out
+
+
 def torch_quantize_per_tensor(self: Tensor, scale: float, zero_point: int, dtype: Any) -> Tensor:
     """Round `self / scale` to the nearest integer (ties to even), add `zero_point`
     and clamp to the dtype's range (torch_quint8(), torch_qint8() or torch_qint32())."""
-    d = as_dtype(dtype)
-    if d not in QUANTIZED:
-        raise RuntimeError(f"torch_quantize_per_tensor(): dtype must be torch_quint8(), "
-                           f"torch_qint8() or torch_qint32(), got {d!r}")
-    if not isinstance(self, Tensor) or self.data.dtype.kind != "f":
-        got = repr(self.dtype) if isinstance(self, Tensor) else type(self).__name__
-        raise RuntimeError(f"torch_quantize_per_tensor(): quantizes a floating point tensor, "
-                           f"got {got}")
+    d = _quantize_args(self, dtype, "torch_quantize_per_tensor")
     scale, zero_point = float(scale), int(zero_point)
     if not scale > 0:
         raise RuntimeError(f"torch_quantize_per_tensor(): scale must be positive, got {scale}")
-    base = d.np.fields[d.name][0]
-    info = np.iinfo(base)
-    # (as libtorch: multiply by the float reciprocal of the scale, round to even)
-    inv = np.float32(1.0) / np.float32(scale)
-    q = np.rint(self.data.astype(np.float32) * inv).astype(np.float64) + zero_point
-    ints = np.clip(q, info.min, info.max).astype(base)
-    out = wrap(np.ascontiguousarray(ints).view(d.np).reshape(self.shape).view(QuantizedArray))
-    out.__dict__[QPARAMS] = (scale, zero_point)
-    return out
+    return _quantized(self, d, np.float32(1.0) / np.float32(scale), zero_point,
+                      (scale, zero_point))
+
+
+def torch_quantize_per_channel(self: Tensor, scales: Any, zero_points: Any, axis: int,
+                               dtype: Any) -> Tensor:
+    """torch_quantize_per_tensor() with one scale and zero point per slice along
+    dim `axis` (0-based, in R too, as in R torch)."""
+    d = _quantize_args(self, dtype, "torch_quantize_per_channel")
+    s = np.asarray(scales.data if isinstance(scales, Tensor) else scales,
+                   dtype=np.float64).reshape(-1)
+    z = np.asarray(zero_points.data if isinstance(zero_points, Tensor) else zero_points)
+    z = z.reshape(-1).astype(np.int64)
+    axis = int(axis)
+    if not 0 <= axis < self.ndim:
+        raise RuntimeError(f"Channel axis out of range in per channel affine quantization. Got: "
+                           f"{axis} Expected: < {self.ndim}")
+    n = self.shape[axis]
+    if len(s) != n or len(z) != n:
+        raise RuntimeError(f"length of scales and zero_points must match the size of the "
+                           f"axis ({n}), got {len(s)} scales and {len(z)} zero points")
+    if not np.all(s > 0):
+        raise RuntimeError("torch_quantize_per_channel(): scales must be positive")
+    along = [-1 if i == axis else 1 for i in range(self.ndim)]
+    inv = (np.float32(1.0) / s.astype(np.float32)).reshape(along)
+    return _quantized(self, d, inv, z.reshape(along), (s, z, axis))
+
+
+def _per_channel(x: Tensor, what: str) -> tuple:
+    q = _check_quantized(x, what)
+    if len(q) != 3:
+        raise RuntimeError(f"{what}() needs a tensor quantized per channel (by "
+                           "torch_quantize_per_channel())")
+    return q
+
+
+def q_per_channel_scales(self: Tensor) -> Tensor:
+    return wrap(_per_channel(self, "q_per_channel_scales")[0].copy())
+
+
+def q_per_channel_zero_points(self: Tensor) -> Tensor:
+    return wrap(_per_channel(self, "q_per_channel_zero_points")[1].copy())
+
+
+def q_per_channel_axis(self: Tensor) -> int:
+    return _per_channel(self, "q_per_channel_axis")[2]
+
+
+def qscheme(self: Tensor) -> QScheme:
+    """Affine per tensor or per channel (the schemes quantizing makes here)."""
+    per_channel = len(_check_quantized(self, "qscheme")) == 3
+    return torch_per_channel_affine() if per_channel else torch_per_tensor_affine()
 
 
 def int_repr(self: Tensor) -> Tensor:
@@ -86,12 +146,20 @@ def torch_dequantize(tensor: Any) -> Any:
     return dequantize(tensor)
 
 
+def _per_tensor(x: Tensor, what: str) -> tuple:
+    q = _check_quantized(x, what)
+    if len(q) != 2:
+        raise RuntimeError(f"{what}() needs a tensor quantized per tensor: this one is "
+                           "quantized per channel (see q_per_channel_scales())")
+    return q
+
+
 def q_scale(self: Tensor) -> float:
-    return _check_quantized(self, "q_scale")[0]
+    return _per_tensor(self, "q_scale")[0]
 
 
 def q_zero_point(self: Tensor) -> int:
-    return _check_quantized(self, "q_zero_point")[1]
+    return _per_tensor(self, "q_zero_point")[1]
 
 
 def is_quantized(self: Tensor) -> bool:

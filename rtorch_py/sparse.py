@@ -1,4 +1,5 @@
-"""Sparse tensors' user API: `torch_sparse_coo_tensor()` (and R's creation
+"""Sparse tensors' user API: `torch_sparse_coo_tensor()`,
+`torch_sparse_sampled_addmm()` (and R's creation
 functions' `layout =` check, `strided_only`). The sparse layouts themselves,
 their tensors (`SparseTensor`) and their ops are in `rtorch_py/ops/sparse.py`.
 """
@@ -10,10 +11,11 @@ import numpy as np
 
 from .creation import device_type, no_device, strided_only
 from .ops.recording import formula, record
-from .ops.sparse import SparseTensor, _make, format_sparse
+from .ops.sparse import SparseTensor, _make, format_sparse, sparse_sampled_addmm
 from .tensor import Tensor, as_dtype, sparse_coo, to_array, wrap
 
-__all__ = ["torch_sparse_coo_tensor", "strided_only", "SparseTensor",
+__all__ = ["torch_sparse_coo_tensor", "torch_sparse_sampled_addmm", "strided_only",
+           "SparseTensor",
            "format_sparse"]  # (the last two: what R's tensor API prints with)
 
 
@@ -97,3 +99,9 @@ def torch_sparse_coo_tensor(indices: Any, values: Any, size: Any = None, dtype: 
     return record(out, SparseCooTensorWithDimsAndTensorsBackward0, (vals,),
                   (flat, shape[:sd]))
 
+
+def torch_sparse_sampled_addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any = 1,
+                               alpha: Any = 1) -> Tensor:
+    """beta * self + alpha * (mat1 @ mat2) where the sparse CSR tensor `self` stores
+    values (a CSR tensor of its pattern)."""
+    return sparse_sampled_addmm(self, mat1, mat2, beta, alpha)

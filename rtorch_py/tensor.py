@@ -92,13 +92,18 @@ qint32 = dtype("qint32", [("qint32", np.int32)], "QInt32", "QuantizedCPUQInt32Ty
 quint8.is_signed = False
 QUANTIZED = (quint8, qint8, qint32)
 _DTYPES.update({d.np: d for d in QUANTIZED})
-QPARAMS = "_qparams"  # a quantized tensor's (scale, zero_point), in its __dict__
+QPARAMS = "_qparams"  # a quantized tensor's (scale, zero_point), in its __dict__; per
+                      # channel (scales, zero_points, axis): arrays along dim `axis`
 
 
 def dequantized(x: "Tensor") -> np.ndarray:
     """A quantized tensor's values: (integers - zero_point) * scale, in float32."""
-    scale, zero_point = x.__dict__[QPARAMS]
+    scale, zero_point, *axis = x.__dict__[QPARAMS]
     ints = x.data.view(np.ndarray)[x.dtype.name].astype(np.float32)
+    if axis:  # one scale and zero point per slice along the axis
+        along = [-1 if i == axis[0] else 1 for i in range(ints.ndim)]
+        return ((ints - zero_point.reshape(along).astype(np.float32)) *
+                scale.reshape(along).astype(np.float32))
     return (ints - np.float32(zero_point)) * np.float32(scale)
 
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
@@ -451,9 +456,9 @@ class Tensor:
                     (f"[ grad_fn = <{name}> ]" if name else
                      "[ requires_grad = TRUE ]" if self._rg else ""))
         if self.data.dtype.names:  # quantized
-            scale, zero_point = self.__dict__.get(QPARAMS, (float("nan"), 0))
+            scale, zero_point, *axis = self.__dict__.get(QPARAMS, (float("nan"), 0))
             return format_quantized(dequantized(self), self.dtype.type_name, scale,
-                                    zero_point, n)
+                                    zero_point, n, axis=axis[0] if axis else None)
         return format_tensor(self.data, self.dtype.name, self._rg and name is None,
                              name, n=n).rstrip("\n")
 

@@ -1,6 +1,6 @@
 """The table behind tests/test_random_ops.py and tests/r_random_calls.py: every
 random function of the API (creation, in-place fills, torch_normal's overloads,
-bernoulli, poisson, multinomial, the dropout family, rrelu, nn_init_*, the
+bernoulli, poisson, gamma, multinomial, the dropout family, rrelu, nn_init_*, the
 layers' default initialisation, the dataloader's shuffle), each written three
 ways: as PyTorch calls it (the oracle, after torch.manual_seed), in Python
 (rtorch_py, after torch_manual_seed) and in R (R code, through the bridge).
@@ -242,6 +242,17 @@ CASES = [
          lambda s, d: torch.poisson(from_numpy(30 * _probs(s, d))),
          lambda s, d: rt.torch_poisson(rt_values(30 * _probs(s, d))),
          lambda s, d: f"torch_poisson({r_values(30 * _probs(s, d))})"),
+    Case("_standard_gamma", (F32, F64),   # (concentrations below 1 take the boost)
+         lambda s, d: torch._standard_gamma(from_numpy(3 * _probs(s, d))),
+         lambda s, d: rt.distributions._standard_gamma(rt_values(3 * _probs(s, d))),
+         None),
+    Case("distr_gamma$sample", (F32, F64),
+         lambda s, d: torch.distributions.Gamma(from_numpy(0.1 + 3 * _probs((3, 5), d)),
+                                                from_numpy(1 + _probs((3, 5), d))).sample(),
+         lambda s, d: rt.distr_gamma(rt_values(0.1 + 3 * _probs((3, 5), d)),
+                                     rt_values(1 + _probs((3, 5), d))).sample(),
+         lambda s, d: f"distr_gamma({r_values(0.1 + 3 * _probs((3, 5), d))}, "
+                      f"{r_values(1 + _probs((3, 5), d))})$sample()", shapes="once"),
     Case("torch_multinomial(replacement)", (F32, F64),
          lambda s, d: torch.multinomial(from_numpy(1 + _probs((2, 9), d)), last(s), True),
          lambda s, d: rt.torch_multinomial(rt_values(1 + _probs((2, 9), d)), last(s), True),

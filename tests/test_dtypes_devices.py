@@ -134,6 +134,20 @@ def test_quantize_per_tensor_matches_pytorch(name, tdtype, size):
     assert q.is_quantized and not rt.torch_tensor(v).is_quantized
 
 
+@pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor")
+def test_quantized_copy_and_qscheme_match_pytorch():
+    a, b = [-1.0, 0.0, 1.0, 2.0], [1.0, 0.0, 1.0, 2.6]
+    q = rt.torch_quantize_per_tensor(rt.torch_tensor(a), 0.1, 10, rt.torch_quint8())
+    tq = torch.quantize_per_tensor(torch.tensor(a), 0.1, 10, torch.quint8)
+    q.copy_(rt.torch_quantize_per_tensor(rt.torch_tensor(b), 0.2, 3, rt.torch_quint8()))
+    tq.copy_(torch.quantize_per_tensor(torch.tensor(b), 0.2, 3, torch.quint8))
+    np.testing.assert_array_equal(q.int_repr().data, tq.int_repr().numpy())
+    assert (q.q_scale(), q.q_zero_point()) == (tq.q_scale(), tq.q_zero_point())
+    assert repr(q.qscheme()) == "torch_per_tensor_affine"
+    with pytest.raises(RuntimeError, match="copies one of its own dtype and shape"):
+        q.copy_(rt.torch_quantize_per_tensor(rt.torch_tensor([1.0]), 0.2, 3, rt.torch_quint8()))
+
+
 def test_quantized_printing_and_r_values():
     q = rt.torch_quantize_per_tensor(rt.torch_tensor([1.0, 2.55]), 0.1, 10, rt.torch_quint8())
     assert repr(q) == ("torch_tensor\n 1.0000\n 2.6000\n[ QuantizedCPUQUInt8Type{2}, "

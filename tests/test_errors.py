@@ -1009,6 +1009,17 @@ def test_e45_differentiating_a_kernel_without_derivative(state):
     with fails(RuntimeError, r"_cholesky_solve_helper is not implemented",
                r"torch_cholesky_solve\(\)"):
         rt.torch__cholesky_solve_helper(a, a, True).sum().backward()
+    m = rt.torch_randn(3, 2, requires_grad=True)
+    (g,) = rt.autograd_grad(rt.torch_pdist(m).sum(), m, create_graph=True)
+    with fails(RuntimeError, r"derivative for '_pdist_backward' is not implemented",
+               r"differentiable ops"):
+        g.sum().backward()
+    lp = rt.torch_randn(5, 1, 3, requires_grad=True)
+    loss = rt.torch_ctc_loss(lp, rt.torch_tensor(np.array([[1, 2]])), [5], [2], 0, 2)
+    (g,) = rt.autograd_grad(loss, lp, create_graph=True)
+    with fails(RuntimeError, r"_ctc_loss_backward is not implemented",
+               r"differentiated once"):
+        g.sum().backward()
     state.check()
 
 
@@ -1157,4 +1168,197 @@ def test_e52_buffer_that_cannot_be_shared(state):
     buf = np.zeros(2)
     torch_tensor_from_buffer(buf, 2, "float64").add_(1)
     assert buf.tolist() == [1.0, 1.0]  # (shared, once it fits)
+    state.check()
+
+
+# E58-E62 R torch 0.17's other names
+
+
+def test_e58_arguments_that_do_not_fit_an_nn_op(state):
+    x = rt.torch_randn(1, 6, 2, 2)
+    with fails(RuntimeError, r"divisible by the square of upscale_factor",
+               r"input.size\(-3\)=6 is not divisible by 4"):
+        rt.nnf_pixel_shuffle(x, 2)
+    with fails(RuntimeError, r"Got 6 channels and 4 groups"):
+        rt.torch_channel_shuffle(x, 4)
+    with fails(RuntimeError, r"Found an invalid max index: 9", r"of size 2x2"):
+        rt.nnf_max_unpool2d(rt.torch_ones(1, 1, 1, 1),
+                            rt.torch_tensor(np.array([[[[9]]]])), 2)
+    with fails(RuntimeError, r"pool height 3 too large relative to input height 4"):
+        rt.nnf_fractional_max_pool2d(rt.torch_randn(1, 1, 4, 4), 3, output_size=(3, 2))
+    with fails(RuntimeError, r"input_lengths to have value at most 6, but got value 9"):
+        rt.nnf_ctc_loss(rt.torch_randn(6, 1, 3), rt.torch_tensor(np.array([[1]])), [9], [1])
+    with fails(RuntimeError, r"pdist only supports 2D tensors, got: 3D"):
+        rt.torch_pdist(rt.torch_randn(2, 2, 2))
+    with fails(RuntimeError, r"Channel axis out of range", r"Got: 2 Expected: < 2"):
+        rt.torch_quantize_per_channel(rt.torch_randn(2, 2), rt.torch_ones(2),
+                                      rt.torch_zeros(2), 2, rt.torch_quint8())
+    state.check()
+
+
+def test_e59_packed_sequences(state):
+    x = rt.torch_randn(4, 3, 2)
+    with fails(RuntimeError, r"sorted in decreasing order", r"enforce_sorted=False"):
+        rt.nn_utils_rnn_pack_padded_sequence(x, [2, 4, 3])
+    with fails(RuntimeError, r"Length of all samples has to be greater than 0"):
+        rt.nn_utils_rnn_pack_padded_sequence(x, [4, 2, 0])
+    with fails(TypeError, r"expected a PackedSequence", r"got Tensor"):
+        rt.nn_utils_rnn_pad_packed_sequence(x)
+    state.check()
+
+
+def test_e60_distributions(state):
+    with fails(ValueError, r"Either `probs` or `logits` must be specified, but not both"):
+        rt.distr_bernoulli(0.5, 0.2)
+    with fails(ValueError, r"Either `probs` or `logits`"):
+        rt.distr_categorical()
+    with fails(ValueError, r"Exactly one of covariance_matrix or precision_matrix or "
+               r"scale_tril"):
+        rt.distr_multivariate_normal(rt.torch_zeros(2))
+    with fails(ValueError, r"must be within the support"):
+        rt.distr_poisson(rt.torch_tensor([2.0]), validate_args=True).log_prob(
+            rt.torch_tensor([-1.0]))
+    with fails(NotImplementedError, r"torch_Categorical has no entropy\(\)"):
+        rt.distr_categorical(rt.torch_tensor([0.5, 0.5])).entropy()
+    state.check()
+
+
+def test_e61_ignite_optimizers(state):
+    from rtorch_py.r.optim_api import ignite_load_state_dict, ignite_set_param_groups
+    a = rt.torch_randn(2, requires_grad=True)
+    with fails(ValueError, r"required optimization parameter lr"):
+        rt.optim_ignite_sgd([a])
+    with fails(ValueError, r"Invalid beta parameter at index 1: 1.5"):
+        rt.optim_ignite_adam([a], betas=(0.9, 1.5))
+    opt = rt.optim_ignite_sgd([a], lr=0.1, momentum=0.9)
+    with fails(ValueError, r"Cannot change the parameter groups",
+               r"add_param_group\(\)"):
+        ignite_set_param_groups(opt, [{**opt.defaults, "params": [rt.torch_randn(2)]}])
+    with fails(ValueError, r"Parameter groups must include names 'params, lr, momentum",
+               r"but only included 'params, lr'"):
+        ignite_set_param_groups(opt, [{"params": [a], "lr": 0.1}])
+    with fails(ValueError, r"must be a list with elements 'param_groups' and 'state'"):
+        ignite_load_state_dict(opt, rt.NamedList(["state"], [[]]))
+    a.grad = rt.torch_ones(2)
+    opt.step()
+    groups = [rt.NamedList(["params", *opt.defaults],
+                           [np.array([1]), *opt.defaults.values()])]
+    with fails(ValueError, r"missing states for parameters 1\."):
+        ignite_load_state_dict(opt, rt.NamedList(["param_groups", "state"],
+                                                 [groups, rt.NamedList([], [])]))
+    wrong = rt.NamedList(["1"], [rt.NamedList(["sum"], [rt.torch_ones(2)])])
+    with fails(ValueError, r"The 1-th state has elements with names momentum_buffer but got "
+                           r"sum\."):
+        ignite_load_state_dict(opt, rt.NamedList(["param_groups", "state"], [groups, wrong]))
+    state.check()
+
+
+def test_e62_call_torch_function_of_no_torch_function(state):
+    x = rt.torch_ones(2)
+    with fails(ValueError, r"Only functions prefixed with 'torch_'"):
+        rt.call_torch_function("nnf_relu", x, quiet=True)
+    with fails(ValueError, r"No function named torch_nope can be found"):
+        rt.call_torch_function("torch_nope", quiet=True)
+    state.check()
+
+
+# E53 forward mode
+
+def test_e53_forward_mode_misuse(state):
+    from rtorch_py.forward_ad import dual_level, make_dual, unpack_dual
+    x = rt.torch_tensor([1.0, 2.0])
+    with fails(RuntimeError, r"make_dual: no dual level is active", r"with_dual_level"):
+        make_dual(x, x)
+    square = rt.autograd_function(lambda ctx, x: x * x, lambda ctx, g: {"x": g},
+                                  name="square")
+    wrong = rt.autograd_function(lambda ctx, x: x * x, lambda ctx, g: {"x": g},
+                                 jvp=lambda ctx, x: rt.torch_ones(3))
+    two = rt.autograd_function(lambda ctx, x: x * x, lambda ctx, g: {"x": g},
+                               jvp=lambda ctx, x: [x, x])
+    with dual_level():
+        with fails(RuntimeError, r"tangent's shape \[3\] differs from the primal's \[2\]"):
+            make_dual(x, rt.torch_ones(3))
+        with fails(TypeError, r"only floating point tensors have tangents",
+                   r"primal torch_Long"):
+            make_dual(rt.torch_tensor([1, 2]), x)
+        with fails(RuntimeError, r"a dual level is already active", r"nested"):
+            with dual_level():
+                pass
+        d = make_dual(x, rt.torch_ones(2))
+        with fails(RuntimeError, r"custom function 'square' has a dual input", r"no jvp",
+                   r"jvp staticmethod"):
+            square(d)
+        with fails(RuntimeError, r"jvp returned a tangent of shape \[3\] for output 1, whose "
+                   r"shape is \[2\]"):
+            wrong(d)
+        with fails(RuntimeError, r"jvp returned 2 tangents for 1 outputs"):
+            two(d)
+        w = make_dual(rt.torch_tensor([1.0, 2.0], requires_grad=True), rt.torch_ones(2))
+        with fails(RuntimeError, r"create_graph = TRUE of a dual tensor", r"not supported",
+                   r"reverse mode twice"):
+            rt.autograd_grad([(w * w).sum()], [w], create_graph=True)
+    with dual_level():  # (the level closed cleanly after each error)
+        assert unpack_dual(make_dual(x, x) * 2).tangent.tolist() == [2.0, 4.0]
+# --------------------------------------------------------------------------
+# E54-E57 the functional API, gradgradcheck, the graph (issue 22)
+
+
+def test_e54_functional_api_given_what_it_cannot_use(state):
+    x = rt.torch_tensor([1.0, 2.0, 3.0])
+    with fails(TypeError, r"autograd_jacobian: inputs must be a tensor or a list of tensors",
+               "got str"):
+        rt.autograd_jacobian(lambda a: a, "x")
+    with fails(RuntimeError, r"v\[0\] has shape \[2\] but must have the shape of its tensor, "
+               r"\[3\]"):
+        rt.autograd_vjp(lambda a: a * 2, x, rt.torch_ones(2))
+    with fails(RuntimeError, "v may be omitted only when the function returns a "
+               "single-element tensor"):
+        rt.autograd_vjp(lambda a: a * 2, x)
+    with fails(RuntimeError, r"autograd_hessian: the function must return a single tensor "
+               r"with one element \(a scalar\), got shape \[3\]"):
+        rt.autograd_hessian(lambda a: a * 2, x)
+    with fails(ValueError, 'strategy must be "reverse" or "forward"', "got 'sideways'"):
+        rt.autograd_jacobian(lambda a: a, x, strategy="sideways")
+    with fails(RuntimeError, r"independent of input 1 \(strict = TRUE\)"):
+        rt.autograd_jacobian(lambda a, b: a * 2, (x, x * 1), strict=True)
+    state.check()
+
+
+def test_e55_vectorize_on_a_function_that_mixes_rows(state):
+    x = rt.torch_tensor([1.0, 2.0, 3.0])
+    with fails(RuntimeError, r"does not treat a leading batch dim row by row: given 2 stacked "
+               r"copies of its inputs it returned shape \[2, 3\], not \[2, 2\]",
+               r"sum\(dim = -1\) rather than sum\(\)", "or use vectorize = FALSE"):
+        rt.autograd_jacobian(lambda a: a[0:2], x, vectorize=True)
+    with fails(RuntimeError, "its stacked rows are not independent"):
+        rt.autograd_jacobian(lambda a: a * a.max(), x, vectorize=True)
+    with fails(RuntimeError) as info:
+        rt.autograd_jacobian(lambda a: a.mm(rt.torch_ones(3, 1)), x.reshape(1, 3),
+                             vectorize=True)  # (mm takes matrices, not a stack of them)
+    assert "raised in autograd_jacobian(vectorize = TRUE)" in notes(info)
+    state.check()
+
+
+def test_e56_double_backward_silently_wrong(state):
+    def forward(ctx, x):
+        ctx.x2 = x * x
+        return x * x * x
+    cube = rt.autograd_function(forward=forward, name="cube",
+                                backward=lambda ctx, g: {"x": g * 3 * ctx.x2})
+    x = rt.torch_tensor([0.5, -1.5], dtype=rt.torch_float64(), requires_grad=True)
+    assert rt.autograd_gradcheck(cube, [x])
+    with fails(rt.GradcheckError, "custom function cube keeps x2 on ctx as plain attributes",
+               "without its history", "silently wrong",
+               r"ctx\$save_for_backward\(x = x\)", "ctx.save_for_backward",
+               "second derivatives disagree with finite differences"):
+        rt.autograd_gradgradcheck(cube, [x])
+    state.check()
+
+
+def test_e57_graph_of_a_tensor_without_one(state):
+    with fails(ValueError, "output 0 does not require grad, so it has no backward graph",
+               "requires_grad = TRUE"):
+        rt.autograd_graph(rt.torch_ones(2) * 2)
+    with fails(TypeError, r"outputs\[0\] is a str, expected a tensor"):
+        rt.autograd_graph(["y"])
     state.check()

@@ -52,6 +52,7 @@ def test_compare_rules() -> None:
     f = sg.compare
     assert f([("x", None, False), ("dim", 2, True)], [("x", None, False), ("dim", 2.0, True)]) == []
     assert f([("from", None, False)], [("from_", None, False)]) == []  # a Python keyword's name
+    assert f([("from_", None, False)], [("from_", None, False)]) == []  # R torch's from_ too
     assert f([("reduction", ("mean", "sum"), True)], [("reduction", "mean", True)]) == []
     assert f([("grads", (), True)], [("grads", None, True)]) == []  # list(): optional
     assert f([("device", None, True)], [("device", "cpu", True)]) == []
@@ -61,6 +62,8 @@ def test_compare_rules() -> None:
     assert f([("x", None, False)], [("y", None, False)]) != []
     assert f([("x", None, False), ("y", None, False)], [("y", None, False), ("x", None, False)])
     assert f([("p", 2, True)], [("p", 1, True)]) == ["p: R torch's default p = 2, here p = 1"]
+    assert f([("upper", 0.333333333333333, True)], [("upper", 1 / 3, True)]) == []  # 15 digits
+    assert f([("eps", 1e-8, True)], [("eps", 1e-7, True)]) != []
     assert f([("keepdim", False, True)], [("keepdim", 0, True)]) != []  # FALSE is not 0
     assert f([("m", ("expr", "torch_float()"), True)], [("m", None, True)]) != []
 

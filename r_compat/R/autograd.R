@@ -1,10 +1,10 @@
 # Grad mode, anomaly detection and R-defined autograd functions.
 
 # Runs `code` with grad mode set to `enabled`, restoring the previous mode
-# however `code` exits.
+# however `code` exits (set_grad_mode gives the previous mode).
 .with_grad_mode <- function(enabled, code) {
-  scope <- .External(C_call, .py$grad_mode_scope, enabled)
-  on.exit(.External(C_call, .py$scope_exit, scope), add = TRUE)
+  previous <- .External(C_call, .py$set_grad_mode, enabled)
+  on.exit(.External(C_call, .py$set_grad_mode, previous), add = TRUE)
   code
 }
 
@@ -12,11 +12,19 @@ with_no_grad <- function(code) .with_grad_mode(FALSE, code)
 
 with_enable_grad <- function(code) .with_grad_mode(TRUE, code)
 
+# Forward-mode AD: `code` runs inside a dual level (make_dual(), unpack_dual());
+# the tangents are dropped however it exits.
+with_dual_level <- function(code) {
+  scope <- .External(C_call, .py$dual_level_scope)
+  on.exit(.External(C_call, .py$scope_exit, scope), add = TRUE)
+  code
+}
+
 # Sets grad mode until the frame `.env` (by default the caller's) exits,
 # like withr's local_*() functions.
 .local_grad_mode <- function(enabled, .env) {
-  scope <- .External(C_call, .py$grad_mode_scope, enabled)
-  restore <- bquote(.External(.(C_call), .(.py$scope_exit), .(scope)))
+  previous <- .External(C_call, .py$set_grad_mode, enabled)
+  restore <- bquote(.External(.(C_call), .(.py$set_grad_mode), .(previous)))
   do.call(base::on.exit, list(restore, add = TRUE), envir = .env)
   invisible(NULL)
 }
@@ -67,15 +75,15 @@ with_detect_anomaly <- function(code) {
   values
 }
 
-autograd_function <- function(forward, backward) {
+autograd_function <- function(forward, backward, jvp = NULL) {
   fmls <- formals(forward)[-1L]
   .rtorch_names <- names(fmls)
   if (is.null(.rtorch_names)) .rtorch_names <- character()
   # Python keeps forward and backward (and calls them directly); the
   # argument count of backward decides how gradients are passed to it.
   .rtorch_fn <- .External(C_call, .py$make_autograd_function, forward, backward,
-                          as.list(.rtorch_names), length(formals(backward)) - 1L)
-  rm(forward, backward)
+                          as.list(.rtorch_names), length(formals(backward)) - 1L, jvp)
+  rm(forward, backward, jvp)
 
   # The function users call: forward's formals minus ctx, so R matches
   # positional, named and default arguments as it would for forward.
@@ -96,6 +104,9 @@ autograd_function <- function(forward, backward) {
   switch(name,
     save_for_backward = function(...) {
       invisible(.External(C_call, .py$ctx_save, x, .box_values(rlang::list2(...))))
+    },
+    save_for_forward = function(...) {
+      invisible(.External(C_call, .py$ctx_save_for_forward, x, .box_values(rlang::list2(...))))
     },
     mark_dirty = function(...) {
       invisible(.External(C_call, .py$ctx_mark_dirty, x, rlang::list2(...)))

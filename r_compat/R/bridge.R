@@ -44,15 +44,19 @@
   for (nm in c("tensor_get", "tensor_set", "tensor_repr", "node_get", "node_repr",
                "dtype_repr", "dtype_eq", "index", "index_put", "hook_remove",
                "make_autograd_function", "apply_function", "ctx_get", "ctx_save",
+               "ctx_save_for_forward", "dual_level_scope",
                "ctx_mark_dirty", "ctx_mark_non_differentiable", "set_grad_mode",
-               "is_grad_enabled", "grad_mode_scope", "anomaly_scope", "scope_exit",
+               "is_grad_enabled", "anomaly_scope", "scope_exit",
                "as_array", "generator_method", "nn_get", "nn_forward")) {
     assign(nm, .py_fn(nm), envir = .py)
   }
   .fill(.methods, .pointers("METHODS", exclude = "INVISIBLE_METHODS"))
   .fill(.imethods, .pointers("METHODS", only = "INVISIBLE_METHODS"))
+  .Call(C_method_init, .methods, .imethods, C_call, .keep_attributes, ns, .py$tensor_get,
+        .tensor_field)
   .fill(.binary, .pointers("BINARY_OPS"))
   .fill(.unary, .pointers("UNARY_OPS"))
+  .register_operators(ns)  # (R/tensor.R)
   .fill(.math, .pointers("MATH"))
   .fill(.summary, .pointers("SUMMARY"))
   # torch_*() and friends: one R function per Python function, the pointer

@@ -82,52 +82,59 @@ DataLoader <- R6::R6Class(
   "dataloader_iter",
   lock_objects = FALSE,
   public = list(
+    .next = NULL,  # the next batch, or coro's exhausted(): a plain function (.loader_next)
     initialize = function(loader) {
       self$loader <- loader
-      if (loader$.iterable) {
-        self$.it <- loader$dataset$.iter()
-        if (!is.function(self$.it)) {
-          it <- self$.it
-          self$.it <- function() it$.next()
-        }
-      } else if (loader$.auto_collation) {
-        self$.it <- loader$batch_sampler$.iter()
-      } else {
-        self$.it <- loader$sampler$.iter()
-      }
-    },
-    .next = function() {
-      l <- self$loader
-      if (l$.iterable) return(private$next_iterable())
-      idx <- self$.it()
-      if (is_exhausted(idx)) return(idx)
-      if (!l$.auto_collation) return(l$dataset[idx])
-      data <- if (l$.has_getbatch) {
-        l$dataset$.getbatch(idx)
-      } else {
-        lapply(idx, function(i) l$dataset$.getitem(i))
-      }
-      l$collate_fn(data)
+      self$.next <- .loader_next(loader)
     },
     .has_next = function() stop("use dataloader_next() and test for its `completed` value")
-  ),
-  private = list(
-    next_iterable = function() {
-      l <- self$loader
-      batch <- list()
-      repeat {
-        item <- self$.it()
-        if (is_exhausted(item)) break
-        batch[[length(batch) + 1L]] <- item
-        if (length(batch) == l$batch_size) break
-      }
-      if (length(batch) == 0 || (l$drop_last && length(batch) < l$batch_size)) {
-        return(exhausted())
-      }
-      l$collate_fn(batch)
-    }
   )
 )
+
+# The function giving a loader's batches one by one. What a batch needs (the
+# dataset's batch or item reader, the collate function, the sampler's order) is
+# taken once, when iteration starts: per batch, one call of each.
+.loader_next <- function(l) {
+  if (l$.iterable) return(.iterable_next(l))
+  ds <- l$dataset
+  if (!l$.auto_collation) {
+    indices <- l$sampler$.iter()
+    return(function() {
+      idx <- indices()
+      if (is_exhausted(idx)) idx else ds[idx]
+    })
+  }
+  batches <- l$batch_sampler$.iter()
+  collate <- l$collate_fn
+  read <- if (l$.has_getbatch) ds$.getbatch else function(idx) lapply(idx, function(i) ds$.getitem(i))
+  function() {
+    idx <- batches()
+    if (is_exhausted(idx)) idx else collate(read(idx))
+  }
+}
+
+.iterable_next <- function(l) {
+  it <- l$dataset$.iter()
+  if (!is.function(it)) {
+    source <- it
+    it <- function() source$.next()
+  }
+  size <- l$batch_size
+  collate <- l$collate_fn
+  function() {
+    batch <- list()
+    repeat {
+      item <- it()
+      if (is_exhausted(item)) break
+      batch[[length(batch) + 1L]] <- item
+      if (length(batch) == size) break
+    }
+    if (length(batch) == 0 || (l$drop_last && length(batch) < size)) {
+      return(exhausted())
+    }
+    collate(batch)
+  }
+}
 
 dataloader <- function(dataset, batch_size = 1, shuffle = FALSE, sampler = NULL,
                        batch_sampler = NULL, num_workers = 0, collate_fn = NULL,
@@ -153,7 +160,10 @@ dataloader_next <- function(iter, completed = NULL) {
 # What .getbatch returns, as tensors (R arrays and vectors become tensors).
 .data_default_convert <- function(data) {
   if (is_torch_tensor(data)) return(data)
-  if (is.list(data)) return(lapply(data, .data_default_convert))
+  if (is.list(data)) {
+    for (d in data) if (!is_torch_tensor(d)) return(lapply(data, .data_default_convert))
+    return(data)  # (tensors already: as .getbatch() of a tensor_dataset gives them)
+  }
   cls <- paste(class(data), collapse = "/")
   tryCatch(torch_tensor(data), error = function(e) {
     .data_value_error("Can't convert data of class: '", cls,
@@ -182,10 +192,7 @@ enumerate.dataloader <- function(x, max_len = 1e6, ...) {
 
 # coro's iterators (R torch registers these methods and re-exports loop(),
 # yield() and as_iterator()): for (b in dl) inside coro::loop() or a generator.
-as_iterator.dataloader <- function(x) {
-  iter <- dataloader_make_iter(x)
-  function() dataloader_next(iter, exhausted())
-}
+as_iterator.dataloader <- function(x) dataloader_make_iter(x)$.next  # (exhausted() at the end)
 
 as_iterator.iterable_dataset <- function(x) {
   it <- x$.iter()

@@ -81,6 +81,7 @@ BatchSampler <- sampler(
   },
   .iter = function() {
     bs <- self$batch_size
+    drop_last <- self$drop_last
     if (!is.null(self$sampler$.indices)) {
       # whole order at once: batches are slices of it
       idx <- self$sampler$.indices()
@@ -89,7 +90,7 @@ BatchSampler <- sampler(
       return(function() {
         if (start > n) return(exhausted())
         end <- min(start + bs - 1L, n)
-        if (self$drop_last && end - start + 1L < bs) return(exhausted())
+        if (drop_last && end - start + 1L < bs) return(exhausted())
         out <- idx[start:end]
         start <<- end + 1L
         out
@@ -104,7 +105,7 @@ BatchSampler <- sampler(
         batch[[length(batch) + 1L]] <- i
         if (length(batch) == bs) break
       }
-      if (length(batch) == 0 || (self$drop_last && length(batch) < bs)) return(exhausted())
+      if (length(batch) == 0 || (drop_last && length(batch) < bs)) return(exhausted())
       unlist(batch)
     }
   },

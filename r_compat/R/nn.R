@@ -498,7 +498,12 @@ nn_PyModule <- R6::R6Class(
   lock_objects = FALSE,
   public = list(
     initialize = function(..., .py = NULL) {
-      private$py <- if (is.null(.py)) .nn_new(private$layer_, ...) else .py
+      if (is.null(.py)) {
+        # modules given as arguments (a transformer's layer) go as their Python side
+        args <- lapply(list(...), function(a) if (is_nn_module(a)) .nn_py_of(a) else a)
+        .py <- do.call(.nn_new, c(list(private$layer_), args))
+      }
+      private$py <- .py
     },
     forward = function(...) .External(C_call, .py$nn_forward, private$py, ...)
   ),
@@ -526,6 +531,12 @@ nn_PyModule <- R6::R6Class(
     private = list(layer_ = name)
   )
   .finish_class(Module)
+  for (m in unlist(.nn_class_methods(name))) {  # (nn_embedding$from_pretrained(...))
+    Module[[m]] <- local({
+      m <- m
+      function(...) .nn_callable(.nn_class_call(name, m, ...))
+    })
+  }
   gen <- function(...) .nn_construct(Module, rlang::list2(...))
   attr(gen, "class") <- c(classes, "nn_module_generator")
   attr(gen, "module") <- Module

@@ -64,7 +64,7 @@ Optimizer <- R6::R6Class(
       invisible(self)
     },
     zero_grad = function(set_to_none = FALSE) {
-      for (g in self$param_groups) .optim_zero_grad(g$params, set_to_none)
+      for (g in .subset2(self, "param_groups")) .optim_zero_grad(g$params, set_to_none)
       invisible(NULL)
     },
     state_dict = function() {
@@ -121,31 +121,55 @@ Optimizer <- R6::R6Class(
       }
       loss
     },
-    # Built-in optimizers: one Python call per group updates every parameter.
+    # Built-in optimizers: one Python call per group updates every parameter;
+    # their states stay in Python (State$.python()).
     kernel_step = function(kind, closure) {
       loss <- NULL
       if (!is.null(closure)) loss <- with_enable_grad(closure())
-      for (g in seq_along(self$param_groups)) {
-        new <- .optim_step(kind, self$param_groups[[g]], self$state$map)
-        if (length(new)) self$state$map[names(new)] <- new
-      }
+      state <- .subset2(self, "state")$.python()  # (.subset2: no S3 lookup on the R6 object)
+      for (g in .subset2(self, "param_groups")) .optim_step(kind, g, state)
       loss
     }
   )
 )
 
+# An optimizer's per-parameter state, by xptr_address(param): an R list, or,
+# once a built-in optimizer has stepped, kept in Python between steps (`map`
+# is then made from it on demand; rtorch_py/r/optim_api.py).
 State <- R6::R6Class(
   "State",
   lock_objects = FALSE,
   public = list(
-    map = NULL,
-    initialize = function() self$map <- list(),
+    initialize = function() private$r_map <- list(),
     set = function(key, value) {
-      self$map[[xptr_address(key)]] <- value
+      k <- xptr_address(key)
+      if (is.null(private$py)) private$r_map[[k]] <- value else .optim_state_set(private$py, k, value)
       invisible(self)
     },
-    get = function(key) self$map[[xptr_address(key)]],
-    keys = function() names(self$map)
+    get = function(key) {
+      k <- xptr_address(key)
+      if (is.null(private$py)) private$r_map[[k]] else .optim_state_get(private$py, k)
+    },
+    keys = function() names(self$map),
+    .python = function() {
+      if (is.null(private$py)) {
+        private$py <- .optim_state_new(private$r_map)
+        private$r_map <- NULL
+      }
+      private$py
+    }
+  ),
+  private = list(r_map = NULL, py = NULL),
+  active = list(
+    map = function(value) {
+      if (missing(value)) {
+        if (is.null(private$py)) private$r_map else .optim_state_map(private$py)
+      } else if (is.null(private$py)) {
+        private$r_map <- value
+      } else {
+        .optim_state_replace(private$py, value)
+      }
+    }
   )
 )
 

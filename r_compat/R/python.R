@@ -16,7 +16,8 @@
 # The native routines, bound by .start_python (the library is loaded by hand,
 # not by useDynLib, because in plain R Python must be loaded first).
 C_init <- C_call <- C_invoke <- C_getattr <- C_box <- C_address <- C_export_native <-
-  C_start_python <- C_python_running <- C_python_without_rtorch <- NULL
+  C_start_python <- C_python_running <- C_python_without_rtorch <- C_method_init <-
+  C_method <- NULL
 
 .start_python <- function(libname, pkgname) {
   ns <- topenv()

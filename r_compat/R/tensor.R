@@ -4,18 +4,11 @@
 
 is_torch_tensor <- function(x) inherits(x, "torch_tensor")
 
-`$.torch_tensor` <- function(x, name) {
-  f <- .methods[[name]]
-  if (!is.null(f)) {
-    # an in-place method changes x and returns it: the same R object, as R torch does
-    if (endsWith(name, "_")) return(function(...) { .External(C_call, f, x, ...); x })
-    if (name == "detach" || name == "clone") {
-      return(function(...) .keep_attributes(.External(C_call, f, x, ...), x))
-    }
-    return(function(...) .External(C_call, f, x, ...))
-  }
-  f <- .imethods[[name]]
-  if (!is.null(f)) return(function(...) invisible(.External(C_call, f, x, ...)))
+# a method's closure over x, or a field's value (src/bridge.c; .tensor_field
+# for the fields R finishes)
+`$.torch_tensor` <- function(x, name) .External(C_method, x, name)
+
+.tensor_field <- function(x, name) {
   v <- .External(C_call, .py$tensor_get, x, name)
   if (inherits(v, "rtorch_missing_member")) return(.missing_member(name))
   if (identical(name, "device")) return(torch_device(v))
@@ -65,7 +58,29 @@ str.torch_tensor <- function(object, ...) {
       sep = "")
 }
 
-# Operators: `x * 2`, `2 - x`, `-x`, `x == y`, `!m` ... one crossing each.
+# Operators: `x * 2`, `2 - x`, `-x`, `x == y`, `!m` ... one crossing each. Each
+# operator of the tables has an S3 method of its own (`*.torch_tensor`), its
+# Python function held in its body: R's dispatch finds it before Ops.torch_tensor
+# and it has nothing to look up. Ops.torch_tensor answers the others.
+.register_operators <- function(ns) {
+  for (op in union(names(.binary), names(.unary))) {
+    unary <- .unary[[op]]
+    binary <- .binary[[op]]
+    body <- if (is.null(binary)) {
+      bquote(.External(.(C_call), .(unary), e1))
+    } else if (is.null(unary)) {
+      bquote(.External(.(C_call), .(binary), e1, e2))
+    } else {
+      bquote(if (missing(e2)) .External(.(C_call), .(unary), e1)
+             else .External(.(C_call), .(binary), e1, e2))
+    }
+    f <- function(e1, e2) NULL
+    body(f) <- body
+    environment(f) <- ns
+    registerS3method(op, "torch_tensor", f, envir = ns)
+  }
+}
+
 Ops.torch_tensor <- function(e1, e2) {
   if (missing(e2)) return(.External(C_call, .unary[[.Generic]], e1))
   f <- .binary[[.Generic]]

@@ -15,7 +15,12 @@ from .module import (Module, ParameterList, is_nn_buffer, is_nn_module, is_nn_pa
                      nn_sequential)
 from .rnn import nn_gru, nn_lstm, nn_rnn
 from .attention import nn_multihead_attention, nnf_multi_head_attention_forward
-from .utils import nn_utils_clip_grad_norm_, nn_utils_clip_grad_value_
+from .transformer import (nn_transformer, nn_transformer_decoder, nn_transformer_decoder_layer,
+                          nn_transformer_encoder, nn_transformer_encoder_layer)
+from .utils import nn_utils_clip_grad_norm_, nn_utils_clip_grad_value_, nn_utils_weight_norm
+from .packed import (PackedSequence, is_packed_sequence, nn_utils_rnn_pack_padded_sequence,
+                     nn_utils_rnn_pack_sequence, nn_utils_rnn_pad_packed_sequence,
+                     nn_utils_rnn_pad_sequence)
 
 __all__ = sorted({n for n in list(globals()) if n.startswith(("nn_", "nnf_", "is_nn_"))}) + [
-    "Module", "ParameterList"]
+    "Module", "ParameterList", "PackedSequence", "is_packed_sequence"]

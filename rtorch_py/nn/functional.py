@@ -20,8 +20,13 @@ from ..meta import MetaArray
 from ..random import default_generator
 from ..random import nn as random_nn
 from ..tensor import Tensor, traceable, wrap
-from ..ops.nn_functional import constant_pad_nd, convolution, pool_gather, silu
+from ..ops.nn_functional import (avg_pool_conv, constant_pad_nd, convolution, pool_gather,
+                                 silu)
+from ..ops import activation as _act
+from ..ops import ctc as _ctc
+from ..ops import distance as _dist
 from ..ops import nn_functional as _nn_ops
+from ..ops import pooling as _pool
 from ..ops.pointwise import erf
 from ..ops import nn_kernels as _K
 from ..ops import grid_sample as _grid
@@ -56,17 +61,30 @@ def _t(x: Any, like: Tensor) -> Tensor:
 # Activations
 
 
+def _inplace_or(fn: Any, inplace: bool) -> Any:
+    """The op, or its in-place form (`torch_elu_`) when `inplace`."""
+    return _ops.REGISTRY[fn.__name__ + "_"].fn if inplace else fn
+
+
 def nnf_relu(input: Tensor, inplace: bool = False) -> Tensor:
-    return input.relu()
+    return _inplace_or(_ops.relu, inplace)(input)
+
+
+def nnf_relu_(input: Tensor) -> Tensor:
+    return nnf_relu(input, inplace=True)
 
 
 def nnf_relu6(input: Tensor, inplace: bool = False) -> Tensor:
-    return nnf_hardtanh(input, 0.0, 6.0)
+    return nnf_hardtanh(input, 0.0, 6.0, inplace)
 
 
 def nnf_hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
                  inplace: bool = False) -> Tensor:
-    return input.clamp(min=min_val, max=max_val)
+    return _inplace_or(_act.hardtanh, inplace)(input, min_val, max_val)
+
+
+def nnf_hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return nnf_hardtanh(input, min_val, max_val, inplace=True)
 
 
 def nnf_leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -74,21 +92,38 @@ def nnf_leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = 
 
 
 def nnf_elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    neg = (input.clamp(max=0.0).exp() - 1.0) * alpha
-    return _ops.where(input > 0, input, neg)
+    return _inplace_or(_act.elu, inplace)(input, alpha)
+
+
+def nnf_elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return nnf_elu(input, alpha, inplace=True)
 
 
 def nnf_celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    neg = ((input.clamp(max=0.0) / alpha).exp() - 1.0) * alpha
-    return _ops.where(input > 0, input, neg)
+    return _inplace_or(_act.celu, inplace)(input, alpha)
 
 
-_SELU_ALPHA = 1.6732632423543772848170429916717
-_SELU_SCALE = 1.0507009873554804934193349852946
+def nnf_celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return nnf_celu(input, alpha, inplace=True)
 
 
 def nnf_selu(input: Tensor, inplace: bool = False) -> Tensor:
-    return nnf_elu(input, _SELU_ALPHA) * _SELU_SCALE
+    return _inplace_or(_act.selu, inplace)(input)
+
+
+def nnf_selu_(input: Tensor) -> Tensor:
+    return nnf_selu(input, inplace=True)
+
+
+def nnf_rrelu(input: Tensor, lower: float = 1 / 8, upper: float = 1 / 3, training: bool = False,
+              inplace: bool = False) -> Tensor:
+    return _inplace_or(_act.rrelu, inplace)(input, lower, upper, training)
+
+
+def nnf_rrelu_(input: Tensor, lower: float = 1 / 8, upper: float = 1 / 3,
+               training: bool = False) -> Tensor:
+    """As R torch's: the training form (slopes drawn), not in place."""
+    return nnf_rrelu(input, lower, upper, training=True)
 
 
 def nnf_gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -117,8 +152,11 @@ def nnf_tanh(input: Tensor) -> Tensor:
 
 
 def _log1p_exp(z: Tensor) -> Tensor:
-    """log(1 + exp(z)) without overflow."""
-    return z.clamp(min=0.0) + ((-z.abs()).exp() + 1.0).log()
+    """log(1 + exp(z)) without overflow; its derivative sigmoid(z) everywhere (at
+    0 too: each branch is smooth, and sees only its own side of 0)."""
+    above = z + (-z.clamp(min=0.0)).exp().log1p()
+    below = z.clamp(max=0.0).exp().log1p()
+    return _ops.where(z > 0, above, below)
 
 
 def nnf_softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
@@ -148,7 +186,7 @@ def nnf_hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def nnf_hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    return _ops.where(input.abs() > lambd, input, input * 0.0)
+    return _act.hardshrink(input, lambd)
 
 
 def nnf_softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
@@ -157,15 +195,16 @@ def nnf_softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 
 def nnf_threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
-    return _ops.where(input > threshold, input, input * 0.0 + value)
+    return _inplace_or(_act.threshold, inplace)(input, threshold, value)
+
+
+def nnf_threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    return nnf_threshold(input, threshold, value, inplace=True)
 
 
 @autocast_policy("prelu")
 def nnf_prelu(input: Tensor, weight: Tensor) -> Tensor:
-    w = weight
-    if input.ndim >= 2 and weight.numel() > 1:
-        w = weight.reshape((-1,) + (1,) * (input.ndim - 2))
-    return _ops.where(input > 0, input, input * w)
+    return _act.prelu(input, weight)
 
 
 def nnf_glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -271,42 +310,6 @@ def nnf_feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = Fa
     return _dropout(input, p, training, feature=True, alpha=True)
 
 
-def nnf_rrelu(input: Tensor, lower: float = 1 / 8, upper: float = 1 / 3,
-              training: bool = False, inplace: bool = False) -> Tensor:
-    """Randomized leaky ReLU: in training each negative element is scaled by its
-    own U(lower, upper) draw (libtorch's, from the default generator); in
-    evaluation by (lower + upper) / 2."""
-    if not input.is_floating_point():
-        raise RuntimeError(f"rrelu expects a floating point input, got {input.dtype!r}")
-    if not training:
-        return nnf_leaky_relu(input, (lower + upper) / 2)
-    if isinstance(input.data, MetaArray):
-        return input * 1.0
-    # (R torch hands libtorch a NULL generator here: the old seed behaviour's second one)
-    noise = random_nn.rrelu_noise(_cr.generator_of(None), input.data, lower, upper)
-    return input * wrap(noise)
-
-
-def nnf_rrelu_(input: Tensor, lower: float = 1 / 8, upper: float = 1 / 3,
-               training: bool = False) -> Tensor:
-    """R torch's nnf_rrelu_ (always in training mode, as R torch's is)."""
-    return nnf_rrelu(input, lower, upper, training=True)
-
-
-def nnf_gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False,
-                       dim: int = -1) -> Tensor:
-    """softmax((logits + g) / tau) with g the log of Exp(1) draws, as R torch
-    computes its noise; `hard`: the one-hot of the argmax, with the soft
-    result's gradient."""
-    noise = _cr.torch_empty(*logits.shape, dtype=logits.dtype)
-    gumbels = (logits + noise.exponential_().log()) / tau
-    y_soft = gumbels.softmax(dim)
-    if not hard:
-        return y_soft
-    index = y_soft.max(dim, keepdim=True)[1]
-    y_hard = _ops.creation.zeros_like(logits).scatter_(dim, index, 1.0)
-    return y_hard - y_soft.detach() + y_soft
-
 
 # --------------------------------------------------------------------------
 # Losses (targets of class-index losses are 0-based here)
@@ -374,16 +377,9 @@ def nnf_binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                          reduction: str = "mean",
                                          pos_weight: Tensor | None = None) -> Tensor:
     _same_shape(input, target, "binary_cross_entropy_with_logits")
-    # log(1 + exp(-x)) = softplus(-x), computed stably
-    sp_neg = _log1p_exp(-input)
-    if pos_weight is None:
-        loss = (1.0 - target) * input + sp_neg
-    else:
-        lw = (pos_weight - 1.0) * target + 1.0
-        loss = (1.0 - target) * input + lw * sp_neg
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"reduction must be one of 'mean', 'sum' or 'none', got {reduction!r}")
+    return _nn_ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
 
 
 def _class_dim_last(x: Tensor) -> Tensor:
@@ -504,10 +500,7 @@ def nnf_soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean")
 
 
 def nnf_cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    num = (x1 * x2).sum(dim=dim)
-    n1 = (x1 * x1).sum(dim=dim).sqrt().clamp(min=eps)
-    n2 = (x2 * x2).sum(dim=dim).sqrt().clamp(min=eps)
-    return num / (n1 * n2)
+    return _dist.cosine_similarity(x1, x2, dim, eps)
 
 
 @autocast_policy("cosine_embedding_loss")
@@ -522,8 +515,11 @@ def nnf_cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor,
 
 def nnf_pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                           keepdim: bool = False) -> Tensor:
-    d = (x1 - x2 + eps).abs()
-    return (d ** p).sum(dim=-1, keepdim=keepdim) ** (1.0 / p)
+    return _dist.pairwise_distance(x1, x2, p, eps, keepdim)
+
+
+def nnf_pdist(input: Tensor, p: float = 2) -> Tensor:
+    return _dist.pdist(input, p)
 
 
 @autocast_policy("triplet_margin_loss")
@@ -536,6 +532,30 @@ def nnf_triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
         ds = nnf_pairwise_distance(positive, negative, p, eps)
         dn = _ops.minimum(dn, ds)
     return _reduce((dp - dn + margin).clamp(min=0.0), reduction)
+
+
+def nnf_triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
+                                          distance_function: Any = None, margin: float = 1.0,
+                                          swap: bool = False,
+                                          reduction: str = "mean") -> Tensor:
+    """The triplet loss with any distance (a function of two tensors; the
+    pairwise distance by default)."""
+    dist = nnf_pairwise_distance if distance_function is None else distance_function
+    dp = dist(anchor, positive)
+    dn = dist(anchor, negative)
+    if swap:
+        dn = _ops.minimum(dn, dist(positive, negative))
+    return _reduce((dp - dn + margin).clamp(min=0.0), reduction)
+
+
+def nnf_ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any,
+                 blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    """The CTC loss of log-probabilities (T, N, C) (ops/ctc.py); targets and blank
+    are class numbers from 0 (the blank), in R too, as in R torch."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"reduction must be one of 'mean', 'sum' or 'none', got {reduction!r}")
+    return _ctc.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                         {"none": 0, "mean": 1, "sum": 2}[reduction], zero_infinity)
 
 
 def nnf_multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -829,6 +849,11 @@ nnf_conv2d = _conv(2)
 nnf_conv3d = _conv(3)
 
 
+def nnf_conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """A 1-d convolution of time-major input (time, batch, channels)."""
+    return _nn_ops.conv_tbc(input, weight, bias, pad)
+
+
 def _conv_transpose(nd: int):
     def conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                        stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
@@ -890,22 +915,6 @@ nnf_max_pool2d = _max_pool(2)
 nnf_max_pool3d = _max_pool(3)
 
 
-def _avg_pool_conv(x: Tensor, k: tuple, s: tuple, p: tuple, ceil_mode: bool,
-                   count_include_pad: bool, divisor: Any) -> Tensor:
-    """Average pooling as a per-channel convolution with a kernel of ones,
-    divided by each window's count."""
-    nd = len(k)
-    extra = _K._ceil_extra(x.shape[2:], k, s, p, (1,) * nd, ceil_mode)
-    if any(extra):  # ceil_mode: room for the last, partial windows
-        x = constant_pad_nd(x, tuple(v for e in reversed(extra) for v in (0, e)), 0.0)
-    c = x.shape[1]
-    ones = wrap(np.ones((c, 1) + k, dtype=x.data.dtype))
-    total = convolution(x, ones, None, s, p, (1,) * nd, False, (0,) * nd, c)
-    size = tuple(sz - e for sz, e in zip(x.shape[2:], extra))
-    div = _K._avg_divisor(size, total.shape[2:], k, s, p, count_include_pad, divisor)
-    return total / wrap(np.asarray(div, dtype=x.data.dtype))
-
-
 def _avg_pool(nd: int):
     def avg_pool(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  ceil_mode: bool = False, count_include_pad: bool = True,
@@ -914,14 +923,18 @@ def _avg_pool(nd: int):
         k = _K._tuple(kernel_size, nd)
         s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
             else _K._tuple(stride, nd)
-        out = _avg_pool_conv(x, k, s, _K._tuple(padding, nd), bool(ceil_mode),
+        out = avg_pool_conv(x, k, s, _K._tuple(padding, nd), bool(ceil_mode),
                              bool(count_include_pad), divisor_override)
         return out.squeeze(0) if unbatched else out
     avg_pool.__name__ = f"nnf_avg_pool{nd}d"
     return avg_pool
 
 
-nnf_avg_pool1d = _avg_pool(1)
+def nnf_avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                   ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+    return _pool.avg_pool1d(input, kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+
 nnf_avg_pool2d = _avg_pool(2)
 nnf_avg_pool3d = _avg_pool(3)
 
@@ -958,7 +971,7 @@ def _adaptive(nd: int, kind: str):
         if all(i % o == 0 for i, o in zip(in_sz, sizes)):
             k = tuple(i // o for i, o in zip(in_sz, sizes))
             if kind == "avg":
-                out = _avg_pool_conv(x, k, k, (0,) * nd, False, True, None)
+                out = avg_pool_conv(x, k, k, (0,) * nd, False, True, None)
             else:
                 out, idx = _max_pool_gather(x, k, k, (0,) * nd, (1,) * nd, False)
                 if return_indices:
@@ -987,6 +1000,136 @@ nnf_adaptive_avg_pool3d = _adaptive(3, "avg")
 nnf_adaptive_max_pool1d = _adaptive(1, "max")
 nnf_adaptive_max_pool2d = _adaptive(2, "max")
 nnf_adaptive_max_pool3d = _adaptive(3, "max")
+
+
+# --------------------------------------------------------------------------
+# Unpooling and fractional max pooling (ops/pooling.py), with R torch's
+# argument handling
+
+
+def _unpool_size(input: Tensor, kernel: tuple, stride: tuple, padding: tuple,
+                 output_size: Any) -> tuple:
+    """The unpooled spatial size: max pooling's input size, or `output_size`
+    (its last dims: a full size with batch and channels may be given)."""
+    nd = len(kernel)
+    if output_size is None:
+        return tuple((input.shape[input.ndim - nd + d] - 1) * stride[d] + kernel[d] -
+                     2 * padding[d] for d in range(nd))
+    size = tuple(int(s) for s in np.asarray(output_size).reshape(-1))
+    if len(size) == nd + 2:
+        size = size[2:]
+    if len(size) != nd:
+        raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} "
+                         f"elements, but it has a length of '{len(size)}'")
+    return size
+
+
+def _unpool_args(kernel_size: Any, stride: Any, padding: Any, nd: int) -> tuple:
+    k = _K._tuple(kernel_size, nd)
+    s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
+        else _K._tuple(stride, nd)
+    return k, s, _K._tuple(padding, nd)
+
+
+def nnf_max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                     padding: Any = 0, output_size: Any = None) -> Tensor:
+    """As R torch's: unpooled as 2-d planes of width 1, (N, C, L, 1) (R torch's
+    squeeze of the width misses it)."""
+    k, s, p = _unpool_args(kernel_size, stride, padding, 1)
+    size = _unpool_size(input, k, s, p, output_size) + (1,)
+    return _pool.max_unpool2d(input.unsqueeze(2), indices.unsqueeze(2), size)
+
+
+def nnf_max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                     padding: Any = 0, output_size: Any = None) -> Tensor:
+    k, s, p = _unpool_args(kernel_size, stride, padding, 2)
+    return _pool.max_unpool2d(input, indices, _unpool_size(input, k, s, p, output_size))
+
+
+def nnf_max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                     padding: Any = 0, output_size: Any = None) -> Tensor:
+    k, s, p = _unpool_args(kernel_size, stride, padding, 3)
+    return _pool.max_unpool3d(input, indices, _unpool_size(input, k, s, p, output_size), s, p)
+
+
+def _fractional_max_pool(nd: int):
+    def fractional_max_pool(input: Tensor, kernel_size: Any, output_size: Any = None,
+                            output_ratio: Any = None, return_indices: bool = False,
+                            random_samples: Tensor | None = None) -> Any:
+        if output_size is None:
+            if output_ratio is None:
+                raise ValueError("output_ratio should not be NULL if output_size is NULL")
+            ratio = tuple(float(r) for r in np.broadcast_to(np.asarray(output_ratio,
+                                                                       dtype=float), (nd,)))
+            output_size = tuple(int(input.shape[input.ndim - nd + d] * ratio[d])
+                                for d in range(nd))
+        if random_samples is None:  # one sample per plane and spatial dim
+            batch = input.shape[0] if input.ndim == nd + 2 else 1
+            random_samples = _cr.torch_rand(batch, input.shape[input.ndim - nd - 1], nd,
+                                            dtype=input.dtype)
+        op = _pool.fractional_max_pool2d if nd == 2 else _pool.fractional_max_pool3d
+        out = op(input, kernel_size, output_size, random_samples)
+        return out if return_indices else out[0]
+    fractional_max_pool.__name__ = f"nnf_fractional_max_pool{nd}d"
+    return fractional_max_pool
+
+
+nnf_fractional_max_pool2d = _fractional_max_pool(2)
+nnf_fractional_max_pool3d = _fractional_max_pool(3)
+
+
+def nnf_unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+               stride: Any = 1) -> Tensor:
+    """Every kernel_size window of a (N, C, H, W) input as a column:
+    (N, C * kh * kw, blocks)."""
+    return _pool.im2col(input, kernel_size, dilation, padding, stride)
+
+
+def nnf_fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
+             padding: Any = 0, stride: Any = 1) -> Tensor:
+    """nnf_unfold's adjoint: columns summed back into (N, C, *output_size)."""
+    return _pool.col2im(input, output_size, kernel_size, dilation, padding, stride)
+
+
+def nnf_pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    return _ops.REGISTRY["pixel_shuffle"].fn(input, upscale_factor)
+
+
+def nnf_local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                            k: float = 1.0) -> Tensor:
+    """Each value divided by (k + alpha * the mean square over `size` neighbouring
+    channels) ^ beta, composed as libtorch does it (average pooling of the
+    padded squares)."""
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} "
+                         "dimensions)")
+    size = int(size)
+    div = (input * input).unsqueeze(1)
+    if input.ndim == 3:
+        div = nnf_pad(div, (0, 0, size // 2, (size - 1) // 2))
+        div = nnf_avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = tuple(input.shape)
+        div = div.reshape(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = nnf_pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = nnf_avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1)
+        div = div.reshape(*sizes)
+    return input / (div * alpha + k) ** beta
+
+
+def nnf_gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False,
+                       dim: int = -1) -> Tensor:
+    """softmax((logits + g) / tau) with g the log of Exp(1) draws, as R torch
+    computes its noise; `hard`: the one-hot of the argmax, with the soft
+    result's gradient."""
+    noise = _cr.torch_empty(*logits.shape, dtype=logits.dtype)
+    gumbels = (logits + noise.exponential_().log()) / tau
+    y_soft = gumbels.softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = _ops.creation.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
 
 
 def nnf_flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:

@@ -146,6 +146,38 @@ nn_contrib_sparsemax = _activation("nn_contrib_sparsemax", F.nnf_contrib_sparsem
                                    [("dim", -1)])
 
 
+class nn_rrelu(Module):
+    """rrelu: slopes drawn in training, their mean in evaluation."""
+
+    def __init__(self, lower: float = 1 / 8, upper: float = 1 / 3,
+                 inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, bool(inplace)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.nnf_rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+
+class nn_softmax2d(Module):
+    """Softmax over dim 0 (R torch's: its `dim = 1` is the first dim, not
+    PyTorch's channels, -3)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.nnf_softmax(input, 0)
+
+
+class nn_pairwise_distance(Module):
+    def __init__(self, p: float = 2, eps: float = 1e-6, keepdim: bool = False) -> None:
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, bool(keepdim)
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return F.nnf_pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
 class nn_prelu(Module):
     def __init__(self, num_parameters: int = 1, init: float = 0.25) -> None:
         super().__init__()
@@ -154,17 +186,6 @@ class nn_prelu(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.nnf_prelu(input, self.weight)
-
-
-class nn_rrelu(Module):
-    """Randomized leaky ReLU: random slopes in training, their mean in evaluation."""
-
-    def __init__(self, lower: float = 1 / 8, upper: float = 1 / 3, inplace: bool = False) -> None:
-        super().__init__()
-        self.lower, self.upper = float(lower), float(upper)
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.nnf_rrelu(input, self.lower, self.upper, self.training)
 
 
 # --------------------------------------------------------------------------
@@ -263,17 +284,53 @@ class nn_embedding(Module):
         return F.nnf_embedding(input, self.weight, self.padding_idx, self.max_norm,
                                self.norm_type)
 
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
+                        padding_idx: int | None = None, max_norm: float | None = None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False) -> "nn_embedding":
+        """An embedding whose weight is `embeddings` (rows: the embeddings), not
+        trained unless freeze is FALSE."""
+        if embeddings.ndim != 2:
+            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+        out = cls(embeddings.shape[0], embeddings.shape[1], padding_idx, max_norm, norm_type,
+                  scale_grad_by_freq, sparse, _weight=embeddings)
+        out.weight.requires_grad_(not freeze)
+        return out
+
 
 class nn_embedding_bag(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
                  sparse: bool = False, include_last_offset: bool = False,
-                 padding_idx: int | None = None) -> None:
+                 padding_idx: int | None = None, _weight: Tensor | None = None) -> None:
         super().__init__()
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
         self.mode, self.padding_idx = mode, padding_idx
-        self.weight = nn_parameter(_empty(self.num_embeddings, self.embedding_dim))
-        init.nn_init_normal_(self.weight)
+        if _weight is None:
+            self.weight = nn_parameter(_empty(self.num_embeddings, self.embedding_dim))
+            init.nn_init_normal_(self.weight)
+        elif tuple(_weight.shape) != (self.num_embeddings, self.embedding_dim):
+            raise ValueError("Shape of `.weight` does not match num_embeddings and "
+                             "embedding_dim")
+        else:
+            self.weight = nn_parameter(_weight)
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
+                        max_norm: float | None = None, norm_type: float = 2.0,
+                        scale_grad_by_freq: bool = False, mode: str = "mean",
+                        sparse: bool = False, include_last_offset: bool = False,
+                        padding_idx: int | None = None) -> "nn_embedding_bag":
+        """A bag of embeddings whose weight is `embeddings`, not trained unless
+        freeze is FALSE."""
+        if embeddings.ndim != 2:
+            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+        out = cls(embeddings.shape[0], embeddings.shape[1], max_norm, norm_type,
+                  scale_grad_by_freq, mode, sparse, include_last_offset, padding_idx,
+                  _weight=embeddings)
+        out.weight.requires_grad_(not freeze)
+        return out
 
     def forward(self, input: Tensor, offsets: Tensor | None = None,
                 per_sample_weights: Tensor | None = None) -> Tensor:
@@ -504,6 +561,59 @@ nn_lp_pool1d = _activation("nn_lp_pool1d", F.nnf_lp_pool1d,
 nn_lp_pool2d = _activation("nn_lp_pool2d", F.nnf_lp_pool2d,
                            [("norm_type", None), ("kernel_size", None), ("stride", None),
                             ("ceil_mode", False)])
+
+
+def _max_unpool(name: str, nd: int) -> type:
+    fn = getattr(F, f"nnf_max_unpool{nd}d")
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        Module.__init__(self)
+        self.kernel_size = _tuple(kernel_size, nd)
+        self.stride = self.kernel_size if stride is None else _tuple(stride, nd)
+        self.padding = _tuple(padding, nd)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        return fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    return type(name, (Module,), {"__init__": __init__, "forward": forward,
+                                  "__module__": __name__})
+
+
+nn_max_unpool1d = _max_unpool("nn_max_unpool1d", 1)
+nn_max_unpool2d = _max_unpool("nn_max_unpool2d", 2)
+nn_max_unpool3d = _max_unpool("nn_max_unpool3d", 3)
+
+
+def _fractional_max_pool(name: str, nd: int) -> type:
+    fn = getattr(F, f"nnf_fractional_max_pool{nd}d")
+
+    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                 return_indices: bool = False) -> None:
+        Module.__init__(self)
+        if output_size is None and output_ratio is None:
+            raise ValueError("both output_size and output_ratio are NULL")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("both output_size and output_ratio are not NULL")
+        if output_ratio is not None:
+            output_ratio = tuple(float(r) for r in
+                                 (output_ratio if isinstance(output_ratio, (list, tuple))
+                                  else (output_ratio,) * nd))
+            if any(r > 1 or r < 0 for r in output_ratio):
+                raise ValueError("output_ratio must be between 0 and 1.")
+        self.kernel_size = _tuple(kernel_size, nd)
+        self.output_size = None if output_size is None else _tuple(output_size, nd)
+        self.output_ratio, self.return_indices = output_ratio, bool(return_indices)
+
+    def forward(self, input: Tensor) -> Any:
+        return fn(input, self.kernel_size, self.output_size, self.output_ratio,
+                  self.return_indices)
+
+    return type(name, (Module,), {"__init__": __init__, "forward": forward,
+                                  "__module__": __name__})
+
+
+nn_fractional_max_pool2d = _fractional_max_pool("nn_fractional_max_pool2d", 2)
+nn_fractional_max_pool3d = _fractional_max_pool("nn_fractional_max_pool3d", 3)
 
 
 class nn_upsample(Module):

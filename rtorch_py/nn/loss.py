@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from . import functional as F
+from .layers import nn_pairwise_distance
 from .module import Module, options_signature
 
 
@@ -71,6 +72,34 @@ nn_multilabel_margin_loss = _loss("nn_multilabel_margin_loss", F.nnf_multilabel_
                                   [_R])
 nn_multi_margin_loss = _loss("nn_multi_margin_loss", F.nnf_multi_margin_loss,
                              [("p", 1), ("margin", 1.0), ("weight", None), _R])
+
+nn_ctc_loss = _loss("nn_ctc_loss", F.nnf_ctc_loss,
+                    [("blank", 0), _R, ("zero_infinity", False)], n_inputs=4)
+
+
+class nn_triplet_margin_with_distance_loss(Module):
+    """The triplet loss with a distance function (a child nn_pairwise_distance
+    by default, as in R torch)."""
+
+    def __init__(self, distance_function: Any = None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean") -> None:
+        super().__init__()
+        self.distance_function = nn_pairwise_distance() if distance_function is None \
+            else distance_function
+        self.margin, self.swap, self.reduction = margin, bool(swap), reduction
+
+    def forward(self, anchor: Any, positive: Any, negative: Any) -> Any:
+        return F.nnf_triplet_margin_with_distance_loss(
+            anchor, positive, negative, self.distance_function, self.margin, self.swap,
+            self.reduction)
+
+
+class nn_adaptive_log_softmax_with_loss(Module):
+    """Not built in R torch 0.17 either: constructing one is an error, as there."""
+
+    def __init__(self, in_features: int, n_classes: int, cutoffs: Any, div_value: float = 4,
+                 head_bias: bool = False) -> None:
+        raise NotImplementedError("not yet implemented")
 
 
 __all__ = [n for n in list(globals()) if n.startswith("nn_")]

@@ -1,5 +1,5 @@
 """Recurrent layers: `nn_rnn`, `nn_gru`, `nn_lstm` (multi-layer, bidirectional,
-batch_first), with PyTorch's parameter names and gate order. RNN and GRU are
+batch_first, packed sequences), with PyTorch's parameter names and gate order. RNN and GRU are
 unrolled over time with tensor ops (so autograd needs nothing special); each
 LSTM layer and direction is one fused node (`ops.nn_functional.lstm_layer`), as
 PyTorch's fused cells are."""
@@ -11,11 +11,12 @@ from typing import Any
 from .. import creation as _cr
 from ..ops.creation import arange as torch_arange, zeros as torch_zeros
 from .. import ops as _ops
-from ..tensor import Tensor, traceable
+from ..tensor import Tensor, traceable, wrap
 from ..ops.nn_functional import lstm_layer
 from . import functional as F
 from . import init
 from .module import Module, nn_parameter
+from .packed import PackedSequence, padded_in_sorted_order, repack
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "GRU": 3, "LSTM": 4}
 
@@ -52,10 +53,17 @@ class _RNNBase(Module):
                     init.nn_init_uniform_(p, -bound, bound)
                     setattr(self, name + suffix, p)
 
-    def forward(self, input: Tensor, hx: Any = None) -> Any:
-        batched = input.ndim == 3
-        x = input if batched else input.unsqueeze(1 if not self.batch_first else 0)
+    def forward(self, input: Any, hx: Any = None) -> Any:
+        packed = input if isinstance(input, PackedSequence) else None
         lstm = self.mode == "LSTM"
+        if packed is not None:  # padded, time first, in the packed (sorted) order
+            x, lengths = padded_in_sorted_order(packed)
+            batched, batch_first = True, False
+            if hx is not None and packed.sorted_indices is not None:
+                hx = _permute_hidden(hx, packed.sorted_indices)
+        else:
+            batched, batch_first, lengths = input.ndim == 3, self.batch_first, None
+            x = input if batched else input.unsqueeze(1 if not self.batch_first else 0)
         if hx is not None:
             h0 = list(hx[:2]) if lstm else hx
             if not batched:
@@ -64,10 +72,20 @@ class _RNNBase(Module):
         params = [p for layer in range(self.num_layers) for d in range(2 if self.bidirectional
                                                                         else 1)
                   for p in self._layer_parameters(layer, d)]
+        mode = self.mode if self.mode != "RNN" else \
+            ("RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU")
+        if lengths is not None:  # (each sequence stops at its length: step by step)
+            out, *hidden = _recurrence(mode, x, hx, params, self.bias, self.num_layers,
+                                       self.dropout, self.training, self.bidirectional,
+                                       False, lengths)
+            out = repack(out, packed)
+            if packed.unsorted_indices is not None:
+                hidden = [h.index_select(1, packed.unsorted_indices) for h in hidden]
+            return [out, hidden] if lstm else [out, hidden[0]]
         fn = {"LSTM": rnn_lstm, "GRU": rnn_gru}.get(self.mode) or \
             (rnn_tanh if self.nonlinearity == "tanh" else rnn_relu)
         out, *hidden = fn(x, hx, params, self.bias, self.num_layers, self.dropout,
-                          self.training, self.bidirectional, self.batch_first)
+                          self.training, self.bidirectional, batch_first)
         if not batched:
             out = out.squeeze(0 if self.batch_first else 1)
             hidden = [h.squeeze(1) for h in hidden]
@@ -87,9 +105,21 @@ class _RNNBase(Module):
 # from zeros.
 
 
+def _permute_hidden(hx: Any, order: Tensor) -> Any:
+    """The initial states given in the batch's order, in the packed (sorted) one."""
+    if isinstance(hx, (list, tuple)):
+        return [h.index_select(1, order) for h in hx]
+    return hx.index_select(1, order)
+
+
 def _cell(mode: str, x: Tensor, h: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Any,
           b_hh: Any) -> Any:
     gi = F.nnf_linear(x, w_ih, b_ih)
+    if mode == "LSTM":  # (a packed sequence's steps; otherwise the fused layer)
+        hx, cx = h
+        i, f, c, o = (gi + F.nnf_linear(hx, w_hh, b_hh)).chunk(4, 1)
+        cy = f.sigmoid() * cx + i.sigmoid() * c.tanh()
+        return o.sigmoid() * cy.tanh(), cy
     gh = F.nnf_linear(h, w_hh, b_hh)
     if mode == "GRU":
         ir, iz, inn = gi.chunk(3, 1)
@@ -104,7 +134,9 @@ def _cell(mode: str, x: Tensor, h: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Any,
 
 def _recurrence(mode: str, input: Tensor, hx: Any, params: list, has_biases: bool,
                 num_layers: int, dropout: float, train: bool, bidirectional: bool,
-                batch_first: bool) -> tuple:
+                batch_first: bool, lengths: Any = None) -> tuple:
+    """`lengths` (time-first input in decreasing length order, a packed sequence's):
+    a sequence keeps its state once its steps are done."""
     lstm = mode == "LSTM"
     x = input.transpose(0, 1) if batch_first else input
     seq, batch = x.shape[0], x.shape[1]
@@ -127,7 +159,7 @@ def _recurrence(mode: str, input: Tensor, hx: Any, params: list, has_biases: boo
             w = params[k * per:(k + 1) * per]
             w_ih, w_hh = w[0], w[1]
             b_ih, b_hh = (w[2], w[3]) if has_biases else (None, None)
-            if lstm:
+            if lstm and lengths is None:
                 # the fused layer: one node for the whole sequence
                 xin = _flip(layer_in) if d else layer_in
                 ys, hT, cT = lstm_layer(xin, h0[k], c0[k], w_ih, w_hh, b_ih, b_hh)
@@ -135,14 +167,21 @@ def _recurrence(mode: str, input: Tensor, hx: Any, params: list, has_biases: boo
                 h_n.append(hT)
                 c_n.append(cT)
                 continue
-            h = h0[k]
+            h = (h0[k], c0[k]) if lstm else h0[k]
             steps = range(seq - 1, -1, -1) if d else range(seq)
             ys = [None] * seq
             for t in steps:
-                h = _cell(mode, layer_in[t], h, w_ih, w_hh, b_ih, b_hh)
-                ys[t] = h
+                new = _cell(mode, layer_in[t], h, w_ih, w_hh, b_ih, b_hh)
+                if lengths is not None:
+                    running = wrap((t < lengths).reshape(-1, 1))
+                    new = tuple(_ops.where(running, a, b) for a, b in zip(new, h)) \
+                        if lstm else _ops.where(running, new, h)
+                h = new
+                ys[t] = h[0] if lstm else h
             outs.append(_ops.stack(ys, 0))
-            h_n.append(h)
+            h_n.append(h[0] if lstm else h)
+            if lstm:
+                c_n.append(h[1])
         layer_in = outs[0] if dirs == 1 else _ops.cat(outs, 2)
         if dropout and train and layer < num_layers - 1:
             layer_in = F.nnf_dropout(layer_in, dropout, True)

@@ -1,4 +1,5 @@
-"""`nn_utils_clip_grad_norm_()` and `nn_utils_clip_grad_value_()`."""
+"""`nn_utils_clip_grad_norm_()`, `nn_utils_clip_grad_value_()` and
+`nn_utils_weight_norm`."""
 from __future__ import annotations
 
 import math
@@ -7,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor, wrap
-from .module import write_
+from ..ops.distance import _weight_norm, norm_except_dim
+from .module import Module, nn_parameter, write_
 
 
 def _params(parameters: Any) -> list[Tensor]:
@@ -47,3 +49,53 @@ def nn_utils_clip_grad_value_(parameters: Any, clip_value: float) -> None:
     for p in _params(parameters):
         write_(p.grad, np.clip(p.grad.data, -float(clip_value), float(clip_value)))
 
+
+
+class nn_utils_weight_norm:
+    """Weight normalisation (R torch's R6 class: `nn_utils_weight_norm$new(name,
+    dim)`): `apply(module)` replaces the parameter `name` by a magnitude
+    `<name>_g` (its norm over every dim but `dim`; -1: all of it) and a direction
+    `<name>_v`, and sets `name` to g * v / ||v||, which `recompute(module)`
+    computes again (call it in forward); `remove(module)` makes it a parameter
+    again. Dims are 0-based here (1-based in R)."""
+
+    def __init__(self, name: str = "weight", dim: int | None = None) -> None:
+        self.name = name
+        self.dim = -1 if dim is None else int(dim)
+
+    @classmethod
+    def new(cls, name: str = "weight", dim: int | None = None) -> "nn_utils_weight_norm":
+        """R torch's spelling of the constructor."""
+        return cls(name, dim)
+
+    def compute_weight(self, module: Module, name: str | None = None,
+                       dim: int | None = None) -> Tensor:
+        name = name or self.name
+        dim = self.dim if dim is None else int(dim)
+        return _weight_norm(getattr(module, name + "_v"), getattr(module, name + "_g"), dim)
+
+    def apply(self, module: Module, name: str | None = None, dim: int | None = None) -> Module:
+        name = name or self.name
+        dim = self.dim if dim is None else int(dim)
+        weight = getattr(module, name)
+        delattr(module, name)
+        module.register_parameter(name + "_g", nn_parameter(
+            norm_except_dim(weight, 2, dim).detach()))
+        module.register_parameter(name + "_v", nn_parameter(weight.detach()))
+        setattr(module, name, self.compute_weight(module, name, dim))
+        return module
+
+    def call(self, module: Module) -> Module:
+        setattr(module, self.name, self.compute_weight(module))
+        return module
+
+    def recompute(self, module: Module) -> Module:
+        return self.call(module)
+
+    def remove(self, module: Module, name: str | None = None) -> Module:
+        name = name or self.name
+        weight = self.compute_weight(module, name)
+        delattr(module, name + "_g")
+        delattr(module, name + "_v")
+        setattr(module, name, nn_parameter(weight.detach()))
+        return module

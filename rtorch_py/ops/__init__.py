@@ -9,9 +9,10 @@ Bottom up:
 - `operands` (operands to arrays, PyTorch's result dtypes, the one decision on a
   number operand), `views` (the view and in-place machinery), `nn_kernels` (the array
   work of convolution, pooling and the LSTM layer)
-- families: `pointwise` (with `special`), `reduction`, `sorting`, `shape`, `indexing`,
-  `linalg`, `fft`, `conversion`, `creation`, `nn_functional`, `upsample`, `grid_sample`,
-  `sparse`
+- families: `pointwise` (with `special`, and `activation`: elu, threshold, rrelu...),
+  `reduction`, `sorting`, `shape`, `indexing`, `linalg`, `distance` (cosine_similarity,
+  pdist, renorm...), `fft`, `conversion`, `creation`, `nn_functional`, `pooling` (unpooling,
+  fractional max pooling), `ctc` (the CTC loss), `upsample`, `grid_sample`, `sparse`
   (the sparse layout: its tensors and their ops)
 - `out_forms`: the `torch_<name>_out(out, ...)` forms, made from the registry
 - `samples`: the sample inputs the generated tests run every op on
@@ -22,15 +23,17 @@ each op's declaration.
 from __future__ import annotations
 
 # (importing a family declares its ops)
-from . import (conversion, creation, fft, grid_sample, indexing, linalg,  # noqa: F401
-               nn_functional, pointwise, reduction, shape, sorting, sparse, upsample)
+from . import (activation, conversion, creation, ctc, distance, fft,  # noqa: F401
+               grid_sample, indexing, linalg, nn_functional, pointwise, pooling, reduction,
+               shape, sorting, sparse, upsample)
 from .conversion import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .pointwise import *  # noqa: F401,F403
 from .recording import OUTPUT, formula, needs_grad, record, sum_to  # noqa: F401
 from .reduction import *  # noqa: F401,F403
-from .registry import REGISTRY, OpSpec, methods, python_functions  # noqa: F401
+from .registry import (REGISTRY, OpSpec, forward_rule_kind, forward_rules,  # noqa: F401
+                       methods, python_functions)
 from .dispatch import op  # noqa: F401
 from .out_forms import out_functions  # noqa: F401
 from .shape import *  # noqa: F401,F403

@@ -8,7 +8,7 @@ import numpy as np
 from ..creation import device_type, no_device
 from ..engine import bump_version
 from ..meta import meta_array
-from ..tensor import Tensor, as_dtype, wrap
+from ..tensor import QPARAMS, Tensor, as_dtype, wrap
 from .operands import _data, _fill_value, _shape
 from .recording import formula, needs_grad, record
 from .dispatch import op
@@ -24,7 +24,7 @@ def CloneBackward0(n, g):
     return (g,)
 
 
-@op(samples=S.unary, names="keep")
+@op(samples=S.unary, names="keep", forward="linear")
 def clone(self: Tensor, memory_format: Any = None) -> Tensor:
     return record(self.data.copy(), CloneBackward0, (self,))
 
@@ -34,7 +34,7 @@ def ToCopyBackward0(n, g):
     return (g,)  # the engine casts back to the input's dtype
 
 
-@op(function=False, names="keep")
+@op(function=False, names="keep", forward="linear")
 def to(self: Tensor, dtype: Any = None, device: Any = None, other: Any = None,
        non_blocking: bool = False, copy: bool = False, memory_format: Any = None) -> Tensor:
     """To another dtype (or `other`'s dtype; a tensor as the first argument
@@ -73,12 +73,18 @@ def _to_device(self: Tensor, device: str, dtype: Any) -> Tensor:
     raise no_device(device)
 
 
-@op("float", function=False, names="keep")
+@op(function=False, names="keep", samples=S.type_as)
+def type_as(self: Tensor, other: Tensor) -> Tensor:
+    """self in other's dtype."""
+    return to(self, dtype=other.dtype)
+
+
+@op("float", function=False, names="keep", forward="linear")
 def float_(self: Tensor, memory_format: Any = None) -> Tensor:
     return to(self, "float32")
 
 
-@op(function=False, names="keep")
+@op(function=False, names="keep", forward="linear")
 def double(self: Tensor, memory_format: Any = None) -> Tensor:
     return to(self, "float64")
 
@@ -145,6 +151,8 @@ def CopyBackwards(n, g):
 def copy_(self: Tensor, src: Any) -> Tensor:
     s = src if isinstance(src, Tensor) else None
     _check_inplace(self, s)
+    if QPARAMS in self.__dict__ and s is not None and QPARAMS in s.__dict__:
+        return _copy_quantized(self, s)
     try:
         np.copyto(self.data, _data(src), casting="unsafe")
     except ValueError:
@@ -155,3 +163,66 @@ def copy_(self: Tensor, src: Any) -> Tensor:
     return _record_inplace(self, CopyBackwards, (self, s), ())
 
 
+
+
+def _copy_quantized(self: Tensor, src: Tensor) -> Tensor:
+    """A quantized tensor takes another's integers and its scale and zero point."""
+    if self.dtype is not src.dtype or tuple(self.shape) != tuple(src.shape):
+        raise RuntimeError(f"copy_: a quantized tensor copies one of its own dtype and shape, "
+                           f"got {src.dtype!r} {_shape(src.shape)} for {self.dtype!r} "
+                           f"{_shape(self.shape)}")
+    self.data.view(np.ndarray)[...] = src.data.view(np.ndarray)
+    self.__dict__[QPARAMS] = src.__dict__[QPARAMS]
+    bump_version(self)
+    return self
+
+
+# ==========================================================================
+# Questions about a tensor (a logical answer)
+
+@op(method=False, samples=S.any_dtype, differentiable=False)
+def is_complex(self: Tensor) -> bool:
+    return self.data.dtype.kind == "c"
+
+
+@op(function=False, samples=S.same_size, differentiable=False)
+def is_same_size(self: Tensor, other: Tensor) -> bool:
+    return tuple(self.shape) == tuple(other.shape)
+
+
+@op(function=False, samples=S.any_dtype, differentiable=False)
+def is_signed(self: Tensor) -> bool:
+    """False for the unsigned dtypes: uint8 and bool."""
+    return self.data.dtype.kind not in "ub"
+
+
+@op(function=False, samples=S.any_dtype, differentiable=False)
+def is_conj(self: Tensor) -> bool:
+    """No lazy conjugate views here: conj() computes its values."""
+    return False
+
+
+@op(function=False, samples=S.any_dtype, differentiable=False)
+def is_neg(self: Tensor) -> bool:
+    """No lazy negative views here."""
+    return False
+
+
+@op(function=False, samples=S.any_dtype, names="keep")
+def resolve_conj(self: Tensor) -> Tensor:
+    return self
+
+
+@op(function=False, samples=S.any_dtype, names="keep")
+def resolve_neg(self: Tensor) -> Tensor:
+    return self
+
+
+@op(samples=S.one_value, differentiable=False)
+def is_nonzero(self: Tensor) -> bool:
+    """Whether the tensor's one value is not 0 (more or no values: an error)."""
+    n = self.data.size
+    if n != 1:
+        what = "no values" if n == 0 else "more than one value"
+        raise RuntimeError(f"Boolean value of Tensor with {what} is ambiguous")
+    return bool(self.data.reshape(-1)[0] != 0)

@@ -25,12 +25,14 @@ from ..tensor import (Tensor, as_dtype, bool_, default_complex, get_default_dtyp
                       promote_types, wrap)
 from .conversion import ToCopyBackward0
 from .operands import _whole
-from .recording import formula, record
+from .pointwise import _inplace
+from . import special
+from .recording import OUTPUT, formula, record
 from .dispatch import op
 from .samples import creation as S
 from .views import _check_inplace, _record_inplace
 
-__all__ = ["torch_complex", "torch_polar", "torch_real", "torch_imag"]
+__all__ = ["torch_complex", "torch_polar", "torch_real", "torch_imag", "angle", "conj"]
 
 
 def _parts(a: Any, b: Any) -> tuple:
@@ -112,6 +114,59 @@ def torch_imag(self: Tensor) -> Tensor:
     return record(np.ascontiguousarray(self.data.imag), ImagBackward0, (self,))
 
 
+@formula
+def AngleBackward0(n, g, x):
+    if x.data.dtype.kind != "c":  # a real number's angle (0 or pi) is flat
+        return (g * 0,)
+    # d angle: i z / |z|^2 (0 at 0), PyTorch's convention for complex gradients
+    r2 = x.abs() ** 2
+    zero = r2 == 0
+    return (torch_complex(g * 0, g) * x / r2.masked_fill(zero, 1) * (~zero),)
+
+
+@op(samples=S.angle, names="keep")
+def angle(self: Tensor) -> Tensor:
+    """The argument of each element: atan2(imaginary, real) (0 or pi for reals)."""
+    d = self.data
+    if d.dtype.kind == "c":
+        out = np.angle(d)
+    else:
+        f = d if d.dtype.kind == "f" else d.astype(get_default_dtype().np)
+        out = np.where(f < 0, np.pi, 0.0).astype(f.dtype)
+        out[np.isnan(f)] = np.nan
+    return record(np.asarray(out), AngleBackward0, (self,), (self,))
+
+
+@formula
+def ConjBackward0(n, g):
+    return (conj(g),)
+
+
+@op(samples=S.complex_input, names="keep")
+def conj(self: Tensor) -> Tensor:
+    """The complex conjugate (a copy here; PyTorch's is a lazy view). A real tensor
+    is its own conjugate: returned as it is, as in PyTorch."""
+    if self.data.dtype.kind != "c":
+        return self
+    return record(np.conj(self.data), ConjBackward0, (self,))
+
+
+@formula
+def ConjPhysicalBackward0(n, g):
+    return (conj_physical(g),)
+
+
+@op(function=False, samples=S.complex_input, names="keep")
+def conj_physical(self: Tensor) -> Tensor:
+    """The complex conjugate, computed (conj() is the same here: no lazy views)."""
+    if self.data.dtype.kind != "c":
+        return self
+    return record(np.conj(self.data), ConjPhysicalBackward0, (self,))
+
+
+op("conj_physical_", function=False)(_inplace(conj_physical, "conj_physical_"))
+
+
 # --------------------------------------------------------------------------
 # Deterministic constructors (no gradient flows into a new tensor)
 
@@ -134,21 +189,21 @@ def _filled(make: Any, size: tuple, names: Any, dtype: Any, device: Any,
 
 @_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"))
 def zeros(*size: Any, names: Any = None, dtype: Any = None, layout: Any = None,
-          device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+          device: Any = None, requires_grad: bool = False) -> Tensor:
     _cr.strided_only(layout, "torch_zeros")
     return _filled(np.zeros, size, names, dtype, device, requires_grad)
 
 
 @_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"))
 def ones(*size: Any, names: Any = None, dtype: Any = None, layout: Any = None,
-         device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+         device: Any = None, requires_grad: bool = False) -> Tensor:
     _cr.strided_only(layout, "torch_ones")
     return _filled(np.ones, size, names, dtype, device, requires_grad)
 
 
 @_factory(samples=S.full, r_conventions=("sizes", "creation_options"))
 def full(size: Any, fill_value: Any, names: Any = None, dtype: Any = None, layout: Any = None,
-         device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+         device: Any = None, requires_grad: bool = False) -> Tensor:
     """The dtype follows the value (bool, int64, complex, else the default) unless given."""
     _cr.strided_only(layout, "torch_full")
     meta = _cr._check_device(device)
@@ -165,7 +220,7 @@ def full(size: Any, fill_value: Any, names: Any = None, dtype: Any = None, layou
 
 @_factory(samples=S.eye, r_conventions=("creation_options",))
 def eye(n: int, m: int | None = None, dtype: Any = None, layout: Any = None,
-        device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+        device: Any = None, requires_grad: bool = False) -> Tensor:
     _cr.strided_only(layout, "torch_eye")
     meta = _cr._check_device(device)
     return _cr._finish(np.eye(_whole(n, "n"), None if m is None else _whole(m, "m")), dtype,
@@ -174,7 +229,7 @@ def eye(n: int, m: int | None = None, dtype: Any = None, layout: Any = None,
 
 @_factory(samples=S.linspace, r_conventions=("creation_options",))
 def linspace(start: float, end: float, steps: int = 100, dtype: Any = None, layout: Any = None,
-             device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+             device: Any = None, requires_grad: bool = False) -> Tensor:
     _cr.strided_only(layout, "torch_linspace")
     meta = _cr._check_device(device)
     return _cr._finish(np.linspace(start, end, _whole(steps, "steps")), dtype, requires_grad,
@@ -183,7 +238,7 @@ def linspace(start: float, end: float, steps: int = 100, dtype: Any = None, layo
 
 @_factory(samples=S.logspace, r_conventions=("creation_options",))
 def logspace(start: float, end: float, steps: int = 100, base: float = 10.0, dtype: Any = None,
-             layout: Any = None, device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+             layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """`steps` values from base**start to base**end, evenly spaced in the exponent."""
     _cr.strided_only(layout, "torch_logspace")
     meta = _cr._check_device(device)
@@ -193,7 +248,7 @@ def logspace(start: float, end: float, steps: int = 100, base: float = 10.0, dty
 
 @_factory(samples=S.arange, r_conventions=("inclusive_end", "creation_options"))
 def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, layout: Any = None,
-           device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+           device: Any = None, requires_grad: bool = False) -> Tensor:
     """Values from start up to (but excluding) end; whole-number bounds give int64."""
     _cr.strided_only(layout, "torch_arange")
     meta = _cr._check_device(device)
@@ -208,7 +263,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, layout
 
 @_factory("range", samples=S.arange, r_conventions=("creation_options",))
 def range_(start: Any, end: Any, step: Any = 1, dtype: Any = None, layout: Any = None,
-           device: Any = "cpu", requires_grad: bool = False) -> Tensor:
+           device: Any = None, requires_grad: bool = False) -> Tensor:
     """PyTorch's deprecated range: arange with `end` included, always floating."""
     warnings.warn("This function is deprecated in favor of torch_arange.", UserWarning,
                   stacklevel=2)
@@ -259,6 +314,13 @@ def new_full(self: Tensor, size: Any, fill_value: Any, dtype: Any = None,
 
 @_factory(samples=S.new_sized, function=False, method=True)
 def new_zeros(self: Tensor, size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return zeros(size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+@_factory(function=False, method=True)
+def new_empty(self: Tensor, size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of `size`, of self's dtype unless given; its values unset (zeros
+    here, as torch_empty's)."""
     return zeros(size, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
@@ -531,3 +593,93 @@ def random_(self: Tensor, from_: int | None = None, to: int | None = None,
     high = None if to is None else int(to)
     gen = generator_of(generator)
     return _fill(self, lambda a: _random.random_(gen, a, low, high))
+
+
+# --------------------------------------------------------------------------
+# Gamma draws (what distr_gamma and distr_chi2 sample with): Marsaglia and
+# Tsang's acceptance-rejection method, boosted below alpha = 1, as libtorch
+# samples them (rtorch_py.random follows its stream); differentiable in alpha
+# through the reparameterised gradient (libtorch's `_standard_gamma_grad`).
+
+
+@formula
+def StandardGammaBackward0(n, g, x, result):
+    return (g * _standard_gamma_grad(x, result),)
+
+
+@op(function=False, method=False)
+def _standard_gamma(self: Tensor, generator: Generator | None = None) -> Tensor:
+    """One Gamma(alpha, 1) draw per element alpha (at least the dtype's smallest
+    normal number)."""
+    if self.data.dtype.kind != "f":
+        raise RuntimeError(f"\"_standard_gamma\" not implemented for '{self.dtype.r_name}'")
+    out = _random.standard_gamma(generator_of(generator), self.data)
+    return record(out, StandardGammaBackward0, (self,), (self, OUTPUT))
+
+
+# The reparameterised gradient d x / d alpha of a Gamma(alpha, 1) draw x (the
+# pathwise derivative, Jankowiak and Obermeyer 2018, as libtorch computes it):
+# a series of the incomplete gamma function for small x, Rice's saddle-point
+# expansion for large alpha, a fitted rational function in between.
+_GAMMA_GRAD_UV = np.array([
+    [0.16009398, -0.094634809, 0.025146376, -0.0030648343,
+     1, 0.32668115, 0.10406089, 0.0014179084],
+    [0.53487893, 0.1298071, 0.065735949, -0.0015649758,
+     0.16639465, 0.020070113, -0.0035938915, -0.00058392623],
+    [0.040121004, -0.0065914022, -0.0026286047, -0.0013441777,
+     0.017050642, -0.0021309326, 0.00085092367, -1.5247877e-07]])
+
+
+def _gamma_grad_small_x(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    numer = np.ones_like(x)
+    denom = a.copy()
+    series1, series2 = numer / denom, numer / (denom * denom)
+    for i in range(1, 6):
+        numer = numer * (-x / i)
+        denom = denom + 1
+        series1 = series1 + numer / denom
+        series2 = series2 + numer / (denom * denom)
+    pow_x_alpha = x ** a
+    pdf = x ** (a - 1) * np.exp(-x)
+    cdf = pow_x_alpha * series1
+    cdf_alpha = (np.log(x) - special.digamma(a)) * cdf - pow_x_alpha * series2
+    out = -cdf_alpha / pdf
+    return np.where(np.isnan(out), 0.0, out)
+
+
+def _gamma_grad_large_alpha(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    near = (0.9 * a <= x) & (x <= 1.1 * a)
+    numer_1 = 1 + 24 * a * (1 + 12 * a)
+    numer_2 = 1440 * (a * a) + 6 * x * (53 - 120 * x) - 65 * x * x / a + a * (107 + 3600 * x)
+    close = numer_1 * numer_2 / (1244160 * (a * a) * (a * a))
+    denom = np.sqrt(8 * a)
+    term2 = denom / (a - x)
+    term3 = (x - a - a * np.log(x / a)) ** -1.5
+    term23 = np.where(x < a, term2 - term3, term2 + term3)
+    term1 = np.log(x / a) * term23 - np.sqrt(2 / a) * (a + x) / ((a - x) * (a - x))
+    stirling = 1 + 1 / (12 * a) * (1 + 1 / (24 * a))
+    return np.where(near, close, -stirling * x * term1 / denom)
+
+
+def _gamma_grad_rational(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    u, v = np.log(x / a), np.log(a)
+    uu = u[..., None]
+    c = _GAMMA_GRAD_UV[0] + uu * (_GAMMA_GRAD_UV[1] + uu * _GAMMA_GRAD_UV[2])
+    p = c[..., 0] + v * (c[..., 1] + v * (c[..., 2] + v * c[..., 3]))
+    q = c[..., 4] + v * (c[..., 5] + v * (c[..., 6] + v * c[..., 7]))
+    return np.exp(p / q)
+
+
+@op(samples=S.standard_gamma_grad, differentiable=False)
+def _standard_gamma_grad(self: Tensor, output: Tensor) -> Tensor:
+    """d output / d self for Gamma(self, 1) draws `output` (see above)."""
+    a, x = np.broadcast_arrays(self.data.astype(np.float64), output.data.astype(np.float64))
+    out = np.empty(a.shape)
+    small = x < 0.8
+    large = ~small & (a > 8)
+    rest = ~small & ~large
+    with np.errstate(all="ignore"):
+        out[small] = _gamma_grad_small_x(a[small], x[small])
+        out[large] = _gamma_grad_large_alpha(a[large], x[large])
+        out[rest] = _gamma_grad_rational(a[rest], x[rest])
+    return wrap(out.astype(np.result_type(self.data, output.data)))

@@ -21,6 +21,7 @@ from .operands import _whole
 from .recording import formula, record
 from .dispatch import op
 from .nn_functional import constant_pad_nd
+from .pooling import col2im
 from .shape import SqueezeBackward1, TransposeBackward0, cat
 
 _COMPLEX = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.complex128}
@@ -243,8 +244,9 @@ def _half_to_real(x: Tensor, s: Any, dim: Any, norm: Any, forward: bool,
 # R torch's torch_fft_* functions
 
 def _fft_op(name: str, samples: Any, **kw: Any) -> Any:
+    # (each transform is linear: the tangent of the result is the transform of the tangent)
     return op(function="torch_fft_" + name, method=False, torch_name="fft." + name,
-              samples=samples, **kw)
+              samples=samples, forward="linear", **kw)
 
 
 @_fft_op("fft", S.one_dim, dims=("dim",))
@@ -367,6 +369,81 @@ def fft_ifftshift(self: Tensor, dim: Any = None) -> Tensor:
 # here they make new tensors under the same node names.
 
 
+# --------------------------------------------------------------------------
+# The inverse short-time Fourier transform, composed as libtorch's is: each
+# frame back to a signal (irfft, or ifft), times the window, the frames added
+# up where they overlap (col2im's overlap-add), divided by the added squared
+# windows, the centring padding trimmed.
+
+
+@op(samples=S.istft)
+def istft(self: Tensor, n_fft: int, hop_length: Any = None, win_length: Any = None,
+          window: Tensor | None = None, center: bool = True, normalized: bool = False,
+          onesided: Any = None, length: Any = None, return_complex: bool = False) -> Tensor:
+    """A signal (or a batch) from its complex (freq, frames) short-time spectrum."""
+    if isinstance(window, (list, tuple)) and not window:  # R torch's `window = list()`
+        window = None
+    spec = self if self.data.dtype.kind == "c" else _view_as_complex(self)
+    if spec.ndim not in (2, 3):
+        raise RuntimeError(f"istft: expected a 2-D (freq, frames) or 3-D (batch, freq, frames) "
+                           f"complex input, got size {list(self.shape)}")
+    n_fft = _whole(n_fft, "n_fft")
+    hop = n_fft // 4 if hop_length is None else _whole(hop_length, "hop_length")
+    win = n_fft if win_length is None else _whole(win_length, "win_length")
+    if not 0 < hop <= win or not 0 < win <= n_fft:
+        raise RuntimeError(f"istft: expected 0 < hop_length <= win_length <= n_fft, got "
+                           f"hop_length={hop}, win_length={win}, n_fft={n_fft}")
+    batched = spec.ndim == 3
+    spec = spec if batched else spec.unsqueeze(0)
+    bins, frames = spec.shape[1], spec.shape[2]
+    onesided = bins != n_fft if onesided is None else bool(onesided)
+    want = n_fft // 2 + 1 if onesided else n_fft
+    if bins != want:
+        raise RuntimeError(f"istft: expected the frequency dim to be {want} (n_fft = {n_fft}, "
+                           f"onesided = {onesided}), got {bins}")
+    real = _real_of(spec.data.dtype)
+    if window is None:
+        window = wrap(np.ones(win, dtype=real))
+    if window.ndim != 1 or window.shape[0] != win:
+        raise RuntimeError(f"istft: expected a 1-D window of size win_length={win}, got size "
+                           f"{list(window.shape)}")
+    if win < n_fft:
+        left = (n_fft - win) // 2
+        window = constant_pad_nd(window, (left, n_fft - win - left))
+    norm = "ortho" if normalized else "backward"
+    spec = spec.transpose(1, 2)                                   # (batch, frames, freq)
+    if return_complex:
+        if onesided:
+            raise RuntimeError("istft: return_complex = TRUE needs a two-sided spectrum "
+                               "(onesided = FALSE)")
+        frames_t = fft_ifft(spec, n_fft, -1, norm)
+    else:
+        if not onesided:
+            spec = spec.narrow(-1, 0, n_fft // 2 + 1)
+        frames_t = fft_irfft(spec, n_fft, -1, norm)
+    signal_len = n_fft + hop * (frames - 1)
+    windowed = (frames_t * window.reshape(1, 1, n_fft)).transpose(1, 2)
+    y = col2im(windowed, (1, signal_len), (1, n_fft), (1, 1), (0, 0), (1, hop)).reshape(
+        windowed.shape[0], signal_len)
+    squares = (window ** 2).reshape(1, n_fft, 1).expand(1, n_fft, frames)
+    envelope = col2im(squares, (1, signal_len), (1, n_fft), (1, 1), (0, 0), (1, hop))
+    envelope = envelope.reshape(1, signal_len)
+    start = n_fft // 2 if center else 0
+    end = start + _whole(length, "length") if length is not None else \
+        signal_len - n_fft // 2 if center else signal_len
+    stop = min(end, signal_len)
+    y, envelope = y.narrow(1, start, stop - start), envelope.narrow(1, start, stop - start)
+    if stop > start and float(envelope.abs().min().item()) < 1e-11:
+        raise RuntimeError("istft: window overlap add min is below 1e-11: the window's squares "
+                           "don't cover the signal (choose another window or hop_length)")
+    y = y / envelope
+    if not batched:
+        y = y.squeeze(0)
+    if end > signal_len:  # (a longer length asked for: zeros after the signal)
+        y = constant_pad_nd(y, (0, end - signal_len))
+    return y
+
+
 @formula
 def ViewAsRealBackward0(n, g):
     return (_view_as_complex(g),)
@@ -377,6 +454,14 @@ def _view_as_real(x: Tensor) -> Tensor:
     d = x.data
     return record(np.ascontiguousarray(np.stack([d.real, d.imag], axis=-1)),
                   ViewAsRealBackward0, (x,))
+
+
+@op(method=False, samples=S.complex_values)
+def view_as_real(self: Tensor) -> Tensor:
+    """A complex tensor as real pairs (a copy here; PyTorch's is a view)."""
+    if self.data.dtype.kind != "c":
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return _view_as_real(self)
 
 
 @formula
@@ -470,3 +555,15 @@ def stft(input: Tensor, n_fft: int, hop_length: Any = None, win_length: Any = No
         out = record(out.data[0], SqueezeBackward1, (out,), (out.shape,),
                      name="SqueezeBackward4")
     return out if return_complex else _view_as_real(out)
+
+
+@op(method=False, samples=S.real_pairs)
+def view_as_complex(self: Tensor) -> Tensor:
+    """Real pairs (a last dim of 2) as a complex tensor (a copy here; PyTorch's is
+    a view)."""
+    if self.data.dtype not in (np.float32, np.float64):
+        raise RuntimeError(f"view_as_complex is only supported for float and double tensors, "
+                           f"but got a tensor of scalar type: {self.dtype.r_name}")
+    if self.ndim == 0 or self.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    return _view_as_complex(self)

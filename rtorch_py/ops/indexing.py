@@ -22,7 +22,7 @@ def GatherBackward0(n, g, idx, dim, shape):
     return (_scatter_add_along(g, idx, dim, shape),)
 
 
-@op(dims=("dim",), indices=("index",), samples=S.gather)
+@op(dims=("dim",), indices=("index",), samples=S.gather, forward="linear")
 def gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool = False) -> Tensor:
     """(`sparse_grad`: libtorch's gradient as a sparse tensor; here it is dense.)"""
     d = _dim(dim, self.ndim)
@@ -71,8 +71,17 @@ def WhereBackward0(n, g, cond):
         (where(cond, z, g) if n.needs(2) else None)
 
 
+def _where_jvp(p: dict, t: dict, result: Tensor) -> Any:
+    """The forward rule of where: the tangents chosen as the values are (a number's is 0)."""
+    ts, to = t["self"], t["other"]
+    if ts is None and to is None:
+        return None
+    return where(p["condition"], 0.0 if ts is None else ts, 0.0 if to is None else to)
+
+
 # where(condition) alone gives positions (1-based in R, as R torch gives them)
-@op(method=False, samples=S.where, returns_indices=lambda out: isinstance(out, (list, tuple)))
+@op(method=False, samples=S.where, returns_indices=lambda out: isinstance(out, (list, tuple)),
+    forward=_where_jvp)
 def where(condition: Any, self: Any = None, other: Any = None) -> Any:
     if self is None and other is None:  # where(condition): the positions, one tensor a dim
         return nonzero(_as_tensor(condition), as_list=True)
@@ -91,6 +100,12 @@ def where(condition: Any, self: Any = None, other: Any = None) -> Any:
         raise _broadcast_error(self, other, "where") from None
     out = _float_result(out, self, other)  # (NumPy >= 2 treats numbers as weak, like torch)
     return record(out, WhereBackward0, (None, _t(self), _t(other)), (wrap(cond),))
+
+
+def where_method(self: Tensor, condition: Any, other: Any) -> Tensor:
+    """`x$where(condition, other)` (PyTorch's and R torch's method): x where the
+    condition is TRUE, other elsewhere."""
+    return where(condition, self, other)
 
 
 @formula
@@ -179,7 +194,7 @@ def IndexBackward0(n, g, shape, key):
 
 
 @op(method=False, operators=("__getitem__",), indices=("indices",), samples=S.index,
-    torch_name="ops.aten.index.Tensor", names="index")
+    torch_name="ops.aten.index.Tensor", names="index", forward="linear")
 def index(self: Tensor, indices: Any) -> Tensor:
     """`x[indices]`; also R torch's `torch_index(x, list(i, j))` (a list of index
     tensors, one per leading dim, as PyTorch's `aten::index`)."""
@@ -342,7 +357,7 @@ def index_select_args(self: Tensor, dim: int, index: Any) -> tuple:
     return d, idx
 
 
-@op(dims=("dim",), indices=("index",), samples=S.index_select, names="keep")
+@op(dims=("dim",), indices=("index",), samples=S.index_select, names="keep", forward="linear")
 def index_select(self: Tensor, dim: int, index: Any) -> Tensor:
     d, idx = index_select_args(self, dim, index)
     out = np.take(self.data, idx, axis=d) if self.ndim else self.data.reshape(1)[idx].reshape(
@@ -357,7 +372,7 @@ def TakeBackward0(n, g, shape, idx):
     return (_index_add_into(g.reshape(-1), (size,), 0, flat).reshape(shape),)
 
 
-@op(indices=("index",), samples=S.take)
+@op(indices=("index",), samples=S.take, forward="linear")
 def take(self: Tensor, index: Any) -> Tensor:
     idx = _int_index(index, "take")
     size = self.numel()
@@ -365,7 +380,47 @@ def take(self: Tensor, index: Any) -> Tensor:
     return record(self.data.reshape(-1)[idx], TakeBackward0, (self,), (self.shape, idx))
 
 
-@op(dims=("dim",), indices=("indices",), samples=S.take_along_dim)
+# put: self seen as 1-d, source's values written (or added) at `index`
+
+
+@formula
+def PutBackward0(n, g, idx, sshape, accumulate):
+    gs = None
+    if n.needs(0):
+        gs = g if accumulate else put(g, wrap(idx), g.new_zeros(sshape))
+    return (gs, take(g, wrap(idx)).reshape(sshape) if n.needs(1) else None)
+
+
+def _put(self: Tensor, index: Any, source: Any, accumulate: bool, op_name: str) -> tuple:
+    idx = _int_index(index, op_name).reshape(-1)
+    src = _as_tensor(source)
+    if src.numel() != idx.size:
+        raise RuntimeError(f"{op_name}(): Expected source and index to have the same number of "
+                           f"elements, but got source.numel() = {src.numel()}, index.numel() = "
+                           f"{idx.size}")
+    size = self.numel()
+    _check_bounds(idx, size, 0, op_name, negative=True)
+    out = self.data.copy()
+    flat = out.reshape(-1)
+    values = src.data.reshape(-1).astype(out.dtype, copy=False)
+    if accumulate:
+        np.add.at(flat, idx, values)
+    else:
+        flat[idx] = values
+    return out, PutBackward0, (self, src), (idx, src.shape, bool(accumulate))
+
+
+@op(function=False, indices=("index",), samples=S.put)
+def put(self: Tensor, index: Any, source: Any, accumulate: bool = False) -> Tensor:
+    return record(*_put(self, index, source, accumulate, "put"))
+
+
+@op(function=False, indices=("index",), samples=S.inplace, invisible=True)
+def put_(self: Tensor, index: Any, source: Any, accumulate: bool = False) -> Tensor:
+    return _write_inplace(self, *_put(self, index, source, accumulate, "put_"))
+
+
+@op(dims=("dim",), indices=("indices",), samples=S.take_along_dim, forward="linear")
 def take_along_dim(self: Tensor, indices: Any, dim: int | None = None) -> Tensor:
     idx = indices if isinstance(indices, Tensor) else wrap(_int_index(indices, "take_along_dim"))
     if dim is None:
@@ -535,7 +590,7 @@ def _index_add(self: Tensor, dim: int, index: Any, source: Any, alpha: Any, op_n
     return out, IndexAddBackward0, (self, src), (d, idx, alpha, src.shape)
 
 
-@op(dims=("dim",), indices=("index",), samples=S.index_add)
+@op(dims=("dim",), indices=("index",), samples=S.index_add, forward="linear")
 def index_add(self: Tensor, dim: int, index: Any, source: Any, alpha: float = 1) -> Tensor:
     return record(*_index_add(self, dim, index, source, alpha, "index_add"))
 
@@ -559,7 +614,7 @@ def _index_copy(self: Tensor, dim: int, index: Any, source: Any, op_name: str) -
     return out, IndexCopyBackward0, (self, src), (d, idx, src.shape)
 
 
-@op(dims=("dim",), indices=("index",), samples=S.index_copy)
+@op(dims=("dim",), indices=("index",), samples=S.index_copy, forward="linear")
 def index_copy(self: Tensor, dim: int, index: Any, source: Any) -> Tensor:
     return record(*_index_copy(self, dim, index, source, "index_copy"))
 
@@ -613,7 +668,7 @@ def MaskedSelectGradBackward(n, g, mask):
     return (g[wrap(mask)],)
 
 
-@op(samples=S.masked_select)
+@op(samples=S.masked_select, forward="linear")
 def masked_select(self: Tensor, mask: Any) -> Tensor:
     m = _bool_mask(mask, "masked_select")
     try:

@@ -15,6 +15,7 @@ from .recording import (OUTPUT, Output, formula, multi_formula, needs_grad, reco
                         sum_to)
 from .dispatch import op
 from .indexing import where
+from .pointwise import _inplace
 from .shape import UnsafeViewBackward0, ViewBackward0, cat
 from .fft import _conj, _real, _real_of, _to_complex
 
@@ -62,7 +63,7 @@ def _cj(x: Tensor) -> Tensor:
     return _conj(x) if x.data.dtype.kind == "c" else x
 
 
-@op(samples=S.mm, names="contract")
+@op(samples=S.mm, names="contract", forward="multilinear")
 def mm(self: Tensor, mat2: Tensor) -> Tensor:
     if self.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: both arguments must be 2-d matrices, got {self.ndim}-d "
@@ -96,7 +97,7 @@ def MatmulBackward0(n, g, a, b):
     return ga, gb
 
 
-@op(operators=("__matmul__",), samples=S.matmul, names="contract")
+@op(operators=("__matmul__",), samples=S.matmul, names="contract", forward="multilinear")
 def matmul(self: Tensor, other: Tensor) -> Tensor:
     if self.ndim == 0 or other.ndim == 0:
         raise RuntimeError("matmul: both arguments need at least 1 dimension, got a 0-d tensor")
@@ -125,7 +126,7 @@ def _dtype_mismatch(a: Tensor, b: Tensor) -> None:
                        "x.to(dtype=y.dtype)")
 
 
-@op(samples=S.dot, names="unnamed")
+@op(samples=S.dot, names="unnamed", forward="multilinear")
 def dot(self: Tensor, tensor: Tensor) -> Tensor:
     if self.ndim != 1 or tensor.ndim != 1:
         raise RuntimeError("dot: 1D tensors expected, but got "
@@ -224,7 +225,7 @@ def BmmBackward0(n, g, a, b):
     return (g.matmul(_mH(b)) if n.needs(0) else None), (_mH(a).matmul(g) if n.needs(1) else None)
 
 
-@op(samples=S.bmm, names="contract")
+@op(samples=S.bmm, names="contract", forward="multilinear")
 def bmm(self: Tensor, mat2: Tensor) -> Tensor:
     if self.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"bmm: both arguments must be 3-d (batches of matrices), got "
@@ -244,7 +245,7 @@ def MvBackward0(n, g, a, v):
         (_mH(a).matmul(g) if n.needs(1) else None)
 
 
-@op(samples=S.mv, names="contract")
+@op(samples=S.mv, names="contract", forward="multilinear")
 def mv(self: Tensor, vec: Tensor) -> Tensor:
     if self.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"mv: expected a matrix and a vector, got {self.ndim}-d and "
@@ -275,7 +276,7 @@ def vdot(self: Tensor, other: Tensor) -> Tensor:
                   (self, other))
 
 
-@op(samples=S.inner)
+@op(samples=S.inner, forward="multilinear")
 def inner(self: Tensor, other: Tensor) -> Tensor:
     """Sum over the last dims of both (as PyTorch: a tensordot, viewed)."""
     if self.ndim == 0 or other.ndim == 0:
@@ -283,14 +284,14 @@ def inner(self: Tensor, other: Tensor) -> Tensor:
     return tensordot(self, other, ([-1], [-1]))
 
 
-@op(samples=S.outer)
+@op(samples=S.outer, forward="multilinear")
 def outer(self: Tensor, vec2: Tensor) -> Tensor:
     if self.ndim != 1 or vec2.ndim != 1:
         raise RuntimeError(f"outer: expected two vectors, got {self.ndim}-d and {vec2.ndim}-d")
     return self.unsqueeze(1) * vec2
 
 
-@op(samples=S.outer)
+@op(samples=S.outer, forward="multilinear")
 def ger(self: Tensor, vec2: Tensor) -> Tensor:
     return outer(self, vec2)
 
@@ -377,12 +378,82 @@ def addbmm(self: Tensor, batch1: Tensor, batch2: Tensor, beta: float = 1,
     return _add_product(self, prod, AddbmmBackward0, batch1, batch2, beta, alpha)
 
 
+for _fn in (addmm, addmv, addr, baddbmm, addbmm):  # (x$addmm_(...): x takes the result)
+    op(_fn.__name__ + "_", function=False)(_inplace(_fn, _fn.__name__ + "_"))
+
+
+# --------------------------------------------------------------------------
+# cov and corrcoef (tensor methods in R torch): libtorch's composite, op by op,
+# so the gradient and the nodes are its own
+
+
+def _observation_weights(w: Any, n: int, name: str, integral: bool) -> Tensor:
+    if w.ndim > 1:
+        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got "
+                           f"{name} with {w.ndim} dimensions")
+    if w.numel() != n:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
+                           f"observations in the input but got {w.numel()} != {n}")
+    if integral != (w.data.dtype.kind in "iu"):
+        kind = "an integral" if integral else "a floating point"
+        raise RuntimeError(f"cov(): expected {name} to have {kind} dtype but got "
+                           f"{w.dtype.r_name}")
+    if w.numel() and w.data.min() < 0:
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+    return w
+
+
+@op(function=False, samples=S.cov)
+def cov(self: Tensor, correction: int = 1, fweights: Tensor | None = None,
+        aweights: Tensor | None = None) -> Tensor:
+    """The covariance of the rows (variables) over the columns (observations),
+    optionally weighted by frequency and importance weights."""
+    if self.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got "
+                           f"an input with {self.ndim} dimensions")
+    x = self.view(1, -1) if self.ndim < 2 else self
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        w = _observation_weights(fweights, n, "fweights", integral=True)
+    if aweights is not None:
+        aw = _observation_weights(aweights, n, "aweights", integral=False)
+        w = aw if w is None else w * aw
+    w_sum = w.sum() if w is not None else wrap(np.asarray(n, np.int64))
+    avg = (x * w if w is not None else x).sum(1) / w_sum
+    if w is not None and aweights is not None and correction != 0:
+        norm_factor = w_sum - correction * (w * aweights).sum() / w_sum
+    else:
+        norm_factor = w_sum - correction
+    if float(norm_factor.data) <= 0:
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", stacklevel=2)
+        norm_factor = norm_factor * 0
+    x = x - avg.unsqueeze(1)
+    c = mm(x, (x * w if w is not None else x).t().conj())
+    return (c / norm_factor).squeeze()
+
+
+@op(function=False, samples=S.corrcoef)
+def corrcoef(self: Tensor) -> Tensor:
+    """Pearson's correlation coefficients of the rows, clipped to [-1, 1]."""
+    if self.is_complex():
+        raise NotImplementedError("corrcoef: complex tensors are not supported here")
+    c = cov(self)
+    if c.ndim == 0:
+        return c / c
+    stddev = c.diagonal().sqrt()
+    c = c / stddev.view(-1, 1)
+    c = c / stddev.view(1, -1)
+    return c.clip(-1, 1)
+
+
 @formula
 def TraceBackward0(n, g, shape):
     return (_diag_embed(g.unsqueeze(0).expand(builtins.min(shape)), shape),)
 
 
-@op(samples=S.trace)
+@op(samples=S.trace, forward="linear")
 def trace(self: Tensor) -> Tensor:
     if self.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
@@ -404,7 +475,8 @@ def _dims_pair(a: Tensor, b: Tensor, dims: Any) -> tuple:
     return [_dim(_whole(d, "dims"), a.ndim) for d in da], [_dim(_whole(d, "dims"), b.ndim) for d in db]
 
 
-@op(samples=S.tensordot, method=False, dim_lists=("dims",), names="tensordot")
+@op(samples=S.tensordot, method=False, dim_lists=("dims",), names="tensordot",
+    forward="multilinear")
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     """Contract dims of a with dims of b: permute and reshape to one matmul."""
     da, db = _dims_pair(a, b, dims)
@@ -426,7 +498,7 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     return mm(am, bm).view(tuple([a.shape[d] for d in fa] + [b.shape[d] for d in fb]))
 
 
-@op(samples=S.kron)
+@op(samples=S.kron, forward="multilinear")
 def kron(self: Tensor, other: Tensor) -> Tensor:
     """Kronecker product, as a broadcast product of interleaved dims."""
     nd = builtins.max(self.ndim, other.ndim)
@@ -447,7 +519,7 @@ def LinalgCrossBackward0(n, g, a, b, dim):
 
 
 @op(function="linalg_cross", method=False, torch_name="linalg.cross", dims=("dim",),
-    samples=S.cross)
+    samples=S.cross, forward="multilinear")
 def linalg_cross(input: Tensor, other: Tensor, dim: int = -1) -> Tensor:
     try:
         shape = np.broadcast_shapes(input.shape, other.shape)
@@ -464,7 +536,7 @@ def linalg_cross(input: Tensor, other: Tensor, dim: int = -1) -> Tensor:
     return record(out, LinalgCrossBackward0, (input, other), (input, other, d))
 
 
-@op(dims=("dim",), samples=S.cross)
+@op(dims=("dim",), samples=S.cross, forward="multilinear")
 def cross(self: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     if dim is None:  # the first dim of size 3 (deprecated in PyTorch, kept by R torch)
         dim = next((i for i, s in enumerate(np.broadcast_shapes(self.shape, other.shape))
@@ -473,7 +545,7 @@ def cross(self: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
 
 
 @op(function="linalg_multi_dot", method=False, torch_name="linalg.multi_dot",
-    samples=S.multi_dot)
+    samples=S.multi_dot, forward="multilinear")
 def linalg_multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     tensors = list(tensors)
     if len(tensors) < 2:
@@ -493,7 +565,7 @@ def linalg_multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     return out.view(shape)
 
 
-@op(method=False, samples=S.chain_matmul)
+@op(method=False, samples=S.chain_matmul, forward="multilinear")
 def chain_matmul(matrices: Any, *more: Tensor) -> Tensor:
     """R torch takes a list of matrices; PyTorch takes them one by one: both work."""
     matrices = [matrices, *more] if isinstance(matrices, Tensor) else list(matrices)
@@ -1430,6 +1502,31 @@ def orgqr(self: Tensor, input2: Tensor) -> Tensor:
     return linalg_householder_product(self, input2)
 
 
+@op(samples=S.ormqr, differentiable=False)
+def ormqr(self: Tensor, input2: Tensor, input3: Tensor, left: bool = True,
+          transpose: bool = False) -> Tensor:
+    """`input3` multiplied by Q (geqrf's reflectors `self`, `input2` their taus),
+    from the left or the right, Q or its transpose: as a householder product,
+    without its derivative (linalg_householder_product has none here)."""
+    _matrix_check(self, "ormqr")
+    _matrix_check(input3, "ormqr")
+    if self.data.dtype.kind == "c":
+        raise NotImplementedError("ormqr: complex tensors are not supported here")
+    m = input3.shape[-2] if left else input3.shape[-1]
+    k = input2.shape[-1]
+    if self.shape[-2] != m or k > self.shape[-1]:
+        raise RuntimeError(f"ormqr: input.shape[-2] must be other.shape[{-2 if left else -1}] "
+                           f"({m}), and tau no longer than input.shape[-1]; got input "
+                           f"{list(self.shape)}, tau {list(input2.shape)}")
+    h = np.zeros(self.shape[:-1] + (m,))
+    h[..., :k] = self.data[..., :k]
+    Q = _householder(h, input2.data)
+    Q = np.swapaxes(Q, -1, -2) if transpose else Q
+    c = input3.data.astype(np.float64)
+    out = Q @ c if left else c @ Q
+    return wrap(out.astype(np.result_type(self.data, input3.data)))
+
+
 # ==========================================================================
 # einsum: composed of permutes, sums, products and bmm, as PyTorch composes it
 # (so the nodes, and their names, are PyTorch's)
@@ -1526,7 +1623,7 @@ def _einsum_align(t: Tensor, s: str, letters: str) -> Tensor:
     return t.reshape(shape) if shape != t.shape else t
 
 
-@op(method=False, samples=S.einsum)
+@op(method=False, samples=S.einsum, forward="multilinear")
 def einsum(equation: str, tensors: Any, *more: Tensor, path: Any = None) -> Tensor:
     """Einstein summation: R torch passes a list of tensors, PyTorch them one by one."""
     ops = [tensors, *more] if isinstance(tensors, Tensor) else list(tensors) + list(more)

@@ -22,6 +22,7 @@ from .dispatch import op
 from .samples import nn_functional as S
 from .indexing import index_add
 from .shape import cat, stack
+from .sum_kernel import libtorch_sum
 
 
 
@@ -33,7 +34,8 @@ def SiluBackward0(n, g, x):
 
 # R torch has no torch_silu (only nnf_silu, in rtorch_py.nn): no R form, so no
 # generated samples; tests/test_nn.py checks it against PyTorch, second order too.
-@op(function=False, method=False, torch_name="nn.functional.silu", names="keep")
+@op(function=False, method=False, torch_name="nn.functional.silu", names="keep",
+    forward="elementwise")
 def silu(self: Tensor) -> Tensor:
     # x / (1 + exp(-x)) in double precision, rounded once (as libtorch's result is)
     d = _fdata(self)
@@ -211,6 +213,22 @@ def constant_pad_nd(self: Tensor, pad: Any, value: Any = 0) -> Tensor:
     d = d[crop]
     out = np.pad(d, [(max(a, 0), max(b, 0)) for a, b in widths], constant_values=value)
     return record(out, ConstantPadNdBackward0, (self,), (pad,))
+
+
+def avg_pool_conv(x: Tensor, k: tuple, s: tuple, p: tuple, ceil_mode: bool,
+                   count_include_pad: bool, divisor: Any) -> Tensor:
+    """Average pooling as a per-channel convolution with a kernel of ones,
+    divided by each window's count."""
+    nd = len(k)
+    extra = K._ceil_extra(x.shape[2:], k, s, p, (1,) * nd, ceil_mode)
+    if any(extra):  # ceil_mode: room for the last, partial windows
+        x = constant_pad_nd(x, tuple(v for e in reversed(extra) for v in (0, e)), 0.0)
+    c = x.shape[1]
+    ones = wrap(np.ones((c, 1) + k, dtype=x.data.dtype))
+    total = convolution(x, ones, None, s, p, (1,) * nd, False, (0,) * nd, c)
+    size = tuple(sz - e for sz, e in zip(x.shape[2:], extra))
+    div = K._avg_divisor(size, total.shape[2:], k, s, p, count_include_pad, divisor)
+    return total / wrap(np.asarray(div, dtype=x.data.dtype))
 
 
 # --------------------------------------------------------------------------
@@ -765,6 +783,61 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
 
 
 # --------------------------------------------------------------------------
+# binary_cross_entropy_with_logits: libtorch's loss node, (1 - target) * input -
+# log_sigmoid(input) (log_sigmoid's weight pos_weight on positives), its gradient
+# (sigmoid(input) - target) computed as one expression, as libtorch does
+
+
+def _log_sigmoid(x: np.ndarray) -> np.ndarray:
+    """min(x, 0) - log1p(exp(-|x|)), as libtorch's kernel."""
+    return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+
+
+@formula
+def BinaryCrossEntropyWithLogitsBackward0(n, g, x, t, weight, pos_weight, reduction):
+    g = g.expand(x.shape) if reduction != "none" else g
+    gi = gt = None
+    if n.needs(0):
+        sig = x.sigmoid()
+        if pos_weight is None:
+            gi = sig - t
+        else:
+            pt = pos_weight * t
+            gi = (pt + 1 - t) * sig - pt
+    if n.needs(1):
+        gt = -x if pos_weight is None else \
+            (-x).sigmoid().log() - x.sigmoid().log() * pos_weight
+    out = []
+    for grad in (gi, gt):
+        if grad is not None:
+            grad = grad * weight if weight is not None else grad
+            grad = grad * g
+            grad = grad / x.numel() if reduction == "mean" else grad
+        out.append(grad)
+    return (*out, None, None)
+
+
+@op(function=False, method=False, samples=S.bce_with_logits,
+    torch_name="nn.functional.binary_cross_entropy_with_logits")
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     pos_weight: Tensor | None = None,
+                                     reduction: str = "mean") -> Tensor:
+    x, t = input.data, np.asarray(target.data, dtype=input.data.dtype)
+    log_sig = _log_sigmoid(x)
+    if pos_weight is None:
+        loss = (1 - t) * x - log_sig
+    else:
+        loss = (1 - t) * x - ((pos_weight.data - 1) * t + 1) * log_sig
+    if weight is not None:
+        loss = loss * weight.data
+    loss = np.asarray(loss, dtype=x.dtype)
+    if reduction != "none":
+        total = libtorch_sum(loss, None)
+        loss = np.asarray(total / loss.size if reduction == "mean" else total, dtype=x.dtype)
+    return record(loss, BinaryCrossEntropyWithLogitsBackward0, (input, target, None, None),
+                  (input, target, weight, pos_weight, reduction))
+
+
 # The nodes of nn layers: nll_loss (nnf_nll_loss, nnf_cross_entropy), sparsemax,
 # an LSTM layer.
 
@@ -911,3 +984,36 @@ def lstm_layer(x: Tensor, h0: Tensor, c0: Tensor, w_ih: Tensor, w_hh: Tensor,
     inputs = (x, h0, c0, w_ih, w_hh, b_ih, b_hh)
     return record_many([hs, hs[-1].copy(), buf[-1, 4 * w_hh.shape[1]:].T.copy()], LstmBackward,
                        inputs, inputs + (Output(0), (buf, tcs)))
+
+
+# --------------------------------------------------------------------------
+# conv_tbc: a 1-d convolution of time-major input (time, batch, channels) with
+# a (kernel, in, out) weight: convolution's arithmetic and derivative on the
+# permuted operands, under its own node
+
+
+@formula
+def ConvTbcBackward0(n, g, x, w, pad):
+    gx, gw, gb = ConvolutionBackward0.formula(n, g.permute(1, 2, 0), x.permute(1, 2, 0),
+                                              w.permute(2, 1, 0), True, (1,), (pad,), (1,),
+                                              False, (0,), 1)
+    return (None if gx is None else gx.permute(2, 0, 1),
+            None if gw is None else gw.permute(2, 1, 0), gb)
+
+
+@op(method=False, samples=S.conv_tbc)
+def conv_tbc(self: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    if self.ndim != 3 or weight.ndim != 3 or bias.ndim != 1:
+        raise RuntimeError(f"conv_tbc: input must be 3-d (time, batch, channels), weight 3-d "
+                           f"(kernel, in, out) and bias 1-d, got {list(self.shape)}, "
+                           f"{list(weight.shape)} and {list(bias.shape)}")
+    if self.shape[2] != weight.shape[1] or weight.shape[2] != bias.shape[0]:
+        raise RuntimeError(f"conv_tbc: input has {self.shape[2]} channels and bias "
+                           f"{bias.shape[0]} values; the weight {list(weight.shape)} must be "
+                           "(kernel, input channels, bias values)")
+    pad = _whole(pad, "pad")
+    out = _conv_arrays(self.data.transpose(1, 2, 0), weight.data.transpose(2, 1, 0), (1,),
+                       (pad,), (1,), False, (0,), 1) + bias.data.reshape(1, -1, 1)
+    out = np.ascontiguousarray(out.transpose(2, 0, 1),
+                               dtype=np.result_type(self.data, weight.data))
+    return record(out, ConvTbcBackward0, (self, weight, bias), (self, weight, pad))

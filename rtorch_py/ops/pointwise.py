@@ -44,7 +44,20 @@ def AddBackward1(n, g):
     return (g,)
 
 
-@op(operators=("__add__", "__radd__"), r_operators=("+",), samples=S.add_sub, names="unify")
+def _add_jvp(p: dict, t: dict, result: Tensor) -> Any:
+    """The forward rule of add and sub (alpha: -alpha): tangent self + alpha * other."""
+    ts, to = t["self"], t["other"]
+    if to is not None and p["alpha"] != 1:
+        to = to * p["alpha"]
+    return to if ts is None else ts if to is None else ts + to
+
+
+def _sub_jvp(p: dict, t: dict, result: Tensor) -> Any:
+    return _add_jvp({"alpha": -p["alpha"]}, t, result)
+
+
+@op(operators=("__add__", "__radd__"), r_operators=("+",), samples=S.add_sub, names="unify",
+    forward=_add_jvp)
 def add(self: Any, other: Any, alpha: float = 1) -> Tensor:
     if type(self) is Tensor and alpha == 1:
         c = _number(other, self.data)
@@ -69,7 +82,8 @@ def SubBackward0(n, g, alpha):
     return g, (-g if alpha == 1 else g * -alpha) if n.needs(1) else None
 
 
-@op(operators=("__sub__",), r_operators=("-",), samples=S.add_sub, names="unify")
+@op(operators=("__sub__",), r_operators=("-",), samples=S.add_sub, names="unify",
+    forward=_sub_jvp)
 def sub(self: Any, other: Any, alpha: float = 1) -> Tensor:
     if type(self) is Tensor and alpha == 1:
         c = _number(other, self.data)
@@ -118,7 +132,8 @@ def MulBackward0(n, g, a, b):
     return (g * b if n.needs(0) else None), (g * a if n.needs(1) else None)
 
 
-@op(operators=("__mul__", "__rmul__"), r_operators=("*",), samples=S.binary_arith, names="unify")
+@op(operators=("__mul__", "__rmul__"), r_operators=("*",), samples=S.binary_arith, names="unify",
+    forward="multilinear")
 def mul(self: Any, other: Any) -> Tensor:
     if type(self) is Tensor:
         c = _number(other, self.data)
@@ -153,8 +168,20 @@ def DivBackward0(n, g, a, b):
     return ga, gb
 
 
+def _div_jvp(p: dict, t: dict, result: Tensor) -> Any:
+    """The forward rule of div: (t_self - t_other * result) / other; rounded, none."""
+    if p["rounding_mode"] is not None:
+        return None  # (piecewise constant: a zero tangent)
+    ts, to = t["self"], t["other"]
+    out = None if ts is None else ts / p["other"]
+    if to is not None:
+        term = to * result / p["other"]
+        out = -term if out is None else out - term
+    return out
+
+
 @op(operators=("__truediv__",), r_operators={"/": {}, "%/%": {"rounding_mode": "trunc"}},
-    samples=S.binary_div, names="unify")
+    samples=S.binary_div, names="unify", forward=_div_jvp)
 def div(self: Any, other: Any, rounding_mode: str | None = None) -> Tensor:
     if type(self) is Tensor and rounding_mode is None:
         c = _number(other, self.data)
@@ -365,7 +392,8 @@ def NegBackward0(n, g):
     return (-g,)
 
 
-@op(operators=("__neg__",), r_operators=("unary -",), samples=S.unary, names="keep")
+@op(operators=("__neg__",), r_operators=("unary -",), samples=S.unary, names="keep",
+    forward="linear")
 def neg(self: Tensor) -> Tensor:
     return record(np.negative(self.data), NegBackward0, (self,))
 
@@ -375,7 +403,7 @@ def ExpBackward0(n, g, result):
     return (g * result,)
 
 
-@op(r_math=("exp",), samples=S.unary, names="keep")
+@op(r_math=("exp",), samples=S.unary, names="keep", forward="elementwise")
 def exp(self: Tensor) -> Tensor:
     return record(np.exp(_fdata(self)), ExpBackward0, (self,), (OUTPUT,))
 
@@ -385,7 +413,7 @@ def LogBackward0(n, g, x):
     return (g / x,)
 
 
-@op(r_math=("log",), samples=S.positive, names="keep")
+@op(r_math=("log",), samples=S.positive, names="keep", forward="elementwise")
 def log(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log(_fdata(self))
@@ -397,7 +425,7 @@ def SqrtBackward0(n, g, result):
     return (g / (2 * result),)
 
 
-@op(r_math=("sqrt",), samples=S.positive, names="keep")
+@op(r_math=("sqrt",), samples=S.positive, names="keep", forward="elementwise")
 def sqrt(self: Tensor) -> Tensor:
     with np.errstate(invalid="ignore"):
         out = np.sqrt(_fdata(self))
@@ -409,7 +437,7 @@ def AbsBackward0(n, g, x):
     return (g * x.sign(),)
 
 
-@op(operators=("__abs__",), r_math=("abs",), samples=S.unary, names="keep")
+@op(operators=("__abs__",), r_math=("abs",), samples=S.unary, names="keep", forward="elementwise")
 def abs(self: Tensor) -> Tensor:
     d = self.data
     if d.dtype.kind == "b":
@@ -433,7 +461,7 @@ def _sign(d: np.ndarray) -> np.ndarray:
     return out
 
 
-@op(r_math=("sign",), samples=S.unary, names="keep")
+@op(r_math=("sign",), samples=S.unary, names="keep", forward="elementwise")
 def sign(self: Tensor) -> Tensor:
     if self.data.dtype.kind == "c":
         raise RuntimeError("sign is not defined for complex tensors; use sgn() (x / |x|)")
@@ -445,7 +473,7 @@ def SinBackward0(n, g, x):
     return (g * x.cos(),)
 
 
-@op(r_math=("sin",), samples=S.unary, names="keep")
+@op(r_math=("sin",), samples=S.unary, names="keep", forward="elementwise")
 def sin(self: Tensor) -> Tensor:
     return record(np.sin(_fdata(self)), SinBackward0, (self,), (self,))
 
@@ -455,7 +483,7 @@ def CosBackward0(n, g, x):
     return (-g * x.sin(),)
 
 
-@op(r_math=("cos",), samples=S.unary, names="keep")
+@op(r_math=("cos",), samples=S.unary, names="keep", forward="elementwise")
 def cos(self: Tensor) -> Tensor:
     return record(np.cos(_fdata(self)), CosBackward0, (self,), (self,))
 
@@ -465,7 +493,7 @@ def TanhBackward0(n, g, result):
     return (g * (1 - result * result),)
 
 
-@op(r_math=("tanh",), samples=S.unary, names="keep")
+@op(r_math=("tanh",), samples=S.unary, names="keep", forward="elementwise")
 def tanh(self: Tensor) -> Tensor:
     return record(np.tanh(_fdata(self)), TanhBackward0, (self,), (OUTPUT,))
 
@@ -475,7 +503,7 @@ def SigmoidBackward0(n, g, result):
     return (g * result * (1 - result),)
 
 
-@op(samples=S.unary, names="keep")
+@op(samples=S.unary, names="keep", forward="elementwise")
 def sigmoid(self: Tensor) -> Tensor:
     d = self.data
     if d.dtype.kind == "c":
@@ -493,7 +521,7 @@ def ReluBackward0(n, g, result):
     return (g * (result > 0),)
 
 
-@op(samples=S.unary, names="keep")
+@op(samples=S.unary, names="keep", forward="elementwise")
 def relu(self: Tensor) -> Tensor:
     if self.data.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
@@ -562,7 +590,7 @@ def TanBackward0(n, g, result):
     return (g * (1 + result * result),)
 
 
-@op(r_math=("tan",), samples=S.unary, names="keep")
+@op(r_math=("tan",), samples=S.unary, names="keep", forward="elementwise")
 def tan(self: Tensor) -> Tensor:
     return record(np.tan(_fdata(self)), TanBackward0, (self,), (OUTPUT,))
 
@@ -575,7 +603,7 @@ def Log2Backward0(n, g, x):
     return (g / (x * _LN2),)
 
 
-@op(r_math=("log2",), samples=S.positive, names="keep")
+@op(r_math=("log2",), samples=S.positive, names="keep", forward="elementwise")
 def log2(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log2(_fdata(self))
@@ -587,7 +615,7 @@ def Log10Backward0(n, g, x):
     return (g / (x * _LN10),)
 
 
-@op(r_math=("log10",), samples=S.positive, names="keep")
+@op(r_math=("log10",), samples=S.positive, names="keep", forward="elementwise")
 def log10(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log10(_fdata(self))
@@ -599,7 +627,7 @@ def Log1PBackward0(n, g, x):
     return (g / (x + 1),)
 
 
-@op(r_math=("log1p",), samples=S.positive, names="keep")
+@op(r_math=("log1p",), samples=S.positive, names="keep", forward="elementwise")
 def log1p(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log1p(_fdata(self))
@@ -611,7 +639,7 @@ def Expm1Backward0(n, g, result):
     return (g * (result + 1),)
 
 
-@op(r_math=("expm1",), samples=S.unary, names="keep")
+@op(r_math=("expm1",), samples=S.unary, names="keep", forward="elementwise")
 def expm1(self: Tensor) -> Tensor:
     return record(np.expm1(_fdata(self)), Expm1Backward0, (self,), (OUTPUT,))
 
@@ -631,7 +659,7 @@ def _rounding(ufunc: Callable, name: str, r_name: str) -> Callable:
         return record(ufunc(d) if d.dtype.kind == "f" else d.copy(), _ZeroBackward, (self,),
                       name=name)
     rounding.__name__ = rounding.__qualname__ = name[:-len("Backward0")].lower()
-    return op(r_math=(r_name,), samples=S.unary, names="keep")(rounding)
+    return op(r_math=(r_name,), samples=S.unary, names="keep", forward="elementwise")(rounding)
 
 
 floor = _rounding(np.floor, "FloorBackward0", "floor")
@@ -649,7 +677,7 @@ def RoundBackward1(n, g):
     return (g * 0,)
 
 
-@op(r_math=("round",), samples=S.unary, names="keep")
+@op(r_math=("round",), samples=S.unary, names="keep", forward="elementwise")
 def round(self: Tensor, decimals: int = 0) -> Tensor:
     """Halves to even, as PyTorch (and NumPy) round."""
     d = self.data
@@ -660,7 +688,7 @@ def round(self: Tensor, decimals: int = 0) -> Tensor:
     return record(np.round(d), RoundBackward0, (self,))
 
 
-@op(samples=S.unary, names="keep")
+@op(samples=S.unary, names="keep", forward="elementwise")
 def square(self: Tensor) -> Tensor:
     return pow(self, 2)
 
@@ -861,7 +889,8 @@ def _declare(fn: Callable, *, aliases: tuple = (), inplace: bool = True,
     if inplace:
         op(fn.__name__ + "_", function=False)(_inplace(fn, fn.__name__ + "_", inplace_node))
     _aliases(fn, aliases, inplace, inplace_node, samples=fields.get("samples"),
-             differentiable=fields.get("differentiable", True), names=fields.get("names"))
+             differentiable=fields.get("differentiable", True), names=fields.get("names"),
+             forward=fields.get("forward"))
     return fn
 
 
@@ -924,19 +953,20 @@ def AtanhBackward0(n, g, x):
 
 
 asin = _unary("asin", np.arcsin, AsinBackward0, "self", r_math=("asin",), samples=S.unit,
-              aliases=("arcsin",))
+              aliases=("arcsin",), forward="elementwise")
 acos = _unary("acos", np.arccos, AcosBackward0, "self", r_math=("acos",), samples=S.unit,
-              aliases=("arccos",))
-atan = _unary("atan", np.arctan, AtanBackward0, "self", r_math=("atan",), aliases=("arctan",))
-sinh = _unary("sinh", np.sinh, SinhBackward0, "self", r_math=("sinh",))
-cosh = _unary("cosh", np.cosh, CoshBackward0, "self", r_math=("cosh",))
+              aliases=("arccos",), forward="elementwise")
+atan = _unary("atan", np.arctan, AtanBackward0, "self", r_math=("atan",), aliases=("arctan",),
+              forward="elementwise")
+sinh = _unary("sinh", np.sinh, SinhBackward0, "self", r_math=("sinh",), forward="elementwise")
+cosh = _unary("cosh", np.cosh, CoshBackward0, "self", r_math=("cosh",), forward="elementwise")
 # (PyTorch names the in-place forms' nodes of these three, and polygamma_'s, apart)
 asinh = _unary("asinh", np.arcsinh, AsinhBackward0, "self", aliases=("arcsinh",),
-               inplace_node="AsinhBackward1")
+               inplace_node="AsinhBackward1", forward="elementwise")
 acosh = _unary("acosh", np.arccosh, AcoshBackward0, "self", samples=S.above_one,
-               aliases=("arccosh",), inplace_node="AcoshBackward1")
+               aliases=("arccosh",), inplace_node="AcoshBackward1", forward="elementwise")
 atanh = _unary("atanh", np.arctanh, AtanhBackward0, "self", samples=S.unit,
-               aliases=("arctanh",), inplace_node="AtanhBackward1")
+               aliases=("arctanh",), inplace_node="AtanhBackward1", forward="elementwise")
 
 
 @formula(arrays=True)
@@ -971,10 +1001,11 @@ def SincBackward0(n, g, x):
     return (g * where(x.eq(0), 0.0, d),)
 
 
-exp2 = _unary("exp2", np.exp2, Exp2Backward0, "result")
-rsqrt = _unary("rsqrt", lambda d: 1 / np.sqrt(d), RsqrtBackward0, "result", samples=S.positive)
+exp2 = _unary("exp2", np.exp2, Exp2Backward0, "result", forward="elementwise")
+rsqrt = _unary("rsqrt", lambda d: 1 / np.sqrt(d), RsqrtBackward0, "result", samples=S.positive,
+               forward="elementwise")
 reciprocal = _unary("reciprocal", lambda d: 1 / d, ReciprocalBackward0, "result",
-                    samples=S.nonzero)
+                    samples=S.nonzero, forward="elementwise")
 def _times(factor: float) -> Callable:
     """x * factor as libtorch multiplies by a Scalar: the factor in float32 below
     double (NumPy's rad2deg rounds otherwise: 6.283 gives 359.98935, not 359.98938)."""
@@ -985,9 +1016,9 @@ def _times(factor: float) -> Callable:
     return compute
 
 
-deg2rad = _unary("deg2rad", _times(math.pi / 180), Deg2RadBackward0, None)
-rad2deg = _unary("rad2deg", _times(180 / math.pi), Rad2DegBackward0, None)
-sinc = _unary("sinc", np.sinc, SincBackward0, "self")
+deg2rad = _unary("deg2rad", _times(math.pi / 180), Deg2RadBackward0, None, forward="elementwise")
+rad2deg = _unary("rad2deg", _times(180 / math.pi), Rad2DegBackward0, None, forward="elementwise")
+sinc = _unary("sinc", np.sinc, SincBackward0, "self", forward="elementwise")
 
 
 @formula(arrays=True)
@@ -1003,7 +1034,7 @@ def frac(self: Tensor) -> Tensor:
     return record(self.data - np.trunc(self.data), FracBackward0, (self,))
 
 
-_declare(frac, names="keep", samples=S.floats)
+_declare(frac, names="keep", samples=S.floats, forward="elementwise")
 
 
 @formula
@@ -1026,15 +1057,15 @@ def positive(self: Tensor) -> Tensor:
     return self
 
 
-_declare(positive, names="keep", samples=S.unary, inplace=False)
+_declare(positive, names="keep", samples=S.unary, inplace=False, forward="linear")
 
 # In-place forms of the math above (`x$exp_()`), and the other names of ops
-for _fn in (neg, exp, log, sqrt, abs, sign, sin, cos, tan, tanh, sigmoid, relu, log2, log10,
-            log1p, expm1, floor, ceil, trunc, round, square):
+for _fn in (neg, exp, log, sqrt, abs, sign, sin, cos, tan, tanh, sigmoid, log2, log10,
+            log1p, expm1, floor, ceil, trunc, round, square):  # (relu_: ops/activation.py)
     op(_fn.__name__ + "_", function=False)(_inplace(_fn, _fn.__name__ + "_"))
-_aliases(neg, ("negative",), samples=S.unary, names="keep")
-_aliases(abs, ("absolute",), samples=S.unary, names="keep")
-_aliases(trunc, ("fix",), samples=S.unary, names="keep")
+_aliases(neg, ("negative",), samples=S.unary, names="keep", forward="linear")
+_aliases(abs, ("absolute",), samples=S.unary, names="keep", forward="elementwise")
+_aliases(trunc, ("fix",), samples=S.unary, names="keep", forward="elementwise")
 
 
 # --- special functions ------------------------------------------------------
@@ -1067,11 +1098,14 @@ def ErfBackward0(n, g, x):
     return (g * _2_SQRTPI * (-x * x).exp(),)
 
 
-erf = _unary("erf", special.erf, ErfBackward0, "self")
-erfc = _unary("erfc", special.erfc, ErfcBackward0, "self")
-erfinv = _unary("erfinv", special.erfinv, ErfinvBackward0, "result", samples=S.unit)
-lgamma = _unary("lgamma", special.lgamma, LgammaBackward0, "self", samples=S.gamma)
-digamma = _unary("digamma", special.digamma, DigammaBackward0, "self", samples=S.gamma)
+erf = _unary("erf", special.erf, ErfBackward0, "self", forward="elementwise")
+erfc = _unary("erfc", special.erfc, ErfcBackward0, "self", forward="elementwise")
+erfinv = _unary("erfinv", special.erfinv, ErfinvBackward0, "result", samples=S.unit,
+                forward="elementwise")
+lgamma = _unary("lgamma", special.lgamma, LgammaBackward0, "self", samples=S.gamma,
+                forward="elementwise")
+digamma = _unary("digamma", special.digamma, DigammaBackward0, "self", samples=S.gamma,
+                 forward="elementwise")
 
 
 @formula
@@ -1097,7 +1131,7 @@ def _polygamma_of(self: Tensor, n: Any) -> Tensor:
     return polygamma(n, self)
 
 
-_declare(polygamma, names="keep", samples=S.polygamma, inplace=False)
+_declare(polygamma, names="keep", samples=S.polygamma, inplace=False, forward="elementwise")
 op("polygamma_", function=False)(_inplace(_polygamma_of, "polygamma_", "PolygammaBackward1"))
 
 
@@ -1118,7 +1152,7 @@ def mvlgamma(self: Tensor, p: int) -> Tensor:
     return record(out.astype(d.dtype), MvlgammaBackward0, (self,), (self, p))
 
 
-_declare(mvlgamma, names="keep", samples=S.mvlgamma)
+_declare(mvlgamma, names="keep", samples=S.mvlgamma, forward="elementwise")
 
 
 @formula
@@ -1139,7 +1173,7 @@ def logit(self: Tensor, eps: float | None = None) -> Tensor:
     return record(out, LogitBackward0, (self,), (self, eps))
 
 
-_declare(logit, names="keep", samples=S.logit)
+_declare(logit, names="keep", samples=S.logit, forward="elementwise")
 
 
 # --- binary math ------------------------------------------------------------
@@ -1282,10 +1316,11 @@ def true_divide(self: Any, other: Any) -> Tensor:
     return div(self, other)
 
 
-_declare(true_divide, names="unify", samples=S.binary_div)
-_aliases(mul, ("multiply",), samples=S.binary_arith, names="unify")
-_aliases(div, ("divide",), samples=S.binary_div, names="unify")
-_aliases(sub, ("subtract",), samples=S.add_sub, names="unify")
+_declare(true_divide, names="unify", samples=S.binary_div,
+         forward=lambda p, t, result: _div_jvp({**p, "rounding_mode": None}, t, result))
+_aliases(mul, ("multiply",), samples=S.binary_arith, names="unify", forward="multilinear")
+_aliases(div, ("divide",), samples=S.binary_div, names="unify", forward=_div_jvp)
+_aliases(sub, ("subtract",), samples=S.add_sub, names="unify", forward=_sub_jvp)
 for _name, _fn in (("pow_", pow), ("fmod_", fmod), ("remainder_", remainder)):
     op(_name, function=False)(_inplace(_fn, _name))
 
@@ -1428,7 +1463,7 @@ def nan_to_num(self: Tensor, nan: float | None = 0.0, posinf: float | None = Non
     return record(out, NanToNumBackward0, (self,), (np.isfinite(d),))
 
 
-_declare(nan_to_num, names="keep", samples=S.nan_to_num)
+_declare(nan_to_num, names="keep", samples=S.nan_to_num, forward="elementwise")
 
 
 @formula
@@ -1575,6 +1610,10 @@ def _inplace_compare(fn: Callable) -> Callable:
 
 for _fn in (gt, ge, lt, le, eq, ne):
     op(_fn.__name__ + "_", function=False)(_inplace_compare(_fn))
+for _fn, _alias in ((gt, "greater"), (ge, "greater_equal"), (lt, "less"), (le, "less_equal"),
+                   (ne, "not_equal")):
+    op(_alias + "_", function=False)(_inplace_compare(_fn))
+op("floor_divide_", function=False)(_inplace(floor_divide, "floor_divide_"))
 
 
 _div_rounded_ = _inplace(div, "div_")
@@ -1652,7 +1691,7 @@ def _i1(self: Tensor) -> Tensor:
     return record(special.i1(_fdata(self)), SpecialI1Backward0, (self,), (self, OUTPUT))
 
 
-i0 = _unary("i0", special.i0, I0Backward0, "self")
+i0 = _unary("i0", special.i0, I0Backward0, "self", forward="elementwise")
 
 
 @formula

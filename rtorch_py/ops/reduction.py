@@ -12,6 +12,7 @@ from ..tensor import Tensor, _bf16_as_f32, _dim, as_dtype, wrap
 from .samples import reduction as S
 from .conversion import CloneBackward0
 from .indexing import gather
+from .shape import narrow, select
 from .pointwise import maximum, minimum
 from .operands import _whole
 from .recording import (OUTPUT, _state, expand_to, formula, multi_formula, needs_grad, record,
@@ -74,7 +75,7 @@ def SumBackward1(n, g, shape, dims, keepdim):
     return (_unreduce(g, shape, dims, keepdim),)
 
 
-@op(dims=("dim",), r_summary=("sum",), samples=S.sum_, names="reduce")
+@op(dims=("dim",), r_summary=("sum",), samples=S.sum_, names="reduce", forward="linear")
 def sum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     d = self.data
     if d.dtype.kind not in "fc":  # ints and bools sum in int64, bfloat16 in float32
@@ -97,7 +98,7 @@ def MeanBackward1(n, g, shape, dims, keepdim, count):
     return (_unreduce(g, shape, dims, keepdim) / count,)
 
 
-@op(dims=("dim",), samples=S.reduction, names="reduce")
+@op(dims=("dim",), samples=S.reduction, names="reduce", forward="linear")
 def mean(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     d = self.data
     if dtype is not None:
@@ -249,6 +250,8 @@ def argmin(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tenso
 
 @formula
 def ScatterAlongBackward(n, g, idx, dim):
+    if g.data.ndim == 0:  # (of a 0-d tensor: the scatter placed g as it is)
+        return (g,)
     return (wrap(np.take_along_axis(g.data, idx, axis=dim)) if not _state.grad
             else gather(g, dim, wrap(idx)),)
 
@@ -266,7 +269,13 @@ def SoftmaxBackward0(n, g, result, dim):
     return (gy - result * gy.sum(dim=dim, keepdim=True),)
 
 
-@op(dims=("dim",), samples=S.softmax, names="keep")
+def _softmax_jvp(p: dict, t: dict, result: Tensor) -> Tensor:
+    """softmax's forward rule: result * (t - sum(result * t)) along dim."""
+    ts = t["self"].to(dtype=result.dtype)
+    return result * (ts - (result * ts).sum(dim=p["dim"], keepdim=True))
+
+
+@op(dims=("dim",), samples=S.softmax, names="keep", forward=_softmax_jvp)
 def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _one_dim(dim, self.ndim)
     a = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
@@ -284,7 +293,13 @@ def LogSoftmaxBackward0(n, g, result, dim):
     return (g - result.exp() * g.sum(dim=dim, keepdim=True),)
 
 
-@op(dims=("dim",), samples=S.softmax, names="keep")
+def _log_softmax_jvp(p: dict, t: dict, result: Tensor) -> Tensor:
+    """log_softmax's forward rule: t - sum(softmax * t) along dim."""
+    ts = t["self"].to(dtype=result.dtype)
+    return ts - (result.exp() * ts).sum(dim=p["dim"], keepdim=True)
+
+
+@op(dims=("dim",), samples=S.softmax, names="keep", forward=_log_softmax_jvp)
 def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _one_dim(dim, self.ndim)
     a = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
@@ -596,7 +611,7 @@ def _reverse_cumsum(g: Tensor, dim: int) -> Tensor:
     return g.sum(dim=dim, keepdim=True) - g.cumsum(dim) + g
 
 
-@op(dims=("dim",), samples=S.cumulative, names="keep")
+@op(dims=("dim",), samples=S.cumulative, names="keep", forward="linear")
 def cumsum(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _cum_input(self, dtype)
     dm = _one_dim(dim, self.ndim)
@@ -747,3 +762,29 @@ def cumsum_(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
 def cumprod_(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     old, dm = _cumulative_inplace(self, dim, dtype, "cumprod_", np.cumprod)
     return _record_inplace(self, CumprodBackward0, (self,), (old, OUTPUT, dm))
+
+
+# --------------------------------------------------------------------------
+# trapz: the trapezoid rule along a dim, composed of ops as libtorch does it
+# (its last node: the product with dx, or the division by 2 with `x`)
+
+
+@op(dims=("dim",), method=False, samples=S.trapz)
+def trapz(y: Tensor, dx: float = 1, x: Tensor | None = None, dim: int = -1) -> Tensor:
+    """The integral of y along `dim`: sample points `dx` apart, or at `x` (a
+    vector of one point per sample, or broadcast against y)."""
+    dim = _dim(dim, y.ndim)
+    n = y.shape[dim]
+    if n == 0:  # no samples: nothing to integrate
+        shape = y.shape[:dim] + y.shape[dim + 1:]
+        return wrap(np.zeros(shape, dtype=_float_input(y, "trapz").dtype))
+    if x is None:
+        return (sum(y, dim) - (select(y, dim, 0) + select(y, dim, -1)) * 0.5) * dx
+    if x.ndim == 1:
+        if x.shape[0] != n:
+            raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
+        x = x.reshape((1,) * dim + (n,) + (1,) * (y.ndim - dim - 1))
+    elif x.ndim < y.ndim:
+        x = x.reshape((1,) * (y.ndim - x.ndim) + tuple(x.shape))
+    spacing = narrow(x, dim, 1, n - 1) - narrow(x, dim, 0, n - 1)
+    return sum(spacing * (narrow(y, dim, 1, n - 1) + narrow(y, dim, 0, n - 1)), dim) / 2.0

@@ -50,6 +50,12 @@ class OpSpec:
     torch_name: str | None = None    # PyTorch's spelling, when it differs (tests)
     differentiable: bool = True      # the generated tests check gradients
     second_order: bool = True        # ... and second derivatives (False: PyTorch has none)
+    finite_differences: bool = True  # ... and against finite differences (False: the
+                                     # derivative is not the values' own, ctc_loss's)
+    forward: Any = None              # the forward-mode rule (rtorch_py/forward_ad.py):
+                                     # "linear", "multilinear", "elementwise", or a function
+                                     # (primals, tangents, result) -> tangent(s), arguments
+                                     # by name; None: derived from the derivative
     r_result_names: tuple[str, ...] = ()  # R gets the results as a list with these names
     r_conventions: tuple[str, ...] = ()  # R-only conventions for arguments or results,
                                          # by name (rtorch_py/r/tables.py: "sizes", ...)
@@ -71,6 +77,23 @@ def register(spec: OpSpec) -> None:
     if spec.name in REGISTRY:
         raise RuntimeError(f"op {spec.name!r} is declared twice")
     REGISTRY[spec.name] = spec
+
+
+def forward_rule_kind(name: str) -> str:
+    """How op `name` gets its forward-mode tangent: "native" (its declaration's
+    `forward`), "derived" (from its derivative) or "none" (no derivative)."""
+    spec = REGISTRY[name]
+    if not spec.differentiable:
+        return "none"
+    return "derived" if spec.forward is None else "native"
+
+
+def forward_rules() -> dict[str, list[str]]:
+    """The ops by forward-rule kind: {"native": [...], "derived": [...], "none": [...]}."""
+    out: dict[str, list[str]] = {"native": [], "derived": [], "none": []}
+    for name in sorted(REGISTRY):
+        out[forward_rule_kind(name)].append(name)
+    return out
 
 
 def methods() -> dict[str, Callable]:

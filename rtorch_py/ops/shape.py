@@ -7,6 +7,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..engine import bump_version
 from ..tensor import Tensor, _dim, wrap
 from .samples import shape as S
 from .operands import _as_tensor, _float_result, _shape, _whole, positional_error
@@ -24,7 +25,7 @@ def TBackward0(n, g):
     return (g.T,)
 
 
-@op(samples=S.matrix, names="transpose")
+@op(samples=S.matrix, names="transpose", forward="linear")
 def t(self: Tensor) -> Tensor:
     if self.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
@@ -36,7 +37,7 @@ def TransposeBackward0(n, g, d0, d1):
     return (g.transpose(d0, d1),)
 
 
-@op(dims=("dim0", "dim1"), samples=S.transpose, names="transpose")
+@op(dims=("dim0", "dim1"), samples=S.transpose, names="transpose", forward="linear")
 def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
     d0, d1 = _dim(dim0, self.ndim), _dim(dim1, self.ndim)
     return record(_view(self, np.swapaxes(self.data, d0, d1)) if self.ndim else _view(self, self.data),
@@ -48,7 +49,7 @@ def PermuteBackward0(n, g, dims):
     return (g.permute(*np.argsort(dims).tolist()),)
 
 
-@op(dims=("dims", "more"), samples=S.permute, names="permute")
+@op(dims=("dims", "more"), samples=S.permute, names="permute", forward="linear")
 def permute(self: Tensor, dims: Any = (), *more: Any) -> Tensor:
     """`permute(x, (2, 0, 1))`, `x.permute(2, 0, 1)`, R's `x$permute(dims = c(3, 1, 2))`."""
     dims = (dims,) + more
@@ -82,7 +83,7 @@ def ViewBackward0(n, g, shape):
     return (g.reshape(shape),)
 
 
-@op(samples=S.reshape)
+@op(samples=S.reshape, forward="linear")
 def reshape(self: Tensor, shape: Any, *more: Any) -> Tensor:
     shape = _shape_arg((shape,) + more)
     try:
@@ -100,7 +101,7 @@ def UnsafeViewBackward0(n, g, shape):
     return (g.reshape(shape),)  # reshape had to copy (PyTorch: clone + _unsafe_view)
 
 
-@op(function=False, samples=S.reshape)
+@op(function=False, samples=S.reshape, forward="linear")
 def view(self: Tensor, size: Any, *more: Any) -> Tensor:
     shape = _shape_arg((size,) + more)
     try:
@@ -123,7 +124,7 @@ def UnsqueezeBackward0(n, g, d):
     return (g.squeeze(d),)
 
 
-@op(new_dims=("dim",), samples=S.unsqueeze, names="unsqueeze")
+@op(new_dims=("dim",), samples=S.unsqueeze, names="unsqueeze", forward="linear")
 def unsqueeze(self: Tensor, dim: int) -> Tensor:
     d = _dim(dim, self.ndim + 1)
     return record(_view(self, np.expand_dims(self.data, d)), UnsqueezeBackward0, (self,), (d,))
@@ -134,7 +135,7 @@ def SqueezeBackward0(n, g, shape):
     return (g.reshape(shape),)
 
 
-@op(dims=("dim",), samples=S.squeeze, names="squeeze")
+@op(dims=("dim",), samples=S.squeeze, names="squeeze", forward="linear")
 def squeeze(self: Tensor, dim: Any = None) -> Tensor:
     """Drop dims of size 1: all of them, or those of `dim` (one, or several) that are."""
     if dim is None:
@@ -167,7 +168,7 @@ def ExpandBackward0(n, g, shape):
     return (sum_to(g, shape),)
 
 
-@op(function=False, samples=S.expand, names="expand")
+@op(function=False, samples=S.expand, names="expand", forward="linear")
 def expand(self: Tensor, size: Any, *more: Any, implicit: bool = False) -> Tensor:
     if len(more) == 1 and isinstance(more[0], (bool, np.bool_)) and \
             isinstance(size, (list, tuple, np.ndarray)):
@@ -190,12 +191,12 @@ def expand(self: Tensor, size: Any, *more: Any, implicit: bool = False) -> Tenso
     return record(_view(self, arr), ExpandBackward0, (self,), (self.shape,))
 
 
-@op(function=False, samples=S.expand_as, names="expand")
+@op(function=False, samples=S.expand_as, names="expand", forward="linear")
 def expand_as(self: Tensor, other: Tensor) -> Tensor:
     return expand(self, other.shape)
 
 
-@op(dims=("start_dim", "end_dim"), samples=S.flatten)
+@op(dims=("start_dim", "end_dim"), samples=S.flatten, forward="linear")
 def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     s, e = _dim(start_dim, self.ndim), _dim(end_dim, self.ndim)  # (checked first, as libtorch)
     if self.ndim == 0:
@@ -206,7 +207,7 @@ def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(self, shape)
 
 
-@op(function=False, samples=S.unary, names="keep")
+@op(function=False, samples=S.unary, names="keep", forward="linear")
 def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
     return self if self.data.flags.c_contiguous else self.clone()
 
@@ -226,7 +227,7 @@ def CatBackward0(n, g, dim, sizes):
     return tuple(out)
 
 
-@op(method=False, dims=("dim",), samples=S.cat, names="cat")
+@op(method=False, dims=("dim",), samples=S.cat, names="cat", forward="linear")
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = _tensor_list(tensors, "cat")
     if not tensors:
@@ -270,7 +271,7 @@ def StackBackward0(n, g, dim, count):
     return tuple(select(g, dim, i) if n.needs(i) else None for i in range(count))
 
 
-@op(method=False, new_dims=("dim",), samples=S.stack)
+@op(method=False, new_dims=("dim",), samples=S.stack, forward="linear")
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = _tensor_list(tensors, "stack")
     if not tensors:
@@ -290,7 +291,7 @@ def SelectBackward0(n, g, shape, key):
     return (_index_backward(g, key, shape, False),)
 
 
-@op(dims=("dim",), indices=("start",), samples=S.narrow, names="keep")
+@op(dims=("dim",), indices=("start",), samples=S.narrow, names="keep", forward="linear")
 def narrow(self: Tensor, dim: int, start: int, length: int, *, name: str | None = None) -> Tensor:
     d = _dim(dim, self.ndim)
     size = self.shape[d]
@@ -304,7 +305,7 @@ def narrow(self: Tensor, dim: int, start: int, length: int, *, name: str | None 
     return record(_view(self, self.data[key]), SliceBackward0, (self,), (self.shape, key), name=name)
 
 
-@op(dims=("dim",), indices=("index",), samples=S.select, names="drop_dim")
+@op(dims=("dim",), indices=("index",), samples=S.select, names="drop_dim", forward="linear")
 def select(self: Tensor, dim: int, index: int, *, name: str | None = None) -> Tensor:
     d = _dim(dim, self.ndim)
     size = self.shape[d]
@@ -317,7 +318,7 @@ def select(self: Tensor, dim: int, index: int, *, name: str | None = None) -> Te
     return record(_view(self, self.data[key]), SelectBackward0, (self,), (self.shape, key), name=name)
 
 
-@op(dims=("dim",), samples=S.split, names="keep")
+@op(dims=("dim",), samples=S.split, names="keep", forward="linear")
 def split(self: Tensor, split_size: Any, dim: int = 0, *, name: str | None = None) -> list:
     d = _dim(dim, self.ndim)
     size = self.shape[d]
@@ -343,7 +344,7 @@ def split(self: Tensor, split_size: Any, dim: int = 0, *, name: str | None = Non
     return out
 
 
-@op(dims=("dim",), samples=S.chunk, names="keep")
+@op(dims=("dim",), samples=S.chunk, names="keep", forward="linear")
 def chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
     chunks = _whole(chunks, "chunks")
     if chunks <= 0:
@@ -353,7 +354,7 @@ def chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
     return split(self, step, d)
 
 
-@op(dims=("dim",), samples=S.unbind, names="drop_dim")
+@op(dims=("dim",), samples=S.unbind, names="drop_dim", forward="linear")
 def unbind(self: Tensor, dim: int = 0) -> list:
     if self.ndim == 0:
         raise RuntimeError("unbind: dimension specified as 0 but the tensor has no dimensions")
@@ -381,21 +382,21 @@ def _dims_arg(dims: Any, ndim: int) -> tuple:
     return out
 
 
-@op(dims=("dims",), samples=S.flip, names="keep")
+@op(dims=("dims",), samples=S.flip, names="keep", forward="linear")
 def flip(self: Tensor, dims: Any) -> Tensor:
     d = _dims_arg(dims, self.ndim)
     return record(np.flip(self.data, d).copy() if self.ndim else self.data.copy(),
                   FlipBackward0, (self,), (d,))
 
 
-@op(samples=S.matrix_only)
+@op(samples=S.matrix_only, forward="linear")
 def fliplr(self: Tensor) -> Tensor:
     if self.ndim < 2:
         raise RuntimeError("fliplr: the tensor must have at least 2 dimensions")
     return flip(self, 1)
 
 
-@op(samples=S.matrix)
+@op(samples=S.matrix, forward="linear")
 def flipud(self: Tensor) -> Tensor:
     if self.ndim < 1:
         raise RuntimeError("flipud: the tensor must have at least 1 dimension")
@@ -407,7 +408,7 @@ def RollBackward0(n, g, shifts, dims):
     return (roll(g, tuple(-s for s in shifts), dims),)
 
 
-@op(dims=("dims",), samples=S.roll, names="keep")
+@op(dims=("dims",), samples=S.roll, names="keep", forward="linear")
 def roll(self: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     sh = [_whole(s, "shifts") for s in np.asarray(shifts).reshape(-1).tolist()]
     if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
@@ -433,7 +434,7 @@ def Rot90Backward0(n, g, k, dims):
     return (rot90(g, -k, dims),)
 
 
-@op(dims=("dims",), samples=S.rot90)
+@op(dims=("dims",), samples=S.rot90, forward="linear")
 def rot90(self: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
     k = _whole(k, "k")
     d = _dims_arg(dims, self.ndim)
@@ -456,7 +457,7 @@ def RepeatBackward0(n, g, sizes, shape):
     return (g.reshape(tuple(split)).sum(dim=tuple(range(0, len(split), 2))),)
 
 
-@op(function=False, samples=S.repeat)
+@op(function=False, samples=S.repeat, forward="linear")
 def repeat(self: Tensor, sizes: Any, *more: Any) -> Tensor:
     reps = _shape_arg((sizes,) + more)
     if len(reps) < self.ndim:
@@ -468,7 +469,7 @@ def repeat(self: Tensor, sizes: Any, *more: Any) -> Tensor:
     return record(np.tile(data, reps), RepeatBackward0, (self,), (reps, self.shape))
 
 
-@op(samples=S.tile)
+@op(samples=S.tile, forward="linear")
 def tile(self: Tensor, dims: Any) -> Tensor:
     reps = _shape_arg((dims,))
     return repeat(self, (1,) * (self.ndim - len(reps)) + reps)
@@ -505,7 +506,7 @@ def repeat_interleave(self: Tensor, repeats: Any, dim: int | None = None,
 # ==========================================================================
 # Moving dims, reshaping like another tensor, broadcasting
 
-@op(dims=("source", "destination"), samples=S.movedim)
+@op(dims=("source", "destination"), samples=S.movedim, forward="linear")
 def movedim(self: Tensor, source: Any, destination: Any) -> Tensor:
     src = [_dim(_whole(s, "source"), self.ndim) for s in np.asarray(source).reshape(-1).tolist()]
     dst = [_dim(_whole(s, "destination"), self.ndim)
@@ -523,22 +524,78 @@ def movedim(self: Tensor, source: Any, destination: Any) -> Tensor:
     return permute(self, [o if o is not None else next(rest) for o in order])
 
 
-@op(dims=("source", "destination"), samples=S.movedim)
+@op(dims=("source", "destination"), samples=S.movedim, forward="linear")
 def moveaxis(self: Tensor, source: Any, destination: Any) -> Tensor:
     return movedim(self, source, destination)
 
 
-@op(dims=("axis0", "axis1"), samples=S.transpose, names="transpose")
+@op(dims=("axis0", "axis1"), samples=S.transpose, names="transpose", forward="linear")
 def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
     return transpose(self, axis0, axis1)
 
 
-@op(dims=("dim0", "dim1"), samples=S.transpose, names="transpose")
+@op(dims=("dim0", "dim1"), samples=S.transpose, names="transpose", forward="linear")
 def swapdims(self: Tensor, dim0: int, dim1: int) -> Tensor:
     return transpose(self, dim0, dim1)
 
 
-@op(dims=("dim",), samples=S.unflatten)
+# The matrix transposes of the last two dims (R torch's x$mT(), x$mH(), ...; a
+# conjugate for the H forms: the conjugate view is a copy here)
+def _matrix_transpose(self: Tensor, name: str) -> Tensor:
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of "
+                           f"matrices. Got {self.ndim}-D tensor.")
+    return transpose(self, -2, -1)
+
+
+@op(function=False, samples=S.matrices, names="transpose", torch_name="ops.aten.mT")
+def mT(self: Tensor) -> Tensor:
+    return _matrix_transpose(self, "mT")
+
+
+@op(function=False, samples=S.matrices, names="transpose", torch_name="ops.aten.mH")
+def mH(self: Tensor) -> Tensor:
+    return _matrix_transpose(self, "mH").conj()
+
+
+@op(function=False, samples=S.matrices, names="transpose")
+def adjoint(self: Tensor) -> Tensor:
+    return _matrix_transpose(self, "adjoint").conj()
+
+
+@op(function=False, samples=S.real_or_complex_matrix, names="transpose",
+    torch_name="ops.aten.matrix_H")
+def matrix_H(self: Tensor) -> Tensor:
+    if self.ndim != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{self.ndim}-D tensor. For batches of matrices, use x$mH()")
+    return _matrix_transpose(self, "matrix_H").conj()
+
+
+@op(function=False, samples=S.unary, torch_name="ops.aten.numpy_T")
+def numpy_T(self: Tensor) -> Tensor:
+    """All dims reversed (NumPy's .T)."""
+    return permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+
+@op(function=False, samples=S.sum_to_size)
+def sum_to_size(self: Tensor, size: Any, *more: Any) -> Tensor:
+    """Summed down to `size`, which self broadcasts to (libtorch's sum_to: sums
+    over the dims that size lacks or has as 1, then a view without the first)."""
+    size = _shape_arg((size, *more))
+    lead = self.ndim - len(size)
+    if lead < 0 or any(s != 1 and s != d for s, d in zip(size, self.shape[lead:])):
+        raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
+                           f"{{{', '.join(map(str, self.shape))}}}.")
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(size)
+                                if s == 1 and self.shape[lead + i] != 1]
+    if not dims:
+        return self
+    out = self.sum(dim=dims, keepdim=True)
+    return view(out, size) if lead else out
+
+
+@op(dims=("dim",), samples=S.unflatten, forward="linear")
 def unflatten(self: Tensor, dim: int, sizes: Any) -> Tensor:
     d = _dim(dim, self.ndim)
     sizes = _shape_arg((sizes,))
@@ -549,23 +606,24 @@ def unflatten(self: Tensor, dim: int, sizes: Any) -> Tensor:
     return view(self, self.shape[:d] + sizes + self.shape[d + 1:])
 
 
-@op(function=False, samples=S.like_other)
+@op(function=False, samples=S.like_other, forward="linear")
 def view_as(self: Tensor, other: Tensor) -> Tensor:
     return view(self, _as_tensor(other).shape)
 
 
-@op(function=False, samples=S.like_other)
+@op(function=False, samples=S.like_other, forward="linear")
 def reshape_as(self: Tensor, other: Tensor) -> Tensor:
     return reshape(self, _as_tensor(other).shape)
 
 
-@op(samples=S.expand)
+@op(samples=S.expand, forward="linear")
 def broadcast_to(self: Tensor, size: Any) -> Tensor:
     return expand(self, size)
 
 
 @op(method=False, samples=S.tensor_list,
-    torch_name="_C._VariableFunctions.broadcast_tensors")  # (the form taking a list)
+    torch_name="_C._VariableFunctions.broadcast_tensors",  # (the form taking a list)
+    forward="linear")
 def broadcast_tensors(tensors: Sequence[Tensor]) -> list:
     tensors = [_as_tensor(t) for t in tensors]
     try:
@@ -609,18 +667,18 @@ def _each(tensors: Any, fn: Any) -> Any:
     return fn(_as_tensor(tensors))
 
 
-@op(samples=S.atleast)
+@op(samples=S.atleast, forward="linear")
 def atleast_1d(self: Any) -> Any:
     return _each(self, lambda t: reshape(t, (1,)) if t.ndim == 0 else t)
 
 
-@op(samples=S.atleast)
+@op(samples=S.atleast, forward="linear")
 def atleast_2d(self: Any) -> Any:
     return _each(self, lambda t: reshape(t, (1, 1)) if t.ndim == 0 else
                  unsqueeze(t, 0) if t.ndim == 1 else t)
 
 
-@op(samples=S.atleast)
+@op(samples=S.atleast, forward="linear")
 def atleast_3d(self: Any) -> Any:
     def three(t: Tensor) -> Tensor:
         if t.ndim == 0:
@@ -641,45 +699,45 @@ def _tensors(tensors: Any, what: str) -> list:
     return tensors
 
 
-@op(method=False, samples=S.cat, names="cat")
+@op(method=False, samples=S.cat, names="cat", forward="linear")
 def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return cat(tensors, dim)
 
 
-@op(method=False, samples=S.cat, names="cat")
+@op(method=False, samples=S.cat, names="cat", forward="linear")
 def concatenate(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return cat(tensors, dim)
 
 
-@op(method=False, samples=S.stack_list)
+@op(method=False, samples=S.stack_list, forward="linear")
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
     ts = atleast_1d(_tensors(tensors, "hstack"))
     return cat(ts, 0 if ts[0].ndim == 1 else 1)
 
 
-@op(method=False, samples=S.stack_list)
+@op(method=False, samples=S.stack_list, forward="linear")
 def vstack(tensors: Sequence[Tensor]) -> Tensor:
     return cat(atleast_2d(_tensors(tensors, "vstack")), 0)
 
 
-@op(method=False, samples=S.stack_list)
+@op(method=False, samples=S.stack_list, forward="linear")
 def row_stack(tensors: Sequence[Tensor]) -> Tensor:
     return vstack(tensors)
 
 
-@op(method=False, samples=S.stack_list)
+@op(method=False, samples=S.stack_list, forward="linear")
 def dstack(tensors: Sequence[Tensor]) -> Tensor:
     return cat(atleast_3d(_tensors(tensors, "dstack")), 2)
 
 
-@op(method=False, samples=S.stack_list)
+@op(method=False, samples=S.stack_list, forward="linear")
 def column_stack(tensors: Sequence[Tensor]) -> Tensor:
     ts = [reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t
           for t in _tensors(tensors, "column_stack")]
     return cat(ts, 1)
 
 
-@op(dims=("dim",), samples=S.tensor_split)
+@op(dims=("dim",), samples=S.tensor_split, forward="linear")
 def tensor_split(self: Tensor, indices: Any = None, sections: Any = None,
                  tensor_indices_or_sections: Any = None, dim: int = 0) -> list:
     d = _dim(dim, self.ndim)
@@ -722,7 +780,7 @@ def _split_dim(self: Tensor, indices: Any, sections: Any, dim: int, what: str) -
     return tensor_split(self, indices=indices, dim=dim)
 
 
-@op(samples=S.hsplit)
+@op(samples=S.hsplit, forward="linear")
 def hsplit(self: Tensor, indices: Any = None, sections: Any = None) -> list:
     if self.ndim < 1:
         raise RuntimeError("hsplit requires a tensor with at least 1 dimension, but got a "
@@ -730,7 +788,7 @@ def hsplit(self: Tensor, indices: Any = None, sections: Any = None) -> list:
     return _split_dim(self, indices, sections, 0 if self.ndim == 1 else 1, "torch.hsplit")
 
 
-@op(samples=S.vsplit)
+@op(samples=S.vsplit, forward="linear")
 def vsplit(self: Tensor, indices: Any = None, sections: Any = None) -> list:
     if self.ndim < 2:
         raise RuntimeError(f"vsplit requires a tensor with at least 2 dimension, but got a "
@@ -738,7 +796,7 @@ def vsplit(self: Tensor, indices: Any = None, sections: Any = None) -> list:
     return _split_dim(self, indices, sections, 0, "torch.vsplit")
 
 
-@op(samples=S.dsplit)
+@op(samples=S.dsplit, forward="linear")
 def dsplit(self: Tensor, indices: Any = None, sections: Any = None) -> list:
     if self.ndim < 3:
         raise RuntimeError(f"dsplit requires a tensor with at least 3 dimension, but got a "
@@ -751,7 +809,7 @@ def NarrowCopyBackward0(n, g, shape, key):
     return (_index_backward(g, key, shape, False),)
 
 
-@op(function=False, dims=("dim",), indices=("start",), samples=S.narrow_copy)
+@op(function=False, dims=("dim",), indices=("start",), samples=S.narrow_copy, forward="linear")
 def narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Tensor:
     v = narrow(self, dim, start, length)
     d = _dim(dim, self.ndim)
@@ -769,7 +827,7 @@ def TrilBackward0(n, g, k):
     return (tril(g, k),)
 
 
-@op(samples=S.triangle)
+@op(samples=S.triangle, forward="linear")
 def tril(self: Tensor, diagonal: int = 0) -> Tensor:
     if self.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
@@ -782,7 +840,7 @@ def TriuBackward0(n, g, k):
     return (triu(g, k),)
 
 
-@op(samples=S.triangle)
+@op(samples=S.triangle, forward="linear")
 def triu(self: Tensor, diagonal: int = 0) -> Tensor:
     if self.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
@@ -816,7 +874,7 @@ def _diagonal_scatter(g: Tensor, shape: tuple, offset: int, d1: int, d2: int) ->
     return record(z, DiagonalScatterBackward, (g,), (offset, d1, d2))
 
 
-@op(dims=("dim1", "dim2"), samples=S.diagonal)
+@op(dims=("dim1", "dim2"), samples=S.diagonal, forward="linear")
 def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     d1, d2 = _dim(dim1, self.ndim), _dim(dim2, self.ndim)
     if d1 == d2:
@@ -833,7 +891,7 @@ def DiagEmbedBackward0(n, g, offset, d1, d2):
     return (diagonal(g, offset, d1, d2),)
 
 
-@op(new_dims=("dim1", "dim2"), samples=S.diag_embed)
+@op(new_dims=("dim1", "dim2"), samples=S.diag_embed, forward="linear")
 def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     nd = self.ndim + 1
     d1, d2 = _dim(dim1, nd), _dim(dim2, nd)
@@ -855,7 +913,7 @@ def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) ->
     return record(z, DiagEmbedBackward0, (self,), (offset, d1, d2))
 
 
-@op(samples=S.diag)
+@op(samples=S.diag, forward="linear")
 def diag(self: Tensor, diagonal: int = 0) -> Tensor:
     k = _whole(diagonal, "diagonal")
     if self.ndim == 1:
@@ -867,7 +925,7 @@ def diag(self: Tensor, diagonal: int = 0) -> Tensor:
                   name="DiagonalBackward0_copy")
 
 
-@op(samples=S.diagflat)
+@op(samples=S.diagflat, forward="linear")
 def diagflat(self: Tensor, offset: int = 0) -> Tensor:
     return diag_embed(reshape(self, (-1,)), offset, 0, 1)
 
@@ -905,7 +963,7 @@ def BlockDiagBackward0(n, g, blocks):
 
 
 @op(method=False, samples=S.block_diag,
-    torch_name="_C._VariableFunctions.block_diag")  # (the form taking a list)
+    torch_name="_C._VariableFunctions.block_diag", forward="linear")  # (the form taking a list)
 def block_diag(tensors: Sequence[Tensor]) -> Tensor:
     ts = [_as_tensor(t) for t in tensors]
     mats = []
@@ -928,7 +986,7 @@ def block_diag(tensors: Sequence[Tensor]) -> Tensor:
 
 
 @op(method=False, samples=S.cartesian_prod,
-    torch_name="_C._VariableFunctions.cartesian_prod")  # (the form taking a list)
+    torch_name="_C._VariableFunctions.cartesian_prod", forward="linear")  # (the form taking a list)
 def cartesian_prod(tensors: Sequence[Tensor]) -> Tensor:
     ts = [_as_tensor(t) for t in tensors]
     for t in ts:
@@ -967,6 +1025,16 @@ def t_(self: Tensor) -> Tensor:
 @op(function=False, dims=("dim0", "dim1"), samples=S.inplace, invisible=True, names="transpose")
 def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
     return _restride_inplace(self, transpose(self, dim0, dim1))
+
+
+@op(function=False, dims=("axis0", "axis1"), invisible=True, names="transpose")
+def swapaxes_(self: Tensor, axis0: int, axis1: int) -> Tensor:
+    return transpose_(self, axis0, axis1)
+
+
+@op(function=False, dims=("dim0", "dim1"), invisible=True, names="transpose")
+def swapdims_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    return transpose_(self, dim0, dim1)
 
 
 @op(function=False, dims=("dim",), samples=S.inplace, invisible=True, names="squeeze")
@@ -1065,18 +1133,25 @@ def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Any = None,
 
 
 
-@op(dims=("dim",), samples=S.split_with_sizes, names="keep")
+@op(dims=("dim",), samples=S.split_with_sizes, names="keep", forward="linear")
 def split_with_sizes(self: Tensor, split_sizes: Any, dim: int = 0) -> list:
     sizes = np.asarray(split_sizes).reshape(-1).tolist()
     return split(self, [_whole(v, "split_sizes") for v in sizes], dim)
 
 
-@op(dims=("dim",), samples=S.unsafe_split, names="keep")
+@op(function=False, dims=("dim",), samples=S.split_with_sizes, names="keep")
+def unsafe_split_with_sizes(self: Tensor, split_sizes: Any, dim: int = 0) -> list:
+    sizes = np.asarray(split_sizes).reshape(-1).tolist()
+    return split(self, [_whole(v, "split_sizes") for v in sizes], dim,
+                 name="UnsafeSplitWithSizesBackward0")
+
+
+@op(dims=("dim",), samples=S.unsafe_split, names="keep", forward="linear")
 def unsafe_split(self: Tensor, split_size: Any, dim: int = 0) -> list:
     return split(self, split_size, dim, name="UnsafeSplitBackward0")
 
 
-@op(dims=("dim",), samples=S.chunk, names="keep")
+@op(dims=("dim",), samples=S.chunk, names="keep", forward="linear")
 def unsafe_chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
     chunks = _whole(chunks, "chunks")
     if chunks <= 0:
@@ -1086,7 +1161,7 @@ def unsafe_chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
     return split(self, step, d, name="UnsafeSplitBackward0")
 
 
-@op(samples=S.ravel)
+@op(samples=S.ravel, forward="linear")
 def ravel(self: Tensor) -> Tensor:
     return view(contiguous(self), (-1,))
 
@@ -1114,7 +1189,7 @@ def _scatter_region(self: Tensor, src: Any, key: tuple, fn: Any, what: str) -> T
     return record(out, fn, (self, src), (key, src.shape))
 
 
-@op(dims=("dim",), indices=("index",), samples=S.select_scatter)
+@op(dims=("dim",), indices=("index",), samples=S.select_scatter, forward="linear")
 def select_scatter(self: Tensor, src: Any, dim: int, index: int) -> Tensor:
     d = _dim(dim, self.ndim)
     i = _whole(index, "index")
@@ -1132,7 +1207,7 @@ def SelectScatterBackward0(n, g, key, sshape):
     return SliceScatterBackward0.formula(n, g, key, sshape)
 
 
-@op(dims=("dim",), samples=S.slice_scatter)
+@op(dims=("dim",), samples=S.slice_scatter, forward="linear")
 def slice_scatter(self: Tensor, src: Any, dim: int = 0, start: Any = None, end: Any = None,
                   step: int = 1) -> Tensor:
     """`start`/`end` count from 0 in R as well, as R torch's `torch_slice_scatter()`."""
@@ -1152,7 +1227,7 @@ def DiagonalScatterBackward0(n, g, offset, d1, d2, sshape):
     return gx, gs
 
 
-@op(dims=("dim1", "dim2"), samples=S.diagonal_scatter)
+@op(dims=("dim1", "dim2"), samples=S.diagonal_scatter, forward="linear")
 def diagonal_scatter(self: Tensor, src: Any, offset: int = 0, dim1: int = 0,
                      dim2: int = 1) -> Tensor:
     src = _as_tensor(src)
@@ -1177,7 +1252,7 @@ def AsStridedViewBackward(n, g, positions, storage, self_positions, shape):
     return (flat[wrap(self_positions.reshape(-1))].reshape(shape),)
 
 
-@op(function=True, samples=S.as_strided)
+@op(function=True, samples=S.as_strided, forward="linear")
 def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
     """A view of self's storage (its base's elements, in order) with these sizes and
     strides (in elements), from `storage_offset` (default: where self starts)."""
@@ -1210,3 +1285,165 @@ def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None)
                                           writeable=len(np.unique(positions)) == positions.size)
     return record(_view(self, arr), AsStridedViewBackward, (self,),
                   (positions, storage, self_positions, self.shape), name="AsStridedBackward0")
+
+
+# --------------------------------------------------------------------------
+# Rearranging channels: channel_shuffle, pixel_shuffle and its inverse
+
+
+def _int_factor(v: Any, what: str, name: str) -> int:
+    v = _whole(v, what)
+    if v <= 0:
+        raise RuntimeError(f"{name} expects {what} to be positive, but got {what}={v}")
+    return v
+
+
+@formula
+def ChannelShuffleBackward0(n, g, per_group):
+    return (channel_shuffle(g, per_group),)
+
+
+@op(method=False, samples=S.channel_shuffle)
+def channel_shuffle(self: Tensor, groups: int) -> Tensor:
+    """The channels (dim 1) of each of `groups` groups dealt out in turn."""
+    groups = _int_factor(groups, "groups", "channel_shuffle")
+    if self.ndim < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {self.ndim} dimension(s)")
+    n, c = self.shape[:2]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    arr = self.data.reshape((n, groups, c // groups) + self.shape[2:]).swapaxes(1, 2)
+    return record(np.ascontiguousarray(arr).reshape(self.shape), ChannelShuffleBackward0,
+                  (self,), (c // groups,))
+
+
+def _pixel_check(x: Tensor, name: str) -> None:
+    if x.ndim < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got input "
+                           f"with {x.ndim} dimension(s)")
+
+
+@formula
+def PixelShuffleBackward0(n, g, r):
+    return (pixel_unshuffle(g, r),)
+
+
+@op(method=False, samples=S.pixel_shuffle)
+def pixel_shuffle(self: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C r^2, H, W) to (*, C, H r, W r): each channel block of r^2 spread over
+    an r x r patch."""
+    r = _int_factor(upscale_factor, "upscale_factor", "pixel_shuffle")
+    _pixel_check(self, "pixel_shuffle")
+    *lead, c, h, w = self.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    k = len(lead)
+    arr = self.data.reshape(*lead, c // (r * r), r, r, h, w)
+    arr = arr.transpose(*range(k), k, k + 3, k + 1, k + 4, k + 2)
+    out = np.ascontiguousarray(arr).reshape(*lead, c // (r * r), h * r, w * r)
+    return record(out, PixelShuffleBackward0, (self,), (r,))
+
+
+@formula
+def PixelUnshuffleBackward0(n, g, r):
+    return (pixel_shuffle(g, r),)
+
+
+@op(method=False, samples=S.pixel_unshuffle)
+def pixel_unshuffle(self: Tensor, downscale_factor: int) -> Tensor:
+    """pixel_shuffle's inverse: (*, C, H r, W r) to (*, C r^2, H, W)."""
+    r = _int_factor(downscale_factor, "downscale_factor", "pixel_unshuffle")
+    _pixel_check(self, "pixel_unshuffle")
+    *lead, c, h, w = self.shape
+    if h % r or w % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by "
+                           f"downscale_factor, but got height={h}, width={w}, "
+                           f"downscale_factor={r}")
+    k = len(lead)
+    arr = self.data.reshape(*lead, c, h // r, r, w // r, r)
+    arr = arr.transpose(*range(k), k, k + 2, k + 4, k + 1, k + 3)
+    out = np.ascontiguousarray(arr).reshape(*lead, c * r * r, h // r, w // r)
+    return record(out, PixelUnshuffleBackward0, (self,), (r,))
+
+
+# --------------------------------------------------------------------------
+# In place: the diagonal filled (fill_diagonal_), the size changed (resize_)
+
+
+@op(function=False)
+def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """Each element (i, i, ...) set to fill_value, through a strided view (its
+    node a CopySlices, as in PyTorch). `wrap`: in a matrix taller than wide, the
+    diagonal starts again every width + 1 rows."""
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    h, w = self.shape[:2]
+    if self.ndim > 2 and any(s != h for s in self.shape):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    strides = [s // self.data.itemsize for s in self.data.strides]
+    as_strided(self, (builtins.min(self.shape),), (builtins.sum(strides),)).fill_(fill_value)
+    if wrap and self.ndim == 2 and h > w + 1:
+        fill_diagonal_(narrow(self, 0, w + 1, h - w - 1), fill_value, True)
+    return self
+
+
+@op(function=False)
+def resize_(self: Tensor, size: Any, memory_format: Any = None) -> Tensor:
+    """The tensor given `size`: its first elements (in memory order) kept, new
+    ones uninitialised (zeros here)."""
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    shape = _shape_arg((size,))
+    if any(s < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {_shape(shape)}")
+    flat = np.ascontiguousarray(self.data).reshape(-1)
+    out = np.zeros(int(np.prod(shape)), dtype=flat.dtype)
+    k = builtins.min(out.size, flat.size)
+    out[:k] = flat[:k]
+    self.data = out.reshape(shape)
+    bump_version(self)
+    return self
+
+
+# --------------------------------------------------------------------------
+# Packing padded sequences (R torch's nn_utils_rnn_pack_padded_sequence): the
+# time steps one after another, each with the batch elements still running
+
+
+@formula
+def PackPaddedSequenceBackward0(n, g, shape, rows):
+    return (_index_backward(g, rows, shape, False),)
+
+
+@op(function=False, method=False, torch_name="_pack_padded_sequence")
+def _pack_padded_sequence(input: Tensor, lengths: Any, batch_first: bool) -> tuple:
+    """(data, batch_sizes) of a padded batch whose lengths are decreasing."""
+    lens = np.asarray(lengths.data if isinstance(lengths, Tensor) else lengths).reshape(-1)
+    lens = lens.astype(np.int64)
+    x = input.transpose(0, 1) if batch_first else input
+    if x.ndim < 2 or len(lens) != x.shape[1]:
+        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got "
+                           f"{len(lens)} (batch_size={x.shape[1] if x.ndim > 1 else 0})")
+    if len(lens) and lens.min() <= 0:
+        raise RuntimeError("Length of all samples has to be greater than 0, but found an "
+                           "element in 'lengths' that is <= 0")
+    if np.any(np.diff(lens) > 0):
+        raise RuntimeError("`lengths` array must be sorted in decreasing order when "
+                           "`enforce_sorted` is True. You can pass `enforce_sorted=False` to "
+                           "pack_padded_sequence and/or pack_sequence to sidestep this "
+                           "requirement if you do not need ONNX exportability.")
+    if len(lens) and lens[0] > x.shape[0]:
+        raise RuntimeError(f"Expected sequence length to be at most {x.shape[0]}, but got a "
+                           f"length of {int(lens[0])}")
+    steps = int(lens[0]) if len(lens) else 0
+    batch_sizes = (lens[None, :] > np.arange(steps)[:, None]).sum(1).astype(np.int64)
+    t = np.repeat(np.arange(steps), batch_sizes)
+    b = np.concatenate([np.arange(k) for k in batch_sizes]) if steps else t
+    rows = (b, t) if batch_first else (t, b)
+    data = record(np.ascontiguousarray(input.data[rows]), PackPaddedSequenceBackward0,
+                  (input,), (input.shape, rows))
+    return data, wrap(batch_sizes)

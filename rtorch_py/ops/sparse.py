@@ -237,7 +237,7 @@ def ToDenseBackward0(n, g, mask):
     return (g * mask,)
 
 
-@op(function=False)
+@op(function=False, forward="linear")
 def to_dense(self: Tensor, dtype: Any = None, masked_grad: Any = None) -> Tensor:
     if self.layout is strided:
         return self if dtype is None else self.to(dtype=dtype)
@@ -319,6 +319,38 @@ def to_sparse_csr(self: Tensor, dense_dim: Any = None) -> Tensor:
     np.cumsum(np.bincount(indices[0], minlength=self.shape[0]), out=crow[1:])
     out = _make(sparse_csr, self.shape, values, crow=crow, col=indices[1].copy())
     return record(out, ToSparseBackward0, (self,), name="ToSparseCsrBackward0")
+
+
+# --------------------------------------------------------------------------
+# sampled_addmm: beta * self + alpha * (mat1 @ mat2), computed only where the
+# CSR tensor self stores values (the result has its pattern)
+
+
+@formula
+def SparseSampledAddmmBackward0(n, g, mask, mat1, mat2, beta, alpha):
+    sampled = g * wrap(mask)  # (the gradient that reaches the pattern, dense)
+    return (sampled * beta if n.needs(0) else None,
+            sampled.matmul(mat2.t()) * alpha if n.needs(1) else None,
+            mat1.t().matmul(sampled) * alpha if n.needs(2) else None)
+
+
+@op(function=False, method=False)
+def sparse_sampled_addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any = 1,
+                         alpha: Any = 1) -> Tensor:
+    if self.layout is not sparse_csr:
+        raise RuntimeError(f"sampled_addmm: Expected self to be a sparse CSR tensor (made with "
+                           f"x$to_sparse_csr()), got layout {self.layout!r}")
+    m1, m2 = mat1.data, mat2.data
+    if m1.ndim != 2 or m2.ndim != 2 or m1.shape[1] != m2.shape[0] or \
+            (m1.shape[0], m2.shape[1]) != self._size:
+        raise RuntimeError(f"sampled_addmm: mat1 {list(m1.shape)} @ mat2 {list(m2.shape)} must "
+                           f"give self's shape {list(self._size)}")
+    rows, cols = _csr_to_coo_indices(self._crow, self._col)
+    products = np.einsum("ij,ij->i", m1[rows], m2[:, cols].T)
+    values = (beta * self._vals.data + alpha * products).astype(self._vals.data.dtype)
+    out = _make(sparse_csr, self._size, values, crow=self._crow.copy(), col=self._col.copy())
+    return record(out, SparseSampledAddmmBackward0, (self, mat1, mat2),
+                  (_mask(self), mat1, mat2, beta, alpha))
 
 
 # --------------------------------------------------------------------------

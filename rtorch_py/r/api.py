@@ -25,13 +25,14 @@ from . import tables
 from .convert import (R_CLASSES, UNDEFINED, RError, Scope, UndefinedTensor,  # noqa: F401
                       _error_message, _from_r_array)
 from .functions import (apply_function, ctx_get, ctx_mark_dirty,  # noqa: F401
-                        ctx_mark_non_differentiable, ctx_save, make_autograd_function)
+                        ctx_mark_non_differentiable, ctx_save, ctx_save_for_forward,
+                        make_autograd_function)
 from .in_r import PENDING_WARNINGS as _PENDING_WARNINGS  # noqa: F401 (read by the bridge)
 from .indexing import index, index_put  # noqa: F401
 from .modules import get as nn_get  # noqa: F401
 from .nn_api import nn_forward  # noqa: F401
 from .tensor_api import (anomaly_scope, as_array, cpu_only, dtype_eq, dtype_repr,  # noqa: F401
-                         generator_method, grad_mode_scope, hook_remove, is_grad_enabled,
+                         dual_level_scope, generator_method, hook_remove, is_grad_enabled,
                          node_get, node_repr, scope_exit, set_grad_mode, tensor_get,
                          tensor_repr, tensor_set)
 

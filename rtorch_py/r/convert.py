@@ -15,11 +15,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..creation import Generator
+from .. import distributions
+from ..creation import Generator, MemoryFormat, QScheme
 from ..engine import Node, RemovableHandle
 from ..function import AutogradContext, NamedList
 from ..jit import CompilationUnit, JitTuple, ScriptFunction
 from ..nn.module import Module
+from ..nn.packed import PackedSequence
+from ..nn.utils import nn_utils_weight_norm
 from ..tensor import (Layout, Storage, Tensor, as_dtype, default_complex, dtype,
                       get_default_dtype, wrap)
 
@@ -85,8 +88,16 @@ R_CLASSES: list = [
     (Scope, ("rtorch_scope",)),
     (MissingMember, ("rtorch_missing_member",)),
     (Generator, ("torch_generator", "R7")),
+    (MemoryFormat, ("torch_memory_format", "R7")),
+    (QScheme, ("torch_qscheme", "R6")),
     (Storage, ("torch_storage", "R6")),
     (Module, ("nn_py_module",)),  # (R gets its callable from it: r_compat/R/nn.R)
+    (PackedSequence, ("PackedSequence", "R6")),
+    (nn_utils_weight_norm, ("rtorch_weight_norm",)),
+    # distributions: R torch's class and its parents' (torch_Normal, ...,
+    # torch_Distribution), then R6's
+    *[(cls, tuple(c.r_class for c in cls.__mro__ if "r_class" in vars(c)) + ("R6",))
+      for cls in distributions.CLASSES],
     (ScriptFunction, ("rtorch_script_function",)),  # (r_compat/R/jit.R)
     (JitTuple, ("rtorch_jit_tuple",)),
     (CompilationUnit, ("torch_compilation_unit",)),

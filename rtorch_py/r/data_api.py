@@ -24,7 +24,7 @@ def _index_array(idx: Any) -> np.ndarray:
         arr = arr.astype(np.int64)
     if arr.dtype.kind not in "iu":
         raise TypeError(f"indices must be numeric, got {arr.dtype}")
-    return arr.astype(np.int64)
+    return arr.astype(np.int64, copy=False)
 
 
 def rows(tensors: Any, idx: Any, drop: bool = False) -> Any:
@@ -33,9 +33,11 @@ def rows(tensors: Any, idx: Any, drop: bool = False) -> Any:
     values = tensors.values() if isinstance(tensors, NamedList) else list(tensors)
     one = drop and np.ndim(idx) == 0 and not isinstance(idx, (list, NamedList))
     arr = one_based.labels(_index_array(idx))
+    # (seen unsigned, a negative index is past any end: one reduction checks both)
+    top = arr.view(np.uint64).max() if arr.size else None
     for t in values:
         n = t.shape[0]
-        if arr.size and (arr.min() < 0 or arr.max() >= n):
+        if top is not None and top >= n:
             bad = one_based.to_r(arr[(arr < 0) | (arr >= n)][0])
             raise IndexError(f"index {bad} is out of bounds for a dataset of {n} rows "
                              "(indices are 1-based)")

@@ -12,9 +12,10 @@ import os
 from types import ModuleType
 from typing import Callable
 
-from . import data_api, jit_api, modules, nn_api, optim_api
+from . import data_api, distr_api, functional_api, jit_api, modules, nn_api, optim_api
 
-MODULES: list[ModuleType] = [optim_api, nn_api, modules, data_api, jit_api]
+MODULES: list[ModuleType] = [optim_api, nn_api, modules, data_api, distr_api, jit_api,
+                             functional_api]
 
 
 def functions() -> dict[str, Callable]:

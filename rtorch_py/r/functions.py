@@ -21,9 +21,11 @@ class RAutogradFunction:
     arguments (`n_backward`), the trailing gradients together as a list.
     """
 
-    def __init__(self, forward: Any, backward: Any, arg_names: Any, n_backward: Any) -> None:
+    def __init__(self, forward: Any, backward: Any, arg_names: Any, n_backward: Any,
+                 jvp: Any = None) -> None:
         self.forward = forward
         self.backward = backward
+        self.jvp = jvp  # (forward mode) called with ctx and the input tangents by name
         self.arg_names = [arg_names] if isinstance(arg_names, str) else list(arg_names or [])
         self.n_backward = int(n_backward)
 
@@ -58,13 +60,21 @@ class RAutogradFunction:
                                 f"({', '.join(self.arg_names)}), got an unnamed list")
             return _undef(out)
 
+        jvp_r = self.jvp
+
+        def jvp(ctx: AutogradContext, *tangents: Any) -> Any:
+            out = jvp_r.call_named(fwd_names, [ctx, *tangents])
+            if isinstance(out, NamedList):
+                out = out.values()
+            return [_undef(t) for t in out] if isinstance(out, list) else _undef(out)
+
         return _apply(R_NODE_NAME, label or "autograd_function", backward, names, values,
-                      call, True)
+                      call, True, jvp=None if jvp_r is None else jvp)
 
 
 def make_autograd_function(forward: Any, backward: Any, arg_names: Any,
-                           n_backward: Any) -> RAutogradFunction:
-    return RAutogradFunction(forward, backward, arg_names, n_backward)
+                           n_backward: Any, jvp: Any = None) -> RAutogradFunction:
+    return RAutogradFunction(forward, backward, arg_names, n_backward, jvp)
 
 
 def apply_function(fn: RAutogradFunction, args: Any, label: str | None = None) -> Any:
@@ -89,6 +99,14 @@ def ctx_save(ctx: AutogradContext, values: Any) -> None:
     else:
         values = _list(values)
         ctx.save_named([""] * len(values), values)
+
+
+def ctx_save_for_forward(ctx: AutogradContext, values: Any) -> None:
+    if isinstance(values, NamedList):
+        pairs = list(zip(values.names(), values.values()))
+        ctx.save_for_forward(*[v for n, v in pairs if not n], **{n: v for n, v in pairs if n})
+    else:
+        ctx.save_for_forward(*_list(values))
 
 
 def ctx_mark_dirty(ctx: AutogradContext, tensors: Any) -> None:

@@ -18,6 +18,7 @@ from .. import nn as _nn
 from ..function import NamedList
 from ..nn import functional as F
 from ..nn.module import Module, buffer_is_persistent, is_nn_buffer, is_nn_parameter
+from ..nn.packed import PackedSequence
 from ..tensor import Tensor
 from . import one_based
 
@@ -57,6 +58,8 @@ _TRANSLATE: dict[str, dict[str, Callable]] = {
     "nnf_contrib_sparsemax": _DIM_ARGS, "nn_contrib_sparsemax": _DIM_ARGS,
     "nnf_one_hot": {"tensor": _LABELS},
     "nnf_embedding": {"input": _LABELS, "padding_idx": _LABELS},
+    "nnf_max_unpool1d": {"indices": _LABELS}, "nnf_max_unpool2d": {"indices": _LABELS},
+    "nnf_max_unpool3d": {"indices": _LABELS},
     "nnf_embedding_bag": {"input": _LABELS, "padding_idx": _LABELS},
     "nnf_flatten": _DIM_ARGS, "nnf_unflatten": _DIM_ARGS, "nnf_softmax": _DIM_ARGS,
     "nnf_log_softmax": _DIM_ARGS, "nnf_softmin": _DIM_ARGS, "nnf_glu": _DIM_ARGS,
@@ -80,7 +83,11 @@ _R_DEFAULTS = {
 _FORWARD_TARGETS = {"nn_cross_entropy_loss": (1, _LABELS), "nn_nll_loss": (1, _LABELS),
                     "nn_multi_margin_loss": (1, _LABELS),
                     "nn_multilabel_margin_loss": (1, one_based.end_marked_labels),
-                    "nn_embedding": (0, _LABELS), "nn_embedding_bag": (0, _LABELS)}
+                    "nn_embedding": (0, _LABELS), "nn_embedding_bag": (0, _LABELS),
+                    "nn_max_unpool1d": (1, _LABELS), "nn_max_unpool2d": (1, _LABELS),
+                    "nn_max_unpool3d": (1, _LABELS)}
+# Results holding max pooling's positions (1-based in R): [output, indices]
+_WITH_INDICES = ("max_pool", "adaptive_max_pool", "fractional_max_pool")
 
 
 def r_conventions(name: str) -> tuple[tuple[str, ...], dict]:
@@ -101,6 +108,8 @@ def _signature_names(fn: Callable) -> list[str]:
 
 def _call(name: str, fn: Callable, arg_names: list[str], args: tuple, kwargs: dict) -> Any:
     rules = _TRANSLATE.get(name, {})
+    # R torch's `.weight =` is Python's `_weight =`
+    kwargs = {("_" + k[1:] if k.startswith(".") else k): v for k, v in kwargs.items()}
     bound = dict(zip(arg_names, args))
     if len(args) > len(arg_names):
         raise TypeError(f"{name}() takes at most {len(arg_names)} positional arguments")
@@ -126,11 +135,19 @@ def _call(name: str, fn: Callable, arg_names: list[str], args: tuple, kwargs: di
 
 def _r_function(name: str, fn: Callable) -> Callable:
     names = _signature_names(fn)
+    indices_out = name.startswith(tuple("nnf_" + k for k in _WITH_INDICES))
+    plain = name not in _TRANSLATE and name not in _R_DEFAULTS and not indices_out
 
     def call(*args: Any, **kwargs: Any) -> Any:
+        if plain and not kwargs and len(args) <= len(names):
+            # fast path (labelled): tensors given by position, nothing to translate
+            for a in args:
+                if type(a) is not Tensor:
+                    break
+            else:
+                return fn(*args)
         result = _call(name, fn, names, args, kwargs)
-        if name.startswith(("nnf_max_pool", "nnf_adaptive_max_pool")) and \
-                isinstance(result, tuple):
+        if indices_out and isinstance(result, tuple):
             return [result[0], one_based.to_r(result[1])]
         return result
     call.__name__ = name
@@ -167,8 +184,27 @@ def nn_new(name: str, *args: Any, **kwargs: Any) -> Module:
     return _call(name, cls, names, args, kwargs)
 
 
+def nn_class_methods(name: str) -> list:
+    """The constructors a layer's class has besides itself (`from_pretrained`),
+    which R's generator gets (`nn_embedding$from_pretrained(...)`)."""
+    cls = LAYERS[name]
+    return [m for m in ("from_pretrained",) if isinstance(vars(cls).get(m), classmethod)]
+
+
+def nn_class_call(name: str, method: str, *args: Any, **kwargs: Any) -> Module:
+    fn = getattr(LAYERS[name], method)
+    return _call(name, fn, _signature_names(fn), args, kwargs)
+
+
 def nn_forward(module: Module, *args: Any, **kwargs: Any) -> Any:
     name = type(module).__name__
+    if not kwargs and name not in _FORWARD_TARGETS and not name.startswith(_INDICES_OUT):
+        # fast path (labelled): tensors in, nothing to translate either way
+        for a in args:
+            if type(a) is not Tensor:
+                break
+        else:
+            return module(*args)
     pos, shift = _FORWARD_TARGETS.get(name, (None, None))
     if pos is not None and len(args) > pos:
         args = args[:pos] + (shift(args[pos]),) + args[pos + 1:]
@@ -180,9 +216,12 @@ def nn_forward(module: Module, *args: Any, **kwargs: Any) -> Any:
         if pos is not None and hasattr(e, "one_based"):  # a class index named: as R counts
             raise type(e)(e.one_based) from None
         raise
-    if isinstance(out, tuple) and name.startswith(("nn_max_pool", "nn_adaptive_max_pool")):
+    if isinstance(out, tuple) and name.startswith(_INDICES_OUT):
         return [out[0], one_based.to_r(out[1])]
     return out
+
+
+_INDICES_OUT = tuple("nn_" + k for k in _WITH_INDICES)  # layers whose result holds positions
 
 
 def nn_kind(x: Any) -> str:
@@ -241,7 +280,46 @@ def _init_fn(name: str) -> Callable:
     return call
 
 
+# --------------------------------------------------------------------------
+# Packed sequences (their positions 1-based in R) and weight normalisation
+
+
+def packed_sequence_get(x: PackedSequence, name: str) -> Any:
+    """`packed$data`, `$batch_sizes`, `$sorted_indices`, `$unsorted_indices`
+    (positions, 1-based; NULL for a batch that came sorted)."""
+    if name in ("data", "batch_sizes"):
+        return getattr(x, name)
+    if name in ("sorted_indices", "unsorted_indices"):
+        v = getattr(x, name)
+        return None if v is None else one_based.to_r(v)
+    raise AttributeError(f"a PackedSequence has data, batch_sizes, sorted_indices and "
+                         f"unsorted_indices; no `{name}`")
+
+
+def _r_weight_norm_dim(dim: Any) -> int | None:
+    """R's dim (1-based; -1, as in R torch, the whole weight)."""
+    return None if dim is None else one_based.dim(dim)
+
+
+def weight_norm_new(name: Any, dim: Any) -> _nn.nn_utils_weight_norm:
+    return _nn.nn_utils_weight_norm(name, _r_weight_norm_dim(dim))
+
+
+def weight_norm_call(helper: _nn.nn_utils_weight_norm, method: str, module: Module,
+                     *args: Any) -> Any:
+    """`weight_norm$apply(module, name, dim)` and the other methods, on the
+    module's Python side."""
+    if method in ("apply", "compute_weight") and len(args) > 1:
+        args = (args[0], _r_weight_norm_dim(args[1]))
+    return getattr(helper, method)(module, *args)
+
+
+_RNN_UTILS = {"nn_utils_rnn_pack_padded_sequence", "nn_utils_rnn_pack_sequence",
+              "nn_utils_rnn_pad_packed_sequence", "nn_utils_rnn_pad_sequence"}
+
 R_FUNCTIONS: dict[str, Callable] = {}
+for _n in sorted(_RNN_UTILS):
+    R_FUNCTIONS[_n] = _r_function(_n, getattr(_nn, _n))
 for _n in F.__all__ + ["nnf_multi_head_attention_forward"]:
     R_FUNCTIONS[_n] = _r_function(_n, getattr(_nn, _n))
 for _n in _nn.init.__all__:
@@ -252,4 +330,7 @@ R_FUNCTIONS.update({
     # (a layer's forward is api.nn_forward, whose pointer R keeps: the call is hot)
     ".nn_new": nn_new, ".nn_kind": nn_kind, ".nn_mark": nn_mark,
     ".nn_py_layer_names": nn_layer_names, ".nn_layer_args": nn_layer_args,
+    ".nn_class_methods": nn_class_methods, ".nn_class_call": nn_class_call,
+    ".packed_sequence_get": packed_sequence_get, ".weight_norm_new": weight_norm_new,
+    ".weight_norm_call": weight_norm_call,
 })

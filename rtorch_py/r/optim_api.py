@@ -13,9 +13,11 @@ import numpy as np
 from ..creation import torch_tensor
 from ..function import NamedList
 from ..optim import kernels
+from ..optim.ignite import IGNITE, IgniteOptimizer
 from ..optim.lbfgs import LBFGS, strong_wolfe
 from ..optim.optimizer import zero_grads
 from ..tensor import Tensor
+from .convert import UNDEFINED
 
 # R torch's setting names that differ from PyTorch's
 _R_NAMES = {"lambda": "lambd"}
@@ -51,28 +53,73 @@ def tensor_key(x: Any) -> str:
     return f"{id(x):x}"
 
 
-def optim_step(kind: str, group: NamedList, state_map: Any) -> NamedList:
-    """Update one group's parameters with `kind`'s rule. `state_map` is the
-    optimiser's R state (a named list keyed by tensor_key); returns the
-    states of the parameters updated, keyed the same way."""
+class RState:
+    """A built-in optimizer's per-parameter state when R steps it: kept here
+    between steps (no trip through R per step), keyed as R keys it, by
+    xptr_address(param). R sees it as `opt$state` (r_compat/R/optim-base.R):
+    its `map` is made from this on demand, its set() and get() come here."""
+
+    __slots__ = ("by_key",)
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, dict] = {}
+
+
+def _entry(value: Any) -> dict:
+    """One parameter's state as R gives it (a named list) as the kernels keep it."""
+    return dict(value.items()) if isinstance(value, NamedList) else {}
+
+
+def _r_entry(entry: dict) -> NamedList:
+    return NamedList(list(entry), list(entry.values()))
+
+
+def state_new(r_map: Any = None) -> RState:
+    """The state kept from now on here, starting from R's `map` so far."""
+    state = RState()
+    if isinstance(r_map, NamedList):
+        state.by_key = {k: _entry(v) for k, v in r_map.items()}
+    return state
+
+
+def state_map(state: RState) -> NamedList:
+    """`opt$state$map`: key -> the parameter's state, as R lists."""
+    return NamedList(list(state.by_key), [_r_entry(e) for e in state.by_key.values()])
+
+
+def state_replace(state: RState, r_map: Any) -> None:
+    """`opt$state$map <- value`."""
+    state.by_key = state_new(r_map).by_key
+
+
+def state_get(state: RState, key: str) -> Any:
+    entry = state.by_key.get(key)
+    return None if entry is None else _r_entry(entry)
+
+
+def state_set(state: RState, key: str, value: Any) -> None:
+    """`opt$state$set(param, value)`; NULL drops the parameter's state, as R's
+    `map[[key]] <- NULL` does."""
+    if value is None:
+        state.by_key.pop(key, None)
+    else:
+        state.by_key[key] = _entry(value)
+
+
+def optim_step(kind: str, group: NamedList, state: RState) -> None:
+    """Update one group's parameters with `kind`'s rule, their states in `state`."""
     if kind not in kernels.UPDATES:
         raise ValueError(f"unknown optimizer kind {kind!r}")
     settings = _group(group)
     params = [p for p in _params(group) if isinstance(p, Tensor) and p.grad is not None]
-    known = state_map if isinstance(state_map, NamedList) else None
-    keys, states = [], []
-    for p in params:
-        key = tensor_key(p)
-        old = known.get(key) if known is not None else None
-        keys.append(key)
-        states.append(dict(old.items()) if isinstance(old, NamedList) else {})
+    by_key = state.by_key
+    states = [by_key.setdefault(tensor_key(p), {}) for p in params]
     kernels.run(kind, params, states, settings)
-    return NamedList(keys, [NamedList(list(st), list(st.values())) for st in states])
 
 
 def zero_grad(params: Any, set_to_none: bool = False) -> None:
     """Every parameter's gradient zeroed (or dropped), in one call."""
-    zero_grads(_params(NamedList(["params"], [params])), set_to_none)
+    zero_grads(_list(params), set_to_none)
 
 
 class RLBFGS:
@@ -128,8 +175,123 @@ def strong_wolfe_r(obj_func: Callable, x: Any, t: Any, d: Tensor, f: Any, g: Ten
     return [f_new, torch_tensor(np.asarray(g_new, dtype=g.data.dtype)), t_new, evals]
 
 
+# --------------------------------------------------------------------------
+# The ignite optimisers (rtorch_py.optim.ignite): R's OptimizerIgnite holds the
+# Python optimiser; R sees its groups and state dicts as R torch shows them
+# (parameters numbered from 1, the step count an int64 tensor, undefined tensors
+# for the state libtorch leaves undefined).
+
+
+def _r_option(v: Any) -> Any:
+    """A group's setting as R gets it (betas: a numeric vector)."""
+    return np.asarray(v, dtype=np.float64) if isinstance(v, (list, tuple)) else v
+
+
+def _py_group(group: Any) -> dict:
+    out = _group(group) if isinstance(group, NamedList) else dict(group)
+    out["params"] = _params(group) if isinstance(group, NamedList) else group["params"]
+    if "betas" in out:
+        out["betas"] = tuple(out["betas"])
+    return out
+
+
+def ignite_new(kind: str, params: Any, defaults: NamedList) -> IgniteOptimizer:
+    settings = {k: _value(v) for k, v in defaults.items()}
+    return IGNITE[kind](_list(params), **settings)
+
+
+def ignite_param_groups(opt: IgniteOptimizer) -> list:
+    return [NamedList(list(g), [g["params"] if k == "params" else _r_option(v)
+                                for k, v in g.items()]) for g in opt.param_groups]
+
+
+def _check_group_names(opt: IgniteOptimizer, group: Any) -> None:
+    """A group given from R has `params` and every one of the optimizer's settings."""
+    needed = ["params", *opt.defaults]
+    names = group.names() if isinstance(group, NamedList) else list(group)
+    if not set(needed) <= set(names):
+        raise ValueError(f"Parameter groups must include names '{', '.join(needed)}' but only "
+                         f"included '{', '.join(names)}'.")
+
+
+def ignite_set_param_groups(opt: IgniteOptimizer, groups: Any) -> None:
+    """`opt$param_groups <- value`: each group's settings (its parameters can't
+    change; add a group with add_param_group()); settings of its own (an
+    `initial_lr`) come and go with the value."""
+    groups = _list(groups)
+    if len(groups) != len(opt.param_groups):
+        raise ValueError("Parameter groups must be a list of the same length as the number "
+                         "of parameter groups.")
+    for mine, new in zip(opt.param_groups, groups):
+        _check_group_names(opt, new)
+        new = _py_group(new)
+        if [id(p) for p in new["params"]] != [id(p) for p in mine["params"]]:
+            raise ValueError("Cannot change the parameter groups, use `$add_param_group()` to "
+                             "add a new parameter group.")
+        for k in [k for k in mine if k not in new]:
+            del mine[k]
+        mine.update({k: v for k, v in new.items() if k != "params"})
+
+
+def ignite_add_param_group(opt: IgniteOptimizer, group: NamedList) -> None:
+    opt.add_param_group(_py_group(group))
+
+
+def ignite_state_dict(opt: IgniteOptimizer) -> NamedList:
+    sd = opt.state_dict()
+    groups = [NamedList(list(g), [np.asarray([i + 1 for i in v], dtype=np.int32)
+                                  if k == "params" else _r_option(v) for k, v in g.items()])
+              for g in sd["param_groups"]]
+    states = sd["state"]
+    state = NamedList([str(i + 1) for i in states],
+                      [NamedList(list(st), [UNDEFINED if v is None else v for v in st.values()])
+                       for st in states.values()])
+    return NamedList(["param_groups", "state"], [groups, state])
+
+
+def ignite_load_state_dict(opt: IgniteOptimizer, state_dict: Any) -> None:
+    if not isinstance(state_dict, NamedList) or \
+            not {"param_groups", "state"} <= set(state_dict.names()):
+        raise ValueError("The `state_dict` must be a list with elements 'param_groups' and "
+                         "'state'.")
+    state = state_dict["state"]
+    mine = opt.state_dict()["state"]
+    given = {int(k) - 1: st for k, st in zip(state.names(), state.values())} if len(state) \
+        else {}
+    missing = sorted(set(mine) - set(given))
+    if missing:
+        raise ValueError(f"To-be loaded state dict is missing states for parameters "
+                         f"{', '.join(str(i + 1) for i in missing)}.")
+    for i, st in given.items():
+        want, got = opt.state_names, st.names()
+        if list(got) != list(want):
+            raise ValueError(f"The {i + 1}-th state has elements with names {', '.join(want)} "
+                             f"but got {', '.join(got)}.")
+    groups = []
+    for g in _list(state_dict["param_groups"]):
+        _check_group_names(opt, g)
+        group = _group(g)
+        if "betas" in group:
+            group["betas"] = tuple(group["betas"])
+        group["params"] = [int(i) - 1 for i in np.asarray(g["params"]).reshape(-1)]
+        groups.append(group)
+    states = {i: {n: (None if v is UNDEFINED else v) for n, v in st.items()}
+              for i, st in given.items()}
+    opt.load_state_dict({"param_groups": groups, "state": states})
+
+
 R_FUNCTIONS: dict[str, Callable] = {
+    ".ignite_new": ignite_new, ".ignite_step": lambda opt: opt.step(),
+    ".ignite_zero_grad": lambda opt: opt.zero_grad(), ".ignite_param_groups": ignite_param_groups,
+    ".ignite_set_param_groups": ignite_set_param_groups,
+    ".ignite_add_param_group": ignite_add_param_group,
+    ".ignite_state_dict": ignite_state_dict, ".ignite_load_state_dict": ignite_load_state_dict,
     ".optim_step": optim_step,
+    ".optim_state_new": state_new,
+    ".optim_state_map": state_map,
+    ".optim_state_replace": state_replace,
+    ".optim_state_get": state_get,
+    ".optim_state_set": state_set,
     ".optim_zero_grad": zero_grad,
     ".lbfgs_new": lbfgs_new,
     ".lbfgs_step": lbfgs_step,

@@ -9,7 +9,9 @@ out. An op needing no translation is called as it is (no wrapper).
 """
 from __future__ import annotations
 
+import functools
 import inspect
+import sys
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -125,6 +127,16 @@ RESULT_CONVENTIONS: dict[str, Callable] = {
     "shape_vector": lambda out: np.asarray(out, dtype=np.int32).reshape(-1)}
 
 
+def _with_r_message(e: Exception) -> Exception:
+    """An op's error whose message names dims, as R shows it: dims as R counts them."""
+    return type(e)(e.one_based)
+
+
+def _r_vector(v: Any) -> bool:
+    """An R vector or list the bridge passed (to become a tensor where one is expected)."""
+    return type(v) is np.ndarray or type(v) is list
+
+
 def _every_output(fn: Callable) -> Callable:
     """libtorch's form of an op whose Python form returns what its `return_*` flags
     ask for (unique_consecutive): R torch calls libtorch's, which gives every
@@ -191,7 +203,7 @@ def r_callable(spec: OpSpec) -> Callable:
             return [d if isinstance(d, tuple) else (d,) for d in dims]
         return _r_position(v)
 
-    def call(*args: Any, **kw: Any) -> Any:
+    def translated(args: tuple, kw: dict) -> Any:
         args = list(args)
         for convention in conventions:
             args, kw = convention(args, kw)
@@ -208,8 +220,8 @@ def r_callable(spec: OpSpec) -> Callable:
         try:
             out = fn(*args, **kw)
         except Exception as e:
-            if hasattr(e, "one_based"):  # the message names dims: say them as R counts
-                raise type(e)(e.one_based) from None
+            if hasattr(e, "one_based"):
+                raise _with_r_message(e) from None
             raise
         which = index_out(out) if callable(index_out) else index_out
         if which is True:
@@ -222,6 +234,35 @@ def r_callable(spec: OpSpec) -> Callable:
         for convention in results:
             out = convention(out)
         return out
+
+    # Fast path (labelled): nothing to translate when the arguments given are
+    # tensors (or not R vectors) where tensors go, none is a dim or position,
+    # and the result goes back as it is -- `x$mm(w)`, `x$sum()`, `x$clamp(min = 0)`.
+    fast = index_out is False and not result_names and not results and not conventions
+    translating = [(pos, name) for pos, name, what in steps if what != "tensor"]
+    if var is not None and any(name == var for _, name, what in steps if what != "tensor"):
+        translating.append((names.index(var), var))
+    first_translated = min((pos for pos, _ in translating), default=sys.maxsize)
+    translated_names = frozenset(name for _, name in translating)
+    tensor_names = frozenset(name for _, name, what in steps if what == "tensor")
+
+    def call(*args: Any, **kw: Any) -> Any:
+        if len(args) <= first_translated and fast:
+            for v in args:
+                if type(v) is np.ndarray or type(v) is list:
+                    break
+            else:
+                for k in kw:
+                    if k in translated_names or k in tensor_names and _r_vector(kw[k]):
+                        break
+                else:
+                    try:
+                        return fn(*args, **kw)
+                    except Exception as e:
+                        if hasattr(e, "one_based"):
+                            raise _with_r_message(e) from None
+                        raise
+        return translated(args, kw)
     call.__name__ = call.__qualname__ = spec.name
     return call
 
@@ -232,12 +273,12 @@ def _operator(spec: OpSpec, fixed: dict) -> Callable:
     `value <op> tensor` (R dispatched on the right operand), the value first made
     a tensor with R's conversion, as R torch does (`2 * x` saves that tensor like
     any operand)."""
-    fn = spec.fn
+    call = functools.partial(spec.fn, **fixed) if fixed else spec.fn
 
     def operator(e1: Any, e2: Any) -> Any:
         if type(e1) is Tensor:
-            return fn(e1, _tensor_of(e2), **fixed)
-        return fn(_r_tensor(e1), e2, **fixed)
+            return call(e1, _tensor_of(e2) if type(e2) is np.ndarray else e2)
+        return call(_r_tensor(e1), e2)
     operator.__name__ = operator.__qualname__ = spec.name
     return operator
 

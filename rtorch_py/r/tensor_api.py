@@ -17,12 +17,15 @@ from .. import amp as _amp
 from .. import autograd as _ag
 from .. import creation as _cr
 from .. import engine as _eng
+from .. import forward_ad as _fwd
 from .. import named
 from .. import quantized as _q
+from .. import runtime
 from .. import sparse as _sparse
 from ..engine import Node, RemovableHandle, bump_version
 from ..function import NamedList
 from ..gradcheck import autograd_gradcheck as _gradcheck
+from ..ops.indexing import where_method
 from ..ops.views import _check_inplace
 from ..printing import format_grad_fn
 from ..sparse import strided_only
@@ -94,8 +97,9 @@ def _creator(fn: Callable, random: bool = False) -> Callable:
     return create
 
 
-def _device(device: Any) -> str:
-    return "cpu" if device is None else str(device)
+def _device(device: Any) -> str | None:
+    """R's device (None: the default device, with_device()'s)."""
+    return None if device is None else str(device)
 
 
 def _like(fn: Callable) -> Callable:
@@ -278,13 +282,16 @@ def storage_method(s: Storage, name: str) -> Any:
 
 
 def _dtypes() -> dict[str, Callable]:
-    """torch_float(), torch_int8(), torch_cfloat(), ... and the layout/format constants."""
+    """torch_float(), torch_int8(), torch_cfloat(), ... and the layout/format/qscheme
+    constants."""
     names = ["float", "float32", "double", "float64", "float16", "half", "bfloat16", "long",
              "int64", "int", "int32", "int16", "short", "int8", "uint8", "bool", "quint8",
              "qint8", "qint32", "float8_e4m3fn", "float8_e5m2", "cfloat",
              "cfloat32", "complex64", "cdouble", "cfloat64", "complex128", "strided",
              "sparse_coo", "contiguous_format", "preserve_format", "channels_last_format",
-             "reduction_none", "reduction_mean", "reduction_sum"]
+             "reduction_none", "reduction_mean", "reduction_sum", "cfloat128",
+             "per_tensor_affine", "per_channel_affine", "per_tensor_symmetric",
+             "per_channel_symmetric"]
     return {f"torch_{n}": getattr(_cr, f"torch_{n}") for n in names}
 
 
@@ -493,6 +500,20 @@ def retain_grad(self: Tensor) -> None:
     self.retain_grad()
 
 
+def retains_grad(self: Tensor) -> bool:
+    return self.retains_grad
+
+
+def is_inference(self: Tensor) -> bool:
+    """No inference mode here: every tensor is a normal one."""
+    return False
+
+
+def output_nr(self: Tensor) -> int:
+    """Which output of its grad_fn the tensor is (0 for a leaf), as libtorch counts."""
+    return self._output_nr
+
+
 def register_hook(self: Tensor, hook: Callable) -> RemovableHandle:
     def call(grad: Tensor) -> Any:
         out = hook(grad)
@@ -566,17 +587,12 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_gr
 
 
 def set_grad_mode(enabled: Any) -> bool:
+    """Set grad mode; returns the previous one (what R restores on exit)."""
     return _eng.set_grad_enabled(bool(enabled))
 
 
 def is_grad_enabled() -> bool:
     return _eng.is_grad_enabled()
-
-
-def grad_mode_scope(enabled: Any) -> Scope:
-    """Set grad mode now; the returned scope's restore() puts the old one back."""
-    prev = _eng.set_grad_enabled(bool(enabled))
-    return Scope(lambda: _eng.set_grad_enabled(prev))
 
 
 def anomaly_scope() -> Scope:
@@ -590,9 +606,24 @@ def scope_exit(scope: Scope) -> None:
 
 
 def autograd_gradcheck(fn: Callable, inputs: Any, eps: float = 1e-6, atol: float = 1e-5,
-                       rtol: float = 1e-3, raise_exception: bool = True) -> bool:
+                       rtol: float = 1e-3, raise_exception: bool = True,
+                       check_forward_ad: bool = False) -> bool:
     return _gradcheck(_r_callable(fn), _list(inputs), eps=eps, atol=atol, rtol=rtol,
-                      raise_exception=bool(raise_exception))
+                      raise_exception=bool(raise_exception),
+                      check_forward_ad=bool(check_forward_ad))
+
+
+def dual_level_scope() -> Scope:
+    """Enter a dual level (forward mode); the scope's restore() exits it."""
+    level = _fwd.dual_level()
+    level.__enter__()
+    return Scope(lambda: level.__exit__(None, None, None))
+
+
+def unpack_dual(tensor: Tensor) -> NamedList:
+    """R's unpack_dual(): a list with `primal` and `tangent` (NULL where there is none)."""
+    primal, tangent = _fwd.unpack_dual(tensor)
+    return NamedList(["primal", "tangent"], [primal, tangent])
 
 
 def _r_callable(fn: Callable) -> Callable:
@@ -625,8 +656,13 @@ METHODS: dict[str, Callable] = {
     "is_complex": lambda self: self.is_complex(), "stride": stride,
     "storage": lambda self: self.storage(), "data_ptr": data_ptr,
     "bernoulli": _cr.torch_bernoulli, "multinomial": torch_multinomial,
+    "where": where_method,
+    "retains_grad": retains_grad, "is_inference": is_inference, "output_nr": output_nr,
     "dequantize": _q.dequantize, "int_repr": _q.int_repr, "q_scale": _q.q_scale,
     "q_zero_point": _q.q_zero_point, "is_quantized": _q.is_quantized,
+    "q_per_channel_scales": _q.q_per_channel_scales,
+    "q_per_channel_zero_points": _q.q_per_channel_zero_points,
+    "q_per_channel_axis": _q.q_per_channel_axis, "qscheme": _q.qscheme,
     **named.r_methods(),  # has_names, rename, rename_, refine_names, align_to
 }
 INVISIBLE_METHODS = {"backward", "retain_grad", "set_grad_"}
@@ -652,20 +688,27 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_seed": _cr.torch_seed,
     "torch_tensor_from_buffer": torch_tensor_from_buffer,
     "buffer_from_torch_tensor": buffer_from_torch_tensor,
-    "torch_result_type": _cr.torch_result_type, "torch_scalar": _cr.torch_scalar,
+    "torch_result_type": _cr.torch_result_type, "torch_promote_types": _cr.torch_promote_types,
+    "torch_can_cast": _cr.torch_can_cast, "torch_scalar": _cr.torch_scalar,
     "is_torch_scalar": _cr.is_torch_scalar,
     "as_array": as_array, "is_undefined_tensor": is_undefined_tensor,
     "autograd_backward": autograd_backward, "autograd_grad": autograd_grad,
     "autograd_set_grad_mode": set_grad_mode, "autograd_gradcheck": autograd_gradcheck,
+    "make_dual": _fwd.make_dual, "unpack_dual": unpack_dual,
     "torch_get_default_dtype": _cr.get_default_dtype,
     "torch_sparse_coo_tensor": torch_sparse_coo_tensor,
+    "torch_sparse_sampled_addmm": _sparse.torch_sparse_sampled_addmm,
     "torch_quantize_per_tensor": _q.torch_quantize_per_tensor,
+    "torch_quantize_per_channel": _q.torch_quantize_per_channel,
+    **{name: getattr(runtime, name) for name in runtime.__all__},
     "torch_dequantize": _q.torch_dequantize,
     "torch_is_floating_point": is_floating_point,
     ".set_autocast": _amp.set_autocast, ".unset_autocast": _amp.unset_autocast,
+    ".set_default_device": _cr.set_default_device,
     # (names with a dot are the R side's helpers, not exported)
     ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer,
     ".storage_method": storage_method, ".manual_seed": manual_seed,
 }
 INVISIBLE_FUNCTIONS = {"autograd_backward", "torch_set_default_dtype", "torch_set_rng_state",
-                       ".manual_seed"}
+                       ".manual_seed", "torch_set_num_threads", "torch_set_num_interop_threads",
+                       "set_cpu_allocator_config", "cpu_cache_flush"}

@@ -7,10 +7,10 @@ Ground floor: imports NumPy only. See docs/random.md.
 from .generator import DEFAULT_SEED, STATE_SIZE, Generator, default_generator, fresh_seed
 from .distributions import (bernoulli, bernoulli_, cauchy_, exponential_, geometric_,
                             log_normal_, multinomial, normal, normal_, normal_scalar, poisson,
-                            random_, randperm, uniform_)
+                            random_, randperm, standard_gamma, uniform_)
 from .vecmath import iteration_view
 
 __all__ = ["Generator", "default_generator", "fresh_seed", "DEFAULT_SEED", "STATE_SIZE",
            "uniform_", "normal_", "normal", "normal_scalar", "log_normal_", "random_",
            "randperm", "bernoulli_", "bernoulli", "exponential_", "geometric_", "cauchy_",
-           "multinomial", "poisson", "iteration_view"]
+           "multinomial", "poisson", "standard_gamma", "iteration_view"]

@@ -592,3 +592,50 @@ def poisson(gen: Generator, rates: np.ndarray) -> np.ndarray:
         view[...] = np.array([_poisson_one(gen, float(x)) for x in lam.ravel()],
                              dtype=np.float64).reshape(view.shape).astype(out.dtype)
     return out
+
+
+def _gamma_one(gen: Generator, alpha: float, single: bool) -> float:
+    """sample_gamma (Marsaglia and Tsang's method, boosted below alpha = 1) with
+    libtorch's arithmetic: alpha and `alpha - 1/3` in the sample's dtype
+    (`single`: float32), the rest in double; per attempt, normals until
+    1 + c x > 0, then a uniform."""
+    in_dtype = f32 if single else float
+    third = float(np.float32(1.0) / np.float32(3.0))   # (1.0f / 3.0f)
+    scale = 1.0
+    if alpha < 1:
+        if alpha == 0:
+            return 0.0
+        exponent = float(np.float32(1.0) / np.float32(alpha)) if single else 1.0 / alpha
+        scale *= math.pow(1 - float(_unit_double(gen, 1)[0]), exponent)
+        alpha = float(in_dtype(alpha) + in_dtype(1.0))
+    d = float(in_dtype(alpha) - in_dtype(third))
+    c = 1.0 / math.sqrt(9.0 * d)
+    squeeze = float(np.float32(0.0331))
+    while True:
+        while True:
+            x = float(_normal_pairs(gen, 1)[0])
+            y = 1.0 + c * x
+            if y > 0:
+                break
+        v = y * y * y
+        u = 1 - float(_unit_double(gen, 1)[0])
+        xx = x * x
+        if u < 1.0 - squeeze * xx * xx:
+            return scale * d * v
+        if math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
+            return scale * d * v
+
+
+def standard_gamma(gen: Generator, alpha: np.ndarray) -> np.ndarray:
+    """_s_gamma_cpu: one Gamma(alpha, 1) sample per element, in TensorIterator's
+    order, at least the dtype's smallest normal number."""
+    if alpha.size and not np.all(alpha >= 0):
+        raise ValueError("invalid Gamma concentration, expected it to be non-negative")
+    out = np.zeros(alpha.shape, alpha.dtype)
+    if out.size:
+        single = alpha.dtype != np.float64
+        view, a = iteration_view(out, alpha)
+        draws = np.array([_gamma_one(gen, float(x), single) for x in a.ravel()])
+        view[...] = np.maximum(draws.astype(out.dtype), np.finfo(out.dtype).tiny).reshape(
+            view.shape)
+    return out

@@ -165,7 +165,8 @@ def run_source(text: str, args: Sequence[str] = (), command: Sequence[str] = ())
     openrlib.rlib.R_Interactive = False  # interactive() is FALSE, as under Rscript
     ri.evalr("options(showErrorCalls = TRUE)")
     _repl_init()
-    shim = ctypes.CDLL(str(ri.evalr('getLoadedDLLs()[["torch"]][["path"]]')[0]))
+    # PyDLL: R runs holding the GIL, so each crossing into Python takes it for free
+    shim = ctypes.PyDLL(str(ri.evalr('getLoadedDLLs()[["torch"]][["path"]]')[0]))
     while True:
         status = shim.rtorch_repl_do1()
         if status == -2:  # an error, already reported by R

@@ -50,6 +50,17 @@ GROUPS: dict[str, list[str]] = {
         "utils-data", "utils-data-dataloader", "utils-data-sampler", "utils-data-enum", "save",
     ],
     "jit": ["trace", "script_module", "jit-compile", "jit-ops", "jit-execute"],
+    # issue 18's names: distributions, ignite optimizers, transformer and recurrent
+    # layers on packed sequences, devices, threads, quantization
+    "names": [
+        "distribution-chi2", "distribution-gamma", "distribution-normal",
+        "distribution-poisson", "distributions-bernoulli", "distributions-categorical",
+        "distributions-constraints", "distributions-mixture_same_family",
+        "distributions-multivariate_normal", "ignite", "call_torch_function", "nn-rnn",
+        "nn-transformer", "nn-multihead-attention", "nn-utils-rnn", "nn-utils-weight-norm",
+        "nnf-fold", "device", "memory_format", "qscheme", "quantization", "0-threads",
+        "allocator",
+    ],
 }
 
 # Skips R torch itself takes on a CPU-only Linux machine with this R: its own

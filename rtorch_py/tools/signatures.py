@@ -52,10 +52,10 @@ local({
   src <- Sys.getenv("RTORCH_SIG_SRC")
   out <- Sys.getenv("RTORCH_SIG_OUT")
   # A default as JSON: a constant's value (NULL, logicals, numbers, strings, c()
-  # and list() of them, negative numbers), else its R text.
+  # and list() of them, negative numbers, arithmetic on them: 1/8), else its R text.
   constant <- function(e) {
     if (is.null(e) || is.atomic(e)) return(TRUE)
-    is.call(e) && as.character(e[[1]]) %in% c("c", "list", "-") &&
+    is.call(e) && as.character(e[[1]]) %in% c("c", "list", "-", "+", "*", "/") &&
       all(vapply(as.list(e)[-1], constant, TRUE))
   }
   value <- function(e) {
@@ -267,7 +267,8 @@ def _same_default(r: Any, py: Any, name: str = "", others: Sequence[str] = ()) -
     if isinstance(r, bool) or isinstance(py, bool):
         return type(r) is type(py) and r == py
     if isinstance(r, (int, float)) and isinstance(py, (int, float)):
-        return r == py or (math.isnan(r) and math.isnan(py))
+        # (R's numbers come printed to 15 significant digits: 1/3 is 0.333333333333333)
+        return math.isclose(r, py, rel_tol=1e-14) or (math.isnan(r) and math.isnan(py))
     if isinstance(r, tuple) and isinstance(py, tuple):
         return len(r) == len(py) and all(_same_default(a, b) for a, b in zip(r, py))
     return r == py
@@ -296,14 +297,15 @@ def _r_text(v: Any) -> str:
 
 
 def _r_name(name: str) -> str:
-    """A Python argument as R names it: `from_` is R's `from` (a Python keyword)."""
+    """A Python argument as R names it: `from_` is R's `from` (a Python keyword); the
+    bridge takes R's `from_` too (R torch's torch_can_cast(from_, to))."""
     return name[:-1] if name.endswith("_") and keyword.iskeyword(name[:-1]) else name
 
 
 def compare(r_formals: list[tuple[str, Any, bool]], ours: list[tuple[str, Any, bool]]) -> list[str]:
     """What differs between R torch's formals and ours: names and order, then defaults."""
     r_names, our_names = [f[0] for f in r_formals], [_r_name(f[0]) for f in ours]
-    if r_names != our_names:
+    if [_r_name(n) for n in r_names] != our_names:
         return [f"arguments ({', '.join(r_names)}) here ({', '.join(our_names)})"]
     problems = []
     for (name, rd, rhas), (_, od, ohas) in zip(r_formals, ours):

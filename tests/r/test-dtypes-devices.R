@@ -136,3 +136,26 @@ test_that("creation functions make meta tensors without their memory", {
   expect_equal(torch_eye(3, device = "meta")$device$type, "meta")
   expect_error(torch_zeros(2, device = "cuda"), "PyTorch is not linked with support for cuda devices")
 })
+
+test_that("with_device() and local_device(): the device new tensors get when none is given", {
+  with_device(device = "meta", {
+    x <- torch_randn(10, 10)
+    with_device(device = "cpu", a <- torch_zeros(2))
+    model <- nn_linear(10, 10)
+    y <- torch_randn(2, device = "cpu")
+  })
+  expect_equal(x$device$type, "meta")
+  expect_equal(a$device$type, "cpu")
+  expect_equal(model$weight$device$type, "meta")
+  expect_equal(y$device$type, "cpu")
+  expect_equal(torch_randn(2)$device$type, "cpu")
+  f <- function() {
+    local_device("meta")
+    torch_ones(3)
+  }
+  expect_equal(f()$device$type, "meta")
+  expect_equal(torch_ones(3)$device$type, "cpu")
+  expect_error(with_device(torch_ones(1), device = "cuda"),
+               "PyTorch is not linked with support for cuda devices")
+  expect_equal(torch_ones(3)$device$type, "cpu")
+})

@@ -572,3 +572,129 @@ test_that("E50-E52: meta tensors' values, quantized tensors, buffers that can't 
   expect_error(torch_tensor_from_buffer(list(1), 1), "must be a numeric")
   expect_intact(s)
 })
+
+test_that("E45: second derivatives of pdist and ctc_loss", {
+  s <- err_state()
+  m <- torch_randn(3, 2, requires_grad = TRUE)
+  g <- autograd_grad(torch_pdist(m)$sum(), m, create_graph = TRUE)[[1]]
+  expect_error(g$sum()$backward(), "derivative for '_pdist_backward' is not implemented",
+               fixed = TRUE)
+  expect_intact(s)
+})
+
+test_that("E58: arguments that don't fit an nn op", {
+  s <- err_state()
+  x <- torch_randn(1, 6, 2, 2)
+  expect_error(nnf_pixel_shuffle(x, 2), "input.size(-3)=6 is not divisible by 4", fixed = TRUE)
+  expect_error(torch_channel_shuffle(x, 4), "Got 6 channels and 4 groups", fixed = TRUE)
+  expect_error(nnf_max_unpool2d(torch_ones(1, 1, 1, 1), torch_tensor(array(10L, c(1, 1, 1, 1))), 2),
+               "Found an invalid max index: 9 (output volumes are of size 2x2)", fixed = TRUE)
+  expect_error(nnf_fractional_max_pool2d(torch_randn(1, 1, 4, 4), 3, output_size = c(3, 2)),
+               "pool height 3 too large relative to input height 4", fixed = TRUE)
+  expect_error(nnf_ctc_loss(torch_randn(6, 1, 3), torch_tensor(matrix(1L)), 9L, 1L),
+               "input_lengths to have value at most 6, but got value 9", fixed = TRUE)
+  expect_error(torch_pdist(torch_randn(2, 2, 2)), "pdist only supports 2D tensors, got: 3D",
+               fixed = TRUE)
+  expect_intact(s)
+})
+
+test_that("E59: packed sequences that can't be made or read", {
+  s <- err_state()
+  x <- torch_randn(4, 3, 2)
+  expect_error(nn_utils_rnn_pack_padded_sequence(x, c(2, 4, 3)), "sorted in decreasing order")
+  expect_error(nn_utils_rnn_pack_padded_sequence(x, c(4, 2, 0)),
+               "Length of all samples has to be greater than 0")
+  expect_error(nn_utils_rnn_pad_packed_sequence(x), "expected a PackedSequence")
+  expect_intact(s)
+})
+
+test_that("E60: a distribution given what it can't take", {
+  s <- err_state()
+  expect_error(distr_bernoulli(0.5, 0.2), "Either `probs` or `logits` must be specified",
+               fixed = TRUE)
+  expect_error(distr_multivariate_normal(torch_zeros(2)),
+               "Exactly one of covariance_matrix or precision_matrix or scale_tril")
+  expect_error(distr_poisson(torch_tensor(2), validate_args = TRUE)$log_prob(torch_tensor(-1)),
+               "must be within the support")
+  expect_error(distr_categorical(torch_tensor(c(0.5, 0.5)))$entropy(),
+               "torch_Categorical has no entropy()", fixed = TRUE,
+               class = "not_implemented_error")
+  expect_intact(s)
+})
+
+test_that("E61: an ignite optimizer set up or loaded wrongly", {
+  s <- err_state()
+  a <- torch_randn(2, requires_grad = TRUE)
+  expect_error(optim_ignite_sgd(a), "required optimization parameter lr")
+  expect_error(optim_ignite_adam(a, betas = c(0.9, 1.5)), "Invalid beta parameter at index 1")
+  o <- optim_ignite_sgd(a, lr = 0.1)
+  expect_error(o$param_groups <- list(list(params = list(torch_randn(2)), lr = 0.1, momentum = 0,
+                                           dampening = 0, weight_decay = 0, nesterov = FALSE)),
+               "Cannot change the parameter groups")
+  expect_error(o$load_state_dict(list(state = list())),
+               "must be a list with elements 'param_groups' and 'state'")
+  expect_intact(s)
+})
+
+test_that("E62: call_torch_function() of a name that is not a torch function", {
+  s <- err_state()
+  expect_error(call_torch_function("nnf_relu", torch_ones(2), quiet = TRUE),
+               "Only functions prefixed with 'torch_'", class = "value_error")
+  expect_error(call_torch_function("torch_nope", quiet = TRUE), "No function named torch_nope")
+  expect_intact(s)
+})
+
+test_that("E53: dual tensors and custom functions under forward mode", {
+  s <- err_state()
+  x <- torch_tensor(c(1, 2))
+  expect_error(make_dual(x, x), "make_dual: no dual level is active", class = "runtime_error")
+  square <- autograd_function(function(ctx, x) x * x, function(ctx, g) list(x = g))
+  wrong <- autograd_function(function(ctx, x) x * x, function(ctx, g) list(x = g),
+                             jvp = function(ctx, x) torch_ones(3))
+  with_dual_level({
+    expect_error(make_dual(x, torch_ones(3)),
+                 "the tangent's shape [3] differs from the primal's [2]", fixed = TRUE)
+    expect_error(make_dual(torch_tensor(1:2), x), "only floating point tensors have tangents")
+    expect_error(with_dual_level(NULL), "nested dual levels are not supported")
+    d <- make_dual(x, torch_ones(2))
+    expect_error(square(d), "square has a dual input (forward-mode AD) but no jvp", fixed = TRUE,
+                 class = "runtime_error")
+    expect_error(wrong(d), "jvp returned a tangent of shape [3] for output 1", fixed = TRUE)
+    w <- make_dual(torch_tensor(c(1, 2), requires_grad = TRUE), torch_ones(2))
+    expect_error(autograd_grad((w * w)$sum(), w, create_graph = TRUE),
+                 "create_graph = TRUE of a dual tensor (forward-mode AD) is not supported",
+                 fixed = TRUE, class = "runtime_error")
+  })
+  with_dual_level(expect_equal(as_array(unpack_dual(make_dual(x, x) * 2)$tangent), c(2, 4)))
+# -- The functional API, gradgradcheck, the graph (issue 22) -----------------
+
+test_that("E54-E57: the functional API's misuse, vectorize, gradgradcheck, autograd_graph", {
+  s <- err_state()
+  x <- torch_tensor(c(1, 2, 3))
+  expect_error(autograd_jacobian(function(a) a, "x"),
+               "inputs must be a tensor or a list of tensors, got str", fixed = TRUE)
+  expect_error(autograd_vjp(function(a) a * 2, x, torch_ones(2)),
+               "v[0] has shape [2] but must have the shape of its tensor, [3]", fixed = TRUE)
+  expect_error(autograd_hessian(function(a) a * 2, x),
+               "must return a single tensor with one element (a scalar), got shape [3]",
+               fixed = TRUE)
+  expect_error(autograd_jacobian(function(a) a, x, strategy = "sideways"),
+               'strategy must be "reverse" or "forward"', fixed = TRUE)
+  expect_error(autograd_jacobian(function(a) a[1:2], x, vectorize = TRUE),
+               "given 2 stacked copies of its inputs it returned shape [2, 3], not [2, 2]",
+               fixed = TRUE)
+  cube <- autograd_function(
+    forward = function(ctx, x) {
+      ctx$save_for_backward(x2 = x * x)
+      x * x * x
+    },
+    backward = function(ctx, g) list(x = g * 3 * ctx$saved_variables$x2))
+  v <- torch_tensor(c(0.5, -1.5), dtype = torch_float64(), requires_grad = TRUE)
+  expect_true(autograd_gradcheck(cube, list(v)))
+  expect_error(autograd_gradgradcheck(cube, list(v)),
+               "gradgradcheck: second derivatives disagree with finite differences",
+               fixed = TRUE)
+  expect_error(autograd_graph(torch_ones(2) * 2),
+               "output 0 does not require grad, so it has no backward graph", fixed = TRUE)
+  expect_intact(s)
+})

@@ -70,3 +70,39 @@ test_that("a 3,000-step training loop keeps RSS flat", {
   # after warm-up (first 1,000 steps), no growth beyond allocator noise
   expect_lt(max(rss[2:6]) - rss[2], 8)
 })
+
+test_that("an R training loop (nn_module, optim_adam, dataloader, coro::loop) keeps memory flat", {
+  skip_if_not(file.exists("/proc/self/status"))
+  net <- nn_module(
+    initialize = function() {
+      self$fc1 <- nn_linear(20, 64)
+      self$fc2 <- nn_linear(64, 3)
+    },
+    forward = function(x) self$fc2(nnf_relu(self$fc1(x)))
+  )
+  torch_manual_seed(21)
+  ds <- tensor_dataset(torch_randn(1600, 20), torch_randint(1, 4, size = 1600, dtype = torch_long()))
+  dl <- dataloader(ds, batch_size = 32, shuffle = TRUE)
+  model <- net()
+  opt <- optim_adam(model$parameters, lr = 1e-3)
+  r_heap_mb <- function() sum(gc(full = FALSE)[, 2])  # R's own cells in use, MB
+  rss <- heap <- tensors <- numeric()
+  for (epoch in 1:40) {  # 2,000 steps
+    coro::loop(for (b in dl) {
+      opt$zero_grad()
+      loss <- nnf_cross_entropy(model(b[[1]]), b[[2]])
+      loss$backward()
+      opt$step()
+    })
+    if (epoch %% 10 == 0) {
+      rss <- c(rss, rss_mb())
+      heap <- c(heap, r_heap_mb())
+      tensors <- c(tensors, rtorch_live_objects("Tensor"))
+    }
+  }
+  # after warm-up (the first 500 steps): neither the process, R's heap nor the
+  # engine's live tensors grow
+  expect_lt(max(rss) - rss[1], 8)
+  expect_lt(max(heap) - heap[1], 2)
+  expect_lt(max(tensors) - tensors[1], 50)
+})

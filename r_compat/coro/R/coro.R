@@ -3,7 +3,7 @@
 
 exhausted <- function() as.symbol(".__exhausted__.")
 
-is_exhausted <- function(x) identical(x, exhausted())
+is_exhausted <- function(x) is.symbol(x) && identical(x, quote(.__exhausted__.))
 
 # Functions are iterators already; other objects are read with length() and
 # `[[`. Packages add methods (torch's data loaders, samplers, iterable datasets).
@@ -37,11 +37,11 @@ loop <- function(loop) {
   var <- expr[[2L]]
   it <- as_iterator(eval(expr[[3L]], env))
   body <- expr[[4L]]
-  run <- bquote(repeat {
-    .(var) <- .(it)()
-    if (.(is_exhausted)(.(var))) break
-    .(body)
-  })
+  # repeat { var <- it(); if (is_exhausted(var)) break; body }, built directly
+  # (bquote() walks the whole body: ~0.1 ms, more than a small epoch's R work)
+  step <- call("<-", var, as.call(list(it)))
+  stop_at_end <- call("if", as.call(list(is_exhausted, var)), quote(break))
+  run <- call("repeat", call("{", step, stop_at_end, body))
   eval(run, env)
   invisible(exhausted())
 }

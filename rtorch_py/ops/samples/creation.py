@@ -22,6 +22,11 @@ def complex_input():
             sample(T((2, 2), dtype="complex128"))]
 
 
+def angle():
+    return [sample(T((2, 3))), sample(T(())), sample(T((4,), dtype="int64", low=-3, high=3)),
+            *complex_input()]
+
+
 # Constructors. From R the sizes go as R gives them (several numbers); R's
 # arange includes its end, so its samples end off the grid, where the two
 # conventions agree (R's inclusive end is tested in tests/r/test-dtype.R).
@@ -91,3 +96,15 @@ def vander():
     return [sample(T((4,))), sample(T((3,)), 5), sample(T((3,)), 4, True),
             sample(T((3,), dtype="int64", low=-3, high=4), 3), sample(T((2,)), 1, note="N = 1"),
             sample(T((0,)), note="empty")]
+
+
+def standard_gamma_grad():
+    """Each of the three regimes: x < 0.8; alpha > 8 (near alpha and not); the rest."""
+    return [sample(T((3, 4), low=0.1, high=6.0, requires_grad=False),
+                   T((3, 4), low=0.05, high=0.79, requires_grad=False), note="small x"),
+            sample(T((5,), low=8.5, high=20.0, requires_grad=False),
+                   T((5,), low=0.85, high=40.0, requires_grad=False), note="large alpha"),
+            sample(T((2, 3), low=0.2, high=7.9, requires_grad=False),
+                   T((2, 3), low=0.8, high=9.0, requires_grad=False), note="between"),
+            sample(T((4,), low=9.0, high=9.5, requires_grad=False),
+                   T((4,), low=8.5, high=9.8, requires_grad=False), note="x near alpha")]

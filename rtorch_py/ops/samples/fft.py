@@ -67,3 +67,24 @@ def stft() -> list:
             sample(T((2, 20)), 6, 5, 5, pad_mode="replicate", return_complex=True),
             sample(T((20,)), 6, 4, pad_mode="circular", return_complex=False),
             sample(T((25,), dtype="complex128"), 8, 4, return_complex=True, note="complex")]
+
+
+def complex_values() -> list:
+    return [sample(T((3,), dtype="complex64")), sample(T((2, 2), dtype="complex128")),
+            sample(T((), dtype="complex64"))]
+
+
+def real_pairs() -> list:
+    return [sample(T((3, 2))), sample(T((2, 2, 2))), sample(T((2,)), note="0-d result")]
+
+
+def istft() -> list:
+    """Complex spectra (random: not an stft's), windows whose squares cover the
+    signal; centred or not, a length, a two-sided spectrum, a batch."""
+    return [sample(T((5, 6), dtype="complex64"), 8),
+            sample(T((5, 7), dtype="complex128"), 8, 2, 6, T((6,), low=0.5, high=1.5),
+                   note="hop, win_length, window"),
+            sample(T((2, 5, 4), dtype="complex64"), 8, center=False, note="batch, not centred"),
+            sample(T((8, 5), dtype="complex128"), 8, onesided=False, length=10,
+                   note="two-sided, length"),
+            sample(T((5, 4), dtype="complex64"), 8, length=30, note="zeros past the signal")]

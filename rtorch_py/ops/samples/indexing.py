@@ -131,3 +131,11 @@ def scatter_reduce() -> list:
                        T((3, 2), low=low, distinct=True), reduce, include_self=False)]
     return out + [sample(T((4,), dtype="int64"), 0, T((3,), dtype="int64", low=0, high=4),
                          T((3,), dtype="int64"), "mean")]
+
+
+def put() -> list:
+    return [sample(T((3, 4)), T((2, 2), dtype="int64", low=0, high=12), T((2, 2))),
+            sample(T((5,)), T((3,), dtype="int64", low=-5, high=5), T((3,))),
+            sample(T((2, 3)), T((3,), dtype="int64", low=0, high=6), T((3,)), True),
+            sample(T((2, 3)), T((4,), dtype="int64", low=0, high=2), T((4,)), True,
+                   note="repeats")]

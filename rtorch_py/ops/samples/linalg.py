@@ -224,6 +224,16 @@ def householder() -> list:
     return [sample(T((3, 3)), T((2,))), sample(T((4, 3)), T((3,)))]
 
 
+def ormqr() -> list:
+    """Reflectors and taus (random: any values define a Q), from either side, Q or
+    its transpose, a batch."""
+    return [sample(T((4, 3)), T((3,)), T((4, 2))),
+            sample(T((4, 3)), T((3,)), T((4, 2)), transpose=True),
+            sample(T((3, 2)), T((2,)), T((2, 3)), False, note="from the right"),
+            sample(T((3, 3)), T((3,)), T((5, 3)), False, True, note="right, transposed"),
+            sample(T((2, 4, 3)), T((2, 3)), T((2, 4, 2)), note="batch")]
+
+
 def einsum() -> list:
     return [sample("ij,jk->ik", T((2, 3)), T((3, 4))), sample("ij->ji", T((2, 3))),
             sample("ij->", T((2, 3))), sample("ii->i", T((3, 3))), sample("i,j->ij", T((3,)), T((2,))),
@@ -290,3 +300,15 @@ def cdist() -> list:
             sample(T((2, 3, 2)), T((1, 4, 2)), 2.0, "use_mm_for_euclid_dist",
                    note="matrix product asked for"),
             sample(T((27, 2)), T((3, 2)), 2.0, "donot_use_mm_for_euclid_dist")]
+
+
+def cov() -> list:
+    fw, aw = T((4,), dtype="int64", low=1, high=3), T((4,), low=0.5, high=1.0)
+    return [sample(T((3, 5))), sample(T((5,))), sample(T((2, 4)), correction=0),
+            sample(T((2, 4)), correction=2), sample(T((3, 4)), fweights=fw),
+            sample(T((3, 4)), aweights=aw), sample(T((3, 4)), fweights=fw, aweights=aw),
+            sample(T((3, 4)), correction=0, fweights=fw, aweights=aw)]
+
+
+def corrcoef() -> list:
+    return [sample(T((3, 5))), sample(T((5,))), sample(T((2, 4)))]

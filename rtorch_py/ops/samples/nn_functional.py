@@ -140,3 +140,19 @@ def scaled_dot_product_attention() -> list:
 def adaptive_avg_pool1d() -> list:
     return [sample(T((2, 3, 7)), 3), sample(T((3, 5)), (2,), note="unbatched"),
             sample(T((2, 4)), 1, note="one cell")]
+
+
+def conv_tbc() -> list:
+    return [sample(T((5, 2, 3)), T((3, 3, 4)), T((4,))),
+            sample(T((4, 1, 2)), T((2, 2, 3)), T((3,)), 1, note="padding")]
+
+
+def bce_with_logits() -> list:
+    x, t = T((3, 4), low=-3.0, high=3.0), T((3, 4), low=0.0, high=1.0)
+    w = T((4,), low=0.5, high=1.5, requires_grad=False)   # (weights get no gradient)
+    pw = T((4,), low=0.5, high=2.0, requires_grad=False)
+    return [sample(x, t), sample(x, t, reduction="sum"), sample(x, t, reduction="none"),
+            sample(x, t, weight=w), sample(x, t, pos_weight=pw),
+            sample(x, t, weight=T((3, 4), low=0.5, high=1.5, requires_grad=False),
+                   pos_weight=pw, reduction="none"),
+            sample(T((5,), low=-3.0, high=3.0), T((5,), low=0.0, high=1.0))]

@@ -206,3 +206,24 @@ def in_place() -> list:
     does can't be changed in place)."""
     return [sample(T((2, 3), requires_grad=False)), sample(T((), requires_grad=False)),
             sample(T((4,), dtype="int64"))]
+
+
+def any_dtype() -> list:
+    return [sample(T((2, 3))), sample(T((3,), dtype="complex64")),
+            sample(T((2,), dtype="int64")), sample(T((2,), dtype="bool"))]
+
+
+def one_value() -> list:
+    return [sample(T((), low=0.5, high=1.0)), sample(T((1, 1), low=-2.0, high=-1.0)),
+            sample(T((1,), dtype="int64", low=0, high=1), note="0"),
+            sample(T((1,), dtype="bool"))]
+
+
+def type_as() -> list:
+    return [sample(T((2, 3)), T((1,), dtype="float64")), sample(T((2,)), T((2,))),
+            sample(T((3,)), T((2,), dtype="int64"))]
+
+
+def same_size() -> list:
+    return [sample(T((2, 3)), T((2, 3))), sample(T((2, 3)), T((3, 2))),
+            sample(T(()), T((1,)))]

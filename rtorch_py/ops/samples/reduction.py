@@ -105,3 +105,11 @@ def count_nonzero() -> list:
             sample(T((3, 4), dtype="int64", low=-1, high=2), 1),
             sample(T((3, 4), dtype="int64", low=-1, high=2), (0, 1)),
             sample(T((3, 4), dtype="bool"), 0), sample(T((2, 3)), 1)]
+
+
+def trapz() -> list:
+    return [sample(T((2, 5))), sample(T((2, 5)), dx=0.5), sample(T((4, 3)), dim=0),
+            sample(T((2, 4)), x=T((4,), sorted=True), note="points x"),
+            sample(T((3, 4)), x=T((3, 4), sorted=True), dim=1, note="x like y"),
+            sample(T((2, 3, 4)), x=T((3, 1), sorted=True), dim=1, note="x broadcast"),
+            sample(T((1,)), note="one sample")]

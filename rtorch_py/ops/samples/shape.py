@@ -269,3 +269,31 @@ def as_strided() -> list:
     return [sample(T((3, 4)), (2, 2), (1, 2)), sample(T((3, 4)), (2, 3), (4, 1), 1),
             sample(T((6,)), (4, 3), (1, 1), note="overlapping windows"),
             sample(T((3, 4)), (3,), (5,)), sample(T((2, 3)), (3, 2), (1, 3))]
+
+
+def channel_shuffle() -> list:
+    return [sample(T((2, 6, 3)), 3), sample(T((1, 4, 2, 2)), 2), sample(T((2, 4, 3)), 1),
+            sample(T((1, 6, 1, 2, 1)), 2, note="3 spatial dims")]
+
+
+def pixel_shuffle() -> list:
+    return [sample(T((1, 8, 2, 3)), 2), sample(T((9, 2, 2)), 3, note="no batch"),
+            sample(T((2, 1, 4, 2, 2)), 2, note="two batch dims")]
+
+
+def pixel_unshuffle() -> list:
+    return [sample(T((1, 2, 4, 6)), 2), sample(T((1, 3, 3)), 3, note="no batch"),
+            sample(T((2, 1, 1, 4, 2)), 2, note="two batch dims")]
+
+
+def matrices() -> list:
+    return [sample(T((2, 3))), sample(T((2, 3, 4))), sample(T((3, 2), dtype="complex64"))]
+
+
+def real_or_complex_matrix() -> list:
+    return [sample(T((2, 3))), sample(T((3, 2), dtype="complex64"))]
+
+
+def sum_to_size() -> list:
+    return [sample(T((2, 3, 4)), (3, 1)), sample(T((2, 3, 4)), (1, 3, 4)),
+            sample(T((2, 3)), (2, 3)), sample(T((4, 1, 3)), 1, 1, 3), sample(T((2, 3)), (3,))]

@@ -1,0 +1,46 @@
+"""The process's settings R torch exposes that the engine has no use for: the
+thread counts (NumPy's BLAS keeps its own threads; these only keep the numbers
+asked for, as libtorch reports them back) and the CPU allocator's cache
+(NumPy allocates: nothing to configure or flush).
+"""
+from __future__ import annotations
+
+import os
+
+_THREADS = {"intra": os.cpu_count() or 1, "interop": os.cpu_count() or 1}
+
+
+def _positive_threads(n: int) -> int:
+    if int(n) != n or n <= 0:
+        raise RuntimeError(f"Expected a positive number of threads, got {n}")
+    return int(n)
+
+
+def torch_get_num_threads() -> int:
+    return _THREADS["intra"]
+
+
+def torch_set_num_threads(num_threads: int) -> None:
+    _THREADS["intra"] = _positive_threads(num_threads)
+
+
+def torch_get_num_interop_threads() -> int:
+    return _THREADS["interop"]
+
+
+def torch_set_num_interop_threads(num_threads: int) -> None:
+    _THREADS["interop"] = _positive_threads(num_threads)
+
+
+def set_cpu_allocator_config(threshold_call_gc: int = 4000, cache_enabled: bool = True,
+                             cache_max_size_mb: int | None = None,
+                             cache_min_block_size: int = 1024) -> None:
+    """R torch's allocator settings: accepted, nothing to set here."""
+
+
+def cpu_cache_flush() -> None:
+    """R torch's allocator cache flush: nothing cached here."""
+
+
+__all__ = ["torch_get_num_threads", "torch_set_num_threads", "torch_get_num_interop_threads",
+           "torch_set_num_interop_threads", "set_cpu_allocator_config", "cpu_cache_flush"]

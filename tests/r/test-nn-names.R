@@ -1,0 +1,86 @@
+# R torch 0.17's nn names from R: what their reference pages run, with R's
+# conventions (1-based positions, R vectors, modules as arguments).
+
+test_that("unpooling what max pooling picked, 1-based indices", {
+  pool <- nn_max_pool1d(2, stride = 2, return_indices = TRUE)
+  input <- torch_tensor(array(1:8 / 1, dim = c(1, 1, 8)))
+  out <- pool(input)
+  y <- nn_max_unpool1d(2, stride = 2)(out[[1]], out[[2]])
+  expect_equal(y$shape, c(1, 1, 8, 1))
+  expect_equal(as.numeric(as_array(y)), c(0, 2, 0, 4, 0, 6, 0, 8))
+  p2 <- nn_max_pool2d(2, stride = 2, return_indices = TRUE)(torch_randn(1, 1, 4, 4))
+  u <- nn_max_unpool2d(2, stride = 2)(p2[[1]], p2[[2]], output_size = c(1, 1, 5, 5))
+  expect_equal(u$shape, c(1, 1, 5, 5))
+  f <- nn_fractional_max_pool2d(3, output_ratio = c(0.5, 0.5), return_indices = TRUE)
+  r <- f(torch_randn(2, 3, 10, 8))
+  expect_equal(r[[1]]$shape, c(2, 3, 5, 4))
+  expect_true(as_array(r[[2]]$min()) >= 1)
+})
+
+test_that("packed sequences through an LSTM, R's positions 1-based", {
+  seq <- torch_tensor(rbind(c(1, 2, 0), c(3, 0, 0), c(4, 5, 6)))
+  packed <- nn_utils_rnn_pack_padded_sequence(seq, c(2, 1, 3), batch_first = TRUE,
+                                               enforce_sorted = FALSE)
+  expect_equal(as_array(packed$sorted_indices), c(3, 1, 2))
+  back <- nn_utils_rnn_pad_packed_sequence(packed, batch_first = TRUE)
+  expect_equal_to_tensor(back[[1]], seq)
+  expect_equal(back[[2]]$dtype, torch_long())
+  expect_equal(nn_utils_rnn_pad_sequence(list(torch_ones(25, 3), torch_ones(15, 3)))$size(),
+               c(25, 2, 3))
+  lstm <- nn_lstm(2, 3)
+  out <- lstm(nn_utils_rnn_pack_padded_sequence(torch_randn(4, 3, 2), c(4, 2, 3),
+                                                enforce_sorted = FALSE))
+  expect_true(inherits(out[[1]], "PackedSequence"))
+  expect_equal(out[[2]][[1]]$shape, c(1, 3, 3))
+})
+
+test_that("transformer encoders, weight norm, embeddings from pretrained weights", {
+  layer <- nn_transformer_encoder_layer(d_model = 32, nhead = 4, batch_first = TRUE)
+  model <- nn_transformer_encoder(layer, num_layers = 2)
+  expect_equal(model(torch_randn(8, 5, 32), is_causal = TRUE)$shape, c(8, 5, 32))
+  expect_equal(length(model$parameters), 24)
+  x <- nn_linear(in_features = 20, out_features = 40)
+  weight_norm <- nn_utils_weight_norm$new(name = "weight", dim = 2)
+  weight_norm$apply(x)
+  expect_equal(x$weight_g$size(), c(1, 20))
+  expect_equal(x$weight_v$size(), c(40, 20))
+  weight_norm$recompute(x)
+  expect_equal(x$weight$shape, c(40, 20))
+  w <- torch_randn(5, 3)
+  bag <- nn_embedding_bag$from_pretrained(w, mode = "sum")
+  expect_false(bag$weight$requires_grad)
+  expect_equal_to_tensor(bag(torch_tensor(rbind(c(1L, 2L)))), w[1:2, ]$sum(1, keepdim = TRUE))
+  e <- nn_embedding(5, 3, .weight = w)
+  expect_equal_to_tensor(e$weight, w)
+})
+
+test_that("activations, losses and tensor functions of R torch 0.17", {
+  x <- torch_tensor(c(-1, 2))
+  expect_equal_to_r(nnf_elu_(x$clone()), c(exp(-1) - 1, 2))
+  expect_equal_to_r(torch_selu(torch_tensor(1)), 1.0507009873554804934)
+  expect_equal_to_r(nnf_threshold_(x$clone(), 0, -5), c(-5, 2))
+  expect_equal_to_r(torch_cosine_similarity(torch_tensor(rbind(c(1, 0))), torch_tensor(rbind(c(1, 1)))),
+                    sqrt(0.5))
+  expect_equal(torch_trapz(torch_tensor(c(1, 2, 3)))$item(), 4)
+  expect_true(torch_can_cast(torch_int(), torch_float()))
+  expect_equal(torch_promote_types(torch_int(), torch_float()), torch_float())
+  expect_true(torch_is_nonzero(torch_tensor(1)))
+  expect_equal(torch_is_complex(torch_tensor(1)), FALSE)
+  z <- torch_zeros(3, 3)
+  z$fill_diagonal_(2)
+  expect_equal_to_r(z, diag(2, 3))
+  expect_equal(torch_ones(2, 2)$resize_(c(4))$shape, 4)
+  q <- torch_quantize_per_channel(torch_tensor(rbind(c(-1, 0), c(1, 2))), torch_tensor(c(0.1, 0.01)),
+                                  torch_tensor(c(10L, 0L)), 0, torch_quint8())
+  expect_equal(as_array(q$int_repr()$to(dtype = torch_int())), rbind(c(0L, 10L), c(100L, 200L)))
+  lp <- torch_randn(10, 2, 4)$log_softmax(3)$detach()$requires_grad_()
+  loss <- nn_ctc_loss()(lp, torch_tensor(rbind(c(1L, 2L), c(3L, 3L))), torch_tensor(c(10L, 8L)),
+                        torch_tensor(c(2L, 2L)))
+  loss$backward()
+  expect_equal(lp$grad$shape, c(10, 2, 4))
+  expect_warning(y <- call_torch_function("torch_tanh_backward", 1, torch_tanh(x)), "quiet = TRUE")
+  expect_equal_to_r(y, 1 - tanh(c(-1, 2))^2)
+  expect_error(call_torch_function("torch_nope", quiet = TRUE), "No function named torch_nope")
+  expect_equal(printed(torch_per_channel_affine()), "torch_per_channel_affine\n")
+  expect_true(is_torch_memory_format(torch_contiguous_format()))
+})
