@@ -17,10 +17,23 @@ from .tensor import (Layout, Tensor, as_dtype, bfloat16, bool_, complex64, compl
 from .tensor import dtype as Dtype
 
 
-def generator_of(generator: Generator | None) -> Generator:
+# R torch's option `torch.old_seed_behavior` (luz's tests set it): torch_manual_seed
+# then also seeds a second generator with a draw from the default one, and every
+# draw R torch hands a NULL generator to libtorch for (the in-place fills, so layers'
+# initialisation; torch_normal, torch_bernoulli, torch_poisson, torch_multinomial)
+# comes from it. None when the option was off at the last torch_manual_seed.
+_null_generator: Generator | None = None
+
+
+def generator_of(generator: Generator | None, passed: bool = True) -> Generator:
     """The generator a random function draws from: the one given, else the
-    process's (`torch_manual_seed`'s)."""
+    process's (`torch_manual_seed`'s) -- or, under R torch's old seed behaviour,
+    its second generator for the functions R torch passes a NULL generator on
+    from (`passed`; torch_randn/rand/randint/randperm and the `_like` ones pass
+    none, so they keep the process's)."""
     if generator is None:
+        if passed and _null_generator is not None:
+            return _null_generator
         return default_generator
     if not isinstance(generator, Generator):
         raise TypeError(f"generator must be a torch_generator(), got {type(generator).__name__}")
@@ -32,10 +45,17 @@ def torch_generator() -> Generator:
     return Generator()
 
 
-def torch_manual_seed(seed: int) -> None:
+def torch_manual_seed(seed: int, old_behavior: bool = False) -> None:
     """Seed the default generator behind torch_randn/rand/randint/... (libtorch's
-    mt19937: the same seed gives R torch's and PyTorch's numbers)."""
+    mt19937: the same seed gives R torch's and PyTorch's numbers). `old_behavior`
+    is R torch's option `torch.old_seed_behavior`: a draw from the seeded generator
+    seeds the one NULL generators stand for (see `generator_of`)."""
+    global _null_generator
     default_generator.manual_seed(seed)
+    _null_generator = None
+    if old_behavior:
+        draw = torch_randint(1, 1_000_000, size=1)
+        _null_generator = Generator(int(draw.item()))
 
 
 def torch_initial_seed() -> int:
@@ -243,7 +263,7 @@ def torch_randn(*size: Any, names: Any = None, dtype: Any = None, device: Any = 
                 requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
     """Standard normal draws (libtorch's normal_: complex dtypes get half the
     variance in each part)."""
-    gen = generator_of(generator)
+    gen = generator_of(generator, passed=False)
     return _drawn(size, _real_or_complex(dtype, "torch_randn"), device, requires_grad, names,
                   lambda a: _random.normal_(gen, a))
 
@@ -251,7 +271,7 @@ def torch_randn(*size: Any, names: Any = None, dtype: Any = None, device: Any = 
 def torch_rand(*size: Any, names: Any = None, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
     """Uniform draws on [0, 1)."""
-    gen = generator_of(generator)
+    gen = generator_of(generator, passed=False)
     return _drawn(size, _real_or_complex(dtype, "torch_rand"), device, requires_grad, names,
                   lambda a: _random.uniform_(gen, a))
 
@@ -269,7 +289,7 @@ def torch_randint(low: int, high: int | None = None, size: Any = None, dtype: An
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
-    gen = generator_of(generator)
+    gen = generator_of(generator, passed=False)
     target = as_dtype(dtype) if dtype is not None else int64
     return _drawn(size if isinstance(size, (list, tuple)) else (size,), target, device,
                   requires_grad, None, lambda a: _random.random_(gen, a, low, high))
@@ -299,7 +319,8 @@ def torch_randperm(n: int, dtype: Any = None, device: Any = None, requires_grad:
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got {n}")
     target = as_dtype(dtype) if dtype is not None else int64
-    arr = _no_values((n,)) if meta else _random.randperm(generator_of(generator), n, target.np)
+    gen = generator_of(generator, passed=False)
+    arr = _no_values((n,)) if meta else _random.randperm(gen, n, target.np)
     return _finish(arr, target, requires_grad, meta=meta)
 
 
@@ -425,14 +446,14 @@ def torch_empty_like(x: Tensor, dtype: Any = None, requires_grad: bool = False) 
 
 def torch_randn_like(x: Tensor, dtype: Any = None, requires_grad: bool = False,
                      generator: Generator | None = None) -> Tensor:
-    gen = generator_of(generator)
+    gen = generator_of(generator, passed=False)
     return _drawn_like(x, _real_or_complex(_like(x, dtype), "torch_randn_like"), requires_grad,
                        lambda a: _random.normal_(gen, a))
 
 
 def torch_rand_like(x: Tensor, dtype: Any = None, requires_grad: bool = False,
                     generator: Generator | None = None) -> Tensor:
-    gen = generator_of(generator)
+    gen = generator_of(generator, passed=False)
     return _drawn_like(x, _real_or_complex(_like(x, dtype), "torch_rand_like"), requires_grad,
                        lambda a: _random.uniform_(gen, a))
 
@@ -446,7 +467,7 @@ def torch_randint_like(x: Tensor, low: int, high: int | None = None, dtype: Any 
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
-    gen = generator_of(generator)
+    gen = generator_of(generator, passed=False)
     return _drawn_like(x, as_dtype(_like(x, dtype)), requires_grad,
                        lambda a: _random.random_(gen, a, low, high))
 

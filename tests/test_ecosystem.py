@@ -188,6 +188,38 @@ def test_float8_dtypes_convert_as_pytorch():
 
 
 # --------------------------------------------------------------------------
+# R torch's option `torch.old_seed_behavior` (luz's tests set it)
+
+def test_old_seed_behaviour_gives_fills_a_second_generator_seeded_by_a_draw():
+    """torch_manual_seed seeds a second generator with a draw from the default
+    one; fills given no generator (layers' initialisation), torch_normal and
+    rrelu's noise draw from it, torch_randn keeps the default one -- as R torch hands libtorch its
+    NULL generator or none."""
+    try:
+        rt.torch_manual_seed(1, old_behavior=True)
+        x = rt.torch_randn(5)
+        w = rt.torch_empty(2, 3).uniform_(-1, 1)
+        n = rt.torch_normal(0, 1, size=3)
+        r = rt.nnf_rrelu(rt.torch_tensor([-1.0, -2.0, 3.0]), training=True)
+    finally:
+        rt.torch_manual_seed(1)
+    torch.manual_seed(1)
+    second = torch.Generator().manual_seed(int(torch.randint(1, 1_000_000, (1,)).item()))
+    np.testing.assert_array_equal(x.numpy(), torch.randn(5).numpy())
+    np.testing.assert_array_equal(w.numpy(),
+                                  torch.empty(2, 3).uniform_(-1, 1, generator=second).numpy())
+    np.testing.assert_array_equal(n.numpy(), torch.normal(0, 1, (3,), generator=second).numpy())
+    np.testing.assert_array_equal(
+        r.numpy(), torch.rrelu(torch.tensor([-1.0, -2.0, 3.0]), 1 / 8, 1 / 3, True,
+                               generator=second).numpy())
+    # seeded without the option, fills draw from the default generator again
+    rt.torch_manual_seed(1)
+    torch.manual_seed(1)
+    np.testing.assert_array_equal(rt.torch_empty(3).uniform_().numpy(),
+                                  torch.empty(3).uniform_().numpy())
+
+
+# --------------------------------------------------------------------------
 # torch_save(): R torch 0.17's files
 
 

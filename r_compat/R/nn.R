@@ -154,12 +154,45 @@ nn_Module <- R6::R6Class(
   )
 )
 
-# The module's Python module; a module defined in R gets its RModule on first use.
+# The module's Python module; a module defined in R gets its RModule on first
+# use, and the private views of it.
 .nn_py <- function(self) {
   priv <- .subset2(self, ".__enclos_env__")$private
   py <- priv$py
-  if (is.null(py)) py <- priv$py <- .nn_module_new()
+  if (is.null(py)) {
+    py <- priv$py <- .nn_module_new()
+    .nn_private_views(self, priv)
+  }
   py
+}
+
+# R torch keeps a module's own children, parameters and buffers in
+# private$modules_, private$parameters_ and private$buffers_, and packages read
+# them (torchvision's sequential modules forward through private$modules_):
+# here they are read-only views of the Python module's.
+.nn_private_views <- function(self, priv) {
+  force(self)  # (unforced, the promise would keep the caller's frame and its
+  #              strong reference to the Python module: a cycle across collectors)
+  views <- list(modules_ = function() self$children,
+                parameters_ = function() .nn_named(.nn_py(self), "parameters", FALSE),
+                buffers_ = function() .nn_named(.nn_py(self), "buffers", FALSE))
+  for (name in names(views)) {
+    if (exists(name, envir = priv, inherits = FALSE)) rm(list = name, envir = priv)
+    makeActiveBinding(name, .nn_read_only(views[[name]], name), priv)
+  }
+}
+
+.nn_read_only <- function(read, name) {
+  force(read)
+  force(name)
+  function(value) {
+    if (!missing(value)) {
+      .runtime_error(sprintf(paste0("private$%s can't be modified: register with ",
+                                    "self$add_module(), self$register_parameter() or ",
+                                    "self$register_buffer()"), name))
+    }
+    read()
+  }
 }
 
 .nn_children_cache <- function(self) {
@@ -411,6 +444,8 @@ clone_module <- function(module, deep = FALSE, ...) {
   priv$py <- py
   priv$children_ <- NULL
   priv$pinned_ <- FALSE
+  # (cloning copied the original's views, if it had them, as values)
+  if (exists("modules_", envir = priv, inherits = FALSE)) .nn_private_views(copy, priv)
   f <- create_nn_module_callable(copy)
   if (deep && !is.null(priv$finalize_deep_clone)) priv$finalize_deep_clone()
   f

@@ -6,12 +6,10 @@
 # an integer up to the first character that is not a digit), so a seed R
 # prints in scientific notation is read as R torch reads it.
 torch_manual_seed <- function(seed) {
-  .manual_seed(as.character(seed))
-  # R torch's option for its former behaviour seeds a second generator (which
-  # no draw uses any more) with a draw from the default one
-  if (isTRUE(getOption("torch.old_seed_behavior", FALSE))) {
-    torch_randint(low = 1, high = 1e6, size = 1)
-  }
+  # R torch's option for its former behaviour seeds a second generator with a
+  # draw from the default one: the draws R torch hands a NULL generator to
+  # (`x$uniform_()`, layers' initialisation, ...) come from it
+  .manual_seed(as.character(seed), isTRUE(getOption("torch.old_seed_behavior", FALSE)))
   invisible(NULL)
 }
 

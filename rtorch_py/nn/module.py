@@ -147,9 +147,8 @@ class Module:
 
     def _claim(self, name: str) -> str:
         name = str(name)
-        if not name or "." in name:
-            raise KeyError(f"invalid module attribute name {name!r}: it must be non-empty "
-                           "and contain no '.'")
+        if not name:  # (dots are allowed, as R torch allows them: torchvision's "stem.0")
+            raise KeyError("invalid module attribute name '': it must be non-empty")
         self._forget(name)
         self.__dict__.pop(name, None)
         return name

@@ -56,13 +56,14 @@ _ERFC_DEPTH = 40   # the continued fraction's depth for x >= 2.5 (converged to 3
 def _erf_series(x: np.ndarray) -> np.ndarray:
     """erf(x) = 2/sqrt(pi) exp(-x^2) sum_n 2^n x^(2n+1) / (2n+1)!! (all terms of one
     sign: no cancellation)."""
-    ratios = 2 * x[..., None] ** 2 / np.arange(3, 2 * _ERF_TERMS + 3, 2, dtype=np.float64)
+    x2 = 2 * (x * x)
+    odd = np.arange(3, 2 * _ERF_TERMS + 3, 2, dtype=np.float64)
     if x.size * _ERF_TERMS <= 1 << 16:
-        total = 1 + np.cumprod(ratios, axis=-1).sum(axis=-1)
-    else:
+        total = 1 + np.cumprod(x2[..., None] / odd, axis=-1).sum(axis=-1)
+    else:  # (a term at a time: the terms of a large array would not fit in memory)
         term, total = np.ones_like(x), np.ones_like(x)
         for k in range(_ERF_TERMS):
-            term = term * ratios[..., k]
+            term = term * (x2 / odd[k])
             total += term
     return _2_SQRTPI * np.exp(-x * x) * x * total
 

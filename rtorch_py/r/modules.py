@@ -98,11 +98,16 @@ def _py_name(owner: Module, name: str) -> str:
 
 def _r_key(root: Module, key: str) -> str:
     """A dotted name (`rnn.weight_ih_l0`) as R torch writes it: the owner of
-    the last part names it."""
+    the last part names it. (R torch lets a child's name hold dots, as
+    torchvision's "stem.0": the longest name a child has is followed first.)"""
     *path, last = key.split(".")
-    owner = root
-    for part in path:
-        owner = owner._modules[part]
+    owner, i = root, 0
+    while i < len(path):
+        j = next((j for j in range(len(path), i, -1) if ".".join(path[i:j]) in owner._modules),
+                 None)
+        if j is None:
+            return key
+        owner, i = owner._modules[".".join(path[i:j])], j
     return ".".join([*path, _r_name(owner, last)])
 
 

@@ -49,8 +49,15 @@ def _r_position(v: Any) -> Any:
     a list of index tensors as torch_index takes) as 0-based."""
     if isinstance(v, list) and any(isinstance(x, Tensor) for x in v):
         return [None if x is None else _r_position(x) for x in v]
-    if isinstance(v, Tensor):  # (a non-integer tensor is left for the op to refuse)
-        return wrap(one_based.positions(v.data)) if v.data.dtype.kind in "iu" else v
+    if isinstance(v, Tensor):
+        a = v.data
+        if a.dtype.kind in "iu":
+            return wrap(one_based.positions(a))
+        # whole floats stay floats (ops taking index tensors refuse them), shifted
+        # for those taking a number (R torch's narrow reads `start = 1 + x$sum()`)
+        if a.dtype.kind == "f" and a.size and np.all(a == np.trunc(a)) and np.all(a != 0):
+            return wrap(np.where(a > 0, a - 1, a).astype(a.dtype))
+        return v  # (anything else is left for the op to refuse)
     if isinstance(v, np.ndarray):
         return wrap(one_based.positions(v))
     if isinstance(v, (int, float)) and not isinstance(v, bool):

@@ -106,7 +106,7 @@ def _like(fn: Callable) -> Callable:
     def create(input: Tensor, dtype: Any = None, layout: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
         strided_only(layout, fn.__name__)
-        return fn(input, dtype=dtype, requires_grad=requires_grad)
+        return fn(_tensor_of(input), dtype=dtype, requires_grad=requires_grad)
     create.__name__ = fn.__name__
     return create
 
@@ -127,7 +127,8 @@ def torch_randint(low: Any, high: Any = None, size: Any = None, generator: Any =
 def torch_randint_like(input: Tensor, low: Any, high: Any = None, dtype: Any = None,
                        layout: Any = None, device: Any = None, requires_grad: bool = False,
                        memory_format: Any = None) -> Tensor:
-    return _cr.torch_randint_like(input, integer(low), None if high is None else integer(high),
+    return _cr.torch_randint_like(_tensor_of(input), integer(low),
+                                  None if high is None else integer(high),
                                   dtype=dtype, requires_grad=requires_grad)
 
 
@@ -180,9 +181,10 @@ def _read_integer(text: Any, unsigned: bool = False) -> int:
     return max(-(1 << 63), min(value, (1 << 63) - 1))
 
 
-def manual_seed(seed: Any) -> None:
-    """torch_manual_seed() from R, given the seed as R's text."""
-    _cr.torch_manual_seed(_read_integer(seed))
+def manual_seed(seed: Any, old_behavior: bool = False) -> None:
+    """torch_manual_seed() from R, given the seed as R's text (and R torch's
+    option `torch.old_seed_behavior`)."""
+    _cr.torch_manual_seed(_read_integer(seed), bool(old_behavior))
 
 
 _GENERATOR_METHODS = {"current_seed", "set_current_seed", "manual_seed", "seed",

@@ -118,6 +118,18 @@ test_that("one-element tensors where R torch takes a number", {
   expect_equal(as_array(a$add(b, alpha = torch_tensor(2))), c(5, 10, 19))
   expect_equal(as_array(torch_arange(1, 10)$narrow(1, start = torch_tensor(3L), length = 2)),
                c(3, 4))
+  # a float tensor too (torchvision's grid: `start = 1 + torch_tensor(16L)$sum(dim = 1)`)
+  expect_equal(as_array(torch_arange(1, 10)$narrow(1, start = 1 + torch_tensor(2L)$sum(dim = 1),
+                                                   length = 2)), c(3, 4))
+})
+
+test_that("the _like creators take an R vector as R torch does, as a tensor", {
+  # (torchvision's tests call torch_rand_like(c(3, 5, 5)) for a non-image input)
+  expect_equal(torch_rand_like(c(3, 5, 5))$shape, 3)
+  expect_equal(torch_rand_like(c(3, 5, 5))$dtype, torch_float())
+  expect_equal(torch_randn_like(matrix(1, 2, 3))$shape, c(2, 3))
+  expect_equal(torch_empty_like(1:4)$dtype, torch_long())
+  expect_equal(torch_randint_like(c(1L, 2L), 0, 5)$dtype, torch_long())
 })
 
 test_that("layers: positional inplace, conv kernels, one value per batch-norm channel", {
@@ -293,4 +305,48 @@ test_that("R torch's older RDS files: coro's exhausted() and lists", {
   f <- tempfile()
   saveRDS(list(values = list(a = 1, b = list(c = "x")), type = "list", version = 2), f)
   expect_equal(torch_load(f), list(a = 1, b = list(c = "x")))
+})
+
+test_that("private$modules_, parameters_ and buffers_ hold a module's own, as in R torch", {
+  # (torchvision's sequential modules forward through private$modules_, its
+  # resnet initialises its layers by it)
+  chain <- nn_module(
+    initialize = function(...) {
+      layers <- list(...)
+      for (i in seq_along(layers)) self$add_module(i - 1, layers[[i]])
+      self$w <- nn_parameter(torch_ones(2))
+      self$b <- nn_buffer(torch_zeros(1))
+      self$seen <- names(private$modules_)
+    },
+    forward = function(x) {
+      for (m in private$modules_) x <- m(x)
+      x
+    },
+    own = function() list(names(private$parameters_), names(private$buffers_)),
+    spoil = function() private$modules_[["x"]] <- nn_relu()
+  )
+  m <- chain(nn_linear(3, 4), nn_relu(), nn_linear(4, 2))
+  expect_equal(m$seen, c("0", "1", "2"))
+  x <- torch_randn(5, 3)
+  expect_equal(as_array(m(x)), as_array(m[["2"]](m[["1"]](m[["0"]](x)))))
+  expect_equal(m$own(), list("w", "b"))
+  expect_error(m$spoil(), "private\\$modules_ can't be modified")
+  # a clone forwards through its own layers
+  copy <- m$clone(deep = TRUE)
+  with_no_grad(copy[["0"]]$weight$zero_())
+  expect_equal(as_array(copy(x)), as_array(copy[["2"]](copy[["1"]](copy[["0"]](x)))))
+  expect_false(isTRUE(all.equal(as_array(copy(x)), as_array(m(x)))))
+})
+
+test_that("a child's name may hold dots, as R torch allows (torchvision's maxvit: \"stem.0\")", {
+  m <- nn_sequential("stem.0" = nn_sequential("0" = nn_linear(2, 3), "1" = nn_relu()),
+                     "stem.1" = nn_gru(3, 2))
+  expect_equal(names(m$children), c("stem.0", "stem.1"))
+  keys <- c("stem.0.0.weight", "stem.0.0.bias", "stem.1.weight_ih_l1", "stem.1.weight_hh_l1",
+            "stem.1.bias_ih_l1", "stem.1.bias_hh_l1")
+  expect_equal(names(m$state_dict()), keys)
+  state <- lapply(m$state_dict(), function(t) t + 1)
+  m$load_state_dict(state)
+  expect_equal(as_array(m[["stem.0"]][["0"]]$bias), as_array(state[["stem.0.0.bias"]]))
+  expect_error(nn_module(initialize = function() self$add_module("", nn_relu()))(), "non-empty")
 })

@@ -71,15 +71,20 @@ test_that("with_torch_manual_seed() returns the code's value and takes no other 
   expect_error(with_torch_manual_seed(1, 2, seed = 5), "must be empty")
 })
 
-test_that("the old seed behaviour makes R torch's extra draw", {
+test_that("the old seed behaviour makes R torch's extra draw, the seed fills draw from", {
   withr_old <- options(torch.old_seed_behavior = TRUE)
   on.exit(options(withr_old))
   torch_manual_seed(2019)
   a <- torch_randn(1)
+  w <- nn_linear(3, 2)$weight
   options(torch.old_seed_behavior = FALSE)
   torch_manual_seed(2019)
-  torch_randint(1, 1e6, 1)
+  seed <- torch_randint(1, 1e6, 1, dtype = torch_long())$item()
   expect_true(same_values(torch_randn(1), a))
+  g <- torch_generator()
+  g$set_current_seed(as.integer(seed))
+  bound <- 1 / sqrt(3)  # nn_linear's kaiming_uniform_(a = sqrt(5))
+  expect_true(same_values(torch_empty(2, 3)$uniform_(-bound, bound, generator = g), w))
 })
 
 test_that("torch_randint gives R torch's default dtype unless told", {
