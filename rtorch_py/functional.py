@@ -2,9 +2,9 @@
 and Jacobian-vector products, Jacobians, Hessians and their products, of a
 function of tensors at given inputs.
 
-Every derivative here is a reverse walk of the graph (`autograd_grad`); the
-Jacobian-vector product goes through one function, `_jvp`, so forward-mode
-AD (dual tensors) can replace the double-vjp trick it uses today in one place.
+Vector-Jacobian products are reverse walks of the graph (`autograd_grad`);
+Jacobian-vector products all go through one function, `_jvp`: forward-mode AD
+(dual tensors) where it can, else the double-vjp trick.
 
 `vectorize=True` runs the function once on its inputs stacked along a new
 first dim (one row per Jacobian row) and walks the graph once with a batch of
