@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import collections
 import io
+import os
 import pickle
+import subprocess
 import zipfile
 from pathlib import Path
 
@@ -70,10 +72,30 @@ def test_reads_pytorch_state_dicts(tmp_path, dtype):
     assert torch_load(tmp_path / "p.pt")["w"].requires_grad
 
 
-def test_reads_r_torch_test_assets():
-    assets = Path("/tmp/rt/tests/testthat/assets")
-    if not assets.exists():
-        pytest.skip("R torch's test assets are not fetched on this machine")
+# R torch's repository beside the checkout (a bare mirror or a checkout), as the
+# conformance tests find it
+R_TORCH = Path(os.environ.get("RTORCH_CONFORMANCE_SOURCE",
+                              Path(__file__).resolve().parents[1].parent / ".mirror" /
+                              "mlverse+torch" / "repo"))
+
+
+def _r_torch_assets(folder: Path) -> Path:
+    """R torch's tests/testthat/assets (files PyTorch wrote), copied into `folder`."""
+    checkout = R_TORCH / "tests" / "testthat" / "assets"
+    if checkout.exists():
+        return checkout
+    for name in ("state_dict.pth", "ordered_dict.pt"):
+        blob = subprocess.run(["git", "--git-dir", str(R_TORCH), "show",
+                               f"HEAD:tests/testthat/assets/{name}"], capture_output=True)
+        assert blob.returncode == 0, blob.stderr.decode()
+        (folder / name).write_bytes(blob.stdout)
+    return folder
+
+
+def test_reads_r_torch_test_assets(tmp_path):
+    if not R_TORCH.exists():
+        pytest.skip(f"R torch's test assets were NOT read: {R_TORCH} does not exist")
+    assets = _r_torch_assets(tmp_path)
     d = load_state_dict(assets / "state_dict.pth")
     assert list(d) == ["ones", "twos"]
     np.testing.assert_array_equal(d["twos"].data, np.full((3, 5), 2.0, np.float32))
