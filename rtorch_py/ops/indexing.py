@@ -861,3 +861,33 @@ def scatter_reduce_(self: Tensor, dim: int, index: Any, src: Any, reduce: str,
     out, fn, inputs, saved = _scatter_reduce(self, dim, index, src, reduce, include_self,
                                              "scatter_reduce_")
     return _write_inplace(self, out, fn, inputs, saved)
+
+
+# index_reduce: source's slices combined into self's slices at index along dim; it is
+# scatter_reduce with each position of index spread over its slice of source (the
+# same derivative, PyTorch's IndexReduceBackward0)
+
+def _index_reduce(self: Tensor, dim: int, index: Any, source: Any, reduce: str,
+                  include_self: builtins.bool, op_name: str) -> tuple:
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f'{op_name}(): reduce argument must be one of "prod", "mean", '
+                           f'"amax", "amin", got "{reduce}"')
+    d, idx = _along_index(self, dim, index, op_name)
+    src = _source_for(self, source, d, idx, op_name)
+    spread = idx.reshape([-1 if k == d else 1 for k in range(src.ndim)]) if self.ndim else idx
+    return _scatter_reduce(self, d, wrap(np.broadcast_to(spread, src.shape)), src, reduce,
+                           include_self, op_name)
+
+
+@op(function=False, dims=("dim",), indices=("index",), samples=S.index_reduce)
+def index_reduce(self: Tensor, dim: int, index: Any, source: Any, reduce: str,
+                 include_self: builtins.bool = True) -> Tensor:
+    return record(*_index_reduce(self, dim, index, source, reduce, include_self,
+                                 "index_reduce"), name="IndexReduceBackward0")
+
+
+@op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
+def index_reduce_(self: Tensor, dim: int, index: Any, source: Any, reduce: str,
+                  include_self: builtins.bool = True) -> Tensor:
+    return _write_inplace(self, *_index_reduce(self, dim, index, source, reduce, include_self,
+                                               "index_reduce_"), name="IndexReduceBackward0")

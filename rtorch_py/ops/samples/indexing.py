@@ -72,6 +72,20 @@ def index_copy() -> list:
             sample(T((4, 3)), 1, T((1,), dtype="int64", low=0, high=3), T((4, 1)))]
 
 
+def index_reduce() -> list:
+    out = []
+    for reduce in ("mean", "amax", "amin", "prod"):
+        low = 0.5 if reduce == "prod" else -2.0
+        out += [sample(T((4, 3), low=low, distinct=True), 0,
+                       T((3,), dtype="int64", low=0, high=4), T((3, 3), low=low, distinct=True),
+                       reduce),
+                sample(T((3, 4), low=low, distinct=True), 1,
+                       T((5,), dtype="int64", low=0, high=4), T((3, 5), low=low, distinct=True),
+                       reduce, include_self=False)]
+    return out + [sample(T((4,), dtype="int64"), 0, T((3,), dtype="int64", low=0, high=4),
+                         T((3,), dtype="int64"), "mean")]
+
+
 def index_fill() -> list:
     return [sample(T((4, 3)), 0, T((2,), dtype="int64", low=0, high=4), -1.0),
             sample(T((4, 3)), 1, T((2,), dtype="int64", low=0, high=3), 2.5)]
