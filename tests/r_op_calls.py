@@ -72,6 +72,8 @@ def main() -> None:
                 fn = ri.globalenv.find(spec.function_name)
             else:
                 fn = ri.evalr(f"function(self, ...) self$`{spec.name}`(...)")
+                if "self" in r_kwargs:  # (a sample naming self: the tensor called on)
+                    r_args.insert(0, r_kwargs.pop("self"))
             got = rbridge.from_r(fn(*r_args, **r_kwargs))
             which = spec.returns_indices
             which = which(expected) if callable(which) else which

@@ -131,6 +131,20 @@ def hardshrink(self: Tensor, lambd: float = 0.5) -> Tensor:
     return record(out, HardshrinkBackward0, (self,), (self, lambd))
 
 
+@formula
+def HardshrinkBackwardBackward0(n, g, x, lambd):
+    return (HardshrinkBackward0.formula(n, g, x, lambd)[0], g * 0 if n.needs(1) else None)
+
+
+@op(function=False, samples=S.hardshrink_backward, torch_name="ops.aten.hardshrink_backward")
+def hardshrink_backward(self: Tensor, grad_out: Tensor, lambd: float) -> Tensor:
+    """hardshrink's gradient at self: grad_out where |self| > lambd, else 0 (R torch's
+    `x$hardshrink_backward(grad_out, lambd)`, libtorch's kernel)."""
+    d, g = _floating(self, "hardshrink_backward"), grad_out.data
+    out = np.where((d > lambd) | (d < -lambd), g, 0).astype(np.result_type(d, g), copy=False)
+    return record(out, HardshrinkBackwardBackward0, (grad_out, self), (self, lambd))
+
+
 def _channel_weight(w: Any, ndim: int) -> Any:
     """The weight shaped to broadcast over dim 1 (channels) of an ndim input."""
     return w.reshape((-1,) + (1,) * (ndim - 2)) if ndim >= 2 and w.shape[0] > 1 else w

@@ -74,6 +74,13 @@ def hardshrink() -> list:
             sample(T((), low=-2.0, high=2.0))]
 
 
+def hardshrink_backward() -> list:
+    """(by name: PyTorch's kernel takes grad_out first, R torch's method self)"""
+    return [sample(self=T((2, 3), low=-2.0, high=2.0), grad_out=T((2, 3)), lambd=0.5),
+            sample(self=T((4,), low=-2.0, high=2.0), grad_out=T((3, 4)), lambd=1.0),
+            sample(self=T(()), grad_out=T(()), lambd=0.0)]
+
+
 def prelu() -> list:
     return [sample(T((2, 3, 4), low=-2.0, high=2.0), T((3,), low=0.1, high=0.5)),
             sample(T((2, 3), low=-2.0, high=2.0), T((1,), low=0.1, high=0.5)),
