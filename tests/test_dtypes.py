@@ -164,6 +164,11 @@ def test_deterministic_creators_against_pytorch():
     assert_same(rt.torch_logspace(0, 3, 4, base=2.0), torch.logspace(0, 3, 4, base=2.0))
     e = rt.torch_empty_strided((2, 3), (1, 2))
     assert e.data.strides == torch.empty_strided((2, 3), (1, 2)).numpy().strides
+    x, tx = rt.torch_ones(2, dtype="int32"), torch.ones(2, dtype=torch.int32)
+    e, te = x.new_empty_strided((3, 2), (1, 3)), tx.new_empty_strided((3, 2), (1, 3))
+    assert (e.shape, e.data.strides, str(e.dtype)) == \
+        (tuple(te.shape), te.numpy().strides, "torch_Int")
+    assert x.new_empty_strided((2,), (1,), dtype="float64").dtype == rt.torch_float64()
 
 
 @pytest.mark.parametrize("a,b", [

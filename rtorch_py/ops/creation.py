@@ -324,6 +324,14 @@ def new_empty(self: Tensor, size: Any, dtype: Any = None, requires_grad: bool = 
     return zeros(size, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
+@_factory(function=False, method=True)
+def new_empty_strided(self: Tensor, size: Any, stride: Any, dtype: Any = None,
+                      requires_grad: bool = False) -> Tensor:
+    """torch_empty_strided's tensor (strides in elements), of self's dtype unless given."""
+    return _cr.torch_empty_strided(size, stride, dtype=dtype or self.dtype,
+                                   device=self.device, requires_grad=requires_grad)
+
+
 @_factory(samples=S.new_sized, function=False, method=True)
 def new_ones(self: Tensor, size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     return ones(size, dtype=dtype or self.dtype, requires_grad=requires_grad)

@@ -305,6 +305,21 @@ def narrow(self: Tensor, dim: int, start: int, length: int, *, name: str | None 
     return record(_view(self, self.data[key]), SliceBackward0, (self,), (self.shape, key), name=name)
 
 
+@op("slice", function=False, dims=("dim",), samples=S.slice_view, names="keep", forward="linear",
+    torch_name="ops.aten.slice.Tensor")
+def slice_view(self: Tensor, dim: int = 0, start: Any = None, end: Any = None,
+               step: int = 1) -> Tensor:
+    """libtorch's `slice`: a view of self[start:end:step] along dim (`start`/`end` count
+    from 0 in R as well, as R torch's `x$slice()`; past the ends they are clamped)."""
+    d = _dim(dim, self.ndim)
+    step = _whole(step, "step")
+    if step <= 0:
+        raise RuntimeError(f"slice(): step must be positive, got {step}")
+    key = (slice(None),) * d + (slice(None if start is None else _whole(start, "start"),
+                                       None if end is None else _whole(end, "end"), step),)
+    return record(_view(self, self.data[key]), SliceBackward0, (self,), (self.shape, key))
+
+
 @op(dims=("dim",), indices=("index",), samples=S.select, names="drop_dim", forward="linear")
 def select(self: Tensor, dim: int, index: int, *, name: str | None = None) -> Tensor:
     d = _dim(dim, self.ndim)

@@ -69,6 +69,13 @@ def narrow() -> list:
     return [sample(T((4, 3)), 0, 1, 2), sample(T((4, 3)), 1, -2, 2)]
 
 
+def slice_view() -> list:
+    return [sample(T((5, 3)), 0, 1, 4), sample(T((4, 6)), 1, 0, 6, 2), sample(T((4, 3))),
+            sample(T((5, 3)), 0, -3, None, note="from the end"),
+            sample(T((4, 3)), -1, 1, 10, note="end clamped"), sample(T((4, 3)), 0, 3, 1, 1,
+                                                                    note="empty")]
+
+
 def select() -> list:
     return [sample(T((4, 3)), 0, 1), sample(T((4, 3)), 1, -1)]
 
