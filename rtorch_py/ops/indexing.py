@@ -193,7 +193,7 @@ def IndexBackward0(n, g, shape, key):
     return (_index_backward(g, key, shape, True),)
 
 
-@op(method=False, operators=("__getitem__",), indices=("indices",), samples=S.index,
+@op(operators=("__getitem__",), indices=("indices",), samples=S.index,
     torch_name="ops.aten.index.Tensor", names="index", forward="linear")
 def index(self: Tensor, indices: Any) -> Tensor:
     """`x[indices]`; also R torch's `torch_index(x, list(i, j))` (a list of index
