@@ -428,6 +428,53 @@ def histc(self: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tens
     return wrap(np.bincount(which, minlength=bins).astype(d.dtype))
 
 
+def _linspace_as_libtorch(start: float, end: float, steps: int, dtype: Any) -> np.ndarray:
+    """linspace computed in `dtype` as libtorch's kernel does (from both ends, the first
+    half forward and the second backward): the same edges, to the last bit."""
+    lo, hi = np.asarray(start, dtype), np.asarray(end, dtype)
+    step = (hi - lo) / dtype.type(steps - 1)
+    i = np.arange(steps)
+    forward = lo + step * i.astype(dtype)
+    backward = hi - step * (steps - 1 - i).astype(dtype)
+    return np.where(i < steps // 2, forward, backward).astype(dtype)
+
+
+@op(function=False, samples=S.histogram, differentiable=False)
+def histogram(self: Tensor, bins: Any = 100, range: Any = None, weight: Any = None,
+              density: bool = False) -> tuple:
+    """(hist, bin_edges) of all of self's values: `bins` equal bins over `range` (the
+    data's range by default; one of width 1 around a single value), or the bin edges
+    given as a tensor. Each bin holds [left, right), the last also its right edge; the
+    values outside are left out. Weighted by `weight`; `density` divides by the total
+    and the bins' widths."""
+    d = self.data.reshape(-1)
+    if d.dtype.kind != "f":
+        raise RuntimeError(f"histogram: expected a floating point tensor, got "
+                           f"{self.dtype.r_name}")
+    if isinstance(bins, Tensor):
+        edges = bins.data.astype(d.dtype)
+        if edges.ndim != 1 or edges.size < 1:
+            raise RuntimeError("histogram: bins must be a 1-d tensor of bin edges or a count")
+    else:
+        count = _whole(bins, "histogram: bins")
+        if count <= 0:
+            raise RuntimeError("histogram: bins must be > 0")
+        lo, hi = (float(v) for v in range) if range is not None else \
+            (float(d.min()), float(d.max())) if d.size else (0.0, 0.0)
+        if not lo <= hi:
+            raise RuntimeError(f"histogram: the range's min ({lo}) must not exceed its max ({hi})")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = _linspace_as_libtorch(lo, hi, count + 1, d.dtype)
+    inside = (d >= edges[0]) & (d <= edges[-1])
+    which = np.minimum(np.searchsorted(edges, d[inside], side="right") - 1, edges.size - 2)
+    w = None if weight is None else np.asarray(weight.data, d.dtype).reshape(-1)[inside]
+    hist = np.bincount(which, weights=w, minlength=edges.size - 1).astype(d.dtype)
+    if density:
+        hist = (hist / (hist.sum() * np.diff(edges))).astype(d.dtype)
+    return wrap(hist), wrap(edges)
+
+
 def _search(seq: np.ndarray, values: np.ndarray, right: bool, out_int32: bool) -> np.ndarray:
     side = "right" if right else "left"
     if seq.ndim <= 1:

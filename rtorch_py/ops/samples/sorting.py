@@ -77,6 +77,13 @@ def histc() -> list:
             sample(T((6,), low=0.0, high=0.5), bins=3, min=0.0, max=3.0)]
 
 
+def histogram() -> list:
+    return [sample(T((20,))), sample(T((4, 5)), 4), sample(T((20,)), 5, range=(-1.0, 1.0)),
+            sample(T((6,), low=0.0, high=0.5), 3, range=(0.0, 3.0), density=True),
+            sample(T((3, 4)), 6, weight=T((3, 4), low=0.0, high=1.0), density=True),
+            sample(T((10,)), T((4,), sorted=True)), sample(T((1,)), 2, note="one value")]
+
+
 def bucketize() -> list:
     # (T can't draw sorted boundaries: these are all zeros; tests/test_reduction_special.py
     # checks real ones)
