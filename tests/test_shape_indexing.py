@@ -174,3 +174,71 @@ def test_as_strided_of_a_view_reads_the_storage():
     # overlapping windows are read-only: writing through one would be ambiguous
     with pytest.raises(RuntimeError, match="single memory location"):
         rt.torch_zeros(6).as_strided((4, 3), (1, 1)).fill_(1.0)
+
+
+def test_slice_is_a_view_and_refuses_a_step_below_one():
+    x = rt.torch_zeros(4, 3)
+    x.slice(0, 1, None, 2).fill_(1.0)  # rows 1 and 3, written through the view
+    t = torch.zeros(4, 3)
+    torch.ops.aten.slice(t, 0, 1, None, 2).fill_(1.0)
+    np.testing.assert_array_equal(rt.as_array(x), t.numpy())
+    with pytest.raises(RuntimeError, match="step must be positive, got 0"):
+        x.slice(0, step=0)
+
+
+def test_index_reduce_names_the_reductions_it_takes():
+    x, s = rt.torch_zeros(3, 2), rt.torch_ones(2, 2)
+    with pytest.raises(RuntimeError, match='"prod", "mean", "amax", "amin", got "sum"'):
+        x.index_reduce(0, rt.torch_tensor([0, 1]), s, "sum")
+    with pytest.raises(RuntimeError, match="source of shape"):
+        x.index_reduce(0, rt.torch_tensor([0, 1]), rt.torch_ones(3, 2), "amax")
+
+
+def test_index_reduce_in_place_as_pytorch():
+    x, t = rand(4, 3), rand(2, 3)
+    got = rt.torch_tensor(x)
+    got.index_reduce_(0, rt.torch_tensor([3, 0]), rt.torch_tensor(t), "amin",
+                      include_self=False)
+    want = torch.tensor(x).index_reduce_(0, torch.tensor([3, 0]), torch.tensor(t), "amin",
+                                         include_self=False)
+    np.testing.assert_array_equal(rt.as_array(got), want.numpy())
+
+
+def test_histogram_counts_values_on_the_edges_as_pytorch():
+    x = np.array([0.0, 0.25, 0.5, 0.5, 1.0, 1.5, -0.1], dtype=np.float32)
+    for args in ((4,), (rt.torch_tensor(np.array([0.0, 0.5, 1.0], np.float32)),)):
+        got = rt.torch_tensor(x).histogram(*args)
+        targs = [torch.tensor(a.data) if isinstance(a, rt.Tensor) else a for a in args]
+        want = torch.tensor(x).histogram(*targs)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(rt.as_array(g), w.numpy())
+
+
+def test_histogram_errors():
+    with pytest.raises(RuntimeError, match="floating point tensor, got Long"):
+        rt.torch_tensor([1, 2]).histogram()
+    with pytest.raises(RuntimeError, match="bins must be > 0"):
+        rt.torch_tensor([1.0]).histogram(0)
+    with pytest.raises(RuntimeError, match=r"min \(2.0\) must not exceed its max \(1.0\)"):
+        rt.torch_tensor([1.0]).histogram(3, range=(2.0, 1.0))
+
+
+@needs_r
+def test_tensor_methods_from_r_as_r_torch():
+    res = run_r("-e", """
+        library(torch)
+        x <- torch_arange(1, 12)$view(c(3, 4))
+        cat(as_array(x$slice(2, 1, 3)), "|")
+        cat(as_array(x$index(list(torch_tensor(c(3L, 1L))))), "|")
+        y <- torch_zeros(3)
+        y$index_reduce_(1, torch_tensor(c(3L, 3L)), torch_tensor(c(2, 5)), "amax",
+                        include_self = FALSE)
+        cat(as_array(y), "|")
+        g <- torch_ones(3)$hardshrink_backward(torch_tensor(c(1, 2, 3)), 0.5)
+        cat(as_array(g), "|")
+        cat(x$new_empty_strided(c(2, 3), c(1, 2))$stride())
+    """)
+    assert res.returncode == 0, res.stderr[-3000:]
+    # (as_array is column-major: x's columns 1 and 2 counted from 0; rows 3 and 1)
+    assert [p.strip() for p in res.stdout.split("|")] == [
+        "2 6 10 3 7 11", "9 1 10 2 11 3 12 4", "0 0 5", "1 2 3", "1 2"]
