@@ -429,3 +429,19 @@ cat("list", as_array(l$a$sum()), l$b, "\\n")
     assert res.returncode == 0, res.stderr
     assert " 0  1  2\n 3  4  5\n[ CPUFloatType{2,3} ]" in res.stdout
     assert "list 15 2" in res.stdout
+
+
+@pytest.mark.parametrize("half", ["bfloat16", "float16"])
+def test_half_precision_convolution_adds_in_float32_as_libtorch(half):
+    # (adding each kernel offset's products in the half type drifted by ~0.2 here)
+    rng = np.random.default_rng(7)
+    ours_dtype, theirs_dtype = getattr(rt, f"torch_{half}")(), getattr(torch, half)
+    for _ in range(20):
+        x = rng.uniform(-2, 2, (1, 2, 5, 5)).astype(np.float32)
+        w = rng.uniform(-2, 2, (3, 2, 3, 3)).astype(np.float32)
+        want = torch.conv2d(torch.from_numpy(x).to(theirs_dtype),
+                            torch.from_numpy(w).to(theirs_dtype)).float().numpy()
+        got = rt.torch_conv2d(rt.torch_tensor(x).to(dtype=ours_dtype),
+                              rt.torch_tensor(w).to(dtype=ours_dtype))
+        ulp = np.abs(want) * (2.0 ** -7 if half == "bfloat16" else 2.0 ** -10)
+        assert np.all(np.abs(got.to(dtype=rt.torch_float32()).numpy() - want) <= ulp + 1e-6)

@@ -534,7 +534,19 @@ def _tensordot_read(a: Any, b: Any, dims_self: Any, dims_other: Any) -> tuple:
     return REGISTRY["tensordot"].fn, (a, b), {"dims": [list(dims_self), list(dims_other)]}
 
 
-_READERS: dict[str, Callable] = {"tensordot": _tensordot_read}
+# aten's gradient kernel takes grad_out first; R torch's method is called on self
+@custom("hardshrink_backward", "hardshrink_backward")
+def _hardshrink_backward(args: dict, render: Callable) -> str:
+    return f"torch.hardshrink_backward({render(args['grad_out'])}, " \
+           f"{render(args['self'])}, {render(args['lambd'])})"
+
+
+def _hardshrink_backward_read(grad_out: Any, x: Any, lambd: Any) -> tuple:
+    return REGISTRY["hardshrink_backward"].fn, (x, grad_out, lambd), {}
+
+
+_READERS: dict[str, Callable] = {"tensordot": _tensordot_read,
+                                 "hardshrink_backward": _hardshrink_backward_read}
 
 
 for _name in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
@@ -623,6 +635,8 @@ def aten_name(kind: str) -> str:
     name = spec.torch_name if spec is not None and spec.torch_name else kind
     if name.startswith(("linalg.", "special.", "fft.")):
         return name.replace(".", "_")
+    if name.startswith("ops.aten."):  # ops.aten.NAME[.OVERLOAD]
+        return name.split(".")[2]
     return name.rpartition(".")[2]
 
 

@@ -69,6 +69,12 @@ def _im2col(xp: np.ndarray, k: tuple, stride, dilation, groups: int) -> tuple:
 
 
 def _conv_forward(xp: np.ndarray, w: np.ndarray, stride, dilation, groups) -> np.ndarray:
+    low = np.result_type(xp, w)
+    if low.itemsize == 2 and low.kind in "fV":  # (bfloat16's kind is V)
+        # half precisions add in float32 and round once, as libtorch's CPU kernels
+        # do (its opmath type); adding offset by offset in bfloat16 drifts
+        return _conv_forward(xp.astype(np.float32), w.astype(np.float32), stride, dilation,
+                             groups).astype(low)
     n, c = xp.shape[:2]
     o, k = w.shape[0], w.shape[2:]
     g = groups
