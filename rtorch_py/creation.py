@@ -276,6 +276,17 @@ def torch_rand(*size: Any, names: Any = None, dtype: Any = None, device: Any = N
                   lambda a: _random.uniform_(gen, a))
 
 
+def _randint_range(low: Any, high: Any) -> tuple[int, int]:
+    """randint's [low, high) (one bound: [0, low)), checked as libtorch's random_."""
+    if high is None:
+        low, high = 0, low
+    low, high = int(low), int(high)
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    return low, high
+
+
 def torch_randint(low: int, high: int | None = None, size: Any = None, dtype: Any = None,
                   device: Any = None, requires_grad: bool = False,
                   generator: Generator | None = None) -> Tensor:
@@ -283,12 +294,7 @@ def torch_randint(low: int, high: int | None = None, size: Any = None, dtype: An
     `torch_randint(high, size=)` also works."""
     if size is None:
         raise TypeError("torch_randint() needs a size, e.g. torch_randint(0, 10, size = c(2, 2))")
-    if high is None:
-        low, high = 0, low
-    low, high = int(low), int(high)
-    if high <= low:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
-                           f">= to={high}")
+    low, high = _randint_range(low, high)
     gen = generator_of(generator, passed=False)
     target = as_dtype(dtype) if dtype is not None else int64
     return _drawn(size if isinstance(size, (list, tuple)) else (size,), target, device,
@@ -461,12 +467,7 @@ def torch_rand_like(x: Tensor, dtype: Any = None, requires_grad: bool = False,
 def torch_randint_like(x: Tensor, low: int, high: int | None = None, dtype: Any = None,
                        requires_grad: bool = False,
                        generator: Generator | None = None) -> Tensor:
-    if high is None:
-        low, high = 0, low
-    low, high = int(low), int(high)
-    if high <= low:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
-                           f">= to={high}")
+    low, high = _randint_range(low, high)
     gen = generator_of(generator, passed=False)
     return _drawn_like(x, as_dtype(_like(x, dtype)), requires_grad,
                        lambda a: _random.random_(gen, a, low, high))
