@@ -17,6 +17,7 @@ from ..jit import (CompilationUnit, JitTuple, ScriptFunction, ScriptModule, jit_
                    jit_trace_module, jit_unserialize)
 from ..jit.operators import Operator
 from ..nn.module import Module
+from .convert import RError
 from .modules import FRONTS
 
 
@@ -26,17 +27,36 @@ def _classname(module: Module) -> str:
     return got.classname if got is not None else type(module).__name__
 
 
+def _tracer_failure(e: Exception) -> RuntimeError:
+    """A failed trace as R torch's tracer (cpp_trace_function) reports it: libtorch's
+    message, which ends with libtorch's C++ backtrace and its line break (the
+    backtrace is the build machine's, not reproduced here), then ": " and the R
+    error the traced function met (none when a check of libtorch's failed: an R
+    error is signalled as itself)."""
+    return RuntimeError(f"{e}\n: ")
+
+
 def trace_function(fn: Any, inputs: Any, strict: bool) -> ScriptFunction:
-    return jit_trace(fn, *_list(inputs), strict=bool(strict))
+    try:
+        return jit_trace(fn, *_list(inputs), strict=bool(strict))
+    except RError:
+        raise
+    except Exception as e:
+        raise _tracer_failure(e) from e
 
 
 def trace_module(module: Module, methods: Any, inputs: Any, strict: bool,
                  respect_mode: bool) -> ScriptModule:
     methods = dict(methods.items()) if isinstance(methods, NamedList) else {}
     examples = dict(inputs.items()) if isinstance(inputs, NamedList) else {}
-    return jit_trace_module(module, strict=bool(strict), respect_mode=bool(respect_mode),
-                            methods=methods, classname=_classname,
-                            **{k: tuple(_list(v)) for k, v in examples.items()})
+    try:
+        return jit_trace_module(module, strict=bool(strict), respect_mode=bool(respect_mode),
+                                methods=methods, classname=_classname,
+                                **{k: tuple(_list(v)) for k, v in examples.items()})
+    except RError:
+        raise
+    except Exception as e:
+        raise _tracer_failure(e) from e
 
 
 def _list(x: Any) -> list:
