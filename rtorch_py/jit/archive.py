@@ -180,12 +180,15 @@ class _Storages:
 
 
 def write(path_or_buffer: Any, root: ModuleObject, code: dict[str, str],
-          constants: list[Tensor], name: str = "archive") -> None:
+          constants: list[Tensor], name: str = "archive", bytecode: tuple | None = None
+          ) -> None:
     """Write an archive: the module tree `root`, the code files by path under
-    code/, the tensor constants."""
+    code/, the tensor constants; and the lite interpreter's `bytecode` if given
+    (its tensors stored with the constants', as PyTorch's mobile archives do)."""
     data, consts = _Storages(), _Storages()
     data_pkl = _Pickler(data).dump(root)
     constants_pkl = _Pickler(consts).dump(tuple(constants))
+    bytecode_pkl = None if bytecode is None else _Pickler(consts).dump(bytecode)
     with zipfile.ZipFile(path_or_buffer, "w") as z:
         for key, blob in data.blobs:
             _stored(z, f"{name}/data/{key}", blob)
@@ -195,6 +198,8 @@ def write(path_or_buffer: Any, root: ModuleObject, code: dict[str, str],
         for key, blob in consts.blobs:
             _stored(z, f"{name}/constants/{key}", blob)
         _stored(z, f"{name}/constants.pkl", constants_pkl)
+        if bytecode_pkl is not None:
+            _stored(z, f"{name}/bytecode.pkl", bytecode_pkl)
         _stored(z, f"{name}/version", b"3\n")
         _stored(z, f"{name}/byteorder", b"little")
 

@@ -13,8 +13,8 @@ import numpy as np
 
 from ..containers import NamedList
 from ..jit import (CompilationUnit, JitTuple, ScriptFunction, ScriptModule, jit_compile,
-                   jit_export_onnx, jit_load, jit_save, jit_serialize, jit_trace,
-                   jit_trace_module, jit_unserialize)
+                   jit_export_onnx, jit_load, jit_save, jit_save_for_mobile, jit_serialize,
+                   jit_trace, jit_trace_module, jit_unserialize)
 from ..jit.operators import Operator
 from ..nn.module import Module
 from .convert import RError
@@ -124,7 +124,8 @@ R_FUNCTIONS: dict[str, Callable] = {
     ".jit_trace_fn": trace_function, ".jit_trace_module": trace_module, ".jit_call": call,
     ".jit_tuple_py": tuple_py, ".jit_tuple_values": tuple_values, ".jit_graph": graph,
     ".jit_find_method": find_method, ".jit_method_names": method_names,
-    ".jit_save": jit_save, ".jit_load": jit_load, ".jit_serialize": jit_serialize,
+    ".jit_save": jit_save, ".jit_save_for_mobile": jit_save_for_mobile,
+    ".jit_load": jit_load, ".jit_serialize": jit_serialize,
     ".jit_unserialize": unserialize, ".jit_compile": jit_compile,
     ".jit_cu_get": compilation_unit_get, ".jit_cu_names": compilation_unit_names,
     ".jit_ops_call": ops_call, ".jit_ops_info": ops_info, ".jit_export_onnx": export_onnx,
