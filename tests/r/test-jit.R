@@ -133,3 +133,17 @@ test_that("libtorch's TorchScript errors are signalled as R torch signals them",
   expect_equal(conditionMessage(e), "mine")
   expect_false(inherits(e, "Rcpp::exception"))
 })
+
+test_that("jit_save_for_mobile() writes the lite interpreter's archive", {
+  tr <- jit_trace(function(x) torch_relu(x), torch_tensor(c(-1, 0, 1)))
+  path <- tempfile("tst", fileext = ".pt")
+  expect_invisible(jit_save_for_mobile(tr, path))
+  files <- utils::unzip(path, list = TRUE)$Name
+  expect_true(any(grepl("/bytecode.pkl$", files)))
+  # the same file is a TorchScript archive
+  expect_equal_to_r(jit_load(path)(torch_tensor(c(-2, 3))), c(0, 3))
+  m <- jit_trace(nn_linear(3, 2), torch_randn(2, 3))
+  expect_invisible(m$save_for_mobile(path))
+  expect_true(any(grepl("/bytecode.pkl$", utils::unzip(path, list = TRUE)$Name)))
+  expect_error(jit_save_for_mobile(function(x) x, path), "Only `script_function`")
+})
