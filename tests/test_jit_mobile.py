@@ -14,6 +14,7 @@ import torch.jit.mobile
 import rtorch_py as rt
 from rtorch_py.jit import jit_save_for_mobile
 from rtorch_py.jit.aten import Unsupported
+from rtorch_py.jit.mobile import OVERLOADS, REQUIRED
 
 
 def _torch(x: rt.Tensor) -> torch.Tensor:
@@ -111,3 +112,26 @@ def test_the_archive_pytorch_writes_from_ours_runs_alike(tmp_path):
     ours = lite_runs_as_ours(tr, tmp_path / "ours.ptl", x)
     theirs = torch.jit.mobile._load_for_lite_interpreter(str(tmp_path / "theirs.ptl"))
     _same(ours(_torch(x)).detach(), theirs(_torch(x)))
+
+
+@pytest.mark.parametrize("name", sorted(OVERLOADS))
+def test_each_overload_is_pytorchs(name):
+    # the schema the compiler orders arguments by, as libtorch registers it
+    schemas = {s.overload_name: s for s in torch._C._jit_get_schemas_for_operator(f"aten::{name}")}
+    for ov in OVERLOADS[name]:
+        assert ov.name in schemas, f"aten::{name} has no overload {ov.name!r}"
+        args = [a for a in schemas[ov.name].arguments if not a.is_out]
+        assert [p for p, _ in ov.params] == [a.name for a in args]
+        assert set(ov.keyword_only) == {a.name for a in args if a.kwarg_only}
+        int_lists = dict(ov.int_lists)
+        for (p, default), a in zip(ov.params, args):
+            if str(a.type) == "List[int]" and a.N is not None:
+                assert int_lists.get(p) == a.N, p
+            else:
+                assert p not in int_lists, p
+            if not a.has_default_value():
+                assert default is REQUIRED, p
+            elif isinstance(a.default_value, list) and isinstance(default, int):
+                assert [default] * len(a.default_value) == a.default_value, p
+            else:
+                assert default == a.default_value, p

@@ -50,13 +50,13 @@ from .files import archive_parts, archive_target
 
 BYTECODE_VERSION = 8  # (what PyTorch 2.x writes; its lite interpreter reads 4 to 8 or more)
 
-_REQUIRED = object()
+REQUIRED = object()  # (an overload parameter without a default)
 
 
 @dataclass(frozen=True)
 class Overload:
     """One overload of an aten operator: its name, its parameters in order (with
-    their defaults, _REQUIRED if none; keyword-only after `*`), which parameter must
+    their defaults, REQUIRED if none; keyword-only after `*`), which parameter must
     hold a tensor (`tensor`) or a number (`scalar`) for it, and its `int[N]`
     parameters (a single int given for one is N of it, as TorchScript's compiler
     makes it)."""
@@ -72,10 +72,10 @@ def _overload(name: str, schema: str, tensor: str | None = None, scalar: str | N
               int_lists: dict | None = None) -> Overload:
     """An overload from a Python-like schema: "self, other, *, alpha=1"."""
     args = ast.parse(f"def f({schema}): pass").body[0].args  # type: ignore[attr-defined]
-    plain = [(a.arg, _REQUIRED) for a in args.args]
+    plain = [(a.arg, REQUIRED) for a in args.args]
     for i, d in enumerate(args.defaults, len(plain) - len(args.defaults)):
         plain[i] = (plain[i][0], ast.literal_eval(d))
-    kw = [(a.arg, _REQUIRED if d is None else ast.literal_eval(d))
+    kw = [(a.arg, REQUIRED if d is None else ast.literal_eval(d))
           for a, d in zip(args.kwonlyargs, args.kw_defaults)]
     return Overload(name, tuple(plain + kw), frozenset(a.arg for a in args.kwonlyargs),
                     tensor, scalar, tuple((int_lists or {}).items()))
@@ -351,7 +351,7 @@ class _Function:
         int_lists = dict(overload.int_lists)
         for p, default in overload.params[:last + 1]:
             value = given.get(p)
-            if value is None and default is _REQUIRED:
+            if value is None and default is REQUIRED:
                 raise self.refuse(e, f"aten::{aten} without its argument `{p}`")
             if value is not None and not (p in int_lists and _is_int(value)):
                 self.expression(value, scope)
