@@ -18,6 +18,7 @@ from .indexing import where
 from .pointwise import _inplace
 from .shape import UnsafeViewBackward0, ViewBackward0, cat
 from .fft import _conj, _real, _real_of, _to_complex
+from .nn_kernels import pnorm_distance_grad
 
 
 # ==========================================================================
@@ -1977,21 +1978,7 @@ def _cdist_backward(grad: Tensor, x1: Tensor, x2: Tensor, p: float, cdist: Tenso
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
     diff = x1.data[..., :, None, :] - x2.data[..., None, :, :]      # (..., r1, r2, m)
     dist = cdist.data[..., None]
-    g = grad.data[..., None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if p == 0:
-            each = np.zeros_like(diff)
-        elif p == 1:
-            each = g * np.sign(diff)
-        elif p == 2:
-            each = np.where(dist == 0, 0, g * diff / dist)
-        elif np.isinf(p):
-            each = g * np.sign(diff) * (np.abs(diff) == dist)
-        elif p < 2:
-            each = np.where((dist == 0) | ((diff == 0) & (p < 1)), 0,
-                            np.sign(diff) * np.abs(diff) ** (p - 1) * g / dist ** (p - 1))
-        else:
-            each = np.where(dist == 0, 0, diff * np.abs(diff) ** (p - 2) * g / dist ** (p - 1))
+    each = pnorm_distance_grad(diff, dist, grad.data[..., None], p)
     out = np.ascontiguousarray(each.sum(axis=-2), dtype=x1.data.dtype)
     return record(out, _NoDerivative, (grad, x1, x2, cdist), (_CDIST_BACKWARD,),
                   name="CdistBackwardBackward0")
