@@ -194,21 +194,18 @@ def _float_check(x: Tensor, what: str) -> None:
                            f"{x.dtype.r_name}; convert it first, e.g. x$to(dtype = torch_float())")
 
 
-def _square_check(A: Tensor, what: str) -> None:
-    _float_check(A, what)
-    if A.ndim < 2:
-        raise RuntimeError(f"{what}: the input must have at least 2 dimensions (a matrix or a "
-                           f"batch of matrices), got {A.ndim}")
-    if A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"{what}: A must be batches of square matrices, but they are "
-                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
-
-
 def _matrix_check(A: Tensor, what: str) -> None:
     _float_check(A, what)
     if A.ndim < 2:
         raise RuntimeError(f"{what}: the input must have at least 2 dimensions (a matrix or a "
                            f"batch of matrices), got {A.ndim}")
+
+
+def _square_check(A: Tensor, what: str) -> None:
+    _matrix_check(A, what)
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{what}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
 
 
 def _deprecated(message: str) -> None:
