@@ -131,6 +131,16 @@ OVERLOADS: dict[str, list[Overload]] = {
     "view": [_overload("", "self, size")],
     "reshape": [_overload("", "self, shape")],
     "cat": [_overload("", "tensors, dim=0")],
+    "sum": [_overload("", "self, *, dtype=None"),
+            _overload("dim_IntList", "self, dim, keepdim=False, *, dtype=None",
+                      int_lists={"dim": 1})],
+    "mean": [_overload("", "self, *, dtype=None"),
+             _overload("dim", "self, dim, keepdim=False, *, dtype=None", int_lists={"dim": 1})],
+    "transpose": [_overload("int", "self, dim0, dim1")],
+    "permute": [_overload("", "self, dims")],
+    "unsqueeze": [_overload("", "self, dim")],
+    "squeeze": [_overload("", "self"), _overload("dim", "self, dim")],
+    "clamp": [_overload("", "self, min=None, max=None", scalar="min")],
 }
 
 
