@@ -197,8 +197,9 @@ class _Function:
 
     def compile(self, fn: ast.FunctionDef) -> tuple:
         names = [a.arg for a in fn.args.args]
-        scope = {n: (self.register(), None) for n in names}
-        scope[names[0]] = (scope[names[0]][0], self.objects.get(self.qualified))
+        # (register, module object or None) of each name; self's is its module's
+        scope = {n: (self.register(), self.objects.get(self.qualified) if i == 0 else None)
+                 for i, n in enumerate(names)}
         self.emit("STOREN", 1, len(names))
         self.statements(fn.body, scope, None)
         schema = (("arguments", tuple(_argument(n, self._annotation(a))
@@ -227,9 +228,9 @@ class _Function:
         return self.registers
 
     def constant(self, value: Any) -> int:
-        for i, c in enumerate(self.constants):
+        for i, c in enumerate(self.constants):  # (repr: -0.0 is not 0.0, nan is nan)
             if (c is value) if isinstance(value, Tensor) or isinstance(c, Tensor) \
-                    else (type(c) is type(value) and c == value):
+                    else (type(c) is type(value) and repr(c) == repr(value)):
                 return i
         self.constants.append(value)
         return len(self.constants) - 1
