@@ -121,3 +121,13 @@ optim_ignite_adagrad <- optimizer_ignite(
   },
   private = list(.kind = "adagrad")
 )
+
+# R torch's internal helpers around its ignite optimizers (its tests call them)
+
+# the same elements, in any order
+is_permutation <- function(vec1, vec2) {
+  length(vec1) == length(vec2) && identical(sort(vec1), sort(vec2))
+}
+
+# libtorch's undefined tensor (a state libtorch leaves unset)
+cpp_tensor_is_undefined <- function(self) is_undefined_tensor(self)
