@@ -44,9 +44,9 @@ is_dependent <- function(object) inherits(object, "torch_Dependent")
       ok <- self$base_constraint$check(value)
       n <- self$reinterpreted_batch_ndims
       if (ok$dim() < n) {
-        needed <- self$base_constraint$event_dim + n
-        .value_error(sprintf("Expected value$dim() >= %s but got %d",
-                             paste(needed, collapse = ""), value$dim()))
+        needed <- (if (is.null(self$base_constraint$event_dim)) 0 else
+          self$base_constraint$event_dim) + n
+        .value_error(sprintf("Expected value$dim() >= %d but got %d", needed, value$dim()))
       }
       ok$reshape(c(head(ok$shape, ok$dim() - n), -1))$all(dim = -1)
     }

@@ -23,7 +23,10 @@ OptimizerIgnite <- R6::R6Class(
                        "parameter ", nm)
         }
       }
-      private$py <- .ignite_new(private$.kind, first$params, settings)
+      # later groups take what they lack from the defaults, as in R torch
+      required <- names(Filter(is_optim_required, defaults))
+      private$py <- .ignite_new(private$.kind, first$params, settings,
+                                modifyList(defaults, settings[required]))
       for (g in groups[-1]) self$add_param_group(g)
     },
     state_dict = function() .ignite_state_dict(private$py),
