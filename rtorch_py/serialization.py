@@ -391,11 +391,17 @@ def read_safetensors(data: bytes) -> tuple:
 
 def r_file(kind: str, state: list, robj: bytes | None = None, extra: list = ()) -> bytes:
     """The bytes of an R torch file: `state` as (name, tensor), then `extra`
-    (name, tensor) entries, then the R object `robj` as `__robj__`."""
+    (name, tensor) entries, then the R object `robj` as `__robj__`. A None tensor
+    is undefined: named in the metadata's `undefined`, read back as None."""
     requires_grad: dict = {}
     special: dict = {}
+    undefined: list = []
     entries = []
     for name, t in [*state, *extra]:
+        if t is None:  # an undefined tensor (an optimiser's unused state): no values
+            undefined.append(name)
+            entries.append((name, np.zeros(0, dtype=np.uint8)))
+            continue
         if t.requires_grad:
             requires_grad[name] = True
         arr = np.asarray(t.data)
@@ -410,6 +416,8 @@ def r_file(kind: str, state: list, robj: bytes | None = None, extra: list = ()) 
     # (an empty R list is `[]` in jsonlite, a named one an object; length-1 shapes unboxed)
     meta = {"type": kind, "version": R_VERSION, "requires_grad": requires_grad or [],
             "special_dtype": special or []}
+    if undefined:
+        meta["undefined"] = undefined
     return write_safetensors(entries, {R_KEY: _json(meta)})
 
 
@@ -429,12 +437,17 @@ def read_r_file(data: bytes) -> tuple:
                          f"> {R_VERSION}")
     special = (meta or {}).get("special_dtype") or {}
     requires = (meta or {}).get("requires_grad") or {}
+    undefined = set((meta or {}).get("undefined") or ())
     robj = None
     tensors = []
     out_names = []
     for name, arr in zip(names, arrays):
         if meta is not None and name == R_OBJECT:
             robj = arr.tobytes()
+            continue
+        if name in undefined:
+            out_names.append(name)
+            tensors.append(None)
             continue
         if name in special:
             target = _FROM_SPECIAL.get(special[name].get("dtype"))

@@ -16,7 +16,8 @@ import torch
 
 import rtorch_py as rt
 from rtorch_py import optim as ro
-from rtorch_py.serialization import load_state_dict, torch_load, torch_save, torch_serialize
+from rtorch_py.serialization import (load_state_dict, r_file, read_r_file, torch_load, torch_save,
+                                     torch_serialize)
 
 
 def test_round_trip_of_tensors_and_containers(tmp_path):
@@ -125,6 +126,15 @@ def test_our_files_hold_no_pickle(tmp_path):
         names = z.namelist()
         assert names == ["rtorch.json", "tensors/0.npy"]
         np.load(io.BytesIO(z.read("tensors/0.npy")), allow_pickle=False)
+
+
+def test_undefined_tensors_round_trip_in_r_files():
+    """An undefined tensor (None: an optimiser's unused state) is named in the
+    metadata and read back as None; the tensors beside it keep their values."""
+    data = r_file("list", [("a", rt.torch_tensor([1.0, 2.0])), ("b", None)])
+    kind, names, tensors, robj = read_r_file(data)
+    assert (kind, names, robj) == ("list", ["a", "b"], None)
+    assert tensors[1] is None and tensors[0].data.tolist() == [1.0, 2.0]
 
 
 def test_bad_input(tmp_path):

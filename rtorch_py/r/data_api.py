@@ -14,6 +14,7 @@ from ..function import NamedList
 from ..ops import REGISTRY
 from ..tensor import Tensor
 from . import one_based
+from .convert import _r_value, _undef
 
 
 def _index_array(idx: Any) -> np.ndarray:
@@ -156,7 +157,7 @@ def _bytes(x: Any) -> bytes:
 def _named(names: Any, tensors: Any) -> list:
     names = names.values() if isinstance(names, NamedList) else list(names or [])
     tensors = tensors.values() if isinstance(tensors, NamedList) else list(tensors or [])
-    return list(zip((str(n) for n in names), tensors))
+    return list(zip((str(n) for n in names), (_undef(t) for t in tensors)))
 
 
 def r_file(kind: str, names: Any, tensors: Any, robj: Any, extra_names: Any,
@@ -170,7 +171,8 @@ def r_file(kind: str, names: Any, tensors: Any, robj: Any, extra_names: Any,
 def read_r_file(data: Any) -> list:
     """[kind or NULL, names, tensors, the R object's bytes or NULL] of a safetensors file."""
     kind, names, tensors, robj = serialization.read_r_file(_bytes(data))
-    return [kind, names, tensors, None if robj is None else np.frombuffer(robj, np.uint8)]
+    return [kind, names, [_r_value(t) for t in tensors],
+            None if robj is None else np.frombuffer(robj, np.uint8)]
 
 
 def libtorch_tensor(data: Any) -> Tensor:

@@ -53,3 +53,16 @@ test_that("every ignite optimizer reduces a quadratic", {
     expect_true(sum(as_array(x)^2) < 5)
   }
 })
+
+test_that("a state dict with undefined tensors saves and loads, undefined kept", {
+  w <- torch_randn(3, requires_grad = TRUE)
+  opt <- optim_ignite_adam(list(w), lr = 0.1)  # no amsgrad: max_exp_avg_sq undefined
+  ignite_steps(opt, list(w))
+  sd <- opt$state_dict()
+  back <- torch_load(torch_serialize(sd))
+  expect_undefined_tensor(back$state[[1]]$max_exp_avg_sq)
+  expect_equal(as_array(back$state[[1]]$exp_avg), as_array(sd$state[[1]]$exp_avg))
+  opt$load_state_dict(back)
+  expect_undefined_tensor(opt$state_dict()$state[[1]]$max_exp_avg_sq)
+  expect_equal(as.numeric(opt$state_dict()$state[[1]]$step), 2)
+})
