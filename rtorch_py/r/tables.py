@@ -22,7 +22,7 @@ from ..ops import REGISTRY, OpSpec
 from ..ops.out_forms import out_form, out_name
 from ..sparse import strided_only
 from ..tensor import Tensor, wrap
-from . import extensions, one_based, tensor_api
+from . import extensions, matching, one_based, tensor_api
 from .convert import _r_tensor, _tensor_of
 
 # Arguments R torch takes as tensors: an R vector there becomes one, as in R torch.
@@ -307,13 +307,14 @@ def build() -> dict[str, dict]:
                 unary[sym] = spec.fn
             else:
                 direct[sym] = (spec, dict(fixed))
-        r_fn = r_callable(spec)
+        translated = r_callable(spec)
+        r_fn = matching.bind(spec.function_name, translated, spec.fn)  # (R torch's formals)
         if spec.function:
             functions[spec.function_name] = r_fn
             if out_name(spec):  # torch_<name>_out(out, ...) (ops.out_forms)
-                outs[out_name(spec)] = out_form(spec, r_fn)
+                outs[out_name(spec)] = out_form(spec, translated)
         if spec.method:
-            methods[spec.name] = r_fn
+            methods[spec.name] = matching.bind(spec.name, translated, spec.fn, method=True)
         for g in spec.r_math:
             math[g] = _log if g == "log" else spec.fn
         for g in spec.r_summary:
@@ -323,10 +324,11 @@ def build() -> dict[str, dict]:
     for name in tensor_api.METHODS:
         if name in methods:
             raise RuntimeError(f"tensor method {name!r} is also an op")
-    methods.update(tensor_api.METHODS)
+    methods.update({k: matching.bind(k, f, method=True)
+                    for k, f in tensor_api.METHODS.items()})
     functions.update({k: v for k, v in outs.items() if k not in functions})
-    functions.update(tensor_api.FUNCTIONS)
-    functions.update(extensions.functions())
+    functions.update({k: matching.bind(k, f) for k, f in
+                      {**tensor_api.FUNCTIONS, **extensions.functions()}.items()})
     return {"FUNCTIONS": functions, "METHODS": methods, "BINARY_OPS": binary,
             "UNARY_OPS": unary, "MATH": math, "SUMMARY": summary}
 
