@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..formals import declared, python_names
+from ..formals import NO_DEFAULT, declared, python_names
 from ..function import NamedList
 
 _SPREAD = "options"  # R torch's list of tensor options (dtype, device, requires_grad)
@@ -81,10 +81,11 @@ class Matcher:
 
     def __init__(self, name: str, formals: tuple, fn: Callable,
                  renamed: dict[str, str] | None = None, method: bool = False) -> None:
-        self.name, self.formals = name, formals
         self.shown = formals[1:] if method else formals  # (a method's: without the tensor)
-        self.renamed = renamed or {}
+        self.name, self.renamed = name, renamed or {}
         params = inspect.signature(fn).parameters
+        if method:  # (the tensor: the Python function's first argument, whatever its name)
+            formals = ((next(iter(params)), NO_DEFAULT, False), *formals[1:])
         names = [f[0] for f in formals]
         self.dots = "..." in names
         self.before = names[:names.index("...")] if self.dots else names  # by position

@@ -153,7 +153,7 @@ def _r_function(name: str, fn: Callable) -> Callable:
         return result
     call.__name__ = name
     call.__wrapped__ = fn  # (its signature is fn's)
-    return matching.bind(name, call, fn)  # (R torch's formals, where declared)
+    return call  # (R torch's formals, where declared: tables.build binds them)
 
 
 # --------------------------------------------------------------------------
