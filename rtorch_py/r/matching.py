@@ -110,6 +110,10 @@ class Matcher:
         # fast path: R's names are Python's (R's later positions: Python keywords)
         self.simple = all(self.python_name(n) == n and n in self.py_params
                           for n in self.r_names) and _SPREAD not in self.r_names
+        # fast path: a call by position alone in this range is Python's as it is (no
+        # name to check, no R default to fill in)
+        self.least = max((i + 1 for i, _ in self.fill.values()), default=0)
+        self.most = self.direct if self.simple else -1
 
     def python_name(self, r_name: str) -> str:
         return self.renamed.get(r_name) or python_name(r_name)
@@ -168,27 +172,33 @@ def _options(v: Any) -> dict:
                     "(list(dtype = torch_float(), device = \"cpu\", requires_grad = TRUE))")
 
 
+def matcher(name: str, declared_by: Callable, method: bool = False) -> Matcher | None:
+    """The matcher of R torch's formals declared for `declared_by` (as a tensor method
+    with `method`), or None where none are."""
+    formals = declared(declared_by, method)
+    if formals is None:
+        return None
+    source = declared_by
+    while getattr(source, "__r_formals__", None) is None:
+        source = source.__wrapped__  # (the signature is the declared function's)
+    return Matcher(f"x${name}" if method else name, formals, source, python_names(source),
+                   method)
+
+
 def bind(name: str, fn: Callable, declared_by: Callable | None = None,
          method: bool = False) -> Callable:
     """`fn` as R calls it (as a tensor method with `method`), under the R formals
     declared for `declared_by` (default: `fn`); `fn` itself where none are."""
-    source = fn if declared_by is None else declared_by
-    formals = declared(source, method)
-    if formals is None:
+    match = matcher(name, fn if declared_by is None else declared_by, method)
+    if match is None:
         return fn
-    while getattr(source, "__r_formals__", None) is None:
-        source = source.__wrapped__  # (the signature is the declared function's)
-    match = Matcher(f"x${name}" if method else name, formals, source, python_names(source),
-                    method)
-    # fast path (labelled): no names, R's positions Python's, no R default to fill in
-    least = max((i + 1 for i, _ in match.fill.values()), default=0)
-    most = match.direct if match.simple else -1
+    least, most = match.least, match.most
 
     def call(*args: Any, **kw: Any) -> Any:
-        if not kw and least <= len(args) <= most:
+        if not kw and least <= len(args) <= most:  # the fast path
             return fn(*args)
         args, kw = match(args, kw)
         return fn(*args, **kw)
     call.__name__ = call.__qualname__ = getattr(fn, "__name__", name)
-    call.__wrapped__ = source  # type: ignore[attr-defined] (its formals: source's)
+    call.__wrapped__ = declared_by or fn  # type: ignore[attr-defined] (its formals)
     return call

@@ -159,8 +159,9 @@ def _every_output(fn: Callable) -> Callable:
 WRAPPERS: dict[str, Callable[[Callable], Callable]] = {"every_output": _every_output}
 
 
-def r_callable(spec: OpSpec) -> Callable:
-    """The op as R calls it: dims and positions translated as declared."""
+def r_callable(spec: OpSpec, match: matching.Matcher | None = None) -> Callable:
+    """The op as R calls it: dims and positions translated as declared; with `match`,
+    under R torch's formals (rtorch_py.formals), matched as R does first."""
     fn = spec.fn
     params = list(inspect.signature(fn).parameters.values())
     for c in spec.r_conventions:  # (wrappers take the op's own arguments)
@@ -180,7 +181,8 @@ def r_callable(spec: OpSpec) -> Callable:
     results = [RESULT_CONVENTIONS[c] for c in spec.r_conventions if c in RESULT_CONVENTIONS]
     if not steps and index_out is False and not result_names and not conventions and \
             not results:
-        return fn
+        return fn if match is None else matching.bind(spec.name, fn, spec.fn,
+                                                      match.name.startswith("x$"))
     first = names[0]
 
     def translate(what: str, v: Any, ndim: int | None) -> Any:
@@ -246,7 +248,11 @@ def r_callable(spec: OpSpec) -> Callable:
     translated_names = frozenset(name for _, name in translating)
     tensor_names = frozenset(name for _, name, what in steps if what == "tensor")
 
+    least, most = (match.least, match.most) if match is not None else (0, 0)
+
     def call(*args: Any, **kw: Any) -> Any:
+        if match is not None and (kw or not least <= len(args) <= most):
+            args, kw = match(args, kw)  # (R torch's formals: R's matching)
         if len(args) <= first_translated and fast:
             for v in args:
                 if type(v) is np.ndarray or type(v) is list:
@@ -308,13 +314,15 @@ def build() -> dict[str, dict]:
             else:
                 direct[sym] = (spec, dict(fixed))
         translated = r_callable(spec)
-        r_fn = matching.bind(spec.function_name, translated, spec.fn)  # (R torch's formals)
+        match = matching.matcher(spec.function_name, spec.fn)
+        r_fn = translated if match is None else r_callable(spec, match)
         if spec.function:
             functions[spec.function_name] = r_fn
             if out_name(spec):  # torch_<name>_out(out, ...) (ops.out_forms)
                 outs[out_name(spec)] = out_form(spec, translated)
         if spec.method:
-            methods[spec.name] = matching.bind(spec.name, translated, spec.fn, method=True)
+            match = matching.matcher(spec.name, spec.fn, method=True)
+            methods[spec.name] = translated if match is None else r_callable(spec, match)
         for g in spec.r_math:
             math[g] = _log if g == "log" else spec.fn
         for g in spec.r_summary:
