@@ -1,7 +1,8 @@
 """R's argument matching for a function whose R formals are declared
 (`rtorch_py.formals.r_formals`): R torch's formals, not the Python signature's.
 
-`bind(name, fn)` gives the callable R calls: it matches the arguments against
+`bind(name, fn)` gives the callable R calls (`matcher()` the matching alone, which
+the ops' R callables run inside theirs, tables.r_callable): it matches the arguments against
 R torch's formals as R does (by exact name, then by position up to `...`), so
 an argument R torch's function has not is R's error ("unused argument", E71;
 a `...` that R torch keeps empty, E72), fills R's constant defaults where they
@@ -132,7 +133,7 @@ class Matcher:
                     raise unused(self.name, [(k, kw[k])], self.shown)
                 if k not in self.py_params:  # (`...` passes on what Python takes by name)
                     raise dots_not_empty(self.name, [(k, kw[k])])
-        if self.simple:  # the fast path
+        if self.simple and not any(k in self.before[:n] for k in kw):  # the fast path
             if n > self.direct or self.fill:
                 kw = dict(kw)
                 for k, v in zip(self.before[self.direct:], args[self.direct:]):
