@@ -32,6 +32,7 @@ def test_matching_is_r_s() -> None:
     assert call(1, size=2, fill="y") == (1, 2, (), "y", True, 0)  # R's name, Python's
     assert call(1, 2, extra=3)[5] == 3  # `...`: what Python takes by name
     assert call(1, 2, "y")[3] == "y"  # (by position up to `...`)
+    assert call(2, self=1) == (1, 2, (), "z", True, 0)  # (positions past a named one)
     with pytest.raises(TypeError, match=r"(?s)`...` must be empty.*\* \.\.1"):
         call(1, 2, "y", 4)
     with pytest.raises(TypeError, match=r"(?s)`...` must be empty.*\* nope"):
