@@ -90,7 +90,9 @@ class Matcher:
         names = [f[0] for f in formals]
         self.dots = "..." in names
         self.before = names[:names.index("...")] if self.dots else names  # by position
-        self.r_names = frozenset(n for n in names if n != "...")
+        # R's names, each with its position (those after `...`: by name only)
+        self.position = {n: (i if i < len(self.before) else len(names))
+                          for i, n in enumerate(names) if n != "..."}
         self.py_params = frozenset(p.name for p in params.values()
                                    if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
         # R's constant defaults that are not Python's: given when the call leaves them out
@@ -110,7 +112,7 @@ class Matcher:
             self.direct += 1
         # fast path: R's names are Python's (R's later positions: Python keywords)
         self.simple = all(self.python_name(n) == n and n in self.py_params
-                          for n in self.r_names) and _SPREAD not in self.r_names
+                          for n in self.position) and _SPREAD not in self.position
         # fast path: a call by position alone in this range is Python's as it is (no
         # name to check, no R default to fill in)
         self.least = max((i + 1 for i, _ in self.fill.values()), default=0)
@@ -127,13 +129,17 @@ class Matcher:
             if self.dots:
                 raise dots_not_empty(self.name, extra)
             raise unused(self.name, extra, self.shown)
+        shifted = False  # (a name for one of the first n formals: R's positions move past it)
         for k in kw:
-            if k not in self.r_names:
+            i = self.position.get(k)
+            if i is None:
                 if not self.dots:
                     raise unused(self.name, [(k, kw[k])], self.shown)
                 if k not in self.py_params:  # (`...` passes on what Python takes by name)
                     raise dots_not_empty(self.name, [(k, kw[k])])
-        if self.simple and not any(k in self.before[:n] for k in kw):  # the fast path
+            elif i < n:
+                shifted = True
+        if self.simple and not shifted:  # the fast path
             if n > self.direct or self.fill:
                 kw = dict(kw)
                 for k, v in zip(self.before[self.direct:], args[self.direct:]):
