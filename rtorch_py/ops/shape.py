@@ -510,9 +510,9 @@ def RepeatBackward0(n, g, sizes, shape):
 
 
 @op(function=False, samples=S.repeat, forward="linear")
-@r_formals("self, repeats")
-def repeat(self: Tensor, repeats: Any, *more: Any) -> Tensor:
-    reps = _shape_arg((repeats,) + more)
+@r_formals("self, repeats", python_names={"repeats": "sizes"})
+def repeat(self: Tensor, sizes: Any, *more: Any) -> Tensor:
+    reps = _shape_arg((sizes,) + more)
     if len(reps) < self.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            f"of dimensions of tensor ({len(reps)} < {self.ndim})")
