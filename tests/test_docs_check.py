@@ -305,5 +305,6 @@ def test_platform_noise_names_pages_of_the_site() -> None:
     if not SOURCE.exists():
         pytest.skip(f"{SOURCE} does not exist")
     names = {p.name for p in dc.read_pages(dc.find_git_dir(SOURCE))}
-    assert set(dc.PLATFORM_NOISE) <= names
-    assert all(len(why) > 20 for why in dc.PLATFORM_NOISE.values())
+    assert set(dc.PLATFORM_NOISE) <= names and set(dc.R_INSTALLATION) <= names
+    assert all(len(why) > 20 for why in [*dc.PLATFORM_NOISE.values(),
+                                         *dc.R_INSTALLATION.values()])

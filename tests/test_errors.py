@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import rtorch_py as rt
-from rtorch_py import engine
+from rtorch_py import distributions, engine
 
 
 # --------------------------------------------------------------------------
@@ -1407,4 +1407,15 @@ def test_e57_graph_of_a_tensor_without_one(state):
         rt.autograd_graph(rt.torch_ones(2) * 2)
     with fails(TypeError, r"outputs\[0\] is a str, expected a tensor"):
         rt.autograd_graph(["y"])
+    state.check()
+
+
+# E79 the distributions' constraints (numerics, issue 18)
+
+
+def test_e79_constraint_checks(state):
+    with fails(ValueError, r"Expected value\$dim\(\) >= 1 but got 0"):
+        distributions.constraint_real_vector.check(rt.torch_ones(2).sum())
+    with fails(NotImplementedError, r"check\(\) is not implemented for this constraint"):
+        distributions.Constraint().check(rt.torch_ones(2))
     state.check()

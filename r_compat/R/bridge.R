@@ -83,6 +83,25 @@
   }
   .nn_make_layers(ns)  # (R/nn.R)
   .register_compare_proxy()  # (R/compare.R)
+  .keep_internal(ns)
+}
+
+# R torch's internal helpers, which its own code and tests call from inside the
+# namespace: moved to the namespace's imports environment (still found from
+# inside, as R torch's unexported names are) before R reads the exports from
+# the namespace by NAMESPACE's exportPattern.
+.internal_names <- c(
+  "Constraint", "is_dependent", "is_permutation", "cpp_tensor_is_undefined", "is_meta_device",
+  paste0("constraint_", c("dependent", "boolean", "nonnegative_integer", "positive_integer",
+                          "real", "real_vector", "positive", "greater_than", "greater_than_eq",
+                          "less_than", "unit_interval", "interval", "half_open_interval",
+                          "positive_definite", "lower_cholesky", "simplex")))
+
+.keep_internal <- function(ns) {
+  for (nm in .internal_names) {
+    assign(nm, get(nm, envir = ns, inherits = FALSE), envir = parent.env(ns))
+    rm(list = nm, envir = ns)
+  }
 }
 
 # A dict of the api module as a named list of external pointers.

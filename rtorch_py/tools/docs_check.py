@@ -66,7 +66,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-__all__ = ["PLATFORM_NOISE", "BACKTRACE", "Page", "PageResult", "read_pages", "parse_blocks", "transcript",
+__all__ = ["PLATFORM_NOISE", "BACKTRACE", "R_INSTALLATION", "Page", "PageResult", "read_pages",
+           "parse_blocks", "transcript",
            "layout", "run", "check", "format_report", "main"]
 
 SITE_REV = "gh-pages"
@@ -91,6 +92,24 @@ PLATFORM_NOISE: dict[str, str] = {
                                  "(printed 1)",
     "reference/optim_lbfgs": "its last value is float32 rounding residue (1e-12 *), which follows "
                              "the BLAS's order of summation",
+    "articles/distributions": "the final loss's last digit (1.463967 there): PyTorch 2.13 here, "
+                              "from the same seed (the same data and initial weights, bit for "
+                              "bit), prints 1.463966 as we do, its forward equal to ours bit for "
+                              "bit from the same parameters at every step; the weight gradient "
+                              "is a matrix product summed in the BLAS's order (MKL, OpenBLAS, "
+                              "the Mac's), which moves the trajectory's last bits",
+}
+
+# Pages whose output differs because the site's R and R packages are newer than
+# this machine's (R 4.2.2, pillar 1.8.1), shown with the page in the report
+# (page: why); they are still counted as they compare.
+R_INSTALLATION: dict[str, str] = {
+    "articles/distributions": "R 4.2's summary.glm prints its 'Deviance Residuals' (R 4.3 "
+                              "dropped them)",
+    "articles/loading-data": "the site's R (4.5 or later) has datasets::penguins, so attaching "
+                             "palmerpenguins reports the masking; its pillar (1.9 or later) ends "
+                             "a tibble with '# \u2139 334 more rows' where pillar 1.8.1 "
+                             "abbreviates column names with footnotes",
 }
 
 
@@ -705,6 +724,8 @@ def format_report(results: Sequence[PageResult], diffs: bool = False) -> str:
     for r in bad:
         tag = " (random)" if r.random else ""
         out.append(f"[{r.status}] {r.page}{tag}: {r.cause[:200]}")
+        if r.page in R_INSTALLATION:
+            out.append(f"    (the R installation: {R_INSTALLATION[r.page]})")
         if diffs and r.diff:
             out += ["    " + ln for ln in r.diff]
     noisy = [r for r in results if r.noise]

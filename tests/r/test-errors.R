@@ -644,6 +644,19 @@ test_that("E62: call_torch_function() of a name that is not a torch function", {
   expect_intact(s)
 })
 
+test_that("E79: a distribution's constraint asked what it can't answer", {
+  s <- err_state()
+  internal <- function(name) get(name, envir = asNamespace("torch"))
+  expect_error(internal("constraint_real_vector")$check(torch_scalar_tensor(1)),
+               "Expected value$dim() >= 1 but got 0", fixed = TRUE, class = "value_error")
+  expect_error(internal("Constraint")$new()$check(torch_ones(2)),
+               "check() is not implemented for this constraint", fixed = TRUE,
+               class = "not_implemented_error")
+  expect_error(internal("constraint_dependent")$check(torch_ones(2)),
+               "Cannot determine validity of dependent constraint", class = "value_error")
+  expect_intact(s)
+})
+
 test_that("E53: dual tensors and custom functions under forward mode", {
   s <- err_state()
   x <- torch_tensor(c(1, 2))
