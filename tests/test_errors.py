@@ -1262,6 +1262,37 @@ def test_e62_call_torch_function_of_no_torch_function(state):
     state.check()
 
 
+# E71-E73 R torch's formals
+
+def test_e71_e72_arguments_r_torch_does_not_have(state):
+    from rtorch_py.r import tables
+    table = tables.build()
+    x = rt.torch_randn(3, 4)
+    with fails(TypeError, r"unused argument \(correction = 0\)",
+               r"torch_std\(\) takes R torch's arguments: self, dim, unbiased, keepdim"):
+        table["FUNCTIONS"]["torch_std"](x, correction=0)
+    with fails(TypeError, r"unused argument \(3\)", r"x\$reshape\(\) takes R torch's "
+               r"arguments: shape$"):
+        table["METHODS"]["reshape"](x, 4, 3)
+    with fails(TypeError, r"^`...` must be empty", r"\* \.\.1"):
+        table["FUNCTIONS"]["linalg_lstsq"](rt.torch_randn(3, 3), rt.torch_randn(3, 2), None,
+                                           "gelsy")
+    with fails(TypeError, r"`...` must be empty", r"\* foo"):
+        table["FUNCTIONS"]["torch_normal"](0, 1, size=2, foo=1)
+    np.testing.assert_allclose(x.std(dim=0, correction=0).data,  # (Python: PyTorch's)
+                               x.data.std(axis=0), rtol=1e-5)
+    state.check()
+
+
+def test_e73_out_dtype_on_the_cpu(state):
+    a, b = rt.torch_randn(2, 3), rt.torch_randn(3, 2)
+    with fails(NotImplementedError, r"Could not run 'aten::mm.dtype'", r"CUDA devices only"):
+        rt.torch_mm(a, b, out_dtype=rt.torch_float32())
+    with fails(NotImplementedError, r"'aten::baddbmm.dtype'"):
+        rt.torch_baddbmm(rt.torch_zeros(1, 2, 2), a[None], b[None], out_dtype=rt.torch_float32())
+    state.check()
+
+
 # E75 TorchScript
 
 def test_e75_jit_save_for_mobile_of_an_operator_it_does_not_compile(state, tmp_path):

@@ -21,7 +21,8 @@ PACKAGE = ROOT / "rtorch_py"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ground", ("rtorch_py.engine", "rtorch_py.printing", "rtorch_py.containers",
-                "rtorch_py.meta", "rtorch_py.runtime", "rtorch_py.random")),
+                "rtorch_py.meta", "rtorch_py.runtime", "rtorch_py.random",
+                "rtorch_py.formals")),
     ("the tensor", ("rtorch_py.tensor",)),
     ("creation", ("rtorch_py.creation",)),
     ("ops: registry", ("rtorch_py.ops.registry",)),

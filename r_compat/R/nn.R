@@ -430,11 +430,12 @@ print.nn_module <- function(x, ...) {
 
 # cloning, saving -----------------------------------------------------------
 
-clone_module <- function(module, deep = FALSE, ...) {
+clone_module <- function(module, deep = FALSE, ..., replace_values = TRUE) {
   self <- if (inherits(module, "nn_module")) attr(module, "module") else module
   if (!deep) return(.nn_clone_r6(self, .nn_copy(.nn_py(self))))
   # each tensor and each module copied once, so what was shared stays shared
-  copied <- .nn_deep_copy(.nn_py(self))  # list(copy, list(list(module, its copy), ...))
+  # (replace_values = FALSE: the modules copied, their tensors the original's)
+  copied <- .nn_deep_copy(.nn_py(self), isTRUE(replace_values))  # list(copy, list(list(module, its copy), ...))
   for (pair in rev(copied[[2]])) {  # children first: their finalize_deep_clone() first
     front <- .nn_front(pair[[1]])
     if (!is.character(front)) .nn_clone_r6(front, pair[[2]], deep = TRUE)
@@ -596,7 +597,7 @@ length.nn_sequential <- function(x) length(x$children)
   do.call(nn_sequential, lapply(i, function(j) x[[j]]))
 }
 
-nn_prune_head <- function(x, head_size = 1L) UseMethod("nn_prune_head")
+nn_prune_head <- function(x, head_size) UseMethod("nn_prune_head")
 
 nn_prune_head.nn_sequential <- function(x, head_size = 1L) {
   do.call(nn_sequential, unname(x$children[seq_len(length(x) - head_size)]))

@@ -61,9 +61,11 @@ LRScheduler <- R6::R6Class(
   out
 }
 
-lr_scheduler <- function(classname = NULL, inherit = LRScheduler, ..., private = NULL,
-                         active = NULL, parent_env = parent.frame()) {
-  .torch_class(classname, inherit, list(...), private, active, parent_env, "scheduler",
+lr_scheduler <- function(classname = NULL, inherit = LRScheduler, ...,
+                         parent_env = parent.frame()) {
+  members <- list(...)  # (`private =` and `active =` lists among them, taken as R6 takes them)
+  .torch_class(classname, inherit, members[setdiff(names(members), c("private", "active"))],
+               members$private, members$active, parent_env, "scheduler",
                c(classname, "lr_scheduler"))
 }
 

@@ -236,7 +236,7 @@ print.torch_hook <- function(x, ...) {
 
 # A few environment queries R torch scripts use -----------------------------
 
-torch_is_installed <- function() TRUE
+torch_is_installed <- function(recheck = FALSE) TRUE  # (nothing to check again)
 
 # A device: R torch's torch_device (`$type`, `$index`, printed as torch_device(type='cpu')).
 # It is its type underneath ("cuda"), which is what the engine receives: any of

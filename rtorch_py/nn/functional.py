@@ -17,6 +17,7 @@ from .. import autograd as _ag
 from .. import creation as _cr
 from .. import ops as _ops
 from ..meta import MetaArray
+from ..formals import r_formals
 from ..random import default_generator
 from ..random import nn as random_nn
 from ..tensor import Tensor, traceable, wrap
@@ -31,6 +32,7 @@ from ..ops.pointwise import erf
 from ..ops import nn_kernels as _K
 from ..ops import grid_sample as _grid
 from ..ops.dispatch import autocast_policy
+from ..ops.out_forms import write_into
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -220,6 +222,7 @@ def nnf_softmin(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     return nnf_softmax(-input, dim, dtype)
 
 
+@r_formals("input, dim = NULL, dtype = NULL")
 def nnf_log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     return input.log_softmax(dim) if dtype is None else input.to(dtype=dtype).log_softmax(dim)
 
@@ -345,6 +348,7 @@ def nnf_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tenso
 
 
 @autocast_policy("smooth_l1_loss")
+@r_formals("input, target, reduction = 'mean'")
 def nnf_smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                        beta: float = 1.0) -> Tensor:
     d = (input - target).abs()
@@ -411,6 +415,8 @@ def nnf_nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
 
 
 @autocast_policy("cross_entropy")
+@r_formals("input, target, weight = NULL, ignore_index = -100, "
+           "reduction = c('mean', 'sum', 'none')")
 def nnf_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                       ignore_index: int = -100, reduction: str = "mean",
                       label_smoothing: float = 0.0) -> Tensor:
@@ -454,6 +460,7 @@ def nnf_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = Non
 
 
 @autocast_policy("kl_div")
+@r_formals("input, target, reduction = 'mean'")
 def nnf_kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
                log_target: bool = False) -> Tensor:
     if log_target:
@@ -704,9 +711,12 @@ def nnf_instance_norm(input: Tensor, running_mean: Tensor | None = None,
     return out
 
 
-def nnf_normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+def nnf_normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+                  out: Tensor | None = None) -> Tensor:
+    """`out`: the tensor to write the result into (returned)."""
     norm = (input.abs() ** p).sum(dim=dim, keepdim=True) ** (1.0 / p)
-    return input / norm.clamp(min=eps)
+    result = input / norm.clamp(min=eps)
+    return result if out is None else write_into(out, result, "nnf_normalize", "torch_div")
 
 
 # --------------------------------------------------------------------------
@@ -725,18 +735,33 @@ def nnf_embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise IndexError(f"embedding: index out of range: indices must be in [0, {n - 1}]")
     if max_norm is not None:
-        with _ag.with_no_grad():
-            rows = np.unique(idx)
-            w = weight.data[rows]
-            norms = (np.abs(w) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
-            scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
-            weight.data[rows] = (w * scale[:, None]).astype(weight.data.dtype)
+        _renorm_rows(weight, idx, max_norm, norm_type)
     return _nn_ops.embedding(input, weight, padding_idx)
 
 
+def _renorm_rows(weight: Tensor, idx: np.ndarray, max_norm: float, norm_type: float) -> None:
+    """The rows `idx` picks of `weight` rescaled in place to a norm of at most max_norm."""
+    with _ag.with_no_grad():
+        rows = np.unique(idx)
+        w = weight.data[rows]
+        norms = (np.abs(w) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
+        scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight.data[rows] = (w * scale[:, None]).astype(weight.data.dtype)
+
+
 def nnf_embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
-                      mode: str = "mean", per_sample_weights: Tensor | None = None,
+                      max_norm: float | None = None, norm_type: float = 2.0,
+                      scale_grad_by_freq: bool = False, mode: str = "mean",
+                      sparse: bool = False, per_sample_weights: Tensor | None = None,
+                      include_last_offset: bool = False,
                       padding_idx: int | None = None) -> Tensor:
+    """Bags of embeddings reduced by `mode`; the bags are 2-D input's rows, or start
+    at `offsets` (`include_last_offset`: its last one ends the last bag). `sparse`
+    gradients are given dense, as every gradient here."""
+    if scale_grad_by_freq:
+        raise NotImplementedError("embedding_bag: scale_grad_by_freq = TRUE is not supported")
+    if max_norm is not None:
+        _renorm_rows(weight, input.data.reshape(-1), max_norm, norm_type)
     if per_sample_weights is not None and mode != "sum":
         raise ValueError("embedding_bag: per_sample_weights only work with mode = 'sum'")
     psw = None if per_sample_weights is None else per_sample_weights.reshape(-1)
@@ -749,7 +774,8 @@ def nnf_embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = No
     else:
         if offsets is None:
             raise ValueError("embedding_bag: offsets are needed when input is 1-D")
-        off = list(offsets.data.reshape(-1).astype(np.int64)) + [input.shape[0]]
+        off = list(offsets.data.reshape(-1).astype(np.int64))
+        off += [] if include_last_offset else [input.shape[0]]
         spans = [(off[i], off[i + 1]) for i in range(len(off) - 1)]
     flat = input.data.reshape(-1)
     outs = []
@@ -1002,9 +1028,9 @@ def _adaptive(nd: int, kind: str):
     return adaptive
 
 
-nnf_adaptive_avg_pool1d = _adaptive(1, "avg")
-nnf_adaptive_avg_pool2d = _adaptive(2, "avg")
-nnf_adaptive_avg_pool3d = _adaptive(3, "avg")
+nnf_adaptive_avg_pool1d = r_formals("input, output_size")(_adaptive(1, "avg"))
+nnf_adaptive_avg_pool2d = r_formals("input, output_size")(_adaptive(2, "avg"))
+nnf_adaptive_avg_pool3d = r_formals("input, output_size")(_adaptive(3, "avg"))
 nnf_adaptive_max_pool1d = _adaptive(1, "max")
 nnf_adaptive_max_pool2d = _adaptive(2, "max")
 nnf_adaptive_max_pool3d = _adaptive(3, "max")
@@ -1172,6 +1198,8 @@ def _per_dim(v: Any, nd: int, what: str, cast: Any) -> tuple:
     return tuple(cast(x) for x in vals)
 
 
+@r_formals("input, size = NULL, scale_factor = NULL, mode = 'nearest', align_corners = FALSE, "
+           "recompute_scale_factor = NULL")
 def nnf_interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
                     mode: str = "nearest", align_corners: bool | None = None,
                     recompute_scale_factor: bool | None = None) -> Tensor:

@@ -7,6 +7,7 @@ from typing import Any, Sequence
 
 from .. import creation as _cr
 from ..ops.creation import full as torch_full, ones as torch_ones, zeros as torch_zeros
+from ..formals import r_formals
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -307,6 +308,9 @@ class nn_embedding_bag(Module):
         super().__init__()
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
         self.mode, self.padding_idx = mode, padding_idx
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        self.include_last_offset = include_last_offset
         if _weight is None:
             self.weight = nn_parameter(_empty(self.num_embeddings, self.embedding_dim))
             init.nn_init_normal_(self.weight)
@@ -334,8 +338,10 @@ class nn_embedding_bag(Module):
 
     def forward(self, input: Tensor, offsets: Tensor | None = None,
                 per_sample_weights: Tensor | None = None) -> Tensor:
-        return F.nnf_embedding_bag(input, self.weight, offsets, self.mode,
-                                   per_sample_weights, self.padding_idx)
+        return F.nnf_embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                                   self.scale_grad_by_freq, self.mode, self.sparse,
+                                   per_sample_weights, self.include_last_offset,
+                                   self.padding_idx)
 
 
 # --------------------------------------------------------------------------
@@ -385,6 +391,7 @@ class nn_batch_norm3d(_BatchNorm):
     _nd = 4
 
 
+@r_formals("normalized_shape, eps = 1e-05, elementwise_affine = TRUE")
 class nn_layer_norm(Module):
     def __init__(self, normalized_shape: Any, eps: float = 1e-5,
                  elementwise_affine: bool = True, bias: bool = True) -> None:
@@ -490,6 +497,9 @@ def _conv_class(name: str, nd: int, transposed: bool) -> type:
 nn_conv1d = _conv_class("nn_conv1d", 1, False)
 nn_conv2d = _conv_class("nn_conv2d", 2, False)
 nn_conv3d = _conv_class("nn_conv3d", 3, False)
+for _conv in (nn_conv1d, nn_conv2d, nn_conv3d):  # (R torch's have no output_padding)
+    r_formals("in_channels, out_channels, kernel_size, stride = 1, padding = 0, dilation = 1, "
+              "groups = 1, bias = TRUE, padding_mode = 'zeros'")(_conv)
 
 
 class _ConvTransposeNd(_ConvNd):

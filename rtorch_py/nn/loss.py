@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ..formals import r_formals
 from . import functional as F
 from .layers import nn_pairwise_distance
 from .module import Module, options_signature
@@ -41,17 +42,19 @@ def _loss(name: str, fn: Any, params: Sequence[tuple[str, Any]] = (),
 _R = ("reduction", "mean")
 nn_mse_loss = _loss("nn_mse_loss", F.nnf_mse_loss, [_R])
 nn_l1_loss = _loss("nn_l1_loss", F.nnf_l1_loss, [_R])
-nn_smooth_l1_loss = _loss("nn_smooth_l1_loss", F.nnf_smooth_l1_loss, [_R, ("beta", 1.0)])
+nn_smooth_l1_loss = r_formals("reduction = 'mean'")(
+    _loss("nn_smooth_l1_loss", F.nnf_smooth_l1_loss, [_R, ("beta", 1.0)]))
 nn_huber_loss = _loss("nn_huber_loss", F.nnf_huber_loss, [_R, ("delta", 1.0)])
 nn_bce_loss = _loss("nn_bce_loss", F.nnf_binary_cross_entropy, [("weight", None), _R])
 nn_bce_with_logits_loss = _loss("nn_bce_with_logits_loss",
                                 F.nnf_binary_cross_entropy_with_logits,
                                 [("weight", None), _R, ("pos_weight", None)])
-nn_cross_entropy_loss = _loss("nn_cross_entropy_loss", F.nnf_cross_entropy,
-                              [("weight", None), ("ignore_index", -100), _R,
-                               ("label_smoothing", 0.0)])
+nn_cross_entropy_loss = r_formals("weight = NULL, ignore_index = -100, reduction = 'mean'")(
+    _loss("nn_cross_entropy_loss", F.nnf_cross_entropy,
+          [("weight", None), ("ignore_index", -100), _R, ("label_smoothing", 0.0)]))
 nn_nll_loss = _loss("nn_nll_loss", F.nnf_nll_loss, [("weight", None), ("ignore_index", -100), _R])
-nn_kl_div_loss = _loss("nn_kl_div_loss", F.nnf_kl_div, [_R, ("log_target", False)])
+nn_kl_div_loss = r_formals("reduction = 'mean'")(
+    _loss("nn_kl_div_loss", F.nnf_kl_div, [_R, ("log_target", False)]))
 nn_poisson_nll_loss = _loss("nn_poisson_nll_loss", F.nnf_poisson_nll_loss,
                             [("log_input", True), ("full", False), ("eps", 1e-8), _R])
 nn_margin_ranking_loss = _loss("nn_margin_ranking_loss", F.nnf_margin_ranking_loss,

@@ -11,6 +11,7 @@ from typing import Any
 from .. import creation as _cr
 from ..ops.creation import arange as torch_arange, zeros as torch_zeros
 from .. import ops as _ops
+from ..formals import r_formals
 from ..tensor import Tensor, traceable, wrap
 from ..ops.nn_functional import lstm_layer
 from . import functional as F
@@ -31,6 +32,7 @@ class _RNNBase(Module):
         self.input_size, self.hidden_size = int(input_size), int(hidden_size)
         self.num_layers, self.bias = int(num_layers), bool(bias)
         self.batch_first, self.dropout = bool(batch_first), float(dropout)
+        nonlinearity = "tanh" if nonlinearity is None else nonlinearity  # (R torch's NULL)
         self.bidirectional, self.nonlinearity = bool(bidirectional), nonlinearity
         if self.mode == "RNN":
             if nonlinearity not in ("tanh", "relu"):
@@ -212,13 +214,21 @@ def _flip(x: Tensor) -> Tensor:
     return x[torch_arange(x.shape[0] - 1, -1, -1, dtype="int64")]
 
 
+@r_formals("input_size, hidden_size, num_layers = 1, nonlinearity = NULL, bias = TRUE, "
+           "batch_first = FALSE, dropout = 0, bidirectional = FALSE, ...")
 class nn_rnn(_RNNBase):
     mode = "RNN"
 
 
+_GATED = ("input_size, hidden_size, num_layers = 1, bias = TRUE, batch_first = FALSE, "
+          "dropout = 0, bidirectional = FALSE, ...")  # (R torch's `...`: nonlinearity too)
+
+
+@r_formals(_GATED)
 class nn_gru(_RNNBase):
     mode = "GRU"
 
 
+@r_formals(_GATED)
 class nn_lstm(_RNNBase):
     mode = "LSTM"

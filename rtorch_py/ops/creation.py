@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..formals import r_formals
 from .. import creation as _cr
 from .. import random as _random
 from ..creation import Generator, generator_of
@@ -306,6 +307,7 @@ def full_like(input: Tensor, fill_value: Any, dtype: Any = None, layout: Any = N
 
 
 @_factory(samples=S.new_full, function=False, method=True)
+@r_formals("self, size, fill_value, options = list()")
 def new_full(self: Tensor, size: Any, fill_value: Any, dtype: Any = None,
              requires_grad: bool = False) -> Tensor:
     """A tensor of `size` filled with `fill_value`, of self's dtype unless given."""
@@ -313,11 +315,13 @@ def new_full(self: Tensor, size: Any, fill_value: Any, dtype: Any = None,
 
 
 @_factory(samples=S.new_sized, function=False, method=True)
+@r_formals("self, size, options = list()")
 def new_zeros(self: Tensor, size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     return zeros(size, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
 @_factory(function=False, method=True)
+@r_formals("self, size, options = list()")
 def new_empty(self: Tensor, size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of `size`, of self's dtype unless given; its values unset (zeros
     here, as torch_empty's)."""
@@ -325,6 +329,7 @@ def new_empty(self: Tensor, size: Any, dtype: Any = None, requires_grad: bool = 
 
 
 @_factory(function=False, method=True)
+@r_formals("self, size, stride, options = list()")
 def new_empty_strided(self: Tensor, size: Any, stride: Any, dtype: Any = None,
                       requires_grad: bool = False) -> Tensor:
     """torch_empty_strided's tensor (strides in elements), of self's dtype unless given."""
@@ -333,6 +338,7 @@ def new_empty_strided(self: Tensor, size: Any, stride: Any, dtype: Any = None,
 
 
 @_factory(samples=S.new_sized, function=False, method=True)
+@r_formals("self, size, options = list()")
 def new_ones(self: Tensor, size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     return ones(size, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
@@ -399,6 +405,7 @@ def bartlett_window(window_length: int, periodic: bool = True, dtype: Any = None
 
 
 @_factory(samples=S.kaiser)
+@r_formals("window_length, periodic, beta, dtype = NULL, layout = NULL, device = NULL, requires_grad = NULL")
 def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0,
                   dtype: Any = None, layout: Any = None, device: Any = None,
                   requires_grad: bool = False) -> Tensor:

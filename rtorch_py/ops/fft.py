@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..formals import r_formals
 from ..tensor import Tensor, _dim, as_dtype, get_default_dtype, wrap
 from .samples import fft as S
 from .operands import _whole
@@ -495,12 +496,20 @@ def _stft_pad(x: Tensor, pad: int, mode: str) -> Tensor:
     return x.index_select(x.ndim - 1, wrap(pos.astype(np.int64)))
 
 
+@r_formals("input, n_fft, hop_length = NULL, win_length = NULL, window = NULL, center = TRUE, "
+           "pad_mode = 'reflect', normalized = FALSE, onesided = NULL, return_complex = NULL",
+           method="n_fft, hop_length = NULL, win_length = NULL, window = list(), center = TRUE, "
+           "pad_mode = 'reflect', normalized = FALSE, onesided = NULL, return_complex = NULL, "
+           "align_to_window = NULL")
 @op(samples=S.stft)
 def stft(input: Tensor, n_fft: int, hop_length: Any = None, win_length: Any = None,
          window: Tensor | None = None, center: bool = True, pad_mode: str = "reflect",
-         normalized: bool = False, onesided: Any = None, return_complex: Any = None) -> Tensor:
+         normalized: bool = False, onesided: Any = None, return_complex: Any = None,
+         align_to_window: bool | None = None) -> Tensor:
     """(freq, frames) for a 1-d signal, (batch, freq, frames) for 2-d; complex,
-    or with a last dim of 2 (real, imaginary) when return_complex = FALSE."""
+    or with a last dim of 2 (real, imaginary) when return_complex = FALSE.
+    `align_to_window = TRUE` (center = FALSE only): the frames are the window's
+    win_length samples (hop apart from the first), not n_fft's."""
     if isinstance(window, (list, tuple)) and not window:  # R torch's `window = list()`
         window = None
     if input.ndim not in (1, 2):
@@ -532,9 +541,14 @@ def stft(input: Tensor, n_fft: int, hop_length: Any = None, win_length: Any = No
     if onesided and complex_in:
         raise RuntimeError("stft: onesided = TRUE is not possible with a complex input or "
                            "window (its spectrum has no symmetry); give onesided = FALSE")
+    if center and align_to_window is not None:
+        raise RuntimeError("stft align_to_window should only be set when center = false")
     x = x.unsqueeze(0) if input.ndim == 1 else x
     if center:
         x = _stft_pad(x, n_fft // 2, pad_mode)
+    elif align_to_window and win < n_fft:  # (each frame's window over its first samples)
+        left = (n_fft - win) // 2
+        x = constant_pad_nd(x, (left, n_fft - win - left))
     if not 0 < n_fft <= x.shape[-1]:
         raise RuntimeError(f"stft: expected 0 < n_fft <= {x.shape[-1]} (the signal's "
                            f"length{' once padded' if center else ''}), but got n_fft={n_fft}")

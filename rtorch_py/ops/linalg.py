@@ -8,6 +8,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..formals import r_formals
 from ..tensor import Tensor, _dim, wrap
 from .samples import linalg as S
 from .operands import _shape, _whole
@@ -64,8 +65,18 @@ def _cj(x: Tensor) -> Tensor:
     return _conj(x) if x.data.dtype.kind == "c" else x
 
 
+def _out_dtype(out_dtype: Any, name: str) -> None:
+    """libtorch 2.8's `out_dtype` forms (mm.dtype, ...) have CUDA kernels only."""
+    if out_dtype is not None:
+        raise NotImplementedError(
+            f"Could not run 'aten::{name}.dtype' with arguments from the 'CPU' backend: "
+            f"out_dtype is for CUDA devices only; leave it NULL (None) on the CPU")
+
+
+@r_formals("self, mat2, out_dtype", method="mat2")
 @op(samples=S.mm, names="contract", forward="multilinear")
-def mm(self: Tensor, mat2: Tensor) -> Tensor:
+def mm(self: Tensor, mat2: Tensor, *, out_dtype: Any = None) -> Tensor:
+    _out_dtype(out_dtype, "mm")
     if self.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: both arguments must be 2-d matrices, got {self.ndim}-d "
                            f"{_shape(self.shape)} and {mat2.ndim}-d {_shape(mat2.shape)}")
@@ -223,8 +234,10 @@ def BmmBackward0(n, g, a, b):
     return (g.matmul(_mH(b)) if n.needs(0) else None), (_mH(a).matmul(g) if n.needs(1) else None)
 
 
+@r_formals("self, mat2, out_dtype", method="mat2")
 @op(samples=S.bmm, names="contract", forward="multilinear")
-def bmm(self: Tensor, mat2: Tensor) -> Tensor:
+def bmm(self: Tensor, mat2: Tensor, *, out_dtype: Any = None) -> Tensor:
+    _out_dtype(out_dtype, "bmm")
     if self.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"bmm: both arguments must be 3-d (batches of matrices), got "
                            f"{self.ndim}-d and {mat2.ndim}-d")
@@ -315,8 +328,12 @@ def _add_product(self: Tensor, prod: np.ndarray, backward: Callable, a: Tensor, 
     return record(out.astype(prod.dtype, copy=False), backward, (self, a, b), (a, b, beta, alpha))
 
 
+@r_formals("self, mat1, mat2, out_dtype, beta = 1, alpha = 1",
+           method="mat1, mat2, beta = 1L, alpha = 1L")
 @op(samples=S.addmm, names="contract")
-def addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: float = 1, alpha: float = 1) -> Tensor:
+def addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: float = 1, alpha: float = 1, *,
+          out_dtype: Any = None) -> Tensor:
+    _out_dtype(out_dtype, "addmm")
     prod = mm(mat1.detach(), mat2.detach()).data
     return _add_product(self, prod, AddmmBackward0, mat1, mat2, beta, alpha)
 
@@ -354,9 +371,12 @@ def BaddbmmBackward0(n, g, b1, b2, beta, alpha):
             (_scaled(_mT(b1).matmul(g), alpha) if n.needs(2) else None))
 
 
+@r_formals("self, batch1, batch2, out_dtype, beta = 1, alpha = 1",
+           method="batch1, batch2, beta = 1L, alpha = 1L")
 @op(samples=S.baddbmm, names="contract")
 def baddbmm(self: Tensor, batch1: Tensor, batch2: Tensor, beta: float = 1,
-            alpha: float = 1) -> Tensor:
+            alpha: float = 1, *, out_dtype: Any = None) -> Tensor:
+    _out_dtype(out_dtype, "baddbmm")
     prod = bmm(batch1.detach(), batch2.detach()).data
     return _add_product(self, prod, BaddbmmBackward0, batch1, batch2, beta, alpha)
 
@@ -563,6 +583,7 @@ def linalg_multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     return out.view(shape)
 
 
+@r_formals("matrices")
 @op(method=False, samples=S.chain_matmul, forward="multilinear")
 def chain_matmul(matrices: Any, *more: Tensor) -> Tensor:
     """R torch takes a list of matrices; PyTorch takes them one by one: both work."""
@@ -702,6 +723,7 @@ def LinalgSolveExBackward0(n, g, A, X, left, vector):
     return gA, (gB if n.needs(1) else None)
 
 
+@r_formals("A, B")
 @op(function="linalg_solve", method=False, torch_name="linalg.solve", samples=S.solve)
 def linalg_solve(A: Tensor, B: Tensor, left: bool = True) -> Tensor:
     _square_check(A, "linalg.solve")
@@ -744,6 +766,7 @@ def LinalgSolveTriangularBackward0(n, g, A, X, upper, left, unitriangular):
     return gA, (gB if n.needs(1) else None)
 
 
+@r_formals("A, B, ..., upper, left = TRUE, unitriangular = FALSE")
 @op(function="linalg_solve_triangular", method=False, torch_name="linalg.solve_triangular",
     samples=S.solve_triangular)
 def linalg_solve_triangular(A: Tensor, B: Tensor, upper: bool, left: bool = True,
@@ -816,11 +839,13 @@ def _cholesky(A: Tensor, upper: bool, what: str, name: str = "LinalgCholeskyExBa
     return record(L, LinalgCholeskyExBackward0, (A,), (OUTPUT, bool(upper)), name=name)
 
 
+@r_formals("A")
 @op(function="linalg_cholesky", method=False, torch_name="linalg.cholesky", samples=S.spd)
 def linalg_cholesky(A: Tensor, upper: bool = False) -> Tensor:
     return _cholesky(A, upper, "linalg.cholesky")
 
 
+@r_formals("A, check_errors = FALSE")
 @op(function="linalg_cholesky_ex", method=False, torch_name="linalg.cholesky_ex",
     r_result_names=("L", "info"),
     samples=S.spd)
@@ -1294,6 +1319,7 @@ def pinverse(self: Tensor, rcond: float = 1e-15) -> Tensor:
     return linalg_pinv(self, rtol=rcond)
 
 
+@r_formals("A, ..., atol = NULL, rtol = NULL, tol = NULL, hermitian = FALSE")
 @op(function="linalg_matrix_rank", method=False, torch_name="linalg.matrix_rank",
     samples=S.matrix_rank, differentiable=False)
 def linalg_matrix_rank(A: Tensor, atol: Any = None, rtol: Any = None, tol: Any = None,
@@ -1325,6 +1351,7 @@ def LinalgLstsqBackward0(n, grads, A, B, X):
         gP = (g.unsqueeze(-1) if vector else g).matmul(_mT(B.unsqueeze(-1) if vector else B))
         gA = LinalgPinvBackward0.formula(n, gP, A, P)[0]
     return gA, (gB if n.needs(1) else None)
+@r_formals("A, B, rcond = NULL, ..., driver = NULL")
 @op(function="linalg_lstsq", method=False, torch_name="linalg.lstsq", samples=S.lstsq,
     r_result_names=("solution", "residuals", "rank", "singular_values"))
 def linalg_lstsq(A: Tensor, B: Tensor, rcond: Any = None, driver: Any = None) -> tuple:
@@ -1644,6 +1671,7 @@ def _einsum_align(t: Tensor, s: str, letters: str) -> Tensor:
     return t.reshape(shape) if shape != t.shape else t
 
 
+@r_formals("equation, tensors, path = NULL")
 @op(method=False, samples=S.einsum, forward="multilinear")
 def einsum(equation: str, tensors: Any, *more: Tensor, path: Any = None) -> Tensor:
     """Einstein summation: R torch passes a list of tensors, PyTorch them one by one."""
@@ -1770,9 +1798,19 @@ def linalg_lu_factor_ex(A: Tensor, pivot: bool = True, check_errors: bool = Fals
 
 
 @op(method=True, samples=S.lu)
-def lu(self: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:
-    """R torch's torch_lu: (LU, pivots), with the infos when get_infos."""
-    return _lu_factor(self, pivot, "lu", 1 if get_infos else 0)
+@r_formals("A, pivot = TRUE, get_infos = FALSE, out = NULL")
+def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out: Any = None) -> tuple:
+    """R torch's torch_lu: (LU, pivots), with the infos when get_infos; written into
+    the tensors of `out` (as many) when given."""
+    result = _lu_factor(A, pivot, "lu", 1 if get_infos else 0)
+    if out is None:
+        return result
+    if len(out) != len(result):
+        raise ValueError(f"torch_lu: `out` must hold {len(result)} tensors (LU, pivots"
+                         f"{', infos' if get_infos else ''}), got {len(out)}")
+    for o, r in zip(out, result):
+        o.resize_(r.shape).copy_(r.detach())
+    return tuple(out)
 
 
 @multi_formula

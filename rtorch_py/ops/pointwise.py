@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..formals import r_formals
 from ..engine import bump_version
 from ..tensor import Tensor, _bf16_as_f32, wrap
 from . import special
@@ -678,6 +679,7 @@ def RoundBackward1(n, g):
 
 
 @op(r_math=("round",), samples=S.unary, names="keep", forward="elementwise")
+@r_formals("self, decimals")
 def round(self: Tensor, decimals: int = 0) -> Tensor:
     """Halves to even, as PyTorch (and NumPy) round."""
     d = self.data
@@ -878,6 +880,8 @@ def _inplace(fn: Callable, name: str, node: str | None = None) -> Callable:
                                name=node or out.grad_fn.name)
     inplace.__name__ = inplace.__qualname__ = name
     inplace.__signature__ = inspect.signature(fn)  # (its arguments are fn's: R translates them)
+    if hasattr(fn, "__r_formals__"):  # (and R torch's formals, where declared)
+        inplace.__r_formals__ = fn.__r_formals__
     return inplace
 
 
@@ -1452,6 +1456,7 @@ def NanToNumBackward0(n, g, finite):
     return (g * finite,)
 
 
+@r_formals("self, nan = NULL, posinf = NULL, neginf = NULL")
 def nan_to_num(self: Tensor, nan: float | None = 0.0, posinf: float | None = None,
                neginf: float | None = None) -> Tensor:
     """NaN, +inf and -inf replaced (by 0 and the dtype's largest and lowest values

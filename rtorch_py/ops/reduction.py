@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..formals import r_formals
 from ..engine import bump_version
 from ..tensor import Tensor, _bf16_as_f32, _dim, as_dtype, wrap
 from .samples import reduction as S
@@ -416,6 +417,7 @@ def StdBackward0(n, g, x, result, axes, keepdim, correction):
 
 
 @op(dims=("dim",), samples=S.moments, names="reduce")
+@r_formals("self, dim, unbiased = TRUE, keepdim = FALSE")
 def var(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False,
         correction: Any = None) -> Tensor:
     dim, c = _moment_args(dim, unbiased, correction)
@@ -426,6 +428,7 @@ def var(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = Fa
 
 
 @op(dims=("dim",), samples=S.moments, names="reduce")
+@r_formals("self, dim, unbiased = TRUE, keepdim = FALSE")
 def std(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False,
         correction: Any = None) -> Tensor:
     dim, c = _moment_args(dim, unbiased, correction)
@@ -467,6 +470,7 @@ def _moment_mean(self: Tensor, dim: Any, unbiased: Any, keepdim: bool, correctio
 
 
 @op(dims=("dim",), method=False, samples=S.moments, names="reduce")
+@r_formals("self, dim, unbiased = TRUE, keepdim = FALSE")
 def var_mean(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False,
              correction: Any = None) -> tuple:
     return _moment_mean(self, dim, unbiased, keepdim, correction, "var_mean",
@@ -474,6 +478,7 @@ def var_mean(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool
 
 
 @op(dims=("dim",), method=False, samples=S.moments, names="reduce")
+@r_formals("self, dim, unbiased = TRUE, keepdim = FALSE")
 def std_mean(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False,
              correction: Any = None) -> tuple:
     return _moment_mean(self, dim, unbiased, keepdim, correction, "std_mean",

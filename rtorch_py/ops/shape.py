@@ -8,11 +8,13 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..engine import bump_version
+from ..formals import r_formals
 from ..tensor import Tensor, _dim, wrap
 from .samples import shape as S
 from .operands import _as_tensor, _float_result, _shape, _whole, positional_error
 from .recording import formula, record, sum_to
 from .dispatch import op
+from .names import Call, give
 from .indexing import _index_add_into, index_select
 from .views import (SliceBackward0, _index_backward, _restride_inplace, _view, _view_key,
                     _write_inplace, _zero_at)
@@ -50,6 +52,7 @@ def PermuteBackward0(n, g, dims):
 
 
 @op(dims=("dims", "more"), samples=S.permute, names="permute", forward="linear")
+@r_formals("self, dims")
 def permute(self: Tensor, dims: Any = (), *more: Any) -> Tensor:
     """`permute(x, (2, 0, 1))`, `x.permute(2, 0, 1)`, R's `x$permute(dims = c(3, 1, 2))`."""
     dims = (dims,) + more
@@ -84,6 +87,7 @@ def ViewBackward0(n, g, shape):
 
 
 @op(samples=S.reshape, forward="linear")
+@r_formals("self, shape")
 def reshape(self: Tensor, shape: Any, *more: Any) -> Tensor:
     shape = _shape_arg((shape,) + more)
     try:
@@ -169,6 +173,7 @@ def ExpandBackward0(n, g, shape):
 
 
 @op(function=False, samples=S.expand, names="expand", forward="linear")
+@r_formals("self, size, implicit = FALSE")
 def expand(self: Tensor, size: Any, *more: Any, implicit: bool = False) -> Tensor:
     if len(more) == 1 and isinstance(more[0], (bool, np.bool_)) and \
             isinstance(size, (list, tuple, np.ndarray)):
@@ -196,8 +201,37 @@ def expand_as(self: Tensor, other: Tensor) -> Tensor:
     return expand(self, other.shape)
 
 
-@op(dims=("start_dim", "end_dim"), samples=S.flatten, forward="linear")
-def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+def _flattened(call: Call) -> tuple[int, int]:
+    n = len(call.shape)
+    dims = call.args.get("dims")
+    if dims is not None:
+        dims = [_dim(d, n) for d in (dims if isinstance(dims, (list, tuple)) else [dims])]
+        return min(dims), max(dims)
+    return _dim(call.args["start_dim"], n), _dim(call.args["end_dim"], n)
+
+
+def _flatten_names(out: Any, call: Call) -> None:
+    """The dims around the flattened ones keep their names; the new one is `out_dim`."""
+    if not call.shape:
+        return give(out, [call.args.get("out_dim")])
+    s, e = _flattened(call)
+    give(out, [*call.names[:s], call.args.get("out_dim"), *call.names[e + 1:]])
+
+
+@r_formals("self, dims, start_dim = 1, end_dim = -1, out_dim")
+@op(dims=("start_dim", "end_dim", "dims"), samples=S.flatten, forward="linear",
+    names=_flatten_names)
+def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1, *, dims: Any = None,
+            out_dim: str | None = None) -> Tensor:
+    """libtorch's named forms too: `dims` (consecutive dims, for start_dim and end_dim),
+    `out_dim` (the name of the flattened dim)."""
+    if dims is not None:
+        given = [_dim(d, self.ndim) for d in (dims if isinstance(dims, (list, tuple))
+                                              else [dims])]
+        if sorted(given) != list(range(min(given), max(given) + 1)):
+            raise RuntimeError("flatten(): the dims to flatten must be consecutive dims, "
+                               "in order")
+        start_dim, end_dim = min(given), max(given)
     s, e = _dim(start_dim, self.ndim), _dim(end_dim, self.ndim)  # (checked first, as libtorch)
     if self.ndim == 0:
         return reshape(self, (1,))
@@ -292,6 +326,7 @@ def SelectBackward0(n, g, shape, key):
 
 
 @op(dims=("dim",), indices=("start",), samples=S.narrow, names="keep", forward="linear")
+@r_formals("self, dim, start, length")
 def narrow(self: Tensor, dim: int, start: int, length: int, *, name: str | None = None) -> Tensor:
     d = _dim(dim, self.ndim)
     size = self.shape[d]
@@ -321,6 +356,7 @@ def slice_view(self: Tensor, dim: int = 0, start: Any = None, end: Any = None,
 
 
 @op(dims=("dim",), indices=("index",), samples=S.select, names="drop_dim", forward="linear")
+@r_formals("self, dim, index")
 def select(self: Tensor, dim: int, index: int, *, name: str | None = None) -> Tensor:
     d = _dim(dim, self.ndim)
     size = self.shape[d]
@@ -334,6 +370,7 @@ def select(self: Tensor, dim: int, index: int, *, name: str | None = None) -> Te
 
 
 @op(dims=("dim",), samples=S.split, names="keep", forward="linear")
+@r_formals("self, split_size, dim = 1")
 def split(self: Tensor, split_size: Any, dim: int = 0, *, name: str | None = None) -> list:
     d = _dim(dim, self.ndim)
     size = self.shape[d]
@@ -473,6 +510,7 @@ def RepeatBackward0(n, g, sizes, shape):
 
 
 @op(function=False, samples=S.repeat, forward="linear")
+@r_formals("self, repeats", python_names={"repeats": "sizes"})
 def repeat(self: Tensor, sizes: Any, *more: Any) -> Tensor:
     reps = _shape_arg((sizes,) + more)
     if len(reps) < self.ndim:
@@ -594,6 +632,7 @@ def numpy_T(self: Tensor) -> Tensor:
 
 
 @op(function=False, samples=S.sum_to_size)
+@r_formals("self, size")
 def sum_to_size(self: Tensor, size: Any, *more: Any) -> Tensor:
     """Summed down to `size`, which self broadcasts to (libtorch's sum_to: sums
     over the dims that size lacks or has as 1, then a view without the first)."""
@@ -610,8 +649,17 @@ def sum_to_size(self: Tensor, size: Any, *more: Any) -> Tensor:
     return view(out, size) if lead else out
 
 
-@op(dims=("dim",), samples=S.unflatten, forward="linear")
-def unflatten(self: Tensor, dim: int, sizes: Any) -> Tensor:
+def _unflatten_names(out: Any, call: Call) -> None:
+    """The new dims are `names` (libtorch's named form); the others keep theirs."""
+    d = _dim(call.args["dim"], len(call.shape))
+    new = call.args.get("names") or [None] * (out.ndim - len(call.shape) + 1)
+    give(out, [*call.names[:d], *new, *call.names[d + 1:]])
+
+
+@r_formals("self, dim, sizes, names")
+@op(dims=("dim",), samples=S.unflatten, forward="linear", names=_unflatten_names)
+def unflatten(self: Tensor, dim: int, sizes: Any, names: Any = None) -> Tensor:
+    """`names`: the new dims' names (libtorch's named form)."""
     d = _dim(dim, self.ndim)
     sizes = _shape_arg((sizes,))
     known = int(np.prod([s for s in sizes if s != -1]))
@@ -652,6 +700,7 @@ def broadcast_tensors(tensors: Sequence[Tensor]) -> list:
 
 
 @op(method=False, samples=S.meshgrid)
+@r_formals("tensors, indexing")
 def meshgrid(tensors: Sequence[Tensor], indexing: str = "ij") -> list:
     tensors = [_as_tensor(t) for t in tensors]
     if indexing not in ("ij", "xy"):
@@ -889,8 +938,19 @@ def _diagonal_scatter(g: Tensor, shape: tuple, offset: int, d1: int, d2: int) ->
     return record(z, DiagonalScatterBackward, (g,), (offset, d1, d2))
 
 
-@op(dims=("dim1", "dim2"), samples=S.diagonal, forward="linear")
-def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+def _diagonal_names(out: Any, call: Call) -> None:
+    """diagonal's dims but the two, then `outdim` (libtorch's named form)."""
+    n = len(call.shape)
+    d1, d2 = _dim(call.args["dim1"], n), _dim(call.args["dim2"], n)
+    give(out, [x for i, x in enumerate(call.names) if i not in (d1, d2)] +
+         [call.args.get("outdim")])
+
+
+@r_formals("self, outdim, dim1 = 1, dim2 = 2, offset = 0")
+@op(dims=("dim1", "dim2"), samples=S.diagonal, forward="linear", names=_diagonal_names)
+def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1, *,
+             outdim: str | None = None) -> Tensor:
+    """`outdim`: the name of the result's last dim (the diagonal's)."""
     d1, d2 = _dim(dim1, self.ndim), _dim(dim2, self.ndim)
     if d1 == d2:
         raise positional_error(RuntimeError, "diagonal dimensions cannot be identical {d1}, {d2}",

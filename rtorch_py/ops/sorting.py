@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..formals import r_formals
 from ..tensor import Tensor, wrap
 from .operands import _whole
 from .recording import OUTPUT, formula, record
@@ -101,6 +102,7 @@ def sort(self: Tensor, dim: int = -1, descending: bool = False, stable: Any = No
 
 
 @op(dims=("dim",), returns_indices=True, samples=S.sort, differentiable=False, names="keep")
+@r_formals("self, dim = -1, descending = FALSE")
 def argsort(self: Tensor, dim: int = -1, descending: bool = False,
             stable: bool = False) -> Tensor:
     dm = _one_dim(dim, self.ndim)

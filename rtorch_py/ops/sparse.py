@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..formals import r_formals
 from ..engine import NEW_VERSION, version_box
 from ..printing import format_sparse as _format_coo
 from ..printing import format_tensor
@@ -264,6 +265,7 @@ def _dense_to_coo(arr: np.ndarray, sparse_dim: int) -> tuple:
 
 
 @op(function=False, samples=S.to_sparse)
+@r_formals("self, layout = NULL, sparse_dim, blocksize = NULL, dense_dim = NULL")
 def to_sparse(self: Tensor, sparse_dim: Any = None, layout: Any = None, blocksize: Any = None,
               dense_dim: Any = None) -> Tensor:
     """COO from a dense tensor (its non-zero entries: slices when `sparse_dim` or

@@ -318,12 +318,16 @@ def shallow_copy(module: Module) -> Module:
     return out
 
 
-def deep_copy(module: Module) -> list:
+def deep_copy(module: Module, replace_values: bool = True) -> list:
     """`clone(deep = TRUE)`: [the copy, [[each module of the tree, its copy], ...]]
     (root first). Each tensor is copied once, detached, keeping requires_grad
-    and its parameter / buffer mark, so what was shared stays shared."""
+    and its parameter / buffer mark, so what was shared stays shared; with
+    `replace_values = FALSE` (R torch's) the copies hold the original tensors."""
     memo: dict = {}
     for t in [*module.parameters.values(), *module.buffers.values()]:
+        if not replace_values:
+            memo[id(t)] = t
+            continue
         c = wrap(t.data.copy())
         c.__dict__.update({k: v for k, v in t.__dict__.items() if k.startswith("_nn_")})
         if t.requires_grad:

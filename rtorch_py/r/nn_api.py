@@ -15,12 +15,13 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import nn as _nn
+from ..formals import declared, python_names
 from ..function import NamedList
 from ..nn import functional as F
 from ..nn.module import Module, buffer_is_persistent, is_nn_buffer, is_nn_parameter
 from ..nn.packed import PackedSequence
 from ..tensor import Tensor
-from . import one_based
+from . import matching, one_based
 
 
 # --------------------------------------------------------------------------
@@ -152,7 +153,7 @@ def _r_function(name: str, fn: Callable) -> Callable:
         return result
     call.__name__ = name
     call.__wrapped__ = fn  # (its signature is fn's)
-    return call
+    return call  # (R torch's formals, where declared: tables.build binds them)
 
 
 # --------------------------------------------------------------------------
@@ -176,6 +177,9 @@ def nn_new(name: str, *args: Any, **kwargs: Any) -> Module:
         raise ValueError(f"no built-in layer named {name!r}")
     init = cls.__init__
     names = _signature_names(init)[1:]
+    formals = declared(cls)
+    if formals is not None:  # R torch's formals: matched by R's rules, passed by name
+        args, kwargs = matching.Matcher(name, formals, cls, python_names(cls))(args, kwargs)
     if not names:  # *args layers (activations): keep positional order
         rules = _TRANSLATE.get(name, {})
         kw = {k: (rules[k](_py(v)) if k in rules and v is not None else _py(v))

@@ -22,7 +22,7 @@ from ..ops import REGISTRY, OpSpec
 from ..ops.out_forms import out_form, out_name
 from ..sparse import strided_only
 from ..tensor import Tensor, wrap
-from . import extensions, one_based, tensor_api
+from . import extensions, matching, one_based, tensor_api
 from .convert import _r_tensor, _tensor_of
 
 # Arguments R torch takes as tensors: an R vector there becomes one, as in R torch.
@@ -169,8 +169,9 @@ def _r_matched(names: list[str], args: tuple, kw: dict) -> tuple[tuple, dict]:
     return (), {**kw, **dict(zip(free, args))}
 
 
-def r_callable(spec: OpSpec) -> Callable:
-    """The op as R calls it: dims and positions translated as declared."""
+def r_callable(spec: OpSpec, match: matching.Matcher | None = None) -> Callable:
+    """The op as R calls it: dims and positions translated as declared; with `match`,
+    under R torch's formals (rtorch_py.formals), matched as R does first."""
     fn = spec.fn
     params = list(inspect.signature(fn).parameters.values())
     for c in spec.r_conventions:  # (wrappers take the op's own arguments)
@@ -190,7 +191,8 @@ def r_callable(spec: OpSpec) -> Callable:
     results = [RESULT_CONVENTIONS[c] for c in spec.r_conventions if c in RESULT_CONVENTIONS]
     if not steps and index_out is False and not result_names and not conventions and \
             not results:
-        return fn
+        return fn if match is None else matching.bind(spec.name, fn, spec.fn,
+                                                      match.name.startswith("x$"))
     first = names[0]
 
     def translate(what: str, v: Any, ndim: int | None) -> Any:
@@ -258,8 +260,13 @@ def r_callable(spec: OpSpec) -> Callable:
     translated_names = frozenset(name for _, name in translating)
     tensor_names = frozenset(name for _, name, what in steps if what == "tensor")
 
+    least, most = (match.least, match.most) if match is not None else (0, 0)
+
     def call(*args: Any, **kw: Any) -> Any:
-        if kw and len(args) > 1 and any(position.get(k, sys.maxsize) < len(args) for k in kw):
+        if match is not None:
+            if kw or not least <= len(args) <= most:
+                args, kw = match(args, kw)  # (R torch's formals: R's matching)
+        elif kw and len(args) > 1 and any(position.get(k, sys.maxsize) < len(args) for k in kw):
             args, kw = _r_matched(bound, args, kw)  # (Python would refuse these)
         if len(args) <= first_translated and fast:
             for v in args:
@@ -321,13 +328,16 @@ def build() -> dict[str, dict]:
                 unary[sym] = spec.fn
             else:
                 direct[sym] = (spec, dict(fixed))
-        r_fn = r_callable(spec)
+        translated = r_callable(spec)
+        match = matching.matcher(spec.function_name, spec.fn)
+        r_fn = translated if match is None else r_callable(spec, match)
         if spec.function:
             functions[spec.function_name] = r_fn
             if out_name(spec):  # torch_<name>_out(out, ...) (ops.out_forms)
-                outs[out_name(spec)] = out_form(spec, r_fn)
+                outs[out_name(spec)] = out_form(spec, translated)
         if spec.method:
-            methods[spec.name] = r_fn
+            match = matching.matcher(spec.name, spec.fn, method=True)
+            methods[spec.name] = translated if match is None else r_callable(spec, match)
         for g in spec.r_math:
             math[g] = _log if g == "log" else spec.fn
         for g in spec.r_summary:
@@ -337,10 +347,11 @@ def build() -> dict[str, dict]:
     for name in tensor_api.METHODS:
         if name in methods:
             raise RuntimeError(f"tensor method {name!r} is also an op")
-    methods.update(tensor_api.METHODS)
+    methods.update({k: matching.bind(k, f, method=True)
+                    for k, f in tensor_api.METHODS.items()})
     functions.update({k: v for k, v in outs.items() if k not in functions})
-    functions.update(tensor_api.FUNCTIONS)
-    functions.update(extensions.functions())
+    functions.update({k: matching.bind(k, f) for k, f in
+                      {**tensor_api.FUNCTIONS, **extensions.functions()}.items()})
     return {"FUNCTIONS": functions, "METHODS": methods, "BINARY_OPS": binary,
             "UNARY_OPS": unary, "MATH": math, "SUMMARY": summary}
 

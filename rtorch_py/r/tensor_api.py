@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..formals import r_formals
 from .. import amp as _amp
 from .. import autograd as _ag
 from .. import creation as _cr
@@ -124,6 +125,7 @@ def torch_randint(low: Any, high: Any = None, size: Any = None, generator: Any =
                              requires_grad=requires_grad, generator=generator)
 
 
+@r_formals("input, low, high, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE")
 def torch_randint_like(input: Tensor, low: Any, high: Any = None, dtype: Any = None,
                        layout: Any = None, device: Any = None, requires_grad: bool = False,
                        memory_format: Any = None) -> Tensor:
@@ -132,6 +134,7 @@ def torch_randint_like(input: Tensor, low: Any, high: Any = None, dtype: Any = N
                                   dtype=dtype, requires_grad=requires_grad)
 
 
+@r_formals("n, dtype = torch_int64(), layout = NULL, device = NULL, requires_grad = FALSE")
 def torch_randperm(n: Any, dtype: Any = None, layout: Any = None, device: Any = None,
                    requires_grad: bool = False, generator: Any = None) -> Tensor:
     """A random permutation of 0..n-1 (R torch leaves randperm's values 0-based)."""
@@ -146,6 +149,7 @@ def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, layout: Any =
                                    requires_grad=requires_grad)
 
 
+@r_formals("mean, std, size = NULL, generator = NULL, ...")
 def torch_normal(mean: Any = 0, std: Any = 1, size: Any = None, generator: Any = None,
                  dtype: Any = None, layout: Any = None, device: Any = None,
                  requires_grad: bool = False, **kw: Any) -> Tensor:
@@ -561,6 +565,7 @@ def element_size(self: Tensor) -> int:
 # Autograd functions
 
 
+@r_formals("tensors, grad_tensors = NULL, retain_graph = create_graph, create_graph = FALSE")
 def autograd_backward(tensors: Any, grad_tensors: Any = None, retain_graph: Any = None,
                       create_graph: bool = False, inputs: Any = None) -> None:
     tensors = _list(tensors)

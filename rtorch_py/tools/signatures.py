@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..formals import declared
 from ..ops import REGISTRY, OpSpec
 from ..ops.out_forms import out_name
 from ..r import nn_api, tables
@@ -181,18 +182,28 @@ def python_formals(fn: Callable, shifted: Sequence[str] = (), defaults: dict | N
 
 
 def _spec_formals(spec: OpSpec, drop_first: bool = False) -> list:
-    return python_formals(spec.fn, (*spec.dims, *spec.new_dims, *spec.indices),
-                          drop_first=drop_first)
+    return _declared_or(spec.fn, drop_first) or python_formals(
+        spec.fn, (*spec.dims, *spec.new_dims, *spec.indices), drop_first=drop_first)
+
+
+def _declared_or(fn: Callable, drop_first: bool = False) -> list | None:
+    """R torch's formals declared for `fn` (rtorch_py.formals), if any: what R sees."""
+    formals = declared(fn, method=drop_first)  # (a method's formals: the tensor first)
+    if formals is None:
+        return None
+    return list(formals[1:] if drop_first else formals)
 
 
 def shim_formals(kind: str, name: str, table: dict) -> list:
     """The formals R sees of a shim function (kind "function") or tensor method
-    ("method") generated from the Python tables."""
+    ("method") generated from the Python tables: R torch's where the function
+    declares them (`@r_formals`), else the Python function's as R calls it."""
     if kind == "method":
         spec = REGISTRY.get(name)
         if spec is not None and spec.method:
             return _spec_formals(spec, drop_first=True)
-        return python_formals(table["METHODS"][name], drop_first=True)
+        fn = table["METHODS"][name]
+        return _declared_or(fn, True) or python_formals(fn, drop_first=True)
     by_function = {s.function_name: s for s in REGISTRY.values() if s.function}
     if name in by_function:
         return _spec_formals(by_function[name])
@@ -201,12 +212,14 @@ def shim_formals(kind: str, name: str, table: dict) -> list:
         out_arg = "grad_input" if outs[name].name.endswith("_backward") else "out"
         return [(out_arg, NO_DEFAULT, False), *_spec_formals(outs[name])]
     if name in nn_api.LAYERS:
-        return python_formals(nn_api.LAYERS[name].__init__, *nn_api.r_conventions(name),
-                              drop_first=True)
+        cls = nn_api.LAYERS[name]
+        return _declared_or(cls) or python_formals(cls.__init__, *nn_api.r_conventions(name),
+                                                   drop_first=True)
     fn = table["FUNCTIONS"][name]
     if name in nn_api.R_FUNCTIONS and hasattr(fn, "__wrapped__"):
-        return python_formals(fn.__wrapped__, *nn_api.r_conventions(name))
-    return python_formals(fn)
+        fn = fn.__wrapped__
+        return _declared_or(fn) or python_formals(fn, *nn_api.r_conventions(name))
+    return _declared_or(fn) or python_formals(fn)
 
 
 # --------------------------------------------------------------------------
@@ -257,7 +270,7 @@ def _same_default(r: Any, py: Any, name: str = "", others: Sequence[str] = ()) -
     if name == "device" and r is None and py == "cpu":  # the default device
         return True
     if isinstance(r, tuple) and len(r) > 1 and all(isinstance(x, str) for x in r):
-        return py == r[0]  # R's match.arg(): c("mean", "sum", "none") means "mean"
+        return py in (r[0], r)  # R's match.arg(): c("mean", "sum", "none") means "mean"
     if isinstance(py, list):
         py = tuple(py)
     if isinstance(r, tuple) and not isinstance(py, tuple) and len(r) == 1:
@@ -298,7 +311,10 @@ def _r_text(v: Any) -> str:
 
 def _r_name(name: str) -> str:
     """A Python argument as R names it: `from_` is R's `from` (a Python keyword); the
-    bridge takes R's `from_` too (R torch's torch_can_cast(from_, to))."""
+    bridge takes R's `from_` too (R torch's torch_can_cast(from_, to)); `_weight` is
+    R's `.weight` (rtorch_py.r.matching.python_name)."""
+    if name.startswith("_") and len(name) > 1:
+        return "." + name[1:]
     return name[:-1] if name.endswith("_") and keyword.iskeyword(name[:-1]) else name
 
 

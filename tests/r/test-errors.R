@@ -715,6 +715,39 @@ test_that("E54-E57: the functional API's misuse, vectorize, gradgradcheck, autog
   expect_intact(s)
 })
 
+test_that("E71: an argument R torch's function does not have", {
+  s <- err_state()
+  x <- torch_randn(3, 4)
+  expect_error(torch_std(x, correction = 0), "unused argument (correction = 0)", fixed = TRUE,
+               class = "type_error")
+  expect_error(x$std(correction = 0), "x$std() takes R torch's arguments: dim, unbiased",
+               fixed = TRUE)
+  expect_error(x$reshape(4, 3), "unused argument (3)", fixed = TRUE)
+  expect_error(x$new_zeros(c(2, 2), dtype = torch_float64()), "unused argument (dtype",
+               fixed = TRUE)
+  expect_error(nnf_cross_entropy(torch_randn(2, 3), torch_tensor(c(1L, 2L)),
+                                 label_smoothing = 0.1), "unused argument (label_smoothing",
+               fixed = TRUE)
+  expect_error(nn_conv2d(1, 2, 3, output_padding = 1), "unused argument (output_padding = 1)",
+               fixed = TRUE)
+  expect_intact(s)
+})
+
+test_that("E72: `...` given something where R torch keeps it empty", {
+  s <- err_state()
+  expect_error(linalg_lstsq(torch_randn(3, 3), torch_randn(3, 2), NULL, "gelsy"),
+               "`...` must be empty", fixed = TRUE, class = "type_error")
+  expect_error(torch_normal(0, 1, size = 2, foo = 1), "* foo", fixed = TRUE)
+  expect_intact(s)
+})
+
+test_that("E73: out_dtype on the CPU", {
+  s <- err_state()
+  expect_error(torch_mm(torch_randn(2, 3), torch_randn(3, 2), out_dtype = torch_float()),
+               "Could not run 'aten::mm.dtype'", fixed = TRUE, class = "not_implemented_error")
+  expect_intact(s)
+})
+
 test_that("E75: jit_save_for_mobile() of a trace the lite interpreter's bytecode is not written for", {
   tr <- jit_trace(function(x) torch_relu(x)$cumsum(1), torch_ones(2))
   path <- tempfile(fileext = ".pt")

@@ -1,0 +1,173 @@
+"""R torch's formals declared where they differ from the Python function's
+(rtorch_py/formals.py) and R's matching against them (rtorch_py/r/matching.py); the
+arguments added with their meaning, against PyTorch from Python."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import rtorch_py as rt
+from rtorch_py.formals import declared, parse, r_formals
+from rtorch_py.r import matching, tables
+
+
+def test_parse_reads_r_defaults() -> None:
+    assert parse("self, dim = 1L, keepdim = FALSE, p = -0.5, m = 'mean', n = NULL, "
+                 "o = list(), r = c('a', 'b'), d = torch_int64(), ...") == (
+        ("self", None, False), ("dim", 1, True), ("keepdim", False, True), ("p", -0.5, True),
+        ("m", "mean", True), ("n", None, True), ("o", (), True), ("r", ("a", "b"), True),
+        ("d", ("expr", "torch_int64()"), True), ("...", None, False))
+
+
+@r_formals("self, size, fill = 'z', ..., last = TRUE", python_names={"fill": "fill_with"})
+def _example(self, size, *more, fill_with="z", last=False, extra=0):
+    return self, size, more, fill_with, last, extra
+
+
+def test_matching_is_r_s() -> None:
+    call = matching.bind("ex", _example)
+    assert call(1, 2) == (1, 2, (), "z", True, 0)  # R's default filled (last = TRUE)
+    assert call(1, size=2, fill="y") == (1, 2, (), "y", True, 0)  # R's name, Python's
+    assert call(1, 2, extra=3)[5] == 3  # `...`: what Python takes by name
+    assert call(1, 2, "y")[3] == "y"  # (by position up to `...`)
+    assert call(2, self=1) == (1, 2, (), "z", True, 0)  # (positions past a named one)
+    with pytest.raises(TypeError, match=r"(?s)`...` must be empty.*\* \.\.1"):
+        call(1, 2, "y", 4)
+    with pytest.raises(TypeError, match=r"(?s)`...` must be empty.*\* nope"):
+        call(1, 2, nope=3)
+    plain = matching.bind("std", rt.torch_std, rt.torch_std)
+    with pytest.raises(TypeError, match=r"unused argument \(correction = 1\)"):
+        plain(rt.torch_ones(3), correction=1)
+    assert matching.bind("zeros", rt.torch_zeros) is rt.torch_zeros  # (none declared)
+
+
+def test_method_formals_are_declared_apart() -> None:
+    spec = rt.ops.REGISTRY["mm"]
+    assert [f[0] for f in declared(spec.fn)] == ["self", "mat2", "out_dtype"]
+    assert [f[0] for f in declared(spec.fn, method=True)] == ["self", "mat2"]
+    x, w = rt.torch_randn(2, 3), rt.torch_randn(3, 2)
+    method = tables.build()["METHODS"]["mm"]
+    np.testing.assert_array_equal(method(x, w).data, x.mm(w).data)
+    with pytest.raises(TypeError, match=r"x\$mm\(\) takes R torch's arguments: mat2$"):
+        method(x, w, out_dtype=None)
+
+
+def test_new_options_are_spread() -> None:
+    new_zeros = tables.build()["METHODS"]["new_zeros"]
+    out = new_zeros(rt.torch_ones(2), [2, 2], options={"dtype": rt.torch_float64()})
+    assert out.dtype == rt.torch_float64() and out.shape == (2, 2)
+
+
+def test_python_keeps_pytorch_s_arguments() -> None:
+    a = np.random.default_rng(0).standard_normal((3, 4))
+    x, t = rt.torch_tensor(a), torch.tensor(a)
+    assert x.reshape(2, 6).shape == tuple(t.reshape(2, 6).shape)
+    assert x.repeat(2, 1).shape == tuple(t.repeat(2, 1).shape)
+    assert x.permute(1, 0).shape == tuple(t.permute(1, 0).shape)
+    np.testing.assert_allclose(x.std(dim=0, correction=0).data,
+                               t.std(dim=0, correction=0).numpy())
+    np.testing.assert_allclose(rt.torch_mm(x, rt.torch_tensor(a.T), out_dtype=None).data,
+                               torch.mm(t, t.T).numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("center, align", [(False, True), (False, False), (False, None)])
+def test_stft_align_to_window(center: bool, align: bool | None) -> None:
+    a = np.random.default_rng(1).standard_normal((2, 60))
+    w = np.hanning(8)
+    kw = dict(n_fft=16, hop_length=4, win_length=8, center=center, return_complex=True,
+              align_to_window=align)
+    want = torch.stft(torch.tensor(a), window=torch.tensor(w), **kw).numpy()
+    got = rt.torch_tensor(a).stft(window=rt.torch_tensor(w), **kw).data
+    np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+def test_stft_align_to_window_needs_center_false() -> None:
+    with pytest.raises(RuntimeError, match="align_to_window should only be set when center"):
+        rt.torch_randn(40).stft(16, center=True, return_complex=True, align_to_window=True)
+
+
+def test_named_forms_of_diagonal_flatten_unflatten() -> None:
+    # (PyTorch 2.13 has no named tensors left: libtorch 2.8's rule, the names of the dims
+    # kept then the new one, and the values of the unnamed form)
+    t = torch.randn(2, 3, 4)
+    x = rt.torch_tensor(t.numpy()).refine_names("A", "B", "C")
+    d = x.diagonal(outdim="D", dim1="A", dim2="B")
+    assert d.names == ("C", "D")
+    np.testing.assert_array_equal(d.data, t.diagonal(dim1=0, dim2=1).numpy())
+    f = x.flatten(dims=["B", "C"], out_dim="E")
+    assert f.names == ("A", "E")
+    np.testing.assert_array_equal(f.data, t.flatten(1, 2).numpy())
+    with pytest.raises(RuntimeError, match="consecutive"):
+        x.flatten(dims=["A", "C"], out_dim="E")
+    u = rt.torch_tensor(t.numpy()[0]).refine_names("A", "B").unflatten("B", (2, 2),
+                                                                        names=["X", "Y"])
+    assert u.names == ("A", "X", "Y")
+    np.testing.assert_array_equal(u.data, t[0].unflatten(1, (2, 2)).numpy())
+
+
+def test_embedding_bag_arguments() -> None:
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal((6, 3)) * 3
+    idx, off = np.array([0, 2, 4, 5, 1]), np.array([0, 2, 5])
+    for kw in ({"max_norm": 1.0}, {"include_last_offset": True, "mode": "sum"},
+               {"mode": "max", "norm_type": 1.0, "max_norm": 2.0}):
+        tw, rw = torch.tensor(w), rt.torch_tensor(w.copy())
+        want = TF.embedding_bag(torch.tensor(idx), tw, torch.tensor(off), **kw)
+        got = rt.nnf_embedding_bag(rt.torch_tensor(idx), rw, rt.torch_tensor(off), **kw)
+        np.testing.assert_allclose(got.data, want.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(rw.data, tw.numpy(), rtol=1e-6)  # (max_norm: in place)
+
+
+def _mha_inputs(rng: np.random.Generator) -> dict:
+    L, S, N, E, H = 3, 4, 2, 6, 2
+    return dict(q=rng.standard_normal((L, N, E)), k=rng.standard_normal((S, N, E)),
+                v=rng.standard_normal((S, N, E)), w=rng.standard_normal((3 * E, E)),
+                b=rng.standard_normal(3 * E), bk=rng.standard_normal((1, 1, E)),
+                bv=rng.standard_normal((1, 1, E)), ow=rng.standard_normal((E, E)),
+                ob=rng.standard_normal(E), E=E, H=H, N=N, S=S,
+                kpm=np.array([[False, False, True, False], [False, True, False, False]]))
+
+
+@pytest.mark.parametrize("variant", ["bias_kv", "zero_attn", "separate", "static", "mask"])
+def test_multi_head_attention_forward_against_pytorch(variant: str) -> None:
+    d = _mha_inputs(np.random.default_rng(3))
+    E, H = d["E"], d["H"]
+
+    def args(T: object, tensor: object) -> tuple:
+        extra: dict = dict(need_weights=True, average_attn_weights=variant != "mask")
+        bk = bv = None
+        if variant == "bias_kv":
+            bk, bv = tensor(d["bk"]), tensor(d["bv"])
+        if variant == "separate":
+            w = d["w"]
+            extra.update(use_separate_proj_weight=True, q_proj_weight=tensor(w[:E]),
+                         k_proj_weight=tensor(w[E:2 * E]), v_proj_weight=tensor(w[2 * E:]))
+        if variant == "static":
+            sk = np.random.default_rng(4).standard_normal((d["N"] * H, 5, E // H))
+            extra.update(static_k=tensor(sk), static_v=tensor(sk * 2))
+        if variant == "mask":
+            extra.update(key_padding_mask=tensor(d["kpm"]))
+        return ((tensor(d["q"]), tensor(d["k"]), tensor(d["v"]), E, H, tensor(d["w"]),
+                 tensor(d["b"]), bk, bv, variant == "zero_attn", 0.0, tensor(d["ow"]),
+                 tensor(d["ob"])), extra)
+    targs, tkw = args(torch, torch.tensor)
+    want = TF.multi_head_attention_forward(*targs, training=False, **tkw)
+    rargs, rkw = args(rt, rt.torch_tensor)
+    got = rt.nnf_multi_head_attention_forward(*rargs, training=False, **rkw)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.data, w.detach().numpy(), rtol=1e-6, atol=1e-9)
+
+
+def test_lu_and_normalize_write_into_out() -> None:
+    a = np.random.default_rng(5).standard_normal((3, 3))
+    lu, piv = rt.torch_empty(0), rt.torch_empty(0, dtype=rt.torch_int32())
+    got = rt.torch_lu(rt.torch_tensor(a), out=(lu, piv))
+    want = torch.linalg.lu_factor(torch.tensor(a))
+    assert got[0] is lu and got[1] is piv
+    np.testing.assert_allclose(lu.data, want.LU.numpy())
+    np.testing.assert_array_equal(piv.data, want.pivots.numpy())
+    out = rt.torch_empty(3, 3, dtype=rt.torch_float64())
+    rt.nnf_normalize(rt.torch_tensor(a), out=out)
+    np.testing.assert_allclose(out.data, TF.normalize(torch.tensor(a)).numpy())
