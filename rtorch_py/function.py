@@ -146,8 +146,9 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
         elif jvp is None:
             raise RuntimeError(
                 f"{label} has a dual input (forward-mode AD) but no jvp: give "
-                "autograd_function() a jvp = function(ctx, ...) returning the outputs' "
-                "tangents (Python class style: a jvp staticmethod)")
+                "it a jvp returning the outputs' tangents (R: autograd_function_with_jvp("
+                "forward, backward, jvp = function(ctx, ...)); Python: autograd_function("
+                "..., jvp=) or a jvp staticmethod)")
     state = engine.thread_state()
     grad_on = state.grad
     # forward sees tensors that require grad detached (same data and version);

@@ -75,7 +75,17 @@ with_detect_anomaly <- function(code) {
   values
 }
 
-autograd_function <- function(forward, backward, jvp = NULL) {
+autograd_function <- function(forward, backward) {
+  .autograd_function(forward, backward, NULL)
+}
+
+# rtorch-py's forward mode (R torch has none): a custom function with its jvp,
+# function(ctx, ...) taking the input tangents by name, returning the outputs'.
+autograd_function_with_jvp <- function(forward, backward, jvp) {
+  .autograd_function(forward, backward, jvp)
+}
+
+.autograd_function <- function(forward, backward, jvp) {
   fmls <- formals(forward)[-1L]
   .rtorch_names <- names(fmls)
   if (is.null(.rtorch_names)) .rtorch_names <- character()

@@ -662,8 +662,8 @@ test_that("E53: dual tensors and custom functions under forward mode", {
   x <- torch_tensor(c(1, 2))
   expect_error(make_dual(x, x), "make_dual: no dual level is active", class = "runtime_error")
   square <- autograd_function(function(ctx, x) x * x, function(ctx, g) list(x = g))
-  wrong <- autograd_function(function(ctx, x) x * x, function(ctx, g) list(x = g),
-                             jvp = function(ctx, x) torch_ones(3))
+  wrong <- autograd_function_with_jvp(function(ctx, x) x * x, function(ctx, g) list(x = g),
+                                       jvp = function(ctx, x) torch_ones(3))
   with_dual_level({
     expect_error(make_dual(x, torch_ones(3)),
                  "the tangent's shape [3] differs from the primal's [2]", fixed = TRUE)

@@ -26,7 +26,7 @@ test_that("dual tensors carry tangents through ops, and only inside their level"
 
 test_that("a custom function's jvp gets the input tangents by name, NULL where none", {
   seen <- NULL
-  f <- autograd_function(
+  f <- autograd_function_with_jvp(
     forward = function(ctx, x, y) {
       ctx$save_for_forward(x = x, y = y)
       x * torch_exp(y)
@@ -57,7 +57,7 @@ test_that("autograd_gradcheck(check_forward_ad = TRUE) checks forward-mode tange
   x <- torch_tensor(c(0.3, 0.7, -0.2), dtype = torch_float64(), requires_grad = TRUE)
   expect_true(autograd_gradcheck(function(v) torch_cumsum(v$exp() * v, 1), list(x),
                                  check_forward_ad = TRUE))
-  wrong_jvp <- autograd_function(
+  wrong_jvp <- autograd_function_with_jvp(
     forward = function(ctx, x) { ctx$save_for_backward(x = x); x^2 },
     backward = function(ctx, g) list(x = 2 * ctx$saved_variables$x * g),
     jvp = function(ctx, x) 3 * x
