@@ -253,6 +253,9 @@ class Layout:
 strided = Layout("strided")
 sparse_coo = Layout("sparse_coo")
 sparse_csr = Layout("sparse_csr")
+sparse_csc = Layout("sparse_csc")
+sparse_bsr = Layout("sparse_bsr")
+sparse_bsc = Layout("sparse_bsc")
 
 
 # --------------------------------------------------------------------------

@@ -1,15 +1,22 @@
-"""The sparse layouts: COO (`torch_sparse_coo_tensor()`, `x$to_sparse()`) and 2-d
-CSR (`x$to_sparse_csr()`), with PyTorch's semantics: their tensors and their ops.
+"""The sparse layouts: COO (`torch_sparse_coo_tensor()`, `x$to_sparse()`) and the
+compressed ones, CSR, CSC, BSR and BSC (`x$to_sparse_csr()`, `x$to_sparse_csc()`,
+`x$to_sparse_bsr(blocksize)`, `x$to_sparse_bsc(blocksize)`: two sparse dims, then
+any dense dims; no batch dims), with PyTorch's semantics: their tensors and ops.
 
 A sparse tensor is a `Tensor` subclass that holds its parts instead of one
 array: for COO the indices (int64, sparse_dim x nnz, 0-based), the values (a
-tensor, nnz x dense dims) and the size; for CSR the compressed row offsets,
-the column of each value and the values. Dense tensors pay nothing for it:
+tensor, nnz x dense dims) and the size; for a compressed layout the compressed
+indices (`crow_indices` of CSR/BSR, `ccol_indices` of CSC/BSC: where each row's
+or column's entries start), the plain ones (`col_indices`, `row_indices`: one
+per stored value or block) and the values (nnz x dense dims, nnz x block rows x
+block cols x dense dims for BSR/BSC). Dense tensors pay nothing for it:
 their `layout` is a class constant, and ops look at their operands' layouts
 only once a sparse tensor exists (ops/dispatch.py).
 
-What works on them: conversions (`to_dense`, `to_sparse`, `to_sparse_csr`,
-`coalesce`), their parts (`indices`, `values`, `crow_indices`, `col_indices`),
+What works on them: conversions between every two layouts (`to_dense`,
+`to_sparse`, `to_sparse_csr`/`csc`/`bsr`/`bsc` and their private `_` forms,
+`coalesce`), their parts (`indices`, `values`, `crow_indices`, `col_indices`,
+`ccol_indices`, `row_indices`), `sparse_mask`, `smm`, `sspaddmm`, the resizes,
 `index_select` (so R's `head()`/`tail()`: its implementation for COO tensors,
 registered on the op), printing as R torch prints them, and autograd through
 construction (rtorch_py/sparse.py), `to_dense()`, `values()`, `coalesce()`,
@@ -29,17 +36,18 @@ against PyTorch.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from ..engine import NEW_VERSION, version_box
 from ..printing import format_sparse as _format_coo
 from ..printing import format_tensor
-from ..tensor import (Layout, Tensor, _dim, sparse_coo, sparse_csr, special_tensors_exist,
-                      strided, wrap)
+from ..tensor import (Layout, Tensor, _dim, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc,
+                      sparse_csr, special_tensors_exist, strided, wrap)
 from .dispatch import implements, op, running_op
 from .indexing import IndexSelectBackward0, _index_add_into, index_select_args
+from .linalg import _NoDerivative
 from .recording import formula, record
 from .samples import sparse as S
 
@@ -51,8 +59,9 @@ _new = object.__new__
 
 
 class SparseTensor(Tensor):
-    """A COO or CSR tensor. Its parts are in `_ind` (COO) or `_crow`/`_col`
-    (CSR), `_vals`, `_size`; `data` (a dense tensor's array) does not exist."""
+    """A COO or compressed tensor. Its parts are in `_ind` (COO) or
+    `_cidx`/`_pidx` (compressed, plain indices), `_vals`, `_size`; `data` (a
+    dense tensor's array) does not exist."""
 
     layout: Layout = sparse_coo
 
@@ -152,21 +161,21 @@ def _copy_parts(x: SparseTensor) -> SparseTensor:
     """A new sparse tensor with x's parts (shared) and no history."""
     out = _new(SparseTensor)
     out.__dict__.update({k: v for k, v in x.__dict__.items()
-                         if k in ("layout", "_size", "_ind", "_crow", "_col", "_vals",
+                         if k in ("layout", "_size", "_ind", "_cidx", "_pidx", "_vals",
                                   "_coalesced")})
     out._rg, out.grad_fn, out._version = False, None, NEW_VERSION
     return out
 
 
 def _make(layout: Layout, size: tuple, values: np.ndarray, coalesced: bool = False,
-          indices: np.ndarray | None = None, crow: np.ndarray | None = None,
-          col: np.ndarray | None = None) -> SparseTensor:
+          indices: np.ndarray | None = None, cidx: np.ndarray | None = None,
+          pidx: np.ndarray | None = None) -> SparseTensor:
     special_tensors_exist()  # (ops now look at their operands' layouts)
     out = _new(SparseTensor)
     out._rg, out.grad_fn, out._version = False, None, NEW_VERSION
     if layout is not sparse_coo:
         out.layout = layout
-        out._crow, out._col = crow, col
+        out._cidx, out._pidx = cidx, pidx
     else:
         out._ind = indices
     out._vals = wrap(values)
@@ -177,6 +186,26 @@ def _make(layout: Layout, size: tuple, values: np.ndarray, coalesced: bool = Fal
 
 def _sparse_dim(x: SparseTensor) -> int:
     return x._ind.shape[0] if x.layout is sparse_coo else 2
+
+
+COMPRESSED = (sparse_csr, sparse_csc, sparse_bsr, sparse_bsc)
+_ROW_MAJOR = (sparse_csr, sparse_bsr)
+_BLOCKED = (sparse_bsr, sparse_bsc)
+# libtorch's names of the layouts in its messages
+_LAYOUT_NAME = {strided: "Strided", sparse_coo: "Sparse", sparse_csr: "SparseCsr",
+                sparse_csc: "SparseCsc", sparse_bsr: "SparseBsr", sparse_bsc: "SparseBsc"}
+_NODE = {sparse_csr: "ToSparseCsrBackward0", sparse_csc: "ToSparseCscBackward0",
+         sparse_bsr: "ToSparseBsrBackward0", sparse_bsc: "ToSparseBscBackward0"}
+
+
+def _blocksize(x: SparseTensor) -> tuple:
+    return tuple(x._vals.shape[1:3]) if x.layout in _BLOCKED else (1, 1)
+
+
+def _block_coords(x: SparseTensor) -> tuple:
+    """(block row, block column) of each stored value (block) of a compressed tensor."""
+    major = np.repeat(np.arange(x._cidx.size - 1, dtype=np.int64), np.diff(x._cidx))
+    return (major, x._pidx) if x.layout in _ROW_MAJOR else (x._pidx, major)
 
 
 # --------------------------------------------------------------------------
@@ -209,25 +238,38 @@ def _coo_dense(x: SparseTensor) -> np.ndarray:
     return out
 
 
-def _csr_to_coo_indices(crow: np.ndarray, col: np.ndarray) -> np.ndarray:
-    rows = np.repeat(np.arange(crow.size - 1, dtype=np.int64), np.diff(crow))
-    return np.stack([rows, col])
+def _elements(x: SparseTensor) -> tuple:
+    """(indices, values) of x as COO parts, in x's storage order: a block's
+    elements one by one (row by row), each with the values' dense dims."""
+    if x.layout is sparse_coo:
+        return x._ind, x._vals.data
+    (bh, bw), (br, bc) = _blocksize(x), _block_coords(x)
+    rows = br[:, None, None] * bh + np.arange(bh)[None, :, None] + np.zeros(bw, np.int64)
+    cols = bc[:, None, None] * bw + np.arange(bw)[None, None, :] + np.zeros((bh, 1), np.int64)
+    dense = x._size[2:]
+    return (np.stack([rows.reshape(-1), cols.reshape(-1)]),
+            x._vals.data.reshape((rows.size,) + dense))
 
 
 def _dense_array(x: SparseTensor) -> np.ndarray:
     if x.layout is sparse_coo:
         return _coo_dense(x)
     out = np.zeros(x._size, dtype=x._vals.data.dtype)
-    rows, cols = _csr_to_coo_indices(x._crow, x._col)
-    out[rows, cols] = x._vals.data
+    idx, vals = _elements(x)
+    out[tuple(idx)] = vals  # (a compressed tensor stores each position once)
     return out
+
+
+def _counts(x: SparseTensor) -> np.ndarray:
+    """How many stored values x has at each position of its sparse dims."""
+    m = np.zeros(x._size[:_sparse_dim(x)], dtype=np.int64)
+    np.add.at(m, tuple(_elements(x)[0]), 1)
+    return m
 
 
 def _mask(x: SparseTensor) -> np.ndarray:
     """Where x stores values, as a dense boolean array (whole dense slices)."""
-    m = np.zeros(x._size[:_sparse_dim(x)], dtype=bool)
-    idx = x._ind if x.layout is sparse_coo else _csr_to_coo_indices(x._crow, x._col)
-    m[tuple(idx)] = True
+    m = _counts(x) > 0
     return m.reshape(m.shape + (1,) * (len(x._size) - m.ndim))
 
 
@@ -247,8 +289,8 @@ def to_dense(self: Tensor, dtype: Any = None, masked_grad: Any = None) -> Tensor
 
 @formula(arrays=True)
 def ToSparseBackward0(n, g):
-    # (to_sparse() without sparse_dim records it as ToSparseBackward1, to_sparse_csr() as
-    # ToSparseCsrBackward0)
+    # (recorded under each conversion's name: ToSparseBackward1 for to_sparse() without
+    # sparse_dim, ToSparseCsrBackward0, ToSparseCscBackward0, ...)
     return (g,)
 
 
@@ -263,18 +305,7 @@ def _dense_to_coo(arr: np.ndarray, sparse_dim: int) -> tuple:
     return indices, flat[where]
 
 
-@op(function=False, samples=S.to_sparse)
-def to_sparse(self: Tensor, sparse_dim: Any = None, layout: Any = None, blocksize: Any = None,
-              dense_dim: Any = None) -> Tensor:
-    """COO from a dense tensor (its non-zero entries: slices when `sparse_dim` or
-    `dense_dim` leaves trailing dims dense) or from CSR."""
-    if layout is not None and layout is not sparse_coo:
-        if layout is sparse_csr:
-            return to_sparse_csr(self, dense_dim)
-        raise NotImplementedError(f"to_sparse(): layout {layout!r} is not supported; "
-                                  "use torch_sparse_coo() or x$to_sparse_csr()")
-    if blocksize is not None:
-        raise NotImplementedError("to_sparse(): blocksize (BSR/BSC layouts) is not supported")
+def _to_coo(self: Tensor, sparse_dim: Any, dense_dim: Any, name: str) -> Tensor:
     ndim = self.ndim
     if sparse_dim is not None and dense_dim is not None:
         raise RuntimeError("to_sparse(): give sparse_dim or dense_dim, not both")
@@ -286,39 +317,162 @@ def to_sparse(self: Tensor, sparse_dim: Any = None, layout: Any = None, blocksiz
                            f"{ndim} dims, got {sd}")
     node = "ToSparseBackward0" if sparse_dim is not None else "ToSparseBackward1"
     if self.layout is sparse_coo:
+        if name.startswith("_"):
+            raise RuntimeError("sparse_coo_to_sparse: unexpected same input and output layout")
         if sd != _sparse_dim(self):
             raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim "
                                "argument !=self.sparse_dim() is not supported")
         return self
-    if self.layout is sparse_csr:
-        out = _make(sparse_coo, self._size, self._vals.data,
-                    indices=_csr_to_coo_indices(self._crow, self._col), coalesced=True)
+    if self.layout is not strided:  # compressed: its elements in row-major order
+        idx, vals = _elements(self)
+        order = np.lexsort(idx[::-1])
+        out = _make(sparse_coo, self._size, vals[order], indices=idx[:, order], coalesced=True)
         return record(out, ToSparseBackward0, (self,), name=node)
     indices, values = _dense_to_coo(self.data, sd)
     return record(_make(sparse_coo, self.shape, values, indices=indices, coalesced=True),
                   ToSparseBackward0, (self,), name=node)
 
 
-@op(function=False, samples=S.to_sparse_csr)
-def to_sparse_csr(self: Tensor, dense_dim: Any = None) -> Tensor:
-    """Compressed sparse rows of a 2-d tensor (dense or COO)."""
-    if dense_dim:
-        raise NotImplementedError("to_sparse_csr(): dense dims are not supported (CSR here "
-                                  "is 2-d with scalar values)")
-    if self.layout is sparse_csr:
-        return self
-    if self.ndim != 2:
-        raise NotImplementedError(f"to_sparse_csr(): only 2-d tensors are supported here, "
-                                  f"got {self.ndim} dims")
-    if self.layout is sparse_coo:
-        c = coalesce(self)
-        indices, values = c._ind, c._vals.data
+def _blocksize_arg(blocksize: Any, name: str) -> tuple:
+    b = np.asarray(blocksize.data if isinstance(blocksize, Tensor) else blocksize).reshape(-1)
+    if b.size == 1:
+        b = np.repeat(b, 2)
+    if b.size != 2:
+        raise RuntimeError(f"{name}: blocksize needs to be a tuple of size 2, but got {b.size}")
+    return tuple(int(v) for v in b)
+
+
+def _compress(layout: Layout, arr: np.ndarray, keep: np.ndarray, blocksize: tuple) -> tuple:
+    """(compressed indices, plain indices, values) of the blocks of arr (2 sparse
+    dims, then dense ones) that hold a position `keep` marks, in layout's order."""
+    (bh, bw), (R, C), dense = blocksize, arr.shape[:2], arr.shape[2:]
+    blocks = keep.reshape(R // bh, bh, C // bw, bw).any(axis=(1, 3))
+    if layout in _ROW_MAJOR:
+        br, bc = np.nonzero(blocks)
+        major, minor, n_major = br, bc, R // bh
     else:
-        indices, values = _dense_to_coo(self.data, 2)
-    crow = np.zeros(self.shape[0] + 1, dtype=np.int64)
-    np.cumsum(np.bincount(indices[0], minlength=self.shape[0]), out=crow[1:])
-    out = _make(sparse_csr, self.shape, values, crow=crow, col=indices[1].copy())
-    return record(out, ToSparseBackward0, (self,), name="ToSparseCsrBackward0")
+        bc, br = np.nonzero(blocks.T)
+        major, minor, n_major = bc, br, C // bw
+    cidx = np.zeros(n_major + 1, dtype=np.int64)
+    np.cumsum(np.bincount(major, minlength=n_major), out=cidx[1:])
+    tiles = arr.reshape((R // bh, bh, C // bw, bw) + dense).swapaxes(1, 2)
+    values = tiles[br, bc]
+    if layout not in _BLOCKED:
+        values = values.reshape((br.size,) + dense)
+    return cidx, minor.astype(np.int64), values
+
+
+def _to_compressed(self: Tensor, layout: Layout, blocksize: Any, dense_dim: Any,
+                   name: str) -> Tensor:
+    """self (of any layout) as a tensor of the compressed `layout` (PyTorch's
+    conversions: the stored pattern kept, explicit zeros too)."""
+    src = self.layout
+    private = name.startswith("_")
+    fname = name.lstrip("_")
+    size = None if blocksize is None else _blocksize_arg(blocksize, name)
+    if src is layout and (layout not in _BLOCKED or size == _blocksize(self)):
+        if private:
+            raise RuntimeError(f"sparse_compressed_{fname}: unexpected same input and output "
+                               "layout")
+        return self
+    if src in _BLOCKED and layout not in _BLOCKED:
+        raise RuntimeError(f"sparse_compressed_{fname}: expected SparseCsr or SparseCsc layout "
+                           f"but got {_LAYOUT_NAME[src]}")
+    if src in _BLOCKED and size != _blocksize(self):
+        raise RuntimeError(f"{'sparse_compressed_' if src is not layout else ''}{fname}: "
+                           f"conversion from {_LAYOUT_NAME[src]} to {_LAYOUT_NAME[layout]} "
+                           f"with blocksize changed from {list(_blocksize(self))} to "
+                           f"{list(size)} is not supported")
+    prefix = {strided: "dense", sparse_coo: "coo"}.get(src, "sparse_compressed")
+    if src is strided:
+        dd = 0 if dense_dim is None else int(dense_dim)
+        if self.ndim < 2:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-max(self.ndim, 1)}, {max(self.ndim, 1) - 1}], but got 1)")
+        if self.ndim - dd != 2:
+            raise NotImplementedError(
+                f"{fname}(): batch dims are not supported here: the tensor has {self.ndim} "
+                f"dims, {dd} of them dense; give dense_dim = {self.ndim - 2} to keep the last "
+                f"{self.ndim - 2} dense")
+        arr = self.data
+        keep = arr.reshape(arr.shape[:2] + (-1,)).any(axis=2)
+    else:
+        if dense_dim is not None and src is sparse_coo:
+            raise RuntimeError(f"coo_{fname}: conversion from Sparse to {_LAYOUT_NAME[layout]} "
+                               "with dense_dim argument given is not supported")
+        if _sparse_dim(self) != 2:
+            raise RuntimeError(f"{prefix}_{fname}: expected a tensor of 2 sparse dims, got "
+                               f"{_sparse_dim(self)} (to_sparse(sparse_dim = 2) first)")
+        arr, keep = _dense_array(self), _counts(self) > 0
+    if layout in _BLOCKED:
+        if size is None:
+            raise RuntimeError(f"{prefix}_to_sparse: conversion from {_LAYOUT_NAME[src]} to "
+                               f"{_LAYOUT_NAME[layout]} without blocksize argument given is "
+                               "not supported")
+        if any(b <= 0 or s % b for s, b in zip(arr.shape[:2], size)):
+            raise RuntimeError(f"{prefix}_{fname}: tensor sparse size "
+                               f"({arr.shape[0]},{arr.shape[1]}) must be divisible by given "
+                               f"blocksize ({size[0]},{size[1]})")
+    elif size is not None:
+        raise RuntimeError(f"{prefix}_to_sparse: conversion from {_LAYOUT_NAME[src]} to "
+                           f"{_LAYOUT_NAME[layout]} with blocksize argument given is not "
+                           "supported")
+    cidx, pidx, values = _compress(layout, arr, keep, size or (1, 1))
+    out = _make(layout, self.shape, values, cidx=cidx, pidx=pidx)
+    return record(out, ToSparseBackward0, (self,), name=_NODE[layout])
+
+
+@op(function=False, samples=S.to_sparse)
+def to_sparse(self: Tensor, sparse_dim: Any = None, layout: Any = None, blocksize: Any = None,
+              dense_dim: Any = None) -> Tensor:
+    """COO from any layout (a dense tensor's non-zero entries: slices when
+    `sparse_dim` or `dense_dim` leaves trailing dims dense), or the `layout` given."""
+    return _to_sparse_as(self, layout, sparse_dim, blocksize, dense_dim, "to_sparse")
+
+
+@op("_to_sparse", function=False, samples=S.to_sparse_private)
+def to_sparse_private(self: Tensor, layout: Any = None, sparse_dim: Any = None,
+                      blocksize: Any = None, dense_dim: Any = None) -> Tensor:
+    return _to_sparse_as(self, layout, sparse_dim, blocksize, dense_dim, "_to_sparse")
+
+
+def _to_sparse_as(self: Tensor, layout: Any, sparse_dim: Any, blocksize: Any, dense_dim: Any,
+                  name: str) -> Tensor:
+    if layout is not None and layout is not sparse_coo:
+        if layout not in COMPRESSED:
+            raise RuntimeError(f"{name}(): layout {layout!r} is not a sparse layout; give "
+                               "torch_sparse_coo() or a compressed one (x$layout of a sparse "
+                               "tensor)")
+        return _to_compressed(self, layout, blocksize, dense_dim,
+                              name.replace("to_sparse", f"to_{layout.name}"))
+    if blocksize is not None:
+        prefix = {strided: "dense", sparse_coo: "coo"}.get(self.layout, "sparse_compressed")
+        raise RuntimeError(f"{prefix}_to_sparse: conversion from {_LAYOUT_NAME[self.layout]} "
+                           "to Sparse with blocksize argument given is not supported")
+    return _to_coo(self, sparse_dim, dense_dim, name)
+
+
+def _compressed_op(layout: Layout, name: str, blocked: bool) -> Callable:
+    """The conversion to `layout` as an op (`to_sparse_csr`, `_to_sparse_csr`, ...)."""
+    if blocked:
+        def convert(self: Tensor, blocksize: Any, dense_dim: Any = None) -> Tensor:
+            return _to_compressed(self, layout, blocksize, dense_dim, name)
+    else:
+        def convert(self: Tensor, dense_dim: Any = None) -> Tensor:  # type: ignore[misc]
+            return _to_compressed(self, layout, None, dense_dim, name)
+    convert.__name__ = convert.__qualname__ = name.lstrip("_") + ("_private" if name[0] == "_" else "")
+    convert.__doc__ = f"self as a sparse {layout.name[7:].upper()} tensor."
+    return op(name, function=False, samples=getattr(S, name.lstrip("_")))(convert)
+
+
+to_sparse_csr = _compressed_op(sparse_csr, "to_sparse_csr", False)
+to_sparse_csc = _compressed_op(sparse_csc, "to_sparse_csc", False)
+to_sparse_bsr = _compressed_op(sparse_bsr, "to_sparse_bsr", True)
+to_sparse_bsc = _compressed_op(sparse_bsc, "to_sparse_bsc", True)
+to_sparse_csr_private = _compressed_op(sparse_csr, "_to_sparse_csr", False)
+to_sparse_csc_private = _compressed_op(sparse_csc, "_to_sparse_csc", False)
+to_sparse_bsr_private = _compressed_op(sparse_bsr, "_to_sparse_bsr", True)
+to_sparse_bsc_private = _compressed_op(sparse_bsc, "_to_sparse_bsc", True)
 
 
 # --------------------------------------------------------------------------
@@ -345,10 +499,11 @@ def sparse_sampled_addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any = 1
             (m1.shape[0], m2.shape[1]) != self._size:
         raise RuntimeError(f"sampled_addmm: mat1 {list(m1.shape)} @ mat2 {list(m2.shape)} must "
                            f"give self's shape {list(self._size)}")
-    rows, cols = _csr_to_coo_indices(self._crow, self._col)
+    rows, cols = _elements(self)[0]
     products = np.einsum("ij,ij->i", m1[rows], m2[:, cols].T)
     values = (beta * self._vals.data + alpha * products).astype(self._vals.data.dtype)
-    out = _make(sparse_csr, self._size, values, crow=self._crow.copy(), col=self._col.copy())
+    out = _make(sparse_csr, self._size, values, cidx=self._cidx.copy(),
+                pidx=self._pidx.copy())
     return record(out, SparseSampledAddmmBackward0, (self, mat1, mat2),
                   (_mask(self), mat1, mat2, beta, alpha))
 
@@ -393,8 +548,8 @@ def is_coalesced(self: Tensor) -> bool:
 
 def _need_coo(x: Tensor, what: str) -> None:
     if x.layout is not sparse_coo:
-        name = "SparseCsr" if x.layout is sparse_csr else "Strided"
-        raise RuntimeError(f"{what} expected sparse coordinate tensor layout but got {name}")
+        raise RuntimeError(f"{what} expected sparse coordinate tensor layout but got "
+                           f"{_LAYOUT_NAME[x.layout]}")
 
 
 # R torch gives a COO tensor's indices 1-based (its crow/col indices stay 0-based)
@@ -423,6 +578,7 @@ def raw_values(self: Tensor) -> Tensor:
 @formula
 def ValuesBackward0(n, g, flat, shape, sparse_dim):
     rows = (int(np.prod(shape[:sparse_dim], dtype=np.int64)),) + tuple(shape[sparse_dim:])
+    g = g.reshape((flat.size,) + rows[1:])  # (a BSR/BSC block's values one by one)
     return (_index_add_into(g, rows, 0, flat).reshape(shape),)
 
 
@@ -433,8 +589,8 @@ def values(self: Tensor) -> Tensor:
             raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
                                ".coalesce() first")
         idx, sd = self._ind, self._ind.shape[0]
-    elif self.layout is sparse_csr:
-        idx, sd = _csr_to_coo_indices(self._crow, self._col), 2
+    elif self.layout in COMPRESSED:
+        idx, sd = _elements(self)[0], 2
     else:
         raise RuntimeError("values expected sparse tensor layout but got Strided")
     flat = np.ravel_multi_index(tuple(idx), self._size[:sd]) if idx.shape[1] and sd else \
@@ -444,23 +600,35 @@ def values(self: Tensor) -> Tensor:
     return record(out, ValuesBackward0, (self,), (flat, self._size, sd))
 
 
-def _need_csr(x: Tensor, what: str) -> None:
-    if x.layout is not sparse_csr:
-        name = "Sparse" if x.layout is sparse_coo else "Strided"
-        raise RuntimeError(f"{what} expected sparse row compressed tensor layout but got "
-                           f"{name}")
+def _compressed_part(x: Tensor, what: str, row_major: bool, part: str) -> Tensor:
+    if x.layout not in COMPRESSED or (x.layout in _ROW_MAJOR) != row_major:
+        raise RuntimeError(f"{what} expected sparse {'row' if row_major else 'column'} "
+                           f"compressed tensor layout but got {_LAYOUT_NAME[x.layout]}")
+    return wrap(getattr(x, part))
 
 
 @op(function=False, differentiable=False)
 def crow_indices(self: Tensor) -> Tensor:
-    _need_csr(self, "crow_indices")
-    return wrap(self._crow)
+    """Where each row's (CSR) or block row's (BSR) values start (0-based, as R torch)."""
+    return _compressed_part(self, "crow_indices", True, "_cidx")
 
 
 @op(function=False, differentiable=False)
 def col_indices(self: Tensor) -> Tensor:
-    _need_csr(self, "col_indices")
-    return wrap(self._col)
+    """The column (block column) of each value (block) of a CSR (BSR) tensor."""
+    return _compressed_part(self, "col_indices", True, "_pidx")
+
+
+@op(function=False, differentiable=False)
+def ccol_indices(self: Tensor) -> Tensor:
+    """Where each column's (CSC) or block column's (BSC) values start."""
+    return _compressed_part(self, "ccol_indices", False, "_cidx")
+
+
+@op(function=False, differentiable=False)
+def row_indices(self: Tensor) -> Tensor:
+    """The row (block row) of each value (block) of a CSC (BSC) tensor."""
+    return _compressed_part(self, "row_indices", False, "_pidx")
 
 
 @op(function=False, differentiable=False)
@@ -523,9 +691,14 @@ def index_select_coo(self: SparseTensor, dim: int, index: Any) -> Tensor:
 
 def format_sparse(x: SparseTensor, n: int = 30) -> str:
     """What R torch prints: libtorch's sparse form for COO; CSR as its dense
-    values (R torch densifies it before printing)."""
+    values (R torch densifies it before printing); CSC, BSR and BSC not at all
+    (libtorch's print asks them for is_contiguous(), which they refuse)."""
     name = x.grad_fn.name if x.grad_fn is not None else None
     rg = x._rg and name is None
+    if x.layout in (sparse_csc, sparse_bsr, sparse_bsc):
+        raise RuntimeError(f"Sparse {x.layout.name[7:].upper()} tensors do not have "
+                           "is_contiguous (R torch cannot print them: print x$to_dense() "
+                           "or its parts)")
     if x.layout is sparse_csr:
         return format_tensor(_dense_array(x), x.dtype.name, rg, name, n=n)
     return _format_coo(x._ind, x._vals.data, x.dtype.name, x._size, rg, name, n=n)
