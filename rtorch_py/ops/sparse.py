@@ -40,7 +40,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..engine import NEW_VERSION, version_box
+from ..engine import NEW_VERSION, bump_version, version_box
 from ..printing import format_sparse as _format_coo
 from ..printing import format_tensor
 from ..tensor import (Layout, Tensor, _dim, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc,
@@ -285,6 +285,15 @@ def to_dense(self: Tensor, dtype: Any = None, masked_grad: Any = None) -> Tensor
         return self if dtype is None else self.to(dtype=dtype)
     out = record(wrap(_dense_array(self)), ToDenseBackward0, (self,), (_mask(self),))
     return out if dtype is None else out.to(dtype=dtype)
+
+
+@op("_to_dense", function=False, forward="linear")
+def to_dense_private(self: Tensor, dtype: Any = None, masked_grad: Any = None) -> Tensor:
+    """to_dense() of a sparse tensor (libtorch's kernel: none for a dense one)."""
+    if self.layout is strided:
+        raise RuntimeError("Could not run 'aten::_to_dense' with arguments from the 'CPU' "
+                           "backend (the tensor is dense already; to_dense() gives it back)")
+    return to_dense(self, dtype, masked_grad)
 
 
 @formula(arrays=True)
@@ -656,6 +665,233 @@ def is_sparse(self: Tensor) -> bool:
 @op(function=False, differentiable=False)
 def is_sparse_csr(self: Tensor) -> bool:
     return self.layout is sparse_csr
+
+
+# --------------------------------------------------------------------------
+# sparse_mask: self's values where a sparse mask stores its own (mask's
+# layout and pattern, duplicates too); smm and sspaddmm: a COO matrix times a
+# dense one, as a COO tensor
+
+
+def _need_sparse_mask(mask: Tensor, what: str) -> None:
+    if mask.layout is strided:
+        raise RuntimeError(f"{what}(): mask must be a sparse tensor (got layout torch_strided); "
+                           "make it with x$to_sparse() or x$to_sparse_csr()")
+
+
+@formula
+def SparseMaskBackward0(n, g, counts):
+    # each stored value of the result is self's at its position (a duplicate: once more)
+    return (g * wrap(counts),)
+
+
+@op(function=False)
+def sparse_mask(self: Tensor, mask: Tensor) -> Tensor:
+    """self's values at the positions mask stores, as a tensor of mask's layout,
+    pattern and coalesced flag."""
+    _need_sparse_mask(mask, "sparse_mask")
+    if tuple(self.shape) != mask._size:
+        raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size "
+                           f"{list(self.shape)} but mask has size {list(mask._size)}")
+    if self.layout in COMPRESSED or (self.layout is sparse_coo and mask.layout is not sparse_coo):
+        raise RuntimeError(f"sparse_mask_sparse_compressed expects mask to have sparse compressed "
+                           f"layout, got {_LAYOUT_NAME[mask.layout]}" if mask.layout is sparse_coo
+                           else f"sparse_mask(): a {_LAYOUT_NAME[self.layout]} self takes a "
+                           f"Sparse (COO) mask, got {_LAYOUT_NAME[mask.layout]}")
+    arr = self.data if self.layout is strided else _dense_array(self)
+    idx = _elements(mask)[0]
+    values = arr[tuple(idx)].reshape(mask._vals.shape)
+    if mask.layout is sparse_coo:
+        out = _make(sparse_coo, mask._size, values, indices=mask._ind.copy(),
+                    coalesced=mask._coalesced)
+    else:
+        out = _make(mask.layout, mask._size, values, cidx=mask._cidx.copy(),
+                    pidx=mask._pidx.copy())
+    counts = _counts(mask)
+    counts = counts.reshape(counts.shape + (1,) * (len(mask._size) - counts.ndim))
+    return record(out, SparseMaskBackward0, (self,), (counts.astype(arr.dtype),))
+
+
+@op("_sparse_mask_projection", function=False, differentiable=False)
+def sparse_mask_projection(self: Tensor, mask: Tensor, accumulate_matches: bool = False) -> Tensor:
+    """self (COO) with its values kept where mask stores one (times the number of
+    mask's entries there when accumulate_matches), zero elsewhere."""
+    _need_coo(self, "_sparse_mask_projection")
+    _need_coo(mask, "_sparse_mask_projection")
+    if self._size != mask._size:
+        raise RuntimeError(f"_sparse_mask_projection(): operands have incompatible sizes; self "
+                           f"has size {list(self._size)} but mask has size {list(mask._size)}")
+    hits = _counts(mask)[tuple(self._ind)]
+    weight = hits if accumulate_matches else hits > 0
+    vals = self._vals.data
+    values = (vals * weight.reshape((-1,) + (1,) * (vals.ndim - 1))).astype(vals.dtype)
+    return _make(sparse_coo, self._size, values, indices=self._ind.copy(),
+                 coalesced=self._coalesced)
+
+
+_SSPADDMM_NO_GRAD = "derivative for aten::sspaddmm is not implemented (as in PyTorch)"
+
+
+def _sspaddmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any, alpha: Any,
+              name: str) -> Tensor:
+    """beta * self + alpha * (mat1 @ mat2) as libtorch's kernel builds it: self's
+    entries (times beta), then for each row mat1 stores values in, one entry per
+    column of mat2; uncoalesced."""
+    if mat1.layout is not sparse_coo:
+        raise RuntimeError(f"{name}: expected 'mat1' to be a sparse COO tensor (made with "
+                           f"x$to_sparse()), got layout {_LAYOUT_NAME[mat1.layout]}")
+    if mat2.layout is not strided:
+        raise RuntimeError(f"sspaddmm: expected 'mat2' to have strided layout, got 'mat2' with "
+                           f"layout {_LAYOUT_NAME[mat2.layout]}")
+    if _sparse_dim(mat1) != 2 or mat1.ndim != 2:
+        raise RuntimeError(f"sspaddmm: Argument #2: scalar values expected, got "
+                           f"{mat1.ndim - _sparse_dim(mat1) + 1}D values"
+                           if mat1.ndim > 2 else "sspaddmm: mat1 must be a matrix")
+    if mat2.ndim != 2 or mat2.shape[0] != mat1._size[1]:
+        raise RuntimeError(f"sspaddmm: Argument #3: Expected dim 0 size {mat1._size[1]}, got "
+                           f"{mat2.shape[0] if mat2.ndim else 0}")
+    if self._size != (mat1._size[0], mat2.shape[1]):
+        raise RuntimeError(f"sspaddmm: Argument #1: Expected dim 1 size {mat2.shape[1]}, got "
+                           f"{self._size[1] if len(self._size) > 1 else 0}"
+                           if len(self._size) == 2 and self._size[0] == mat1._size[0] else
+                           f"sspaddmm: self must be a {mat1._size[0]} x {mat2.shape[1]} sparse "
+                           f"matrix, got size {list(self._size)}")
+    if mat2.dtype is not mat1.dtype or self.dtype is not mat1.dtype:
+        other = mat2.dtype if mat2.dtype is not mat1.dtype else self.dtype
+        raise RuntimeError(f"expected scalar type {mat1.dtype.r_name} but found "
+                           f"{other.r_name}")
+    c = coalesce(mat1)
+    rows = np.unique(c._ind[0])
+    dense = np.zeros((mat1._size[0],) + mat1._size[1:], dtype=c._vals.data.dtype)
+    dense[tuple(c._ind)] = c._vals.data
+    k = mat2.shape[1]
+    product = alpha * (dense[rows] @ mat2.data)  # (the rows mat1 stores values in)
+    indices = np.concatenate([self._ind, np.stack([np.repeat(rows, k), np.tile(np.arange(k), rows.size)])], axis=1)
+    values = np.concatenate([beta * self._vals.data, product.reshape(-1)]).astype(c._vals.data.dtype)
+    out = _make(sparse_coo, self._size, values, indices=indices.astype(np.int64))
+    return record(out, _NoDerivative, (self, mat1, mat2), (_SSPADDMM_NO_GRAD,),
+                  name="NotImplemented")
+
+
+@op(function=False)
+def sspaddmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """beta * self + alpha * (mat1 @ mat2) for COO self and mat1 and a dense mat2,
+    a COO result (not coalesced); PyTorch has no derivative for it."""
+    if self.layout is not sparse_coo:
+        raise RuntimeError("tensor.sspaddmm(...) can only be called on sparse tensors")
+    return _sspaddmm(self, mat1, mat2, beta, alpha, "sspaddmm")
+
+
+@op(function=False)
+def smm(self: Tensor, mat2: Tensor) -> Tensor:
+    """The COO matrix self times the dense mat2, as a COO tensor (libtorch's
+    sspaddmm into an empty one); PyTorch has no derivative for it."""
+    if self.layout is not sparse_coo:
+        raise RuntimeError(f"smm: expected self to be a sparse COO tensor (made with "
+                           f"x$to_sparse()), got layout {_LAYOUT_NAME[self.layout]}")
+    rows = self._size[0]
+    cols = mat2.shape[1] if mat2.ndim == 2 else 0
+    empty = _make(sparse_coo, (rows, cols), np.zeros(0, dtype=self._vals.data.dtype),
+                  indices=np.zeros((2, 0), dtype=np.int64))
+    return _sspaddmm(empty, self, mat2, 0, 1, "smm")
+
+
+# --------------------------------------------------------------------------
+# Resizing a COO tensor in place, as libtorch's sparse_resize_ (its entries
+# kept) and sparse_resize_and_clear_ (none kept)
+
+
+def _resize_sizes(size: Any, sparse_dim: Any, dense_dim: Any) -> tuple:
+    size = tuple(int(s) for s in np.asarray(size).reshape(-1))
+    sd, dd = int(sparse_dim), int(dense_dim)
+    if len(size) != sd + dd:
+        raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) = "
+                           f"{len(size)}, sparse_dim = {sd}, dense_dim = {dd}")
+    return size, sd, dd
+
+
+def _resize(x: Tensor, size: tuple, sd: int, clear: bool) -> Tensor:
+    if clear or x._vals.shape[0] == 0:
+        x._ind = np.zeros((sd, 0), dtype=np.int64)
+        x._vals = wrap(np.zeros((0,) + size[sd:], dtype=x._vals.data.dtype))
+        x._coalesced = True if clear else x._coalesced
+    else:
+        old, osd = x._size, _sparse_dim(x)
+        for what, was, now in (("sparse", osd, sd), ("dense", len(old) - osd, len(size) - sd)):
+            if was != now:
+                raise RuntimeError(f"changing the number of {what} dimensions (from {was} to "
+                                   f"{now}) on a non-empty sparse tensor is not supported.")
+        if any(n < o for n, o in zip(size[:sd], old[:sd])):
+            raise RuntimeError(f"shrinking the size of sparse dimensions (from {list(old[:sd])} "
+                               f"to {list(size[:sd])}) on a non-empty sparse tensor is not "
+                               "supported.")
+        if size[sd:] != old[sd:]:
+            raise RuntimeError(f"changing the size of dense dimensions (from {list(old[sd:])} to "
+                               f"{list(size[sd:])}) on a non-empty sparse tensor is not "
+                               "supported here")
+    x._size = size
+    bump_version(x)
+    return x
+
+
+@op(function=False, differentiable=False)
+def sparse_resize_(self: Tensor, size: Any, sparse_dim: int, dense_dim: int) -> Tensor:
+    """Resize the COO tensor self in place, keeping its entries (its sparse dims
+    may only grow while it has any)."""
+    _need_coo(self, "sparse_resize_")
+    size, sd, _ = _resize_sizes(size, sparse_dim, dense_dim)
+    return _resize(self, size, sd, clear=False)
+
+
+@op(function=False, differentiable=False)
+def sparse_resize_and_clear_(self: Tensor, size: Any, sparse_dim: int, dense_dim: int) -> Tensor:
+    """Resize the COO tensor self in place to any size, removing its entries."""
+    _need_coo(self, "sparse_resize_and_clear_")
+    size, sd, _ = _resize_sizes(size, sparse_dim, dense_dim)
+    return _resize(self, size, sd, clear=True)
+
+
+@op(function=False, differentiable=False)
+def resize_as_sparse_(self: Tensor, the_template: Tensor) -> Tensor:
+    """self (COO) resized as sparse_resize_ does to the_template's size and dims."""
+    _need_coo(self, "resize_as_sparse_")
+    _need_coo(the_template, "resize_as_sparse_")
+    t = the_template
+    if self._size == t._size and _sparse_dim(self) == _sparse_dim(t):
+        return self
+    return _resize(self, t._size, _sparse_dim(t), clear=False)
+
+
+@op("_coalesced_", function=False, differentiable=False)
+def set_coalesced(self: Tensor, coalesced: bool) -> Tensor:
+    """Mark the COO tensor self coalesced or not (its entries unchanged: saying so
+    of entries that are not sorted and unique is the caller's promise)."""
+    _need_coo(self, "_coalesced_")
+    self._coalesced = bool(coalesced)
+    return self
+
+
+def _need_coo_backend(x: Tensor, what: str) -> None:
+    """libtorch's _dimI/_dimV exist for COO tensors only."""
+    if x.layout is not sparse_coo:
+        backend = "CPU" if x.layout is strided else "SparseCsrCPU"
+        raise RuntimeError(f"Could not run 'aten::{what}' with arguments from the '{backend}' "
+                           f"backend ({what} is for sparse COO tensors; see sparse_dim() and "
+                           "dense_dim() for any layout)")
+
+
+@op("_dimI", function=False, differentiable=False)
+def dim_i(self: Tensor) -> int:
+    """The COO tensor's sparse dims (sparse_dim())."""
+    _need_coo_backend(self, "_dimI")
+    return _sparse_dim(self)
+
+
+@op("_dimV", function=False, differentiable=False)
+def dim_v(self: Tensor) -> int:
+    """The COO tensor's dense dims (dense_dim())."""
+    _need_coo_backend(self, "_dimV")
+    return self.ndim - _sparse_dim(self)
 
 
 # --------------------------------------------------------------------------
