@@ -404,7 +404,7 @@ def _to_compressed(self: Tensor, layout: Layout, blocksize: Any, dense_dim: Any,
                 f"dims, {dd} of them dense; give dense_dim = {self.ndim - 2} to keep the last "
                 f"{self.ndim - 2} dense")
         arr = self.data
-        keep = arr.reshape(arr.shape[:2] + (-1,)).any(axis=2)
+        keep = (arr != 0).reshape(arr.shape[:2] + (int(np.prod(arr.shape[2:])),)).any(axis=2)
     else:
         if dense_dim is not None and src is sparse_coo:
             raise RuntimeError(f"coo_{fname}: conversion from Sparse to {_LAYOUT_NAME[layout]} "
