@@ -332,10 +332,10 @@ def _to_coo(self: Tensor, sparse_dim: Any, dense_dim: Any, name: str) -> Tensor:
             raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim "
                                "argument !=self.sparse_dim() is not supported")
         return self
-    if self.layout is not strided:  # compressed: its elements in row-major order
+    if self.layout is not strided:  # compressed: its elements in storage order (as PyTorch)
         idx, vals = _elements(self)
-        order = np.lexsort(idx[::-1])
-        out = _make(sparse_coo, self._size, vals[order], indices=idx[:, order], coalesced=True)
+        row_by_row = self.layout in _ROW_MAJOR and _blocksize(self)[0] == 1  # (sorted)
+        out = _make(sparse_coo, self._size, vals, indices=idx.copy(), coalesced=row_by_row)
         return record(out, ToSparseBackward0, (self,), name=node)
     indices, values = _dense_to_coo(self.data, sd)
     return record(_make(sparse_coo, self.shape, values, indices=indices, coalesced=True),
@@ -372,9 +372,10 @@ def _compress(layout: Layout, arr: np.ndarray, keep: np.ndarray, blocksize: tupl
 
 
 def _to_compressed(self: Tensor, layout: Layout, blocksize: Any, dense_dim: Any,
-                   name: str) -> Tensor:
+                   name: str, entry: str | None = None) -> Tensor:
     """self (of any layout) as a tensor of the compressed `layout` (PyTorch's
-    conversions: the stored pattern kept, explicit zeros too)."""
+    conversions: the stored pattern kept, explicit zeros too); `entry`, the
+    function called when not `name` (to_sparse(layout = ))."""
     src = self.layout
     private = name.startswith("_")
     fname = name.lstrip("_")
@@ -388,7 +389,8 @@ def _to_compressed(self: Tensor, layout: Layout, blocksize: Any, dense_dim: Any,
         raise RuntimeError(f"sparse_compressed_{fname}: expected SparseCsr or SparseCsc layout "
                            f"but got {_LAYOUT_NAME[src]}")
     if src in _BLOCKED and size != _blocksize(self):
-        raise RuntimeError(f"{'sparse_compressed_' if src is not layout else ''}{fname}: "
+        raise RuntimeError(f"{'sparse_compressed_' if src is not layout else ''}"
+                           f"{(entry or name).lstrip('_')}: "
                            f"conversion from {_LAYOUT_NAME[src]} to {_LAYOUT_NAME[layout]} "
                            f"with blocksize changed from {list(_blocksize(self))} to "
                            f"{list(size)} is not supported")
@@ -453,7 +455,7 @@ def _to_sparse_as(self: Tensor, layout: Any, sparse_dim: Any, blocksize: Any, de
                                "torch_sparse_coo() or a compressed one (x$layout of a sparse "
                                "tensor)")
         return _to_compressed(self, layout, blocksize, dense_dim,
-                              name.replace("to_sparse", f"to_{layout.name}"))
+                              name.replace("to_sparse", f"to_{layout.name}"), name)
     if blocksize is not None:
         prefix = {strided: "dense", sparse_coo: "coo"}.get(self.layout, "sparse_compressed")
         raise RuntimeError(f"{prefix}_to_sparse: conversion from {_LAYOUT_NAME[self.layout]} "
