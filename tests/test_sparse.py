@@ -560,3 +560,59 @@ def test_printing_compressed_layouts_fails_as_libtorchs_print() -> None:
         with pytest.raises(RuntimeError) as got:
             repr(getattr(x, conv)(*args))
         assert str(got.value).startswith(str(want.value).split("\n")[0])
+
+
+# --- MKLDNN ----------------------------------------------------------------------
+
+_MKLDNN_ORACLE = """
+import sys, torch
+@torch.jit.script
+def show(x: torch.Tensor):
+    print(x)   # libtorch's C++ print
+for shape in eval(sys.stdin.read()):
+    show(torch.arange(1, 1 + torch.tensor(shape).prod().item()).reshape(shape).float().div(3).to_mkldnn())
+    print("@@")
+"""
+
+
+def test_mkldnn_prints_as_libtorch(tmp_path) -> None:
+    shapes = [(2, 3), (4,), (2, 2, 2)]
+    script = tmp_path / "oracle.py"
+    script.write_text(_MKLDNN_ORACLE)
+    res = subprocess.run([sys.executable, str(script)], input=repr(shapes), capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    for shape, want in zip(shapes, res.stdout.split("@@\n")[:-1]):
+        n = int(np.prod(shape))
+        x = (rt.torch_arange(1, 1 + n).reshape(shape).to(dtype=rt.torch_float()) / 3).to_mkldnn()
+        assert repr(x) + "\n" == "torch_tensor\n" + want
+    assert repr(x.layout) == "torch_"  # (R torch's: lantern has no name for it)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int8", "uint8"])
+def test_mkldnn_round_trip_and_gradient_match_pytorch(dtype) -> None:
+    a = (RNG.standard_normal((3, 4)) * 4).astype(np.float32)
+    grad = dtype in ("float32", "bfloat16")  # (PyTorch: no autograd for int8/uint8 tensors)
+    rx, tx = rt.torch_tensor(a, requires_grad=grad), torch.from_numpy(a).requires_grad_(grad)
+    rd, td = getattr(rt.tensor, dtype), getattr(torch, dtype)
+    rm, tm = rx.to_mkldnn(rd), tx.to_mkldnn(td)
+    assert rm.dtype is rd and rm.layout is rt.tensor.mkldnn and tm.layout == torch._mkldnn
+    ro, to = rm.to_dense(), tm.to_dense()
+    assert_same(ro.to(dtype=rt.torch_float()), to.detach().float(), "to_dense")
+    if grad:
+        assert rm.grad_fn.name == type(tm.grad_fn).__name__ == "ToMkldnnBackward0"
+        assert ro.grad_fn.name == type(to.grad_fn).__name__
+        up = RNG.standard_normal((3, 4)).astype(np.float32)
+        (rg,) = rt.autograd_grad([ro], [rx], [rt.torch_tensor(up).to(dtype=rd)])
+        (tg,) = torch.autograd.grad([to], [tx], [torch.from_numpy(up).to(td)])
+        assert_same(rg, tg, "grad")
+    for bad, tbad in ((rt.torch_randn(2, dtype=rt.torch_float64()),
+                       torch.randn(2, dtype=torch.float64)), (rm, tm), (rx.detach().to_sparse(),
+                                                                         tx.detach().to_sparse())):
+        with pytest.raises(RuntimeError) as want:
+            tbad.to_mkldnn()
+        with pytest.raises(RuntimeError) as got:
+            bad.to_mkldnn()
+        assert str(got.value).startswith(str(want.value).split("\n")[0].split(". This")[0])
+    with pytest.raises(NotImplementedError, match="add\\(\\) is not supported for MKLDNN"):
+        rm + 1

@@ -43,8 +43,9 @@ import numpy as np
 from ..engine import NEW_VERSION, bump_version, version_box
 from ..printing import format_sparse as _format_coo
 from ..printing import format_tensor
-from ..tensor import (Layout, Tensor, _dim, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc,
-                      sparse_csr, special_tensors_exist, strided, wrap)
+from ..tensor import (Layout, Tensor, _dim, as_dtype, bfloat16, float16, float32, int8, mkldnn, sparse_bsc,
+                      sparse_bsr, sparse_coo, sparse_csc, sparse_csr, special_tensors_exist,
+                      strided, uint8, wrap)
 from .dispatch import implements, op, running_op
 from .indexing import IndexSelectBackward0, _index_add_into, index_select_args
 from .linalg import _NoDerivative
@@ -119,7 +120,7 @@ class SparseTensor(Tensor):
         return self._size[0]
 
     def _type_string(self) -> str:
-        return "Sparse" + super()._type_string()
+        return ("Mkldnn" if self.layout is mkldnn else "Sparse") + super()._type_string()
 
     @property
     def grad(self) -> "Tensor | None":
@@ -193,7 +194,9 @@ _ROW_MAJOR = (sparse_csr, sparse_bsr)
 _BLOCKED = (sparse_bsr, sparse_bsc)
 # libtorch's names of the layouts in its messages
 _LAYOUT_NAME = {strided: "Strided", sparse_coo: "Sparse", sparse_csr: "SparseCsr",
-                sparse_csc: "SparseCsc", sparse_bsr: "SparseBsr", sparse_bsc: "SparseBsc"}
+                sparse_csc: "SparseCsc", sparse_bsr: "SparseBsr", sparse_bsc: "SparseBsc",
+                mkldnn: "Mkldnn"}
+_BACKEND = {strided: "CPU", sparse_coo: "SparseCPU", mkldnn: "MkldnnCPU"}  # (else SparseCsrCPU)
 _NODE = {sparse_csr: "ToSparseCsrBackward0", sparse_csc: "ToSparseCscBackward0",
          sparse_bsr: "ToSparseBsrBackward0", sparse_bsc: "ToSparseBscBackward0"}
 
@@ -214,8 +217,8 @@ def _block_coords(x: SparseTensor) -> tuple:
 
 def _unsupported_message(x: SparseTensor, what: str | None) -> str:
     op = f"{what}()" if what and not what.startswith("assigning") else (what or "this op")
-    return (f"{op} is not supported for sparse tensors (layout {x.layout!r}); "
-            "convert the tensor with to_dense() first")
+    kind = "MKLDNN tensors" if x.layout is mkldnn else f"sparse tensors (layout {x.layout!r})"
+    return f"{op} is not supported for {kind}; convert the tensor with to_dense() first"
 
 
 def _calling_op() -> str | None:
@@ -254,6 +257,8 @@ def _elements(x: SparseTensor) -> tuple:
 def _dense_array(x: SparseTensor) -> np.ndarray:
     if x.layout is sparse_coo:
         return _coo_dense(x)
+    if x.layout is mkldnn:  # (its values are the whole tensor)
+        return x._vals.data.copy()
     out = np.zeros(x._size, dtype=x._vals.data.dtype)
     idx, vals = _elements(x)
     out[tuple(idx)] = vals  # (a compressed tensor stores each position once)
@@ -269,6 +274,8 @@ def _counts(x: SparseTensor) -> np.ndarray:
 
 def _mask(x: SparseTensor) -> np.ndarray:
     """Where x stores values, as a dense boolean array (whole dense slices)."""
+    if x.layout is mkldnn:
+        return np.ones((1,) * x.ndim, dtype=bool)
     m = _counts(x) > 0
     return m.reshape(m.shape + (1,) * (len(x._size) - m.ndim))
 
@@ -285,6 +292,38 @@ def to_dense(self: Tensor, dtype: Any = None, masked_grad: Any = None) -> Tensor
         return self if dtype is None else self.to(dtype=dtype)
     out = record(wrap(_dense_array(self)), ToDenseBackward0, (self,), (_mask(self),))
     return out if dtype is None else out.to(dtype=dtype)
+
+
+# MKLDNN (oneDNN's CPU layout): its values are the whole tensor; to_dense() gives them back
+
+_MKLDNN_DTYPES = (float32, bfloat16, float16, uint8, int8)
+
+
+@formula(arrays=True)
+def ToMkldnnBackward0(n, g):
+    return (g,)
+
+
+@op(function=False)  # (no samples: it refuses float64, which the generated tests run)
+def to_mkldnn(self: Tensor, dtype: Any = None) -> Tensor:
+    """self as an MKLDNN tensor (of `dtype`): float32, bfloat16, float16, uint8 or int8."""
+    if self.layout is not strided:
+        raise RuntimeError(f"Could not run 'aten::to_mkldnn' with arguments from the "
+                           f"'{_BACKEND.get(self.layout, 'SparseCsrCPU')}' backend (to_mkldnn() "
+                           "takes a dense tensor: to_dense() first)")
+    if self.dtype not in _MKLDNN_DTYPES:
+        raise RuntimeError("dense_to_mkldnn expects float, bfloat16, half, uint8, int8 tensor "
+                           f"input (got {self.dtype.r_name})")
+    target = self.dtype if dtype is None else as_dtype(dtype)
+    if target not in _MKLDNN_DTYPES:
+        raise RuntimeError("cpu tensor only can be converted to be a float, bfloat16, half, "
+                           "uint8, int8 mkldnn tensor")
+    arr = self.data
+    if target in (int8, uint8) and arr.dtype.kind == "f":  # (oneDNN's reorder rounds, saturates)
+        info = np.iinfo(target.np)
+        arr = np.clip(np.rint(arr), info.min, info.max)
+    out = _make(mkldnn, self.shape, arr.astype(target.np))
+    return record(out, ToMkldnnBackward0, (self,))
 
 
 @op("_to_dense", function=False, forward="linear")
@@ -376,6 +415,7 @@ def _to_compressed(self: Tensor, layout: Layout, blocksize: Any, dense_dim: Any,
     """self (of any layout) as a tensor of the compressed `layout` (PyTorch's
     conversions: the stored pattern kept, explicit zeros too); `entry`, the
     function called when not `name` (to_sparse(layout = ))."""
+    _refuse_mkldnn(self, name)
     src = self.layout
     private = name.startswith("_")
     fname = name.lstrip("_")
@@ -433,6 +473,12 @@ def _to_compressed(self: Tensor, layout: Layout, blocksize: Any, dense_dim: Any,
     return record(out, ToSparseBackward0, (self,), name=_NODE[layout])
 
 
+def _refuse_mkldnn(x: Tensor, name: str) -> None:
+    if x.layout is mkldnn:
+        raise RuntimeError(f"Could not run 'aten::{name}' with arguments from the 'MkldnnCPU' "
+                           "backend (an MKLDNN tensor converts to_dense() only)")
+
+
 @op(function=False, samples=S.to_sparse)
 def to_sparse(self: Tensor, sparse_dim: Any = None, layout: Any = None, blocksize: Any = None,
               dense_dim: Any = None) -> Tensor:
@@ -449,6 +495,7 @@ def to_sparse_private(self: Tensor, layout: Any = None, sparse_dim: Any = None,
 
 def _to_sparse_as(self: Tensor, layout: Any, sparse_dim: Any, blocksize: Any, dense_dim: Any,
                   name: str) -> Tensor:
+    _refuse_mkldnn(self, "_to_sparse")
     if layout is not None and layout is not sparse_coo:
         if layout not in COMPRESSED:
             raise RuntimeError(f"{name}(): layout {layout!r} is not a sparse layout; give "
@@ -603,7 +650,8 @@ def values(self: Tensor) -> Tensor:
     elif self.layout in COMPRESSED:
         idx, sd = _elements(self)[0], 2
     else:
-        raise RuntimeError("values expected sparse tensor layout but got Strided")
+        raise RuntimeError(f"values expected sparse tensor layout but got "
+                           f"{_LAYOUT_NAME[self.layout]}")
     flat = np.ravel_multi_index(tuple(idx), self._size[:sd]) if idx.shape[1] and sd else \
         np.zeros(idx.shape[1], dtype=np.int64)
     out = wrap(self._vals.data)
@@ -642,20 +690,28 @@ def row_indices(self: Tensor) -> Tensor:
     return _compressed_part(self, "row_indices", False, "_pidx")
 
 
+def _not_mkldnn(x: Tensor, what: str) -> None:
+    if x.layout is mkldnn:
+        raise RuntimeError(f"{what} expected sparse or strided tensor layout but got Mkldnn")
+
+
 @op(function=False, differentiable=False)
 def sparse_dim(self: Tensor) -> int:
+    _not_mkldnn(self, "sparse_dim")
     return 0 if self.layout is strided else _sparse_dim(self)
 
 
 @op(function=False, differentiable=False)
 def dense_dim(self: Tensor) -> int:
+    _not_mkldnn(self, "dense_dim")
     return 0 if self.layout is strided else self.ndim - _sparse_dim(self)
 
 
 @op("_nnz", function=False, differentiable=False)
 def nnz(self: Tensor) -> int:
-    if self.layout is strided:
-        raise RuntimeError("_nnz expected sparse tensor layout but got Strided")
+    if self.layout is strided or self.layout is mkldnn:
+        raise RuntimeError(f"_nnz expected sparse tensor layout but got "
+                           f"{_LAYOUT_NAME[self.layout]}")
     return int(self._vals.shape[0])
 
 
@@ -939,4 +995,11 @@ def format_sparse(x: SparseTensor, n: int = 30) -> str:
                            "or its parts)")
     if x.layout is sparse_csr:
         return format_tensor(_dense_array(x), x.dtype.name, rg, name, n=n)
+    if x.layout is mkldnn:  # libtorch's print: a prefix, the values, its own type name
+        text = format_tensor(x._vals.data, x.dtype.name, rg, name, n=n)
+        head, body = text.split("\n", 1)
+        footer = f"[ {x._vals._type_string()}{{"
+        cut = body.rfind(footer)
+        body = body[:cut] + "[ Mkldnn" + body[cut + 2:] if cut >= 0 else body
+        return f"{head}\nMKLDNN Tensor: {body}"
     return _format_coo(x._ind, x._vals.data, x.dtype.name, x._size, rg, name, n=n)

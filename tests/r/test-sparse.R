@@ -146,3 +146,15 @@ test_that("sparse_mask, smm, sspaddmm, the resizes and the private COO methods",
   s$sparse_resize_and_clear_(c(1, 1), 2, 0)$resize_as_sparse_(t)
   expect_equal(s$shape, c(4L, 6L))
 })
+
+test_that("to_mkldnn(): libtorch's print, to_dense() back, gradients through it", {
+  x <- torch_tensor(rbind(c(1.5, 0, 2), c(0, 0, 3)), requires_grad = TRUE)
+  m <- x$to_mkldnn()
+  expect_identical(capture.output(print(m$layout)), "torch_")
+  expect_identical(capture.output(print(m)), c(
+    "torch_tensor", "MKLDNN Tensor:  1.5000  0.0000  2.0000", " 0.0000  0.0000  3.0000",
+    "[ MkldnnCPUFloatType{2,3} ][ grad_fn = <ToMkldnnBackward0> ]"))
+  (m$to_dense() * 2)$sum()$backward()
+  expect_equal(as_array(x$grad), matrix(2, 2, 3))
+  expect_error(torch_randn(2, dtype = torch_float64())$to_mkldnn(), "dense_to_mkldnn expects float")
+})
