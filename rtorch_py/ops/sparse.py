@@ -17,10 +17,12 @@ What works on them: conversions between every two layouts (`to_dense`,
 `to_sparse`, `to_sparse_csr`/`csc`/`bsr`/`bsc` and their private `_` forms,
 `coalesce`), their parts (`indices`, `values`, `crow_indices`, `col_indices`,
 `ccol_indices`, `row_indices`), `sparse_mask`, `smm`, `sspaddmm`, the resizes,
+`to_mkldnn()` (an MKLDNN tensor: its values are the whole tensor, `to_dense()` only),
 `index_select` (so R's `head()`/`tail()`: its implementation for COO tensors,
 registered on the op), printing as R torch prints them, and autograd through
 construction (rtorch_py/sparse.py), `to_dense()`, `values()`, `coalesce()`,
-`to_sparse()` and `index_select()`. The gradient that flows into a sparse
+every conversion, `sparse_mask()` and `index_select()` (`smm()` and `sspaddmm()`
+have no derivative, as in PyTorch). The gradient that flows into a sparse
 tensor is dense (an array of its shape), so the engine needs no sparse
 arithmetic; a sparse leaf's `.grad` is therefore a dense tensor (PyTorch's is
 sparse, with the same values). Any other op refuses a sparse operand with a
@@ -120,7 +122,8 @@ class SparseTensor(Tensor):
         return self._size[0]
 
     def _type_string(self) -> str:
-        return ("Mkldnn" if self.layout is mkldnn else "Sparse") + super()._type_string()
+        # (libtorch's: its dispatch key's name, one for every compressed layout)
+        return _BACKEND.get(self.layout, "SparseCsrCPU")[:-3] + super()._type_string()
 
     @property
     def grad(self) -> "Tensor | None":
