@@ -356,8 +356,8 @@ _LAYOUTS = {  # name: (our conversion, PyTorch's), each from any layout
               lambda x: x.to_sparse(layout=torch.sparse_bsc, blocksize=(2, 1))),
 }
 
-_PARTS = {"sparse_csr": ("crow_indices", "col_indices"), "sparse_bsr": ("crow_indices", "col_indices"),
-          "sparse_csc": ("ccol_indices", "row_indices"), "sparse_bsc": ("ccol_indices", "row_indices")}
+_ROWS, _COLS = ("crow_indices", "col_indices"), ("ccol_indices", "row_indices")
+_PARTS = {"sparse_csr": _ROWS, "sparse_bsr": _ROWS, "sparse_csc": _COLS, "sparse_bsc": _COLS}
 
 
 def _same_sparse(r: rt.Tensor, t: "torch.Tensor") -> None:
@@ -420,7 +420,8 @@ def test_grads_through_compressed_layouts_match_pytorch() -> None:
     a = RNG.standard_normal((4, 4))
     a[a < 0] = 0
     for f in (lambda x: x.to_sparse_csc().to_dense(), lambda x: x.to_sparse_bsr((2, 2)).to_dense(),
-              lambda x: x.to_sparse_bsc((1, 2)).values(), lambda x: x.to_sparse_bsr((2, 1)).values(),
+              lambda x: x.to_sparse_bsc((1, 2)).values(),
+              lambda x: x.to_sparse_bsr((2, 1)).values(),
               lambda x: x.to_sparse_csc().to_sparse().to_dense(),
               lambda x: x.to_sparse().to_sparse_bsr((2, 2))._to_dense()):
         rx = rt.torch_tensor(a, requires_grad=True)
@@ -570,7 +571,8 @@ import sys, torch
 def show(x: torch.Tensor):
     print(x)   # libtorch's C++ print
 for shape in eval(sys.stdin.read()):
-    show(torch.arange(1, 1 + torch.tensor(shape).prod().item()).reshape(shape).float().div(3).to_mkldnn())
+    n = int(torch.tensor(shape).prod().item())
+    show((torch.arange(1, 1 + n).reshape(shape).float() / 3).to_mkldnn())
     print("@@")
 """
 

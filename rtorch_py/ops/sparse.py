@@ -45,9 +45,9 @@ import numpy as np
 from ..engine import NEW_VERSION, bump_version, version_box
 from ..printing import format_sparse as _format_coo
 from ..printing import format_tensor
-from ..tensor import (Layout, Tensor, _dim, as_dtype, bfloat16, float16, float32, int8, mkldnn, sparse_bsc,
-                      sparse_bsr, sparse_coo, sparse_csc, sparse_csr, special_tensors_exist,
-                      strided, uint8, wrap)
+from ..tensor import (Layout, Tensor, _dim, as_dtype, bfloat16, float16, float32, int8, mkldnn,
+                      sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr,
+                      special_tensors_exist, strided, uint8, wrap)
 from .dispatch import implements, op, running_op
 from .indexing import IndexSelectBackward0, _index_add_into, index_select_args
 from .linalg import _NoDerivative
@@ -521,7 +521,7 @@ def _compressed_op(layout: Layout, name: str, blocked: bool) -> Callable:
     else:
         def convert(self: Tensor, dense_dim: Any = None) -> Tensor:  # type: ignore[misc]
             return _to_compressed(self, layout, None, dense_dim, name)
-    convert.__name__ = convert.__qualname__ = name.lstrip("_") + ("_private" if name[0] == "_" else "")
+    convert.__name__ = convert.__qualname__ = name.lstrip("_") + ("_private" * (name[0] == "_"))
     convert.__doc__ = f"self as a sparse {layout.name[7:].upper()} tensor."
     return op(name, function=False, samples=getattr(S, name.lstrip("_")))(convert)
 
@@ -827,8 +827,10 @@ def _sspaddmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any, alpha: Any,
     dense[tuple(c._ind)] = c._vals.data
     k = mat2.shape[1]
     product = alpha * (dense[rows] @ mat2.data)  # (the rows mat1 stores values in)
-    indices = np.concatenate([self._ind, np.stack([np.repeat(rows, k), np.tile(np.arange(k), rows.size)])], axis=1)
-    values = np.concatenate([beta * self._vals.data, product.reshape(-1)]).astype(c._vals.data.dtype)
+    new = np.stack([np.repeat(rows, k), np.tile(np.arange(k), rows.size)])
+    indices = np.concatenate([self._ind, new], axis=1)
+    values = np.concatenate([beta * self._vals.data, product.reshape(-1)])
+    values = values.astype(c._vals.data.dtype)
     out = _make(sparse_coo, self._size, values, indices=indices.astype(np.int64))
     return record(out, _NoDerivative, (self, mat1, mat2), (_SSPADDMM_NO_GRAD,),
                   name="NotImplemented")
