@@ -1399,8 +1399,16 @@ def test_e64_conversions_libtorch_does_not_make(state):
         rt.torch_randn(2, 4, 3).to_sparse(2).to_sparse_csc(dense_dim=1)
     with fails(RuntimeError, r"unexpected same input and output layout"):
         x.to_sparse_csr()._to_sparse_csr()
-    with fails(NotImplementedError, r"batch dims are not supported here", r"dense_dim = 1"):
-        rt.torch_randn(2, 2, 2).to_sparse_csc()
+    with fails(RuntimeError, r"^Expect the same number of specified elements per batch\.$"):
+        rt.torch_tensor(np.array([[[1.0, 0], [0, 0]], [[1, 1], [0, 0]]])).to_sparse_csr()
+    with fails(RuntimeError, r"dense_to_sparse_csr: dense_dim argument must be in \[0,0\] "
+                             r"range, but 1 is given"):
+        x.to_sparse_csr(dense_dim=1)
+    with fails(RuntimeError, r"coo_to_sparse_csr: conversion from Sparse to SparseCsr for "
+                             r"input tensors with sparse_dim\(\)!=2 is not supported"):
+        rt.torch_randn(2, 2, 2).to_sparse().to_sparse_csr()
+    with fails(RuntimeError, r"conversion from SparseCsr to SparseBsr for batched inputs"):
+        rt.torch_ones(2, 2, 2).to_sparse_csr().to_sparse_bsr((1, 1))
     state.check()
 
 

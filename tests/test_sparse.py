@@ -618,3 +618,64 @@ def test_mkldnn_round_trip_and_gradient_match_pytorch(dtype) -> None:
         assert str(got.value).startswith(str(want.value).split("\n")[0].split(". This")[0])
     with pytest.raises(NotImplementedError, match="add\\(\\) is not supported for MKLDNN"):
         rm + 1
+
+
+# --- batch dims --------------------------------------------------------------------
+
+def _batched() -> list:
+    """(array, dense_dim): 3-d with one batch dim, 4-d with a batch and a dense dim;
+    every batch stores as many values (libtorch's rule)."""
+    y = np.zeros((2, 2, 4), np.float32)
+    y[:, 0, 0], y[:, 1, 3], y[1, 1, 3] = 1, 2, 5
+    z = np.zeros((3, 2, 4, 3), np.float32)
+    z[:, 0, 0], z[:, 1, 2] = RNG.standard_normal((3, 1)), 1
+    return [(y, None), (z, 1)]
+
+
+_BATCH_CONVS = {"csr": ("to_sparse_csr", ()), "csc": ("to_sparse_csc", ()),
+                "bsr12": ("to_sparse_bsr", ((1, 2),)), "bsc21": ("to_sparse_bsc", ((2, 1),)),
+                "bsr22": ("to_sparse_bsr", ((2, 2),))}
+
+
+@pytest.mark.filterwarnings("ignore:Sparse (CSC|BSR|BSC)")
+@pytest.mark.parametrize("case", [0, 1])
+@pytest.mark.parametrize("src", list(_BATCH_CONVS))
+def test_batch_dims_match_pytorch(case, src) -> None:
+    a, dd = _batched()[case]
+    f, args = _BATCH_CONVS[src]
+    kw = {} if dd is None else {"dense_dim": dd}
+    r = getattr(rt.torch_tensor(a), f)(*args, **kw)
+    t = getattr(torch.from_numpy(a), f)(*args, **kw)
+    _same_sparse(r, t)
+    _same_coo(r.to_sparse(), t.to_sparse())
+    for g, gargs in _BATCH_CONVS.values():
+        try:
+            want = getattr(t, g)(*gargs)
+        except RuntimeError as e:
+            with pytest.raises(RuntimeError) as info:
+                getattr(r, g)(*gargs)
+            assert str(info.value) == str(e).split("\n")[0]
+            continue
+        _same_sparse(getattr(r, g)(*gargs), want)
+
+
+@pytest.mark.filterwarnings("ignore:Sparse (CSC|BSR|BSC)")
+def test_batch_dims_gradients_and_masks() -> None:
+    z = RNG.standard_normal((3, 2, 4, 3)) + 5  # (no zeros: every batch stays full)
+    rx, tx = rt.torch_tensor(z, requires_grad=True), torch.from_numpy(z).requires_grad_(True)
+    # (values(): the one batched backward PyTorch has; finite differences for the rest)
+    up = RNG.standard_normal((3, 8, 3))
+    (rg,) = rt.autograd_grad([rx.to_sparse_csr(dense_dim=1).values()], [rx],
+                             [rt.torch_tensor(up)])
+    (tg,) = torch.autograd.grad([tx.to_sparse_csr(dense_dim=1).values()], [tx],
+                                [torch.from_numpy(up)])
+    assert_same(rg, tg, "grad")
+    for f in (lambda x: x.to_sparse_csr(dense_dim=1).to_dense() ** 2,
+              lambda x: x.to_sparse_bsc((2, 2), dense_dim=1).values() ** 2,
+              lambda x: x.to_sparse_csc(dense_dim=1).to_sparse().to_dense() ** 2):
+        assert rt.autograd_gradcheck(f, [rx])
+    a, _ = _batched()[1]
+    mask, tmask = rt.torch_tensor(a).to_sparse_csr(dense_dim=1), \
+        torch.from_numpy(a).to_sparse_csr(dense_dim=1)
+    b = RNG.standard_normal(a.shape).astype(np.float32)
+    _same_sparse(rt.torch_tensor(b).sparse_mask(mask), torch.from_numpy(b).sparse_mask(tmask))

@@ -1,7 +1,7 @@
 """The sparse layouts: COO (`torch_sparse_coo_tensor()`, `x$to_sparse()`) and the
 compressed ones, CSR, CSC, BSR and BSC (`x$to_sparse_csr()`, `x$to_sparse_csc()`,
-`x$to_sparse_bsr(blocksize)`, `x$to_sparse_bsc(blocksize)`: two sparse dims, then
-any dense dims; no batch dims), with PyTorch's semantics: their tensors and ops.
+`x$to_sparse_bsr(blocksize)`, `x$to_sparse_bsc(blocksize)`: batch dims, two sparse
+dims, dense dims), with PyTorch's semantics: their tensors and ops.
 
 A sparse tensor is a `Tensor` subclass that holds its parts instead of one
 array: for COO the indices (int64, sparse_dim x nnz, 0-based), the values (a
@@ -9,7 +9,8 @@ tensor, nnz x dense dims) and the size; for a compressed layout the compressed
 indices (`crow_indices` of CSR/BSR, `ccol_indices` of CSC/BSC: where each row's
 or column's entries start), the plain ones (`col_indices`, `row_indices`: one
 per stored value or block) and the values (nnz x dense dims, nnz x block rows x
-block cols x dense dims for BSR/BSC). Dense tensors pay nothing for it:
+block cols x dense dims for BSR/BSC), each with the batch dims in front (every
+batch holds as many values). Dense tensors pay nothing for it:
 their `layout` is a class constant, and ops look at their operands' layouts
 only once a sparse tensor exists (ops/dispatch.py).
 
@@ -192,6 +193,16 @@ def _sparse_dim(x: SparseTensor) -> int:
     return x._ind.shape[0] if x.layout is sparse_coo else 2
 
 
+def _nbatch(x: SparseTensor) -> int:
+    """A compressed tensor's batch dims (those before its two sparse ones)."""
+    return x._cidx.ndim - 1 if x.layout in COMPRESSED else 0
+
+
+def _index_dims(x: SparseTensor) -> int:
+    """The dims a stored value's position names (batch and sparse dims)."""
+    return _sparse_dim(x) + _nbatch(x)
+
+
 COMPRESSED = (sparse_csr, sparse_csc, sparse_bsr, sparse_bsc)
 _ROW_MAJOR = (sparse_csr, sparse_bsr)
 _BLOCKED = (sparse_bsr, sparse_bsc)
@@ -205,13 +216,18 @@ _NODE = {sparse_csr: "ToSparseCsrBackward0", sparse_csc: "ToSparseCscBackward0",
 
 
 def _blocksize(x: SparseTensor) -> tuple:
-    return tuple(x._vals.shape[1:3]) if x.layout in _BLOCKED else (1, 1)
+    nb = _nbatch(x)
+    return tuple(x._vals.shape[nb + 1:nb + 3]) if x.layout in _BLOCKED else (1, 1)
 
 
 def _block_coords(x: SparseTensor) -> tuple:
-    """(block row, block column) of each stored value (block) of a compressed tensor."""
-    major = np.repeat(np.arange(x._cidx.size - 1, dtype=np.int64), np.diff(x._cidx))
-    return (major, x._pidx) if x.layout in _ROW_MAJOR else (x._pidx, major)
+    """(block row, block column) of each stored value (block) of a compressed
+    tensor, one row per batch."""
+    cidx = x._cidx.reshape(-1, x._cidx.shape[-1])
+    pidx = x._pidx.reshape(cidx.shape[0], x._pidx.shape[-1])
+    major = np.stack([np.repeat(np.arange(c.size - 1, dtype=np.int64), np.diff(c))
+                      for c in cidx]).reshape(pidx.shape)
+    return (major, pidx) if x.layout in _ROW_MAJOR else (pidx, major)
 
 
 # --------------------------------------------------------------------------
@@ -249,12 +265,14 @@ def _elements(x: SparseTensor) -> tuple:
     elements one by one (row by row), each with the values' dense dims."""
     if x.layout is sparse_coo:
         return x._ind, x._vals.data
-    (bh, bw), (br, bc) = _blocksize(x), _block_coords(x)
-    rows = br[:, None, None] * bh + np.arange(bh)[None, :, None] + np.zeros(bw, np.int64)
-    cols = bc[:, None, None] * bw + np.arange(bw)[None, None, :] + np.zeros((bh, 1), np.int64)
-    dense = x._size[2:]
-    return (np.stack([rows.reshape(-1), cols.reshape(-1)]),
-            x._vals.data.reshape((rows.size,) + dense))
+    (bh, bw), (br, bc) = _blocksize(x), _block_coords(x)  # (batches x nnz)
+    rows = br[..., None, None] * bh + np.arange(bh)[:, None] + np.zeros(bw, np.int64)
+    cols = bc[..., None, None] * bw + np.arange(bw) + np.zeros((bh, 1), np.int64)
+    nb = _nbatch(x)
+    batch = np.unravel_index(np.repeat(np.arange(br.shape[0]), rows[0].size),
+                             x._size[:nb]) if nb else ()
+    return (np.stack([*batch, rows.reshape(-1), cols.reshape(-1)]).astype(np.int64),
+            x._vals.data.reshape((rows.size,) + x._size[nb + 2:]))
 
 
 def _dense_array(x: SparseTensor) -> np.ndarray:
@@ -270,7 +288,7 @@ def _dense_array(x: SparseTensor) -> np.ndarray:
 
 def _counts(x: SparseTensor) -> np.ndarray:
     """How many stored values x has at each position of its sparse dims."""
-    m = np.zeros(x._size[:_sparse_dim(x)], dtype=np.int64)
+    m = np.zeros(x._size[:_index_dims(x)], dtype=np.int64)
     np.add.at(m, tuple(_elements(x)[0]), 1)
     return m
 
@@ -376,7 +394,9 @@ def _to_coo(self: Tensor, sparse_dim: Any, dense_dim: Any, name: str) -> Tensor:
         return self
     if self.layout is not strided:  # compressed: its elements in storage order (as PyTorch)
         idx, vals = _elements(self)
-        row_by_row = self.layout in _ROW_MAJOR and _blocksize(self)[0] == 1  # (sorted)
+        # (PyTorch calls it coalesced for CSR, and BSR of one-row blocks without batches)
+        row_by_row = self.layout is sparse_csr or (self.layout is sparse_bsr and not
+                                                   _nbatch(self) and _blocksize(self)[0] == 1)
         out = _make(sparse_coo, self._size, vals, indices=idx.copy(), coalesced=row_by_row)
         return record(out, ToSparseBackward0, (self,), name=node)
     indices, values = _dense_to_coo(self.data, sd)
@@ -393,9 +413,24 @@ def _blocksize_arg(blocksize: Any, name: str) -> tuple:
     return tuple(int(v) for v in b)
 
 
-def _compress(layout: Layout, arr: np.ndarray, keep: np.ndarray, blocksize: tuple) -> tuple:
-    """(compressed indices, plain indices, values) of the blocks of arr (2 sparse
-    dims, then dense ones) that hold a position `keep` marks, in layout's order."""
+def _compress(layout: Layout, arr: np.ndarray, keep: np.ndarray, blocksize: tuple,
+              nb: int) -> tuple:
+    """(compressed indices, plain indices, values) of the blocks of arr (nb batch
+    dims, 2 sparse dims, then dense ones) that hold a position `keep` marks, in
+    layout's order, batch by batch (each batch as many: libtorch's rule)."""
+    batch, rest = arr.shape[:nb], arr.shape[nb:]
+    n = int(np.prod(batch, dtype=np.int64))
+    parts = [_compress_matrix(layout, a, k, blocksize)
+             for a, k in zip(arr.reshape((n,) + rest), keep.reshape((n,) + rest[:2]))]
+    if len({p[1].size for p in parts}) > 1:
+        raise RuntimeError("Expect the same number of specified elements per batch.")
+    return tuple(np.stack([p[i] for p in parts]).reshape(batch + parts[0][i].shape)
+                 for i in range(3))
+
+
+def _compress_matrix(layout: Layout, arr: np.ndarray, keep: np.ndarray,
+                     blocksize: tuple) -> tuple:
+    """_compress() of one matrix (2 sparse dims, then dense ones)."""
     (bh, bw), (R, C), dense = blocksize, arr.shape[:2], arr.shape[2:]
     blocks = keep.reshape(R // bh, bh, C // bw, bw).any(axis=(1, 3))
     if layout in _ROW_MAJOR:
@@ -431,6 +466,9 @@ def _to_compressed(self: Tensor, layout: Layout, blocksize: Any, dense_dim: Any,
     if src in _BLOCKED and layout not in _BLOCKED:
         raise RuntimeError(f"sparse_compressed_{fname}: expected SparseCsr or SparseCsc layout "
                            f"but got {_LAYOUT_NAME[src]}")
+    if src in COMPRESSED and src not in _BLOCKED and layout in _BLOCKED and _nbatch(self):
+        raise RuntimeError(f"sparse_compressed_{fname}: conversion from {_LAYOUT_NAME[src]} to "
+                           f"{_LAYOUT_NAME[layout]} for batched inputs is not supported")
     if src in _BLOCKED and size != _blocksize(self):
         raise RuntimeError(f"{'sparse_compressed_' if src is not layout else ''}"
                            f"{(entry or name).lstrip('_')}: "
@@ -443,35 +481,35 @@ def _to_compressed(self: Tensor, layout: Layout, blocksize: Any, dense_dim: Any,
         if self.ndim < 2:
             raise IndexError(f"Dimension out of range (expected to be in range of "
                              f"[{-max(self.ndim, 1)}, {max(self.ndim, 1) - 1}], but got 1)")
-        if self.ndim - dd != 2:
-            raise NotImplementedError(
-                f"{fname}(): batch dims are not supported here: the tensor has {self.ndim} "
-                f"dims, {dd} of them dense; give dense_dim = {self.ndim - 2} to keep the last "
-                f"{self.ndim - 2} dense")
-        arr = self.data
-        keep = (arr != 0).reshape(arr.shape[:2] + (int(np.prod(arr.shape[2:])),)).any(axis=2)
+        if not 0 <= dd <= self.ndim - 2:
+            raise RuntimeError(f"{prefix}_{fname}: dense_dim argument must be in "
+                               f"[0,{self.ndim - 2}] range, but {dd} is given")
+        arr, nb = self.data, self.ndim - 2 - dd
+        flat = arr.reshape(arr.shape[:nb + 2] + (int(np.prod(arr.shape[nb + 2:])),))
+        keep = (flat != 0).any(axis=-1)
     else:
         if dense_dim is not None and src is sparse_coo:
             raise RuntimeError(f"coo_{fname}: conversion from Sparse to {_LAYOUT_NAME[layout]} "
                                "with dense_dim argument given is not supported")
         if _sparse_dim(self) != 2:
-            raise RuntimeError(f"{prefix}_{fname}: expected a tensor of 2 sparse dims, got "
-                               f"{_sparse_dim(self)} (to_sparse(sparse_dim = 2) first)")
-        arr, keep = _dense_array(self), _counts(self) > 0
+            raise RuntimeError(f"{prefix}_{fname}: conversion from Sparse to "
+                               f"{_LAYOUT_NAME[layout]} for input tensors with sparse_dim()!=2 "
+                               "is not supported")
+        arr, keep, nb = _dense_array(self), _counts(self) > 0, _nbatch(self)
     if layout in _BLOCKED:
         if size is None:
             raise RuntimeError(f"{prefix}_to_sparse: conversion from {_LAYOUT_NAME[src]} to "
                                f"{_LAYOUT_NAME[layout]} without blocksize argument given is "
                                "not supported")
-        if any(b <= 0 or s % b for s, b in zip(arr.shape[:2], size)):
-            raise RuntimeError(f"{prefix}_{fname}: tensor sparse size "
-                               f"({arr.shape[0]},{arr.shape[1]}) must be divisible by given "
-                               f"blocksize ({size[0]},{size[1]})")
+        rows, cols = arr.shape[nb:nb + 2]
+        if any(b <= 0 or s % b for s, b in zip((rows, cols), size)):
+            raise RuntimeError(f"{prefix}_{fname}: tensor sparse size ({rows},{cols}) must be "
+                               f"divisible by given blocksize ({size[0]},{size[1]})")
     elif size is not None:
         raise RuntimeError(f"{prefix}_to_sparse: conversion from {_LAYOUT_NAME[src]} to "
                            f"{_LAYOUT_NAME[layout]} with blocksize argument given is not "
                            "supported")
-    cidx, pidx, values = _compress(layout, arr, keep, size or (1, 1))
+    cidx, pidx, values = _compress(layout, arr, keep, size or (1, 1), nb)
     out = _make(layout, self.shape, values, cidx=cidx, pidx=pidx)
     return record(out, ToSparseBackward0, (self,), name=_NODE[layout])
 
@@ -651,7 +689,7 @@ def values(self: Tensor) -> Tensor:
                                ".coalesce() first")
         idx, sd = self._ind, self._ind.shape[0]
     elif self.layout in COMPRESSED:
-        idx, sd = _elements(self)[0], 2
+        idx, sd = _elements(self)[0], _index_dims(self)
     else:
         raise RuntimeError(f"values expected sparse tensor layout but got "
                            f"{_LAYOUT_NAME[self.layout]}")
@@ -707,7 +745,7 @@ def sparse_dim(self: Tensor) -> int:
 @op(function=False, differentiable=False)
 def dense_dim(self: Tensor) -> int:
     _not_mkldnn(self, "dense_dim")
-    return 0 if self.layout is strided else self.ndim - _sparse_dim(self)
+    return 0 if self.layout is strided else self.ndim - _index_dims(self)
 
 
 @op("_nnz", function=False, differentiable=False)
@@ -715,7 +753,7 @@ def nnz(self: Tensor) -> int:
     if self.layout is strided or self.layout is mkldnn:
         raise RuntimeError(f"_nnz expected sparse tensor layout but got "
                            f"{_LAYOUT_NAME[self.layout]}")
-    return int(self._vals.shape[0])
+    return int(self._vals.shape[_nbatch(self)])
 
 
 @op(function=False, differentiable=False)

@@ -158,3 +158,16 @@ test_that("to_mkldnn(): libtorch's print, to_dense() back, gradients through it"
   expect_equal(as_array(x$grad), matrix(2, 2, 3))
   expect_error(torch_randn(2, dtype = torch_float64())$to_mkldnn(), "dense_to_mkldnn expects float")
 })
+
+test_that("batch dims: every batch compressed alike", {
+  a <- torch_zeros(2, 2, 4)
+  a[, 1, 1] <- 1
+  a[, 2, 4] <- 2
+  csr <- a$to_sparse_csr()
+  expect_equal(csr$crow_indices()$shape, c(2L, 3L))
+  expect_equal(csr$values()$shape, c(2L, 2L))
+  expect_equal(as_array(csr$to_dense()), as_array(a))
+  expect_equal(as_array(a$to_sparse_bsc(c(2, 1))$to_sparse()$to_dense()), as_array(a))
+  a[2, 2, 4] <- 0
+  expect_error(a$to_sparse_csr(), "Expect the same number of specified elements per batch.")
+})
