@@ -1262,6 +1262,18 @@ def test_e62_call_torch_function_of_no_torch_function(state):
     state.check()
 
 
+# E75 TorchScript
+
+def test_e75_jit_save_for_mobile_of_an_operator_it_does_not_compile(state, tmp_path):
+    from rtorch_py.jit import jit_save_for_mobile
+    tr = rt.jit_trace(lambda x: rt.torch_relu(x).cumsum(0), rt.torch_ones(2))
+    with fails(RuntimeError, r"jit_save_for_mobile: the operator aten::cumsum is not given to the "
+                             r"lite interpreter here", r"OVERLOADS", r"jit_save\(\) writes"):
+        jit_save_for_mobile(tr, tmp_path / "cumsum.pt")
+    assert not (tmp_path / "cumsum.pt").exists()
+    state.check()
+
+
 # E53 forward mode
 
 def test_e53_forward_mode_misuse(state):

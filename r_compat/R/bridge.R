@@ -28,6 +28,12 @@
   # of its own) carry no call: `try(x$backward())` prints "Error : ..."
   if (is.call(call) && is.call(call[[1]]) && identical(call[[1]][[1]], as.name("$")) &&
       identical(call[[1]][[3]], as.name("backward"))) call <- NULL
+  # R torch's TorchScript (the `.jit_*` functions here) is libtorch's, reached through
+  # Rcpp: its errors are C++ exceptions as Rcpp signals them, with no call
+  if (is.call(call) && is.name(call[[1]]) && startsWith(as.character(call[[1]]), ".jit_")) {
+    return(structure(class = c("Rcpp::exception", "C++Error", "error", "condition"),
+                     list(message = message, call = NULL)))
+  }
   structure(class = c(class, "error", "condition"), list(message = message, call = call))
 }
 

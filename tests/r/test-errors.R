@@ -718,3 +718,11 @@ test_that("E63-E66: the sparse layouts' block sizes, conversions, parts, product
                "operands have incompatible sizes")
   expect_intact(s)
 })
+
+test_that("E75: jit_save_for_mobile() of a trace the lite interpreter's bytecode is not written for", {
+  tr <- jit_trace(function(x) torch_relu(x)$cumsum(1), torch_ones(2))
+  path <- tempfile(fileext = ".pt")
+  expect_error(jit_save_for_mobile(tr, path),
+               "the operator aten::cumsum is not given to the lite interpreter here")
+  expect_false(file.exists(path))
+})
