@@ -239,13 +239,14 @@ def _dtype_of(arr: np.ndarray) -> dtype:
 
 
 class Layout:
-    __slots__ = ("name",)
+    __slots__ = ("name", "shown")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, shown: str | None = None) -> None:
         self.name = name
+        self.shown = f"torch_{name}" if shown is None else shown
 
     def __repr__(self) -> str:
-        return f"torch_{self.name}"
+        return self.shown
 
     __str__ = __repr__
 
@@ -253,6 +254,11 @@ class Layout:
 strided = Layout("strided")
 sparse_coo = Layout("sparse_coo")
 sparse_csr = Layout("sparse_csr")
+sparse_csc = Layout("sparse_csc")
+sparse_bsr = Layout("sparse_bsr")
+sparse_bsc = Layout("sparse_bsc")
+# (R torch prints it `torch_`: lantern names no layout it doesn't list)
+mkldnn = Layout("_mkldnn", shown="torch_")
 
 
 # --------------------------------------------------------------------------

@@ -1410,6 +1410,91 @@ def test_e57_graph_of_a_tensor_without_one(state):
     state.check()
 
 
+# E63-E66 the sparse layouts
+
+
+def test_e63_a_block_size_that_does_not_fit(state):
+    x = rt.torch_randn(2, 3)
+    with fails(RuntimeError, r"dense_to_sparse_bsr: tensor sparse size \(2,3\) must be "
+                             r"divisible by given blocksize \(2,2\)"):
+        x.to_sparse_bsr((2, 2))
+    with fails(RuntimeError, r"blocksize needs to be a tuple of size 2, but got 3"):
+        x.to_sparse_bsr((1, 1, 1))
+    with fails(RuntimeError, r"coo_to_sparse_bsc: tensor sparse size"):
+        x.to_sparse().to_sparse_bsc((2, 2))
+    with fails(RuntimeError, r"conversion from Strided to SparseBsr without blocksize"):
+        x.to_sparse(layout=rt.tensor.sparse_bsr)
+    with fails(RuntimeError, r"conversion from Strided to SparseCsr with blocksize"):
+        x.to_sparse(layout=rt.tensor.sparse_csr, blocksize=(1, 1))
+    state.check()
+
+
+def test_e64_conversions_libtorch_does_not_make(state):
+    x = rt.torch_randn(2, 4)
+    with fails(RuntimeError, r"sparse_compressed_to_sparse_csr: expected SparseCsr or "
+                             r"SparseCsc layout but got SparseBsr"):
+        x.to_sparse_bsr((1, 2)).to_sparse_csr()
+    with fails(RuntimeError, r"conversion from SparseBsc to SparseBsr with blocksize changed "
+                             r"from \[2, 1\] to \[1, 2\] is not supported"):
+        x.to_sparse_bsc((2, 1)).to_sparse_bsr((1, 2))
+    with fails(RuntimeError, r"coo_to_sparse_csc: conversion from Sparse to SparseCsc with "
+                             r"dense_dim argument given"):
+        rt.torch_randn(2, 4, 3).to_sparse(2).to_sparse_csc(dense_dim=1)
+    with fails(RuntimeError, r"unexpected same input and output layout"):
+        x.to_sparse_csr()._to_sparse_csr()
+    with fails(RuntimeError, r"^Expect the same number of specified elements per batch\.$"):
+        rt.torch_tensor(np.array([[[1.0, 0], [0, 0]], [[1, 1], [0, 0]]])).to_sparse_csr()
+    with fails(RuntimeError, r"dense_to_sparse_csr: dense_dim argument must be in \[0,0\] "
+                             r"range, but 1 is given"):
+        x.to_sparse_csr(dense_dim=1)
+    with fails(RuntimeError, r"coo_to_sparse_csr: conversion from Sparse to SparseCsr for "
+                             r"input tensors with sparse_dim\(\)!=2 is not supported"):
+        rt.torch_randn(2, 2, 2).to_sparse().to_sparse_csr()
+    with fails(RuntimeError, r"conversion from SparseCsr to SparseBsr for batched inputs"):
+        rt.torch_ones(2, 2, 2).to_sparse_csr().to_sparse_bsr((1, 1))
+    state.check()
+
+
+def test_e65_a_part_another_layout_has(state):
+    x = rt.torch_randn(2, 3)
+    with fails(RuntimeError, r"ccol_indices expected sparse column compressed tensor layout "
+                             r"but got SparseCsr"):
+        x.to_sparse_csr().ccol_indices()
+    with fails(RuntimeError, r"crow_indices expected sparse row compressed tensor layout but "
+                             r"got SparseCsc"):
+        x.to_sparse_csc().crow_indices()
+    with fails(RuntimeError, r"aten::_dimI.*'SparseCsrCPU' backend"):
+        x.to_sparse_csr()._dimI()
+    with fails(RuntimeError, r"aten::_to_dense.*'CPU' backend"):
+        x._to_dense()
+    with fails(RuntimeError, r"Sparse BSR tensors do not have is_contiguous", r"to_dense\(\)"):
+        repr(x.to_sparse_bsr((1, 1)))
+    state.check()
+
+
+def test_e66_sparse_products_masks_resizes_that_do_not_fit(state):
+    s = rt.torch_randn(2, 4).to_sparse()
+    with fails(RuntimeError, r"sspaddmm: Argument #3: Expected dim 0 size 4, got 5"):
+        s.smm(rt.torch_randn(5, 3))
+    with fails(RuntimeError, r"expected scalar type Float but found Double"):
+        s.smm(rt.torch_randn(4, 3, dtype=rt.torch_float64()))
+    with fails(RuntimeError, r"expected 'mat2' to have strided layout"):
+        s.smm(rt.torch_randn(4, 3).to_sparse())
+    with fails(RuntimeError, r"can only be called on sparse tensors"):
+        rt.torch_randn(2, 3).sspaddmm(s, rt.torch_randn(4, 3))
+    with fails(RuntimeError, r"operands have incompatible sizes; self has size \[3, 4\] but "
+                             r"mask has size \[2, 4\]"):
+        rt.torch_randn(3, 4).sparse_mask(s)
+    with fails(RuntimeError, r"mask must be a sparse tensor"):
+        rt.torch_randn(2, 4).sparse_mask(rt.torch_randn(2, 4))
+    with fails(RuntimeError, r"shrinking the size of sparse dimensions \(from \[2, 4\] to "
+                             r"\[1, 5\]\)"):
+        s.sparse_resize_((1, 5), 2, 0)
+    with fails(RuntimeError, r"changing the number of dense dimensions \(from 0 to 1\)"):
+        s.sparse_resize_((3, 5, 2), 2, 1)
+    state.check()
+
+
 # E79 the distributions' constraints (numerics, issue 18)
 
 

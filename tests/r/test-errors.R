@@ -715,6 +715,23 @@ test_that("E54-E57: the functional API's misuse, vectorize, gradgradcheck, autog
   expect_intact(s)
 })
 
+test_that("E63-E66: the sparse layouts' block sizes, conversions, parts, products", {
+  s <- err_state()
+  x <- torch_randn(2, 3)
+  expect_error(x$to_sparse_bsr(c(2, 2)),
+               "tensor sparse size (2,3) must be divisible by given blocksize (2,2)", fixed = TRUE)
+  expect_error(torch_randn(2, 4)$to_sparse_bsr(c(1, 2))$to_sparse_csr(),
+               "expected SparseCsr or SparseCsc layout but got SparseBsr")
+  expect_error(x$to_sparse_csr()$ccol_indices(),
+               "ccol_indices expected sparse column compressed tensor layout but got SparseCsr")
+  expect_error(print(x$to_sparse_csc()), "Sparse CSC tensors do not have is_contiguous")
+  expect_error(torch_randn(2, 4)$to_sparse()$smm(torch_randn(5, 3)),
+               "Expected dim 0 size 4, got 5")
+  expect_error(torch_randn(3, 4)$sparse_mask(torch_randn(2, 4)$to_sparse()),
+               "operands have incompatible sizes")
+  expect_intact(s)
+})
+
 test_that("E71: an argument R torch's function does not have", {
   s <- err_state()
   x <- torch_randn(3, 4)
