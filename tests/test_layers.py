@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ops: families", tuple("rtorch_py.ops." + f for f in (
         "pointwise", "special", "activation", "reduction", "sorting", "shape", "indexing",
         "linalg", "distance", "fft", "conversion", "creation", "nn_functional", "pooling", "ctc",
-        "upsample", "grid_sample", "sparse"))),
+        "upsample", "grid_sample", "sparse", "memory"))),
     ("ops: out forms", ("rtorch_py.ops.out_forms",)),
     ("ops", ("rtorch_py.ops",)),
     ("user API", ("rtorch_py.function", "rtorch_py.autograd", "rtorch_py.gradcheck",

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 # (importing a family declares its ops)
 from . import (activation, conversion, creation, ctc, distance, fft,  # noqa: F401
-               grid_sample, indexing, linalg, nn_functional, pointwise, pooling, reduction,
-               shape, sorting, sparse, upsample)
+               grid_sample, indexing, linalg, memory, nn_functional, pointwise, pooling,
+               reduction, shape, sorting, sparse, upsample)
 from .conversion import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
