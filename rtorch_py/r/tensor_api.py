@@ -655,6 +655,7 @@ METHODS: dict[str, Callable] = {
     "is_contiguous": is_contiguous, "element_size": element_size,
     "is_complex": lambda self: self.is_complex(), "stride": stride,
     "storage": lambda self: self.storage(), "data_ptr": data_ptr,
+    "_version": lambda self: self._version[0],  # (the in-place change counter)
     "bernoulli": _cr.torch_bernoulli, "multinomial": torch_multinomial,
     "where": where_method,
     "retains_grad": retains_grad, "is_inference": is_inference, "output_nr": output_nr,
