@@ -39,7 +39,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ops", ("rtorch_py.ops",)),
     ("user API", ("rtorch_py.function", "rtorch_py.autograd", "rtorch_py.gradcheck",
                   "rtorch_py.forward_ad", "rtorch_py.named", "rtorch_py.sparse",
-                  "rtorch_py.quantized", "rtorch_py.amp")),
+                  "rtorch_py.quantized", "rtorch_py.amp", "rtorch_py.contrib")),
     ("user API over autograd", ("rtorch_py.functional", "rtorch_py.func", "rtorch_py.graph",
                                 "rtorch_py.gradgradcheck")),
     ("library", ("rtorch_py.nn", "rtorch_py.optim", "rtorch_py.data",

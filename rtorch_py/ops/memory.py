@@ -62,7 +62,7 @@ def as_strided_scatter(self: Tensor, src: Tensor, size: Any, stride: Any,
     `as_strided(size, stride, storage_offset)` would view replaced by src's.
 
     self's gradient is the output's with zeros where src went (PyTorch 2.13's
-    formula gives the opposite: tests/test_memory.py checks ours by finite
+    formula gives the opposite: tests/test_internals.py checks ours by finite
     differences)."""
     size, stride = _shape_arg((size,)), _shape_arg((stride,))
     out = np.array(self.data, order="C")
@@ -78,7 +78,8 @@ def as_strided_scatter(self: Tensor, src: Tensor, size: Any, stride: Any,
 
 @formula
 def SliceInverseBackward0(n, g, key):
-    return (g[key],)
+    # inside the slice the result is self's, outside it src's
+    return (g[key] if n.needs(0) else None, _zero_at(g, key) if n.needs(1) else None)
 
 
 @op(function=False, dims=("dim",), samples=S.slice_inverse, forward="linear")
@@ -96,7 +97,7 @@ def slice_inverse(self: Tensor, src: Tensor, dim: int = 0, start: Any = None, en
     key = (slice(None),) * dim + (slice(None if start is None else _whole(start, "start"),
                                         None if end is None else _whole(end, "end"),
                                         _whole(step, "step")),)
-    return record(_view(self, arr), SliceInverseBackward0, (self,), (key,))
+    return record(_view(self, arr), SliceInverseBackward0, (self, src), (key,))
 
 
 @formula

@@ -22,6 +22,7 @@ from .. import named
 from .. import quantized as _q
 from .. import runtime
 from .. import sparse as _sparse
+from ..contrib import contrib_sort_vertices
 from ..engine import Node, RemovableHandle, bump_version
 from ..function import NamedList
 from ..gradcheck import autograd_gradcheck as _gradcheck
@@ -699,6 +700,7 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_get_default_dtype": _cr.get_default_dtype,
     "torch_sparse_coo_tensor": torch_sparse_coo_tensor,
     "torch_sparse_sampled_addmm": _sparse.torch_sparse_sampled_addmm,
+    "contrib_sort_vertices": contrib_sort_vertices,
     "torch_quantize_per_tensor": _q.torch_quantize_per_tensor,
     "torch_quantize_per_channel": _q.torch_quantize_per_channel,
     **{name: getattr(runtime, name) for name in runtime.__all__},

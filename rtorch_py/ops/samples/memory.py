@@ -25,7 +25,7 @@ def bools() -> list:
 
 
 def as_strided_scatter() -> list:
-    # (self's gradient is checked by finite differences in tests/test_memory.py:
+    # (self's gradient is checked by finite differences in tests/test_internals.py:
     # PyTorch 2.13's formula for it gives the opposite of the derivative)
     base = {"requires_grad": False}
     return [sample(T((3, 4), **base), T((2, 2)), (2, 2), (1, 2)),
@@ -35,9 +35,9 @@ def as_strided_scatter() -> list:
 
 
 def slice_inverse() -> list:
-    # (self is all of src here; tests/test_memory.py takes a real slice's view)
-    return [sample(T((2, 3)), T((2, 3), requires_grad=False), 1, 0, 3),
-            sample(T((2, 3)), T((2, 3), requires_grad=False), 0)]
+    # (self is all of src here; tests/test_internals.py takes a real slice's view)
+    return [sample(T((2, 3)), T((2, 3)), 1, 0, 3),
+            sample(T((2, 3)), T((2, 3)), 0)]
 
 
 def reshape_alias() -> list:
