@@ -1365,3 +1365,66 @@ def test_e57_graph_of_a_tensor_without_one(state):
     with fails(TypeError, r"outputs\[0\] is a str, expected a tensor"):
         rt.autograd_graph(["y"])
     state.check()
+
+
+# E67-E70 memory and view internals, private methods, contrib_sort_vertices
+
+
+def test_e67_accelerator_or_nested_methods_on_a_cpu_tensor(state):
+    x = rt.torch_ones(2)
+    with fails(RuntimeError, r"Cannot access accelerator device when none is available"):
+        x.pin_memory()
+    with fails(RuntimeError, r"Could not run 'aten::record_stream' with arguments from the "
+                             r"'CPU' backend"):
+        x.record_stream(None)
+    for name in ("to_padded_tensor", "_nested_tensor_size", "_nested_tensor_strides",
+                 "_nested_tensor_storage_offsets"):
+        with fails(RuntimeError, rf"Could not run 'aten::{name}'", r"takes a nested tensor"):
+            getattr(x, name)(*((0.0,) if name == "to_padded_tensor" else ()))
+    assert x.is_pinned() is False and x.is_distributed() is False
+    state.check()
+
+
+def test_e68_private_methods_given_what_they_dont_take(state):
+    with fails(RuntimeError, r"_conj\(\) takes a complex tensor, got torch_Float",
+               r"use conj\(\)"):
+        rt.torch_ones(2)._conj()
+    with fails(RuntimeError, r"_is_all_true\(\) takes a bool tensor", r"use all\(\)"):
+        rt.torch_ones(2)._is_all_true()
+    with fails(RuntimeError, r"_is_any_true\(\) takes a bool tensor"):
+        rt.torch_ones(2)._is_any_true()
+    with fails(RuntimeError, r"nonzero_static: 'size' must be an non-negative integer"):
+        rt.torch_ones(2).nonzero_static(size=-1)
+    state.check()
+
+
+def test_e69_set_or_scatter_onto_memory_that_does_not_fit(state):
+    x = rt.torch_arange(6.0)
+    with fails(RuntimeError, r"Could not set tensor of type float64 to a tensor of type "
+                             r"float32"):
+        rt.torch_zeros(2).set_(rt.torch_ones(2, dtype=rt.torch_float64()))
+    with fails(RuntimeError, r"sizes \[3, 3\], strides \[3, 1\] and storage offset 0 need 9 "
+                             r"elements, but the storage has 6"):
+        rt.torch_empty(0).set_(x.storage(), 0, (3, 3))
+    with fails(RuntimeError, r"leaf Variable that requires grad"):
+        state.w.set_(rt.torch_ones(3))
+    y = state.w * 1
+    with fails(RuntimeError, r"set_\(\) of a tensor that requires grad is not supported",
+               r"detach\(\)"):
+        y.set_(rt.torch_ones(3))
+    with fails(RuntimeError, r"src size = \[3\], slice size = \[2\]"):
+        rt.torch_ones(2, 2).as_strided_scatter(rt.torch_ones(3), (2,), (1,))
+    state.check()
+
+
+def test_e70_contrib_sort_vertices_given_the_wrong_tensors(state):
+    v, m = rt.torch_zeros(1, 2, 24, 2), rt.torch_zeros(1, 2, 24, dtype=rt.torch_bool())
+    nv = rt.torch_zeros(1, 2, dtype=rt.torch_int())
+    with fails(RuntimeError, r"num_valid must be an int32 tensor \(torch_int\(\)\) of shape "
+                             r"\[1, 2\], got torch_Long of shape \[1, 2\]"):
+        rt.contrib_sort_vertices(v, m, rt.torch_zeros(1, 2, dtype=rt.torch_long()))
+    with fails(RuntimeError, r"vertices must be a float32 tensor of shape \(B, N, M, 2\)"):
+        rt.contrib_sort_vertices(rt.torch_zeros(1, 2, 24), m, nv)
+    with fails(RuntimeError, r"mask must be a bool tensor of shape \[1, 2, 24\]"):
+        rt.contrib_sort_vertices(v, rt.torch_zeros(1, 2, 24), nv)
+    state.check()
