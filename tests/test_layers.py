@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("creation", ("rtorch_py.creation",)),
     ("ops: registry", ("rtorch_py.ops.registry",)),
     ("ops: name inference", ("rtorch_py.ops.names",)),
-    ("ops: dispatch", ("rtorch_py.ops.dispatch",)),
+    ("ops: dispatch", ("rtorch_py.ops.dispatch", "rtorch_py.ops.complex_half")),
     ("ops: recording", ("rtorch_py.ops.recording",)),
     ("ops: operands, views, kernels", ("rtorch_py.ops.operands", "rtorch_py.ops.views",
                                        "rtorch_py.ops.nn_kernels", "rtorch_py.ops.sum_kernel",

@@ -287,7 +287,7 @@ def _dtypes() -> dict[str, Callable]:
     constants."""
     names = ["float", "float32", "double", "float64", "float16", "half", "bfloat16", "long",
              "int64", "int", "int32", "int16", "short", "int8", "uint8", "bool", "quint8",
-             "qint8", "qint32", "float8_e4m3fn", "float8_e5m2", "cfloat",
+             "qint8", "qint32", "float8_e4m3fn", "float8_e5m2", "cfloat", "chalf",
              "cfloat32", "complex64", "cdouble", "cfloat64", "complex128", "strided",
              "sparse_coo", "contiguous_format", "preserve_format", "channels_last_format",
              "reduction_none", "reduction_mean", "reduction_sum", "cfloat128",

@@ -81,3 +81,15 @@ test_that("contrib_sort_vertices orders a polygon's vertices anticlockwise", {
   # 0-based indices, as R torch's kernel returns them: 45, 135, 225, 315 degrees
   expect_equal(as.integer(as_array(idx)), c(0L, 3L, 1L, 2L, 0L, 8L, 8L, 8L, 8L))
 })
+
+test_that("complex32: float16 parts, the ops libtorch runs on it, the others refused", {
+  x <- torch_tensor(c(1+2i, 3-1i))$chalf()
+  expect_true(x$dtype == torch_chalf())
+  expect_equal(x$element_size(), 4)
+  expect_output(print(x), "CPUComplexHalfType{2}", fixed = TRUE)
+  expect_equal(as_array(x * x), c(-3+4i, 8-6i))
+  expect_true(x$abs()$dtype == torch_float16())
+  expect_true((x + torch_ones(2))$dtype == torch_cfloat())
+  expect_error(x$exp(), "\"exp_vml_cpu\" not implemented for 'ComplexHalf'", fixed = TRUE)
+  expect_true(torch_zeros(2, dtype = torch_chalf())$dtype == torch_chalf())
+})
