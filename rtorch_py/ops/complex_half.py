@@ -63,12 +63,16 @@ _running = threading.local()  # inside an op already let through: its own calls 
 def involved(args: tuple, kwargs: dict) -> bool:
     """Whether a complex32 tensor (or the dtype itself) is among the arguments."""
     for v in (*args, *kwargs.values()):
-        if v is complex32 or isinstance(v, Tensor) and type(v.data) is ComplexHalfArray:
+        if v is complex32 or _holds_complex32(v):
             return True
-        if type(v) in (list, tuple) and any(isinstance(t, Tensor) and
-                                            type(t.data) is ComplexHalfArray for t in v):
+        if type(v) in (list, tuple) and any(_holds_complex32(t) for t in v):
             return True
     return False
+
+
+def _holds_complex32(v: Any) -> bool:
+    # (a tensor of another layout is a subclass, and has no array to look at)
+    return type(v) is Tensor and type(v.data) is ComplexHalfArray
 
 
 def call(name: str, run: Callable, args: tuple, kwargs: dict) -> Any:
@@ -89,10 +93,10 @@ def call(name: str, run: Callable, args: tuple, kwargs: dict) -> Any:
 def _operands(args: tuple, kwargs: dict) -> list:
     out = []
     for v in (*args, *kwargs.values()):
-        if isinstance(v, Tensor):
+        if type(v) is Tensor:
             out.append(v)
         elif type(v) in (list, tuple):
-            out.extend(t for t in v if isinstance(t, Tensor))
+            out.extend(t for t in v if type(t) is Tensor)
     return out
 
 

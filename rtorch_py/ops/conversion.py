@@ -8,7 +8,8 @@ import numpy as np
 from ..creation import device_type, no_device
 from ..engine import bump_version
 from ..meta import meta_array
-from ..tensor import QPARAMS, Tensor, as_dtype, complex32, complex_half, wrap
+from ..tensor import (QPARAMS, ComplexHalfArray, Tensor, as_dtype, complex32, complex_half,
+                      wrap)
 from .operands import _data, _fill_value, _shape
 from .recording import formula, needs_grad, record
 from .dispatch import op
@@ -54,8 +55,8 @@ def to(self: Tensor, dtype: Any = None, device: Any = None, other: Any = None,
     if dt is self.dtype and not copy:
         return self
     # (complex32 and complex64 share NumPy's complex64: the values rounded, or made plain)
-    out = wrap(complex_half(self.data) if dt is complex32 else
-               np.asarray(self.data).astype(dt.np))
+    src = self.data.view(np.ndarray) if type(self.data) is ComplexHalfArray else self.data
+    out = wrap(complex_half(src) if dt is complex32 else src.astype(dt.np))
     if not dt.is_floating_point:  # ((bfloat16 is NumPy kind "V": a float all the same)
         return out
     return record(out, ToCopyBackward0, (self,))
