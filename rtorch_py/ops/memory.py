@@ -109,14 +109,10 @@ def ReshapeAliasBackward0(n, g, shape):
     torch_name="ops.aten._reshape_alias")
 def _reshape_alias(self: Tensor, size: Any, stride: Any) -> Tensor:
     """reshape()'s view, its strides given: a view of self's memory."""
-    item = self.data.itemsize
-    flat = np.lib.stride_tricks.as_strided(self.data, shape=(self.data.size,),
-                                           strides=(item,)) if self.data.size else \
-        self.data.reshape(-1)
-    if self.data.size and not self.data.flags.c_contiguous:
+    if not self.data.flags.c_contiguous:
         raise RuntimeError("_reshape_alias: the tensor must be contiguous; call contiguous() "
                            "first")
-    arr, _ = _storage_view(flat, _shape_arg((size,)), _shape_arg((stride,)), 0)
+    arr, _ = _storage_view(self.data.reshape(-1), _shape_arg((size,)), _shape_arg((stride,)), 0)
     return record(_view(self, arr), ReshapeAliasBackward0, (self,), (self.shape,))
 
 
