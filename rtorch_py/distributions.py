@@ -182,8 +182,21 @@ class Distribution:
     def r_name(self) -> str:
         return type(self).r_class
 
+    def _constructor_args(self) -> dict[str, Tensor]:
+        """The tensors the constructor takes, by name: what expand() expands."""
+        return {name: getattr(self, name) for name in getattr(self, "arg_constraints", {})}
+
     def expand(self, batch_shape: Any) -> "Distribution":
-        raise self._missing("expand()")
+        """The same distribution over a larger batch: each parameter's batch dims
+        expanded (no copy), its own trailing dims kept."""
+        args = self._constructor_args()
+        if not args:
+            raise self._missing("expand()")
+        batch, n = _shape(batch_shape), len(self._batch_shape)
+        new = type(self)(**{name: t.expand(batch + tuple(t.shape[n:]))
+                            for name, t in args.items()})
+        new.validate_args = self.validate_args
+        return new
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         with no_grad():
@@ -286,12 +299,6 @@ class Normal(ExponentialFamily):
         self.loc, self.scale = broadcast_all(loc, scale)
         super().__init__(self.loc.shape, (), validate_args)
 
-    def expand(self, batch_shape: Any) -> "Normal":
-        shape = _shape(batch_shape)
-        new = Normal(self.loc.expand(shape), self.scale.expand(shape))
-        new.validate_args = self.validate_args
-        return new
-
     def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         with no_grad():
@@ -360,12 +367,8 @@ class Bernoulli(ExponentialFamily):
         self._param = self._probs if probs is not None else self._logits
         super().__init__(self._param.shape, (), validate_args)
 
-    def expand(self, batch_shape: Any) -> "Bernoulli":
-        shape = _shape(batch_shape)
-        new = Bernoulli(probs=self.probs.expand(shape)) if self._probs is not None else \
-            Bernoulli(logits=self.logits.expand(shape))
-        new.validate_args = self.validate_args
-        return new
+    def _constructor_args(self) -> dict[str, Tensor]:
+        return {"probs": self._probs} if self._probs is not None else {"logits": self._logits}
 
     @property
     def probs(self) -> Tensor:
@@ -443,12 +446,8 @@ class Categorical(Distribution):
         self._num_events = self._param.shape[-1]
         super().__init__(self._param.shape[:-1], (), validate_args)
 
-    def expand(self, batch_shape: Any) -> "Categorical":
-        shape = _shape(batch_shape) + (self._num_events,)
-        new = Categorical(probs=self.probs.expand(shape)) if self._probs is not None else \
-            Categorical(logits=self.logits.expand(shape))
-        new.validate_args = self.validate_args
-        return new
+    def _constructor_args(self) -> dict[str, Tensor]:
+        return {"probs": self._probs} if self._probs is not None else {"logits": self._logits}
 
     @property
     def probs(self) -> Tensor:
@@ -500,12 +499,6 @@ class Gamma(ExponentialFamily):
         self.concentration, self.rate = broadcast_all(concentration, rate)
         super().__init__(self.concentration.shape, (), validate_args)
 
-    def expand(self, batch_shape: Any) -> "Gamma":
-        shape = _shape(batch_shape)
-        new = Gamma(self.concentration.expand(shape), self.rate.expand(shape))
-        new.validate_args = self.validate_args
-        return new
-
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         value = _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
@@ -547,11 +540,6 @@ class Chi2(Gamma):
         df = _tensor(df)
         super().__init__(0.5 * df, _cr.torch_tensor(0.5, dtype=df.dtype), validate_args)
 
-    def expand(self, batch_shape: Any) -> "Chi2":
-        new = Chi2(self.df.expand(_shape(batch_shape)))
-        new.validate_args = self.validate_args
-        return new
-
     @property
     def df(self) -> Tensor:
         return self.concentration * 2
@@ -565,11 +553,6 @@ class Poisson(ExponentialFamily):
     def __init__(self, rate: Any, validate_args: bool | None = None) -> None:
         self.rate = broadcast_all(rate)[0]
         super().__init__(self.rate.shape, (), validate_args)
-
-    def expand(self, batch_shape: Any) -> "Poisson":
-        new = Poisson(self.rate.expand(_shape(batch_shape)))
-        new.validate_args = self.validate_args
-        return new
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
@@ -641,14 +624,8 @@ class MultivariateNormal(Distribution):
         self.loc = loc.expand(batch + (-1,))
         super().__init__(batch, self.loc.shape[-1:], validate_args)
 
-    def expand(self, batch_shape: Any) -> "MultivariateNormal":
-        shape = _shape(batch_shape)
-        n = self.event_shape
-        new = MultivariateNormal(self.loc.expand(shape + n),
-                                 scale_tril=self.scale_tril.expand(shape + n + n))
-        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
-        new.validate_args = self.validate_args
-        return new
+    def _constructor_args(self) -> dict[str, Tensor]:
+        return {"loc": self.loc, "scale_tril": self.scale_tril}
 
     @property
     def scale_tril(self) -> Tensor:

@@ -55,6 +55,29 @@ def test_log_prob_mean_variance_match_pytorch(name):
     assert mine.batch_shape == tuple(theirs.batch_shape)
 
 
+EXPAND_CASES = {
+    **{name: case[:2] for name, case in CASES.items()},
+    "categorical": (lambda: rt.distr_categorical(t64(np.stack([PROBS, PROBS[::-1]]))),
+                    lambda: td.Categorical(torch.tensor(np.stack([PROBS, PROBS[::-1]])))),
+    "multivariate_normal": (lambda: rt.distr_multivariate_normal(t64(LOC), t64(np.diag(SCALE))),
+                            lambda: td.MultivariateNormal(torch.tensor(LOC),
+                                                          torch.tensor(np.diag(SCALE)))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPAND_CASES))
+def test_expand_matches_pytorch(name):
+    """expand() adds batch dims in front and keeps each parameter's own trailing
+    dims: the expanded distribution scores values as PyTorch's expanded one."""
+    mine, theirs = EXPAND_CASES[name][0](), EXPAND_CASES[name][1]()
+    batch = (3,) + tuple(theirs.batch_shape)
+    big_mine, big_theirs = mine.expand(batch), theirs.expand(batch)
+    assert big_mine.batch_shape == tuple(big_theirs.batch_shape)
+    assert big_mine.event_shape == tuple(big_theirs.event_shape)
+    value = big_theirs.sample()
+    close(big_mine.log_prob(t64(value.numpy())), big_theirs.log_prob(value))
+
+
 @pytest.mark.parametrize("name", ["normal", "bernoulli", "bernoulli_logits", "gamma", "chi2"])
 def test_entropy_matches_pytorch(name):
     close(CASES[name][0]().entropy(), CASES[name][1]().entropy())

@@ -745,6 +745,14 @@ def _graph_of(obj: Any) -> tuple[Graph, Any]:
                     "jit_trace())")
 
 
+def _io_names(given: Any, count: int, what: str) -> list:
+    """The graph's input (or output) names: those given, else input_1, input_2, ..."""
+    names = list(given) if given else [f"{what}_{i + 1}" for i in range(count)]
+    if len(names) != count:
+        raise ValueError(f"jit_export_onnx: {len(names)} {what} names for {count} {what}s")
+    return names
+
+
 def jit_export_onnx(obj: Any, path: Any, opset_version: int = DEFAULT_OPSET,
                     input_names: Any = None, output_names: Any = None,
                     dynamic_batch: bool = False) -> Any:
@@ -754,11 +762,7 @@ def jit_export_onnx(obj: Any, path: Any, opset_version: int = DEFAULT_OPSET,
     graph, owner = _graph_of(obj)
     b = _Builder(helper, numpy_helper, int(opset_version))
     inputs = walk(graph.inputs)
-    in_names = list(input_names) if input_names else \
-        [f"input_{i + 1}" for i in range(len(inputs))]
-    if len(in_names) != len(inputs):
-        raise ValueError(f"jit_export_onnx: {len(in_names)} input names for {len(inputs)} "
-                         "inputs")
+    in_names = _io_names(input_names, len(inputs), "input")
     graph_inputs = []
     for v, name in zip(inputs, in_names):
         b.names[id(v)] = name
@@ -788,11 +792,7 @@ def jit_export_onnx(obj: Any, path: Any, opset_version: int = DEFAULT_OPSET,
             b.names[id(v)] = name
             b.types[name] = v.type
     outputs = walk(graph.outputs)
-    out_names = list(output_names) if output_names else \
-        [f"output_{i + 1}" for i in range(len(outputs))]
-    if len(out_names) != len(outputs):
-        raise ValueError(f"jit_export_onnx: {len(out_names)} output names for {len(outputs)} "
-                         "outputs")
+    out_names = _io_names(output_names, len(outputs), "output")
     graph_outputs = []
     for v, name in zip(outputs, out_names):
         b.nodes.append(helper.make_node("Identity", [b.names[id(v)]], [name]))

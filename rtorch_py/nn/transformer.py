@@ -92,18 +92,25 @@ class nn_transformer_encoder_layer(Module):
         return self.norm2(x + self._feed_forward(x))
 
 
-class nn_transformer_encoder(Module):
+class _LayerStack(Module):
+    """`num_layers` copies of one layer, applied in turn, then `norm` if given."""
+
+    def __init__(self, layer: Module, num_layers: int, norm: Module | None, part: str) -> None:
+        super().__init__()
+        if not isinstance(layer, Module):
+            raise ValueError(f"`{part}_layer` must be an `nn_module` (transformer {part} "
+                             "layer instance).")
+        self.num_layers = int(num_layers)
+        self.layers = _clones(layer, num_layers)
+        self.norm = norm
+
+
+class nn_transformer_encoder(_LayerStack):
     """`num_layers` copies of `encoder_layer`, in turn, then `norm` if given."""
 
     def __init__(self, encoder_layer: Module, num_layers: int,
                  norm: Module | None = None) -> None:
-        super().__init__()
-        if not isinstance(encoder_layer, Module):
-            raise ValueError("`encoder_layer` must be an `nn_module` (transformer encoder "
-                             "layer instance).")
-        self.num_layers = int(num_layers)
-        self.layers = _clones(encoder_layer, num_layers)
-        self.norm = norm
+        super().__init__(encoder_layer, num_layers, norm, "encoder")
 
     def forward(self, src: Tensor, mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
@@ -169,18 +176,12 @@ class nn_transformer_decoder_layer(Module):
         return self.norm3(x + self._feed_forward(x))
 
 
-class nn_transformer_decoder(Module):
+class nn_transformer_decoder(_LayerStack):
     """`num_layers` copies of `decoder_layer`, in turn, then `norm` if given."""
 
     def __init__(self, decoder_layer: Module, num_layers: int,
                  norm: Module | None = None) -> None:
-        super().__init__()
-        if not isinstance(decoder_layer, Module):
-            raise ValueError("`decoder_layer` must be an `nn_module` (transformer decoder "
-                             "layer instance).")
-        self.num_layers = int(num_layers)
-        self.layers = _clones(decoder_layer, num_layers)
-        self.norm = norm
+        super().__init__(decoder_layer, num_layers, norm, "decoder")
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
                 memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,

@@ -12,6 +12,7 @@ from ..tensor import Tensor, _dim, result_type
 from .dispatch import op
 from .indexing import where
 from .linalg import _NoDerivative
+from .nn_kernels import pnorm_distance_grad
 from .operands import _whole
 from .pointwise import _inplace
 from .recording import OUTPUT, formula, record
@@ -70,21 +71,7 @@ def _pdist_grad(g: np.ndarray, x: np.ndarray, p: float, dist: np.ndarray) -> np.
     """Each pair's share of the p-norm's derivative, added to both its rows."""
     i, j = _pairs(x.shape[0])
     diff = x[i] - x[j]
-    d, gg = dist[:, None], g[:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if p == 0:
-            each = np.zeros_like(diff)
-        elif p == 1:
-            each = gg * np.sign(diff)
-        elif p == 2:
-            each = np.where(d == 0, 0, gg * diff / d)
-        elif np.isinf(p):
-            each = gg * np.sign(diff) * (np.abs(diff) == d)
-        elif p < 2:
-            each = np.where((d == 0) | ((diff == 0) & (p < 1)), 0,
-                            np.sign(diff) * np.abs(diff) ** (p - 1) * gg / d ** (p - 1))
-        else:
-            each = np.where(d == 0, 0, diff * np.abs(diff) ** (p - 2) * gg / d ** (p - 1))
+    each = pnorm_distance_grad(diff, dist[:, None], g[:, None], p)
     out = np.zeros_like(x)
     np.add.at(out, i, each)
     np.add.at(out, j, -each)

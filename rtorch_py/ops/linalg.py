@@ -18,6 +18,7 @@ from .indexing import where
 from .pointwise import _inplace
 from .shape import UnsafeViewBackward0, ViewBackward0, cat
 from .fft import _conj, _real, _real_of, _to_complex
+from .nn_kernels import pnorm_distance_grad
 
 
 # ==========================================================================
@@ -193,21 +194,18 @@ def _float_check(x: Tensor, what: str) -> None:
                            f"{x.dtype.r_name}; convert it first, e.g. x$to(dtype = torch_float())")
 
 
-def _square_check(A: Tensor, what: str) -> None:
-    _float_check(A, what)
-    if A.ndim < 2:
-        raise RuntimeError(f"{what}: the input must have at least 2 dimensions (a matrix or a "
-                           f"batch of matrices), got {A.ndim}")
-    if A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"{what}: A must be batches of square matrices, but they are "
-                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
-
-
 def _matrix_check(A: Tensor, what: str) -> None:
     _float_check(A, what)
     if A.ndim < 2:
         raise RuntimeError(f"{what}: the input must have at least 2 dimensions (a matrix or a "
                            f"batch of matrices), got {A.ndim}")
+
+
+def _square_check(A: Tensor, what: str) -> None:
+    _matrix_check(A, what)
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{what}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
 
 
 def _deprecated(message: str) -> None:
@@ -1977,21 +1975,7 @@ def _cdist_backward(grad: Tensor, x1: Tensor, x2: Tensor, p: float, cdist: Tenso
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
     diff = x1.data[..., :, None, :] - x2.data[..., None, :, :]      # (..., r1, r2, m)
     dist = cdist.data[..., None]
-    g = grad.data[..., None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if p == 0:
-            each = np.zeros_like(diff)
-        elif p == 1:
-            each = g * np.sign(diff)
-        elif p == 2:
-            each = np.where(dist == 0, 0, g * diff / dist)
-        elif np.isinf(p):
-            each = g * np.sign(diff) * (np.abs(diff) == dist)
-        elif p < 2:
-            each = np.where((dist == 0) | ((diff == 0) & (p < 1)), 0,
-                            np.sign(diff) * np.abs(diff) ** (p - 1) * g / dist ** (p - 1))
-        else:
-            each = np.where(dist == 0, 0, diff * np.abs(diff) ** (p - 2) * g / dist ** (p - 1))
+    each = pnorm_distance_grad(diff, dist, grad.data[..., None], p)
     out = np.ascontiguousarray(each.sum(axis=-2), dtype=x1.data.dtype)
     return record(out, _NoDerivative, (grad, x1, x2, cdist), (_CDIST_BACKWARD,),
                   name="CdistBackwardBackward0")

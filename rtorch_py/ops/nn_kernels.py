@@ -14,6 +14,29 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 
 # --------------------------------------------------------------------------
+# Distances
+
+
+def pnorm_distance_grad(diff: np.ndarray, dist: np.ndarray, g: np.ndarray,
+                        p: float) -> np.ndarray:
+    """d(dist)/d(diff) times g, for dist = ||diff||_p over the last axis (dist and g
+    broadcast against diff): libtorch's cases, 0 where the distance is 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if p == 0:
+            return np.zeros_like(diff)
+        if p == 1:
+            return g * np.sign(diff)
+        if p == 2:
+            return np.where(dist == 0, 0, g * diff / dist)
+        if np.isinf(p):
+            return g * np.sign(diff) * (np.abs(diff) == dist)
+        if p < 2:
+            return np.where((dist == 0) | ((diff == 0) & (p < 1)), 0,
+                            np.sign(diff) * np.abs(diff) ** (p - 1) * g / dist ** (p - 1))
+        return np.where(dist == 0, 0, diff * np.abs(diff) ** (p - 2) * g / dist ** (p - 1))
+
+
+# --------------------------------------------------------------------------
 # Convolution
 
 

@@ -18,21 +18,12 @@ from ..autograd import no_grad
 from ..creation import torch_tensor
 from ..engine import bump_version
 from ..tensor import Tensor
+from . import kernels
 from .optimizer import Optimizer, _check, required
 
 
 def _sgd(p: np.ndarray, g: np.ndarray, st: dict, o: dict) -> None:
-    d_p = g + o["weight_decay"] * p if o["weight_decay"] != 0 else g
-    momentum = o["momentum"]
-    if momentum != 0:
-        buf = st.get("momentum_buffer")
-        if buf is None:
-            buf = st["momentum_buffer"] = d_p.copy()
-        else:
-            buf *= momentum
-            buf += (1 - o["dampening"]) * d_p
-        d_p = d_p + momentum * buf if o["nesterov"] else buf
-    p += -o["lr"] * d_p
+    kernels.sgd([p], [g], [st], o)  # (libtorch's C++ SGD is PyTorch's, step for step)
 
 
 def _adam(p: np.ndarray, g: np.ndarray, st: dict, o: dict, decoupled: bool) -> None:
@@ -106,7 +97,7 @@ def _adagrad(p: np.ndarray, g: np.ndarray, st: dict, o: dict) -> None:
 class IgniteOptimizer(Optimizer):
     """One of libtorch's C++ optimisers (see the module doc)."""
 
-    update: Callable = staticmethod(_sgd)
+    update: Callable
     state_names: tuple = ()   # the state's entries, in R torch's order
 
     def step(self, closure: Callable | None = None) -> Any:
