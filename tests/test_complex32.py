@@ -112,3 +112,19 @@ def test_complex32_dtype_prints_and_sizes_as_libtorch():
     assert rt.torch_cfloat32() is rt.torch_chalf()  # (R torch's torch_cfloat32() is chalf)
     assert str(x).splitlines()[-1] == "[ CPUComplexHalfType{4} ]"
     assert x.is_complex() and not x.is_floating_point()
+
+
+def test_complex_abs_gradient_is_pytorchs():
+    """abs' derivative of a complex tensor is g x / |x| (the complex64 case, and the
+    complex32 one, whose derivatives run on its complex64 values: the leaf's gradient
+    is complex64 here, complex32 in PyTorch, equal to float16 precision)."""
+    v = np.array([1 + 2j, 3 - 1j, 0j])
+    for rt_dtype, t_dtype in ((rt.torch_cfloat(), torch.cfloat), (rt.torch_chalf(), torch.chalf)):
+        x = rt.torch_tensor(v, dtype=rt_dtype, requires_grad=True)
+        x.abs().sum().backward()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t = torch.tensor(v).to(t_dtype).requires_grad_()
+            t.abs().sum().backward()
+        np.testing.assert_allclose(np.asarray(x.grad.data), t.grad.to(torch.cfloat).numpy(),
+                                   rtol=1e-3)

@@ -13,6 +13,10 @@ op call passes here (`ops.dispatch`):
   written are rounded;
 - any other op is refused as libtorch refuses it: `"exp_vml_cpu" not implemented
   for 'ComplexHalf'`, naming libtorch's kernel where it is known (KERNELS).
+
+Derivatives run unchecked, on the complex64 values (libtorch's backward kernels
+for these ops take ComplexHalf): a complex32 leaf's gradient is complex64 here
+(PyTorch's is complex32, its values the same to float16 precision).
 """
 from __future__ import annotations
 
@@ -21,7 +25,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..tensor import (ComplexHalfArray, Tensor, complex32, complex_half, dtype, result_type)
+from ..engine import thread_state
+from ..tensor import ComplexHalfArray, Tensor, complex32, complex_half, dtype, result_type
 
 # The ops libtorch 2.13's CPU kernels run on ComplexHalf (tried one by one against
 # PyTorch: tests/test_complex32.py), views and copies among them.
@@ -58,6 +63,7 @@ KERNELS = {
 REAL_RESULTS = frozenset({"abs", "real", "imag", "view_as_real", "linalg_norm"})
 
 _running = threading.local()  # inside an op already let through: its own calls pass
+_engine_state = thread_state()
 
 
 def involved(args: tuple, kwargs: dict) -> bool:
@@ -77,8 +83,9 @@ def _holds_complex32(v: Any) -> bool:
 
 def call(name: str, run: Callable, args: tuple, kwargs: dict) -> Any:
     """The op `name` (run(args, kwargs)) as libtorch runs it on ComplexHalf."""
-    if getattr(_running, "on", False) or not involved(args, kwargs):
-        return run(args, kwargs)
+    if getattr(_running, "on", False) or _engine_state.in_backward or \
+            not involved(args, kwargs):
+        return run(args, kwargs)  # (derivatives use what libtorch has for ComplexHalf)
     if name not in SUPPORTED:
         raise NotImplementedError(f'"{KERNELS.get(name, name)}" not implemented for '
                                   "'ComplexHalf'")
