@@ -787,7 +787,10 @@ def to_array(data: Any, dt: Any = None) -> np.ndarray:
     if dt is not None and as_dtype(dt) is complex32:
         arr = _to_array(data, complex64)
         return arr if type(arr) is ComplexHalfArray else complex_half(arr)
-    return _to_array(data, dt)
+    arr = _to_array(data, dt)
+    if dt is not None and type(arr) is ComplexHalfArray:  # (complex64 asked of complex32)
+        return arr.view(np.ndarray).copy()
+    return arr
 
 
 def _to_array(data: Any, dt: Any) -> np.ndarray:
