@@ -66,7 +66,7 @@ TENSOR_METHODS = {
     "q_per_channel_zero_points": quantized.q_per_channel_zero_points,
     "q_per_channel_axis": quantized.q_per_channel_axis, "qscheme": quantized.qscheme,
     "is_quantized": property(quantized.is_quantized),
-    "real": property(ops.REGISTRY["real"].fn), "imag": property(ops.REGISTRY["imag"].fn),
+    "real": property(ops.creation.torch_real), "imag": property(ops.creation.torch_imag),
     "bernoulli": creation.torch_bernoulli, "multinomial": creation.torch_multinomial,
     "where": ops.indexing.where_method,
     "backward": autograd.backward,

@@ -103,6 +103,15 @@ class ComplexHalfArray(np.ndarray):
                                   for o in kwargs["out"])
         return getattr(ufunc, method)(*plain, **kwargs)
 
+    # the parts are float16 numbers (libtorch's x$real of ComplexHalf is Half)
+    @property
+    def real(self) -> np.ndarray:
+        return self.view(np.ndarray).real.astype(np.float16)
+
+    @property
+    def imag(self) -> np.ndarray:
+        return self.view(np.ndarray).imag.astype(np.float16)
+
 
 def complex_half(arr: Any) -> ComplexHalfArray:
     """arr as complex32 values: its parts rounded to float16 (a new array)."""
