@@ -86,7 +86,7 @@ class Constraint:
     event_dim = 0
 
     def check(self, value: Tensor) -> Tensor:
-        raise NotImplementedError
+        raise NotImplementedError("check() is not implemented for this constraint")
 
     def __repr__(self) -> str:
         return type(self).__name__
@@ -135,6 +135,8 @@ class _RealVector(Constraint):
     event_dim = 1
 
     def check(self, value: Tensor) -> Tensor:
+        if value.ndim < 1:
+            raise _value_error(f"Expected value$dim() >= 1 but got {value.ndim}")
         return (value == value).all(dim=-1)
 
 

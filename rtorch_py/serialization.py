@@ -481,20 +481,23 @@ _STORAGE_DTYPES = {
 
 
 class _StorageType:
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, dtype: Any) -> None:
         self.name = name
-        self.dtype = _STORAGE_DTYPES[name]
+        self.dtype = np.dtype(dtype)
+
+
+def _strided_copy(storage: np.ndarray, offset: int, size: tuple, stride: tuple) -> np.ndarray:
+    """The elements a pickled tensor views in its storage: a copy of its own, C order."""
+    itemsize = storage.dtype.itemsize
+    if size:
+        return np.array(np.lib.stride_tricks.as_strided(
+            storage[offset:], shape=tuple(size), strides=tuple(s * itemsize for s in stride)))
+    return np.array(storage[offset:offset + 1].reshape(()))
 
 
 def _rebuild_tensor(storage: np.ndarray, offset: int, size: tuple, stride: tuple,
                     requires_grad: bool = False, hooks: Any = None, metadata: Any = None) -> Tensor:
-    itemsize = storage.dtype.itemsize
-    if size:
-        view = np.lib.stride_tricks.as_strided(storage[offset:], shape=tuple(size),
-                                               strides=tuple(s * itemsize for s in stride))
-    else:
-        view = storage[offset:offset + 1].reshape(())
-    arr = np.array(view)  # own copy, C order
+    arr = _strided_copy(storage, offset, size, stride)
     if arr.dtype == np.float16:
         arr = arr.astype(np.float32)
     elif arr.dtype in (np.int8, np.int16, np.uint8):
@@ -508,43 +511,57 @@ def _rebuild_parameter(data: Tensor, requires_grad: bool, hooks: Any = None,
     return data
 
 
-_ALLOWED = {
-    ("collections", "OrderedDict"): OrderedDict,
-    ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
-    ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
-    ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
-}
-
-
 class _RestrictedUnpickler(pickle.Unpickler):
-    """Builds tensors and plain containers only; any other class is refused."""
+    """Builds tensors (from the zip file's storages under `storage_dir`) and plain
+    containers only; any other class is refused, naming it, before anything of the
+    file runs. A subclass (TorchScript archives: rtorch_py/jit/archive.py) extends
+    ALLOWED and STORAGES, says what its files may hold (`reader`, `refusal`) and
+    gives classes of its own for `__torch__` objects (`script_class`)."""
 
-    def __init__(self, data: bytes, z: zipfile.ZipFile, prefix: str) -> None:
+    ALLOWED: dict[tuple[str, str], Any] = {
+        ("collections", "OrderedDict"): OrderedDict,
+        ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
+        ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+        ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
+    }
+    STORAGES: dict[str, Any] = _STORAGE_DTYPES  # storage class -> NumPy dtype (None: refused)
+    reader = "torch_load"
+    refusal = ("only tensors and plain containers (state dicts) can be read from PyTorch files, "
+               "since loading anything else would run code from the file. Save a state_dict() "
+               "in Python (torch.save(model.state_dict(), path)) and load that")
+
+    def __init__(self, data: bytes, z: zipfile.ZipFile, storage_dir: str) -> None:
         super().__init__(io.BytesIO(data))
-        self.z, self.prefix = z, prefix
+        self.z, self.storage_dir = z, storage_dir
         self.storages: dict[str, np.ndarray] = {}
 
     def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _ALLOWED:
-            return _ALLOWED[(module, name)]
-        if module == "torch" and name in _STORAGE_DTYPES and _STORAGE_DTYPES[name] is not None:
-            return _StorageType(name)
-        raise pickle.UnpicklingError(
-            f"torch_load refuses to load '{module}.{name}': only tensors and plain "
-            "containers (state dicts) can be read from PyTorch files, since loading "
-            "anything else would run code from the file. Save a state_dict() in Python "
-            "(torch.save(model.state_dict(), path)) and load that")
+        if (module, name) in self.ALLOWED:
+            return self.ALLOWED[(module, name)]
+        if module == "torch" and self.STORAGES.get(name) is not None:
+            return _StorageType(name, self.STORAGES[name])
+        if module == "__torch__" or module.startswith("__torch__."):
+            cls = self.script_class(f"{module}.{name}")
+            if cls is not None:
+                return cls
+        raise pickle.UnpicklingError(f"{self.reader} refuses to load '{module}.{name}': "
+                                     f"{self.refusal}")
+
+    def script_class(self, qualified: str) -> type | None:
+        """The class to build a TorchScript (`__torch__`) object with; None: refused."""
+        return None
 
     def persistent_load(self, pid: Any) -> np.ndarray:
-        if not (isinstance(pid, tuple) and pid and pid[0] == "storage"):
-            raise pickle.UnpicklingError(f"unsupported persistent id {pid!r} in PyTorch file")
-        storage_type, key = pid[1], str(pid[2])
-        if not isinstance(storage_type, _StorageType):
-            raise pickle.UnpicklingError("unsupported storage type in PyTorch file")
+        if not (isinstance(pid, tuple) and len(pid) >= 3 and pid[0] == "storage"
+                and isinstance(pid[1], _StorageType)):
+            raise pickle.UnpicklingError(f"unsupported persistent id {pid!r} in the file "
+                                         f"{self.reader} reads")
+        key = str(pid[2])
         if key not in self.storages:
-            raw = self.z.read(f"{self.prefix}data/{key}")
-            self.storages[key] = np.frombuffer(raw, dtype=np.dtype(storage_type.dtype)
-                                               .newbyteorder("<")).copy()
+            raw = self.z.read(f"{self.storage_dir}{key}")
+            native = pid[1].dtype
+            self.storages[key] = np.frombuffer(raw, dtype=native.newbyteorder("<")) \
+                .astype(native)  # (a copy in the machine's order: NumPy's own dtype)
         return self.storages[key]
 
 
@@ -560,7 +577,7 @@ def _load_pytorch(z: zipfile.ZipFile) -> Any:
     byteorder = prefix + "byteorder"
     if byteorder in names and z.read(byteorder).strip() != b"little":
         raise ValueError("torch_load: big-endian PyTorch files are not supported")
-    return _RestrictedUnpickler(z.read(pkl[0]), z, prefix).load()
+    return _RestrictedUnpickler(z.read(pkl[0]), z, prefix + "data/").load()
 
 
 class _ScriptModule:
@@ -571,10 +588,8 @@ class _ScriptModule:
 
 
 class _ScriptUnpickler(_RestrictedUnpickler):
-    def find_class(self, module: str, name: str) -> Any:
-        if module.startswith("__torch__.") or module == "__torch__":
-            return _ScriptModule
-        return super().find_class(module, name)
+    def script_class(self, qualified: str) -> type:
+        return _ScriptModule
 
 
 def load_libtorch_tensor(data: bytes) -> Tensor:
@@ -585,7 +600,7 @@ def load_libtorch_tensor(data: bytes) -> Tensor:
         if not pkl:
             raise ValueError("torch_load: damaged file (no tensor in libtorch's archive)")
         prefix = pkl[0][: -len("data.pkl")]
-        obj = _ScriptUnpickler(z.read(pkl[0]), z, prefix).load()
+        obj = _ScriptUnpickler(z.read(pkl[0]), z, prefix + "data/").load()
     fields = getattr(obj, "fields", None)
     tensor = fields.get("0") if isinstance(fields, dict) else obj
     if not isinstance(tensor, Tensor):

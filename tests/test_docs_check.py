@@ -112,6 +112,22 @@ def test_libtorch_backtraces_are_dropped() -> None:
     assert dc.transcript(dc.parse_blocks(md)) == ["f()", "#> Error : boom", "#> [1] 2", "#> "]
 
 
+def test_what_follows_a_libtorch_backtrace_keeps_its_line() -> None:
+    # R torch's tracer appends ": " (and the R error) to libtorch's message, whose
+    # backtrace ends in a line break: a ":" line of its own, which is not noise
+    md = "``` r\ng()\n#> Error:\n#> ! boom\n#> Exception raised from f at x.cpp:1 (most " \
+         "recent call first):\n#> frame #0: c10::Error + 56 (0x1 in libc10.dylib)\n" \
+         "#> frame #1: f + 8 (0x2 in libtorch_cpu.dylib)\n#> :\n```\n"
+    blocks = dc.parse_blocks(md)
+    assert dc.transcript(blocks) == ["g()", "#> Error:", "#> ! boom", "#> :"]
+    assert dc.has_backtrace(blocks)
+    assert not dc.has_backtrace(dc.parse_blocks("``` r\ng()\n#> Error:\n#> ! boom\n```\n"))
+    report = dc.format_report([dc.PageResult("articles/a", "exact", backtrace=True),
+                               dc.PageResult("articles/b", "exact")])
+    assert "Compared without libtorch's C++ backtrace" in report
+    assert "  articles/a" in report and "articles/b" not in report
+
+
 def test_layout_keeps_shapes_and_line_structure_only() -> None:
     a = ["x", "#> torch_tensor", "#> Columns 1 to 10 0.2295  0.4362", "#> 0.01 *",
          "#>  1.5000", "#> [ CPUFloatType{2,3} ]"]
@@ -173,10 +189,13 @@ OWN_PAGES = {
     "dev/reference/nocode.md": "# t\n\nNo examples.\n",
     "dev/articles/demo.md":
         "# demo\n\n``` r\n\nlibrary(torch)\ntorch_ones(2)$sum()\n#> torch_tensor\n#> 2\n"
-        "#> [ CPUFloatType{} ]\n```\n",
+        "#> [ CPUFloatType{} ]\n"
+        # an error as knitr (1.50 on) shows it: entraced with rlang
+        "stop(errorCondition(\"bare\", call = NULL))\n#> Error:\n#> ! bare\n```\n",
 }
 OWN_RMD = ("---\ntitle: demo\n---\n\n```{r, include = FALSE}\nknitr::opts_chunk$set(collapse = "
-           "TRUE, comment = \"#>\")\n```\n\n```{r}\nlibrary(torch)\ntorch_ones(2)$sum()\n```\n")
+           "TRUE, comment = \"#>\")\n```\n\n```{r}\nlibrary(torch)\ntorch_ones(2)$sum()\n"
+           "stop(errorCondition(\"bare\", call = NULL))\n```\n")
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -286,5 +305,6 @@ def test_platform_noise_names_pages_of_the_site() -> None:
     if not SOURCE.exists():
         pytest.skip(f"{SOURCE} does not exist")
     names = {p.name for p in dc.read_pages(dc.find_git_dir(SOURCE))}
-    assert set(dc.PLATFORM_NOISE) <= names
-    assert all(len(why) > 20 for why in dc.PLATFORM_NOISE.values())
+    assert set(dc.PLATFORM_NOISE) <= names and set(dc.R_INSTALLATION) <= names
+    assert all(len(why) > 20 for why in [*dc.PLATFORM_NOISE.values(),
+                                         *dc.R_INSTALLATION.values()])

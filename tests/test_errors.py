@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import rtorch_py as rt
-from rtorch_py import engine
+from rtorch_py import distributions, engine
 
 
 # --------------------------------------------------------------------------
@@ -1262,6 +1262,18 @@ def test_e62_call_torch_function_of_no_torch_function(state):
     state.check()
 
 
+# E75 TorchScript
+
+def test_e75_jit_save_for_mobile_of_an_operator_it_does_not_compile(state, tmp_path):
+    from rtorch_py.jit import jit_save_for_mobile
+    tr = rt.jit_trace(lambda x: rt.torch_relu(x).cumsum(0), rt.torch_ones(2))
+    with fails(RuntimeError, r"jit_save_for_mobile: the operator aten::cumsum is not given to the "
+                             r"lite interpreter here", r"OVERLOADS", r"jit_save\(\) writes"):
+        jit_save_for_mobile(tr, tmp_path / "cumsum.pt")
+    assert not (tmp_path / "cumsum.pt").exists()
+    state.check()
+
+
 # E53 forward mode
 
 def test_e53_forward_mode_misuse(state):
@@ -1427,4 +1439,15 @@ def test_e70_contrib_sort_vertices_given_the_wrong_tensors(state):
         rt.contrib_sort_vertices(rt.torch_zeros(1, 2, 24), m, nv)
     with fails(RuntimeError, r"mask must be a bool tensor of shape \[1, 2, 24\]"):
         rt.contrib_sort_vertices(v, rt.torch_zeros(1, 2, 24), nv)
+    state.check()
+
+
+# E79 the distributions' constraints (numerics, issue 18)
+
+
+def test_e79_constraint_checks(state):
+    with fails(ValueError, r"Expected value\$dim\(\) >= 1 but got 0"):
+        distributions.constraint_real_vector.check(rt.torch_ones(2).sum())
+    with fails(NotImplementedError, r"check\(\) is not implemented for this constraint"):
+        distributions.Constraint().check(rt.torch_ones(2))
     state.check()

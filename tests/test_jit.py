@@ -152,6 +152,20 @@ def test_an_unrolled_list_length_is_fixed_by_the_trace():
         tr(rt.torch_randn(11, 5, 5))
 
 
+def test_an_interpreter_failure_reads_as_libtorch_words_it():
+    fn = lambda x: rt.torch_stack([v.sum() for v in rt.torch_unbind(x, dim=0)], dim=0)
+    tr = rt.jit_trace(fn, rt.torch_randn(10, 5, 5))
+    with pytest.raises(RuntimeError) as ours:
+        tr(rt.torch_randn(11, 5, 5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch's tracer warns of the unrolled list)
+        theirs = torch.jit.trace(lambda x: torch.stack([v.sum() for v in torch.unbind(x, 0)], 0),
+                                 torch.randn(10, 5, 5))
+    with pytest.raises(RuntimeError) as expected:
+        theirs(torch.randn(11, 5, 5))
+    assert str(ours.value) == str(expected.value)
+
+
 def test_gradients_flow_through_a_replayed_graph():
     w = t([[0.5, -1.0], [2.0, 0.25]], requires_grad=True)
     fn = lambda x: rt.nnf_softplus(x.matmul(w)).pow(2).sum()

@@ -28,6 +28,12 @@
   # of its own) carry no call: `try(x$backward())` prints "Error : ..."
   if (is.call(call) && is.call(call[[1]]) && identical(call[[1]][[1]], as.name("$")) &&
       identical(call[[1]][[3]], as.name("backward"))) call <- NULL
+  # R torch's TorchScript (the `.jit_*` functions here) is libtorch's, reached through
+  # Rcpp: its errors are C++ exceptions as Rcpp signals them, with no call
+  if (is.call(call) && is.name(call[[1]]) && startsWith(as.character(call[[1]]), ".jit_")) {
+    return(structure(class = c("Rcpp::exception", "C++Error", "error", "condition"),
+                     list(message = message, call = NULL)))
+  }
   structure(class = c(class, "error", "condition"), list(message = message, call = call))
 }
 
@@ -77,6 +83,25 @@
   }
   .nn_make_layers(ns)  # (R/nn.R)
   .register_compare_proxy()  # (R/compare.R)
+  .keep_internal(ns)
+}
+
+# R torch's internal helpers, which its own code and tests call from inside the
+# namespace: moved to the namespace's imports environment (still found from
+# inside, as R torch's unexported names are) before R reads the exports from
+# the namespace by NAMESPACE's exportPattern.
+.internal_names <- c(
+  "Constraint", "is_dependent", "is_permutation", "cpp_tensor_is_undefined", "is_meta_device",
+  paste0("constraint_", c("dependent", "boolean", "nonnegative_integer", "positive_integer",
+                          "real", "real_vector", "positive", "greater_than", "greater_than_eq",
+                          "less_than", "unit_interval", "interval", "half_open_interval",
+                          "positive_definite", "lower_cholesky", "simplex")))
+
+.keep_internal <- function(ns) {
+  for (nm in .internal_names) {
+    assign(nm, get(nm, envir = ns, inherits = FALSE), envir = parent.env(ns))
+    rm(list = nm, envir = ns)
+  }
 }
 
 # A dict of the api module as a named list of external pointers.

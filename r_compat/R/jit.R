@@ -150,6 +150,10 @@ nn_ScriptModule <- R6::R6Class(
       .jit_save(.nn_py(self), normalizePath(path, mustWork = FALSE))
       invisible(self)
     },
+    save_for_mobile = function(path) {
+      .jit_save_for_mobile(.nn_py(self), normalizePath(path, mustWork = FALSE))
+      invisible(self)
+    },
     ..ptr.. = function() .nn_py(self)
   ),
   active = list(
@@ -193,10 +197,18 @@ jit_save <- function(obj, path, ...) {
   invisible(obj)
 }
 
+# The lite interpreter's archive (PyTorch's torch.jit.mobile._load_for_lite_interpreter()
+# loads it): jit_save()'s, with the traced code compiled to its bytecode.
 jit_save_for_mobile <- function(obj, path, ...) {
-  stop("jit_save_for_mobile(): the mobile (lite interpreter) bytecode format is not ",
-       "written here; use jit_save(), which PyTorch's torch.jit.load() and libtorch read",
-       call. = FALSE)
+  path <- normalizePath(path, mustWork = FALSE)
+  if (inherits(obj, "script_function")) {
+    .jit_save_for_mobile(attr(obj, "ScriptFunction"), path)
+  } else if (inherits(obj, "script_module")) {
+    .jit_save_for_mobile(.nn_py_of(obj), path)
+  } else {
+    .value_error("Only `script_function` or `script_module` can be saved with `jit_save`.")
+  }
+  invisible(obj)
 }
 
 jit_load <- function(path, ...) {

@@ -255,6 +255,11 @@ nn_Module <- R6::R6Class(
                  list(message = msg, call = NULL)))
 }
 
+.not_implemented_error <- function(msg) {
+  stop(structure(class = c("not_implemented_error", "error", "condition"),
+                 list(message = msg, call = NULL)))
+}
+
 # parameters / buffers ------------------------------------------------------
 
 nn_parameter <- function(x, requires_grad = TRUE) {

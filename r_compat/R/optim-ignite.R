@@ -23,7 +23,10 @@ OptimizerIgnite <- R6::R6Class(
                        "parameter ", nm)
         }
       }
-      private$py <- .ignite_new(private$.kind, first$params, settings)
+      # later groups take what they lack from the defaults, as in R torch
+      required <- names(Filter(is_optim_required, defaults))
+      private$py <- .ignite_new(private$.kind, first$params, settings,
+                                modifyList(defaults, settings[required]))
       for (g in groups[-1]) self$add_param_group(g)
     },
     state_dict = function() .ignite_state_dict(private$py),
@@ -121,3 +124,13 @@ optim_ignite_adagrad <- optimizer_ignite(
   },
   private = list(.kind = "adagrad")
 )
+
+# R torch's internal helpers around its ignite optimizers (its tests call them)
+
+# the same elements, in any order
+is_permutation <- function(vec1, vec2) {
+  length(vec1) == length(vec2) && identical(sort(vec1), sort(vec2))
+}
+
+# libtorch's undefined tensor (a state libtorch leaves unset)
+cpp_tensor_is_undefined <- function(self) is_undefined_tensor(self)

@@ -258,6 +258,8 @@ torch_device <- function(type, index = NULL) {
 
 is_torch_device <- function(x) inherits(x, "torch_device")
 
+is_meta_device <- function(x) x$type == "meta"  # (R torch's internal helper)
+
 `$.torch_device` <- function(x, name) {
   switch(name, type = as.character(unclass(x)), index = attr(x, "index"), NULL)
 }

@@ -591,6 +591,9 @@ static double young_bytes = 0, young_limit = YOUNG_MIN;
 static double bytes_since_gc = 0, next_gc_check = GC_CHECK_STEP;
 static PyObject *data_str, *nbytes_str;
 static SEXP minor_gc_call; /* .Internal(gc(FALSE, FALSE, FALSE)): gc(full = FALSE) */
+/* R's gc(full = TRUE), called by name as R torch's allocator does when an
+ * allocation fails (its finalizers free what R no longer holds; trace(gc) sees it) */
+static SEXP full_gc_call;
 
 static double gc_threshold(void) {
     SEXP mb = Rf_GetOption1(Rf_install("torch.threshold_call_gc"));
@@ -811,6 +814,15 @@ static SEXP C_call(SEXP args) {
     }
     PyObject *res = PyObject_Vectorcall(fn, stack + 1, npos | PY_VECTORCALL_ARGUMENTS_OFFSET,
                                         kwnames);
+    if (!res && PyErr_ExceptionMatches(PyExc_MemoryError)) {
+        /* out of memory: R's full collection, then the call once more (as R
+         * torch's allocator retries the allocation) */
+        PyErr_Clear();
+        int err = 0;
+        R_tryEvalSilent(full_gc_call, R_GlobalEnv, &err);
+        drain_pending();
+        res = PyObject_Vectorcall(fn, stack + 1, npos | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+    }
     for (Py_ssize_t i = 0; i < n; i++) Py_DECREF(stack[1 + i]);
     Py_XDECREF(kwnames);
     if (!res) raise_python_error(g);
@@ -888,6 +900,9 @@ static SEXP C_init(SEXP invoke, SEXP module) {
                                  Rf_lang4(Rf_install("gc"), Rf_ScalarLogical(FALSE),
                                           Rf_ScalarLogical(FALSE), Rf_ScalarLogical(FALSE)));
         R_PreserveObject(minor_gc_call);
+        full_gc_call = Rf_lang2(Rf_install("gc"), Rf_ScalarLogical(TRUE));
+        SET_TAG(CDR(full_gc_call), Rf_install("full"));
+        R_PreserveObject(full_gc_call);
         data_str = PyUnicode_InternFromString("data");
         nbytes_str = PyUnicode_InternFromString("nbytes");
         ready = 1;

@@ -9,23 +9,23 @@
     <name>/version, byteorder  "3", "little"
 
 Writing uses a small pickler of its own (protocol 2, the opcodes PyTorch's
-pickles use), since `__torch__` classes exist nowhere in Python. Reading uses an
-unpickler that builds only tensors (from their storages), plain containers and
-placeholder objects for `__torch__` classes; any other class in a pickle is
-refused, naming it, before anything of the file runs.
+pickles use), since `__torch__` classes exist nowhere in Python. Reading uses
+torch_load's restricted unpickler (rtorch_py/serialization.py), extended with
+TorchScript's classes: it builds only tensors (from their storages), plain
+containers and placeholder objects for `__torch__` classes; any other class in a
+pickle is refused, naming it, before anything of the file runs.
 """
 from __future__ import annotations
 
 import io
 import os
-import pickle
 import struct
 import zipfile
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
+from ..serialization import _RestrictedUnpickler, _strided_copy
 from ..tensor import Tensor, as_dtype, wrap
 
 _STORAGES = {"float32": "FloatStorage", "float64": "DoubleStorage", "float16": "HalfStorage",
@@ -180,12 +180,15 @@ class _Storages:
 
 
 def write(path_or_buffer: Any, root: ModuleObject, code: dict[str, str],
-          constants: list[Tensor], name: str = "archive") -> None:
+          constants: list[Tensor], name: str = "archive", bytecode: tuple | None = None
+          ) -> None:
     """Write an archive: the module tree `root`, the code files by path under
-    code/, the tensor constants."""
+    code/, the tensor constants; and the lite interpreter's `bytecode` if given
+    (its tensors stored with the constants', as PyTorch's mobile archives do)."""
     data, consts = _Storages(), _Storages()
     data_pkl = _Pickler(data).dump(root)
     constants_pkl = _Pickler(consts).dump(tuple(constants))
+    bytecode_pkl = None if bytecode is None else _Pickler(consts).dump(bytecode)
     with zipfile.ZipFile(path_or_buffer, "w") as z:
         for key, blob in data.blobs:
             _stored(z, f"{name}/data/{key}", blob)
@@ -195,6 +198,8 @@ def write(path_or_buffer: Any, root: ModuleObject, code: dict[str, str],
         for key, blob in consts.blobs:
             _stored(z, f"{name}/constants/{key}", blob)
         _stored(z, f"{name}/constants.pkl", constants_pkl)
+        if bytecode_pkl is not None:
+            _stored(z, f"{name}/bytecode.pkl", bytecode_pkl)
         _stored(z, f"{name}/version", b"3\n")
         _stored(z, f"{name}/byteorder", b"little")
 
@@ -212,85 +217,45 @@ def _stored(z: zipfile.ZipFile, name: str, data: bytes) -> None:
 def _rebuild_tensor(storage: np.ndarray, offset: int, size: tuple, stride: tuple,
                     requires_grad: bool = False, hooks: Any = None,
                     metadata: Any = None) -> Tensor:
-    itemsize = storage.dtype.itemsize
-    if size:
-        view = np.lib.stride_tricks.as_strided(storage[offset:], shape=tuple(size),
-                                               strides=tuple(s * itemsize for s in stride))
-    else:
-        view = storage[offset:offset + 1].reshape(())
-    t = wrap(np.array(view))  # (a copy of its own, C order)
+    t = wrap(_strided_copy(storage, offset, size, stride))  # (the storage's dtype, kept)
     if requires_grad and t.is_floating_point():
         t.requires_grad_(True)
     return t
-
-
-def _rebuild_parameter(data: Tensor, requires_grad: bool, hooks: Any = None,
-                       state: Any = None) -> Tensor:
-    if data.is_floating_point():
-        data.requires_grad_(bool(requires_grad))
-    return data
 
 
 def _restore_type_tag(value: Any, type_str: str) -> Any:
     return value
 
 
-class _StorageType:
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.dtype = as_dtype(_DTYPES[name]).np
+class _Unpickler(_RestrictedUnpickler):
+    """torch_load's restricted unpickler, for TorchScript's pickles: tensors of every
+    dtype the archive writer writes, TorchScript's list builders and type tags, and
+    `__torch__` objects (placeholders holding their class's qualified name)."""
 
+    ALLOWED = {
+        **_RestrictedUnpickler.ALLOWED,
+        ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
+        ("torch.jit._pickle", "restore_type_tag"): _restore_type_tag,
+        ("torch.jit._pickle", "build_intlist"): list,
+        ("torch.jit._pickle", "build_doublelist"): list,
+        ("torch.jit._pickle", "build_boollist"): list,
+        ("torch.jit._pickle", "build_tensorlist"): list,
+    }
+    STORAGES = {name: as_dtype(dtype).np for name, dtype in _DTYPES.items()}
+    reader = "jit_load"
+    refusal = ("a TorchScript archive's pickles may hold only tensors, plain containers and "
+               "TorchScript objects; building anything else would run code from the file")
 
-_ALLOWED = {
-    ("collections", "OrderedDict"): OrderedDict,
-    ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
-    ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
-    ("torch.jit._pickle", "restore_type_tag"): _restore_type_tag,
-    ("torch.jit._pickle", "build_intlist"): list,
-    ("torch.jit._pickle", "build_doublelist"): list,
-    ("torch.jit._pickle", "build_boollist"): list,
-    ("torch.jit._pickle", "build_tensorlist"): list,
-}
-
-
-class _Unpickler(pickle.Unpickler):
-    """Tensors, plain containers and `__torch__` objects only."""
-
-    def __init__(self, data: bytes, z: zipfile.ZipFile, directory: str) -> None:
-        super().__init__(io.BytesIO(data))
-        self.z, self.directory = z, directory
-        self.storages: dict[str, np.ndarray] = {}
+    def __init__(self, data: bytes, z: zipfile.ZipFile, storage_dir: str) -> None:
+        super().__init__(data, z, storage_dir)
         self.classes: dict[str, type] = {}
 
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _ALLOWED:
-            return _ALLOWED[(module, name)]
-        if module == "torch" and name in _DTYPES:
-            return _StorageType(name)
-        if module == "__torch__" or module.startswith("__torch__."):
-            qualified = f"{module}.{name}"
-            cls = self.classes.get(qualified)
-            if cls is None:  # a placeholder class per TorchScript class: no code of the file
-                cls = self.classes[qualified] = type(name, (ScriptObject,), {
-                    "__slots__": (), "__init__": _no_init,
-                    "__new__": _placeholder_new(qualified)})
-            return cls
-        raise pickle.UnpicklingError(
-            f"jit_load refuses to load '{module}.{name}': a TorchScript archive's pickles may "
-            "hold only tensors, plain containers and TorchScript objects; building anything "
-            "else would run code from the file")
-
-    def persistent_load(self, pid: Any) -> np.ndarray:
-        if not (isinstance(pid, tuple) and len(pid) >= 3 and pid[0] == "storage"
-                and isinstance(pid[1], _StorageType)):
-            raise pickle.UnpicklingError(f"unsupported persistent id {pid!r} in the archive")
-        key = str(pid[2])
-        if key not in self.storages:
-            raw = self.z.read(f"{self.directory}{key}")
-            native = np.dtype(pid[1].dtype)
-            self.storages[key] = np.frombuffer(raw, dtype=native.newbyteorder("<")) \
-                .astype(native)  # (a copy in the machine's order: NumPy's own dtype)
-        return self.storages[key]
+    def script_class(self, qualified: str) -> type:
+        cls = self.classes.get(qualified)
+        if cls is None:  # a placeholder class per TorchScript class: no code of the file
+            cls = self.classes[qualified] = type(qualified.rpartition(".")[2], (ScriptObject,), {
+                "__slots__": (), "__init__": _no_init, "__new__": _placeholder_new(qualified)})
+        return cls
 
 
 def _no_init(self: Any, *args: Any) -> None:

@@ -6,11 +6,13 @@ import ast
 import io
 import os
 import textwrap
+from dataclasses import dataclass
 from typing import Any
 
 from . import archive, codegen
 from .archive import ModuleObject, ScriptObject
 from .interpreter import Function, Program, TorchScriptError
+from ..tensor import Tensor
 from .script import ScriptFunction, ScriptModule
 
 
@@ -39,25 +41,44 @@ def _as_module(obj: Any) -> ScriptModule:
     raise ValueError("Only `script_function` or `script_module` can be saved with `jit_save`.")
 
 
-def jit_save(obj: Any, path: Any) -> Any:
-    """Write a script function or module as a TorchScript archive (`torch.jit.load`
-    in PyTorch reads it)."""
+@dataclass
+class ArchiveParts:
+    """What an archive holds: the module tree (data.pkl), the code files by path
+    under code/, the code's tensor constants (constants.pkl)."""
+    root: ModuleObject
+    code: dict[str, str]
+    constants: list[Tensor]
+
+
+def archive_parts(obj: Any) -> ArchiveParts:
+    """The archive of a script function (as PyTorch saves one: the forward of a
+    module) or a script module."""
     sm = _as_module(obj)
     constants = codegen.Constants()
     code = codegen.sources(sm, constants)
     kept = sm.__dict__.get("_archive_constants")
     tensors = list(kept) if kept is not None else constants.tensors
+    return ArchiveParts(_module_object(sm), code, tensors)
+
+
+def archive_target(path: Any) -> tuple[Any, str]:
+    """Where an archive goes (a path, or a file object as given) and its name (the
+    folder its files are under: the file's name, else "archive")."""
     name = "archive"
     if isinstance(path, (str, os.PathLike)):
         name = os.path.splitext(os.path.basename(os.fspath(path)))[0] or "archive"
         path = os.path.expanduser(os.fspath(path))
-    archive.write(path, _module_object(sm), code, tensors, _archive_name(name))
-    return obj
-
-
-def _archive_name(name: str) -> str:
     clean = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)
-    return clean or "archive"
+    return path, clean or "archive"
+
+
+def jit_save(obj: Any, path: Any) -> Any:
+    """Write a script function or module as a TorchScript archive (`torch.jit.load`
+    in PyTorch reads it)."""
+    parts = archive_parts(obj)
+    target, name = archive_target(path)
+    archive.write(target, parts.root, parts.code, parts.constants, name)
+    return obj
 
 
 def jit_serialize(obj: Any) -> bytes:
@@ -169,5 +190,5 @@ def jit_compile(source: str) -> CompilationUnit:
     return CompilationUnit(source)
 
 
-__all__ = ["jit_save", "jit_serialize", "jit_load", "jit_unserialize", "jit_compile",
+__all__ = ["jit_save", "archive_parts", "archive_target", "ArchiveParts", "jit_serialize", "jit_load", "jit_unserialize", "jit_compile",
            "CompilationUnit"]

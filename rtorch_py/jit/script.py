@@ -83,7 +83,7 @@ class ScriptFunction:
         except RuntimeError as e:
             if str(e).startswith(_FAILED):
                 raise
-            raise type(e)(f"{_FAILED}{type(e).__name__}: {e}") from e
+            raise type(e)(f"{_FAILED}{type(e).__name__}: {e}\n") from e
 
     @property
     def graph(self) -> GraphListing:

@@ -23,6 +23,7 @@ from .samples import nn_functional as S
 from .indexing import index_add
 from .shape import cat, stack
 from .sum_kernel import libtorch_sum
+from . import vec_math
 
 
 
@@ -789,8 +790,11 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
 
 
 def _log_sigmoid(x: np.ndarray) -> np.ndarray:
-    """min(x, 0) - log1p(exp(-|x|)), as libtorch's kernel."""
-    return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+    """min(x, 0) - log1p(exp(-|x|)), as libtorch's kernel: in float32 (half
+    types too, as libtorch computes them) with its vectorised exp and log1p."""
+    if x.dtype == np.float64:
+        return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+    return vec_math.log_sigmoid(x).astype(x.dtype)
 
 
 @formula
@@ -809,9 +813,9 @@ def BinaryCrossEntropyWithLogitsBackward0(n, g, x, t, weight, pos_weight, reduct
             (-x).sigmoid().log() - x.sigmoid().log() * pos_weight
     out = []
     for grad in (gi, gt):
-        if grad is not None:
-            grad = grad * weight if weight is not None else grad
+        if grad is not None:  # (libtorch's order: the gradient, the weight, the mean)
             grad = grad * g
+            grad = grad * weight if weight is not None else grad
             grad = grad / x.numel() if reduction == "mean" else grad
         out.append(grad)
     return (*out, None, None)

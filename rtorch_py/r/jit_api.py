@@ -13,10 +13,11 @@ import numpy as np
 
 from ..containers import NamedList
 from ..jit import (CompilationUnit, JitTuple, ScriptFunction, ScriptModule, jit_compile,
-                   jit_export_onnx, jit_load, jit_save, jit_serialize, jit_trace,
-                   jit_trace_module, jit_unserialize)
+                   jit_export_onnx, jit_load, jit_save, jit_save_for_mobile, jit_serialize,
+                   jit_trace, jit_trace_module, jit_unserialize)
 from ..jit.operators import Operator
 from ..nn.module import Module
+from .convert import RError
 from .modules import FRONTS
 
 
@@ -26,17 +27,36 @@ def _classname(module: Module) -> str:
     return got.classname if got is not None else type(module).__name__
 
 
+def _tracer_failure(e: Exception) -> RuntimeError:
+    """A failed trace as R torch's tracer (cpp_trace_function) reports it: libtorch's
+    message, which ends with libtorch's C++ backtrace and its line break (the
+    backtrace is the build machine's, not reproduced here), then ": " and the R
+    error the traced function met (none when a check of libtorch's failed: an R
+    error is signalled as itself)."""
+    return RuntimeError(f"{e}\n: ")
+
+
 def trace_function(fn: Any, inputs: Any, strict: bool) -> ScriptFunction:
-    return jit_trace(fn, *_list(inputs), strict=bool(strict))
+    try:
+        return jit_trace(fn, *_list(inputs), strict=bool(strict))
+    except RError:
+        raise
+    except Exception as e:
+        raise _tracer_failure(e) from e
 
 
 def trace_module(module: Module, methods: Any, inputs: Any, strict: bool,
                  respect_mode: bool) -> ScriptModule:
     methods = dict(methods.items()) if isinstance(methods, NamedList) else {}
     examples = dict(inputs.items()) if isinstance(inputs, NamedList) else {}
-    return jit_trace_module(module, strict=bool(strict), respect_mode=bool(respect_mode),
-                            methods=methods, classname=_classname,
-                            **{k: tuple(_list(v)) for k, v in examples.items()})
+    try:
+        return jit_trace_module(module, strict=bool(strict), respect_mode=bool(respect_mode),
+                                methods=methods, classname=_classname,
+                                **{k: tuple(_list(v)) for k, v in examples.items()})
+    except RError:
+        raise
+    except Exception as e:
+        raise _tracer_failure(e) from e
 
 
 def _list(x: Any) -> list:
@@ -104,7 +124,8 @@ R_FUNCTIONS: dict[str, Callable] = {
     ".jit_trace_fn": trace_function, ".jit_trace_module": trace_module, ".jit_call": call,
     ".jit_tuple_py": tuple_py, ".jit_tuple_values": tuple_values, ".jit_graph": graph,
     ".jit_find_method": find_method, ".jit_method_names": method_names,
-    ".jit_save": jit_save, ".jit_load": jit_load, ".jit_serialize": jit_serialize,
+    ".jit_save": jit_save, ".jit_save_for_mobile": jit_save_for_mobile,
+    ".jit_load": jit_load, ".jit_serialize": jit_serialize,
     ".jit_unserialize": unserialize, ".jit_compile": jit_compile,
     ".jit_cu_get": compilation_unit_get, ".jit_cu_names": compilation_unit_names,
     ".jit_ops_call": ops_call, ".jit_ops_info": ops_info, ".jit_export_onnx": export_onnx,

@@ -195,9 +195,13 @@ def _py_group(group: Any) -> dict:
     return out
 
 
-def ignite_new(kind: str, params: Any, defaults: NamedList) -> IgniteOptimizer:
-    settings = {k: _value(v) for k, v in defaults.items()}
-    return IGNITE[kind](_list(params), **settings)
+def ignite_new(kind: str, params: Any, settings: NamedList,
+               defaults: NamedList) -> IgniteOptimizer:
+    """The optimizer over a first group with `settings`; the groups added later
+    take what they lack from `defaults`."""
+    opt = IGNITE[kind](_list(params), **{k: _value(v) for k, v in settings.items()})
+    opt.defaults.update({k: _value(v) for k, v in defaults.items()})
+    return opt
 
 
 def ignite_param_groups(opt: IgniteOptimizer) -> list:

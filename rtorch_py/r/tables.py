@@ -159,6 +159,16 @@ def _every_output(fn: Callable) -> Callable:
 WRAPPERS: dict[str, Callable[[Callable], Callable]] = {"every_output": _every_output}
 
 
+def _r_matched(names: list[str], args: tuple, kw: dict) -> tuple[tuple, dict]:
+    """R's matching where a named argument comes before positional ones
+    (`f(x, offset = 0, -2, -1)`): the named ones bind first, the positional ones
+    fill the other parameters in order."""
+    free = [n for n in names if n not in kw]
+    if len(args) > len(free):
+        return args, kw  # (too many: Python's error says so)
+    return (), {**kw, **dict(zip(free, args))}
+
+
 def r_callable(spec: OpSpec) -> Callable:
     """The op as R calls it: dims and positions translated as declared."""
     fn = spec.fn
@@ -243,10 +253,14 @@ def r_callable(spec: OpSpec) -> Callable:
     if var is not None and any(name == var for _, name, what in steps if what != "tensor"):
         translating.append((names.index(var), var))
     first_translated = min((pos for pos, _ in translating), default=sys.maxsize)
+    bound = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    position = {n: i for i, n in enumerate(bound)}
     translated_names = frozenset(name for _, name in translating)
     tensor_names = frozenset(name for _, name, what in steps if what == "tensor")
 
     def call(*args: Any, **kw: Any) -> Any:
+        if kw and len(args) > 1 and any(position.get(k, sys.maxsize) < len(args) for k in kw):
+            args, kw = _r_matched(bound, args, kw)  # (Python would refuse these)
         if len(args) <= first_translated and fast:
             for v in args:
                 if type(v) is np.ndarray or type(v) is list:

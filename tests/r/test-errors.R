@@ -644,6 +644,19 @@ test_that("E62: call_torch_function() of a name that is not a torch function", {
   expect_intact(s)
 })
 
+test_that("E79: a distribution's constraint asked what it can't answer", {
+  s <- err_state()
+  internal <- function(name) get(name, envir = asNamespace("torch"))
+  expect_error(internal("constraint_real_vector")$check(torch_scalar_tensor(1)),
+               "Expected value$dim() >= 1 but got 0", fixed = TRUE, class = "value_error")
+  expect_error(internal("Constraint")$new()$check(torch_ones(2)),
+               "check() is not implemented for this constraint", fixed = TRUE,
+               class = "not_implemented_error")
+  expect_error(internal("constraint_dependent")$check(torch_ones(2)),
+               "Cannot determine validity of dependent constraint", class = "value_error")
+  expect_intact(s)
+})
+
 test_that("E53: dual tensors and custom functions under forward mode", {
   s <- err_state()
   x <- torch_tensor(c(1, 2))
@@ -746,4 +759,12 @@ test_that("E70: contrib_sort_vertices() given tensors of the wrong kind", {
   expect_error(contrib_sort_vertices(v, m, torch_zeros(1, 2, dtype = torch_long())),
                "num_valid must be an int32 tensor (torch_int()) of shape [1, 2]", fixed = TRUE)
   expect_intact(s)
+})
+
+test_that("E75: jit_save_for_mobile() of a trace the lite interpreter's bytecode is not written for", {
+  tr <- jit_trace(function(x) torch_relu(x)$cumsum(1), torch_ones(2))
+  path <- tempfile(fileext = ".pt")
+  expect_error(jit_save_for_mobile(tr, path),
+               "the operator aten::cumsum is not given to the lite interpreter here")
+  expect_false(file.exists(path))
 })

@@ -108,3 +108,42 @@ test_that("jit_export_onnx refuses what it can't express, by name", {
   expect_error(jit_export_onnx(tr, tempfile(fileext = ".onnx")), "torch_cumsum")
   expect_error(jit_export_onnx(function(x) x, tempfile()), "traced")
 })
+
+test_that("libtorch's TorchScript errors are signalled as R torch signals them", {
+  # (through Rcpp: a C++ exception's condition, with no call; knitr shows "Error:")
+  rcpp <- c("Rcpp::exception", "C++Error", "error", "condition")
+  e <- tryCatch(jit_trace(function(x, y) x + y, torch_tensor(1), 1), error = identity)
+  expect_s3_class(e, rcpp, exact = TRUE)
+  expect_null(conditionCall(e))
+  # libtorch's message, then what R torch's tracer appends: ": " and the R error (none)
+  expect_equal(conditionMessage(e), paste0(
+    "Only tensors or (possibly nested) dict or tuples of tensors can be inputs to traced ",
+    "functions. Got float\n: "))
+  fn <- jit_trace(function(x) torch_stack(lapply(torch_unbind(x, 1), function(v) v$sum())),
+                  torch_randn(10, 5, 5))
+  e <- tryCatch(fn(torch_randn(11, 5, 5)), error = identity)
+  expect_s3_class(e, rcpp, exact = TRUE)
+  expect_null(conditionCall(e))
+  expect_match(conditionMessage(e), paste0(
+    "^The following operation failed in the TorchScript interpreter.\nTraceback of ",
+    "TorchScript \\(most recent call last\\):\nRuntimeError: Expected 10 elements in a ",
+    "list but found 11\n$"))
+  # an R error met by the traced function is signalled as itself
+  e <- tryCatch(jit_trace(function(x) stop("mine"), torch_tensor(1)), error = identity)
+  expect_equal(conditionMessage(e), "mine")
+  expect_false(inherits(e, "Rcpp::exception"))
+})
+
+test_that("jit_save_for_mobile() writes the lite interpreter's archive", {
+  tr <- jit_trace(function(x) torch_relu(x), torch_tensor(c(-1, 0, 1)))
+  path <- tempfile("tst", fileext = ".pt")
+  expect_invisible(jit_save_for_mobile(tr, path))
+  files <- utils::unzip(path, list = TRUE)$Name
+  expect_true(any(grepl("/bytecode.pkl$", files)))
+  # the same file is a TorchScript archive
+  expect_equal_to_r(jit_load(path)(torch_tensor(c(-2, 3))), c(0, 3))
+  m <- jit_trace(nn_linear(3, 2), torch_randn(2, 3))
+  expect_invisible(m$save_for_mobile(path))
+  expect_true(any(grepl("/bytecode.pkl$", utils::unzip(path, list = TRUE)$Name)))
+  expect_error(jit_save_for_mobile(function(x) x, path), "Only `script_function`")
+})

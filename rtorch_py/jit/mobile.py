@@ -1,0 +1,419 @@
+"""jit_save_for_mobile(): the archive PyTorch's lite interpreter loads
+(`torch.jit._load_for_lite_interpreter()`, libtorch's `_load_for_mobile()`).
+
+It is jit_save()'s archive with one file more, `<name>/bytecode.pkl`: each method
+of each class compiled for the lite interpreter, a register machine. The pickle
+is a tuple, the bytecode version then one entry per method:
+
+    ("__torch__.<class>.<method>",
+     (("instructions", ((opcode, X, N), ...)),
+      ("operators", ((aten name, overload name, arguments given), ...)),
+      ("constants", (the values and tensors LOADC pushes, ...)),
+      ("types", (the type of each list LIST_CONSTRUCT builds, ...)),
+      ("register_size", the registers used)),
+     (("arguments", ((("name", n), ("type", t), ("default_value", None)), ...)),
+      ("returns", (...))))
+
+What is compiled is the TorchScript jit_save() writes for a traced method
+(codegen.py): statements `name = torch.<op>(...)`, attribute reads, a mode's trace
+chosen by `self.training` (the callee's body inlined, as PyTorch's export does),
+`return`. The instructions used:
+
+    STOREN X N     the N arguments (self first) into registers X..X+N-1
+    LOAD X, STORE X    a register onto the stack, the top of the stack into one
+    LOADC X        constant X
+    GET_ATTR X     slot X of the module on the stack: the lite interpreter makes a
+                   module's class from its pickled state, so X is the attribute's
+                   position in data.pkl's dict
+    OP X           operator X on the arguments on the stack (the interpreter adds the
+                   schema's defaults after those given); its results pushed
+    LIST_CONSTRUCT T N, TUPLE_CONSTRUCT N    a list (of types[T]) or a tuple of N
+                   values from the stack
+    JF X, JMP X    jumps relative to the instruction (JF when the top is false)
+    RET            the top of the stack is the result
+
+Operators are named by aten name and overload. The overload follows from the
+arguments (`add.Tensor` or `add.Scalar`), which takes the operator's schema:
+OVERLOADS has those the lite interpreter is given here; a call of another
+operator, or a construct the compiler does not know, is refused, naming it.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..tensor import Tensor
+from . import archive
+from .aten import Unsupported
+from .files import archive_parts, archive_target
+
+BYTECODE_VERSION = 8  # (what PyTorch 2.x writes; its lite interpreter reads 4 to 8 or more)
+
+REQUIRED = object()  # (an overload parameter without a default)
+
+
+@dataclass(frozen=True)
+class Overload:
+    """One overload of an aten operator: its name, its parameters in order (with
+    their defaults, REQUIRED if none; keyword-only after `*`), which parameter must
+    hold a tensor (`tensor`) or a number (`scalar`) for it, and its `int[N]`
+    parameters (a single int given for one is N of it, as TorchScript's compiler
+    makes it)."""
+    name: str
+    params: tuple
+    keyword_only: frozenset = frozenset()
+    tensor: str | None = None
+    scalar: str | None = None
+    int_lists: tuple = ()  # ((parameter, N), ...)
+
+
+def _overload(name: str, schema: str, tensor: str | None = None, scalar: str | None = None,
+              int_lists: dict | None = None) -> Overload:
+    """An overload from a Python-like schema: "self, other, *, alpha=1"."""
+    args = ast.parse(f"def f({schema}): pass").body[0].args  # type: ignore[attr-defined]
+    plain = [(a.arg, REQUIRED) for a in args.args]
+    for i, d in enumerate(args.defaults, len(plain) - len(args.defaults)):
+        plain[i] = (plain[i][0], ast.literal_eval(d))
+    kw = [(a.arg, REQUIRED if d is None else ast.literal_eval(d))
+          for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+    return Overload(name, tuple(plain + kw), frozenset(a.arg for a in args.kwonlyargs),
+                    tensor, scalar, tuple((int_lists or {}).items()))
+
+
+def _conv(nd: int) -> list[Overload]:
+    return [_overload("", "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
+                      int_lists={"stride": nd, "padding": nd, "dilation": nd})]
+
+
+def _max_pool(nd: int) -> list[Overload]:
+    return [_overload("", "self, kernel_size, stride=[], padding=0, dilation=1, ceil_mode=False",
+                      int_lists={"kernel_size": nd, "stride": nd, "padding": nd,
+                                 "dilation": nd})]
+
+
+_UNARY = ("relu", "sigmoid", "tanh", "exp", "log", "neg", "abs", "sqrt", "rsqrt", "sin",
+          "cos", "t", "silu", "relu6", "hardswish", "hardsigmoid")
+OVERLOADS: dict[str, list[Overload]] = {
+    **{name: [_overload("", "self")] for name in _UNARY},
+    "gelu": [_overload("", "self, *, approximate='none'")],
+    "hardtanh": [_overload("", "self, min_val=-1, max_val=1")],
+    "leaky_relu": [_overload("", "self, negative_slope=0.01")],
+    "elu": [_overload("", "self, alpha=1, scale=1, input_scale=1")],
+    "softplus": [_overload("", "self, beta=1, threshold=20")],
+    "linear": [_overload("", "input, weight, bias=None")],
+    "conv1d": _conv(1), "conv2d": _conv(2), "conv3d": _conv(3),
+    "max_pool1d": _max_pool(1), "max_pool2d": _max_pool(2), "max_pool3d": _max_pool(3),
+    "avg_pool2d": [_overload("", "self, kernel_size, stride=[], padding=0, ceil_mode=False, "
+                                 "count_include_pad=True, divisor_override=None",
+                             int_lists={"kernel_size": 2, "stride": 2, "padding": 2})],
+    "adaptive_avg_pool2d": [_overload("", "self, output_size", int_lists={"output_size": 2})],
+    "batch_norm": [_overload("", "input, weight, bias, running_mean, running_var, training, "
+                                 "momentum, eps, cudnn_enabled")],
+    "layer_norm": [_overload("", "input, normalized_shape, weight=None, bias=None, eps=1e-05, "
+                                 "cudnn_enable=True")],
+    "dropout": [_overload("", "input, p, train")],
+    "add": [_overload("Tensor", "self, other, *, alpha=1", tensor="other"),
+            _overload("Scalar", "self, other, alpha=1", scalar="other")],
+    "sub": [_overload("Tensor", "self, other, *, alpha=1", tensor="other"),
+            _overload("Scalar", "self, other, alpha=1", scalar="other")],
+    "mul": [_overload("Tensor", "self, other", tensor="other"),
+            _overload("Scalar", "self, other", scalar="other")],
+    "div": [_overload("Tensor", "self, other", tensor="other"),
+            _overload("Scalar", "self, other", scalar="other")],
+    "pow": [_overload("Tensor_Tensor", "self, exponent", tensor="exponent"),
+            _overload("Tensor_Scalar", "self, exponent", scalar="exponent")],
+    "matmul": [_overload("", "self, other")],
+    "mm": [_overload("", "self, mat2")],
+    "softmax": [_overload("int", "self, dim, dtype=None")],
+    "log_softmax": [_overload("int", "self, dim, dtype=None")],
+    "flatten": [_overload("using_ints", "self, start_dim=0, end_dim=-1")],
+    "view": [_overload("", "self, size")],
+    "reshape": [_overload("", "self, shape")],
+    "cat": [_overload("", "tensors, dim=0")],
+    "sum": [_overload("", "self, *, dtype=None"),
+            _overload("dim_IntList", "self, dim, keepdim=False, *, dtype=None",
+                      int_lists={"dim": 1})],
+    "mean": [_overload("", "self, *, dtype=None"),
+             _overload("dim", "self, dim, keepdim=False, *, dtype=None", int_lists={"dim": 1})],
+    "transpose": [_overload("int", "self, dim0, dim1")],
+    "permute": [_overload("", "self, dims")],
+    "unsqueeze": [_overload("", "self, dim")],
+    "squeeze": [_overload("", "self"), _overload("dim", "self, dim")],
+    "clamp": [_overload("", "self, min=None, max=None", scalar="min")],
+}
+
+
+def jit_save_for_mobile(obj: Any, path: Any) -> Any:
+    """Write a traced script function or module as the lite interpreter's archive
+    (PyTorch's `torch.jit._load_for_lite_interpreter()` loads it)."""
+    parts = archive_parts(obj)
+    bytecode = (BYTECODE_VERSION, *_compile(parts.code, parts.root, parts.constants))
+    target, name = archive_target(path)
+    archive.write(target, parts.root, parts.code, parts.constants, name, bytecode=bytecode)
+    return obj
+
+
+# --------------------------------------------------------------------------
+# Compiling
+
+
+def _compile(code: dict[str, str], root: archive.ModuleObject, constants: list[Tensor]
+             ) -> list[tuple]:
+    """Every method of every class of the code files, as bytecode entries."""
+    objects: dict[str, archive.ModuleObject] = {}
+
+    def visit(obj: archive.ModuleObject) -> None:
+        objects.setdefault(obj.qualified_name, obj)
+        for v in obj.state.values():
+            if isinstance(v, archive.ModuleObject):
+                visit(v)
+    visit(root)
+    out = []
+    for path, text in code.items():
+        prefix = path.removesuffix(".py").replace("/", ".")
+        for cls in ast.parse(text).body:
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            qualified = f"{prefix}.{cls.name}"
+            methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)}
+            for fn in methods.values():
+                out.append(_Function(qualified, methods, objects, constants).compile(fn))
+    return out
+
+
+@dataclass
+class _Function:
+    """One method being compiled (its callees of the same class inlined)."""
+    qualified: str  # its class
+    methods: dict[str, ast.FunctionDef]
+    objects: dict[str, archive.ModuleObject]
+    tensors: list[Tensor]
+    instructions: list[list] = field(default_factory=list)
+    operators: list[tuple] = field(default_factory=list)
+    constants: list[Any] = field(default_factory=list)
+    types: list[str] = field(default_factory=list)
+    registers: int = 0
+
+    def compile(self, fn: ast.FunctionDef) -> tuple:
+        names = [a.arg for a in fn.args.args]
+        # (register, module object or None) of each name; self's is its module's
+        scope = {n: (self.register(), self.objects.get(self.qualified) if i == 0 else None)
+                 for i, n in enumerate(names)}
+        self.emit("STOREN", 1, len(names))
+        self.statements(fn.body, scope, None)
+        schema = (("arguments", tuple(_argument(n, self._annotation(a))
+                                      for n, a in zip(names, fn.args.args))),
+                  ("returns", (_argument("", ast.unparse(fn.returns) if fn.returns
+                                         else "Tensor"),)))
+        table = (("instructions", tuple(tuple(i) for i in self.instructions)),
+                 ("operators", tuple(self.operators)),
+                 ("constants", tuple(self.constants)),
+                 ("types", tuple(self.types)),
+                 ("register_size", self.registers))
+        return f"{self.qualified}.{fn.name}", table, schema
+
+    def _annotation(self, a: ast.arg) -> str:
+        return self.qualified if a.arg == "self" or a.annotation is None \
+            else ast.unparse(a.annotation)
+
+    # -- pieces --------------------------------------------------------------
+
+    def emit(self, op: str, x: int = 0, n: int = 0) -> int:
+        self.instructions.append([op, x, n])
+        return len(self.instructions) - 1
+
+    def register(self) -> int:
+        self.registers += 1
+        return self.registers
+
+    def constant(self, value: Any) -> int:
+        for i, c in enumerate(self.constants):  # (repr: -0.0 is not 0.0, nan is nan)
+            if (c is value) if isinstance(value, Tensor) or isinstance(c, Tensor) \
+                    else (type(c) is type(value) and repr(c) == repr(value)):
+                return i
+        self.constants.append(value)
+        return len(self.constants) - 1
+
+    def operator(self, aten: str, overload: str, given: int) -> int:
+        entry = (f"aten::{aten}", overload, given)
+        if entry not in self.operators:
+            self.operators.append(entry)
+        return self.operators.index(entry)
+
+    def refuse(self, node: ast.AST, why: str) -> Unsupported:
+        return Unsupported(f"jit_save_for_mobile: {why} (`{ast.unparse(node)}`); the lite "
+                           "interpreter's bytecode is written here for traced functions and "
+                           "modules of the operators in rtorch_py.jit.mobile.OVERLOADS; "
+                           "jit_save() writes every trace")
+
+    # -- statements ------------------------------------------------------------
+
+    def statements(self, body: list[ast.stmt], scope: dict, result: int | None) -> None:
+        """Compile a body; its `return` stores into register `result` (an inlined
+        callee) or returns (RET)."""
+        for st in body:
+            if isinstance(st, ast.Return) and st.value is not None:
+                self.expression(st.value, scope)
+                if result is None:
+                    self.emit("RET")
+                else:
+                    self.emit("STORE", result)
+            elif isinstance(st, ast.Assign) and len(st.targets) == 1:
+                self.assign(st.targets[0], st.value, scope)
+            elif isinstance(st, ast.If):
+                self.expression(st.test, scope)
+                jf = self.emit("JF")
+                self.statements(st.body, scope, result)
+                jmp = self.emit("JMP")
+                self.instructions[jf][1] = len(self.instructions) - jf
+                self.statements(st.orelse, scope, result)
+                self.instructions[jmp][1] = len(self.instructions) - jmp
+            else:
+                raise self.refuse(st, "a statement the compiler does not know")
+
+    def assign(self, target: ast.expr, value: ast.expr, scope: dict) -> None:
+        if isinstance(target, ast.Name):
+            kind = self.expression(value, scope)
+            reg = scope[target.id][0] if target.id in scope else self.register()
+            scope[target.id] = (reg, kind)
+            self.emit("STORE", reg)
+            return
+        raise self.refuse(target, "an assignment to a structure (a traced list, tuple or "
+                                  "dict argument, or an operator of several results)")
+
+    # -- expressions: each pushes one value and gives its module class (or None) ----
+
+    def expression(self, e: ast.expr, scope: dict) -> Any:
+        if isinstance(e, ast.Name):
+            if e.id not in scope:
+                raise self.refuse(e, "an unknown name")
+            reg, kind = scope[e.id]
+            self.emit("LOAD", reg)
+            return kind
+        if isinstance(e, ast.Constant) or (isinstance(e, ast.UnaryOp)
+                                           and isinstance(e.op, ast.USub)
+                                           and isinstance(e.operand, ast.Constant)):
+            self.emit("LOADC", self.constant(ast.literal_eval(e)))
+            return None
+        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) \
+                and e.value.id == "CONSTANTS":
+            self.emit("LOADC", self.constant(self.tensors[int(e.attr.removeprefix("c"))]))
+            return None
+        if isinstance(e, ast.Attribute):
+            return self.attribute(e, e.value, e.attr, scope)
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "getattr" \
+                and len(e.args) == 2 and isinstance(e.args[1], ast.Constant):
+            return self.attribute(e, e.args[0], e.args[1].value, scope)
+        if isinstance(e, (ast.List, ast.Tuple)):
+            for v in e.elts:
+                self.expression(v, scope)
+            if isinstance(e, ast.Tuple):
+                self.emit("TUPLE_CONSTRUCT", len(e.elts))
+            else:
+                self.types.append(self.list_type(e))
+                self.emit("LIST_CONSTRUCT", len(self.types) - 1, len(e.elts))
+            return None
+        if isinstance(e, ast.Call):
+            self.call(e, scope)
+            return None
+        raise self.refuse(e, "an expression the compiler does not know")
+
+    def list_type(self, e: ast.List) -> str:
+        kinds = {type(ast.literal_eval(v)).__name__ if isinstance(v, (ast.Constant, ast.UnaryOp))
+                 else "Tensor" for v in e.elts}
+        if len(kinds) > 1:
+            raise self.refuse(e, "a list of mixed types")
+        return f"List[{kinds.pop() if kinds else 'int'}]"
+
+    def attribute(self, e: ast.expr, owner: ast.expr, name: str, scope: dict) -> Any:
+        obj = self.expression(owner, scope)
+        if not isinstance(obj, archive.ModuleObject) or name not in obj.state:
+            raise self.refuse(e, "an attribute of something other than a module")
+        self.emit("GET_ATTR", list(obj.state).index(name))
+        value = obj.state[name]
+        return value if isinstance(value, archive.ModuleObject) else None
+
+    def call(self, e: ast.Call, scope: dict) -> None:
+        """A call's result pushed: an operator's, or an inlined method's."""
+        f = e.func
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
+                f.value.id == "torch":
+            return self.operator_call(e, f.attr, scope)
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
+                f.value.id in scope and f.attr in self.methods and not e.keywords:
+            callee = self.methods[f.attr]
+            names = [a.arg for a in callee.args.args]
+            inner = {names[0]: scope[f.value.id]}
+            for n, a in zip(names[1:], e.args):
+                self.expression(a, scope)
+                inner[n] = (self.register(), None)
+                self.emit("STORE", inner[n][0])
+            out = self.register()
+            self.statements(callee.body, inner, out)
+            self.emit("LOAD", out)
+            return None
+        raise self.refuse(e, "a call the compiler does not know")
+
+    def operator_call(self, e: ast.Call, aten: str, scope: dict) -> None:
+        given: dict[str, ast.expr] = {}
+        overload = self.resolve(e, aten, scope, given)
+        last = max(i for i, (p, _) in enumerate(overload.params) if p in given)
+        int_lists = dict(overload.int_lists)
+        for p, default in overload.params[:last + 1]:
+            value = given.get(p)
+            if value is None and default is REQUIRED:
+                raise self.refuse(e, f"aten::{aten} without its argument `{p}`")
+            if value is not None and not (p in int_lists and _is_int(value)):
+                self.expression(value, scope)
+                continue
+            v = default if value is None else ast.literal_eval(value)
+            items = [v] * int_lists[p] if isinstance(v, int) and p in int_lists else v
+            if isinstance(items, list):
+                for item in items:
+                    self.emit("LOADC", self.constant(item))
+                self.types.append("List[int]")
+                self.emit("LIST_CONSTRUCT", len(self.types) - 1, len(items))
+            else:
+                self.emit("LOADC", self.constant(items))
+        self.emit("OP", self.operator(aten, overload.name, last + 1))
+
+    def resolve(self, e: ast.Call, aten: str, scope: dict, given: dict) -> Overload:
+        """The overload a call names (its arguments by parameter name into `given`)."""
+        for ov in OVERLOADS.get(aten, ()):
+            positional = [p for p, _ in ov.params if p not in ov.keyword_only]
+            names = dict(zip(positional, e.args))
+            if len(e.args) > len(positional):
+                continue
+            names.update({k.arg: k.value for k in e.keywords if k.arg})
+            if not set(names) <= {p for p, _ in ov.params}:
+                continue
+            if ov.tensor and not _is_tensor(names.get(ov.tensor), scope):
+                continue
+            if ov.scalar and _is_tensor(names.get(ov.scalar), scope):
+                continue
+            given.update(names)
+            return ov
+        if aten in OVERLOADS:
+            raise self.refuse(e, f"aten::{aten} with these arguments has no overload here")
+        raise self.refuse(e, f"the operator aten::{aten} is not given to the lite "
+                             "interpreter here")
+
+
+def _is_tensor(e: ast.expr | None, scope: dict) -> bool:
+    """Whether an argument of the code is a tensor: in traced code, names and
+    calls are, numbers (constants) are not."""
+    if e is None or isinstance(e, (ast.Constant, ast.UnaryOp, ast.List)):
+        return False
+    return True
+
+
+def _is_int(e: ast.expr) -> bool:
+    return isinstance(e, (ast.Constant, ast.UnaryOp)) and type(ast.literal_eval(e)) is int
+
+
+def _argument(name: str, type_: str) -> tuple:
+    return (("name", name), ("type", type_), ("default_value", None))
+
+
+__all__ = ["jit_save_for_mobile", "OVERLOADS", "BYTECODE_VERSION"]
