@@ -41,6 +41,7 @@ from .tensor import Tensor, dtype
 from .quantized import (torch_dequantize, torch_quantize_per_channel,  # noqa: F401
                         torch_quantize_per_tensor)
 from .sparse import torch_sparse_coo_tensor, torch_sparse_sampled_addmm  # noqa: F401
+from .contrib import contrib_sort_vertices
 from .runtime import *  # noqa: F401,F403  (thread counts, allocator settings)
 from . import jit
 from .jit import *  # noqa: F401,F403  (jit_trace, jit_save, jit_load, ...)
@@ -104,5 +105,5 @@ __all__ = [n for n in globals() if n.startswith(("torch_", "autograd_", "with_")
     "is_grad_enabled", "Node", "AccumulateGrad", "RemovableHandle", "GradcheckError",
     "call_torch_function", "set_cpu_allocator_config", "cpu_cache_flush",
     "set_autocast", "unset_autocast", "forward_ad", "dual_level", "make_dual", "unpack_dual",
-    "AutogradGraph",
+    "AutogradGraph", "contrib_sort_vertices",
 ]

@@ -11,9 +11,10 @@ from . import tensor as _tensor
 from .meta import meta_array
 from .random import Generator, default_generator
 from . import random as _random
-from .tensor import (Layout, Tensor, as_dtype, bfloat16, bool_, complex64, complex128, float16,
-                     float32, float64, get_default_dtype, int8, int16, int32, int64, result_type,
-                     set_default_dtype, set_names, strided, to_array, uint8, wrap)
+from .tensor import (Layout, Tensor, as_dtype, bfloat16, bool_, complex32, complex64, complex128,
+                     complex_half, float16, float32, float64, get_default_dtype, int8, int16,
+                     int32, int64, result_type, set_default_dtype, set_names, strided, to_array,
+                     uint8, wrap)
 from .tensor import dtype as Dtype
 
 
@@ -125,6 +126,8 @@ def _finish(arr: np.ndarray, dtype: Any, requires_grad: bool, default: Dtype | N
         arr = meta_array(arr.shape, target)
     elif arr.dtype != target:
         arr = arr.astype(target)
+    if dtype is not None and as_dtype(dtype) is complex32 and not meta:
+        arr = complex_half(arr)
     t = wrap(arr)
     if names is not None:  # dim names
         set_names(t, names)
@@ -497,7 +500,8 @@ def torch_int8() -> Dtype: return int8
 def torch_int16() -> Dtype: return int16
 def torch_short() -> Dtype: return int16
 def torch_cfloat() -> Dtype: return complex64
-def torch_cfloat32() -> Dtype: return complex64
+def torch_cfloat32() -> Dtype: return complex32  # (R torch's: ComplexHalf, as torch_chalf())
+def torch_chalf() -> Dtype: return complex32
 def torch_complex64() -> Dtype: return complex64
 def torch_cdouble() -> Dtype: return complex128
 def torch_cfloat64() -> Dtype: return complex128

@@ -26,6 +26,7 @@ class _ThreadState(threading.local):
     grad = True
     anomaly = False
     check_nan = True
+    in_backward = False  # a backward walk runs (ops called by derivatives)
 
 
 _local = _ThreadState()
@@ -464,6 +465,7 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
     """
     walk = _Walk(roots, retain_graph, create_graph, capture, accumulate, sum_to)
     prev_mode, _local.grad = _local.grad, create_graph
+    prev_walk, _local.in_backward = _local.in_backward, True
     try:
         node, grads = walk.next()
         while node is not None:
@@ -477,7 +479,7 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
             node, grads = walk.next()
         walk.commit()
     finally:
-        _local.grad = prev_mode
+        _local.grad, _local.in_backward = prev_mode, prev_walk
     return None if capture is None else walk.captured_grads()
 
 

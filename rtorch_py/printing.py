@@ -59,6 +59,7 @@ _DTYPES = {
     "bool": (np.bool_, "CPUBoolType"),
     "complex64": (np.complex64, "CPUComplexFloatType"),
     "complex128": (np.complex128, "CPUComplexDoubleType"),
+    "complex32": (np.complex64, "CPUComplexHalfType"),
 }
 
 try:  # bfloat16 comes from ml_dtypes (the engine's dependency)

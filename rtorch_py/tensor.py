@@ -49,6 +49,8 @@ class dtype:
     @property
     def itemsize(self) -> int:
         """Bytes per element (`x$element_size()`)."""
+        if self.name == "complex32":
+            return 4  # (two float16s; held as complex64 here)
         return self.np.itemsize if self.np is not None else 2
 
 
@@ -80,6 +82,45 @@ float8_e5m2 = dtype("float8_e5m2", _F8[1], "Float8_e5m2", "CPUFloat8_e5m2Type")
 ALL_DTYPES = (float32, float64, float16, complex64, complex128, uint8, int8, int16, int32,
               int64, bool_)
 _DTYPES = {d.np: d for d in ALL_DTYPES}
+# complex32 (torch_chalf(), libtorch's ComplexHalf): NumPy has none. Its tensors hold
+# complex64 arrays of the class below, whose parts are rounded to float16 after each
+# op; libtorch's CPU kernels take it for a few ops only: once the dtype is named
+# (COMPLEX32_NAMED), ops look at their operands (rtorch_py.ops.complex_half) and
+# refuse the others as libtorch does.
+complex32 = dtype("complex32", np.complex64, "ComplexHalf", "CPUComplexHalfType")
+COMPLEX32_NAMED = [False]
+
+
+class ComplexHalfArray(np.ndarray):
+    """The values of a complex32 tensor: complex64 whose parts are float16 values.
+    Views (slicing, reshape, transpose) stay of this class; ufuncs compute on plain
+    arrays (what they give is rounded, or refused, by the op that called them)."""
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        plain = [i.view(np.ndarray) if isinstance(i, ComplexHalfArray) else i for i in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(o.view(np.ndarray) if isinstance(o, ComplexHalfArray) else o
+                                  for o in kwargs["out"])
+        return getattr(ufunc, method)(*plain, **kwargs)
+
+    # the parts are float16 numbers (libtorch's x$real of ComplexHalf is Half)
+    @property
+    def real(self) -> np.ndarray:
+        return self.view(np.ndarray).real.astype(np.float16)
+
+    @property
+    def imag(self) -> np.ndarray:
+        return self.view(np.ndarray).imag.astype(np.float16)
+
+
+def complex_half(arr: Any) -> ComplexHalfArray:
+    """arr as complex32 values: its parts rounded to float16 (a new array)."""
+    arr = np.asarray(arr, dtype=np.complex64)
+    out = np.empty(arr.shape, np.complex64)
+    out.real = arr.real.astype(np.float16)
+    out.imag = arr.imag.astype(np.float16)
+    return out.view(ComplexHalfArray)
+
 if _BF16 is not None:
     _DTYPES[_BF16] = bfloat16
     _DTYPES.update({float8_e4m3fn.np: float8_e4m3fn, float8_e5m2.np: float8_e5m2})
@@ -110,7 +151,7 @@ _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64,
                  "int": int32, "short": int16, "cfloat": complex64, "cdouble": complex128,
                  "bfloat16": bfloat16, "float8_e4m3fn": float8_e4m3fn,
-                 "float8_e5m2": float8_e5m2})
+                 "float8_e5m2": float8_e5m2, "complex32": complex32, "chalf": complex32})
 _BY_NAME.update({d.name: d for d in QUANTIZED})
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -160,6 +201,9 @@ def as_dtype(d: Any) -> dtype:
                 "torch_int64(), torch_bool(), torch_cfloat() or torch_cdouble()") from None
     if found is bfloat16 and found.np is not None:
         watch_operands()  # (ops.recording rounds float32 results of bfloat16 operands)
+    if found is complex32 and not COMPLEX32_NAMED[0]:
+        COMPLEX32_NAMED[0] = True
+        special_tensors_exist()
     if found.np is None:
         raise TypeError(f"{found!r} tensors need the Python package ml_dtypes (NumPy has no "
                         "bfloat16): pip install ml_dtypes, or use torch_float16() or "
@@ -189,6 +233,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     hi, lo = (a, b) if ca > cb else (b, a)
     if hi is complex64 and lo is float64:
         return complex128
+    if hi is complex32 and lo in (float32, float64):  # (complex parts as wide as the float's)
+        return complex64 if lo is float32 else complex128
     return hi
 
 
@@ -228,9 +274,10 @@ def result_type(*operands: Any) -> dtype:
 
 def _dtype_of(arr: np.ndarray) -> dtype:
     try:
-        return _DTYPES[arr.dtype]
+        d = _DTYPES[arr.dtype]
     except KeyError:
         raise TypeError(f"unsupported element type {arr.dtype}") from None
+    return complex32 if d is complex64 and type(arr) is ComplexHalfArray else d
 
 
 # --------------------------------------------------------------------------
@@ -383,7 +430,7 @@ class Tensor:
         return self.data.dtype.kind == "c"
 
     def element_size(self) -> int:
-        return self.data.itemsize
+        return 4 if type(self.data) is ComplexHalfArray else self.data.itemsize
 
     def data_ptr(self) -> int:
         """The address of the first element (PyTorch's `x.data_ptr()`)."""
@@ -752,6 +799,16 @@ def to_array(data: Any, dt: Any = None) -> np.ndarray:
     become float32, ints int64, bools bool; NumPy arrays keep their memory when
     their dtype is already right.
     """
+    if dt is not None and as_dtype(dt) is complex32:
+        arr = _to_array(data, complex64)
+        return arr if type(arr) is ComplexHalfArray else complex_half(arr)
+    arr = _to_array(data, dt)
+    if dt is not None and type(arr) is ComplexHalfArray:  # (complex64 asked of complex32)
+        return arr.view(np.ndarray).copy()
+    return arr
+
+
+def _to_array(data: Any, dt: Any) -> np.ndarray:
     target = as_dtype(dt).np if dt is not None else None
     if isinstance(data, Tensor):
         arr = data.data

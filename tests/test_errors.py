@@ -871,7 +871,7 @@ def test_e32_assigning_a_bad_grad(state, call, exc, patterns):
     (lambda w: ones(2, 2).mm(ones(2, 2, dtype=rt.torch_long())), RuntimeError,
      [r"same dtype", r"Float and Long"]),
     (lambda w: rt.torch_zeros(-1), RuntimeError, [r"negative dimension -1"]),
-    (lambda w: rt.torch_ones(2, dtype="complex32"), TypeError, [r"unsupported dtype 'complex32'",
+    (lambda w: rt.torch_ones(2, dtype="complex16"), TypeError, [r"unsupported dtype 'complex16'",
                                                              r"torch_float32\(\)"]),
     (lambda w: w[rt.torch_tensor([0.0])], IndexError, [r"long, int or bool", r"torch_Float"]),
     (lambda w: w["a"], IndexError, [r"can't index", r"str"]),
@@ -1492,6 +1492,69 @@ def test_e66_sparse_products_masks_resizes_that_do_not_fit(state):
         s.sparse_resize_((1, 5), 2, 0)
     with fails(RuntimeError, r"changing the number of dense dimensions \(from 0 to 1\)"):
         s.sparse_resize_((3, 5, 2), 2, 1)
+    state.check()
+
+
+# E67-E70 memory and view internals, private methods, contrib_sort_vertices
+
+
+def test_e67_accelerator_or_nested_methods_on_a_cpu_tensor(state):
+    x = rt.torch_ones(2)
+    with fails(RuntimeError, r"Cannot access accelerator device when none is available"):
+        x.pin_memory()
+    with fails(RuntimeError, r"Could not run 'aten::record_stream' with arguments from the "
+                             r"'CPU' backend"):
+        x.record_stream(None)
+    for name in ("to_padded_tensor", "_nested_tensor_size", "_nested_tensor_strides",
+                 "_nested_tensor_storage_offsets"):
+        with fails(RuntimeError, rf"Could not run 'aten::{name}'", r"takes a nested tensor"):
+            getattr(x, name)(*((0.0,) if name == "to_padded_tensor" else ()))
+    assert x.is_pinned() is False and x.is_distributed() is False
+    state.check()
+
+
+def test_e68_private_methods_given_what_they_dont_take(state):
+    with fails(RuntimeError, r"_conj\(\) takes a complex tensor, got torch_Float",
+               r"use conj\(\)"):
+        rt.torch_ones(2)._conj()
+    with fails(RuntimeError, r"_is_all_true\(\) takes a bool tensor", r"use all\(\)"):
+        rt.torch_ones(2)._is_all_true()
+    with fails(RuntimeError, r"_is_any_true\(\) takes a bool tensor"):
+        rt.torch_ones(2)._is_any_true()
+    with fails(RuntimeError, r"nonzero_static: 'size' must be an non-negative integer"):
+        rt.torch_ones(2).nonzero_static(size=-1)
+    state.check()
+
+
+def test_e69_set_or_scatter_onto_memory_that_does_not_fit(state):
+    x = rt.torch_arange(6.0)
+    with fails(RuntimeError, r"Could not set tensor of type float64 to a tensor of type "
+                             r"float32"):
+        rt.torch_zeros(2).set_(rt.torch_ones(2, dtype=rt.torch_float64()))
+    with fails(RuntimeError, r"sizes \[3, 3\], strides \[3, 1\] and storage offset 0 need 9 "
+                             r"elements, but the storage has 6"):
+        rt.torch_empty(0).set_(x.storage(), 0, (3, 3))
+    with fails(RuntimeError, r"leaf Variable that requires grad"):
+        state.w.set_(rt.torch_ones(3))
+    y = state.w * 1
+    with fails(RuntimeError, r"set_\(\) of a tensor that requires grad is not supported",
+               r"detach\(\)"):
+        y.set_(rt.torch_ones(3))
+    with fails(RuntimeError, r"src size = \[3\], slice size = \[2\]"):
+        rt.torch_ones(2, 2).as_strided_scatter(rt.torch_ones(3), (2,), (1,))
+    state.check()
+
+
+def test_e70_contrib_sort_vertices_given_the_wrong_tensors(state):
+    v, m = rt.torch_zeros(1, 2, 24, 2), rt.torch_zeros(1, 2, 24, dtype=rt.torch_bool())
+    nv = rt.torch_zeros(1, 2, dtype=rt.torch_int())
+    with fails(RuntimeError, r"num_valid must be an int32 tensor \(torch_int\(\)\) of shape "
+                             r"\[1, 2\], got torch_Long of shape \[1, 2\]"):
+        rt.contrib_sort_vertices(v, m, rt.torch_zeros(1, 2, dtype=rt.torch_long()))
+    with fails(RuntimeError, r"vertices must be a float32 tensor of shape \(B, N, M, 2\)"):
+        rt.contrib_sort_vertices(rt.torch_zeros(1, 2, 24), m, nv)
+    with fails(RuntimeError, r"mask must be a bool tensor of shape \[1, 2, 24\]"):
+        rt.contrib_sort_vertices(v, rt.torch_zeros(1, 2, 24), nv)
     state.check()
 
 

@@ -563,6 +563,19 @@ def _rpow(args: dict, render: Callable) -> str:
     return f"torch.pow({render(args['base'])}, {render(args['self'])})"
 
 
+@custom("_neg_view", "neg")
+def _neg_view(args: dict, render: Callable) -> str:
+    # (aten's _neg_view gives a lazy negative view PyTorch's callers must resolve)
+    return f"torch.neg({render(args['self'])})"
+
+
+@custom("nonzero_static", "nonzero_static")
+def _nonzero_static(args: dict, render: Callable) -> str:
+    # (aten takes size and fill_value by name only)
+    return (f"torch.nonzero_static({render(args['self'])}, size={render(args['size'])}, "
+            f"fill_value={render(args.get('fill_value', -1))})")
+
+
 @custom("index", "index")
 def _index(args: dict, render: Callable) -> str:
     return f"{render(args['self'])}[{_subscript(args['indices'], render)}]"

@@ -4,7 +4,8 @@ Bottom up:
 - `registry`: the declarations (`OpSpec`, `REGISTRY`)
 - `names`: name inference, the rules an op's declaration names
 - `dispatch`: `@op(...)`, which declares an op and makes its public function
-  (dims by name, name inference, other layouts' implementations)
+  (dims by name, name inference, other layouts' implementations), with
+  `complex_half` (complex32 operands: the ops libtorch runs on them, rounded)
 - `recording`: how an op records its node (`formula`, `record`): the fast paths
 - `operands` (operands to arrays, PyTorch's result dtypes, the one decision on a
   number operand), `views` (the view and in-place machinery), `nn_kernels` (the array
@@ -13,7 +14,8 @@ Bottom up:
   `reduction`, `sorting`, `shape`, `indexing`, `linalg`, `distance` (cosine_similarity,
   pdist, renorm...), `fft`, `conversion`, `creation`, `nn_functional`, `pooling` (unpooling,
   fractional max pooling), `ctc` (the CTC loss), `upsample`, `grid_sample`, `sparse`
-  (the sparse layout: its tensors and their ops)
+  (the sparse layout: its tensors and their ops), `memory` (views and storage
+  internals, libtorch's private `_*` methods)
 - `out_forms`: the `torch_<name>_out(out, ...)` forms, made from the registry
 - `samples`: the sample inputs the generated tests run every op on
 
@@ -24,8 +26,8 @@ from __future__ import annotations
 
 # (importing a family declares its ops)
 from . import (activation, conversion, creation, ctc, distance, fft,  # noqa: F401
-               grid_sample, indexing, linalg, nn_functional, pointwise, pooling, reduction,
-               shape, sorting, sparse, upsample)
+               grid_sample, indexing, linalg, memory, nn_functional, pointwise, pooling,
+               reduction, shape, sorting, sparse, upsample)
 from .conversion import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403

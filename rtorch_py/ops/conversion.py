@@ -8,7 +8,8 @@ import numpy as np
 from ..creation import device_type, no_device
 from ..engine import bump_version
 from ..meta import meta_array
-from ..tensor import QPARAMS, Tensor, as_dtype, wrap
+from ..tensor import (QPARAMS, ComplexHalfArray, Tensor, as_dtype, complex32, complex_half,
+                      wrap)
 from .operands import _data, _fill_value, _shape
 from .recording import formula, needs_grad, record
 from .dispatch import op
@@ -51,10 +52,11 @@ def to(self: Tensor, dtype: Any = None, device: Any = None, other: Any = None,
     if dtype is None:
         return clone(self) if copy else self
     dt = as_dtype(dtype)
-    target = dt.np
-    if target == self.data.dtype and not copy:
+    if dt is self.dtype and not copy:
         return self
-    out = wrap(self.data.astype(target))
+    # (complex32 and complex64 share NumPy's complex64: the values rounded, or made plain)
+    src = self.data.view(np.ndarray) if type(self.data) is ComplexHalfArray else self.data
+    out = wrap(complex_half(src) if dt is complex32 else src.astype(dt.np))
     if not dt.is_floating_point:  # ((bfloat16 is NumPy kind "V": a float all the same)
         return out
     return record(out, ToCopyBackward0, (self,))
@@ -87,6 +89,12 @@ def float_(self: Tensor, memory_format: Any = None) -> Tensor:
 @op(function=False, names="keep", forward="linear")
 def double(self: Tensor, memory_format: Any = None) -> Tensor:
     return to(self, "float64")
+
+
+@op(function=False, names="keep")
+def chalf(self: Tensor, memory_format: Any = None) -> Tensor:
+    """In complex32 (libtorch's ComplexHalf: float16 parts)."""
+    return to(self, complex32)
 
 
 @op(function=False, names="keep")

@@ -35,8 +35,10 @@ import threading
 from typing import Any, Callable
 
 from ..engine import grad_accumulator, version_box
-from ..tensor import (MODES, SPECIAL, Layout, Tensor, as_dtype, describe_names, position,
-                      promote_types, special_tensors_exist, strided, through_modes)
+from ..tensor import (COMPLEX32_NAMED, MODES, SPECIAL, Layout, Tensor, as_dtype,
+                      describe_names, position, promote_types, special_tensors_exist, strided,
+                      through_modes)
+from . import complex_half
 from .names import Call, rule_of
 from .registry import REGISTRY, OpSpec, register
 
@@ -327,7 +329,12 @@ class _Dispatcher:
 
     def call(self, args: tuple, kwargs: dict) -> Any:
         """The op called with dims by name, sparse operands or named operands, or
-        under autocast, or while a mode is active."""
+        under autocast, or while a mode is active, or once complex32 exists."""
+        if COMPLEX32_NAMED[0]:
+            return complex_half.call(self.name, self._call, args, kwargs)
+        return self._call(args, kwargs)
+
+    def _call(self, args: tuple, kwargs: dict) -> Any:
         if MODES:
             return through_modes(self.name, lambda *a, **k: self._general(a, k), args, kwargs)
         return self._general(args, kwargs)

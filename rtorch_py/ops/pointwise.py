@@ -435,7 +435,7 @@ def sqrt(self: Tensor) -> Tensor:
 
 @formula
 def AbsBackward0(n, g, x):
-    return (g * x.sign(),)
+    return (g * (x.sgn() if x.is_complex() else x.sign()),)  # (complex: x / |x|)
 
 
 @op(operators=("__abs__",), r_math=("abs",), samples=S.unary, names="keep", forward="elementwise")

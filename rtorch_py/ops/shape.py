@@ -1327,6 +1327,29 @@ def AsStridedViewBackward(n, g, positions, storage, self_positions, shape):
     return (flat[wrap(self_positions.reshape(-1))].reshape(shape),)
 
 
+def _storage_view(flat: np.ndarray, size: tuple, stride: tuple,
+                  offset: int) -> tuple[np.ndarray, np.ndarray]:
+    """The view of a flat storage with these sizes, strides and offset (in elements),
+    and each of its elements' position in the storage (checked to lie inside it)."""
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape: {len(stride)} strides "
+                           f"for {len(size)} sizes")
+    if any(s < 0 for s in stride) or any(s < 0 for s in size):
+        raise RuntimeError("as_strided: negative sizes or strides are not supported")
+    positions = np.full(size, offset, dtype=np.int64)
+    for k, (n_, st) in enumerate(zip(size, stride)):
+        positions = positions + (np.arange(n_) * st).reshape((n_,) + (1,) * (len(size) - k - 1))
+    storage = flat.size
+    if positions.size and positions.max() >= storage:
+        raise RuntimeError(f"setStorage: sizes {_shape(size)}, strides {_shape(stride)} and "
+                           f"storage offset {offset} need {positions.max() + 1} elements, but "
+                           f"the storage has {storage}")
+    arr = np.lib.stride_tricks.as_strided(flat[offset:] if offset < storage else flat[:0],
+                                          shape=size, strides=[s * flat.itemsize for s in stride],
+                                          writeable=len(np.unique(positions)) == positions.size)
+    return arr, positions
+
+
 @op(function=True, samples=S.as_strided, forward="linear")
 def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
     """A view of self's storage (its base's elements, in order) with these sizes and
@@ -1336,28 +1359,12 @@ def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None)
         raise RuntimeError("as_strided: the tensor's storage isn't contiguous here; call "
                            "contiguous() first")
     size, stride = _shape_arg((size,)), _shape_arg((stride,))
-    if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape: {len(stride)} strides "
-                           f"for {len(size)} sizes")
-    if any(s < 0 for s in stride) or any(s < 0 for s in size):
-        raise RuntimeError("as_strided: negative sizes or strides are not supported")
     self_positions = _view_key(self.data, base.data) if self._base is not None else \
         np.arange(base.data.size).reshape(self.shape)
     offset = int(self_positions.reshape(-1)[0]) if storage_offset is None and self.numel() \
         else _whole(storage_offset or 0, "storage_offset")
-    positions = np.full(size, offset, dtype=np.int64)
-    for k, (n_, st) in enumerate(zip(size, stride)):
-        positions = positions + (np.arange(n_) * st).reshape((n_,) + (1,) * (len(size) - k - 1))
+    arr, positions = _storage_view(base.data.reshape(-1), size, stride, offset)
     storage = base.data.size
-    if positions.size and positions.max() >= storage:
-        raise RuntimeError(f"setStorage: sizes {_shape(size)}, strides {_shape(stride)} and "
-                           f"storage offset {offset} need {positions.max() + 1} elements, but "
-                           f"the storage has {storage}")
-    flat = base.data.reshape(-1)
-    item = flat.itemsize
-    arr = np.lib.stride_tricks.as_strided(flat[offset:] if offset < storage else flat[:0],
-                                          shape=size, strides=[s * item for s in stride],
-                                          writeable=len(np.unique(positions)) == positions.size)
     return record(_view(self, arr), AsStridedViewBackward, (self,),
                   (positions, storage, self_positions, self.shape), name="AsStridedBackward0")
 

@@ -23,6 +23,7 @@ from .. import named
 from .. import quantized as _q
 from .. import runtime
 from .. import sparse as _sparse
+from ..contrib import contrib_sort_vertices
 from ..engine import Node, RemovableHandle, bump_version
 from ..function import NamedList
 from ..gradcheck import autograd_gradcheck as _gradcheck
@@ -290,7 +291,7 @@ def _dtypes() -> dict[str, Callable]:
     constants."""
     names = ["float", "float32", "double", "float64", "float16", "half", "bfloat16", "long",
              "int64", "int", "int32", "int16", "short", "int8", "uint8", "bool", "quint8",
-             "qint8", "qint32", "float8_e4m3fn", "float8_e5m2", "cfloat",
+             "qint8", "qint32", "float8_e4m3fn", "float8_e5m2", "cfloat", "chalf",
              "cfloat32", "complex64", "cdouble", "cfloat64", "complex128", "strided",
              "sparse_coo", "contiguous_format", "preserve_format", "channels_last_format",
              "reduction_none", "reduction_mean", "reduction_sum", "cfloat128",
@@ -660,6 +661,7 @@ METHODS: dict[str, Callable] = {
     "is_contiguous": is_contiguous, "element_size": element_size,
     "is_complex": lambda self: self.is_complex(), "stride": stride,
     "storage": lambda self: self.storage(), "data_ptr": data_ptr,
+    "_version": lambda self: self._version[0],  # (the in-place change counter)
     "bernoulli": _cr.torch_bernoulli, "multinomial": torch_multinomial,
     "where": where_method,
     "retains_grad": retains_grad, "is_inference": is_inference, "output_nr": output_nr,
@@ -703,6 +705,7 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_get_default_dtype": _cr.get_default_dtype,
     "torch_sparse_coo_tensor": torch_sparse_coo_tensor,
     "torch_sparse_sampled_addmm": _sparse.torch_sparse_sampled_addmm,
+    "contrib_sort_vertices": contrib_sort_vertices,
     "torch_quantize_per_tensor": _q.torch_quantize_per_tensor,
     "torch_quantize_per_channel": _q.torch_quantize_per_channel,
     **{name: getattr(runtime, name) for name in runtime.__all__},

@@ -732,6 +732,52 @@ test_that("E63-E66: the sparse layouts' block sizes, conversions, parts, product
   expect_intact(s)
 })
 
+test_that("E67: a method for an accelerator or a nested tensor, on a CPU tensor", {
+  s <- err_state()
+  x <- torch_ones(2)
+  expect_error(x$pin_memory(), "Cannot access accelerator device when none is available")
+  expect_error(x$record_stream(NULL), "Could not run 'aten::record_stream'", fixed = TRUE)
+  expect_error(x$to_padded_tensor(0), "takes a nested tensor")
+  expect_error(x$`_nested_tensor_size`(), "Could not run 'aten::_nested_tensor_size'",
+               fixed = TRUE)
+  expect_false(x$is_pinned())
+  expect_intact(s)
+})
+
+test_that("E68: a private method given a tensor it doesn't take", {
+  s <- err_state()
+  expect_error(torch_ones(2)$`_conj`(), "_conj() takes a complex tensor, got torch_Float",
+               fixed = TRUE)
+  expect_error(torch_ones(2)$`_is_all_true`(), "_is_all_true() takes a bool tensor",
+               fixed = TRUE)
+  expect_error(torch_ones(2)$nonzero_static(size = -1),
+               "'size' must be an non-negative integer")
+  expect_intact(s)
+})
+
+test_that("E69: set_() or as_strided_scatter() onto memory that doesn't fit", {
+  s <- err_state()
+  expect_error(torch_zeros(2)$set_(torch_ones(2, dtype = torch_float64())),
+               "Could not set tensor of type float64 to a tensor of type float32")
+  x <- torch_arange(0, 5)
+  expect_error(torch_empty(0)$set_(x$storage(), 0, c(3, 3)),
+               "need 9 elements, but the storage has 6")
+  y <- torch_ones(2, requires_grad = TRUE) * 1
+  expect_error(y$set_(torch_ones(3)), "set_() of a tensor that requires grad", fixed = TRUE)
+  expect_error(torch_ones(2, 2)$as_strided_scatter(torch_ones(3), 2, 1),
+               "src size = [3], slice size = [2]", fixed = TRUE)
+  expect_intact(s)
+})
+
+test_that("E70: contrib_sort_vertices() given tensors of the wrong kind", {
+  s <- err_state()
+  v <- torch_zeros(1, 2, 24, 2)
+  m <- torch_zeros(1, 2, 24, dtype = torch_bool())
+  expect_error(contrib_sort_vertices(v, m, torch_zeros(1, 2, dtype = torch_long())),
+               "num_valid must be an int32 tensor (torch_int()) of shape [1, 2]", fixed = TRUE)
+  expect_intact(s)
+})
+
 test_that("E71: an argument R torch's function does not have", {
   s <- err_state()
   x <- torch_randn(3, 4)

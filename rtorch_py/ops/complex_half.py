@@ -1,0 +1,129 @@
+"""complex32 (torch_chalf(), libtorch's ComplexHalf) at the ops' door.
+
+NumPy has no complex32: a complex32 tensor holds complex64 values whose parts are
+float16 numbers (`tensor.ComplexHalfArray`), as bfloat16 is computed in float32
+and rounded. libtorch's CPU kernels take ComplexHalf for a few ops only (PyTorch
+2.13 warns "ComplexHalf support is experimental"); once the dtype is named, every
+op call passes here (`ops.dispatch`):
+
+- an op libtorch runs on ComplexHalf (SUPPORTED) runs on the complex64 values and
+  its result is rounded back: complex results of complex32 operands (by PyTorch's
+  promotion) or asked for with `dtype = torch_chalf()` become complex32, and the
+  real results of `abs`, `real`, `view_as_real`... float16; in place, the values
+  written are rounded;
+- any other op is refused as libtorch refuses it: `"exp_vml_cpu" not implemented
+  for 'ComplexHalf'`, naming libtorch's kernel where it is known (KERNELS).
+
+Derivatives run unchecked, on the complex64 values (libtorch's backward kernels
+for these ops take ComplexHalf): a complex32 leaf's gradient is complex64 here
+(PyTorch's is complex32, its values the same to float16 precision).
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+import numpy as np
+
+from ..engine import thread_state
+from ..tensor import ComplexHalfArray, Tensor, complex32, complex_half, dtype, result_type
+
+# The ops libtorch 2.13's CPU kernels run on ComplexHalf (tried one by one against
+# PyTorch: tests/test_complex32.py), views and copies among them.
+SUPPORTED = frozenset({
+    "add", "add_", "sub", "sub_", "rsub", "mul", "mul_", "neg", "neg_", "conj", "conj_physical",
+    "_conj", "_conj_physical", "resolve_conj", "resolve_neg", "abs", "real", "imag", "sgn",
+    "addcmul",
+    "eq", "ne", "isnan", "isfinite", "isclose", "allclose", "nonzero", "any", "where",
+    "masked_fill", "masked_fill_", "fill_", "zero_", "copy_", "clone", "contiguous", "to",
+    "chalf", "cat", "stack", "reshape", "view", "view_as", "reshape_as", "flatten", "squeeze",
+    "unsqueeze", "t", "transpose", "permute", "movedim", "expand", "expand_as", "narrow",
+    "select", "slice", "index", "index_put_", "index_select", "unbind", "split", "chunk",
+    "diag", "diagonal", "tril", "triu", "repeat", "roll", "alias", "view_as_real",
+    "view_as_complex", "complex", "linalg_norm", "zeros", "ones", "full", "zeros_like",
+    "ones_like", "full_like", "is_set_to", "is_same_size", "is_conj", "is_neg", "is_complex",
+    "is_nonzero", "is_pinned", "is_distributed", "_is_zerotensor", "nonzero_static",
+})
+
+# What libtorch names in its refusal, where it is not the op's own name.
+KERNELS = {
+    "div": "div_cpu", "div_": "div_cpu", "true_divide": "div_cpu", "angle": "angle_cpu",
+    "exp": "exp_vml_cpu", "log": "log_vml_cpu", "log1p": "log1p_vml_cpu", "sqrt": "sqrt_vml_cpu",
+    "rsqrt": "rsqrt_cpu", "sin": "sin_vml_cpu", "cos": "cos_vml_cpu", "tan": "tan_vml_cpu",
+    "tanh": "tanh_vml_cpu", "sigmoid": "sigmoid_cpu", "reciprocal": "reciprocal_cpu",
+    "pow": "pow", "square": "pow", "sum": "sum_cpu", "mean": "sum_cpu", "prod": "prod_out_cpu",
+    "cumsum": "cumsum_out_cpu", "cumprod": "cumprod_out_cpu", "mm": "addmm_impl_cpu_",
+    "matmul": "addmm_impl_cpu_", "addmm": "addmm_impl_cpu_", "bmm": "bmm", "mv": "addmv_impl_cpu",
+    "dot": "dot", "vdot": "vdot", "flip": "flip_cpu", "gather": "scatter_gather_tensor_cpu",
+    "max": "max_all", "min": "min_all", "equal": "equal_notnan_cpu", "unique": "unique",
+    "lerp": "lerp_kernel_scalar", "trace": "addmm_impl_cpu_",
+}
+
+# Ops whose float result of a complex32 operand is float16 (its parts' type).
+REAL_RESULTS = frozenset({"abs", "view_as_real", "linalg_norm"})  # (real, imag: the array)
+
+_running = threading.local()  # inside an op already let through: its own calls pass
+_engine_state = thread_state()
+
+
+def involved(args: tuple, kwargs: dict) -> bool:
+    """Whether a complex32 tensor (or the dtype itself) is among the arguments."""
+    for v in (*args, *kwargs.values()):
+        if v is complex32 or _holds_complex32(v):
+            return True
+        if type(v) in (list, tuple) and any(_holds_complex32(t) for t in v):
+            return True
+    return False
+
+
+def _holds_complex32(v: Any) -> bool:
+    # (a tensor of another layout is a subclass, and has no array to look at)
+    return type(v) is Tensor and type(v.data) is ComplexHalfArray
+
+
+def call(name: str, run: Callable, args: tuple, kwargs: dict) -> Any:
+    """The op `name` (run(args, kwargs)) as libtorch runs it on ComplexHalf."""
+    if getattr(_running, "on", False) or _engine_state.in_backward or \
+            not involved(args, kwargs):
+        return run(args, kwargs)  # (derivatives use what libtorch has for ComplexHalf)
+    if name not in SUPPORTED:
+        raise NotImplementedError(f'"{KERNELS.get(name, name)}" not implemented for '
+                                  "'ComplexHalf'")
+    _running.on = True
+    try:
+        result = run(args, kwargs)
+    finally:
+        _running.on = False
+    return _narrowed(name, result, args, kwargs)
+
+
+def _operands(args: tuple, kwargs: dict) -> list:
+    out = []
+    for v in (*args, *kwargs.values()):
+        if type(v) is Tensor:
+            out.append(v)
+        elif type(v) in (list, tuple):
+            out.extend(t for t in v if type(t) is Tensor)
+    return out
+
+
+def _narrowed(name: str, result: Any, args: tuple, kwargs: dict) -> Any:
+    operands = _operands(args, kwargs)
+    asked = next((v for v in (*args, *kwargs.values()) if isinstance(v, dtype)), None)
+    narrow = asked is complex32 if asked is not None else \
+        bool(operands) and result_type(*operands) is complex32
+    chalf = [t.data for t in operands if type(t.data) is ComplexHalfArray]
+    outs = result if type(result) in (list, tuple) else [result]
+    for out in outs:
+        if not isinstance(out, Tensor):
+            continue
+        data = out.data
+        if type(data) is ComplexHalfArray:  # (in place, or a view: its values rounded)
+            if data.flags.writeable:
+                data[...] = complex_half(data)
+        elif narrow and data.dtype == np.complex64:
+            shared = any(np.shares_memory(data, c) for c in chalf)
+            out.data = data.view(ComplexHalfArray) if shared else complex_half(data)
+        elif chalf and name in REAL_RESULTS and data.dtype == np.float32:
+            out.data = data.astype(np.float16)
+    return result
