@@ -7,8 +7,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..formals import r_formals
 from ..engine import bump_version
+from ..formals import r_formals
 from ..tensor import Tensor, _bf16_as_f32, _dim, as_dtype, wrap
 from .samples import reduction as S
 from .conversion import CloneBackward0
@@ -206,6 +206,7 @@ def _reduce_extreme(x: Tensor, dim: Any, keepdim: bool, arg: Callable, name: str
 
 
 @op(dims=("dim",), returns_indices=1, r_summary=("max",), samples=S.extreme, names="reduce")
+@r_formals("self, dim, other, keepdim = FALSE")
 def max(self: Tensor, dim: Any = None, keepdim: bool = False, other: Any = None) -> Any:
     """Whole-tensor max, or (values, indices) along `dim`; with a tensor `other`
     (or a tensor in place of `dim`), the elementwise maximum."""
@@ -219,6 +220,7 @@ def max(self: Tensor, dim: Any = None, keepdim: bool = False, other: Any = None)
 
 
 @op(dims=("dim",), returns_indices=1, r_summary=("min",), samples=S.extreme, names="reduce")
+@r_formals("self, dim, other, keepdim = FALSE")
 def min(self: Tensor, dim: Any = None, keepdim: bool = False, other: Any = None) -> Any:
     if isinstance(dim, Tensor) and other is None:
         dim, other = None, dim

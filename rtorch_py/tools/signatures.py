@@ -94,6 +94,17 @@ local({
       usage[[fname]] <- formals_of(args)
     }
   }
+  # a name whose Rd page has no usage (overloads told in prose, re-exports): the formals
+  # of its definition (`name <- function(...)`) in R torch's R/ sources
+  for (f in list.files(file.path(src, "R"), pattern = "\\.R$", full.names = TRUE)) {
+    for (e in as.list(tryCatch(parse(f, keep.source = FALSE), error = function(e) NULL))) {
+      if (is.call(e) && identical(e[[1]], as.name("<-")) && is.symbol(e[[2]]) &&
+          is.call(e[[3]]) && identical(e[[3]][[1]], as.name("function"))) {
+        fname <- as.character(e[[2]])
+        if (is.null(usage[[fname]])) usage[[fname]] <- formals_of(as.list(e[[3]][[2]]))
+      }
+    }
+  }
   exports <- parseNamespaceFile(basename(src), dirname(src))$exports
   # R torch's tensor methods: Tensor$set("public", name, function(...) ...)
   methods <- list()
@@ -134,9 +145,9 @@ local({
 
 
 def _r_side(git_dir: Path, work: Path) -> dict:
-    """Run the driver in the shim on R torch's NAMESPACE, man/ and R/gen-method.R."""
+    """Run the driver in the shim on R torch's NAMESPACE, man/ and R/ sources."""
     src = work / "torch"
-    for name, data in _read_blobs(git_dir, "HEAD", ("NAMESPACE", "man/", "R/gen-method.R"))\
+    for name, data in _read_blobs(git_dir, "HEAD", ("NAMESPACE", "man/", "R/"))\
             .items():
         target = src / name
         target.parent.mkdir(parents=True, exist_ok=True)
