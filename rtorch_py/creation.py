@@ -504,7 +504,7 @@ def torch_cfloat32() -> Dtype: return complex32  # (R torch's: ComplexHalf, as t
 def torch_chalf() -> Dtype: return complex32
 def torch_complex64() -> Dtype: return complex64
 def torch_cdouble() -> Dtype: return complex128
-def torch_cfloat64() -> Dtype: return complex128
+def torch_cfloat64() -> Dtype: return complex64  # (R torch counts both parts: ComplexFloat)
 def torch_complex128() -> Dtype: return complex128
 
 

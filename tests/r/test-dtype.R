@@ -108,3 +108,10 @@ test_that("in-place fills draw from their distributions; generator = is accepted
   expect_true(as.logical(((x >= 0) & (x < 10))$all()$item()))
   expect_error(torch_ones(2, dtype = torch_long())$normal_(), "floating point")
 })
+
+test_that("the complex dtypes' bit-count names count both parts, as R torch's", {
+  expect_true(torch_cfloat32() == torch_chalf())
+  expect_true(torch_cfloat64() == torch_cfloat())
+  expect_true(torch_cfloat128() == torch_cdouble())
+  expect_equal(torch_zeros(2, dtype = torch_cfloat64())$dtype$.type(), "ComplexFloat")
+})
