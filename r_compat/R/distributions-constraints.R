@@ -103,8 +103,8 @@ is_dependent <- function(object) inherits(object, "torch_Dependent")
   )
 )
 
-# (R torch 0.17's check compares upper_bound < value, the other way round from
-# its name; kept as R torch has it, so its own "less than" test fails here too)
+# value < upper_bound, as its name, PyTorch's less_than and R torch's own test say
+# (R torch's source compares upper_bound < value, a slip its test catches)
 .LessThan <- R6::R6Class(
   "torch_LessThan",
   inherit = Constraint,
@@ -112,7 +112,7 @@ is_dependent <- function(object) inherits(object, "torch_Dependent")
   public = list(
     upper_bound = NULL,
     initialize = function(upper_bound) self$upper_bound <- upper_bound,
-    check = function(value) self$upper_bound < value,
+    check = function(value) value < self$upper_bound,
     print = function() .bounded_print(self, list(upper_bound = self$upper_bound))
   )
 )
