@@ -34,6 +34,8 @@ def test_matching_is_r_s() -> None:
     assert call(1, 2, "y")[3] == "y"  # (by position up to `...`)
     assert call(2, self=1) == (1, 2, (), "z", True, 0)  # (positions past a named one)
     with pytest.raises(TypeError, match=r"(?s)`...` must be empty.*\* \.\.1"):
+        call(2, "y", 4, self=1)  # (one position more than formals left before `...`)
+    with pytest.raises(TypeError, match=r"(?s)`...` must be empty.*\* \.\.1"):
         call(1, 2, "y", 4)
     with pytest.raises(TypeError, match=r"(?s)`...` must be empty.*\* nope"):
         call(1, 2, nope=3)

@@ -77,6 +77,16 @@ def _same(r: Any, py: Any) -> bool:
     return r == py
 
 
+def by_r_positions(names: list[str], args: tuple, kw: dict) -> tuple[dict, list]:
+    """R's matching after names: the arguments given by name, then the positional
+    ones bound in order to the `names` not given by name (`f(x, offset = 0, -2, -1)`);
+    and the positional ones left over, as (None, value)."""
+    bound = dict(kw)
+    free = [n for n in names if n not in bound]
+    bound.update(zip(free, args))
+    return bound, [(None, v) for v in args[len(free):]]
+
+
 class Matcher:
     """R torch's formals of one function, ready to match a call's arguments."""
 
@@ -152,10 +162,10 @@ class Matcher:
                     if i >= n and k not in kw:
                         kw[k] = v
             return args, kw
-        bound = dict(kw)
-        free = [nm for nm in self.before if nm not in bound]
-        for nm, v in zip(free, args):
-            bound[nm] = v
+        bound, extra = by_r_positions(self.before, args, kw)
+        if extra:
+            raise dots_not_empty(self.name, extra) if self.dots else \
+                unused(self.name, extra, self.shown)
         for k, (_, v) in self.fill.items():
             bound.setdefault(k, v)
         out: dict = {}

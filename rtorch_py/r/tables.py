@@ -159,16 +159,6 @@ def _every_output(fn: Callable) -> Callable:
 WRAPPERS: dict[str, Callable[[Callable], Callable]] = {"every_output": _every_output}
 
 
-def _r_matched(names: list[str], args: tuple, kw: dict) -> tuple[tuple, dict]:
-    """R's matching where a named argument comes before positional ones
-    (`f(x, offset = 0, -2, -1)`): the named ones bind first, the positional ones
-    fill the other parameters in order."""
-    free = [n for n in names if n not in kw]
-    if len(args) > len(free):
-        return args, kw  # (too many: Python's error says so)
-    return (), {**kw, **dict(zip(free, args))}
-
-
 def r_callable(spec: OpSpec, match: matching.Matcher | None = None) -> Callable:
     """The op as R calls it: dims and positions translated as declared; with `match`,
     under R torch's formals (rtorch_py.formals), matched as R does first."""
@@ -256,6 +246,7 @@ def r_callable(spec: OpSpec, match: matching.Matcher | None = None) -> Callable:
         translating.append((names.index(var), var))
     first_translated = min((pos for pos, _ in translating), default=sys.maxsize)
     bound = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    r_name = spec.function_name if spec.function else f"x${spec.name}"  # (for R's errors)
     position = {n: i for i, n in enumerate(bound)}
     translated_names = frozenset(name for _, name in translating)
     tensor_names = frozenset(name for _, name, what in steps if what == "tensor")
@@ -267,7 +258,11 @@ def r_callable(spec: OpSpec, match: matching.Matcher | None = None) -> Callable:
             if kw or not least <= len(args) <= most:
                 args, kw = match(args, kw)  # (R torch's formals: R's matching)
         elif kw and len(args) > 1 and any(position.get(k, sys.maxsize) < len(args) for k in kw):
-            args, kw = _r_matched(bound, args, kw)  # (Python would refuse these)
+            # a name before positions (Python would refuse it): R's matching
+            kw, extra = matching.by_r_positions(bound, args, kw)
+            if extra:
+                raise matching.unused(r_name, extra, tuple((n,) for n in bound))
+            args = ()
         if len(args) <= first_translated and fast:
             for v in args:
                 if type(v) is np.ndarray or type(v) is list:

@@ -82,3 +82,9 @@ test_that("creation options, modules and functions take R torch's arguments", {
   net <- nn_sequential(nn_linear(2, 2), nn_relu())
   expect_length(nn_prune_head(net, 1), 1)
 })
+
+test_that("a name before positions matches as R does; a position too many is R's error", {
+  x <- torch_randn(2, 3)
+  expect_equal(torch_diag_embed(x, offset = 0, -2, -1)$shape, c(2, 3, 3))
+  expect_error(torch_diag_embed(x, offset = 0, -2, -1, 7), "unused argument (7)", fixed = TRUE)
+})
