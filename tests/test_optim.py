@@ -125,6 +125,44 @@ def test_zero_grad():
     assert x.grad is None
 
 
+@pytest.mark.parametrize("via", ["optimizer", "module"])
+def test_zero_grad_detaches_a_create_graph_gradient(via):
+    """AdaHessian's pattern: backward(create_graph) then a Hessian-vector
+    product, a step in place, zero_grad(set_to_none = FALSE); each step's
+    product needs a gradient whose old graph zero_grad has cut, as PyTorch's."""
+    init = rng.standard_normal(4).astype(np.float32)
+    v = rng.standard_normal(4).astype(np.float32)
+    ours = rt.torch_tensor(init.copy(), requires_grad=True)
+    theirs = torch.tensor(init.copy(), requires_grad=True)
+    holder = rt.nn.nn_module("H", initialize=lambda self: setattr(
+        self, "x", rt.nn.nn_parameter(ours)))()
+    assert holder.x is ours
+    zero_ours = (ro.optim_sgd([ours], lr=0.1).zero_grad if via == "optimizer"
+                 else holder.zero_grad)
+    zero_theirs = torch.optim.SGD([theirs], lr=0.1).zero_grad
+    for _ in range(3):
+        zero_ours(set_to_none=False)
+        zero_theirs(set_to_none=False)
+        (ours ** 3).sum().backward(create_graph=True)
+        (theirs ** 3).sum().backward(create_graph=True)
+        assert ours.grad.grad_fn is not None
+        hv = rt.autograd_grad(ours.grad, ours, rt.torch_tensor(v))[0]
+        thv = torch.autograd.grad(theirs.grad, theirs, torch.tensor(v))[0]
+        np.testing.assert_allclose(hv.data, thv.numpy(), rtol=1e-6)
+        grad = ours.grad
+        with rt.with_no_grad():
+            ours.sub_(0.1 * ours.grad)
+        with torch.no_grad():
+            theirs.sub_(0.1 * theirs.grad)
+        np.testing.assert_allclose(ours.data, theirs.detach().numpy(), rtol=1e-6)
+    zero_ours(set_to_none=False)
+    zero_theirs(set_to_none=False)
+    # the same tensor, zeroed, with no history, as PyTorch's
+    assert ours.grad is grad and ours.grad.grad_fn is None and not ours.grad.requires_grad
+    assert theirs.grad.grad_fn is None and not theirs.grad.requires_grad
+    assert ours.grad.data.tolist() == [0.0] * 4
+
+
 def test_state_dict_round_trip_continues_identically():
     o1, _ = _run(ro.optim_adam, torch.optim.Adam, dict(lr=0.01, amsgrad=True), steps=3)
     params2 = [rt.torch_tensor(p.data.copy(), requires_grad=True)

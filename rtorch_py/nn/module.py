@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable, Iterator
 from .. import autograd as _ag
 from ..creation import device_type, no_device
 from ..function import NamedList
+from ..optim.optimizer import zero_grads
 from ..tensor import Tensor, as_dtype
 
 # How a tensor is marked (an attribute in the tensor's own __dict__, so the
@@ -246,13 +247,7 @@ class Module:
         return self.train(False)
 
     def zero_grad(self, set_to_none: bool = False) -> None:
-        for p in self.parameters.values():
-            if p.grad is not None:
-                if set_to_none:
-                    p.grad = None
-                else:
-                    p.grad = p.grad.detach()
-                    write_(p.grad, 0)
+        zero_grads(self.parameters.values(), set_to_none)
 
     def requires_grad_(self, requires_grad: bool = True) -> Module:
         for p in self.parameters.values():

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine import bump_version
 from ..tensor import Tensor, wrap
 from ..ops.distance import _weight_norm, norm_except_dim
 from .module import Module, nn_parameter, write_
@@ -40,14 +41,15 @@ def nn_utils_clip_grad_norm_(parameters: Any, max_norm: float, norm_type: float 
     coef = float(max_norm) / (total + 1e-6)
     if coef < 1:
         for p in params:
-            write_(p.grad, p.grad.data * coef)
+            bump_version(write_(p.grad, p.grad.data * coef))  # (in place, as PyTorch's mul_)
     return wrap(np.asarray(total, dtype=params[0].grad.data.dtype))
 
 
 def nn_utils_clip_grad_value_(parameters: Any, clip_value: float) -> None:
     """Clamp every gradient in place to [-clip_value, clip_value]."""
     for p in _params(parameters):
-        write_(p.grad, np.clip(p.grad.data, -float(clip_value), float(clip_value)))
+        bump_version(write_(p.grad, np.clip(p.grad.data, -float(clip_value),
+                                            float(clip_value))))
 
 
 

@@ -31,15 +31,20 @@ def _as_param_list(params: Any) -> list:
 
 
 def zero_grads(params: Any, set_to_none: bool = True) -> None:
-    """Every parameter's gradient zeroed in place (or dropped)."""
+    """Every parameter's gradient dropped, or detached from the graph that made
+    it (`backward(create_graph = TRUE)`'s) and zeroed in place, as PyTorch and
+    R torch do: the next backward then accumulates into a gradient with no
+    history, so no old graph (holding tensors since updated in place) is kept."""
     with no_grad():
         for p in params:
-            if p.grad is None:
+            g = p.grad
+            if g is None:
                 continue
             if set_to_none:
                 p.grad = None
             else:
-                p.grad.data[...] = 0
+                g.detach_()
+                g.zero_()
 
 
 class Optimizer:

@@ -76,6 +76,26 @@ test_that("a closure's loss is returned and zero_grad can set grads to undefined
   expect_true(is_undefined_tensor(x$grad))
 })
 
+test_that("zero_grad() detaches a gradient made with create_graph (Hessian-vector products)", {
+  x <- torch_tensor(c(1, 2, 3), requires_grad = TRUE)
+  opt <- optim_sgd(list(x), lr = 0.1)
+  net <- nn_module(initialize = function() self$x <- nn_parameter(x))()
+  for (zero in list(opt$zero_grad, net$zero_grad)) {
+    for (i in 1:2) {
+      zero()
+      (x^3)$sum()$backward(create_graph = TRUE)
+      hv <- autograd_grad(x$grad, x, grad_outputs = torch_ones(3))[[1]]
+      expect_equal(as_array(hv), 6 * as_array(x), tolerance = 1e-6)
+      with_no_grad(x$sub_(0.1 * x$grad))
+    }
+  }
+  g <- x$grad
+  opt$zero_grad(set_to_none = FALSE)
+  expect_true(is.null(x$grad$grad_fn))
+  expect_false(x$grad$requires_grad)
+  expect_equal(as_array(g), c(0, 0, 0))
+})
+
 test_that("state_dict and load_state_dict let a copy continue identically", {
   x <- torch_tensor(c(1, 2), requires_grad = TRUE)
   opt <- optim_adam(x, lr = 0.1, amsgrad = TRUE)
