@@ -116,6 +116,10 @@ class nn_multihead_attention(Module):
         if self.embed_dim % self.num_heads:
             raise ValueError("embed_dim must be divisible by num_heads")
         self.dropout, self.batch_first = float(dropout), bool(batch_first)
+        # (R torch's fields, for the one configuration supported)
+        self.kdim = self.vdim = self.embed_dim
+        self.qkv_same_embed_dim_, self.add_zero_attn = True, False
+        self.head_dim = self.embed_dim // self.num_heads
         self.in_proj_weight = nn_parameter(_cr.torch_empty(3 * self.embed_dim, self.embed_dim))
         if bias:
             self.in_proj_bias = nn_parameter(torch_zeros(3 * self.embed_dim))

@@ -117,6 +117,7 @@ def _activation(name: str, fn: Any, params: Sequence[tuple[str, Any]] = (),
 
 nn_relu = _activation("nn_relu", F.nnf_relu, inplace=True)
 nn_relu6 = _activation("nn_relu6", F.nnf_relu6, inplace=True)
+nn_relu6.min_val, nn_relu6.max_val = 0.0, 6.0  # (R torch's relu6 is a hardtanh: its fields)
 nn_sigmoid = _activation("nn_sigmoid", F.nnf_sigmoid)
 nn_tanh = _activation("nn_tanh", F.nnf_tanh)
 nn_silu = _activation("nn_silu", F.nnf_silu, inplace=True)
@@ -198,6 +199,7 @@ def _dropout(name: str, fn: Any) -> type:
         Module.__init__(self)
         F._check_p(p)
         object.__setattr__(self, "p", float(p))
+        object.__setattr__(self, "inplace", bool(inplace))
 
     def forward(self, input: Tensor) -> Tensor:
         return fn(input, self.p, self.training)
@@ -273,6 +275,7 @@ class nn_embedding(Module):
         if padding_idx is not None and padding_idx < 0:
             padding_idx += self.num_embeddings
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = bool(scale_grad_by_freq), bool(sparse)
         if _weight is None:
             self.weight = nn_parameter(_empty(self.num_embeddings, self.embedding_dim))
             init.nn_init_normal_(self.weight)
@@ -414,6 +417,7 @@ class nn_group_norm(Module):
                  affine: bool = True) -> None:
         super().__init__()
         self.num_groups, self.num_channels, self.eps = int(num_groups), int(num_channels), eps
+        self.affine = bool(affine)
         if affine:
             self.weight = nn_parameter(torch_ones(self.num_channels))
             self.bias = nn_parameter(torch_zeros(self.num_channels))
@@ -445,6 +449,10 @@ class _ConvNd(Module):
         self.padding = padding if isinstance(padding, str) else _tuple(padding, nd)
         self.output_padding = _tuple(output_padding, nd)
         self.padding_mode = padding_mode
+        self.transposed = self._transposed
+        # (R torch's field: the padding as nnf_pad takes it, last dim first)
+        pads = self.padding if isinstance(self.padding, tuple) else (self.padding,)
+        self.reversed_padding_repeated_twice_ = tuple(p for p in reversed(pads) for _ in (0, 1))
         if self._transposed:
             shape = (self.in_channels, self.out_channels // self.groups) + self.kernel_size
         else:
@@ -535,16 +543,44 @@ _AVGP = [("kernel_size", None), ("stride", None), ("padding", 0), ("ceil_mode", 
          ("count_include_pad", True), ("divisor_override", None)]
 
 
-def _max_pool_class(name: str, fn: Any) -> type:
-    cls = _activation(name, lambda input, **k: fn(input, k["kernel_size"], k["stride"],
-                                                  k["padding"], k["dilation"], k["ceil_mode"],
-                                                  k["return_indices"]), _MAXP)
+def _after_init(cls: type, name: str, fix: Any) -> type:
+    """`cls` with its field `name` set to `fix(self, value)` once made: the
+    value R torch's layer holds there (`pool$stride`)."""
+    init = cls.__init__
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        object.__setattr__(self, name, fix(self, getattr(self, name)))
+
+    __init__.__signature__ = init.__signature__
+    cls.__init__ = __init__
     return cls
+
+
+def _kernel_if_none(self: Module, stride: Any) -> Any:
+    return self.kernel_size if stride is None else stride
+
+
+def _ntuple(n: int) -> Any:
+    """R torch's nn_util_ntuple(n): one number repeated n times, else as given."""
+    return lambda self, v: (v,) * n if isinstance(v, (int, float)) else v
+
+
+def _max_pool_class(name: str, fn: Any) -> type:
+    return _after_init(_activation(
+        name, lambda input, **k: fn(input, k["kernel_size"], k["stride"], k["padding"],
+                                    k["dilation"], k["ceil_mode"], k["return_indices"]), _MAXP),
+        "stride", _kernel_if_none)
 
 
 def _avg_pool_class(name: str, fn: Any) -> type:
     params = _AVGP if not name.endswith("1d") else _AVGP[:5]
-    return _activation(name, lambda input, **k: fn(input, **k), params)
+    return _after_init(_activation(name, lambda input, **k: fn(input, **k), params),
+                       "stride", _kernel_if_none)
+
+
+def _adaptive_class(name: str, fn: Any, params: Sequence[tuple[str, Any]]) -> type:
+    return _after_init(_activation(name, fn, params), "output_size", _ntuple(int(name[-2])))
 
 
 nn_max_pool1d = _max_pool_class("nn_max_pool1d", F.nnf_max_pool1d)
@@ -555,16 +591,16 @@ nn_avg_pool2d = _avg_pool_class("nn_avg_pool2d", F.nnf_avg_pool2d)
 nn_avg_pool3d = _avg_pool_class("nn_avg_pool3d", F.nnf_avg_pool3d)
 nn_adaptive_avg_pool1d = _activation("nn_adaptive_avg_pool1d", F.nnf_adaptive_avg_pool1d,
                                      [("output_size", None)])
-nn_adaptive_avg_pool2d = _activation("nn_adaptive_avg_pool2d", F.nnf_adaptive_avg_pool2d,
-                                     [("output_size", None)])
-nn_adaptive_avg_pool3d = _activation("nn_adaptive_avg_pool3d", F.nnf_adaptive_avg_pool3d,
-                                     [("output_size", None)])
+nn_adaptive_avg_pool2d = _adaptive_class("nn_adaptive_avg_pool2d", F.nnf_adaptive_avg_pool2d,
+                                         [("output_size", None)])
+nn_adaptive_avg_pool3d = _adaptive_class("nn_adaptive_avg_pool3d", F.nnf_adaptive_avg_pool3d,
+                                         [("output_size", None)])
 nn_adaptive_max_pool1d = _activation("nn_adaptive_max_pool1d", F.nnf_adaptive_max_pool1d,
                                      [("output_size", None), ("return_indices", False)])
-nn_adaptive_max_pool2d = _activation("nn_adaptive_max_pool2d", F.nnf_adaptive_max_pool2d,
-                                     [("output_size", None), ("return_indices", False)])
-nn_adaptive_max_pool3d = _activation("nn_adaptive_max_pool3d", F.nnf_adaptive_max_pool3d,
-                                     [("output_size", None), ("return_indices", False)])
+nn_adaptive_max_pool2d = _adaptive_class("nn_adaptive_max_pool2d", F.nnf_adaptive_max_pool2d,
+                                         [("output_size", None), ("return_indices", False)])
+nn_adaptive_max_pool3d = _adaptive_class("nn_adaptive_max_pool3d", F.nnf_adaptive_max_pool3d,
+                                         [("output_size", None), ("return_indices", False)])
 nn_lp_pool1d = _activation("nn_lp_pool1d", F.nnf_lp_pool1d,
                            [("norm_type", None), ("kernel_size", None), ("stride", None),
                             ("ceil_mode", False)])

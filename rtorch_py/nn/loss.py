@@ -71,6 +71,7 @@ nn_multilabel_soft_margin_loss = _loss("nn_multilabel_soft_margin_loss",
                                        F.nnf_multilabel_soft_margin_loss,
                                        [("weight", None), _R])
 nn_aum_loss = _loss("nn_aum_loss", F.nnf_area_under_min_fpr_fnr)
+nn_aum_loss.reduction = "mean"  # (R torch's nn_loss field; the loss itself takes none)
 nn_multilabel_margin_loss = _loss("nn_multilabel_margin_loss", F.nnf_multilabel_margin_loss,
                                   [_R])
 nn_multi_margin_loss = _loss("nn_multi_margin_loss", F.nnf_multi_margin_loss,

@@ -37,8 +37,9 @@ class _RNNBase(Module):
         if self.mode == "RNN":
             if nonlinearity not in ("tanh", "relu"):
                 raise ValueError(f"Unknown nonlinearity '{nonlinearity}': use 'tanh' or 'relu'")
-        gates = _GATES["LSTM" if self.mode == "LSTM" else "GRU" if self.mode == "GRU"
-                       else "RNN_TANH"]
+            self.mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"  # (R torch's field)
+        self.proj_size = 0  # (R torch's field: projections are not supported, as there)
+        gates = _GATES.get(self.mode, 1)
         dirs = 2 if self.bidirectional else 1
         bound = 1 / math.sqrt(self.hidden_size)
         for layer in range(self.num_layers):

@@ -28,6 +28,8 @@ import json
 import weakref
 from typing import Any, Callable, Iterator, NamedTuple
 
+import numpy as np
+
 from ..autograd import with_no_grad
 from ..function import NamedList
 from ..nn.module import (Module, buffer_is_persistent, format_module, is_nn_buffer,
@@ -134,18 +136,39 @@ def get(module: Module, name: Any) -> Any:
 
 
 def _attribute(module: Module, name: str) -> Any:
-    """A plain attribute of a Python layer (in_features, ...), R-shaped."""
+    """A plain attribute of a Python layer (in_features, stride, ...) as R torch
+    holds it: R torch's layers keep the R values they were given, so a number
+    is an R double (an integer only where the argument of that name was given
+    as one: `r_integers`), a tuple of numbers an atomic vector, dims and
+    ignored class indices counted as R counts them."""
     v = module.__dict__.get(name)
     if v is None and not name.startswith("_"):
         v = getattr(type(module), name, None)   # class-level settings (an RNN's mode)
     if v is None or callable(v):
         return None
-    if name in ("dim", "start_dim", "end_dim") and isinstance(v, int):
-        return one_based.dim_to_r(v)
-    if isinstance(v, tuple):
-        return list(v)
-    if isinstance(v, (int, float, str, bool, Tensor)):
+    if isinstance(v, (str, bool, Tensor)):
         return v
+    if name in ("dim", "start_dim", "end_dim") and isinstance(v, int):
+        v = one_based.dim_to_r(v)
+    elif name == "ignore_index" and isinstance(v, int):
+        v = one_based.to_r(v)
+    integer = name in module.__dict__.get("r_integers", ())
+    if name == "normalized_shape" and isinstance(v, tuple):  # R torch: as.list(shape)
+        return [_r_numbers(x, integer) for x in v]
+    return _r_numbers(v, integer)
+
+
+def _r_numbers(v: Any, integer: bool) -> Any:
+    """Numbers as R numbers: a tuple of them an atomic vector (double, or
+    integer if `integer`); a tuple of anything else a list; else None."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return int(v) if integer and float(v).is_integer() else float(v)
+    if isinstance(v, tuple):
+        if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+            whole = integer and all(float(x).is_integer() for x in v)
+            return np.asarray(v, dtype=np.int32 if whole else np.float64)
+        out = [x if isinstance(x, (str, bool, Tensor)) else _r_numbers(x, integer) for x in v]
+        return out
     return None
 
 

@@ -184,8 +184,19 @@ def nn_new(name: str, *args: Any, **kwargs: Any) -> Module:
         rules = _TRANSLATE.get(name, {})
         kw = {k: (rules[k](_py(v)) if k in rules and v is not None else _py(v))
               for k, v in kwargs.items()}
-        return cls(*[_py(a) for a in args], **kw)
-    return _call(name, cls, names, args, kwargs)
+        module = cls(*[_py(a) for a in args], **kw)
+    else:
+        module = _call(name, cls, names, args, kwargs)
+    # the arguments R gave as integers (R torch's fields keep their type: modules._attribute)
+    given = {**dict(zip(names, args)), **kwargs}
+    module.r_integers = tuple(k for k, v in given.items() if _is_r_integer(v))
+    return module
+
+
+def _is_r_integer(v: Any) -> bool:
+    if isinstance(v, np.ndarray):
+        return v.dtype.kind in "iu"
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
 def nn_class_methods(name: str) -> list:
