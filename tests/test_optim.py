@@ -321,3 +321,24 @@ def test_lbfgs_small_lr_least_squares_matches_torch():
     o.step(c_ours)
     t.step(c_theirs)
     np.testing.assert_allclose(ours_w.data, theirs_w.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_lbfgs_rounds_as_torch_in_float32():
+    """R torch's documented example (Rosenbrock, two steps): float32 bit for bit,
+    which needs PyTorch's rounding of each scalar and its fused x + t d."""
+    def rosen(x, a=1, b=5):
+        return (a - x[0:1]) ** 2 + b * (x[1:2] - x[0:1] ** 2) ** 2
+
+    ours = rt.torch_tensor([-1.0, 1.0], requires_grad=True)
+    theirs = torch.tensor([-1.0, 1.0], requires_grad=True)
+    o, t = ro.optim_lbfgs([ours]), torch.optim.LBFGS([theirs])
+    for opt, x in ((o, ours), (t, theirs)):
+        def closure(opt=opt, x=x):
+            opt.zero_grad()
+            v = rosen(x)
+            v.backward()
+            return v
+        for _ in range(2):
+            opt.step(closure)
+    assert ours.data.tolist() == theirs.detach().tolist()
+    assert rosen(ours).data.tolist() == rosen(theirs).detach().tolist()

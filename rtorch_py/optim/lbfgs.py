@@ -8,7 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..autograd import enable_grad, no_grad
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap
 from .optimizer import Optimizer
 
 
@@ -18,6 +18,13 @@ def _float(x: Any) -> float:
     if isinstance(x, np.ndarray):
         return float(x.reshape(-1)[0])
     return float(x)
+
+
+def _axpy(a: np.ndarray, alpha: Any, b: np.ndarray) -> np.ndarray:
+    """a + alpha * b rounded once, as libtorch's add(a, b, alpha) (a fused
+    multiply-add in the tensors' dtype; exact through double for float32)."""
+    wide = np.longdouble if a.dtype == np.float64 else np.float64
+    return (a.astype(wide) + wide(alpha) * b.astype(wide)).astype(a.dtype)
 
 
 def cubic_interpolate(x1: float, f1: float, g1: float, x2: float, f2: float, g2: float,
@@ -128,11 +135,11 @@ class LBFGS(Optimizer):
         return np.concatenate([np.zeros(p.data.size, p.data.dtype) if p.grad is None
                                else p.grad.data.reshape(-1) for p in self._params])
 
-    def _add_grad(self, step: float, update: np.ndarray) -> None:
+    def _add_grad(self, step: Any, update: np.ndarray) -> None:
         offset = 0
         for p in self._params:
             n = p.data.size
-            p.add_(update[offset:offset + n].reshape(p.shape) * step)
+            p.copy_(wrap(_axpy(p.data, step, update[offset:offset + n].reshape(p.shape))))
             offset += n
 
     def _set_params(self, values: list) -> None:
@@ -180,31 +187,34 @@ class LBFGS(Optimizer):
                 d = -flat_grad
                 old_dirs, old_stps, ro, h_diag = [], [], [], 1.0
             else:
+                # (the scalars in the parameters' dtype, each operation rounded where
+                # PyTorch's rounds it: its scalars are 0-d tensors)
+                one = flat_grad.dtype.type(1)
                 y = flat_grad - prev_flat_grad
-                s = d * t
-                ys = float(y @ s)
+                s = d * flat_grad.dtype.type(t)
+                ys = y @ s
                 if ys > 1e-10:
                     if len(old_dirs) == history_size:
                         old_dirs.pop(0), old_stps.pop(0), ro.pop(0)
                     old_dirs.append(y)
                     old_stps.append(s)
-                    ro.append(1.0 / ys)
-                    h_diag = ys / float(y @ y)
+                    ro.append(one / ys)
+                    h_diag = ys / (y @ y)
                 # two-loop recursion: d = -H g
                 al = [0.0] * len(old_dirs)
                 q = -flat_grad
                 for i in range(len(old_dirs) - 1, -1, -1):
-                    al[i] = float(old_stps[i] @ q) * ro[i]
-                    q = q - al[i] * old_dirs[i]
-                r = q * h_diag
+                    al[i] = (old_stps[i] @ q) * ro[i]
+                    q = _axpy(q, -al[i], old_dirs[i])
+                r = q * flat_grad.dtype.type(h_diag)
                 for i in range(len(old_dirs)):
-                    be_i = float(old_dirs[i] @ r) * ro[i]
-                    r = r + (al[i] - be_i) * old_stps[i]
+                    be_i = (old_dirs[i] @ r) * ro[i]
+                    r = _axpy(r, al[i] - be_i, old_stps[i])
                 d = r
             prev_flat_grad = flat_grad.copy()
             prev_loss = loss
             if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / float(np.abs(flat_grad).sum())) * lr
+                t = min(1.0, flat_grad.dtype.type(1) / np.abs(flat_grad).sum()) * lr
             else:
                 t = lr
             gtd = float(flat_grad @ d)
