@@ -10,7 +10,8 @@
 #   train N    the "using autograd" loop, N steps,
 #              from the vignette's initial weights -> "ok SECONDS LAST_LOSS"
 #   call N NAME   N times one of issue 21's calls (call_exprs) -> "ok SECONDS"
-#   loop N     N epochs of the nn_module / optim_adam / dataloader loop
+#   loop N [MODEL [ROWS]]  N epochs of the nn_module / optim_adam / dataloader
+#              loop of MODEL (loop_models: mlp, convnet, wide; mlp if not given)
 #              -> "ok SECONDS_PER_STEP LOSS_SUM_OF_LAST_EPOCH"
 #   loop_memory N  that loop for N epochs -> "ok PEAK_MB_AFTER_HALF PEAK_MB_AT_END"
 #   gc 0       a full R garbage collection (untimed, as system.time() does
@@ -118,30 +119,70 @@ call_loops <- lapply(call_exprs, function(e) {
   }))
 })
 
-# A training loop as R users write it: an nn_module of two nn_linear and
-# nnf_relu, optim_adam, nnf_cross_entropy, a shuffled dataloader over a
-# tensor_dataset (1,600 x 20, batches of 32) iterated with coro::loop. The same
-# seed gives the Python twin (benchmarks/rside.py) the same data, weights and
-# batch order.
-loop_net <- nn_module(
-  initialize = function() {
-    self$fc1 <- nn_linear(20, 64)
-    self$fc2 <- nn_linear(64, 3)
-  },
-  forward = function(x) {
-    x <- self$fc1(x)
-    x <- nnf_relu(x)
-    self$fc2(x)
-  }
+# Training loops as R users write them: an nn_module, optim_adam,
+# nnf_cross_entropy, a shuffled dataloader over a tensor_dataset iterated with
+# coro::loop. The same seed gives the Python twins (benchmarks/rside.py) the
+# same data, weights, dropout masks and batch order. The models:
+#   mlp      issue 21's: 20 -> 64 -> 3 with nnf_relu; 1,600 rows, batches of 32
+#   convnet  MNIST-sized (issue 27): 2 conv 3x3, max pool, dropout, 2 linear;
+#            1 x 28 x 28 images, 10 classes, batches of 128
+#   wide     issue 27's wide MLP: 512 -> 2048 -> 2048 -> 10; batches of 256
+loop_models <- list(
+  mlp = list(rows = 1600, shape = 20, classes = 3, batch = 32, net = nn_module(
+    initialize = function() {
+      self$fc1 <- nn_linear(20, 64)
+      self$fc2 <- nn_linear(64, 3)
+    },
+    forward = function(x) {
+      x <- self$fc1(x)
+      x <- nnf_relu(x)
+      self$fc2(x)
+    }
+  )),
+  convnet = list(rows = 640, shape = c(1, 28, 28), classes = 10, batch = 128, net = nn_module(
+    initialize = function() {
+      self$conv1 <- nn_conv2d(1, 32, 3)
+      self$conv2 <- nn_conv2d(32, 64, 3)
+      self$dropout1 <- nn_dropout(0.25)
+      self$dropout2 <- nn_dropout(0.5)
+      self$fc1 <- nn_linear(9216, 128)
+      self$fc2 <- nn_linear(128, 10)
+    },
+    forward = function(x) {
+      x <- nnf_relu(self$conv1(x))
+      x <- nnf_relu(self$conv2(x))
+      x <- nnf_max_pool2d(x, 2)
+      x <- self$dropout1(x)
+      x <- torch_flatten(x, start_dim = 2)
+      x <- nnf_relu(self$fc1(x))
+      x <- self$dropout2(x)
+      self$fc2(x)
+    }
+  )),
+  wide = list(rows = 1280, shape = 512, classes = 10, batch = 256, net = nn_module(
+    initialize = function() {
+      self$fc1 <- nn_linear(512, 2048)
+      self$fc2 <- nn_linear(2048, 2048)
+      self$fc3 <- nn_linear(2048, 10)
+    },
+    forward = function(x) {
+      x <- nnf_relu(self$fc1(x))
+      x <- nnf_relu(self$fc2(x))
+      self$fc3(x)
+    }
+  ))
 )
 
-loop_setup <- function() {
+# `rows`: fewer rows than the model's own (the quick runs)
+loop_setup <- function(kind = "mlp", rows = NULL) {
+  m <- loop_models[[kind]]
+  rows <- if (is.null(rows)) m$rows else rows
   torch_manual_seed(21)
-  x <- torch_randn(1600, 20)
-  y <- torch_randint(1, 4, size = 1600, dtype = torch_long())
-  model <- loop_net()
-  list(dl = dataloader(tensor_dataset(x, y), batch_size = 32, shuffle = TRUE), model = model,
-       opt = optim_adam(model$parameters, lr = 1e-3))
+  x <- torch_randn(c(rows, m$shape))
+  y <- torch_randint(1, m$classes + 1, size = rows, dtype = torch_long())
+  model <- m$net()
+  list(dl = dataloader(tensor_dataset(x, y), batch_size = m$batch, shuffle = TRUE),
+       model = model, opt = optim_adam(model$parameters, lr = 1e-3))
 }
 
 loop_epoch <- function(s) {
@@ -158,8 +199,8 @@ loop_epoch <- function(s) {
   total
 }
 
-bench_loop <- function(epochs) {
-  s <- loop_setup()  # untimed; each round starts from the same weights
+bench_loop <- function(epochs, kind = "mlp", rows = NULL) {
+  s <- loop_setup(kind, rows)  # untimed; each round starts from the same weights
   t0 <- now()
   for (e in seq_len(epochs)) total <- loop_epoch(s)
   c((now() - t0) / (epochs * length(s$dl)), total)
@@ -198,7 +239,8 @@ repeat {
     op = answer(bench_op(n)),
     op_bwd = answer(bench_op_bwd(n)),
     train = answer(bench_train(n)),
-    loop = answer(bench_loop(n)),
+    loop = answer(bench_loop(n, if (length(words) > 2) words[[3]] else "mlp",
+                             if (length(words) > 3) as.integer(words[[4]]))),
     loop_memory = answer(bench_loop_memory(n)),
     call = answer(call_loops[[words[[3]]]](n)),
     gc = {invisible(gc()); answer(0)},

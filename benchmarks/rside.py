@@ -52,6 +52,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from typing import Callable
 from pathlib import Path
 
 import numpy as np
@@ -242,55 +243,93 @@ def _py_loop(fn, n: int) -> float:
     return _now() - t0
 
 
-def _loop_twins(t) -> tuple:
-    """bench.R's training loop on engine `t` (rtorch_py or torch): (one epoch
-    -> the sum of its losses, steps per epoch). rtorch_py's starts from the
-    same seed as R's, so its data, weights and batch order are R's; PyTorch's
-    takes rtorch_py's data and initial weights and shuffles with its own
-    generator."""
+# bench.R's loop_models, as (rows, input shape, classes, batch size) and a builder
+# of the same layers, in the same order, in either engine (rtorch_py's nn or torch.nn)
+LOOP_MODELS = {
+    "mlp": (1600, (20,), 3, 32),
+    "convnet": (640, (1, 28, 28), 10, 128),
+    "wide": (1280, (512,), 10, 256),
+}
+
+
+def _loop_layers(nn, kind: str) -> tuple[dict, Callable]:
+    """(layers by name, forward(layers, F, flatten, x)) of bench.R's model `kind`;
+    `nn` makes layers: (kind of layer, arguments) -> module."""
+    if kind == "mlp":
+        return ({"fc1": nn("linear", 20, 64), "fc2": nn("linear", 64, 3)},
+                lambda m, F, flat, x: m.fc2(F.relu(m.fc1(x))))
+    if kind == "convnet":
+        def forward(m, F, flat, x):
+            x = F.relu(m.conv1(x))
+            x = F.relu(m.conv2(x))
+            x = m.dropout1(F.max_pool2d(x, 2))
+            x = m.dropout2(F.relu(m.fc1(flat(x, 1))))
+            return m.fc2(x)
+        return ({"conv1": nn("conv2d", 1, 32, 3), "conv2": nn("conv2d", 32, 64, 3),
+                 "dropout1": nn("dropout", 0.25), "dropout2": nn("dropout", 0.5),
+                 "fc1": nn("linear", 9216, 128), "fc2": nn("linear", 128, 10)}, forward)
+    return ({"fc1": nn("linear", 512, 2048), "fc2": nn("linear", 2048, 2048),
+             "fc3": nn("linear", 2048, 10)},
+            lambda m, F, flat, x: m.fc3(F.relu(m.fc2(F.relu(m.fc1(x))))))
+
+
+def _loop_twins(t, kind: str = "mlp", rows: int | None = None) -> tuple:
+    """bench.R's training loop of model `kind` on engine `t` (rtorch_py or torch):
+    (one epoch -> the sum of its losses, steps per epoch). rtorch_py's starts from
+    the same seed as R's, so its data, weights, dropout masks and batch order are
+    R's; PyTorch's takes rtorch_py's data and initial weights and draws its own
+    batch order and masks."""
+    import types
+
     import rtorch_py as rt
     from rtorch_py import nn as rnn
     from rtorch_py.data import dataloader, tensor_dataset
     from rtorch_py.optim import optim_adam
+    n, shape, classes, batch = LOOP_MODELS[kind]
+    n = rows or n
     rt.torch_manual_seed(21)
-    x = rt.torch_randn(1600, 20)
-    y = rt.torch_randint(1, 4, size=(1600,)) - 1   # R's labels 1..3, 0-based here
+    x = rt.torch_randn(n, *shape)
+    y = rt.torch_randint(1, classes + 1, size=(n,)) - 1   # R's labels 1..k, 0-based here
+
+    def ours(what, *args):
+        return getattr(rnn, "nn_" + what)(*args)
+    F_ours = types.SimpleNamespace(relu=rnn.nnf_relu, max_pool2d=rnn.nnf_max_pool2d)
+    layers, forward = _loop_layers(ours, kind)
 
     class Net(rnn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.fc1 = rnn.nn_linear(20, 64)
-            self.fc2 = rnn.nn_linear(64, 3)
+            for name, layer in layers.items():
+                setattr(self, name, layer)
 
         def forward(self, x):
-            x = self.fc1(x)
-            x = rnn.nnf_relu(x)
-            return self.fc2(x)
+            return forward(self, F_ours, rt.torch_flatten, x)
     model = Net()
     if t is rt:
-        dl = dataloader(tensor_dataset(x, y), batch_size=32, shuffle=True)
+        dl = dataloader(tensor_dataset(x, y), batch_size=batch, shuffle=True)
         opt = optim_adam(model.parameters(), lr=1e-3)
         cross_entropy = rnn.nnf_cross_entropy
     else:
         import torch
         tx, ty = torch.from_numpy(x.data.copy()), torch.from_numpy(y.data.copy())
-        dl = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(tx, ty), batch_size=32,
-                                         shuffle=True)
+        dl = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(tx, ty),
+                                         batch_size=batch, shuffle=True)
         weights = [p.data.copy() for p in model.parameters()]
+        kinds = {"linear": torch.nn.Linear, "conv2d": torch.nn.Conv2d,
+                 "dropout": torch.nn.Dropout}
+        t_layers, _ = _loop_layers(lambda what, *args: kinds[what](*args), kind)
 
         class TNet(torch.nn.Module):
             def __init__(self) -> None:
                 super().__init__()
-                self.fc1 = torch.nn.Linear(20, 64)
-                self.fc2 = torch.nn.Linear(64, 3)
+                for name, layer in t_layers.items():
+                    setattr(self, name, layer)
 
             def forward(self, x):
-                x = self.fc1(x)
-                x = torch.nn.functional.relu(x)
-                return self.fc2(x)
+                return forward(self, torch.nn.functional, torch.flatten, x)
         model = TNet()
         with torch.no_grad():
-            for p, w in zip(model.parameters(), weights):
+            for p, w in zip(model.parameters(), weights, strict=True):
                 p.copy_(torch.from_numpy(w))
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
         cross_entropy = torch.nn.functional.cross_entropy
@@ -320,16 +359,20 @@ def _time_epochs(epoch, steps: int, epochs: int) -> tuple[float, float]:
 def sizes(quick: bool) -> dict:
     """Iterations per round: R loops of 20,000 ops, the vignette's 200 steps."""
     if quick:
-        return {"op": 500, "op_bwd": 200, "train": 10, "call": 200, "loop": 1, "memory": 2}
+        return {"op": 500, "op_bwd": 200, "train": 10, "call": 200, "loop": 1, "memory": 2,
+                "loop_rows": {"convnet": 128, "wide": 256}}  # (one step each)
     return {"op": 20_000, "op_bwd": 5_000, "train": 200, "call": 5_000, "loop": 2,
-            "memory": 40}
+            "memory": 40, "loop_rows": {}}
 
 
 def _med(xs: list) -> float:
     return statistics.median(xs)
 
 
-R_NAMES = ("r_op", "r_op_fresh", "r_op_bwd", "r_train", "r_call", "r_loop", "r_loop_memory")
+R_NAMES = ("r_op", "r_op_fresh", "r_op_bwd", "r_train", "r_call", "r_loop", "r_loop_convnet",
+           "r_loop_wide", "r_loop_memory")
+# the training-loop rows and their models (bench.R's loop_models)
+LOOP_ROWS = {"r_loop": "mlp", "r_loop_convnet": "convnet", "r_loop_wide": "wide"}
 
 
 def measure_r(quick: bool, rounds: int, threads: int | None = None, log=None,
@@ -350,6 +393,10 @@ def measure_r(quick: bool, rounds: int, threads: int | None = None, log=None,
                       target=f"≤ Python + {CALL_TARGET_US:g} µs")
                  for expr, (key, _) in _call_twins().items()]
     rows += [RRow("r_loop", "R training loop: nn_module, optim_adam, dataloader, coro::loop",
+                  "µs/step", target="R/Py ≤ 1.3, R/PyTorch ≤ 1.0"),
+             RRow("r_loop_convnet", "R training loop, MNIST convnet (batch 128)",
+                  "µs/step", target="R/Py ≤ 1.3, R/PyTorch ≤ 1.0"),
+             RRow("r_loop_wide", "R training loop, wide MLP 512-2048-2048-10 (batch 256)",
                   "µs/step", target="R/Py ≤ 1.3, R/PyTorch ≤ 1.0"),
              RRow("r_loop_memory", "R training loop, peak RSS growth from step 1,000 to 2,000",
                   "MB", target="flat: ≤ 8 MB")]
@@ -475,27 +522,32 @@ def _measure_calls(sess: RSession, rows: list, n: dict, rounds: int, log) -> Non
 
 def _measure_loop(sess: RSession, by_name: dict, n: dict, rounds: int, log,
                   threads: int | None) -> None:
-    """r_loop (R, Python on rtorch-py, PyTorch, per round) and r_loop_memory (in
-    an R process of its own, so that no earlier row's peak hides the loop's)."""
+    """The training-loop rows (LOOP_ROWS: R, Python on rtorch-py, PyTorch, per
+    round) and r_loop_memory (in an R process of its own, so that no earlier
+    row's peak hides the loop's)."""
     import rtorch_py as rt
     import torch
-    row = by_name.get("r_loop")
-    if row is not None:
+    for name, kind in LOOP_ROWS.items():
+        row = by_name.get(name)
+        if row is None:
+            continue
         t1 = time.perf_counter()
-        epochs = n["loop"]
+        epochs = n["loop"] if kind == "mlp" else 1  # (the larger models: 5 steps an epoch)
+        data_rows = n["loop_rows"].get(kind)
+        more = [kind] + ([str(data_rows)] if data_rows else [])
         rs, ps, ts = [], [], []
         try:
-            sess.call("loop", 1)  # warm-up
+            sess.call("loop", 1, *more)  # warm-up
             for t in (rt, torch):
-                epoch, steps = _loop_twins(t)
+                epoch, steps = _loop_twins(t, kind, data_rows)
                 _time_epochs(epoch, steps, 1)
             for _ in range(rounds):
-                r_us, r_loss = sess.call("loop", epochs)
+                r_us, r_loss = sess.call("loop", epochs, *more)
                 rs.append(r_us * 1e6)
-                epoch, steps = _loop_twins(rt)  # (set-up untimed: the same start as R's)
+                epoch, steps = _loop_twins(rt, kind, data_rows)  # (set-up untimed: R's start)
                 p_us, p_loss = _time_epochs(epoch, steps, epochs)
                 ps.append(p_us)
-                epoch, steps = _loop_twins(torch)
+                epoch, steps = _loop_twins(torch, kind, data_rows)
                 t_us, t_loss = _time_epochs(epoch, steps, epochs)
                 ts.append(t_us)
                 if not np.isclose(r_loss, p_loss, rtol=1e-4):
@@ -513,7 +565,7 @@ def _measure_loop(sess: RSession, by_name: dict, n: dict, rounds: int, log,
                         f"{row.r_over_torch:.3f}; last epoch's loss sum R {r_loss:.4f}, "
                         f"Python {p_loss:.4f}, PyTorch {t_loss:.4f} (its own batch order)")
         if log:
-            log(f"  r_loop: {time.perf_counter() - t1:.1f}s")
+            log(f"  {name}: {time.perf_counter() - t1:.1f}s")
     row = by_name.get("r_loop_memory")
     if row is None:
         return

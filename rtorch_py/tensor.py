@@ -11,7 +11,7 @@ from __future__ import annotations
 import numbers
 import warnings
 import weakref
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -312,7 +312,13 @@ mkldnn = Layout("_mkldnn", shown="torch_")
 # The tensor
 
 
-class Tensor:
+if TYPE_CHECKING:  # the methods __init__.py attaches from the op registry, declared
+    from .tensor_methods import TensorMethods  # for type checkers (generated stub)
+else:
+    TensorMethods = object
+
+
+class Tensor(TensorMethods):
     # Hot fields are slots; rare ones default at class level and land in the
     # instance __dict__ only when set, so making a tensor costs four assignments.
     __slots__ = ("data", "_rg", "grad_fn", "_version", "__dict__", "__weakref__")

@@ -96,7 +96,8 @@ def test_r_rows_are_marked_skipped_when_r_is_missing(monkeypatch):
     rows = rside.measure_r(True, 1)
     calls = [f"r_call_{key}" for key, _ in rside._call_twins().values()]   # r_call: one row a call
     assert [r.name for r in rows] == ["r_op", "r_op_fresh", "r_op_bwd", "r_train", *calls,
-                                      "r_loop", "r_loop_memory"]
+                                      "r_loop", "r_loop_convnet", "r_loop_wide",
+                                      "r_loop_memory"]
     assert all(r.skipped and r.error is None for r in rows)
     cells = r_table_rows(Report(r_rows=rows))
     assert all(c[-1] == "skipped: R not available: rpy2 is not installed" for c in cells)
@@ -106,8 +107,9 @@ def test_r_rows_are_marked_skipped_when_r_is_missing(monkeypatch):
 def test_r_rows_selected_by_only():
     from benchmarks.runner import select_r
     assert select_r(None) == ("r_op", "r_op_fresh", "r_op_bwd", "r_train", "r_call", "r_loop",
-                              "r_loop_memory")
-    assert select_r("r_loop") == ("r_loop", "r_loop_memory")
+                              "r_loop_convnet", "r_loop_wide", "r_loop_memory")
+    assert select_r("r_loop") == ("r_loop", "r_loop_convnet", "r_loop_wide", "r_loop_memory")
+    assert select_r("r_loop_c") == ("r_loop_convnet",)
     assert select_r("r_train") == ("r_train",)
     assert select_r("r_op") == ("r_op", "r_op_fresh", "r_op_bwd")
     assert select_r("tiny,mlp") == ()

@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ground", ("rtorch_py.engine", "rtorch_py.printing", "rtorch_py.containers",
                 "rtorch_py.meta", "rtorch_py.runtime", "rtorch_py.random",
                 "rtorch_py.formals")),
-    ("the tensor", ("rtorch_py.tensor",)),
+    ("the tensor", ("rtorch_py.tensor", "rtorch_py.tensor_methods")),  # (its methods' stub)
     ("creation", ("rtorch_py.creation",)),
     ("ops: registry", ("rtorch_py.ops.registry",)),
     ("ops: name inference", ("rtorch_py.ops.names",)),
