@@ -90,8 +90,6 @@ PLATFORM_NOISE: dict[str, str] = {
     "reference/torch_fft_irfft": "float32 FFT rounding: the site's pocketfft leaves 0.99999988 "
                                  "for 1 (so libtorch prints 1.0000), NumPy's gives whole numbers "
                                  "(printed 1)",
-    "reference/optim_lbfgs": "its last value is float32 rounding residue (1e-12 *), which follows "
-                             "the BLAS's order of summation",
     "articles/distributions": "the final loss's last digit (1.463967 there): PyTorch 2.13 here, "
                               "from the same seed (the same data and initial weights, bit for "
                               "bit), prints 1.463966 as we do, its forward equal to ours bit for "
