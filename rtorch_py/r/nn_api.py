@@ -15,13 +15,13 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import nn as _nn
-from ..formals import declared, python_names
+from ..formals import counted, declared, python_names
 from ..function import NamedList
 from ..nn import functional as F
 from ..nn.module import Module, buffer_is_persistent, is_nn_buffer, is_nn_parameter
 from ..nn.packed import PackedSequence
 from ..tensor import Tensor
-from . import matching, one_based
+from . import binding, matching, one_based
 
 
 # --------------------------------------------------------------------------
@@ -52,32 +52,16 @@ def _py(v: Any) -> Any:
 _DIM_ARGS = {"dim": one_based.dims, "start_dim": one_based.dims, "end_dim": one_based.dims}
 _LABELS, _IGNORE = one_based.labels, one_based.ignore_label
 _TRANSLATE: dict[str, dict[str, Callable]] = {
-    "nnf_nll_loss": {"target": _LABELS, "ignore_index": _IGNORE},
-    "nnf_cross_entropy": {"target": _LABELS, "ignore_index": _IGNORE},
-    "nnf_multi_margin_loss": {"target": _LABELS},
-    "nnf_multilabel_margin_loss": {"target": one_based.end_marked_labels},
-    "nnf_contrib_sparsemax": _DIM_ARGS, "nn_contrib_sparsemax": _DIM_ARGS,
-    "nnf_one_hot": {"tensor": _LABELS},
-    "nnf_embedding": {"input": _LABELS, "padding_idx": _LABELS},
-    "nnf_max_unpool1d": {"indices": _LABELS}, "nnf_max_unpool2d": {"indices": _LABELS},
-    "nnf_max_unpool3d": {"indices": _LABELS},
-    "nnf_embedding_bag": {"input": _LABELS, "padding_idx": _LABELS},
-    "nnf_flatten": _DIM_ARGS, "nnf_unflatten": _DIM_ARGS, "nnf_softmax": _DIM_ARGS,
-    "nnf_log_softmax": _DIM_ARGS, "nnf_softmin": _DIM_ARGS, "nnf_glu": _DIM_ARGS,
-    "nnf_cosine_similarity": _DIM_ARGS, "nnf_normalize": _DIM_ARGS,
-    "nnf_gumbel_softmax": _DIM_ARGS,
     # modules: constructor arguments
     "nn_flatten": _DIM_ARGS, "nn_unflatten": _DIM_ARGS, "nn_softmax": _DIM_ARGS,
     "nn_log_softmax": _DIM_ARGS, "nn_softmin": _DIM_ARGS, "nn_glu": _DIM_ARGS,
     "nn_embedding": {"padding_idx": _LABELS}, "nn_embedding_bag": {"padding_idx": _LABELS},
     "nn_cross_entropy_loss": {"ignore_index": _IGNORE},
-    "nn_nll_loss": {"ignore_index": _IGNORE},
+    "nn_nll_loss": {"ignore_index": _IGNORE}, "nn_contrib_sparsemax": _DIM_ARGS,
 }
 # Defaults R torch gives that differ from the Python (0-based) ones
 _R_DEFAULTS = {
-    "nnf_flatten": {"start_dim": 1},  # R: start_dim = 1 (first dim)
     # the ignored class value shifts with the targets (translated below)
-    "nnf_nll_loss": {"ignore_index": -100}, "nnf_cross_entropy": {"ignore_index": -100},
     "nn_nll_loss": {"ignore_index": -100}, "nn_cross_entropy_loss": {"ignore_index": -100},
 }
 # What forward's inputs need (modules), by position
@@ -94,6 +78,9 @@ _WITH_INDICES = ("max_pool", "adaptive_max_pool", "fractional_max_pool")
 def r_conventions(name: str) -> tuple[tuple[str, ...], dict]:
     """How a function's or layer's arguments look from R: those counted from 1 there
     (dims, class indices), and the defaults R torch gives where they differ."""
+    if name not in LAYERS:  # (a function: its declaration)
+        how = counted(getattr(_nn, name, None))
+        return tuple(k for k, c in how.items() if c in ("dim", "label")), {}
     rules = _TRANSLATE.get(name, {})
     shifted = tuple(k for k, rule in rules.items() if rule in (one_based.dims, _LABELS))
     return shifted, dict(_R_DEFAULTS.get(name, {}))
@@ -108,24 +95,19 @@ def _signature_names(fn: Callable) -> list[str]:
 
 
 def _call(name: str, fn: Callable, arg_names: list[str], args: tuple, kwargs: dict) -> Any:
+    """A layer's constructor or class method called from R (the translation by name:
+    _TRANSLATE)."""
     rules = _TRANSLATE.get(name, {})
-    # R torch's `.weight =` is Python's `_weight =`
-    kwargs = {("_" + k[1:] if k.startswith(".") else k): v for k, v in kwargs.items()}
-    bound = dict(zip(arg_names, args))
-    if len(args) > len(arg_names):
-        raise TypeError(f"{name}() takes at most {len(arg_names)} positional arguments")
-    for k in kwargs:
-        if k in bound:
-            raise TypeError(f"{name}() got multiple values for argument '{k}'")
-    bound.update(kwargs)
+    kwargs = {matching.python_name(k): v for k, v in kwargs.items()}
+    bound, extra = matching.by_r_positions(arg_names, args, kwargs)
+    if extra:
+        raise matching.unused(name, extra, tuple((n,) for n in arg_names))
     for k, v in _R_DEFAULTS.get(name, {}).items():
         bound.setdefault(k, v)
     out = {}
     for k, v in bound.items():
         v = _py(v)
-        if k in rules and v is not None:
-            v = rules[k](v)
-        out[k] = v
+        out[k] = rules[k](v) if k in rules and v is not None else v
     try:
         return fn(**out)
     except Exception as e:
@@ -134,26 +116,22 @@ def _call(name: str, fn: Callable, arg_names: list[str], args: tuple, kwargs: di
         raise
 
 
-def _r_function(name: str, fn: Callable) -> Callable:
-    names = _signature_names(fn)
-    indices_out = name.startswith(tuple("nnf_" + k for k in _WITH_INDICES))
-    plain = name not in _TRANSLATE and name not in _R_DEFAULTS and not indices_out
+def _with_indices(out: Any) -> Any:
+    return 1 if isinstance(out, tuple) else False
 
-    def call(*args: Any, **kwargs: Any) -> Any:
-        if plain and not kwargs and len(args) <= len(names):
-            # fast path (labelled): tensors given by position, nothing to translate
-            for a in args:
-                if type(a) is not Tensor:
-                    break
-            else:
-                return fn(*args)
-        result = _call(name, fn, names, args, kwargs)
-        if indices_out and isinstance(result, tuple):
-            return [result[0], one_based.to_r(result[1])]
-        return result
-    call.__name__ = name
-    call.__wrapped__ = fn  # (its signature is fn's)
-    return call  # (R torch's formals, where declared: tables.build binds them)
+
+def _r_function(name: str, fn: Callable) -> Callable:
+    """An `nnf_*` (or nn_utils, nn_init) function as R calls it: the one binder, with
+    what its declaration says R counts from 1 (`@r_counted`)."""
+    how = counted(fn)
+    params = inspect.signature(fn).parameters
+    # a label left out takes its declared default as R's (ignore_index = -100)
+    defaults = {k: params[k].default for k, c in how.items() if "label" in c and
+                params[k].default not in (params[k].empty, None)}
+    indices = name.startswith(tuple("nnf_" + k for k in _WITH_INDICES))
+    return binding.r_callable(fn, binding.RFacts(
+        name, counted=how, defaults=defaults, vectors=True,
+        returns_indices=_with_indices if indices else False))
 
 
 # --------------------------------------------------------------------------
@@ -274,16 +252,6 @@ def _params_of(p: Any) -> list:
     return [x for x in p if isinstance(x, Tensor)]
 
 
-def _init_fn(name: str) -> Callable:
-    fn = getattr(_nn, name)
-    names = _signature_names(fn)
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        return _call(name, fn, names, args, kwargs)
-    call.__wrapped__ = fn  # (its signature is fn's)
-    return call
-
-
 # --------------------------------------------------------------------------
 # Packed sequences (their positions 1-based in R) and weight normalisation
 
@@ -327,7 +295,7 @@ for _n in sorted(_RNN_UTILS):
 for _n in F.__all__ + ["nnf_multi_head_attention_forward"]:
     R_FUNCTIONS[_n] = _r_function(_n, getattr(_nn, _n))
 for _n in _nn.init.__all__:
-    R_FUNCTIONS[_n] = _init_fn(_n)
+    R_FUNCTIONS[_n] = _r_function(_n, getattr(_nn, _n))
 R_FUNCTIONS.update({
     "nn_utils_clip_grad_norm_": _r_clip_norm,
     "nn_utils_clip_grad_value_": _r_clip_value,
