@@ -229,7 +229,7 @@ def RemainderBackward1(n, g, a, b):
 
 
 @op(operators=("__mod__",), samples=S.binary_div, names="unify")
-def remainder(self: Tensor, other: Any) -> Tensor:
+def remainder(self: Any, other: Any) -> Tensor:
     """a - floor(a / b) * b: the result has the sign of b (R's `%%`, Python's `%`)."""
     _no_integer_zero_division(_data(self), _data(other), "remainder")
     try:
@@ -313,7 +313,7 @@ def PowBackward2(n, g, base, b, result):
 
 
 @op(operators=("__pow__",), r_operators=("^",), samples=S.binary_pow, names="unify")
-def pow(self: Tensor, exponent: Any) -> Tensor:
+def pow(self: Any, exponent: Any) -> Tensor:
     if isinstance(self, Tensor) and not isinstance(exponent, Tensor):
         try:
             out = np.power(self.data, exponent)
@@ -698,9 +698,10 @@ def square(self: Tensor) -> Tensor:
 # ==========================================================================
 # Comparisons and logic (bool results, not differentiable)
 
-def _compare(ufunc: Callable, name: str, other: str = "Any") -> Callable:
-    """A comparison or logical op; `other`: its second operand's declared type (a
-    comparison's takes a number too, a logical op's a tensor only)."""
+def _compare(ufunc: Callable, name: str, self: str = "Tensor", other: str = "Any") -> Callable:
+    """A comparison, logical or bitwise op; `self`, `other`: its operands' declared
+    types (a comparison's second takes a number too, a logical op's a tensor only;
+    a bitwise op's first a number too)."""
     def compare(self: Tensor, other: Any) -> Tensor:
         try:
             return wrap(np.asanyarray(ufunc(_data(self), _data(other))))  # (meta stays)
@@ -711,7 +712,7 @@ def _compare(ufunc: Callable, name: str, other: str = "Any") -> Callable:
                 return NotImplemented  # `x == None` is False, as in PyTorch
             raise
     compare.__name__ = compare.__qualname__ = name
-    compare.__annotations__["other"] = other
+    compare.__annotations__.update(self=self, other=other)
     return compare
 
 
@@ -730,11 +731,11 @@ ne = op(operators=("__ne__",), r_operators=("!=",), **_cmp)(
     _compare(np.not_equal, "ne"))
 _logic = dict(samples=S.logical, differentiable=False, names="unify")
 logical_and = op(r_operators=("&",), **_logic)(
-    _compare(np.logical_and, "logical_and", "Tensor"))
+    _compare(np.logical_and, "logical_and", other="Tensor"))
 logical_or = op(r_operators=("|",), **_logic)(
-    _compare(np.logical_or, "logical_or", "Tensor"))
-bitwise_and = op(**_logic)(_compare(np.bitwise_and, "bitwise_and"))
-bitwise_or = op(**_logic)(_compare(np.bitwise_or, "bitwise_or"))
+    _compare(np.logical_or, "logical_or", other="Tensor"))
+bitwise_and = op(**_logic)(_compare(np.bitwise_and, "bitwise_and", self="Any"))
+bitwise_or = op(**_logic)(_compare(np.bitwise_or, "bitwise_or", self="Any"))
 
 
 @op(r_operators=("!",), samples=S.logical_unary, differentiable=False, names="keep")
@@ -1278,7 +1279,7 @@ def XlogyBackward2(n, g, a, b):
     return where(a.eq(0), 0.0, g * (-np.inf if b == 0 else np.nan)), None
 
 
-def xlogy(self: Tensor, other: Any) -> Tensor:
+def xlogy(self: Any, other: Any) -> Tensor:
     """self * log(other), 0 where self is 0 (unless other is NaN)."""
     def compute(a, b):
         return np.where((a == 0) & ~np.isnan(b), 0.0, a * np.log(b))
@@ -1310,7 +1311,7 @@ def copysign(self: Tensor, other: Any) -> Tensor:
 _declare(copysign, names="unify", samples=S.copysign)
 
 
-def float_power(self: Tensor, exponent: Any) -> Tensor:
+def float_power(self: Any, exponent: Any) -> Tensor:
     """pow in float64, whatever the operands' dtypes."""
     f64 = lambda v: v.double() if isinstance(v, Tensor) else float(v)  # noqa: E731
     return pow(f64(self), f64(exponent))
@@ -1513,8 +1514,8 @@ def heaviside(self: Tensor, values: Tensor) -> Tensor:
 _nd = dict(differentiable=False)
 _declare(nextafter, names="unify", samples=S.binary_float, **_nd)
 _declare(heaviside, names="unify", samples=S.heaviside, **_nd)
-bitwise_xor = op(**_logic)(_compare(np.bitwise_xor, "bitwise_xor"))
-logical_xor = op(**_logic)(_compare(np.logical_xor, "logical_xor", "Tensor"))
+bitwise_xor = op(**_logic)(_compare(np.bitwise_xor, "bitwise_xor", self="Any"))
+logical_xor = op(**_logic)(_compare(np.logical_xor, "logical_xor", other="Tensor"))
 for _fn in (bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor):
     op(_fn.__name__ + "_", function=False)(_inplace(_fn, _fn.__name__ + "_"))
 
