@@ -54,6 +54,8 @@ def _r_torch_types() -> dict[tuple[str, str], dict[str, set[str]]]:
 # bitwise_and's function (`torch___lshift__` bitwise_left_shift's...), whose `self`
 # takes a number too in R torch.
 SHARED = {(f"torch___{op}__", "self") for op in ("and", "or", "xor", "lshift", "rshift")}
+# R torch takes the list form under another name (`torch_atleast_1d(tensors =)`); ours in `self`.
+SHARED |= {(f"torch_atleast_{n}d", "self") for n in (1, 2, 3)}
 
 
 def _r_kind(types: set[str]) -> str | None:

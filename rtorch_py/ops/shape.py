@@ -732,18 +732,18 @@ def _each(tensors: Any, fn: Any) -> Any:
 
 
 @op(samples=S.atleast, forward="linear")
-def atleast_1d(self: Tensor) -> Any:
+def atleast_1d(self: Any) -> Any:
     return _each(self, lambda t: reshape(t, (1,)) if t.ndim == 0 else t)
 
 
 @op(samples=S.atleast, forward="linear")
-def atleast_2d(self: Tensor) -> Any:
+def atleast_2d(self: Any) -> Any:
     return _each(self, lambda t: reshape(t, (1, 1)) if t.ndim == 0 else
                  unsqueeze(t, 0) if t.ndim == 1 else t)
 
 
 @op(samples=S.atleast, forward="linear")
-def atleast_3d(self: Tensor) -> Any:
+def atleast_3d(self: Any) -> Any:
     def three(t: Tensor) -> Tensor:
         if t.ndim == 0:
             return reshape(t, (1, 1, 1))
