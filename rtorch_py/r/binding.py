@@ -94,7 +94,7 @@ def _scalar(v: Any, name: str, fn: str) -> Any:
     return v.item() if isinstance(v, Tensor) and v.numel() == 1 else v
 
 
-def _python_value(v: Any) -> Any:
+def python_value(v: Any) -> Any:
     """An R value as a Python one where no tensor is expected: vectors as tuples,
     one element as a number, whole doubles as ints, named lists as dicts."""
     if isinstance(v, np.ndarray):
@@ -106,7 +106,7 @@ def _python_value(v: Any) -> Any:
         names = v.names()
         if all(names):
             return dict(zip(names, v.values()))
-        return [_python_value(x) for x in v.values()]
+        return [python_value(x) for x in v.values()]
     if isinstance(v, float) and v.is_integer():
         return int(v)
     return v
@@ -115,9 +115,11 @@ def _python_value(v: Any) -> Any:
 CASTS: dict[str, Callable] = {"tensor": _tensor, "tensors": _tensors, "scalar": _scalar}
 
 # Types an argument of each kind takes as they are (the fast path's test).
-_AS_IS: dict[str | None, tuple] = {"tensor": (Tensor, type(None)), "tensors": (),
-                                   "scalar": (int, float, bool, type(None))}
-_AS_IS_VECTORS = (Tensor, int, bool, str, type(None))
+_AS_IS: dict[str | None, frozenset] = {
+    "tensor": frozenset({Tensor, type(None)}), "tensors": frozenset(),
+    "scalar": frozenset({int, float, bool, type(None)})}
+_AS_IS_VECTORS = frozenset({Tensor, int, bool, str, type(None)})
+_NOTHING: frozenset = frozenset()
 
 
 def _position(v: Any) -> Any:
@@ -184,6 +186,42 @@ def _run(fn: Callable, args: Any, kw: dict) -> Any:
         raise
 
 
+def _plan(params: list, facts: RFacts) -> tuple[dict, dict]:
+    """Per argument: its step from R's value to Python's, (value, ndim) -> value, and
+    the types it takes as they are (the fast path's test)."""
+    steps: dict[str, Callable] = {}
+    as_is: dict[str, frozenset] = {}
+    for p in params:
+        counted, k = facts.counted.get(p.name), kind(p.annotation)
+        if counted is not None:
+            steps[p.name], as_is[p.name] = COUNTED[counted], _NOTHING
+        elif k is not None:
+            steps[p.name] = lambda v, n, cast=CASTS[k], a=p.name: cast(v, a, facts.name)
+            as_is[p.name] = _AS_IS[k]
+        elif facts.vectors:
+            steps[p.name], as_is[p.name] = lambda v, n: python_value(v), _AS_IS_VECTORS
+    for name, how in facts.counted.items():  # (one a `**kw` takes: by name)
+        steps.setdefault(name, COUNTED[how])
+        as_is.setdefault(name, _NOTHING)
+    return steps, as_is
+
+
+def _in_r_form(out: Any, facts: RFacts) -> Any:
+    """A result as R gets it: positions 1-based, a named list, R's conventions."""
+    which = facts.returns_indices
+    which = which(out) if callable(which) else which
+    if which is True:
+        out = one_based.to_r(out)
+    elif which is not False and isinstance(out, (tuple, list)):
+        out = list(out)
+        out[which] = one_based.to_r(out[which])
+    if facts.result_names:
+        return NamedList(list(facts.result_names), list(out))
+    for convention in facts.results:
+        out = convention(out)
+    return out
+
+
 def r_callable(fn: Callable, facts: RFacts, match: matching.Matcher | None = None,
                declared_by: Callable | None = None) -> Callable:
     """`fn` as R calls it: its arguments matched as R does (with `match`, R torch's
@@ -191,36 +229,23 @@ def r_callable(fn: Callable, facts: RFacts, match: matching.Matcher | None = Non
     in R's form. `declared_by`: the function whose signature declares the arguments
     (default `fn`)."""
     params = list(inspect.signature(declared_by or fn).parameters.values())
-    names = [p.name for p in params]
-    var = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
-    steps: dict[str, Callable] = {}      # argument -> (value, ndim) -> value
-    as_is: dict[str, tuple] = {}
-    for p in params:
-        counted, k = facts.counted.get(p.name), kind(p.annotation)
-        if counted is not None:
-            steps[p.name], as_is[p.name] = COUNTED[counted], ()
-        elif k is not None:
-            cast, r = CASTS[k], facts.name
-            steps[p.name] = lambda v, n, cast=cast, a=p.name: cast(v, a, r)
-            as_is[p.name] = _AS_IS[k]
-        elif facts.vectors:
-            steps[p.name] = lambda v, n: _python_value(v)
-            as_is[p.name] = _AS_IS_VECTORS
+    steps, as_is = _plan(params, facts)
     plain_result = facts.returns_indices is False and not facts.result_names and \
         not facts.results
-    if not steps and plain_result and not facts.arguments and not facts.defaults:
+    fast = plain_result and not facts.arguments and not facts.defaults
+    if not steps and fast:
         return fn if match is None else matching.bind(facts.name, fn, declared_by or fn,
                                                       match.name.startswith("x$"))
     ndim_needed = any(facts.counted.get(n) in _NEEDS_NDIM for n in steps)
-    first = names[0]
+    first = params[0].name
+    var = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
                                                        p.POSITIONAL_OR_KEYWORD)]
     position = {n: i for i, n in enumerate(positional)}
-    # a step at each position, the last for any further (a `*more`'s)
-    at = [steps.get(n) for n in (*positional, var)]
-    fine = [as_is.get(n, (object,)) for n in (*positional, var)]
+    at = [steps.get(n) for n in (*positional, var)]  # (the last: for any further)
     last = len(at) - 1
-    fast = plain_result and not facts.arguments and not facts.defaults
+    # the fast path's test per position (None: any value), a `*more`'s repeated
+    fine = tuple(as_is.get(n) for n in (*positional, *[var] * (8 if var else 0)))
     least, most = (match.least, match.most) if match is not None else (0, 0)
 
     def translated(args: tuple, kw: dict) -> Any:
@@ -233,21 +258,11 @@ def r_callable(fn: Callable, facts: RFacts, match: matching.Matcher | None = Non
         args = [v if (step := at[min(i, last)]) is None else step(v, ndim)
                 for i, v in enumerate(args)]
         kw = {k: (steps[k](v, ndim) if k in steps else v) for k, v in kw.items()}
-        out = _run(fn, args, kw)
-        which = facts.returns_indices
-        which = which(out) if callable(which) else which
-        if which is True:
-            out = one_based.to_r(out)
-        elif which is not False and isinstance(out, (tuple, list)):
-            out = list(out)
-            out[which] = one_based.to_r(out[which])
-        if facts.result_names:
-            return NamedList(list(facts.result_names), list(out))
-        for convention in facts.results:
-            out = convention(out)
-        return out
+        return _in_r_form(_run(fn, args, kw), facts)
 
     def call(*args: Any, **kw: Any) -> Any:
+        if kw and facts.vectors and match is None:  # (R's `.weight` is Python's `_weight`)
+            kw = {matching.python_name(k): v for k, v in kw.items()}
         if match is not None:
             if kw or not least <= len(args) <= most:
                 args, kw = match(args, kw)  # (R torch's formals: R's matching)
@@ -257,18 +272,23 @@ def r_callable(fn: Callable, facts: RFacts, match: matching.Matcher | None = Non
             if extra:
                 raise matching.unused(facts.name, extra, tuple((n,) for n in positional))
             args = ()
-        if fast:
+        if fast and len(args) <= len(fine):
             # Fast path (labelled): every value one its argument takes as it is
             # (`x$mm(w)`, `x$sum()`, `x$clamp(min = 0)`): no translation
-            for i, v in enumerate(args):
-                if not isinstance(v, fine[min(i, last)]):
+            for v, ok in zip(args, fine):
+                if ok is not None and type(v) not in ok:
                     break
             else:
-                for k, v in kw.items():
-                    if k in steps and not isinstance(v, as_is[k]):
+                for k in kw:
+                    if k in steps and type(kw[k]) not in as_is[k]:
                         break
                 else:
-                    return _run(fn, args, kw)
+                    try:
+                        return fn(*args, **kw)
+                    except Exception as e:
+                        if hasattr(e, "one_based"):
+                            raise type(e)(e.one_based) from None
+                        raise
         return translated(args, kw)
     call.__name__ = call.__qualname__ = getattr(fn, "__name__", facts.name)
     call.__wrapped__ = declared_by or fn  # type: ignore[attr-defined] (its signature)

@@ -2,10 +2,11 @@
 
 For every op the R package gets `torch_<name>()` (functions), `x$<name>()`
 (methods), and its operators and group generics (`x * 2`, `exp(x)`,
-`sum(x)`), each a Python callable R calls through one `.External`. An op's
-declaration says which of its arguments are dims or positions: here they
-become 1-based (R's) on the way in, and returned positions 1-based on the way
-out. An op needing no translation is called as it is (no wrapper).
+`sum(x)`), each a Python callable R calls through one `.External`, bound by
+the one binder (binding.py) from the op's declaration: its annotations say
+what each argument takes from R, its dims and positions are 1-based in R (on
+the way in and, for returned positions, out). An op needing no translation is
+called as it is (no wrapper).
 """
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..creation import _check_device
-from ..function import NamedList
 from ..ops import REGISTRY, OpSpec
 from ..ops.out_forms import out_form, out_name
 from ..sparse import strided_only
