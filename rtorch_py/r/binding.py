@@ -38,6 +38,18 @@ def kind(annotation: Any) -> str | None:
     return KINDS.get(text)
 
 
+# The R-only facts an op's declaration may give (`@op(r_math=("exp",))`: OpSpec.r),
+# with their defaults: R operators (with fixed arguments), Math and Summary group
+# generics, an invisible result, the result's names, conventions (tables.py).
+R_FACTS: dict[str, Any] = {"r_operators": {}, "r_math": (), "r_summary": (), "invisible": False,
+                           "r_result_names": (), "r_conventions": ()}
+
+
+def r_fact(spec: Any, name: str) -> Any:
+    """An op's R fact `name` (a key of R_FACTS), as declared or by default."""
+    return spec.r.get(name, R_FACTS[name])
+
+
 @dataclass(frozen=True)
 class RFacts:
     """What R's side of a function needs beyond its Python signature."""

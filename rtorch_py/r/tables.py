@@ -22,6 +22,7 @@ from ..ops.out_forms import out_form, out_name
 from ..sparse import strided_only
 from ..tensor import Tensor, wrap
 from . import binding, extensions, matching, tensor_api
+from .binding import R_FACTS, r_fact
 from .convert import _r_tensor, _tensor_of
 
 def _sizes_convention(args: list, kw: dict) -> tuple:
@@ -76,7 +77,7 @@ def _number_of(v: Any) -> Any:
     return v
 
 
-# R-only argument conventions an op's declaration names (OpSpec.r_conventions).
+# R-only argument conventions an op's declaration names (an op's "r_conventions").
 CONVENTIONS: dict[str, Callable] = {"sizes": _sizes_convention,
                                     "creation_options": _options_convention,
                                     "inclusive_end": _inclusive_end_convention}
@@ -115,9 +116,9 @@ def facts(spec: OpSpec, method: bool = False) -> binding.RFacts:
                **dict.fromkeys(spec.indices, "position")}
     return binding.RFacts(
         f"x${spec.name}" if method else spec.function_name, counted, spec.returns_indices,
-        tuple(spec.r_result_names),
-        tuple(CONVENTIONS[c] for c in spec.r_conventions if c in CONVENTIONS),
-        tuple(RESULT_CONVENTIONS[c] for c in spec.r_conventions if c in RESULT_CONVENTIONS))
+        tuple(r_fact(spec, "r_result_names")),
+        tuple(CONVENTIONS[c] for c in r_fact(spec, "r_conventions") if c in CONVENTIONS),
+        tuple(RESULT_CONVENTIONS[c] for c in r_fact(spec, "r_conventions") if c in RESULT_CONVENTIONS))
 
 
 def r_callable(spec: OpSpec, match: matching.Matcher | None = None,
@@ -125,7 +126,7 @@ def r_callable(spec: OpSpec, match: matching.Matcher | None = None,
     """The op as R calls it (the one binder, rtorch_py.r.binding); with `match`, under
     R torch's formals (rtorch_py.formals), matched as R does first."""
     fn = spec.fn
-    for c in spec.r_conventions:  # (wrappers take the op's own arguments)
+    for c in r_fact(spec, "r_conventions"):  # (wrappers take the op's own arguments)
         fn = WRAPPERS[c](fn) if c in WRAPPERS else fn
     return binding.r_callable(fn, facts(spec, method), match, declared_by=spec.fn)
 
@@ -163,7 +164,10 @@ def build() -> dict[str, dict]:
     direct: dict[str, tuple] = {}
     outs: dict[str, Callable] = {}
     for spec in REGISTRY.values():
-        for sym, fixed in spec.r_operators.items():
+        if set(spec.r) - set(R_FACTS):
+            raise RuntimeError(f"op {spec.name!r} declares R facts no one reads: "
+                               f"{sorted(set(spec.r) - set(R_FACTS))}")
+        for sym, fixed in r_fact(spec, "r_operators").items():
             if sym.startswith("unary "):
                 unary[sym[len("unary "):]] = spec.fn
             elif sym == "!":
@@ -180,9 +184,9 @@ def build() -> dict[str, dict]:
         if spec.method:
             match = matching.matcher(spec.name, spec.fn, method=True)
             methods[spec.name] = r_callable(spec, match, method=True)
-        for g in spec.r_math:
+        for g in r_fact(spec, "r_math"):
             math[g] = _log if g == "log" else spec.fn
-        for g in spec.r_summary:
+        for g in r_fact(spec, "r_summary"):
             summary[g] = r_fn
     for sym, (spec, fixed) in direct.items():
         binary[sym] = _operator(spec, fixed)
@@ -200,10 +204,10 @@ def build() -> dict[str, dict]:
 
 def invisible() -> dict[str, set]:
     """What R returns invisibly."""
-    ops = {s.name for s in REGISTRY.values() if s.invisible}
+    ops = {s.name for s in REGISTRY.values() if r_fact(s, "invisible")}
     return {"INVISIBLE_METHODS": ops | tensor_api.INVISIBLE_METHODS,
             "INVISIBLE_FUNCTIONS": {s.function_name for s in REGISTRY.values()
-                                    if s.invisible and s.function} |
+                                    if r_fact(s, "invisible") and s.function} |
             tensor_api.INVISIBLE_FUNCTIONS}
 
 
