@@ -8,7 +8,7 @@ torch's (its argument types, read from libtorch's schema):
   float32, integers int64, logicals bool); `Sequence[Tensor]` a list, named or
   not, of such values; `float` (a Scalar) a number or a one-element tensor;
   anything else is passed on as given;
-- the R-only facts (`RFacts`, from the op's declaration or `@r_formals`) say
+- the R-only facts (`RFacts`, from the op's declaration or `@r_counted`) say
   which arguments R counts from 1 (dims, positions, class labels) and what the
   result looks like in R.
 
