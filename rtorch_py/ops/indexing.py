@@ -234,7 +234,8 @@ def IndexPutBackward0(n, g, key, vshape):
 
 
 @op(operators=("__setitem__",), indices=("indices",), samples=S.inplace, invisible=True)
-def index_put_(self: Tensor, indices: Any, values: Tensor, accumulate: builtins.bool = False) -> Tensor:
+def index_put_(self: Tensor, indices: Any, values: Tensor,
+                accumulate: builtins.bool = False) -> Tensor:
     """`x[indices] = values` in place (added up with accumulate), recorded for autograd."""
     return _index_put(self, indices, values, accumulate, inplace=True)
 
@@ -652,7 +653,8 @@ def IndexPutAccumulateBackward(n, g, key):
 
 
 @op(indices=("indices",), samples=S.index_put)
-def index_put(self: Tensor, indices: Any, values: Tensor, accumulate: builtins.bool = False) -> Tensor:
+def index_put(self: Tensor, indices: Any, values: Tensor,
+              accumulate: builtins.bool = False) -> Tensor:
     return _index_put(self, indices, values, accumulate, inplace=False)
 
 

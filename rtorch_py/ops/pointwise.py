@@ -698,8 +698,9 @@ def square(self: Tensor) -> Tensor:
 # ==========================================================================
 # Comparisons and logic (bool results, not differentiable)
 
-def _compare(ufunc: Callable, name: str, self: str = "Tensor", other: str = "Any") -> Callable:
-    """A comparison, logical or bitwise op; `self`, `other`: its operands' declared
+def _compare(ufunc: Callable, name: str, self_type: str = "Tensor",
+             other_type: str = "Any") -> Callable:
+    """A comparison, logical or bitwise op; `self_type`, `other_type`: its operands' declared
     types (a comparison's second takes a number too, a logical op's a tensor only;
     a bitwise op's first a number too)."""
     def compare(self: Tensor, other: Any) -> Tensor:
@@ -712,7 +713,7 @@ def _compare(ufunc: Callable, name: str, self: str = "Tensor", other: str = "Any
                 return NotImplemented  # `x == None` is False, as in PyTorch
             raise
     compare.__name__ = compare.__qualname__ = name
-    compare.__annotations__.update(self=self, other=other)
+    compare.__annotations__.update(self=self_type, other=other_type)
     return compare
 
 
@@ -731,11 +732,11 @@ ne = op(operators=("__ne__",), r_operators=("!=",), **_cmp)(
     _compare(np.not_equal, "ne"))
 _logic = dict(samples=S.logical, differentiable=False, names="unify")
 logical_and = op(r_operators=("&",), **_logic)(
-    _compare(np.logical_and, "logical_and", other="Tensor"))
+    _compare(np.logical_and, "logical_and", other_type="Tensor"))
 logical_or = op(r_operators=("|",), **_logic)(
-    _compare(np.logical_or, "logical_or", other="Tensor"))
-bitwise_and = op(**_logic)(_compare(np.bitwise_and, "bitwise_and", self="Any"))
-bitwise_or = op(**_logic)(_compare(np.bitwise_or, "bitwise_or", self="Any"))
+    _compare(np.logical_or, "logical_or", other_type="Tensor"))
+bitwise_and = op(**_logic)(_compare(np.bitwise_and, "bitwise_and", self_type="Any"))
+bitwise_or = op(**_logic)(_compare(np.bitwise_or, "bitwise_or", self_type="Any"))
 
 
 @op(r_operators=("!",), samples=S.logical_unary, differentiable=False, names="keep")
@@ -1514,8 +1515,8 @@ def heaviside(self: Tensor, values: Tensor) -> Tensor:
 _nd = dict(differentiable=False)
 _declare(nextafter, names="unify", samples=S.binary_float, **_nd)
 _declare(heaviside, names="unify", samples=S.heaviside, **_nd)
-bitwise_xor = op(**_logic)(_compare(np.bitwise_xor, "bitwise_xor", self="Any"))
-logical_xor = op(**_logic)(_compare(np.logical_xor, "logical_xor", other="Tensor"))
+bitwise_xor = op(**_logic)(_compare(np.bitwise_xor, "bitwise_xor", self_type="Any"))
+logical_xor = op(**_logic)(_compare(np.logical_xor, "logical_xor", other_type="Tensor"))
 for _fn in (bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor):
     op(_fn.__name__ + "_", function=False)(_inplace(_fn, _fn.__name__ + "_"))
 

@@ -507,7 +507,8 @@ def bucketize(self: Any, boundaries: Tensor, out_int32: bool = False,
 
 @op(samples=S.searchsorted, method=False, differentiable=False)
 def searchsorted(sorted_sequence: Tensor, self: Any, out_int32: bool = False,
-                 right: bool = False, side: str | None = None, sorter: Tensor | None = None) -> Tensor:
+                 right: bool = False, side: str | None = None,
+                 sorter: Tensor | None = None) -> Tensor:
     """Where each value would be inserted in the (last dim of the) sorted sequence."""
     if side is not None:
         if side not in ("left", "right"):

@@ -128,8 +128,9 @@ def nn_forward(module: Module, *args: Any, **kwargs: Any) -> Any:
     pos, shift = _FORWARD_TARGETS.get(name, (None, None))
     if pos is not None and len(args) > pos:
         args = args[:pos] + (shift(args[pos]),) + args[pos + 1:]
-    args = tuple(binding.python_value(a) if not isinstance(a, Tensor) else a for a in args)
-    kwargs = {k: binding.python_value(v) if not isinstance(v, Tensor) else v for k, v in kwargs.items()}
+    value = binding.python_value
+    args = tuple(value(a) if not isinstance(a, Tensor) else a for a in args)
+    kwargs = {k: value(v) if not isinstance(v, Tensor) else v for k, v in kwargs.items()}
     try:
         out = module(*args, **kwargs)
     except Exception as e:

@@ -114,11 +114,12 @@ def facts(spec: OpSpec, method: bool = False) -> binding.RFacts:
     counted = {**dict.fromkeys(spec.dims, "dim"), **dict.fromkeys(spec.new_dims, "new_dim"),
                **dict.fromkeys(spec.dim_lists, "dim_lists"),
                **dict.fromkeys(spec.indices, "position")}
+    conventions = r_fact(spec, "r_conventions")
     return binding.RFacts(
         f"x${spec.name}" if method else spec.function_name, counted, spec.returns_indices,
         tuple(r_fact(spec, "r_result_names")),
-        tuple(CONVENTIONS[c] for c in r_fact(spec, "r_conventions") if c in CONVENTIONS),
-        tuple(RESULT_CONVENTIONS[c] for c in r_fact(spec, "r_conventions") if c in RESULT_CONVENTIONS))
+        tuple(CONVENTIONS[c] for c in conventions if c in CONVENTIONS),
+        tuple(RESULT_CONVENTIONS[c] for c in conventions if c in RESULT_CONVENTIONS))
 
 
 def r_callable(spec: OpSpec, match: matching.Matcher | None = None,
