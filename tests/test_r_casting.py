@@ -132,3 +132,18 @@ def test_r_forms_cast_as_r_torch(r_results: dict) -> None:
     wrong = [f"{fn}: {form}: {msg}" for fn, forms in r_results.items()
              for form, msg in forms.items() if msg]
     assert not wrong, "\n".join(wrong)
+
+
+def test_labels_given_as_r_vectors_are_counted_from_1() -> None:
+    """An `nnf_*` function's class labels (`@r_counted`) as an R integer vector: the
+    tensor torch_tensor() makes of it, then 0-based — the same as that tensor given."""
+    import rtorch_py as rt
+    functions = tables.build()["FUNCTIONS"]
+    x = rt.torch_randn(3, 2)
+    r_vector = np.array([1, 2, 1], dtype=np.int32)  # (what the bridge makes of c(1L, 2L, 1L))
+    for name in ("nnf_cross_entropy", "nnf_nll_loss"):
+        given = functions[name](x, r_vector)
+        canonical = functions[name](x, rt.torch_tensor(r_vector.astype(np.int64)))
+        np.testing.assert_array_equal(given.data, canonical.data)
+    np.testing.assert_array_equal(functions["nnf_one_hot"](r_vector).data,
+                                  np.eye(2, dtype=np.int64)[[0, 1, 0]])

@@ -205,7 +205,12 @@ def _plan(params: list, facts: RFacts) -> tuple[dict, dict]:
     as_is: dict[str, frozenset] = {}
     for p in params:
         counted, k = facts.counted.get(p.name), kind(p.annotation)
-        if counted is not None:
+        if counted is not None and k == "tensor" and "label" in counted:
+            # class labels given as an R vector: the tensor torch_tensor() makes, counted
+            steps[p.name] = lambda v, n, count=COUNTED[counted], a=p.name: \
+                count(_tensor(v, a, facts.name), n)
+            as_is[p.name] = _NOTHING
+        elif counted is not None:
             steps[p.name], as_is[p.name] = COUNTED[counted], _NOTHING
         elif k is not None:
             steps[p.name] = lambda v, n, cast=CASTS[k], a=p.name: cast(v, a, facts.name)
