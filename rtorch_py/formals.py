@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, TypeVar
 
-__all__ = ["r_formals", "declared", "python_names", "parse", "NO_DEFAULT"]
+__all__ = ["r_formals", "r_counted", "declared", "counted", "python_names", "parse",
+           "NO_DEFAULT"]
 
 NO_DEFAULT = None  # a formal without a default: ("name", NO_DEFAULT, False)
 Formal = tuple  # (name, default, has_default); an expression default is ("expr", text)
@@ -93,6 +94,27 @@ def r_formals(text: str, *, method: str | None = None,
         fn.__r_formals__ = formals  # type: ignore[attr-defined]
         return fn
     return declare
+
+
+def r_counted(**how: str) -> Callable[[F], F]:
+    """Declare the arguments of the decorated function that R counts from 1, and
+    how: `@r_counted(target="label", ignore_index="ignore_label", dim="dim")`
+    (the kinds: rtorch_py.r.binding.COUNTED). R gives them 1-based; a label left
+    out takes its declared default as R's."""
+    def declare(fn: F) -> F:
+        fn.__r_counted__ = dict(how)  # type: ignore[attr-defined]
+        return fn
+    return declare
+
+
+def counted(fn: Any) -> dict[str, str]:
+    """The arguments of `fn` (or a function it wraps) that R counts from 1, and how."""
+    while fn is not None:
+        found = getattr(fn, "__r_counted__", None)
+        if found is not None:
+            return found
+        fn = getattr(fn, "__wrapped__", None)
+    return {}
 
 
 def _declaration(fn: Any) -> dict | None:

@@ -18,6 +18,7 @@ import rtorch_py as rt  # noqa: E402
 from op_cases import bound_arguments, cases, materialize  # noqa: E402
 from rtorch_py import r as rbridge  # noqa: E402
 from rtorch_py.formals import declared  # noqa: E402
+from rtorch_py.r.binding import r_fact  # noqa: E402
 from rtorch_py.r.tables import RESULT_CONVENTIONS, WRAPPERS  # noqa: E402
 
 
@@ -86,7 +87,7 @@ def main() -> None:
             tensors = [rt.torch_tensor(a.copy()) for a in arrays]
             args, kwargs = rebuild(tensors)
             python_form = spec.fn
-            for c in spec.r_conventions:  # libtorch's form where R torch has it
+            for c in r_fact(spec, "r_conventions"):  # libtorch's form where R torch has it
                 python_form = WRAPPERS[c](python_form) if c in WRAPPERS else python_form
             expected = python_form(*args, **kwargs)
             # as the sample gives them: by position, then by name (R torch's names)
@@ -123,7 +124,7 @@ def main() -> None:
                 got = [zero_based(g) for g in got] if isinstance(got, list) else zero_based(got)
             elif which is not False and isinstance(got, list):
                 got[which] = zero_based(got[which])
-            shaped = [RESULT_CONVENTIONS[c] for c in spec.r_conventions
+            shaped = [RESULT_CONVENTIONS[c] for c in r_fact(spec, "r_conventions")
                       if c in RESULT_CONVENTIONS]
             if shaped:  # an R-only form of the result (a shape as a numeric vector)
                 for convention in shaped:
@@ -131,8 +132,8 @@ def main() -> None:
                 np.testing.assert_array_equal(np.asarray(got).reshape(-1), expected)
                 out[case.id] = {"ok": True, "error": ""}
                 continue
-            if spec.r_result_names:  # a named list in R
-                assert got.names() == list(spec.r_result_names), got.names()
+            if r_fact(spec, "r_result_names"):  # a named list in R
+                assert got.names() == list(r_fact(spec, "r_result_names")), got.names()
                 got = got.values()
             exp = expected if isinstance(expected, (list, tuple)) else [expected]
             got = got if isinstance(got, list) else [got]

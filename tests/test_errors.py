@@ -1567,3 +1567,20 @@ def test_e79_constraint_checks(state):
     with fails(NotImplementedError, r"check\(\) is not implemented for this constraint"):
         distributions.Constraint().check(rt.torch_ones(2))
     state.check()
+
+
+# E80 R values an argument's declared type refuses (R only: rtorch_py.r.binding)
+
+def test_e80_an_r_value_an_argument_cannot_take(state):
+    from rtorch_py.r import tables
+    table = tables.build()
+    x = rt.torch_randn(3)
+    with fails(TypeError, r"torch_maximum\(\): `other` must be a tensor \(or an R number",
+               r"not a character string"):
+        table["FUNCTIONS"]["torch_maximum"](x, "0")
+    with fails(TypeError, r"torch_stack\(\): `tensors` must be a list of tensors, not a "
+               r"character string"):
+        table["FUNCTIONS"]["torch_stack"]("a")
+    with fails(TypeError, r"torch_stack\(\): `tensors\[\[2\]\]` must be a tensor"):
+        table["FUNCTIONS"]["torch_stack"]([x, "a"])
+    state.check()

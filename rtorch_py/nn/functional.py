@@ -17,7 +17,7 @@ from .. import autograd as _ag
 from .. import creation as _cr
 from .. import ops as _ops
 from ..meta import MetaArray
-from ..formals import r_formals
+from ..formals import r_counted, r_formals
 from ..random import default_generator
 from ..random import nn as random_nn
 from ..tensor import Tensor, traceable, wrap
@@ -209,19 +209,23 @@ def nnf_prelu(input: Tensor, weight: Tensor) -> Tensor:
     return _act.prelu(input, weight)
 
 
+@r_counted(dim="dim")
 def nnf_glu(input: Tensor, dim: int = -1) -> Tensor:
     a, b = input.chunk(2, dim)
     return a * b.sigmoid()
 
 
+@r_counted(dim="dim")
 def nnf_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     return input.softmax(dim) if dtype is None else input.to(dtype=dtype).softmax(dim)
 
 
+@r_counted(dim="dim")
 def nnf_softmin(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     return nnf_softmax(-input, dim, dtype)
 
 
+@r_counted(dim="dim")
 @r_formals("input, dim = NULL, dtype = NULL")
 def nnf_log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     return input.log_softmax(dim) if dtype is None else input.to(dtype=dtype).log_softmax(dim)
@@ -402,6 +406,7 @@ def _class_dim_last(x: Tensor) -> Tensor:
     return x.permute(*perm).reshape(-1, x.shape[1])
 
 
+@r_counted(target="label", ignore_index="ignore_label")
 @autocast_policy("nll_loss")
 def nnf_nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
                  ignore_index: int = -100, reduction: str = "mean") -> Tensor:
@@ -414,6 +419,7 @@ def nnf_nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return _nn_ops.nll_loss(logp, target, weight, ignore_index, reduction)
 
 
+@r_counted(target="label", ignore_index="ignore_label")
 @autocast_policy("cross_entropy")
 @r_formals("input, target, weight = NULL, ignore_index = -100, "
            "reduction = c('mean', 'sum', 'none')")
@@ -514,6 +520,7 @@ def nnf_soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean")
     return _reduce(_log1p_exp(-target * input), reduction)
 
 
+@r_counted(dim="dim")
 def nnf_cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     return _dist.cosine_similarity(x1, x2, dim, eps)
 
@@ -581,6 +588,7 @@ def nnf_multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tenso
     return _reduce(loss.mean(dim=-1), reduction)
 
 
+@r_counted(target="end_marked_labels")
 @autocast_policy("multilabel_margin_loss")
 def nnf_multilabel_margin_loss(input: Tensor, target: Tensor,
                                reduction: str = "mean") -> Tensor:
@@ -632,10 +640,12 @@ def nnf_area_under_min_fpr_fnr(input: Tensor, target: Tensor) -> Tensor:
     return (wrap(low) * (uniq[1:] - uniq[:-1])).sum()
 
 
+@r_counted(dim="dim")
 def nnf_contrib_sparsemax(input: Tensor, dim: int = -1) -> Tensor:
     return _nn_ops.sparsemax(input, dim)
 
 
+@r_counted(target="label")
 def nnf_multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
                           weight: Tensor | None = None, reduction: str = "mean") -> Tensor:
     return _nn_ops.multi_margin_loss(input, target, p, margin, weight, reduction)
@@ -711,6 +721,7 @@ def nnf_instance_norm(input: Tensor, running_mean: Tensor | None = None,
     return out
 
 
+@r_counted(dim="dim")
 def nnf_normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
                   out: Tensor | None = None) -> Tensor:
     """`out`: the tensor to write the result into (returned)."""
@@ -723,6 +734,7 @@ def nnf_normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-1
 # Embedding, one-hot, shape helpers
 
 
+@r_counted(input="label", padding_idx="label")
 def nnf_embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
                   max_norm: float | None = None, norm_type: float = 2.0,
                   scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
@@ -749,6 +761,7 @@ def _renorm_rows(weight: Tensor, idx: np.ndarray, max_norm: float, norm_type: fl
         weight.data[rows] = (w * scale[:, None]).astype(weight.data.dtype)
 
 
+@r_counted(input="label", padding_idx="label")
 def nnf_embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
                       max_norm: float | None = None, norm_type: float = 2.0,
                       scale_grad_by_freq: bool = False, mode: str = "mean",
@@ -800,6 +813,7 @@ def nnf_embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = No
     return _ops.stack(outs, 0)
 
 
+@r_counted(tensor="label")
 def nnf_one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return _nn_ops.one_hot(tensor, num_classes)
 
@@ -1065,6 +1079,7 @@ def _unpool_args(kernel_size: Any, stride: Any, padding: Any, nd: int) -> tuple:
     return k, s, _K._tuple(padding, nd)
 
 
+@r_counted(indices="label")
 def nnf_max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                      padding: Any = 0, output_size: Any = None) -> Tensor:
     """As R torch's: unpooled as 2-d planes of width 1, (N, C, L, 1) (R torch's
@@ -1074,12 +1089,14 @@ def nnf_max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: A
     return _pool.max_unpool2d(input.unsqueeze(2), indices.unsqueeze(2), size)
 
 
+@r_counted(indices="label")
 def nnf_max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                      padding: Any = 0, output_size: Any = None) -> Tensor:
     k, s, p = _unpool_args(kernel_size, stride, padding, 2)
     return _pool.max_unpool2d(input, indices, _unpool_size(input, k, s, p, output_size))
 
 
+@r_counted(indices="label")
 def nnf_max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                      padding: Any = 0, output_size: Any = None) -> Tensor:
     k, s, p = _unpool_args(kernel_size, stride, padding, 3)
@@ -1151,6 +1168,7 @@ def nnf_local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta:
     return input / (div * alpha + k) ** beta
 
 
+@r_counted(dim="dim")
 def nnf_gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False,
                        dim: int = -1) -> Tensor:
     """softmax((logits + g) / tau) with g the log of Exp(1) draws, as R torch
@@ -1166,10 +1184,12 @@ def nnf_gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False,
     return y_hard - y_soft.detach() + y_soft
 
 
+@r_counted(start_dim="dim", end_dim="dim")
 def nnf_flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return input.flatten(start_dim, end_dim)
 
 
+@r_counted(dim="dim")
 def nnf_unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     d = dim % input.ndim
     shape = tuple(input.shape[:d]) + tuple(int(s) for s in sizes) + tuple(input.shape[d + 1:])

@@ -36,7 +36,7 @@ def ToCopyBackward0(n, g):
 
 
 @op(function=False, names="keep", forward="linear")
-def to(self: Tensor, dtype: Any = None, device: Any = None, other: Any = None,
+def to(self: Tensor, dtype: Any = None, device: Any = None, other: Tensor = None,
        non_blocking: bool = False, copy: bool = False, memory_format: Any = None) -> Tensor:
     """To another dtype (or `other`'s dtype; a tensor as the first argument
     means `other`, as in PyTorch). The device can only be the CPU; memory
@@ -156,7 +156,7 @@ def CopyBackwards(n, g):
 
 
 @op(function=False)
-def copy_(self: Tensor, src: Any) -> Tensor:
+def copy_(self: Tensor, src: Tensor) -> Tensor:
     s = src if isinstance(src, Tensor) else None
     _check_inplace(self, s)
     if QPARAMS in self.__dict__ and s is not None and QPARAMS in s.__dict__:

@@ -160,8 +160,10 @@ def op(name: str | None = None, *, r_operators: Any = (), **fields: Any) -> Call
     calls the op's operators).
 
     `r_operators` may name R operators (`("+",)`), or map each to fixed
-    arguments (`{"%/%": {"rounding_mode": "trunc"}}`)."""
-    fixed = dict(r_operators) if isinstance(r_operators, dict) else \
+    arguments (`{"%/%": {"rounding_mode": "trunc"}}`); it and the other R-only
+    facts (`r_*`, `invisible`) go to OpSpec.r, which only rtorch_py.r reads."""
+    r = {k: fields.pop(k) for k in [k for k in fields if k.startswith("r_") or k == "invisible"]}
+    r["r_operators"] = dict(r_operators) if isinstance(r_operators, dict) else \
         {o: {} for o in r_operators}
 
     def declare(fn: Callable) -> Callable:
@@ -170,7 +172,7 @@ def op(name: str | None = None, *, r_operators: Any = (), **fields: Any) -> Call
         operator = None
         if fields.get("operators") or key.startswith("__"):
             operator = operator_function(d, fields.get("operators", ()) or (key,))
-        register(OpSpec(key, public_function(d), fn, operator=operator, r_operators=fixed,
+        register(OpSpec(key, public_function(d), fn, operator=operator, r=r,
                         layouts=d.layouts, **fields))
         return fn
     return declare

@@ -82,7 +82,7 @@ def _where_jvp(p: dict, t: dict, result: Tensor) -> Any:
 # where(condition) alone gives positions (1-based in R, as R torch gives them)
 @op(method=False, samples=S.where, returns_indices=lambda out: isinstance(out, (list, tuple)),
     forward=_where_jvp)
-def where(condition: Any, self: Any = None, other: Any = None) -> Any:
+def where(condition: Tensor, self: Any = None, other: Any = None) -> Any:
     if self is None and other is None:  # where(condition): the positions, one tensor a dim
         return nonzero(_as_tensor(condition), as_list=True)
     if self is None or other is None:
@@ -122,7 +122,7 @@ def MaskedFillBackward1(n, g, mask, vshape):
 
 
 @op(samples=S.masked_fill, names="keep")
-def masked_fill(self: Tensor, mask: Any, value: Any) -> Tensor:
+def masked_fill(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     m = _bool_mask(mask, "masked_fill")
     v = _fill_value(value, "masked_fill")
     try:  # out of place, tensor and mask broadcast together (as in PyTorch)
@@ -234,7 +234,8 @@ def IndexPutBackward0(n, g, key, vshape):
 
 
 @op(operators=("__setitem__",), indices=("indices",), samples=S.inplace, invisible=True)
-def index_put_(self: Tensor, indices: Any, values: Any, accumulate: builtins.bool = False) -> Tensor:
+def index_put_(self: Tensor, indices: Any, values: Tensor,
+                accumulate: builtins.bool = False) -> Tensor:
     """`x[indices] = values` in place (added up with accumulate), recorded for autograd."""
     return _index_put(self, indices, values, accumulate, inplace=True)
 
@@ -275,7 +276,7 @@ def _index_put(self: Tensor, indices: Any, values: Any, accumulate: Any, inplace
 
 
 @op(function=False)
-def masked_fill_(self: Tensor, mask: Any, value: Any) -> Tensor:
+def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     m = _bool_mask(mask, "masked_fill_")
     v = _fill_value(value, "masked_fill_")
     t = value if isinstance(value, Tensor) else None
@@ -358,7 +359,7 @@ def index_select_args(self: Tensor, dim: int, index: Any) -> tuple:
 
 
 @op(dims=("dim",), indices=("index",), samples=S.index_select, names="keep", forward="linear")
-def index_select(self: Tensor, dim: int, index: Any) -> Tensor:
+def index_select(self: Tensor, dim: int, index: Tensor) -> Tensor:
     d, idx = index_select_args(self, dim, index)
     out = np.take(self.data, idx, axis=d) if self.ndim else self.data.reshape(1)[idx].reshape(
         np.shape(_data(index)))
@@ -373,7 +374,7 @@ def TakeBackward0(n, g, shape, idx):
 
 
 @op(indices=("index",), samples=S.take, forward="linear")
-def take(self: Tensor, index: Any) -> Tensor:
+def take(self: Tensor, index: Tensor) -> Tensor:
     idx = _int_index(index, "take")
     size = self.numel()
     _check_bounds(idx, size, 0, "take", negative=True)
@@ -411,17 +412,17 @@ def _put(self: Tensor, index: Any, source: Any, accumulate: bool, op_name: str) 
 
 
 @op(function=False, indices=("index",), samples=S.put)
-def put(self: Tensor, index: Any, source: Any, accumulate: bool = False) -> Tensor:
+def put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     return record(*_put(self, index, source, accumulate, "put"))
 
 
 @op(function=False, indices=("index",), samples=S.inplace, invisible=True)
-def put_(self: Tensor, index: Any, source: Any, accumulate: bool = False) -> Tensor:
+def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     return _write_inplace(self, *_put(self, index, source, accumulate, "put_"))
 
 
 @op(dims=("dim",), indices=("indices",), samples=S.take_along_dim, forward="linear")
-def take_along_dim(self: Tensor, indices: Any, dim: int | None = None) -> Tensor:
+def take_along_dim(self: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     idx = indices if isinstance(indices, Tensor) else wrap(_int_index(indices, "take_along_dim"))
     if dim is None:
         return gather(self.reshape(-1), 0, idx.reshape(-1))
@@ -510,14 +511,14 @@ def needs_grad_any(*ts: Any) -> builtins.bool:
 
 
 @op(dims=("dim",), indices=("index",), samples=S.scatter)
-def scatter(self: Tensor, dim: int, index: Any, src: Any = None, value: Any = None,
+def scatter(self: Tensor, dim: int, index: Tensor, src: Tensor = None, value: Any = None,
             reduce: str | None = None) -> Tensor:
     out, fn, inputs, saved = _scatter(self, dim, index, src, value, reduce, "scatter")
     return record(out, fn, inputs, saved)
 
 
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
-def scatter_(self: Tensor, dim: int, index: Any, src: Any = None, value: Any = None,
+def scatter_(self: Tensor, dim: int, index: Tensor, src: Tensor = None, value: Any = None,
              reduce: str | None = None) -> Tensor:
     out, fn, inputs, saved = _scatter(self, dim, index, src, value, reduce, "scatter_")
     return _write_inplace(self, out, fn, inputs, saved)
@@ -540,13 +541,13 @@ def _scatter_add(self: Tensor, dim: int, index: Any, src: Any, op_name: str) -> 
 
 
 @op(dims=("dim",), indices=("index",), samples=S.scatter_add)
-def scatter_add(self: Tensor, dim: int, index: Any, src: Any) -> Tensor:
+def scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     out, fn, inputs, saved = _scatter_add(self, dim, index, src, "scatter_add")
     return record(out, fn, inputs, saved)
 
 
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
-def scatter_add_(self: Tensor, dim: int, index: Any, src: Any) -> Tensor:
+def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     out, fn, inputs, saved = _scatter_add(self, dim, index, src, "scatter_add_")
     return _write_inplace(self, out, fn, inputs, saved)
 
@@ -591,12 +592,12 @@ def _index_add(self: Tensor, dim: int, index: Any, source: Any, alpha: Any, op_n
 
 
 @op(dims=("dim",), indices=("index",), samples=S.index_add, forward="linear")
-def index_add(self: Tensor, dim: int, index: Any, source: Any, alpha: float = 1) -> Tensor:
+def index_add(self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: float = 1) -> Tensor:
     return record(*_index_add(self, dim, index, source, alpha, "index_add"))
 
 
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
-def index_add_(self: Tensor, dim: int, index: Any, source: Any, alpha: float = 1) -> Tensor:
+def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: float = 1) -> Tensor:
     return _write_inplace(self, *_index_add(self, dim, index, source, alpha, "index_add_"))
 
 
@@ -615,12 +616,12 @@ def _index_copy(self: Tensor, dim: int, index: Any, source: Any, op_name: str) -
 
 
 @op(dims=("dim",), indices=("index",), samples=S.index_copy, forward="linear")
-def index_copy(self: Tensor, dim: int, index: Any, source: Any) -> Tensor:
+def index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     return record(*_index_copy(self, dim, index, source, "index_copy"))
 
 
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
-def index_copy_(self: Tensor, dim: int, index: Any, source: Any) -> Tensor:
+def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     return _write_inplace(self, *_index_copy(self, dim, index, source, "index_copy_"))
 
 
@@ -637,12 +638,12 @@ def _index_fill(self: Tensor, dim: int, index: Any, value: Any, op_name: str) ->
 
 
 @op(dims=("dim",), indices=("index",), samples=S.index_fill, names="keep")
-def index_fill(self: Tensor, dim: int, index: Any, value: Any) -> Tensor:
+def index_fill(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     return record(*_index_fill(self, dim, index, value, "index_fill"))
 
 
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
-def index_fill_(self: Tensor, dim: int, index: Any, value: Any) -> Tensor:
+def index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     return _write_inplace(self, *_index_fill(self, dim, index, value, "index_fill_"))
 
 
@@ -652,7 +653,8 @@ def IndexPutAccumulateBackward(n, g, key):
 
 
 @op(indices=("indices",), samples=S.index_put)
-def index_put(self: Tensor, indices: Any, values: Any, accumulate: builtins.bool = False) -> Tensor:
+def index_put(self: Tensor, indices: Any, values: Tensor,
+              accumulate: builtins.bool = False) -> Tensor:
     return _index_put(self, indices, values, accumulate, inplace=False)
 
 
@@ -669,7 +671,7 @@ def MaskedSelectGradBackward(n, g, mask):
 
 
 @op(samples=S.masked_select, forward="linear")
-def masked_select(self: Tensor, mask: Any) -> Tensor:
+def masked_select(self: Tensor, mask: Tensor) -> Tensor:
     m = _bool_mask(mask, "masked_select")
     try:
         shape = np.broadcast_shapes(self.shape, m.shape)
@@ -714,12 +716,12 @@ def _masked_scatter(self: Tensor, mask: Any, source: Any, op_name: str, inplace:
 
 
 @op(samples=S.masked_scatter)
-def masked_scatter(self: Tensor, mask: Any, source: Any) -> Tensor:
+def masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     return record(*_masked_scatter(self, mask, source, "masked_scatter", False))
 
 
 @op(function=False, samples=S.inplace, invisible=True)
-def masked_scatter_(self: Tensor, mask: Any, source: Any) -> Tensor:
+def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     return _write_inplace(self, *_masked_scatter(self, mask, source, "masked_scatter_", True))
 
 
@@ -849,14 +851,14 @@ def _scatter_reduce(self: Tensor, dim: int, index: Any, src: Any, reduce: str,
 
 
 @op(dims=("dim",), indices=("index",), samples=S.scatter_reduce)
-def scatter_reduce(self: Tensor, dim: int, index: Any, src: Any, reduce: str,
+def scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
                    include_self: builtins.bool = True) -> Tensor:
     return record(*_scatter_reduce(self, dim, index, src, reduce, include_self,
                                    "scatter_reduce"))
 
 
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
-def scatter_reduce_(self: Tensor, dim: int, index: Any, src: Any, reduce: str,
+def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
                     include_self: builtins.bool = True) -> Tensor:
     out, fn, inputs, saved = _scatter_reduce(self, dim, index, src, reduce, include_self,
                                              "scatter_reduce_")
@@ -880,14 +882,14 @@ def _index_reduce(self: Tensor, dim: int, index: Any, source: Any, reduce: str,
 
 
 @op(function=False, dims=("dim",), indices=("index",), samples=S.index_reduce)
-def index_reduce(self: Tensor, dim: int, index: Any, source: Any, reduce: str,
+def index_reduce(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str,
                  include_self: builtins.bool = True) -> Tensor:
     return record(*_index_reduce(self, dim, index, source, reduce, include_self,
                                  "index_reduce"), name="IndexReduceBackward0")
 
 
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
-def index_reduce_(self: Tensor, dim: int, index: Any, source: Any, reduce: str,
+def index_reduce_(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str,
                   include_self: builtins.bool = True) -> Tensor:
     return _write_inplace(self, *_index_reduce(self, dim, index, source, reduce, include_self,
                                                "index_reduce_"), name="IndexReduceBackward0")

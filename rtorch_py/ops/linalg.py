@@ -585,7 +585,7 @@ def linalg_multi_dot(tensors: Sequence[Tensor]) -> Tensor:
 
 @r_formals("matrices")
 @op(method=False, samples=S.chain_matmul, forward="multilinear")
-def chain_matmul(matrices: Any, *more: Tensor) -> Tensor:
+def chain_matmul(matrices: Sequence[Tensor], *more: Tensor) -> Tensor:
     """R torch takes a list of matrices; PyTorch takes them one by one: both work."""
     matrices = [matrices, *more] if isinstance(matrices, Tensor) else list(matrices)
     if len(matrices) == 1:
@@ -1673,7 +1673,7 @@ def _einsum_align(t: Tensor, s: str, letters: str) -> Tensor:
 
 @r_formals("equation, tensors, path = NULL")
 @op(method=False, samples=S.einsum, forward="multilinear")
-def einsum(equation: str, tensors: Any, *more: Tensor, path: Any = None) -> Tensor:
+def einsum(equation: str, tensors: Sequence[Tensor], *more: Tensor, path: Any = None) -> Tensor:
     """Einstein summation: R torch passes a list of tensors, PyTorch them one by one."""
     ops = [tensors, *more] if isinstance(tensors, Tensor) else list(tensors) + list(more)
     subs, out = _einsum_parse(equation, ops)

@@ -746,7 +746,7 @@ def _flash_shaped(q: Tensor, k: Tensor, v: Tensor, mask: Any, dropout_p: float) 
 @op(method=False, samples=S.scaled_dot_product_attention, second_order=False,
     torch_name="nn.functional.scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
-                                 attn_mask: Any = None, dropout_p: float = 0.0,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:
     """softmax(q k^T * scale + mask) v over the last two dims (..., L, E) of

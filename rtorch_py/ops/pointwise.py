@@ -59,7 +59,7 @@ def _sub_jvp(p: dict, t: dict, result: Tensor) -> Any:
 
 @op(operators=("__add__", "__radd__"), r_operators=("+",), samples=S.add_sub, names="unify",
     forward=_add_jvp)
-def add(self: Any, other: Any, alpha: float = 1) -> Tensor:
+def add(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
     if type(self) is Tensor and alpha == 1:
         c = _number(other, self.data)
         if c is not None:  # tensor + number (the fast path)
@@ -85,7 +85,7 @@ def SubBackward0(n, g, alpha):
 
 @op(operators=("__sub__",), r_operators=("-",), samples=S.add_sub, names="unify",
     forward=_sub_jvp)
-def sub(self: Any, other: Any, alpha: float = 1) -> Tensor:
+def sub(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
     if type(self) is Tensor and alpha == 1:
         c = _number(other, self.data)
         if c is not None:  # tensor - number (the fast path)
@@ -106,7 +106,7 @@ def sub(self: Any, other: Any, alpha: float = 1) -> Tensor:
 
 
 @op(method=False, operators=("__rsub__",), samples=S.tensor_number, names="unify")
-def rsub(self: Any, other: Any, alpha: float = 1) -> Tensor:
+def rsub(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
     """other - alpha * self, self the tensor (for `2 - x`)."""
     try:
         out = np.subtract(_data(other), _data(self) if alpha == 1 else _data(self) * alpha)
@@ -135,7 +135,7 @@ def MulBackward0(n, g, a, b):
 
 @op(operators=("__mul__", "__rmul__"), r_operators=("*",), samples=S.binary_arith, names="unify",
     forward="multilinear")
-def mul(self: Any, other: Any) -> Tensor:
+def mul(self: Tensor, other: Any) -> Tensor:
     if type(self) is Tensor:
         c = _number(other, self.data)
         if c is not None:  # tensor * number (the fast path)
@@ -183,7 +183,7 @@ def _div_jvp(p: dict, t: dict, result: Tensor) -> Any:
 
 @op(operators=("__truediv__",), r_operators={"/": {}, "%/%": {"rounding_mode": "trunc"}},
     samples=S.binary_div, names="unify", forward=_div_jvp)
-def div(self: Any, other: Any, rounding_mode: str | None = None) -> Tensor:
+def div(self: Tensor, other: Any, rounding_mode: str | None = None) -> Tensor:
     if type(self) is Tensor and rounding_mode is None:
         c = _number(other, self.data)
         if c is not None:  # tensor / number (the fast path)
@@ -242,7 +242,7 @@ def remainder(self: Any, other: Any) -> Tensor:
 
 
 @op(operators=("__floordiv__",), samples=S.binary_div, differentiable=False, names="unify")
-def floor_divide(self: Any, other: Any) -> Tensor:
+def floor_divide(self: Tensor, other: Any) -> Tensor:
     """floor(a / b), not differentiable (R's `%/%`, Python's `//`)."""
     return div(self, other, rounding_mode="floor")
 
@@ -275,7 +275,7 @@ def FmodBackward1(n, g, a, b):
 
 
 @op(r_operators=("%%",), samples=S.binary_div, names="unify")
-def fmod(self: Any, other: Any) -> Tensor:
+def fmod(self: Tensor, other: Any) -> Tensor:
     """self - trunc(self / other) * other: the result has the sign of self (C's fmod,
     R torch's `%%`)."""
     _no_integer_zero_division(_data(self), _data(other), "fmod")
@@ -698,8 +698,12 @@ def square(self: Tensor) -> Tensor:
 # ==========================================================================
 # Comparisons and logic (bool results, not differentiable)
 
-def _compare(ufunc: Callable, name: str) -> Callable:
-    def compare(self: Any, other: Any) -> Tensor:
+def _compare(ufunc: Callable, name: str, self_type: str = "Tensor",
+             other_type: str = "Any") -> Callable:
+    """A comparison, logical or bitwise op; `self_type`, `other_type`: its operands' declared
+    types (a comparison's second takes a number too, a logical op's a tensor only;
+    a bitwise op's first a number too)."""
+    def compare(self: Tensor, other: Any) -> Tensor:
         try:
             return wrap(np.asanyarray(ufunc(_data(self), _data(other))))  # (meta stays)
         except ValueError:
@@ -709,6 +713,7 @@ def _compare(ufunc: Callable, name: str) -> Callable:
                 return NotImplemented  # `x == None` is False, as in PyTorch
             raise
     compare.__name__ = compare.__qualname__ = name
+    compare.__annotations__.update(self=self_type, other=other_type)
     return compare
 
 
@@ -727,11 +732,11 @@ ne = op(operators=("__ne__",), r_operators=("!=",), **_cmp)(
     _compare(np.not_equal, "ne"))
 _logic = dict(samples=S.logical, differentiable=False, names="unify")
 logical_and = op(r_operators=("&",), **_logic)(
-    _compare(np.logical_and, "logical_and"))
+    _compare(np.logical_and, "logical_and", other_type="Tensor"))
 logical_or = op(r_operators=("|",), **_logic)(
-    _compare(np.logical_or, "logical_or"))
-bitwise_and = op(**_logic)(_compare(np.bitwise_and, "bitwise_and"))
-bitwise_or = op(**_logic)(_compare(np.bitwise_or, "bitwise_or"))
+    _compare(np.logical_or, "logical_or", other_type="Tensor"))
+bitwise_and = op(**_logic)(_compare(np.bitwise_and, "bitwise_and", self_type="Any"))
+bitwise_or = op(**_logic)(_compare(np.bitwise_or, "bitwise_or", self_type="Any"))
 
 
 @op(r_operators=("!",), samples=S.logical_unary, differentiable=False, names="keep")
@@ -1316,7 +1321,7 @@ def float_power(self: Any, exponent: Any) -> Tensor:
 _declare(float_power, names="unify", samples=S.binary_pow)
 
 
-def true_divide(self: Any, other: Any) -> Tensor:
+def true_divide(self: Tensor, other: Any) -> Tensor:
     return div(self, other)
 
 
@@ -1510,8 +1515,8 @@ def heaviside(self: Tensor, values: Tensor) -> Tensor:
 _nd = dict(differentiable=False)
 _declare(nextafter, names="unify", samples=S.binary_float, **_nd)
 _declare(heaviside, names="unify", samples=S.heaviside, **_nd)
-bitwise_xor = op(**_logic)(_compare(np.bitwise_xor, "bitwise_xor"))
-logical_xor = op(**_logic)(_compare(np.logical_xor, "logical_xor"))
+bitwise_xor = op(**_logic)(_compare(np.bitwise_xor, "bitwise_xor", self_type="Any"))
+logical_xor = op(**_logic)(_compare(np.logical_xor, "logical_xor", other_type="Tensor"))
 for _fn in (bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor):
     op(_fn.__name__ + "_", function=False)(_inplace(_fn, _fn.__name__ + "_"))
 

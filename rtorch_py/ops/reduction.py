@@ -207,7 +207,7 @@ def _reduce_extreme(x: Tensor, dim: Any, keepdim: bool, arg: Callable, name: str
 
 @op(dims=("dim",), returns_indices=1, r_summary=("max",), samples=S.extreme, names="reduce")
 @r_formals("self, dim, other, keepdim = FALSE")
-def max(self: Tensor, dim: Any = None, keepdim: bool = False, other: Any = None) -> Any:
+def max(self: Tensor, dim: Any = None, keepdim: bool = False, other: Tensor = None) -> Any:
     """Whole-tensor max, or (values, indices) along `dim`; with a tensor `other`
     (or a tensor in place of `dim`), the elementwise maximum."""
     if isinstance(dim, Tensor) and other is None:
@@ -221,7 +221,7 @@ def max(self: Tensor, dim: Any = None, keepdim: bool = False, other: Any = None)
 
 @op(dims=("dim",), returns_indices=1, r_summary=("min",), samples=S.extreme, names="reduce")
 @r_formals("self, dim, other, keepdim = FALSE")
-def min(self: Tensor, dim: Any = None, keepdim: bool = False, other: Any = None) -> Any:
+def min(self: Tensor, dim: Any = None, keepdim: bool = False, other: Tensor = None) -> Any:
     if isinstance(dim, Tensor) and other is None:
         dim, other = None, dim
     if other is not None:

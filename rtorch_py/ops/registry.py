@@ -3,7 +3,8 @@ on its function (ops/dispatch.py).
 
 The declaration says everything the rest of the package needs to know:
 whether the op is a function (`torch_add`), a Tensor method (`x.add()`,
-`x$add()`), which Python operators and R group generics it implements, which
+`x$add()`), which Python operators it implements (R's own facts, its operators
+and group generics: in `r`, read by rtorch_py.r alone), which
 arguments are dimensions or positions (0-based in Python, 1-based in R: the R
 translation is generated from this), its name-inference rule, its
 implementations for other layouts, and its sample inputs for the generated
@@ -42,10 +43,8 @@ class OpSpec:
     layouts: dict = field(default_factory=dict)  # layout -> the op's implementation for
                                      # operands of that layout (ops/sparse.py registers them)
     operators: tuple[str, ...] = ()  # Python operators, e.g. ("__add__", "__radd__")
-    r_operators: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    r_math: tuple[str, ...] = ()     # R's Math group generics (`exp(x)`)
-    r_summary: tuple[str, ...] = ()  # R's Summary group generics (`sum(x)`)
-    invisible: bool = False          # R returns the result invisibly
+    r: Mapping[str, Any] = field(default_factory=dict)  # the R binding's own facts, read
+                                     # only by rtorch_py.r (binding.py: R_FACTS)
     samples: Callable | None = None  # () -> [Sample]: inputs for the generated tests
     torch_name: str | None = None    # PyTorch's spelling, when it differs (tests)
     differentiable: bool = True      # the generated tests check gradients
@@ -56,9 +55,6 @@ class OpSpec:
                                      # "linear", "multilinear", "elementwise", or a function
                                      # (primals, tangents, result) -> tangent(s), arguments
                                      # by name; None: derived from the derivative
-    r_result_names: tuple[str, ...] = ()  # R gets the results as a list with these names
-    r_conventions: tuple[str, ...] = ()  # R-only conventions for arguments or results,
-                                         # by name (rtorch_py/r/tables.py: "sizes", ...)
 
     @property
     def function_name(self) -> str:

@@ -803,7 +803,7 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
 
 @op(dims=("dim",), samples=S.tensor_split, forward="linear")
 def tensor_split(self: Tensor, indices: Any = None, sections: Any = None,
-                 tensor_indices_or_sections: Any = None, dim: int = 0) -> list:
+                 tensor_indices_or_sections: Tensor = None, dim: int = 0) -> list:
     d = _dim(dim, self.ndim)
     size = self.shape[d]
     given = [v for v in (indices, sections, tensor_indices_or_sections) if v is not None]
@@ -1184,8 +1184,8 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
 
 
 @op(dims=("dim",), samples=S.diff)
-def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Any = None,
-         append: Any = None) -> Tensor:
+def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
+         append: Tensor | None = None) -> Tensor:
     """Differences of neighbours along `dim`, `n` times (after joining `prepend`
     and `append` on either side); for bools, whether neighbours differ."""
     if self.ndim == 0:
@@ -1265,7 +1265,7 @@ def _scatter_region(self: Tensor, src: Any, key: tuple, fn: Any, what: str) -> T
 
 
 @op(dims=("dim",), indices=("index",), samples=S.select_scatter, forward="linear")
-def select_scatter(self: Tensor, src: Any, dim: int, index: int) -> Tensor:
+def select_scatter(self: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     d = _dim(dim, self.ndim)
     i = _whole(index, "index")
     size = self.shape[d]
@@ -1283,7 +1283,7 @@ def SelectScatterBackward0(n, g, key, sshape):
 
 
 @op(dims=("dim",), samples=S.slice_scatter, forward="linear")
-def slice_scatter(self: Tensor, src: Any, dim: int = 0, start: Any = None, end: Any = None,
+def slice_scatter(self: Tensor, src: Tensor, dim: int = 0, start: Any = None, end: Any = None,
                   step: int = 1) -> Tensor:
     """`start`/`end` count from 0 in R as well, as R torch's `torch_slice_scatter()`."""
     d = _dim(dim, self.ndim)
@@ -1303,7 +1303,7 @@ def DiagonalScatterBackward0(n, g, offset, d1, d2, sshape):
 
 
 @op(dims=("dim1", "dim2"), samples=S.diagonal_scatter, forward="linear")
-def diagonal_scatter(self: Tensor, src: Any, offset: int = 0, dim1: int = 0,
+def diagonal_scatter(self: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
                      dim2: int = 1) -> Tensor:
     src = _as_tensor(src)
     d1, d2 = _dim(dim1, self.ndim), _dim(dim2, self.ndim)

@@ -390,7 +390,7 @@ def unique_consecutive(self: Tensor, return_inverse: bool = False,
 
 
 @op(indices=("self",), samples=S.bincount, differentiable=False)
-def bincount(self: Tensor, weights: Any = None, minlength: int = 0) -> Tensor:
+def bincount(self: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """How many times each value 0, 1, ... occurs (1, 2, ... in R, as R torch)."""
     d = self.data
     if d.ndim != 1 or d.dtype.kind not in "iu":
@@ -442,7 +442,7 @@ def _linspace_as_libtorch(start: float, end: float, steps: int, dtype: Any) -> n
 
 
 @op(function=False, samples=S.histogram, differentiable=False)
-def histogram(self: Tensor, bins: Any = 100, range: Any = None, weight: Any = None,
+def histogram(self: Tensor, bins: Any = 100, range: Any = None, weight: Tensor | None = None,
               density: bool = False) -> tuple:
     """(hist, bin_edges) of all of self's values: `bins` equal bins over `range` (the
     data's range by default; one of width 1 around a single value), or the bin edges
@@ -507,7 +507,8 @@ def bucketize(self: Any, boundaries: Tensor, out_int32: bool = False,
 
 @op(samples=S.searchsorted, method=False, differentiable=False)
 def searchsorted(sorted_sequence: Tensor, self: Any, out_int32: bool = False,
-                 right: bool = False, side: str | None = None, sorter: Any = None) -> Tensor:
+                 right: bool = False, side: str | None = None,
+                 sorter: Tensor | None = None) -> Tensor:
     """Where each value would be inserted in the (last dim of the) sorted sequence."""
     if side is not None:
         if side not in ("left", "right"):

@@ -157,9 +157,10 @@ def _r_tensor(x: Any) -> Tensor:
     a one-element vector: doubles float32, integers int64, logicals bool)."""
     if isinstance(x, Tensor):
         return x
-    if isinstance(x, (bool, int, float)):
+    if isinstance(x, (bool, int, float, complex)):
         x = np.asarray([x], dtype=np.bool_ if isinstance(x, bool) else
-                       np.int32 if isinstance(x, int) else np.float64)
+                       np.int32 if isinstance(x, int) else
+                       np.complex128 if isinstance(x, complex) else np.float64)
     return wrap(_r_data(np.asarray(x)))
 
 

@@ -1,6 +1,7 @@
-"""What R's nn part calls: the `nnf_*` functions and the built-in layers,
-with R torch's conventions translated here (1-based dims and class indices,
-R vectors for sizes).
+"""What R's nn part calls: the `nnf_*` functions and the built-in layers, bound
+by the one binder (binding.py): what R counts from 1 is declared on each
+`nnf_*` function (`@r_counted`); for the layers' constructors, in
+_LAYER_COUNTED here, and for their forward's inputs in _FORWARD_TARGETS.
 
 Built-in layers are Python modules (`rtorch_py.nn`); R makes one generator
 per layer this module lists (LAYERS, from what `rtorch_py.nn` exports), each
@@ -15,71 +16,25 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import nn as _nn
-from ..formals import declared, python_names
+from ..formals import counted, declared, python_names
 from ..function import NamedList
 from ..nn import functional as F
 from ..nn.module import Module, buffer_is_persistent, is_nn_buffer, is_nn_parameter
 from ..nn.packed import PackedSequence
 from ..tensor import Tensor
-from . import matching, one_based
+from . import binding, matching, one_based
 
 
-# --------------------------------------------------------------------------
-# R values -> Python
-
-
-def _py(v: Any) -> Any:
-    """R vectors of sizes (numpy arrays) as tuples of ints or floats; a
-    length-1 vector as a number."""
-    if isinstance(v, np.ndarray):
-        flat = v.reshape(-1)
-        vals = [int(x) if float(x).is_integer() and v.dtype.kind in "fiu" else x.item()
-                for x in flat]
-        if v.dtype.kind == "b":
-            vals = [bool(x) for x in flat]
-        return vals[0] if flat.size == 1 else tuple(vals)
-    if isinstance(v, NamedList):
-        names = v.names()
-        if all(names):
-            return {n: x for n, x in zip(names, v.values())}
-        return [_py(x) for x in v.values()]
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    return v
-
-
-# Per function: argument name -> translation (R -> Python)
-_DIM_ARGS = {"dim": one_based.dims, "start_dim": one_based.dims, "end_dim": one_based.dims}
-_LABELS, _IGNORE = one_based.labels, one_based.ignore_label
-_TRANSLATE: dict[str, dict[str, Callable]] = {
-    "nnf_nll_loss": {"target": _LABELS, "ignore_index": _IGNORE},
-    "nnf_cross_entropy": {"target": _LABELS, "ignore_index": _IGNORE},
-    "nnf_multi_margin_loss": {"target": _LABELS},
-    "nnf_multilabel_margin_loss": {"target": one_based.end_marked_labels},
-    "nnf_contrib_sparsemax": _DIM_ARGS, "nn_contrib_sparsemax": _DIM_ARGS,
-    "nnf_one_hot": {"tensor": _LABELS},
-    "nnf_embedding": {"input": _LABELS, "padding_idx": _LABELS},
-    "nnf_max_unpool1d": {"indices": _LABELS}, "nnf_max_unpool2d": {"indices": _LABELS},
-    "nnf_max_unpool3d": {"indices": _LABELS},
-    "nnf_embedding_bag": {"input": _LABELS, "padding_idx": _LABELS},
-    "nnf_flatten": _DIM_ARGS, "nnf_unflatten": _DIM_ARGS, "nnf_softmax": _DIM_ARGS,
-    "nnf_log_softmax": _DIM_ARGS, "nnf_softmin": _DIM_ARGS, "nnf_glu": _DIM_ARGS,
-    "nnf_cosine_similarity": _DIM_ARGS, "nnf_normalize": _DIM_ARGS,
-    "nnf_gumbel_softmax": _DIM_ARGS,
-    # modules: constructor arguments
-    "nn_flatten": _DIM_ARGS, "nn_unflatten": _DIM_ARGS, "nn_softmax": _DIM_ARGS,
-    "nn_log_softmax": _DIM_ARGS, "nn_softmin": _DIM_ARGS, "nn_glu": _DIM_ARGS,
-    "nn_embedding": {"padding_idx": _LABELS}, "nn_embedding_bag": {"padding_idx": _LABELS},
-    "nn_cross_entropy_loss": {"ignore_index": _IGNORE},
-    "nn_nll_loss": {"ignore_index": _IGNORE},
+# What R counts from 1 in a built-in layer's constructor (how: binding.COUNTED)
+_DIMS = {"dim": "dim", "start_dim": "dim", "end_dim": "dim"}
+_LAYER_COUNTED: dict[str, dict[str, str]] = {
+    **dict.fromkeys(("nn_flatten", "nn_unflatten", "nn_softmax", "nn_log_softmax", "nn_softmin",
+                     "nn_glu", "nn_contrib_sparsemax"), _DIMS),
+    "nn_embedding": {"padding_idx": "label"}, "nn_embedding_bag": {"padding_idx": "label"},
+    "nn_cross_entropy_loss": {"ignore_index": "ignore_label"},
+    "nn_nll_loss": {"ignore_index": "ignore_label"},
 }
-# Defaults R torch gives that differ from the Python (0-based) ones
-_R_DEFAULTS = {
-    "nnf_flatten": {"start_dim": 1},  # R: start_dim = 1 (first dim)
-    # the ignored class value shifts with the targets (translated below)
-    "nnf_nll_loss": {"ignore_index": -100}, "nnf_cross_entropy": {"ignore_index": -100},
-    "nn_nll_loss": {"ignore_index": -100}, "nn_cross_entropy_loss": {"ignore_index": -100},
-}
+_LABELS = one_based.labels
 # What forward's inputs need (modules), by position
 _FORWARD_TARGETS = {"nn_cross_entropy_loss": (1, _LABELS), "nn_nll_loss": (1, _LABELS),
                     "nn_multi_margin_loss": (1, _LABELS),
@@ -93,10 +48,9 @@ _WITH_INDICES = ("max_pool", "adaptive_max_pool", "fractional_max_pool")
 
 def r_conventions(name: str) -> tuple[tuple[str, ...], dict]:
     """How a function's or layer's arguments look from R: those counted from 1 there
-    (dims, class indices), and the defaults R torch gives where they differ."""
-    rules = _TRANSLATE.get(name, {})
-    shifted = tuple(k for k, rule in rules.items() if rule in (one_based.dims, _LABELS))
-    return shifted, dict(_R_DEFAULTS.get(name, {}))
+    (dims, class indices), and the defaults R torch gives where they differ (none)."""
+    how = _LAYER_COUNTED.get(name, {}) if name in LAYERS else counted(getattr(_nn, name, None))
+    return tuple(k for k, c in how.items() if c in ("dim", "label")), {}
 
 
 def _signature_names(fn: Callable) -> list[str]:
@@ -107,53 +61,23 @@ def _signature_names(fn: Callable) -> list[str]:
         return []
 
 
-def _call(name: str, fn: Callable, arg_names: list[str], args: tuple, kwargs: dict) -> Any:
-    rules = _TRANSLATE.get(name, {})
-    # R torch's `.weight =` is Python's `_weight =`
-    kwargs = {("_" + k[1:] if k.startswith(".") else k): v for k, v in kwargs.items()}
-    bound = dict(zip(arg_names, args))
-    if len(args) > len(arg_names):
-        raise TypeError(f"{name}() takes at most {len(arg_names)} positional arguments")
-    for k in kwargs:
-        if k in bound:
-            raise TypeError(f"{name}() got multiple values for argument '{k}'")
-    bound.update(kwargs)
-    for k, v in _R_DEFAULTS.get(name, {}).items():
-        bound.setdefault(k, v)
-    out = {}
-    for k, v in bound.items():
-        v = _py(v)
-        if k in rules and v is not None:
-            v = rules[k](v)
-        out[k] = v
-    try:
-        return fn(**out)
-    except Exception as e:
-        if rules and hasattr(e, "one_based"):  # a class index or dim named: as R counts
-            raise type(e)(e.one_based) from None
-        raise
+def _with_indices(out: Any) -> Any:
+    return 1 if isinstance(out, tuple) else False
 
 
-def _r_function(name: str, fn: Callable) -> Callable:
-    names = _signature_names(fn)
-    indices_out = name.startswith(tuple("nnf_" + k for k in _WITH_INDICES))
-    plain = name not in _TRANSLATE and name not in _R_DEFAULTS and not indices_out
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        if plain and not kwargs and len(args) <= len(names):
-            # fast path (labelled): tensors given by position, nothing to translate
-            for a in args:
-                if type(a) is not Tensor:
-                    break
-            else:
-                return fn(*args)
-        result = _call(name, fn, names, args, kwargs)
-        if indices_out and isinstance(result, tuple):
-            return [result[0], one_based.to_r(result[1])]
-        return result
-    call.__name__ = name
-    call.__wrapped__ = fn  # (its signature is fn's)
-    return call  # (R torch's formals, where declared: tables.build binds them)
+def _r_function(name: str, fn: Callable, how: dict[str, str] | None = None) -> Callable:
+    """An `nnf_*` (or nn_utils, nn_init) function, or a layer's constructor, as R
+    calls it: the one binder, with what R counts from 1 (`how`; a function's
+    declaration says it: `@r_counted`)."""
+    how = counted(fn) if how is None else how
+    params = inspect.signature(fn).parameters
+    # a label left out takes its declared default as R's (ignore_index = -100)
+    defaults = {k: params[k].default for k, c in how.items() if "label" in c and
+                k in params and params[k].default not in (params[k].empty, None)}
+    indices = name.startswith(tuple("nnf_" + k for k in _WITH_INDICES))
+    return binding.r_callable(fn, binding.RFacts(
+        name, counted=how, defaults=defaults, vectors=True,
+        returns_indices=_with_indices if indices else False))
 
 
 # --------------------------------------------------------------------------
@@ -169,26 +93,19 @@ def _layer_classes() -> dict[str, type]:
 
 
 LAYERS = _layer_classes()
+_CONSTRUCTORS = {n: _r_function(n, cls, _LAYER_COUNTED.get(n, {})) for n, cls in LAYERS.items()}
 
 
 def nn_new(name: str, *args: Any, **kwargs: Any) -> Module:
     cls = LAYERS.get(name)
     if cls is None:
         raise ValueError(f"no built-in layer named {name!r}")
-    init = cls.__init__
-    names = _signature_names(init)[1:]
     formals = declared(cls)
     if formals is not None:  # R torch's formals: matched by R's rules, passed by name
         args, kwargs = matching.Matcher(name, formals, cls, python_names(cls))(args, kwargs)
-    if not names:  # *args layers (activations): keep positional order
-        rules = _TRANSLATE.get(name, {})
-        kw = {k: (rules[k](_py(v)) if k in rules and v is not None else _py(v))
-              for k, v in kwargs.items()}
-        module = cls(*[_py(a) for a in args], **kw)
-    else:
-        module = _call(name, cls, names, args, kwargs)
+    module = _CONSTRUCTORS[name](*args, **kwargs)
     # the arguments R gave as integers (R torch's fields keep their type: modules._attribute)
-    given = {**dict(zip(names, args)), **kwargs}
+    given = {**dict(zip(inspect.signature(cls).parameters, args)), **kwargs}
     module.r_integers = tuple(k for k, v in given.items() if _is_r_integer(v))
     return module
 
@@ -208,7 +125,7 @@ def nn_class_methods(name: str) -> list:
 
 def nn_class_call(name: str, method: str, *args: Any, **kwargs: Any) -> Module:
     fn = getattr(LAYERS[name], method)
-    return _call(name, fn, _signature_names(fn), args, kwargs)
+    return _r_function(name, fn, _LAYER_COUNTED.get(name, {}))(*args, **kwargs)
 
 
 def nn_forward(module: Module, *args: Any, **kwargs: Any) -> Any:
@@ -223,8 +140,9 @@ def nn_forward(module: Module, *args: Any, **kwargs: Any) -> Any:
     pos, shift = _FORWARD_TARGETS.get(name, (None, None))
     if pos is not None and len(args) > pos:
         args = args[:pos] + (shift(args[pos]),) + args[pos + 1:]
-    args = tuple(_py(a) if not isinstance(a, Tensor) else a for a in args)
-    kwargs = {k: _py(v) if not isinstance(v, Tensor) else v for k, v in kwargs.items()}
+    value = binding.python_value
+    args = tuple(value(a) if not isinstance(a, Tensor) else a for a in args)
+    kwargs = {k: value(v) if not isinstance(v, Tensor) else v for k, v in kwargs.items()}
     try:
         out = module(*args, **kwargs)
     except Exception as e:
@@ -285,16 +203,6 @@ def _params_of(p: Any) -> list:
     return [x for x in p if isinstance(x, Tensor)]
 
 
-def _init_fn(name: str) -> Callable:
-    fn = getattr(_nn, name)
-    names = _signature_names(fn)
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        return _call(name, fn, names, args, kwargs)
-    call.__wrapped__ = fn  # (its signature is fn's)
-    return call
-
-
 # --------------------------------------------------------------------------
 # Packed sequences (their positions 1-based in R) and weight normalisation
 
@@ -338,7 +246,7 @@ for _n in sorted(_RNN_UTILS):
 for _n in F.__all__ + ["nnf_multi_head_attention_forward"]:
     R_FUNCTIONS[_n] = _r_function(_n, getattr(_nn, _n))
 for _n in _nn.init.__all__:
-    R_FUNCTIONS[_n] = _init_fn(_n)
+    R_FUNCTIONS[_n] = _r_function(_n, getattr(_nn, _n))
 R_FUNCTIONS.update({
     "nn_utils_clip_grad_norm_": _r_clip_norm,
     "nn_utils_clip_grad_value_": _r_clip_value,

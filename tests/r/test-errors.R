@@ -818,3 +818,16 @@ test_that("E75: jit_save_for_mobile() of a trace the lite interpreter's bytecode
                "the operator aten::cumsum is not given to the lite interpreter here")
   expect_false(file.exists(path))
 })
+
+test_that("E80: an R value an argument can't take", {
+  s <- err_state()
+  x <- torch_randn(3)
+  expect_error(torch_maximum(x, "0"), "torch_maximum(): `other` must be a tensor (or an R number",
+               fixed = TRUE, class = "type_error")
+  expect_error(torch_stack("a"), "`tensors` must be a list of tensors, not a character string",
+               fixed = TRUE)
+  expect_error(torch_stack(list(x, "a")), "`tensors[[2]]` must be a tensor", fixed = TRUE)
+  expect_equal(as_array(torch_maximum(x, 0)), pmax(as_array(x), 0))  # (a number: a tensor)
+  expect_intact(s)
+})
+
