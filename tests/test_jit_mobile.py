@@ -65,6 +65,13 @@ def test_reductions_and_shapes(tmp_path):
                       rt.torch_randn(4, 3))
 
 
+def test_an_op_declaring_its_schema(tmp_path):
+    # tan's lite-interpreter form is its declaration's `mobile="self"`, nothing else
+    # (docs/adding-an-op.md's example)
+    tr = rt.jit_trace(lambda x: rt.torch_tan(x) * 2, rt.torch_ones(3))
+    lite_runs_as_ours(tr, tmp_path / "tan.pt", rt.torch_rand(5))
+
+
 def test_an_mlp_in_the_mode_it_was_saved_in(tmp_path):
     # (both modes traced: forward picks one by the module's mode; batch norm tells them
     # apart: batch statistics, or the running ones)

@@ -605,13 +605,10 @@ def _subscript(key: Any, render: Callable) -> str:
 # Writing (codegen) and listing
 
 
-# Ops whose TorchScript form PyTorch can't load (no aten operator of that form)
-NO_TORCHSCRIPT = frozenset({"unique", "unique_consecutive", "lu", "stft"})
-
-
 def emit(kind: str, args: dict, render: Callable[[Any], str]) -> str:
     """Our call as a TorchScript expression; Unsupported when it has none."""
-    if kind in NO_TORCHSCRIPT:
+    spec = REGISTRY.get(kind)
+    if spec is not None and not spec.torchscript:  # (PyTorch has no aten operator of it)
         raise Unsupported(f"{display_name(kind)} has no TorchScript form here")
     c = CUSTOM.get(kind)
     if c is not None:

@@ -33,19 +33,21 @@ chosen by `self.training` (the callee's body inlined, as PyTorch's export does),
     RET            the top of the stack is the result
 
 Operators are named by aten name and overload. The overload follows from the
-arguments (`add.Tensor` or `add.Scalar`), which takes the operator's schema:
-OVERLOADS has those the lite interpreter is given here; a call of another
+arguments (`add.Tensor` or `add.Scalar`), which takes the operator's schema, declared
+on the op (`mobile="self, other: Tensor, *, alpha=1"`, ops/registry.py): OVERLOADS
+has those the lite interpreter is given here; a call of another
 operator, or a construct the compiler does not know, is refused, naming it.
 """
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
+from ..ops.registry import REGISTRY
 from ..tensor import Tensor
 from . import archive
-from .aten import Unsupported
+from .aten import Unsupported, aten_name
 from .files import archive_parts, archive_target
 
 BYTECODE_VERSION = 8  # (what PyTorch 2.x writes; its lite interpreter reads 4 to 8 or more)
@@ -68,79 +70,63 @@ class Overload:
     int_lists: tuple = ()  # ((parameter, N), ...)
 
 
-def _overload(name: str, schema: str, tensor: str | None = None, scalar: str | None = None,
-              int_lists: dict | None = None) -> Overload:
-    """An overload from a Python-like schema: "self, other, *, alpha=1"."""
+def _overload(name: str, schema: str) -> Overload:
+    """An overload from a Python-like schema: "self, other: Tensor, *, alpha=1" (the
+    annotation `Tensor` or `Scalar` says what the parameter must hold for it, `int[N]`
+    that a single int given for it is N of it)."""
     args = ast.parse(f"def f({schema}): pass").body[0].args  # type: ignore[attr-defined]
     plain = [(a.arg, REQUIRED) for a in args.args]
     for i, d in enumerate(args.defaults, len(plain) - len(args.defaults)):
         plain[i] = (plain[i][0], ast.literal_eval(d))
     kw = [(a.arg, REQUIRED if d is None else ast.literal_eval(d))
           for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+    kinds: dict[str, list[str]] = {"Tensor": [], "Scalar": []}
+    int_lists = []
+    for a in args.args + args.kwonlyargs:
+        note = a.annotation
+        if isinstance(note, ast.Subscript):  # int[N]
+            int_lists.append((a.arg, ast.literal_eval(note.slice)))
+        elif isinstance(note, ast.Name):
+            kinds[note.id].append(a.arg)
     return Overload(name, tuple(plain + kw), frozenset(a.arg for a in args.kwonlyargs),
-                    tensor, scalar, tuple((int_lists or {}).items()))
+                    next(iter(kinds["Tensor"]), None), next(iter(kinds["Scalar"]), None),
+                    tuple(int_lists))
 
 
-def _conv(nd: int) -> list[Overload]:
-    return [_overload("", "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
-                      int_lists={"stride": nd, "padding": nd, "dilation": nd})]
+def _overloads(schema: str | Mapping[str, str]) -> list[Overload]:
+    """A declaration's `mobile=`: one schema (overload ""), or {overload: schema}."""
+    forms = {"": schema} if isinstance(schema, str) else schema
+    return [_overload(name, s) for name, s in forms.items()]
 
 
-def _max_pool(nd: int) -> list[Overload]:
-    return [_overload("", "self, kernel_size, stride=[], padding=0, dilation=1, ceil_mode=False",
-                      int_lists={"kernel_size": nd, "stride": nd, "padding": nd,
-                                 "dilation": nd})]
+def _max_pool(nd: int) -> str:
+    return f"self, kernel_size: int[{nd}], stride: int[{nd}]=[], padding: int[{nd}]=0, " \
+           f"dilation: int[{nd}]=1, ceil_mode=False"
 
 
-_UNARY = ("relu", "sigmoid", "tanh", "exp", "log", "neg", "abs", "sqrt", "rsqrt", "sin",
-          "cos", "t", "silu", "relu6", "hardswish", "hardsigmoid")
-OVERLOADS: dict[str, list[Overload]] = {
-    **{name: [_overload("", "self")] for name in _UNARY},
-    "gelu": [_overload("", "self, *, approximate='none'")],
-    "hardtanh": [_overload("", "self, min_val=-1, max_val=1")],
-    "leaky_relu": [_overload("", "self, negative_slope=0.01")],
-    "elu": [_overload("", "self, alpha=1, scale=1, input_scale=1")],
-    "softplus": [_overload("", "self, beta=1, threshold=20")],
-    "linear": [_overload("", "input, weight, bias=None")],
-    "conv1d": _conv(1), "conv2d": _conv(2), "conv3d": _conv(3),
+# The aten operators the nn functions are written as (jit/aten.py's entries); they are
+# no ops of the registry, so no op declaration holds their schema. The ops' own are
+# declared on them (`mobile=`, ops/registry.py).
+_NN_SCHEMAS: dict[str, str] = {
+    **{name: "self" for name in ("relu6", "hardswish", "hardsigmoid")},
+    "gelu": "self, *, approximate='none'",
+    "leaky_relu": "self, negative_slope=0.01",
+    "softplus": "self, beta=1, threshold=20",
+    "linear": "input, weight, bias=None",
     "max_pool1d": _max_pool(1), "max_pool2d": _max_pool(2), "max_pool3d": _max_pool(3),
-    "avg_pool2d": [_overload("", "self, kernel_size, stride=[], padding=0, ceil_mode=False, "
-                                 "count_include_pad=True, divisor_override=None",
-                             int_lists={"kernel_size": 2, "stride": 2, "padding": 2})],
-    "adaptive_avg_pool2d": [_overload("", "self, output_size", int_lists={"output_size": 2})],
-    "batch_norm": [_overload("", "input, weight, bias, running_mean, running_var, training, "
-                                 "momentum, eps, cudnn_enabled")],
-    "layer_norm": [_overload("", "input, normalized_shape, weight=None, bias=None, eps=1e-05, "
-                                 "cudnn_enable=True")],
-    "dropout": [_overload("", "input, p, train")],
-    "add": [_overload("Tensor", "self, other, *, alpha=1", tensor="other"),
-            _overload("Scalar", "self, other, alpha=1", scalar="other")],
-    "sub": [_overload("Tensor", "self, other, *, alpha=1", tensor="other"),
-            _overload("Scalar", "self, other, alpha=1", scalar="other")],
-    "mul": [_overload("Tensor", "self, other", tensor="other"),
-            _overload("Scalar", "self, other", scalar="other")],
-    "div": [_overload("Tensor", "self, other", tensor="other"),
-            _overload("Scalar", "self, other", scalar="other")],
-    "pow": [_overload("Tensor_Tensor", "self, exponent", tensor="exponent"),
-            _overload("Tensor_Scalar", "self, exponent", scalar="exponent")],
-    "matmul": [_overload("", "self, other")],
-    "mm": [_overload("", "self, mat2")],
-    "softmax": [_overload("int", "self, dim, dtype=None")],
-    "log_softmax": [_overload("int", "self, dim, dtype=None")],
-    "flatten": [_overload("using_ints", "self, start_dim=0, end_dim=-1")],
-    "view": [_overload("", "self, size")],
-    "reshape": [_overload("", "self, shape")],
-    "cat": [_overload("", "tensors, dim=0")],
-    "sum": [_overload("", "self, *, dtype=None"),
-            _overload("dim_IntList", "self, dim, keepdim=False, *, dtype=None",
-                      int_lists={"dim": 1})],
-    "mean": [_overload("", "self, *, dtype=None"),
-             _overload("dim", "self, dim, keepdim=False, *, dtype=None", int_lists={"dim": 1})],
-    "transpose": [_overload("int", "self, dim0, dim1")],
-    "permute": [_overload("", "self, dims")],
-    "unsqueeze": [_overload("", "self, dim")],
-    "squeeze": [_overload("", "self"), _overload("dim", "self, dim")],
-    "clamp": [_overload("", "self, min=None, max=None", scalar="min")],
+    "avg_pool2d": "self, kernel_size: int[2], stride: int[2]=[], padding: int[2]=0, "
+                  "ceil_mode=False, count_include_pad=True, divisor_override=None",
+    "batch_norm": "input, weight, bias, running_mean, running_var, training, momentum, eps, "
+                  "cudnn_enabled",
+    "layer_norm": "input, normalized_shape, weight=None, bias=None, eps=1e-05, "
+                  "cudnn_enable=True",
+    "dropout": "input, p, train",
+}
+# aten name -> its overloads, in the order tried
+OVERLOADS: dict[str, list[Overload]] = {
+    **{aten_name(op): _overloads(spec.mobile) for op, spec in REGISTRY.items()
+       if spec.mobile is not None},
+    **{name: _overloads(schema) for name, schema in _NN_SCHEMAS.items()},
 }
 
 

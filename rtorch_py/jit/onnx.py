@@ -2,7 +2,8 @@
 the name follows its `jit_*` family).
 
 Each node of a traced graph becomes ONNX nodes (opset 17 by default) by the
-function `CONVERTERS` holds for its kind; parameters, buffers and constants
+function `CONVERTERS` holds for its kind (an elementwise op's ONNX operator is
+declared on the op: `onnx="Relu"`, ops/registry.py); parameters, buffers and constants
 become initializers with their current values. Shapes are the traced ones
 (the trace fixed them; `dynamic_batch` lets the first dim of the inputs and
 outputs vary, for graphs whose shape arithmetic doesn't depend on it). A node
@@ -12,12 +13,14 @@ checks the model; ONNX Runtime runs it (tests/test_jit_onnx.py compares).
 """
 from __future__ import annotations
 
+import inspect
 import math
 import os
 from typing import Any, Callable
 
 import numpy as np
 
+from ..ops.registry import REGISTRY, OpSpec
 from ..tensor import TRACEABLE, Tensor, bool_, dtype, promote_types
 from .aten import Unsupported, display_name
 from .graph import Graph, TensorType, Value, attribute, walk
@@ -121,10 +124,19 @@ def _x(b: _Builder, args: dict) -> str:
     return b.operand(_arg(args, "self", "input"))
 
 
-_UNARY = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "exp": "Exp", "log": "Log",
-          "sqrt": "Sqrt", "abs": "Abs", "neg": "Neg", "erf": "Erf", "sin": "Sin", "cos": "Cos",
-          "floor": "Floor", "ceil": "Ceil", "reciprocal": "Reciprocal", "sign": "Sign",
-          "logical_not": "Not", "isnan": "IsNaN", "round": "Round"}
+def _elementwise(tensors: int) -> dict[str, str]:
+    """{op: ONNX operator} of the ops declaring one (`onnx="Relu"`) that take
+    `tensors` tensors (their required positional arguments)."""
+    return {name: spec.onnx for name, spec in REGISTRY.items()
+            if isinstance(spec.onnx, str) and _required(spec) == tensors}
+
+
+def _required(spec: OpSpec) -> int:
+    return sum(p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD
+               for p in inspect.signature(spec.impl).parameters.values())
+
+
+_UNARY = _elementwise(1)
 _ROUNDING = {"Floor", "Ceil", "Round"}
 
 
@@ -168,12 +180,7 @@ def _identity(b: _Builder, args: dict, outs: list) -> list:
     return [b.one("Identity", [_x(b, args)])]
 
 
-_BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "pow": "Pow",
-           "matmul": "MatMul", "mm": "MatMul", "bmm": "MatMul", "eq": "Equal",
-           "lt": "Less", "gt": "Greater", "le": "LessOrEqual", "ge": "GreaterOrEqual",
-           "maximum": "Max", "minimum": "Min", "remainder": "Mod", "__and__": "And",
-           "__or__": "Or", "__xor__": "Xor", "logical_and": "And", "logical_or": "Or",
-           "ne": "Equal"}
+_BINARY = _elementwise(2)
 _COMPARISONS = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"}
 _LOGICAL = {"And", "Or", "Xor"}
 

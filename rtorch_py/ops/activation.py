@@ -58,7 +58,8 @@ def _elu_array(d: np.ndarray, alpha: float, scale: float, input_scale: float) ->
     return np.where(d > 0, d * scale, neg).astype(d.dtype, copy=False)
 
 
-@op(samples=S.elu, names="keep", method=False, torch_name="_C._nn.elu")
+@op(samples=S.elu, names="keep", method=False, torch_name="_C._nn.elu",
+    mobile="self, alpha=1, scale=1, input_scale=1")
 def elu(self: Tensor, alpha: float = 1, scale: float = 1, input_scale: float = 1) -> Tensor:
     d = _floating(self, "elu")
     alpha, scale, input_scale = float(alpha), float(scale), float(input_scale)
@@ -107,7 +108,8 @@ def HardtanhBackward0(n, g, x, min_val, max_val):
     return (where((x > min_val) & (x < max_val), g, g * 0),)
 
 
-@op(samples=S.hardtanh, names="keep", method=False, torch_name="_C._nn.hardtanh")
+@op(samples=S.hardtanh, names="keep", method=False, torch_name="_C._nn.hardtanh",
+    mobile="self, min_val=-1, max_val=1")
 def hardtanh(self: Tensor, min_val: float = -1, max_val: float = 1) -> Tensor:
     d = _floating(self, "hardtanh")
     out = np.clip(d, min_val, max_val).astype(d.dtype, copy=False)

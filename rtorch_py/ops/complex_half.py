@@ -6,13 +6,18 @@ and rounded. libtorch's CPU kernels take ComplexHalf for a few ops only (PyTorch
 2.13 warns "ComplexHalf support is experimental"); once the dtype is named, every
 op call passes here (`ops.dispatch`):
 
-- an op libtorch runs on ComplexHalf (SUPPORTED) runs on the complex64 values and
-  its result is rounded back: complex results of complex32 operands (by PyTorch's
-  promotion) or asked for with `dtype = torch_chalf()` become complex32, and the
-  real results of `abs`, `real`, `view_as_real`... float16; in place, the values
-  written are rounded;
+- an op libtorch runs on ComplexHalf (declared `complex_half=True`, or "real") runs
+  on the complex64 values and its result is rounded back: complex results of
+  complex32 operands (by PyTorch's promotion) or asked for with
+  `dtype = torch_chalf()` become complex32, and the real results of `abs`, `real`,
+  `view_as_real`... float16 (those computed in float32 by the ops declared "real");
+  in place, the values written are rounded;
 - any other op is refused as libtorch refuses it: `"exp_vml_cpu" not implemented
-  for 'ComplexHalf'`, naming libtorch's kernel where it is known (KERNELS).
+  for 'ComplexHalf'`, naming libtorch's kernel where its declaration names one
+  (`complex_half="exp_vml_cpu"`), else the op.
+
+Which ops libtorch 2.13's CPU kernels run on ComplexHalf was tried one by one
+against PyTorch (tests/test_complex32.py); the declarations say so (ops/registry.py).
 
 Derivatives run unchecked, on the complex64 values (libtorch's backward kernels
 for these ops take ComplexHalf): a complex32 leaf's gradient is complex64 here
@@ -27,40 +32,7 @@ import numpy as np
 
 from ..engine import thread_state
 from ..tensor import ComplexHalfArray, Tensor, complex32, complex_half, dtype, result_type
-
-# The ops libtorch 2.13's CPU kernels run on ComplexHalf (tried one by one against
-# PyTorch: tests/test_complex32.py), views and copies among them.
-SUPPORTED = frozenset({
-    "add", "add_", "sub", "sub_", "rsub", "mul", "mul_", "neg", "neg_", "conj", "conj_physical",
-    "_conj", "_conj_physical", "resolve_conj", "resolve_neg", "abs", "real", "imag", "sgn",
-    "addcmul",
-    "eq", "ne", "isnan", "isfinite", "isclose", "allclose", "nonzero", "any", "where",
-    "masked_fill", "masked_fill_", "fill_", "zero_", "copy_", "clone", "contiguous", "to",
-    "chalf", "cat", "stack", "reshape", "view", "view_as", "reshape_as", "flatten", "squeeze",
-    "unsqueeze", "t", "transpose", "permute", "movedim", "expand", "expand_as", "narrow",
-    "select", "slice", "index", "index_put_", "index_select", "unbind", "split", "chunk",
-    "diag", "diagonal", "tril", "triu", "repeat", "roll", "alias", "view_as_real",
-    "view_as_complex", "complex", "linalg_norm", "zeros", "ones", "full", "zeros_like",
-    "ones_like", "full_like", "is_set_to", "is_same_size", "is_conj", "is_neg", "is_complex",
-    "is_nonzero", "is_pinned", "is_distributed", "_is_zerotensor", "nonzero_static",
-})
-
-# What libtorch names in its refusal, where it is not the op's own name.
-KERNELS = {
-    "div": "div_cpu", "div_": "div_cpu", "true_divide": "div_cpu", "angle": "angle_cpu",
-    "exp": "exp_vml_cpu", "log": "log_vml_cpu", "log1p": "log1p_vml_cpu", "sqrt": "sqrt_vml_cpu",
-    "rsqrt": "rsqrt_cpu", "sin": "sin_vml_cpu", "cos": "cos_vml_cpu", "tan": "tan_vml_cpu",
-    "tanh": "tanh_vml_cpu", "sigmoid": "sigmoid_cpu", "reciprocal": "reciprocal_cpu",
-    "pow": "pow", "square": "pow", "sum": "sum_cpu", "mean": "sum_cpu", "prod": "prod_out_cpu",
-    "cumsum": "cumsum_out_cpu", "cumprod": "cumprod_out_cpu", "mm": "addmm_impl_cpu_",
-    "matmul": "addmm_impl_cpu_", "addmm": "addmm_impl_cpu_", "bmm": "bmm", "mv": "addmv_impl_cpu",
-    "dot": "dot", "vdot": "vdot", "flip": "flip_cpu", "gather": "scatter_gather_tensor_cpu",
-    "max": "max_all", "min": "min_all", "equal": "equal_notnan_cpu", "unique": "unique",
-    "lerp": "lerp_kernel_scalar", "trace": "addmm_impl_cpu_",
-}
-
-# Ops whose float result of a complex32 operand is float16 (its parts' type).
-REAL_RESULTS = frozenset({"abs", "view_as_real", "linalg_norm"})  # (real, imag: the array)
+from .registry import REGISTRY
 
 _running = threading.local()  # inside an op already let through: its own calls pass
 _engine_state = thread_state()
@@ -86,15 +58,15 @@ def call(name: str, run: Callable, args: tuple, kwargs: dict) -> Any:
     if getattr(_running, "on", False) or _engine_state.in_backward or \
             not involved(args, kwargs):
         return run(args, kwargs)  # (derivatives use what libtorch has for ComplexHalf)
-    if name not in SUPPORTED:
-        raise NotImplementedError(f'"{KERNELS.get(name, name)}" not implemented for '
-                                  "'ComplexHalf'")
+    policy = REGISTRY[name].complex_half
+    if policy is False or (isinstance(policy, str) and policy != "real"):
+        raise NotImplementedError(f'"{policy or name}" not implemented for \'ComplexHalf\'')
     _running.on = True
     try:
         result = run(args, kwargs)
     finally:
         _running.on = False
-    return _narrowed(name, result, args, kwargs)
+    return _narrowed(policy == "real", result, args, kwargs)
 
 
 def _operands(args: tuple, kwargs: dict) -> list:
@@ -107,7 +79,7 @@ def _operands(args: tuple, kwargs: dict) -> list:
     return out
 
 
-def _narrowed(name: str, result: Any, args: tuple, kwargs: dict) -> Any:
+def _narrowed(real: bool, result: Any, args: tuple, kwargs: dict) -> Any:
     operands = _operands(args, kwargs)
     asked = next((v for v in (*args, *kwargs.values()) if isinstance(v, dtype)), None)
     narrow = asked is complex32 if asked is not None else \
@@ -124,6 +96,6 @@ def _narrowed(name: str, result: Any, args: tuple, kwargs: dict) -> Any:
         elif narrow and data.dtype == np.complex64:
             shared = any(np.shares_memory(data, c) for c in chalf)
             out.data = data.view(ComplexHalfArray) if shared else complex_half(data)
-        elif chalf and name in REAL_RESULTS and data.dtype == np.float32:
+        elif chalf and real and data.dtype == np.float32:
             out.data = data.astype(np.float16)
     return result

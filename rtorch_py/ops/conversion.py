@@ -25,7 +25,7 @@ def CloneBackward0(n, g):
     return (g,)
 
 
-@op(samples=S.unary, names="keep", forward="linear")
+@op(samples=S.unary, names="keep", forward="linear", complex_half=True)
 def clone(self: Tensor, memory_format: Any = None) -> Tensor:
     return record(self.data.copy(), CloneBackward0, (self,))
 
@@ -35,7 +35,7 @@ def ToCopyBackward0(n, g):
     return (g,)  # the engine casts back to the input's dtype
 
 
-@op(function=False, names="keep", forward="linear")
+@op(function=False, names="keep", forward="linear", complex_half=True)
 def to(self: Tensor, dtype: Any = None, device: Any = None, other: Tensor = None,
        non_blocking: bool = False, copy: bool = False, memory_format: Any = None) -> Tensor:
     """To another dtype (or `other`'s dtype; a tensor as the first argument
@@ -91,7 +91,7 @@ def double(self: Tensor, memory_format: Any = None) -> Tensor:
     return to(self, "float64")
 
 
-@op(function=False, names="keep")
+@op(function=False, names="keep", complex_half=True)
 def chalf(self: Tensor, memory_format: Any = None) -> Tensor:
     """In complex32 (libtorch's ComplexHalf: float16 parts)."""
     return to(self, complex32)
@@ -117,7 +117,7 @@ def ZeroBackward0(n, g):
     return (g * 0,)
 
 
-@op(samples=S.in_place, differentiable=False)
+@op(samples=S.in_place, differentiable=False, complex_half=True)
 def zero_(self: Tensor) -> Tensor:
     _check_inplace(self)
     self.data[...] = 0
@@ -135,7 +135,7 @@ def FillBackward3(n, g, vshape):
     return (g * 0 if n.needs(0) else None), (g.sum().reshape(vshape) if n.needs(1) else None)
 
 
-@op(function=False)
+@op(function=False, complex_half=True)
 def fill_(self: Tensor, value: Any) -> Tensor:
     t = value if isinstance(value, Tensor) else None
     if t is not None and t.ndim != 0:
@@ -155,7 +155,7 @@ def CopyBackwards(n, g):
     return (g * 0 if n.needs(0) else None), g
 
 
-@op(function=False)
+@op(function=False, complex_half=True)
 def copy_(self: Tensor, src: Tensor) -> Tensor:
     s = src if isinstance(src, Tensor) else None
     _check_inplace(self, s)
@@ -188,12 +188,12 @@ def _copy_quantized(self: Tensor, src: Tensor) -> Tensor:
 # ==========================================================================
 # Questions about a tensor (a logical answer)
 
-@op(method=False, samples=S.any_dtype, differentiable=False)
+@op(method=False, samples=S.any_dtype, differentiable=False, complex_half=True)
 def is_complex(self: Tensor) -> bool:
     return self.data.dtype.kind == "c"
 
 
-@op(function=False, samples=S.same_size, differentiable=False)
+@op(function=False, samples=S.same_size, differentiable=False, complex_half=True)
 def is_same_size(self: Tensor, other: Tensor) -> bool:
     return tuple(self.shape) == tuple(other.shape)
 
@@ -204,29 +204,29 @@ def is_signed(self: Tensor) -> bool:
     return self.data.dtype.kind not in "ub"
 
 
-@op(function=False, samples=S.any_dtype, differentiable=False)
+@op(function=False, samples=S.any_dtype, differentiable=False, complex_half=True)
 def is_conj(self: Tensor) -> bool:
     """No lazy conjugate views here: conj() computes its values."""
     return False
 
 
-@op(function=False, samples=S.any_dtype, differentiable=False)
+@op(function=False, samples=S.any_dtype, differentiable=False, complex_half=True)
 def is_neg(self: Tensor) -> bool:
     """No lazy negative views here."""
     return False
 
 
-@op(function=False, samples=S.any_dtype, names="keep")
+@op(function=False, samples=S.any_dtype, names="keep", complex_half=True)
 def resolve_conj(self: Tensor) -> Tensor:
     return self
 
 
-@op(function=False, samples=S.any_dtype, names="keep")
+@op(function=False, samples=S.any_dtype, names="keep", complex_half=True)
 def resolve_neg(self: Tensor) -> Tensor:
     return self
 
 
-@op(samples=S.one_value, differentiable=False)
+@op(samples=S.one_value, differentiable=False, complex_half=True)
 def is_nonzero(self: Tensor) -> bool:
     """Whether the tensor's one value is not 0 (more or no values: an error)."""
     n = self.data.size

@@ -62,7 +62,7 @@ def ComplexBackward0(n, g):
     return (torch_real(g) if n.needs(0) else None), (torch_imag(g) if n.needs(1) else None)
 
 
-@op("complex", samples=S.complex_parts, method=False)
+@op("complex", samples=S.complex_parts, method=False, complex_half=True)
 def torch_complex(real: Tensor, imag: Tensor) -> Tensor:
     real, imag = _parts(real, imag)
     a, b = _float_parts(real, imag, "complex", "real and imag")
@@ -99,7 +99,7 @@ def ImagBackward0(n, g):
     return (torch_complex(g * 0, g),)
 
 
-@op("real", samples=S.complex_input, method=False, differentiable=False)
+@op("real", samples=S.complex_input, method=False, differentiable=False, complex_half=True)
 def torch_real(self: Tensor) -> Tensor:
     """The real part (a copy here; PyTorch's is a view). A real tensor is its own."""
     if self.data.dtype.kind != "c":
@@ -107,7 +107,7 @@ def torch_real(self: Tensor) -> Tensor:
     return record(np.ascontiguousarray(self.data.real), RealBackward0, (self,))
 
 
-@op("imag", samples=S.complex_input, method=False, differentiable=False)
+@op("imag", samples=S.complex_input, method=False, differentiable=False, complex_half=True)
 def torch_imag(self: Tensor) -> Tensor:
     if self.data.dtype.kind != "c":
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes; "
@@ -125,7 +125,7 @@ def AngleBackward0(n, g, x):
     return (torch_complex(g * 0, g) * x / r2.masked_fill(zero, 1) * (~zero),)
 
 
-@op(samples=S.angle, names="keep")
+@op(samples=S.angle, names="keep", complex_half="angle_cpu")
 def angle(self: Tensor) -> Tensor:
     """The argument of each element: atan2(imaginary, real) (0 or pi for reals)."""
     d = self.data
@@ -143,7 +143,7 @@ def ConjBackward0(n, g):
     return (conj(g),)
 
 
-@op(samples=S.complex_input, names="keep")
+@op(samples=S.complex_input, names="keep", complex_half=True)
 def conj(self: Tensor) -> Tensor:
     """The complex conjugate (a copy here; PyTorch's is a lazy view). A real tensor
     is its own conjugate: returned as it is, as in PyTorch."""
@@ -157,7 +157,7 @@ def ConjPhysicalBackward0(n, g):
     return (conj_physical(g),)
 
 
-@op(function=False, samples=S.complex_input, names="keep")
+@op(function=False, samples=S.complex_input, names="keep", complex_half=True)
 def conj_physical(self: Tensor) -> Tensor:
     """The complex conjugate, computed (conj() is the same here: no lazy views)."""
     if self.data.dtype.kind != "c":
@@ -188,21 +188,21 @@ def _filled(make: Any, size: tuple, names: Any, dtype: Any, device: Any,
                        dtype, requires_grad, names=names, meta=meta)
 
 
-@_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"))
+@_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"), complex_half=True)
 def zeros(*size: Any, names: Any = None, dtype: Any = None, layout: Any = None,
           device: Any = None, requires_grad: bool = False) -> Tensor:
     _cr.strided_only(layout, "torch_zeros")
     return _filled(np.zeros, size, names, dtype, device, requires_grad)
 
 
-@_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"))
+@_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"), complex_half=True)
 def ones(*size: Any, names: Any = None, dtype: Any = None, layout: Any = None,
          device: Any = None, requires_grad: bool = False) -> Tensor:
     _cr.strided_only(layout, "torch_ones")
     return _filled(np.ones, size, names, dtype, device, requires_grad)
 
 
-@_factory(samples=S.full, r_conventions=("sizes", "creation_options"))
+@_factory(samples=S.full, r_conventions=("sizes", "creation_options"), complex_half=True)
 def full(size: Any, fill_value: Any, names: Any = None, dtype: Any = None, layout: Any = None,
          device: Any = None, requires_grad: bool = False) -> Tensor:
     """The dtype follows the value (bool, int64, complex, else the default) unless given."""
@@ -284,21 +284,21 @@ def _like_device(x: Tensor, device: Any) -> Any:
     return device if device is not None else x.device
 
 
-@_factory(samples=S.like, r_conventions=("creation_options",))
+@_factory(samples=S.like, r_conventions=("creation_options",), complex_half=True)
 def zeros_like(input: Tensor, dtype: Any = None, layout: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     return zeros(input.shape, dtype=_like(input, dtype), layout=layout,
                  device=_like_device(input, device), requires_grad=requires_grad)
 
 
-@_factory(samples=S.like, r_conventions=("creation_options",))
+@_factory(samples=S.like, r_conventions=("creation_options",), complex_half=True)
 def ones_like(input: Tensor, dtype: Any = None, layout: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     return ones(input.shape, dtype=_like(input, dtype), layout=layout,
                 device=_like_device(input, device), requires_grad=requires_grad)
 
 
-@_factory(samples=S.full_like, r_conventions=("creation_options",))
+@_factory(samples=S.full_like, r_conventions=("creation_options",), complex_half=True)
 def full_like(input: Tensor, fill_value: Any, dtype: Any = None, layout: Any = None,
               device: Any = None, requires_grad: bool = False,
               memory_format: Any = None) -> Tensor:

@@ -457,7 +457,7 @@ def _view_as_real(x: Tensor) -> Tensor:
                   ViewAsRealBackward0, (x,))
 
 
-@op(method=False, samples=S.complex_values)
+@op(method=False, samples=S.complex_values, complex_half="real")
 def view_as_real(self: Tensor) -> Tensor:
     """A complex tensor as real pairs (a copy here; PyTorch's is a view)."""
     if self.data.dtype.kind != "c":
@@ -501,7 +501,7 @@ def _stft_pad(x: Tensor, pad: int, mode: str) -> Tensor:
            method="n_fft, hop_length = NULL, win_length = NULL, window = list(), center = TRUE, "
            "pad_mode = 'reflect', normalized = FALSE, onesided = NULL, return_complex = NULL, "
            "align_to_window = NULL")
-@op(samples=S.stft)
+@op(samples=S.stft, torchscript=False)
 def stft(input: Tensor, n_fft: int, hop_length: Any = None, win_length: Any = None,
          window: Tensor | None = None, center: bool = True, pad_mode: str = "reflect",
          normalized: bool = False, onesided: Any = None, return_complex: Any = None,
@@ -571,7 +571,7 @@ def stft(input: Tensor, n_fft: int, hop_length: Any = None, win_length: Any = No
     return out if return_complex else _view_as_real(out)
 
 
-@op(method=False, samples=S.real_pairs)
+@op(method=False, samples=S.real_pairs, complex_half=True)
 def view_as_complex(self: Tensor) -> Tensor:
     """Real pairs (a last dim of 2) as a complex tensor (a copy here; PyTorch's is
     a view)."""

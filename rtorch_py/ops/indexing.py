@@ -22,7 +22,8 @@ def GatherBackward0(n, g, idx, dim, shape):
     return (_scatter_add_along(g, idx, dim, shape),)
 
 
-@op(dims=("dim",), indices=("index",), samples=S.gather, forward="linear")
+@op(dims=("dim",), indices=("index",), samples=S.gather, forward="linear",
+    complex_half="scatter_gather_tensor_cpu")
 def gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool = False) -> Tensor:
     """(`sparse_grad`: libtorch's gradient as a sparse tensor; here it is dense.)"""
     d = _dim(dim, self.ndim)
@@ -81,7 +82,7 @@ def _where_jvp(p: dict, t: dict, result: Tensor) -> Any:
 
 # where(condition) alone gives positions (1-based in R, as R torch gives them)
 @op(method=False, samples=S.where, returns_indices=lambda out: isinstance(out, (list, tuple)),
-    forward=_where_jvp)
+    forward=_where_jvp, complex_half=True)
 def where(condition: Tensor, self: Any = None, other: Any = None) -> Any:
     if self is None and other is None:  # where(condition): the positions, one tensor a dim
         return nonzero(_as_tensor(condition), as_list=True)
@@ -121,7 +122,7 @@ def MaskedFillBackward1(n, g, mask, vshape):
     return gx, gv
 
 
-@op(samples=S.masked_fill, names="keep")
+@op(samples=S.masked_fill, names="keep", complex_half=True)
 def masked_fill(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     m = _bool_mask(mask, "masked_fill")
     v = _fill_value(value, "masked_fill")
@@ -194,7 +195,7 @@ def IndexBackward0(n, g, shape, key):
 
 
 @op(operators=("__getitem__",), indices=("indices",), samples=S.index,
-    torch_name="ops.aten.index.Tensor", names="index", forward="linear")
+    torch_name="ops.aten.index.Tensor", names="index", forward="linear", complex_half=True)
 def index(self: Tensor, indices: Any) -> Tensor:
     """`x[indices]`; also R torch's `torch_index(x, list(i, j))` (a list of index
     tensors, one per leading dim, as PyTorch's `aten::index`)."""
@@ -233,7 +234,8 @@ def IndexPutBackward0(n, g, key, vshape):
     return gx, gv
 
 
-@op(operators=("__setitem__",), indices=("indices",), samples=S.inplace, invisible=True)
+@op(operators=("__setitem__",), indices=("indices",), samples=S.inplace, invisible=True,
+    complex_half=True)
 def index_put_(self: Tensor, indices: Any, values: Tensor,
                 accumulate: builtins.bool = False) -> Tensor:
     """`x[indices] = values` in place (added up with accumulate), recorded for autograd."""
@@ -275,7 +277,7 @@ def _index_put(self: Tensor, indices: Any, values: Any, accumulate: Any, inplace
     return _record_inplace(self, fn, (self, v), (k,) if accumulate else (k, np.shape(vd)), name)
 
 
-@op(function=False)
+@op(function=False, complex_half=True)
 def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     m = _bool_mask(mask, "masked_fill_")
     v = _fill_value(value, "masked_fill_")
@@ -358,7 +360,8 @@ def index_select_args(self: Tensor, dim: int, index: Any) -> tuple:
     return d, idx
 
 
-@op(dims=("dim",), indices=("index",), samples=S.index_select, names="keep", forward="linear")
+@op(dims=("dim",), indices=("index",), samples=S.index_select, names="keep", forward="linear",
+    complex_half=True)
 def index_select(self: Tensor, dim: int, index: Tensor) -> Tensor:
     d, idx = index_select_args(self, dim, index)
     out = np.take(self.data, idx, axis=d) if self.ndim else self.data.reshape(1)[idx].reshape(
@@ -725,7 +728,7 @@ def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     return _write_inplace(self, *_masked_scatter(self, mask, source, "masked_scatter_", True))
 
 
-@op(returns_indices=True, differentiable=False, samples=S.nonzero)
+@op(returns_indices=True, differentiable=False, samples=S.nonzero, complex_half=True)
 def nonzero(self: Tensor, as_list: builtins.bool = False) -> Any:
     d = _data(self)
     if as_list:

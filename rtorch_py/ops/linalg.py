@@ -74,7 +74,8 @@ def _out_dtype(out_dtype: Any, name: str) -> None:
 
 
 @r_formals("self, mat2, out_dtype", method="mat2")
-@op(samples=S.mm, names="contract", forward="multilinear")
+@op(samples=S.mm, names="contract", forward="multilinear", complex_half="addmm_impl_cpu_",
+    onnx="MatMul", mobile="self, mat2")
 def mm(self: Tensor, mat2: Tensor, *, out_dtype: Any = None) -> Tensor:
     _out_dtype(out_dtype, "mm")
     if self.ndim != 2 or mat2.ndim != 2:
@@ -109,7 +110,8 @@ def MatmulBackward0(n, g, a, b):
     return ga, gb
 
 
-@op(operators=("__matmul__",), samples=S.matmul, names="contract", forward="multilinear")
+@op(operators=("__matmul__",), samples=S.matmul, names="contract", forward="multilinear",
+    complex_half="addmm_impl_cpu_", onnx="MatMul", mobile="self, other")
 def matmul(self: Tensor, other: Tensor) -> Tensor:
     if self.ndim == 0 or other.ndim == 0:
         raise RuntimeError("matmul: both arguments need at least 1 dimension, got a 0-d tensor")
@@ -235,7 +237,7 @@ def BmmBackward0(n, g, a, b):
 
 
 @r_formals("self, mat2, out_dtype", method="mat2")
-@op(samples=S.bmm, names="contract", forward="multilinear")
+@op(samples=S.bmm, names="contract", forward="multilinear", onnx="MatMul")
 def bmm(self: Tensor, mat2: Tensor, *, out_dtype: Any = None) -> Tensor:
     _out_dtype(out_dtype, "bmm")
     if self.ndim != 3 or mat2.ndim != 3:
@@ -256,7 +258,7 @@ def MvBackward0(n, g, a, v):
         (_mH(a).matmul(g) if n.needs(1) else None)
 
 
-@op(samples=S.mv, names="contract", forward="multilinear")
+@op(samples=S.mv, names="contract", forward="multilinear", complex_half="addmv_impl_cpu")
 def mv(self: Tensor, vec: Tensor) -> Tensor:
     if self.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"mv: expected a matrix and a vector, got {self.ndim}-d and "
@@ -330,7 +332,7 @@ def _add_product(self: Tensor, prod: np.ndarray, backward: Callable, a: Tensor, 
 
 @r_formals("self, mat1, mat2, out_dtype, beta = 1, alpha = 1",
            method="mat1, mat2, beta = 1L, alpha = 1L")
-@op(samples=S.addmm, names="contract")
+@op(samples=S.addmm, names="contract", complex_half="addmm_impl_cpu_")
 def addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: float = 1, alpha: float = 1, *,
           out_dtype: Any = None) -> Tensor:
     _out_dtype(out_dtype, "addmm")
@@ -471,7 +473,7 @@ def TraceBackward0(n, g, shape):
     return (_diag_embed(g.unsqueeze(0).expand(builtins.min(shape)), shape),)
 
 
-@op(samples=S.trace, forward="linear")
+@op(samples=S.trace, forward="linear", complex_half="addmm_impl_cpu_")
 def trace(self: Tensor) -> Tensor:
     if self.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
@@ -1226,7 +1228,7 @@ def linalg_matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim
 
 
 @op(function="linalg_norm", method=False, torch_name="linalg.norm", dims=("dim",),
-    samples=S.linalg_norm)
+    samples=S.linalg_norm, complex_half="real")
 def linalg_norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False,
                 dtype: Any = None) -> Tensor:
     ord = _ord(ord)
@@ -1797,7 +1799,7 @@ def linalg_lu_factor_ex(A: Tensor, pivot: bool = True, check_errors: bool = Fals
     return out
 
 
-@op(method=True, samples=S.lu)
+@op(method=True, samples=S.lu, torchscript=False)
 @r_formals("A, pivot = TRUE, get_infos = FALSE, out = NULL")
 def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out: Any = None) -> tuple:
     """R torch's torch_lu: (LU, pivots), with the infos when get_infos; written into

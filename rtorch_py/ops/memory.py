@@ -35,7 +35,7 @@ from .special import erf
 
 
 @op("alias", function=False, samples=S.view_of, names="keep", forward="linear",
-    torch_name="ops.aten.alias")
+    torch_name="ops.aten.alias", complex_half=True)
 def alias_op(self: Tensor) -> Tensor:
     """A view of all of self (its storage shared), the gradient passed through."""
     return _alias(self)
@@ -166,7 +166,7 @@ def set_data(self: Tensor, new_data: Tensor) -> None:
     bump_version(self)
 
 
-@op(function=False, differentiable=False, samples=S.same_shape_pair)
+@op(function=False, differentiable=False, samples=S.same_shape_pair, complex_half=True)
 def is_set_to(self: Tensor, tensor: Tensor) -> bool:
     """Whether both look at the same memory with the same sizes and strides."""
     a, b = self.data, tensor.data
@@ -180,7 +180,7 @@ def resize_as_(self: Tensor, the_template: Tensor, memory_format: Any = None) ->
     return resize_(self, the_template.shape, memory_format)
 
 
-@op(function=False, differentiable=False, samples=S.nonzero_static)
+@op(function=False, differentiable=False, samples=S.nonzero_static, complex_half=True)
 def nonzero_static(self: Tensor, size: int, fill_value: int = -1) -> Tensor:
     """nonzero() of a fixed number of rows: the first `size` positions of nonzero
     elements (0-based, in R too, as R torch's), padded with `fill_value` rows."""
@@ -206,12 +206,12 @@ _NESTED = ("it takes a nested tensor, and every tensor here is a regular (stride
            "use the tensor as it is")
 
 
-@op(function=False, differentiable=False, samples=S.any_tensor)
+@op(function=False, differentiable=False, samples=S.any_tensor, complex_half=True)
 def is_distributed(self: Tensor) -> bool:
     return False
 
 
-@op(function=False, differentiable=False, samples=S.any_tensor)
+@op(function=False, differentiable=False, samples=S.any_tensor, complex_half=True)
 def is_pinned(self: Tensor, device: Any = None) -> bool:
     """FALSE: pinned (page-locked) memory belongs to an accelerator, and there is none."""
     return False
@@ -259,7 +259,7 @@ def ConjBackward0(n, g):
     return (_conj(g),)
 
 
-@op(function=False, samples=S.complex_input, names="keep", forward="linear")
+@op(function=False, samples=S.complex_input, names="keep", forward="linear", complex_half=True)
 def _conj(self: Tensor) -> Tensor:
     """The complex conjugate (PyTorch's is a lazy view; computed here)."""
     if self.data.dtype.kind != "c":
@@ -268,7 +268,7 @@ def _conj(self: Tensor) -> Tensor:
     return record(np.conj(self.data), ConjBackward0, (self,))
 
 
-@op(function=False, samples=S.complex_input, names="keep", forward="linear")
+@op(function=False, samples=S.complex_input, names="keep", forward="linear", complex_half=True)
 def _conj_physical(self: Tensor) -> Tensor:
     return conj_physical(self)
 
@@ -314,7 +314,7 @@ def _is_any_true(self: Tensor) -> Tensor:
     return wrap(np.array(bool(self.data.any())))
 
 
-@op(function=False, differentiable=False, samples=S.any_tensor)
+@op(function=False, differentiable=False, samples=S.any_tensor, complex_half=True)
 def _is_zerotensor(self: Tensor) -> bool:
     """FALSE: the engine has no ZeroTensors (PyTorch's lazy all-zero gradients)."""
     return False

@@ -36,7 +36,7 @@ def SiluBackward0(n, g, x):
 # R torch has no torch_silu (only nnf_silu, in rtorch_py.nn): no R form, so no
 # generated samples; tests/test_nn.py checks it against PyTorch, second order too.
 @op(function=False, method=False, torch_name="nn.functional.silu", names="keep",
-    forward="elementwise")
+    forward="elementwise", mobile="self")
 def silu(self: Tensor) -> Tensor:
     # x / (1 + exp(-x)) in double precision, rounded once (as libtorch's result is)
     d = _fdata(self)
@@ -301,7 +301,10 @@ def _conv_nd(nd: int, transposed: bool):
 for _nd in (1, 2, 3):
     for _tr in (False, True):
         _f = _conv_nd(_nd, _tr)
-        op(_f.__name__, method=False, samples=getattr(S, _f.__name__))(_f)
+        op(_f.__name__, method=False, samples=getattr(S, _f.__name__),
+           mobile=None if _tr else f"input, weight, bias=None, stride: int[{_nd}]=1, "
+                                   f"padding: int[{_nd}]=0, dilation: int[{_nd}]=1, groups=1"
+           )(_f)
         globals()[_f.__name__] = _f
 
 
@@ -414,7 +417,8 @@ def _adaptive_avg_family(nd: int) -> None:
     op(pool.__name__, method=False, samples=samples, torch_name=pool.__name__)(pool)
     op(pool_backward.__name__, method=False, samples=getattr(S, pool_backward.__name__[1:]),
        torch_name="ops.aten." + pool_backward.__name__)(pool_backward)
-    op(avg.__name__, method=False, samples=samples, torch_name="_C._nn." + avg.__name__)(avg)
+    op(avg.__name__, method=False, samples=samples, torch_name="_C._nn." + avg.__name__,
+       mobile=f"self, output_size: int[{nd}]" if nd == 2 else None)(avg)
 
 
 @op(method=False, samples=S.adaptive_avg_pool1d, torch_name="adaptive_avg_pool1d")

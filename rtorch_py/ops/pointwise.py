@@ -58,7 +58,8 @@ def _sub_jvp(p: dict, t: dict, result: Tensor) -> Any:
 
 
 @op(operators=("__add__", "__radd__"), r_operators=("+",), samples=S.add_sub, names="unify",
-    forward=_add_jvp)
+    forward=_add_jvp, complex_half=True, onnx="Add",
+    mobile={"Tensor": "self, other: Tensor, *, alpha=1", "Scalar": "self, other: Scalar, alpha=1"})
 def add(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
     if type(self) is Tensor and alpha == 1:
         c = _number(other, self.data)
@@ -84,7 +85,8 @@ def SubBackward0(n, g, alpha):
 
 
 @op(operators=("__sub__",), r_operators=("-",), samples=S.add_sub, names="unify",
-    forward=_sub_jvp)
+    forward=_sub_jvp, complex_half=True, onnx="Sub",
+    mobile={"Tensor": "self, other: Tensor, *, alpha=1", "Scalar": "self, other: Scalar, alpha=1"})
 def sub(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
     if type(self) is Tensor and alpha == 1:
         c = _number(other, self.data)
@@ -105,7 +107,8 @@ def sub(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
     return record(out, SubBackward0, (_t(self), _t(other)), (alpha,))
 
 
-@op(method=False, operators=("__rsub__",), samples=S.tensor_number, names="unify")
+@op(method=False, operators=("__rsub__",), samples=S.tensor_number, names="unify",
+    complex_half=True)
 def rsub(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
     """other - alpha * self, self the tensor (for `2 - x`)."""
     try:
@@ -134,7 +137,8 @@ def MulBackward0(n, g, a, b):
 
 
 @op(operators=("__mul__", "__rmul__"), r_operators=("*",), samples=S.binary_arith, names="unify",
-    forward="multilinear")
+    forward="multilinear", complex_half=True, onnx="Mul",
+    mobile={"Tensor": "self, other: Tensor", "Scalar": "self, other: Scalar"})
 def mul(self: Tensor, other: Any) -> Tensor:
     if type(self) is Tensor:
         c = _number(other, self.data)
@@ -182,7 +186,8 @@ def _div_jvp(p: dict, t: dict, result: Tensor) -> Any:
 
 
 @op(operators=("__truediv__",), r_operators={"/": {}, "%/%": {"rounding_mode": "trunc"}},
-    samples=S.binary_div, names="unify", forward=_div_jvp)
+    samples=S.binary_div, names="unify", forward=_div_jvp, complex_half="div_cpu", onnx="Div",
+    mobile={"Tensor": "self, other: Tensor", "Scalar": "self, other: Scalar"})
 def div(self: Tensor, other: Any, rounding_mode: str | None = None) -> Tensor:
     if type(self) is Tensor and rounding_mode is None:
         c = _number(other, self.data)
@@ -228,7 +233,7 @@ def RemainderBackward1(n, g, a, b):
     return g, gb
 
 
-@op(operators=("__mod__",), samples=S.binary_div, names="unify")
+@op(operators=("__mod__",), samples=S.binary_div, names="unify", onnx="Mod")
 def remainder(self: Any, other: Any) -> Tensor:
     """a - floor(a / b) * b: the result has the sign of b (R's `%%`, Python's `%`)."""
     _no_integer_zero_division(_data(self), _data(other), "remainder")
@@ -274,7 +279,7 @@ def FmodBackward1(n, g, a, b):
     return g, gb
 
 
-@op(r_operators=("%%",), samples=S.binary_div, names="unify")
+@op(r_operators=("%%",), samples=S.binary_div, names="unify", onnx=False)
 def fmod(self: Tensor, other: Any) -> Tensor:
     """self - trunc(self / other) * other: the result has the sign of self (C's fmod,
     R torch's `%%`)."""
@@ -312,7 +317,8 @@ def PowBackward2(n, g, base, b, result):
     return None, g * result * float(np.log(base))
 
 
-@op(operators=("__pow__",), r_operators=("^",), samples=S.binary_pow, names="unify")
+@op(operators=("__pow__",), r_operators=("^",), samples=S.binary_pow, names="unify", onnx="Pow",
+    mobile={"Tensor_Tensor": "self, exponent: Tensor", "Tensor_Scalar": "self, exponent: Scalar"})
 def pow(self: Any, exponent: Any) -> Tensor:
     if isinstance(self, Tensor) and not isinstance(exponent, Tensor):
         try:
@@ -360,7 +366,7 @@ def MaximumBackward0(n, g, a, b):
             g * wrap((1 - ma).astype(g.data.dtype)) if n.needs(1) else None)
 
 
-@op(samples=S.binary_float, names="unify")
+@op(samples=S.binary_float, names="unify", onnx="Max")
 def maximum(self: Tensor, other: Tensor) -> Tensor:
     try:
         out = _float_result(np.maximum(self.data, other.data), self, other)
@@ -376,7 +382,7 @@ def MinimumBackward0(n, g, a, b):
             g * wrap((1 - ma).astype(g.data.dtype)) if n.needs(1) else None)
 
 
-@op(samples=S.binary_float, names="unify")
+@op(samples=S.binary_float, names="unify", onnx="Min")
 def minimum(self: Tensor, other: Tensor) -> Tensor:
     try:
         out = _float_result(np.minimum(self.data, other.data), self, other)
@@ -394,7 +400,7 @@ def NegBackward0(n, g):
 
 
 @op(operators=("__neg__",), r_operators=("unary -",), samples=S.unary, names="keep",
-    forward="linear")
+    forward="linear", complex_half=True, onnx="Neg", mobile="self")
 def neg(self: Tensor) -> Tensor:
     return record(np.negative(self.data), NegBackward0, (self,))
 
@@ -404,7 +410,8 @@ def ExpBackward0(n, g, result):
     return (g * result,)
 
 
-@op(r_math=("exp",), samples=S.unary, names="keep", forward="elementwise")
+@op(r_math=("exp",), samples=S.unary, names="keep", forward="elementwise",
+    complex_half="exp_vml_cpu", onnx="Exp", mobile="self")
 def exp(self: Tensor) -> Tensor:
     return record(np.exp(_fdata(self)), ExpBackward0, (self,), (OUTPUT,))
 
@@ -414,7 +421,8 @@ def LogBackward0(n, g, x):
     return (g / x,)
 
 
-@op(r_math=("log",), samples=S.positive, names="keep", forward="elementwise")
+@op(r_math=("log",), samples=S.positive, names="keep", forward="elementwise",
+    complex_half="log_vml_cpu", onnx="Log", mobile="self")
 def log(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log(_fdata(self))
@@ -426,7 +434,8 @@ def SqrtBackward0(n, g, result):
     return (g / (2 * result),)
 
 
-@op(r_math=("sqrt",), samples=S.positive, names="keep", forward="elementwise")
+@op(r_math=("sqrt",), samples=S.positive, names="keep", forward="elementwise",
+    complex_half="sqrt_vml_cpu", onnx="Sqrt", mobile="self")
 def sqrt(self: Tensor) -> Tensor:
     with np.errstate(invalid="ignore"):
         out = np.sqrt(_fdata(self))
@@ -438,7 +447,8 @@ def AbsBackward0(n, g, x):
     return (g * (x.sgn() if x.is_complex() else x.sign()),)  # (complex: x / |x|)
 
 
-@op(operators=("__abs__",), r_math=("abs",), samples=S.unary, names="keep", forward="elementwise")
+@op(operators=("__abs__",), r_math=("abs",), samples=S.unary, names="keep", forward="elementwise",
+    complex_half="real", onnx="Abs", mobile="self")
 def abs(self: Tensor) -> Tensor:
     d = self.data
     if d.dtype.kind == "b":
@@ -462,7 +472,7 @@ def _sign(d: np.ndarray) -> np.ndarray:
     return out
 
 
-@op(r_math=("sign",), samples=S.unary, names="keep", forward="elementwise")
+@op(r_math=("sign",), samples=S.unary, names="keep", forward="elementwise", onnx="Sign")
 def sign(self: Tensor) -> Tensor:
     if self.data.dtype.kind == "c":
         raise RuntimeError("sign is not defined for complex tensors; use sgn() (x / |x|)")
@@ -474,7 +484,8 @@ def SinBackward0(n, g, x):
     return (g * x.cos(),)
 
 
-@op(r_math=("sin",), samples=S.unary, names="keep", forward="elementwise")
+@op(r_math=("sin",), samples=S.unary, names="keep", forward="elementwise",
+    complex_half="sin_vml_cpu", onnx="Sin", mobile="self")
 def sin(self: Tensor) -> Tensor:
     return record(np.sin(_fdata(self)), SinBackward0, (self,), (self,))
 
@@ -484,7 +495,8 @@ def CosBackward0(n, g, x):
     return (-g * x.sin(),)
 
 
-@op(r_math=("cos",), samples=S.unary, names="keep", forward="elementwise")
+@op(r_math=("cos",), samples=S.unary, names="keep", forward="elementwise",
+    complex_half="cos_vml_cpu", onnx="Cos", mobile="self")
 def cos(self: Tensor) -> Tensor:
     return record(np.cos(_fdata(self)), CosBackward0, (self,), (self,))
 
@@ -494,7 +506,8 @@ def TanhBackward0(n, g, result):
     return (g * (1 - result * result),)
 
 
-@op(r_math=("tanh",), samples=S.unary, names="keep", forward="elementwise")
+@op(r_math=("tanh",), samples=S.unary, names="keep", forward="elementwise",
+    complex_half="tanh_vml_cpu", onnx="Tanh", mobile="self")
 def tanh(self: Tensor) -> Tensor:
     return record(np.tanh(_fdata(self)), TanhBackward0, (self,), (OUTPUT,))
 
@@ -504,7 +517,8 @@ def SigmoidBackward0(n, g, result):
     return (g * result * (1 - result),)
 
 
-@op(samples=S.unary, names="keep", forward="elementwise")
+@op(samples=S.unary, names="keep", forward="elementwise", complex_half="sigmoid_cpu",
+    onnx="Sigmoid", mobile="self")
 def sigmoid(self: Tensor) -> Tensor:
     d = self.data
     if d.dtype.kind == "c":
@@ -522,7 +536,7 @@ def ReluBackward0(n, g, result):
     return (g * (result > 0),)
 
 
-@op(samples=S.unary, names="keep", forward="elementwise")
+@op(samples=S.unary, names="keep", forward="elementwise", onnx="Relu", mobile="self")
 def relu(self: Tensor) -> Tensor:
     if self.data.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
@@ -535,7 +549,7 @@ def ClampBackward1(n, g, x, lo, hi):
     return (g * keep,)
 
 
-@op(samples=S.clamp, names="keep")
+@op(samples=S.clamp, names="keep", mobile="self, min: Scalar=None, max=None")
 def clamp(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
     if min is None and max is None:
         raise ValueError("clamp: at least one of min or max must be given")
@@ -591,7 +605,8 @@ def TanBackward0(n, g, result):
     return (g * (1 + result * result),)
 
 
-@op(r_math=("tan",), samples=S.unary, names="keep", forward="elementwise")
+@op(r_math=("tan",), samples=S.unary, names="keep", forward="elementwise",
+    complex_half="tan_vml_cpu", onnx="Tan", mobile="self")
 def tan(self: Tensor) -> Tensor:
     return record(np.tan(_fdata(self)), TanBackward0, (self,), (OUTPUT,))
 
@@ -604,7 +619,7 @@ def Log2Backward0(n, g, x):
     return (g / (x * _LN2),)
 
 
-@op(r_math=("log2",), samples=S.positive, names="keep", forward="elementwise")
+@op(r_math=("log2",), samples=S.positive, names="keep", forward="elementwise", onnx=False)
 def log2(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log2(_fdata(self))
@@ -616,7 +631,7 @@ def Log10Backward0(n, g, x):
     return (g / (x * _LN10),)
 
 
-@op(r_math=("log10",), samples=S.positive, names="keep", forward="elementwise")
+@op(r_math=("log10",), samples=S.positive, names="keep", forward="elementwise", onnx=False)
 def log10(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log10(_fdata(self))
@@ -628,7 +643,8 @@ def Log1PBackward0(n, g, x):
     return (g / (x + 1),)
 
 
-@op(r_math=("log1p",), samples=S.positive, names="keep", forward="elementwise")
+@op(r_math=("log1p",), samples=S.positive, names="keep", forward="elementwise",
+    complex_half="log1p_vml_cpu", onnx=False)
 def log1p(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log1p(_fdata(self))
@@ -640,7 +656,7 @@ def Expm1Backward0(n, g, result):
     return (g * (result + 1),)
 
 
-@op(r_math=("expm1",), samples=S.unary, names="keep", forward="elementwise")
+@op(r_math=("expm1",), samples=S.unary, names="keep", forward="elementwise", onnx=False)
 def expm1(self: Tensor) -> Tensor:
     return record(np.expm1(_fdata(self)), Expm1Backward0, (self,), (OUTPUT,))
 
@@ -652,7 +668,7 @@ def _ZeroBackward(n, g):
 
 
 # Rounding: piecewise constant, so the gradient is zero (PyTorch's nodes).
-def _rounding(ufunc: Callable, name: str, r_name: str) -> Callable:
+def _rounding(ufunc: Callable, name: str, r_name: str, **facts: Any) -> Callable:
     def rounding(self: Tensor) -> Tensor:
         d = self.data
         if d.dtype.kind != "f":
@@ -660,12 +676,13 @@ def _rounding(ufunc: Callable, name: str, r_name: str) -> Callable:
         return record(ufunc(d) if d.dtype.kind == "f" else d.copy(), _ZeroBackward, (self,),
                       name=name)
     rounding.__name__ = rounding.__qualname__ = name[:-len("Backward0")].lower()
-    return op(r_math=(r_name,), samples=S.unary, names="keep", forward="elementwise")(rounding)
+    return op(r_math=(r_name,), samples=S.unary, names="keep", forward="elementwise",
+              **facts)(rounding)
 
 
-floor = _rounding(np.floor, "FloorBackward0", "floor")
-ceil = _rounding(np.ceil, "CeilBackward0", "ceiling")
-trunc = _rounding(np.trunc, "TruncBackward0", "trunc")
+floor = _rounding(np.floor, "FloorBackward0", "floor", onnx="Floor")
+ceil = _rounding(np.ceil, "CeilBackward0", "ceiling", onnx="Ceil")
+trunc = _rounding(np.trunc, "TruncBackward0", "trunc", onnx=False)
 
 
 @formula
@@ -678,7 +695,7 @@ def RoundBackward1(n, g):
     return (g * 0,)
 
 
-@op(r_math=("round",), samples=S.unary, names="keep", forward="elementwise")
+@op(r_math=("round",), samples=S.unary, names="keep", forward="elementwise", onnx="Round")
 @r_formals("self, decimals")
 def round(self: Tensor, decimals: int = 0) -> Tensor:
     """Halves to even, as PyTorch (and NumPy) round."""
@@ -690,7 +707,7 @@ def round(self: Tensor, decimals: int = 0) -> Tensor:
     return record(np.round(d), RoundBackward0, (self,))
 
 
-@op(samples=S.unary, names="keep", forward="elementwise")
+@op(samples=S.unary, names="keep", forward="elementwise", complex_half="pow")
 def square(self: Tensor) -> Tensor:
     return pow(self, 2)
 
@@ -718,43 +735,43 @@ def _compare(ufunc: Callable, name: str, self_type: str = "Tensor",
 
 
 _cmp = dict(samples=S.compare, differentiable=False, names="unify")
-gt = op(operators=("__gt__",), r_operators=(">",), **_cmp)(
+gt = op(operators=("__gt__",), r_operators=(">",), **_cmp, onnx="Greater")(
     _compare(np.greater, "gt"))
-ge = op(operators=("__ge__",), r_operators=(">=",), **_cmp)(
+ge = op(operators=("__ge__",), r_operators=(">=",), **_cmp, onnx="GreaterOrEqual")(
     _compare(np.greater_equal, "ge"))
-lt = op(operators=("__lt__",), r_operators=("<",), **_cmp)(
+lt = op(operators=("__lt__",), r_operators=("<",), **_cmp, onnx="Less")(
     _compare(np.less, "lt"))
-le = op(operators=("__le__",), r_operators=("<=",), **_cmp)(
+le = op(operators=("__le__",), r_operators=("<=",), **_cmp, onnx="LessOrEqual")(
     _compare(np.less_equal, "le"))
-eq = op(operators=("__eq__",), r_operators=("==",), **_cmp)(
+eq = op(operators=("__eq__",), r_operators=("==",), **_cmp, complex_half=True, onnx="Equal")(
     _compare(np.equal, "eq"))
-ne = op(operators=("__ne__",), r_operators=("!=",), **_cmp)(
+ne = op(operators=("__ne__",), r_operators=("!=",), **_cmp, complex_half=True, onnx="Equal")(
     _compare(np.not_equal, "ne"))
 _logic = dict(samples=S.logical, differentiable=False, names="unify")
-logical_and = op(r_operators=("&",), **_logic)(
+logical_and = op(r_operators=("&",), **_logic, onnx="And")(
     _compare(np.logical_and, "logical_and", other_type="Tensor"))
-logical_or = op(r_operators=("|",), **_logic)(
+logical_or = op(r_operators=("|",), **_logic, onnx="Or")(
     _compare(np.logical_or, "logical_or", other_type="Tensor"))
 bitwise_and = op(**_logic)(_compare(np.bitwise_and, "bitwise_and", self_type="Any"))
 bitwise_or = op(**_logic)(_compare(np.bitwise_or, "bitwise_or", self_type="Any"))
 
 
-@op(r_operators=("!",), samples=S.logical_unary, differentiable=False, names="keep")
+@op(r_operators=("!",), samples=S.logical_unary, differentiable=False, names="keep", onnx="Not")
 def logical_not(self: Tensor) -> Tensor:
     return wrap(np.logical_not(self.data))
 
 
-@op(samples=S.unary, differentiable=False, names="keep")
+@op(samples=S.unary, differentiable=False, names="keep", complex_half=True, onnx="IsNaN")
 def isnan(self: Tensor) -> Tensor:
     return wrap(np.isnan(self.data))
 
 
-@op(samples=S.binary_float, differentiable=False, names="unnamed")
+@op(samples=S.binary_float, differentiable=False, names="unnamed", complex_half="equal_notnan_cpu")
 def equal(self: Tensor, other: Tensor) -> bool:
     return self.shape == other.shape and bool(np.array_equal(self.data, other.data))
 
 
-@op(samples=S.binary_float, differentiable=False, names="unnamed")
+@op(samples=S.binary_float, differentiable=False, names="unnamed", complex_half=True)
 def allclose(self: Tensor, other: Tensor, rtol: float = 1e-5, atol: float = 1e-8,
              equal_nan: bool = False) -> bool:
     return bool(np.allclose(self.data, _data(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
@@ -783,7 +800,7 @@ def _inplace_binary(x: Tensor, other: Any, ufunc: Callable, fn: Callable, saved:
     return _record_inplace(x, fn, inputs, saved, name=node)
 
 
-@op(operators=("__iadd__",), function=False)
+@op(operators=("__iadd__",), function=False, complex_half=True)
 def add_(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
     other = other if alpha == 1 else (other * alpha)
     if is_number(other):
@@ -791,7 +808,7 @@ def add_(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
     return _inplace_binary(self, other, np.add, AddBackward0, (1,), "add_")
 
 
-@op(operators=("__isub__",), function=False)
+@op(operators=("__isub__",), function=False, complex_half=True)
 def sub_(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
     other = other if alpha == 1 else (other * alpha)
     if is_number(other):
@@ -800,7 +817,7 @@ def sub_(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
     return _inplace_binary(self, other, np.subtract, SubBackward0, (1,), "sub_")
 
 
-@op(operators=("__imul__",), function=False)
+@op(operators=("__imul__",), function=False, complex_half=True)
 def mul_(self: Tensor, other: Any) -> Tensor:
     if is_number(other):
         return _inplace_binary(self, other, np.multiply, MulBackward1, (other,), "mul_")
@@ -810,7 +827,7 @@ def mul_(self: Tensor, other: Any) -> Tensor:
     return _inplace_binary(self, other, np.multiply, MulBackward0, (old, other), "mul_")
 
 
-@op(operators=("__itruediv__",), function=False)
+@op(operators=("__itruediv__",), function=False, complex_half="div_cpu")
 def div_(self: Tensor, other: Any, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode is not None:
         return _div_rounded_(self, other, rounding_mode=rounding_mode)
@@ -962,13 +979,15 @@ def AtanhBackward0(n, g, x):
 
 
 asin = _unary("asin", np.arcsin, AsinBackward0, "self", r_math=("asin",), samples=S.unit,
-              aliases=("arcsin",), forward="elementwise")
+              aliases=("arcsin",), forward="elementwise", onnx=False)
 acos = _unary("acos", np.arccos, AcosBackward0, "self", r_math=("acos",), samples=S.unit,
-              aliases=("arccos",), forward="elementwise")
+              aliases=("arccos",), forward="elementwise", onnx=False)
 atan = _unary("atan", np.arctan, AtanBackward0, "self", r_math=("atan",), aliases=("arctan",),
-              forward="elementwise")
-sinh = _unary("sinh", np.sinh, SinhBackward0, "self", r_math=("sinh",), forward="elementwise")
-cosh = _unary("cosh", np.cosh, CoshBackward0, "self", r_math=("cosh",), forward="elementwise")
+              forward="elementwise", onnx=False)
+sinh = _unary("sinh", np.sinh, SinhBackward0, "self", r_math=("sinh",), forward="elementwise",
+              onnx=False)
+cosh = _unary("cosh", np.cosh, CoshBackward0, "self", r_math=("cosh",), forward="elementwise",
+              onnx=False)
 # (PyTorch names the in-place forms' nodes of these three, and polygamma_'s, apart)
 asinh = _unary("asinh", np.arcsinh, AsinhBackward0, "self", aliases=("arcsinh",),
                inplace_node="AsinhBackward1", forward="elementwise")
@@ -1012,9 +1031,10 @@ def SincBackward0(n, g, x):
 
 exp2 = _unary("exp2", np.exp2, Exp2Backward0, "result", forward="elementwise")
 rsqrt = _unary("rsqrt", lambda d: 1 / np.sqrt(d), RsqrtBackward0, "result", samples=S.positive,
-               forward="elementwise")
+               forward="elementwise", complex_half="rsqrt_cpu", mobile="self")
 reciprocal = _unary("reciprocal", lambda d: 1 / d, ReciprocalBackward0, "result",
-                    samples=S.nonzero, forward="elementwise")
+                    samples=S.nonzero, forward="elementwise", complex_half="reciprocal_cpu",
+                    onnx="Reciprocal")
 def _times(factor: float) -> Callable:
     """x * factor as libtorch multiplies by a Scalar: the factor in float32 below
     double (NumPy's rad2deg rounds otherwise: 6.283 gives 359.98935, not 359.98938)."""
@@ -1056,7 +1076,7 @@ def sgn(self: Tensor) -> Tensor:
     return record(_sign(self.data), SgnBackward0, (self,))
 
 
-_declare(sgn, names="keep", samples=S.unary)
+_declare(sgn, names="keep", samples=S.unary, complex_half=True)
 
 
 def positive(self: Tensor) -> Tensor:
@@ -1071,7 +1091,8 @@ _declare(positive, names="keep", samples=S.unary, inplace=False, forward="linear
 # In-place forms of the math above (`x$exp_()`), and the other names of ops
 for _fn in (neg, exp, log, sqrt, abs, sign, sin, cos, tan, tanh, sigmoid, log2, log10,
             log1p, expm1, floor, ceil, trunc, round, square):  # (relu_: ops/activation.py)
-    op(_fn.__name__ + "_", function=False)(_inplace(_fn, _fn.__name__ + "_"))
+    op(_fn.__name__ + "_", function=False,
+       complex_half=_fn is neg)(_inplace(_fn, _fn.__name__ + "_"))
 _aliases(neg, ("negative",), samples=S.unary, names="keep", forward="linear")
 _aliases(abs, ("absolute",), samples=S.unary, names="keep", forward="elementwise")
 _aliases(trunc, ("fix",), samples=S.unary, names="keep", forward="elementwise")
@@ -1107,7 +1128,7 @@ def ErfBackward0(n, g, x):
     return (g * _2_SQRTPI * (-x * x).exp(),)
 
 
-erf = _unary("erf", special.erf, ErfBackward0, "self", forward="elementwise")
+erf = _unary("erf", special.erf, ErfBackward0, "self", forward="elementwise", onnx="Erf")
 erfc = _unary("erfc", special.erfc, ErfcBackward0, "self", forward="elementwise")
 erfinv = _unary("erfinv", special.erfinv, ErfinvBackward0, "result", samples=S.unit,
                 forward="elementwise")
@@ -1326,7 +1347,8 @@ def true_divide(self: Tensor, other: Any) -> Tensor:
 
 
 _declare(true_divide, names="unify", samples=S.binary_div,
-         forward=lambda p, t, result: _div_jvp({**p, "rounding_mode": None}, t, result))
+         forward=lambda p, t, result: _div_jvp({**p, "rounding_mode": None}, t, result),
+         complex_half="div_cpu")
 _aliases(mul, ("multiply",), samples=S.binary_arith, names="unify", forward="multilinear")
 _aliases(div, ("divide",), samples=S.binary_div, names="unify", forward=_div_jvp)
 _aliases(sub, ("subtract",), samples=S.add_sub, names="unify", forward=_sub_jvp)
@@ -1359,7 +1381,7 @@ def lerp(self: Tensor, end: Tensor, weight: Any) -> Tensor:
     return record(out, LerpBackward0, (_t(self), _t(end)), (weight,))
 
 
-_declare(lerp, names="unify", samples=S.lerp)
+_declare(lerp, names="unify", samples=S.lerp, complex_half="lerp_kernel_scalar")
 
 
 @formula
@@ -1396,7 +1418,7 @@ def addcdiv(self: Tensor, tensor1: Tensor, tensor2: Tensor, value: float = 1) ->
     return record(out, AddcdivBackward0, (self, tensor1, tensor2), (tensor1, tensor2, value))
 
 
-_declare(addcmul, samples=S.addcmul)
+_declare(addcmul, samples=S.addcmul, complex_half=True)
 _declare(addcdiv, samples=S.addcdiv)
 
 
@@ -1518,7 +1540,8 @@ _declare(heaviside, names="unify", samples=S.heaviside, **_nd)
 bitwise_xor = op(**_logic)(_compare(np.bitwise_xor, "bitwise_xor", self_type="Any"))
 logical_xor = op(**_logic)(_compare(np.logical_xor, "logical_xor", other_type="Tensor"))
 for _fn in (bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor):
-    op(_fn.__name__ + "_", function=False)(_inplace(_fn, _fn.__name__ + "_"))
+    op(_fn.__name__ + "_", function=False,
+       complex_half=_fn is neg)(_inplace(_fn, _fn.__name__ + "_"))
 
 
 def _shift(ufunc: Callable, name: str) -> Callable:
@@ -1551,9 +1574,11 @@ op("logical_not_", function=False)(_inplace(logical_not, "logical_not_"))
 # names (`x$`__and__`(y)`): bitwise, which on bools is the logical op.
 # (R torch has them as functions too: `torch___and__(x, y)`)
 _bits = dict(differentiable=False)
-op("__and__", operators=("__rand__",), samples=S.bits, names="unify", **_bits)(bitwise_and)
-op("__or__", operators=("__ror__",), samples=S.bits, names="unify", **_bits)(bitwise_or)
-op("__xor__", operators=("__rxor__",), samples=S.bits, names="unify", **_bits)(bitwise_xor)
+op("__and__", operators=("__rand__",), samples=S.bits, names="unify", **_bits,
+   onnx="And")(bitwise_and)
+op("__or__", operators=("__ror__",), samples=S.bits, names="unify", **_bits, onnx="Or")(bitwise_or)
+op("__xor__", operators=("__rxor__",), samples=S.bits, names="unify", **_bits,
+   onnx="Xor")(bitwise_xor)
 op("__lshift__", samples=S.shifts, names="unify", **_bits)(bitwise_left_shift)
 op("__rshift__", samples=S.shifts, names="unify", **_bits)(bitwise_right_shift)
 op("__invert__", function=False, **_bits)(bitwise_not)
@@ -1563,14 +1588,14 @@ for _name, _fn in (("__iand__", bitwise_and), ("__ior__", bitwise_or),
     op(_name, function=False, **_bits)(_inplace(_fn, _name))
 
 
-def _test(ufunc: Callable, name: str) -> Callable:
+def _test(ufunc: Callable, name: str, **facts: Any) -> Callable:
     def test(self: Tensor) -> Tensor:
         return wrap(np.asanyarray(ufunc(self.data)))  # (meta stays)
     test.__name__ = test.__qualname__ = name
-    return _declare(test, samples=S.special_values, inplace=False, names="keep", **_nd)
+    return _declare(test, samples=S.special_values, inplace=False, names="keep", **_nd, **facts)
 
 
-isfinite = _test(np.isfinite, "isfinite")
+isfinite = _test(np.isfinite, "isfinite", complex_half=True)
 isinf = _test(np.isinf, "isinf")
 isposinf = _test(np.isposinf, "isposinf")
 isneginf = _test(np.isneginf, "isneginf")
@@ -1589,7 +1614,7 @@ def isclose(self: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-0
         raise _broadcast_error(self, other, "isclose") from None
 
 
-_declare(isclose, samples=S.isclose, inplace=False, **_nd)
+_declare(isclose, samples=S.isclose, inplace=False, **_nd, complex_half=True)
 _aliases(gt, ("greater",), inplace=False, samples=S.compare, differentiable=False,
          names="unify")
 _aliases(ge, ("greater_equal",), inplace=False, samples=S.compare, differentiable=False,

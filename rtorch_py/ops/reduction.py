@@ -76,7 +76,10 @@ def SumBackward1(n, g, shape, dims, keepdim):
     return (_unreduce(g, shape, dims, keepdim),)
 
 
-@op(dims=("dim",), r_summary=("sum",), samples=S.sum_, names="reduce", forward="linear")
+@op(dims=("dim",), r_summary=("sum",), samples=S.sum_, names="reduce", forward="linear",
+    complex_half="sum_cpu",
+    mobile={"": "self, *, dtype=None",
+            "dim_IntList": "self, dim: int[1], keepdim=False, *, dtype=None"})
 def sum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     d = self.data
     if d.dtype.kind not in "fc":  # ints and bools sum in int64, bfloat16 in float32
@@ -99,7 +102,8 @@ def MeanBackward1(n, g, shape, dims, keepdim, count):
     return (_unreduce(g, shape, dims, keepdim) / count,)
 
 
-@op(dims=("dim",), samples=S.reduction, names="reduce", forward="linear")
+@op(dims=("dim",), samples=S.reduction, names="reduce", forward="linear", complex_half="sum_cpu",
+    mobile={"": "self, *, dtype=None", "dim": "self, dim: int[1], keepdim=False, *, dtype=None"})
 def mean(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     d = self.data
     if dtype is not None:
@@ -151,7 +155,8 @@ def ProdBackward1(n, g, x, result, dim, keepdim):
     return (g * wrap(_prod_others(x.data, dim) if x.ndim else np.ones((), x.data.dtype)),)
 
 
-@op(dims=("dim",), r_summary=("prod",), samples=S.prod, names="reduce")
+@op(dims=("dim",), r_summary=("prod",), samples=S.prod, names="reduce",
+    complex_half="prod_out_cpu")
 def prod(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     d = self.data
     if dtype is not None:
@@ -205,7 +210,8 @@ def _reduce_extreme(x: Tensor, dim: Any, keepdim: bool, arg: Callable, name: str
     return values, wrap(idx.astype(np.int64))
 
 
-@op(dims=("dim",), returns_indices=1, r_summary=("max",), samples=S.extreme, names="reduce")
+@op(dims=("dim",), returns_indices=1, r_summary=("max",), samples=S.extreme, names="reduce",
+    complex_half="max_all")
 @r_formals("self, dim, other, keepdim = FALSE")
 def max(self: Tensor, dim: Any = None, keepdim: bool = False, other: Tensor = None) -> Any:
     """Whole-tensor max, or (values, indices) along `dim`; with a tensor `other`
@@ -219,7 +225,8 @@ def max(self: Tensor, dim: Any = None, keepdim: bool = False, other: Tensor = No
     return _reduce_extreme(self, dim, keepdim, np.argmax, "max", "MaxBackward1")
 
 
-@op(dims=("dim",), returns_indices=1, r_summary=("min",), samples=S.extreme, names="reduce")
+@op(dims=("dim",), returns_indices=1, r_summary=("min",), samples=S.extreme, names="reduce",
+    complex_half="min_all")
 @r_formals("self, dim, other, keepdim = FALSE")
 def min(self: Tensor, dim: Any = None, keepdim: bool = False, other: Tensor = None) -> Any:
     if isinstance(dim, Tensor) and other is None:
@@ -278,7 +285,8 @@ def _softmax_jvp(p: dict, t: dict, result: Tensor) -> Tensor:
     return result * (ts - (result * ts).sum(dim=p["dim"], keepdim=True))
 
 
-@op(dims=("dim",), samples=S.softmax, names="keep", forward=_softmax_jvp)
+@op(dims=("dim",), samples=S.softmax, names="keep", forward=_softmax_jvp,
+    mobile={"int": "self, dim, dtype=None"})
 def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _one_dim(dim, self.ndim)
     a = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
@@ -302,7 +310,8 @@ def _log_softmax_jvp(p: dict, t: dict, result: Tensor) -> Tensor:
     return ts - (result.exp() * ts).sum(dim=p["dim"], keepdim=True)
 
 
-@op(dims=("dim",), samples=S.softmax, names="keep", forward=_log_softmax_jvp)
+@op(dims=("dim",), samples=S.softmax, names="keep", forward=_log_softmax_jvp,
+    mobile={"int": "self, dim, dtype=None"})
 def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _one_dim(dim, self.ndim)
     a = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
@@ -317,7 +326,7 @@ def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
 
 
-def _logical_reduction(reduce: Callable, name: str) -> Callable:
+def _logical_reduction(reduce: Callable, name: str, **facts: Any) -> Callable:
     def reduction(self: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
         if dim is None:
             return wrap(np.asarray(reduce(self.data)))
@@ -325,10 +334,10 @@ def _logical_reduction(reduce: Callable, name: str) -> Callable:
                                       keepdims=keepdim)))
     reduction.__name__ = reduction.__qualname__ = name
     return op(dims=("dim",), r_summary=(name,), samples=S.logical_reduction,
-              differentiable=False, names="reduce")(reduction)
+              differentiable=False, names="reduce", **facts)(reduction)
 
 
-any = _logical_reduction(np.any, "any")
+any = _logical_reduction(np.any, "any", complex_half=True)
 all = _logical_reduction(np.all, "all")
 
 
@@ -618,7 +627,8 @@ def _reverse_cumsum(g: Tensor, dim: int) -> Tensor:
     return g.sum(dim=dim, keepdim=True) - g.cumsum(dim) + g
 
 
-@op(dims=("dim",), samples=S.cumulative, names="keep", forward="linear")
+@op(dims=("dim",), samples=S.cumulative, names="keep", forward="linear",
+    complex_half="cumsum_out_cpu")
 def cumsum(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _cum_input(self, dtype)
     dm = _one_dim(dim, self.ndim)
@@ -627,7 +637,7 @@ def cumsum(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
 
 # R's `cumsum(x)` (the Math group): R torch's is torch_cumsum(x, dim = 1).
-@op(function=False, method=False, r_math=("cumsum",))
+@op(function=False, method=False, r_math=("cumsum",), onnx=False)
 def r_cumsum(self: Tensor) -> Tensor:
     return cumsum(self, 0)
 
@@ -650,7 +660,7 @@ def CumprodBackward0(n, g, x, result, dim):
     return (wrap(np.moveaxis(out, -1, dim)),)
 
 
-@op(dims=("dim",), samples=S.cumulative, names="keep")
+@op(dims=("dim",), samples=S.cumulative, names="keep", complex_half="cumprod_out_cpu")
 def cumprod(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _cum_input(self, dtype)
     dm = _one_dim(dim, self.ndim)

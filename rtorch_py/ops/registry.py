@@ -7,10 +7,11 @@ whether the op is a function (`torch_add`), a Tensor method (`x.add()`,
 and group generics: in `r`, read by rtorch_py.r alone), which
 arguments are dimensions or positions (0-based in Python, 1-based in R: the R
 translation is generated from this), its name-inference rule, its
-implementations for other layouts, and its sample inputs for the generated
-tests. From the registry come the `torch_*` functions of `rtorch_py`, the
-Tensor methods and operators (the public face assembles them), and the R
-bridge's tables (`rtorch_py.r.tables`).
+implementations for other layouts, what the layers above need to know of it
+(ComplexHalf policy, ONNX operator, TorchScript and lite-interpreter schemas), and
+its sample inputs for the generated tests. From the registry come the `torch_*`
+functions of `rtorch_py`, the Tensor methods and operators (the public face
+assembles them), and the R bridge's tables (`rtorch_py.r.tables`).
 
 The function's own signature is the op's signature, with R torch's argument
 names and PyTorch's (0-based) defaults.
@@ -64,6 +65,21 @@ class OpSpec:
     def key(self) -> str:
         """The op's key in REGISTRY (its name)."""
         return self.name
+
+    # Facts the layers above read, on the declaration so that adding an op is one
+    # declaration (tests/test_op_facts.py: each family declares what its consumer needs)
+    complex_half: bool | str = False  # on a ComplexHalf operand (ops/complex_half.py): True,
+                                      # libtorch runs it; "real", and its real result is
+                                      # float16; another string, refused naming that kernel
+                                      # of libtorch's; False, refused naming the op
+    onnx: str | bool | None = None   # the ONNX operator of an elementwise op of one or two
+                                     # tensors (jit/onnx.py: "Relu", "Add"); False: none
+                                     # (said so); None: not said (another converter, or none)
+    mobile: str | Mapping[str, str] | None = None  # its aten schema for the lite interpreter
+                                     # (jit/mobile.py): "self, other", or {overload: schema}
+                                     # tried in order; `p: Tensor` / `p: Scalar` picks the
+                                     # overload by p's kind, `p: int[2]` repeats a single int
+    torchscript: bool = True         # False: PyTorch can't load its TorchScript form
 
 
 REGISTRY: dict[str, OpSpec] = {}

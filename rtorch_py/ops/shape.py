@@ -27,7 +27,7 @@ def TBackward0(n, g):
     return (g.T,)
 
 
-@op(samples=S.matrix, names="transpose", forward="linear")
+@op(samples=S.matrix, names="transpose", forward="linear", complex_half=True, mobile="self")
 def t(self: Tensor) -> Tensor:
     if self.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
@@ -39,7 +39,8 @@ def TransposeBackward0(n, g, d0, d1):
     return (g.transpose(d0, d1),)
 
 
-@op(dims=("dim0", "dim1"), samples=S.transpose, names="transpose", forward="linear")
+@op(dims=("dim0", "dim1"), samples=S.transpose, names="transpose", forward="linear",
+    complex_half=True, mobile={"int": "self, dim0, dim1"})
 def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
     d0, d1 = _dim(dim0, self.ndim), _dim(dim1, self.ndim)
     return record(_view(self, np.swapaxes(self.data, d0, d1)) if self.ndim else _view(self, self.data),
@@ -51,7 +52,8 @@ def PermuteBackward0(n, g, dims):
     return (g.permute(*np.argsort(dims).tolist()),)
 
 
-@op(dims=("dims", "more"), samples=S.permute, names="permute", forward="linear")
+@op(dims=("dims", "more"), samples=S.permute, names="permute", forward="linear", complex_half=True,
+    mobile="self, dims")
 @r_formals("self, dims")
 def permute(self: Tensor, dims: Any = (), *more: Any) -> Tensor:
     """`permute(x, (2, 0, 1))`, `x.permute(2, 0, 1)`, R's `x$permute(dims = c(3, 1, 2))`."""
@@ -86,7 +88,7 @@ def ViewBackward0(n, g, shape):
     return (g.reshape(shape),)
 
 
-@op(samples=S.reshape, forward="linear")
+@op(samples=S.reshape, forward="linear", complex_half=True, mobile="self, shape")
 @r_formals("self, shape")
 def reshape(self: Tensor, shape: Any, *more: Any) -> Tensor:
     shape = _shape_arg((shape,) + more)
@@ -105,7 +107,7 @@ def UnsafeViewBackward0(n, g, shape):
     return (g.reshape(shape),)  # reshape had to copy (PyTorch: clone + _unsafe_view)
 
 
-@op(function=False, samples=S.reshape, forward="linear")
+@op(function=False, samples=S.reshape, forward="linear", complex_half=True, mobile="self, size")
 def view(self: Tensor, size: Any, *more: Any) -> Tensor:
     shape = _shape_arg((size,) + more)
     try:
@@ -128,7 +130,8 @@ def UnsqueezeBackward0(n, g, d):
     return (g.squeeze(d),)
 
 
-@op(new_dims=("dim",), samples=S.unsqueeze, names="unsqueeze", forward="linear")
+@op(new_dims=("dim",), samples=S.unsqueeze, names="unsqueeze", forward="linear", complex_half=True,
+    mobile="self, dim")
 def unsqueeze(self: Tensor, dim: int) -> Tensor:
     d = _dim(dim, self.ndim + 1)
     return record(_view(self, np.expand_dims(self.data, d)), UnsqueezeBackward0, (self,), (d,))
@@ -139,7 +142,8 @@ def SqueezeBackward0(n, g, shape):
     return (g.reshape(shape),)
 
 
-@op(dims=("dim",), samples=S.squeeze, names="squeeze", forward="linear")
+@op(dims=("dim",), samples=S.squeeze, names="squeeze", forward="linear", complex_half=True,
+    mobile={"": "self", "dim": "self, dim"})
 def squeeze(self: Tensor, dim: Any = None) -> Tensor:
     """Drop dims of size 1: all of them, or those of `dim` (one, or several) that are."""
     if dim is None:
@@ -172,7 +176,7 @@ def ExpandBackward0(n, g, shape):
     return (sum_to(g, shape),)
 
 
-@op(function=False, samples=S.expand, names="expand", forward="linear")
+@op(function=False, samples=S.expand, names="expand", forward="linear", complex_half=True)
 @r_formals("self, size, implicit = FALSE")
 def expand(self: Tensor, size: Any, *more: Any, implicit: bool = False) -> Tensor:
     if len(more) == 1 and isinstance(more[0], (bool, np.bool_)) and \
@@ -196,7 +200,7 @@ def expand(self: Tensor, size: Any, *more: Any, implicit: bool = False) -> Tenso
     return record(_view(self, arr), ExpandBackward0, (self,), (self.shape,))
 
 
-@op(function=False, samples=S.expand_as, names="expand", forward="linear")
+@op(function=False, samples=S.expand_as, names="expand", forward="linear", complex_half=True)
 def expand_as(self: Tensor, other: Tensor) -> Tensor:
     return expand(self, other.shape)
 
@@ -220,7 +224,8 @@ def _flatten_names(out: Any, call: Call) -> None:
 
 @r_formals("self, dims, start_dim = 1, end_dim = -1, out_dim")
 @op(dims=("start_dim", "end_dim", "dims"), samples=S.flatten, forward="linear",
-    names=_flatten_names)
+    names=_flatten_names, complex_half=True,
+    mobile={"using_ints": "self, start_dim=0, end_dim=-1"})
 def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1, *, dims: Any = None,
             out_dim: str | None = None) -> Tensor:
     """libtorch's named forms too: `dims` (consecutive dims, for start_dim and end_dim),
@@ -241,7 +246,7 @@ def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1, *, dims: Any = 
     return reshape(self, shape)
 
 
-@op(function=False, samples=S.unary, names="keep", forward="linear")
+@op(function=False, samples=S.unary, names="keep", forward="linear", complex_half=True)
 def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
     return self if self.data.flags.c_contiguous else self.clone()
 
@@ -261,7 +266,8 @@ def CatBackward0(n, g, dim, sizes):
     return tuple(out)
 
 
-@op(method=False, dims=("dim",), samples=S.cat, names="cat", forward="linear")
+@op(method=False, dims=("dim",), samples=S.cat, names="cat", forward="linear", complex_half=True,
+    mobile="tensors, dim=0")
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = _tensor_list(tensors, "cat")
     if not tensors:
@@ -305,7 +311,7 @@ def StackBackward0(n, g, dim, count):
     return tuple(select(g, dim, i) if n.needs(i) else None for i in range(count))
 
 
-@op(method=False, new_dims=("dim",), samples=S.stack, forward="linear")
+@op(method=False, new_dims=("dim",), samples=S.stack, forward="linear", complex_half=True)
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = _tensor_list(tensors, "stack")
     if not tensors:
@@ -325,7 +331,8 @@ def SelectBackward0(n, g, shape, key):
     return (_index_backward(g, key, shape, False),)
 
 
-@op(dims=("dim",), indices=("start",), samples=S.narrow, names="keep", forward="linear")
+@op(dims=("dim",), indices=("start",), samples=S.narrow, names="keep", forward="linear",
+    complex_half=True)
 @r_formals("self, dim, start, length")
 def narrow(self: Tensor, dim: int, start: int, length: int, *, name: str | None = None) -> Tensor:
     d = _dim(dim, self.ndim)
@@ -341,7 +348,7 @@ def narrow(self: Tensor, dim: int, start: int, length: int, *, name: str | None 
 
 
 @op("slice", function=False, dims=("dim",), samples=S.slice_view, names="keep", forward="linear",
-    torch_name="ops.aten.slice.Tensor")
+    torch_name="ops.aten.slice.Tensor", complex_half=True)
 def slice_view(self: Tensor, dim: int = 0, start: Any = None, end: Any = None,
                step: int = 1) -> Tensor:
     """libtorch's `slice`: a view of self[start:end:step] along dim (`start`/`end` count
@@ -355,7 +362,8 @@ def slice_view(self: Tensor, dim: int = 0, start: Any = None, end: Any = None,
     return record(_view(self, self.data[key]), SliceBackward0, (self,), (self.shape, key))
 
 
-@op(dims=("dim",), indices=("index",), samples=S.select, names="drop_dim", forward="linear")
+@op(dims=("dim",), indices=("index",), samples=S.select, names="drop_dim", forward="linear",
+    complex_half=True)
 @r_formals("self, dim, index")
 def select(self: Tensor, dim: int, index: int, *, name: str | None = None) -> Tensor:
     d = _dim(dim, self.ndim)
@@ -369,7 +377,7 @@ def select(self: Tensor, dim: int, index: int, *, name: str | None = None) -> Te
     return record(_view(self, self.data[key]), SelectBackward0, (self,), (self.shape, key), name=name)
 
 
-@op(dims=("dim",), samples=S.split, names="keep", forward="linear")
+@op(dims=("dim",), samples=S.split, names="keep", forward="linear", complex_half=True)
 @r_formals("self, split_size, dim = 1")
 def split(self: Tensor, split_size: Any, dim: int = 0, *, name: str | None = None) -> list:
     d = _dim(dim, self.ndim)
@@ -396,7 +404,7 @@ def split(self: Tensor, split_size: Any, dim: int = 0, *, name: str | None = Non
     return out
 
 
-@op(dims=("dim",), samples=S.chunk, names="keep", forward="linear")
+@op(dims=("dim",), samples=S.chunk, names="keep", forward="linear", complex_half=True)
 def chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
     chunks = _whole(chunks, "chunks")
     if chunks <= 0:
@@ -406,7 +414,7 @@ def chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
     return split(self, step, d)
 
 
-@op(dims=("dim",), samples=S.unbind, names="drop_dim", forward="linear")
+@op(dims=("dim",), samples=S.unbind, names="drop_dim", forward="linear", complex_half=True)
 def unbind(self: Tensor, dim: int = 0) -> list:
     if self.ndim == 0:
         raise RuntimeError("unbind: dimension specified as 0 but the tensor has no dimensions")
@@ -434,7 +442,7 @@ def _dims_arg(dims: Any, ndim: int) -> tuple:
     return out
 
 
-@op(dims=("dims",), samples=S.flip, names="keep", forward="linear")
+@op(dims=("dims",), samples=S.flip, names="keep", forward="linear", complex_half="flip_cpu")
 def flip(self: Tensor, dims: Any) -> Tensor:
     d = _dims_arg(dims, self.ndim)
     return record(np.flip(self.data, d).copy() if self.ndim else self.data.copy(),
@@ -460,7 +468,7 @@ def RollBackward0(n, g, shifts, dims):
     return (roll(g, tuple(-s for s in shifts), dims),)
 
 
-@op(dims=("dims",), samples=S.roll, names="keep", forward="linear")
+@op(dims=("dims",), samples=S.roll, names="keep", forward="linear", complex_half=True)
 def roll(self: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     sh = [_whole(s, "shifts") for s in np.asarray(shifts).reshape(-1).tolist()]
     if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
@@ -509,7 +517,7 @@ def RepeatBackward0(n, g, sizes, shape):
     return (g.reshape(tuple(split)).sum(dim=tuple(range(0, len(split), 2))),)
 
 
-@op(function=False, samples=S.repeat, forward="linear")
+@op(function=False, samples=S.repeat, forward="linear", complex_half=True)
 @r_formals("self, repeats", python_names={"repeats": "sizes"})
 def repeat(self: Tensor, sizes: Any, *more: Any) -> Tensor:
     reps = _shape_arg((sizes,) + more)
@@ -559,7 +567,7 @@ def repeat_interleave(self: Tensor, repeats: Any, dim: int | None = None,
 # ==========================================================================
 # Moving dims, reshaping like another tensor, broadcasting
 
-@op(dims=("source", "destination"), samples=S.movedim, forward="linear")
+@op(dims=("source", "destination"), samples=S.movedim, forward="linear", complex_half=True)
 def movedim(self: Tensor, source: Any, destination: Any) -> Tensor:
     src = [_dim(_whole(s, "source"), self.ndim) for s in np.asarray(source).reshape(-1).tolist()]
     dst = [_dim(_whole(s, "destination"), self.ndim)
@@ -669,12 +677,12 @@ def unflatten(self: Tensor, dim: int, sizes: Any, names: Any = None) -> Tensor:
     return view(self, self.shape[:d] + sizes + self.shape[d + 1:])
 
 
-@op(function=False, samples=S.like_other, forward="linear")
+@op(function=False, samples=S.like_other, forward="linear", complex_half=True)
 def view_as(self: Tensor, other: Tensor) -> Tensor:
     return view(self, _as_tensor(other).shape)
 
 
-@op(function=False, samples=S.like_other, forward="linear")
+@op(function=False, samples=S.like_other, forward="linear", complex_half=True)
 def reshape_as(self: Tensor, other: Tensor) -> Tensor:
     return reshape(self, _as_tensor(other).shape)
 
@@ -891,7 +899,7 @@ def TrilBackward0(n, g, k):
     return (tril(g, k),)
 
 
-@op(samples=S.triangle, forward="linear")
+@op(samples=S.triangle, forward="linear", complex_half=True)
 def tril(self: Tensor, diagonal: int = 0) -> Tensor:
     if self.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
@@ -904,7 +912,7 @@ def TriuBackward0(n, g, k):
     return (triu(g, k),)
 
 
-@op(samples=S.triangle, forward="linear")
+@op(samples=S.triangle, forward="linear", complex_half=True)
 def triu(self: Tensor, diagonal: int = 0) -> Tensor:
     if self.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
@@ -947,7 +955,8 @@ def _diagonal_names(out: Any, call: Call) -> None:
 
 
 @r_formals("self, outdim, dim1 = 1, dim2 = 2, offset = 0")
-@op(dims=("dim1", "dim2"), samples=S.diagonal, forward="linear", names=_diagonal_names)
+@op(dims=("dim1", "dim2"), samples=S.diagonal, forward="linear", names=_diagonal_names,
+    complex_half=True)
 def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1, *,
              outdim: str | None = None) -> Tensor:
     """`outdim`: the name of the result's last dim (the diagonal's)."""
@@ -988,7 +997,7 @@ def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) ->
     return record(z, DiagEmbedBackward0, (self,), (offset, d1, d2))
 
 
-@op(samples=S.diag, forward="linear")
+@op(samples=S.diag, forward="linear", complex_half=True)
 def diag(self: Tensor, diagonal: int = 0) -> Tensor:
     k = _whole(diagonal, "diagonal")
     if self.ndim == 1:

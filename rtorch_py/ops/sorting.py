@@ -351,7 +351,7 @@ def _unique_out(vals: np.ndarray, inverse: np.ndarray, counts: np.ndarray,
     return out[0] if len(out) == 1 else tuple(out)
 
 
-@op(dims=("dim",), samples=S.unique, differentiable=False)
+@op(dims=("dim",), samples=S.unique, differentiable=False, torchscript=False)
 def unique(self: Tensor, sorted: bool = True, return_inverse: bool = False,
            return_counts: bool = False, dim: Any = None) -> Any:
     """The distinct values (sorted), or distinct slices along dim."""
@@ -366,7 +366,8 @@ def unique(self: Tensor, sorted: bool = True, return_inverse: bool = False,
     return _unique_out(vals, inv, counts, return_inverse, return_counts)
 
 
-@op(dims=("dim",), samples=S.unique, differentiable=False, r_conventions=("every_output",))
+@op(dims=("dim",), samples=S.unique, differentiable=False, r_conventions=("every_output",),
+    torchscript=False)
 def unique_consecutive(self: Tensor, return_inverse: bool = False,
                        return_counts: bool = False, dim: Any = None) -> Any:
     """Collapse runs of equal values (or equal slices along dim)."""
