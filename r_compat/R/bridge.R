@@ -90,7 +90,7 @@
 
 # No engine yet (install_torch() not run): the namespace has every name it has
 # with one (the functions made from Python's tables are listed in engine/exports,
-# written when the package's tarball is built), and each torch function stops,
+# written by `rtorch-py build-r` and `install-r`), and each torch function stops,
 # saying to run install_torch(); the installer's functions work.
 .load_without_engine <- function(ns, libname, pkgname) {
   .keep_internal(ns)

@@ -30,8 +30,8 @@ from typing import Sequence
 
 from ..r import _BUILD_LEFTOVERS, _r_home, install_coro, install_package, r_source_dir
 
-__all__ = ["install_r", "user_library", "runtime_requirements", "build_r", "main",
-           "build_main"]
+__all__ = ["install_r", "user_library", "runtime_requirements", "engine_function_names",
+           "build_r", "main", "build_main"]
 
 
 def _rscript(expr: str) -> str:
@@ -68,6 +68,7 @@ def install_r(lib: Path | None = None, force: bool = False) -> Path:
     with tempfile.TemporaryDirectory(prefix="rtorch-install-") as tmp:
         pkg = Path(tmp) / "torch"  # build from a copy: no object files in the sources
         shutil.copytree(r_source_dir(), pkg, ignore=_BUILD_LEFTOVERS)
+        _write_function_names(pkg)
         install_coro(lib, Path(tmp))  # (first: the shim imports it)
         install_package(pkg, lib)
     return lib
@@ -105,15 +106,20 @@ def runtime_requirements(lock: Path, pyproject: Path) -> list[str]:
         wanted |= more
 
 
-def _exported_functions() -> list[str]:
-    """The names of the functions the shim's namespace holds with the engine loaded
-    (most are made from Python's tables when it loads)."""
-    expr = ('ns <- asNamespace("torch"); nm <- getNamespaceExports("torch"); '
-            'keep <- vapply(nm, function(n) exists(n, envir = ns, inherits = FALSE) && '
-            'is.function(get(n, envir = ns)), NA); cat(sort(nm[keep]), sep = "\\n")')
-    res = subprocess.run([sys.executable, "-m", "rtorch_py.tools.cli", "run", "-e", expr],
-                         capture_output=True, text=True, check=True)
-    return res.stdout.split()
+def engine_function_names() -> list[str]:
+    """The R functions the shim makes from the engine's tables when it loads (the
+    rest are written in R/): listed in the package so that they exist, and say
+    to run install_torch(), before it has an engine."""
+    from ..r import api
+    from ..r.nn_api import nn_layer_names
+    return sorted(n for n in {*api._names("FUNCTIONS"), *nn_layer_names()}
+                  if not n.startswith("."))
+
+
+def _write_function_names(pkg: Path) -> None:
+    engine = pkg / "inst" / "engine"
+    engine.mkdir(parents=True, exist_ok=True)
+    (engine / "exports").write_text("".join(n + "\n" for n in engine_function_names()))
 
 
 def build_r(out: Path) -> Path:
@@ -149,7 +155,7 @@ def build_r(out: Path) -> Path:
         (engine / "requirements.txt").write_text(
             "# rtorch-py's runtime dependencies at the versions of its requirements.lock\n" +
             "".join(p + "\n" for p in pins))
-        (engine / "exports").write_text("".join(n + "\n" for n in _exported_functions()))
+        _write_function_names(pkg)
         for script in ("configure", "cleanup"):
             os.chmod(pkg / script, 0o755)
         res = subprocess.run([os.path.join(_r_home(), "bin", "R"), "CMD", "build",
