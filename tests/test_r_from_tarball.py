@@ -96,24 +96,29 @@ def test_before_install_torch(installed: dict, tmp_path: Path) -> None:
                    "cat(exists('torch_randn'), exists('nn_linear'), '\\n'); "
                    "e <- tryCatch(torch_randn(2), error = function(e) e); "
                    "cat(class(e)[1], '\\n'); cat(conditionMessage(e), '\\n'); "
-                   "install_torch_sitrep(); torch_tensor(1)", env, tmp_path)
+                   "cat(torch_install_path(), '\\n'); install_torch_sitrep(); torch_tensor(1)",
+                   env, tmp_path)
     assert res.returncode == 1
     out = res.stdout.splitlines()
     assert out[:3] == ["FALSE ", "TRUE TRUE ", "torch_not_installed "]
     assert "Run install_torch()" in out[3] and "RTORCH_PYTHON" in out[3]
+    assert out[4] == f"{tmp_path / 'nothing-here'} "  # TORCH_HOME, as R torch
     assert "engine:         not installed: run install_torch()" in res.stdout
     assert "run install_torch()" in res.stderr  # the startup message
     assert "Error in torch_tensor(1)" in res.stderr and "not installed" in res.stderr
 
 
 def test_install_torch_then_r_cmd_check_of_a_package_using_torch(installed: dict) -> None:
+    """install_torch() with nothing set: the engine goes into the installed package
+    (writable here), as R torch's libtorch does."""
     tmp = installed["tmp"]
-    home = tmp / "torch-home"
-    env = {**installed["env"], "TORCH_HOME": str(home), "_R_CHECK_SYSTEM_CLOCK_": "0"}
+    env = {**installed["env"], "_R_CHECK_SYSTEM_CLOCK_": "0"}
     res = _rscript("torch::install_torch()", env, tmp, timeout=900)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "creating a Python" in res.stderr and "the engine is installed" in res.stderr
-    python = home / "engine" / "bin" / "python"
+    home = installed["lib"] / "torch"
+    python = home / "venv" / "bin" / "python"
+    assert (home / "engine" / "requirements.txt").exists()  # what it installed from is kept
     # the engine: rtorch-py from the tarball, NumPy at the lock's version, no PyTorch
     probe = subprocess.run([str(python), "-c", "import importlib.util, numpy, rtorch_py; "
                             "print(numpy.__version__); print(rtorch_py.__file__); "
@@ -121,7 +126,7 @@ def test_install_torch_then_r_cmd_check_of_a_package_using_torch(installed: dict
                            capture_output=True, text=True, env=env, cwd=tmp, check=True)
     numpy_version, module, torch_spec = probe.stdout.splitlines()
     assert f"numpy=={numpy_version}" in (ROOT / "requirements.lock").read_text()
-    assert Path(module).is_relative_to(home) and torch_spec == "None"
+    assert Path(module).is_relative_to(home / "venv") and torch_spec == "None"
     res = _rscript("library(torch); cat(torch_is_installed(), '\\n'); install_torch_sitrep(); "
                    "install_torch()", env, tmp)
     assert res.returncode == 0, res.stderr
@@ -149,7 +154,8 @@ def test_install_torch_names_a_missing_venv_module(installed: dict, tmp_path: Pa
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("raise ImportError('no ensurepip here')\n")
     lib = tmp_path / "lib"
-    shutil.copytree(installed["lib"], lib, symlinks=True)
+    shutil.copytree(installed["lib"], lib, symlinks=True,
+                    ignore=shutil.ignore_patterns("venv"))  # (an engine made before)
     exe, version = (lib / "torch" / "python").read_text().splitlines()[:2]
     wrapper = tmp_path / "bin" / "python3"
     wrapper.parent.mkdir()
@@ -161,7 +167,7 @@ def test_install_torch_names_a_missing_venv_module(installed: dict, tmp_path: Pa
     assert res.returncode == 1
     assert "install_torch(): the Python" in res.stderr and "venv and ensurepip" in res.stderr
     assert f"apt-get install python{version}-venv" in res.stderr
-    assert not (tmp_path / "home" / "engine").exists()
+    assert not (tmp_path / "home" / "venv").exists()
 
 
 def _configure(tmp: Path, python: str | None, *path: Path) -> subprocess.CompletedProcess:

@@ -98,8 +98,9 @@
   listed <- if (file.exists(listed)) readLines(listed, warn = FALSE) else character()
   for (nm in union(ls(ns), listed)) {
     if (nm %in% .installer_names) next
-    f <- if (exists(nm, envir = ns, inherits = FALSE)) get(nm, envir = ns) else NULL
-    if (exists(nm, envir = ns, inherits = FALSE) && !is.function(f)) next  # C_call, ...
+    defined <- exists(nm, envir = ns, inherits = FALSE)
+    f <- if (defined) get(nm, envir = ns) else NULL
+    if (defined && !is.function(f)) next  # C_call, ... (NULL without the engine)
     stub <- function(...) .engine_missing()
     if (is.function(f) && !is.primitive(f)) formals(stub) <- formals(f)
     environment(stub) <- ns

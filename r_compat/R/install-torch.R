@@ -18,7 +18,7 @@ install_torch <- function(reinstall = FALSE, ..., .inform_restart = TRUE) {
     return(invisible(TRUE))
   }
   path <- torch_install_path(check_writable = TRUE)
-  env <- file.path(path, "engine")
+  env <- file.path(path, "venv")
   python <- .engine_python()
   if (!reinstall && file.exists(python) && is.list(.python_info(python, "install_torch()"))) {
     message("torch: the engine is already installed in ", env,
@@ -90,7 +90,7 @@ torch_install_path <- function(check_writable = FALSE) {
 # The engine's python (it may not exist yet).
 .engine_python <- function(libname = NULL, pkgname = "torch") {
   pkgdir <- if (is.null(libname)) system.file(package = "torch") else file.path(libname, pkgname)
-  file.path(.install_path(pkgdir), "engine", "bin", "python")
+  file.path(.install_path(pkgdir), "venv", "bin", "python")
 }
 
 # Is the engine there: running in this session, or installed where it is found?

@@ -69,12 +69,12 @@ C_init <- C_call <- C_invoke <- C_getattr <- C_box <- C_address <- C_export_nati
   TRUE
 }
 
+# (said when the Python the option or RTORCH_PYTHON names does not work)
 .python_help <- paste0(
-  "Run install_torch() to set up rtorch-py's Python engine, or set the environment ",
-  "variable RTORCH_PYTHON (or options(rtorch.python = ...)) to the python of an ",
-  "environment where rtorch-py is installed, for example ",
-  "RTORCH_PYTHON=/path/to/rtorch-py/.venv/bin/python.")
-# (.engine$problem is "" when nothing was found, else what was found wrong)
+  "Set the environment variable RTORCH_PYTHON (or options(rtorch.python = ...)) to the ",
+  "python of an environment where rtorch-py is installed, for example ",
+  "RTORCH_PYTHON=/path/to/rtorch-py/.venv/bin/python, or unset both to use the engine ",
+  "install_torch() sets up.")
 
 # What ./configure recorded: the Python the C part was built for, and its version.
 .recorded_python <- function(libname = dirname(system.file(package = "torch")),
@@ -92,22 +92,22 @@ C_init <- C_call <- C_invoke <- C_getattr <- C_box <- C_address <- C_export_nati
   recorded <- .recorded_python(libname, pkgname)
   engine <- .engine_python(libname, pkgname)
   candidates <- list(
-    list(getOption("rtorch.python", ""), "options(rtorch.python)", TRUE),
-    list(Sys.getenv("RTORCH_PYTHON"), "RTORCH_PYTHON", TRUE),
-    list(if (file.exists(engine)) engine else "", "install_torch()", FALSE),
-    list(recorded$executable, "the Python recorded at install", FALSE))
+    list(getOption("rtorch.python", ""), "options(rtorch.python)", "set"),
+    list(Sys.getenv("RTORCH_PYTHON"), "RTORCH_PYTHON", "set"),
+    list(if (file.exists(engine)) engine else "", "install_torch()", "engine"),
+    list(recorded$executable, "the Python recorded at install", "recorded"))
   problems <- character()
   for (cand in candidates) {
     exe <- cand[[1]]
     from <- cand[[2]]
+    kind <- cand[[3]]
     if (!nzchar(exe)) next
-    recorded_only <- identical(exe, recorded$executable) && !cand[[3]]
-    info <- .python_info(exe, from, recorded$version, need_rtorch = !recorded_only)
+    info <- .python_info(exe, from, recorded$version, need_rtorch = kind != "recorded")
     # (the Python a package from the tarball was built with has no rtorch_py:
     # install_torch() makes the engine from it)
-    if (is.list(info) && recorded_only && !info$rtorch) next
+    if (is.list(info) && kind == "recorded" && !info$rtorch) next
     if (is.list(info)) return(c(info, from = from))
-    if (cand[[3]]) stop(info, " ", .python_help, call. = FALSE)
+    if (kind == "set") stop(info, " ", .python_help, call. = FALSE)
     problems <- c(problems, info)
   }
   .engine$problem <- paste(problems, collapse = " ")
