@@ -51,6 +51,7 @@ install_torch <- function(reinstall = FALSE, ..., .inform_restart = TRUE) {
                               "--progress-bar", "off", "-r", shQuote(requirements),
                               shQuote(wheel)))
   if (status != 0) {
+    unlink(env, recursive = TRUE)
     .install_error("pip could not install the engine (exit status ", status, ", its output is ",
                    "above). pip reads its settings from PIP_* environment variables (for ",
                    "example PIP_INDEX_URL, or PIP_NO_INDEX=1 with PIP_FIND_LINKS=a directory ",
@@ -59,9 +60,7 @@ install_torch <- function(reinstall = FALSE, ..., .inform_restart = TRUE) {
   info <- .python_info(python, "install_torch()", base$version)
   if (!is.list(info)) .install_error("the new engine does not work: ", info)
   message("torch: the engine is installed: Python ", info$version, " at ", python)
-  if (!.engine$running && .inform_restart) {
-    message("torch: restart R to use it (library(torch) starts it)")
-  }
+  if (.inform_restart) message("torch: restart R to use it (library(torch) starts it)")
   invisible(TRUE)
 }
 
