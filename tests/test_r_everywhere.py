@@ -120,21 +120,27 @@ def test_rscript_same_output_and_errors_as_rtorch_py_run(lib: Path, tmp_path: Pa
 
 
 def test_no_python_found_names_what_to_set(lib: Path, tmp_path: Path) -> None:
+    """With no engine found, library(torch) loads (as R torch's does before
+    install_torch()) and every torch function says what to do."""
     # the Python recorded at install is gone, nothing else is set
     moved = tmp_path / "lib"
     shutil.copytree(lib, moved)
     (moved / "torch" / "python").write_text(f"{tmp_path / 'gone' / 'python'}\n3.11\n")
-    res = rscript("-e", "library(torch)", lib=moved)
+    env = {"TORCH_HOME": str(tmp_path / "no-engine")}
+    res = rscript("-e", "library(torch); cat(torch_is_installed(), '\n'); torch_ones(2)",
+                  lib=moved, **env)
     assert res.returncode != 0
+    assert res.stdout == "FALSE \n"
+    assert "Error in torch_ones(2)" in res.stderr and "install_torch()" in res.stderr
     assert "RTORCH_PYTHON" in res.stderr and "options(rtorch.python" in res.stderr
     assert str(tmp_path / "gone" / "python") in res.stderr
     # nothing recorded at all
     (moved / "torch" / "python").unlink()
-    res = rscript("-e", "library(torch)", lib=moved)
+    res = rscript("-e", "library(torch); torch_ones(2)", lib=moved, **env)
     assert res.returncode != 0
-    assert "found none" in res.stderr and "RTORCH_PYTHON" in res.stderr
+    assert "found)" in res.stderr and "RTORCH_PYTHON" in res.stderr
     # ... and RTORCH_PYTHON then is enough
-    res = rscript("-e", GRAD_EXPR, lib=moved, RTORCH_PYTHON=sys.executable)
+    res = rscript("-e", GRAD_EXPR, lib=moved, RTORCH_PYTHON=sys.executable, **env)
     assert res.returncode == 0, res.stderr
     assert res.stdout == GRAD_OUTPUT
 

@@ -43,7 +43,9 @@
 }
 
 .onLoad <- function(libname, pkgname) {
-  .start_python(libname, pkgname)  # plain R: start Python here (R/python.R)
+  # plain R: start Python here (R/python.R); without an engine, load as R torch
+  # does before install_torch()
+  if (!.start_python(libname, pkgname)) return(.load_without_engine(topenv(), libname, pkgname))
   .Call(C_init, .invoke, .api_module)
   .Call(C_export_native)
   ns <- topenv()
@@ -84,6 +86,33 @@
   .nn_make_layers(ns)  # (R/nn.R)
   .register_compare_proxy()  # (R/compare.R)
   .keep_internal(ns)
+}
+
+# No engine yet (install_torch() not run): the namespace has every name it has
+# with one (the functions made from Python's tables are listed in engine/exports,
+# written by `rtorch-py build-r` and `install-r`), and each torch function stops,
+# saying to run install_torch(); the installer's functions work.
+.load_without_engine <- function(ns, libname, pkgname) {
+  .keep_internal(ns)
+  listed <- file.path(libname, pkgname, "engine", "exports")
+  listed <- if (file.exists(listed)) readLines(listed, warn = FALSE) else character()
+  for (nm in union(ls(ns), listed)) {
+    if (nm %in% .installer_names) next
+    defined <- exists(nm, envir = ns, inherits = FALSE)
+    f <- if (defined) get(nm, envir = ns) else NULL
+    if (defined && !is.function(f)) next  # C_call, ... (NULL without the engine)
+    stub <- function(...) .engine_missing()
+    if (is.function(f) && !is.primitive(f)) formals(stub) <- formals(f)
+    environment(stub) <- ns
+    assign(nm, stub, envir = ns)
+  }
+}
+
+.onAttach <- function(libname, pkgname) {
+  if (!.engine$running) {
+    packageStartupMessage("torch: rtorch-py's Python engine is not installed yet: run ",
+                          "install_torch(), then restart R.")
+  }
 }
 
 # R torch's internal helpers, which its own code and tests call from inside the

@@ -236,8 +236,6 @@ print.torch_hook <- function(x, ...) {
 
 # A few environment queries R torch scripts use -----------------------------
 
-torch_is_installed <- function(recheck = FALSE) TRUE  # (nothing to check again)
-
 # A device: R torch's torch_device (`$type`, `$index`, printed as torch_device(type='cpu')).
 # It is its type underneath ("cuda"), which is what the engine receives: any of
 # libtorch's device types can be named, tensors live on the cpu or meta device

@@ -1,5 +1,5 @@
 """`rtorch-py`: the console entry point. `rtorch-py run FILE.R` / `rtorch-py run
--e EXPR` is Rscript with the shim; `install-r`, `conformance`, `docs-check`,
+-e EXPR` is Rscript with the shim; `install-r`, `build-r`, `conformance`, `docs-check`,
 `signatures` and `vignettes` are the other tools of this package.
 
 Top-level expressions are read and evaluated one at a time, as R's REPL
@@ -185,6 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["install-r"]:  # the shim into an R library: see install.py
         return install.main(argv[1:])
+    if argv[:1] == ["build-r"]:  # the R source package for R users: see install.py
+        return install.build_main(argv[1:])
     if argv[:1] == ["vignettes"]:  # its own options: see vignettes.py
         return int(vignettes.main(argv[1:]) or 0)
     if argv[:1] == ["conformance"]:  # R torch's own tests: see conformance.py

@@ -10,11 +10,17 @@ Its name is `torch`, as R torch's is. By default it goes into R's user library
 (`R_LIBS_USER`), but never over a real R torch: give such a set-up a library
 of its own (`--lib DIR`) and put DIR first on `.libPaths()` (`R_LIBS=DIR`)
 only where the shim is wanted.
+
+`rtorch-py build-r [--out DIR]` makes the R source package for R users instead:
+`torch_0.17.0.tar.gz`, which `install.packages(..., repos = NULL)` installs in a
+plain R and whose `install_torch()` then sets up the engine (a virtual
+environment with rtorch-py at the locked versions of its runtime dependencies).
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,9 +28,11 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
-from ..r import _BUILD_LEFTOVERS, _r_home, install_coro, install_package, r_source_dir
+from ..r import _BUILD_LEFTOVERS, _r_home, api, install_coro, install_package, r_source_dir
+from ..r.nn_api import nn_layer_names
 
-__all__ = ["install_r", "user_library", "main"]
+__all__ = ["install_r", "user_library", "runtime_requirements", "engine_function_names",
+           "build_r", "main", "build_main"]
 
 
 def _rscript(expr: str) -> str:
@@ -61,9 +69,119 @@ def install_r(lib: Path | None = None, force: bool = False) -> Path:
     with tempfile.TemporaryDirectory(prefix="rtorch-install-") as tmp:
         pkg = Path(tmp) / "torch"  # build from a copy: no object files in the sources
         shutil.copytree(r_source_dir(), pkg, ignore=_BUILD_LEFTOVERS)
+        _write_function_names(pkg)
         install_coro(lib, Path(tmp))  # (first: the shim imports it)
         install_package(pkg, lib)
     return lib
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def runtime_requirements(lock: Path, pyproject: Path) -> list[str]:
+    """The pins of `lock` (pip-compile's output) that rtorch-py needs at run time:
+    its `dependencies` and, through the lock's `# via` notes, all they pull in."""
+    import tomllib
+    deps = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+    wanted = {_norm(re.match(r"[A-Za-z0-9._-]+", d).group()) for d in deps}
+    pins: dict[str, str] = {}
+    parents: dict[str, set[str]] = {}
+    current = None
+    for line in lock.read_text().splitlines():
+        if re.match(r"[A-Za-z0-9]", line):
+            current = _norm(line.split("==")[0])
+            pins[current] = line.strip()
+            parents[current] = set()
+        elif current and line.strip().startswith("#"):
+            via = line.strip().lstrip("#").strip().removeprefix("via").strip()
+            if via:
+                parents[current].add(_norm(via.split()[0]))
+    missing = wanted - pins.keys()
+    if missing:
+        raise RuntimeError(f"{lock} pins no version of {sorted(missing)}: run ./scripts/lock")
+    while True:
+        more = {name for name, via in parents.items() if via & wanted} - wanted
+        if not more:
+            return [pins[name] for name in sorted(wanted)]
+        wanted |= more
+
+
+def engine_function_names() -> list[str]:
+    """The R functions the shim makes from the engine's tables when it loads (the
+    rest are written in R/): listed in the package so that they exist, and say
+    to run install_torch(), before it has an engine."""
+    return sorted(n for n in {*api._names("FUNCTIONS"), *nn_layer_names()}
+                  if not n.startswith("."))
+
+
+def _write_function_names(pkg: Path) -> None:
+    engine = pkg / "inst" / "engine"
+    engine.mkdir(parents=True, exist_ok=True)
+    (engine / "exports").write_text("".join(n + "\n" for n in engine_function_names()))
+
+
+def build_r(out: Path) -> Path:
+    """`R CMD build` of the shim for R users, into `out`: the R code and its C
+    part, and in inst/engine what install_torch() installs (rtorch-py's wheel and
+    the runtime subset of requirements.lock), with the list of the functions the
+    engine makes (the package has them all before install_torch(), as stubs).
+    Needs rtorch-py's source checkout. Returns the tarball."""
+    src = r_source_dir()
+    root = src.parent
+    if not (root / "pyproject.toml").exists() or not (root / "requirements.lock").exists():
+        raise RuntimeError(f"build-r needs rtorch-py's source checkout (pyproject.toml and "
+                           f"requirements.lock beside {src})")
+    out = Path(out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="rtorch-build-") as tmp:
+        # the wheel, built from a copy so that no build/ lands in the checkout
+        tree = Path(tmp) / "src"
+        tree.mkdir()
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy2(root / name, tree / name)
+        shutil.copytree(root / "rtorch_py", tree / "rtorch_py",  # (r_compat: link followed)
+                        ignore=shutil.ignore_patterns("__pycache__", "*.o", "*.so", "Makevars",
+                                                      "inst"))
+        pkg = Path(tmp) / "torch"
+        shutil.copytree(src, pkg, ignore=_BUILD_LEFTOVERS)
+        engine = pkg / "inst" / "engine"
+        engine.mkdir(parents=True)
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                        "--no-build-isolation", "-w", str(engine), str(tree)],
+                       check=True, capture_output=True, text=True, cwd=tmp)
+        pins = runtime_requirements(root / "requirements.lock", root / "pyproject.toml")
+        (engine / "requirements.txt").write_text(
+            "# rtorch-py's runtime dependencies at the versions of its requirements.lock\n" +
+            "".join(p + "\n" for p in pins))
+        _write_function_names(pkg)
+        for script in ("configure", "cleanup"):
+            os.chmod(pkg / script, 0o755)
+        res = subprocess.run([os.path.join(_r_home(), "bin", "R"), "CMD", "build",
+                              "--no-build-vignettes", "--no-manual", str(pkg)],
+                             capture_output=True, text=True, cwd=out)
+        if res.returncode != 0:
+            raise RuntimeError("R CMD build failed:\n" + res.stdout + res.stderr)
+    version = re.search(r"^Version:\s*(\S+)", (src / "DESCRIPTION").read_text(), re.M).group(1)
+    return out / f"torch_{version}.tar.gz"
+
+
+def build_main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="rtorch-py build-r",
+        description="Build the R source package `torch` (rtorch-py's shim) for R users: "
+                    "install.packages() installs it, install_torch() then sets up its engine.")
+    parser.add_argument("--out", type=Path, default=Path("."), metavar="DIR",
+                        help="where to write torch_<version>.tar.gz (default: here)")
+    ns = parser.parse_args(argv)
+    try:
+        tarball = build_r(ns.out)
+    except (RuntimeError, OSError, subprocess.CalledProcessError) as err:
+        detail = getattr(err, "stderr", None) or ""
+        print(f"rtorch-py build-r: {err}\n{detail}".rstrip(), file=sys.stderr)
+        return 1
+    print(tarball)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
