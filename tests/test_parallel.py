@@ -5,6 +5,7 @@ bit against the plain path and against PyTorch (float32 and float64)."""
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -102,6 +103,22 @@ def test_blockwise_passes_errors_from_the_pool(threads):
         raise ValueError("from a block")
     with pytest.raises(ValueError, match="from a block"):
         parallel.blockwise(fail, [a], np.float32)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_the_pool_works_in_a_forked_child(threads):
+    threads(2)
+    a = np.zeros(parallel.PARALLEL_MIN * 2, np.float32)
+
+    def add_one(x, tmp):
+        x += 1
+    parallel.blockwise(add_one, [a])      # the parent's pool exists
+    pid = os.fork()
+    if pid == 0:                          # child: its own pool, or it would hang
+        parallel.blockwise(add_one, [a])
+        os._exit(0 if (a == 2).all() else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0 and (a == 1).all()
 
 
 def test_set_num_threads_governs_blas(threads):

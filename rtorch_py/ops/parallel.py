@@ -9,6 +9,7 @@ in the same order as on the whole array, so results are bit for bit the same.
 """
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
@@ -20,18 +21,19 @@ from .. import runtime
 BLOCK = 1 << 15        # elements a block: a few float32 arrays of it fit in L2
 PARALLEL_MIN = 1 << 18  # fewer elements than this: one thread (a hand-off costs ~50 us)
 
-_pool: dict = {"size": 0, "executor": None}
+_pool: dict = {"size": 0, "executor": None, "pid": None}
 _pool_lock = threading.Lock()
 
 
 def _executor(workers: int) -> ThreadPoolExecutor:
-    """The pool of helper threads (the caller's thread works too)."""
+    """The pool of helper threads (the caller's thread works too); a new one after
+    a fork, whose child has none of the parent's threads."""
     with _pool_lock:
-        if _pool["size"] != workers:
-            if _pool["executor"] is not None:
+        if _pool["size"] != workers or _pool["pid"] != os.getpid():
+            if _pool["executor"] is not None and _pool["pid"] == os.getpid():
                 _pool["executor"].shutdown(wait=False)
-            _pool["executor"] = ThreadPoolExecutor(workers, thread_name_prefix="rtorch-py")
-            _pool["size"] = workers
+            _pool.update(executor=ThreadPoolExecutor(workers, thread_name_prefix="rtorch-py"),
+                         size=workers, pid=os.getpid())
         return _pool["executor"]
 
 
