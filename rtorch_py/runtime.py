@@ -1,7 +1,8 @@
-"""The process's settings R torch exposes that the engine has no use for: the
-thread counts (NumPy's BLAS keeps its own threads; these only keep the numbers
-asked for, as libtorch reports them back) and the CPU allocator's cache
-(NumPy allocates: nothing to configure or flush).
+"""The process's settings R torch exposes: the thread counts (the intra-op count
+governs NumPy's BLAS threads, through threadpoolctl, and the engine's pool for
+large elementwise work, `ops.parallel`; the inter-op count is only kept, as
+libtorch reports it back) and the CPU allocator's cache (NumPy allocates:
+nothing to configure or flush).
 """
 from __future__ import annotations
 
@@ -22,6 +23,11 @@ def torch_get_num_threads() -> int:
 
 def torch_set_num_threads(num_threads: int) -> None:
     _THREADS["intra"] = _positive_threads(num_threads)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # (a dependency; without it BLAS keeps its own count)
+        return
+    threadpool_limits(_THREADS["intra"], user_api="blas")
 
 
 def torch_get_num_interop_threads() -> int:

@@ -315,9 +315,16 @@ def _scaled(x: Tensor, c: Any) -> Tensor:
 
 @formula
 def AddmmBackward0(n, g, m1, m2, beta, alpha):
+    # a transposed operand (nnf_linear's `weight.t()`) gets its gradient in its own
+    # layout, as in MmBackward0: no strided copy of a weight-sized gradient later
+    ga = gb = None
+    if n.needs(1):
+        ga = _adj(m2 @ _adj(g)) if _transposed(m1.data) else g @ _adj(m2)
+    if n.needs(2):
+        gb = _adj(_adj(g) @ m1) if _transposed(m2.data) else _adj(m1) @ g
     return ((_scaled(g, beta) if n.needs(0) else None),
-            (_scaled(g.matmul(_mT(m2)), alpha) if n.needs(1) else None),
-            (_scaled(_mT(m1).matmul(g), alpha) if n.needs(2) else None))
+            (None if ga is None else _scaled(ga, alpha)),
+            (None if gb is None else _scaled(gb, alpha)))
 
 
 def _add_product(self: Tensor, prod: np.ndarray, backward: Callable, a: Tensor, b: Tensor,
@@ -326,8 +333,13 @@ def _add_product(self: Tensor, prod: np.ndarray, backward: Callable, a: Tensor, 
     # beta = 0 ignores self entirely (nan and inf in it too), as PyTorch does
     base = np.zeros(prod.shape, self.data.dtype) if beta == 0 else \
         np.broadcast_to(self.data * beta if beta != 1 else self.data, prod.shape)
-    out = base + (prod * alpha if alpha != 1 else prod)
-    return record(out.astype(prod.dtype, copy=False), backward, (self, a, b), (a, b, beta, alpha))
+    if alpha != 1:
+        prod = prod * alpha
+    if base.dtype == prod.dtype:
+        out = np.add(prod, base, out=prod)  # prod is fresh: the sum goes into it
+    else:
+        out = (base + prod).astype(prod.dtype, copy=False)
+    return record(out, backward, (self, a, b), (a, b, beta, alpha))
 
 
 @r_formals("self, mat1, mat2, out_dtype, beta = 1, alpha = 1",

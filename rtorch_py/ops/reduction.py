@@ -294,7 +294,8 @@ def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
         a = _bf16_as_f32(a)
     if a.dtype.kind != "f":
         raise RuntimeError(f"softmax: expected a floating point tensor, got {self.dtype}")
-    e = np.exp(a - a.max(axis=d, keepdims=True, initial=-np.inf))
+    e = np.asarray(a - a.max(axis=d, keepdims=True, initial=-np.inf))
+    np.exp(e, out=e)  # in place: one fresh array for the whole op
     e /= e.sum(axis=d, keepdims=True)
     return record(e, SoftmaxBackward0, (self,), (OUTPUT, d))
 
@@ -320,7 +321,7 @@ def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     if a.dtype.kind != "f":
         raise RuntimeError(f"log_softmax: expected a floating point tensor, got {self.dtype}")
     s = a - a.max(axis=d, keepdims=True, initial=-np.inf)
-    s = s - np.log(np.exp(s).sum(axis=d, keepdims=True))
+    s -= np.log(np.exp(s).sum(axis=d, keepdims=True))
     return record(s, LogSoftmaxBackward0, (self,), (OUTPUT, d))
 
 

@@ -34,8 +34,12 @@ def _seq(a: np.ndarray) -> np.ndarray:
     if n > 32:
         return np.cumsum(a, axis=0, dtype=a.dtype)[-1] + a.dtype.type(0)
     out = a[0] + a.dtype.type(0)
-    for r in range(1, n):
-        out = out + a[r]
+    if a.ndim == 1:  # (NumPy scalars)
+        for r in range(1, n):
+            out = out + a[r]
+        return out
+    for r in range(1, n):  # in place: no new array a row
+        np.add(out, a[r], out=out)
     return out
 
 

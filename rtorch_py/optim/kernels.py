@@ -16,6 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import engine as _engine
+from ..ops import parallel
 from ..creation import torch_tensor
 from ..tensor import Tensor
 
@@ -31,18 +32,35 @@ def sgd(params: Arrays, grads: Arrays, states: list, group: dict) -> None:
     lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
     wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group.get("maximize", False)
     for p, g, st in zip(params, grads, states):
-        d_p = -g if maximize else g
-        if wd != 0:
-            d_p = d_p + wd * p
-        if momentum != 0:
-            buf = st.get("momentum_buffer")
-            if buf is None:
-                buf = st["momentum_buffer"] = d_p.copy()
-            else:
-                buf *= momentum
-                buf += (1 - dampening) * d_p
-            d_p = d_p + momentum * buf if nesterov else buf
-        p -= lr * d_p
+        buf = st.get("momentum_buffer") if momentum != 0 else None
+        if buf is None or wd != 0 or nesterov or maximize or p.dtype != g.dtype:
+            _sgd_general(p, g, st, lr, momentum, dampening, wd, nesterov, maximize)
+            continue
+
+        def update(p: np.ndarray, g: np.ndarray, buf: np.ndarray, tmp: np.ndarray) -> None:
+            # (fast path: momentum's usual case, blockwise with one scratch array)
+            buf *= momentum
+            np.multiply(g, 1 - dampening, out=tmp)
+            buf += tmp
+            np.multiply(buf, lr, out=tmp)
+            p -= tmp
+        parallel.blockwise(update, [p, g, buf], p.dtype)
+
+
+def _sgd_general(p: np.ndarray, g: np.ndarray, st: dict, lr: float, momentum: float,
+                 dampening: float, wd: float, nesterov: bool, maximize: bool) -> None:
+    d_p = -g if maximize else g
+    if wd != 0:
+        d_p = d_p + wd * p
+    if momentum != 0:
+        buf = st.get("momentum_buffer")
+        if buf is None:
+            buf = st["momentum_buffer"] = d_p.copy()
+        else:
+            buf *= momentum
+            buf += (1 - dampening) * d_p
+        d_p = d_p + momentum * buf if nesterov else buf
+    p -= lr * d_p
 
 
 def _adam(params: Arrays, grads: Arrays, states: list, group: dict, decoupled: bool) -> None:
@@ -65,26 +83,32 @@ def _adam(params: Arrays, grads: Arrays, states: list, group: dict, decoupled: b
                 p *= 1 - lr * wd
             else:
                 g = g + wd * p
-        m, v = st["exp_avg"], st["exp_avg_sq"]
-        # one scratch array per parameter, the rest in place (it runs every step)
-        tmp = np.subtract(g, m)
-        tmp *= 1 - beta1
-        m += tmp                             # lerp towards g, as PyTorch does
-        np.multiply(g, 1 - beta2, out=tmp)   # (value * g) * g, PyTorch's addcmul order
-        tmp *= g
-        v *= beta2
-        v += tmp
         bc1 = 1 - beta1 ** step
         bc2_sqrt = math.sqrt(1 - beta2 ** step)
+        arrays = [p, g, st["exp_avg"], st["exp_avg_sq"]]
         if amsgrad:
-            np.maximum(st["max_exp_avg_sq"], v, out=st["max_exp_avg_sq"])
-            v = st["max_exp_avg_sq"]
-        np.sqrt(v, out=tmp)
-        tmp /= bc2_sqrt
-        tmp += eps                           # the denominator
-        np.divide(m, tmp, out=tmp)
-        tmp *= lr / bc1
-        p -= tmp
+            arrays.append(st["max_exp_avg_sq"])
+
+        def update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, *rest) -> None:
+            # in place, blockwise, with one scratch array (it runs every step)
+            tmp = rest[-1]
+            np.subtract(g, m, out=tmp)
+            tmp *= 1 - beta1
+            m += tmp                             # lerp towards g, as PyTorch does
+            np.multiply(g, 1 - beta2, out=tmp)   # (value * g) * g, PyTorch's addcmul order
+            tmp *= g
+            v *= beta2
+            v += tmp
+            if amsgrad:
+                np.maximum(rest[0], v, out=rest[0])
+                v = rest[0]
+            np.sqrt(v, out=tmp)
+            tmp /= bc2_sqrt
+            tmp += eps                           # the denominator
+            np.divide(m, tmp, out=tmp)
+            tmp *= lr / bc1
+            p -= tmp
+        parallel.blockwise(update, arrays, np.result_type(g, st["exp_avg"]))
 
 
 def adam(params: Arrays, grads: Arrays, states: list, group: dict) -> None:
@@ -111,23 +135,37 @@ def rmsprop(params: Arrays, grads: Arrays, states: list, group: dict) -> None:
         st["step"] += 1
         if wd != 0:
             g = g + wd * p
-        sq = st["square_avg"]
-        sq *= alpha
-        sq += (1 - alpha) * g * g
-        if centered:
-            ga = st["grad_avg"]
-            ga += (g - ga) * (1 - alpha)
-            avg = np.sqrt(sq - ga * ga)
-        else:
-            avg = np.sqrt(sq)
-        avg += eps
-        if momentum > 0:
-            buf = st["momentum_buffer"]
-            buf *= momentum
-            buf += g / avg
-            p -= lr * buf
-        else:
-            p -= lr * (g / avg)
+        arrays = [p, g, st["square_avg"]] + ([st["grad_avg"]] if centered else []) + \
+            ([st["momentum_buffer"]] if momentum > 0 else [])
+
+        def update(p: np.ndarray, g: np.ndarray, sq: np.ndarray, *rest) -> None:
+            # in place, blockwise, with one scratch array
+            tmp = rest[-1]
+            sq *= alpha
+            np.multiply(g, 1 - alpha, out=tmp)
+            tmp *= g
+            sq += tmp
+            if centered:
+                ga = rest[0]
+                np.subtract(g, ga, out=tmp)
+                tmp *= 1 - alpha
+                ga += tmp
+                np.multiply(ga, ga, out=tmp)
+                np.subtract(sq, tmp, out=tmp)
+                np.sqrt(tmp, out=tmp)
+            else:
+                np.sqrt(sq, out=tmp)
+            tmp += eps                           # the denominator
+            np.divide(g, tmp, out=tmp)
+            if momentum > 0:
+                buf = rest[-2]
+                buf *= momentum
+                buf += tmp
+                np.multiply(buf, lr, out=tmp)
+            else:
+                tmp *= lr
+            p -= tmp
+        parallel.blockwise(update, arrays, np.result_type(g, st["square_avg"]))
 
 
 def adagrad(params: Arrays, grads: Arrays, states: list, group: dict) -> None:

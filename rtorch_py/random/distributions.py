@@ -460,6 +460,8 @@ def bernoulli_(gen: Generator, out: np.ndarray, p) -> np.ndarray:
     uniform < p, walking out and p together."""
     if not isinstance(p, np.ndarray):
         _check_unit(p)
+        if out.flags.c_contiguous and out.dtype in (np.float32, np.float64):
+            return _bernoulli_blocks(gen, out, p)
         return _fill(out, lambda n: _cast(_unit_double(gen, n) < p, out.dtype))
     if out.size == 0:
         return out
@@ -470,6 +472,26 @@ def bernoulli_(gen: Generator, out: np.ndarray, p) -> np.ndarray:
     else:
         hits = _unit_float(gen, n, 24) < probs.astype(f32).ravel()
     view[...] = _cast(hits, out.dtype).reshape(view.shape)
+    return out
+
+
+def _bernoulli_blocks(gen: Generator, out: np.ndarray, p: float) -> np.ndarray:
+    """(fast path of bernoulli_ with a float p, for dropout) the same draws and
+    results as `_unit_double(gen, n) < p`, block by block so each pass stays in
+    cache: u = k 2^-53 (k the low 53 bits of random64()) is below p exactly
+    when the integer k is below ceil(p 2^53) (p 2^53 is exact)."""
+    flat = out.reshape(-1)
+    limit = np.uint64(math.ceil(p * 2.0 ** 53))
+    low53 = np.uint64((1 << 21) - 1)      # the high word's bits kept in k
+    k = np.empty(min(flat.size, _BLOCK), np.uint64)
+    for start in range(0, flat.size, _BLOCK):
+        m = min(_BLOCK, flat.size - start)
+        raw = gen.random(2 * m)             # pairs: high word, then low word
+        km = k[:m]
+        np.bitwise_and(raw[0::2], low53, out=km)
+        km <<= np.uint64(32)
+        km |= raw[1::2]
+        np.less(km, limit, out=flat[start:start + m])
     return out
 
 

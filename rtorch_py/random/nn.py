@@ -40,7 +40,7 @@ def dropout_noise(gen: Generator, like: np.ndarray, p: float,
     drawing): the noise, kept elements 1 / (1 - p); the result is
     `input * noise` (the noise divided in its dtype: noise / float(1 - p))."""
     noise = _keep(gen, like, p, feature)
-    return noise / np.asarray(1 - p, noise.dtype)
+    return np.divide(noise, np.asarray(1 - p, noise.dtype), out=noise)
 
 
 def alpha_dropout_noise(gen: Generator, like: np.ndarray, p: float,
