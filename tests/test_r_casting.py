@@ -56,6 +56,9 @@ def _r_torch_types() -> dict[tuple[str, str], dict[str, set[str]]]:
 SHARED = {(f"torch___{op}__", "self") for op in ("and", "or", "xor", "lshift", "rshift")}
 # R torch takes the list form under another name (`torch_atleast_1d(tensors =)`); ours in `self`.
 SHARED |= {(f"torch_atleast_{n}d", "self") for n in (1, 2, 3)}
+# R torch's own `$scatter(dim, index, src)` / `$scatter_()` (R/tensor.R) give a `src` that is
+# no tensor as `value`; the one function serves both forms here.
+SHARED |= {(name, "src") for name in ("torch_scatter", "x$scatter", "x$scatter_")}
 
 
 def _r_kind(types: set[str]) -> str | None:
