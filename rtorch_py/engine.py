@@ -495,7 +495,7 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
     prev_mode, _local.grad = _local.grad, create_graph
     prev_walk, _local.in_backward = _local.in_backward, True
     try:
-        node, grads = walk.next()
+        node, grads = walk.start(roots, fast)
         hand_g: Any = None
         while node is not None:
             at_hand = None  # FAST PATH 2: the next node, when it alone holds a gradient
@@ -560,9 +560,19 @@ class _Walk:
             self.captured = dict.fromkeys(range(len(capture)))
             if not accumulate:
                 self.needed = _needed_nodes([e[0] for e, _ in roots], capture)
+
+    def start(self, roots: Sequence[tuple], fast: bool) -> tuple:
+        """The first node to run and its gradients: the roots' (one root is at hand,
+        FAST PATH 2), the others wait."""
+        arrays = not self.create_graph
+        if fast and len(roots) == 1:
+            (node, nr), g = roots[0]
+            if node is not None and node.num_outputs == 1:
+                return node, [g.data if arrays and type(g) is not np.ndarray else g]
         for (node, nr), g in roots:
             if node is not None:
-                self.give(node, nr, g if create_graph or type(g) is np.ndarray else g.data)
+                self.give(node, nr, g.data if arrays and type(g) is not np.ndarray else g)
+        return self.next()
 
     def give(self, node: Node, nr: int, g: Any) -> None:
         """Hand gradient g to output nr of node (summed with what it already holds)."""
