@@ -51,9 +51,8 @@ def rows() -> list[tuple[str, str, str]]:
         ("backward", "formula: g * 2 as a tensor op (create_graph path)", "mul(g, 2)"),
         ("backward", "formula, array mode: node.backward_fn(node, [garr])",
          "p = set_grad_enabled(False); node.backward_fn(node, [garr]); set_grad_enabled(p)"),
-        ("backward", "_validate (the general check; the walk inlines the common case)",
-         "p = set_grad_enabled(False); _validate(node, (garr,), sum_to); "
-         "set_grad_enabled(p)"),
+        ("backward", "_conform (the gradient's check; the walk inlines its test)",
+         "_conform(node, 0, garr, meta[0], sum_to, True)"),
         ("backward", "leaf accumulation into x.grad (array mode)",
          "p = set_grad_enabled(False); _accumulate(x._accum, [garr]); set_grad_enabled(p)"),
         ("backward", "PyTorch: (2 * tx).backward()", "(2 * tx).backward()"),
@@ -104,7 +103,7 @@ def namespace() -> dict:
         is_grad_enabled=engine.is_grad_enabled, set_grad_enabled=engine.set_grad_enabled,
         MulBackward1=ops.MulBackward1, mul=ops.mul, sum_to=ops.sum_to,
         implicit_grad=getattr(engine, "implicit_grad", None),
-        _validate=getattr(engine, "_validate", None),
+        _conform=getattr(engine, "_conform", None),
         edges=(engine.edge(x),), meta=((x.shape, x.data.dtype),),  # (`2 * x`: mul.Scalar)
         saved=(_number(2, arr),), exp2=exp2, TorchExp2=TorchExp2,
     )

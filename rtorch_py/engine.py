@@ -181,12 +181,19 @@ class SavedTensor:
         self.version = box[0]
         self.output_nr = output_nr
 
-    def unpack(self, node: "Node") -> Any:
-        if self.data is None or self.version_box[0] != self.version:
+    def checked(self, node: "Node") -> np.ndarray:
+        """The saved values, once sure they are still there and unchanged (the
+        version check: an in-place change since saving is node's error)."""
+        d = self.data
+        if d is None or self.version_box[0] != self.version:
             self._fail(node)
+        return d
+
+    def unpack(self, node: "Node") -> Any:
+        d = self.checked(node)
         t = self.tensor
         if t is None:  # the op's output: a new alias that has the node again
-            t = make_tensor(self.data)
+            t = make_tensor(d)
             t._version = self.version_box
             t.grad_fn, t._rg = node, True
             if self.output_nr:  # (0 is the class default: no __dict__ for it)
@@ -291,13 +298,7 @@ class Node:
             return saved
         out = []
         for s in saved:
-            if type(s) is SavedTensor:  # (the checks of unpack, inline: runs per node)
-                d = s.data
-                if d is None or s.version_box[0] != s.version:
-                    s._fail(self)
-                out.append(d)
-            else:
-                out.append(s)
+            out.append(s.checked(self) if type(s) is SavedTensor else s)
         return out
 
     def register_hook(self, fn: Callable) -> "RemovableHandle":
@@ -448,7 +449,32 @@ def edge(t: Any) -> tuple:
 
 
 # --------------------------------------------------------------------------
-# The backward walk.
+# The backward walk: one loop, in the shape of HIPS autograd's backward_pass.
+#
+# Its fast paths, all of them, are here and labelled; inside `plain_walk()` a
+# walk takes none, and tests run the same graphs both ways and compare the
+# gradients (tests/test_engine_walk.py):
+#
+#   FAST PATH 1 (array formulas): with create_graph off, an op's formula that
+#     NumPy arrays and tensors share (`formula(arrays=True)`) runs straight on
+#     the arrays the walk carries. Plain: the node's backward function runs the
+#     formula on tensors, as under create_graph.
+#   FAST PATH 2 (the next node at hand): a node handed a gradient while no other
+#     node holds any runs next without going through the heap, so a chain never
+#     touches it. Plain: every node waits in the heap.
+
+FAST_WALK = [True]  # False inside plain_walk() (read once per walk, and by ops.recording)
+
+
+@contextmanager
+def plain_walk() -> Iterator[None]:
+    """Backward walks in this block take no fast path (tests compare the two)."""
+    prev, FAST_WALK[0] = FAST_WALK[0], False
+    try:
+        yield
+    finally:
+        FAST_WALK[0] = prev
+
 
 def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
                  capture: Sequence[tuple] | None = None, accumulate: bool = True,
@@ -464,19 +490,46 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
     touched. Saved tensors are freed as nodes run unless `retain_graph`.
     """
     walk = _Walk(roots, retain_graph, create_graph, capture, accumulate, sum_to)
+    fast, arrays, needed, keys, heap = FAST_WALK[0], not create_graph, walk.needed, \
+        walk.keys, walk.heap
     prev_mode, _local.grad = _local.grad, create_graph
     prev_walk, _local.in_backward = _local.in_backward, True
     try:
-        node, grads = walk.next()
+        node, grads = walk.start(roots, fast)
+        hand_g: Any = None
         while node is not None:
-            if walk.needed is None or node in walk.needed:  # (autograd_grad prunes the rest)
-                if node.hooked or walk.keys:
+            at_hand = None  # FAST PATH 2: the next node, when it alone holds a gradient
+            if needed is None or node in needed:  # (autograd_grad skips nodes it needs not)
+                if node.hooked or keys:
                     grads = walk.arrive(node, grads)  # tensor hooks, retain_grad(), capture
                 if type(node) is AccumulateGrad:
                     walk.defer(node, grads)           # leaves change once the walk succeeded
                 else:
-                    walk.pass_on(node, walk.run(node, grads))
-            node, grads = walk.next()
+                    outs = walk.run(node, grads)      # a gradient per input; saved ones freed
+                    meta = node.input_meta
+                    i = -1
+                    for nxt, nr in node.next_functions:  # each to the node its input came from
+                        i += 1
+                        g = outs[i]
+                        if nxt is None or g is None:
+                            continue
+                        m = meta[i] if meta else None
+                        if m is not None:  # in its input's shape and dtype
+                            d = g if arrays else g.data
+                            if d.dtype is not m[1] or d.shape != m[0]:
+                                g = _conform(node, i, g, m, walk.sum_to, arrays)
+                        if fast and not heap and nxt.num_outputs == 1:  # FAST PATH 2
+                            if at_hand is None:
+                                at_hand, hand_g = nxt, g
+                                continue
+                            if at_hand is nxt:  # (x * x: both gradients to one node)
+                                hand_g = hand_g + g
+                                continue
+                        if at_hand is not None:  # a second node gets one: both wait
+                            walk.give(at_hand, 0, hand_g)
+                            at_hand = None
+                        walk.give(nxt, nr, g)
+            node, grads = (at_hand, [hand_g]) if at_hand is not None else walk.next()
         walk.commit()
     finally:
         _local.grad, _local.in_backward = prev_mode, prev_walk
@@ -484,16 +537,11 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
 
 
 class _Walk:
-    """One backward pass: what waits to run, what is captured, what is deferred.
-
-    The fast paths of the walk are here and labelled: an op's array formula runs
-    straight on the arrays the walk carries, and a node that is the only one
-    holding a gradient waits outside the heap, so a chain of plain nodes runs in
-    `pass_on`'s loop without going round `run_backward`'s.
-    """
+    """One backward pass: the nodes holding gradients, what is captured, what is
+    deferred, and what running a node takes."""
 
     # (hot state in slots; what only autograd_grad uses defaults at class level)
-    __slots__ = ("retain_graph", "create_graph", "sum_to", "buffers", "ready", "waiting",
+    __slots__ = ("retain_graph", "create_graph", "formulas", "sum_to", "held", "heap",
                  "pending", "__dict__")
     keys: dict | None = None     # captured edge -> its position in `capture`
     captured: dict = {}          # position -> gradient
@@ -503,46 +551,42 @@ class _Walk:
                  capture: Sequence[tuple] | None, accumulate: bool,
                  sum_to: Callable | None) -> None:
         self.retain_graph, self.create_graph, self.sum_to = retain_graph, create_graph, sum_to
-        self.buffers: dict[Node, list] = {}  # nodes holding gradients, a slot per output
-        self.ready: list = []                # the same nodes, as a heap of (-seq, node)
-        self.waiting: tuple | None = None    # FAST PATH: (node, grads), the only one holding any
+        self.formulas = FAST_WALK[0] and not create_graph  # FAST PATH 1 applies
+        self.held: dict[Node, list] = {}  # nodes holding gradients, a slot per output
+        self.heap: list = []              # the same nodes, as a heap of (-seq, node)
         self.pending = [] if accumulate else None  # leaves and their gradients, for commit()
         if capture is not None:
             self.keys = {(id(n), nr): i for i, (n, nr) in enumerate(capture) if n is not None}
             self.captured = dict.fromkeys(range(len(capture)))
             if not accumulate:
                 self.needed = _needed_nodes([e[0] for e, _ in roots], capture)
+
+    def start(self, roots: Sequence[tuple], fast: bool) -> tuple:
+        """The first node to run and its gradients: the roots' (one root is at hand,
+        FAST PATH 2), the others wait."""
+        arrays = not self.create_graph
+        if fast and len(roots) == 1:
+            (node, nr), g = roots[0]
+            if node is not None and node.num_outputs == 1:
+                return node, [g.data if arrays and type(g) is not np.ndarray else g]
         for (node, nr), g in roots:
             if node is not None:
-                self.give(node, nr, g if create_graph or type(g) is np.ndarray else g.data)
+                self.give(node, nr, g.data if arrays and type(g) is not np.ndarray else g)
+        return self.next()
 
     def give(self, node: Node, nr: int, g: Any) -> None:
         """Hand gradient g to output nr of node (summed with what it already holds)."""
-        if self.waiting is None and not self.ready:
-            grads = [None] * node.num_outputs
-            grads[nr] = g
-            self.waiting = (node, grads)  # FAST PATH: the only node holding a gradient
-            return
-        if self.waiting is not None:
-            waiting, grads = self.waiting
-            self.waiting = None
-            self.buffers[waiting] = grads
-            heapq.heappush(self.ready, (-waiting.seq, waiting))
-        buf = self.buffers.get(node)
+        buf = self.held.get(node)
         if buf is None:
-            buf = self.buffers[node] = [None] * node.num_outputs
-            heapq.heappush(self.ready, (-node.seq, node))
+            buf = self.held[node] = [None] * node.num_outputs
+            heapq.heappush(self.heap, (-node.seq, node))
         buf[nr] = g if buf[nr] is None else buf[nr] + g
 
     def next(self) -> tuple:
         """The latest-created node holding a gradient, and its gradients."""
-        waiting = self.waiting
-        if waiting is not None:
-            self.waiting = None
-            return waiting
-        if self.ready:
-            node = heapq.heappop(self.ready)[1]
-            return node, self.buffers.pop(node)
+        if self.heap:
+            node = heapq.heappop(self.heap)[1]
+            return node, self.held.pop(node)
         return None, None
 
     def arrive(self, node: Node, grads: list) -> list:
@@ -559,60 +603,22 @@ class _Walk:
         """The node's backward: a gradient (or None) per input; then its saved
         tensors are freed (a second walk through it fails clearly)."""
         if node.hooked and (node.post_hooks or node.trace):
-            outs = _run_node(node, grads, self.sum_to)  # anomaly notes, post-hooks; validated
+            outs = _run_node(node, grads, self.sum_to)  # anomaly notes, post-hooks
         else:
-            f = None if self.create_graph else getattr(node.backward_fn, "array_formula", None)
-            if f is not None:  # FAST PATH: the op's formula straight on the arrays
+            f = self.formulas and getattr(node.backward_fn, "array_formula", None)
+            if f:  # FAST PATH 1: the op's formula straight on the arrays
                 saved = node.saved
                 outs = f(node, grads[0], *(node.unpack_saved_data() if type(saved) is Packed
                                            else saved))
             else:
                 outs = node.backward_fn(node, grads)
-            if node.input_meta and (self.create_graph or len(outs) != len(node.input_meta)):
-                outs = _validate(node, outs, self.sum_to)  # (arrays are conformed in pass_on)
+            if node.input_meta and len(outs) != len(node.input_meta):
+                raise _wrong_count(node, outs)
         if not self.retain_graph and type(node.saved) is Packed:
             for s in node.saved:
                 if type(s) is SavedTensor:
                     s.tensor = s.data = None
         return outs
-
-    def pass_on(self, node: Node, outs: Sequence) -> None:
-        """Give each input's gradient, in its input's shape and dtype, to the node
-        it came from. FAST PATH: while exactly one plain node (one output, no
-        hooks, not a leaf, nothing captured) gets a gradient and no other holds
-        any, it runs here at once: a chain never touches the heap."""
-        conform = not self.create_graph  # (tensors were conformed in run)
-        chain = self.keys is None        # (a captured edge is looked at in the main loop)
-        ready = self.ready               # (empty until two nodes hold gradients at once)
-        while True:
-            meta = node.input_meta if conform else None
-            only = None
-            i = -1
-            for nxt, nr in node.next_functions:
-                i += 1
-                g = outs[i]
-                if nxt is None or g is None:
-                    continue
-                if meta:
-                    m = meta[i]
-                    if m is not None and (g.dtype is not m[1] or g.shape != m[0]):
-                        g = _conform(node, i, g, m, self.sum_to, True)
-                if only is None and not ready:
-                    only, only_nr, only_g = nxt, nr, g
-                    continue
-                if only is not None:
-                    self.give(only, only_nr, only_g)
-                    only = None
-                self.give(nxt, nr, g)
-            if only is None:
-                return
-            if only.hooked or not chain or only.num_outputs != 1:
-                self.give(only, only_nr, only_g)  # (it waits for the main loop)
-                return
-            if type(only) is AccumulateGrad:  # the chain ends in a leaf: the walk's last node
-                self.defer(only, [only_g])
-                return
-            node, outs = only, self.run(only, [only_g])
 
     def defer(self, node: AccumulateGrad, grads: list) -> None:
         if self.pending is not None and grads[0] is not None:
@@ -725,8 +731,9 @@ def _check_hook_result(node: Node, new: Any, old: np.ndarray) -> None:
             "dtype (or None)")
 
 
-def _run_node(node: Node, grads: list, sum_to: Callable) -> tuple:
-    """Run one node with everything optional: anomaly notes, validation, post-hooks."""
+def _run_node(node: Node, grads: list, sum_to: Callable) -> list:
+    """Run one node with everything optional: anomaly notes, post-hooks (which see
+    the gradients in their inputs' shapes and dtypes), the NaN check."""
     try:
         outs = node.backward_fn(node, grads)
     except Exception as err:
@@ -735,9 +742,13 @@ def _run_node(node: Node, grads: list, sum_to: Callable) -> tuple:
                     "caused the error:\n" + "".join(node.trace))
             err.add_note(note)
         raise
-    if node.input_meta:
-        outs = _validate(node, outs, sum_to)
     arrays = not _local.grad
+    meta = node.input_meta
+    if meta:
+        if len(outs) != len(meta):
+            raise _wrong_count(node, outs)
+        outs = [g if m is None or g is None else _conform(node, i, g, m, sum_to, arrays)
+                for i, (g, m) in enumerate(zip(outs, meta))]
     if node.post_hooks:
         as_t = (lambda gs: [None if g is None else make_tensor(g) for g in gs]) if arrays \
             else list
@@ -752,28 +763,9 @@ def _run_node(node: Node, grads: list, sum_to: Callable) -> tuple:
     return outs
 
 
-def _validate(node: Node, outs: Sequence, sum_to: Callable) -> Sequence:
-    """Bring each input gradient to its input's shape and dtype, or fail clearly."""
-    meta = node.input_meta
-    if len(outs) != len(meta):
-        raise RuntimeError(f"function {node.name} returned an incorrect number of gradients "
-                           f"(expected {len(meta)}, got {len(outs)})")
-    arrays = not _local.grad
-    fixed = None
-    i = -1
-    for m in meta:
-        i += 1
-        if m is None:
-            continue
-        g = outs[i]
-        if g is None:
-            continue
-        d = g if arrays else g.data
-        if d.shape != m[0] or d.dtype != m[1]:
-            if fixed is None:
-                fixed = list(outs)
-            fixed[i] = _conform(node, i, g, m, sum_to, arrays)
-    return outs if fixed is None else fixed
+def _wrong_count(node: Node, outs: Sequence) -> RuntimeError:
+    return RuntimeError(f"function {node.name} returned an incorrect number of gradients "
+                        f"(expected {len(node.input_meta)}, got {len(outs)})")
 
 
 def reduces_to(gshape: tuple, shape: tuple) -> bool:
@@ -798,14 +790,19 @@ def sum_to_shape(g: np.ndarray, shape: tuple) -> np.ndarray:
 
 
 def _conform(node: Node, i: int, g: Any, meta: tuple, sum_to: Callable, arrays: bool) -> Any:
+    """Input i's gradient g (an array, or a tensor under create_graph) in the
+    input's shape and dtype: a broadcast one summed back, another dtype cast;
+    any other shape is the node's error. The one place a gradient is conformed."""
     shape, dtype = meta
-    if g.shape != shape:
-        if not reduces_to(g.shape, shape):
+    d = g if arrays else g.data
+    if d.shape != shape:
+        if not reduces_to(d.shape, shape):
             raise RuntimeError(
                 f"Function {node.name} returned an invalid gradient at index {i} - got "
-                f"[{', '.join(map(str, g.shape))}] but expected shape compatible with "
+                f"[{', '.join(map(str, d.shape))}] but expected shape compatible with "
                 f"[{', '.join(map(str, shape))}]")
         g = sum_to_shape(g, shape) if arrays else sum_to(g, shape)
-    if arrays:
-        return g.astype(dtype) if g.dtype != dtype else g
-    return g.to(dtype=dtype) if g.data.dtype != dtype else g
+        d = g if arrays else g.data
+    if d.dtype == dtype:
+        return g
+    return g.astype(dtype) if arrays else g.to(dtype=dtype)

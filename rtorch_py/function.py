@@ -16,12 +16,14 @@ import numpy as np
 from . import engine
 from .containers import NamedList
 from .engine import Node, SavedTensor
-from .forward_ad import dual_level_active, set_tangent, tangent_of
+from .forward_ad import _LEVEL as _DUAL_LEVEL, set_tangent, tangent_of
 from .ops.recording import edges_of, sum_to
 from .tensor import _DTYPES, Tensor, wrap
 
 # R torch's custom nodes are libtorch CppNodes around its LanternFunction.
 R_NODE_NAME = "torch::autograd::CppNode<torch::autograd::LanternFunction>"
+
+_state = engine.thread_state()  # grad mode, read on every call
 
 
 class AutogradContext:
@@ -108,10 +110,12 @@ class AutogradContext:
     def saved_variables(self) -> NamedList:
         view = self._saved_view
         if view is None:
-            names = self._fw_names if self._in_jvp else self._saved_names
-            view = NamedList(names, self._unpacked())
-            if self._node is not None:
-                self._saved_view = view
+            node = self._node
+            if node is not None:  # in backward: kept while it runs
+                view = self._saved_view = NamedList(self._saved_names, node.unpack_saved())
+            else:
+                view = NamedList(self._fw_names if self._in_jvp else self._saved_names,
+                                 self._unpacked())
         return view
 
     saved_variable = saved_variables  # the spelling in R torch's reference example
@@ -139,7 +143,7 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
     the user's forward; with `positional` it is the forward itself, `(ctx, *args)`.
     Under forward mode, `jvp(ctx, *input_tangents)` gives the outputs' tangents."""
     tangents: Sequence = ()
-    if dual_level_active():  # (forward mode: the inputs' tangents, if any)
+    if _DUAL_LEVEL[0] is not None:  # (forward mode: the inputs' tangents, if any)
         tangents = [tangent_of(a) for a in args]
         if all(t is None for t in tangents):
             tangents = ()
@@ -149,7 +153,7 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
                 "it a jvp returning the outputs' tangents (R: autograd_function_with_jvp("
                 "forward, backward, jvp = function(ctx, ...)); Python: autograd_function("
                 "..., jvp=) or a jvp staticmethod)")
-    state = engine.thread_state()
+    state = _state
     grad_on = state.grad
     # forward sees tensors that require grad detached (same data and version);
     # `originals` maps what it saw back to the caller's tensors
@@ -174,7 +178,7 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
         raise
     finally:
         state.grad = grad_on
-    outputs, is_seq = _outputs(out, label)
+    outputs, is_seq = ([out], False) if type(out) is Tensor else _outputs(out, label)
     out_tangents = _jvp(jvp, ctx, tangents, outputs, label) if tangents else ()
     if not originals:
         if out_tangents:
@@ -299,7 +303,7 @@ def _outputs(out: Any, name: str) -> tuple:
 @engine.backward_function
 def _custom_backward(node: Node, grads: list) -> tuple:
     ctx = node.ctx
-    arrays = not engine.thread_state().grad  # the walk carries arrays: the user's code sees tensors
+    arrays = not _state.grad  # the walk carries arrays: the user's code sees tensors
     if arrays:
         tensors = []
         for g in grads:
@@ -339,11 +343,12 @@ def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], na
                         f"{_kind(result)}")
         grads: list = [None] * n
         for key, g in result.items():
-            if key not in arg_names:
+            try:
+                grads[arg_names.index(key)] = g
+            except ValueError:
                 raise RuntimeError(
                     f"{name}: backward returned a gradient named '{key}', which is not an "
-                    f"argument of forward (its arguments are: {', '.join(arg_names)})")
-            grads[arg_names.index(key)] = g
+                    f"argument of forward (its arguments are: {', '.join(arg_names)})") from None
     else:
         if isinstance(result, Tensor) or result is None:
             result = (result,)

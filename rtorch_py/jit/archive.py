@@ -241,13 +241,17 @@ class _Unpickler(_RestrictedUnpickler):
         ("torch.jit._pickle", "build_boollist"): list,
         ("torch.jit._pickle", "build_tensorlist"): list,
     }
-    STORAGES = {name: as_dtype(dtype).np for name, dtype in _DTYPES.items()}
+    # (made on first use: naming bfloat16 arms the op recorder's operand watch,
+    # a cost on every op of the process, which importing must not pay)
+    STORAGES: dict[str, Any] = {}
     reader = "jit_load"
     refusal = ("a TorchScript archive's pickles may hold only tensors, plain containers and "
                "TorchScript objects; building anything else would run code from the file")
 
     def __init__(self, data: bytes, z: zipfile.ZipFile, storage_dir: str) -> None:
         super().__init__(data, z, storage_dir)
+        if not _Unpickler.STORAGES:
+            _Unpickler.STORAGES = {name: as_dtype(d).np for name, d in _DTYPES.items()}
         self.classes: dict[str, type] = {}
 
     def script_class(self, qualified: str) -> type:

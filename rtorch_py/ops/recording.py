@@ -19,6 +19,7 @@ from ..tensor import _BF16, Tensor, wrap
 _new = object.__new__
 ndarray = np.ndarray
 _state = engine.thread_state()  # grad mode, read on every op
+_fast_walk = engine.FAST_WALK    # off inside engine.plain_walk()
 _NO_EDGE = (None, 0)
 
 
@@ -53,7 +54,11 @@ def formula(fn: Callable | None = None, *, arrays: bool = False) -> Callable:
         def backward_fn(node: Node, grads: list) -> Sequence:
             if _state.grad:
                 return fn(node, grads[0], *node.unpack_saved())
-            return fn(node, grads[0], *node.unpack_saved_data())
+            if _fast_walk[0]:
+                return fn(node, grads[0], *node.unpack_saved_data())
+            # engine.plain_walk(): on tensors, as the walk without fast paths runs it
+            outs = fn(node, wrap(grads[0]), *node.unpack_saved())
+            return [None if o is None else o.data for o in outs]
     else:
         def backward_fn(node: Node, grads: list) -> Sequence:
             if _state.grad:

@@ -1,0 +1,201 @@
+"""The backward walk's fast paths against the plain walk (engine.plain_walk()).
+
+Each graph is built afresh and walked twice: once as usual, once with no fast
+path (every formula on tensors, every node through the heap). Every gradient
+the walk leaves behind (leaves, retain_grad(), what autograd_grad returns) must
+be the same, bit for bit.
+"""
+import numpy as np
+import pytest
+
+import rtorch_py as rt
+from rtorch_py import engine
+from rtorch_py.ops import recording
+
+
+def leaf(values, dtype):
+    return rt.torch_tensor(np.asarray(values, dtype=dtype), requires_grad=True)
+
+
+def chain(dtype):
+    x = leaf(np.linspace(-1, 1, 7), dtype)
+    y = x
+    for _ in range(10):
+        y = (y * 0.9 + 0.1).tanh()
+    y.sum().backward()
+    return [x.grad]
+
+
+def diamond(dtype):
+    # one tensor feeds two branches: its node waits until both have sent
+    x = leaf([0.5, -1.5, 2.0], dtype)
+    y = x * x
+    z = y.exp() + y.sin() * x
+    (z * z).sum().backward()
+    return [x.grad]
+
+
+def broadcast(dtype):
+    # gradients summed back to their inputs' shapes
+    x = leaf(np.arange(3).reshape(3, 1) / 3, dtype)
+    w = leaf([0.1, -0.2, 0.3, 0.4], dtype)
+    b = leaf([2.0], dtype)
+    ((x + w) * b - w / (1 + x * x)).pow(2).mean().backward()
+    return [x.grad, w.grad, b.grad]
+
+
+def mixed_dtypes(dtype):
+    # a float64 operand makes the result float64: the float32 input's gradient
+    # is cast back
+    x = leaf([1.0, 2.0, 3.0], np.float32)
+    y = leaf([0.5, 0.25, 2.0], np.float64)
+    (x * y + x.exp()).sum().backward()
+    return [x.grad, y.grad]
+
+
+def several_outputs(dtype):
+    x = leaf(np.arange(12).reshape(3, 4) % 5 - 2.5, dtype)
+    values, _ = x.max(dim=1)
+    a, b, c, d = x.unbind(1)
+    top = x.topk(2)[0]
+    (values.sum() + (a * d).sum() + b.exp().sum() + top.pow(2).sum()).backward()
+    return [x.grad]
+
+
+def matmul_net(dtype):
+    rng = np.random.default_rng(3)
+    a = leaf(rng.standard_normal((5, 4)), dtype)
+    w1 = leaf(rng.standard_normal((4, 6)), dtype)
+    w2 = leaf(rng.standard_normal((6, 2)), dtype)
+    ((a @ w1).relu() @ w2).log_softmax(dim=1).mean().backward()
+    return [a.grad, w1.grad, w2.grad]
+
+
+def _exp2_forward(ctx, i):
+    result = i.exp()
+    ctx.save_for_backward(result=result)
+    return result
+
+
+exp2 = rt.autograd_function(
+    forward=_exp2_forward,
+    backward=lambda ctx, g: {"i": g * ctx.saved_variables.result})
+
+
+def custom_function(dtype):
+    x = leaf([0.1, 0.7, -1.2], dtype)
+    (exp2(x * 2) * x).sum().backward()
+    return [x.grad]
+
+
+def hooks_and_retain_grad(dtype):
+    x = leaf([1.0, -2.0, 3.0], dtype)
+    y = x * 3
+    y.retain_grad()
+    y.register_hook(lambda g: g * 2)
+    z = (y.tanh() * y).sum()
+    x.register_hook(lambda g: g + 1)
+    z.backward()
+    return [x.grad, y.grad]
+
+
+def accumulation_and_retain_graph(dtype):
+    x = leaf([0.3, 0.6], dtype)
+    loss = (x.sin() * x).sum()
+    loss.backward(retain_graph=True)
+    loss.backward()
+    (x * x).sum().backward()
+    return [x.grad]
+
+
+def autograd_grad_capture(dtype):
+    x = leaf([0.4, -0.8, 1.6], dtype)
+    y = x.exp() * x
+    z = (y * y.sin()).sum() + x.sum()
+    return rt.autograd_grad(z, [y, x])
+
+
+def second_order(dtype):
+    x = leaf([0.5, 1.5, -0.25], dtype)
+    (g,) = rt.autograd_grad((x.pow(3) * x.sin()).sum(), x, create_graph=True)
+    (g * g).sum().backward()
+    return [g, x.grad]
+
+
+GRAPHS = [chain, diamond, broadcast, mixed_dtypes, several_outputs, matmul_net,
+          custom_function, hooks_and_retain_grad, accumulation_and_retain_graph,
+          autograd_grad_capture, second_order]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("graph", GRAPHS, ids=lambda g: g.__name__)
+def test_fast_paths_give_the_plain_walks_gradients(graph, dtype):
+    fast = [g.detach().numpy() for g in graph(dtype)]
+    with engine.plain_walk():
+        plain = [g.detach().numpy() for g in graph(dtype)]
+    assert len(fast) == len(plain)
+    for f, p in zip(fast, plain):
+        assert f.dtype == p.dtype and f.shape == p.shape
+        np.testing.assert_array_equal(f, p)
+
+
+def test_plain_walk_takes_neither_fast_path(monkeypatch):
+    """Inside plain_walk() an array formula sees tensors (not arrays) and every
+    node waits in the heap; outside, arrays and no heap for a chain."""
+    seen = []
+
+    @recording.formula(arrays=True)
+    def TwiceBackward0(node, g):
+        seen.append(type(g))
+        return (g * 2,)
+
+    pushed = []
+    push = engine.heapq.heappush
+    monkeypatch.setattr(engine.heapq, "heappush",
+                        lambda heap, item: (pushed.append(item[1].name), push(heap, item)))
+
+    def walk():
+        x = leaf([1.0, 2.0], np.float64)
+        y = recording.record(x.data * 2, TwiceBackward0, (x,))
+        (y * y).sum().backward()
+        return x.grad.numpy()
+
+    fast = walk()
+    assert seen == [np.ndarray] and pushed == []
+    seen.clear()
+    pushed.clear()
+    with engine.plain_walk():
+        plain = walk()
+    assert seen == [rt.Tensor]
+    assert pushed == ["SumBackward0", "MulBackward0", "TwiceBackward0", "AccumulateGrad"]
+    np.testing.assert_array_equal(fast, plain)
+    assert engine.FAST_WALK[0]  # back on after the block
+
+
+@pytest.mark.parametrize("plain", [False, True])
+def test_failed_walk_leaves_leaves_untouched(plain):
+    """Leaf gradients are committed only once the whole walk succeeded."""
+    import contextlib
+    with engine.plain_walk() if plain else contextlib.nullcontext():
+        x = leaf([1.0, 2.0], np.float64)
+        w = leaf([3.0, 4.0], np.float64)
+        h = w.exp()
+        hh = (h * h).sum()
+        loss = hh + (x * 2).sum()  # x's branch is newer: it reaches x's leaf first
+        h.add_(1)  # a saved tensor changed in place: h * h's node fails after that
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            loss.backward()
+        assert x.grad is None and w.grad is None
+
+
+def test_importing_leaves_every_op_on_its_fast_path():
+    """Importing the package makes no special tensor, mode, or bfloat16/meta
+    array: ops start on their fast paths (a regression once cost every op)."""
+    import subprocess
+    import sys
+    code = ("import rtorch_py; from rtorch_py import tensor, meta; "
+            "print(tensor.SPECIAL[0], bool(tensor.MODES), tensor.COMPLEX32_NAMED[0], "
+            "meta.WATCH[0])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "False", "False", "False"]
