@@ -46,8 +46,8 @@ def silu(self: Tensor) -> Tensor:
 
 # --------------------------------------------------------------------------
 # Convolution (any number of spatial dims), plain and transposed. The array
-# work lives in nn_kernels.py (one strided slice and one matmul per kernel
-# offset); the derivative is written with `convolution` itself, so second
+# work lives in nn_kernels.py (one im2col and one large matmul per group);
+# the derivative is written with `convolution` itself, so second
 # derivatives work.
 
 
@@ -63,13 +63,9 @@ def _conv_arrays(x: np.ndarray, w: np.ndarray, stride, padding, dilation, transp
     if not transposed:
         xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding]) if any(padding) else x
         return K._conv_forward(xp, w, stride, dilation, groups)
-    k = w.shape[2:]
-    full = tuple((i - 1) * s + (kk - 1) * d + 1 + op
-                 for i, s, kk, d, op in zip(x.shape[2:], stride, k, dilation, output_padding))
-    out = K._conv_scatter(x, w, (x.shape[0], w.shape[1] * groups) + full, stride, dilation,
-                          groups)
-    return out[(slice(None), slice(None)) + tuple(slice(p, f - p)
-                                                  for p, f in zip(padding, full))]
+    size = tuple((i - 1) * s + (kk - 1) * d + 1 + op - 2 * p for i, s, kk, d, op, p in
+                 zip(x.shape[2:], stride, w.shape[2:], dilation, output_padding, padding))
+    return K._conv_grad_input(x, w, size, stride, padding, dilation, groups)
 
 
 def _crop(t: Tensor, sizes: tuple) -> Tensor:
@@ -102,10 +98,7 @@ def _conv_grads_arrays(n, g, x, w, stride, padding, dilation, transposed, groups
     gx = gw = None
     if not transposed:
         if n.needs(0):
-            shape = xa.shape[:2] + tuple(s + 2 * p for s, p in zip(xa.shape[2:], padding))
-            full = K._conv_scatter(ga, wa, shape, stride, dilation, groups)
-            gx = full[(slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in
-                                                         zip(padding, xa.shape[2:]))]
+            gx = K._conv_grad_input(ga, wa, xa.shape[2:], stride, padding, dilation, groups)
         if n.needs(1):
             xp = np.pad(xa, pads) if any(padding) else xa
             gw = K._conv_grad_weight(xp, ga, wa.shape[2:], stride, dilation, groups)
