@@ -3,7 +3,7 @@ gradient as a convolution by the flipped kernels; col2im otherwise) against
 PyTorch in float32 and float64, values and both gradients, across 1d/2d/3d,
 groups, stride, dilation, padding and transposed convolutions; gradients also
 against finite differences in float64; batches larger than one columns chunk;
-half precision.
+half precision. Batch norm's backward on arrays (a few passes) likewise.
 """
 from __future__ import annotations
 
@@ -106,3 +106,25 @@ def test_half_precision_adds_in_float32_and_rounds_once() -> None:
     ref = torch.nn.functional.conv2d(torch.tensor(xh), torch.tensor(wh), padding=1).numpy()
     np.testing.assert_array_equal(np.asarray(got.data), ref.astype(np.float16))
     assert np.abs(np.asarray(got.data, dtype=np.float64) - want.numpy()).max() < 0.05
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("shape", [(6, 3), (4, 3, 5), (3, 4, 5, 6), (2, 3, 2, 3, 4)])
+@pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
+def test_batch_norm_gradients_on_arrays_match_pytorch(shape, dtype, training, affine) -> None:
+    """Batch norm's backward in a few passes on arrays (no create_graph),
+    against PyTorch; second order (create_graph: the tensor-op path) in float64."""
+    rng = np.random.default_rng(len(shape))
+    c = shape[1]
+    x = rng.standard_normal(shape).astype(dtype) * 3 + 1
+    rm, rv = rng.standard_normal(c).astype(dtype), rng.uniform(0.5, 2, c).astype(dtype)
+    params = [rng.standard_normal(c).astype(dtype) for _ in range(2)] if affine else []
+
+    def fn(T, x, *wb):
+        mod = torch.nn.functional if T is torch else rt.nn
+        f = mod.batch_norm if T is torch else mod.nnf_batch_norm
+        mean, var = (torch.tensor(rm), torch.tensor(rv)) if T is torch else \
+            (rt.torch_tensor(rm), rt.torch_tensor(rv))
+        return f(x, mean, var, *(wb or (None, None)), training=training)
+    check_vs_torch(fn, x, *params, second_order=dtype is np.float64)

@@ -454,8 +454,52 @@ def _bn_layout(x: Tensor) -> tuple:
     return dims, (1, x.shape[1]) + (1,) * (x.ndim - 2)
 
 
+def _bn_grads_arrays(n, g, x, w, running, eps) -> tuple:
+    """The three gradients on arrays (no graph wanted), in a few passes: two
+    per-channel sums (of g and of g times the centred input) and one pass for
+    the input's gradient."""
+    dims, shape = _bn_layout(x)
+    xa, ga = x.data, g.data
+
+    def dot(a, b):  # per channel, sum of a * b: a BLAS dot per (sample, channel) row
+        rows = a.shape[:2] + (1, -1)
+        return np.matmul(a.reshape(rows), b.reshape(rows).swapaxes(-1, -2)).sum(axis=(0, 2, 3))
+
+    if running is None:
+        xc = xa - xa.mean(axis=dims, keepdims=True)
+        invstd = 1 / np.sqrt(dot(xc, xc) / (xa.size // xa.shape[1])
+                             + xa.dtype.type(eps))
+    else:
+        rm, rv = running
+        xc = xa - rm.astype(xa.dtype).reshape(shape)
+        invstd = 1 / np.sqrt(rv.astype(xa.dtype) + xa.dtype.type(eps))
+    sum_g = ga.sum(axis=dims)
+    sum_gxc = dot(ga, xc)
+    gx = gw = gb = None
+    if n.needs(0):
+        scale = invstd if w is None else invstd * w.data
+        if running is None:  # the batch statistics' share: centred, less its projection
+            m = xa.size // xa.shape[1]
+            xc *= (invstd * invstd * sum_gxc / m).reshape(shape)
+            xc += (sum_g / m).reshape(shape)
+            gx = np.subtract(ga, xc, out=xc)
+            gx *= scale.reshape(shape)
+        else:
+            gx = ga * scale.reshape(shape)
+        gx = wrap(gx.astype(xa.dtype, copy=False))
+    if n.needs(1):
+        gw = wrap((sum_gxc * invstd).astype(w.data.dtype, copy=False))
+    if n.needs(2):
+        gb = wrap(sum_g.astype(ga.dtype, copy=False))
+    return gx, gw, gb
+
+
 @formula
 def NativeBatchNormBackward0(n, g, x, w, running, eps):
+    if not is_grad_enabled() and x.data.dtype in (np.float32, np.float64) \
+            and g.data.dtype == x.data.dtype:
+        return _bn_grads_arrays(n, g, x, w, running, eps)
+    # create_graph (or half precision): with tensor ops, themselves differentiable
     dims, shape = _bn_layout(x)
     if running is None:  # batch statistics: they depend on x too
         xc = x - x.mean(dim=dims, keepdim=True)
@@ -521,11 +565,11 @@ def _batch_norm_impl_index(input: Tensor, weight: Tensor | None, bias: Tensor | 
         invstd = 1.0 / np.sqrt(running_var.data.astype(x.dtype) + eps)
         save_mean = save_invstd = np.zeros(0, x.dtype)
         running = (running_mean.data.copy(), running_var.data.copy())
-    out = (x - mean.reshape(shape)) * invstd.reshape(shape)
-    if weight is not None:
-        out = out * weight.data.reshape(shape)
-    if bias is not None:
-        out = out + bias.data.reshape(shape)
+    # one scale and one shift per channel: two passes over the input, as libtorch's kernel
+    alpha = invstd if weight is None else invstd * weight.data
+    beta = -mean * alpha if bias is None else bias.data - mean * alpha
+    out = x * alpha.astype(x.dtype, copy=False).reshape(shape)
+    out += beta.astype(out.dtype, copy=False).reshape(shape)
     out = record(np.ascontiguousarray(out, dtype=x.dtype), NativeBatchNormBackward0,
                  (input, weight, bias), (input, weight, running, eps))
     return (out, wrap(np.asarray(save_mean, x.dtype)), wrap(np.asarray(save_invstd, x.dtype)),
