@@ -61,7 +61,7 @@ def _ints(v: Any, nd: int) -> tuple:
 def _conv_arrays(x: np.ndarray, w: np.ndarray, stride, padding, dilation, transposed,
                  output_padding, groups) -> np.ndarray:
     if not transposed:
-        xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding]) if any(padding) else x
+        xp = K.pad_zeros(x, [(0, 0), (0, 0)] + [(p, p) for p in padding]) if any(padding) else x
         return K._conv_forward(xp, w, stride, dilation, groups)
     size = tuple((i - 1) * s + (kk - 1) * d + 1 + op - 2 * p for i, s, kk, d, op, p in
                  zip(x.shape[2:], stride, w.shape[2:], dilation, output_padding, padding))
@@ -100,10 +100,10 @@ def _conv_grads_arrays(n, g, x, w, stride, padding, dilation, transposed, groups
         if n.needs(0):
             gx = K._conv_grad_input(ga, wa, xa.shape[2:], stride, padding, dilation, groups)
         if n.needs(1):
-            xp = np.pad(xa, pads) if any(padding) else xa
+            xp = K.pad_zeros(xa, pads) if any(padding) else xa
             gw = K._conv_grad_weight(xp, ga, wa.shape[2:], stride, dilation, groups)
     else:
-        gp = np.pad(ga, pads) if any(padding) else ga
+        gp = K.pad_zeros(ga, pads) if any(padding) else ga
         if n.needs(0):
             full = K._conv_forward(gp, wa, stride, dilation, groups)
             gx = full[(slice(None), slice(None)) + tuple(slice(0, s) for s in xa.shape[2:])]

@@ -50,18 +50,27 @@ def _windows(xp: np.ndarray, k: tuple, stride: tuple, dilation: tuple) -> np.nda
     return w[key]
 
 
+def pad_zeros(a: np.ndarray, widths: list) -> np.ndarray:
+    """np.pad with zeros, (before, after) per dim: one fill and one copy."""
+    out = np.zeros(tuple(n + b + e for n, (b, e) in zip(a.shape, widths)), dtype=a.dtype)
+    out[tuple(slice(b, b + n) for n, (b, _) in zip(a.shape, widths))] = a
+    return out
+
+
 # Each convolution is one large matmul per group: im2col copies every window
 # of the (padded) input, through a strided view, into one contiguous buffer of
 # columns, rows (channel, kernel offset) and columns (sample, output
 # position). The forward is weights @ columns, the weight gradient output
-# gradient @ columns^T (the same columns), the input gradient weights^T @
-# output gradient, added back window by window (col2im: a loop over kernel
-# offsets only, each one add of whole strided slices). The batch is taken a
-# chunk at a time so that the columns stay a few MB, in one reused buffer.
+# gradient @ columns^T (the same columns), the input gradient with stride 1
+# a convolution of the output gradient by the flipped kernels, otherwise
+# weights^T @ output gradient added back window by window (col2im: a loop over
+# kernel offsets only, each one add of whole strided slices). The batch is taken a
+# chunk at a time so that the columns stay a few MB (in cache: faster), in
+# one reused buffer.
 # Half precisions compute in float32 and round once, as libtorch's CPU kernels
 # do (its opmath type).
 
-_COLS_BYTES = 16 << 20   # columns buffer per chunk of the batch
+_COLS_BYTES = 4 << 20   # columns per chunk of the batch (a few MB measured fastest: caches)
 
 
 def _offsets(k: tuple):
@@ -190,7 +199,8 @@ def _conv_grad_input(g: np.ndarray, w: np.ndarray, size: tuple, stride, padding,
     # (one im2col and one large matmul, instead of col2im's passes).
     o, cg, k = w.shape[0], w.shape[1], tuple(w.shape[2:])
     wf = w.reshape((groups, o // groups, cg) + k).swapaxes(1, 2)
-    wf = wf.reshape((groups * cg, o // groups) + k)[(slice(None),) * 2 + (slice(None, None, -1),) * nd]
+    flip = (slice(None),) * 2 + (slice(None, None, -1),) * nd
+    wf = wf.reshape((groups * cg, o // groups) + k)[flip]
     left = [d * (kk - 1) - p for d, kk, p in zip(dilation, k, padding)]
     right = [s + d * (kk - 1) - q - lf
              for s, d, kk, q, lf in zip(size, dilation, k, g.shape[2:], left)]
@@ -198,7 +208,7 @@ def _conv_grad_input(g: np.ndarray, w: np.ndarray, size: tuple, stride, padding,
         g = g[(slice(None),) * 2 + tuple(slice(max(-a, 0), q - max(-b, 0))
                                          for a, b, q in zip(left, right, g.shape[2:]))]
     if any(v > 0 for v in left + right):
-        g = np.pad(g, [(0, 0)] * 2 + [(max(a, 0), max(b, 0)) for a, b in zip(left, right)])
+        g = pad_zeros(g, [(0, 0)] * 2 + [(max(a, 0), max(b, 0)) for a, b in zip(left, right)])
     return _conv_forward(g, wf, (1,) * nd, dilation, groups)
 
 
