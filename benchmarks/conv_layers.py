@@ -2,11 +2,12 @@
 torch.nn.functional.conv2d, forward alone and forward + backward (input and
 weight gradients), paired interleaved rounds as the runner times them.
 
-    python -m benchmarks.conv_layers [--threads N] [--rounds R]
+    python -m benchmarks.conv_layers [--threads N] [--rounds R] [--clock cpu]
 """
 from __future__ import annotations
 
 import argparse
+import time
 
 import numpy as np
 import torch
@@ -14,7 +15,7 @@ import torch
 import rtorch_py as rt
 from rtorch_py import nn
 
-from .runner import measure
+from .runner import _CLOCK, measure
 from .zoo import set_threads
 
 # (label, input shape, weight shape, stride, padding, groups)
@@ -55,7 +56,9 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     args = p.parse_args()
+    _CLOCK["now"] = time.process_time if args.clock == "cpu" else time.perf_counter
     set_threads(args.threads)
     print(f"| layer ({args.threads} thread(s)) | pass | rtorch-py ms | PyTorch ms | ratio |")
     print("|---|---|---|---|---|")

@@ -168,8 +168,8 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
         _check_kernel_fits(input.shape[2:], weight.shape[2:], padding, dilation)
     out = _conv_arrays(input.data, weight.data, stride, padding, dilation, bool(transposed),
                        output_padding, groups)
-    if bias is not None:
-        out = out + bias.data.reshape((1, -1) + (1,) * nd)
+    if bias is not None:  # (in place: `out` is the kernels' fresh array)
+        np.add(out, bias.data.reshape((1, -1) + (1,) * nd), out=out)
     out = np.ascontiguousarray(out, dtype=np.result_type(input.data, weight.data))
     return record(out, ConvolutionBackward0, (input, weight, bias),
                   (input, weight, bias is not None, stride, padding, dilation, bool(transposed),
