@@ -188,7 +188,10 @@ def _conv_grad_input(g: np.ndarray, w: np.ndarray, size: tuple, stride, padding,
     (unpadded) size, for the output gradient g (N, Out, *O); also the forward
     of the transposed convolution."""
     nd = len(size)
-    if any(s != 1 for s in stride):
+    o, cg, k = w.shape[0], w.shape[1], tuple(w.shape[2:])
+    # (with many more output channels than input ones, col2im's passes are
+    # fewer than the flipped convolution's columns: measured faster from 4x)
+    if any(s != 1 for s in stride) or o > 2 * cg * groups:
         full = tuple(s + 2 * p for s, p in zip(size, padding))
         out = _conv_scatter(g, w, (g.shape[0], w.shape[1] * groups) + full, stride, dilation,
                             groups)
@@ -197,7 +200,6 @@ def _conv_grad_input(g: np.ndarray, w: np.ndarray, size: tuple, stride, padding,
     # Fast path, stride 1: a plain convolution of g, padded by the kernel's span
     # less the padding, by the flipped kernels with in and out channels swapped
     # (one im2col and one large matmul, instead of col2im's passes).
-    o, cg, k = w.shape[0], w.shape[1], tuple(w.shape[2:])
     wf = w.reshape((groups, o // groups, cg) + k).swapaxes(1, 2)
     flip = (slice(None),) * 2 + (slice(None, None, -1),) * nd
     wf = wf.reshape((groups * cg, o // groups) + k)[flip]
