@@ -128,3 +128,9 @@ def test_batch_norm_gradients_on_arrays_match_pytorch(shape, dtype, training, af
             (rt.torch_tensor(rm), rt.torch_tensor(rv))
         return f(x, mean, var, *(wb or (None, None)), training=training)
     check_vs_torch(fn, x, *params, second_order=dtype is np.float64)
+
+
+def test_an_empty_batch() -> None:
+    spec = ((0, 4, 6, 5), (6, 2, 3, 3), (1, 1), (1, 1), (1, 1), False, (0, 0), 2)
+    for s in (spec, spec[:2] + ((2, 2),) + spec[3:]):
+        check_vs_torch(_conv(s, True), *_arrays(s, np.float32, True))

@@ -107,23 +107,25 @@ class _Columns:
     def __init__(self, xp: np.ndarray, k: tuple, stride: tuple, dilation: tuple, dtype,
                  osz: tuple | None = None) -> None:
         """`osz`: the first output positions only (all that fit by default)."""
-        self.xp, self.k, self.stride, self.dilation = xp, k, stride, dilation
+        self.k = k
         self.osz = osz or _out_size(xp.shape[2:], k, stride, dilation)
         self.c, self.kk, self.p = xp.shape[1], int(np.prod(k)), int(np.prod(self.osz))
         self.dtype = dtype
         self.ranges = _chunks(xp.shape[0], self.c * self.kk * self.p * dtype.itemsize)
-        step = self.ranges[0][1] - self.ranges[0][0]
+        step = self.ranges[0][1] - self.ranges[0][0] if self.ranges else 0   # (empty batch)
         self.buf = np.empty(self.c * self.kk * step * self.p, dtype=dtype)
+        nd = len(k)
+        win = _windows(xp, k, stride, dilation)                   # N, C, *O, *K (a view)
+        win = win[(slice(None),) * 2 + tuple(slice(0, o) for o in self.osz)]
+        self.win = win.transpose((1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,)
+                                 + tuple(range(2, 2 + nd)))       # C, *K, N, *O
 
     def __call__(self, a: int, b: int, groups: int) -> np.ndarray:
         """Columns of samples a..b, (groups, C/groups * prod(K), (b - a) * prod(O))."""
-        nd = len(self.k)
-        win = _windows(self.xp[a:b], self.k, self.stride, self.dilation)   # n, C, *O, *K
-        win = win[(slice(None),) * 2 + tuple(slice(0, o) for o in self.osz)]
-        axes = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
         cols = self.buf[:self.c * self.kk * (b - a) * self.p].reshape(
             (self.c,) + self.k + (b - a,) + self.osz)
-        np.copyto(cols, win.transpose(axes), casting="unsafe")
+        np.copyto(cols, self.win[(slice(None),) * (1 + len(self.k)) + (slice(a, b),)],
+                  casting="unsafe")
         return cols.reshape(groups, -1, (b - a) * self.p)
 
 
