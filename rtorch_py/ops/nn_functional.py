@@ -91,8 +91,8 @@ def _weight_grad(inp: Tensor, g: Tensor, kshape: tuple, stride, padding, dilatio
 
 
 def _conv_grads_arrays(n, g, x, w, stride, padding, dilation, transposed, groups) -> tuple:
-    """The input and weight gradients on arrays (no graph wanted): the direct
-    loops over kernel offsets, much cheaper than the convolutions below."""
+    """The input and weight gradients on arrays (no graph wanted): the kernels'
+    matmuls directly, much cheaper than the convolutions below."""
     ga, xa, wa = g.data, x.data, w.data
     pads = [(0, 0), (0, 0)] + [(p, p) for p in padding]
     gx = gw = None
