@@ -4,6 +4,7 @@
     python -m benchmarks --quick         # tiny sizes and rounds (CI smoke run)
     python -m benchmarks --only mlp,tiny --markdown out.md --plot out.png
     python -m benchmarks --profile chain100   # cProfile of our side only
+    python -m benchmarks --only zoo           # the model zoo (zoo.py): only when named
 """
 from __future__ import annotations
 
@@ -53,6 +54,7 @@ class Report:
     env: dict = field(default_factory=dict)
     flat: tuple | None = None      # per-op time at longest / middle length: ours, torch, paired
     r_rows: list = field(default_factory=list)   # rside.RRow: the R side
+    zoo_memory: dict | None = None   # zoo model -> peak MB of a step, each side
 
 
 # --------------------------------------------------------------------------
@@ -105,11 +107,15 @@ def _git_version() -> str:
 # --------------------------------------------------------------------------
 # Timing
 
+_CLOCK = {"now": time.perf_counter}   # --clock cpu: time.process_time (every thread's CPU)
+
+
 def _time(fn, n: int) -> float:
-    t0 = time.perf_counter()
+    now = _CLOCK["now"]
+    t0 = now()
     for _ in range(n):
         fn()
-    return time.perf_counter() - t0
+    return now() - t0
 
 
 def _calibrate(fn, budget: float) -> int:
@@ -175,12 +181,15 @@ def select_r(only: str | None) -> tuple:
 
 def run(args) -> Report:
     report = Report(env=setup_threads(args.threads))
+    _CLOCK["now"] = time.process_time if args.clock == "cpu" else time.perf_counter
     gc.collect()
     gc.freeze()  # objects from imports never need scanning again: keep gc passes short
     quick = args.quick
     rounds = args.rounds or (3 if quick else 15)
     budget = args.budget or (0.002 if quick else 0.1)
-    chosen, with_memory = select(workloads(quick), args.only)
+    from .zoo import zoo_workloads  # the zoo is long: it runs only when --only names it
+    chosen, with_memory = select(workloads(quick) + (zoo_workloads(quick) if args.only else []),
+                                 args.only)
     r_names = select_r(args.only)
     if args.only and not chosen and not with_memory and not r_names:
         from .rside import R_NAMES
@@ -204,11 +213,21 @@ def run(args) -> Report:
                                   args.clock)
         report.env["R rows' clock"] = ("CPU time, user + system, every thread" if args.clock == "cpu"
                                        else "wall-clock time")
+    if args.clock == "cpu":
+        report.env["clock"] = "CPU time of the process, user + system, every thread (--clock cpu)"
     report.env["load average (1 min) before / after"] = f"{load0:.2f} / {os.getloadavg()[0]:.2f}"
     scal = [r for r in report.rows if r.w.name.startswith("scaling_") and not r.error]
     if len(scal) >= 2:
         report.flat = (scal[-1].ours / scal[-2].ours, scal[-1].theirs / scal[-2].theirs,
                        scal[-1].ratio / scal[-2].ratio)
+    zoo_models = list(dict.fromkeys(r.w.name[4:].rsplit("_t", 1)[0] for r in report.rows
+                                    if r.w.name.startswith("zoo_")))
+    if zoo_models:
+        from .zoo import measure_peaks
+        t0 = time.perf_counter()
+        report.zoo_memory = measure_peaks(zoo_models, quick)
+        if not args.quiet:
+            print(f"  zoo memory: {time.perf_counter() - t0:.1f}s", file=sys.stderr, flush=True)
     if with_memory:
         from .memory import measure_memory
         t0 = time.perf_counter()
@@ -292,6 +311,24 @@ def memory_rows(report: Report) -> list[list[str]]:
     ]
 
 
+ZOO_MEM_HEAD = ["zoo model", "rtorch-py peak MB", "PyTorch peak MB", "ratio"]
+
+
+def zoo_memory_rows(report: Report) -> list[list[str]]:
+    rows = []
+    for name, m in (report.zoo_memory or {}).items():
+        if "error" in m:
+            rows.append([name, "FAILED: " + m["error"], "", ""])
+        else:
+            rows.append([name, f"{m['ours']:.1f}", f"{m['torch']:.1f}",
+                         f"{m['ours'] / m['torch']:.2f}" if m["torch"] > 0 else "-"])
+    return rows
+
+
+ZOO_MEM_TITLE = ("Zoo: peak memory of one step (resident set's high-water mark above its level "
+                 "before the step, fresh interpreter per model, 1 thread)")
+
+
 MEM_HEAD = ["memory, MB held", "rtorch-py (tracemalloc)", "rtorch-py (RSS)", "PyTorch (RSS)",
             "expected"]
 
@@ -321,6 +358,13 @@ def print_report(report: Report) -> None:
         console.print(t)
         for note in r_notes(report):
             console.print(f"[dim]{note}[/dim]")
+    if report.zoo_memory:
+        z = Table(title=ZOO_MEM_TITLE)
+        for h in ZOO_MEM_HEAD:
+            z.add_column(h, justify="left" if h == ZOO_MEM_HEAD[0] else "right")
+        for row in zoo_memory_rows(report):
+            z.add_row(*row)
+        console.print(z)
     mem = memory_rows(report)
     if mem:
         m = Table(title=f"Memory: {report.memory['ops'] if report.memory else 30}-op graph on "
@@ -350,6 +394,8 @@ def markdown(report: Report, command: str) -> str:
                   "", md_table(R_HEAD, r_table_rows(report))]
         notes = r_notes(report)
         parts += [""] + [f"- {n}" for n in notes] if notes else []
+    if report.zoo_memory:
+        parts += ["", ZOO_MEM_TITLE + ":", "", md_table(ZOO_MEM_HEAD, zoo_memory_rows(report))]
     mem = memory_rows(report)
     if mem:
         title = (f"Memory: {report.memory['ops']}-op graph (`y = y.tanh()` 30 times, then `sum`) on "
@@ -407,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, help="limit NumPy's BLAS to N threads (threadpoolctl); "
                                                  "torch gets the same N (default: BLAS's own)")
     p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                   help="what the R rows time: wall-clock time (default) or the process's CPU "
+                   help="what every row times: wall-clock time (default) or the process's CPU "
                         "time, user + system over all threads (steadier on a loaded machine)")
     p.add_argument("--markdown", metavar="PATH", help="write the tables and environment")
     p.add_argument("--block", default="", help="with --markdown: name of the marked block "

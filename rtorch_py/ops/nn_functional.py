@@ -46,8 +46,8 @@ def silu(self: Tensor) -> Tensor:
 
 # --------------------------------------------------------------------------
 # Convolution (any number of spatial dims), plain and transposed. The array
-# work lives in nn_kernels.py (one strided slice and one matmul per kernel
-# offset); the derivative is written with `convolution` itself, so second
+# work lives in nn_kernels.py (one im2col and one large matmul per group);
+# the derivative is written with `convolution` itself, so second
 # derivatives work.
 
 
@@ -61,15 +61,11 @@ def _ints(v: Any, nd: int) -> tuple:
 def _conv_arrays(x: np.ndarray, w: np.ndarray, stride, padding, dilation, transposed,
                  output_padding, groups) -> np.ndarray:
     if not transposed:
-        xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding]) if any(padding) else x
+        xp = K.pad_zeros(x, [(0, 0), (0, 0)] + [(p, p) for p in padding]) if any(padding) else x
         return K._conv_forward(xp, w, stride, dilation, groups)
-    k = w.shape[2:]
-    full = tuple((i - 1) * s + (kk - 1) * d + 1 + op
-                 for i, s, kk, d, op in zip(x.shape[2:], stride, k, dilation, output_padding))
-    out = K._conv_scatter(x, w, (x.shape[0], w.shape[1] * groups) + full, stride, dilation,
-                          groups)
-    return out[(slice(None), slice(None)) + tuple(slice(p, f - p)
-                                                  for p, f in zip(padding, full))]
+    size = tuple((i - 1) * s + (kk - 1) * d + 1 + op - 2 * p for i, s, kk, d, op, p in
+                 zip(x.shape[2:], stride, w.shape[2:], dilation, output_padding, padding))
+    return K._conv_grad_input(x, w, size, stride, padding, dilation, groups)
 
 
 def _crop(t: Tensor, sizes: tuple) -> Tensor:
@@ -95,22 +91,19 @@ def _weight_grad(inp: Tensor, g: Tensor, kshape: tuple, stride, padding, dilatio
 
 
 def _conv_grads_arrays(n, g, x, w, stride, padding, dilation, transposed, groups) -> tuple:
-    """The input and weight gradients on arrays (no graph wanted): the direct
-    loops over kernel offsets, much cheaper than the convolutions below."""
+    """The input and weight gradients on arrays (no graph wanted): the kernels'
+    matmuls directly, much cheaper than the convolutions below."""
     ga, xa, wa = g.data, x.data, w.data
     pads = [(0, 0), (0, 0)] + [(p, p) for p in padding]
     gx = gw = None
     if not transposed:
         if n.needs(0):
-            shape = xa.shape[:2] + tuple(s + 2 * p for s, p in zip(xa.shape[2:], padding))
-            full = K._conv_scatter(ga, wa, shape, stride, dilation, groups)
-            gx = full[(slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in
-                                                         zip(padding, xa.shape[2:]))]
+            gx = K._conv_grad_input(ga, wa, xa.shape[2:], stride, padding, dilation, groups)
         if n.needs(1):
-            xp = np.pad(xa, pads) if any(padding) else xa
+            xp = K.pad_zeros(xa, pads) if any(padding) else xa
             gw = K._conv_grad_weight(xp, ga, wa.shape[2:], stride, dilation, groups)
     else:
-        gp = np.pad(ga, pads) if any(padding) else ga
+        gp = K.pad_zeros(ga, pads) if any(padding) else ga
         if n.needs(0):
             full = K._conv_forward(gp, wa, stride, dilation, groups)
             gx = full[(slice(None), slice(None)) + tuple(slice(0, s) for s in xa.shape[2:])]
@@ -175,8 +168,8 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
         _check_kernel_fits(input.shape[2:], weight.shape[2:], padding, dilation)
     out = _conv_arrays(input.data, weight.data, stride, padding, dilation, bool(transposed),
                        output_padding, groups)
-    if bias is not None:
-        out = out + bias.data.reshape((1, -1) + (1,) * nd)
+    if bias is not None:  # (in place: `out` is the kernels' fresh array)
+        np.add(out, bias.data.reshape((1, -1) + (1,) * nd), out=out)
     out = np.ascontiguousarray(out, dtype=np.result_type(input.data, weight.data))
     return record(out, ConvolutionBackward0, (input, weight, bias),
                   (input, weight, bias is not None, stride, padding, dilation, bool(transposed),
@@ -465,8 +458,52 @@ def _bn_layout(x: Tensor) -> tuple:
     return dims, (1, x.shape[1]) + (1,) * (x.ndim - 2)
 
 
+def _bn_grads_arrays(n, g, x, w, running, eps) -> tuple:
+    """The three gradients on arrays (no graph wanted), in a few passes: two
+    per-channel sums (of g and of g times the centred input) and one pass for
+    the input's gradient."""
+    dims, shape = _bn_layout(x)
+    xa, ga = x.data, g.data
+
+    def dot(a, b):  # per channel, sum of a * b: a BLAS dot per (sample, channel) row
+        rows = a.shape[:2] + (1, -1)
+        return np.matmul(a.reshape(rows), b.reshape(rows).swapaxes(-1, -2)).sum(axis=(0, 2, 3))
+
+    if running is None:
+        xc = xa - xa.mean(axis=dims, keepdims=True)
+        invstd = 1 / np.sqrt(dot(xc, xc) / (xa.size // xa.shape[1])
+                             + xa.dtype.type(eps))
+    else:
+        rm, rv = running
+        xc = xa - rm.astype(xa.dtype).reshape(shape)
+        invstd = 1 / np.sqrt(rv.astype(xa.dtype) + xa.dtype.type(eps))
+    sum_g = ga.sum(axis=dims)
+    sum_gxc = dot(ga, xc)
+    gx = gw = gb = None
+    if n.needs(0):
+        scale = invstd if w is None else invstd * w.data
+        if running is None:  # the batch statistics' share: centred, less its projection
+            m = xa.size // xa.shape[1]
+            xc *= (invstd * invstd * sum_gxc / m).reshape(shape)
+            xc += (sum_g / m).reshape(shape)
+            gx = np.subtract(ga, xc, out=xc)
+            gx *= scale.reshape(shape)
+        else:
+            gx = ga * scale.reshape(shape)
+        gx = wrap(gx.astype(xa.dtype, copy=False))
+    if n.needs(1):
+        gw = wrap((sum_gxc * invstd).astype(w.data.dtype, copy=False))
+    if n.needs(2):
+        gb = wrap(sum_g.astype(ga.dtype, copy=False))
+    return gx, gw, gb
+
+
 @formula
 def NativeBatchNormBackward0(n, g, x, w, running, eps):
+    if not is_grad_enabled() and x.data.dtype in (np.float32, np.float64) \
+            and g.data.dtype == x.data.dtype:
+        return _bn_grads_arrays(n, g, x, w, running, eps)
+    # create_graph (or half precision): with tensor ops, themselves differentiable
     dims, shape = _bn_layout(x)
     if running is None:  # batch statistics: they depend on x too
         xc = x - x.mean(dim=dims, keepdim=True)
@@ -532,11 +569,11 @@ def _batch_norm_impl_index(input: Tensor, weight: Tensor | None, bias: Tensor | 
         invstd = 1.0 / np.sqrt(running_var.data.astype(x.dtype) + eps)
         save_mean = save_invstd = np.zeros(0, x.dtype)
         running = (running_mean.data.copy(), running_var.data.copy())
-    out = (x - mean.reshape(shape)) * invstd.reshape(shape)
-    if weight is not None:
-        out = out * weight.data.reshape(shape)
-    if bias is not None:
-        out = out + bias.data.reshape(shape)
+    # one scale and one shift per channel: two passes over the input, as libtorch's kernel
+    alpha = invstd if weight is None else invstd * weight.data
+    beta = -mean * alpha if bias is None else bias.data - mean * alpha
+    out = x * alpha.astype(x.dtype, copy=False).reshape(shape)
+    out += beta.astype(out.dtype, copy=False).reshape(shape)
     out = record(np.ascontiguousarray(out, dtype=x.dtype), NativeBatchNormBackward0,
                  (input, weight, bias), (input, weight, running, eps))
     return (out, wrap(np.asarray(save_mean, x.dtype)), wrap(np.asarray(save_invstd, x.dtype)),

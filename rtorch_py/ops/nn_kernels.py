@@ -1,6 +1,6 @@
 """The array work of the nn primitives (their ops, with derivatives, are in
-`nn_functional.py`): convolutions loop over kernel offsets, each one strided
-slice and one matmul for the whole batch, never over pixels; pooling windows;
+`nn_functional.py`): convolutions as one matmul per group on im2col columns,
+never a loop over pixels; pooling windows;
 the LSTM layer's time loops, forward and backward, on arrays.
 
 Only NumPy here: no tensors, no graph.
@@ -50,10 +50,27 @@ def _windows(xp: np.ndarray, k: tuple, stride: tuple, dilation: tuple) -> np.nda
     return w[key]
 
 
-# Each kernel offset is one strided slice of the (padded) input and one
-# batched matmul over channels: Python loops over kernel offsets, NumPy over
-# pixels. With several input channels per group this measured the same as one
-# matmul on an im2col copy of every window; with one, im2col is faster (below).
+def pad_zeros(a: np.ndarray, widths: list) -> np.ndarray:
+    """np.pad with zeros, (before, after) per dim: one fill and one copy."""
+    out = np.zeros(tuple(n + b + e for n, (b, e) in zip(a.shape, widths)), dtype=a.dtype)
+    out[tuple(slice(b, b + n) for n, (b, _) in zip(a.shape, widths))] = a
+    return out
+
+
+# Each convolution is one large matmul per group: im2col copies every window
+# of the (padded) input, through a strided view, into one contiguous buffer of
+# columns, rows (channel, kernel offset) and columns (sample, output
+# position). The forward is weights @ columns, the weight gradient output
+# gradient @ columns^T (the same columns), the input gradient with stride 1
+# a convolution of the output gradient by the flipped kernels, otherwise
+# weights^T @ output gradient added back window by window (col2im: a loop over
+# kernel offsets only, each one add of whole strided slices). The batch is taken a
+# chunk at a time so that the columns stay a few MB (in cache: faster), in
+# one reused buffer.
+# Half precisions compute in float32 and round once, as libtorch's CPU kernels
+# do (its opmath type).
+
+_COLS_BYTES = 4 << 20   # columns per chunk of the batch (a few MB measured fastest: caches)
 
 
 def _offsets(k: tuple):
@@ -72,84 +89,131 @@ def _out_size(size: tuple, k: tuple, stride: tuple, dilation: tuple) -> tuple:
                  for sz, kk, s, d in zip(size, k, stride, dilation))
 
 
-def _cols(xp: np.ndarray, key: tuple, groups: int) -> np.ndarray:
-    """The input values one kernel offset meets, as (groups, C/groups, N * outputs):
-    channels first, so one matmul per group covers the whole batch."""
-    xs = xp[key]
-    n, c = xs.shape[:2]
-    return np.ascontiguousarray(xs.swapaxes(0, 1)).reshape(groups, c // groups, -1)
+def _opmath(dtype: np.dtype) -> np.dtype:
+    """The dtype the products and sums are done in: float32 for half precisions
+    (bfloat16's kind is V)."""
+    return np.dtype(np.float32) if dtype.itemsize == 2 and dtype.kind in "fV" else dtype
 
 
-def _im2col(xp: np.ndarray, k: tuple, stride, dilation, groups: int) -> tuple:
-    """(N, C, *S) -> (groups, C/groups * prod(K), N * prod(O)), rows (channel,
-    kernel offset) and columns (batch, output position); and the output size."""
-    nd = len(k)
-    win = _windows(xp, tuple(k), tuple(stride), tuple(dilation))  # N, C, *O, *K
-    osz = win.shape[2:2 + nd]
-    axes = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
-    cols = np.ascontiguousarray(win.transpose(axes))
-    return cols.reshape(groups, -1, xp.shape[0] * int(np.prod(osz))), osz
+def _chunks(n: int, per_sample: int) -> list:
+    """Batch ranges whose columns take about _COLS_BYTES each."""
+    step = max(1, min(n, _COLS_BYTES // max(per_sample, 1)))
+    return [(i, min(i + step, n)) for i in range(0, n, step)]
+
+
+class _Columns:
+    """im2col of one chunk of the batch into a buffer reused across chunks."""
+
+    def __init__(self, xp: np.ndarray, k: tuple, stride: tuple, dilation: tuple, dtype,
+                 osz: tuple | None = None) -> None:
+        """`osz`: the first output positions only (all that fit by default)."""
+        self.k = k
+        self.osz = osz or _out_size(xp.shape[2:], k, stride, dilation)
+        self.c, self.kk, self.p = xp.shape[1], int(np.prod(k)), int(np.prod(self.osz))
+        self.dtype = dtype
+        self.ranges = _chunks(xp.shape[0], self.c * self.kk * self.p * dtype.itemsize)
+        step = self.ranges[0][1] - self.ranges[0][0] if self.ranges else 0   # (empty batch)
+        self.buf = np.empty(self.c * self.kk * step * self.p, dtype=dtype)
+        nd = len(k)
+        win = _windows(xp, k, stride, dilation)                   # N, C, *O, *K (a view)
+        win = win[(slice(None),) * 2 + tuple(slice(0, o) for o in self.osz)]
+        self.win = win.transpose((1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,)
+                                 + tuple(range(2, 2 + nd)))       # C, *K, N, *O
+
+    def __call__(self, a: int, b: int, groups: int) -> np.ndarray:
+        """Columns of samples a..b, (groups, C/groups * prod(K), (b - a) * prod(O))."""
+        cols = self.buf[:self.c * self.kk * (b - a) * self.p].reshape(
+            (self.c,) + self.k + (b - a,) + self.osz)
+        np.copyto(cols, self.win[(slice(None),) * (1 + len(self.k)) + (slice(a, b),)],
+                  casting="unsafe")
+        return cols.reshape(groups, -1, (b - a) * self.p)
+
+
+def _grad_rows(g: np.ndarray, groups: int, dtype) -> np.ndarray:
+    """(n, Out, *O) output gradient as (groups, Out/groups, n * outputs)."""
+    rows = np.empty((g.shape[1], g.shape[0]) + g.shape[2:], dtype=dtype)
+    np.copyto(rows, g.swapaxes(0, 1), casting="unsafe")
+    return rows.reshape(groups, g.shape[1] // groups, -1)
 
 
 def _conv_forward(xp: np.ndarray, w: np.ndarray, stride, dilation, groups) -> np.ndarray:
+    """Convolution of the padded input (N, C, *S) by w (Out, C/groups, *K)."""
     low = np.result_type(xp, w)
-    if low.itemsize == 2 and low.kind in "fV":  # (bfloat16's kind is V)
-        # half precisions add in float32 and round once, as libtorch's CPU kernels
-        # do (its opmath type); adding offset by offset in bfloat16 drifts
-        return _conv_forward(xp.astype(np.float32), w.astype(np.float32), stride, dilation,
-                             groups).astype(low)
-    n, c = xp.shape[:2]
-    o, k = w.shape[0], w.shape[2:]
-    g = groups
-    if c // g == 1:
-        # One input channel per group: per-offset products would have inner
-        # size 1 (BLAS is slow there; broadcast products were ~5x slower in
-        # measurement), so one matmul on an im2col copy, inner size the kernel's.
-        cols, osz = _im2col(xp, k, stride, dilation, g)
-        out = np.matmul(w.reshape(g, o // g, -1), cols)
-        return np.ascontiguousarray(out.reshape((o, n) + osz).swapaxes(0, 1))
-    osz = _out_size(xp.shape[2:], k, stride, dilation)
-    wg = w.reshape((g, o // g, c // g) + k)
-    out = np.zeros((g, o // g, n * int(np.prod(osz))), dtype=np.result_type(xp, w))
-    for offs in _offsets(k):
-        cols = _cols(xp, _window_key(offs, dilation, osz, stride), g)
-        out += np.matmul(wg[(slice(None),) * 3 + offs], cols)
-    return np.ascontiguousarray(out.reshape((o, n) + osz).swapaxes(0, 1))
-
-
-def _grad_rows(g: np.ndarray, groups: int) -> np.ndarray:
-    """(N, Out, *O) output gradient as (groups, Out/groups, N * outputs)."""
-    o = g.shape[1]
-    return np.ascontiguousarray(g.swapaxes(0, 1)).reshape(groups, o // groups, -1)
+    dt = _opmath(low)
+    n, o, k = xp.shape[0], w.shape[0], tuple(w.shape[2:])
+    cols = _Columns(xp, k, tuple(stride), tuple(dilation), dt)
+    wg = w.astype(dt, copy=False).reshape(groups, o // groups, -1)
+    out = np.empty((n, o, cols.p), dtype=low)
+    for a, b in cols.ranges:
+        res = np.matmul(wg, cols(a, b, groups))                 # groups, Out/groups, n * P
+        np.copyto(out[a:b], res.reshape(o, b - a, cols.p).swapaxes(0, 1), casting="unsafe")
+    return out.reshape((n, o) + cols.osz)
 
 
 def _conv_grad_weight(xp: np.ndarray, g: np.ndarray, kshape: tuple, stride, dilation,
                       groups) -> np.ndarray:
     """d(loss)/d(weight) for output gradient `g` (N, Out, *O) and padded input `xp`."""
-    c = xp.shape[1]
-    o, osz = g.shape[1], g.shape[2:]
-    gr = _grad_rows(g, groups)
-    gw = np.empty((groups, o // groups, c // groups) + tuple(kshape), dtype=g.dtype)
-    for offs in _offsets(tuple(kshape)):
-        cols = _cols(xp, _window_key(offs, dilation, osz, stride), groups)
-        gw[(slice(None),) * 3 + offs] = np.matmul(gr, cols.swapaxes(-1, -2))
-    return gw.reshape((o, c // groups) + tuple(kshape))
+    low = np.result_type(xp, g)
+    dt = _opmath(low)
+    o = g.shape[1]
+    cols = _Columns(xp, tuple(kshape), tuple(stride), tuple(dilation), dt, tuple(g.shape[2:]))
+    gw = np.zeros((groups, o // groups, cols.c // groups * cols.kk), dtype=dt)
+    for a, b in cols.ranges:
+        gw += np.matmul(_grad_rows(g[a:b], groups, dt), cols(a, b, groups).swapaxes(-1, -2))
+    return gw.astype(low, copy=False).reshape((o, xp.shape[1] // groups) + tuple(kshape))
 
 
 def _conv_scatter(g: np.ndarray, w: np.ndarray, xshape: tuple, stride, dilation,
                   groups) -> np.ndarray:
     """The transpose of `_conv_forward` for the input: (N, Out, *O) -> (N, C, *S)."""
-    n, o, osz = g.shape[0], g.shape[1], g.shape[2:]
-    c = xshape[1]
-    k = w.shape[2:]
-    gr = _grad_rows(g, groups)
-    wg = w.reshape((groups, o // groups, c // groups) + k)
-    out = np.zeros((xshape[1], xshape[0]) + tuple(xshape[2:]), dtype=g.dtype)  # C, N, *S
-    for offs in _offsets(k):
-        wk = wg[(slice(None),) * 3 + offs].swapaxes(-1, -2)
-        contrib = wk * gr if o // groups == 1 else np.matmul(wk, gr)
-        out[_window_key(offs, dilation, osz, stride)] += contrib.reshape((c, n) + osz)
-    return np.ascontiguousarray(out.swapaxes(0, 1))
+    low = np.result_type(g, w)
+    dt = _opmath(low)
+    n, o, osz = g.shape[0], g.shape[1], tuple(g.shape[2:])
+    c, k = xshape[1], tuple(w.shape[2:])
+    p, kk = int(np.prod(osz)), int(np.prod(k))
+    wt = w.astype(dt, copy=False).reshape(groups, o // groups, -1).swapaxes(-1, -2)
+    out = np.zeros((c, n) + tuple(xshape[2:]), dtype=dt)       # C, N, *S
+    for a, b in _chunks(n, c * kk * p * dt.itemsize):
+        cols = np.matmul(wt, _grad_rows(g[a:b], groups, dt))   # groups, C/groups * K, n * P
+        cols = cols.reshape((c, kk, b - a) + osz)
+        dst = out[:, a:b]
+        for j, offs in enumerate(_offsets(k)):
+            dst[_window_key(offs, dilation, osz, stride)] += cols[:, j]
+    res = np.empty(xshape, dtype=low)
+    np.copyto(res, out.swapaxes(0, 1), casting="unsafe")
+    return res
+
+
+def _conv_grad_input(g: np.ndarray, w: np.ndarray, size: tuple, stride, padding, dilation,
+                     groups) -> np.ndarray:
+    """The input gradient (N, C, *size) of a convolution of an input of that
+    (unpadded) size, for the output gradient g (N, Out, *O); also the forward
+    of the transposed convolution."""
+    nd = len(size)
+    o, cg, k = w.shape[0], w.shape[1], tuple(w.shape[2:])
+    # (with many more output channels than input ones, col2im's passes are
+    # fewer than the flipped convolution's columns: measured faster from 4x)
+    if any(s != 1 for s in stride) or o > 2 * cg * groups:
+        full = tuple(s + 2 * p for s, p in zip(size, padding))
+        out = _conv_scatter(g, w, (g.shape[0], w.shape[1] * groups) + full, stride, dilation,
+                            groups)
+        return out[(slice(None), slice(None)) + tuple(slice(p, p + s)
+                                                      for p, s in zip(padding, size))]
+    # Fast path, stride 1: a plain convolution of g, padded by the kernel's span
+    # less the padding, by the flipped kernels with in and out channels swapped
+    # (one im2col and one large matmul, instead of col2im's passes).
+    wf = w.reshape((groups, o // groups, cg) + k).swapaxes(1, 2)
+    flip = (slice(None),) * 2 + (slice(None, None, -1),) * nd
+    wf = wf.reshape((groups * cg, o // groups) + k)[flip]
+    left = [d * (kk - 1) - p for d, kk, p in zip(dilation, k, padding)]
+    right = [s + d * (kk - 1) - q - lf
+             for s, d, kk, q, lf in zip(size, dilation, k, g.shape[2:], left)]
+    if any(v < 0 for v in left + right):
+        g = g[(slice(None),) * 2 + tuple(slice(max(-a, 0), q - max(-b, 0))
+                                         for a, b, q in zip(left, right, g.shape[2:]))]
+    if any(v > 0 for v in left + right):
+        g = pad_zeros(g, [(0, 0)] * 2 + [(max(a, 0), max(b, 0)) for a, b in zip(left, right)])
+    return _conv_forward(g, wf, (1,) * nd, dilation, groups)
 
 
 def _tuple(v, nd: int) -> tuple:
