@@ -335,6 +335,43 @@ torch_save(net, "{tmp_path / 'module.pt'}")
     assert list(got) == ["weight", "bias"]
 
 
+@needs_r
+def test_a_state_dict_saved_by_pytorch_loads_into_r_modules_as_in_r_torch(tmp_path):
+    # torchvision's pretrained weights are such files: PyTorch's batch norm counts its
+    # batches in a 0-d tensor where R torch's module holds a [1] one, and R torch's
+    # load_state_dict() copies it in (copy_() broadcasts); a real mismatch still stops
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(2, 3, 3), torch.nn.BatchNorm2d(3))
+    net[1].running_mean.normal_()
+    net[1].running_var.uniform_(0.5, 2)
+    net[1].num_batches_tracked.fill_(5)
+    torch.save(net.state_dict(), tmp_path / "net.pth")
+    x = torch.randn(2, 2, 5, 5)
+    np.savetxt(tmp_path / "x.txt", x.numpy().reshape(-1))
+    with torch.no_grad():
+        want = net.eval()(x).numpy()
+    script = tmp_path / "load.R"
+    script.write_text(f"""
+library(torch)
+net <- nn_sequential(nn_conv2d(2, 3, 3), nn_batch_norm2d(3))
+net$load_state_dict(load_state_dict("{tmp_path / 'net.pth'}"))
+net$eval()
+stopifnot(identical(net[[2]]$num_batches_tracked$shape, 1L),
+          net[[2]]$num_batches_tracked$item() == 5)
+x <- torch_tensor(array(scan("{tmp_path / 'x.txt'}", quiet = TRUE), c(5, 5, 2, 2)))
+y <- net(x$permute(c(4, 3, 2, 1)))
+write(as.numeric(aperm(as_array(y), 4:1)), "{tmp_path / 'y.txt'}", ncolumns = 1)
+bad <- list(weight = torch_zeros(3, 2, 2, 2), bias = torch_zeros(3))
+msg <- tryCatch(nn_conv2d(2, 3, 3)$load_state_dict(bad), error = conditionMessage)
+cat(msg, file = "{tmp_path / 'msg.txt'}")
+""")
+    res = run_r(str(script))
+    assert res.returncode == 0, res.stderr
+    got = np.loadtxt(tmp_path / "y.txt").reshape(want.shape)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert "size mismatch for weight" in (tmp_path / "msg.txt").read_text()
+
+
 # --------------------------------------------------------------------------
 # coro: the real package, where installed, is the one torch uses
 

@@ -275,11 +275,20 @@ def load_state_dict(module: Module, state: Any, refer: bool = False) -> None:
                     else:
                         owner.register_buffer(name, value)
                     continue
-                if tuple(value.shape) != tuple(own.shape):
+                # copied as R torch does, with copy_(): a value that broadcasts to the
+                # module's shape loads (PyTorch's 0-d num_batches_tracked into R's [1])
+                if not _broadcasts_to(tuple(value.shape), tuple(own.shape)):
                     raise ValueError(f"size mismatch for {key}: the state_dict's tensor has "
                                      f"shape [{', '.join(map(str, value.shape))}], the "
                                      f"module's [{', '.join(map(str, own.shape))}]")
                 own.copy_(value)
+
+
+def _broadcasts_to(shape: tuple, target: tuple) -> bool:
+    """Whether a tensor of `shape` broadcasts to `target` (copy_'s rule)."""
+    if len(shape) > len(target):
+        return False
+    return all(s in (1, t) for s, t in zip(reversed(shape), reversed(target)))
 
 
 # --------------------------------------------------------------------------

@@ -85,6 +85,9 @@ test_that("coro::loop runs over a dataloader, with break", {
   total <- 0
   coro::loop(for (b in dl) total <- total + b[[1]]$size(1))
   expect_equal(total, 10)
+  # as in coro, the loop variable keeps the last batch (luz's tests read it)
+  expect_equal(b[[1]]$size(1), 1)
+  expect_false(coro::is_exhausted(b))
 })
 
 test_that("iterable datasets, samplers and subsets", {

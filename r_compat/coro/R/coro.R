@@ -27,7 +27,8 @@ yield <- function(x) {
 }
 
 # loop(for (x in iterable) body): runs the for loop over an iterator, in the
-# caller's environment; break and next work as in a plain for loop.
+# caller's environment; break and next work as in a plain for loop, and as in
+# coro, `x` keeps the last element afterwards (never the exhausted sentinel).
 loop <- function(loop) {
   expr <- substitute(loop)
   env <- parent.frame()
@@ -37,11 +38,14 @@ loop <- function(loop) {
   var <- expr[[2L]]
   it <- as_iterator(eval(expr[[3L]], env))
   body <- expr[[4L]]
-  # repeat { var <- it(); if (is_exhausted(var)) break; body }, built directly
+  value <- NULL
+  more <- function() !is_exhausted(value <<- it())
+  current <- function() value
+  # repeat { if (more()) var <- current() else break; body }, built directly
   # (bquote() walks the whole body: ~0.1 ms, more than a small epoch's R work)
-  step <- call("<-", var, as.call(list(it)))
-  stop_at_end <- call("if", as.call(list(is_exhausted, var)), quote(break))
-  run <- call("repeat", call("{", step, stop_at_end, body))
+  step <- call("if", as.call(list(more)), call("<-", var, as.call(list(current))),
+               quote(break))
+  run <- call("repeat", call("{", step, body))
   eval(run, env)
   invisible(exhausted())
 }
