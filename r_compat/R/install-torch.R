@@ -39,7 +39,8 @@ install_torch <- function(reinstall = FALSE, ..., .inform_restart = TRUE) {
           env, " (from ", base$executable, ")")
   unlink(env, recursive = TRUE)
   dir.create(path, recursive = TRUE, showWarnings = FALSE)
-  out <- .run(base$executable, c("-m", "venv", env))
+  ld <- .python_library_path(base$executable)
+  out <- .run(base$executable, c("-m", "venv", env), ld)
   if (!identical(attr(out, "status"), NULL)) {
     unlink(env, recursive = TRUE)
     .install_error("creating the environment failed:\n", paste(out, collapse = "\n"))
@@ -49,7 +50,7 @@ install_torch <- function(reinstall = FALSE, ..., .inform_restart = TRUE) {
           " and ", paste(pins, collapse = ", "), " with pip (its output follows)")
   status <- system2(python, c("-m", "pip", "install", "--disable-pip-version-check",
                               "--progress-bar", "off", "-r", shQuote(requirements),
-                              shQuote(wheel)))
+                              shQuote(wheel)), env = ld)
   if (status != 0) {
     unlink(env, recursive = TRUE)
     .install_error("pip could not install the engine (exit status ", status, ", its output is ",
@@ -123,9 +124,22 @@ torch_is_installed <- function(recheck = FALSE) {
   info
 }
 
-.run <- function(command, args) {
-  suppressWarnings(tryCatch(system2(command, args, stdout = TRUE, stderr = TRUE),
+.run <- function(command, args, env = character()) {
+  suppressWarnings(tryCatch(system2(command, args, stdout = TRUE, stderr = TRUE, env = env),
                             error = function(e) structure(conditionMessage(e), status = 127L)))
+}
+
+# For a Python started from R: R's start-up puts its own library directories first
+# on LD_LIBRARY_PATH, where another build's libpython can shadow the Python's own
+# (a pyenv Python beside Debian's libpython3.x: its _ssl module then fails to load,
+# and pip cannot reach an https index). The Python's own LIBDIR goes first.
+.python_library_path <- function(python) {
+  libdir <- .run(python, c("-c", shQuote("import sysconfig; print(sysconfig.get_config_var('LIBDIR') or '')")))
+  if (!is.null(attr(libdir, "status")) || !length(libdir) || !nzchar(libdir[[1]])) {
+    return(character())
+  }
+  old <- Sys.getenv("LD_LIBRARY_PATH")
+  paste0("LD_LIBRARY_PATH=", shQuote(paste(c(libdir[[1]], if (nzchar(old)) old), collapse = ":")))
 }
 
 .install_error <- function(...) {
