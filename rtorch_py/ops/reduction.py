@@ -294,7 +294,7 @@ def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
         a = _bf16_as_f32(a)
     if a.dtype.kind != "f":
         raise RuntimeError(f"softmax: expected a floating point tensor, got {self.dtype}")
-    e = np.asarray(a - a.max(axis=d, keepdims=True, initial=-np.inf))
+    e = np.asanyarray(a - a.max(axis=d, keepdims=True, initial=-np.inf))  # (a meta array stays one)
     np.exp(e, out=e)  # in place: one fresh array for the whole op
     e /= e.sum(axis=d, keepdims=True)
     return record(e, SoftmaxBackward0, (self,), (OUTPUT, d))
