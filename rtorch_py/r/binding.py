@@ -300,12 +300,7 @@ def r_callable(fn: Callable, facts: RFacts, match: matching.Matcher | None = Non
                     if k in steps and type(kw[k]) not in as_is[k]:
                         break
                 else:
-                    try:
-                        return fn(*args, **kw)
-                    except Exception as e:
-                        if hasattr(e, "one_based"):
-                            raise type(e)(e.one_based) from None
-                        raise
+                    return _run(fn, args, kw)
         return translated(args, kw)
     call.__name__ = call.__qualname__ = getattr(fn, "__name__", facts.name)
     call.__wrapped__ = declared_by or fn  # type: ignore[attr-defined] (its signature)
