@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import rtorch_py as rt  # noqa: E402
 from op_cases import bound_arguments, cases, materialize  # noqa: E402
-from r_op_calls import r_form  # noqa: E402
+from r_op_calls import r_form, to_r  # noqa: E402
 from rtorch_py import r as rbridge  # noqa: E402
 from rtorch_py.formals import declared  # noqa: E402
 from rtorch_py.r.binding import kind  # noqa: E402
@@ -43,30 +43,6 @@ def main() -> None:
         if a.ndim > 1:
             vec.do_slot_assign("dim", ri.IntSexpVector(list(a.shape)))
         return vec
-
-    def to_r(v, kind):
-        if isinstance(v, rt.Tensor):
-            return rbridge.to_r(rt.torch_tensor(v.data + 1) if kind == "position" else v)
-        if isinstance(v, list) and v and all(isinstance(t, (rt.Tensor, ri.Sexp)) for t in v):
-            return r_list(*[t if isinstance(t, ri.Sexp) else to_r(t, kind) for t in v])
-        if isinstance(v, ri.Sexp):
-            return v
-        if v is None:
-            return ri.NULL
-        if isinstance(v, bool):
-            return ri.BoolSexpVector([v])
-        if isinstance(v, (tuple, list)):
-            vals = [d + 1 if kind and d >= 0 else d for d in v]
-            whole = not any(isinstance(d, float) for d in vals)
-            return ri.FloatSexpVector(vals) if kind or not whole else ri.IntSexpVector(vals)
-        if isinstance(v, int):
-            return ri.FloatSexpVector([v + 1 if kind and v >= 0 else v]) if kind else \
-                ri.IntSexpVector([v])
-        if isinstance(v, float):
-            return ri.FloatSexpVector([v])
-        if isinstance(v, str):
-            return ri.StrSexpVector([v])
-        raise TypeError(f"no R form for {v!r}")
 
     def call(fn, named, by_name):
         seed(1)

@@ -45,34 +45,37 @@ def r_form(named: list, kwargs: dict, formals: tuple, var: str | None) -> tuple[
     return merged, by_name, python_only
 
 
+def to_r(v, kind):
+    """A sample's value as R gives it (positions 1-based where `kind` says so); R
+    values (and lists of them) pass as they are."""
+    import rpy2.rinterface as ri
+    if isinstance(v, rt.Tensor):
+        return rbridge.to_r(rt.torch_tensor(v.data + 1) if kind == "position" else v)
+    if isinstance(v, list) and v and all(isinstance(t, (rt.Tensor, ri.Sexp)) for t in v):
+        return ri.baseenv["list"](*[t if isinstance(t, ri.Sexp) else to_r(t, kind) for t in v])
+    if isinstance(v, ri.Sexp):
+        return v
+    if v is None:
+        return ri.NULL
+    if isinstance(v, bool):
+        return ri.BoolSexpVector([v])
+    if isinstance(v, (tuple, list)):
+        vals = [d + 1 if kind and d >= 0 else d for d in v]
+        whole = not any(isinstance(d, float) for d in vals)
+        return ri.FloatSexpVector(vals) if kind or not whole else ri.IntSexpVector(vals)
+    if isinstance(v, int):
+        return ri.FloatSexpVector([v + 1 if kind and v >= 0 else v]) if kind else \
+            ri.IntSexpVector([v])
+    if isinstance(v, float):
+        return ri.FloatSexpVector([v])
+    if isinstance(v, str):
+        return ri.StrSexpVector([v])
+    raise TypeError(f"no R form for {v!r}")
+
+
 def main() -> None:
     rbridge.load()
     import rpy2.rinterface as ri
-
-    def to_r(v, kind):
-        if isinstance(v, rt.Tensor):
-            if kind == "position":
-                v = rt.torch_tensor(v.data + 1)
-            return rbridge.to_r(v)
-        if isinstance(v, list) and v and isinstance(v[0], rt.Tensor):
-            return ri.baseenv["list"](*[to_r(t, kind) for t in v])
-        if v is None:
-            return ri.NULL
-        if isinstance(v, bool):
-            return ri.BoolSexpVector([v])
-        if isinstance(v, (tuple, list)):
-            vals = [d + 1 if kind and d >= 0 else d for d in v]
-            whole = not any(isinstance(d, float) for d in vals)
-            return ri.FloatSexpVector(vals) if kind or not whole else ri.IntSexpVector(vals)
-        if isinstance(v, int):
-            if kind:
-                return ri.FloatSexpVector([v + 1 if v >= 0 else v])
-            return ri.IntSexpVector([v])
-        if isinstance(v, float):
-            return ri.FloatSexpVector([v])
-        if isinstance(v, str):
-            return ri.StrSexpVector([v])
-        raise TypeError(f"no R form for {v!r}")
 
     def zero_based(t):
         return rt.torch_tensor(t.data - 1)
