@@ -188,7 +188,7 @@ def implements(name: str, layout: Layout) -> Callable:
 # `(self)` or `(self, other)`, or a Python operator (called with its operands only),
 # gets a function of that many arguments (the cheapest call); the others forward
 # what they are given. An op with dims also looks at its dim arguments for a name
-# first (`_dim_check`).
+# first, and takes the slow path when one holds one.
 
 
 def public_function(d: "_Dispatcher", arity: int | None = None) -> Callable:
@@ -196,8 +196,30 @@ def public_function(d: "_Dispatcher", arity: int | None = None) -> Callable:
     fn, call, stack = d.fn, d.call, STACK
     if arity is None and d.shape in (("self",), ("self", "other")):
         arity = len(d.shape)
-    if d.dim_slots:
-        named_dim = _dim_check(d.dim_slots)
+    if len(d.dim_slots) == 1 and d.dim_slots[0][2] is not _VAR_POSITIONAL:
+        (i, arg, _), = d.dim_slots  # FAST PATH: one dim argument, looked at inline
+
+        def op(*args: Any, **kwargs: Any) -> Any:
+            if stack[0]:
+                return call(args, kwargs)
+            v = args[i] if len(args) > i else kwargs.get(arg) if kwargs else None
+            if type(v) in _NAMEABLE and _holds_name(v):
+                return call(args, kwargs)  # (a dim by name)
+            return fn(*args, **kwargs)  # the plain path
+    elif len(d.dim_slots) == 2 and _VAR_POSITIONAL not in (d.dim_slots[0][2], d.dim_slots[1][2]):
+        (i, arg, _), (j, arg2, _) = d.dim_slots  # FAST PATH: two (transpose's), inline
+
+        def op(*args: Any, **kwargs: Any) -> Any:
+            if stack[0]:
+                return call(args, kwargs)
+            n = len(args)
+            v = args[i] if n > i else kwargs.get(arg) if kwargs else None
+            w = args[j] if n > j else kwargs.get(arg2) if kwargs else None
+            if type(v) in _NAMEABLE and _holds_name(v) or type(w) in _NAMEABLE and _holds_name(w):
+                return call(args, kwargs)  # (a dim by name)
+            return fn(*args, **kwargs)  # the plain path
+    elif d.dim_slots:
+        named_dim = functools.partial(_dims_by_name, d.dim_slots)
 
         def op(*args: Any, **kwargs: Any) -> Any:
             if stack[0] or named_dim(args, kwargs):
@@ -238,26 +260,18 @@ def operator_function(d: "_Dispatcher", dunders: tuple) -> Callable:
 _UNARY_DUNDERS = frozenset({"__neg__", "__pos__", "__abs__", "__invert__"})
 
 
-def _dim_check(slots: tuple) -> Callable:
-    """(args, kwargs) -> whether a dim argument holds a name (a str, or a list holding
-    one: tensordot's `dims`, lists of them). FAST PATH: one dim argument, not `*dims`,
-    looked at without a loop."""
-    if len(slots) == 1 and slots[0][2] is not _VAR_POSITIONAL:
-        (i, arg, _), = slots
-
-        def one(args: tuple, kwargs: dict) -> bool:
-            v = args[i] if len(args) > i else kwargs.get(arg) if kwargs else None
-            return type(v) is str or type(v) in _LISTS and _holds_name(v)
-        return one
-    return functools.partial(_dims_by_name, slots)
-
-
 def _dims_by_name(slots: tuple, args: tuple, kwargs: dict) -> bool:
+    """Whether a dim argument holds a name (a str, or a list holding one: tensordot's
+    `dims`, lists of them)."""
     n = len(args)
     for i, arg, kind in slots:
-        given = args[i:] if kind is _VAR_POSITIONAL else \
-            (args[i],) if i < n else (kwargs.get(arg),)  # (permute's `*more`: all of them)
-        if any(_holds_name(v) for v in given):
+        if kind is _VAR_POSITIONAL:  # (permute's `*dims`: all of them)
+            for v in args[i:]:
+                if type(v) in _NAMEABLE and _holds_name(v):
+                    return True
+            continue
+        v = args[i] if i < n else kwargs.get(arg) if kwargs else None
+        if type(v) in _NAMEABLE and _holds_name(v):
             return True
     return False
 
