@@ -18,7 +18,7 @@ import numpy as np
 from . import engine
 from .engine import NEW_VERSION, version_box
 from .meta import MetaArray, watch_operands
-from .modes import COMPLEX32, MODES, NAMES, converted, pop_mode, push_mode, switch_on, through
+from .modes import COMPLEX32, MODES, NAMES, converted, switch_on, through
 from .printing import format_quantized, format_tensor
 
 # --------------------------------------------------------------------------
