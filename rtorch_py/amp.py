@@ -1,7 +1,7 @@
 """Automatic mixed precision on the CPU, as R torch's `set_autocast()`: while on,
 matrix products and convolutions run in bfloat16 (or the dtype asked for), the
-ops libtorch keeps in float32 run in float32, and cat/stack promote (the lists:
-`ops.dispatch.AUTOCAST_POLICIES`). The state is per thread, as libtorch's."""
+ops libtorch keeps in float32 run in float32, and cat/stack promote (each op's
+`@op(autocast=...)`: libtorch's CPU lists). The state is per thread, as libtorch's."""
 from __future__ import annotations
 
 import contextlib

@@ -5,7 +5,7 @@ tensor whose tangent is t; every op on dual tensors gives a result carrying
 its tangent (the Jacobian-vector product), read back with `unpack_dual`.
 One level at a time, as PyTorch's default.
 
-The hook: while a level is active, forward mode is a mode (`tensor.MODES`), so
+The hook: while a level is active, forward mode is a mode (`modes.FORWARD_AD`), so
 every op call comes here with its name, arguments and result. Calls without
 a dual operand run as they are; an op with one gets its tangent by the rule
 its declaration gives (`OpSpec.forward`, beside the derivative):
@@ -42,7 +42,8 @@ from .autograd import autograd_grad
 from .engine import enable_grad
 from .ops import REGISTRY
 from .random import default_generator
-from .tensor import Tensor, pop_mode, push_mode, wrap
+from .modes import FORWARD_AD, pop_mode, push_mode
+from .tensor import Tensor, wrap
 
 _LEVEL: list = [None]  # the active level: a list of weak references to its dual tensors
 
@@ -157,6 +158,8 @@ def _duals(args: tuple, kwargs: dict) -> bool:
 
 
 class _ForwardMode:
+    order = FORWARD_AD  # (inside a trace: the tracer records the primal calls)
+
     def call(self, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
         if _RULE_RUNNING[0] or not _duals(args, kwargs):
             return fn(*args, **kwargs)

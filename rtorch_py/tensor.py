@@ -18,6 +18,7 @@ import numpy as np
 from . import engine
 from .engine import NEW_VERSION, version_box
 from .meta import MetaArray, watch_operands
+from .modes import COMPLEX32, MODES, NAMES, converted, switch_on, through
 from .printing import format_quantized, format_tensor
 
 # --------------------------------------------------------------------------
@@ -85,10 +86,9 @@ _DTYPES = {d.np: d for d in ALL_DTYPES}
 # complex32 (torch_chalf(), libtorch's ComplexHalf): NumPy has none. Its tensors hold
 # complex64 arrays of the class below, whose parts are rounded to float16 after each
 # op; libtorch's CPU kernels take it for a few ops only: once the dtype is named
-# (COMPLEX32_NAMED), ops look at their operands (rtorch_py.ops.complex_half) and
+# (modes.COMPLEX32), ops look at their operands (rtorch_py.ops.complex_half) and
 # refuse the others as libtorch does.
 complex32 = dtype("complex32", np.complex64, "ComplexHalf", "CPUComplexHalfType")
-COMPLEX32_NAMED = [False]
 
 
 class ComplexHalfArray(np.ndarray):
@@ -201,9 +201,8 @@ def as_dtype(d: Any) -> dtype:
                 "torch_int64(), torch_bool(), torch_cfloat() or torch_cdouble()") from None
     if found is bfloat16 and found.np is not None:
         watch_operands()  # (ops.recording rounds float32 results of bfloat16 operands)
-    if found is complex32 and not COMPLEX32_NAMED[0]:
-        COMPLEX32_NAMED[0] = True
-        special_tensors_exist()
+    if found is complex32:
+        switch_on(COMPLEX32)  # (ops refuse or round ComplexHalf from now on: ops.complex_half)
     if found.np is None:
         raise TypeError(f"{found!r} tensors need the Python package ml_dtypes (NumPy has no "
                         "bfloat16): pip install ml_dtypes, or use torch_float16() or "
@@ -645,54 +644,10 @@ def _dim(d: int, ndim: int) -> int:
 
 ELLIPSIS = "..."
 
-# Set once a tensor with dim names or of a sparse layout exists in this process (or
-# autocast was turned on: ops.dispatch), and while a mode is active (below): until
-# then an op's public function calls the op at once (the ops' fast path,
-# rtorch_py/ops/dispatch.py), without looking at its operands.
-SPECIAL = [False]
-_SPECIAL_TENSORS = [False]
-
-
-def special_tensors_exist() -> None:
-    """From now on ops look at their operands for dim names and layouts."""
-    _SPECIAL_TENSORS[0] = SPECIAL[0] = True
-
-
-# --------------------------------------------------------------------------
-# Modes: objects that see every op call while they are active (the tracer of
-# rtorch_py.jit; forward-mode AD and autocast can come the same way). While any
-# is, ops take their general path (`SPECIAL`), which hands each call to
-# `through_modes`. A mode has two methods:
-#   call(name, fn, args, kwargs) -> result   runs the call (fn(*args, **kwargs),
-#       possibly changed), seeing its arguments and result;
-#   converted(tensor, what)                  a tensor's values are leaving for the
-#       host language (`x.item()`, `bool(x)`, R's as.numeric(x)): `what` says as what.
+# Modes (rtorch_py.modes): the ones that see every call are named here too, for
+# the code that is no op and asks for them (`if MODES:`, `converted(x, "...")`).
 # Functions that are not ops but compute on tensors (nn functional forms, random
-# creation) pass their calls to the modes with `traceable`.
-
-MODES: list = []
-
-
-def push_mode(mode: Any) -> None:
-    MODES.append(mode)
-    SPECIAL[0] = True
-
-
-def pop_mode(mode: Any) -> None:
-    MODES.remove(mode)
-    SPECIAL[0] = _SPECIAL_TENSORS[0] or bool(MODES)
-
-
-def through_modes(name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
-    """fn(*args, **kwargs), the call named `name`, run by the active modes (the
-    first one pushed closest to the call)."""
-    for mode in list(MODES):
-        fn = _in_mode(mode, name, fn)
-    return fn(*args, **kwargs)
-
-
-def _in_mode(mode: Any, name: str, fn: Callable) -> Callable:
-    return lambda *args, **kwargs: mode.call(name, fn, args, kwargs)
+# creation) pass their calls to those modes with `traceable`.
 
 
 TRACEABLE: dict[str, Callable] = {}  # name -> the function `traceable` made
@@ -705,7 +660,7 @@ def traceable(name: str) -> Callable:
     def wrap_function(fn: Callable) -> Callable:
         def call(*args: Any, **kwargs: Any) -> Any:
             if MODES:
-                return through_modes(name, fn, args, kwargs)
+                return through(name, fn, args, kwargs)
             return fn(*args, **kwargs)
         call.__wrapped__ = fn  # (inspect.signature reads fn's)
         call.__name__, call.__qualname__, call.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
@@ -713,12 +668,6 @@ def traceable(name: str) -> Callable:
         TRACEABLE[name] = call
         return call
     return wrap_function
-
-
-def converted(x: "Tensor", what: str) -> None:
-    """Tell the active modes that x's values leave for the host language as `what`."""
-    for mode in list(MODES):
-        mode.converted(x, what)
 
 
 def describe_names(names: Sequence | None, ndim: int) -> str:
@@ -766,7 +715,7 @@ def set_names(x: "Tensor", names: Any) -> "Tensor":
     """Give x these names in place (None, or all None, makes it unnamed)."""
     x._names = checked = check_names(names, x.data.ndim)
     if checked is not None:
-        special_tensors_exist()
+        switch_on(NAMES)  # (ops look at their operands' names from now on)
     return x
 
 

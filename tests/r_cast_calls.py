@@ -21,7 +21,7 @@ from op_cases import bound_arguments, cases, materialize  # noqa: E402
 from r_op_calls import r_form, to_r  # noqa: E402
 from rtorch_py import r as rbridge  # noqa: E402
 from rtorch_py.formals import declared  # noqa: E402
-from rtorch_py.r.binding import kind  # noqa: E402
+from rtorch_py.ops.registry import argument_kind as kind  # noqa: E402
 
 PYTHON_TEXTS = ("object has no attribute", "Traceback", "unsupported operand", "NoneType",
                 "not subscriptable", "positional argument")

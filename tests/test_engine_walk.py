@@ -193,8 +193,8 @@ def test_importing_leaves_every_op_on_its_fast_path():
     array: ops start on their fast paths (a regression once cost every op)."""
     import subprocess
     import sys
-    code = ("import rtorch_py; from rtorch_py import tensor, meta; "
-            "print(tensor.SPECIAL[0], bool(tensor.MODES), tensor.COMPLEX32_NAMED[0], "
+    code = ("import rtorch_py; from rtorch_py import modes, meta; "
+            "print(bool(modes.STACK[0]), bool(modes.MODES), modes.active(modes.COMPLEX32), "
             "meta.WATCH[0])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()

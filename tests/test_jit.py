@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import rtorch_py as rt
-from rtorch_py import tensor as _tensor
+from rtorch_py import modes as _modes
 from rtorch_py.jit import TracerWarning
 from rtorch_py.jit.graph import walk
 
@@ -40,21 +40,21 @@ def test_an_active_mode_sees_ops_nn_forms_and_conversions_then_the_fast_path_ret
     x = t([[1.0, -2.0]])
     w = t([[1.0, 2.0], [3.0, 4.0]])
     mode = Recorder()
-    before = _tensor.SPECIAL[0]  # (True once a named or sparse tensor exists: other tests)
-    _tensor.push_mode(mode)
-    assert _tensor.SPECIAL[0]
+    before = bool(_modes.STACK[0])  # (True once a named or sparse tensor exists: other tests)
+    _modes.push_mode(mode)
+    assert _modes.STACK[0]
     try:
         y = rt.nnf_linear(x, w).relu()
         x.add_(1)  # (an in-place op, published with no operand check before)
         rt.torch_zeros(2)
         float(y.sum())
     finally:
-        _tensor.pop_mode(mode)
+        _modes.pop_mode(mode)
     # (a mode sees nested calls too: the tracer, not the hook, keeps the outermost)
     assert mode.calls[0] == "nnf_linear" and "relu" in mode.calls and "add_" in mode.calls
     assert "zeros" in mode.calls and "sum" in mode.calls
     assert mode.conversions == ["a Python number"]
-    assert _tensor.SPECIAL[0] == before  # the fast path is back where it was
+    assert bool(_modes.STACK[0]) == before  # the fast path is back where it was
     assert rt.torch_relu(t([-1.0])).item() == 0.0 and mode.calls[-1] != "relu"
 
 

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "rtorch_py"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("ground", ("rtorch_py.engine", "rtorch_py.printing", "rtorch_py.containers",
+    ("ground", ("rtorch_py.engine", "rtorch_py.printing", "rtorch_py.containers", "rtorch_py.modes",
                 "rtorch_py.meta", "rtorch_py.runtime", "rtorch_py.random",
                 "rtorch_py.formals")),
     ("the tensor", ("rtorch_py.tensor", "rtorch_py.tensor_methods")),  # (its methods' stub)

@@ -4,6 +4,9 @@ family of ops declares the facts its consumer needs:
 - ComplexHalf (ops/complex_half.py): every op has a policy, `complex_half=` True,
   "real", or libtorch's kernel named in its refusal; the default (False) is the
   refusal naming the op itself;
+- autocast (ops/dispatch.py): the ops of libtorch's CPU autocast lists declare
+  their policy (`autocast=`), the others none; every convolution, matrix product
+  and FFT transform declares one;
 - ONNX (jit/onnx.py): every op implementing an R operator or an R Math group
   generic says its ONNX operator, or `onnx=False`; a declared operator is that of
   an op of one or two tensors (the elementwise converters);
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 from pathlib import Path
 
 import pytest
@@ -52,6 +56,50 @@ def test_declared_onnx_operators_are_converted():
             assert (onnx._UNARY | onnx._BINARY)[name] == spec.onnx
 
 
+# libtorch 2.8's CPU autocast lists (the ops this engine has; einsum, tensordot and
+# multi_dot are its composites of bmm/mm, lowered there too): the oracle of `autocast=`.
+LIBTORCH_CPU_AUTOCAST = {
+    "lower": ("addbmm", "addmm", "baddbmm", "bmm", "chain_matmul", "conv1d", "conv2d",
+              "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+              "convolution", "einsum", "linalg_multi_dot", "matmul", "mm", "prelu",
+              "scaled_dot_product_attention", "tensordot"),
+    "fp32": ("adaptive_avg_pool3d", "binary_cross_entropy_with_logits", "cdist", "cholesky",
+             "cholesky_inverse", "cholesky_solve", "fft_fft", "fft_fft2", "fft_fftn",
+             "fft_hfft", "fft_ifft", "fft_ifft2", "fft_ifftn", "fft_ihfft", "fft_irfft",
+             "fft_irfft2", "fft_irfftn", "fft_rfft", "fft_rfft2", "fft_rfftn", "geqrf",
+             "grid_sampler", "inverse", "linalg_cholesky", "linalg_cholesky_ex", "linalg_cond",
+             "linalg_eig", "linalg_eigh", "linalg_eigvals", "linalg_eigvalsh",
+             "linalg_householder_product", "linalg_inv", "linalg_inv_ex", "linalg_lstsq",
+             "linalg_matrix_rank", "linalg_qr", "linalg_solve", "linalg_svd", "linalg_svdvals",
+             "linalg_tensorinv", "linalg_tensorsolve", "lu_solve", "multi_margin_loss",
+             "nanquantile", "orgqr", "ormqr", "pinverse", "polar", "prod", "qr", "quantile",
+             "stft", "svd", "trace", "triangular_solve"),
+    "promote": ("cat", "index_copy", "stack"),
+}
+
+
+def test_autocast_policies_are_libtorchs():
+    expected = {name: policy for policy, names in LIBTORCH_CPU_AUTOCAST.items()
+                for name in names}
+    wrong = {name: (spec.autocast, expected.get(name)) for name, spec in REGISTRY.items()
+             if spec.autocast != expected.get(name)}
+    assert not wrong, f"declared autocast= differs from libtorch's (declared, libtorch's): {wrong}"
+
+
+def _needs_autocast(name: str) -> bool:
+    """The families whose ops are all on libtorch's lists: convolutions, matrix products,
+    FFT transforms."""
+    return bool(re.fullmatch(r"conv(_transpose)?\dd|convolution|(add|badd)?b?mm|addbmm|"
+                             r"matmul|fft_i?r?h?fft[2n]?", name))
+
+
+def test_convolutions_matrix_products_and_ffts_declare_their_autocast_policy():
+    family = [name for name in REGISTRY if _needs_autocast(name)]
+    assert len(family) > 20  # (the families are found)
+    missing = [name for name in family if REGISTRY[name].autocast is None]
+    assert not missing, f"declare autocast=<policy> on: {missing}"
+
+
 def test_mobile_schemas_name_the_ops_parameters():
     for name, spec in REGISTRY.items():
         if spec.mobile is None:
@@ -66,10 +114,6 @@ def test_mobile_schemas_name_the_ops_parameters():
 # Tables keyed by op names that legitimately stay outside the declarations:
 # (module, table name), each with why.
 ALLOWED = {
-    # dispatch's autocast policy per op: it names nn functions and losses that are no
-    # registry ops too (`linear`, `nll_loss`); owned by ops/dispatch.py, which issue 28's
-    # dispatch stack reworks (the policy of a registry op belongs on `@op` then)
-    ("rtorch_py.ops.dispatch", "AUTOCAST_POLICIES"),
     # the values of a `reduction` / `reduce` argument ("sum", "mean" are modes, not ops)
     ("rtorch_py.jit.aten", "_REDUCTIONS"),
     ("rtorch_py.nn.functional", "_REDUCTIONS"),

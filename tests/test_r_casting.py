@@ -23,6 +23,7 @@ import pytest
 
 from helpers import ROOT, needs_r
 from rtorch_py.ops import REGISTRY
+from rtorch_py.ops.registry import argument_kind
 from rtorch_py.r import binding, tables
 
 SNAPSHOT = Path("/work/.mirror/mlverse+torch/repo")
@@ -70,7 +71,7 @@ def _r_kind(types: set[str]) -> str | None:
 
 
 def _ours(annotation: object) -> str | None:
-    k = binding.kind(annotation)
+    k = argument_kind(annotation)
     return k if k in ("tensor", "tensors") else None
 
 

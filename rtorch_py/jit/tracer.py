@@ -1,4 +1,4 @@
-"""The tracer: a mode (rtorch_py.tensor.MODES) that records every call on tensors.
+"""The tracer: a mode (rtorch_py.modes.TRACE) that records every call on tensors.
 
 While a function runs under `trace()`, each op, nn functional form and
 recurrence it calls reaches the tracer (`call`), which records one node with
@@ -19,7 +19,8 @@ import warnings
 from typing import Any, Callable
 
 from ..containers import NamedList
-from ..tensor import Tensor, pop_mode, push_mode
+from ..modes import TRACE, pop_mode, push_mode
+from ..tensor import Tensor
 from .graph import Graph, Node, TensorType, Value, signature
 
 
@@ -29,6 +30,7 @@ class TracerWarning(UserWarning):
 
 class Tracer:
     """Records the calls made in one thread while it is an active mode."""
+    order = TRACE  # (its place in the stack: outside forward mode, autocast...)
 
     def __init__(self, attributes: dict | None = None) -> None:
         self.values: dict[int, Value] = {}   # id(tensor) -> its Value

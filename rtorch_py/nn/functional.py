@@ -204,7 +204,7 @@ def nnf_threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     return nnf_threshold(input, threshold, value, inplace=True)
 
 
-@autocast_policy("prelu")
+@autocast_policy("lower")
 def nnf_prelu(input: Tensor, weight: Tensor) -> Tensor:
     return _act.prelu(input, weight)
 
@@ -235,7 +235,7 @@ def nnf_log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 # Linear
 
 
-@autocast_policy("linear")
+@autocast_policy("lower")
 def nnf_linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     # as libtorch's linear: a bias is fused into addmm on a matrix, and on a contiguous
     # input of other ranks flattened to one (so the grad_fn is AddmmBackward0 or
@@ -338,20 +338,20 @@ def _warn_broadcast(input: Tensor, target: Tensor) -> None:
                       stacklevel=3)
 
 
-@autocast_policy("mse_loss")
+@autocast_policy("fp32")
 def nnf_mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     _warn_broadcast(input, target)
     d = input - target
     return _reduce(d * d, reduction)
 
 
-@autocast_policy("l1_loss")
+@autocast_policy("fp32")
 def nnf_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     _warn_broadcast(input, target)
     return _reduce((input - target).abs(), reduction)
 
 
-@autocast_policy("smooth_l1_loss")
+@autocast_policy("fp32")
 @r_formals("input, target, reduction = 'mean'")
 def nnf_smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                        beta: float = 1.0) -> Tensor:
@@ -362,7 +362,7 @@ def nnf_smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     return _reduce(loss, reduction)
 
 
-@autocast_policy("huber_loss")
+@autocast_policy("fp32")
 def nnf_huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                    delta: float = 1.0) -> Tensor:
     d = (input - target).abs()
@@ -375,7 +375,7 @@ def _log_clamped(x: Tensor) -> Tensor:
     return x.log().clamp(min=-100.0)
 
 
-@autocast_policy("binary_cross_entropy")
+@autocast_policy("fp32")
 def nnf_binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                              reduction: str = "mean") -> Tensor:
     _same_shape(input, target, "binary_cross_entropy")
@@ -387,7 +387,7 @@ def nnf_binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | Non
     return _reduce(loss, reduction)
 
 
-@autocast_policy("binary_cross_entropy_with_logits")
+@autocast_policy("fp32")
 def nnf_binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                          weight: Tensor | None = None,
                                          reduction: str = "mean",
@@ -407,7 +407,7 @@ def _class_dim_last(x: Tensor) -> Tensor:
 
 
 @r_counted(target="label", ignore_index="ignore_label")
-@autocast_policy("nll_loss")
+@autocast_policy("fp32")
 def nnf_nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
                  ignore_index: int = -100, reduction: str = "mean") -> Tensor:
     if target.data.dtype.kind not in "iu":
@@ -420,7 +420,7 @@ def nnf_nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
 
 
 @r_counted(target="label", ignore_index="ignore_label")
-@autocast_policy("cross_entropy")
+@autocast_policy("fp32")
 @r_formals("input, target, weight = NULL, ignore_index = -100, "
            "reduction = c('mean', 'sum', 'none')")
 def nnf_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -465,7 +465,7 @@ def nnf_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = Non
     return loss
 
 
-@autocast_policy("kl_div")
+@autocast_policy("fp32")
 @r_formals("input, target, reduction = 'mean'")
 def nnf_kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
                log_target: bool = False) -> Tensor:
@@ -484,7 +484,7 @@ def nnf_kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
     return _reduce(loss, reduction)
 
 
-@autocast_policy("poisson_nll_loss")
+@autocast_policy("fp32")
 def nnf_poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,
                          full: bool = False, eps: float = 1e-8,
                          reduction: str = "mean") -> Tensor:
@@ -500,13 +500,13 @@ def nnf_poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,
     return _reduce(loss, reduction)
 
 
-@autocast_policy("margin_ranking_loss")
+@autocast_policy("fp32")
 def nnf_margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor,
                             margin: float = 0.0, reduction: str = "mean") -> Tensor:
     return _reduce((-target * (input1 - input2) + margin).clamp(min=0.0), reduction)
 
 
-@autocast_policy("hinge_embedding_loss")
+@autocast_policy("fp32")
 def nnf_hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                              reduction: str = "mean") -> Tensor:
     neg = (-input + margin).clamp(min=0.0)
@@ -515,7 +515,7 @@ def nnf_hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
     return _reduce(loss, reduction)
 
 
-@autocast_policy("soft_margin_loss")
+@autocast_policy("fp32")
 def nnf_soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce(_log1p_exp(-target * input), reduction)
 
@@ -525,7 +525,7 @@ def nnf_cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-
     return _dist.cosine_similarity(x1, x2, dim, eps)
 
 
-@autocast_policy("cosine_embedding_loss")
+@autocast_policy("fp32")
 def nnf_cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor,
                               margin: float = 0.0, reduction: str = "mean") -> Tensor:
     cos = nnf_cosine_similarity(input1, input2, dim=-1, eps=1e-12)
@@ -544,7 +544,7 @@ def nnf_pdist(input: Tensor, p: float = 2) -> Tensor:
     return _dist.pdist(input, p)
 
 
-@autocast_policy("triplet_margin_loss")
+@autocast_policy("fp32")
 def nnf_triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                             margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
                             swap: bool = False, reduction: str = "mean") -> Tensor:
@@ -589,7 +589,7 @@ def nnf_multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tenso
 
 
 @r_counted(target="end_marked_labels")
-@autocast_policy("multilabel_margin_loss")
+@autocast_policy("fp32")
 def nnf_multilabel_margin_loss(input: Tensor, target: Tensor,
                                reduction: str = "mean") -> Tensor:
     """Each row's targets are the class indices before its first -1; every

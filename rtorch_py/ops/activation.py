@@ -163,7 +163,7 @@ def PreluKernelBackward0(n, g, x, w):
     return (where(x > 0, g, g * wb) if n.needs(0) else None, grad_w)
 
 
-@op(function=False, samples=S.prelu, names="keep")
+@op(function=False, samples=S.prelu, names="keep", autocast="lower")
 def prelu(self: Tensor, weight: Tensor) -> Tensor:
     d = _floating(self, "prelu")
     w = weight.data.reshape(-1)

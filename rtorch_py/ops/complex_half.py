@@ -3,8 +3,9 @@
 NumPy has no complex32: a complex32 tensor holds complex64 values whose parts are
 float16 numbers (`tensor.ComplexHalfArray`), as bfloat16 is computed in float32
 and rounded. libtorch's CPU kernels take ComplexHalf for a few ops only (PyTorch
-2.13 warns "ComplexHalf support is experimental"); once the dtype is named, every
-op call passes here (`ops.dispatch`):
+2.13 warns "ComplexHalf support is experimental"); once the dtype is named, this
+mode is active (rtorch_py.modes.COMPLEX32, the outermost) and every op call passes
+here:
 
 - an op libtorch runs on ComplexHalf (declared `complex_half=True`, or "real") runs
   on the complex64 values and its result is rounded back: complex results of
@@ -31,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..engine import thread_state
+from ..modes import COMPLEX32, Mode, define
 from ..tensor import ComplexHalfArray, Tensor, complex32, complex_half, dtype, result_type
 from .registry import REGISTRY
 
@@ -53,20 +55,26 @@ def _holds_complex32(v: Any) -> bool:
     return type(v) is Tensor and type(v.data) is ComplexHalfArray
 
 
-def call(name: str, run: Callable, args: tuple, kwargs: dict) -> Any:
-    """The op `name` (run(args, kwargs)) as libtorch runs it on ComplexHalf."""
-    if getattr(_running, "on", False) or _engine_state.in_backward or \
-            not involved(args, kwargs):
-        return run(args, kwargs)  # (derivatives use what libtorch has for ComplexHalf)
-    policy = REGISTRY[name].complex_half
-    if policy is False or (isinstance(policy, str) and policy != "real"):
-        raise NotImplementedError(f'"{policy or name}" not implemented for \'ComplexHalf\'')
-    _running.on = True
-    try:
-        result = run(args, kwargs)
-    finally:
-        _running.on = False
-    return _narrowed(policy == "real", result, args, kwargs)
+class _ComplexHalfMode(Mode):
+    order, functions = COMPLEX32, False
+
+    def call(self, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
+        """The op `name` (fn: the rest of the stack) as libtorch runs it on ComplexHalf."""
+        if getattr(_running, "on", False) or _engine_state.in_backward or \
+                not involved(args, kwargs):
+            return fn(*args, **kwargs)  # (derivatives use what libtorch has for ComplexHalf)
+        policy = REGISTRY[name].complex_half
+        if policy is False or (isinstance(policy, str) and policy != "real"):
+            raise NotImplementedError(f'"{policy or name}" not implemented for \'ComplexHalf\'')
+        _running.on = True
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            _running.on = False
+        return _narrowed(policy == "real", result, args, kwargs)
+
+
+define(_ComplexHalfMode())
 
 
 def _operands(args: tuple, kwargs: dict) -> list:

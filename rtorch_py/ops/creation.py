@@ -81,7 +81,7 @@ def PolarBackward0(n, g, abs, angle):
     return ga, gt
 
 
-@op("polar", samples=S.polar, method=False)
+@op("polar", samples=S.polar, method=False, autocast="fp32")
 def torch_polar(abs: Tensor, angle: Tensor) -> Tensor:
     abs, angle = _parts(abs, angle)
     r, t = _float_parts(abs, angle, "polar", "abs and angle")

@@ -2,30 +2,29 @@
 
 `@op(...)` on an op's function registers its declaration (registry.py) and
 makes its public function, the one `torch_<name>`, the Tensor method and R
-call. Most of the time that function calls the op straight away; it does
-more only when the call needs it:
+call. While no dispatch mode is active (rtorch_py.modes: the stack is empty)
+that function calls the op straight away: the plain path. Otherwise the call
+walks the active modes that act on the op, in the stack's order, then the op.
+This module defines the modes of the ops' own facts:
 
-- dims given by name (`x.sum(dim = "a")`, every argument the declaration
-  marks as a dim or a list of dims) become positions before the op runs; an
-  unknown name is an error naming the dim and the tensor's names
-  (docs/errors.md, E46; names that don't fit a tensor are E47);
-- an operand of another layout (a sparse tensor) goes to the op's
-  implementation for that layout, when one is registered (`implements`);
-- with named operands the op runs on unnamed twins of them, and its result
-  gets names by the op's rule (names.py); an op with no rule refuses named
-  operands, as libtorch does, and an in-place op keeps its tensor's names;
-- under autocast (R torch's `set_autocast()`), the ops of libtorch's CPU lists
-  cast their floating operands first (`AUTOCAST_POLICIES`).
+- AUTOCAST (R torch's `set_autocast()`; active while it is on in some thread):
+  the ops that declare an autocast policy (`@op(autocast="lower")`, libtorch's
+  CPU lists) cast their floating operands first;
+- DIMS (never pushed: on the slow path of every op with dims): dims given by
+  name (`x.sum(dim = "a")`, every argument the declaration marks as a dim or a
+  list of dims) become positions; an unknown name is an error naming the dim and
+  the tensor's names (docs/errors.md, E46; names that don't fit a tensor are E47).
+  On the plain path an op with dims looks at those arguments before the call, and
+  takes the slow path when one holds a name;
+- LAYOUT (once a sparse tensor exists): an operand of another layout goes to the
+  op's implementation for that layout, when one is registered (`implements`);
+- NAMES (once a named tensor exists): with named operands the op runs on unnamed
+  twins of them, and its result gets names by the op's rule (names.py); an op
+  with no rule refuses named operands, as libtorch does, and an in-place op keeps
+  its tensor's names.
 
-- while a mode is active (`tensor.MODES`: the tracer of rtorch_py.jit), every
-  call is handed to the modes (`tensor.through_modes`), which see its name,
-  arguments and result.
-
-Fast path: until a tensor with dim names or of a sparse layout exists in the
-process, while no mode is active and until autocast is first turned on
-(`tensor.SPECIAL`), the public function is one call to the op (a dim given by
-name then can only be a mistake: the op fails on it, and only then is it looked
-at, `_with_dims`).
+An op's operands (looked at for layouts and names) are its parameters annotated
+as taking tensors (`registry.tensor_parameters`).
 """
 from __future__ import annotations
 
@@ -35,51 +34,24 @@ import threading
 from typing import Any, Callable
 
 from ..engine import grad_accumulator, version_box
-from ..tensor import (COMPLEX32_NAMED, MODES, SPECIAL, Layout, Tensor, as_dtype,
-                      describe_names, position, promote_types, special_tensors_exist, strided,
-                      through_modes)
-from . import complex_half
+from ..modes import AUTOCAST as _AUTOCAST_PLACE
+from ..modes import DIMS, LAYOUT, NAMES, STACK, Mode, define, in_mode, pop_mode, push_mode
+from ..tensor import (Layout, Tensor, as_dtype, describe_names, position, promote_types,
+                      strided)
+from . import complex_half  # noqa: F401  (defines the COMPLEX32 mode)
 from .names import Call, rule_of
-from .registry import REGISTRY, OpSpec, register
-
-# The arguments that are an op's tensor operands (checked for names).
-_TENSOR_PARAMS = frozenset({
-    "self", "input", "other", "tensors", "A", "B", "a", "b", "mat1", "mat2", "vec", "vec1",
-    "vec2", "tensor1", "tensor2", "batch1", "batch2", "condition", "exponent", "end", "x1",
-    "x2", "tensor", "weight", "mask", "source", "src", "index"})
+from .registry import REGISTRY, OpSpec, register, tensor_parameters
 
 # --------------------------------------------------------------------------
 # Autocast (R torch's set_autocast(device_type = "cpu")): libtorch's CPU policies.
-# While it is on, the ops below cast their floating operands (not float64) first:
-# "lower" to the autocast dtype (bfloat16 by default), "fp32" to float32,
-# "promote" to the widest operand's. The ops are libtorch's CPU lists (those this
-# engine has; einsum, tensordot and multi_dot are libtorch composites of bmm/mm, so
-# they are lowered too, as there). Functions made of several ops take their policy
-# with `autocast_policy` (nn_functional's linear, the losses).
-AUTOCAST_POLICIES: dict[str, str] = {
-    **{n: "lower" for n in (
-        "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-        "conv_transpose3d", "convolution", "bmm", "mm", "matmul", "baddbmm", "addmm", "addbmm",
-        "linalg_vecdot", "linear", "prelu", "scaled_dot_product_attention", "einsum",
-        "tensordot", "linalg_multi_dot", "chain_matmul")},
-    **{n: "fp32" for n in (
-        "polar", "prod", "quantile", "nanquantile", "stft", "cdist", "trace", "cholesky",
-        "cholesky_inverse", "cholesky_solve", "inverse", "lu_solve", "orgqr", "ormqr",
-        "pinverse", "avg_pool3d", "max_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
-        "grid_sampler", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss",
-        "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
-        "kl_div", "poisson_nll_loss", "hinge_embedding_loss", "margin_ranking_loss",
-        "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
-        "multilabel_margin_loss", "cosine_embedding_loss", "fft_fft", "fft_ifft", "fft_fft2",
-        "fft_ifft2", "fft_fftn", "fft_ifftn", "fft_rfft", "fft_irfft", "fft_rfft2",
-        "fft_irfft2", "fft_rfftn", "fft_irfftn", "fft_hfft", "fft_ihfft", "linalg_cond",
-        "linalg_matrix_rank", "linalg_solve", "linalg_cholesky", "linalg_cholesky_ex",
-        "linalg_svdvals", "linalg_eigvals", "linalg_eigvalsh", "linalg_inv", "linalg_inv_ex",
-        "linalg_householder_product", "linalg_tensorinv", "linalg_tensorsolve", "geqrf", "qr",
-        "svd", "triangular_solve", "linalg_qr", "linalg_svd", "linalg_eig", "linalg_eigh",
-        "linalg_lstsq")},
-    **{n: "promote" for n in ("cat", "stack", "index_copy")},
-}
+# While it is on, the ops declaring a policy (`@op(autocast=...)`: libtorch's CPU
+# lists, those this engine has; einsum, tensordot and multi_dot are libtorch
+# composites of bmm/mm, so they are lowered too, as there) cast their floating
+# operands (not float64) first: "lower" to the autocast dtype (bfloat16 by
+# default), "fp32" to float32, "promote" to the widest operand's. Functions made
+# of several ops take their policy with `autocast_policy` (nn functional's linear,
+# the losses).
+_POLICIES = ("lower", "fp32", "promote")
 
 
 class _AutocastState(threading.local):
@@ -92,14 +64,23 @@ class _AutocastState(threading.local):
 AUTOCAST = _AutocastState()
 
 
+_autocast_threads = [0]  # threads with autocast on: the mode is active while any is
+_autocast_lock = threading.Lock()
+
+
 def autocast_set(enabled: bool, dtype: Any, cache_enabled: bool | None) -> list:
     """Turn CPU autocast on or off; returns [enabled, dtype, cache_enabled] as they were."""
     before = [AUTOCAST.enabled, AUTOCAST.dtype, AUTOCAST.cache_enabled]
     AUTOCAST.enabled, AUTOCAST.dtype = bool(enabled), dtype
     if cache_enabled is not None:
         AUTOCAST.cache_enabled = bool(cache_enabled)
-    if AUTOCAST.enabled:
-        special_tensors_exist()  # (ops look at their operands from now on: the slow path casts)
+    if AUTOCAST.enabled != before[0]:
+        with _autocast_lock:
+            _autocast_threads[0] += 1 if AUTOCAST.enabled else -1
+            if AUTOCAST.enabled and _autocast_threads[0] == 1:
+                push_mode(_AUTOCAST_MODE)
+            elif not AUTOCAST.enabled and _autocast_threads[0] == 0:
+                pop_mode(_AUTOCAST_MODE)
     return before
 
 
@@ -130,15 +111,17 @@ def autocast_args(policy: str, args: tuple, kwargs: dict) -> tuple:
             {k: _cast_all(v, cast) for k, v in kwargs.items()})
 
 
-def autocast_policy(name: str) -> Callable:
-    """Decorate a function made of several ops with the autocast policy libtorch
-    gives the op `name` (its operands are cast once, on the way in)."""
-    policy = AUTOCAST_POLICIES[name]
+def autocast_policy(policy: str) -> Callable:
+    """Decorate a function made of several ops (not an op: an op declares its policy
+    with `@op(autocast=...)`) with the autocast policy libtorch gives its aten op
+    (its operands are cast once, on the way in)."""
+    if policy not in _POLICIES:
+        raise ValueError(f"autocast policy {policy!r}: one of {_POLICIES}")
 
     def wrap(fn: Callable) -> Callable:
         @functools.wraps(fn)
         def under_autocast(*args: Any, **kwargs: Any) -> Any:
-            if AUTOCAST.enabled:
+            if STACK[0] and AUTOCAST.enabled:
                 args, kwargs = autocast_args(policy, args, kwargs)
             return fn(*args, **kwargs)
         return under_autocast
@@ -165,6 +148,8 @@ def op(name: str | None = None, *, r_operators: Any = (), **fields: Any) -> Call
     r = {k: fields.pop(k) for k in [k for k in fields if k.startswith("r_") or k == "invisible"]}
     r["r_operators"] = dict(r_operators) if isinstance(r_operators, dict) else \
         {o: {} for o in r_operators}
+    if fields.get("autocast") not in (None, *_POLICIES):
+        raise ValueError(f"autocast={fields['autocast']!r}: one of {_POLICIES}, or None")
 
     def declare(fn: Callable) -> Callable:
         key = name or fn.__name__
@@ -198,26 +183,68 @@ def implements(name: str, layout: Layout) -> Callable:
 
 
 # --------------------------------------------------------------------------
-# The public function. Its fast path, labelled in each form below: no special
-# tensor exists (`tensor.SPECIAL`). Ops taking just `(self)` or `(self, other)`
-# get a function of that signature (the cheapest call); the others forward
-# what they are given.
+# The public function: the plain path while the mode stack is empty, else the
+# dispatcher's `call` (the slow path). FAST PATH (fixed arity): an op taking just
+# `(self)` or `(self, other)`, or a Python operator (called with its operands only),
+# gets a function of that many arguments (the cheapest call); the others forward
+# what they are given. An op with dims also looks at its dim arguments for a name
+# first, and takes the slow path when one holds one.
 
 
-def public_function(d: "_Dispatcher") -> Callable:
-    """The op as published (see the module doc)."""
-    fn = d.fn
-    if d.dim_slots:
-        return _with_dims(d)
-    if d.shape == ("self",):
-        return _unary(d)
-    if d.shape == ("self", "other"):
-        return _binary(d)
+def public_function(d: "_Dispatcher", arity: int | None = None) -> Callable:
+    """The op as published (see the module doc); `arity`: a Python operator's."""
+    fn, call, stack = d.fn, d.call, STACK
+    if arity is None and d.shape in (("self",), ("self", "other")):
+        arity = len(d.shape)
+    if len(d.dim_slots) == 1 and d.dim_slots[0][2] is not _VAR_POSITIONAL:
+        (i, arg, _), = d.dim_slots  # FAST PATH: one dim argument, looked at inline
 
-    def op(*args: Any, **kwargs: Any) -> Any:
-        if SPECIAL[0]:
-            return d.call(args, kwargs)
-        return fn(*args, **kwargs)  # the fast path
+        def op(*args: Any, **kwargs: Any) -> Any:
+            if stack[0]:
+                return call(args, kwargs)
+            v = args[i] if len(args) > i else kwargs.get(arg) if kwargs else None
+            if type(v) in _NAMEABLE and _holds_name(v):
+                return call(args, kwargs)  # (a dim by name)
+            return fn(*args, **kwargs)  # the plain path
+    elif len(d.dim_slots) == 2 and _VAR_POSITIONAL not in (d.dim_slots[0][2], d.dim_slots[1][2]):
+        (i, arg, _), (j, arg2, _) = d.dim_slots  # FAST PATH: two (transpose's), inline
+
+        def op(*args: Any, **kwargs: Any) -> Any:
+            if stack[0]:
+                return call(args, kwargs)
+            n = len(args)
+            v = args[i] if n > i else kwargs.get(arg) if kwargs else None
+            w = args[j] if n > j else kwargs.get(arg2) if kwargs else None
+            if type(v) in _NAMEABLE and _holds_name(v) or type(w) in _NAMEABLE and _holds_name(w):
+                return call(args, kwargs)  # (a dim by name)
+            return fn(*args, **kwargs)  # the plain path
+    elif d.dim_slots:
+        named_dim = functools.partial(_dims_by_name, d.dim_slots)
+
+        def op(*args: Any, **kwargs: Any) -> Any:
+            if stack[0] or named_dim(args, kwargs):
+                return call(args, kwargs)
+            return fn(*args, **kwargs)  # the plain path
+    elif arity == 1:
+        def op(self: Any) -> Any:
+            if stack[0]:
+                return call((self,), {})
+            return fn(self)  # the plain path
+    elif arity == 2:
+        def op(self: Any, other: Any) -> Any:
+            if stack[0]:
+                return call((self, other), {})
+            return fn(self, other)  # the plain path
+    elif arity == 3:
+        def op(self: Any, key: Any, value: Any) -> Any:
+            if stack[0]:
+                return call((self, key, value), {})
+            return fn(self, key, value)  # the plain path
+    else:
+        def op(*args: Any, **kwargs: Any) -> Any:
+            if stack[0]:
+                return call(args, kwargs)
+            return fn(*args, **kwargs)  # the plain path
     return functools.update_wrapper(op, fn)
 
 
@@ -225,72 +252,26 @@ def operator_function(d: "_Dispatcher", dunders: tuple) -> Callable:
     """The op as Python calls its operators: `x + y` is `__add__(x, y)`, `-x`
     `__neg__(x)`, `x[k] = v` `__setitem__(x, k, v)`: a function of that many
     arguments (with dims, the public function)."""
-    if d.dim_slots:
-        return public_function(d)
     if all(name in _UNARY_DUNDERS for name in dunders):
-        return _unary(d)
-    if dunders == ("__setitem__",):
-        fn = d.fn
-
-        def setitem(self: Any, key: Any, value: Any) -> Any:
-            if SPECIAL[0]:
-                return d.call((self, key, value), {})
-            return fn(self, key, value)  # the fast path
-        return functools.update_wrapper(setitem, fn)
-    return _binary(d)
+        return public_function(d, 1)
+    return public_function(d, 3 if dunders == ("__setitem__",) else 2)
 
 
 _UNARY_DUNDERS = frozenset({"__neg__", "__pos__", "__abs__", "__invert__"})
 
 
-def _unary(d: "_Dispatcher") -> Callable:
-    fn = d.fn
-
-    def op(self: Any) -> Any:
-        if SPECIAL[0]:
-            return d.call((self,), {})
-        return fn(self)  # the fast path
-    return functools.update_wrapper(op, fn)
-
-
-def _binary(d: "_Dispatcher") -> Callable:
-    fn = d.fn
-
-    def op(self: Any, other: Any) -> Any:
-        if SPECIAL[0]:
-            return d.call((self, other), {})
-        return fn(self, other)  # the fast path
-    return functools.update_wrapper(op, fn)
-
-
-def _with_dims(d: "_Dispatcher") -> Callable:
-    """An op with dims: called straight away too. A dim given by name (a str, or
-    a list holding one) where no tensor has names can only be a mistake, and the
-    op, wanting a number there, fails on it: only then is the call looked at
-    again, to say so (E46). (tests/test_named_tensors.py checks that every op
-    with dims fails so.)"""
-    fn, slots = d.fn, d.dim_slots
-
-    def op(*args: Any, **kwargs: Any) -> Any:
-        if SPECIAL[0]:
-            return d.call(args, kwargs)
-        try:
-            return fn(*args, **kwargs)  # the fast path
-        except (TypeError, RuntimeError):
-            if not _dims_by_name(slots, args, kwargs):
-                raise
-        return d.call(args, kwargs)
-    return functools.update_wrapper(op, fn)
-
-
 def _dims_by_name(slots: tuple, args: tuple, kwargs: dict) -> bool:
-    """Whether a dim argument is a name, or a list holding one (tensordot's `dims`:
-    lists of them)."""
+    """Whether a dim argument holds a name (a str, or a list holding one: tensordot's
+    `dims`, lists of them)."""
     n = len(args)
     for i, arg, kind in slots:
-        given = args[i:] if kind is _VAR_POSITIONAL else \
-            (args[i],) if i < n else (kwargs.get(arg),)  # (permute's `*more`: all of them)
-        if any(_holds_name(v) for v in given):
+        if kind is _VAR_POSITIONAL:  # (permute's `*dims`: all of them)
+            for v in args[i:]:
+                if type(v) in _NAMEABLE and _holds_name(v):
+                    return True
+            continue
+        v = args[i] if i < n else kwargs.get(arg) if kwargs else None
+        if type(v) in _NAMEABLE and _holds_name(v):
             return True
     return False
 
@@ -300,7 +281,7 @@ def _holds_name(v: Any) -> bool:
 
 
 class _Dispatcher:
-    """What an op's public function needs to know of its declaration."""
+    """What an op's public function and the modes need to know of its declaration."""
 
     def __init__(self, name: str, fn: Callable, fields: dict, layouts: dict) -> None:
         self.name, self.fn, self.layouts = name, fn, layouts
@@ -313,7 +294,7 @@ class _Dispatcher:
         self.rule = rule_of(fields.get("names"))
         self.dims = tuple(fields.get("dims", ()))
         self.inplace = name.endswith("_") and not name.endswith("__")
-        self.autocast = AUTOCAST_POLICIES.get(name)
+        self.autocast = fields.get("autocast")
 
         def slot(arg: str) -> tuple:
             """(position, name, kind) of an argument; a keyword-only one has no position."""
@@ -323,63 +304,43 @@ class _Dispatcher:
         # (position, name, "dim" or "list"): arguments that may be dims given by name
         self.dim_slots = tuple(slot(a) for a in self.dims) + \
             tuple(slot(a)[:2] + ("list",) for a in fields.get("dim_lists", ()))
-        # the tensor operands checked for names
-        operands = [slot(p.name)[:2] for p in params[:3] if p.name in _TENSOR_PARAMS]
+        # the tensor operands, looked at for layouts and names
+        operands = [slot(p)[:2] for p in tensor_parameters(fn)]
         if self.rule is None and self.inplace:
             operands = []  # (in place: the tensor keeps its names)
         self.operands = tuple(operands)
+        self._walk: tuple = (None, None)  # (the stack, the op through its modes) last called
 
     def call(self, args: tuple, kwargs: dict) -> Any:
-        """The op called with dims by name, sparse operands or named operands, or
-        under autocast, or while a mode is active, or once complex32 exists."""
-        if COMPLEX32_NAMED[0]:
-            return complex_half.call(self.name, self._call, args, kwargs)
-        return self._call(args, kwargs)
+        """The op called through the active modes that act on it (the slow path)."""
+        stack, run = self._walk
+        if stack is not STACK[0]:
+            stack = STACK[0]
+            run = self._through(stack)
+            self._walk = (stack, run)
+        return run(*args, **kwargs)
 
-    def _call(self, args: tuple, kwargs: dict) -> Any:
-        if MODES:
-            return through_modes(self.name, lambda *a, **k: self._general(a, k), args, kwargs)
-        return self._general(args, kwargs)
-
-    def _general(self, args: tuple, kwargs: dict) -> Any:
-        if AUTOCAST.enabled and self.autocast is not None:
-            args, kwargs = autocast_args(self.autocast, args, kwargs)
-        if not (self.operands or self.dim_slots):
-            return self.fn(*args, **kwargs)  # (nothing to look at)
+    def _through(self, stack: tuple) -> Callable:
+        """The op as the modes of `stack` that act on it run it (outermost first)."""
+        modes = [m for m in stack if getattr(m, "applies", None) is None or m.applies(self)]
         if self.dim_slots:
-            args, kwargs = self._positions(args, kwargs)
-        if not SPECIAL[0]:
-            return self.fn(*args, **kwargs)
-        first = args[0] if args else kwargs.get(self.first)
-        values = self._operand_values(args, kwargs)
-        layout = next((v.layout for v in (first, *values)
-                       if isinstance(v, Tensor) and v.layout is not strided), None)
-        if layout is not None:  # an operand of another layout: its implementation, or
-            impl = self.layouts.get(layout)  # the op's own (which refuses it, by name)
-            if impl is not None:
-                return impl(*args, **kwargs)
-            _running.ops = ops = getattr(_running, "ops", [])
-            ops.append(self.name)
-            try:
-                return self.fn(*args, **kwargs)
-            finally:
-                ops.pop()
-        named = [v for v in values if _named(v)]
-        if self.rule is None:
-            if named:
-                raise self._refused(named[0])
-            return self.fn(*args, **kwargs)
-        if not named and not _named(first):
-            return self.fn(*args, **kwargs)
-        return self._named_call(args, kwargs)
+            modes.append(_DIMS_MODE)
+        modes.sort(key=lambda m: getattr(m, "order", 0))
+        run = self.fn
+        for mode in reversed(modes):
+            run = in_mode(mode, self.name, run)
+        return run
 
-    def _operand_values(self, args: tuple, kwargs: dict) -> list:
+    def operand_values(self, args: tuple, kwargs: dict) -> list:
         n = len(args)
         return [args[i] if i < n else kwargs.get(arg) for i, arg in self.operands]
 
-    def _positions(self, args: tuple, kwargs: dict) -> tuple:
+    def first_value(self, args: tuple, kwargs: dict) -> Any:
+        return args[0] if args else kwargs.get(self.first)
+
+    def positions(self, args: tuple, kwargs: dict) -> tuple:
         """The arguments with dims given by name replaced by positions."""
-        first = args[0] if args else kwargs.get(self.first)
+        first = self.first_value(args, kwargs)
         args = list(args)
         n = len(args)
         for i, arg, kind in self.dim_slots:
@@ -400,9 +361,9 @@ class _Dispatcher:
                 kwargs = {**kwargs, arg: v}
         return tuple(args), kwargs
 
-    def _named_call(self, args: tuple, kwargs: dict) -> Any:
-        """Run the op on unnamed twins of its operands (in place: on the tensor
-        itself) and name its result by the rule."""
+    def named_call(self, fn: Callable, args: tuple, kwargs: dict) -> Any:
+        """Run the op (fn: the rest of the stack) on unnamed twins of its operands
+        (in place: on the tensor itself) and name its result by the rule."""
         bound = self.sig.bind(*args, **kwargs)
         bound.apply_defaults()
         given = dict(bound.arguments)
@@ -417,16 +378,89 @@ class _Dispatcher:
         if not self.inplace:
             for _, arg in self.operands:
                 bound.arguments[arg] = _twin(bound.arguments[arg])
-        out = _untwin(self.fn(*bound.args, **bound.kwargs))
+        out = _untwin(fn(*bound.args, **bound.kwargs))
         self.rule(out, Call(self.name, self.dims, given, names, shape))
         return out
 
-    def _refused(self, operand: Any) -> RuntimeError:
+    def refused(self, operand: Any) -> RuntimeError:
         names = _names_in(operand)
         return RuntimeError(f"{self.name} is not yet supported with named tensors (got "
                             f"{describe_names(names, len(names))}): drop the names first "
                             f"(x.rename(None); in R x$rename(NULL)), call {self.name}, and "
                             "name its result with rename()")
+
+
+# --------------------------------------------------------------------------
+# The modes of the ops' facts (their places: rtorch_py.modes). Each sees ops only
+# (`functions = False`); `applies` says which ops, asked once per op and stack.
+
+
+class _AutocastMode(Mode):
+    order, functions = _AUTOCAST_PLACE, False
+
+    def applies(self, op: _Dispatcher) -> bool:
+        return op.autocast is not None
+
+    def call(self, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
+        if AUTOCAST.enabled:  # (on in this thread)
+            args, kwargs = autocast_args(_DISPATCHERS[name].autocast, args, kwargs)
+        return fn(*args, **kwargs)
+
+
+class _DimsMode(Mode):
+    order, functions = DIMS, False
+
+    def call(self, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
+        args, kwargs = _DISPATCHERS[name].positions(args, kwargs)
+        return fn(*args, **kwargs)
+
+
+class _LayoutMode(Mode):
+    order, functions = LAYOUT, False
+
+    def applies(self, op: _Dispatcher) -> bool:
+        return bool(op.operands)
+
+    def call(self, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
+        d = _DISPATCHERS[name]
+        layout = next((v.layout for v in (d.first_value(args, kwargs),
+                                          *d.operand_values(args, kwargs))
+                       if isinstance(v, Tensor) and v.layout is not strided), None)
+        if layout is None:
+            return fn(*args, **kwargs)
+        impl = d.layouts.get(layout)  # its implementation, or the op's own (which
+        if impl is not None:          # refuses it, by name)
+            return impl(*args, **kwargs)
+        _running.ops = ops = getattr(_running, "ops", [])
+        ops.append(name)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            ops.pop()
+
+
+class _NamesMode(Mode):
+    order, functions = NAMES, False
+
+    def applies(self, op: _Dispatcher) -> bool:
+        return bool(op.operands)
+
+    def call(self, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
+        d = _DISPATCHERS[name]
+        named = [v for v in d.operand_values(args, kwargs) if _named(v)]
+        if d.rule is None:
+            if named:
+                raise d.refused(named[0])
+            return fn(*args, **kwargs)
+        if not named and not _named(d.first_value(args, kwargs)):
+            return fn(*args, **kwargs)
+        return d.named_call(fn, args, kwargs)
+
+
+_AUTOCAST_MODE = _AutocastMode()
+_DIMS_MODE = _DimsMode()
+define(_LayoutMode())
+define(_NamesMode())
 
 
 # --------------------------------------------------------------------------

@@ -250,72 +250,72 @@ def _fft_op(name: str, samples: Any, **kw: Any) -> Any:
               samples=samples, forward="linear", **kw)
 
 
-@_fft_op("fft", S.one_dim, dims=("dim",))
+@_fft_op("fft", S.one_dim, dims=("dim",), autocast="fp32")
 def fft_fft(self: Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Tensor:
     return _complex_transform(self, n, dim, norm, True, one_dim=True)
 
 
-@_fft_op("ifft", S.one_dim, dims=("dim",))
+@_fft_op("ifft", S.one_dim, dims=("dim",), autocast="fp32")
 def fft_ifft(self: Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Tensor:
     return _complex_transform(self, n, dim, norm, False, one_dim=True)
 
 
-@_fft_op("fft2", S.two_dim, dims=("dim",))
+@_fft_op("fft2", S.two_dim, dims=("dim",), autocast="fp32")
 def fft_fft2(self: Tensor, s: Any = None, dim: Any = (-2, -1), norm: Any = None) -> Tensor:
     return _complex_transform(self, s, dim, norm, True, False)
 
 
-@_fft_op("ifft2", S.two_dim, dims=("dim",))
+@_fft_op("ifft2", S.two_dim, dims=("dim",), autocast="fp32")
 def fft_ifft2(self: Tensor, s: Any = None, dim: Any = (-2, -1), norm: Any = None) -> Tensor:
     return _complex_transform(self, s, dim, norm, False, False)
 
 
-@_fft_op("fftn", S.n_dim, dims=("dim",))
+@_fft_op("fftn", S.n_dim, dims=("dim",), autocast="fp32")
 def fft_fftn(self: Tensor, s: Any = None, dim: Any = None, norm: Any = None) -> Tensor:
     return _complex_transform(self, s, dim, norm, True)
 
 
-@_fft_op("ifftn", S.n_dim, dims=("dim",))
+@_fft_op("ifftn", S.n_dim, dims=("dim",), autocast="fp32")
 def fft_ifftn(self: Tensor, s: Any = None, dim: Any = None, norm: Any = None) -> Tensor:
     return _complex_transform(self, s, dim, norm, False)
 
 
-@_fft_op("rfft", S.one_dim_real, dims=("dim",))
+@_fft_op("rfft", S.one_dim_real, dims=("dim",), autocast="fp32")
 def fft_rfft(self: Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Tensor:
     return _real_to_half(self, n, dim, norm, True)
 
 
-@_fft_op("rfft2", S.two_dim_real, dims=("dim",))
+@_fft_op("rfft2", S.two_dim_real, dims=("dim",), autocast="fp32")
 def fft_rfft2(self: Tensor, s: Any = None, dim: Any = (-2, -1), norm: Any = None) -> Tensor:
     return _real_to_half(self, s, dim, norm, True, False)
 
 
-@_fft_op("rfftn", S.n_dim_real, dims=("dim",))
+@_fft_op("rfftn", S.n_dim_real, dims=("dim",), autocast="fp32")
 def fft_rfftn(self: Tensor, s: Any = None, dim: Any = None, norm: Any = None) -> Tensor:
     return _real_to_half(self, s, dim, norm, True)
 
 
-@_fft_op("ihfft", S.one_dim_real, dims=("dim",))
+@_fft_op("ihfft", S.one_dim_real, dims=("dim",), autocast="fp32")
 def fft_ihfft(self: Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Tensor:
     return _real_to_half(self, n, dim, norm, False)
 
 
-@_fft_op("irfft", S.one_dim_half, dims=("dim",))
+@_fft_op("irfft", S.one_dim_half, dims=("dim",), autocast="fp32")
 def fft_irfft(self: Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Tensor:
     return _half_to_real(self, n, dim, norm, False)
 
 
-@_fft_op("irfft2", S.two_dim_half, dims=("dim",))
+@_fft_op("irfft2", S.two_dim_half, dims=("dim",), autocast="fp32")
 def fft_irfft2(self: Tensor, s: Any = None, dim: Any = (-2, -1), norm: Any = None) -> Tensor:
     return _half_to_real(self, s, dim, norm, False, False)
 
 
-@_fft_op("irfftn", S.n_dim_half, dims=("dim",))
+@_fft_op("irfftn", S.n_dim_half, dims=("dim",), autocast="fp32")
 def fft_irfftn(self: Tensor, s: Any = None, dim: Any = None, norm: Any = None) -> Tensor:
     return _half_to_real(self, s, dim, norm, False)
 
 
-@_fft_op("hfft", S.one_dim_half, dims=("dim",))
+@_fft_op("hfft", S.one_dim_half, dims=("dim",), autocast="fp32")
 def fft_hfft(self: Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Tensor:
     return _half_to_real(self, n, dim, norm, True)
 
@@ -501,7 +501,7 @@ def _stft_pad(x: Tensor, pad: int, mode: str) -> Tensor:
            method="n_fft, hop_length = NULL, win_length = NULL, window = list(), center = TRUE, "
            "pad_mode = 'reflect', normalized = FALSE, onesided = NULL, return_complex = NULL, "
            "align_to_window = NULL")
-@op(samples=S.stft, torchscript=False)
+@op(samples=S.stft, torchscript=False, autocast="fp32")
 def stft(input: Tensor, n_fft: int, hop_length: Any = None, win_length: Any = None,
          window: Tensor | None = None, center: bool = True, pad_mode: str = "reflect",
          normalized: bool = False, onesided: Any = None, return_complex: Any = None,

@@ -286,7 +286,7 @@ def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int, paddin
     return _grid_sampler(3, input, grid, interpolation_mode, padding_mode, align_corners)
 
 
-@op(samples=S.grid_sampler, method=False, second_order=False)
+@op(samples=S.grid_sampler, method=False, second_order=False, autocast="fp32")
 def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
                  align_corners: bool) -> Tensor:
     """grid_sampler_2d for 4-d inputs, grid_sampler_3d for 5-d ones."""

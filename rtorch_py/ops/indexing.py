@@ -83,7 +83,7 @@ def _where_jvp(p: dict, t: dict, result: Tensor) -> Any:
 # where(condition) alone gives positions (1-based in R, as R torch gives them)
 @op(method=False, samples=S.where, returns_indices=lambda out: isinstance(out, (list, tuple)),
     forward=_where_jvp, complex_half=True)
-def where(condition: Tensor, self: Any = None, other: Any = None) -> Any:
+def where(condition: Tensor, self: Tensor | float = None, other: Tensor | float = None) -> Any:
     if self is None and other is None:  # where(condition): the positions, one tensor a dim
         return nonzero(_as_tensor(condition), as_list=True)
     if self is None or other is None:
@@ -619,7 +619,7 @@ def _index_copy(self: Tensor, dim: int, index: Any, source: Any, op_name: str) -
     return out, IndexCopyBackward0, (self, src), (d, idx, src.shape)
 
 
-@op(dims=("dim",), indices=("index",), samples=S.index_copy, forward="linear")
+@op(dims=("dim",), indices=("index",), samples=S.index_copy, forward="linear", autocast="promote")
 def index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     return record(*_index_copy(self, dim, index, source, "index_copy"))
 

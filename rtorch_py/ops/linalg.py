@@ -75,7 +75,7 @@ def _out_dtype(out_dtype: Any, name: str) -> None:
 
 @r_formals("self, mat2, out_dtype", method="mat2")
 @op(samples=S.mm, names="contract", forward="multilinear", complex_half="addmm_impl_cpu_",
-    onnx="MatMul", mobile="self, mat2")
+    onnx="MatMul", mobile="self, mat2", autocast="lower")
 def mm(self: Tensor, mat2: Tensor, *, out_dtype: Any = None) -> Tensor:
     _out_dtype(out_dtype, "mm")
     if self.ndim != 2 or mat2.ndim != 2:
@@ -111,7 +111,7 @@ def MatmulBackward0(n, g, a, b):
 
 
 @op(operators=("__matmul__",), samples=S.matmul, names="contract", forward="multilinear",
-    complex_half="addmm_impl_cpu_", onnx="MatMul", mobile="self, other")
+    complex_half="addmm_impl_cpu_", onnx="MatMul", mobile="self, other", autocast="lower")
 def matmul(self: Tensor, other: Tensor) -> Tensor:
     if self.ndim == 0 or other.ndim == 0:
         raise RuntimeError("matmul: both arguments need at least 1 dimension, got a 0-d tensor")
@@ -237,7 +237,7 @@ def BmmBackward0(n, g, a, b):
 
 
 @r_formals("self, mat2, out_dtype", method="mat2")
-@op(samples=S.bmm, names="contract", forward="multilinear", onnx="MatMul")
+@op(samples=S.bmm, names="contract", forward="multilinear", onnx="MatMul", autocast="lower")
 def bmm(self: Tensor, mat2: Tensor, *, out_dtype: Any = None) -> Tensor:
     _out_dtype(out_dtype, "bmm")
     if self.ndim != 3 or mat2.ndim != 3:
@@ -344,7 +344,7 @@ def _add_product(self: Tensor, prod: np.ndarray, backward: Callable, a: Tensor, 
 
 @r_formals("self, mat1, mat2, out_dtype, beta = 1, alpha = 1",
            method="mat1, mat2, beta = 1L, alpha = 1L")
-@op(samples=S.addmm, names="contract", complex_half="addmm_impl_cpu_")
+@op(samples=S.addmm, names="contract", complex_half="addmm_impl_cpu_", autocast="lower")
 def addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: float = 1, alpha: float = 1, *,
           out_dtype: Any = None) -> Tensor:
     _out_dtype(out_dtype, "addmm")
@@ -387,7 +387,7 @@ def BaddbmmBackward0(n, g, b1, b2, beta, alpha):
 
 @r_formals("self, batch1, batch2, out_dtype, beta = 1, alpha = 1",
            method="batch1, batch2, beta = 1L, alpha = 1L")
-@op(samples=S.baddbmm, names="contract")
+@op(samples=S.baddbmm, names="contract", autocast="lower")
 def baddbmm(self: Tensor, batch1: Tensor, batch2: Tensor, beta: float = 1,
             alpha: float = 1, *, out_dtype: Any = None) -> Tensor:
     _out_dtype(out_dtype, "baddbmm")
@@ -403,7 +403,7 @@ def AddbmmBackward0(n, g, b1, b2, beta, alpha):
             (_scaled(_mT(b1).matmul(gb), alpha) if n.needs(2) else None))
 
 
-@op(samples=S.addbmm, names="contract")
+@op(samples=S.addbmm, names="contract", autocast="lower")
 def addbmm(self: Tensor, batch1: Tensor, batch2: Tensor, beta: float = 1,
            alpha: float = 1) -> Tensor:
     prod = bmm(batch1.detach(), batch2.detach()).data.sum(axis=0)
@@ -485,7 +485,7 @@ def TraceBackward0(n, g, shape):
     return (_diag_embed(g.unsqueeze(0).expand(builtins.min(shape)), shape),)
 
 
-@op(samples=S.trace, forward="linear", complex_half="addmm_impl_cpu_")
+@op(samples=S.trace, forward="linear", complex_half="addmm_impl_cpu_", autocast="fp32")
 def trace(self: Tensor) -> Tensor:
     if self.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
@@ -508,7 +508,7 @@ def _dims_pair(a: Tensor, b: Tensor, dims: Any) -> tuple:
 
 
 @op(samples=S.tensordot, method=False, dim_lists=("dims",), names="tensordot",
-    forward="multilinear")
+    forward="multilinear", autocast="lower")
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     """Contract dims of a with dims of b: permute and reshape to one matmul."""
     da, db = _dims_pair(a, b, dims)
@@ -577,7 +577,7 @@ def cross(self: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
 
 
 @op(function="linalg_multi_dot", method=False, torch_name="linalg.multi_dot",
-    samples=S.multi_dot, forward="multilinear")
+    samples=S.multi_dot, forward="multilinear", autocast="lower")
 def linalg_multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     tensors = list(tensors)
     if len(tensors) < 2:
@@ -598,7 +598,7 @@ def linalg_multi_dot(tensors: Sequence[Tensor]) -> Tensor:
 
 
 @r_formals("matrices")
-@op(method=False, samples=S.chain_matmul, forward="multilinear")
+@op(method=False, samples=S.chain_matmul, forward="multilinear", autocast="lower")
 def chain_matmul(matrices: Sequence[Tensor], *more: Tensor) -> Tensor:
     """R torch takes a list of matrices; PyTorch takes them one by one: both work."""
     matrices = [matrices, *more] if isinstance(matrices, Tensor) else list(matrices)
@@ -676,13 +676,13 @@ def _inv(A: Tensor, what: str) -> Tensor:
     return record(out, LinalgInvExBackward0, (A,), (OUTPUT,))
 
 
-@op(function="linalg_inv", method=False, torch_name="linalg.inv", samples=S.square)
+@op(function="linalg_inv", method=False, torch_name="linalg.inv", samples=S.square, autocast="fp32")
 def linalg_inv(A: Tensor) -> Tensor:
     return _inv(A, "linalg.inv")
 
 
 @op(function="linalg_inv_ex", method=False, torch_name="linalg.inv_ex", samples=S.square,
-    r_result_names=("inverse", "info"))
+    r_result_names=("inverse", "info"), autocast="fp32")
 def linalg_inv_ex(A: Tensor, check_errors: bool = False) -> tuple:
     """(inverse, info): info is 0 where the inverse exists (else the inverse is nan)."""
     _square_check(A, "linalg.inv_ex")
@@ -703,7 +703,7 @@ def linalg_inv_ex(A: Tensor, check_errors: bool = False) -> tuple:
     return wrap(inv.reshape(A.shape)), wrap(info.reshape(A.shape[:-2]))
 
 
-@op(samples=S.square)
+@op(samples=S.square, autocast="fp32")
 def inverse(self: Tensor) -> Tensor:
     return _inv(self, "inverse")
 
@@ -738,7 +738,7 @@ def LinalgSolveExBackward0(n, g, A, X, left, vector):
 
 
 @r_formals("A, B")
-@op(function="linalg_solve", method=False, torch_name="linalg.solve", samples=S.solve)
+@op(function="linalg_solve", method=False, torch_name="linalg.solve", samples=S.solve, autocast="fp32")
 def linalg_solve(A: Tensor, B: Tensor, left: bool = True) -> Tensor:
     _square_check(A, "linalg.solve")
     if A.data.dtype is not B.data.dtype:
@@ -813,7 +813,7 @@ def TriangularSolveBackward0(n, grads, B, A, X, upper, transpose, unitriangular)
     return (gB if n.needs(0) else None), gA
 
 
-@op(samples=S.triangular_solve)
+@op(samples=S.triangular_solve, autocast="fp32")
 def triangular_solve(self: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
                      unitriangular: bool = False) -> tuple:
     """(solution, a copy of A): the older form of linalg_solve_triangular."""
@@ -854,7 +854,7 @@ def _cholesky(A: Tensor, upper: bool, what: str, name: str = "LinalgCholeskyExBa
 
 
 @r_formals("A")
-@op(function="linalg_cholesky", method=False, torch_name="linalg.cholesky", samples=S.spd)
+@op(function="linalg_cholesky", method=False, torch_name="linalg.cholesky", samples=S.spd, autocast="fp32")
 def linalg_cholesky(A: Tensor, upper: bool = False) -> Tensor:
     return _cholesky(A, upper, "linalg.cholesky")
 
@@ -862,7 +862,7 @@ def linalg_cholesky(A: Tensor, upper: bool = False) -> Tensor:
 @r_formals("A, check_errors = FALSE")
 @op(function="linalg_cholesky_ex", method=False, torch_name="linalg.cholesky_ex",
     r_result_names=("L", "info"),
-    samples=S.spd)
+    samples=S.spd, autocast="fp32")
 def linalg_cholesky_ex(A: Tensor, check_errors: bool = False, upper: bool = False) -> tuple:
     """(L, info): info is 0 where the factorization succeeded, else the 1-based
     column where it stopped, L then as LAPACK's potrf leaves it."""
@@ -898,7 +898,7 @@ def _potf2_lower(a: np.ndarray) -> int:
     return 0
 
 
-@op(samples=S.spd)
+@op(samples=S.spd, autocast="fp32")
 def cholesky(self: Tensor, upper: bool = False) -> Tensor:
     return _cholesky(self, upper, "cholesky", "CholeskyBackward0")
 
@@ -914,7 +914,7 @@ def CholeskySolveBackward0(n, g, B, L, X, upper):
     return (gB if n.needs(0) else None), gL
 
 
-@op(samples=S.cholesky_solve)
+@op(samples=S.cholesky_solve, autocast="fp32")
 def cholesky_solve(self: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
     """Solve A X = B (self) given A's Cholesky factor (input2)."""
     L = input2.data
@@ -931,7 +931,7 @@ def CholeskyInverseBackward0(n, g, L, inv, upper):
     return (-(L.matmul(common)) if upper else -(common.matmul(L)),)
 
 
-@op(samples=S.cholesky_factor)
+@op(samples=S.cholesky_factor, autocast="fp32")
 def cholesky_inverse(self: Tensor, upper: bool = False) -> Tensor:
     """The inverse of A from its Cholesky factor."""
     L = np.swapaxes(self.data, -1, -2) if upper else self.data
@@ -967,7 +967,7 @@ def LinalgQrBackward0(n, grads, A, Q, R, mode):
     # X R^{-T}
     return (linalg_solve_triangular(_mT(R), X, upper=False, left=False),)
 
-@op(function="linalg_qr", method=False, torch_name="linalg.qr", samples=S.qr)
+@op(function="linalg_qr", method=False, torch_name="linalg.qr", samples=S.qr, autocast="fp32")
 def linalg_qr(A: Tensor, mode: str = "reduced") -> tuple:
     _matrix_check(A, "linalg.qr")
     if mode not in ("reduced", "complete", "r"):
@@ -989,7 +989,7 @@ def linalg_qr(A: Tensor, mode: str = "reduced") -> tuple:
                         (A,), (A, Output(0), Output(1), mode))
 
 
-@op(samples=S.qr)
+@op(samples=S.qr, autocast="fp32")
 def qr(self: Tensor, some: bool = True) -> tuple:
     return linalg_qr(self, "reduced" if some else "complete")
 
@@ -1027,7 +1027,7 @@ def LinalgSvdBackward0(n, grads, A, U, S, Vh, full):
             tail = tail + (U * Sinv.unsqueeze(-2)).matmul(_mT(proj))
     return (U.matmul(inner).matmul(Vh) + tail,)
 
-@op(function="linalg_svd", method=False, torch_name="linalg.svd", samples=S.svd)
+@op(function="linalg_svd", method=False, torch_name="linalg.svd", samples=S.svd, autocast="fp32")
 def linalg_svd(A: Tensor, full_matrices: bool = True) -> tuple:
     _matrix_check(A, "linalg.svd")
     u, s, vh = _lapack("linalg.svd", lambda a: np.linalg.svd(a, full_matrices=full_matrices),
@@ -1038,7 +1038,7 @@ def linalg_svd(A: Tensor, full_matrices: bool = True) -> tuple:
                         (A, Output(0), Output(1), Output(2), bool(full_matrices)))
 
 
-@op(function="linalg_svdvals", method=False, torch_name="linalg.svdvals", samples=S.svd)
+@op(function="linalg_svdvals", method=False, torch_name="linalg.svdvals", samples=S.svd, autocast="fp32")
 def linalg_svdvals(A: Tensor) -> Tensor:
     _matrix_check(A, "linalg.svdvals")
     if not needs_grad(A):
@@ -1048,7 +1048,7 @@ def linalg_svdvals(A: Tensor) -> Tensor:
     return linalg_svd(A, full_matrices=False)[1]
 
 
-@op(samples=S.svd)
+@op(samples=S.svd, autocast="fp32")
 def svd(self: Tensor, some: bool = True, compute_uv: bool = True) -> tuple:
     """(U, S, V) with V, not V^T (the older form of linalg_svd)."""
     U, S_, Vh = linalg_svd(self, full_matrices=not some)
@@ -1075,7 +1075,7 @@ def _uplo(UPLO: str) -> str:
     return UPLO
 
 
-@op(function="linalg_eigh", method=False, torch_name="linalg.eigh", samples=S.symmetric)
+@op(function="linalg_eigh", method=False, torch_name="linalg.eigh", samples=S.symmetric, autocast="fp32")
 def linalg_eigh(A: Tensor, UPLO: str = "L") -> tuple:
     _square_check(A, "linalg.eigh")
     w, v = np.linalg.eigh(A.data, UPLO=_uplo(UPLO))
@@ -1085,7 +1085,7 @@ def linalg_eigh(A: Tensor, UPLO: str = "L") -> tuple:
 
 
 @op(function="linalg_eigvalsh", method=False, torch_name="linalg.eigvalsh",
-    samples=S.symmetric)
+    samples=S.symmetric, autocast="fp32")
 def linalg_eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     _square_check(A, "linalg.eigvalsh")
     if not needs_grad(A):
@@ -1260,7 +1260,7 @@ op("linalg_norm_aten", function="torch_linalg_norm", method=False, torch_name="l
    dims=("dim",), samples=S.linalg_norm)(linalg_norm)
 
 
-@op(function="linalg_cond", method=False, torch_name="linalg.cond", samples=S.cond)
+@op(function="linalg_cond", method=False, torch_name="linalg.cond", samples=S.cond, autocast="fp32")
 def linalg_cond(A: Tensor, p: Any = None) -> Tensor:
     p = _ord(p)
     _matrix_check(A, "linalg.cond")
@@ -1328,14 +1328,14 @@ def linalg_pinv(A: Tensor, rcond: Any = None, hermitian: bool = False, atol: Any
     return record(P.astype(dt, copy=False), LinalgPinvBackward0, (A,), (A, OUTPUT))
 
 
-@op(samples=S.pinv)
+@op(samples=S.pinv, autocast="fp32")
 def pinverse(self: Tensor, rcond: float = 1e-15) -> Tensor:
     return linalg_pinv(self, rtol=rcond)
 
 
 @r_formals("A, ..., atol = NULL, rtol = NULL, tol = NULL, hermitian = FALSE")
 @op(function="linalg_matrix_rank", method=False, torch_name="linalg.matrix_rank",
-    samples=S.matrix_rank, differentiable=False)
+    samples=S.matrix_rank, differentiable=False, autocast="fp32")
 def linalg_matrix_rank(A: Tensor, atol: Any = None, rtol: Any = None, tol: Any = None,
                        hermitian: bool = False) -> Tensor:
     _matrix_check(A, "linalg.matrix_rank")
@@ -1367,7 +1367,7 @@ def LinalgLstsqBackward0(n, grads, A, B, X):
     return gA, (gB if n.needs(1) else None)
 @r_formals("A, B, rcond = NULL, ..., driver = NULL")
 @op(function="linalg_lstsq", method=False, torch_name="linalg.lstsq", samples=S.lstsq,
-    r_result_names=("solution", "residuals", "rank", "singular_values"))
+    r_result_names=("solution", "residuals", "rank", "singular_values"), autocast="fp32")
 def linalg_lstsq(A: Tensor, B: Tensor, rcond: Any = None, driver: Any = None) -> tuple:
     """(solution, residuals, rank, singular_values), as PyTorch's default CPU driver
     (gelsy) fills them: residuals and singular values empty, rank given."""
@@ -1476,7 +1476,7 @@ def matrix_power(self: Tensor, n: int) -> Tensor:
 # Tensor inverses and solves
 
 @op(function="linalg_tensorinv", method=False, torch_name="linalg.tensorinv", dims=("ind",),
-    samples=S.tensorinv)
+    samples=S.tensorinv, autocast="fp32")
 def linalg_tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     ind = _whole(ind, "ind")
     if ind <= 0:
@@ -1496,7 +1496,7 @@ def linalg_tensorinv(A: Tensor, ind: int = 2) -> Tensor:
 
 
 @op(function="linalg_tensorsolve", method=False, torch_name="linalg.tensorsolve",
-    dims=("dims",), samples=S.tensorsolve)
+    dims=("dims",), samples=S.tensorsolve, autocast="fp32")
 def linalg_tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
     if dims is not None:
         ds = [dims] if isinstance(dims, (int, np.integer)) else list(dims)
@@ -1538,7 +1538,7 @@ def _householder(h: np.ndarray, tau: np.ndarray) -> np.ndarray:
     return Q
 
 
-@op(samples=S.geqrf, differentiable=False)
+@op(samples=S.geqrf, differentiable=False, autocast="fp32")
 def geqrf(self: Tensor) -> tuple:
     """(a, tau) of LAPACK's geqrf (the input of linalg_householder_product)."""
     _matrix_check(self, "geqrf")
@@ -1548,7 +1548,7 @@ def geqrf(self: Tensor) -> tuple:
 
 
 @op(function="linalg_householder_product", method=False,
-    torch_name="linalg.householder_product", samples=S.householder, differentiable=False)
+    torch_name="linalg.householder_product", samples=S.householder, differentiable=False, autocast="fp32")
 def linalg_householder_product(A: Tensor, tau: Tensor) -> Tensor:
     """Q from geqrf's Householder reflectors (linalg_qr computes its Q the same way)."""
     _matrix_check(A, "linalg.householder_product")
@@ -1559,12 +1559,12 @@ def linalg_householder_product(A: Tensor, tau: Tensor) -> Tensor:
     return wrap(_householder(A.data, tau.data).astype(A.data.dtype))
 
 
-@op(samples=S.householder, differentiable=False)
+@op(samples=S.householder, differentiable=False, autocast="fp32")
 def orgqr(self: Tensor, input2: Tensor) -> Tensor:
     return linalg_householder_product(self, input2)
 
 
-@op(samples=S.ormqr, differentiable=False)
+@op(samples=S.ormqr, differentiable=False, autocast="fp32")
 def ormqr(self: Tensor, input2: Tensor, input3: Tensor, left: bool = True,
           transpose: bool = False) -> Tensor:
     """`input3` multiplied by Q (geqrf's reflectors `self`, `input2` their taus),
@@ -1686,7 +1686,7 @@ def _einsum_align(t: Tensor, s: str, letters: str) -> Tensor:
 
 
 @r_formals("equation, tensors, path = NULL")
-@op(method=False, samples=S.einsum, forward="multilinear")
+@op(method=False, samples=S.einsum, forward="multilinear", autocast="lower")
 def einsum(equation: str, tensors: Sequence[Tensor], *more: Tensor, path: Any = None) -> Tensor:
     """Einstein summation: R torch passes a list of tensors, PyTorch them one by one."""
     ops = [tensors, *more] if isinstance(tensors, Tensor) else list(tensors) + list(more)
@@ -1886,7 +1886,7 @@ def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, left: bool = True,
                   (LU, pivots.data, B, OUTPUT, bool(left), bool(adjoint)))
 
 
-@op(samples=S.lu_solve_old)
+@op(samples=S.lu_solve_old, autocast="fp32")
 def lu_solve(self: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
     """The older argument order: the right-hand side first."""
     return linalg_lu_solve(LU_data, LU_pivots, self)
@@ -1943,7 +1943,7 @@ def _complex_dtype(dt: np.dtype) -> np.dtype:
 # loss ill-defined, and PyTorch refuses it; the derivative is checked with
 # phase-invariant losses in tests/test_linalg_ops.py)
 @op(function="linalg_eig", method=False, torch_name="linalg.eig", samples=S.eig,
-    differentiable=False)
+    differentiable=False, autocast="fp32")
 def linalg_eig(A: Tensor) -> tuple:
     """(eigenvalues, eigenvectors), complex (eigenvectors of unit norm, as LAPACK's geev)."""
     if A.data.dtype.kind not in "fc":
@@ -1957,7 +1957,7 @@ def linalg_eig(A: Tensor) -> tuple:
                         (A, Output(0), Output(1)))
 
 
-@op(function="linalg_eigvals", method=False, torch_name="linalg.eigvals", samples=S.eig)
+@op(function="linalg_eigvals", method=False, torch_name="linalg.eigvals", samples=S.eig, autocast="fp32")
 def linalg_eigvals(A: Tensor) -> Tensor:
     if not needs_grad(A):
         if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
@@ -2084,7 +2084,7 @@ def _euclidean_dist(x1: Tensor, x2: Tensor) -> Tensor:
     return record(out, EuclideanDistBackward0, (x1, x2), (x1, x2, OUTPUT))
 
 
-@op(method=False, samples=S.cdist, second_order=False)
+@op(method=False, samples=S.cdist, second_order=False, autocast="fp32")
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: Any = None) -> Tensor:
     """Distances (..., r1, r2) between the rows of x1 (..., r1, m) and x2 (..., r2, m)."""
     if x1.ndim < 2 or x2.ndim < 2:

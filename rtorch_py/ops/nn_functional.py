@@ -153,7 +153,7 @@ def _check_kernel_fits(sizes: tuple, kernel: tuple, padding: tuple, dilation: tu
             "than actual input size")
 
 
-@op(samples=S.convolution, method=False)
+@op(samples=S.convolution, method=False, autocast="lower")
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,
                 dilation: Any, transposed: bool, output_padding: Any, groups: int) -> Tensor:
     """N-d convolution (`transposed`: its transpose), input (N, C, *S)."""
@@ -294,7 +294,7 @@ def _conv_nd(nd: int, transposed: bool):
 for _nd in (1, 2, 3):
     for _tr in (False, True):
         _f = _conv_nd(_nd, _tr)
-        op(_f.__name__, method=False, samples=getattr(S, _f.__name__),
+        op(_f.__name__, method=False, samples=getattr(S, _f.__name__), autocast="lower",
            mobile=None if _tr else f"input, weight, bias=None, stride: int[{_nd}]=1, "
                                    f"padding: int[{_nd}]=0, dilation: int[{_nd}]=1, groups=1"
            )(_f)
@@ -411,7 +411,8 @@ def _adaptive_avg_family(nd: int) -> None:
     op(pool_backward.__name__, method=False, samples=getattr(S, pool_backward.__name__[1:]),
        torch_name="ops.aten." + pool_backward.__name__)(pool_backward)
     op(avg.__name__, method=False, samples=samples, torch_name="_C._nn." + avg.__name__,
-       mobile=f"self, output_size: int[{nd}]" if nd == 2 else None)(avg)
+       mobile=f"self, output_size: int[{nd}]" if nd == 2 else None,
+       autocast="fp32" if nd == 3 else None)(avg)
 
 
 @op(method=False, samples=S.adaptive_avg_pool1d, torch_name="adaptive_avg_pool1d")
@@ -674,7 +675,7 @@ def MultiMarginLossBackward0(n, g, x, tgt, p, margin, wrow, reduction):
 
 
 @op(method=False, indices=("target",), samples=S.multi_margin_loss,
-    torch_name="_C._nn.multi_margin_loss", second_order=False)
+    torch_name="_C._nn.multi_margin_loss", second_order=False, autocast="fp32")
 def multi_margin_loss(self: Tensor, target: Tensor, p: int = 1, margin: float = 1,
                       weight: Tensor | None = None, reduction: Any = "mean") -> Tensor:
     """The multi-class hinge loss: for each sample, the mean over the classes
@@ -785,7 +786,7 @@ def _flash_shaped(q: Tensor, k: Tensor, v: Tensor, mask: Any, dropout_p: float) 
 
 
 @op(method=False, samples=S.scaled_dot_product_attention, second_order=False,
-    torch_name="nn.functional.scaled_dot_product_attention")
+    torch_name="nn.functional.scaled_dot_product_attention", autocast="lower")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
@@ -863,7 +864,7 @@ def BinaryCrossEntropyWithLogitsBackward0(n, g, x, t, weight, pos_weight, reduct
 
 
 @op(function=False, method=False, samples=S.bce_with_logits,
-    torch_name="nn.functional.binary_cross_entropy_with_logits")
+    torch_name="nn.functional.binary_cross_entropy_with_logits", autocast="fp32")
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      pos_weight: Tensor | None = None,
                                      reduction: str = "mean") -> Tensor:

@@ -60,7 +60,7 @@ def _sub_jvp(p: dict, t: dict, result: Tensor) -> Any:
 @op(operators=("__add__", "__radd__"), r_operators=("+",), samples=S.add_sub, names="unify",
     forward=_add_jvp, complex_half=True, onnx="Add",
     mobile={"Tensor": "self, other: Tensor, *, alpha=1", "Scalar": "self, other: Scalar, alpha=1"})
-def add(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
+def add(self: Tensor, other: Tensor | float, alpha: float = 1) -> Tensor:
     if type(self) is Tensor and alpha == 1:
         c = _number(other, self.data)
         if c is not None:  # tensor + number (the fast path)
@@ -87,7 +87,7 @@ def SubBackward0(n, g, alpha):
 @op(operators=("__sub__",), r_operators=("-",), samples=S.add_sub, names="unify",
     forward=_sub_jvp, complex_half=True, onnx="Sub",
     mobile={"Tensor": "self, other: Tensor, *, alpha=1", "Scalar": "self, other: Scalar, alpha=1"})
-def sub(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
+def sub(self: Tensor, other: Tensor | float, alpha: float = 1) -> Tensor:
     if type(self) is Tensor and alpha == 1:
         c = _number(other, self.data)
         if c is not None:  # tensor - number (the fast path)
@@ -109,7 +109,7 @@ def sub(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
 
 @op(method=False, operators=("__rsub__",), samples=S.tensor_number, names="unify",
     complex_half=True)
-def rsub(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
+def rsub(self: Tensor, other: Tensor | float, alpha: float = 1) -> Tensor:
     """other - alpha * self, self the tensor (for `2 - x`)."""
     try:
         out = np.subtract(_data(other), _data(self) if alpha == 1 else _data(self) * alpha)
@@ -139,7 +139,7 @@ def MulBackward0(n, g, a, b):
 @op(operators=("__mul__", "__rmul__"), r_operators=("*",), samples=S.binary_arith, names="unify",
     forward="multilinear", complex_half=True, onnx="Mul",
     mobile={"Tensor": "self, other: Tensor", "Scalar": "self, other: Scalar"})
-def mul(self: Tensor, other: Any) -> Tensor:
+def mul(self: Tensor, other: Tensor | float) -> Tensor:
     if type(self) is Tensor:
         c = _number(other, self.data)
         if c is not None:  # tensor * number (the fast path)
@@ -188,7 +188,7 @@ def _div_jvp(p: dict, t: dict, result: Tensor) -> Any:
 @op(operators=("__truediv__",), r_operators={"/": {}, "%/%": {"rounding_mode": "trunc"}},
     samples=S.binary_div, names="unify", forward=_div_jvp, complex_half="div_cpu", onnx="Div",
     mobile={"Tensor": "self, other: Tensor", "Scalar": "self, other: Scalar"})
-def div(self: Tensor, other: Any, rounding_mode: str | None = None) -> Tensor:
+def div(self: Tensor, other: Tensor | float, rounding_mode: str | None = None) -> Tensor:
     if type(self) is Tensor and rounding_mode is None:
         c = _number(other, self.data)
         if c is not None:  # tensor / number (the fast path)
@@ -234,7 +234,7 @@ def RemainderBackward1(n, g, a, b):
 
 
 @op(operators=("__mod__",), samples=S.binary_div, names="unify", onnx="Mod")
-def remainder(self: Any, other: Any) -> Tensor:
+def remainder(self: Tensor | float, other: Tensor | float) -> Tensor:
     """a - floor(a / b) * b: the result has the sign of b (R's `%%`, Python's `%`)."""
     _no_integer_zero_division(_data(self), _data(other), "remainder")
     try:
@@ -247,24 +247,24 @@ def remainder(self: Any, other: Any) -> Tensor:
 
 
 @op(operators=("__floordiv__",), samples=S.binary_div, differentiable=False, names="unify")
-def floor_divide(self: Tensor, other: Any) -> Tensor:
+def floor_divide(self: Tensor, other: Tensor | float) -> Tensor:
     """floor(a / b), not differentiable (R's `%/%`, Python's `//`)."""
     return div(self, other, rounding_mode="floor")
 
 
 # Reflected Python operators (`2 / x`, `2 % x`, `2 // x`): the number comes first.
 @op(function=False, method=False, operators=("__rtruediv__",), names="unify")
-def rdiv(self: Tensor, other: Any) -> Tensor:
+def rdiv(self: Tensor, other: Tensor | float) -> Tensor:
     return div(other, self)
 
 
 @op(function=False, method=False, operators=("__rmod__",), names="unify")
-def rremainder(self: Tensor, other: Any) -> Tensor:
+def rremainder(self: Tensor, other: Tensor | float) -> Tensor:
     return remainder(other, self)
 
 
 @op(function=False, method=False, operators=("__rfloordiv__",), names="unify")
-def rfloor_divide(self: Tensor, other: Any) -> Tensor:
+def rfloor_divide(self: Tensor, other: Tensor | float) -> Tensor:
     return floor_divide(other, self)
 
 
@@ -280,7 +280,7 @@ def FmodBackward1(n, g, a, b):
 
 
 @op(r_operators=("%%",), samples=S.binary_div, names="unify", onnx=False)
-def fmod(self: Tensor, other: Any) -> Tensor:
+def fmod(self: Tensor, other: Tensor | float) -> Tensor:
     """self - trunc(self / other) * other: the result has the sign of self (C's fmod,
     R torch's `%%`)."""
     _no_integer_zero_division(_data(self), _data(other), "fmod")
@@ -319,7 +319,7 @@ def PowBackward2(n, g, base, b, result):
 
 @op(operators=("__pow__",), r_operators=("^",), samples=S.binary_pow, names="unify", onnx="Pow",
     mobile={"Tensor_Tensor": "self, exponent: Tensor", "Tensor_Scalar": "self, exponent: Scalar"})
-def pow(self: Any, exponent: Any) -> Tensor:
+def pow(self: Tensor | float, exponent: Tensor | float) -> Tensor:
     if isinstance(self, Tensor) and not isinstance(exponent, Tensor):
         try:
             out = np.power(self.data, exponent)
@@ -716,11 +716,11 @@ def square(self: Tensor) -> Tensor:
 # Comparisons and logic (bool results, not differentiable)
 
 def _compare(ufunc: Callable, name: str, self_type: str = "Tensor",
-             other_type: str = "Any") -> Callable:
+             other_type: str = "Tensor | float") -> Callable:
     """A comparison, logical or bitwise op; `self_type`, `other_type`: its operands' declared
     types (a comparison's second takes a number too, a logical op's a tensor only;
     a bitwise op's first a number too)."""
-    def compare(self: Tensor, other: Any) -> Tensor:
+    def compare(self: Tensor, other: Tensor | float) -> Tensor:
         try:
             return wrap(np.asanyarray(ufunc(_data(self), _data(other))))  # (meta stays)
         except ValueError:
@@ -752,8 +752,8 @@ logical_and = op(r_operators=("&",), **_logic, onnx="And")(
     _compare(np.logical_and, "logical_and", other_type="Tensor"))
 logical_or = op(r_operators=("|",), **_logic, onnx="Or")(
     _compare(np.logical_or, "logical_or", other_type="Tensor"))
-bitwise_and = op(**_logic)(_compare(np.bitwise_and, "bitwise_and", self_type="Any"))
-bitwise_or = op(**_logic)(_compare(np.bitwise_or, "bitwise_or", self_type="Any"))
+bitwise_and = op(**_logic)(_compare(np.bitwise_and, "bitwise_and", self_type="Tensor | float"))
+bitwise_or = op(**_logic)(_compare(np.bitwise_or, "bitwise_or", self_type="Tensor | float"))
 
 
 @op(r_operators=("!",), samples=S.logical_unary, differentiable=False, names="keep", onnx="Not")
@@ -801,7 +801,7 @@ def _inplace_binary(x: Tensor, other: Any, ufunc: Callable, fn: Callable, saved:
 
 
 @op(operators=("__iadd__",), function=False, complex_half=True)
-def add_(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
+def add_(self: Tensor, other: Tensor | float, alpha: float = 1) -> Tensor:
     other = other if alpha == 1 else (other * alpha)
     if is_number(other):
         return _inplace_binary(self, other, np.add, AddBackward1, (), "add_")
@@ -809,7 +809,7 @@ def add_(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
 
 
 @op(operators=("__isub__",), function=False, complex_half=True)
-def sub_(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
+def sub_(self: Tensor, other: Tensor | float, alpha: float = 1) -> Tensor:
     other = other if alpha == 1 else (other * alpha)
     if is_number(other):
         return _inplace_binary(self, other, np.subtract, AddBackward1, (), "sub_",
@@ -818,7 +818,7 @@ def sub_(self: Tensor, other: Any, alpha: float = 1) -> Tensor:
 
 
 @op(operators=("__imul__",), function=False, complex_half=True)
-def mul_(self: Tensor, other: Any) -> Tensor:
+def mul_(self: Tensor, other: Tensor | float) -> Tensor:
     if is_number(other):
         return _inplace_binary(self, other, np.multiply, MulBackward1, (other,), "mul_")
     o = other if isinstance(other, Tensor) else None
@@ -828,7 +828,7 @@ def mul_(self: Tensor, other: Any) -> Tensor:
 
 
 @op(operators=("__itruediv__",), function=False, complex_half="div_cpu")
-def div_(self: Tensor, other: Any, rounding_mode: str | None = None) -> Tensor:
+def div_(self: Tensor, other: Tensor | float, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode is not None:
         return _div_rounded_(self, other, rounding_mode=rounding_mode)
     o = other if isinstance(other, Tensor) else None
@@ -1143,7 +1143,7 @@ def PolygammaBackward0(n, g, k, x):
     return (None, g * polygamma(k + 1, x))
 
 
-def polygamma(n: Any, input: Any) -> Tensor:
+def polygamma(n: Any, input: Tensor | float) -> Tensor:
     """The n-th derivative of digamma. R torch and PyTorch call the function as
     polygamma(n, x) and the method as x$polygamma(n): the tensor may come first."""
     if isinstance(n, Tensor) and not isinstance(input, Tensor):
@@ -1301,7 +1301,7 @@ def XlogyBackward2(n, g, a, b):
     return where(a.eq(0), 0.0, g * (-np.inf if b == 0 else np.nan)), None
 
 
-def xlogy(self: Any, other: Any) -> Tensor:
+def xlogy(self: Tensor | float, other: Tensor | float) -> Tensor:
     """self * log(other), 0 where self is 0 (unless other is NaN)."""
     def compute(a, b):
         return np.where((a == 0) & ~np.isnan(b), 0.0, a * np.log(b))
@@ -1323,7 +1323,7 @@ def CopysignBackward0(n, g, a, result):
     return (g * ratio if n.needs(0) else None), (g * 0 if n.needs(1) else None)
 
 
-def copysign(self: Tensor, other: Any) -> Tensor:
+def copysign(self: Tensor, other: Tensor | float) -> Tensor:
     """|self| with the sign of other (-0.0 counts as negative)."""
     out = _floating_binary(self, other, np.copysign, "copysign")
     return record(out, CopysignBackward0, (_t(self), _t(other)), (self, OUTPUT),
@@ -1333,7 +1333,7 @@ def copysign(self: Tensor, other: Any) -> Tensor:
 _declare(copysign, names="unify", samples=S.copysign)
 
 
-def float_power(self: Any, exponent: Any) -> Tensor:
+def float_power(self: Tensor | float, exponent: Tensor | float) -> Tensor:
     """pow in float64, whatever the operands' dtypes."""
     f64 = lambda v: v.double() if isinstance(v, Tensor) else float(v)  # noqa: E731
     return pow(f64(self), f64(exponent))
@@ -1342,7 +1342,7 @@ def float_power(self: Any, exponent: Any) -> Tensor:
 _declare(float_power, names="unify", samples=S.binary_pow)
 
 
-def true_divide(self: Tensor, other: Any) -> Tensor:
+def true_divide(self: Tensor, other: Tensor | float) -> Tensor:
     return div(self, other)
 
 
@@ -1367,7 +1367,7 @@ def LerpBackward1(n, g, a, end, weight):
             (g * (end - a) if n.needs(2) else None))
 
 
-def lerp(self: Tensor, end: Tensor, weight: Any) -> Tensor:
+def lerp(self: Tensor, end: Tensor, weight: Tensor | float) -> Tensor:
     """self + weight * (end - self)."""
     da, de = _data(self), _data(end)
     try:
@@ -1537,7 +1537,7 @@ def heaviside(self: Tensor, values: Tensor) -> Tensor:
 _nd = dict(differentiable=False)
 _declare(nextafter, names="unify", samples=S.binary_float, **_nd)
 _declare(heaviside, names="unify", samples=S.heaviside, **_nd)
-bitwise_xor = op(**_logic)(_compare(np.bitwise_xor, "bitwise_xor", self_type="Any"))
+bitwise_xor = op(**_logic)(_compare(np.bitwise_xor, "bitwise_xor", self_type="Tensor | float"))
 logical_xor = op(**_logic)(_compare(np.logical_xor, "logical_xor", other_type="Tensor"))
 for _fn in (bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor):
     op(_fn.__name__ + "_", function=False,
@@ -1545,7 +1545,7 @@ for _fn in (bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logic
 
 
 def _shift(ufunc: Callable, name: str) -> Callable:
-    def shift(self: Any, other: Any) -> Tensor:
+    def shift(self: Tensor | float, other: Tensor | float) -> Tensor:
         da, db = _data(self), _data(other)
         for d in (da, db):
             if np.asarray(d).dtype.kind not in "iu":
@@ -1633,7 +1633,7 @@ def _inplace_compare(fn: Callable) -> Callable:
     tensor)."""
     write = _inplace(fn, fn.__name__ + "_")
 
-    def compare_(self: Tensor, other: Any) -> Tensor:
+    def compare_(self: Tensor, other: Tensor | float) -> Tensor:
         write(self, other)
         if needs_grad(self):
             name = f"{fn.__name__.capitalize()}Backward{int(isinstance(other, Tensor))}"

@@ -156,7 +156,7 @@ def ProdBackward1(n, g, x, result, dim, keepdim):
 
 
 @op(dims=("dim",), r_summary=("prod",), samples=S.prod, names="reduce",
-    complex_half="prod_out_cpu")
+    complex_half="prod_out_cpu", autocast="fp32")
 def prod(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     d = self.data
     if dtype is not None:

@@ -8,18 +8,49 @@ and group generics: in `r`, read by rtorch_py.r alone), which
 arguments are dimensions or positions (0-based in Python, 1-based in R: the R
 translation is generated from this), its name-inference rule, its
 implementations for other layouts, what the layers above need to know of it
-(ComplexHalf policy, ONNX operator, TorchScript and lite-interpreter schemas), and
-its sample inputs for the generated tests. From the registry come the `torch_*`
+(ComplexHalf policy, autocast policy, ONNX operator, TorchScript and
+lite-interpreter schemas), and its sample inputs for the generated tests. From the registry come the `torch_*`
 functions of `rtorch_py`, the Tensor methods and operators (the public face
 assembles them), and the R bridge's tables (`rtorch_py.r.tables`).
 
 The function's own signature is the op's signature, with R torch's argument
-names and PyTorch's (0-based) defaults.
+names and PyTorch's (0-based) defaults; its annotations say which arguments are
+tensors (`argument_kind`), for dispatch and the R binder alike.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
+
+# An argument's kind by its annotation (as written: the package's modules use
+# `from __future__ import annotations`): a tensor, a list of tensors, a Scalar.
+# Any other annotation is no kind (the value is passed on as given).
+KINDS = {"Tensor": "tensor", "Tensor | None": "tensor", "Sequence[Tensor]": "tensors",
+         "float": "scalar", "float | None": "scalar", "Scalar": "scalar"}
+
+
+def _text(annotation: Any) -> str:
+    return annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+
+
+def argument_kind(annotation: Any) -> str | None:
+    """An argument's kind as its annotation declares it: "tensor", "tensors",
+    "scalar", or None."""
+    return KINDS.get(_text(annotation))
+
+
+def takes_tensors(annotation: Any) -> bool:
+    """Whether an argument so annotated takes a tensor (maybe among other values,
+    `Tensor | float`) or a list of tensors."""
+    text = _text(annotation)
+    return KINDS.get(text) in ("tensor", "tensors") or "Tensor" in text.split(" | ")
+
+
+def tensor_parameters(fn: Callable) -> tuple[str, ...]:
+    """The names of fn's parameters that take tensors (its operands), by their annotations."""
+    return tuple(p.name for p in inspect.signature(fn).parameters.values()
+                 if takes_tensors(p.annotation))
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,6 +111,10 @@ class OpSpec:
                                      # tried in order; `p: Tensor` / `p: Scalar` picks the
                                      # overload by p's kind, `p: int[2]` repeats a single int
     torchscript: bool = True         # False: PyTorch can't load its TorchScript form
+    autocast: str | None = None      # under autocast (ops/dispatch.py), what its floating
+                                     # operands are cast to first: "lower" (the autocast
+                                     # dtype), "fp32" (float32), "promote" (the widest
+                                     # operand's); None: left alone (libtorch's CPU lists)
 
 
 REGISTRY: dict[str, OpSpec] = {}

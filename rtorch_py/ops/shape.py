@@ -267,7 +267,7 @@ def CatBackward0(n, g, dim, sizes):
 
 
 @op(method=False, dims=("dim",), samples=S.cat, names="cat", forward="linear", complex_half=True,
-    mobile="tensors, dim=0")
+    mobile="tensors, dim=0", autocast="promote")
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = _tensor_list(tensors, "cat")
     if not tensors:
@@ -311,7 +311,7 @@ def StackBackward0(n, g, dim, count):
     return tuple(select(g, dim, i) if n.needs(i) else None for i in range(count))
 
 
-@op(method=False, new_dims=("dim",), samples=S.stack, forward="linear", complex_half=True)
+@op(method=False, new_dims=("dim",), samples=S.stack, forward="linear", complex_half=True, autocast="promote")
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = _tensor_list(tensors, "stack")
     if not tensors:
@@ -740,18 +740,18 @@ def _each(tensors: Any, fn: Any) -> Any:
 
 
 @op(samples=S.atleast, forward="linear")
-def atleast_1d(self: Any) -> Any:
+def atleast_1d(self: Tensor | Sequence[Tensor]) -> Any:
     return _each(self, lambda t: reshape(t, (1,)) if t.ndim == 0 else t)
 
 
 @op(samples=S.atleast, forward="linear")
-def atleast_2d(self: Any) -> Any:
+def atleast_2d(self: Tensor | Sequence[Tensor]) -> Any:
     return _each(self, lambda t: reshape(t, (1, 1)) if t.ndim == 0 else
                  unsqueeze(t, 0) if t.ndim == 1 else t)
 
 
 @op(samples=S.atleast, forward="linear")
-def atleast_3d(self: Any) -> Any:
+def atleast_3d(self: Tensor | Sequence[Tensor]) -> Any:
     def three(t: Tensor) -> Tensor:
         if t.ndim == 0:
             return reshape(t, (1, 1, 1))

@@ -326,13 +326,13 @@ def _quantile(self: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str,
     return record(np.array(out), SqueezeBackward4, (self,), saved)
 
 
-@op(dims=("dim",), samples=S.quantile)
+@op(dims=("dim",), samples=S.quantile, autocast="fp32")
 def quantile(self: Tensor, q: Any, dim: Any = None, keepdim: bool = False,
              interpolation: str = "linear") -> Tensor:
     return _quantile(self, q, dim, keepdim, interpolation, False, "quantile")
 
 
-@op(dims=("dim",), samples=S.quantile)
+@op(dims=("dim",), samples=S.quantile, autocast="fp32")
 def nanquantile(self: Tensor, q: Any, dim: Any = None, keepdim: bool = False,
                 interpolation: str = "linear") -> Tensor:
     return _quantile(self, q, dim, keepdim, interpolation, True, "nanquantile")
@@ -497,7 +497,7 @@ def _values(x: Any) -> np.ndarray:
 
 
 @op(samples=S.bucketize, differentiable=False)
-def bucketize(self: Any, boundaries: Tensor, out_int32: bool = False,
+def bucketize(self: Tensor | float, boundaries: Tensor, out_int32: bool = False,
               right: bool = False) -> Tensor:
     """The bucket of each value among the sorted 1-d `boundaries`."""
     b = _values(boundaries)
@@ -507,7 +507,7 @@ def bucketize(self: Any, boundaries: Tensor, out_int32: bool = False,
 
 
 @op(samples=S.searchsorted, method=False, differentiable=False)
-def searchsorted(sorted_sequence: Tensor, self: Any, out_int32: bool = False,
+def searchsorted(sorted_sequence: Tensor, self: Tensor | float, out_int32: bool = False,
                  right: bool = False, side: str | None = None,
                  sorter: Tensor | None = None) -> Tensor:
     """Where each value would be inserted in the (last dim of the) sorted sequence."""

@@ -45,11 +45,12 @@ import numpy as np
 
 from ..engine import NEW_VERSION, bump_version, version_box
 from ..formals import r_formals
+from ..modes import LAYOUT, switch_on
 from ..printing import format_sparse as _format_coo
 from ..printing import format_tensor
 from ..tensor import (Layout, Tensor, _dim, as_dtype, bfloat16, float16, float32, int8, mkldnn,
                       sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr,
-                      special_tensors_exist, strided, uint8, wrap)
+                      strided, uint8, wrap)
 from .dispatch import implements, op, running_op
 from .indexing import IndexSelectBackward0, _index_add_into, index_select_args
 from .linalg import _NoDerivative
@@ -176,7 +177,7 @@ def _copy_parts(x: SparseTensor) -> SparseTensor:
 def _make(layout: Layout, size: tuple, values: np.ndarray, coalesced: bool = False,
           indices: np.ndarray | None = None, cidx: np.ndarray | None = None,
           pidx: np.ndarray | None = None) -> SparseTensor:
-    special_tensors_exist()  # (ops now look at their operands' layouts)
+    switch_on(LAYOUT)  # (ops now look at their operands' layouts)
     out = _new(SparseTensor)
     out._rg, out.grad_fn, out._version = False, None, NEW_VERSION
     if layout is not sparse_coo:

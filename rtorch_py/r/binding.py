@@ -24,19 +24,10 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ..function import NamedList
+from ..ops.registry import argument_kind
 from ..tensor import Tensor, wrap
 from . import matching, one_based
 from .convert import UNDEFINED, _r_tensor
-
-KINDS = {"Tensor": "tensor", "Tensor | None": "tensor", "Sequence[Tensor]": "tensors",
-         "float": "scalar", "float | None": "scalar", "Scalar": "scalar"}
-
-
-def kind(annotation: Any) -> str | None:
-    """An argument's kind as its annotation declares it (None: passed on as given)."""
-    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
-    return KINDS.get(text)
-
 
 # The R-only facts an op's declaration may give (`@op(r_math=("exp",))`: OpSpec.r),
 # with their defaults: R operators (with fixed arguments), Math and Summary group
@@ -204,7 +195,7 @@ def _plan(params: list, facts: RFacts) -> tuple[dict, dict]:
     steps: dict[str, Callable] = {}
     as_is: dict[str, frozenset] = {}
     for p in params:
-        counted, k = facts.counted.get(p.name), kind(p.annotation)
+        counted, k = facts.counted.get(p.name), argument_kind(p.annotation)
         if counted is not None and k == "tensor" and "label" in counted:
             # class labels given as an R vector: the tensor torch_tensor() makes, counted
             steps[p.name] = lambda v, n, count=COUNTED[counted], a=p.name: \
