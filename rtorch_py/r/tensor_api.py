@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import TENSOR_METHODS
 from ..formals import r_formals
 from .. import amp as _amp
 from .. import autograd as _ag
@@ -27,7 +28,7 @@ from ..contrib import contrib_sort_vertices
 from ..engine import Node, RemovableHandle, bump_version
 from ..function import NamedList
 from ..gradcheck import autograd_gradcheck as _gradcheck
-from ..ops.indexing import where_method
+from ..ops import methods as op_methods
 from ..ops.views import _check_inplace
 from ..printing import format_grad_fn
 from ..sparse import strided_only
@@ -484,10 +485,6 @@ def cuda(self: Tensor, device: Any = None, non_blocking: bool = False,
     return self.to(device="cuda" if device is None else device)
 
 
-def item(self: Tensor) -> Any:
-    return self.item()
-
-
 def backward(self: Tensor, gradient: Any = None, retain_graph: Any = None,
              create_graph: bool = False, inputs: Any = None, **kw: Any) -> None:
     if "keep_graph" in kw:
@@ -499,14 +496,6 @@ def backward(self: Tensor, gradient: Any = None, retain_graph: Any = None,
         gradient = None
     self.backward(gradient, retain_graph, bool(create_graph),
                   None if inputs is None else _list(inputs))
-
-
-def retain_grad(self: Tensor) -> None:
-    self.retain_grad()
-
-
-def retains_grad(self: Tensor) -> bool:
-    return self.retains_grad
 
 
 def is_inference(self: Tensor) -> bool:
@@ -530,36 +519,8 @@ def requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
     return self.requires_grad_(bool(requires_grad))
 
 
-def hook_remove(handle: RemovableHandle) -> None:
-    handle.remove()
-
-
-def detach(self: Tensor) -> Tensor:
-    return self.detach()
-
-
-def detach_(self: Tensor) -> Tensor:
-    return self.detach_()
-
-
-def numel(self: Tensor) -> int:
-    return self.numel()
-
-
-def dim(self: Tensor) -> int:
-    return self.ndim
-
-
-def is_floating_point(self: Tensor) -> bool:
-    return self.is_floating_point()
-
-
 def is_contiguous(self: Tensor) -> bool:
     return bool(self.data.flags.c_contiguous)
-
-
-def element_size(self: Tensor) -> int:
-    return self.element_size()
 
 
 # --------------------------------------------------------------------------
@@ -653,25 +614,28 @@ def set_grad_(self: Tensor, new_grad: Any) -> Tensor:
     return self
 
 
-METHODS: dict[str, Callable] = {
-    "size": size, "data": data, "set_grad_": set_grad_, "cpu": cpu, "cuda": cuda, "item": item,
-    "backward": backward, "retain_grad": retain_grad,
-    "register_hook": register_hook, "requires_grad_": requires_grad_, "detach": detach,
-    "detach_": detach_, "numel": numel, "dim": dim, "is_floating_point": is_floating_point,
-    "is_contiguous": is_contiguous, "element_size": element_size,
-    "is_complex": lambda self: self.is_complex(), "stride": stride,
-    "storage": lambda self: self.storage(), "data_ptr": data_ptr,
-    "_version": lambda self: self._version[0],  # (the in-place change counter)
-    "bernoulli": _cr.torch_bernoulli, "multinomial": torch_multinomial,
-    "where": where_method,
-    "retains_grad": retains_grad, "is_inference": is_inference, "output_nr": output_nr,
-    "dequantize": _q.dequantize, "int_repr": _q.int_repr, "q_scale": _q.q_scale,
-    "q_zero_point": _q.q_zero_point, "is_quantized": _q.is_quantized,
-    "q_per_channel_scales": _q.q_per_channel_scales,
-    "q_per_channel_zero_points": _q.q_per_channel_zero_points,
-    "q_per_channel_axis": _q.q_per_channel_axis, "qscheme": _q.qscheme,
-    **named.r_methods(),  # has_names, rename, rename_, refine_names, align_to
-}
+def _methods() -> dict[str, Callable]:
+    """R's tensor methods besides the ops' (tables.py): the Tensor methods declared in
+    rtorch_py.TENSOR_METHODS (a property R has no field of is a method in R:
+    `x$is_quantized()`), in R's form where it differs, and R torch's others."""
+    ops = op_methods()
+    declared = {k: m.fget if isinstance(m, property) else m
+                for k, m in TENSOR_METHODS.items()
+                if k not in ops and not (isinstance(m, property) and k in _GETTERS)}
+    as_is = ("item", "retain_grad", "detach", "detach_", "numel", "dim", "is_floating_point",
+             "element_size", "is_complex", "storage")
+    return {**declared, **{k: getattr(Tensor, k) for k in as_is},
+            "multinomial": torch_multinomial, "backward": backward,  # R's forms
+            **named.r_methods(),  # has_names, rename, rename_, refine_names, align_to
+            "size": size, "data": data, "set_grad_": set_grad_, "cpu": cpu, "cuda": cuda,
+            "register_hook": register_hook, "requires_grad_": requires_grad_,
+            "is_contiguous": is_contiguous, "stride": stride, "data_ptr": data_ptr,
+            "_version": lambda self: self._version[0],  # (the in-place change counter)
+            "retains_grad": lambda self: self.retains_grad, "is_inference": is_inference,
+            "output_nr": output_nr}
+
+
+METHODS = _methods()
 INVISIBLE_METHODS = {"backward", "retain_grad", "set_grad_"}
 
 FUNCTIONS: dict[str, Callable] = {
@@ -710,7 +674,7 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_quantize_per_channel": _q.torch_quantize_per_channel,
     **{name: getattr(runtime, name) for name in runtime.__all__},
     "torch_dequantize": _q.torch_dequantize,
-    "torch_is_floating_point": is_floating_point,
+    "torch_is_floating_point": Tensor.is_floating_point,
     ".set_autocast": _amp.set_autocast, ".unset_autocast": _amp.unset_autocast,
     ".set_default_device": _cr.set_default_device,
     # (names with a dot are the R side's helpers, not exported)
