@@ -29,7 +29,7 @@ from . import matching, one_based
 from .convert import UNDEFINED, _r_tensor
 
 KINDS = {"Tensor": "tensor", "Tensor | None": "tensor", "Sequence[Tensor]": "tensors",
-         "float": "scalar", "float | None": "scalar", "Scalar": "scalar"}
+         "float": "scalar", "float | None": "scalar", "float | str": "scalar"}
 
 
 def kind(annotation: Any) -> str | None:
@@ -40,9 +40,10 @@ def kind(annotation: Any) -> str | None:
 
 # The R-only facts an op's declaration may give (`@op(r_math=("exp",))`: OpSpec.r),
 # with their defaults: R operators (with fixed arguments), Math and Summary group
-# generics, an invisible result, the result's names, conventions (tables.py).
+# generics, an invisible result, the result's names, conventions (tables.py), dims R
+# torch gives as they are (0-based: its C++ type is no index, `moveaxis`).
 R_FACTS: dict[str, Any] = {"r_operators": {}, "r_math": (), "r_summary": (), "invisible": False,
-                           "r_result_names": (), "r_conventions": ()}
+                           "r_result_names": (), "r_conventions": (), "r_dims_as_given": ()}
 
 
 def r_fact(spec: Any, name: str) -> Any:
