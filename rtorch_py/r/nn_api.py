@@ -240,16 +240,10 @@ def weight_norm_call(helper: _nn.nn_utils_weight_norm, method: str, module: Modu
     return getattr(helper, method)(module, *args)
 
 
-_RNN_UTILS = {"nn_utils_rnn_pack_padded_sequence", "nn_utils_rnn_pack_sequence",
-              "nn_utils_rnn_pad_packed_sequence", "nn_utils_rnn_pad_sequence"}
-
-R_FUNCTIONS: dict[str, Callable] = {}
-for _n in sorted(_RNN_UTILS):
-    R_FUNCTIONS[_n] = _r_function(_n, getattr(_nn, _n))
-for _n in F.__all__ + ["nnf_multi_head_attention_forward"]:
-    R_FUNCTIONS[_n] = _r_function(_n, getattr(_nn, _n))
-for _n in _nn.init.__all__:
-    R_FUNCTIONS[_n] = _r_function(_n, getattr(_nn, _n))
+R_FUNCTIONS: dict[str, Callable] = {
+    n: _r_function(n, getattr(_nn, n)) for n in [
+        *F.__all__, "nnf_multi_head_attention_forward", *_nn.init.__all__,
+        *(n for n in _nn.__all__ if n.startswith("nn_utils_rnn_"))]}
 R_FUNCTIONS.update({
     "nn_utils_clip_grad_norm_": _r_clip_norm,
     "nn_utils_clip_grad_value_": _r_clip_value,

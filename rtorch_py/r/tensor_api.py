@@ -7,6 +7,7 @@ generated from the op registry in `tables.py`.
 """
 from __future__ import annotations
 
+import inspect
 import re
 import warnings
 from typing import Any, Callable
@@ -288,17 +289,12 @@ def storage_method(s: Storage, name: str) -> Any:
 
 
 def _dtypes() -> dict[str, Callable]:
-    """torch_float(), torch_int8(), torch_cfloat(), ... and the layout/format/qscheme
-    constants."""
-    names = ["float", "float32", "double", "float64", "float16", "half", "bfloat16", "long",
-             "int64", "int", "int32", "int16", "short", "int8", "uint8", "bool", "quint8",
-             "qint8", "qint32", "float8_e4m3fn", "float8_e5m2", "cfloat", "chalf",
-             "cfloat32", "complex64", "cdouble", "cfloat64", "complex128", "strided",
-             "sparse_coo", "contiguous_format", "preserve_format", "channels_last_format",
-             "reduction_none", "reduction_mean", "reduction_sum", "cfloat128",
-             "per_tensor_affine", "per_channel_affine", "per_tensor_symmetric",
-             "per_channel_symmetric"]
-    return {f"torch_{n}": getattr(_cr, f"torch_{n}") for n in names}
+    """torch_float(), torch_int8(), torch_cfloat(), ... and the layout, memory format,
+    qscheme and loss reduction constants: creation's functions of no argument giving one."""
+    kinds = ("Dtype", "Layout", "MemoryFormat", "QScheme")
+    return {n: f for n, f in vars(_cr).items() if n.startswith("torch_reduction_") or
+            n.startswith("torch_") and inspect.isfunction(f) and
+            not inspect.signature(f).parameters and inspect.signature(f).return_annotation in kinds}
 
 
 # What as_array() gives R for dtypes R has no vector type of (R torch: half as
