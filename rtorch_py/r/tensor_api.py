@@ -78,12 +78,14 @@ def torch_scalar_tensor(value: Any, dtype: Any = None, device: Any = None,
     return out
 
 
-def _size_kw(size: tuple, kw: dict) -> tuple:
+def sizes_given(args: list, kw: dict) -> tuple[list, dict]:
+    """torch_zeros(2, 3), torch_zeros(c(2, 3)) or torch_zeros(size = c(2, 3)): the
+    sizes as given by position (an op's R convention "sizes", tables.py)."""
     if "size" in kw:
-        if size:
+        if args:
             raise TypeError("You should specify a single size argument.")
-        return sizes([kw.pop("size")])
-    return sizes(size)
+        args = [kw.pop("size")]
+    return args, kw
 
 
 def _creator(fn: Callable, random: bool = False) -> Callable:
@@ -92,7 +94,8 @@ def _creator(fn: Callable, random: bool = False) -> Callable:
                device: Any = None, requires_grad: bool = False, **kw: Any) -> Tensor:
         strided_only(layout, fn.__name__)
         extra = {"generator": kw.pop("generator", None)} if random else {}
-        sz = _size_kw(size, kw)
+        given, kw = sizes_given(list(size), kw)
+        sz = sizes(given)
         if kw:
             raise TypeError(f"unused argument(s): {', '.join(kw)}")
         return fn(*sz, names=names, dtype=dtype, device=_device(device),
