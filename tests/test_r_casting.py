@@ -214,3 +214,20 @@ def test_labels_given_as_r_vectors_are_counted_from_1() -> None:
         np.testing.assert_array_equal(given.data, canonical.data)
     np.testing.assert_array_equal(functions["nnf_one_hot"](r_vector).data,
                                   np.eye(2, dtype=np.int64)[[0, 1, 0]])
+
+
+def test_layer_labels_given_as_r_vectors_are_counted_from_1() -> None:
+    """A layer's forward inputs that R counts from 1 (declared on its forward, or taken
+    from the nnf_ function it applies): an R vector is the tensor torch_tensor() makes."""
+    import rtorch_py as rt
+    from rtorch_py.r import nn_api
+    x = rt.torch_randn(3, 2)
+    r_vector = np.array([1, 2, 1], dtype=np.int32)  # (c(1L, 2L, 1L))
+    canonical = rt.torch_tensor(r_vector.astype(np.int64))
+    for name in ("nn_cross_entropy_loss", "nn_nll_loss", "nn_multi_margin_loss"):
+        loss = nn_api.nn_new(name)
+        np.testing.assert_array_equal(nn_api.nn_forward(loss, x, r_vector).data,
+                                      nn_api.nn_forward(loss, x, canonical).data)
+    embedding = nn_api.nn_new("nn_embedding", 2, 3)
+    np.testing.assert_array_equal(nn_api.nn_forward(embedding, r_vector).data,
+                                  embedding.weight.data[[0, 1, 0]])
