@@ -150,7 +150,7 @@ def test_declared_counting_and_scalars_are_r_torchs() -> None:
                 if types & (INDEX | INT):
                     one_based = bool(types & INDEX) or (which, op, arg) in shifted
                     counted += 1
-                    if (arg in ours) != one_based:
+                    if (ours.get(arg, "zero_based") != "zero_based") != one_based:
                         differ.append(f"{shown}({arg}): ours {ours.get(arg, 'as given')}, "
                                       f"R torch's {sorted(types)} "
                                       f"({'1-based' if one_based else 'as given'})")
@@ -231,3 +231,16 @@ def test_layer_labels_given_as_r_vectors_are_counted_from_1() -> None:
     embedding = nn_api.nn_new("nn_embedding", 2, 3)
     np.testing.assert_array_equal(nn_api.nn_forward(embedding, r_vector).data,
                                   embedding.weight.data[[0, 1, 0]])
+
+
+def test_dims_r_torch_gives_as_they_are_take_r_doubles() -> None:
+    """moveaxis and swapaxes take R torch's 0-based dims (no index type there), R's
+    doubles as whole numbers; concat's `dim` is 1-based (an index type there)."""
+    import rtorch_py as rt
+    x = rt.torch_zeros(2, 3, 4)
+    swapaxes = tables.r_callable(REGISTRY["swapaxes"])
+    assert tuple(swapaxes(x, 0.0, 1.0).shape) == (3, 2, 4)
+    moveaxis = tables.r_callable(REGISTRY["moveaxis"], method=True)
+    assert tuple(moveaxis(x, np.array([0.0, 1.0]), np.array([2.0, 0.0])).shape) == (3, 4, 2)
+    concat = tables.r_callable(REGISTRY["concat"])
+    assert tuple(concat([x, x], dim=1.0).shape) == (4, 3, 4)

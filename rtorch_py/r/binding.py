@@ -177,6 +177,7 @@ COUNTED: dict[str, Callable[[Any, int | None], Any]] = {
     "label": lambda v, n: one_based.labels(v),
     "ignore_label": lambda v, n: _ignore_label(v),
     "end_marked_labels": lambda v, n: one_based.end_marked_labels(v),
+    "zero_based": lambda v, n: python_value(v),  # (as R torch gives it: whole doubles as ints)
 }
 _NEEDS_NDIM = frozenset({"dim", "new_dim"})
 

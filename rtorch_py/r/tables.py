@@ -102,11 +102,10 @@ WRAPPERS: dict[str, Callable[[Callable], Callable]] = {"every_output": _every_ou
 
 def facts(spec: OpSpec, method: bool = False) -> binding.RFacts:
     """The R-only facts of an op, from its declaration (as a tensor method with `method`)."""
-    as_given = r_fact(spec, "r_dims_as_given")
     counted = {**dict.fromkeys(spec.dims, "dim"), **dict.fromkeys(spec.new_dims, "new_dim"),
                **dict.fromkeys(spec.dim_lists, "dim_lists"),
-               **dict.fromkeys(spec.indices, "position")}
-    counted = {k: how for k, how in counted.items() if k not in as_given}
+               **dict.fromkeys(spec.indices, "position"),
+               **dict.fromkeys(r_fact(spec, "r_dims_as_given"), "zero_based")}
     conventions = r_fact(spec, "r_conventions")
     return binding.RFacts(
         f"x${spec.name}" if method else spec.function_name, counted, spec.returns_indices,
