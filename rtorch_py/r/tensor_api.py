@@ -635,7 +635,6 @@ def _methods() -> dict[str, Callable]:
 
 
 METHODS = _methods()
-INVISIBLE_METHODS = {"backward", "retain_grad", "set_grad_"}
 
 FUNCTIONS: dict[str, Callable] = {
     "torch_tensor": torch_tensor, "torch_scalar_tensor": torch_scalar_tensor,
@@ -680,6 +679,17 @@ FUNCTIONS: dict[str, Callable] = {
     ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer,
     ".storage_method": storage_method, ".manual_seed": manual_seed,
 }
-INVISIBLE_FUNCTIONS = {"autograd_backward", "torch_set_default_dtype", "torch_set_rng_state",
-                       ".manual_seed", "torch_set_num_threads", "torch_set_num_interop_threads",
-                       "set_cpu_allocator_config", "cpu_cache_flush"}
+
+
+def _returning_none(table: dict[str, Callable]) -> set[str]:
+    """What R returns invisibly: the functions declared `-> None` (R torch's setters)."""
+    def none(f: Callable) -> bool:
+        try:
+            return inspect.signature(f).return_annotation in (None, "None")
+        except (TypeError, ValueError):  # (no signature to read)
+            return False
+    return {k for k, f in table.items() if none(f)}
+
+
+INVISIBLE_METHODS = _returning_none(METHODS) | {"set_grad_"}  # (x$set_grad_(g): x)
+INVISIBLE_FUNCTIONS = _returning_none(FUNCTIONS)
