@@ -33,8 +33,8 @@ from ..ops import methods as op_methods
 from ..ops.views import _check_inplace
 from ..printing import format_grad_fn
 from ..sparse import strided_only
-from ..tensor import (_BF16, MODES, Storage, Tensor, as_dtype, converted, dtype,
-                      get_default_dtype, strided, wrap)
+from ..tensor import (_BF16, MODES, Storage, Tensor, as_dtype, converted, dtype, strided,
+                      wrap)
 from . import one_based
 from .one_based import integer, sizes
 from .convert import (MISSING, UNDEFINED, Scope, _check_r_data, _list, _r_data, _r_value,
