@@ -93,12 +93,14 @@ def materialize(sample: Sample, float_dtype: Any, seed: int = 0) -> tuple:
 
 def bound_arguments(spec: OpSpec, args: list, kwargs: dict) -> list[tuple[str, Any, str]]:
     """The call's arguments as (parameter name, value, kind), kind being
-    "dim", "new_dim", "position" or "" (what R gets 1-based)."""
+    "dim", "new_dim", "position" or "" (what R gets 1-based; not the dims R torch
+    gives as they are, the op's R fact `r_dims_as_given`)."""
     sig = inspect.signature(spec.fn)
     bound = sig.bind(*args, **kwargs)
     out = []
     for name, value in bound.arguments.items():
-        kind = ("dim" if name in spec.dims else "new_dim" if name in spec.new_dims else
+        kind = ("" if name in spec.r.get("r_dims_as_given", ()) else
+                "dim" if name in spec.dims else "new_dim" if name in spec.new_dims else
                 "position" if name in spec.indices else "")
         param = sig.parameters[name]
         if param.kind is param.VAR_POSITIONAL:

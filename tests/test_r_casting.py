@@ -62,6 +62,36 @@ SHARED |= {(f"torch_atleast_{n}d", "self") for n in (1, 2, 3)}
 SHARED |= {(name, "src") for name in ("torch_scatter", "x$scatter", "x$scatter_")}
 
 
+INDEX = {"index_int64_t", "optional_index_int64_t", "IndexIntArrayRef",
+         "OptionalIndexIntArrayRef"}  # R torch's dims and positions, 1-based in R
+INT = {"int64_t", "optional_int64_t", "IntArrayRef", "OptionalIntArrayRef"}  # as R gives them
+SCALAR = {"Scalar", "optional_scalar"}
+
+
+def _r_shifted() -> set[tuple[str, str, str]]:
+    """{("namespace" | "method", op, argument)} that R torch's hand-written R code makes
+    1-based where the C++ type does not (`as_1_based_dim(source)`, `start - 1L`): its
+    functions' bodies in R/*.R and its methods' in R/tensor.R."""
+    git = ["git", f"--git-dir={SNAPSHOT}"]
+    files = subprocess.run([*git, "ls-tree", "--name-only", "HEAD", "R/"], capture_output=True,
+                           text=True, check=True).stdout.split()
+    out, fn = set(), None
+    for path in files:
+        if "/gen-" in path:
+            continue
+        src = subprocess.run([*git, "show", f"HEAD:{path}"], capture_output=True, text=True,
+                             check=True).stdout
+        for line in src.splitlines():
+            top = re.match(r"(?:torch_)?(\w+) <- function\(", line)
+            method = re.match(r"    (\w+) = function\(", line) if path == "R/tensor.R" else None
+            if top or method:
+                fn = ("namespace", top[1]) if top else ("method", method[1])
+            for arg in re.findall(r"as_1_based_dim\((\w+)\)|(\w+) (?:<-|=) \w+ - 1L",
+                                  line):
+                out.add((*fn, arg[0] or arg[1]))
+    return out
+
+
 def _r_kind(types: set[str]) -> str | None:
     if types <= TENSOR:
         return "tensor"
@@ -75,19 +105,21 @@ def _ours(annotation: object) -> str | None:
     return k if k in ("tensor", "tensors") else None
 
 
+def _exports(spec):  # (which, R torch's op name, ours as shown)
+    if spec.function:
+        name = spec.function_name
+        yield "namespace", name[6:] if name.startswith("torch_") else name, name
+    if spec.method:
+        yield "method", spec.name, f"x${spec.name}"
+
+
 @pytest.mark.skipif(not SNAPSHOT.exists(), reason="R torch's snapshot is not here")
 def test_declared_kinds_are_r_torchs() -> None:
     theirs = _r_torch_types()
     checked, differ = 0, []
     for spec in REGISTRY.values():
         params = inspect.signature(spec.fn).parameters
-        exports = []
-        if spec.function:
-            name = spec.function_name
-            exports.append(("namespace", name[6:] if name.startswith("torch_") else name, name))
-        if spec.method:
-            exports.append(("method", spec.name, f"x${spec.name}"))
-        for which, op, shown in exports:
+        for which, op, shown in _exports(spec):
             for arg, types in theirs.get((which, op), {}).items():
                 if arg not in params or which == "method" and arg == "self" or \
                         (shown, arg) in SHARED:
@@ -97,6 +129,38 @@ def test_declared_kinds_are_r_torchs() -> None:
                     differ.append(f"{shown}({arg}): ours {params[arg].annotation!r}, "
                                   f"R torch's {sorted(types)}")
     assert checked > 1500, checked
+    assert not differ, "\n".join(differ)
+
+
+@pytest.mark.skipif(not SNAPSHOT.exists(), reason="R torch's snapshot is not here")
+def test_declared_counting_and_scalars_are_r_torchs() -> None:
+    """int64 / IntArrayRef arguments: 1-based in R where R torch's type is an index
+    (`index_int64_t`, `IndexIntArrayRef`) or its R code shifts them, given as they are
+    otherwise — our declaration counts exactly those (tables.facts); a Scalar is
+    declared one (a one-element tensor is its number)."""
+    theirs, shifted = _r_torch_types(), _r_shifted()
+    assert ("method", "movedim", "source") in shifted  # (the parse found R torch's shifts)
+    counted, scalars, differ = 0, 0, []
+    for spec in REGISTRY.values():
+        params = inspect.signature(spec.fn).parameters
+        for which, op, shown in _exports(spec):
+            ours = tables.facts(spec, which == "method").counted
+            for arg, types in theirs.get((which, op), {}).items():
+                if arg not in params or (shown, arg) in SHARED:
+                    continue
+                if types & (INDEX | INT):
+                    one_based = bool(types & INDEX) or (which, op, arg) in shifted
+                    counted += 1
+                    if (ours.get(arg, "zero_based") != "zero_based") != one_based:
+                        differ.append(f"{shown}({arg}): ours {ours.get(arg, 'as given')}, "
+                                      f"R torch's {sorted(types)} "
+                                      f"({'1-based' if one_based else 'as given'})")
+                elif types <= SCALAR:
+                    scalars += 1
+                    if argument_kind(params[arg].annotation) != "scalar":
+                        differ.append(f"{shown}({arg}): ours {params[arg].annotation!r}, "
+                                      f"R torch's Scalar")
+    assert counted > 400 and scalars > 100, (counted, scalars)
     assert not differ, "\n".join(differ)
 
 
@@ -151,3 +215,33 @@ def test_labels_given_as_r_vectors_are_counted_from_1() -> None:
         np.testing.assert_array_equal(given.data, canonical.data)
     np.testing.assert_array_equal(functions["nnf_one_hot"](r_vector).data,
                                   np.eye(2, dtype=np.int64)[[0, 1, 0]])
+
+
+def test_layer_labels_given_as_r_vectors_are_counted_from_1() -> None:
+    """A layer's forward inputs that R counts from 1 (declared on its forward, or taken
+    from the nnf_ function it applies): an R vector is the tensor torch_tensor() makes."""
+    import rtorch_py as rt
+    from rtorch_py.r import nn_api
+    x = rt.torch_randn(3, 2)
+    r_vector = np.array([1, 2, 1], dtype=np.int32)  # (c(1L, 2L, 1L))
+    canonical = rt.torch_tensor(r_vector.astype(np.int64))
+    for name in ("nn_cross_entropy_loss", "nn_nll_loss", "nn_multi_margin_loss"):
+        loss = nn_api.nn_new(name)
+        np.testing.assert_array_equal(nn_api.nn_forward(loss, x, r_vector).data,
+                                      nn_api.nn_forward(loss, x, canonical).data)
+    embedding = nn_api.nn_new("nn_embedding", 2, 3)
+    np.testing.assert_array_equal(nn_api.nn_forward(embedding, r_vector).data,
+                                  embedding.weight.data[[0, 1, 0]])
+
+
+def test_dims_r_torch_gives_as_they_are_take_r_doubles() -> None:
+    """moveaxis and swapaxes take R torch's 0-based dims (no index type there), R's
+    doubles as whole numbers; concat's `dim` is 1-based (an index type there)."""
+    import rtorch_py as rt
+    x = rt.torch_zeros(2, 3, 4)
+    swapaxes = tables.r_callable(REGISTRY["swapaxes"])
+    assert tuple(swapaxes(x, 0.0, 1.0).shape) == (3, 2, 4)
+    moveaxis = tables.r_callable(REGISTRY["moveaxis"], method=True)
+    assert tuple(moveaxis(x, np.array([0.0, 1.0]), np.array([2.0, 0.0])).shape) == (3, 4, 2)
+    concat = tables.r_callable(REGISTRY["concat"])
+    assert tuple(concat([x, x], dim=1.0).shape) == (4, 3, 4)

@@ -33,19 +33,19 @@ DataLoader <- R6::R6Class(
       if (self$.iterable) {
         # (shuffle is ignored, as R torch ignores it: the dataset gives the order)
         if (!is.null(sampler) || !is.null(batch_sampler)) {
-          .data_value_error("an iterable dataset can't be used with a sampler or batch_sampler")
+          .value_error("an iterable dataset can't be used with a sampler or batch_sampler")
         }
       } else {
         if (!is.null(batch_sampler)) {
           if (batch_size != 1 || isTRUE(shuffle) || !is.null(sampler) || isTRUE(drop_last)) {
-            .data_value_error("batch_sampler option is mutually exclusive with batch_size, ",
+            .value_error("batch_sampler option is mutually exclusive with batch_size, ",
                          "shuffle, sampler, and drop_last")
           }
           batch_size <- NULL
           self$batch_size <- NULL
         } else {
           if (!is.null(sampler) && isTRUE(shuffle)) {
-            .data_value_error("sampler option is mutually exclusive with shuffle")
+            .value_error("sampler option is mutually exclusive with shuffle")
           }
           if (is.null(sampler)) {
             sampler <- if (isTRUE(shuffle)) RandomSampler(dataset) else SequentialSampler(dataset)
@@ -166,7 +166,7 @@ dataloader_next <- function(iter, completed = NULL) {
   }
   cls <- paste(class(data), collapse = "/")
   tryCatch(torch_tensor(data), error = function(e) {
-    .data_value_error("Can't convert data of class: '", cls,
+    .value_error("Can't convert data of class: '", cls,
                  "' to a tensor; give the dataloader a collate_fn")
   })
 }

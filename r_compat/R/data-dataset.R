@@ -1,11 +1,6 @@
 # Datasets as R torch defines them: R6 objects with .getitem(i) (1-based),
 # .length() and optionally .getbatch(indices); dataset() makes new ones.
 
-.data_value_error <- function(...) {
-  stop(structure(class = c("value_error", "error", "condition"),
-                 list(message = paste0(...), call = NULL)))
-}
-
 Dataset <- R6::R6Class(
   "dataset",
   lock_objects = FALSE,
@@ -98,9 +93,9 @@ tensor_dataset <- function(...) {
     tensors = NULL,
     initialize = function(...) {
       tensors <- rlang::list2(...)
-      if (length(tensors) == 0) .data_value_error("tensor_dataset() needs at least one tensor")
+      if (length(tensors) == 0) .value_error("tensor_dataset() needs at least one tensor")
       if (!all(vapply(tensors, is_torch_tensor, logical(1)))) {
-        .data_value_error("tensor_dataset() takes tensors only")
+        .value_error("tensor_dataset() takes tensors only")
       }
       self$tensors <- tensors
     },

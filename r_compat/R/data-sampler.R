@@ -38,10 +38,10 @@ RandomSampler <- sampler(
   initialize = function(data_source, replacement = FALSE, num_samples = NULL,
                         generator = NULL) {
     if (!is.logical(replacement) || length(replacement) != 1) {
-      .data_value_error("replacement should be TRUE or FALSE")
+      .value_error("replacement should be TRUE or FALSE")
     }
     if (!is.null(num_samples) && (num_samples <= 0)) {
-      .data_value_error("num_samples should be a positive integer, got ", num_samples)
+      .value_error("num_samples should be a positive integer, got ", num_samples)
     }
     self$data_source <- data_source
     self$replacement <- replacement
@@ -73,7 +73,7 @@ BatchSampler <- sampler(
   "utils_sampler_batch",
   initialize = function(sampler, batch_size, drop_last) {
     if (!is.numeric(batch_size) || batch_size <= 0) {
-      .data_value_error("batch_size should be a positive integer, got ", batch_size)
+      .value_error("batch_size should be a positive integer, got ", batch_size)
     }
     self$sampler <- sampler
     self$batch_size <- as.integer(batch_size)

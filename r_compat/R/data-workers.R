@@ -4,11 +4,6 @@
 # worker_init_fn(id) and receives the dataset through .serialize_with_python() (R/save.R);
 # batches come back the same way, in order, one batch in flight per worker.
 
-.data_runtime_error <- function(...) {
-  stop(structure(class = c("runtime_error", "error", "condition"),
-                 list(message = paste0(...), call = NULL)))
-}
-
 .workers_available <- function() requireNamespace("parallel", quietly = TRUE)
 
 # Runs in the worker.
@@ -85,13 +80,13 @@
       if (!is.null(timeout) && timeout > 0 &&
           !socketSelect(list(node$con), FALSE, timeout = timeout / 1000)) {
         private$close()
-        .data_runtime_error("dataloader worker timed out.")
+        .runtime_error("dataloader worker timed out.")
       }
       out <- parallel:::recvResult(node)
       if (inherits(out, "try-error")) {
         private$close()
         cond <- attr(out, "condition")
-        .data_runtime_error("dataloader worker ", i, " failed: ",
+        .runtime_error("dataloader worker ", i, " failed: ",
                        if (is.null(cond)) as.character(out) else conditionMessage(cond))
       }
       out
@@ -111,7 +106,7 @@
   found <- mget(globals, envir = env, inherits = TRUE, ifnotfound = list(NULL))
   missing <- globals[vapply(found, is.null, logical(1))]
   if (length(missing)) {
-    .data_runtime_error("Could not find an object with name '", paste(missing, collapse = "', '"),
+    .runtime_error("Could not find an object with name '", paste(missing, collapse = "', '"),
                    "' for worker_globals.")
   }
   found

@@ -142,10 +142,7 @@ torch_is_installed <- function(recheck = FALSE) {
   paste0("LD_LIBRARY_PATH=", shQuote(paste(c(libdir[[1]], if (nzchar(old)) old), collapse = ":")))
 }
 
-.install_error <- function(...) {
-  stop(structure(class = c("torch_install_error", "error", "condition"),
-                 list(message = paste0("install_torch(): ", ...), call = NULL)))
-}
+.install_error <- function(...) .error_of_class("torch_install_error", "install_torch(): ", ...)
 
 # What every torch function says before install_torch() has run.
 .engine_missing <- function() {

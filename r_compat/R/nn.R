@@ -245,20 +245,13 @@ nn_Module <- R6::R6Class(
   }
 }
 
-.value_error <- function(msg) {
-  stop(structure(class = c("value_error", "error", "condition"),
-                 list(message = msg, call = NULL)))
+# R torch's error classes (`value_error`, ...), the message pasted from `...`
+.error_of_class <- function(cls, ...) {
+  stop(structure(class = c(cls, "error", "condition"), list(message = paste0(...), call = NULL)))
 }
-
-.runtime_error <- function(msg) {
-  stop(structure(class = c("runtime_error", "error", "condition"),
-                 list(message = msg, call = NULL)))
-}
-
-.not_implemented_error <- function(msg) {
-  stop(structure(class = c("not_implemented_error", "error", "condition"),
-                 list(message = msg, call = NULL)))
-}
+.value_error <- function(...) .error_of_class("value_error", ...)
+.runtime_error <- function(...) .error_of_class("runtime_error", ...)
+.not_implemented_error <- function(...) .error_of_class("not_implemented_error", ...)
 
 # parameters / buffers ------------------------------------------------------
 

@@ -7,12 +7,12 @@ from typing import Any, Sequence
 
 from .. import creation as _cr
 from ..ops.creation import full as torch_full, ones as torch_ones, zeros as torch_zeros
-from ..formals import r_formals
+from ..formals import r_counted, r_formals
 from ..tensor import Tensor
 from . import functional as F
 from . import init
 from ..ops.nn_kernels import _tuple
-from .module import Module, nn_buffer, nn_parameter, options_signature, write_
+from .module import Module, counted_of, nn_buffer, nn_parameter, options_signature, write_
 
 
 def _empty(*shape: int) -> Tensor:
@@ -112,7 +112,7 @@ def _activation(name: str, fn: Any, params: Sequence[tuple[str, Any]] = (),
     __init__.__signature__ = options_signature([*params, *([("inplace", False)] if inplace
                                                            else [])])
     return type(name, (Module,), {"__init__": __init__, "forward": forward,
-                                  "__module__": __name__})
+                                  "__module__": __name__, "__r_counted__": counted_of(fn, names)})
 
 
 nn_relu = _activation("nn_relu", F.nnf_relu, inplace=True)
@@ -218,6 +218,7 @@ nn_alpha_dropout = _dropout("nn_alpha_dropout", F.nnf_alpha_dropout)
 # Shape
 
 
+@r_counted(start_dim="dim", end_dim="dim")
 class nn_flatten(Module):
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
         super().__init__()
@@ -227,6 +228,7 @@ class nn_flatten(Module):
         return input.flatten(self.start_dim, self.end_dim)
 
 
+@r_counted(dim="dim")
 class nn_unflatten(Module):
     def __init__(self, dim: int, unflattened_size: Sequence[int]) -> None:
         super().__init__()
@@ -265,6 +267,7 @@ nn_replication_pad3d = _pad_layer("nn_replication_pad3d", "replicate", 3)
 # Embedding
 
 
+@r_counted(padding_idx="label")
 class nn_embedding(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
                  max_norm: float | None = None, norm_type: float = 2.0,
@@ -284,6 +287,7 @@ class nn_embedding(Module):
         else:
             self.weight = nn_parameter(_weight)
 
+    @r_counted(input="label")
     def forward(self, input: Tensor) -> Tensor:
         return F.nnf_embedding(input, self.weight, self.padding_idx, self.max_norm,
                                self.norm_type)
@@ -303,6 +307,7 @@ class nn_embedding(Module):
         return out
 
 
+@r_counted(padding_idx="label")
 class nn_embedding_bag(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
@@ -339,6 +344,7 @@ class nn_embedding_bag(Module):
         out.weight.requires_grad_(not freeze)
         return out
 
+    @r_counted(input="label")
     def forward(self, input: Tensor, offsets: Tensor | None = None,
                 per_sample_weights: Tensor | None = None) -> Tensor:
         return F.nnf_embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
@@ -620,6 +626,7 @@ def _max_unpool(name: str, nd: int) -> type:
 
     def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
         return fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+    forward.__r_counted__ = counted_of(fn, ("indices",))  # type: ignore[attr-defined]
 
     return type(name, (Module,), {"__init__": __init__, "forward": forward,
                                   "__module__": __name__})

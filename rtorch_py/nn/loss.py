@@ -1,12 +1,13 @@
 """Loss modules (`nn_*_loss`): each holds its options and calls its `nnf_` function."""
 from __future__ import annotations
 
+import inspect
 from typing import Any, Sequence
 
 from ..formals import r_formals
 from . import functional as F
 from .layers import nn_pairwise_distance
-from .module import Module, options_signature
+from .module import Module, counted_of, options_signature
 
 
 def _loss(name: str, fn: Any, params: Sequence[tuple[str, Any]] = (),
@@ -35,8 +36,14 @@ def _loss(name: str, fn: Any, params: Sequence[tuple[str, Any]] = (),
         return fn(*inputs, **kw)
 
     __init__.__signature__ = options_signature(params)
+    # the inputs by the names fn gives them, and what R counts from 1 (fn's declaration)
+    inputs = list(inspect.signature(fn).parameters)[:n_inputs]
+    P = inspect.Parameter
+    forward.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [P(n, P.POSITIONAL_ONLY) for n in ["self", *inputs]])
+    forward.__r_counted__ = counted_of(fn, inputs)  # type: ignore[attr-defined]
     return type(name, (Module,), {"__init__": __init__, "forward": forward,
-                                  "__module__": __name__})
+                                  "__module__": __name__, "__r_counted__": counted_of(fn, names)})
 
 
 _R = ("reduction", "mean")

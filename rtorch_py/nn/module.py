@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from .. import autograd as _ag
 from ..creation import device_type, no_device
+from ..formals import counted
 from ..function import NamedList
 from ..optim.optimizer import zero_grads
 from ..tensor import Tensor, as_dtype
@@ -362,6 +363,12 @@ def options_signature(params: Iterable[tuple[str, Any]]) -> inspect.Signature:
     P = inspect.Parameter
     return inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD),
                               *(P(n, P.POSITIONAL_OR_KEYWORD, default=d) for n, d in params)])
+
+
+def counted_of(fn: Any, names: Iterable[str]) -> dict[str, str]:
+    """What R counts from 1 among `names` (a layer's options or its forward's inputs), as
+    the declaration of the nnf_ function the layer applies says (`@r_counted`)."""
+    return {k: c for k, c in counted(fn).items() if k in names}
 
 
 def write_(t: Tensor, values: Any) -> Tensor:

@@ -203,7 +203,7 @@ def ones(*size: Any, names: Any = None, dtype: Any = None, layout: Any = None,
 
 
 @_factory(samples=S.full, r_conventions=("sizes", "creation_options"), complex_half=True)
-def full(size: Any, fill_value: Any, names: Any = None, dtype: Any = None, layout: Any = None,
+def full(size: Any, fill_value: float, names: Any = None, dtype: Any = None, layout: Any = None,
          device: Any = None, requires_grad: bool = False) -> Tensor:
     """The dtype follows the value (bool, int64, complex, else the default) unless given."""
     _cr.strided_only(layout, "torch_full")
@@ -248,7 +248,7 @@ def logspace(start: float, end: float, steps: int = 100, base: float = 10.0, dty
 
 
 @_factory(samples=S.arange, r_conventions=("inclusive_end", "creation_options"))
-def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, layout: Any = None,
+def arange(start: float, end: float | None = None, step: float = 1, dtype: Any = None, layout: Any = None,
            device: Any = None, requires_grad: bool = False) -> Tensor:
     """Values from start up to (but excluding) end; whole-number bounds give int64."""
     _cr.strided_only(layout, "torch_arange")
@@ -263,7 +263,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, layout
 
 
 @_factory("range", samples=S.arange, r_conventions=("creation_options",))
-def range_(start: Any, end: Any, step: Any = 1, dtype: Any = None, layout: Any = None,
+def range_(start: float, end: float, step: float = 1, dtype: Any = None, layout: Any = None,
            device: Any = None, requires_grad: bool = False) -> Tensor:
     """PyTorch's deprecated range: arange with `end` included, always floating."""
     warnings.warn("This function is deprecated in favor of torch_arange.", UserWarning,
@@ -299,7 +299,7 @@ def ones_like(input: Tensor, dtype: Any = None, layout: Any = None, device: Any 
 
 
 @_factory(samples=S.full_like, r_conventions=("creation_options",), complex_half=True)
-def full_like(input: Tensor, fill_value: Any, dtype: Any = None, layout: Any = None,
+def full_like(input: Tensor, fill_value: float, dtype: Any = None, layout: Any = None,
               device: Any = None, requires_grad: bool = False,
               memory_format: Any = None) -> Tensor:
     return full(input.shape, fill_value, dtype=_like(input, dtype), layout=layout,
@@ -308,7 +308,7 @@ def full_like(input: Tensor, fill_value: Any, dtype: Any = None, layout: Any = N
 
 @_factory(samples=S.new_full, function=False, method=True)
 @r_formals("self, size, fill_value, options = list()")
-def new_full(self: Tensor, size: Any, fill_value: Any, dtype: Any = None,
+def new_full(self: Tensor, size: Any, fill_value: float, dtype: Any = None,
              requires_grad: bool = False) -> Tensor:
     """A tensor of `size` filled with `fill_value`, of self's dtype unless given."""
     return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)

@@ -139,7 +139,7 @@ def renorm(self: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
                   (self, p, dim, maxnorm))
 
 
-op("renorm_", function=False)(_inplace(renorm, "renorm_"))
+op("renorm_", function=False, dims=("dim",))(_inplace(renorm, "renorm_"))
 
 
 # --------------------------------------------------------------------------

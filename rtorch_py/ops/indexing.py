@@ -515,14 +515,14 @@ def needs_grad_any(*ts: Any) -> builtins.bool:
 
 # (`src` a number is the value, as R torch's `x$scatter(dim, index, 1)`: so not cast to a tensor)
 @op(dims=("dim",), indices=("index",), samples=S.scatter)
-def scatter(self: Tensor, dim: int, index: Tensor, src: Any = None, value: Any = None,
+def scatter(self: Tensor, dim: int, index: Tensor, src: Any = None, value: float | None = None,
             reduce: str | None = None) -> Tensor:
     out, fn, inputs, saved = _scatter(self, dim, index, src, value, reduce, "scatter")
     return record(out, fn, inputs, saved)
 
 
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
-def scatter_(self: Tensor, dim: int, index: Tensor, src: Any = None, value: Any = None,
+def scatter_(self: Tensor, dim: int, index: Tensor, src: Any = None, value: float | None = None,
              reduce: str | None = None) -> Tensor:
     out, fn, inputs, saved = _scatter(self, dim, index, src, value, reduce, "scatter_")
     return _write_inplace(self, out, fn, inputs, saved)

@@ -1153,7 +1153,7 @@ def _vector_norm_arrays(a: np.ndarray, ord: float, dims: tuple | None, keepdim: 
 
 @op(function="linalg_vector_norm", method=False, torch_name="linalg.vector_norm",
     dims=("dim",), samples=S.vector_norm)
-def linalg_vector_norm(A: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False,
+def linalg_vector_norm(A: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = False,
                        dtype: Any = None) -> Tensor:
     x = A.to(dtype=dtype) if dtype is not None else A
     _float_check(x, "linalg.vector_norm")

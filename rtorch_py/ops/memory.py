@@ -325,7 +325,7 @@ _ADDMM_ACTIVATION = ("derivative for _addmm_activation is not implemented (a fus
 
 
 @op(function=False, differentiable=False, samples=S.addmm_activation)
-def _addmm_activation(self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any = 1, alpha: Any = 1,
+def _addmm_activation(self: Tensor, mat1: Tensor, mat2: Tensor, beta: float = 1, alpha: float = 1,
                       use_gelu: bool = False) -> Tensor:
     """relu(beta self + alpha mat1 mat2), or its exact gelu with `use_gelu`."""
     x = addmm(self.detach(), mat1.detach(), mat2.detach(), beta, alpha).data

@@ -196,7 +196,7 @@ def ConstantPadNdBackward0(n, g, pad):
 
 
 @op(samples=S.constant_pad, method=False)
-def constant_pad_nd(self: Tensor, pad: Any, value: Any = 0) -> Tensor:
+def constant_pad_nd(self: Tensor, pad: Any, value: float = 0) -> Tensor:
     pad = tuple(int(p) for p in np.asarray(pad).reshape(-1))
     if len(pad) % 2 or len(pad) // 2 > self.ndim:
         raise ValueError(f"constant_pad_nd: the padding must be pairs (left, right), last dim "
@@ -676,7 +676,7 @@ def MultiMarginLossBackward0(n, g, x, tgt, p, margin, wrow, reduction):
 
 @op(method=False, indices=("target",), samples=S.multi_margin_loss,
     torch_name="_C._nn.multi_margin_loss", second_order=False, autocast="fp32")
-def multi_margin_loss(self: Tensor, target: Tensor, p: int = 1, margin: float = 1,
+def multi_margin_loss(self: Tensor, target: Tensor, p: float = 1, margin: float = 1,
                       weight: Tensor | None = None, reduction: Any = "mean") -> Tensor:
     """The multi-class hinge loss: for each sample, the mean over the classes
     other than its target of max(0, margin - x[target] + x[class])^p (times

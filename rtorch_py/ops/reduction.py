@@ -572,7 +572,7 @@ def LinalgVectorNormBackward0(n, g, x, result, p, axes, keepdim):
 
 
 @op(dims=("dim",), samples=S.norm)
-def norm(self: Tensor, p: Any = 2, dim: Any = None, keepdim: bool = False,
+def norm(self: Tensor, p: float | str = 2, dim: Any = None, keepdim: bool = False,
          dtype: Any = None) -> Tensor:
     """The vector p-norm over `dim` (every element when dim is None)."""
     pv = _norm_p(p)
@@ -602,7 +602,7 @@ def DistBackward0(n, g, x, y, result, p):
 
 
 @op(samples=S.dist)
-def dist(self: Tensor, other: Tensor, p: Any = 2) -> Tensor:
+def dist(self: Tensor, other: Tensor, p: float = 2) -> Tensor:
     pv = _norm_p(p)
     diff = _float_input(self, "dist") - _float_input(other, "dist")
     out = _vector_norm_data(diff, pv, tuple(range(diff.ndim)), False)

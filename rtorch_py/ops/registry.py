@@ -27,7 +27,8 @@ from typing import Any, Callable, Mapping
 # `from __future__ import annotations`): a tensor, a list of tensors, a Scalar.
 # Any other annotation is no kind (the value is passed on as given).
 KINDS = {"Tensor": "tensor", "Tensor | None": "tensor", "Sequence[Tensor]": "tensors",
-         "float": "scalar", "float | None": "scalar", "Scalar": "scalar"}
+         "float": "scalar", "float | None": "scalar", "float | str": "scalar",
+         "Scalar": "scalar"}
 
 
 def _text(annotation: Any) -> str:

@@ -585,12 +585,14 @@ def movedim(self: Tensor, source: Any, destination: Any) -> Tensor:
     return permute(self, [o if o is not None else next(rest) for o in order])
 
 
-@op(dims=("source", "destination"), samples=S.movedim, forward="linear")
+@op(dims=("source", "destination"), samples=S.movedim, forward="linear",
+    r_dims_as_given=("source", "destination"))
 def moveaxis(self: Tensor, source: Any, destination: Any) -> Tensor:
     return movedim(self, source, destination)
 
 
-@op(dims=("axis0", "axis1"), samples=S.transpose, names="transpose", forward="linear")
+@op(dims=("axis0", "axis1"), samples=S.transpose, names="transpose", forward="linear",
+    r_dims_as_given=("axis0", "axis1"))
 def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
     return transpose(self, axis0, axis1)
 
@@ -771,12 +773,12 @@ def _tensors(tensors: Any, what: str) -> list:
     return tensors
 
 
-@op(method=False, samples=S.cat, names="cat", forward="linear")
+@op(method=False, dims=("dim",), samples=S.cat, names="cat", forward="linear")
 def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return cat(tensors, dim)
 
 
-@op(method=False, samples=S.cat, names="cat", forward="linear")
+@op(method=False, dims=("dim",), samples=S.cat, names="cat", forward="linear")
 def concatenate(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return cat(tensors, dim)
 
@@ -1111,7 +1113,8 @@ def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
     return _restride_inplace(self, transpose(self, dim0, dim1))
 
 
-@op(function=False, dims=("axis0", "axis1"), invisible=True, names="transpose")
+@op(function=False, dims=("axis0", "axis1"), invisible=True, names="transpose",
+    r_dims_as_given=("axis0", "axis1"))
 def swapaxes_(self: Tensor, axis0: int, axis1: int) -> Tensor:
     return transpose_(self, axis0, axis1)
 
@@ -1466,7 +1469,7 @@ def pixel_unshuffle(self: Tensor, downscale_factor: int) -> Tensor:
 
 
 @op(function=False)
-def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+def fill_diagonal_(self: Tensor, fill_value: float, wrap: bool = False) -> Tensor:
     """Each element (i, i, ...) set to fill_value, through a strided view (its
     node a CopySlices, as in PyTorch). `wrap`: in a matrix taller than wide, the
     diagonal starts again every width + 1 rows."""

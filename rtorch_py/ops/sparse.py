@@ -878,7 +878,7 @@ def _sspaddmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any, alpha: Any,
 
 
 @op(function=False)
-def sspaddmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any = 1, alpha: Any = 1) -> Tensor:
+def sspaddmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: float = 1, alpha: float = 1) -> Tensor:
     """beta * self + alpha * (mat1 @ mat2) for COO self and mat1 and a dense mat2,
     a COO result (not coalesced); PyTorch has no derivative for it."""
     if self.layout is not sparse_coo:

@@ -19,6 +19,7 @@ This module imports no R: it can be used and tested without it.
 from __future__ import annotations
 
 from ..creation import device_type  # noqa: F401 (torch_device() checks its type)
+from ..engine import RemovableHandle
 from ..function import NamedList  # noqa: F401 (read by the bridge)
 from ..tensor import Tensor  # noqa: F401 (read by the bridge)
 from . import tables
@@ -32,9 +33,11 @@ from .indexing import index, index_put  # noqa: F401
 from .modules import get as nn_get  # noqa: F401
 from .nn_api import nn_forward  # noqa: F401
 from .tensor_api import (anomaly_scope, as_array, cpu_only, dtype_eq, dtype_repr,  # noqa: F401
-                         dual_level_scope, generator_method, hook_remove, is_grad_enabled,
+                         dual_level_scope, generator_method, is_grad_enabled,
                          node_get, node_repr, scope_exit, set_grad_mode, tensor_get,
                          tensor_repr, tensor_set)
+
+hook_remove = RemovableHandle.remove  # (`h$remove()` of a tensor's hook)
 
 _TABLES = {**tables.build(), **tables.invisible()}
 

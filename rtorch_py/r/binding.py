@@ -31,9 +31,10 @@ from .convert import UNDEFINED, _r_tensor
 
 # The R-only facts an op's declaration may give (`@op(r_math=("exp",))`: OpSpec.r),
 # with their defaults: R operators (with fixed arguments), Math and Summary group
-# generics, an invisible result, the result's names, conventions (tables.py).
+# generics, an invisible result, the result's names, conventions (tables.py), dims R
+# torch gives as they are (0-based: its C++ type is no index, `moveaxis`).
 R_FACTS: dict[str, Any] = {"r_operators": {}, "r_math": (), "r_summary": (), "invisible": False,
-                           "r_result_names": (), "r_conventions": ()}
+                           "r_result_names": (), "r_conventions": (), "r_dims_as_given": ()}
 
 
 def r_fact(spec: Any, name: str) -> Any:
@@ -167,6 +168,7 @@ COUNTED: dict[str, Callable[[Any, int | None], Any]] = {
     "label": lambda v, n: one_based.labels(v),
     "ignore_label": lambda v, n: _ignore_label(v),
     "end_marked_labels": lambda v, n: one_based.end_marked_labels(v),
+    "zero_based": lambda v, n: python_value(v),  # (as R torch gives it: whole doubles as ints)
 }
 _NEEDS_NDIM = frozenset({"dim", "new_dim"})
 

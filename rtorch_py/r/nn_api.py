@@ -1,7 +1,7 @@
 """What R's nn part calls: the `nnf_*` functions and the built-in layers, bound
 by the one binder (binding.py): what R counts from 1 is declared on each
-`nnf_*` function (`@r_counted`); for the layers' constructors, in
-_LAYER_COUNTED here, and for their forward's inputs in _FORWARD_TARGETS.
+`nnf_*` function, on each layer's class (its constructor's options) and on its
+forward (its inputs) by `@r_counted`, or taken from the `nnf_*` function it applies.
 
 Built-in layers are Python modules (`rtorch_py.nn`); R makes one generator
 per layer this module lists (LAYERS, from what `rtorch_py.nn` exports), each
@@ -23,25 +23,9 @@ from ..nn.module import Module, buffer_is_persistent, is_nn_buffer, is_nn_parame
 from ..nn.packed import PackedSequence
 from ..tensor import Tensor
 from . import binding, matching, one_based
+from .convert import _tensor_of
 
 
-# What R counts from 1 in a built-in layer's constructor (how: binding.COUNTED)
-_DIMS = {"dim": "dim", "start_dim": "dim", "end_dim": "dim"}
-_LAYER_COUNTED: dict[str, dict[str, str]] = {
-    **dict.fromkeys(("nn_flatten", "nn_unflatten", "nn_softmax", "nn_log_softmax", "nn_softmin",
-                     "nn_glu", "nn_contrib_sparsemax"), _DIMS),
-    "nn_embedding": {"padding_idx": "label"}, "nn_embedding_bag": {"padding_idx": "label"},
-    "nn_cross_entropy_loss": {"ignore_index": "ignore_label"},
-    "nn_nll_loss": {"ignore_index": "ignore_label"},
-}
-_LABELS = one_based.labels
-# What forward's inputs need (modules), by position
-_FORWARD_TARGETS = {"nn_cross_entropy_loss": (1, _LABELS), "nn_nll_loss": (1, _LABELS),
-                    "nn_multi_margin_loss": (1, _LABELS),
-                    "nn_multilabel_margin_loss": (1, one_based.end_marked_labels),
-                    "nn_embedding": (0, _LABELS), "nn_embedding_bag": (0, _LABELS),
-                    "nn_max_unpool1d": (1, _LABELS), "nn_max_unpool2d": (1, _LABELS),
-                    "nn_max_unpool3d": (1, _LABELS)}
 # Results holding max pooling's positions (1-based in R): [output, indices]
 _WITH_INDICES = ("max_pool", "adaptive_max_pool", "fractional_max_pool")
 
@@ -49,7 +33,7 @@ _WITH_INDICES = ("max_pool", "adaptive_max_pool", "fractional_max_pool")
 def r_conventions(name: str) -> tuple[tuple[str, ...], dict]:
     """How a function's or layer's arguments look from R: those counted from 1 there
     (dims, class indices), and the defaults R torch gives where they differ (none)."""
-    how = _LAYER_COUNTED.get(name, {}) if name in LAYERS else counted(getattr(_nn, name, None))
+    how = counted(getattr(_nn, name, None))
     return tuple(k for k, c in how.items() if c in ("dim", "label")), {}
 
 
@@ -93,7 +77,7 @@ def _layer_classes() -> dict[str, type]:
 
 
 LAYERS = _layer_classes()
-_CONSTRUCTORS = {n: _r_function(n, cls, _LAYER_COUNTED.get(n, {})) for n, cls in LAYERS.items()}
+_CONSTRUCTORS = {n: _r_function(n, cls) for n, cls in LAYERS.items()}
 
 
 def nn_new(name: str, *args: Any, **kwargs: Any) -> Module:
@@ -125,31 +109,50 @@ def nn_class_methods(name: str) -> list:
 
 def nn_class_call(name: str, method: str, *args: Any, **kwargs: Any) -> Module:
     fn = getattr(LAYERS[name], method)
-    return _r_function(name, fn, _LAYER_COUNTED.get(name, {}))(*args, **kwargs)
+    return _r_function(name, fn, counted(LAYERS[name]))(*args, **kwargs)
+
+
+def _forward_plan(cls: type) -> tuple[tuple[tuple[int, Callable], ...], bool]:
+    """What R's call of a layer's forward needs: its inputs R counts from 1 (as its
+    forward declares, `@r_counted`), by position, and whether its result holds
+    positions (max pooling's indices)."""
+    how = counted(cls.forward)
+    inputs = list(inspect.signature(cls.forward).parameters)[1:]
+    shifts = tuple((inputs.index(k), binding.COUNTED[c]) for k, c in how.items() if k in inputs)
+    return shifts, cls.__name__.startswith(_INDICES_OUT)
+
+
+_FORWARD_PLANS: dict[type, tuple] = {}
 
 
 def nn_forward(module: Module, *args: Any, **kwargs: Any) -> Any:
-    name = type(module).__name__
-    if not kwargs and name not in _FORWARD_TARGETS and not name.startswith(_INDICES_OUT):
+    cls = type(module)
+    plan = _FORWARD_PLANS.get(cls)
+    if plan is None:
+        plan = _FORWARD_PLANS[cls] = _forward_plan(cls)
+    shifts, indices_out = plan
+    if not kwargs and not shifts and not indices_out:
         # fast path (labelled): tensors in, nothing to translate either way
         for a in args:
             if type(a) is not Tensor:
                 break
         else:
             return module(*args)
-    pos, shift = _FORWARD_TARGETS.get(name, (None, None))
-    if pos is not None and len(args) > pos:
-        args = args[:pos] + (shift(args[pos]),) + args[pos + 1:]
+    if shifts:
+        args = list(args)
+        for pos, shift in shifts:
+            if len(args) > pos:
+                args[pos] = shift(_tensor_of(args[pos]), None)  # (an R vector: a tensor)
     value = binding.python_value
     args = tuple(value(a) if not isinstance(a, Tensor) else a for a in args)
     kwargs = {k: value(v) if not isinstance(v, Tensor) else v for k, v in kwargs.items()}
     try:
         out = module(*args, **kwargs)
     except Exception as e:
-        if pos is not None and hasattr(e, "one_based"):  # a class index named: as R counts
+        if shifts and hasattr(e, "one_based"):  # a class index named: as R counts
             raise type(e)(e.one_based) from None
         raise
-    if isinstance(out, tuple) and name.startswith(_INDICES_OUT):
+    if isinstance(out, tuple) and indices_out:
         return [out[0], one_based.to_r(out[1])]
     return out
 
@@ -237,16 +240,10 @@ def weight_norm_call(helper: _nn.nn_utils_weight_norm, method: str, module: Modu
     return getattr(helper, method)(module, *args)
 
 
-_RNN_UTILS = {"nn_utils_rnn_pack_padded_sequence", "nn_utils_rnn_pack_sequence",
-              "nn_utils_rnn_pad_packed_sequence", "nn_utils_rnn_pad_sequence"}
-
-R_FUNCTIONS: dict[str, Callable] = {}
-for _n in sorted(_RNN_UTILS):
-    R_FUNCTIONS[_n] = _r_function(_n, getattr(_nn, _n))
-for _n in F.__all__ + ["nnf_multi_head_attention_forward"]:
-    R_FUNCTIONS[_n] = _r_function(_n, getattr(_nn, _n))
-for _n in _nn.init.__all__:
-    R_FUNCTIONS[_n] = _r_function(_n, getattr(_nn, _n))
+R_FUNCTIONS: dict[str, Callable] = {
+    n: _r_function(n, getattr(_nn, n)) for n in [
+        *F.__all__, "nnf_multi_head_attention_forward", *_nn.init.__all__,
+        *(n for n in _nn.__all__ if n.startswith("nn_utils_rnn_"))]}
 R_FUNCTIONS.update({
     "nn_utils_clip_grad_norm_": _r_clip_norm,
     "nn_utils_clip_grad_value_": _r_clip_value,

@@ -25,15 +25,6 @@ from . import binding, extensions, matching, tensor_api
 from .binding import R_FACTS, r_fact
 from .convert import _r_tensor, _tensor_of
 
-def _sizes_convention(args: list, kw: dict) -> tuple:
-    """torch_zeros(2, 3), torch_zeros(c(2, 3)) or torch_zeros(size = c(2, 3))."""
-    if "size" in kw:
-        if args:
-            raise TypeError("You should specify a single size argument.")
-        args = [kw.pop("size")]
-    return args, kw
-
-
 def _options_convention(args: list, kw: dict) -> tuple:
     """R torch's creation options the engine has no use for: layout,
     memory_format, pin_memory; the device is the CPU's or the meta device
@@ -78,7 +69,7 @@ def _number_of(v: Any) -> Any:
 
 
 # R-only argument conventions an op's declaration names (an op's "r_conventions").
-CONVENTIONS: dict[str, Callable] = {"sizes": _sizes_convention,
+CONVENTIONS: dict[str, Callable] = {"sizes": tensor_api.sizes_given,
                                     "creation_options": _options_convention,
                                     "inclusive_end": _inclusive_end_convention}
 
@@ -113,7 +104,8 @@ def facts(spec: OpSpec, method: bool = False) -> binding.RFacts:
     """The R-only facts of an op, from its declaration (as a tensor method with `method`)."""
     counted = {**dict.fromkeys(spec.dims, "dim"), **dict.fromkeys(spec.new_dims, "new_dim"),
                **dict.fromkeys(spec.dim_lists, "dim_lists"),
-               **dict.fromkeys(spec.indices, "position")}
+               **dict.fromkeys(spec.indices, "position"),
+               **dict.fromkeys(r_fact(spec, "r_dims_as_given"), "zero_based")}
     conventions = r_fact(spec, "r_conventions")
     return binding.RFacts(
         f"x${spec.name}" if method else spec.function_name, counted, spec.returns_indices,

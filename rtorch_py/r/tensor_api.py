@@ -7,12 +7,14 @@ generated from the op registry in `tables.py`.
 """
 from __future__ import annotations
 
+import inspect
 import re
 import warnings
 from typing import Any, Callable
 
 import numpy as np
 
+from .. import TENSOR_METHODS
 from ..formals import r_formals
 from .. import amp as _amp
 from .. import autograd as _ag
@@ -27,12 +29,12 @@ from ..contrib import contrib_sort_vertices
 from ..engine import Node, RemovableHandle, bump_version
 from ..function import NamedList
 from ..gradcheck import autograd_gradcheck as _gradcheck
-from ..ops.indexing import where_method
+from ..ops import methods as op_methods
 from ..ops.views import _check_inplace
 from ..printing import format_grad_fn
 from ..sparse import strided_only
-from ..tensor import (_BF16, MODES, Storage, Tensor, as_dtype, converted, dtype,
-                      get_default_dtype, strided, wrap)
+from ..tensor import (_BF16, MODES, Storage, Tensor, as_dtype, converted, dtype, strided,
+                      wrap)
 from . import one_based
 from .one_based import integer, sizes
 from .convert import (MISSING, UNDEFINED, Scope, _check_r_data, _list, _r_data, _r_value,
@@ -76,12 +78,14 @@ def torch_scalar_tensor(value: Any, dtype: Any = None, device: Any = None,
     return out
 
 
-def _size_kw(size: tuple, kw: dict) -> tuple:
+def sizes_given(args: list, kw: dict) -> tuple[list, dict]:
+    """torch_zeros(2, 3), torch_zeros(c(2, 3)) or torch_zeros(size = c(2, 3)): the
+    sizes as given by position (an op's R convention "sizes", tables.py)."""
     if "size" in kw:
-        if size:
+        if args:
             raise TypeError("You should specify a single size argument.")
-        return sizes([kw.pop("size")])
-    return sizes(size)
+        args = [kw.pop("size")]
+    return args, kw
 
 
 def _creator(fn: Callable, random: bool = False) -> Callable:
@@ -90,7 +94,8 @@ def _creator(fn: Callable, random: bool = False) -> Callable:
                device: Any = None, requires_grad: bool = False, **kw: Any) -> Tensor:
         strided_only(layout, fn.__name__)
         extra = {"generator": kw.pop("generator", None)} if random else {}
-        sz = _size_kw(size, kw)
+        given, kw = sizes_given(list(size), kw)
+        sz = sizes(given)
         if kw:
             raise TypeError(f"unused argument(s): {', '.join(kw)}")
         return fn(*sz, names=names, dtype=dtype, device=_device(device),
@@ -287,17 +292,12 @@ def storage_method(s: Storage, name: str) -> Any:
 
 
 def _dtypes() -> dict[str, Callable]:
-    """torch_float(), torch_int8(), torch_cfloat(), ... and the layout/format/qscheme
-    constants."""
-    names = ["float", "float32", "double", "float64", "float16", "half", "bfloat16", "long",
-             "int64", "int", "int32", "int16", "short", "int8", "uint8", "bool", "quint8",
-             "qint8", "qint32", "float8_e4m3fn", "float8_e5m2", "cfloat", "chalf",
-             "cfloat32", "complex64", "cdouble", "cfloat64", "complex128", "strided",
-             "sparse_coo", "contiguous_format", "preserve_format", "channels_last_format",
-             "reduction_none", "reduction_mean", "reduction_sum", "cfloat128",
-             "per_tensor_affine", "per_channel_affine", "per_tensor_symmetric",
-             "per_channel_symmetric"]
-    return {f"torch_{n}": getattr(_cr, f"torch_{n}") for n in names}
+    """torch_float(), torch_int8(), torch_cfloat(), ... and the layout, memory format,
+    qscheme and loss reduction constants: creation's functions of no argument giving one."""
+    kinds = ("Dtype", "Layout", "MemoryFormat", "QScheme")
+    return {n: f for n, f in vars(_cr).items() if n.startswith("torch_reduction_") or
+            n.startswith("torch_") and inspect.isfunction(f) and
+            not inspect.signature(f).parameters and inspect.signature(f).return_annotation in kinds}
 
 
 # What as_array() gives R for dtypes R has no vector type of (R torch: half as
@@ -484,10 +484,6 @@ def cuda(self: Tensor, device: Any = None, non_blocking: bool = False,
     return self.to(device="cuda" if device is None else device)
 
 
-def item(self: Tensor) -> Any:
-    return self.item()
-
-
 def backward(self: Tensor, gradient: Any = None, retain_graph: Any = None,
              create_graph: bool = False, inputs: Any = None, **kw: Any) -> None:
     if "keep_graph" in kw:
@@ -499,14 +495,6 @@ def backward(self: Tensor, gradient: Any = None, retain_graph: Any = None,
         gradient = None
     self.backward(gradient, retain_graph, bool(create_graph),
                   None if inputs is None else _list(inputs))
-
-
-def retain_grad(self: Tensor) -> None:
-    self.retain_grad()
-
-
-def retains_grad(self: Tensor) -> bool:
-    return self.retains_grad
 
 
 def is_inference(self: Tensor) -> bool:
@@ -530,36 +518,8 @@ def requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
     return self.requires_grad_(bool(requires_grad))
 
 
-def hook_remove(handle: RemovableHandle) -> None:
-    handle.remove()
-
-
-def detach(self: Tensor) -> Tensor:
-    return self.detach()
-
-
-def detach_(self: Tensor) -> Tensor:
-    return self.detach_()
-
-
-def numel(self: Tensor) -> int:
-    return self.numel()
-
-
-def dim(self: Tensor) -> int:
-    return self.ndim
-
-
-def is_floating_point(self: Tensor) -> bool:
-    return self.is_floating_point()
-
-
 def is_contiguous(self: Tensor) -> bool:
     return bool(self.data.flags.c_contiguous)
-
-
-def element_size(self: Tensor) -> int:
-    return self.element_size()
 
 
 # --------------------------------------------------------------------------
@@ -653,26 +613,28 @@ def set_grad_(self: Tensor, new_grad: Any) -> Tensor:
     return self
 
 
-METHODS: dict[str, Callable] = {
-    "size": size, "data": data, "set_grad_": set_grad_, "cpu": cpu, "cuda": cuda, "item": item,
-    "backward": backward, "retain_grad": retain_grad,
-    "register_hook": register_hook, "requires_grad_": requires_grad_, "detach": detach,
-    "detach_": detach_, "numel": numel, "dim": dim, "is_floating_point": is_floating_point,
-    "is_contiguous": is_contiguous, "element_size": element_size,
-    "is_complex": lambda self: self.is_complex(), "stride": stride,
-    "storage": lambda self: self.storage(), "data_ptr": data_ptr,
-    "_version": lambda self: self._version[0],  # (the in-place change counter)
-    "bernoulli": _cr.torch_bernoulli, "multinomial": torch_multinomial,
-    "where": where_method,
-    "retains_grad": retains_grad, "is_inference": is_inference, "output_nr": output_nr,
-    "dequantize": _q.dequantize, "int_repr": _q.int_repr, "q_scale": _q.q_scale,
-    "q_zero_point": _q.q_zero_point, "is_quantized": _q.is_quantized,
-    "q_per_channel_scales": _q.q_per_channel_scales,
-    "q_per_channel_zero_points": _q.q_per_channel_zero_points,
-    "q_per_channel_axis": _q.q_per_channel_axis, "qscheme": _q.qscheme,
-    **named.r_methods(),  # has_names, rename, rename_, refine_names, align_to
-}
-INVISIBLE_METHODS = {"backward", "retain_grad", "set_grad_"}
+def _methods() -> dict[str, Callable]:
+    """R's tensor methods besides the ops' (tables.py): the Tensor methods declared in
+    rtorch_py.TENSOR_METHODS (a property R has no field of is a method in R:
+    `x$is_quantized()`), in R's form where it differs, and R torch's others."""
+    ops = op_methods()
+    declared = {k: m.fget if isinstance(m, property) else m
+                for k, m in TENSOR_METHODS.items()
+                if k not in ops and not (isinstance(m, property) and k in _GETTERS)}
+    as_is = ("item", "retain_grad", "detach", "detach_", "numel", "dim", "is_floating_point",
+             "element_size", "is_complex", "storage")
+    return {**declared, **{k: getattr(Tensor, k) for k in as_is},
+            "multinomial": torch_multinomial, "backward": backward,  # R's forms
+            **named.r_methods(),  # has_names, rename, rename_, refine_names, align_to
+            "size": size, "data": data, "set_grad_": set_grad_, "cpu": cpu, "cuda": cuda,
+            "register_hook": register_hook, "requires_grad_": requires_grad_,
+            "is_contiguous": is_contiguous, "stride": stride, "data_ptr": data_ptr,
+            "_version": lambda self: self._version[0],  # (the in-place change counter)
+            "retains_grad": lambda self: self.retains_grad, "is_inference": is_inference,
+            "output_nr": output_nr}
+
+
+METHODS = _methods()
 
 FUNCTIONS: dict[str, Callable] = {
     "torch_tensor": torch_tensor, "torch_scalar_tensor": torch_scalar_tensor,
@@ -710,13 +672,24 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_quantize_per_channel": _q.torch_quantize_per_channel,
     **{name: getattr(runtime, name) for name in runtime.__all__},
     "torch_dequantize": _q.torch_dequantize,
-    "torch_is_floating_point": is_floating_point,
+    "torch_is_floating_point": Tensor.is_floating_point,
     ".set_autocast": _amp.set_autocast, ".unset_autocast": _amp.unset_autocast,
     ".set_default_device": _cr.set_default_device,
     # (names with a dot are the R side's helpers, not exported)
     ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer,
     ".storage_method": storage_method, ".manual_seed": manual_seed,
 }
-INVISIBLE_FUNCTIONS = {"autograd_backward", "torch_set_default_dtype", "torch_set_rng_state",
-                       ".manual_seed", "torch_set_num_threads", "torch_set_num_interop_threads",
-                       "set_cpu_allocator_config", "cpu_cache_flush"}
+
+
+def _returning_none(table: dict[str, Callable]) -> set[str]:
+    """What R returns invisibly: the functions declared `-> None` (R torch's setters)."""
+    def none(f: Callable) -> bool:
+        try:
+            return inspect.signature(f).return_annotation in (None, "None")
+        except (TypeError, ValueError):  # (no signature to read)
+            return False
+    return {k for k, f in table.items() if none(f)}
+
+
+INVISIBLE_METHODS = _returning_none(METHODS) | {"set_grad_"}  # (x$set_grad_(g): x)
+INVISIBLE_FUNCTIONS = _returning_none(FUNCTIONS)
