@@ -273,7 +273,7 @@ def test_compiled_cascade_adds_as_numpys_does(shape, monkeypatch):
             for d in [None] + [(k,) for k in range(x.ndim)] + [(0, x.ndim - 1)]:
                 monkeypatch.setattr(sum_kernel, "_JIT_MIN", 1 << 62)
                 want = sum_kernel.libtorch_sum(arr, d)
-                monkeypatch.setattr(sum_kernel, "_JIT_MIN", 1)
+                monkeypatch.setattr(sum_kernel, "_JIT_MIN", 1)  # (every cascade)
                 got = sum_kernel.libtorch_sum(arr, d)
                 np.testing.assert_array_equal(got, want, err_msg=f"{dtype} {d}")
                 np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

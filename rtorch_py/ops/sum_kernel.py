@@ -30,7 +30,9 @@ from __future__ import annotations
 import numpy as np
 
 _LANES = {4: 8, 8: 4}  # Vectorized<float>, Vectorized<double>
-_JIT_MIN = 32768  # values from which `_cascade` takes the compiled loops (when numba is there)
+_JIT_MIN = 1 << 17  # values from which `_cascade` takes the compiled loops (when numba is
+# there): where NumPy's passes cost a few tenths of a ms, so that a script pays numba's
+# one-time load (~0.7 s, idle machine) only when its sums are large
 _jit: list = []   # [the compiled `_cascade_loops`, or None without numba], once tried
 
 
