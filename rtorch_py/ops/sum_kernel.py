@@ -180,7 +180,13 @@ def _loop_2d(a: np.ndarray, stride0: int, stride1: int, lanes: int) -> np.ndarra
         return _row_sum(a)
     if split == size1:
         return _cascade(a)
-    return np.concatenate([_cascade(a[:, :split]), _row_sum(a[:, split:])])
+    if a.flags.c_contiguous and a.size >= _JIT_MIN and _compiled() is not None:
+        # FAST PATH (compiled cascade): over all columns of the contiguous whole
+        # (each column's sum is its own; a strided part would run unvectorised)
+        head = _cascade(a)[:split]
+    else:
+        head = _cascade(a[:, :split])
+    return np.concatenate([head, _row_sum(a[:, split:])])
 
 
 def _layout(x: np.ndarray, reduced: set) -> list:
