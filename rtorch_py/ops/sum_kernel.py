@@ -97,9 +97,9 @@ def _cascade_loops(a: np.ndarray, step: int) -> np.ndarray:
         for r in range(full * step, n):
             for j in range(q):
                 total[i, j] += a[r, i, j]
-        for _ in range(3):  # levels 2 and 3, then the last level's sums
+        for up in range(3):  # levels 2 and 3 made; then (up == 2) the last level's sums
             m = level.shape[0]
-            full = m // step if _ < 2 else 0
+            full = m // step if up < 2 else 0
             rest = np.zeros(q, a.dtype)
             for r in range(full * step, m):
                 for j in range(q):
