@@ -648,13 +648,15 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
     """float32 and float64 input (nnf_layer_norm composes the others from ops)."""
     shape = tuple(int(s) for s in np.asarray(normalized_shape).reshape(-1))
     x = input.data
-    if x.shape[x.ndim - len(shape):] != shape or len(shape) > x.ndim:
-        raise RuntimeError(f"layer_norm: normalized_shape {list(shape)} does not match the "
-                           f"last dims of the input, of size {list(x.shape)}")
+    if len(shape) > x.ndim or x.shape[x.ndim - len(shape):] != shape:
+        dims = ", ".join(map(str, shape))
+        raise RuntimeError(f"Given normalized_shape=[{dims}], expected input with shape "
+                           f"[*, {dims}], but got input of size{list(x.shape)}")
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != shape:
-            raise RuntimeError(f"layer_norm: {name} should be of shape {list(shape)} (the "
-                               f"normalized shape), not {list(t.shape)}")
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
+                               f"got {name} of shape {list(t.shape)} and normalized_shape = "
+                               f"{list(shape)}")
     rows = _ln_rows(x, shape)
     m = rows.shape[1]
     mean = rows.mean(axis=1) if m else np.zeros(rows.shape[0], x.dtype)
