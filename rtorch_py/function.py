@@ -15,15 +15,16 @@ import numpy as np
 
 from . import engine
 from .containers import NamedList
-from .engine import Node, SavedTensor
+from .engine import Node, SavedTensor, edge
 from .forward_ad import _LEVEL as _DUAL_LEVEL, set_tangent, tangent_of
-from .ops.recording import edges_of, sum_to
+from .ops.recording import sum_to
 from .tensor import _DTYPES, Tensor, wrap
 
 # R torch's custom nodes are libtorch CppNodes around its LanternFunction.
 R_NODE_NAME = "torch::autograd::CppNode<torch::autograd::LanternFunction>"
 
 _state = engine.thread_state()  # grad mode, read on every call
+_NO_EDGE = (None, 0)  # the edge of an input that needs no gradient
 
 
 class AutogradContext:
@@ -156,19 +157,25 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
     state = _state
     grad_on = state.grad
     # forward sees tensors that require grad detached (same data and version);
-    # `originals` maps what it saw back to the caller's tensors
-    needs, fwd_args, originals, inputs = [], [], {}, []
+    # `originals` maps what it saw back to the caller's tensors. The node's edges
+    # and input shapes are taken here too, as every node's are (ops.recording);
+    # the shapes stay with the ctx, which checks the user's gradients against
+    # them (`_match_grads`).
+    needs, fwd_args, originals, edges, meta = [], [], {}, [], []
     for a in args:
         if grad_on and type(a) is Tensor and a._rg:
             alias = a._alias()
             originals[id(alias)] = a
             needs.append(True)
             fwd_args.append(alias)
-            inputs.append(a)
+            edges.append((a.grad_fn, a._output_nr) if a.grad_fn is not None else edge(a))
+            d = a.data
+            meta.append((d.shape, d.dtype))
         else:
             needs.append(False)  # (forward sees a dual input without its tangent)
             fwd_args.append(a._alias() if tangents and tangent_of(a) is not None else a)
-            inputs.append(None)
+            edges.append(_NO_EDGE)
+            meta.append(None)
     ctx = AutogradContext(label, arg_names, needs)
     state.grad = False
     try:
@@ -187,11 +194,8 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
 
     dirty_ids = _dirty_ids(ctx, originals, args, label) if ctx._dirty else ()
     non_diff = {id(t) for t in ctx._non_diff} if ctx._non_diff else ()
-    # The node's edges as every node's (ops.recording); the input shapes stay with
-    # the ctx, which checks the user's gradients against them (`_match_grads`).
-    edges, meta = edges_of(inputs)
     ctx._backward, ctx._by_name, ctx._meta = backward, by_name, meta
-    node = CustomNode(name, _custom_backward, edges, ())
+    node = CustomNode(name, _custom_backward, tuple(edges), ())
     node.ctx = ctx
     if len(outputs) != 1:
         node.num_outputs = len(outputs)

@@ -1584,3 +1584,19 @@ def test_e80_an_r_value_an_argument_cannot_take(state):
     with fails(TypeError, r"torch_stack\(\): `tensors\[\[2\]\]` must be a tensor"):
         table["FUNCTIONS"]["torch_stack"]([x, "a"])
     state.check()
+
+
+# E81 layer norm's normalized shape against the input, its weight and bias
+
+def test_e81_layer_norm_normalized_shape(state):
+    from rtorch_py.nn import functional as F
+    x = rt.torch_randn(2, 3, 4, requires_grad=True)
+    with fails(RuntimeError, r"Given normalized_shape=\[3, 5\], expected input with shape "
+               r"\[\*, 3, 5\], but got input of size\[2, 3, 4\]"):
+        F.nnf_layer_norm(x, (3, 5))
+    with fails(RuntimeError, r"Expected weight to be of same shape as normalized_shape, but "
+               r"got weight of shape \[4\] and normalized_shape = \[3, 4\]"):
+        F.nnf_layer_norm(x, (3, 4), rt.torch_ones(4))
+    with fails(RuntimeError, r"Expected bias to be of same shape"):
+        F.nnf_layer_norm(x, (4,), None, rt.torch_ones(3))
+    state.check()

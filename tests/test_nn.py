@@ -739,3 +739,28 @@ def test_linear_records_what_libtorchs_linear_records(shape, with_bias):
         return f(x, w, b if with_bias else None)
 
     check_vs_torch(linear, x, w, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_layer_norm_is_pytorchs_one_node(dtype):
+    # the fused kernel (ops/nn_functional.py): PyTorch's node, and each of
+    # weight / bias alone, against PyTorch (the generated op tests cover the rest)
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((3, 4, 5)) * 4 + 2).astype(dtype)
+    g = rng.standard_normal((3, 4, 5)).astype(dtype)
+    p = rng.standard_normal((2, 4, 5)).astype(dtype)
+    for use in ((True, False), (False, True)):
+        ours = [rt.torch_tensor(x, requires_grad=True)] + \
+            [rt.torch_tensor(v, requires_grad=True) if u else None for v, u in zip(p, use)]
+        theirs = [torch.tensor(x, requires_grad=True)] + \
+            [torch.tensor(v, requires_grad=True) if u else None for v, u in zip(p, use)]
+        y = nn.functional.nnf_layer_norm(ours[0], (4, 5), *ours[1:])
+        t = torch.nn.functional.layer_norm(theirs[0], (4, 5), *theirs[1:])
+        assert y.grad_fn.name == type(t.grad_fn).__name__ == "NativeLayerNormBackward0"
+        (y * rt.torch_tensor(g)).sum().backward()
+        (t * torch.tensor(g)).sum().backward()
+        tol = 1e-5 if dtype is np.float32 else 1e-12
+        close(y, t, tol)
+        for a, b in zip(ours, theirs):
+            if a is not None:
+                close(a.grad, b.grad, tol)

@@ -232,7 +232,7 @@ def one_thread():
 
 SUM_SHAPES = [(), (1,), (6,), (100,), (12345,), (100000,), (3, 4, 5), (7, 1000), (1000, 7),
               (33, 65), (64, 40), (2, 100000), (5, 3, 130), (130, 3, 9), (17, 1, 200),
-              (4, 5, 6, 7), (0, 3)]
+              (4, 5, 6, 7), (0, 3), (1 << 20,), (300, 4000)]
 
 
 def _layouts(x: np.ndarray):
@@ -256,6 +256,28 @@ def test_sum_and_mean_add_in_libtorchs_order(shape, dtype, one_thread):
                 got = getattr(ours, name)() if d is None else getattr(ours, name)(dim=d)
                 want = getattr(theirs, name)() if d is None else getattr(theirs, name)(dim=d)
                 np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=f"{name} {d}")
+
+
+@pytest.mark.parametrize("shape", [(1 << 20,), (70000, 3), (300, 400), (17, 1, 20000),
+                                   (6, 200, 90)], ids=str)
+def test_compiled_cascade_adds_as_numpys_does(shape, monkeypatch):
+    # the compiled loops (FAST PATH in ops/sum_kernel.py) against NumPy's passes,
+    # bit for bit and sign of zero too, in every layout and choice of dims
+    pytest.importorskip("numba")
+    from rtorch_py.ops import sum_kernel
+    rng = np.random.default_rng(sum(shape))
+    for dtype in (np.float32, np.float64):
+        x = (rng.standard_normal(shape) * rng.uniform(0, 100, shape)).astype(dtype)
+        x[..., :3] = -0.0
+        for arr, _ in _layouts(x):
+            for d in [None] + [(k,) for k in range(x.ndim)] + [(0, x.ndim - 1)]:
+                monkeypatch.setattr(sum_kernel, "_JIT_MIN", 1 << 62)
+                want = sum_kernel.libtorch_sum(arr, d)
+                monkeypatch.setattr(sum_kernel, "_JIT_MIN", 1)  # (every cascade)
+                got = sum_kernel.libtorch_sum(arr, d)
+                np.testing.assert_array_equal(got, want, err_msg=f"{dtype} {d}")
+                np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    assert sum_kernel._jit[0] is not None
 
 
 def test_float32_sum_differs_from_numpys_pairwise_order(one_thread):

@@ -659,6 +659,8 @@ def nnf_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tenso
                    bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) \
         else tuple(normalized_shape)
+    if _fused_layer_norm(input, weight, bias):
+        return _nn_ops.layer_norm(input, normalized_shape, weight, bias, eps)
     dims = tuple(range(input.ndim - len(normalized_shape), input.ndim))
     mean = input.mean(dim=dims, keepdim=True)
     xc = input - mean
@@ -669,6 +671,16 @@ def nnf_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tenso
     if bias is not None:
         out = out + bias
     return out
+
+
+def _fused_layer_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None) -> bool:
+    """Whether the one-node kernel takes it: float32/float64 arrays of one dtype
+    (half precision and meta tensors are composed from ops)."""
+    d = input.data
+    if type(d) is not np.ndarray or d.dtype not in (np.float32, np.float64):
+        return False
+    return all(t is None or (type(t.data) is np.ndarray and t.data.dtype == d.dtype)
+               for t in (weight, bias))
 
 
 def nnf_group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,

@@ -105,8 +105,12 @@ def MatmulBackward0(n, g, a, b):
         ga = sum_to(g2.matmul(_mH(b2)), a2.shape)
         ga = ga.squeeze(0) if a.ndim == 1 else ga
     if n.needs(1):
-        gb = sum_to(_mH(a2).matmul(g2), b2.shape)
-        gb = gb.squeeze(-1) if b.ndim == 1 else gb
+        if b.ndim == 2 and a.ndim > 2 and a.data.size:  # a stack times one matrix: one
+            # product of the stacked rows, no stack of products to sum
+            gb = _mH(a.reshape(-1, a.shape[-1])).matmul(g.reshape(-1, g.shape[-1]))
+        else:
+            gb = sum_to(_mH(a2).matmul(g2), b2.shape)
+            gb = gb.squeeze(-1) if b.ndim == 1 else gb
     return ga, gb
 
 
@@ -118,7 +122,14 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
     if self.data.dtype is not other.data.dtype:
         _dtype_mismatch(self, other)
     try:
-        out = np.matmul(self.data, other.data)
+        a, b = self.data, other.data
+        if a.ndim > 2 and b.ndim == 2 and a.shape[-1] == b.shape[0] and a.size and \
+                type(a) is np.ndarray:
+            # a stack times one matrix: one product of the stacked rows (as libtorch
+            # folds it), not one small product per matrix of the stack
+            out = np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[1:])
+        else:
+            out = np.matmul(a, b)
     except ValueError:
         raise RuntimeError(
             f"matmul: shapes {_shape(self.shape)} and {_shape(other.shape)} don't match: the last "

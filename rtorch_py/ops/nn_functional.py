@@ -582,6 +582,98 @@ def _batch_norm_impl_index(input: Tensor, weight: Tensor | None, bias: Tensor | 
 
 
 # --------------------------------------------------------------------------
+# Layer normalization as PyTorch's kernel (the NativeLayerNormBackward0 node):
+# each row of the last dims centred and scaled by its own statistics, then the
+# weight and bias. Forward: a mean and a row-wise dot product (no squared
+# temporary), then the output made in place; the node saves the input, its rows'
+# means and 1/std. The derivative works on arrays in a few passes, or with tensor
+# ops (recomputing the statistics from x) under create_graph.
+
+
+def _ln_rows(x: np.ndarray, normalized_shape: tuple) -> np.ndarray:
+    """x as (rows, values per row)."""
+    n = int(np.prod(normalized_shape))
+    return x.reshape(-1, n) if n else x.reshape(x.size, 0)
+
+
+def _ln_grads_arrays(n, g, x, w, mean, rstd, normalized_shape) -> tuple:
+    rows = _ln_rows(x.data, normalized_shape)
+    ga = _ln_rows(np.asarray(g.data), normalized_shape)
+    xhat = rows - mean[:, None]
+    xhat *= rstd[:, None]
+    gx = gw = gb = None
+    if n.needs(1):
+        gw = wrap(np.einsum("ij,ij->j", ga, xhat).reshape(normalized_shape))
+    if n.needs(2):
+        gb = wrap(ga.sum(axis=0).reshape(normalized_shape))
+    if n.needs(0):
+        gxhat = ga * w.data.reshape(-1) if w is not None else ga.copy()
+        m = rows.shape[1]
+        a = gxhat.sum(axis=1) / m                    # mean of the gradient, per row
+        b = np.einsum("ij,ij->i", gxhat, xhat) / m   # its projection on xhat, per row
+        xhat *= b[:, None]
+        gxhat -= xhat
+        gxhat -= a[:, None]
+        gxhat *= rstd[:, None]
+        gx = wrap(gxhat.reshape(x.shape))
+    return gx, gw, gb
+
+
+@formula
+def NativeLayerNormBackward0(n, g, x, w, mean, rstd, normalized_shape, eps):
+    if not is_grad_enabled():
+        return _ln_grads_arrays(n, g, x, w, mean, rstd, normalized_shape)
+    # create_graph: with tensor ops, themselves differentiable (the statistics
+    # recomputed from x, so that they depend on it)
+    dims = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+    xc = x - x.mean(dim=dims, keepdim=True)
+    inv = ((xc * xc).mean(dim=dims, keepdim=True) + eps) ** -0.5
+    xhat = xc * inv
+    gx = gw = gb = None
+    lead = tuple(range(x.ndim - len(normalized_shape)))
+    if n.needs(0):
+        gxhat = g if w is None else g * w
+        gx = (gxhat - gxhat.mean(dim=dims, keepdim=True) -
+              xhat * (gxhat * xhat).mean(dim=dims, keepdim=True)) * inv
+    if n.needs(1):
+        gw = (g * xhat).sum(dim=lead) if lead else g * xhat
+    if n.needs(2):
+        gb = g.sum(dim=lead) if lead else g
+    return gx, gw, gb
+
+
+@op(function=False, method=False, torch_name="nn.functional.layer_norm", names="keep",
+    samples=S.layer_norm)
+def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """float32 and float64 input (nnf_layer_norm composes the others from ops)."""
+    shape = tuple(int(s) for s in np.asarray(normalized_shape).reshape(-1))
+    x = input.data
+    if len(shape) > x.ndim or x.shape[x.ndim - len(shape):] != shape:
+        dims = ", ".join(map(str, shape))
+        raise RuntimeError(f"Given normalized_shape=[{dims}], expected input with shape "
+                           f"[*, {dims}], but got input of size{list(x.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
+                               f"got {name} of shape {list(t.shape)} and normalized_shape = "
+                               f"{list(shape)}")
+    rows = _ln_rows(x, shape)
+    m = rows.shape[1]
+    mean = rows.mean(axis=1) if m else np.zeros(rows.shape[0], x.dtype)
+    out = rows - mean[:, None]
+    var = np.einsum("ij,ij->i", out, out) / x.dtype.type(max(m, 1))
+    rstd = 1 / np.sqrt(var + x.dtype.type(eps))
+    out *= rstd[:, None]
+    if weight is not None:
+        out *= weight.data.reshape(-1)
+    if bias is not None:
+        out += bias.data.reshape(-1)
+    return record(out.reshape(x.shape), NativeLayerNormBackward0, (input, weight, bias),
+                  (input, weight, mean, rstd, shape, float(eps)))
+
+
+# --------------------------------------------------------------------------
 # Embedding: the weight's rows at the indices (nnf_embedding, nn_embedding). R
 # torch exports no torch_embedding: no R form; tests/test_nn.py checks it against
 # PyTorch, second order too.

@@ -384,6 +384,26 @@ def _lstm_forward(xs: np.ndarray, h0: np.ndarray, c0: np.ndarray, wi: np.ndarray
     return buf, tcs, np.ascontiguousarray(hs.transpose(0, 2, 1))
 
 
+def _lstm_factors(a: np.ndarray, tcs: np.ndarray, hid: int, fac: np.ndarray) -> None:
+    """The backward's per-step factors of steps `a` (their slice of `buf`) into
+    fac (steps, 5, H, N), each slot made in place (no scratch arrays)."""
+    steps, n = a.shape[0], a.shape[2]
+    o, i, g = a[:, :hid], a[:, hid:2 * hid], a[:, 3 * hid:4 * hid]
+    np.subtract(1, o, out=fac[:, 1])
+    fac[:, 1] *= o                            # sigmoid' = s (1 - s)
+    fac[:, 1] *= tcs
+    s_if = a[:, hid:3 * hid].reshape(steps, 2, hid, n)
+    np.subtract(1, s_if, out=fac[:, 2:4])
+    fac[:, 2:4] *= s_if
+    fac[:, 2:4] *= a[:, 3 * hid:].reshape(steps, 2, hid, n)   # i: g, f: c_{t-1}
+    np.multiply(tcs, tcs, out=fac[:, 0])
+    np.subtract(1, fac[:, 0], out=fac[:, 0])
+    fac[:, 0] *= o
+    np.multiply(g, g, out=fac[:, 4])
+    np.subtract(1, fac[:, 4], out=fac[:, 4])
+    fac[:, 4] *= i
+
+
 def _lstm_backward_arrays(g_out, g_h, g_c, xs, h0, wi, wh, buf, tcs, hs,
                           has_bias: bool, needs: tuple = (True,) * 6) -> tuple:
     """Backpropagation through time on what `_lstm_forward` kept; gradients
@@ -393,25 +413,15 @@ def _lstm_backward_arrays(g_out, g_h, g_c, xs, h0, wi, wh, buf, tcs, hs,
     dt = buf.dtype
     order = _gate_order(hid)
     # Every per-step factor that does not depend on the incoming gradient, for
-    # all steps at once, so that the loop is one small matmul and four
-    # products per step (in the input's dtype, as PyTorch does). Slots:
-    # 0 dc/dh (through h = o tanh c), 1 the o gate's pre-activation / dh,
-    # 2-4 the i, f, g gates' / dc.
+    # a chunk of steps at once (a few large passes, but not all steps' factors
+    # held: they would be the step's largest array), so that the loop is one
+    # small matmul and four products per step (in the input's dtype, as
+    # PyTorch does). Slots: 0 dc/dh (through h = o tanh c), 1 the o gate's
+    # pre-activation / dh, 2-4 the i, f, g gates' / dc.
     a = buf[:steps]
-    o, i, g = a[:, :hid], a[:, hid:2 * hid], a[:, 3 * hid:4 * hid]
-    fac = np.empty((steps, 5, hid, n), dtype=dt)
-    sd = 1 - a[:, :3 * hid]
-    sd *= a[:, :3 * hid]                      # sigmoid' = s (1 - s)
-    np.multiply(sd[:, :hid], tcs, out=fac[:, 1])
-    np.multiply(sd[:, hid:].reshape(steps, 2, hid, n), a[:, 3 * hid:].reshape(steps, 2, hid, n),
-                out=fac[:, 2:4])             # i: g, f: c_{t-1}
-    sq = tcs * tcs
-    np.subtract(1, sq, out=sq)
-    np.multiply(o, sq, out=fac[:, 0])
-    sq = g * g
-    np.subtract(1, sq, out=sq)
-    np.multiply(i, sq, out=fac[:, 4])
     f = a[:, 2 * hid:3 * hid]
+    chunk = max(1, min(steps, 16))
+    fac = np.empty((chunk, 5, hid, n), dtype=dt)
     w_t = np.ascontiguousarray(wh[order].T)
     # steps whose output got a gradient (often only the last one is used)
     live = None if g_out is None else g_out.any(axis=(1, 2))
@@ -423,15 +433,19 @@ def _lstm_backward_arrays(g_out, g_h, g_c, xs, h0, wi, wh, buf, tcs, hs,
     # copy; a step's (4H, N) block is then strided, which BLAS takes as it is
     dz = np.empty((5, hid, steps, n), dt)
     mm, mul = np.matmul, np.multiply
-    for t in range(steps - 1, -1, -1):
-        if live is not None and live[t]:
-            dh += g_out[t].T
-        d = dz[:, :, t]
-        mul(fac[t, :2], dh, d[:2])
-        dc += d[0]
-        mul(fac[t, 2:], dc, d[2:])
-        dc *= f[t]
-        mm(w_t, d[1:].reshape(4 * hid, n), dh)
+    for first in range((steps - 1) // chunk * chunk, -1, -chunk):  # chunks, the last first
+        last = min(steps, first + chunk)
+        _lstm_factors(a[first:last], tcs[first:last], hid, fac[:last - first])
+        for t in range(last - 1, first - 1, -1):
+            if live is not None and live[t]:
+                dh += g_out[t].T
+            d = dz[:, :, t]
+            ft = fac[t - first]
+            mul(ft[:2], dh, d[:2])
+            dc += d[0]
+            mul(ft[2:], dc, d[2:])
+            dc *= f[t]
+            mm(w_t, d[1:].reshape(4 * hid, n), dh)
     # the gate gradients of all steps as one (4H, T * N) matrix, internal order
     rows = dz[1:].reshape(4 * hid, steps * n)
     back = np.argsort(order)                  # internal order -> PyTorch's

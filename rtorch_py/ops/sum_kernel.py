@@ -18,12 +18,22 @@ A contiguous reduced dim uses vectors of 8 float32 (4 float64) lanes: a
 `_row_sum` of vectors, then the lanes added in order. Everything is in the data's
 own precision. Multi-threaded libtorch splits full reductions of 32768 values
 or more across threads; this is its one-thread order.
+
+FAST PATH (compiled cascade): with numba installed, `_cascade` of a large array
+runs `_cascade_loops` compiled (the same additions in the same order, so the same
+bits; NumPy's version makes one short strided pass per row of each block). numba
+is imported on the first large sum, not with the package, and its machine code is
+cached (numba's cache=True: beside this file or in the user's cache directory).
 """
 from __future__ import annotations
 
 import numpy as np
 
 _LANES = {4: 8, 8: 4}  # Vectorized<float>, Vectorized<double>
+_JIT_MIN = 1 << 17  # values from which `_cascade` takes the compiled loops (when numba is
+# there): where NumPy's passes cost a few tenths of a ms, so that a script pays numba's
+# one-time load (~0.7 s, idle machine) only when its sums are large
+_jit: list = []   # [the compiled `_cascade_loops`, or None without numba], once tried
 
 
 def _seq(a: np.ndarray) -> np.ndarray:
@@ -56,12 +66,86 @@ def _cascade(a: np.ndarray) -> np.ndarray:
     step = 1 << max(4, (1 if n <= 2 else (n - 1).bit_length()) // 4)
     if n < step:
         return _seq(a)
+    if a.size >= _JIT_MIN:  # FAST PATH (compiled cascade)
+        kernel = _compiled()
+        view = None if kernel is None else _as_3d(a)
+        if view is not None:
+            return _unsorted(kernel(view, step), a)
     level, rest = _blocks(a, step)
     total = _seq(rest)
     for _ in range(2):  # levels 1 and 2 hold at most `step` sums; level 3 all the rest
         level, rest = _blocks(level, step)
         total = total + _seq(rest)
     return total + _seq(level)
+
+
+def _cascade_loops(a: np.ndarray, step: int) -> np.ndarray:
+    """`_cascade` of a 3-d array (n >= step rows of p x q columns) as loops, for
+    numba to compile, one group of q columns at a time (its rows lie close
+    together): level sums of `step` rows from +0, each level's leftover rows
+    summed into the total, then the last level's sums. Zero is added where NumPy's
+    version adds an empty sum, so that -0.0 comes out the same."""
+    n, p, q = a.shape
+    total = np.zeros((p, q), a.dtype)
+    for i in range(p):
+        full = n // step
+        level = np.zeros((full, q), a.dtype)
+        for b in range(full):
+            for r in range(b * step, b * step + step):
+                for j in range(q):
+                    level[b, j] += a[r, i, j]
+        for r in range(full * step, n):
+            for j in range(q):
+                total[i, j] += a[r, i, j]
+        for up in range(3):  # levels 2 and 3 made; then (up == 2) the last level's sums
+            m = level.shape[0]
+            full = m // step if up < 2 else 0
+            rest = np.zeros(q, a.dtype)
+            for r in range(full * step, m):
+                for j in range(q):
+                    rest[j] += level[r, j]
+            upper = np.zeros((full, q), a.dtype)
+            for b in range(full):
+                for r in range(b * step, b * step + step):
+                    for j in range(q):
+                        upper[b, j] += level[r, j]
+            for j in range(q):
+                total[i, j] += rest[j]
+            level = upper
+    return total
+
+
+def _as_3d(a: np.ndarray) -> np.ndarray | None:
+    """A (rows, p, q) view of a's columns in some order (each column is summed on
+    its own, so their order is free), or None when no such view exists."""
+    n = a.shape[0]
+    cols = sorted(range(1, a.ndim), key=lambda d: -abs(a.strides[d]))
+    a = a.transpose([0] + cols)
+    for k in range(len(cols)):  # (q, the inner loop, as long as a view allows)
+        try:
+            return np.reshape(a, (n, int(np.prod(a.shape[1:k + 1])), -1), copy=False)
+        except ValueError:
+            pass
+    return None
+
+
+def _unsorted(total: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """The kernel's column sums put back in the order of a's columns."""
+    cols = sorted(range(1, a.ndim), key=lambda d: -abs(a.strides[d]))
+    sums = total.reshape([a.shape[d] for d in cols])
+    return sums.transpose(np.argsort(cols)) if cols != sorted(cols) else sums
+
+
+def _compiled() -> object:
+    """The compiled `_cascade_loops`, or None when numba is not installed."""
+    if not _jit:
+        try:
+            import numba
+        except ImportError:
+            _jit.append(None)
+        else:
+            _jit.append(numba.njit(cache=True, nogil=True)(_cascade_loops))
+    return _jit[0]
 
 
 def _row_sum(a: np.ndarray) -> np.ndarray:
@@ -96,7 +180,13 @@ def _loop_2d(a: np.ndarray, stride0: int, stride1: int, lanes: int) -> np.ndarra
         return _row_sum(a)
     if split == size1:
         return _cascade(a)
-    return np.concatenate([_cascade(a[:, :split]), _row_sum(a[:, split:])])
+    if a.flags.c_contiguous and a.size >= _JIT_MIN and _compiled() is not None:
+        # FAST PATH (compiled cascade): over all columns of the contiguous whole
+        # (each column's sum is its own; a strided part would run unvectorised)
+        head = _cascade(a)[:split]
+    else:
+        head = _cascade(a[:, :split])
+    return np.concatenate([head, _row_sum(a[:, split:])])
 
 
 def _layout(x: np.ndarray, reduced: set) -> list:

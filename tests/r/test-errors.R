@@ -831,3 +831,16 @@ test_that("E80: an R value an argument can't take", {
   expect_intact(s)
 })
 
+
+test_that("E81: a layer norm whose normalized shape doesn't fit the input", {
+  s <- err_state()
+  x <- torch_randn(2, 3, 4)
+  expect_error(nnf_layer_norm(x, c(3, 5)),
+               "Given normalized_shape=[3, 5], expected input with shape [*, 3, 5], but got input of size[2, 3, 4]",
+               fixed = TRUE, class = "runtime_error")
+  expect_error(nnf_layer_norm(x, c(3, 4), weight = torch_ones(4)),
+               "Expected weight to be of same shape as normalized_shape", class = "runtime_error")
+  expect_error(nn_layer_norm(c(3, 4))(torch_randn(2, 3, 5)), "expected input with shape [*, 3, 4]",
+               fixed = TRUE, class = "runtime_error")
+  expect_intact(s)
+})

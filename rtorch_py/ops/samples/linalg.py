@@ -23,7 +23,8 @@ def matmul() -> list:
             sample(T((3,)), T((3, 2))), sample(T((2, 3, 4)), T((4, 5))),
             sample(T((2, 1, 3, 4)), T((5, 4, 2))), sample(T((3,)), T((2, 3, 4))),
             sample(T((2, 3, 4)), T((4,))), sample(T((2, 3)), T((4, 3, 2))),
-            sample(T((2, 3, 4)), T((2, 4, 5))),
+            sample(T((2, 3, 4)), T((2, 4, 5))), sample(T((2, 2, 3, 4)), T((4, 2))),
+            sample(T((2, 0, 3)), T((3, 2))),
             sample(T((2, 3), dtype="int64"), T((3,), dtype="int64"))]
 
 

@@ -88,6 +88,15 @@ def adaptive_avg_pool3d_backward() -> list:
             sample(T((2, 3, 2, 2)), T((2, 5, 4, 3)), note="uneven")]
 
 
+def layer_norm() -> list:
+    """Affine, weight only, none; one and two normalized dims; a larger eps. (Not
+    bias alone: PyTorch's own second derivative fails on it.)"""
+    return [sample(T((4, 6)), [6], T((6,)), T((6,))),
+            sample(T((2, 3, 4)), [3, 4], T((3, 4)), None, 1e-3, note="weight only"),
+            sample(T((3, 5)), [5], note="no affine"),
+            sample(T((2, 2, 3)), [3], T((3,)), T((3,)), 0.5, note="3-d, large eps")]
+
+
 def batch_norm_impl_index() -> list:
     """Training (running statistics updated, or none), evaluation, no affine."""
     def stats(c):
