@@ -148,7 +148,8 @@ class _Columns:
         """Columns of samples a..b, rows r0..r1, (groups, C/groups * prod(K), positions)."""
         shape = (self.c,) + self.k + (b - a, r1 - r0) + self.osz[1:]
         cols = self.buf[:int(np.prod(shape))].reshape(shape)
-        src = self.win[(slice(None),) * (1 + len(self.k)) + (slice(a, b), slice(r0, r1))]
+        rows = (slice(r0, r1),) if r1 - r0 < self.osz[0] else ()  # (whole: copies faster)
+        src = self.win[(slice(None),) * (1 + len(self.k)) + (slice(a, b),) + rows]
         parallel.split(lambda i, j: np.copyto(cols[i:j], src[i:j], casting="unsafe"),
                        self.c, cols.size)
         return cols.reshape(groups, self.c // groups * self.kk, -1)
@@ -174,14 +175,17 @@ def _conv_forward(xp: np.ndarray, w: np.ndarray, stride, dilation, groups) -> np
     cols = _Columns(xp, k, tuple(stride), tuple(dilation), dt)
     wg = w.astype(dt, copy=False).reshape(groups, o // groups, -1)
     out = np.empty((n, o) + cols.osz, dtype=low)
+    flat = out.reshape(n, o, cols.p)
+    per_row = cols.p // max(cols.osz[0], 1)
     for a, b, r0, r1 in cols.ranges:
         c = cols(a, b, r0, r1, groups)
         if b - a == 1 and low == dt:
             # fast path: one sample's products straight into the output
             np.matmul(wg, c, out=_one_sample(out[a], r0, r1, groups))
             continue
-        res = np.matmul(wg, c).reshape((o, b - a, r1 - r0) + cols.osz[1:])
-        np.copyto(out[a:b, :, r0:r1], res.swapaxes(0, 1), casting="unsafe")
+        res = np.matmul(wg, c).reshape(o, b - a, (r1 - r0) * per_row)
+        np.copyto(flat[a:b, :, r0 * per_row:r1 * per_row], res.swapaxes(0, 1),
+                  casting="unsafe")
     return out
 
 
