@@ -1,8 +1,7 @@
 """The convolution and max-pooling kernels taken a piece of the batch at a
 time: several samples, runs of one sample's output rows (convolution), runs of
-one sample's channels (max pooling); the im2col copies split over threads; an
-output gradient that is a strided view. Against PyTorch, and bit for bit
-against the same kernels in one piece.
+one sample's channels (max pooling); an output gradient that is a strided view.
+Against PyTorch, and bit for bit against the same kernels in one piece.
 """
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ import torch
 import rtorch_py as rt
 from helpers import check_vs_torch
 from rtorch_py.ops import nn_kernels as K
-from rtorch_py.ops import parallel
 
 # (input shape, weight shape, stride, padding, groups)
 SPECS = [
@@ -81,29 +79,6 @@ def test_a_strided_output_gradient_gives_the_same_weight_gradient() -> None:
     want = K._conv_grad_weight(xp, np.ascontiguousarray(np.broadcast_to(g[:1], g.shape)),
                                (3, 3), (1, 1), (1, 1), 1)
     np.testing.assert_array_equal(got, want)
-
-
-def test_im2col_over_two_threads_gives_the_same_bits(monkeypatch) -> None:
-    rng = np.random.default_rng(6)
-    xp = rng.standard_normal((4, 8, 12, 11)).astype(np.float32)
-    w = rng.standard_normal((5, 8, 3, 3)).astype(np.float32)
-    one = K._conv_forward(xp, w, (1, 1), (1, 1), 1)
-    monkeypatch.setattr(parallel, "PARALLEL_MIN", 2)
-    calls = []
-    real = parallel.split
-
-    def counted(fn, n, work):
-        calls.append(parallel.threads_for(work))
-        return real(fn, n, work)
-    monkeypatch.setattr(parallel, "split", counted)
-    old = rt.torch_get_num_threads()
-    rt.torch_set_num_threads(2)
-    try:
-        two = K._conv_forward(xp, w, (1, 1), (1, 1), 1)
-    finally:
-        rt.torch_set_num_threads(old)
-    assert calls and max(calls) == 2
-    np.testing.assert_array_equal(two, one)
 
 
 @pytest.mark.parametrize("budget", [1, 3000, 1 << 20])

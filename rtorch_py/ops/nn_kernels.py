@@ -12,8 +12,6 @@ from itertools import product
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from . import parallel
-
 
 # --------------------------------------------------------------------------
 # Distances
@@ -150,8 +148,7 @@ class _Columns:
         cols = self.buf[:int(np.prod(shape))].reshape(shape)
         rows = (slice(r0, r1),) if r1 - r0 < self.osz[0] else ()  # (whole: copies faster)
         src = self.win[(slice(None),) * (1 + len(self.k)) + (slice(a, b),) + rows]
-        parallel.split(lambda i, j: np.copyto(cols[i:j], src[i:j], casting="unsafe"),
-                       self.c, cols.size)
+        np.copyto(cols, src, casting="unsafe")
         return cols.reshape(groups, self.c // groups * self.kk, -1)
 
 

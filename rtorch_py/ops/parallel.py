@@ -74,20 +74,3 @@ def blockwise(fn: Callable[..., None], arrays: list, scratch: np.dtype | None = 
     finally:
         for f in futures:
             f.result()
-
-
-def split(fn: Callable[[int, int], None], n: int, work: int) -> None:
-    """fn(i, j) over contiguous runs of range(n) covering it, one run a thread:
-    `work` elements in all decide how many threads (as `threads_for`)."""
-    workers = min(threads_for(work), n)
-    if workers <= 1:
-        fn(0, n)
-        return
-    bounds = [n * k // workers for k in range(workers + 1)]
-    pool = _executor(workers - 1)
-    futures = [pool.submit(fn, bounds[k], bounds[k + 1]) for k in range(1, workers)]
-    try:
-        fn(bounds[0], bounds[1])
-    finally:
-        for f in futures:
-            f.result()
