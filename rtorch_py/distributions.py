@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import creation as _cr
+from . import constructors as _cr
 from . import ops as _ops
 from .autograd import autograd_grad, no_grad
 from .nn.functional import nnf_binary_cross_entropy_with_logits, nnf_softmax

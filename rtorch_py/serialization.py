@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .containers import NamedList
-from .creation import torch_tensor
+from .constructors import torch_tensor
 from .optim import Optimizer
 from .tensor import Tensor, as_dtype, wrap
 

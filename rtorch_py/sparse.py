@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .creation import device_type, no_device, strided_only
+from .constructors import device_type, no_device, strided_only
 from .ops.recording import formula, record
 from .ops.sparse import SparseTensor, _make, format_sparse, sparse_sampled_addmm
 from .tensor import Tensor, as_dtype, sparse_coo, to_array, wrap

@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                 "rtorch_py.meta", "rtorch_py.runtime", "rtorch_py.random",
                 "rtorch_py.formals")),
     ("the tensor", ("rtorch_py.tensor", "rtorch_py.tensor_methods")),  # (its methods' stub)
-    ("creation", ("rtorch_py.creation",)),
+    ("constructors", ("rtorch_py.constructors",)),
     ("ops: registry", ("rtorch_py.ops.registry",)),
     ("ops: name inference", ("rtorch_py.ops.names",)),
     ("ops: dispatch", ("rtorch_py.ops.dispatch", "rtorch_py.ops.complex_half")),

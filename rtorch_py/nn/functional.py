@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import autograd as _ag
-from .. import creation as _cr
+from .. import constructors as _cr
 from .. import ops as _ops
 from ..meta import MetaArray
 from ..formals import r_counted, r_formals

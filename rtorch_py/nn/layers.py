@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from .. import creation as _cr
+from .. import constructors as _cr
 from ..ops.creation import full as torch_full, ones as torch_ones, zeros as torch_zeros
 from ..formals import r_formals
 from ..tensor import Tensor

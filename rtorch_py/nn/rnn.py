@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import creation as _cr
+from .. import constructors as _cr
 from ..ops.creation import arange as torch_arange, zeros as torch_zeros
 from .. import ops as _ops
 from ..formals import r_formals

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..creation import Generator, generator_of
+from ..constructors import Generator, generator_of
 from ..random import nn as random_nn
 from ..tensor import Tensor
 from .dispatch import op

@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from ..creation import device_type, no_device
+from ..constructors import device_type, no_device
 from ..engine import bump_version
 from ..meta import meta_array
 from ..tensor import (QPARAMS, ComplexHalfArray, Tensor, as_dtype, complex32, complex_half,

@@ -7,7 +7,7 @@ The deterministic constructors are declared here too (`torch_zeros`,
 sizes and inclusive `arange` are adapted in `rtorch_py/r/tensor_api.py`).
 They and the random ones (`torch_randn`, `torch_randperm`, ...; not in the
 registry, as the generated tests compare values) are implemented in
-`rtorch_py/creation.py`; random draws are libtorch's (`rtorch_py.random`).
+`rtorch_py/constructors.py`; random draws are libtorch's (`rtorch_py.random`).
 """
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from typing import Any, Callable
 import numpy as np
 
 from ..formals import r_formals
-from .. import creation as _cr
+from .. import constructors as _cr
 from .. import random as _random
-from ..creation import Generator, generator_of
+from ..constructors import Generator, generator_of
 from ..engine import bump_version
 from ..meta import MetaArray
 from ..tensor import (Tensor, as_dtype, bool_, default_complex, get_default_dtype, int64,

@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..autograd import no_grad
-from ..creation import torch_tensor
+from ..constructors import torch_tensor
 from ..engine import bump_version
 from ..tensor import Tensor
 from . import kernels

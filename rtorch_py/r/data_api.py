@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import serialization
-from ..creation import torch_randint, torch_randperm, torch_tensor
+from ..constructors import torch_randint, torch_randperm, torch_tensor
 from ..function import NamedList
 from ..ops import REGISTRY
 from ..tensor import Tensor

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..creation import _check_device
+from ..constructors import _check_device
 from ..ops import REGISTRY, OpSpec
 from ..ops.out_forms import out_form, out_name
 from ..sparse import strided_only

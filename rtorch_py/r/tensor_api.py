@@ -16,7 +16,7 @@ import numpy as np
 from ..formals import r_formals
 from .. import amp as _amp
 from .. import autograd as _ag
-from .. import creation as _cr
+from .. import constructors as _cr
 from .. import engine as _eng
 from .. import forward_ad as _fwd
 from .. import named
