@@ -24,7 +24,7 @@ from .function import AutogradContext, Function, FunctionCtx, autograd_function
 from .gradcheck import GradcheckError, autograd_gradcheck
 from . import forward_ad
 from .forward_ad import dual_level, make_dual, unpack_dual
-from .functional import (autograd_hessian, autograd_hvp, autograd_jacobian, autograd_jvp,
+from .autograd_functional import (autograd_hessian, autograd_hvp, autograd_jacobian, autograd_jvp,
                          autograd_vhp, autograd_vjp)
 from .gradgradcheck import autograd_gradgradcheck
 from .graph import AutogradGraph, autograd_graph

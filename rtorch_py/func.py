@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from .engine import is_grad_enabled
-from .functional import (_as_tuple, _call, _check_cotangents, _gradient_of, _grad, _jacobian,
-                         _jvp, _leaves, _result, _untuple)
+from .autograd_functional import (_as_tuple, _call, _check_cotangents, _gradient_of, _grad,
+                                  _jacobian, _jvp, _leaves, _result, _untuple)
 from .tensor import Tensor
 
 
