@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                                        "rtorch_py.ops.samples")),
     ("ops: families", tuple("rtorch_py.ops." + f for f in (
         "pointwise", "special", "activation", "reduction", "sorting", "shape", "indexing",
-        "linalg", "distance", "fft", "conversion", "creation", "nn_functional", "pooling", "ctc",
+        "linalg", "distance", "fft", "conversion", "creation", "nn_primitives", "pooling", "ctc",
         "upsample", "grid_sample", "sparse", "memory"))),
     ("ops: out forms", ("rtorch_py.ops.out_forms",)),
     ("ops", ("rtorch_py.ops",)),

@@ -3,7 +3,7 @@ the Python API: dims, and class indices of cross_entropy / nll_loss targets.
 
 Most are compositions of tensor ops (so their derivatives come for free);
 convolution, pooling, padding, erf, nll_loss and sparsemax are ops of their own
-(`rtorch_py/ops/nn_functional.py`).
+(`rtorch_py/ops/nn_primitives.py`).
 """
 from __future__ import annotations
 
@@ -21,12 +21,12 @@ from ..formals import r_counted, r_formals
 from ..random import default_generator
 from ..random import nn as random_nn
 from ..tensor import Tensor, traceable, wrap
-from ..ops.nn_functional import (avg_pool_conv, constant_pad_nd, convolution, pool_gather,
+from ..ops.nn_primitives import (avg_pool_conv, constant_pad_nd, convolution, pool_gather,
                                  silu)
 from ..ops import activation as _act
 from ..ops import ctc as _ctc
 from ..ops import distance as _dist
-from ..ops import nn_functional as _nn_ops
+from ..ops import nn_primitives as _nn_ops
 from ..ops import pooling as _pool
 from ..ops.pointwise import erf
 from ..ops import nn_kernels as _K

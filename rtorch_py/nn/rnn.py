@@ -1,7 +1,7 @@
 """Recurrent layers: `nn_rnn`, `nn_gru`, `nn_lstm` (multi-layer, bidirectional,
 batch_first, packed sequences), with PyTorch's parameter names and gate order. RNN and GRU are
 unrolled over time with tensor ops (so autograd needs nothing special); each
-LSTM layer and direction is one fused node (`ops.nn_functional.lstm_layer`), as
+LSTM layer and direction is one fused node (`ops.nn_primitives.lstm_layer`), as
 PyTorch's fused cells are."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ..ops.creation import arange as torch_arange, zeros as torch_zeros
 from .. import ops as _ops
 from ..formals import r_formals
 from ..tensor import Tensor, traceable, wrap
-from ..ops.nn_functional import lstm_layer
+from ..ops.nn_primitives import lstm_layer
 from . import functional as F
 from . import init
 from .module import Module, nn_parameter

@@ -21,7 +21,7 @@ from .samples import fft as S
 from .operands import _whole
 from .recording import formula, record
 from .dispatch import op
-from .nn_functional import constant_pad_nd
+from .nn_primitives import constant_pad_nd
 from .pooling import col2im
 from .shape import SqueezeBackward1, TransposeBackward0, cat
 

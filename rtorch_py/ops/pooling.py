@@ -1,9 +1,9 @@
-"""Pooling ops beyond max/avg pooling's own (nn_functional.py): avg_pool1d as
+"""Pooling ops beyond max/avg pooling's own (nn_primitives.py): avg_pool1d as
 libtorch composes it, max_unpool (max pooling's positions filled back), and
 fractional max pooling (windows placed by random samples).
 
 Unpooling scatters into the output's planes and pooling gathers out of the
-input's, each the other's derivative (nn_functional's pool_gather and
+input's, each the other's derivative (nn_primitives' pool_gather and
 pool_scatter), so every order of derivative works.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 
 from ..tensor import Tensor, wrap
 from .dispatch import op
-from .nn_functional import _global_index, _ints, avg_pool_conv, pool_gather, pool_scatter
+from .nn_primitives import _global_index, _ints, avg_pool_conv, pool_gather, pool_scatter
 from .recording import formula, record
 from .samples import pooling as S
 from .shape import squeeze, unsqueeze

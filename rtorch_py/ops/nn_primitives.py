@@ -19,7 +19,7 @@ from . import nn_kernels as K
 from .operands import _fdata, _whole, positional_error
 from .recording import Output, formula, multi_formula, needs_grad, record, record_many, sum_to
 from .dispatch import op
-from .samples import nn_functional as S
+from .samples import nn_primitives as S
 from .indexing import index_add
 from .shape import cat, stack
 from .sum_kernel import libtorch_sum
