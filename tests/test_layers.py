@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ops: operands, views, kernels", ("rtorch_py.ops.operands", "rtorch_py.ops.views",
                                        "rtorch_py.ops.nn_kernels", "rtorch_py.ops.sum_kernel",
                                        "rtorch_py.ops.parallel",
-                                       "rtorch_py.ops.vec_math",
+                                       "rtorch_py.ops.sleef",
                                        "rtorch_py.ops.samples")),
     ("ops: families", tuple("rtorch_py.ops." + f for f in (
         "pointwise", "special", "activation", "reduction", "sorting", "shape", "indexing",

@@ -23,7 +23,7 @@ from .samples import nn_primitives as S
 from .indexing import index_add
 from .shape import cat, stack
 from .sum_kernel import libtorch_sum
-from . import vec_math
+from . import sleef
 
 
 
@@ -835,7 +835,7 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
     types too, as libtorch computes them) with its vectorised exp and log1p."""
     if x.dtype == np.float64:
         return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
-    return vec_math.log_sigmoid(x).astype(x.dtype)
+    return sleef.log_sigmoid(x).astype(x.dtype)
 
 
 @formula
