@@ -25,7 +25,7 @@ from ..meta import MetaArray
 from ..tensor import (Tensor, as_dtype, bool_, default_complex, get_default_dtype, int64,
                       promote_types, wrap)
 from .conversion import ToCopyBackward0
-from .operands import _whole
+from .operands import whole
 from .pointwise import _inplace
 from . import special
 from .recording import OUTPUT, formula, record
@@ -224,7 +224,7 @@ def eye(n: int, m: int | None = None, dtype: Any = None, layout: Any = None,
         device: Any = None, requires_grad: bool = False) -> Tensor:
     _cr.strided_only(layout, "torch_eye")
     meta = _cr._check_device(device)
-    return _cr._finish(np.eye(_whole(n, "n"), None if m is None else _whole(m, "m")), dtype,
+    return _cr._finish(np.eye(whole(n, "n"), None if m is None else whole(m, "m")), dtype,
                        requires_grad, meta=meta)
 
 
@@ -233,7 +233,7 @@ def linspace(start: float, end: float, steps: int = 100, dtype: Any = None, layo
              device: Any = None, requires_grad: bool = False) -> Tensor:
     _cr.strided_only(layout, "torch_linspace")
     meta = _cr._check_device(device)
-    return _cr._finish(np.linspace(start, end, _whole(steps, "steps")), dtype, requires_grad,
+    return _cr._finish(np.linspace(start, end, whole(steps, "steps")), dtype, requires_grad,
                        meta=meta)
 
 
@@ -243,7 +243,7 @@ def logspace(start: float, end: float, steps: int = 100, base: float = 10.0, dty
     """`steps` values from base**start to base**end, evenly spaced in the exponent."""
     _cr.strided_only(layout, "torch_logspace")
     meta = _cr._check_device(device)
-    return _cr._finish(np.logspace(start, end, _whole(steps, "steps"), base=base), dtype,
+    return _cr._finish(np.logspace(start, end, whole(steps, "steps"), base=base), dtype,
                        requires_grad, meta=meta)
 
 
@@ -351,7 +351,7 @@ def _window(name: str, device: Any, window_length: Any, periodic: bool, dtype: A
     meta = _cr._check_device(device)
     if window_length is None:
         raise ValueError(f"{name}: window_length must be a non-negative integer, got NULL")
-    n = _whole(window_length, "window_length")
+    n = whole(window_length, "window_length")
     if n < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got "
                            f"window_length={n}")
@@ -444,7 +444,7 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     matrix of ones, so the gradient flows through the same nodes)."""
     if x.ndim != 1:
         raise RuntimeError(f"x must be a one-dimensional tensor, got {x.ndim} dimensions")
-    n = x.numel() if N is None else _whole(N, "N")
+    n = x.numel() if N is None else whole(N, "N")
     if n < 0:
         raise RuntimeError(f"N must be non-negative, got {n}")
     dt = promote_types(x.dtype, _cr.int64)

@@ -18,7 +18,7 @@ import numpy as np
 from ..formals import r_formals
 from ..tensor import Tensor, _dim, as_dtype, get_default_dtype, wrap
 from .samples import fft as S
-from .operands import _whole
+from .operands import whole
 from .recording import formula, record
 from .dispatch import op
 from .nn_primitives import constant_pad_nd
@@ -174,14 +174,14 @@ def _dims_and_sizes(x: Tensor, s: Any, dim: Any, default_all: bool) -> tuple:
             dims = list(range(x.ndim - len(s), x.ndim))
     else:
         dims = [dim] if isinstance(dim, (int, float, np.integer)) else list(dim)
-        dims = [_dim(_whole(d, "dim"), x.ndim) for d in dims]
+        dims = [_dim(whole(d, "dim"), x.ndim) for d in dims]
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"FFT dims must be unique, got {dims}")
     if s is None:
         sizes = None
     else:
         sizes = [s] if isinstance(s, (int, float, np.integer)) else list(s)
-        sizes = [_whole(v, "s") for v in sizes]
+        sizes = [whole(v, "s") for v in sizes]
         if len(sizes) != len(dims):
             raise RuntimeError(f"When given, dim and shape arguments must have the same length: "
                                f"got {len(dims)} dims and {len(sizes)} sizes")
@@ -329,7 +329,7 @@ def fft_fftfreq(n: int, d: float = 1.0, dtype: Any = None, layout: Any = None,
                 device: Any = None, requires_grad: bool = False) -> Tensor:
     """Sample frequencies of an n-point fft: [0, 1, ..., -1] / (d n)."""
     dt = _freq_dtype(dtype)
-    out = wrap(np.fft.fftfreq(_whole(n, "n"), d).astype(dt.np))
+    out = wrap(np.fft.fftfreq(whole(n, "n"), d).astype(dt.np))
     return out.requires_grad_(True) if requires_grad else out
 
 
@@ -338,14 +338,14 @@ def fft_rfftfreq(n: int, d: float = 1.0, dtype: Any = None, layout: Any = None,
                  device: Any = None, requires_grad: bool = False) -> Tensor:
     """Sample frequencies of an n-point rfft: [0, 1, ..., n // 2] / (d n)."""
     dt = _freq_dtype(dtype)
-    out = wrap(np.fft.rfftfreq(_whole(n, "n"), d).astype(dt.np))
+    out = wrap(np.fft.rfftfreq(whole(n, "n"), d).astype(dt.np))
     return out.requires_grad_(True) if requires_grad else out
 
 
 def _shift(x: Tensor, dim: Any, sign: int) -> Tensor:
     dims = list(range(x.ndim)) if dim is None else \
         [dim] if isinstance(dim, (int, float, np.integer)) else list(dim)
-    dims = [_dim(_whole(d, "dim"), x.ndim) for d in dims]
+    dims = [_dim(whole(d, "dim"), x.ndim) for d in dims]
     shifts = [(x.shape[d] // 2) * sign if sign > 0 else -(x.shape[d] // 2) for d in dims]
     return x.roll(shifts, dims)
 
@@ -388,9 +388,9 @@ def istft(self: Tensor, n_fft: int, hop_length: Any = None, win_length: Any = No
     if spec.ndim not in (2, 3):
         raise RuntimeError(f"istft: expected a 2-D (freq, frames) or 3-D (batch, freq, frames) "
                            f"complex input, got size {list(self.shape)}")
-    n_fft = _whole(n_fft, "n_fft")
-    hop = n_fft // 4 if hop_length is None else _whole(hop_length, "hop_length")
-    win = n_fft if win_length is None else _whole(win_length, "win_length")
+    n_fft = whole(n_fft, "n_fft")
+    hop = n_fft // 4 if hop_length is None else whole(hop_length, "hop_length")
+    win = n_fft if win_length is None else whole(win_length, "win_length")
     if not 0 < hop <= win or not 0 < win <= n_fft:
         raise RuntimeError(f"istft: expected 0 < hop_length <= win_length <= n_fft, got "
                            f"hop_length={hop}, win_length={win}, n_fft={n_fft}")
@@ -430,7 +430,7 @@ def istft(self: Tensor, n_fft: int, hop_length: Any = None, win_length: Any = No
     envelope = col2im(squares, (1, signal_len), (1, n_fft), (1, 1), (0, 0), (1, hop))
     envelope = envelope.reshape(1, signal_len)
     start = n_fft // 2 if center else 0
-    end = start + _whole(length, "length") if length is not None else \
+    end = start + whole(length, "length") if length is not None else \
         signal_len - n_fft // 2 if center else signal_len
     stop = min(end, signal_len)
     y, envelope = y.narrow(1, start, stop - start), envelope.narrow(1, start, stop - start)
@@ -526,9 +526,9 @@ def stft(input: Tensor, n_fft: int, hop_length: Any = None, win_length: Any = No
         return_complex = True
     if complex_in and not return_complex:
         raise RuntimeError("stft: a complex input or window needs return_complex = TRUE")
-    n_fft = _whole(n_fft, "n_fft")
-    hop = n_fft // 4 if hop_length is None else _whole(hop_length, "hop_length")
-    win = n_fft if win_length is None else _whole(win_length, "win_length")
+    n_fft = whole(n_fft, "n_fft")
+    hop = n_fft // 4 if hop_length is None else whole(hop_length, "hop_length")
+    win = n_fft if win_length is None else whole(win_length, "win_length")
     if hop <= 0:
         raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop}")
     if not 0 < win <= n_fft:

@@ -11,7 +11,7 @@ import numpy as np
 from ..formals import r_formals
 from ..tensor import Tensor, _dim, wrap
 from .samples import linalg as S
-from .operands import _shape, _whole
+from .operands import shape_str, whole
 from .recording import (OUTPUT, Output, formula, multi_formula, needs_grad, record, record_many,
                         sum_to)
 from .dispatch import op
@@ -80,7 +80,7 @@ def mm(self: Tensor, mat2: Tensor, *, out_dtype: Any = None) -> Tensor:
     _out_dtype(out_dtype, "mm")
     if self.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: both arguments must be 2-d matrices, got {self.ndim}-d "
-                           f"{_shape(self.shape)} and {mat2.ndim}-d {_shape(mat2.shape)}")
+                           f"{shape_str(self.shape)} and {mat2.ndim}-d {shape_str(mat2.shape)}")
     if self.shape[1] != mat2.shape[0]:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x{self.shape[1]} and "
@@ -121,8 +121,8 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
         out = np.matmul(self.data, other.data)
     except ValueError:
         raise RuntimeError(
-            f"matmul: shapes {_shape(self.shape)} and {_shape(other.shape)} don't match: the last "
-            "dim of the first must equal the second-to-last (or only) dim of the second")\
+            f"matmul: shapes {shape_str(self.shape)} and {shape_str(other.shape)} don't match: "
+            "the last dim of the first must equal the second-to-last (or only) dim of the second")\
             from None
     if self.ndim == 2 and other.ndim == 2:
         return _record_mm(out, self, other)
@@ -244,7 +244,7 @@ def bmm(self: Tensor, mat2: Tensor, *, out_dtype: Any = None) -> Tensor:
         raise RuntimeError(f"bmm: both arguments must be 3-d (batches of matrices), got "
                            f"{self.ndim}-d and {mat2.ndim}-d")
     if self.shape[0] != mat2.shape[0] or self.shape[2] != mat2.shape[1]:
-        raise RuntimeError(f"bmm: shapes {_shape(self.shape)} and {_shape(mat2.shape)} don't "
+        raise RuntimeError(f"bmm: shapes {shape_str(self.shape)} and {shape_str(mat2.shape)} don't "
                            "match: need the same batch size and columns of the first equal to "
                            "rows of the second")
     if self.data.dtype is not mat2.data.dtype:
@@ -496,7 +496,7 @@ def _dims_pair(a: Tensor, b: Tensor, dims: Any) -> tuple:
     if isinstance(dims, Tensor):
         dims = dims.data.tolist()
     if isinstance(dims, (int, float, np.integer)):
-        k = _whole(dims, "dims")
+        k = whole(dims, "dims")
         if k < 0 or k > builtins.min(a.ndim, b.ndim):
             raise RuntimeError(f"tensordot: dims must be between 0 and {builtins.min(a.ndim, b.ndim)}"
                                f", got {k}")
@@ -504,7 +504,8 @@ def _dims_pair(a: Tensor, b: Tensor, dims: Any) -> tuple:
     da, db = dims
     da = [da] if isinstance(da, (int, np.integer)) else list(da)
     db = [db] if isinstance(db, (int, np.integer)) else list(db)
-    return [_dim(_whole(d, "dims"), a.ndim) for d in da], [_dim(_whole(d, "dims"), b.ndim) for d in db]
+    return ([_dim(whole(d, "dims"), a.ndim) for d in da],
+            [_dim(whole(d, "dims"), b.ndim) for d in db])
 
 
 @op(samples=S.tensordot, method=False, dim_lists=("dims",), names="tensordot",
@@ -556,8 +557,8 @@ def linalg_cross(input: Tensor, other: Tensor, dim: int = -1) -> Tensor:
     try:
         shape = np.broadcast_shapes(input.shape, other.shape)
     except ValueError:
-        raise RuntimeError(f"linalg.cross: inputs of shapes {_shape(input.shape)} and "
-                           f"{_shape(other.shape)} cannot be broadcast together") from None
+        raise RuntimeError(f"linalg.cross: inputs of shapes {shape_str(input.shape)} and "
+                           f"{shape_str(other.shape)} cannot be broadcast together") from None
     d = _dim(dim, len(shape))
     if shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
@@ -746,13 +747,13 @@ def linalg_solve(A: Tensor, B: Tensor, left: bool = True) -> Tensor:
     vector = left and _vector_rhs(A, B)
     n = A.shape[-1]
     if (B.shape[-1] if vector else B.shape[-2] if left else B.shape[-1]) != n:
-        raise RuntimeError(f"linalg.solve: incompatible shapes of A {_shape(A.shape)} and B "
-                           f"{_shape(B.shape)}: the rows of B must equal the size of A")
+        raise RuntimeError(f"linalg.solve: incompatible shapes of A {shape_str(A.shape)} and B "
+                           f"{shape_str(B.shape)}: the rows of B must equal the size of A")
     try:
         X = _lapack("linalg.solve", _solve_arrays, A.data, B.data, left, vector)
     except ValueError:
-        raise RuntimeError(f"linalg.solve: the batch dims of A {_shape(A.shape)} and B "
-                           f"{_shape(B.shape)} cannot be broadcast together") from None
+        raise RuntimeError(f"linalg.solve: the batch dims of A {shape_str(A.shape)} and B "
+                           f"{shape_str(B.shape)} cannot be broadcast together") from None
     return record(X, LinalgSolveExBackward0, (A, B), (A, OUTPUT, left, vector))
 
 
@@ -1101,8 +1102,8 @@ def _norm_dims(x: Tensor, dim: Any) -> tuple | None:
     if dim is None:
         return None
     if isinstance(dim, (int, np.integer, float)):
-        return (_dim(_whole(dim, "dim"), x.ndim),)
-    return tuple(_dim(_whole(d, "dim"), x.ndim) for d in dim)
+        return (_dim(whole(dim, "dim"), x.ndim),)
+    return tuple(_dim(whole(d, "dim"), x.ndim) for d in dim)
 
 
 def _ord(ord: Any) -> Any:
@@ -1447,7 +1448,7 @@ def _ZeroBackward(n, g):
     samples=S.matrix_power)
 def linalg_matrix_power(A: Tensor, n: int) -> Tensor:
     _square_check(A, "linalg.matrix_power")
-    n = _whole(n, "n")
+    n = whole(n, "n")
     if n == 0:
         eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A.data.dtype), A.shape).copy()
         return record(eye, _ZeroBackward, (A,), name="CopyBackwards")
@@ -1478,7 +1479,7 @@ def matrix_power(self: Tensor, n: int) -> Tensor:
 @op(function="linalg_tensorinv", method=False, torch_name="linalg.tensorinv", dims=("ind",),
     samples=S.tensorinv)
 def linalg_tensorinv(A: Tensor, ind: int = 2) -> Tensor:
-    ind = _whole(ind, "ind")
+    ind = whole(ind, "ind")
     if ind <= 0:
         raise RuntimeError(f"linalg.tensorinv: Expected a strictly positive integer for 'ind', "
                            f"but got {ind}")
@@ -1500,7 +1501,7 @@ def linalg_tensorinv(A: Tensor, ind: int = 2) -> Tensor:
 def linalg_tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
     if dims is not None:
         ds = [dims] if isinstance(dims, (int, np.integer)) else list(dims)
-        ds = [_dim(_whole(d, "dims"), A.ndim) for d in ds]
+        ds = [_dim(whole(d, "dims"), A.ndim) for d in ds]
         rest = [d for d in range(A.ndim) if d not in ds]
         A = A.permute(*rest, *ds)
     x_shape = A.shape[B.ndim:]
@@ -1950,7 +1951,7 @@ def linalg_eig(A: Tensor) -> tuple:
         _float_check(A, "linalg.eig")
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"linalg.eig: A must be batches of square matrices, got shape "
-                           f"{_shape(A.shape)}")
+                           f"{shape_str(A.shape)}")
     w, v = _lapack("linalg.eig", np.linalg.eig, A.data)
     ct = _complex_dtype(A.data.dtype)
     return record_many([w.astype(ct), v.astype(ct)], LinalgEigBackward0, (A,),
@@ -1962,7 +1963,7 @@ def linalg_eigvals(A: Tensor) -> Tensor:
     if not needs_grad(A):
         if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
             raise RuntimeError(f"linalg.eigvals: A must be batches of square matrices, got "
-                               f"shape {_shape(A.shape)}")
+                               f"shape {shape_str(A.shape)}")
         if A.data.dtype.kind not in "fc":
             _float_check(A, "linalg.eigvals")
         return wrap(_lapack("linalg.eigvals", np.linalg.eigvals, A.data)
@@ -2101,7 +2102,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: Any = None) -> T
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
     mode = compute_mode if isinstance(compute_mode, str) or compute_mode is None else \
-        _whole(compute_mode, "compute_mode")
+        whole(compute_mode, "compute_mode")
     if mode not in _CDIST_MODES and mode not in (0, 1, 2):
         raise ValueError(f"{compute_mode!r} is not a valid value for compute_mode (give "
                          f"'use_mm_for_euclid_dist_if_necessary', 'use_mm_for_euclid_dist' or "

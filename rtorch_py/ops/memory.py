@@ -21,7 +21,7 @@ import numpy as np
 from ..engine import bump_version
 from ..tensor import Storage, Tensor, as_dtype, float32, wrap
 from .samples import memory as S
-from .operands import _shape, _whole
+from .operands import shape_str, whole
 from .recording import formula, needs_grad, record
 from .dispatch import op
 from .views import _check_inplace, _restride_inplace, _view, _zero_at, alias as _alias
@@ -67,10 +67,10 @@ def as_strided_scatter(self: Tensor, src: Tensor, size: Any, stride: Any,
     size, stride = _shape_arg((size,)), _shape_arg((stride,))
     out = np.array(self.data, order="C")
     view, positions = _storage_view(out.reshape(-1), size, stride,
-                                    _whole(storage_offset or 0, "storage_offset"))
+                                    whole(storage_offset or 0, "storage_offset"))
     if tuple(src.shape) != size:
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
-                           f"{_shape(src.shape)}, slice size = {_shape(size)}")
+                           f"{shape_str(src.shape)}, slice size = {shape_str(size)}")
     out.reshape(-1)[positions.reshape(-1)] = src.data.reshape(-1)
     return record(out, AsStridedScatterBackward0, (self, src),
                   (positions.reshape(-1), self.shape, src.shape))
@@ -94,9 +94,9 @@ def slice_inverse(self: Tensor, src: Tensor, dim: int = 0, start: Any = None, en
     offset = (src.data_ptr() - src_root.__array_interface__["data"][0]) // item
     arr, _ = _storage_view(base.data.reshape(-1), src.shape,
                            tuple(s // item for s in src.data.strides), offset)
-    key = (slice(None),) * dim + (slice(None if start is None else _whole(start, "start"),
-                                        None if end is None else _whole(end, "end"),
-                                        _whole(step, "step")),)
+    key = (slice(None),) * dim + (slice(None if start is None else whole(start, "start"),
+                                        None if end is None else whole(end, "end"),
+                                        whole(step, "step")),)
     return record(_view(self, arr), SliceInverseBackward0, (self, src), (key,))
 
 
@@ -152,7 +152,7 @@ def set_(self: Tensor, source: Any = None, storage_offset: Any = None, size: Any
     if stride is None or len(np.asarray(stride).reshape(-1)) == 0:  # (R's list(): contiguous)
         stride = tuple(int(np.prod(size[k + 1:])) for k in range(len(size)))
     arr, _ = _storage_view(flat, size, _shape_arg((stride,)),
-                           _whole(storage_offset or 0, "storage_offset"))
+                           whole(storage_offset or 0, "storage_offset"))
     return _set_storage(self, arr)
 
 
@@ -184,11 +184,11 @@ def resize_as_(self: Tensor, the_template: Tensor, memory_format: Any = None) ->
 def nonzero_static(self: Tensor, size: int, fill_value: int = -1) -> Tensor:
     """nonzero() of a fixed number of rows: the first `size` positions of nonzero
     elements (0-based, in R too, as R torch's), padded with `fill_value` rows."""
-    size = _whole(size, "size")
+    size = whole(size, "size")
     if size < 0:
         raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
     found = np.argwhere(self.data)[:size]
-    out = np.full((size, self.ndim), _whole(fill_value, "fill_value"), dtype=np.int64)
+    out = np.full((size, self.ndim), whole(fill_value, "fill_value"), dtype=np.int64)
     out[:len(found)] = found
     return wrap(out)
 
@@ -360,6 +360,6 @@ def _no_tangent(primals: dict, tangents: dict, result: Tensor) -> None:
 def _fw_primal(self: Tensor, level: int) -> Tensor:
     """The primal of a dual tensor (forward mode), a view of it; a plain tensor's
     own view. Its tangent is zero (PyTorch's has none)."""
-    _whole(level, "level")
+    whole(level, "level")
     return _alias(self)
 

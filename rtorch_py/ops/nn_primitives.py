@@ -16,7 +16,7 @@ from ..random import nn as random_nn
 from ..engine import bump_version, edge, is_grad_enabled, no_grad, run_backward
 from ..tensor import Tensor, wrap
 from . import nn_kernels as K
-from .operands import _fdata, _whole, positional_error
+from .operands import float_data, whole, positional_error
 from .recording import Output, formula, multi_formula, needs_grad, record, record_many, sum_to
 from .dispatch import op
 from .samples import nn_primitives as S
@@ -39,7 +39,7 @@ def SiluBackward0(n, g, x):
     forward="elementwise", mobile="self")
 def silu(self: Tensor) -> Tensor:
     # x / (1 + exp(-x)) in double precision, rounded once (as libtorch's result is)
-    d = _fdata(self)
+    d = float_data(self)
     a = d.astype(np.float64)
     return record((a / (1.0 + np.exp(-a))).astype(d.dtype), SiluBackward0, (self,), (self,))
 
@@ -343,7 +343,7 @@ def _adaptive_sizes(x: Tensor, output_size: Any, nd: int, name: str) -> tuple:
         sizes = sizes * nd
     if len(sizes) != nd:
         raise RuntimeError(f"{name}: output_size must be {nd} numbers, got {len(sizes)}")
-    sizes = tuple(_whole(s, "output_size") for s in sizes)
+    sizes = tuple(whole(s, "output_size") for s in sizes)
     if any(s < 0 for s in sizes):
         raise RuntimeError(f"{name}: elements of output_size must be non-negative, got "
                            f"{list(sizes)}")
@@ -617,7 +617,7 @@ def one_hot(self: Tensor, num_classes: int = -1) -> Tensor:
     if idx.dtype.kind not in "iu":
         raise TypeError(f"one_hot is only applicable to index tensors (integers), got "
                         f"{self.dtype}")
-    num_classes = _whole(num_classes, "num_classes")
+    num_classes = whole(num_classes, "num_classes")
     if idx.size == 0 and num_classes < 0:
         raise RuntimeError("one_hot: can not infer the number of classes from an empty "
                            "tensor; give num_classes")
@@ -639,7 +639,7 @@ def _reduction(reduction: Any) -> str:
     if isinstance(reduction, str):
         if reduction in ("none", "mean", "sum"):
             return reduction
-    elif _whole(reduction, "reduction") in _REDUCTION_CODES:
+    elif whole(reduction, "reduction") in _REDUCTION_CODES:
         return _REDUCTION_CODES[int(reduction)]
     raise ValueError(f"reduction must be 'none', 'mean' or 'sum' (codes 0, 1, 2), got "
                      f"{reduction!r}")
@@ -683,7 +683,7 @@ def multi_margin_loss(self: Tensor, target: Tensor, p: int = 1, margin: float = 
     reduction = _reduction(reduction)
     if isinstance(weight, (list, tuple)) and not weight:  # R torch's `weight = list()`
         weight = None
-    p = _whole(p, "p")
+    p = whole(p, "p")
     if p not in (1, 2):
         raise ValueError(f"multi_margin_loss: only p = 1 and p = 2 are supported, got {p}")
     x = self.data
@@ -1056,7 +1056,7 @@ def conv_tbc(self: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor
         raise RuntimeError(f"conv_tbc: input has {self.shape[2]} channels and bias "
                            f"{bias.shape[0]} values; the weight {list(weight.shape)} must be "
                            "(kernel, input channels, bias values)")
-    pad = _whole(pad, "pad")
+    pad = whole(pad, "pad")
     out = _conv_arrays(self.data.transpose(1, 2, 0), weight.data.transpose(2, 1, 0), (1,),
                        (pad,), (1,), False, (0,), 1) + bias.data.reshape(1, -1, 1)
     out = np.ascontiguousarray(out.transpose(2, 0, 1),

@@ -15,7 +15,7 @@ from .conversion import CloneBackward0
 from .indexing import gather
 from .shape import narrow, select
 from .pointwise import maximum, minimum
-from .operands import _whole
+from .operands import whole
 from .recording import (OUTPUT, _state, expand_to, formula, multi_formula, needs_grad, record,
                         record_many)
 from .dispatch import op
@@ -31,7 +31,7 @@ def _one_dim(dim: Any, ndim: int) -> int:
     if isinstance(dim, str):
         raise TypeError(f"dim {dim!r}: a dim given by name reached an op whose declaration "
                         "doesn't say this argument is a dim (@op(dims=...)); give its number")
-    return _dim(_whole(dim, "dim"), ndim)
+    return _dim(whole(dim, "dim"), ndim)
 
 
 def _dims(dim: Any, ndim: int) -> tuple:

@@ -11,7 +11,7 @@ from ..engine import bump_version
 from ..formals import r_formals
 from ..tensor import Tensor, _dim, wrap
 from .samples import shape as S
-from .operands import _as_tensor, _float_result, _shape, _whole, positional_error
+from .operands import as_tensor, as_result_dtype, shape_str, whole, positional_error
 from .recording import formula, record, sum_to
 from .dispatch import op
 from .names import Call, give
@@ -95,7 +95,7 @@ def reshape(self: Tensor, shape: Any, *more: Any) -> Tensor:
     try:
         arr = self.data.reshape(shape)
     except ValueError:
-        raise RuntimeError(f"shape '{_shape(shape)}' is invalid for input of size "
+        raise RuntimeError(f"shape '{shape_str(shape)}' is invalid for input of size "
                            f"{self.data.size}") from None
     out = _view(self, arr) if np.shares_memory(arr, self.data) else wrap(arr)
     return record(out, ViewBackward0 if out._base is not None else UnsafeViewBackward0,
@@ -117,7 +117,7 @@ def view(self: Tensor, size: Any, *more: Any) -> Tensor:
         try:
             np.broadcast_to(np.zeros((), np.bool_), self.shape).reshape(shape)  # size check only
         except ValueError:
-            raise RuntimeError(f"shape '{_shape(shape)}' is invalid for input of size "
+            raise RuntimeError(f"shape '{shape_str(shape)}' is invalid for input of size "
                                f"{self.data.size}") from None
         raise RuntimeError("view size is not compatible with input tensor's size and stride "
                            "(at least one dimension spans across two contiguous subspaces). "
@@ -194,8 +194,8 @@ def expand(self: Tensor, size: Any, *more: Any, implicit: bool = False) -> Tenso
         arr = np.broadcast_to(self.data, target)
     except ValueError:
         raise RuntimeError(
-            f"expand: the expanded size {_shape(target)} doesn't fit the tensor's size "
-            f"{_shape(self.shape)}: only dims of size 1 can grow (and new dims go in front)")\
+            f"expand: the expanded size {shape_str(target)} doesn't fit the tensor's size "
+            f"{shape_str(self.shape)}: only dims of size 1 can grow (and new dims go in front)")\
             from None
     return record(_view(self, arr), ExpandBackward0, (self,), (self.shape,))
 
@@ -284,10 +284,11 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                 a != b for k, (a, b) in enumerate(zip(t.shape, parts[0].shape)) if k != d):
             raise positional_error(
                 RuntimeError, "cat: sizes of tensors must match except in dimension {dim}: "
-                f"tensor {{first}} has shape {_shape(parts[0].shape)} but tensor {{i}} has shape "
-                f"{_shape(t.shape)}", dim=d, first=_position(tensors, parts[0]), i=_position(tensors, t))
+                f"tensor {{first}} has shape {shape_str(parts[0].shape)} but tensor {{i}} has "
+                f"shape {shape_str(t.shape)}", dim=d, first=_position(tensors, parts[0]),
+                i=_position(tensors, t))
     out = np.concatenate([t.data for t in parts], axis=d)
-    out = _float_result(out, *parts[:2]) if out.dtype == _F64 and not any(
+    out = as_result_dtype(out, *parts[:2]) if out.dtype == _F64 and not any(
         t.data.dtype == _F64 for t in parts) else out
     kept = {id(t) for t in parts}
     return record(out, CatBackward0, tensors,
@@ -299,7 +300,7 @@ def _tensor_list(tensors: Any, what: str) -> list:
         raise TypeError(f"{what}: expected a list of tensors, got a "
                         f"{'tensor' if isinstance(tensors, Tensor) else type(tensors).__name__}"
                         f"; give a list, e.g. torch_{what}(list(x, y))")
-    return [_as_tensor(t) for t in tensors]
+    return [as_tensor(t) for t in tensors]
 
 
 def _position(items: list, x: Any) -> int:
@@ -319,7 +320,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     for i, t in enumerate(tensors):
         if t.shape != tensors[0].shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                               f"{_shape(tensors[0].shape)} at entry 0 and {_shape(t.shape)} "
+                               f"{shape_str(tensors[0].shape)} at entry 0 and {shape_str(t.shape)} "
                                f"at entry {i}")
     d = _dim(dim, tensors[0].ndim + 1)
     out = np.stack([t.data for t in tensors], axis=d)
@@ -337,7 +338,7 @@ def SelectBackward0(n, g, shape, key):
 def narrow(self: Tensor, dim: int, start: int, length: int, *, name: str | None = None) -> Tensor:
     d = _dim(dim, self.ndim)
     size = self.shape[d]
-    start, length = _whole(start, "start"), _whole(length, "length")
+    start, length = whole(start, "start"), whole(length, "length")
     if start < 0:
         start += size
     if not 0 <= start <= size or length < 0 or start + length > size:
@@ -354,11 +355,11 @@ def slice_view(self: Tensor, dim: int = 0, start: Any = None, end: Any = None,
     """libtorch's `slice`: a view of self[start:end:step] along dim (`start`/`end` count
     from 0 in R as well, as R torch's `x$slice()`; past the ends they are clamped)."""
     d = _dim(dim, self.ndim)
-    step = _whole(step, "step")
+    step = whole(step, "step")
     if step <= 0:
         raise RuntimeError(f"slice(): step must be positive, got {step}")
-    key = (slice(None),) * d + (slice(None if start is None else _whole(start, "start"),
-                                       None if end is None else _whole(end, "end"), step),)
+    key = (slice(None),) * d + (slice(None if start is None else whole(start, "start"),
+                                       None if end is None else whole(end, "end"), step),)
     return record(_view(self, self.data[key]), SliceBackward0, (self,), (self.shape, key))
 
 
@@ -368,10 +369,10 @@ def slice_view(self: Tensor, dim: int = 0, start: Any = None, end: Any = None,
 def select(self: Tensor, dim: int, index: int, *, name: str | None = None) -> Tensor:
     d = _dim(dim, self.ndim)
     size = self.shape[d]
-    index = _whole(index, "index")
+    index = whole(index, "index")
     if not -size <= index < size:
         raise positional_error(IndexError, "select(): index {index} out of range for tensor "
-                               f"of size {_shape(self.shape)} at dimension {{dim}}",
+                               f"of size {shape_str(self.shape)} at dimension {{dim}}",
                                index=index, dim=d)
     key = (slice(None),) * d + (index,)
     return record(_view(self, self.data[key]), SelectBackward0, (self,), (self.shape, key), name=name)
@@ -385,13 +386,13 @@ def split(self: Tensor, split_size: Any, dim: int = 0, *, name: str | None = Non
     if isinstance(split_size, np.ndarray) and split_size.size > 1:
         split_size = split_size.tolist()  # (an R vector of sizes)
     if isinstance(split_size, (list, tuple)):
-        sizes = [_whole(s, "split_size") for s in split_size]
+        sizes = [whole(s, "split_size") for s in split_size]
         if builtins.sum(sizes) != size:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
                                f"(input tensor's size at dimension {d}), but got "
-                               f"split_sizes={_shape(sizes)}")
+                               f"split_sizes={shape_str(sizes)}")
     else:
-        step = _whole(split_size, "split_size")
+        step = whole(split_size, "split_size")
         if step <= 0:
             raise RuntimeError("split: split_size must be a positive integer")
         sizes = [builtins.min(step, size - i) for i in range(0, size, step)] or [0]
@@ -406,7 +407,7 @@ def split(self: Tensor, split_size: Any, dim: int = 0, *, name: str | None = Non
 
 @op(dims=("dim",), samples=S.chunk, names="keep", forward="linear", complex_half=True)
 def chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
-    chunks = _whole(chunks, "chunks")
+    chunks = whole(chunks, "chunks")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0")
     d = _dim(dim, self.ndim)
@@ -433,12 +434,12 @@ def FlipBackward0(n, g, dims):
 def _dims_arg(dims: Any, ndim: int) -> tuple:
     """One dim or several, as a tuple of distinct non-negative dims."""
     if isinstance(dims, (list, tuple, np.ndarray)):
-        raw = [_whole(d, "dims") for d in np.asarray(dims).reshape(-1).tolist()]
+        raw = [whole(d, "dims") for d in np.asarray(dims).reshape(-1).tolist()]
     else:
-        raw = [_whole(dims, "dims")]
+        raw = [whole(dims, "dims")]
     out = tuple(_dim(d, ndim) for d in raw)
     if len(set(out)) != len(out):
-        raise RuntimeError(f"dims {_shape(raw)} has a dim appearing more than once")
+        raise RuntimeError(f"dims {shape_str(raw)} has a dim appearing more than once")
     return out
 
 
@@ -470,7 +471,7 @@ def RollBackward0(n, g, shifts, dims):
 
 @op(dims=("dims",), samples=S.roll, names="keep", forward="linear", complex_half=True)
 def roll(self: Tensor, shifts: Any, dims: Any = None) -> Tensor:
-    sh = [_whole(s, "shifts") for s in np.asarray(shifts).reshape(-1).tolist()]
+    sh = [whole(s, "shifts") for s in np.asarray(shifts).reshape(-1).tolist()]
     if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
         if len(sh) != 1:
             raise RuntimeError("roll: give one shift per dim in `dims` (or one shift and no "
@@ -496,11 +497,11 @@ def Rot90Backward0(n, g, k, dims):
 
 @op(dims=("dims",), samples=S.rot90, forward="linear")
 def rot90(self: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
-    k = _whole(k, "k")
+    k = whole(k, "k")
     d = _dims_arg(dims, self.ndim)
     if len(d) != 2 or self.ndim < 2:
         raise RuntimeError("rot90: expected two distinct dims of a tensor with at least 2 "
-                           f"dimensions, got dims {_shape(d)} for {self.ndim} dimensions")
+                           f"dimensions, got dims {shape_str(d)} for {self.ndim} dimensions")
     return record(np.rot90(self.data, k, d).copy(), Rot90Backward0, (self,), (k, d))
 
 
@@ -525,7 +526,7 @@ def repeat(self: Tensor, sizes: Any, *more: Any) -> Tensor:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            f"of dimensions of tensor ({len(reps)} < {self.ndim})")
     if any(r < 0 for r in reps):
-        raise RuntimeError(f"repeat: the repeats must be >= 0, got {_shape(reps)}")
+        raise RuntimeError(f"repeat: the repeats must be >= 0, got {shape_str(reps)}")
     data = self.data.reshape((1,) * (len(reps) - self.ndim) + self.shape)
     return record(np.tile(data, reps), RepeatBackward0, (self,), (reps, self.shape))
 
@@ -553,8 +554,8 @@ def repeat_interleave(self: Tensor, repeats: Any, dim: int | None = None,
             raise RuntimeError(f"repeat_interleave: repeats must have the same size as input "
                                f"along dim ({reps.size} repeats for size {x.shape[d]})")
         return index_select(x, d, wrap(np.repeat(np.arange(reps.size), reps)))
-    r = _whole(repeats.item() if isinstance(repeats, Tensor) else
-               np.asarray(repeats).reshape(-1)[0], "repeats")
+    r = whole(repeats.item() if isinstance(repeats, Tensor) else
+              np.asarray(repeats).reshape(-1)[0], "repeats")
     if r < 0:
         raise RuntimeError("repeat_interleave: repeats can not be negative")
     if x.ndim == 0:
@@ -569,13 +570,13 @@ def repeat_interleave(self: Tensor, repeats: Any, dim: int | None = None,
 
 @op(dims=("source", "destination"), samples=S.movedim, forward="linear", complex_half=True)
 def movedim(self: Tensor, source: Any, destination: Any) -> Tensor:
-    src = [_dim(_whole(s, "source"), self.ndim) for s in np.asarray(source).reshape(-1).tolist()]
-    dst = [_dim(_whole(s, "destination"), self.ndim)
+    src = [_dim(whole(s, "source"), self.ndim) for s in np.asarray(source).reshape(-1).tolist()]
+    dst = [_dim(whole(s, "destination"), self.ndim)
            for s in np.asarray(destination).reshape(-1).tolist()]
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source "
-                           f"({_shape(src)} dims) should contain the same number of dims as "
-                           f"destination ({_shape(dst)} dims)")
+                           f"({shape_str(src)} dims) should contain the same number of dims as "
+                           f"destination ({shape_str(dst)} dims)")
     if len(set(src)) != len(src) or len(set(dst)) != len(dst):
         raise RuntimeError("movedim: repeated dim in `source` or `destination`")
     order: list = [None] * self.ndim  # the source dim that lands in each place
@@ -672,19 +673,19 @@ def unflatten(self: Tensor, dim: int, sizes: Any, names: Any = None) -> Tensor:
     sizes = _shape_arg((sizes,))
     known = int(np.prod([s for s in sizes if s != -1]))
     if sizes.count(-1) > 1 or (-1 not in sizes and known != self.shape[d]):
-        raise RuntimeError(f"unflatten: Provided sizes {_shape(sizes)} don't multiply up to the "
+        raise RuntimeError(f"unflatten: Provided sizes {shape_str(sizes)} don't multiply up to the "
                            f"size of dim {d} ({self.shape[d]}) in the input tensor")
     return view(self, self.shape[:d] + sizes + self.shape[d + 1:])
 
 
 @op(function=False, samples=S.like_other, forward="linear", complex_half=True)
 def view_as(self: Tensor, other: Tensor) -> Tensor:
-    return view(self, _as_tensor(other).shape)
+    return view(self, as_tensor(other).shape)
 
 
 @op(function=False, samples=S.like_other, forward="linear", complex_half=True)
 def reshape_as(self: Tensor, other: Tensor) -> Tensor:
-    return reshape(self, _as_tensor(other).shape)
+    return reshape(self, as_tensor(other).shape)
 
 
 @op(samples=S.expand, forward="linear")
@@ -696,12 +697,12 @@ def broadcast_to(self: Tensor, size: Any) -> Tensor:
     torch_name="_C._VariableFunctions.broadcast_tensors",  # (the form taking a list)
     forward="linear")
 def broadcast_tensors(tensors: Sequence[Tensor]) -> list:
-    tensors = [_as_tensor(t) for t in tensors]
+    tensors = [as_tensor(t) for t in tensors]
     try:
         shape = np.broadcast_shapes(*(t.shape for t in tensors))
     except ValueError:
         raise RuntimeError("broadcast_tensors: the shapes " +
-                           ", ".join(_shape(t.shape) for t in tensors) +
+                           ", ".join(shape_str(t.shape) for t in tensors) +
                            " can't be broadcast together: each dimension, aligned from the "
                            "right, must be equal or 1") from None
     return [expand(t, shape) for t in tensors]
@@ -710,13 +711,13 @@ def broadcast_tensors(tensors: Sequence[Tensor]) -> list:
 @op(method=False, samples=S.meshgrid)
 @r_formals("tensors, indexing")
 def meshgrid(tensors: Sequence[Tensor], indexing: str = "ij") -> list:
-    tensors = [_as_tensor(t) for t in tensors]
+    tensors = [as_tensor(t) for t in tensors]
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f'meshgrid: indexing must be "ij" or "xy", got "{indexing}"')
     for t in tensors:
         if t.ndim > 1:
             raise RuntimeError("meshgrid: expects 0D or 1D tensors, got one of shape "
-                               f"{_shape(t.shape)}")
+                               f"{shape_str(t.shape)}")
     parts = [reshape(t, (-1,)) for t in tensors]
     swap = indexing == "xy" and len(parts) >= 2
     if swap:  # xy: the first two inputs trade places in the output's dims
@@ -735,8 +736,8 @@ def meshgrid(tensors: Sequence[Tensor], indexing: str = "ij") -> list:
 def _each(tensors: Any, fn: Any) -> Any:
     """Apply to one tensor, or to each of a list (atleast_*)."""
     if isinstance(tensors, (list, tuple)):
-        return [fn(_as_tensor(t)) for t in tensors]
-    return fn(_as_tensor(tensors))
+        return [fn(as_tensor(t)) for t in tensors]
+    return fn(as_tensor(tensors))
 
 
 @op(samples=S.atleast, forward="linear")
@@ -823,13 +824,13 @@ def tensor_split(self: Tensor, indices: Any = None, sections: Any = None,
         v = v.data
     as_sections = sections is not None or np.ndim(v) == 0  # (a lone number: sections)
     if as_sections:
-        n = _whole(np.asarray(v).reshape(()).item() if np.ndim(v) else v, "sections")
+        n = whole(np.asarray(v).reshape(()).item() if np.ndim(v) else v, "sections")
         if n <= 0:
             raise RuntimeError(f"tensor_split: number of sections must be larger than 0, got {n}")
         q, r = divmod(size, n)
         bounds = np.cumsum([0] + [q + 1] * r + [q] * (n - r)).tolist()
     else:
-        pts = [_whole(p, "indices") for p in np.asarray(v).reshape(-1).tolist()]
+        pts = [whole(p, "indices") for p in np.asarray(v).reshape(-1).tolist()]
         bounds = [0] + pts + [size]
     out = []
     for a, b in zip(bounds[:-1], bounds[1:]):
@@ -843,7 +844,7 @@ def _split_dim(self: Tensor, indices: Any, sections: Any, dim: int, what: str) -
             indices.data if isinstance(indices, Tensor) else indices) == 0:
         sections, indices = indices, None
     if sections is not None:
-        n = _whole(sections, "sections")
+        n = whole(sections, "sections")
         if n <= 0 or self.shape[dim] % n:
             raise RuntimeError(f"{what} attempted to split along dimension {dim}, but the size "
                                f"of the dimension {self.shape[dim]} is not divisible by the "
@@ -885,7 +886,7 @@ def NarrowCopyBackward0(n, g, shape, key):
 def narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Tensor:
     v = narrow(self, dim, start, length)
     d = _dim(dim, self.ndim)
-    s = _whole(start, "start")
+    s = whole(start, "start")
     s = s + self.shape[d] if s < 0 else s
     key = (slice(None),) * d + (slice(s, s + v.shape[d]),)
     return record(v.data.copy(), NarrowCopyBackward0, (self,), (self.shape, key))
@@ -903,7 +904,7 @@ def TrilBackward0(n, g, k):
 def tril(self: Tensor, diagonal: int = 0) -> Tensor:
     if self.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
-    k = _whole(diagonal, "diagonal")
+    k = whole(diagonal, "diagonal")
     return record(np.tril(self.data, k), TrilBackward0, (self,), (k,))
 
 
@@ -916,7 +917,7 @@ def TriuBackward0(n, g, k):
 def triu(self: Tensor, diagonal: int = 0) -> Tensor:
     if self.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
-    k = _whole(diagonal, "diagonal")
+    k = whole(diagonal, "diagonal")
     return record(np.triu(self.data, k), TriuBackward0, (self,), (k,))
 
 
@@ -964,7 +965,7 @@ def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1, *,
     if d1 == d2:
         raise positional_error(RuntimeError, "diagonal dimensions cannot be identical {d1}, {d2}",
                                d1=d1, d2=d2)
-    offset = _whole(offset, "offset")
+    offset = whole(offset, "offset")
     arr = np.diagonal(self.data, offset, d1, d2)
     arr.flags.writeable = self.data.flags.writeable  # (a view to write through, as PyTorch's)
     return record(_view(self, arr), DiagonalBackward0, (self,), (self.shape, offset, d1, d2))
@@ -982,7 +983,7 @@ def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) ->
     if d1 == d2:
         raise positional_error(RuntimeError, "diagonal dimensions cannot be identical {d1}, {d2}",
                                d1=d1, d2=d2)
-    offset = _whole(offset, "offset")
+    offset = whole(offset, "offset")
     last = self.shape[-1] if self.ndim else 1
     m = last + abs(offset)
     rest = list(self.shape[:-1])
@@ -999,7 +1000,7 @@ def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) ->
 
 @op(samples=S.diag, forward="linear", complex_half=True)
 def diag(self: Tensor, diagonal: int = 0) -> Tensor:
-    k = _whole(diagonal, "diagonal")
+    k = whole(diagonal, "diagonal")
     if self.ndim == 1:
         return diag_embed(self, k, 0, 1)
     if self.ndim != 2:
@@ -1027,11 +1028,11 @@ def _narrow_copy_function(self: Tensor, dim: int, start: int, length: int) -> Te
     r_conventions=("shape_vector",))
 def broadcast_shapes(*shapes: Any) -> tuple:
     """The shape tensors of these shapes broadcast to (R torch: a numeric vector)."""
-    sizes = [_shape_arg((s,)) if np.ndim(s) else (_whole(s, "size"),) for s in shapes]
+    sizes = [_shape_arg((s,)) if np.ndim(s) else (whole(s, "size"),) for s in shapes]
     try:
         return tuple(int(v) for v in np.broadcast_shapes(*sizes))
     except ValueError:
-        raise RuntimeError("broadcast_shapes: the shapes " + ", ".join(map(_shape, sizes)) +
+        raise RuntimeError("broadcast_shapes: the shapes " + ", ".join(map(shape_str, sizes)) +
                            " can't be broadcast together: each dimension, aligned from the "
                            "right, must be equal or 1") from None
 
@@ -1049,7 +1050,7 @@ def BlockDiagBackward0(n, g, blocks):
 @op(method=False, samples=S.block_diag,
     torch_name="_C._VariableFunctions.block_diag", forward="linear")  # (the form taking a list)
 def block_diag(tensors: Sequence[Tensor]) -> Tensor:
-    ts = [_as_tensor(t) for t in tensors]
+    ts = [as_tensor(t) for t in tensors]
     mats = []
     for i, t in enumerate(ts):
         if t.ndim > 2:
@@ -1072,11 +1073,11 @@ def block_diag(tensors: Sequence[Tensor]) -> Tensor:
 @op(method=False, samples=S.cartesian_prod,
     torch_name="_C._VariableFunctions.cartesian_prod", forward="linear")  # (the form taking a list)
 def cartesian_prod(tensors: Sequence[Tensor]) -> Tensor:
-    ts = [_as_tensor(t) for t in tensors]
+    ts = [as_tensor(t) for t in tensors]
     for t in ts:
         if t.ndim != 1:
             raise RuntimeError("cartesian_prod: Expect a 1D vector, but got shape "
-                               f"{_shape(t.shape)}")
+                               f"{shape_str(t.shape)}")
     if len(ts) == 1:
         return ts[0]
     return stack([flatten(g) for g in meshgrid(ts, "ij")], 1)
@@ -1086,8 +1087,9 @@ def cartesian_prod(tensors: Sequence[Tensor]) -> Tensor:
 def combinations(self: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
     import itertools
     if self.ndim != 1:
-        raise RuntimeError(f"combinations: Expect a 1D vector, but got shape {_shape(self.shape)}")
-    r = _whole(r, "r")
+        raise RuntimeError(f"combinations: Expect a 1D vector, but got shape "
+                           f"{shape_str(self.shape)}")
+    r = whole(r, "r")
     if r < 0:
         raise RuntimeError(f"combinations: Expect a non-negative number, but got {r}")
     if r == 0:
@@ -1133,7 +1135,7 @@ def unsqueeze_(self: Tensor, dim: int) -> Tensor:
 
 @op(function=False, samples=S.inplace, invisible=True)
 def tril_(self: Tensor, diagonal: int = 0) -> Tensor:
-    k = _whole(diagonal, "diagonal")
+    k = whole(diagonal, "diagonal")
     if self.ndim < 2:
         raise RuntimeError("tril_: input tensor must have at least 2 dimensions")
     return _write_inplace(self, np.tril(self.data, k), TrilBackward0, (self,), (k,))
@@ -1141,7 +1143,7 @@ def tril_(self: Tensor, diagonal: int = 0) -> Tensor:
 
 @op(function=False, samples=S.inplace, invisible=True)
 def triu_(self: Tensor, diagonal: int = 0) -> Tensor:
-    k = _whole(diagonal, "diagonal")
+    k = whole(diagonal, "diagonal")
     if self.ndim < 2:
         raise RuntimeError("triu_: input tensor must have at least 2 dimensions")
     return _write_inplace(self, np.triu(self.data, k), TriuBackward0, (self,), (k,))
@@ -1178,8 +1180,8 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """Windows of `size` along `dimension`, every `step`: that dim becomes the
     window count and the windows a new last dim (a view). `dimension` counts
     from 0 in R too, as R torch's `x$unfold()` does."""
-    d = _dim(_whole(dimension, "dimension"), self.ndim)
-    size, step = _whole(size, "size"), _whole(step, "step")
+    d = _dim(whole(dimension, "dimension"), self.ndim)
+    size, step = whole(size, "size"), whole(step, "step")
     if self.ndim == 0:
         raise RuntimeError("unfold: the tensor must have at least one dimension")
     if size > self.shape[d] or size < 0:
@@ -1199,12 +1201,12 @@ def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
     and `append` on either side); for bools, whether neighbours differ."""
     if self.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
-    n = _whole(n, "n")
+    n = whole(n, "n")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = _dim(dim, self.ndim)
     # (R torch's default for prepend/append is an empty list: nothing to join)
-    parts = [_as_tensor(p) for p in (prepend, self, append)
+    parts = [as_tensor(p) for p in (prepend, self, append)
              if p is self or (p is not None and not (isinstance(p, (list, tuple)) and not p))]
     x = cat(parts, d) if len(parts) > 1 else self
     for _ in range(n):
@@ -1220,13 +1222,13 @@ def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
 @op(dims=("dim",), samples=S.split_with_sizes, names="keep", forward="linear")
 def split_with_sizes(self: Tensor, split_sizes: Any, dim: int = 0) -> list:
     sizes = np.asarray(split_sizes).reshape(-1).tolist()
-    return split(self, [_whole(v, "split_sizes") for v in sizes], dim)
+    return split(self, [whole(v, "split_sizes") for v in sizes], dim)
 
 
 @op(function=False, dims=("dim",), samples=S.split_with_sizes, names="keep")
 def unsafe_split_with_sizes(self: Tensor, split_sizes: Any, dim: int = 0) -> list:
     sizes = np.asarray(split_sizes).reshape(-1).tolist()
-    return split(self, [_whole(v, "split_sizes") for v in sizes], dim,
+    return split(self, [whole(v, "split_sizes") for v in sizes], dim,
                  name="UnsafeSplitWithSizesBackward0")
 
 
@@ -1237,7 +1239,7 @@ def unsafe_split(self: Tensor, split_size: Any, dim: int = 0) -> list:
 
 @op(dims=("dim",), samples=S.chunk, names="keep", forward="linear")
 def unsafe_chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
-    chunks = _whole(chunks, "chunks")
+    chunks = whole(chunks, "chunks")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0")
     d = _dim(dim, self.ndim)
@@ -1263,12 +1265,12 @@ def SliceScatterBackward0(n, g, key, sshape):
 
 
 def _scatter_region(self: Tensor, src: Any, key: tuple, fn: Any, what: str) -> Tensor:
-    src = _as_tensor(src)
+    src = as_tensor(src)
     out = self.data.copy()
     region = out[key]
     if region.shape != src.shape:
         raise RuntimeError(f"{what}: expected src to have a size equal to the slice of self "
-                           f"({_shape(region.shape)}), but got {_shape(src.shape)}")
+                           f"({shape_str(region.shape)}), but got {shape_str(src.shape)}")
     out[key] = src.data
     return record(out, fn, (self, src), (key, src.shape))
 
@@ -1276,11 +1278,11 @@ def _scatter_region(self: Tensor, src: Any, key: tuple, fn: Any, what: str) -> T
 @op(dims=("dim",), indices=("index",), samples=S.select_scatter, forward="linear")
 def select_scatter(self: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     d = _dim(dim, self.ndim)
-    i = _whole(index, "index")
+    i = whole(index, "index")
     size = self.shape[d]
     if not -size <= i < size:
         raise positional_error(IndexError, "select_scatter(): index {index} out of range for "
-                               f"tensor of size {_shape(self.shape)} at dimension {{dim}}",
+                               f"tensor of size {shape_str(self.shape)} at dimension {{dim}}",
                                index=i, dim=d)
     return _scatter_region(self, src, (slice(None),) * d + (i,), SelectScatterBackward0,
                            "select_scatter")
@@ -1296,9 +1298,9 @@ def slice_scatter(self: Tensor, src: Tensor, dim: int = 0, start: Any = None, en
                   step: int = 1) -> Tensor:
     """`start`/`end` count from 0 in R as well, as R torch's `torch_slice_scatter()`."""
     d = _dim(dim, self.ndim)
-    key = (slice(None),) * d + (slice(None if start is None else _whole(start, "start"),
-                                       None if end is None else _whole(end, "end"),
-                                       _whole(step, "step")),)
+    key = (slice(None),) * d + (slice(None if start is None else whole(start, "start"),
+                                       None if end is None else whole(end, "end"),
+                                       whole(step, "step")),)
     return _scatter_region(self, src, key, SliceScatterBackward0, "slice_scatter")
 
 
@@ -1314,14 +1316,15 @@ def DiagonalScatterBackward0(n, g, offset, d1, d2, sshape):
 @op(dims=("dim1", "dim2"), samples=S.diagonal_scatter, forward="linear")
 def diagonal_scatter(self: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
                      dim2: int = 1) -> Tensor:
-    src = _as_tensor(src)
+    src = as_tensor(src)
     d1, d2 = _dim(dim1, self.ndim), _dim(dim2, self.ndim)
-    offset = _whole(offset, "offset")
+    offset = whole(offset, "offset")
     out = self.data.copy()
     diag = np.diagonal(out, offset, d1, d2)
     if diag.shape != src.shape:
         raise RuntimeError(f"diagonal_scatter: expected src to have a size equal to the "
-                           f"diagonal of self ({_shape(diag.shape)}), got {_shape(src.shape)}")
+                           f"diagonal of self ({shape_str(diag.shape)}), got "
+                           f"{shape_str(src.shape)}")
     diag.flags.writeable = True
     diag[...] = src.data
     return record(out, DiagonalScatterBackward0, (self, src), (offset, d1, d2, src.shape))
@@ -1350,7 +1353,7 @@ def _storage_view(flat: np.ndarray, size: tuple, stride: tuple,
         positions = positions + (np.arange(n_) * st).reshape((n_,) + (1,) * (len(size) - k - 1))
     storage = flat.size
     if positions.size and positions.max() >= storage:
-        raise RuntimeError(f"setStorage: sizes {_shape(size)}, strides {_shape(stride)} and "
+        raise RuntimeError(f"setStorage: sizes {shape_str(size)}, strides {shape_str(stride)} and "
                            f"storage offset {offset} need {positions.max() + 1} elements, but "
                            f"the storage has {storage}")
     arr = np.lib.stride_tricks.as_strided(flat[offset:] if offset < storage else flat[:0],
@@ -1371,7 +1374,7 @@ def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None)
     self_positions = _view_key(self.data, base.data) if self._base is not None else \
         np.arange(base.data.size).reshape(self.shape)
     offset = int(self_positions.reshape(-1)[0]) if storage_offset is None and self.numel() \
-        else _whole(storage_offset or 0, "storage_offset")
+        else whole(storage_offset or 0, "storage_offset")
     arr, positions = _storage_view(base.data.reshape(-1), size, stride, offset)
     storage = base.data.size
     return record(_view(self, arr), AsStridedViewBackward, (self,),
@@ -1383,7 +1386,7 @@ def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None)
 
 
 def _int_factor(v: Any, what: str, name: str) -> int:
-    v = _whole(v, what)
+    v = whole(v, what)
     if v <= 0:
         raise RuntimeError(f"{name} expects {what} to be positive, but got {what}={v}")
     return v
@@ -1490,7 +1493,7 @@ def resize_(self: Tensor, size: Any, memory_format: Any = None) -> Tensor:
         raise RuntimeError("cannot resize variables that require grad")
     shape = _shape_arg((size,))
     if any(s < 0 for s in shape):
-        raise RuntimeError(f"Trying to create tensor with negative dimension: {_shape(shape)}")
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {shape_str(shape)}")
     flat = np.ascontiguousarray(self.data).reshape(-1)
     out = np.zeros(int(np.prod(shape)), dtype=flat.dtype)
     k = builtins.min(out.size, flat.size)

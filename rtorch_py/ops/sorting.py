@@ -18,7 +18,7 @@ import numpy as np
 
 from ..formals import r_formals
 from ..tensor import Tensor, wrap
-from .operands import _whole
+from .operands import whole
 from .recording import OUTPUT, formula, record
 from .reduction import ScatterAlongBackward, _one_dim
 from .dispatch import op
@@ -118,7 +118,7 @@ def msort(self: Tensor) -> Tensor:
 @op(dims=("dim",), returns_indices=1, samples=S.topk, names="keep")
 def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True,
          sorted: bool = True) -> tuple:
-    k = _whole(k, "topk: k")
+    k = whole(k, "topk: k")
     dm = _one_dim(dim, self.ndim)
     d = _as_1d(self)
     if not 0 <= k <= d.shape[dm]:
@@ -154,7 +154,7 @@ def _pick(x: Tensor, dim: int, position: Callable, keepdim: bool, node: str,
 
 @op(dims=("dim",), samples=S.kthvalue, names="reduce")
 def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple:
-    k = _whole(k, "kthvalue: k")
+    k = whole(k, "kthvalue: k")
     dm = _one_dim(dim, self.ndim)
     n = _as_1d(self).shape[dm]
     if not 1 <= k <= n:
@@ -398,7 +398,7 @@ def bincount(self: Tensor, weights: Tensor | None = None, minlength: int = 0) ->
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if d.size and d.min() < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
-    minlength = _whole(minlength, "bincount: minlength")
+    minlength = whole(minlength, "bincount: minlength")
     if weights is None:
         return wrap(np.bincount(d, minlength=minlength).astype(np.int64))
     w = weights.data if isinstance(weights, Tensor) else np.asarray(weights)
@@ -415,7 +415,7 @@ def histc(self: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tens
     d = self.data
     if d.dtype.kind != "f":
         raise RuntimeError(f"histc: expected a floating point tensor, got {self.dtype.r_name}")
-    bins = _whole(bins, "histc: bins")
+    bins = whole(bins, "histc: bins")
     if bins <= 0:
         raise RuntimeError("histc: bins must be > 0")
     lo, hi = float(min), float(max)
@@ -459,7 +459,7 @@ def histogram(self: Tensor, bins: Any = 100, range: Any = None, weight: Tensor |
         if edges.ndim != 1 or edges.size < 1:
             raise RuntimeError("histogram: bins must be a 1-d tensor of bin edges or a count")
     else:
-        count = _whole(bins, "histogram: bins")
+        count = whole(bins, "histogram: bins")
         if count <= 0:
             raise RuntimeError("histogram: bins must be > 0")
         lo, hi = (float(v) for v in range) if range is not None else \
