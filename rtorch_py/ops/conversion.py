@@ -14,7 +14,7 @@ from .operands import data_of, fill_scalar, shape_str
 from .recording import formula, needs_grad, record
 from .dispatch import op
 from .samples import pointwise as S
-from .views import _check_inplace, _record_inplace
+from .views import check_inplace, record_inplace
 
 
 # ==========================================================================
@@ -119,10 +119,10 @@ def ZeroBackward0(n, g):
 
 @op(samples=S.in_place, differentiable=False, complex_half=True)
 def zero_(self: Tensor) -> Tensor:
-    _check_inplace(self)
+    check_inplace(self)
     self.data[...] = 0
     bump_version(self)
-    return _record_inplace(self, ZeroBackward0, (self,), ())
+    return record_inplace(self, ZeroBackward0, (self,), ())
 
 
 @formula
@@ -142,12 +142,12 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{t.ndim} dimensions.")
     v = fill_scalar(value, "fill_")
-    _check_inplace(self, t)
+    check_inplace(self, t)
     self.data[...] = v
     bump_version(self)
     if t is not None:
-        return _record_inplace(self, FillBackward3, (self, t), (t.shape,))
-    return _record_inplace(self, FillBackward2, (self,), ())
+        return record_inplace(self, FillBackward3, (self, t), (t.shape,))
+    return record_inplace(self, FillBackward2, (self,), ())
 
 
 @formula
@@ -158,7 +158,7 @@ def CopyBackwards(n, g):
 @op(function=False, complex_half=True)
 def copy_(self: Tensor, src: Tensor) -> Tensor:
     s = src if isinstance(src, Tensor) else None
-    _check_inplace(self, s)
+    check_inplace(self, s)
     if QPARAMS in self.__dict__ and s is not None and QPARAMS in s.__dict__:
         return _copy_quantized(self, s)
     try:
@@ -168,7 +168,7 @@ def copy_(self: Tensor, src: Tensor) -> Tensor:
                            f"doesn't broadcast to the destination's shape {shape_str(self.shape)}")\
             from None
     bump_version(self)
-    return _record_inplace(self, CopyBackwards, (self, s), ())
+    return record_inplace(self, CopyBackwards, (self, s), ())
 
 
 

@@ -31,7 +31,7 @@ from . import special
 from .recording import OUTPUT, formula, record
 from .dispatch import op
 from .samples import creation as S
-from .views import _check_inplace, _record_inplace
+from .views import check_inplace, record_inplace
 
 __all__ = ["torch_complex", "torch_polar", "torch_real", "torch_imag", "angle", "conj"]
 
@@ -490,11 +490,11 @@ def RandomBackward(n, g):
 def _fill(self: Tensor, draw: Callable[[np.ndarray], Any]) -> Tensor:
     """Fill self's array in place, in libtorch's element order (nothing drawn
     for a meta tensor, which has no values)."""
-    _check_inplace(self)
+    check_inplace(self)
     if not isinstance(self.data, MetaArray):
         draw(self.data)
     bump_version(self)
-    return _record_inplace(self, RandomBackward, (self,), ())
+    return record_inplace(self, RandomBackward, (self,), ())
 
 
 def _from(from_: Any, kw: dict, name: str) -> Any:

@@ -13,8 +13,8 @@ from .operands import (as_result_dtype, as_tensor, bool_mask, broadcast_error, d
                        positional_error, shape_str, tensor_of, whole)
 from .recording import OUTPUT, _state, formula, record
 from .dispatch import op
-from .views import (SliceBackward0, _check_inplace, _index_backward, _is_basic, _record_inplace,
-                    _view, _wrap_key, _write_inplace, _zero_at)
+from .views import (SliceBackward0, check_inplace, index_backward, is_basic_key, record_inplace,
+                    view_of, wrap_key, write_inplace, zero_at)
 
 
 @formula
@@ -191,7 +191,7 @@ def _index_error(e: Exception, x: Tensor, key: tuple) -> IndexError:
 
 @formula
 def IndexBackward0(n, g, shape, key):
-    return (_index_backward(g, key, shape, True),)
+    return (index_backward(g, key, shape, True),)
 
 
 @op(operators=("__getitem__",), indices=("indices",), samples=S.index,
@@ -205,7 +205,7 @@ def index(self: Tensor, indices: Any) -> Tensor:
             arr = self.data[key, ...]
         except IndexError as e:
             raise _index_error(e, self, (key,)) from None
-        return record(_view(self, arr), SliceBackward0, (self,), (self.shape, (key,)),
+        return record(view_of(self, arr), SliceBackward0, (self,), (self.shape, (key,)),
                       name="SelectBackward0")
     if type(key) is list and key and all(k is None or isinstance(k, Tensor) for k in key):
         key = tuple(slice(None) if k is None else k for k in key)  # (aten::index's list)
@@ -214,11 +214,11 @@ def index(self: Tensor, indices: Any) -> Tensor:
         arr = self.data[k]
     except (IndexError, ValueError) as e:
         raise _index_error(e, self, k) from None
-    basic = _is_basic(k)
+    basic = is_basic_key(k)
     if basic:
         if type(arr) is not np.ndarray:  # an int for every dim: a 0-d view, not a copy
             arr = self.data[k + (Ellipsis,)]
-        out = _view(self, arr)
+        out = view_of(self, arr)
     else:
         out = wrap(arr)
     return record(out, IndexBackward0 if not basic else SliceBackward0, (self,), (self.shape, k),
@@ -229,8 +229,8 @@ def index(self: Tensor, indices: Any) -> Tensor:
 def IndexPutBackward0(n, g, key, vshape):
     gx = g.clone() if n.needs(0) else None
     if gx is not None:
-        gx = _zero_at(gx, key)
-    gv = g[_wrap_key(key)] if n.needs(1) else None
+        gx = zero_at(gx, key)
+    gv = g[wrap_key(key)] if n.needs(1) else None
     return gx, gv
 
 
@@ -253,7 +253,7 @@ def _index_put(self: Tensor, indices: Any, values: Any, accumulate: Any, inplace
     if isinstance(vd, np.ndarray) and vd.dtype != self.data.dtype:
         vd = vd.astype(self.data.dtype)
     if inplace:
-        _check_inplace(self, v)
+        check_inplace(self, v)
         target = self.data
     else:
         target = self.data.copy()
@@ -273,8 +273,8 @@ def _index_put(self: Tensor, indices: Any, values: Any, accumulate: Any, inplace
         return record(target, fn, (self, v), (k,) if accumulate else (k, np.shape(vd)),
                       name="IndexPutBackward0")
     bump_version(self)
-    name = "IndexPutBackward0" if not _is_basic(k) else "CopySlices"
-    return _record_inplace(self, fn, (self, v), (k,) if accumulate else (k, np.shape(vd)), name)
+    name = "IndexPutBackward0" if not is_basic_key(k) else "CopySlices"
+    return record_inplace(self, fn, (self, v), (k,) if accumulate else (k, np.shape(vd)), name)
 
 
 @op(function=False, complex_half=True)
@@ -282,7 +282,7 @@ def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     m = bool_mask(mask, "masked_fill_")
     v = fill_scalar(value, "masked_fill_")
     t = value if isinstance(value, Tensor) else None
-    _check_inplace(self, t)
+    check_inplace(self, t)
     try:
         np.copyto(self.data, np.asarray(v, dtype=self.data.dtype), where=m)
     except ValueError:
@@ -290,8 +290,8 @@ def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
                            f"broadcast to the tensor's shape {shape_str(self.shape)}") from None
     bump_version(self)
     if t is not None:
-        return _record_inplace(self, MaskedFillBackward1, (self, t), (wrap(m), t.shape))
-    return _record_inplace(self, MaskedFillBackward0, (self,), (wrap(m),))
+        return record_inplace(self, MaskedFillBackward1, (self, t), (wrap(m), t.shape))
+    return record_inplace(self, MaskedFillBackward0, (self,), (wrap(m),))
 
 
 # ==========================================================================
@@ -421,7 +421,7 @@ def put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -
 
 @op(function=False, indices=("index",), samples=S.inplace, invisible=True)
 def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
-    return _write_inplace(self, *_put(self, index, source, accumulate, "put_"))
+    return write_inplace(self, *_put(self, index, source, accumulate, "put_"))
 
 
 @op(dims=("dim",), indices=("indices",), samples=S.take_along_dim, forward="linear")
@@ -525,7 +525,7 @@ def scatter(self: Tensor, dim: int, index: Tensor, src: Any = None, value: Any =
 def scatter_(self: Tensor, dim: int, index: Tensor, src: Any = None, value: Any = None,
              reduce: str | None = None) -> Tensor:
     out, fn, inputs, saved = _scatter(self, dim, index, src, value, reduce, "scatter_")
-    return _write_inplace(self, out, fn, inputs, saved)
+    return write_inplace(self, out, fn, inputs, saved)
 
 
 @formula
@@ -553,7 +553,7 @@ def scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
 def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     out, fn, inputs, saved = _scatter_add(self, dim, index, src, "scatter_add_")
-    return _write_inplace(self, out, fn, inputs, saved)
+    return write_inplace(self, out, fn, inputs, saved)
 
 
 def _along_index(self: Tensor, dim: int, index: Any, op_name: str) -> tuple:
@@ -602,7 +602,7 @@ def index_add(self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: floa
 
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
 def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: float = 1) -> Tensor:
-    return _write_inplace(self, *_index_add(self, dim, index, source, alpha, "index_add_"))
+    return write_inplace(self, *_index_add(self, dim, index, source, alpha, "index_add_"))
 
 
 @formula
@@ -626,7 +626,7 @@ def index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
 
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
 def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
-    return _write_inplace(self, *_index_copy(self, dim, index, source, "index_copy_"))
+    return write_inplace(self, *_index_copy(self, dim, index, source, "index_copy_"))
 
 
 @formula
@@ -648,12 +648,12 @@ def index_fill(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
 
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
 def index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
-    return _write_inplace(self, *_index_fill(self, dim, index, value, "index_fill_"))
+    return write_inplace(self, *_index_fill(self, dim, index, value, "index_fill_"))
 
 
 @formula
 def IndexPutAccumulateBackward(n, g, key):
-    return (g if n.needs(0) else None, g[_wrap_key(key)] if n.needs(1) else None)
+    return (g if n.needs(0) else None, g[wrap_key(key)] if n.needs(1) else None)
 
 
 @op(indices=("indices",), samples=S.index_put)
@@ -727,7 +727,7 @@ def masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
 
 @op(function=False, samples=S.inplace, invisible=True)
 def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
-    return _write_inplace(self, *_masked_scatter(self, mask, source, "masked_scatter_", True))
+    return write_inplace(self, *_masked_scatter(self, mask, source, "masked_scatter_", True))
 
 
 @op(returns_indices=True, differentiable=False, samples=S.nonzero, complex_half=True)
@@ -867,7 +867,7 @@ def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
                     include_self: builtins.bool = True) -> Tensor:
     out, fn, inputs, saved = _scatter_reduce(self, dim, index, src, reduce, include_self,
                                              "scatter_reduce_")
-    return _write_inplace(self, out, fn, inputs, saved)
+    return write_inplace(self, out, fn, inputs, saved)
 
 
 # index_reduce: source's slices combined into self's slices at index along dim; it is
@@ -896,5 +896,5 @@ def index_reduce(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: 
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
 def index_reduce_(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str,
                   include_self: builtins.bool = True) -> Tensor:
-    return _write_inplace(self, *_index_reduce(self, dim, index, source, reduce, include_self,
-                                               "index_reduce_"), name="IndexReduceBackward0")
+    return write_inplace(self, *_index_reduce(self, dim, index, source, reduce, include_self,
+                                              "index_reduce_"), name="IndexReduceBackward0")

@@ -24,7 +24,7 @@ from .samples import memory as S
 from .operands import shape_str, whole
 from .recording import formula, needs_grad, record
 from .dispatch import op
-from .views import _check_inplace, _restride_inplace, _view, _zero_at, alias as _alias
+from .views import check_inplace, restride_inplace, view_of, zero_at, alias as _alias
 from .shape import _shape_arg, _storage_view, as_strided, resize_
 from .linalg import _NoDerivative, addmm
 from .creation import conj_physical
@@ -44,13 +44,13 @@ def alias_op(self: Tensor) -> Tensor:
 @op(function=False, forward="linear")
 def as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
     """self made the view `as_strided()` gives, in place."""
-    return _restride_inplace(self, as_strided(self, size, stride, storage_offset))
+    return restride_inplace(self, as_strided(self, size, stride, storage_offset))
 
 
 @formula
 def AsStridedScatterBackward0(n, g, positions, shape, src_shape):
     flat = g.reshape(-1)
-    gself = _zero_at(flat, (positions,)).reshape(shape) if n.needs(0) else None
+    gself = zero_at(flat, (positions,)).reshape(shape) if n.needs(0) else None
     gsrc = flat[wrap(positions)].reshape(src_shape) if n.needs(1) else None
     return gself, gsrc
 
@@ -79,7 +79,7 @@ def as_strided_scatter(self: Tensor, src: Tensor, size: Any, stride: Any,
 @formula
 def SliceInverseBackward0(n, g, key):
     # inside the slice the result is self's, outside it src's
-    return (g[key] if n.needs(0) else None, _zero_at(g, key) if n.needs(1) else None)
+    return (g[key] if n.needs(0) else None, zero_at(g, key) if n.needs(1) else None)
 
 
 @op(function=False, dims=("dim",), samples=S.slice_inverse, forward="linear")
@@ -97,7 +97,7 @@ def slice_inverse(self: Tensor, src: Tensor, dim: int = 0, start: Any = None, en
     key = (slice(None),) * dim + (slice(None if start is None else whole(start, "start"),
                                         None if end is None else whole(end, "end"),
                                         whole(step, "step")),)
-    return record(_view(self, arr), SliceInverseBackward0, (self, src), (key,))
+    return record(view_of(self, arr), SliceInverseBackward0, (self, src), (key,))
 
 
 @formula
@@ -113,11 +113,11 @@ def _reshape_alias(self: Tensor, size: Any, stride: Any) -> Tensor:
         raise RuntimeError("_reshape_alias: the tensor must be contiguous; call contiguous() "
                            "first")
     arr, _ = _storage_view(self.data.reshape(-1), _shape_arg((size,)), _shape_arg((stride,)), 0)
-    return record(_view(self, arr), ReshapeAliasBackward0, (self,), (self.shape,))
+    return record(view_of(self, arr), ReshapeAliasBackward0, (self,), (self.shape,))
 
 
 def _set_storage(self: Tensor, arr: np.ndarray) -> Tensor:
-    _check_inplace(self)
+    check_inplace(self)
     if needs_grad(self):
         raise RuntimeError("set_() of a tensor that requires grad is not supported; detach() "
                            "it first, or work under with_no_grad()")

@@ -27,7 +27,7 @@ from .operands import (as_result_dtype, as_tensor, broadcast_error, cached_numbe
                        tensor_of, whole)
 from .recording import OUTPUT, formula, needs_grad, record
 from .dispatch import op
-from .views import _check_inplace, _record_inplace
+from .views import check_inplace, record_inplace
 
 
 # ==========================================================================
@@ -784,7 +784,7 @@ def allclose(self: Tensor, other: Tensor, rtol: float = 1e-5, atol: float = 1e-8
 def _inplace_binary(x: Tensor, other: Any, ufunc: Callable, fn: Callable, saved: tuple,
                     name: str, node: str | None = None) -> Tensor:
     o = other if isinstance(other, Tensor) else None
-    _check_inplace(x, o)
+    check_inplace(x, o)
     try:
         ufunc(x.data, data_of(other), out=x.data, casting="same_kind")
     except ValueError:
@@ -798,7 +798,7 @@ def _inplace_binary(x: Tensor, other: Any, ufunc: Callable, fn: Callable, saved:
     bump_version(x)
     # (a number operand is no input of the node: the Scalar overload's one edge)
     inputs = (x,) if o is None and is_number(other) else (x, o)
-    return _record_inplace(x, fn, inputs, saved, name=node)
+    return record_inplace(x, fn, inputs, saved, name=node)
 
 
 @op(operators=("__iadd__",), function=False, complex_half=True)
@@ -846,12 +846,12 @@ def div_(self: Tensor, other: Any, rounding_mode: str | None = None) -> Tensor:
 def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
     if min is None and max is None:
         raise ValueError("clamp_: at least one of min or max must be given")
-    _check_inplace(self)
+    check_inplace(self)
     lo, hi = clamp_bound(min, "min"), clamp_bound(max, "max")
     old = self.detach().clone() if needs_grad(self) else None
     np.clip(self.data, lo, hi, out=self.data)
     bump_version(self)
-    return _record_inplace(self, ClampBackward1, (self,), (old, lo, hi))
+    return record_inplace(self, ClampBackward1, (self,), (old, lo, hi))
 
 
 
@@ -885,7 +885,7 @@ def _inplace(fn: Callable, name: str, node: str | None = None) -> Callable:
     the gradient on to it."""
     def inplace(self: Tensor, *args: Any, **kw: Any) -> Tensor:
         tensors = [a for a in (*args, *kw.values()) if isinstance(a, Tensor)]
-        _check_inplace(self, *tensors)
+        check_inplace(self, *tensors)
         grad = needs_grad(self, *tensors)
         out = fn(self.clone() if grad else self, *args, **kw)
         if out.shape != self.shape:
@@ -899,8 +899,8 @@ def _inplace(fn: Callable, name: str, node: str | None = None) -> Callable:
         bump_version(self)
         if out.grad_fn is None:
             return self
-        return _record_inplace(self, _InplaceBackward, (self, out), (),
-                               name=node or out.grad_fn.name)
+        return record_inplace(self, _InplaceBackward, (self, out), (),
+                              name=node or out.grad_fn.name)
     inplace.__name__ = inplace.__qualname__ = name
     inplace.__signature__ = inspect.signature(fn)  # (its arguments are fn's: R translates them)
     if hasattr(fn, "__r_formals__"):  # (and R torch's formals, where declared)
@@ -1639,7 +1639,7 @@ def _inplace_compare(fn: Callable) -> Callable:
         write(self, other)
         if needs_grad(self):
             name = f"{fn.__name__.capitalize()}Backward{int(isinstance(other, Tensor))}"
-            _record_inplace(self, _ZeroBackward, (self,), (), name=name)
+            record_inplace(self, _ZeroBackward, (self,), (), name=name)
         return self
     compare_.__name__ = compare_.__qualname__ = fn.__name__ + "_"
     return compare_

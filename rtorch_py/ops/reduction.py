@@ -20,7 +20,7 @@ from .recording import (OUTPUT, _state, expand_to, formula, multi_formula, needs
                         record_many)
 from .dispatch import op
 from .sum_kernel import libtorch_sum
-from .views import _check_inplace, _record_inplace
+from .views import check_inplace, record_inplace
 
 
 # ==========================================================================
@@ -759,7 +759,7 @@ def _cumulative_inplace(self: Tensor, dim: Any, dtype: Any, name: str,
     """cumsum_/cumprod_: accumulate along dim in place; (the input's old value
     when a gradient will need it, the 0-based dim)."""
     dm = _one_dim(dim, self.ndim)
-    _check_inplace(self)
+    check_inplace(self)
     if dtype is not None and as_dtype(dtype).np != self.data.dtype:
         raise RuntimeError(f"{name}: dtype must be the tensor's own ({self.dtype.r_name}) "
                            "for an in-place op")
@@ -773,13 +773,13 @@ def _cumulative_inplace(self: Tensor, dim: Any, dtype: Any, name: str,
 @op(dims=("dim",), function=False)
 def cumsum_(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     _, dm = _cumulative_inplace(self, dim, dtype, "cumsum_", np.cumsum)
-    return _record_inplace(self, CumsumBackward0, (self,), (dm,))
+    return record_inplace(self, CumsumBackward0, (self,), (dm,))
 
 
 @op(dims=("dim",), function=False)
 def cumprod_(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     old, dm = _cumulative_inplace(self, dim, dtype, "cumprod_", np.cumprod)
-    return _record_inplace(self, CumprodBackward0, (self,), (old, OUTPUT, dm))
+    return record_inplace(self, CumprodBackward0, (self,), (old, OUTPUT, dm))
 
 
 # --------------------------------------------------------------------------

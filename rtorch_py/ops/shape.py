@@ -16,8 +16,8 @@ from .recording import formula, record, sum_to
 from .dispatch import op
 from .names import Call, give
 from .indexing import _index_add_into, index_select
-from .views import (SliceBackward0, _index_backward, _restride_inplace, _view, _view_key,
-                    _write_inplace, _zero_at)
+from .views import (SliceBackward0, index_backward, restride_inplace, view_key, view_of,
+                    write_inplace, zero_at)
 
 _F64 = np.dtype(np.float64)
 
@@ -31,7 +31,7 @@ def TBackward0(n, g):
 def t(self: Tensor) -> Tensor:
     if self.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-    return record(_view(self, self.data.T), TBackward0, (self,))
+    return record(view_of(self, self.data.T), TBackward0, (self,))
 
 
 @formula
@@ -43,8 +43,8 @@ def TransposeBackward0(n, g, d0, d1):
     complex_half=True, mobile={"int": "self, dim0, dim1"})
 def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
     d0, d1 = _dim(dim0, self.ndim), _dim(dim1, self.ndim)
-    return record(_view(self, np.swapaxes(self.data, d0, d1)) if self.ndim else _view(self, self.data),
-                  TransposeBackward0, (self,), (d0, d1))
+    arr = np.swapaxes(self.data, d0, d1) if self.ndim else self.data
+    return record(view_of(self, arr), TransposeBackward0, (self,), (d0, d1))
 
 
 @formula
@@ -66,7 +66,7 @@ def permute(self: Tensor, dims: Any = (), *more: Any) -> Tensor:
     d = tuple(_dim(i, self.ndim) for i in dims)
     if len(set(d)) != len(d):
         raise RuntimeError("permute: repeated dim in permutation")
-    return record(_view(self, np.transpose(self.data, d)), PermuteBackward0, (self,), (d,))
+    return record(view_of(self, np.transpose(self.data, d)), PermuteBackward0, (self,), (d,))
 
 
 def _shape_arg(shape: tuple) -> tuple:
@@ -97,7 +97,7 @@ def reshape(self: Tensor, shape: Any, *more: Any) -> Tensor:
     except ValueError:
         raise RuntimeError(f"shape '{shape_str(shape)}' is invalid for input of size "
                            f"{self.data.size}") from None
-    out = _view(self, arr) if np.shares_memory(arr, self.data) else wrap(arr)
+    out = view_of(self, arr) if np.shares_memory(arr, self.data) else wrap(arr)
     return record(out, ViewBackward0 if out._base is not None else UnsafeViewBackward0,
                   (self,), (self.shape,))
 
@@ -122,7 +122,7 @@ def view(self: Tensor, size: Any, *more: Any) -> Tensor:
         raise RuntimeError("view size is not compatible with input tensor's size and stride "
                            "(at least one dimension spans across two contiguous subspaces). "
                            "Use .reshape(...) instead.") from None
-    return record(_view(self, arr), ViewBackward0, (self,), (self.shape,))
+    return record(view_of(self, arr), ViewBackward0, (self,), (self.shape,))
 
 
 @formula
@@ -134,7 +134,7 @@ def UnsqueezeBackward0(n, g, d):
     mobile="self, dim")
 def unsqueeze(self: Tensor, dim: int) -> Tensor:
     d = _dim(dim, self.ndim + 1)
-    return record(_view(self, np.expand_dims(self.data, d)), UnsqueezeBackward0, (self,), (d,))
+    return record(view_of(self, np.expand_dims(self.data, d)), UnsqueezeBackward0, (self,), (d,))
 
 
 @formula
@@ -158,7 +158,7 @@ def squeeze(self: Tensor, dim: Any = None) -> Tensor:
         d = _dim(dim, self.ndim)
         arr = np.squeeze(self.data, d) if self.ndim and self.shape[d] == 1 else self.data.view()
         name = SqueezeBackward1
-    return record(_view(self, arr), name, (self,), (self.shape,))
+    return record(view_of(self, arr), name, (self,), (self.shape,))
 
 
 @formula
@@ -197,7 +197,7 @@ def expand(self: Tensor, size: Any, *more: Any, implicit: bool = False) -> Tenso
             f"expand: the expanded size {shape_str(target)} doesn't fit the tensor's size "
             f"{shape_str(self.shape)}: only dims of size 1 can grow (and new dims go in front)")\
             from None
-    return record(_view(self, arr), ExpandBackward0, (self,), (self.shape,))
+    return record(view_of(self, arr), ExpandBackward0, (self,), (self.shape,))
 
 
 @op(function=False, samples=S.expand_as, names="expand", forward="linear", complex_half=True)
@@ -329,7 +329,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 @formula
 def SelectBackward0(n, g, shape, key):
-    return (_index_backward(g, key, shape, False),)
+    return (index_backward(g, key, shape, False),)
 
 
 @op(dims=("dim",), indices=("start",), samples=S.narrow, names="keep", forward="linear",
@@ -345,7 +345,8 @@ def narrow(self: Tensor, dim: int, start: int, length: int, *, name: str | None 
         raise RuntimeError(f"narrow(): start ({start}) + length ({length}) exceeds dimension "
                            f"size ({size}) of dim {d} (or is negative)")
     key = (slice(None),) * d + (slice(start, start + length),)
-    return record(_view(self, self.data[key]), SliceBackward0, (self,), (self.shape, key), name=name)
+    return record(view_of(self, self.data[key]), SliceBackward0, (self,), (self.shape, key),
+                  name=name)
 
 
 @op("slice", function=False, dims=("dim",), samples=S.slice_view, names="keep", forward="linear",
@@ -360,7 +361,7 @@ def slice_view(self: Tensor, dim: int = 0, start: Any = None, end: Any = None,
         raise RuntimeError(f"slice(): step must be positive, got {step}")
     key = (slice(None),) * d + (slice(None if start is None else whole(start, "start"),
                                        None if end is None else whole(end, "end"), step),)
-    return record(_view(self, self.data[key]), SliceBackward0, (self,), (self.shape, key))
+    return record(view_of(self, self.data[key]), SliceBackward0, (self,), (self.shape, key))
 
 
 @op(dims=("dim",), indices=("index",), samples=S.select, names="drop_dim", forward="linear",
@@ -375,7 +376,8 @@ def select(self: Tensor, dim: int, index: int, *, name: str | None = None) -> Te
                                f"of size {shape_str(self.shape)} at dimension {{dim}}",
                                index=index, dim=d)
     key = (slice(None),) * d + (index,)
-    return record(_view(self, self.data[key]), SelectBackward0, (self,), (self.shape, key), name=name)
+    return record(view_of(self, self.data[key]), SelectBackward0, (self,), (self.shape, key),
+                  name=name)
 
 
 @op(dims=("dim",), samples=S.split, names="keep", forward="linear", complex_half=True)
@@ -879,7 +881,7 @@ def dsplit(self: Tensor, indices: Any = None, sections: Any = None) -> list:
 
 @formula
 def NarrowCopyBackward0(n, g, shape, key):
-    return (_index_backward(g, key, shape, False),)
+    return (index_backward(g, key, shape, False),)
 
 
 @op(function=False, dims=("dim",), indices=("start",), samples=S.narrow_copy, forward="linear")
@@ -968,7 +970,7 @@ def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1, *,
     offset = whole(offset, "offset")
     arr = np.diagonal(self.data, offset, d1, d2)
     arr.flags.writeable = self.data.flags.writeable  # (a view to write through, as PyTorch's)
-    return record(_view(self, arr), DiagonalBackward0, (self,), (self.shape, offset, d1, d2))
+    return record(view_of(self, arr), DiagonalBackward0, (self,), (self.shape, offset, d1, d2))
 
 
 @formula
@@ -1105,12 +1107,12 @@ def combinations(self: Tensor, r: int = 2, with_replacement: bool = False) -> Te
 
 @op(function=False, samples=S.inplace, invisible=True, names="transpose")
 def t_(self: Tensor) -> Tensor:
-    return _restride_inplace(self, t(self))
+    return restride_inplace(self, t(self))
 
 
 @op(function=False, dims=("dim0", "dim1"), samples=S.inplace, invisible=True, names="transpose")
 def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
-    return _restride_inplace(self, transpose(self, dim0, dim1))
+    return restride_inplace(self, transpose(self, dim0, dim1))
 
 
 @op(function=False, dims=("axis0", "axis1"), invisible=True, names="transpose")
@@ -1125,12 +1127,12 @@ def swapdims_(self: Tensor, dim0: int, dim1: int) -> Tensor:
 
 @op(function=False, dims=("dim",), samples=S.inplace, invisible=True, names="squeeze")
 def squeeze_(self: Tensor, dim: int | None = None) -> Tensor:
-    return _restride_inplace(self, squeeze(self, dim))
+    return restride_inplace(self, squeeze(self, dim))
 
 
 @op(function=False, new_dims=("dim",), samples=S.inplace, invisible=True, names="unsqueeze")
 def unsqueeze_(self: Tensor, dim: int) -> Tensor:
-    return _restride_inplace(self, unsqueeze(self, dim))
+    return restride_inplace(self, unsqueeze(self, dim))
 
 
 @op(function=False, samples=S.inplace, invisible=True)
@@ -1138,7 +1140,7 @@ def tril_(self: Tensor, diagonal: int = 0) -> Tensor:
     k = whole(diagonal, "diagonal")
     if self.ndim < 2:
         raise RuntimeError("tril_: input tensor must have at least 2 dimensions")
-    return _write_inplace(self, np.tril(self.data, k), TrilBackward0, (self,), (k,))
+    return write_inplace(self, np.tril(self.data, k), TrilBackward0, (self,), (k,))
 
 
 @op(function=False, samples=S.inplace, invisible=True)
@@ -1146,7 +1148,7 @@ def triu_(self: Tensor, diagonal: int = 0) -> Tensor:
     k = whole(diagonal, "diagonal")
     if self.ndim < 2:
         raise RuntimeError("triu_: input tensor must have at least 2 dimensions")
-    return _write_inplace(self, np.triu(self.data, k), TriuBackward0, (self,), (k,))
+    return write_inplace(self, np.triu(self.data, k), TriuBackward0, (self,), (k,))
 
 
 # ==========================================================================
@@ -1191,7 +1193,7 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
         raise RuntimeError(f"step is {step} but must be > 0")
     win = np.lib.stride_tricks.sliding_window_view(self.data, size, axis=d)
     key = (slice(None),) * d + (slice(None, None, step),)
-    return record(_view(self, win[key]), UnfoldBackward0, (self,), (self.shape, d, size, step))
+    return record(view_of(self, win[key]), UnfoldBackward0, (self,), (self.shape, d, size, step))
 
 
 @op(dims=("dim",), samples=S.diff)
@@ -1257,7 +1259,7 @@ def ravel(self: Tensor) -> Tensor:
 
 @formula
 def SliceScatterBackward0(n, g, key, sshape):
-    gx = _zero_at(g, key) if n.needs(0) else None
+    gx = zero_at(g, key) if n.needs(0) else None
     gs = g[key].reshape(sshape) if n.needs(1) else None
     return gx, gs
 
@@ -1371,13 +1373,13 @@ def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None)
         raise RuntimeError("as_strided: the tensor's storage isn't contiguous here; call "
                            "contiguous() first")
     size, stride = _shape_arg((size,)), _shape_arg((stride,))
-    self_positions = _view_key(self.data, base.data) if self._base is not None else \
+    self_positions = view_key(self.data, base.data) if self._base is not None else \
         np.arange(base.data.size).reshape(self.shape)
     offset = int(self_positions.reshape(-1)[0]) if storage_offset is None and self.numel() \
         else whole(storage_offset or 0, "storage_offset")
     arr, positions = _storage_view(base.data.reshape(-1), size, stride, offset)
     storage = base.data.size
-    return record(_view(self, arr), AsStridedViewBackward, (self,),
+    return record(view_of(self, arr), AsStridedViewBackward, (self,),
                   (positions, storage, self_positions, self.shape), name="AsStridedBackward0")
 
 
@@ -1510,7 +1512,7 @@ def resize_(self: Tensor, size: Any, memory_format: Any = None) -> Tensor:
 
 @formula
 def PackPaddedSequenceBackward0(n, g, shape, rows):
-    return (_index_backward(g, rows, shape, False),)
+    return (index_backward(g, rows, shape, False),)
 
 
 @op(function=False, method=False, torch_name="_pack_padded_sequence")

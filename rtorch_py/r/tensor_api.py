@@ -28,7 +28,7 @@ from ..engine import Node, RemovableHandle, bump_version
 from ..function import NamedList
 from ..gradcheck import autograd_gradcheck as _gradcheck
 from ..ops.indexing import where_method
-from ..ops.views import _check_inplace
+from ..ops.views import check_inplace
 from ..printing import format_grad_fn
 from ..sparse import strided_only
 from ..tensor import (_BF16, MODES, Storage, Tensor, as_dtype, converted, dtype,
@@ -410,7 +410,7 @@ def tensor_set(x: Tensor, name: str, value: Any) -> Tensor:
 
 
 def _set_part(x: Tensor, name: str, value: Any) -> None:
-    _check_inplace(x)
+    check_inplace(x)
     part = x.data.real if name == "real" else x.data.imag
     part[...] = value.data if isinstance(value, Tensor) else value
     bump_version(x)
