@@ -18,7 +18,7 @@ from .containers import NamedList
 from .engine import Node, SavedTensor
 from .forward_ad import _LEVEL as _DUAL_LEVEL, set_tangent, tangent_of
 from .ops.recording import edges_of, sum_to
-from .tensor import _DTYPES, Tensor, wrap
+from .tensor import DTYPES_BY_NP, Tensor, wrap
 
 # R torch's custom nodes are libtorch CppNodes around its LanternFunction.
 R_NODE_NAME = "torch::autograd::CppNode<torch::autograd::LanternFunction>"
@@ -416,7 +416,7 @@ def _as_mapping(result: Any) -> Any:
 
 
 def _dtname(d: np.dtype) -> str:
-    return repr(_DTYPES[d])
+    return repr(DTYPES_BY_NP[d])
 
 
 # --------------------------------------------------------------------------

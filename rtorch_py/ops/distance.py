@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..engine import no_grad
-from ..tensor import Tensor, _dim, result_type
+from ..tensor import Tensor, wrap_dim, result_type
 from .dispatch import op
 from .indexing import where
 from .linalg import _NoDerivative
@@ -130,7 +130,7 @@ def renorm(self: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
     d = _float_input(self, "renorm")
-    dim = _dim(whole(dim, "dim"), self.ndim)
+    dim = wrap_dim(whole(dim, "dim"), self.ndim)
     axes = _slice_axes(self, dim)
     norms = _vector_norm_data(d, p, axes, True)
     with np.errstate(divide="ignore"):
@@ -156,7 +156,7 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
         return record(_vector_norm_data(_float_input(v, "norm_except_dim"), p, axes, False),
                       LinalgVectorNormBackward0, (v,), (v, OUTPUT, p, axes, False),
                       name="NormBackward0")
-    dim = _dim(whole(dim, "dim"), v.ndim)
+    dim = wrap_dim(whole(dim, "dim"), v.ndim)
     shape = tuple(v.shape[i] if i == dim else 1 for i in range(v.ndim))
     if dim == 0:
         return norm(v.contiguous().reshape(v.shape[0], -1), pow, 1).reshape(shape)
@@ -179,7 +179,7 @@ def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
     """v * (g / norm_except_dim(v, 2, dim)): one node where libtorch fuses it (dim
     the first or the last), else those ops."""
     if dim != -1:
-        dim = _dim(whole(dim, "dim"), v.ndim)
+        dim = wrap_dim(whole(dim, "dim"), v.ndim)
     if dim not in (0, v.ndim - 1):
         return v * (g / norm_except_dim(v, 2, dim))
     axes = _slice_axes(v, dim)

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..formals import r_formals
-from ..tensor import Tensor, _dim, as_dtype, get_default_dtype, wrap
+from ..tensor import Tensor, wrap_dim, as_dtype, get_default_dtype, wrap
 from .samples import fft as S
 from .operands import whole
 from .recording import formula, record
@@ -174,7 +174,7 @@ def _dims_and_sizes(x: Tensor, s: Any, dim: Any, default_all: bool) -> tuple:
             dims = list(range(x.ndim - len(s), x.ndim))
     else:
         dims = [dim] if isinstance(dim, (int, float, np.integer)) else list(dim)
-        dims = [_dim(whole(d, "dim"), x.ndim) for d in dims]
+        dims = [wrap_dim(whole(d, "dim"), x.ndim) for d in dims]
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"FFT dims must be unique, got {dims}")
     if s is None:
@@ -345,7 +345,7 @@ def fft_rfftfreq(n: int, d: float = 1.0, dtype: Any = None, layout: Any = None,
 def _shift(x: Tensor, dim: Any, sign: int) -> Tensor:
     dims = list(range(x.ndim)) if dim is None else \
         [dim] if isinstance(dim, (int, float, np.integer)) else list(dim)
-    dims = [_dim(whole(d, "dim"), x.ndim) for d in dims]
+    dims = [wrap_dim(whole(d, "dim"), x.ndim) for d in dims]
     shifts = [(x.shape[d] // 2) * sign if sign > 0 else -(x.shape[d] // 2) for d in dims]
     return x.roll(shifts, dims)
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..engine import bump_version
-from ..tensor import Tensor, _dim, wrap
+from ..tensor import Tensor, wrap_dim, wrap
 from .samples import indexing as S
 from .operands import (as_result_dtype, as_tensor, bool_mask, broadcast_error, data_of, fill_scalar,
                        positional_error, shape_str, tensor_of, whole)
@@ -26,7 +26,7 @@ def GatherBackward0(n, g, idx, dim, shape):
     complex_half="scatter_gather_tensor_cpu")
 def gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool = False) -> Tensor:
     """(`sparse_grad`: libtorch's gradient as a sparse tensor; here it is dense.)"""
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     idx = index.data
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"gather(): Expected dtype int64 for index, got "
@@ -350,7 +350,7 @@ def _keep(gshape: tuple, shape: tuple, dim: int, idx: np.ndarray) -> tuple:
 def index_select_args(self: Tensor, dim: int, index: Any) -> tuple:
     """index_select's dim (0-based, non-negative) and positions, checked (its
     implementation for sparse tensors shares them: ops/sparse.py)."""
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     idx = _int_index(index, "index_select")
     if idx.ndim > 1:
         raise RuntimeError("index_select(): Index is supposed to be a vector")
@@ -429,7 +429,7 @@ def take_along_dim(self: Tensor, indices: Tensor, dim: int | None = None) -> Ten
     idx = indices if isinstance(indices, Tensor) else wrap(_int_index(indices, "take_along_dim"))
     if dim is None:
         return gather(self.reshape(-1), 0, idx.reshape(-1))
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     if idx.ndim != self.ndim:
         raise RuntimeError("take_along_dim(): input and indices should have the same number of "
                            f"dimensions, but got {self.ndim} and {idx.ndim} dimensions")
@@ -487,7 +487,7 @@ def _scatter(self: Tensor, dim: int, index: Any, src: Any, value: Any, reduce: A
     if (src is None) == (value is None):
         raise RuntimeError(f"{op_name}(): give exactly one of `src` (a tensor) or `value` "
                            "(a number)")
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     idx = _int_index(index, op_name)
     _scatter_checks(self, d, idx, src, op_name)
     out = self.data.copy()
@@ -535,7 +535,7 @@ def ScatterAddBackward0(n, g, dim, idx):
 
 def _scatter_add(self: Tensor, dim: int, index: Any, src: Any, op_name: str) -> tuple:
     src = src if isinstance(src, Tensor) else wrap(np.asarray(data_of(src), self.data.dtype))
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     idx = _int_index(index, op_name)
     _scatter_checks(self, d, idx, src, op_name)
     out = self.data.copy()
@@ -557,7 +557,7 @@ def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 
 def _along_index(self: Tensor, dim: int, index: Any, op_name: str) -> tuple:
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     idx = _int_index(index, op_name)
     if idx.ndim > 1:
         raise RuntimeError(f"{op_name}(): Index is supposed to be a vector")
@@ -825,7 +825,7 @@ def _scatter_reduce(self: Tensor, dim: int, index: Any, src: Any, reduce: str,
         raise RuntimeError(f'{op_name}(): reduce argument must be one of "sum", "prod", '
                            f'"mean", "amax", "amin", got "{reduce}"')
     src = src if isinstance(src, Tensor) else wrap(np.asarray(data_of(src), self.data.dtype))
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     idx = _int_index(index, op_name)
     _scatter_checks(self, d, idx, src, op_name)
     key = _scatter_key(idx, d) if self.ndim else (idx.reshape(-1),)

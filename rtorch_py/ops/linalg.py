@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..formals import r_formals
-from ..tensor import Tensor, _dim, wrap
+from ..tensor import Tensor, wrap_dim, wrap
 from .samples import linalg as S
 from .operands import shape_str, whole
 from .recording import (OUTPUT, Output, formula, multi_formula, needs_grad, record, record_many,
@@ -504,8 +504,8 @@ def _dims_pair(a: Tensor, b: Tensor, dims: Any) -> tuple:
     da, db = dims
     da = [da] if isinstance(da, (int, np.integer)) else list(da)
     db = [db] if isinstance(db, (int, np.integer)) else list(db)
-    return ([_dim(whole(d, "dims"), a.ndim) for d in da],
-            [_dim(whole(d, "dims"), b.ndim) for d in db])
+    return ([wrap_dim(whole(d, "dims"), a.ndim) for d in da],
+            [wrap_dim(whole(d, "dims"), b.ndim) for d in db])
 
 
 @op(samples=S.tensordot, method=False, dim_lists=("dims",), names="tensordot",
@@ -559,7 +559,7 @@ def linalg_cross(input: Tensor, other: Tensor, dim: int = -1) -> Tensor:
     except ValueError:
         raise RuntimeError(f"linalg.cross: inputs of shapes {shape_str(input.shape)} and "
                            f"{shape_str(other.shape)} cannot be broadcast together") from None
-    d = _dim(dim, len(shape))
+    d = wrap_dim(dim, len(shape))
     if shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{input.shape[d] if d < input.ndim else '?'} and "
@@ -1102,8 +1102,8 @@ def _norm_dims(x: Tensor, dim: Any) -> tuple | None:
     if dim is None:
         return None
     if isinstance(dim, (int, np.integer, float)):
-        return (_dim(whole(dim, "dim"), x.ndim),)
-    return tuple(_dim(whole(d, "dim"), x.ndim) for d in dim)
+        return (wrap_dim(whole(dim, "dim"), x.ndim),)
+    return tuple(wrap_dim(whole(d, "dim"), x.ndim) for d in dim)
 
 
 def _ord(ord: Any) -> Any:
@@ -1190,7 +1190,7 @@ def _ExtremeBackward(n, g, x, out, dim, keepdim):
 
 def _amax(x: Tensor, dim: int, keepdim: bool = False, largest: bool = True) -> Tensor:
     """amax/amin over one dim: ties share the gradient equally (as PyTorch's)."""
-    d = _dim(dim, x.ndim)
+    d = wrap_dim(dim, x.ndim)
     out = (np.max if largest else np.min)(x.data, axis=d, keepdims=keepdim)
     return record(np.asarray(out), _ExtremeBackward, (x,), (x, OUTPUT, d, keepdim),
                   name="AmaxBackward0" if largest else "AminBackward0")
@@ -1501,7 +1501,7 @@ def linalg_tensorinv(A: Tensor, ind: int = 2) -> Tensor:
 def linalg_tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
     if dims is not None:
         ds = [dims] if isinstance(dims, (int, np.integer)) else list(dims)
-        ds = [_dim(whole(d, "dims"), A.ndim) for d in ds]
+        ds = [wrap_dim(whole(d, "dims"), A.ndim) for d in ds]
         rest = [d for d in range(A.ndim) if d not in ds]
         A = A.permute(*rest, *ds)
     x_shape = A.shape[B.ndim:]

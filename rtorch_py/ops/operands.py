@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..tensor import _BF16, Tensor, _F32, _F64, get_default_dtype, result_type, to_array
+from ..tensor import BF16, Tensor, F32, F64, get_default_dtype, result_type, to_array
 
 Number = (int, float, bool, np.number, np.bool_)
 
@@ -38,13 +38,13 @@ def as_result_dtype(out: np.ndarray, a: Any, b: Any = None) -> np.ndarray:
     dt = out.dtype
     if type(a) is Tensor and type(b) is Tensor and a.data.dtype is b.data.dtype:
         # the common case: one dtype, or NumPy's float64 for ints divided
-        if dt is not _F64 or a.data.dtype is _F64:
+        if dt is not F64 or a.data.dtype is F64:
             return out
         return out.astype(get_default_dtype().np)
     try:
         target = (result_type(a) if b is None else result_type(a, b)).np
     except TypeError:  # (lists or R vectors among the operands: NumPy's rules)
-        target = dt if dt is not _F64 else get_default_dtype().np
+        target = dt if dt is not F64 else get_default_dtype().np
     if dt.kind in "fc" and target.kind not in "fc":  # ints or bools divided
         target = get_default_dtype().np
     return out if dt == target else out.astype(target)
@@ -53,15 +53,15 @@ def as_result_dtype(out: np.ndarray, a: Any, b: Any = None) -> np.ndarray:
 def needs_promotion(dt: np.dtype, ta: Tensor | None, tb: Tensor | None) -> bool:
     """False when NumPy's result dtype is already PyTorch's: float32, or the dtype
     every tensor operand has (then no 0-d or int/float mixing is involved)."""
-    return dt is not _F32 and not ((ta is None or ta.data.dtype is dt) and
-                                   (tb is None or tb.data.dtype is dt))
+    return dt is not F32 and not ((ta is None or ta.data.dtype is dt) and
+                                  (tb is None or tb.data.dtype is dt))
 
 
 def float_data(x: Tensor) -> np.ndarray:
     """The input of a floating op (exp, sin, ...): floating and complex arrays as
     they are, ints and bools in the default float dtype (as PyTorch computes them)."""
     d = x.data
-    if d.dtype.kind in "fc" or d.dtype == _BF16:  # (ml_dtypes' bfloat16 ufuncs round
+    if d.dtype.kind in "fc" or d.dtype == BF16:  # (ml_dtypes' bfloat16 ufuncs round
         return d                                   # each result, as libtorch does)
     return d.astype(get_default_dtype().np)
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..formals import r_formals
 from ..engine import bump_version
-from ..tensor import Tensor, _bf16_as_f32, wrap
+from ..tensor import Tensor, bf16_as_f32, wrap
 from . import special
 from .samples import pointwise as S
 from .indexing import where
@@ -673,7 +673,7 @@ def _rounding(ufunc: Callable, name: str, r_name: str, **facts: Any) -> Callable
     def rounding(self: Tensor) -> Tensor:
         d = self.data
         if d.dtype.kind != "f":
-            d = _bf16_as_f32(d)
+            d = bf16_as_f32(d)
         return record(ufunc(d) if d.dtype.kind == "f" else d.copy(), _ZeroBackward, (self,),
                       name=name)
     rounding.__name__ = rounding.__qualname__ = name[:-len("Backward0")].lower()

@@ -14,7 +14,7 @@ import numpy as np
 from .. import engine
 from ..engine import NEW_VERSION, Node, SavedTensor, edge
 from ..meta import WATCH, MetaArray, meta_array
-from ..tensor import _BF16, Tensor, wrap
+from ..tensor import BF16, Tensor, wrap
 
 _new = object.__new__
 ndarray = np.ndarray
@@ -157,12 +157,12 @@ def _watched(result: ndarray, inputs: Sequence) -> ndarray:
         if type(t) is Tensor:  # (not None, not another layout)
             d = t.data
             meta = meta or type(d) is MetaArray
-            if d.dtype == _BF16:
+            if d.dtype == BF16:
                 bf16 = True
             elif d.dtype.kind in "fc":
                 wider = True
     if bf16 and not wider:
-        result = result.astype(_BF16)
+        result = result.astype(BF16)
     if meta and type(result) is not MetaArray:
         result = meta_array(result.shape, result.dtype)
     return result

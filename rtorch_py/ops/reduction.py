@@ -9,7 +9,7 @@ import numpy as np
 
 from ..engine import bump_version
 from ..formals import r_formals
-from ..tensor import Tensor, _bf16_as_f32, _dim, as_dtype, wrap
+from ..tensor import Tensor, bf16_as_f32, wrap_dim, as_dtype, wrap
 from .samples import reduction as S
 from .conversion import CloneBackward0
 from .indexing import gather
@@ -31,7 +31,7 @@ def _one_dim(dim: Any, ndim: int) -> int:
     if isinstance(dim, str):
         raise TypeError(f"dim {dim!r}: a dim given by name reached an op whose declaration "
                         "doesn't say this argument is a dim (@op(dims=...)); give its number")
-    return _dim(whole(dim, "dim"), ndim)
+    return wrap_dim(whole(dim, "dim"), ndim)
 
 
 def _dims(dim: Any, ndim: int) -> tuple:
@@ -83,7 +83,7 @@ def SumBackward1(n, g, shape, dims, keepdim):
 def sum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     d = self.data
     if d.dtype.kind not in "fc":  # ints and bools sum in int64, bfloat16 in float32
-        d = _bf16_as_f32(d) if d.dtype.kind == "V" else d.astype(np.int64)
+        d = bf16_as_f32(d) if d.dtype.kind == "V" else d.astype(np.int64)
     if dtype is not None:
         d = d.astype(as_dtype(dtype).np)
     if dim is None:
@@ -109,7 +109,7 @@ def mean(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None
     if dtype is not None:
         d = d.astype(as_dtype(dtype).np)
     if d.dtype.kind != "f":
-        d = _bf16_as_f32(d)
+        d = bf16_as_f32(d)
     if d.dtype.kind != "f":
         raise RuntimeError(
             f"mean(): could not infer output dtype. Input dtype must be either a floating "
@@ -291,7 +291,7 @@ def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _one_dim(dim, self.ndim)
     a = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
     if a.dtype.kind != "f":
-        a = _bf16_as_f32(a)
+        a = bf16_as_f32(a)
     if a.dtype.kind != "f":
         raise RuntimeError(f"softmax: expected a floating point tensor, got {self.dtype}")
     e = np.asanyarray(a - a.max(axis=d, keepdims=True, initial=-np.inf))  # (a meta array stays one)
@@ -317,7 +317,7 @@ def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _one_dim(dim, self.ndim)
     a = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
     if a.dtype.kind != "f":
-        a = _bf16_as_f32(a)
+        a = bf16_as_f32(a)
     if a.dtype.kind != "f":
         raise RuntimeError(f"log_softmax: expected a floating point tensor, got {self.dtype}")
     s = a - a.max(axis=d, keepdims=True, initial=-np.inf)
@@ -348,7 +348,7 @@ all = _logical_reduction(np.all, "all")
 def _float_input(x: Tensor, name: str, dtype: Any = None) -> np.ndarray:
     d = x.data if dtype is None else x.data.astype(as_dtype(dtype).np)
     if d.dtype.kind != "f":
-        d = _bf16_as_f32(d)
+        d = bf16_as_f32(d)
     if d.dtype.kind != "f":
         raise RuntimeError(f"{name}(): expected a floating point tensor (e.g. "
                            f"x$to(dtype = torch_float())), got {x.dtype.r_name}")
@@ -791,7 +791,7 @@ def cumprod_(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
 def trapz(y: Tensor, dx: float = 1, x: Tensor | None = None, dim: int = -1) -> Tensor:
     """The integral of y along `dim`: sample points `dx` apart, or at `x` (a
     vector of one point per sample, or broadcast against y)."""
-    dim = _dim(dim, y.ndim)
+    dim = wrap_dim(dim, y.ndim)
     n = y.shape[dim]
     if n == 0:  # no samples: nothing to integrate
         shape = y.shape[:dim] + y.shape[dim + 1:]

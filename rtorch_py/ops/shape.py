@@ -9,7 +9,7 @@ import numpy as np
 
 from ..engine import bump_version
 from ..formals import r_formals
-from ..tensor import Tensor, _dim, wrap
+from ..tensor import Tensor, wrap_dim, wrap
 from .samples import shape as S
 from .operands import as_tensor, as_result_dtype, shape_str, whole, positional_error
 from .recording import formula, record, sum_to
@@ -19,7 +19,7 @@ from .indexing import _index_add_into, index_select
 from .views import (SliceBackward0, index_backward, restride_inplace, view_key, view_of,
                     write_inplace, zero_at)
 
-_F64 = np.dtype(np.float64)
+F64 = np.dtype(np.float64)
 
 
 @formula(arrays=True)
@@ -42,7 +42,7 @@ def TransposeBackward0(n, g, d0, d1):
 @op(dims=("dim0", "dim1"), samples=S.transpose, names="transpose", forward="linear",
     complex_half=True, mobile={"int": "self, dim0, dim1"})
 def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
-    d0, d1 = _dim(dim0, self.ndim), _dim(dim1, self.ndim)
+    d0, d1 = wrap_dim(dim0, self.ndim), wrap_dim(dim1, self.ndim)
     arr = np.swapaxes(self.data, d0, d1) if self.ndim else self.data
     return record(view_of(self, arr), TransposeBackward0, (self,), (d0, d1))
 
@@ -63,7 +63,7 @@ def permute(self: Tensor, dims: Any = (), *more: Any) -> Tensor:
     if len(dims) != self.ndim:
         raise RuntimeError(f"permute: number of dims don't match: the tensor has {self.ndim} "
                            f"dims but {len(dims)} were given")
-    d = tuple(_dim(i, self.ndim) for i in dims)
+    d = tuple(wrap_dim(i, self.ndim) for i in dims)
     if len(set(d)) != len(d):
         raise RuntimeError("permute: repeated dim in permutation")
     return record(view_of(self, np.transpose(self.data, d)), PermuteBackward0, (self,), (d,))
@@ -133,7 +133,7 @@ def UnsqueezeBackward0(n, g, d):
 @op(new_dims=("dim",), samples=S.unsqueeze, names="unsqueeze", forward="linear", complex_half=True,
     mobile="self, dim")
 def unsqueeze(self: Tensor, dim: int) -> Tensor:
-    d = _dim(dim, self.ndim + 1)
+    d = wrap_dim(dim, self.ndim + 1)
     return record(view_of(self, np.expand_dims(self.data, d)), UnsqueezeBackward0, (self,), (d,))
 
 
@@ -150,12 +150,12 @@ def squeeze(self: Tensor, dim: Any = None) -> Tensor:
         arr = self.data.reshape(tuple(s for s in self.shape if s != 1))
         name = SqueezeBackward0
     elif isinstance(dim, (list, tuple, np.ndarray)):
-        ds = {_dim(int(d), self.ndim) for d in np.asarray(dim).reshape(-1).tolist()}
+        ds = {wrap_dim(int(d), self.ndim) for d in np.asarray(dim).reshape(-1).tolist()}
         arr = self.data.reshape(tuple(s for i, s in enumerate(self.shape)
                                       if not (i in ds and s == 1)))
         name = SqueezeBackward2
     else:
-        d = _dim(dim, self.ndim)
+        d = wrap_dim(dim, self.ndim)
         arr = np.squeeze(self.data, d) if self.ndim and self.shape[d] == 1 else self.data.view()
         name = SqueezeBackward1
     return record(view_of(self, arr), name, (self,), (self.shape,))
@@ -209,9 +209,9 @@ def _flattened(call: Call) -> tuple[int, int]:
     n = len(call.shape)
     dims = call.args.get("dims")
     if dims is not None:
-        dims = [_dim(d, n) for d in (dims if isinstance(dims, (list, tuple)) else [dims])]
+        dims = [wrap_dim(d, n) for d in (dims if isinstance(dims, (list, tuple)) else [dims])]
         return min(dims), max(dims)
-    return _dim(call.args["start_dim"], n), _dim(call.args["end_dim"], n)
+    return wrap_dim(call.args["start_dim"], n), wrap_dim(call.args["end_dim"], n)
 
 
 def _flatten_names(out: Any, call: Call) -> None:
@@ -231,13 +231,14 @@ def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1, *, dims: Any = 
     """libtorch's named forms too: `dims` (consecutive dims, for start_dim and end_dim),
     `out_dim` (the name of the flattened dim)."""
     if dims is not None:
-        given = [_dim(d, self.ndim) for d in (dims if isinstance(dims, (list, tuple))
-                                              else [dims])]
+        given = [wrap_dim(d, self.ndim) for d in (dims if isinstance(dims, (list, tuple))
+                                                  else [dims])]
         if sorted(given) != list(range(min(given), max(given) + 1)):
             raise RuntimeError("flatten(): the dims to flatten must be consecutive dims, "
                                "in order")
         start_dim, end_dim = min(given), max(given)
-    s, e = _dim(start_dim, self.ndim), _dim(end_dim, self.ndim)  # (checked first, as libtorch)
+    # (checked first, as libtorch)
+    s, e = wrap_dim(start_dim, self.ndim), wrap_dim(end_dim, self.ndim)
     if self.ndim == 0:
         return reshape(self, (1,))
     if s > e:
@@ -278,7 +279,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         if t.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
                                "concatenated; unsqueeze() it or use torch_stack()")
-    d = _dim(dim, parts[0].ndim)
+    d = wrap_dim(dim, parts[0].ndim)
     for i, t in enumerate(parts):
         if t.ndim != parts[0].ndim or any(
                 a != b for k, (a, b) in enumerate(zip(t.shape, parts[0].shape)) if k != d):
@@ -288,8 +289,8 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                 f"shape {shape_str(t.shape)}", dim=d, first=_position(tensors, parts[0]),
                 i=_position(tensors, t))
     out = np.concatenate([t.data for t in parts], axis=d)
-    out = as_result_dtype(out, *parts[:2]) if out.dtype == _F64 and not any(
-        t.data.dtype == _F64 for t in parts) else out
+    out = as_result_dtype(out, *parts[:2]) if out.dtype == F64 and not any(
+        t.data.dtype == F64 for t in parts) else out
     kept = {id(t) for t in parts}
     return record(out, CatBackward0, tensors,
                   (d, [t.shape[d] if id(t) in kept else None for t in tensors]))
@@ -322,7 +323,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{shape_str(tensors[0].shape)} at entry 0 and {shape_str(t.shape)} "
                                f"at entry {i}")
-    d = _dim(dim, tensors[0].ndim + 1)
+    d = wrap_dim(dim, tensors[0].ndim + 1)
     out = np.stack([t.data for t in tensors], axis=d)
     return record(out, StackBackward0, tensors, (d, len(tensors)))
 
@@ -336,7 +337,7 @@ def SelectBackward0(n, g, shape, key):
     complex_half=True)
 @r_formals("self, dim, start, length")
 def narrow(self: Tensor, dim: int, start: int, length: int, *, name: str | None = None) -> Tensor:
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     size = self.shape[d]
     start, length = whole(start, "start"), whole(length, "length")
     if start < 0:
@@ -355,7 +356,7 @@ def slice_view(self: Tensor, dim: int = 0, start: Any = None, end: Any = None,
                step: int = 1) -> Tensor:
     """libtorch's `slice`: a view of self[start:end:step] along dim (`start`/`end` count
     from 0 in R as well, as R torch's `x$slice()`; past the ends they are clamped)."""
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     step = whole(step, "step")
     if step <= 0:
         raise RuntimeError(f"slice(): step must be positive, got {step}")
@@ -368,7 +369,7 @@ def slice_view(self: Tensor, dim: int = 0, start: Any = None, end: Any = None,
     complex_half=True)
 @r_formals("self, dim, index")
 def select(self: Tensor, dim: int, index: int, *, name: str | None = None) -> Tensor:
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     size = self.shape[d]
     index = whole(index, "index")
     if not -size <= index < size:
@@ -383,7 +384,7 @@ def select(self: Tensor, dim: int, index: int, *, name: str | None = None) -> Te
 @op(dims=("dim",), samples=S.split, names="keep", forward="linear", complex_half=True)
 @r_formals("self, split_size, dim = 1")
 def split(self: Tensor, split_size: Any, dim: int = 0, *, name: str | None = None) -> list:
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     size = self.shape[d]
     if isinstance(split_size, np.ndarray) and split_size.size > 1:
         split_size = split_size.tolist()  # (an R vector of sizes)
@@ -412,7 +413,7 @@ def chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
     chunks = whole(chunks, "chunks")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0")
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     step = -(-self.shape[d] // chunks) if self.shape[d] else 1
     return split(self, step, d)
 
@@ -421,7 +422,7 @@ def chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
 def unbind(self: Tensor, dim: int = 0) -> list:
     if self.ndim == 0:
         raise RuntimeError("unbind: dimension specified as 0 but the tensor has no dimensions")
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     return [select(self, d, i, name="UnbindBackward0") for i in range(self.shape[d])]
 
 
@@ -439,7 +440,7 @@ def _dims_arg(dims: Any, ndim: int) -> tuple:
         raw = [whole(d, "dims") for d in np.asarray(dims).reshape(-1).tolist()]
     else:
         raw = [whole(dims, "dims")]
-    out = tuple(_dim(d, ndim) for d in raw)
+    out = tuple(wrap_dim(d, ndim) for d in raw)
     if len(set(out)) != len(out):
         raise RuntimeError(f"dims {shape_str(raw)} has a dim appearing more than once")
     return out
@@ -543,7 +544,7 @@ def tile(self: Tensor, dims: Any) -> Tensor:
 def repeat_interleave(self: Tensor, repeats: Any, dim: int | None = None,
                       output_size: int | None = None) -> Tensor:
     x = self if dim is not None else flatten(self)
-    d = 0 if dim is None else _dim(dim, self.ndim)
+    d = 0 if dim is None else wrap_dim(dim, self.ndim)
     if isinstance(repeats, Tensor) and repeats.numel() != 1 or \
             isinstance(repeats, (list, tuple, np.ndarray)) and np.size(repeats) != 1:
         reps = np.asarray(repeats.data if isinstance(repeats, Tensor) else repeats).reshape(-1)
@@ -572,8 +573,8 @@ def repeat_interleave(self: Tensor, repeats: Any, dim: int | None = None,
 
 @op(dims=("source", "destination"), samples=S.movedim, forward="linear", complex_half=True)
 def movedim(self: Tensor, source: Any, destination: Any) -> Tensor:
-    src = [_dim(whole(s, "source"), self.ndim) for s in np.asarray(source).reshape(-1).tolist()]
-    dst = [_dim(whole(s, "destination"), self.ndim)
+    src = [wrap_dim(whole(s, "source"), self.ndim) for s in np.asarray(source).reshape(-1).tolist()]
+    dst = [wrap_dim(whole(s, "destination"), self.ndim)
            for s in np.asarray(destination).reshape(-1).tolist()]
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source "
@@ -662,7 +663,7 @@ def sum_to_size(self: Tensor, size: Any, *more: Any) -> Tensor:
 
 def _unflatten_names(out: Any, call: Call) -> None:
     """The new dims are `names` (libtorch's named form); the others keep theirs."""
-    d = _dim(call.args["dim"], len(call.shape))
+    d = wrap_dim(call.args["dim"], len(call.shape))
     new = call.args.get("names") or [None] * (out.ndim - len(call.shape) + 1)
     give(out, [*call.names[:d], *new, *call.names[d + 1:]])
 
@@ -671,7 +672,7 @@ def _unflatten_names(out: Any, call: Call) -> None:
 @op(dims=("dim",), samples=S.unflatten, forward="linear", names=_unflatten_names)
 def unflatten(self: Tensor, dim: int, sizes: Any, names: Any = None) -> Tensor:
     """`names`: the new dims' names (libtorch's named form)."""
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     sizes = _shape_arg((sizes,))
     known = int(np.prod([s for s in sizes if s != -1]))
     if sizes.count(-1) > 1 or (-1 not in sizes and known != self.shape[d]):
@@ -815,7 +816,7 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
 @op(dims=("dim",), samples=S.tensor_split, forward="linear")
 def tensor_split(self: Tensor, indices: Any = None, sections: Any = None,
                  tensor_indices_or_sections: Tensor = None, dim: int = 0) -> list:
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     size = self.shape[d]
     given = [v for v in (indices, sections, tensor_indices_or_sections) if v is not None]
     if len(given) != 1:
@@ -887,7 +888,7 @@ def NarrowCopyBackward0(n, g, shape, key):
 @op(function=False, dims=("dim",), indices=("start",), samples=S.narrow_copy, forward="linear")
 def narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Tensor:
     v = narrow(self, dim, start, length)
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     s = whole(start, "start")
     s = s + self.shape[d] if s < 0 else s
     key = (slice(None),) * d + (slice(s, s + v.shape[d]),)
@@ -952,7 +953,7 @@ def _diagonal_scatter(g: Tensor, shape: tuple, offset: int, d1: int, d2: int) ->
 def _diagonal_names(out: Any, call: Call) -> None:
     """diagonal's dims but the two, then `outdim` (libtorch's named form)."""
     n = len(call.shape)
-    d1, d2 = _dim(call.args["dim1"], n), _dim(call.args["dim2"], n)
+    d1, d2 = wrap_dim(call.args["dim1"], n), wrap_dim(call.args["dim2"], n)
     give(out, [x for i, x in enumerate(call.names) if i not in (d1, d2)] +
          [call.args.get("outdim")])
 
@@ -963,7 +964,7 @@ def _diagonal_names(out: Any, call: Call) -> None:
 def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1, *,
              outdim: str | None = None) -> Tensor:
     """`outdim`: the name of the result's last dim (the diagonal's)."""
-    d1, d2 = _dim(dim1, self.ndim), _dim(dim2, self.ndim)
+    d1, d2 = wrap_dim(dim1, self.ndim), wrap_dim(dim2, self.ndim)
     if d1 == d2:
         raise positional_error(RuntimeError, "diagonal dimensions cannot be identical {d1}, {d2}",
                                d1=d1, d2=d2)
@@ -981,7 +982,7 @@ def DiagEmbedBackward0(n, g, offset, d1, d2):
 @op(new_dims=("dim1", "dim2"), samples=S.diag_embed, forward="linear")
 def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     nd = self.ndim + 1
-    d1, d2 = _dim(dim1, nd), _dim(dim2, nd)
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
     if d1 == d2:
         raise positional_error(RuntimeError, "diagonal dimensions cannot be identical {d1}, {d2}",
                                d1=d1, d2=d2)
@@ -1060,7 +1061,7 @@ def block_diag(tensors: Sequence[Tensor]) -> Tensor:
                                f"Input {i} has {t.ndim} dimensions")
         mats.append(t.data.reshape((1, -1) if t.ndim < 2 else t.shape))
     dtype = np.result_type(*mats) if mats else np.dtype(np.float32)
-    if dtype == _F64 and not any(t.data.dtype == _F64 for t in ts):
+    if dtype == F64 and not any(t.data.dtype == F64 for t in ts):
         dtype = np.dtype(np.float32)  # (PyTorch's promotion: ints with float32 stay float32)
     out = np.zeros((builtins.sum(m.shape[0] for m in mats),
                     builtins.sum(m.shape[1] for m in mats)), dtype=dtype)
@@ -1182,7 +1183,7 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """Windows of `size` along `dimension`, every `step`: that dim becomes the
     window count and the windows a new last dim (a view). `dimension` counts
     from 0 in R too, as R torch's `x$unfold()` does."""
-    d = _dim(whole(dimension, "dimension"), self.ndim)
+    d = wrap_dim(whole(dimension, "dimension"), self.ndim)
     size, step = whole(size, "size"), whole(step, "step")
     if self.ndim == 0:
         raise RuntimeError("unfold: the tensor must have at least one dimension")
@@ -1206,7 +1207,7 @@ def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
     n = whole(n, "n")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     # (R torch's default for prepend/append is an empty list: nothing to join)
     parts = [as_tensor(p) for p in (prepend, self, append)
              if p is self or (p is not None and not (isinstance(p, (list, tuple)) and not p))]
@@ -1244,7 +1245,7 @@ def unsafe_chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
     chunks = whole(chunks, "chunks")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0")
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     step = -(-self.shape[d] // chunks) if self.shape[d] else 1
     return split(self, step, d, name="UnsafeSplitBackward0")
 
@@ -1279,7 +1280,7 @@ def _scatter_region(self: Tensor, src: Any, key: tuple, fn: Any, what: str) -> T
 
 @op(dims=("dim",), indices=("index",), samples=S.select_scatter, forward="linear")
 def select_scatter(self: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     i = whole(index, "index")
     size = self.shape[d]
     if not -size <= i < size:
@@ -1299,7 +1300,7 @@ def SelectScatterBackward0(n, g, key, sshape):
 def slice_scatter(self: Tensor, src: Tensor, dim: int = 0, start: Any = None, end: Any = None,
                   step: int = 1) -> Tensor:
     """`start`/`end` count from 0 in R as well, as R torch's `torch_slice_scatter()`."""
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     key = (slice(None),) * d + (slice(None if start is None else whole(start, "start"),
                                        None if end is None else whole(end, "end"),
                                        whole(step, "step")),)
@@ -1319,7 +1320,7 @@ def DiagonalScatterBackward0(n, g, offset, d1, d2, sshape):
 def diagonal_scatter(self: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
                      dim2: int = 1) -> Tensor:
     src = as_tensor(src)
-    d1, d2 = _dim(dim1, self.ndim), _dim(dim2, self.ndim)
+    d1, d2 = wrap_dim(dim1, self.ndim), wrap_dim(dim2, self.ndim)
     offset = whole(offset, "offset")
     out = self.data.copy()
     diag = np.diagonal(out, offset, d1, d2)

@@ -47,9 +47,9 @@ from ..engine import NEW_VERSION, bump_version, version_box
 from ..formals import r_formals
 from ..printing import format_sparse as _format_coo
 from ..printing import format_tensor
-from ..tensor import (Layout, Tensor, _dim, as_dtype, bfloat16, float16, float32, int8, mkldnn,
+from ..tensor import (Layout, Tensor, as_dtype, bfloat16, float16, float32, int8, mkldnn,
                       sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr,
-                      special_tensors_exist, strided, uint8, wrap)
+                      special_tensors_exist, strided, uint8, wrap, wrap_dim)
 from .dispatch import implements, op, running_op
 from .indexing import IndexSelectBackward0, _index_add_into, index_select_args
 from .linalg import _NoDerivative
@@ -93,7 +93,7 @@ class SparseTensor(Tensor):
     def size(self, dim: int | None = None) -> Any:
         if dim is None:
             return self._size
-        return self._size[_dim(dim, len(self._size))]
+        return self._size[wrap_dim(dim, len(self._size))]
 
     @property
     def dtype(self) -> dtype:

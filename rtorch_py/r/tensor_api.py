@@ -31,8 +31,8 @@ from ..ops.indexing import where_method
 from ..ops.views import check_inplace
 from ..printing import format_grad_fn
 from ..sparse import strided_only
-from ..tensor import (_BF16, MODES, Storage, Tensor, as_dtype, converted, dtype,
-                      get_default_dtype, strided, wrap)
+from ..tensor import (BF16, MODES, Storage, Tensor, as_dtype, converted, dtype, get_default_dtype,
+                      strided, wrap)
 from . import one_based
 from .one_based import integer, sizes
 from .convert import (MISSING, UNDEFINED, Scope, _check_r_data, _list, _r_data, _r_value,
@@ -304,8 +304,8 @@ def _dtypes() -> dict[str, Callable]:
 # double; int8/int16 as integer, where R torch errors; uint8 stays, as R raw).
 _AS_R = {np.dtype(np.float16): np.float64, np.dtype(np.int8): np.int32,
          np.dtype(np.int16): np.int32}
-if _BF16 is not None:
-    _AS_R[_BF16] = np.float64
+if BF16 is not None:
+    _AS_R[BF16] = np.float64
 
 
 def as_array(x: Any) -> Any:
