@@ -26,7 +26,7 @@ from ..tensor import (Tensor, as_dtype, bool_, default_complex, get_default_dtyp
                       promote_types, wrap)
 from .conversion import ToCopyBackward0
 from .operands import whole
-from .pointwise import _inplace
+from .pointwise import inplace_form
 from . import special
 from .recording import OUTPUT, formula, record
 from .dispatch import op
@@ -165,7 +165,7 @@ def conj_physical(self: Tensor) -> Tensor:
     return record(np.conj(self.data), ConjPhysicalBackward0, (self,))
 
 
-op("conj_physical_", function=False)(_inplace(conj_physical, "conj_physical_"))
+op("conj_physical_", function=False)(inplace_form(conj_physical, "conj_physical_"))
 
 
 # --------------------------------------------------------------------------

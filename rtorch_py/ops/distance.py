@@ -14,7 +14,7 @@ from .indexing import where
 from .linalg import _NoDerivative
 from .nn_kernels import pnorm_distance_grad
 from .operands import whole
-from .pointwise import _inplace
+from .pointwise import inplace_form
 from .recording import OUTPUT, formula, record
 from .reduction import (LinalgVectorNormBackward0, _float_input, _vector_norm_data, norm,
                         sum as _sum)
@@ -139,7 +139,7 @@ def renorm(self: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
                   (self, p, dim, maxnorm))
 
 
-op("renorm_", function=False)(_inplace(renorm, "renorm_"))
+op("renorm_", function=False)(inplace_form(renorm, "renorm_"))
 
 
 # --------------------------------------------------------------------------

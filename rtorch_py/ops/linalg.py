@@ -16,7 +16,7 @@ from .recording import (OUTPUT, Output, formula, multi_formula, needs_grad, reco
                         sum_to)
 from .dispatch import op
 from .indexing import where
-from .pointwise import _inplace
+from .pointwise import inplace_form
 from .shape import UnsafeViewBackward0, ViewBackward0, cat
 from .fft import _conj, _real, _real_of, _to_complex
 from .nn_kernels import pnorm_distance_grad
@@ -411,7 +411,7 @@ def addbmm(self: Tensor, batch1: Tensor, batch2: Tensor, beta: float = 1,
 
 
 for _fn in (addmm, addmv, addr, baddbmm, addbmm):  # (x$addmm_(...): x takes the result)
-    op(_fn.__name__ + "_", function=False)(_inplace(_fn, _fn.__name__ + "_"))
+    op(_fn.__name__ + "_", function=False)(inplace_form(_fn, _fn.__name__ + "_"))
 
 
 # --------------------------------------------------------------------------

@@ -876,7 +876,7 @@ def _InplaceBackward(n, g):
     return None, g
 
 
-def _inplace(fn: Callable, name: str, node: str | None = None) -> Callable:
+def inplace_form(fn: Callable, name: str, node: str | None = None) -> Callable:
     """`x.fn_(...)`: fn computed on x, written back into x.
 
     With grad, fn runs on a differentiable copy of x (so what its node saves is
@@ -914,7 +914,7 @@ def _declare(fn: Callable, *, aliases: tuple = (), inplace: bool = True,
     aliases (R torch's and PyTorch's other names, e.g. arccos for acos)."""
     op(fn.__name__, **fields)(fn)
     if inplace:
-        op(fn.__name__ + "_", function=False)(_inplace(fn, fn.__name__ + "_", inplace_node))
+        op(fn.__name__ + "_", function=False)(inplace_form(fn, fn.__name__ + "_", inplace_node))
     _aliases(fn, aliases, inplace, inplace_node, samples=fields.get("samples"),
              differentiable=fields.get("differentiable", True), names=fields.get("names"),
              forward=fields.get("forward"))
@@ -927,7 +927,7 @@ def _aliases(fn: Callable, aliases: tuple, inplace: bool = True, inplace_node: s
     for name in aliases:
         op(name, **fields)(fn)
         if inplace:
-            op(name + "_", function=False)(_inplace(fn, name + "_", inplace_node))
+            op(name + "_", function=False)(inplace_form(fn, name + "_", inplace_node))
 
 
 def _unary(name: str, compute: Callable, backward: Callable, save: str | None,
@@ -1093,7 +1093,7 @@ _declare(positive, names="keep", samples=S.unary, inplace=False, forward="linear
 for _fn in (neg, exp, log, sqrt, abs, sign, sin, cos, tan, tanh, sigmoid, log2, log10,
             log1p, expm1, floor, ceil, trunc, round, square):  # (relu_: ops/activation.py)
     op(_fn.__name__ + "_", function=False,
-       complex_half=_fn is neg)(_inplace(_fn, _fn.__name__ + "_"))
+       complex_half=_fn is neg)(inplace_form(_fn, _fn.__name__ + "_"))
 _aliases(neg, ("negative",), samples=S.unary, names="keep", forward="linear")
 _aliases(abs, ("absolute",), samples=S.unary, names="keep", forward="elementwise")
 _aliases(trunc, ("fix",), samples=S.unary, names="keep", forward="elementwise")
@@ -1163,7 +1163,7 @@ def _polygamma_of(self: Tensor, n: Any) -> Tensor:
 
 
 _declare(polygamma, names="keep", samples=S.polygamma, inplace=False, forward="elementwise")
-op("polygamma_", function=False)(_inplace(_polygamma_of, "polygamma_", "PolygammaBackward1"))
+op("polygamma_", function=False)(inplace_form(_polygamma_of, "polygamma_", "PolygammaBackward1"))
 
 
 @formula
@@ -1354,7 +1354,7 @@ _aliases(mul, ("multiply",), samples=S.binary_arith, names="unify", forward="mul
 _aliases(div, ("divide",), samples=S.binary_div, names="unify", forward=_div_jvp)
 _aliases(sub, ("subtract",), samples=S.add_sub, names="unify", forward=_sub_jvp)
 for _name, _fn in (("pow_", pow), ("fmod_", fmod), ("remainder_", remainder)):
-    op(_name, function=False)(_inplace(_fn, _name))
+    op(_name, function=False)(inplace_form(_fn, _name))
 
 
 @formula
@@ -1543,7 +1543,7 @@ bitwise_xor = op(**_logic)(_compare(np.bitwise_xor, "bitwise_xor", self_type="An
 logical_xor = op(**_logic)(_compare(np.logical_xor, "logical_xor", other_type="Tensor"))
 for _fn in (bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor):
     op(_fn.__name__ + "_", function=False,
-       complex_half=_fn is neg)(_inplace(_fn, _fn.__name__ + "_"))
+       complex_half=_fn is neg)(inplace_form(_fn, _fn.__name__ + "_"))
 
 
 def _shift(ufunc: Callable, name: str) -> Callable:
@@ -1570,7 +1570,7 @@ def bitwise_not(self: Tensor) -> Tensor:
 
 
 _declare(bitwise_not, names="keep", samples=S.bits_unary, **_nd)
-op("logical_not_", function=False)(_inplace(logical_not, "logical_not_"))
+op("logical_not_", function=False)(inplace_form(logical_not, "logical_not_"))
 
 # The Python operators on bits (`a & b`, `~a`), and R torch's methods of the same
 # names (`x$`__and__`(y)`): bitwise, which on bools is the logical op.
@@ -1587,7 +1587,7 @@ op("__invert__", function=False, **_bits)(bitwise_not)
 for _name, _fn in (("__iand__", bitwise_and), ("__ior__", bitwise_or),
                    ("__ixor__", bitwise_xor), ("__ilshift__", bitwise_left_shift),
                    ("__irshift__", bitwise_right_shift)):
-    op(_name, function=False, **_bits)(_inplace(_fn, _name))
+    op(_name, function=False, **_bits)(inplace_form(_fn, _name))
 
 
 def _test(ufunc: Callable, name: str, **facts: Any) -> Callable:
@@ -1633,7 +1633,7 @@ def _inplace_compare(fn: Callable) -> Callable:
     """`x.gt_(y)`: x becomes 0/1, a step: its gradient is zero from here on (the
     node named as PyTorch names it: GtBackward0 for a number y, GtBackward1 for a
     tensor)."""
-    write = _inplace(fn, fn.__name__ + "_")
+    write = inplace_form(fn, fn.__name__ + "_")
 
     def compare_(self: Tensor, other: Any) -> Tensor:
         write(self, other)
@@ -1650,10 +1650,10 @@ for _fn in (gt, ge, lt, le, eq, ne):
 for _fn, _alias in ((gt, "greater"), (ge, "greater_equal"), (lt, "less"), (le, "less_equal"),
                    (ne, "not_equal")):
     op(_alias + "_", function=False)(_inplace_compare(_fn))
-op("floor_divide_", function=False)(_inplace(floor_divide, "floor_divide_"))
+op("floor_divide_", function=False)(inplace_form(floor_divide, "floor_divide_"))
 
 
-_div_rounded_ = _inplace(div, "div_")
+_div_rounded_ = inplace_form(div, "div_")
 
 
 # --- more: fmax/fmin, gcd/lcm, i0, frexp ----------------------------------------
