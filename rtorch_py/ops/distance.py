@@ -11,7 +11,7 @@ from ..engine import no_grad
 from ..tensor import Tensor, wrap_dim, result_type
 from .dispatch import op
 from .indexing import where
-from .linalg import _NoDerivative
+from .linalg import NoDerivative
 from .nn_kernels import pnorm_distance_grad
 from .operands import whole
 from .pointwise import inplace_form
@@ -81,7 +81,7 @@ def _pdist_grad(g: np.ndarray, x: np.ndarray, p: float, dist: np.ndarray) -> np.
 @formula
 def PdistBackward0(n, g, x, p, result):
     out = _pdist_grad(g.data, x.data, p, result.data)
-    return (record(out.astype(x.data.dtype, copy=False), _NoDerivative, (g, x, result),
+    return (record(out.astype(x.data.dtype, copy=False), NoDerivative, (g, x, result),
                    (_PDIST_BACKWARD,), name="PdistBackwardBackward0"),)
 
 

@@ -1978,7 +1978,7 @@ def linalg_eigvals(A: Tensor) -> Tensor:
 
 
 @formula
-def _NoDerivative(n, g, message):
+def NoDerivative(n, g, message):
     # the node of a kernel PyTorch gives no derivative, under PyTorch's name for it
     raise RuntimeError(message)
 
@@ -2001,7 +2001,7 @@ def _cholesky_solve_helper(self: Tensor, A: Tensor, upper: bool) -> Tensor:
     Y = _tri_solve(np.conj(np.swapaxes(U, -1, -2)), self.data, False, True, False)
     X = _tri_solve(U, Y, True, True, False)
     X = np.ascontiguousarray(X, dtype=np.result_type(self.data, A.data))
-    return record(X, _NoDerivative, (self, A), (_CHOLESKY_SOLVE_HELPER,), name="NotImplemented")
+    return record(X, NoDerivative, (self, A), (_CHOLESKY_SOLVE_HELPER,), name="NotImplemented")
 
 
 _CDIST_BACKWARD = (
@@ -2030,7 +2030,7 @@ def _cdist_backward(grad: Tensor, x1: Tensor, x2: Tensor, p: float, cdist: Tenso
     dist = cdist.data[..., None]
     each = pnorm_distance_grad(diff, dist, grad.data[..., None], p)
     out = np.ascontiguousarray(each.sum(axis=-2), dtype=x1.data.dtype)
-    return record(out, _NoDerivative, (grad, x1, x2, cdist), (_CDIST_BACKWARD,),
+    return record(out, NoDerivative, (grad, x1, x2, cdist), (_CDIST_BACKWARD,),
                   name="CdistBackwardBackward0")
 
 

@@ -26,7 +26,7 @@ from .recording import formula, needs_grad, record
 from .dispatch import op
 from .views import check_inplace, restride_inplace, view_of, zero_at, alias as _alias
 from .shape import _shape_arg, _storage_view, as_strided, resize_
-from .linalg import _NoDerivative, addmm
+from .linalg import NoDerivative, addmm
 from .creation import conj_physical
 from .special import erf
 
@@ -330,7 +330,7 @@ def _addmm_activation(self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any = 1, a
     """relu(beta self + alpha mat1 mat2), or its exact gelu with `use_gelu`."""
     x = addmm(self.detach(), mat1.detach(), mat2.detach(), beta, alpha).data
     out = x * 0.5 * (erf(x / math.sqrt(2.0)) + 1.0) if use_gelu else np.maximum(x, 0)
-    return record(out.astype(x.dtype, copy=False), _NoDerivative, (self, mat1, mat2),
+    return record(out.astype(x.dtype, copy=False), NoDerivative, (self, mat1, mat2),
                   (_ADDMM_ACTIVATION,), name="NotImplemented")
 
 

@@ -52,7 +52,7 @@ from ..tensor import (Layout, Tensor, as_dtype, bfloat16, float16, float32, int8
                       special_tensors_exist, strided, uint8, wrap, wrap_dim)
 from .dispatch import implements, op, running_op
 from .indexing import IndexSelectBackward0, _index_add_into, index_select_args
-from .linalg import _NoDerivative
+from .linalg import NoDerivative
 from .recording import formula, record
 from .samples import sparse as S
 
@@ -872,7 +872,7 @@ def _sspaddmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any, alpha: Any,
     values = np.concatenate([beta * self._vals.data, product.reshape(-1)])
     values = values.astype(c._vals.data.dtype)
     out = _make(sparse_coo, self._size, values, indices=indices.astype(np.int64))
-    return record(out, _NoDerivative, (self, mat1, mat2), (_SSPADDMM_NO_GRAD,),
+    return record(out, NoDerivative, (self, mat1, mat2), (_SSPADDMM_NO_GRAD,),
                   name="NotImplemented")
 
 
