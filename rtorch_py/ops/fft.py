@@ -33,7 +33,7 @@ def _complex_of(dt: np.dtype) -> np.dtype:
     return np.dtype(_COMPLEX.get(np.dtype(dt), np.complex64))
 
 
-def _real_of(dt: np.dtype) -> np.dtype:
+def real_dtype_of(dt: np.dtype) -> np.dtype:
     return np.dtype(_REAL.get(np.dtype(dt), np.float32))
 
 
@@ -46,7 +46,7 @@ def FftC2CBackward0(n, g, dims, scale, forward):
 
 
 def _c2c(x: Tensor, dims: tuple, scale: float, forward: bool) -> Tensor:
-    a = x.data.astype(_complex_of(_real_of(x.data.dtype)), copy=False)
+    a = x.data.astype(_complex_of(real_dtype_of(x.data.dtype)), copy=False)
     out = np.fft.fftn(a, axes=dims) if forward else np.fft.ifftn(a, axes=dims, norm="forward")
     if scale != 1:
         out = out * scale
@@ -62,7 +62,7 @@ def FftR2CBackward0(n, g, dims, scale, onesided, last_size):
             shape = list(g.shape)
             shape[dims[-1]] = missing
             g = cat([g, wrap(np.zeros(shape, g.data.dtype))], dim=dims[-1])
-    return (_real(_c2c(g, dims, scale, False)),)
+    return (real_part(_c2c(g, dims, scale, False)),)
 
 
 def _r2c(x: Tensor, dims: tuple, scale: float, onesided: bool) -> Tensor:
@@ -82,7 +82,7 @@ def FftC2RBackward0(n, g, dims, scale):
     if double > 0:
         d = dims[-1]
         k = gI.shape[d]
-        w = np.ones(k, dtype=_real_of(gI.data.dtype))
+        w = np.ones(k, dtype=real_dtype_of(gI.data.dtype))
         w[1:1 + double] = 2
         shape = [1] * gI.ndim
         shape[d] = k
@@ -91,30 +91,30 @@ def FftC2RBackward0(n, g, dims, scale):
 
 
 def _c2r(x: Tensor, dims: tuple, scale: float, last_size: int) -> Tensor:
-    a = x.data.astype(_complex_of(_real_of(x.data.dtype)), copy=False)
+    a = x.data.astype(_complex_of(real_dtype_of(x.data.dtype)), copy=False)
     s = [a.shape[d] for d in dims[:-1]] + [last_size]
     out = np.fft.irfftn(a, s=s, axes=dims, norm="forward")
     if scale != 1:
         out = out * scale
-    return record(out.astype(_real_of(a.dtype), copy=False), FftC2RBackward0, (x,),
+    return record(out.astype(real_dtype_of(a.dtype), copy=False), FftC2RBackward0, (x,),
                   (dims, scale))
 
 
 @formula
 def _RealBackward(n, g):
-    return (_to_complex(g),)
+    return (to_complex(g),)
 
 
-def _real(x: Tensor) -> Tensor:
+def real_part(x: Tensor) -> Tensor:
     return record(np.ascontiguousarray(x.data.real), _RealBackward, (x,), name="RealBackward0")
 
 
 @formula
 def _ToComplexBackward(n, g):
-    return (_real(g),)
+    return (real_part(g),)
 
 
-def _to_complex(x: Tensor) -> Tensor:
+def to_complex(x: Tensor) -> Tensor:
     """A real tensor as complex (its gradient is the real part of the complex one)."""
     return record(x.data.astype(_complex_of(x.data.dtype)), _ToComplexBackward, (x,),
                   name="ToCopyBackward0")
@@ -203,7 +203,7 @@ def _complex_transform(x: Tensor, s: Any, dim: Any, norm: Any, forward: bool,
     if one_dim:  # fft/ifft: a real input's full spectrum (the inverse is its conjugate)
         out = _r2c(x, dims, scale, False)
         return out if forward else _conj(out)
-    return _c2c(_to_complex(x), dims, scale, forward)
+    return _c2c(to_complex(x), dims, scale, forward)
 
 
 def _real_to_half(x: Tensor, s: Any, dim: Any, norm: Any, forward: bool,
@@ -234,7 +234,7 @@ def _half_to_real(x: Tensor, s: Any, dim: Any, norm: Any, forward: bool,
         half[:-1] = sizes[:-1]
     x = _resize(x, dims, half)
     if x.data.dtype.kind != "c":
-        x = _to_complex(x)
+        x = to_complex(x)
     if forward:  # hfft: the forward transform of a Hermitian signal
         x = _conj(x)
     n = int(np.prod(half[:-1], dtype=np.int64)) * last
@@ -402,7 +402,7 @@ def istft(self: Tensor, n_fft: int, hop_length: Any = None, win_length: Any = No
     if bins != want:
         raise RuntimeError(f"istft: expected the frequency dim to be {want} (n_fft = {n_fft}, "
                            f"onesided = {onesided}), got {bins}")
-    real = _real_of(spec.data.dtype)
+    real = real_dtype_of(spec.data.dtype)
     if window is None:
         window = wrap(np.ones(win, dtype=real))
     if window.ndim != 1 or window.shape[0] != win:
@@ -554,7 +554,7 @@ def stft(input: Tensor, n_fft: int, hop_length: Any = None, win_length: Any = No
                            f"length{' once padded' if center else ''}), but got n_fft={n_fft}")
     frames = x.unfold(2 - 1, n_fft, hop)                       # (batch, frames, n_fft)
     if window is None and win < n_fft:
-        window = wrap(np.ones(win, dtype=_real_of(_complex_of(x.data.dtype))))
+        window = wrap(np.ones(win, dtype=real_dtype_of(_complex_of(x.data.dtype))))
     if window is not None:
         if win < n_fft:
             left = (n_fft - win) // 2

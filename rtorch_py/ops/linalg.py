@@ -18,7 +18,7 @@ from .dispatch import op
 from .indexing import where
 from .pointwise import inplace_form
 from .shape import UnsafeViewBackward0, ViewBackward0, cat
-from .fft import _conj, _real, _real_of, _to_complex
+from .fft import _conj, real_part, real_dtype_of, to_complex
 from .nn_kernels import pnorm_distance_grad
 
 
@@ -1923,17 +1923,17 @@ def LinalgEigBackward0(n, grads, A, L, V):
     Vh = _mH(V)
     if gV is not None:
         VhgV = Vh.matmul(gV)
-        diag = _real(_diagonal(VhgV))
-        VhgV = VhgV - Vh.matmul(V * _to_complex(diag).unsqueeze(-2))
+        diag = real_part(_diagonal(VhgV))
+        VhgV = VhgV - Vh.matmul(V * to_complex(diag).unsqueeze(-2))
         E = _conj(L.unsqueeze(-2) - L.unsqueeze(-1)) + wrap(np.eye(k, dtype=L.data.dtype))
-        off = wrap(1 - np.eye(k, dtype=_real_of(L.data.dtype)))
-        gA = (VhgV / E) * _to_complex(off)
+        off = wrap(1 - np.eye(k, dtype=real_dtype_of(L.data.dtype)))
+        gA = (VhgV / E) * to_complex(off)
         if gL is not None:
             gA = gA + _diag_embed(gL)
     else:
         gA = _diag_embed(gL)
     gA = _solve_any(Vh, gA.matmul(Vh))
-    return (_real(gA) if A.data.dtype.kind == "f" else gA,)
+    return (real_part(gA) if A.data.dtype.kind == "f" else gA,)
 
 
 def _complex_dtype(dt: np.dtype) -> np.dtype:
