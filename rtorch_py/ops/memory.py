@@ -25,7 +25,7 @@ from .operands import shape_str, whole
 from .recording import formula, needs_grad, record
 from .dispatch import op
 from .views import check_inplace, restride_inplace, view_of, zero_at, alias as _alias
-from .shape import _shape_arg, _storage_view, as_strided, resize_
+from .shape import shape_arg, storage_view, as_strided, resize_
 from .linalg import NoDerivative, addmm
 from .creation import conj_physical
 from .special import erf
@@ -64,10 +64,10 @@ def as_strided_scatter(self: Tensor, src: Tensor, size: Any, stride: Any,
     self's gradient is the output's with zeros where src went (PyTorch 2.13's
     formula gives the opposite: tests/test_internals.py checks ours by finite
     differences)."""
-    size, stride = _shape_arg((size,)), _shape_arg((stride,))
+    size, stride = shape_arg((size,)), shape_arg((stride,))
     out = np.array(self.data, order="C")
-    view, positions = _storage_view(out.reshape(-1), size, stride,
-                                    whole(storage_offset or 0, "storage_offset"))
+    view, positions = storage_view(out.reshape(-1), size, stride,
+                                   whole(storage_offset or 0, "storage_offset"))
     if tuple(src.shape) != size:
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
                            f"{shape_str(src.shape)}, slice size = {shape_str(size)}")
@@ -92,8 +92,8 @@ def slice_inverse(self: Tensor, src: Tensor, dim: int = 0, start: Any = None, en
     item = src.data.itemsize
     src_root = Storage(src.data)._root
     offset = (src.data_ptr() - src_root.__array_interface__["data"][0]) // item
-    arr, _ = _storage_view(base.data.reshape(-1), src.shape,
-                           tuple(s // item for s in src.data.strides), offset)
+    arr, _ = storage_view(base.data.reshape(-1), src.shape,
+                          tuple(s // item for s in src.data.strides), offset)
     key = (slice(None),) * dim + (slice(None if start is None else whole(start, "start"),
                                         None if end is None else whole(end, "end"),
                                         whole(step, "step")),)
@@ -112,7 +112,7 @@ def _reshape_alias(self: Tensor, size: Any, stride: Any) -> Tensor:
     if not self.data.flags.c_contiguous:
         raise RuntimeError("_reshape_alias: the tensor must be contiguous; call contiguous() "
                            "first")
-    arr, _ = _storage_view(self.data.reshape(-1), _shape_arg((size,)), _shape_arg((stride,)), 0)
+    arr, _ = storage_view(self.data.reshape(-1), shape_arg((size,)), shape_arg((stride,)), 0)
     return record(view_of(self, arr), ReshapeAliasBackward0, (self,), (self.shape,))
 
 
@@ -148,11 +148,11 @@ def set_(self: Tensor, source: Any = None, storage_offset: Any = None, size: Any
     flat = source._root.reshape(-1, order="A").view(np.uint8).view(self.data.dtype)
     if storage_offset is None and size is None:
         return _set_storage(self, flat)
-    size = _shape_arg((size,)) if size is not None else (flat.size,)
+    size = shape_arg((size,)) if size is not None else (flat.size,)
     if stride is None or len(np.asarray(stride).reshape(-1)) == 0:  # (R's list(): contiguous)
         stride = tuple(int(np.prod(size[k + 1:])) for k in range(len(size)))
-    arr, _ = _storage_view(flat, size, _shape_arg((stride,)),
-                           whole(storage_offset or 0, "storage_offset"))
+    arr, _ = storage_view(flat, size, shape_arg((stride,)),
+                          whole(storage_offset or 0, "storage_offset"))
     return _set_storage(self, arr)
 
 

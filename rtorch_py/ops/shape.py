@@ -69,7 +69,7 @@ def permute(self: Tensor, dims: Any = (), *more: Any) -> Tensor:
     return record(view_of(self, np.transpose(self.data, d)), PermuteBackward0, (self,), (d,))
 
 
-def _shape_arg(shape: tuple) -> tuple:
+def shape_arg(shape: tuple) -> tuple:
     """Sizes as ints, or one sequence of them: `reshape(2, 3)`, `reshape((2, 3))`
     (and R's `c(2, 3)`, which arrives as an array)."""
     if len(shape) == 1 and isinstance(shape[0], (list, tuple, np.ndarray)):
@@ -91,7 +91,7 @@ def ViewBackward0(n, g, shape):
 @op(samples=S.reshape, forward="linear", complex_half=True, mobile="self, shape")
 @r_formals("self, shape")
 def reshape(self: Tensor, shape: Any, *more: Any) -> Tensor:
-    shape = _shape_arg((shape,) + more)
+    shape = shape_arg((shape,) + more)
     try:
         arr = self.data.reshape(shape)
     except ValueError:
@@ -109,7 +109,7 @@ def UnsafeViewBackward0(n, g, shape):
 
 @op(function=False, samples=S.reshape, forward="linear", complex_half=True, mobile="self, size")
 def view(self: Tensor, size: Any, *more: Any) -> Tensor:
-    shape = _shape_arg((size,) + more)
+    shape = shape_arg((size,) + more)
     try:
         arr = self.data.view()
         arr.shape = shape  # refuses (like torch's view) when a copy would be needed
@@ -182,7 +182,7 @@ def expand(self: Tensor, size: Any, *more: Any, implicit: bool = False) -> Tenso
     if len(more) == 1 and isinstance(more[0], (bool, np.bool_)) and \
             isinstance(size, (list, tuple, np.ndarray)):
         more = ()  # R torch's `x$expand(size, implicit)`: implicit changes nothing here
-    sizes = _shape_arg((size,) + more)
+    sizes = shape_arg((size,) + more)
     lead = len(sizes) - self.ndim
     if lead < 0:
         raise RuntimeError(
@@ -524,7 +524,7 @@ def RepeatBackward0(n, g, sizes, shape):
 @op(function=False, samples=S.repeat, forward="linear", complex_half=True)
 @r_formals("self, repeats", python_names={"repeats": "sizes"})
 def repeat(self: Tensor, sizes: Any, *more: Any) -> Tensor:
-    reps = _shape_arg((sizes,) + more)
+    reps = shape_arg((sizes,) + more)
     if len(reps) < self.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            f"of dimensions of tensor ({len(reps)} < {self.ndim})")
@@ -536,7 +536,7 @@ def repeat(self: Tensor, sizes: Any, *more: Any) -> Tensor:
 
 @op(samples=S.tile, forward="linear")
 def tile(self: Tensor, dims: Any) -> Tensor:
-    reps = _shape_arg((dims,))
+    reps = shape_arg((dims,))
     return repeat(self, (1,) * (self.ndim - len(reps)) + reps)
 
 
@@ -648,7 +648,7 @@ def numpy_T(self: Tensor) -> Tensor:
 def sum_to_size(self: Tensor, size: Any, *more: Any) -> Tensor:
     """Summed down to `size`, which self broadcasts to (libtorch's sum_to: sums
     over the dims that size lacks or has as 1, then a view without the first)."""
-    size = _shape_arg((size, *more))
+    size = shape_arg((size, *more))
     lead = self.ndim - len(size)
     if lead < 0 or any(s != 1 and s != d for s, d in zip(size, self.shape[lead:])):
         raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
@@ -673,7 +673,7 @@ def _unflatten_names(out: Any, call: Call) -> None:
 def unflatten(self: Tensor, dim: int, sizes: Any, names: Any = None) -> Tensor:
     """`names`: the new dims' names (libtorch's named form)."""
     d = wrap_dim(dim, self.ndim)
-    sizes = _shape_arg((sizes,))
+    sizes = shape_arg((sizes,))
     known = int(np.prod([s for s in sizes if s != -1]))
     if sizes.count(-1) > 1 or (-1 not in sizes and known != self.shape[d]):
         raise RuntimeError(f"unflatten: Provided sizes {shape_str(sizes)} don't multiply up to the "
@@ -1031,7 +1031,7 @@ def _narrow_copy_function(self: Tensor, dim: int, start: int, length: int) -> Te
     r_conventions=("shape_vector",))
 def broadcast_shapes(*shapes: Any) -> tuple:
     """The shape tensors of these shapes broadcast to (R torch: a numeric vector)."""
-    sizes = [_shape_arg((s,)) if np.ndim(s) else (whole(s, "size"),) for s in shapes]
+    sizes = [shape_arg((s,)) if np.ndim(s) else (whole(s, "size"),) for s in shapes]
     try:
         return tuple(int(v) for v in np.broadcast_shapes(*sizes))
     except ValueError:
@@ -1342,8 +1342,8 @@ def AsStridedViewBackward(n, g, positions, storage, self_positions, shape):
     return (flat[wrap(self_positions.reshape(-1))].reshape(shape),)
 
 
-def _storage_view(flat: np.ndarray, size: tuple, stride: tuple,
-                  offset: int) -> tuple[np.ndarray, np.ndarray]:
+def storage_view(flat: np.ndarray, size: tuple, stride: tuple,
+                 offset: int) -> tuple[np.ndarray, np.ndarray]:
     """The view of a flat storage with these sizes, strides and offset (in elements),
     and each of its elements' position in the storage (checked to lie inside it)."""
     if len(size) != len(stride):
@@ -1373,12 +1373,12 @@ def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None)
     if not base.data.flags.c_contiguous:
         raise RuntimeError("as_strided: the tensor's storage isn't contiguous here; call "
                            "contiguous() first")
-    size, stride = _shape_arg((size,)), _shape_arg((stride,))
+    size, stride = shape_arg((size,)), shape_arg((stride,))
     self_positions = view_key(self.data, base.data) if self._base is not None else \
         np.arange(base.data.size).reshape(self.shape)
     offset = int(self_positions.reshape(-1)[0]) if storage_offset is None and self.numel() \
         else whole(storage_offset or 0, "storage_offset")
-    arr, positions = _storage_view(base.data.reshape(-1), size, stride, offset)
+    arr, positions = storage_view(base.data.reshape(-1), size, stride, offset)
     storage = base.data.size
     return record(view_of(self, arr), AsStridedViewBackward, (self,),
                   (positions, storage, self_positions, self.shape), name="AsStridedBackward0")
@@ -1494,7 +1494,7 @@ def resize_(self: Tensor, size: Any, memory_format: Any = None) -> Tensor:
     ones uninitialised (zeros here)."""
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
-    shape = _shape_arg((size,))
+    shape = shape_arg((size,))
     if any(s < 0 for s in shape):
         raise RuntimeError(f"Trying to create tensor with negative dimension: {shape_str(shape)}")
     flat = np.ascontiguousarray(self.data).reshape(-1)
