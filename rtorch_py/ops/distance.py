@@ -16,8 +16,7 @@ from .nn_kernels import pnorm_distance_grad
 from .operands import whole
 from .pointwise import inplace_form
 from .recording import OUTPUT, formula, record
-from .reduction import (LinalgVectorNormBackward0, _float_input, _vector_norm_data, norm,
-                        sum as _sum)
+from .reduction import LinalgVectorNormBackward0, float_input, vector_norm_array, norm, sum as _sum
 from .samples import distance as S
 from .shape import broadcast_tensors
 
@@ -48,7 +47,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2, eps: float = 1e-6,
     d = _as_floats(d)
     axes = (d.ndim - 1,) if d.ndim else ()
     p = float(p)
-    return record(_vector_norm_data(_float_input(d, "pairwise_distance"), p, axes, keepdim),
+    return record(vector_norm_array(float_input(d, "pairwise_distance"), p, axes, keepdim),
                   LinalgVectorNormBackward0, (d,), (d, OUTPUT, p, axes, keepdim),
                   name="NormBackward1")
 
@@ -96,7 +95,7 @@ def pdist(self: Tensor, p: float = 2) -> Tensor:
         raise RuntimeError("pdist only supports non-negative p values")
     x = self.data
     i, j = _pairs(x.shape[0])
-    out = _vector_norm_data(x[i] - x[j], p, (1,), False) if len(i) else \
+    out = vector_norm_array(x[i] - x[j], p, (1,), False) if len(i) else \
         np.zeros(0, x.dtype)
     return record(np.ascontiguousarray(out, dtype=x.dtype), PdistBackward0, (self,),
                   (self, p, OUTPUT))
@@ -129,10 +128,10 @@ def renorm(self: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
         raise RuntimeError(f"renorm: non-positive-norm not supported (got p = {p})")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
-    d = _float_input(self, "renorm")
+    d = float_input(self, "renorm")
     dim = wrap_dim(whole(dim, "dim"), self.ndim)
     axes = _slice_axes(self, dim)
-    norms = _vector_norm_data(d, p, axes, True)
+    norms = vector_norm_array(d, p, axes, True)
     with np.errstate(divide="ignore"):
         scale = np.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
     return record((d * scale).astype(d.dtype, copy=False), RenormBackward0, (self,),
@@ -153,7 +152,7 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
     (dim = -1: the norm of all of v, 0-d)."""
     if dim == -1:  # (libtorch's Tensor.norm(pow): its own node name)
         axes, p = tuple(range(v.ndim)), float(pow)
-        return record(_vector_norm_data(_float_input(v, "norm_except_dim"), p, axes, False),
+        return record(vector_norm_array(float_input(v, "norm_except_dim"), p, axes, False),
                       LinalgVectorNormBackward0, (v,), (v, OUTPUT, p, axes, False),
                       name="NormBackward0")
     dim = wrap_dim(whole(dim, "dim"), v.ndim)
@@ -183,7 +182,7 @@ def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
     if dim not in (0, v.ndim - 1):
         return v * (g / norm_except_dim(v, 2, dim))
     axes = _slice_axes(v, dim)
-    norms = _vector_norm_data(_float_input(v, "_weight_norm"), 2.0, axes, True)
+    norms = vector_norm_array(float_input(v, "_weight_norm"), 2.0, axes, True)
     out = v.data * (g.data / norms)
     return record(out.astype(v.data.dtype, copy=False), WeightNormInterfaceBackward0, (v, g),
                   (v, g, Tensor(norms), axes))
