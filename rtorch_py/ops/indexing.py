@@ -11,7 +11,7 @@ from ..tensor import Tensor, wrap_dim, wrap
 from .samples import indexing as S
 from .operands import (as_result_dtype, as_tensor, bool_mask, broadcast_error, data_of, fill_scalar,
                        positional_error, shape_str, tensor_of, whole)
-from .recording import OUTPUT, _state, formula, record
+from .recording import OUTPUT, grad_state, formula, record
 from .dispatch import op
 from .views import (SliceBackward0, check_inplace, index_backward, is_basic_key, record_inplace,
                     view_of, wrap_key, write_inplace, zero_at)
@@ -510,7 +510,7 @@ def _scatter(self: Tensor, dim: int, index: Any, src: Any, value: Any, reduce: A
 
 
 def needs_grad_any(*ts: Any) -> builtins.bool:
-    return _state.grad and any(isinstance(t, Tensor) and t._rg for t in ts)
+    return grad_state.grad and any(isinstance(t, Tensor) and t._rg for t in ts)
 
 
 # (`src` a number is the value, as R torch's `x$scatter(dim, index, 1)`: so not cast to a tensor)

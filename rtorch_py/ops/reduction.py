@@ -16,7 +16,7 @@ from .indexing import gather
 from .shape import narrow, select
 from .pointwise import maximum, minimum
 from .operands import whole
-from .recording import (OUTPUT, _state, expand_to, formula, multi_formula, needs_grad, record,
+from .recording import (OUTPUT, expand_to, formula, grad_state, multi_formula, needs_grad, record,
                         record_many)
 from .dispatch import op
 from .sum_kernel import libtorch_sum
@@ -262,7 +262,7 @@ def argmin(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tenso
 def ScatterAlongBackward(n, g, idx, dim):
     if g.data.ndim == 0:  # (of a 0-d tensor: the scatter placed g as it is)
         return (g,)
-    return (wrap(np.take_along_axis(g.data, idx, axis=dim)) if not _state.grad
+    return (wrap(np.take_along_axis(g.data, idx, axis=dim)) if not grad_state.grad
             else gather(g, dim, wrap(idx)),)
 
 
