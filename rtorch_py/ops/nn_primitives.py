@@ -51,7 +51,7 @@ def silu(self: Tensor) -> Tensor:
 # derivatives work.
 
 
-def _ints(v: Any, nd: int) -> tuple:
+def int_tuple(v: Any, nd: int) -> tuple:
     if isinstance(v, (list, tuple, np.ndarray)):
         v = [int(x) for x in np.asarray(v).reshape(-1)]
         return tuple(v) * nd if len(v) == 1 else tuple(v)
@@ -162,8 +162,8 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
         raise ValueError(f"convolution: expected a {nd + 2}-D input (batch, channels, {nd} "
                          f"spatial dims) for a {weight.ndim}-D weight, got shape "
                          f"{list(input.shape)}")
-    stride, padding, dilation = _ints(stride, nd), _ints(padding, nd), _ints(dilation, nd)
-    output_padding, groups = _ints(output_padding, nd), int(groups)
+    stride, padding, dilation = int_tuple(stride, nd), int_tuple(padding, nd), int_tuple(dilation, nd)
+    output_padding, groups = int_tuple(output_padding, nd), int(groups)
     if not transposed:
         _check_kernel_fits(input.shape[2:], weight.shape[2:], padding, dilation)
     out = _conv_arrays(input.data, weight.data, stride, padding, dilation, bool(transposed),
@@ -242,11 +242,11 @@ def pool_gather(x: Tensor, idx: np.ndarray, unique: bool, values: np.ndarray | N
     """out[n, c, j] = x[n, c, idx[n, c, j]] (x and idx flattened past dim 2);
     `values`: those values when the caller has them already (max pooling)."""
     if values is None:
-        values = np.take(x.data, _global_index(idx, x.shape))
+        values = np.take(x.data, global_index(idx, x.shape))
     return record(values, MaxPoolWithIndicesBackward0, (x,), (idx, x.shape, unique))
 
 
-def _global_index(idx: np.ndarray, shape: tuple) -> np.ndarray:
+def global_index(idx: np.ndarray, shape: tuple) -> np.ndarray:
     """Positions within each (n, c) plane -> positions in the whole array: one
     flat take or assignment instead of NumPy's *_along_axis index grids
     (~3x faster here)."""
@@ -266,7 +266,7 @@ def pool_scatter(g: Tensor, idx: np.ndarray, shape: tuple, unique: bool) -> Tens
     gi = g.data.reshape(n, c, -1)
     ii = idx.reshape(n, c, -1)
     if unique:
-        out.reshape(-1)[_global_index(idx, shape).reshape(-1)] = gi.reshape(-1)
+        out.reshape(-1)[global_index(idx, shape).reshape(-1)] = gi.reshape(-1)
     else:
         grid = np.indices(ii.shape, sparse=True)
         np.add.at(out, (grid[0], grid[1], ii), gi)
@@ -280,13 +280,13 @@ def _conv_nd(nd: int, transposed: bool):
         def conv(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
                  padding: Any = 0, output_padding: Any = 0, groups: int = 1,
                  dilation: Any = 1) -> Tensor:
-            return convolution(input, weight, bias, _ints(stride, nd), _ints(padding, nd),
-                               _ints(dilation, nd), True, _ints(output_padding, nd), groups)
+            return convolution(input, weight, bias, int_tuple(stride, nd), int_tuple(padding, nd),
+                               int_tuple(dilation, nd), True, int_tuple(output_padding, nd), groups)
     else:
         def conv(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
                  padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
-            return convolution(input, weight, bias, _ints(stride, nd), _ints(padding, nd),
-                               _ints(dilation, nd), False, (0,) * nd, groups)
+            return convolution(input, weight, bias, int_tuple(stride, nd), int_tuple(padding, nd),
+                               int_tuple(dilation, nd), False, (0,) * nd, groups)
     conv.__name__ = f"conv{'_transpose' if transposed else ''}{nd}d"
     return conv
 
