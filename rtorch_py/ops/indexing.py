@@ -325,7 +325,7 @@ def _along(arr: np.ndarray, d: int) -> np.ndarray:
 
 @formula
 def IndexSelectBackward0(n, g, shape, dim, idx):
-    return (_index_add_into(g, shape, dim, idx),)
+    return (index_add_into(g, shape, dim, idx),)
 
 
 @formula
@@ -333,7 +333,7 @@ def IndexAddIntoBackward(n, g, dim, idx):
     return (index_select(g, dim, wrap(idx)),)
 
 
-def _index_add_into(g: Tensor, shape: tuple, dim: int, idx: np.ndarray) -> Tensor:
+def index_add_into(g: Tensor, shape: tuple, dim: int, idx: np.ndarray) -> Tensor:
     """Zeros of `shape` with g's slices added at idx along dim (differentiably)."""
     z = np.zeros(shape, dtype=g.data.dtype)
     np.add.at(_along(z, dim), idx, _along(g.data.reshape(_keep(g.shape, shape, dim, idx)), dim))
@@ -373,7 +373,7 @@ def index_select(self: Tensor, dim: int, index: Tensor) -> Tensor:
 def TakeBackward0(n, g, shape, idx):
     size = int(np.prod(shape))
     flat = np.where(idx < 0, idx + size, idx).reshape(-1)
-    return (_index_add_into(g.reshape(-1), (size,), 0, flat).reshape(shape),)
+    return (index_add_into(g.reshape(-1), (size,), 0, flat).reshape(shape),)
 
 
 @op(indices=("index",), samples=S.take, forward="linear")
@@ -694,7 +694,7 @@ def MaskedScatterBackward0(n, g, mask, sshape):
         size = int(np.prod(sshape))
         picked = g[wrap(mask)]  # the source's first elements; zeros for the others
         gs = picked if picked.shape[0] == size else \
-            _index_add_into(picked, (size,), 0, np.arange(picked.shape[0]))
+            index_add_into(picked, (size,), 0, np.arange(picked.shape[0]))
         gs = gs.reshape(sshape)
     return gx, gs
 

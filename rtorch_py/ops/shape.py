@@ -15,7 +15,7 @@ from .operands import as_tensor, as_result_dtype, shape_str, whole, positional_e
 from .recording import formula, record, sum_to
 from .dispatch import op
 from .names import Call, give
-from .indexing import _index_add_into, index_select
+from .indexing import index_add_into, index_select
 from .views import (SliceBackward0, index_backward, restride_inplace, view_key, view_of,
                     write_inplace, zero_at)
 
@@ -1338,7 +1338,7 @@ def diagonal_scatter(self: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
 
 @formula
 def AsStridedViewBackward(n, g, positions, storage, self_positions, shape):
-    flat = _index_add_into(g.reshape(-1), (storage,), 0, positions.reshape(-1))
+    flat = index_add_into(g.reshape(-1), (storage,), 0, positions.reshape(-1))
     return (flat[wrap(self_positions.reshape(-1))].reshape(shape),)
 
 

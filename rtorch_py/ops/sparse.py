@@ -51,7 +51,7 @@ from ..tensor import (Layout, Tensor, as_dtype, bfloat16, float16, float32, int8
                       sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr,
                       special_tensors_exist, strided, uint8, wrap, wrap_dim)
 from .dispatch import implements, op, running_op
-from .indexing import IndexSelectBackward0, _index_add_into, index_select_args
+from .indexing import IndexSelectBackward0, index_add_into, index_select_args
 from .linalg import NoDerivative
 from .recording import formula, record
 from .samples import sparse as S
@@ -680,7 +680,7 @@ def raw_values(self: Tensor) -> Tensor:
 def ValuesBackward0(n, g, flat, shape, sparse_dim):
     rows = (int(np.prod(shape[:sparse_dim], dtype=np.int64)),) + tuple(shape[sparse_dim:])
     g = g.reshape((flat.size,) + rows[1:])  # (a BSR/BSC block's values one by one)
-    return (_index_add_into(g, rows, 0, flat).reshape(shape),)
+    return (index_add_into(g, rows, 0, flat).reshape(shape),)
 
 
 @op(function=False)
