@@ -16,7 +16,7 @@ import numpy as np
 from . import engine
 from .containers import NamedList
 from .engine import Node, SavedTensor
-from .forward_ad import _LEVEL as _DUAL_LEVEL, set_tangent, tangent_of
+from .forward_ad import ACTIVE_LEVEL as _DUAL_LEVEL, set_tangent, tangent_of
 from .ops.recording import edges_of, sum_to
 from .tensor import DTYPES_BY_NP, Tensor, wrap
 
