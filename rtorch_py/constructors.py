@@ -201,7 +201,7 @@ def set_default_device(device: Any) -> str:
     return previous
 
 
-def _check_device(device: Any) -> bool:
+def check_device(device: Any) -> bool:
     """Whether the tensor is made on the meta device (a shape and a dtype, no
     data): the given device, else the default one; devices other than cpu and meta
     are refused."""
@@ -222,7 +222,7 @@ def torch_tensor(data: Any, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False) -> Tensor:
     """A tensor from numbers, nested lists, a NumPy array (zero-copy where the
     dtype allows) or another tensor."""
-    meta = _check_device(device)
+    meta = check_device(device)
     t = wrap(to_array(data, dtype))
     if meta:
         t = t.to(device="meta")
@@ -233,7 +233,7 @@ def torch_tensor(data: Any, dtype: Any = None, device: Any = None,
 
 def torch_empty(*size: Any, names: Any = None, dtype: Any = None, device: Any = None,
                 requires_grad: bool = False) -> Tensor:
-    size, meta = _size(size), _check_device(device)
+    size, meta = _size(size), check_device(device)
     # Values unspecified; zeros (what R torch's pages show, fresh memory) rather
     # than whatever NumPy's allocator held
     return _finish(_no_values(size) if meta else
@@ -255,7 +255,7 @@ def _drawn(size: Any, target: Dtype, device: Any, requires_grad: bool, names: An
            fill: Callable[[np.ndarray], Any]) -> Tensor:
     """A new tensor of `size` and dtype `target`, filled in place by `fill` (on
     the meta device: no values, nothing drawn)."""
-    size, meta = _size(size), _check_device(device)
+    size, meta = _size(size), check_device(device)
     arr = _no_values(size) if meta else np.empty(size, target.np)
     if not meta:
         fill(arr)
@@ -307,7 +307,7 @@ def torch_randint(low: int, high: int | None = None, size: Any = None, dtype: An
 def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, device: Any = None,
                         requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor whose memory has the given strides (in elements)."""
-    meta = _check_device(device)
+    meta = check_device(device)
     size, stride = _size((size,)), _size((stride,))
     if len(size) != len(stride):
         raise RuntimeError(f"mismatch in length of strides and shape: size has {len(size)} "
@@ -324,7 +324,7 @@ def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, device: Any =
 def torch_randperm(n: int, dtype: Any = None, device: Any = None, requires_grad: bool = False,
                    generator: Generator | None = None) -> Tensor:
     """A random permutation of 0, ..., n - 1 (libtorch's shuffle)."""
-    meta, n = _check_device(device), int(n)
+    meta, n = check_device(device), int(n)
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got {n}")
     target = as_dtype(dtype) if dtype is not None else int64

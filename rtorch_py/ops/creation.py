@@ -183,7 +183,7 @@ def _dt(dtype: Any) -> Any:
 def _filled(make: Any, size: tuple, names: Any, dtype: Any, device: Any,
             requires_grad: bool) -> Tensor:
     """np.zeros or np.ones of the size (nothing made on the meta device)."""
-    size, meta = _cr._size(size), _cr._check_device(device)
+    size, meta = _cr._size(size), _cr.check_device(device)
     return _cr._finish(_cr._no_values(size) if meta else make(size, dtype=_dt(dtype)),
                        dtype, requires_grad, names=names, meta=meta)
 
@@ -207,7 +207,7 @@ def full(size: Any, fill_value: Any, names: Any = None, dtype: Any = None, layou
          device: Any = None, requires_grad: bool = False) -> Tensor:
     """The dtype follows the value (bool, int64, complex, else the default) unless given."""
     _cr.strided_only(layout, "torch_full")
-    meta = _cr._check_device(device)
+    meta = _cr.check_device(device)
     if dtype is None:
         target = bool_ if isinstance(fill_value, bool) else \
             int64 if isinstance(fill_value, (int, np.integer)) else \
@@ -223,7 +223,7 @@ def full(size: Any, fill_value: Any, names: Any = None, dtype: Any = None, layou
 def eye(n: int, m: int | None = None, dtype: Any = None, layout: Any = None,
         device: Any = None, requires_grad: bool = False) -> Tensor:
     _cr.strided_only(layout, "torch_eye")
-    meta = _cr._check_device(device)
+    meta = _cr.check_device(device)
     return _cr._finish(np.eye(whole(n, "n"), None if m is None else whole(m, "m")), dtype,
                        requires_grad, meta=meta)
 
@@ -232,7 +232,7 @@ def eye(n: int, m: int | None = None, dtype: Any = None, layout: Any = None,
 def linspace(start: float, end: float, steps: int = 100, dtype: Any = None, layout: Any = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:
     _cr.strided_only(layout, "torch_linspace")
-    meta = _cr._check_device(device)
+    meta = _cr.check_device(device)
     return _cr._finish(np.linspace(start, end, whole(steps, "steps")), dtype, requires_grad,
                        meta=meta)
 
@@ -242,7 +242,7 @@ def logspace(start: float, end: float, steps: int = 100, base: float = 10.0, dty
              layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """`steps` values from base**start to base**end, evenly spaced in the exponent."""
     _cr.strided_only(layout, "torch_logspace")
-    meta = _cr._check_device(device)
+    meta = _cr.check_device(device)
     return _cr._finish(np.logspace(start, end, whole(steps, "steps"), base=base), dtype,
                        requires_grad, meta=meta)
 
@@ -252,7 +252,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, layout
            device: Any = None, requires_grad: bool = False) -> Tensor:
     """Values from start up to (but excluding) end; whole-number bounds give int64."""
     _cr.strided_only(layout, "torch_arange")
-    meta = _cr._check_device(device)
+    meta = _cr.check_device(device)
     if end is None:
         start, end = 0, start
     if step == 0:
@@ -348,7 +348,7 @@ def new_ones(self: Tensor, size: Any, dtype: Any = None, requires_grad: bool = F
 
 def _window(name: str, device: Any, window_length: Any, periodic: bool, dtype: Any,
             requires_grad: bool, shape: Any) -> Tensor:
-    meta = _cr._check_device(device)
+    meta = _cr.check_device(device)
     if window_length is None:
         raise ValueError(f"{name}: window_length must be a non-negative integer, got NULL")
     n = whole(window_length, "window_length")
