@@ -34,7 +34,7 @@ from ..autograd import with_no_grad
 from ..function import NamedList
 from ..nn.module import (Module, buffer_is_persistent, format_module, is_nn_buffer,
                          is_nn_parameter, nn_buffer, nn_parameter)
-from ..nn.rnn import _RNNBase
+from ..nn.rnn import RNNBase
 from ..serialization import EXTRA_TENSOR, Reader, Writer
 from ..tensor import Tensor, wrap
 from . import one_based
@@ -91,11 +91,11 @@ def front(module: Module) -> Any:
 
 
 def _r_name(owner: Module, name: str) -> str:
-    return one_based.layer_name_to_r(name) if isinstance(owner, _RNNBase) else name
+    return one_based.layer_name_to_r(name) if isinstance(owner, RNNBase) else name
 
 
 def _py_name(owner: Module, name: str) -> str:
-    return one_based.layer_name(name) if isinstance(owner, _RNNBase) else name
+    return one_based.layer_name(name) if isinstance(owner, RNNBase) else name
 
 
 def _r_key(root: Module, key: str) -> str:
