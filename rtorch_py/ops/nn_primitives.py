@@ -162,7 +162,8 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
         raise ValueError(f"convolution: expected a {nd + 2}-D input (batch, channels, {nd} "
                          f"spatial dims) for a {weight.ndim}-D weight, got shape "
                          f"{list(input.shape)}")
-    stride, padding, dilation = int_tuple(stride, nd), int_tuple(padding, nd), int_tuple(dilation, nd)
+    stride, padding = int_tuple(stride, nd), int_tuple(padding, nd)
+    dilation = int_tuple(dilation, nd)
     output_padding, groups = int_tuple(output_padding, nd), int(groups)
     if not transposed:
         _check_kernel_fits(input.shape[2:], weight.shape[2:], padding, dilation)

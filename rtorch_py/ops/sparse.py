@@ -1011,8 +1011,8 @@ def index_select_coo(self: SparseTensor, dim: int, index: Any) -> Tensor:
     size = list(self._size)
     size[dim] = idx.size
     if dim >= sd:  # a dense dim: select within every value
-        out = make_sparse(sparse_coo, size, np.take(vals, idx, axis=dim - sd + 1), indices=ind.copy(),
-                          coalesced=self._coalesced)
+        out = make_sparse(sparse_coo, size, np.take(vals, idx, axis=dim - sd + 1),
+                          indices=ind.copy(), coalesced=self._coalesced)
     else:
         # each entry appears once per position of idx that names its index along dim
         hits = ind[dim][None, :] == idx[:, None]

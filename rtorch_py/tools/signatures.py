@@ -38,7 +38,7 @@ from ..formals import declared
 from ..ops import REGISTRY, OpSpec
 from ..ops.out_forms import out_name
 from ..r import nn_api, tables
-from .docs_check import git, read_blobs, find_git_dir
+from .docs_check import find_git_dir, read_blobs
 
 __all__ = ["Entry", "check", "format_report", "main", "python_formals", "NO_DEFAULT"]
 
