@@ -550,7 +550,9 @@ def ClampBackward1(n, g, x, lo, hi):
     return (g * keep,)
 
 
-@op(samples=S.clamp, names="keep", mobile="self, min: Scalar=None, max=None")
+@op(samples=S.clamp, names="keep",
+    mobile={"Tensor": "self, min: Tensor=None, max: Tensor=None",
+            "": "self, min: Scalar=None, max: Scalar=None"})
 def clamp(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
     if min is None and max is None:
         raise ValueError("clamp: at least one of min or max must be given")
@@ -599,6 +601,27 @@ def _clamp_tensor(x: Tensor, min: Any, max: Any) -> Tensor:
         raise broadcast_error(x, lo if lo is not None else hi, "clamp") from None
     out = as_result_dtype(out, x, lo if lo is not None else hi)
     return record(out, ClampBackward0, (x, lo, hi), (x, lo, hi))
+
+
+def _clamp_tensor_(x: Tensor, min: Any, max: Any) -> Tensor:
+    """clamp_ with tensor bounds: they broadcast to x's shape, x keeps its dtype."""
+    lo = None if min is None else as_tensor(min)
+    hi = None if max is None else as_tensor(max)
+    bounds = [b for b in (lo, hi) if b is not None]
+    check_inplace(x, *bounds)
+    if np.broadcast_shapes(x.shape, *(b.shape for b in bounds)) != tuple(x.shape):
+        raise RuntimeError(f"clamp_: can't update a tensor of shape {shape_str(x.shape)} in "
+                           f"place with bounds of shape {shape_str(bounds[0].shape)}: the "
+                           "bounds must broadcast to the tensor's shape")
+    out = as_result_dtype(np.clip(x.data, None if lo is None else lo.data,
+                                  None if hi is None else hi.data), x, bounds[0])
+    if not np.can_cast(out.dtype, x.data.dtype, "same_kind"):
+        raise RuntimeError(f"clamp_: result type {wrap(out).dtype.r_name} can't be cast to "
+                           f"the desired output type {x.dtype.r_name}")
+    old = x.detach().clone() if needs_grad(x, *bounds) else x  # (what the node reads)
+    x.data[...] = out
+    bump_version(x)
+    return record_inplace(x, ClampBackward0, (x, lo, hi), (old, lo, hi))
 
 
 @formula(arrays=True)
@@ -846,6 +869,8 @@ def div_(self: Tensor, other: Any, rounding_mode: str | None = None) -> Tensor:
 def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
     if min is None and max is None:
         raise ValueError("clamp_: at least one of min or max must be given")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return _clamp_tensor_(self, min, max)
     check_inplace(self)
     lo, hi = clamp_bound(min, "min"), clamp_bound(max, "max")
     old = self.detach().clone() if needs_grad(self) else None
