@@ -3,9 +3,9 @@
 `nnf_affine_grid`), with libtorch's arithmetic and node names.
 
 A grid holds, per output point, coordinates in [-1, 1] (x first: the last
-spatial dim), mapped to input positions by `_source` (libtorch's unnormalize,
-then the padding mode: "border" clamps, "reflection" mirrors at the edges; with
-"zeros" points outside read 0). Each output point reads a few input positions
+spatial dim), mapped to input positions by `_unnormalize` (libtorch's unnormalize),
+then by `_pad` (the padding mode: "border" clamps, "reflection" mirrors at the edges;
+with "zeros" points outside read 0). Each output point reads a few input positions
 ("taps") with weights: bilinear the 2**d corners around it, nearest the one
 rounded to, bicubic (2-d only) 4 x 4 with the cubic convolution (A = -0.75).
 The forward gathers the taps; its node scatters the gradient back to the input

@@ -884,7 +884,7 @@ def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
 # ==========================================================================
 # More math: trig and hyperbolic inverses, exp/log variants, special
 # functions, and each one's in-place form. A floating op computes ints and
-# bools in float32 (`_fcdata`), as PyTorch does with its default dtype.
+# bools in float32 (`float_data`), as PyTorch does with its default dtype.
 
 def _floating(self: Tensor, compute: Callable, backward: Callable, save: str | None) -> Tensor:
     """A floating unary op; `save` is what its derivative needs: "self", "result" or None."""
