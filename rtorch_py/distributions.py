@@ -121,11 +121,6 @@ class _IntegerGreaterThan(Constraint):
         return (value % 1 == 0) & (value >= self.lower_bound)
 
 
-class _IntegerInterval(_Interval):
-    def check(self, value: Tensor) -> Tensor:
-        return (value % 1 == 0) & super().check(value)
-
-
 class _Boolean(Constraint):
     def check(self, value: Tensor) -> Tensor:
         return (value == 0) | (value == 1)

@@ -533,10 +533,6 @@ nn_conv_transpose3d = _conv_t_class("nn_conv_transpose3d", 3)
 # Pooling
 
 
-def _pool_class(name: str, fn: Any, params: Sequence[tuple[str, Any]]) -> type:
-    return _activation(name, fn, params)
-
-
 _MAXP = [("kernel_size", None), ("stride", None), ("padding", 0), ("dilation", 1),
          ("return_indices", False), ("ceil_mode", False)]
 _AVGP = [("kernel_size", None), ("stride", None), ("padding", 0), ("ceil_mode", False),
