@@ -183,9 +183,9 @@ def _dt(dtype: Any) -> Any:
 def _filled(make: Any, size: tuple, names: Any, dtype: Any, device: Any,
             requires_grad: bool) -> Tensor:
     """np.zeros or np.ones of the size (nothing made on the meta device)."""
-    size, meta = _cr._size(size), _cr.check_device(device)
-    return _cr._finish(_cr._no_values(size) if meta else make(size, dtype=_dt(dtype)),
-                       dtype, requires_grad, names=names, meta=meta)
+    size, meta = _cr.size_arg(size), _cr.check_device(device)
+    return _cr.finish_tensor(_cr.no_values(size) if meta else make(size, dtype=_dt(dtype)),
+                             dtype, requires_grad, names=names, meta=meta)
 
 
 @_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"), complex_half=True)
@@ -214,9 +214,9 @@ def full(size: Any, fill_value: Any, names: Any = None, dtype: Any = None, layou
             default_complex() if isinstance(fill_value, complex) else get_default_dtype()
     else:
         target = as_dtype(dtype)
-    size = _cr._size((size,))
-    return _cr._finish(_cr._no_values(size) if meta else np.full(size, fill_value, dtype=target.np),
-                       dtype, requires_grad, target, names=names, meta=meta)
+    size = _cr.size_arg((size,))
+    return _cr.finish_tensor(_cr.no_values(size) if meta else np.full(size, fill_value, dtype=target.np),
+                             dtype, requires_grad, target, names=names, meta=meta)
 
 
 @_factory(samples=S.eye, r_conventions=("creation_options",))
@@ -224,8 +224,8 @@ def eye(n: int, m: int | None = None, dtype: Any = None, layout: Any = None,
         device: Any = None, requires_grad: bool = False) -> Tensor:
     _cr.strided_only(layout, "torch_eye")
     meta = _cr.check_device(device)
-    return _cr._finish(np.eye(whole(n, "n"), None if m is None else whole(m, "m")), dtype,
-                       requires_grad, meta=meta)
+    return _cr.finish_tensor(np.eye(whole(n, "n"), None if m is None else whole(m, "m")), dtype,
+                             requires_grad, meta=meta)
 
 
 @_factory(samples=S.linspace, r_conventions=("creation_options",))
@@ -233,8 +233,8 @@ def linspace(start: float, end: float, steps: int = 100, dtype: Any = None, layo
              device: Any = None, requires_grad: bool = False) -> Tensor:
     _cr.strided_only(layout, "torch_linspace")
     meta = _cr.check_device(device)
-    return _cr._finish(np.linspace(start, end, whole(steps, "steps")), dtype, requires_grad,
-                       meta=meta)
+    return _cr.finish_tensor(np.linspace(start, end, whole(steps, "steps")), dtype, requires_grad,
+                             meta=meta)
 
 
 @_factory(samples=S.logspace, r_conventions=("creation_options",))
@@ -243,8 +243,8 @@ def logspace(start: float, end: float, steps: int = 100, base: float = 10.0, dty
     """`steps` values from base**start to base**end, evenly spaced in the exponent."""
     _cr.strided_only(layout, "torch_logspace")
     meta = _cr.check_device(device)
-    return _cr._finish(np.logspace(start, end, whole(steps, "steps"), base=base), dtype,
-                       requires_grad, meta=meta)
+    return _cr.finish_tensor(np.logspace(start, end, whole(steps, "steps"), base=base), dtype,
+                             requires_grad, meta=meta)
 
 
 @_factory(samples=S.arange, r_conventions=("inclusive_end", "creation_options"))
@@ -258,8 +258,8 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, layout
     if step == 0:
         raise RuntimeError("torch_arange: step must be nonzero")
     all_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
-    return _cr._finish(np.arange(start, end, step), dtype, requires_grad,
-                       int64 if all_int else None, meta=meta)
+    return _cr.finish_tensor(np.arange(start, end, step), dtype, requires_grad,
+                             int64 if all_int else None, meta=meta)
 
 
 @_factory("range", samples=S.arange, r_conventions=("creation_options",))
@@ -362,7 +362,7 @@ def _window(name: str, device: Any, window_length: Any, periodic: bool, dtype: A
     else:
         m = n + 1 if periodic else n
         values = shape(np.arange(m, dtype=np.float64), m)[:n]
-    return _cr._finish(values, dtype, requires_grad, meta=meta)
+    return _cr.finish_tensor(values, dtype, requires_grad, meta=meta)
 
 
 def _cosines(*coefs: float):
