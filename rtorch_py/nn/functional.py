@@ -267,7 +267,7 @@ def nnf_bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
 # Dropout
 
 
-def _check_p(p: float) -> float:
+def check_dropout_p(p: float) -> float:
     p = float(p)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
@@ -279,7 +279,7 @@ def _dropout(input: Tensor, p: float, training: bool, feature: bool = False,
     """libtorch's dropout family: `input * noise` (alpha: `+ b`), the noise
     Bernoulli(1 - p) from the default generator on an array like the input
     (feature: one per (N, C) channel); nothing drawn when p is 0 or 1."""
-    p = _check_p(p)
+    p = check_dropout_p(p)
     if not training or p == 0.0 or input.numel() == 0:
         return input
     if p == 1.0:

@@ -197,7 +197,7 @@ class nn_prelu(Module):
 def _dropout(name: str, fn: Any) -> type:
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         Module.__init__(self)
-        F._check_p(p)
+        F.check_dropout_p(p)
         object.__setattr__(self, "p", float(p))
         object.__setattr__(self, "inplace", bool(inplace))
 
