@@ -50,7 +50,7 @@ __all__ = ["torch_save", "torch_load", "torch_serialize", "load_state_dict"]
 
 # -- writing -------------------------------------------------------------------
 
-def _own_class(x: Any) -> str | None:
+def own_class(x: Any) -> str | None:
     """'module:qualname' when x's class (or x, a function) is rtorch-py's own and
     importable by that name, so loading can rebuild it without running code."""
     target = x if _is_named_code(x) else type(x)
@@ -123,7 +123,7 @@ class Writer:
             return {"list": [self.encode(v) for v in x]}
         if isinstance(x, (set, frozenset)):
             return {"set": [self.encode(v) for v in sorted(x, key=repr)]}
-        own = _own_class(x)
+        own = own_class(x)
         if own is not None and _is_named_code(x):
             return {"function": own}
         if own is not None and hasattr(x, "__dict__") and not _is_optimizer(x):
