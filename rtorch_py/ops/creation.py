@@ -215,8 +215,8 @@ def full(size: Any, fill_value: Any, names: Any = None, dtype: Any = None, layou
     else:
         target = as_dtype(dtype)
     size = _cr.size_arg((size,))
-    return _cr.finish_tensor(_cr.no_values(size) if meta else np.full(size, fill_value, dtype=target.np),
-                             dtype, requires_grad, target, names=names, meta=meta)
+    arr = _cr.no_values(size) if meta else np.full(size, fill_value, dtype=target.np)
+    return _cr.finish_tensor(arr, dtype, requires_grad, target, names=names, meta=meta)
 
 
 @_factory(samples=S.eye, r_conventions=("creation_options",))
