@@ -17,7 +17,7 @@ import torch
 import rtorch_py as rt
 from rtorch_py import engine, ops, tensor
 from rtorch_py.ops import recording
-from rtorch_py.ops.operands import _number
+from rtorch_py.ops.operands import cached_number
 
 
 def best_us(stmt, setup="pass", ns=None, repeat=30) -> float:
@@ -32,7 +32,8 @@ def rows() -> list[tuple[str, str, str]]:
     """(group, piece, statement); statements run in the namespace below."""
     return [
         ("forward 2 * x", "the NumPy call: np.multiply(2, arr)", "np.multiply(2, arr)"),
-        ("forward 2 * x", "the number as a cached 0-d array: _number(2, arr)", "_number(2, arr)"),
+        ("forward 2 * x", "the number as a cached 0-d array: cached_number(2, arr)",
+         "cached_number(2, arr)"),
         ("forward 2 * x", "the NumPy call with it: np.multiply(arr, two)", "np.multiply(arr, two)"),
         ("forward 2 * x", "Tensor creation: wrap(arr)", "wrap(arr)"),
         ("forward 2 * x", "grad-mode lookup: is_grad_enabled()", "is_grad_enabled()"),
@@ -97,7 +98,7 @@ def namespace() -> dict:
         cw=cw, tcw=tcw, sq=sq, tsq=tsq, lstm=lstm, tlstm=tlstm, yy=yy,
         tyy=torch.tensor(yy.data),
         np=np, arr=arr, x=x, xn=rt.torch_tensor([1.0]), g=g, garr=g.data, node=node,
-        two=_number(2, arr), _number=_number, _accumulate=engine._accumulate,
+        two=cached_number(2, arr), cached_number=cached_number, _accumulate=engine._accumulate,
         tx=torch.ones(1, requires_grad=True), txn=torch.ones(1),
         wrap=tensor.wrap, record=recording.record, edge=engine.edge, Node=engine.Node,
         is_grad_enabled=engine.is_grad_enabled, set_grad_enabled=engine.set_grad_enabled,
@@ -105,7 +106,7 @@ def namespace() -> dict:
         implicit_grad=getattr(engine, "implicit_grad", None),
         _conform=getattr(engine, "_conform", None),
         edges=(engine.edge(x),), meta=((x.shape, x.data.dtype),),  # (`2 * x`: mul.Scalar)
-        saved=(_number(2, arr),), exp2=exp2, TorchExp2=TorchExp2,
+        saved=(cached_number(2, arr),), exp2=exp2, TorchExp2=TorchExp2,
     )
 
 

@@ -12,19 +12,19 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from . import autograd, creation, engine, named, ops, quantized, tensor
+from . import autograd, constructors, engine, named, ops, quantized, tensor
 from .autograd import (autograd_backward, autograd_grad, autograd_is_grad_enabled,
                        autograd_set_grad_mode, enable_grad, is_grad_enabled, no_grad,
                        set_grad_enabled, with_detect_anomaly, with_enable_grad, with_no_grad)
 from .containers import NamedList
-from .creation import *  # noqa: F401,F403  (torch_tensor, torch_zeros, dtype constructors...)
-from .creation import as_array, is_torch_tensor, torch_manual_seed, torch_tensor
+from .constructors import *  # noqa: F401,F403  (torch_tensor, torch_zeros, dtype constructors...)
+from .constructors import as_array, is_torch_tensor, torch_manual_seed, torch_tensor
 from .engine import AccumulateGrad, Node, RemovableHandle
 from .function import AutogradContext, Function, FunctionCtx, autograd_function
 from .gradcheck import GradcheckError, autograd_gradcheck
 from . import forward_ad
 from .forward_ad import dual_level, make_dual, unpack_dual
-from .functional import (autograd_hessian, autograd_hvp, autograd_jacobian, autograd_jvp,
+from .autograd_functional import (autograd_hessian, autograd_hvp, autograd_jacobian, autograd_jvp,
                          autograd_vhp, autograd_vjp)
 from .gradgradcheck import autograd_gradgradcheck
 from .graph import AutogradGraph, autograd_graph
@@ -67,7 +67,7 @@ TENSOR_METHODS = {
     "q_per_channel_axis": quantized.q_per_channel_axis, "qscheme": quantized.qscheme,
     "is_quantized": property(quantized.is_quantized),
     "real": property(ops.creation.torch_real), "imag": property(ops.creation.torch_imag),
-    "bernoulli": creation.torch_bernoulli, "multinomial": creation.torch_multinomial,
+    "bernoulli": constructors.torch_bernoulli, "multinomial": constructors.torch_multinomial,
     "where": ops.indexing.where_method,
     "backward": autograd.backward,
 }

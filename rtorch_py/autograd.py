@@ -92,7 +92,7 @@ def autograd_backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool
     edges = [_input_edge(t, i) for i, t in enumerate(inputs)]
     got = run_backward(roots, retain, create_graph, capture=edges, accumulate=False,
                        sum_to=sum_to)
-    with engine._GradMode(create_graph):
+    with engine.GradMode(create_graph):
         for t, g in zip(inputs, got):
             if g is not None:
                 engine.accumulate_grad(t, g)

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import creation as _cr
+from . import constructors as _cr
 from . import ops as _ops
 from .autograd import autograd_grad, no_grad
 from .nn.functional import nnf_binary_cross_entropy_with_logits, nnf_softmax
@@ -40,7 +40,7 @@ def _shape(sample_shape: Any) -> Shape:
     return tuple(int(s) for s in np.asarray(sample_shape).reshape(-1))
 
 
-def _tensor(v: Any, like: Tensor | None = None) -> Tensor:
+def as_param_tensor(v: Any, like: Tensor | None = None) -> Tensor:
     """A parameter or value as a tensor: numbers become one-element tensors (of
     `like`'s dtype when given, as R torch's broadcast_all makes them)."""
     if isinstance(v, Tensor):
@@ -53,7 +53,7 @@ def broadcast_all(*values: Any) -> list:
     """The values as tensors broadcast to one shape (numbers take the first
     tensor's dtype)."""
     like = next((v for v in values if isinstance(v, Tensor)), None)
-    return _ops.broadcast_tensors([_tensor(v, like) for v in values])
+    return _ops.broadcast_tensors([as_param_tensor(v, like) for v in values])
 
 
 def _value_error(message: str) -> ValueError:
@@ -119,11 +119,6 @@ class _IntegerGreaterThan(Constraint):
 
     def check(self, value: Tensor) -> Tensor:
         return (value % 1 == 0) & (value >= self.lower_bound)
-
-
-class _IntegerInterval(_Interval):
-    def check(self, value: Tensor) -> Tensor:
-        return (value % 1 == 0) & super().check(value)
 
 
 class _Boolean(Constraint):
@@ -240,7 +235,7 @@ class Distribution:
     def _validate_sample(self, value: Any) -> Tensor:
         """The value as a tensor, checked (when validate_args) against the event
         and batch shapes and the support."""
-        value = _tensor(value)
+        value = as_param_tensor(value)
         if not self.validate_args:
             return value
         shape, expected = tuple(value.shape), self._batch_shape + self._event_shape
@@ -323,7 +318,7 @@ class Normal(ExponentialFamily):
                            math.sqrt(2)).erf())
 
     def icdf(self, value: Any) -> Tensor:
-        value = _tensor(value)
+        value = as_param_tensor(value)
         return self.loc + self.scale * (2 * value - 1).erfinv() * math.sqrt(2)
 
     def entropy(self) -> Tensor:
@@ -435,12 +430,12 @@ class Categorical(Distribution):
             raise _value_error("Either `probs` or `logits` must be specified, but not both.")
         self._probs = self._logits = None
         if probs is not None:
-            probs = _tensor(probs)
+            probs = as_param_tensor(probs)
             if probs.ndim < 1:
                 raise _value_error("`probs` must be at least one-dimensional.")
             self._probs = probs / probs.sum(-1, keepdim=True)
         else:
-            logits = _tensor(logits)
+            logits = as_param_tensor(logits)
             if logits.ndim < 1:
                 raise _value_error("`logits` must be at least one-dimensional.")
             self._logits = logits - logits.logsumexp(dim=-1, keepdim=True)
@@ -508,7 +503,7 @@ class Gamma(ExponentialFamily):
         return value
 
     def log_prob(self, value: Any) -> Tensor:
-        value = self._validate_sample(_tensor(value, self.rate))
+        value = self._validate_sample(as_param_tensor(value, self.rate))
         return (self.concentration * self.rate.log() + (self.concentration - 1) * value.log() -
                 self.rate * value - self.concentration.lgamma())
 
@@ -539,7 +534,7 @@ class Chi2(Gamma):
     arg_constraints = {"df": constraint_positive}
 
     def __init__(self, df: Any, validate_args: bool | None = None) -> None:
-        df = _tensor(df)
+        df = as_param_tensor(df)
         super().__init__(0.5 * df, _cr.torch_tensor(0.5, dtype=df.dtype), validate_args)
 
     @property
@@ -598,7 +593,7 @@ class MultivariateNormal(Distribution):
     def __init__(self, loc: Tensor, covariance_matrix: Tensor | None = None,
                  precision_matrix: Tensor | None = None, scale_tril: Tensor | None = None,
                  validate_args: bool | None = None) -> None:
-        loc = _tensor(loc)
+        loc = as_param_tensor(loc)
         if loc.ndim < 1:
             raise _value_error("loc must be at least one-dimensional.")
         given = [m for m in (covariance_matrix, precision_matrix, scale_tril) if m is not None]
@@ -735,7 +730,7 @@ class MixtureSameFamily(Distribution):
         return x.unsqueeze(-1 - self._event_ndims)
 
     def cdf(self, value: Any) -> Tensor:
-        x = self._pad(_tensor(value))
+        x = self._pad(as_param_tensor(value))
         return (self.component_distribution.cdf(x) * self.mixture_distribution.probs).sum(-1)
 
     def log_prob(self, value: Any) -> Tensor:

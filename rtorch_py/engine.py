@@ -52,7 +52,7 @@ def is_anomaly_enabled() -> bool:
     return _local.anomaly
 
 
-class _GradMode:
+class GradMode:
     """Context manager and decorator that sets grad mode for a block."""
 
     def __init__(self, mode: bool) -> None:
@@ -69,7 +69,7 @@ class _GradMode:
         mode = self.mode
 
         def wrapped(*args: Any, **kwargs: Any) -> Any:
-            with _GradMode(mode):
+            with GradMode(mode):
                 return fn(*args, **kwargs)
 
         wrapped.__name__ = getattr(fn, "__name__", "wrapped")
@@ -77,12 +77,12 @@ class _GradMode:
         return wrapped
 
 
-def no_grad() -> _GradMode:
-    return _GradMode(False)
+def no_grad() -> GradMode:
+    return GradMode(False)
 
 
-def enable_grad() -> _GradMode:
-    return _GradMode(True)
+def enable_grad() -> GradMode:
+    return GradMode(True)
 
 
 # How many anomaly blocks are open in any thread: while none is, making a node

@@ -9,7 +9,7 @@ function's declaration says so once, in R's own words:
     @op(dims=("dim",), ...)
     def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None): ...
 
-Both sides read it: the R binding (`rtorch_py.r.formals`) matches R's arguments
+Both sides read it: the R binding (`rtorch_py.r.matching`) matches R's arguments
 against these formals as R would (an argument R torch has not is R's "unused
 argument" error) and fills R's constant defaults; the signature check
 (`rtorch-py signatures`) compares them with R torch's. For a tensor method the

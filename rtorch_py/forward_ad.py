@@ -45,7 +45,7 @@ from .random import default_generator
 from .modes import FORWARD_AD, pop_mode, push_mode
 from .tensor import Tensor, wrap
 
-_LEVEL: list = [None]  # the active level: a list of weak references to its dual tensors
+ACTIVE_LEVEL: list = [None]  # the active level: a list of weak references to its dual tensors
 
 
 class UnpackedDualTensor(NamedTuple):
@@ -59,13 +59,13 @@ def tangent_of(x: Any) -> Tensor | None:
 
 
 def dual_level_active() -> bool:
-    return _LEVEL[0] is not None
+    return ACTIVE_LEVEL[0] is not None
 
 
 def set_tangent(x: Tensor, tangent: Tensor) -> None:
     """Give x a tangent at the active level (dropped when the level exits)."""
     if "_tangent" not in x.__dict__:
-        _LEVEL[0].append(weakref.ref(x))
+        ACTIVE_LEVEL[0].append(weakref.ref(x))
     x._tangent = tangent
 
 
@@ -74,16 +74,16 @@ class dual_level:
     when it exits."""
 
     def __enter__(self) -> "dual_level":
-        if _LEVEL[0] is not None:
+        if ACTIVE_LEVEL[0] is not None:
             raise RuntimeError(
                 "a dual level is already active: nested dual levels are not supported; "
                 "use one dual_level() (R: with_dual_level()) for all the dual tensors")
-        _LEVEL[0] = []
+        ACTIVE_LEVEL[0] = []
         push_mode(_FORWARD_MODE)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        level, _LEVEL[0] = _LEVEL[0], None
+        level, ACTIVE_LEVEL[0] = ACTIVE_LEVEL[0], None
         pop_mode(_FORWARD_MODE)
         for ref in level:
             x = ref()
@@ -93,7 +93,7 @@ class dual_level:
 
 def make_dual(tensor: Tensor, tangent: Tensor) -> Tensor:
     """A tensor with tensor's values (a view of it) and tangent `tangent`."""
-    if _LEVEL[0] is None:
+    if ACTIVE_LEVEL[0] is None:
         raise RuntimeError("make_dual: no dual level is active; make dual tensors inside "
                            "`with dual_level():` (R: with_dual_level({ ... }))")
     if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):

@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from .engine import is_grad_enabled
-from .functional import (_as_tuple, _call, _check_cotangents, _gradient_of, _grad, _jacobian,
-                         _jvp, _leaves, _result, _untuple)
+from .autograd_functional import (as_results, as_tensor_tuple, call_with, check_cotangents,
+                                  fresh_leaves, gradient_function, gradients, jacobian_of, jvp_at,
+                                  untuple)
 from .tensor import Tensor
 
 
@@ -24,26 +25,26 @@ def vjp(func: Callable, *primals: Tensor) -> tuple[Any, Callable]:
     """(func(*primals), vjp_fn): `vjp_fn(cotangents)` gives the vector-Jacobian
     product, a tuple with one tensor per primal; it may be called again."""
     fn = "vjp"
-    primals, _ = _as_tuple(primals, "primals", fn)
+    primals, _ = as_tensor_tuple(primals, "primals", fn)
     keep = _nested(primals)
-    leaves = _leaves(primals, keep)
-    outputs, out_tuple = _call(func, leaves, fn)
+    leaves = fresh_leaves(primals, keep)
+    outputs, out_tuple = call_with(func, leaves, fn)
 
     def vjp_fn(cotangents: Any) -> tuple:
-        vs = _check_cotangents(cotangents, outputs, fn, "v")
-        return _result(_grad(outputs, leaves, vs, keep, retain_graph=True, fn=fn), keep)
-    return _untuple(_result(outputs, keep), out_tuple), vjp_fn
+        vs = check_cotangents(cotangents, outputs, fn, "v")
+        return as_results(gradients(outputs, leaves, vs, keep, retain_graph=True, fn=fn), keep)
+    return untuple(as_results(outputs, keep), out_tuple), vjp_fn
 
 
 def jvp(func: Callable, primals: Sequence[Tensor], tangents: Sequence[Tensor]) -> tuple:
     """(func(*primals), J tangents): primals and tangents are tuples of tensors."""
     fn = "jvp"
-    primals, _ = _as_tuple(tuple(primals), "primals", fn)
+    primals, _ = as_tensor_tuple(tuple(primals), "primals", fn)
     keep = _nested(primals)
-    vs = _check_cotangents(tuple(tangents), primals, fn, "tangents")
-    outputs, out_tuple, out_tangents = _jvp(func, _leaves(primals, keep), vs, keep, fn)
-    return (_untuple(_result(outputs, keep), out_tuple),
-            _untuple(_result(out_tangents, keep), out_tuple))
+    vs = check_cotangents(tuple(tangents), primals, fn, "tangents")
+    outputs, out_tuple, out_tangents = jvp_at(func, fresh_leaves(primals, keep), vs, keep, fn)
+    return (untuple(as_results(outputs, keep), out_tuple),
+            untuple(as_results(out_tangents, keep), out_tuple))
 
 
 def _transform(func: Callable, argnums: int | tuple, fn: str, strategy: str,
@@ -62,9 +63,9 @@ def _transform(func: Callable, argnums: int | tuple, fn: str, strategy: str,
             for a, x in zip(nums, xs):
                 full[a] = x
             return func(*full)
-        target = _gradient_of(at, fn, []) if of_gradient else at
-        jac = _jacobian(target, diff if isinstance(argnums, tuple) else diff[0],
-                        _nested(diff), False, vectorize, strategy, fn)
+        target = gradient_function(at, fn, []) if of_gradient else at
+        jac = jacobian_of(target, diff if isinstance(argnums, tuple) else diff[0],
+                          _nested(diff), False, vectorize, strategy, fn)
         return jac[0] if of_gradient and not isinstance(argnums, tuple) else jac
     return transformed
 

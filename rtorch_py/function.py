@@ -16,9 +16,9 @@ import numpy as np
 from . import engine
 from .containers import NamedList
 from .engine import Node, SavedTensor, edge
-from .forward_ad import _LEVEL as _DUAL_LEVEL, set_tangent, tangent_of
+from .forward_ad import ACTIVE_LEVEL as _DUAL_LEVEL, set_tangent, tangent_of
 from .ops.recording import sum_to
-from .tensor import _DTYPES, Tensor, wrap
+from .tensor import DTYPES_BY_NP, Tensor, wrap
 
 # R torch's custom nodes are libtorch CppNodes around its LanternFunction.
 R_NODE_NAME = "torch::autograd::CppNode<torch::autograd::LanternFunction>"
@@ -420,7 +420,7 @@ def _as_mapping(result: Any) -> Any:
 
 
 def _dtname(d: np.dtype) -> str:
-    return repr(_DTYPES[d])
+    return repr(DTYPES_BY_NP[d])
 
 
 # --------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .creation import QScheme, torch_per_channel_affine, torch_per_tensor_affine
+from .constructors import QScheme, torch_per_channel_affine, torch_per_tensor_affine
 from .tensor import QPARAMS, QUANTIZED, Tensor, as_dtype, dequantized, wrap
 
 

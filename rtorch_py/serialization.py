@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .containers import NamedList
-from .creation import torch_tensor
+from .constructors import torch_tensor
 from .optim import Optimizer
 from .tensor import Tensor, as_dtype, wrap
 
@@ -50,7 +50,7 @@ __all__ = ["torch_save", "torch_load", "torch_serialize", "load_state_dict"]
 
 # -- writing -------------------------------------------------------------------
 
-def _own_class(x: Any) -> str | None:
+def own_class(x: Any) -> str | None:
     """'module:qualname' when x's class (or x, a function) is rtorch-py's own and
     importable by that name, so loading can rebuild it without running code."""
     target = x if _is_named_code(x) else type(x)
@@ -83,7 +83,7 @@ def _resolve(name: str) -> Any:
     return obj
 
 
-class _Writer:
+class Writer:
     def __init__(self) -> None:
         self.arrays: list[np.ndarray] = []
         self.seen: dict[int, int] = {}  # tensors saved once, shared on load
@@ -123,7 +123,7 @@ class _Writer:
             return {"list": [self.encode(v) for v in x]}
         if isinstance(x, (set, frozenset)):
             return {"set": [self.encode(v) for v in sorted(x, key=repr)]}
-        own = _own_class(x)
+        own = own_class(x)
         if own is not None and _is_named_code(x):
             return {"function": own}
         if own is not None and hasattr(x, "__dict__") and not _is_optimizer(x):
@@ -159,7 +159,7 @@ def torch_save(obj: Any, path: Any) -> None:
     if isinstance(obj, Tensor):
         _write_bytes(path, r_file("tensor", [(_UNNAMED, obj)]))
         return
-    w = _Writer()
+    w = Writer()
     root = w.encode(obj)
     _write(os.fspath(path) if not hasattr(path, "write") else path,
            {"format": FORMAT, "version": VERSION, "root": root}, w.arrays)
@@ -174,7 +174,7 @@ def torch_serialize(obj: Any) -> bytes:
 def save_r(path: Any, rds: bytes, tensors: list) -> None:
     """An R object (serialized by R, tensors replaced by their position in
     `tensors`) and its tensors."""
-    w = _Writer()
+    w = Writer()
     refs = [w.encode(t) for t in tensors]
     _write(path, {"format": FORMAT, "version": VERSION, "r_object": _R_OBJECT, "tensors": refs},
            w.arrays, {_R_OBJECT: rds})
@@ -182,7 +182,7 @@ def save_r(path: Any, rds: bytes, tensors: list) -> None:
 
 # -- reading -------------------------------------------------------------------
 
-class _Reader:
+class Reader:
     def __init__(self, z: zipfile.ZipFile) -> None:
         self.z = z
         self.tensors: dict[int, Tensor] = {}
@@ -283,7 +283,7 @@ def torch_load(path: Any, device: Any = "cpu") -> Any:
         if "r_object" in index:
             raise ValueError("torch_load: this file holds an R object (a module, dataset or "
                              "other R value saved from R); load it with torch_load() in R")
-        return _Reader(z).decode(index["root"])
+        return Reader(z).decode(index["root"])
 
 
 def load_r(path: Any) -> list:
@@ -293,7 +293,7 @@ def load_r(path: Any) -> list:
         index = _index(z)
         if index is None:
             return ["value", _load_pytorch(z), None, []]
-        r = _Reader(z)
+        r = Reader(z)
         if "r_object" in index:
             tensors = [r.decode(e) for e in index["tensors"]]
             return ["r", None, z.read(index["r_object"]), tensors]
@@ -499,7 +499,7 @@ class _StorageType:
         self.dtype = np.dtype(dtype)
 
 
-def _strided_copy(storage: np.ndarray, offset: int, size: tuple, stride: tuple) -> np.ndarray:
+def strided_copy(storage: np.ndarray, offset: int, size: tuple, stride: tuple) -> np.ndarray:
     """The elements a pickled tensor views in its storage: a copy of its own, C order."""
     itemsize = storage.dtype.itemsize
     if size:
@@ -510,7 +510,7 @@ def _strided_copy(storage: np.ndarray, offset: int, size: tuple, stride: tuple) 
 
 def _rebuild_tensor(storage: np.ndarray, offset: int, size: tuple, stride: tuple,
                     requires_grad: bool = False, hooks: Any = None, metadata: Any = None) -> Tensor:
-    arr = _strided_copy(storage, offset, size, stride)
+    arr = strided_copy(storage, offset, size, stride)
     if arr.dtype == np.float16:
         arr = arr.astype(np.float32)
     elif arr.dtype in (np.int8, np.int16, np.uint8):
@@ -524,7 +524,7 @@ def _rebuild_parameter(data: Tensor, requires_grad: bool, hooks: Any = None,
     return data
 
 
-class _RestrictedUnpickler(pickle.Unpickler):
+class RestrictedUnpickler(pickle.Unpickler):
     """Builds tensors (from the zip file's storages under `storage_dir`) and plain
     containers only; any other class is refused, naming it, before anything of the
     file runs. A subclass (TorchScript archives: rtorch_py/jit/archive.py) extends
@@ -590,7 +590,7 @@ def _load_pytorch(z: zipfile.ZipFile) -> Any:
     byteorder = prefix + "byteorder"
     if byteorder in names and z.read(byteorder).strip() != b"little":
         raise ValueError("torch_load: big-endian PyTorch files are not supported")
-    return _RestrictedUnpickler(z.read(pkl[0]), z, prefix + "data/").load()
+    return RestrictedUnpickler(z.read(pkl[0]), z, prefix + "data/").load()
 
 
 class _ScriptModule:
@@ -600,7 +600,7 @@ class _ScriptModule:
         self.fields = state
 
 
-class _ScriptUnpickler(_RestrictedUnpickler):
+class _ScriptUnpickler(RestrictedUnpickler):
     def script_class(self, qualified: str) -> type:
         return _ScriptModule
 

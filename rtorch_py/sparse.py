@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from .creation import device_type, no_device, strided_only
+from .constructors import device_type, no_device, strided_only
 from .ops.recording import formula, record
-from .ops.sparse import SparseTensor, _make, format_sparse, sparse_sampled_addmm
+from .ops.sparse import SparseTensor, make_sparse, format_sparse, sparse_sampled_addmm
 from .tensor import Tensor, as_dtype, sparse_coo, to_array, wrap
 
 __all__ = ["torch_sparse_coo_tensor", "torch_sparse_sampled_addmm", "strided_only",
@@ -87,7 +87,7 @@ def torch_sparse_coo_tensor(indices: Any, values: Any, size: Any = None, dtype: 
     shape = _check_coo(idx, tuple(vals.shape), None if size is None else
                        tuple(int(s) for s in np.asarray(size).reshape(-1)))
     # (PyTorch calls at most one entry coalesced)
-    out = _make(sparse_coo, shape, vals.data, indices=idx.copy(), coalesced=idx.shape[1] <= 1)
+    out = make_sparse(sparse_coo, shape, vals.data, indices=idx.copy(), coalesced=idx.shape[1] <= 1)
     sd = idx.shape[0]
     flat = np.ravel_multi_index(tuple(idx), shape[:sd]) if idx.shape[1] and sd else \
         np.zeros(idx.shape[1], dtype=np.int64)

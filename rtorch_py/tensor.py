@@ -71,18 +71,18 @@ bool_ = dtype("bool", np.bool_, "Bool", "CPUBoolType")
 # names and compares it), but no tensor can hold it.
 try:
     import ml_dtypes
-    _BF16 = np.dtype(ml_dtypes.bfloat16)
+    BF16 = np.dtype(ml_dtypes.bfloat16)
     _F8 = (np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2))
 except ImportError:  # pragma: no cover (ml_dtypes is a dependency)
-    _BF16, _F8 = None, (None, None)
-bfloat16 = dtype("bfloat16", _BF16, "BFloat16", "CPUBFloat16Type")
+    BF16, _F8 = None, (None, None)
+bfloat16 = dtype("bfloat16", BF16, "BFloat16", "CPUBFloat16Type")
 # The float8 storage types (torch_float8_e4m3fn(), torch_float8_e5m2()): tensors of
 # them are made and converted (`$to()`), as libtorch's CPU ops on them go no further.
 float8_e4m3fn = dtype("float8_e4m3fn", _F8[0], "Float8_e4m3fn", "CPUFloat8_e4m3fnType")
 float8_e5m2 = dtype("float8_e5m2", _F8[1], "Float8_e5m2", "CPUFloat8_e5m2Type")
 ALL_DTYPES = (float32, float64, float16, complex64, complex128, uint8, int8, int16, int32,
               int64, bool_)
-_DTYPES = {d.np: d for d in ALL_DTYPES}
+DTYPES_BY_NP = {d.np: d for d in ALL_DTYPES}
 # complex32 (torch_chalf(), libtorch's ComplexHalf): NumPy has none. Its tensors hold
 # complex64 arrays of the class below, whose parts are rounded to float16 after each
 # op; libtorch's CPU kernels take it for a few ops only: once the dtype is named
@@ -121,9 +121,9 @@ def complex_half(arr: Any) -> ComplexHalfArray:
     out.imag = arr.imag.astype(np.float16)
     return out.view(ComplexHalfArray)
 
-if _BF16 is not None:
-    _DTYPES[_BF16] = bfloat16
-    _DTYPES.update({float8_e4m3fn.np: float8_e4m3fn, float8_e5m2.np: float8_e5m2})
+if BF16 is not None:
+    DTYPES_BY_NP[BF16] = bfloat16
+    DTYPES_BY_NP.update({float8_e4m3fn.np: float8_e4m3fn, float8_e5m2.np: float8_e5m2})
 # Quantized dtypes (torch_quint8(), torch_qint8(), torch_qint32()): the integers
 # in a one-field NumPy record (rtorch_py.quantized refuses arithmetic on them); the scale and
 # zero point live on the tensor (rtorch_py.quantized).
@@ -132,7 +132,7 @@ qint8 = dtype("qint8", [("qint8", np.int8)], "QInt8", "QuantizedCPUQInt8Type")
 qint32 = dtype("qint32", [("qint32", np.int32)], "QInt32", "QuantizedCPUQInt32Type")
 quint8.is_signed = False
 QUANTIZED = (quint8, qint8, qint32)
-_DTYPES.update({d.np: d for d in QUANTIZED})
+DTYPES_BY_NP.update({d.np: d for d in QUANTIZED})
 QPARAMS = "_qparams"  # a quantized tensor's (scale, zero_point), in its __dict__; per
                       # channel (scales, zero_points, axis): arrays along dim `axis`
 
@@ -154,17 +154,17 @@ _BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": i
                  "float8_e5m2": float8_e5m2, "complex32": complex32, "chalf": complex32})
 _BY_NAME.update({d.name: d for d in QUANTIZED})
 
-_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 # The default floating dtype (torch_set_default_dtype): what R doubles, Python
 # floats and the float constructors give.
 _default = [float32]
 
 
-def _bf16_as_f32(arr: np.ndarray) -> np.ndarray:
+def bf16_as_f32(arr: np.ndarray) -> np.ndarray:
     """bfloat16 values in float32, to compute on (ops.recording rounds the result
     back, as libtorch computes bfloat16); other arrays unchanged."""
-    return arr.astype(_F32) if arr.dtype == _BF16 else arr
+    return arr.astype(F32) if arr.dtype == BF16 else arr
 
 
 def get_default_dtype() -> dtype:
@@ -193,7 +193,7 @@ def as_dtype(d: Any) -> dtype:
         found = _BY_NAME[d]
     else:
         try:
-            return _DTYPES[np.dtype(d)]
+            return DTYPES_BY_NP[np.dtype(d)]
         except (TypeError, KeyError):
             raise TypeError(
                 f"unsupported dtype {d!r}; use one of torch_float32(), torch_float64(), "
@@ -228,7 +228,7 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     if {a, b} == {float16, bfloat16}:  # (NumPy has no common type for these)
         return float32
     if ca == cb:
-        return _DTYPES[np.promote_types(a.np, b.np)]
+        return DTYPES_BY_NP[np.promote_types(a.np, b.np)]
     hi, lo = (a, b) if ca > cb else (b, a)
     if hi is complex64 and lo is float64:
         return complex128
@@ -273,7 +273,7 @@ def result_type(*operands: Any) -> dtype:
 
 def _dtype_of(arr: np.ndarray) -> dtype:
     try:
-        d = _DTYPES[arr.dtype]
+        d = DTYPES_BY_NP[arr.dtype]
     except KeyError:
         raise TypeError(f"unsupported element type {arr.dtype}") from None
     return complex32 if d is complex64 and type(arr) is ComplexHalfArray else d
@@ -394,7 +394,7 @@ class Tensor(TensorMethods):
     def size(self, dim: int | str | None = None) -> Any:
         if type(dim) is str:  # a dim's name
             dim = position(self, dim)
-        return self.data.shape if dim is None else self.data.shape[_dim(dim, self.data.ndim)]
+        return self.data.shape if dim is None else self.data.shape[wrap_dim(dim, self.data.ndim)]
 
     @property
     def T(self) -> "Tensor":
@@ -429,7 +429,7 @@ class Tensor(TensorMethods):
         return self.grad_fn is None
 
     def is_floating_point(self) -> bool:
-        return self.data.dtype.kind == "f" or self.data.dtype == _BF16
+        return self.data.dtype.kind == "f" or self.data.dtype == BF16
 
     def is_complex(self) -> bool:
         return self.data.dtype.kind == "c"
@@ -623,7 +623,7 @@ def wrap(arr: np.ndarray) -> Tensor:
     return t
 
 
-def _dim(d: int, ndim: int) -> int:
+def wrap_dim(d: int, ndim: int) -> int:
     """Normalise a 0-based (possibly negative) dim, with PyTorch's error."""
     n = max(ndim, 1)
     if not -n <= d < n:
@@ -793,12 +793,12 @@ def _to_array(data: Any, dt: Any) -> np.ndarray:
 
 def _default_for_array(arr: np.ndarray) -> np.dtype:
     k = arr.dtype.kind
-    if arr.dtype in _DTYPES:
-        if arr.dtype == _BF16:
+    if arr.dtype in DTYPES_BY_NP:
+        if arr.dtype == BF16:
             watch_operands()
         return arr.dtype
     if k == "f":
-        return _F32 if arr.dtype.itemsize <= 4 else _F64
+        return F32 if arr.dtype.itemsize <= 4 else F64
     if k == "c":
         return np.dtype(np.complex64 if arr.dtype.itemsize <= 8 else np.complex128)
     if k in "iu":

@@ -1,4 +1,4 @@
-"""The functional API (rtorch_py.functional, rtorch_py.func), gradgradcheck and the graph
+"""The functional API (rtorch_py.autograd_functional, rtorch_py.func), gradgradcheck and the graph
 picture, against PyTorch's torch.autograd.functional and torch.func (float64)."""
 from __future__ import annotations
 
@@ -179,7 +179,7 @@ def test_func_vjp_and_jvp_against_torch_func():
 
 def test_vectorized_jacobian_walks_the_graph_once(monkeypatch):
     """vectorize: one backward walk for all rows; not vectorized: one per row."""
-    from rtorch_py import functional
+    from rtorch_py import autograd_functional as functional
     walks = []
     real = functional.autograd_grad
     monkeypatch.setattr(functional, "autograd_grad", lambda *a, **k: walks.append(1) or

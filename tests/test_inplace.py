@@ -30,6 +30,8 @@ INPLACE = {
     "fill_": lambda T, y, o: y.fill_(1.25),
     "clamp_": lambda T, y, o: y.clamp_(min=-0.5, max=0.5),
     "clamp_min": lambda T, y, o: y.clamp_(min=0.1),
+    "clamp_tensors": lambda T, y, o: y.clamp_(min=o - 0.5, max=o + 0.5),
+    "clamp_tensor_max": lambda T, y, o: y.clamp_(max=o),
     "copy_": lambda T, y, o: y.copy_(o),
     "masked_fill_": lambda T, y, o: y.masked_fill_(o > 0, -3.0),
     # indexing writes (positions distinct where a repeat would have no defined winner)
@@ -239,6 +241,14 @@ def test_inplace_dtype_casts_like_torch():
     check_vs_torch(lambda T, a, b: (a * 1).copy_(b), f32, f64, requires_grad=[False, True])
     check_vs_torch(lambda T, a, b: a.mul_(2), np.arange(3), f64, requires_grad=False)
     check_vs_torch(lambda T, a, b: a.clamp_(min=1), np.arange(3), f64, requires_grad=False)
+    check_vs_torch(lambda T, a, b: a.clamp_(min=b), np.arange(3), np.arange(3)[::-1].copy(),
+                   requires_grad=False)
+    with pytest.raises(RuntimeError, match="clamp_: result type Float can't be cast to the "
+                       "desired output type Long"):
+        rt.torch_tensor(np.arange(3)).clamp_(min=rt.torch_tensor(f32))
+    with pytest.raises(RuntimeError, match=r"clamp_: can't update a tensor of shape \[3\] in "
+                       r"place with bounds of shape \[2, 3\]"):
+        rt.torch_tensor(f32).clamp_(max=rt.torch_zeros(2, 3))
     check_vs_torch(lambda T, a, b: a.fill_(2.7), np.arange(3), f64, requires_grad=False)
 
 

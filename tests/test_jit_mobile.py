@@ -72,6 +72,16 @@ def test_an_op_declaring_its_schema(tmp_path):
     lite_runs_as_ours(tr, tmp_path / "tan.pt", rt.torch_rand(5))
 
 
+def test_an_overload_declared_on_the_op(tmp_path):
+    # clamp with tensor bounds is aten::clamp.Tensor: its declaration's `mobile=` names
+    # both overloads, picked by what min and max hold (docs/adding-an-op.md's example)
+    tr = rt.jit_trace(lambda x, lo, hi: (rt.torch_clamp(x, lo, hi), x.clamp(max=hi),
+                                         x.clamp(min=-0.5)),
+                      rt.torch_ones(2, 3), rt.torch_zeros(3), rt.torch_ones(2, 1))
+    lite_runs_as_ours(tr, tmp_path / "clamp.pt", rt.torch_randn(2, 3),
+                      rt.torch_rand(3) - 1, rt.torch_rand(2, 1))
+
+
 def test_an_mlp_in_the_mode_it_was_saved_in(tmp_path):
     # (both modes traced: forward picks one by the module's mode; batch norm tells them
     # apart: batch statistics, or the running ones)

@@ -346,7 +346,7 @@ def test_gradcheck_of_primitives():
     assert rt.autograd_gradcheck(lambda x: nn.nnf_avg_pool2d(x, 3, 1, 1), [x])
     assert rt.autograd_gradcheck(lambda x: nn.nnf_pad(x, [1, 2, 0, 1], mode="reflect"), [x])
     assert rt.autograd_gradcheck(lambda x: nn.nnf_gelu(x), [x])
-    from rtorch_py.ops import nn_functional as _prims
+    from rtorch_py.ops import nn_primitives as _prims
     lstm_in = [rt.torch_tensor(arr(*s), requires_grad=True)
                for s in [(4, 2, 3), (2, 5), (2, 5), (20, 3), (20, 5), (20,), (20,)]]
     assert rt.autograd_gradcheck(lambda *a: _prims.lstm_layer(*a)[0], lstm_in)

@@ -26,7 +26,7 @@ from random_cases import (BFLOAT16, CASES, F16, F32, TORCH_DTYPE,
                           probabilities, to_numpy)
 from rtorch_py.random import distributions as D
 from rtorch_py.random import nn as RN
-from rtorch_py.random.vecmath import fma32, fma64, iteration_axes, log_avx2, sincos_avx2
+from rtorch_py.random.kernel_arith import fma32, fma64, iteration_axes, log_avx2, sincos_avx2
 
 SEEDS = (0, 1, 2024)
 SIZES = (0, 1, 7, 15, 16, 17, 100, 1000, 1001, (3, 5), (4, 17), (2, 3, 8))

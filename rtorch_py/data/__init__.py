@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ..creation import torch_randint, torch_randperm, torch_tensor
+from ..constructors import torch_randint, torch_randperm, torch_tensor
 from ..ops.registry import REGISTRY
 from ..tensor import Tensor
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..serialization import _RestrictedUnpickler, _strided_copy
+from ..serialization import RestrictedUnpickler, strided_copy
 from ..tensor import Tensor, as_dtype, wrap
 
 _STORAGES = {"float32": "FloatStorage", "float64": "DoubleStorage", "float16": "HalfStorage",
@@ -217,7 +217,7 @@ def _stored(z: zipfile.ZipFile, name: str, data: bytes) -> None:
 def _rebuild_tensor(storage: np.ndarray, offset: int, size: tuple, stride: tuple,
                     requires_grad: bool = False, hooks: Any = None,
                     metadata: Any = None) -> Tensor:
-    t = wrap(_strided_copy(storage, offset, size, stride))  # (the storage's dtype, kept)
+    t = wrap(strided_copy(storage, offset, size, stride))  # (the storage's dtype, kept)
     if requires_grad and t.is_floating_point():
         t.requires_grad_(True)
     return t
@@ -227,13 +227,13 @@ def _restore_type_tag(value: Any, type_str: str) -> Any:
     return value
 
 
-class _Unpickler(_RestrictedUnpickler):
+class _Unpickler(RestrictedUnpickler):
     """torch_load's restricted unpickler, for TorchScript's pickles: tensors of every
     dtype the archive writer writes, TorchScript's list builders and type tags, and
     `__torch__` objects (placeholders holding their class's qualified name)."""
 
     ALLOWED = {
-        **_RestrictedUnpickler.ALLOWED,
+        **RestrictedUnpickler.ALLOWED,
         ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
         ("torch.jit._pickle", "restore_type_tag"): _restore_type_tag,
         ("torch.jit._pickle", "build_intlist"): list,

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..creation import torch_tensor
+from ..constructors import torch_tensor
 from ..ops.registry import REGISTRY
 from ..tensor import Tensor, as_dtype, dtype
 from . import aten

@@ -58,22 +58,23 @@ REQUIRED = object()  # (an overload parameter without a default)
 @dataclass(frozen=True)
 class Overload:
     """One overload of an aten operator: its name, its parameters in order (with
-    their defaults, REQUIRED if none; keyword-only after `*`), which parameter must
-    hold a tensor (`tensor`) or a number (`scalar`) for it, and its `int[N]`
-    parameters (a single int given for one is N of it, as TorchScript's compiler
-    makes it)."""
+    their defaults, REQUIRED if none; keyword-only after `*`), the parameters one of
+    which must hold a tensor (`tensors`) and those none of which may (`scalars`) for
+    it, and its `int[N]` parameters (a single int given for one is N of it, as
+    TorchScript's compiler makes it)."""
     name: str
     params: tuple
     keyword_only: frozenset = frozenset()
-    tensor: str | None = None
-    scalar: str | None = None
+    tensors: tuple = ()
+    scalars: tuple = ()
     int_lists: tuple = ()  # ((parameter, N), ...)
 
 
 def _overload(name: str, schema: str) -> Overload:
     """An overload from a Python-like schema: "self, other: Tensor, *, alpha=1" (the
-    annotation `Tensor` or `Scalar` says what the parameter must hold for it, `int[N]`
-    that a single int given for it is N of it)."""
+    annotation `Tensor` says the overload is for a call where one of the parameters so
+    annotated holds a tensor, `Scalar` where none of them does, `int[N]` that a single
+    int given for it is N of it)."""
     args = ast.parse(f"def f({schema}): pass").body[0].args  # type: ignore[attr-defined]
     plain = [(a.arg, REQUIRED) for a in args.args]
     for i, d in enumerate(args.defaults, len(plain) - len(args.defaults)):
@@ -89,8 +90,7 @@ def _overload(name: str, schema: str) -> Overload:
         elif isinstance(note, ast.Name):
             kinds[note.id].append(a.arg)
     return Overload(name, tuple(plain + kw), frozenset(a.arg for a in args.kwonlyargs),
-                    next(iter(kinds["Tensor"]), None), next(iter(kinds["Scalar"]), None),
-                    tuple(int_lists))
+                    tuple(kinds["Tensor"]), tuple(kinds["Scalar"]), tuple(int_lists))
 
 
 def _overloads(schema: str | Mapping[str, str]) -> list[Overload]:
@@ -374,9 +374,9 @@ class _Function:
             names.update({k.arg: k.value for k in e.keywords if k.arg})
             if not set(names) <= {p for p, _ in ov.params}:
                 continue
-            if ov.tensor and not _is_tensor(names.get(ov.tensor), scope):
+            if ov.tensors and not any(_is_tensor(names.get(p), scope) for p in ov.tensors):
                 continue
-            if ov.scalar and _is_tensor(names.get(ov.scalar), scope):
+            if any(_is_tensor(names.get(p), scope) for p in ov.scalars):
                 continue
             given.update(names)
             return ov

@@ -427,6 +427,13 @@ def _clip(b: _Builder, args: dict, outs: list) -> list:
     x = _x(b, args)
     lo = _arg(args, "min_val", "min")
     hi = _arg(args, "max_val", "max")
+    shapes = [v.type.shape if isinstance(v, Value) else v.shape
+              for v in (lo, hi) if isinstance(v, (Value, Tensor))]
+    if any(shapes):
+        # ONNX's Clip takes scalar bounds only: tensor bounds broadcast by Max and Min
+        if lo is not None:
+            x = b.one("Max", [x, b.operand(lo, like=x)])
+        return [b.one("Min", [x, b.operand(hi, like=x)]) if hi is not None else x]
     inputs = [x, b.operand(lo, like=x) if lo is not None else "",
               b.operand(hi, like=x) if hi is not None else ""]
     while inputs[-1] == "":

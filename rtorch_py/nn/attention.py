@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import creation as _cr
+from .. import constructors as _cr
 from .. import ops as _ops
 from ..formals import r_formals
 from ..ops.creation import zeros as torch_zeros

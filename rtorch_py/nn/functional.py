@@ -3,7 +3,7 @@ the Python API: dims, and class indices of cross_entropy / nll_loss targets.
 
 Most are compositions of tensor ops (so their derivatives come for free);
 convolution, pooling, padding, erf, nll_loss and sparsemax are ops of their own
-(`rtorch_py/ops/nn_functional.py`).
+(`rtorch_py/ops/nn_primitives.py`).
 """
 from __future__ import annotations
 
@@ -14,19 +14,19 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import autograd as _ag
-from .. import creation as _cr
+from .. import constructors as _cr
 from .. import ops as _ops
 from ..meta import MetaArray
 from ..formals import r_counted, r_formals
 from ..random import default_generator
 from ..random import nn as random_nn
 from ..tensor import Tensor, traceable, wrap
-from ..ops.nn_functional import (avg_pool_conv, constant_pad_nd, convolution, pool_gather,
+from ..ops.nn_primitives import (avg_pool_conv, constant_pad_nd, convolution, pool_gather,
                                  silu)
 from ..ops import activation as _act
 from ..ops import ctc as _ctc
 from ..ops import distance as _dist
-from ..ops import nn_functional as _nn_ops
+from ..ops import nn_primitives as _nn_ops
 from ..ops import pooling as _pool
 from ..ops.pointwise import erf
 from ..ops import nn_kernels as _K
@@ -267,7 +267,7 @@ def nnf_bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
 # Dropout
 
 
-def _check_p(p: float) -> float:
+def check_dropout_p(p: float) -> float:
     p = float(p)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
@@ -279,7 +279,7 @@ def _dropout(input: Tensor, p: float, training: bool, feature: bool = False,
     """libtorch's dropout family: `input * noise` (alpha: `+ b`), the noise
     Bernoulli(1 - p) from the default generator on an array like the input
     (feature: one per (N, C) channel); nothing drawn when p is 0 or 1."""
-    p = _check_p(p)
+    p = check_dropout_p(p)
     if not training or p == 0.0 or input.numel() == 0:
         return input
     if p == 1.0:

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import creation as _cr
+from .. import constructors as _cr
 from ..engine import bump_version, no_grad
 from ..random import default_generator
 from ..random import nn as random_nn

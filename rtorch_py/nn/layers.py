@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from .. import creation as _cr
+from .. import constructors as _cr
 from ..ops.creation import full as torch_full, ones as torch_ones, zeros as torch_zeros
 from ..formals import r_counted, r_formals
 from ..tensor import Tensor
@@ -197,7 +197,7 @@ class nn_prelu(Module):
 def _dropout(name: str, fn: Any) -> type:
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         Module.__init__(self)
-        F._check_p(p)
+        F.check_dropout_p(p)
         object.__setattr__(self, "p", float(p))
         object.__setattr__(self, "inplace", bool(inplace))
 
@@ -537,10 +537,6 @@ nn_conv_transpose3d = _conv_t_class("nn_conv_transpose3d", 3)
 
 # --------------------------------------------------------------------------
 # Pooling
-
-
-def _pool_class(name: str, fn: Any, params: Sequence[tuple[str, Any]]) -> type:
-    return _activation(name, fn, params)
 
 
 _MAXP = [("kernel_size", None), ("stride", None), ("padding", 0), ("dilation", 1),

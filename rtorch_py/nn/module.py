@@ -20,7 +20,7 @@ import inspect
 from typing import Any, Callable, Iterable, Iterator
 
 from .. import autograd as _ag
-from ..creation import device_type, no_device
+from ..constructors import device_type, no_device
 from ..formals import counted
 from ..function import NamedList
 from ..optim.optimizer import zero_grads

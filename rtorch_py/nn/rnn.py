@@ -1,19 +1,19 @@
 """Recurrent layers: `nn_rnn`, `nn_gru`, `nn_lstm` (multi-layer, bidirectional,
 batch_first, packed sequences), with PyTorch's parameter names and gate order. RNN and GRU are
 unrolled over time with tensor ops (so autograd needs nothing special); each
-LSTM layer and direction is one fused node (`ops.nn_functional.lstm_layer`), as
+LSTM layer and direction is one fused node (`ops.nn_primitives.lstm_layer`), as
 PyTorch's fused cells are."""
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from .. import creation as _cr
+from .. import constructors as _cr
 from ..ops.creation import arange as torch_arange, zeros as torch_zeros
 from .. import ops as _ops
 from ..formals import r_formals
 from ..tensor import Tensor, traceable, wrap
-from ..ops.nn_functional import lstm_layer
+from ..ops.nn_primitives import lstm_layer
 from . import functional as F
 from . import init
 from .module import Module, nn_parameter
@@ -22,7 +22,7 @@ from .packed import PackedSequence, padded_in_sorted_order, repack
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "GRU": 3, "LSTM": 4}
 
 
-class _RNNBase(Module):
+class RNNBase(Module):
     mode = "LSTM"
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
@@ -217,7 +217,7 @@ def _flip(x: Tensor) -> Tensor:
 
 @r_formals("input_size, hidden_size, num_layers = 1, nonlinearity = NULL, bias = TRUE, "
            "batch_first = FALSE, dropout = 0, bidirectional = FALSE, ...")
-class nn_rnn(_RNNBase):
+class nn_rnn(RNNBase):
     mode = "RNN"
 
 
@@ -226,10 +226,10 @@ _GATED = ("input_size, hidden_size, num_layers = 1, bias = TRUE, batch_first = F
 
 
 @r_formals(_GATED)
-class nn_gru(_RNNBase):
+class nn_gru(RNNBase):
     mode = "GRU"
 
 
 @r_formals(_GATED)
-class nn_lstm(_RNNBase):
+class nn_lstm(RNNBase):
     mode = "LSTM"

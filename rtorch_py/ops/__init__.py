@@ -12,7 +12,7 @@ Bottom up:
   work of convolution, pooling and the LSTM layer)
 - families: `pointwise` (with `special`, and `activation`: elu, threshold, rrelu...),
   `reduction`, `sorting`, `shape`, `indexing`, `linalg`, `distance` (cosine_similarity,
-  pdist, renorm...), `fft`, `conversion`, `creation`, `nn_functional`, `pooling` (unpooling,
+  pdist, renorm...), `fft`, `conversion`, `creation`, `nn_primitives`, `pooling` (unpooling,
   fractional max pooling), `ctc` (the CTC loss), `upsample`, `grid_sample`, `sparse`
   (the sparse layout: its tensors and their ops), `memory` (views and storage
   internals, libtorch's private `_*` methods)
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 # (importing a family declares its ops)
 from . import (activation, conversion, creation, ctc, distance, fft,  # noqa: F401
-               grid_sample, indexing, linalg, memory, nn_functional, pointwise, pooling,
+               grid_sample, indexing, linalg, memory, nn_primitives, pointwise, pooling,
                reduction, shape, sorting, sparse, upsample)
 from .conversion import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403

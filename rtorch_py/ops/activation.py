@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from ..creation import Generator, generator_of
+from ..constructors import Generator, generator_of
 from ..random import nn as random_nn
 from ..tensor import Tensor
 from .dispatch import op
 from .registry import REGISTRY
-from .pointwise import _inplace, relu, where
+from .pointwise import inplace_form, relu, where
 from .recording import OUTPUT, formula, record
 from .samples import activation as S
 
@@ -264,7 +264,7 @@ for _fn, _node, _samples in (
     _name = _fn.__name__ + "_"
     op(_name, method=_fn is relu, samples=_samples,
        torch_name=REGISTRY[_fn.__name__].torch_name and "_C._nn." + _name)(
-        _inplace(_fn, _name, _node))
+        inplace_form(_fn, _name, _node))
 
 __all__ = ["elu", "celu", "selu", "threshold", "hardtanh", "rrelu", "tanh_backward",
            "sigmoid_backward", "SELU_ALPHA", "SELU_SCALE"]

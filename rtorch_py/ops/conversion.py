@@ -5,16 +5,16 @@ from typing import Any
 
 import numpy as np
 
-from ..creation import device_type, no_device
+from ..constructors import device_type, no_device
 from ..engine import bump_version
 from ..meta import meta_array
 from ..tensor import (QPARAMS, ComplexHalfArray, Tensor, as_dtype, complex32, complex_half,
                       wrap)
-from .operands import _data, _fill_value, _shape
+from .operands import data_of, fill_scalar, shape_str
 from .recording import formula, needs_grad, record
 from .dispatch import op
 from .samples import pointwise as S
-from .views import _check_inplace, _record_inplace
+from .views import check_inplace, record_inplace
 
 
 # ==========================================================================
@@ -119,10 +119,10 @@ def ZeroBackward0(n, g):
 
 @op(samples=S.in_place, differentiable=False, complex_half=True)
 def zero_(self: Tensor) -> Tensor:
-    _check_inplace(self)
+    check_inplace(self)
     self.data[...] = 0
     bump_version(self)
-    return _record_inplace(self, ZeroBackward0, (self,), ())
+    return record_inplace(self, ZeroBackward0, (self,), ())
 
 
 @formula
@@ -141,13 +141,13 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     if t is not None and t.ndim != 0:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{t.ndim} dimensions.")
-    v = _fill_value(value, "fill_")
-    _check_inplace(self, t)
+    v = fill_scalar(value, "fill_")
+    check_inplace(self, t)
     self.data[...] = v
     bump_version(self)
     if t is not None:
-        return _record_inplace(self, FillBackward3, (self, t), (t.shape,))
-    return _record_inplace(self, FillBackward2, (self,), ())
+        return record_inplace(self, FillBackward3, (self, t), (t.shape,))
+    return record_inplace(self, FillBackward2, (self,), ())
 
 
 @formula
@@ -158,17 +158,17 @@ def CopyBackwards(n, g):
 @op(function=False, complex_half=True)
 def copy_(self: Tensor, src: Tensor) -> Tensor:
     s = src if isinstance(src, Tensor) else None
-    _check_inplace(self, s)
+    check_inplace(self, s)
     if QPARAMS in self.__dict__ and s is not None and QPARAMS in s.__dict__:
         return _copy_quantized(self, s)
     try:
-        np.copyto(self.data, _data(src), casting="unsafe")
+        np.copyto(self.data, data_of(src), casting="unsafe")
     except ValueError:
-        raise RuntimeError(f"copy_: the source of shape {_shape(np.shape(_data(src)))} "
-                           f"doesn't broadcast to the destination's shape {_shape(self.shape)}")\
+        raise RuntimeError(f"copy_: the source of shape {shape_str(np.shape(data_of(src)))} "
+                           f"doesn't broadcast to the destination's shape {shape_str(self.shape)}")\
             from None
     bump_version(self)
-    return _record_inplace(self, CopyBackwards, (self, s), ())
+    return record_inplace(self, CopyBackwards, (self, s), ())
 
 
 
@@ -177,8 +177,8 @@ def _copy_quantized(self: Tensor, src: Tensor) -> Tensor:
     """A quantized tensor takes another's integers and its scale and zero point."""
     if self.dtype is not src.dtype or tuple(self.shape) != tuple(src.shape):
         raise RuntimeError(f"copy_: a quantized tensor copies one of its own dtype and shape, "
-                           f"got {src.dtype!r} {_shape(src.shape)} for {self.dtype!r} "
-                           f"{_shape(self.shape)}")
+                           f"got {src.dtype!r} {shape_str(src.shape)} for {self.dtype!r} "
+                           f"{shape_str(self.shape)}")
     self.data.view(np.ndarray)[...] = src.data.view(np.ndarray)
     self.__dict__[QPARAMS] = src.__dict__[QPARAMS]
     bump_version(self)

@@ -7,7 +7,7 @@ The deterministic constructors are declared here too (`torch_zeros`,
 sizes and inclusive `arange` are adapted in `rtorch_py/r/tensor_api.py`).
 They and the random ones (`torch_randn`, `torch_randperm`, ...; not in the
 registry, as the generated tests compare values) are implemented in
-`rtorch_py/creation.py`; random draws are libtorch's (`rtorch_py.random`).
+`rtorch_py/constructors.py`; random draws are libtorch's (`rtorch_py.random`).
 """
 from __future__ import annotations
 
@@ -17,21 +17,21 @@ from typing import Any, Callable
 import numpy as np
 
 from ..formals import r_formals
-from .. import creation as _cr
+from .. import constructors as _cr
 from .. import random as _random
-from ..creation import Generator, generator_of
+from ..constructors import Generator, generator_of
 from ..engine import bump_version
 from ..meta import MetaArray
 from ..tensor import (Tensor, as_dtype, bool_, default_complex, get_default_dtype, int64,
                       promote_types, wrap)
 from .conversion import ToCopyBackward0
-from .operands import _whole
-from .pointwise import _inplace
+from .operands import whole
+from .pointwise import inplace_form
 from . import special
 from .recording import OUTPUT, formula, record
 from .dispatch import op
 from .samples import creation as S
-from .views import _check_inplace, _record_inplace
+from .views import check_inplace, record_inplace
 
 __all__ = ["torch_complex", "torch_polar", "torch_real", "torch_imag", "angle", "conj"]
 
@@ -165,7 +165,7 @@ def conj_physical(self: Tensor) -> Tensor:
     return record(np.conj(self.data), ConjPhysicalBackward0, (self,))
 
 
-op("conj_physical_", function=False)(_inplace(conj_physical, "conj_physical_"))
+op("conj_physical_", function=False)(inplace_form(conj_physical, "conj_physical_"))
 
 
 # --------------------------------------------------------------------------
@@ -183,9 +183,9 @@ def _dt(dtype: Any) -> Any:
 def _filled(make: Any, size: tuple, names: Any, dtype: Any, device: Any,
             requires_grad: bool) -> Tensor:
     """np.zeros or np.ones of the size (nothing made on the meta device)."""
-    size, meta = _cr._size(size), _cr._check_device(device)
-    return _cr._finish(_cr._no_values(size) if meta else make(size, dtype=_dt(dtype)),
-                       dtype, requires_grad, names=names, meta=meta)
+    size, meta = _cr.size_arg(size), _cr.check_device(device)
+    return _cr.finish_tensor(_cr.no_values(size) if meta else make(size, dtype=_dt(dtype)),
+                             dtype, requires_grad, names=names, meta=meta)
 
 
 @_factory(samples=S.sizes, r_conventions=("sizes", "creation_options"), complex_half=True)
@@ -207,34 +207,34 @@ def full(size: Any, fill_value: float, names: Any = None, dtype: Any = None, lay
          device: Any = None, requires_grad: bool = False) -> Tensor:
     """The dtype follows the value (bool, int64, complex, else the default) unless given."""
     _cr.strided_only(layout, "torch_full")
-    meta = _cr._check_device(device)
+    meta = _cr.check_device(device)
     if dtype is None:
         target = bool_ if isinstance(fill_value, bool) else \
             int64 if isinstance(fill_value, (int, np.integer)) else \
             default_complex() if isinstance(fill_value, complex) else get_default_dtype()
     else:
         target = as_dtype(dtype)
-    size = _cr._size((size,))
-    return _cr._finish(_cr._no_values(size) if meta else np.full(size, fill_value, dtype=target.np),
-                       dtype, requires_grad, target, names=names, meta=meta)
+    size = _cr.size_arg((size,))
+    arr = _cr.no_values(size) if meta else np.full(size, fill_value, dtype=target.np)
+    return _cr.finish_tensor(arr, dtype, requires_grad, target, names=names, meta=meta)
 
 
 @_factory(samples=S.eye, r_conventions=("creation_options",))
 def eye(n: int, m: int | None = None, dtype: Any = None, layout: Any = None,
         device: Any = None, requires_grad: bool = False) -> Tensor:
     _cr.strided_only(layout, "torch_eye")
-    meta = _cr._check_device(device)
-    return _cr._finish(np.eye(_whole(n, "n"), None if m is None else _whole(m, "m")), dtype,
-                       requires_grad, meta=meta)
+    meta = _cr.check_device(device)
+    return _cr.finish_tensor(np.eye(whole(n, "n"), None if m is None else whole(m, "m")), dtype,
+                             requires_grad, meta=meta)
 
 
 @_factory(samples=S.linspace, r_conventions=("creation_options",))
 def linspace(start: float, end: float, steps: int = 100, dtype: Any = None, layout: Any = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:
     _cr.strided_only(layout, "torch_linspace")
-    meta = _cr._check_device(device)
-    return _cr._finish(np.linspace(start, end, _whole(steps, "steps")), dtype, requires_grad,
-                       meta=meta)
+    meta = _cr.check_device(device)
+    return _cr.finish_tensor(np.linspace(start, end, whole(steps, "steps")), dtype, requires_grad,
+                             meta=meta)
 
 
 @_factory(samples=S.logspace, r_conventions=("creation_options",))
@@ -242,9 +242,9 @@ def logspace(start: float, end: float, steps: int = 100, base: float = 10.0, dty
              layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """`steps` values from base**start to base**end, evenly spaced in the exponent."""
     _cr.strided_only(layout, "torch_logspace")
-    meta = _cr._check_device(device)
-    return _cr._finish(np.logspace(start, end, _whole(steps, "steps"), base=base), dtype,
-                       requires_grad, meta=meta)
+    meta = _cr.check_device(device)
+    return _cr.finish_tensor(np.logspace(start, end, whole(steps, "steps"), base=base), dtype,
+                             requires_grad, meta=meta)
 
 
 @_factory(samples=S.arange, r_conventions=("inclusive_end", "creation_options"))
@@ -252,14 +252,14 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
            device: Any = None, requires_grad: bool = False) -> Tensor:
     """Values from start up to (but excluding) end; whole-number bounds give int64."""
     _cr.strided_only(layout, "torch_arange")
-    meta = _cr._check_device(device)
+    meta = _cr.check_device(device)
     if end is None:
         start, end = 0, start
     if step == 0:
         raise RuntimeError("torch_arange: step must be nonzero")
     all_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
-    return _cr._finish(np.arange(start, end, step), dtype, requires_grad,
-                       int64 if all_int else None, meta=meta)
+    return _cr.finish_tensor(np.arange(start, end, step), dtype, requires_grad,
+                             int64 if all_int else None, meta=meta)
 
 
 @_factory("range", samples=S.arange, r_conventions=("creation_options",))
@@ -348,10 +348,10 @@ def new_ones(self: Tensor, size: Any, dtype: Any = None, requires_grad: bool = F
 
 def _window(name: str, device: Any, window_length: Any, periodic: bool, dtype: Any,
             requires_grad: bool, shape: Any) -> Tensor:
-    meta = _cr._check_device(device)
+    meta = _cr.check_device(device)
     if window_length is None:
         raise ValueError(f"{name}: window_length must be a non-negative integer, got NULL")
-    n = _whole(window_length, "window_length")
+    n = whole(window_length, "window_length")
     if n < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got "
                            f"window_length={n}")
@@ -362,7 +362,7 @@ def _window(name: str, device: Any, window_length: Any, periodic: bool, dtype: A
     else:
         m = n + 1 if periodic else n
         values = shape(np.arange(m, dtype=np.float64), m)[:n]
-    return _cr._finish(values, dtype, requires_grad, meta=meta)
+    return _cr.finish_tensor(values, dtype, requires_grad, meta=meta)
 
 
 def _cosines(*coefs: float):
@@ -444,7 +444,7 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     matrix of ones, so the gradient flows through the same nodes)."""
     if x.ndim != 1:
         raise RuntimeError(f"x must be a one-dimensional tensor, got {x.ndim} dimensions")
-    n = x.numel() if N is None else _whole(N, "N")
+    n = x.numel() if N is None else whole(N, "N")
     if n < 0:
         raise RuntimeError(f"N must be non-negative, got {n}")
     dt = promote_types(x.dtype, _cr.int64)
@@ -490,11 +490,11 @@ def RandomBackward(n, g):
 def _fill(self: Tensor, draw: Callable[[np.ndarray], Any]) -> Tensor:
     """Fill self's array in place, in libtorch's element order (nothing drawn
     for a meta tensor, which has no values)."""
-    _check_inplace(self)
+    check_inplace(self)
     if not isinstance(self.data, MetaArray):
         draw(self.data)
     bump_version(self)
-    return _record_inplace(self, RandomBackward, (self,), ())
+    return record_inplace(self, RandomBackward, (self,), ())
 
 
 def _from(from_: Any, kw: dict, name: str) -> Any:

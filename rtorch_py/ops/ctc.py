@@ -19,7 +19,7 @@ import numpy as np
 from ..tensor import Tensor
 from .dispatch import op
 from .indexing import where
-from .linalg import _NoDerivative
+from .linalg import NoDerivative
 from .recording import formula, record
 from .samples import ctc as S
 from .shape import squeeze, unsqueeze
@@ -149,7 +149,7 @@ def CtcLossBackward0(n, g, log_probs, lp, lat, lengths, nll, zero_infinity):
     if zero_infinity:
         grad[:, np.isinf(nll)] = 0
     grad = grad.astype(log_probs.data.dtype)
-    return (record(grad, _NoDerivative, (g, log_probs), (_CTC_BACKWARD,), name="NotImplemented"),)
+    return (record(grad, NoDerivative, (g, log_probs), (_CTC_BACKWARD,), name="NotImplemented"),)
 
 
 def _no_forward_rule(primals: dict, tangents: dict, result: Any) -> Any:

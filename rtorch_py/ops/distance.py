@@ -8,16 +8,15 @@ from typing import Any
 import numpy as np
 
 from ..engine import no_grad
-from ..tensor import Tensor, _dim, result_type
+from ..tensor import Tensor, wrap_dim, result_type
 from .dispatch import op
 from .indexing import where
-from .linalg import _NoDerivative
+from .linalg import NoDerivative
 from .nn_kernels import pnorm_distance_grad
-from .operands import _whole
-from .pointwise import _inplace
+from .operands import whole
+from .pointwise import inplace_form
 from .recording import OUTPUT, formula, record
-from .reduction import (LinalgVectorNormBackward0, _float_input, _vector_norm_data, norm,
-                        sum as _sum)
+from .reduction import LinalgVectorNormBackward0, float_input, vector_norm_array, norm, sum as _sum
 from .samples import distance as S
 from .shape import broadcast_tensors
 
@@ -48,7 +47,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2, eps: float = 1e-6,
     d = _as_floats(d)
     axes = (d.ndim - 1,) if d.ndim else ()
     p = float(p)
-    return record(_vector_norm_data(_float_input(d, "pairwise_distance"), p, axes, keepdim),
+    return record(vector_norm_array(float_input(d, "pairwise_distance"), p, axes, keepdim),
                   LinalgVectorNormBackward0, (d,), (d, OUTPUT, p, axes, keepdim),
                   name="NormBackward1")
 
@@ -81,7 +80,7 @@ def _pdist_grad(g: np.ndarray, x: np.ndarray, p: float, dist: np.ndarray) -> np.
 @formula
 def PdistBackward0(n, g, x, p, result):
     out = _pdist_grad(g.data, x.data, p, result.data)
-    return (record(out.astype(x.data.dtype, copy=False), _NoDerivative, (g, x, result),
+    return (record(out.astype(x.data.dtype, copy=False), NoDerivative, (g, x, result),
                    (_PDIST_BACKWARD,), name="PdistBackwardBackward0"),)
 
 
@@ -96,7 +95,7 @@ def pdist(self: Tensor, p: float = 2) -> Tensor:
         raise RuntimeError("pdist only supports non-negative p values")
     x = self.data
     i, j = _pairs(x.shape[0])
-    out = _vector_norm_data(x[i] - x[j], p, (1,), False) if len(i) else \
+    out = vector_norm_array(x[i] - x[j], p, (1,), False) if len(i) else \
         np.zeros(0, x.dtype)
     return record(np.ascontiguousarray(out, dtype=x.dtype), PdistBackward0, (self,),
                   (self, p, OUTPUT))
@@ -129,17 +128,17 @@ def renorm(self: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
         raise RuntimeError(f"renorm: non-positive-norm not supported (got p = {p})")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
-    d = _float_input(self, "renorm")
-    dim = _dim(_whole(dim, "dim"), self.ndim)
+    d = float_input(self, "renorm")
+    dim = wrap_dim(whole(dim, "dim"), self.ndim)
     axes = _slice_axes(self, dim)
-    norms = _vector_norm_data(d, p, axes, True)
+    norms = vector_norm_array(d, p, axes, True)
     with np.errstate(divide="ignore"):
         scale = np.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
     return record((d * scale).astype(d.dtype, copy=False), RenormBackward0, (self,),
                   (self, p, dim, maxnorm))
 
 
-op("renorm_", function=False, dims=("dim",))(_inplace(renorm, "renorm_"))
+op("renorm_", function=False, dims=("dim",))(inplace_form(renorm, "renorm_"))
 
 
 # --------------------------------------------------------------------------
@@ -153,10 +152,10 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
     (dim = -1: the norm of all of v, 0-d)."""
     if dim == -1:  # (libtorch's Tensor.norm(pow): its own node name)
         axes, p = tuple(range(v.ndim)), float(pow)
-        return record(_vector_norm_data(_float_input(v, "norm_except_dim"), p, axes, False),
+        return record(vector_norm_array(float_input(v, "norm_except_dim"), p, axes, False),
                       LinalgVectorNormBackward0, (v,), (v, OUTPUT, p, axes, False),
                       name="NormBackward0")
-    dim = _dim(_whole(dim, "dim"), v.ndim)
+    dim = wrap_dim(whole(dim, "dim"), v.ndim)
     shape = tuple(v.shape[i] if i == dim else 1 for i in range(v.ndim))
     if dim == 0:
         return norm(v.contiguous().reshape(v.shape[0], -1), pow, 1).reshape(shape)
@@ -179,11 +178,11 @@ def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
     """v * (g / norm_except_dim(v, 2, dim)): one node where libtorch fuses it (dim
     the first or the last), else those ops."""
     if dim != -1:
-        dim = _dim(_whole(dim, "dim"), v.ndim)
+        dim = wrap_dim(whole(dim, "dim"), v.ndim)
     if dim not in (0, v.ndim - 1):
         return v * (g / norm_except_dim(v, 2, dim))
     axes = _slice_axes(v, dim)
-    norms = _vector_norm_data(_float_input(v, "_weight_norm"), 2.0, axes, True)
+    norms = vector_norm_array(float_input(v, "_weight_norm"), 2.0, axes, True)
     out = v.data * (g.data / norms)
     return record(out.astype(v.data.dtype, copy=False), WeightNormInterfaceBackward0, (v, g),
                   (v, g, Tensor(norms), axes))

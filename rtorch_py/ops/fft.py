@@ -16,12 +16,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..formals import r_formals
-from ..tensor import Tensor, _dim, as_dtype, get_default_dtype, wrap
+from ..tensor import Tensor, wrap_dim, as_dtype, get_default_dtype, wrap
 from .samples import fft as S
-from .operands import _whole
+from .operands import whole
 from .recording import formula, record
 from .dispatch import op
-from .nn_functional import constant_pad_nd
+from .nn_primitives import constant_pad_nd
 from .pooling import col2im
 from .shape import SqueezeBackward1, TransposeBackward0, cat
 
@@ -33,7 +33,7 @@ def _complex_of(dt: np.dtype) -> np.dtype:
     return np.dtype(_COMPLEX.get(np.dtype(dt), np.complex64))
 
 
-def _real_of(dt: np.dtype) -> np.dtype:
+def real_dtype_of(dt: np.dtype) -> np.dtype:
     return np.dtype(_REAL.get(np.dtype(dt), np.float32))
 
 
@@ -46,7 +46,7 @@ def FftC2CBackward0(n, g, dims, scale, forward):
 
 
 def _c2c(x: Tensor, dims: tuple, scale: float, forward: bool) -> Tensor:
-    a = x.data.astype(_complex_of(_real_of(x.data.dtype)), copy=False)
+    a = x.data.astype(_complex_of(real_dtype_of(x.data.dtype)), copy=False)
     out = np.fft.fftn(a, axes=dims) if forward else np.fft.ifftn(a, axes=dims, norm="forward")
     if scale != 1:
         out = out * scale
@@ -62,7 +62,7 @@ def FftR2CBackward0(n, g, dims, scale, onesided, last_size):
             shape = list(g.shape)
             shape[dims[-1]] = missing
             g = cat([g, wrap(np.zeros(shape, g.data.dtype))], dim=dims[-1])
-    return (_real(_c2c(g, dims, scale, False)),)
+    return (real_part(_c2c(g, dims, scale, False)),)
 
 
 def _r2c(x: Tensor, dims: tuple, scale: float, onesided: bool) -> Tensor:
@@ -82,7 +82,7 @@ def FftC2RBackward0(n, g, dims, scale):
     if double > 0:
         d = dims[-1]
         k = gI.shape[d]
-        w = np.ones(k, dtype=_real_of(gI.data.dtype))
+        w = np.ones(k, dtype=real_dtype_of(gI.data.dtype))
         w[1:1 + double] = 2
         shape = [1] * gI.ndim
         shape[d] = k
@@ -91,30 +91,30 @@ def FftC2RBackward0(n, g, dims, scale):
 
 
 def _c2r(x: Tensor, dims: tuple, scale: float, last_size: int) -> Tensor:
-    a = x.data.astype(_complex_of(_real_of(x.data.dtype)), copy=False)
+    a = x.data.astype(_complex_of(real_dtype_of(x.data.dtype)), copy=False)
     s = [a.shape[d] for d in dims[:-1]] + [last_size]
     out = np.fft.irfftn(a, s=s, axes=dims, norm="forward")
     if scale != 1:
         out = out * scale
-    return record(out.astype(_real_of(a.dtype), copy=False), FftC2RBackward0, (x,),
+    return record(out.astype(real_dtype_of(a.dtype), copy=False), FftC2RBackward0, (x,),
                   (dims, scale))
 
 
 @formula
 def _RealBackward(n, g):
-    return (_to_complex(g),)
+    return (to_complex(g),)
 
 
-def _real(x: Tensor) -> Tensor:
+def real_part(x: Tensor) -> Tensor:
     return record(np.ascontiguousarray(x.data.real), _RealBackward, (x,), name="RealBackward0")
 
 
 @formula
 def _ToComplexBackward(n, g):
-    return (_real(g),)
+    return (real_part(g),)
 
 
-def _to_complex(x: Tensor) -> Tensor:
+def to_complex(x: Tensor) -> Tensor:
     """A real tensor as complex (its gradient is the real part of the complex one)."""
     return record(x.data.astype(_complex_of(x.data.dtype)), _ToComplexBackward, (x,),
                   name="ToCopyBackward0")
@@ -174,14 +174,14 @@ def _dims_and_sizes(x: Tensor, s: Any, dim: Any, default_all: bool) -> tuple:
             dims = list(range(x.ndim - len(s), x.ndim))
     else:
         dims = [dim] if isinstance(dim, (int, float, np.integer)) else list(dim)
-        dims = [_dim(_whole(d, "dim"), x.ndim) for d in dims]
+        dims = [wrap_dim(whole(d, "dim"), x.ndim) for d in dims]
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"FFT dims must be unique, got {dims}")
     if s is None:
         sizes = None
     else:
         sizes = [s] if isinstance(s, (int, float, np.integer)) else list(s)
-        sizes = [_whole(v, "s") for v in sizes]
+        sizes = [whole(v, "s") for v in sizes]
         if len(sizes) != len(dims):
             raise RuntimeError(f"When given, dim and shape arguments must have the same length: "
                                f"got {len(dims)} dims and {len(sizes)} sizes")
@@ -203,7 +203,7 @@ def _complex_transform(x: Tensor, s: Any, dim: Any, norm: Any, forward: bool,
     if one_dim:  # fft/ifft: a real input's full spectrum (the inverse is its conjugate)
         out = _r2c(x, dims, scale, False)
         return out if forward else _conj(out)
-    return _c2c(_to_complex(x), dims, scale, forward)
+    return _c2c(to_complex(x), dims, scale, forward)
 
 
 def _real_to_half(x: Tensor, s: Any, dim: Any, norm: Any, forward: bool,
@@ -234,7 +234,7 @@ def _half_to_real(x: Tensor, s: Any, dim: Any, norm: Any, forward: bool,
         half[:-1] = sizes[:-1]
     x = _resize(x, dims, half)
     if x.data.dtype.kind != "c":
-        x = _to_complex(x)
+        x = to_complex(x)
     if forward:  # hfft: the forward transform of a Hermitian signal
         x = _conj(x)
     n = int(np.prod(half[:-1], dtype=np.int64)) * last
@@ -329,7 +329,7 @@ def fft_fftfreq(n: int, d: float = 1.0, dtype: Any = None, layout: Any = None,
                 device: Any = None, requires_grad: bool = False) -> Tensor:
     """Sample frequencies of an n-point fft: [0, 1, ..., -1] / (d n)."""
     dt = _freq_dtype(dtype)
-    out = wrap(np.fft.fftfreq(_whole(n, "n"), d).astype(dt.np))
+    out = wrap(np.fft.fftfreq(whole(n, "n"), d).astype(dt.np))
     return out.requires_grad_(True) if requires_grad else out
 
 
@@ -338,14 +338,14 @@ def fft_rfftfreq(n: int, d: float = 1.0, dtype: Any = None, layout: Any = None,
                  device: Any = None, requires_grad: bool = False) -> Tensor:
     """Sample frequencies of an n-point rfft: [0, 1, ..., n // 2] / (d n)."""
     dt = _freq_dtype(dtype)
-    out = wrap(np.fft.rfftfreq(_whole(n, "n"), d).astype(dt.np))
+    out = wrap(np.fft.rfftfreq(whole(n, "n"), d).astype(dt.np))
     return out.requires_grad_(True) if requires_grad else out
 
 
 def _shift(x: Tensor, dim: Any, sign: int) -> Tensor:
     dims = list(range(x.ndim)) if dim is None else \
         [dim] if isinstance(dim, (int, float, np.integer)) else list(dim)
-    dims = [_dim(_whole(d, "dim"), x.ndim) for d in dims]
+    dims = [wrap_dim(whole(d, "dim"), x.ndim) for d in dims]
     shifts = [(x.shape[d] // 2) * sign if sign > 0 else -(x.shape[d] // 2) for d in dims]
     return x.roll(shifts, dims)
 
@@ -388,9 +388,9 @@ def istft(self: Tensor, n_fft: int, hop_length: Any = None, win_length: Any = No
     if spec.ndim not in (2, 3):
         raise RuntimeError(f"istft: expected a 2-D (freq, frames) or 3-D (batch, freq, frames) "
                            f"complex input, got size {list(self.shape)}")
-    n_fft = _whole(n_fft, "n_fft")
-    hop = n_fft // 4 if hop_length is None else _whole(hop_length, "hop_length")
-    win = n_fft if win_length is None else _whole(win_length, "win_length")
+    n_fft = whole(n_fft, "n_fft")
+    hop = n_fft // 4 if hop_length is None else whole(hop_length, "hop_length")
+    win = n_fft if win_length is None else whole(win_length, "win_length")
     if not 0 < hop <= win or not 0 < win <= n_fft:
         raise RuntimeError(f"istft: expected 0 < hop_length <= win_length <= n_fft, got "
                            f"hop_length={hop}, win_length={win}, n_fft={n_fft}")
@@ -402,7 +402,7 @@ def istft(self: Tensor, n_fft: int, hop_length: Any = None, win_length: Any = No
     if bins != want:
         raise RuntimeError(f"istft: expected the frequency dim to be {want} (n_fft = {n_fft}, "
                            f"onesided = {onesided}), got {bins}")
-    real = _real_of(spec.data.dtype)
+    real = real_dtype_of(spec.data.dtype)
     if window is None:
         window = wrap(np.ones(win, dtype=real))
     if window.ndim != 1 or window.shape[0] != win:
@@ -430,7 +430,7 @@ def istft(self: Tensor, n_fft: int, hop_length: Any = None, win_length: Any = No
     envelope = col2im(squares, (1, signal_len), (1, n_fft), (1, 1), (0, 0), (1, hop))
     envelope = envelope.reshape(1, signal_len)
     start = n_fft // 2 if center else 0
-    end = start + _whole(length, "length") if length is not None else \
+    end = start + whole(length, "length") if length is not None else \
         signal_len - n_fft // 2 if center else signal_len
     stop = min(end, signal_len)
     y, envelope = y.narrow(1, start, stop - start), envelope.narrow(1, start, stop - start)
@@ -526,9 +526,9 @@ def stft(input: Tensor, n_fft: int, hop_length: Any = None, win_length: Any = No
         return_complex = True
     if complex_in and not return_complex:
         raise RuntimeError("stft: a complex input or window needs return_complex = TRUE")
-    n_fft = _whole(n_fft, "n_fft")
-    hop = n_fft // 4 if hop_length is None else _whole(hop_length, "hop_length")
-    win = n_fft if win_length is None else _whole(win_length, "win_length")
+    n_fft = whole(n_fft, "n_fft")
+    hop = n_fft // 4 if hop_length is None else whole(hop_length, "hop_length")
+    win = n_fft if win_length is None else whole(win_length, "win_length")
     if hop <= 0:
         raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop}")
     if not 0 < win <= n_fft:
@@ -554,7 +554,7 @@ def stft(input: Tensor, n_fft: int, hop_length: Any = None, win_length: Any = No
                            f"length{' once padded' if center else ''}), but got n_fft={n_fft}")
     frames = x.unfold(2 - 1, n_fft, hop)                       # (batch, frames, n_fft)
     if window is None and win < n_fft:
-        window = wrap(np.ones(win, dtype=_real_of(_complex_of(x.data.dtype))))
+        window = wrap(np.ones(win, dtype=real_dtype_of(_complex_of(x.data.dtype))))
     if window is not None:
         if win < n_fft:
             left = (n_fft - win) // 2

@@ -3,9 +3,9 @@
 `nnf_affine_grid`), with libtorch's arithmetic and node names.
 
 A grid holds, per output point, coordinates in [-1, 1] (x first: the last
-spatial dim), mapped to input positions by `_source` (libtorch's unnormalize,
-then the padding mode: "border" clamps, "reflection" mirrors at the edges; with
-"zeros" points outside read 0). Each output point reads a few input positions
+spatial dim), mapped to input positions by `_unnormalize` (libtorch's unnormalize),
+then by `_pad` (the padding mode: "border" clamps, "reflection" mirrors at the edges;
+with "zeros" points outside read 0). Each output point reads a few input positions
 ("taps") with weights: bilinear the 2**d corners around it, nearest the one
 rounded to, bicubic (2-d only) 4 x 4 with the cubic convolution (A = -0.75).
 The forward gathers the taps; its node scatters the gradient back to the input
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
-from .operands import _whole
+from .operands import whole
 from .recording import formula, record
 from .dispatch import op
 from .samples import grid_sample as S
@@ -246,8 +246,8 @@ def _check(input: Tensor, grid: Tensor, nd: int, mode: str, name: str) -> None:
 
 
 def _options(interpolation_mode: Any, padding_mode: Any) -> tuple:
-    mode, padding = _whole(interpolation_mode, "interpolation_mode"), \
-        _whole(padding_mode, "padding_mode")
+    mode, padding = whole(interpolation_mode, "interpolation_mode"), \
+        whole(padding_mode, "padding_mode")
     if mode not in _MODES or padding not in _PADDINGS:
         raise ValueError(f"grid_sampler: interpolation_mode must be 0 (bilinear), 1 (nearest) "
                          f"or 2 (bicubic) and padding_mode 0 (zeros), 1 (border) or 2 "
@@ -325,7 +325,7 @@ def AffineGridGeneratorBackward0(n, g, size, align_corners):
 
 @op(samples=S.affine_grid_generator, method=False)
 def affine_grid_generator(theta: Tensor, size: Any, align_corners: bool) -> Tensor:
-    size = tuple(_whole(s, "size") for s in np.asarray(size).reshape(-1))
+    size = tuple(whole(s, "size") for s in np.asarray(size).reshape(-1))
     nd = len(size) - 2
     if nd not in (2, 3) or theta.ndim != 3 or tuple(theta.shape) != (size[0], nd, nd + 1):
         raise ValueError(f"affine_grid: expected theta of shape (N, {max(nd, 2)}, "

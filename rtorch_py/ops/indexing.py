@@ -7,14 +7,14 @@ from typing import Any
 import numpy as np
 
 from ..engine import bump_version
-from ..tensor import Tensor, _dim, wrap
+from ..tensor import Tensor, wrap_dim, wrap
 from .samples import indexing as S
-from .operands import (_as_tensor, _bool_mask, _broadcast_error, _data, _fill_value,
-                       _float_result, _shape, _t, _whole, positional_error)
-from .recording import OUTPUT, _state, formula, record
+from .operands import (as_result_dtype, as_tensor, bool_mask, broadcast_error, data_of, fill_scalar,
+                       positional_error, shape_str, tensor_of, whole)
+from .recording import OUTPUT, grad_state, formula, record
 from .dispatch import op
-from .views import (SliceBackward0, _check_inplace, _index_backward, _is_basic, _record_inplace,
-                    _view, _wrap_key, _write_inplace, _zero_at)
+from .views import (SliceBackward0, check_inplace, index_backward, is_basic_key, record_inplace,
+                    view_of, wrap_key, write_inplace, zero_at)
 
 
 @formula
@@ -26,7 +26,7 @@ def GatherBackward0(n, g, idx, dim, shape):
     complex_half="scatter_gather_tensor_cpu")
 def gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool = False) -> Tensor:
     """(`sparse_grad`: libtorch's gradient as a sparse tensor; here it is dense.)"""
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     idx = index.data
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"gather(): Expected dtype int64 for index, got "
@@ -40,8 +40,8 @@ def gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool = False) -> 
                            for k, s in enumerate(idx.shape))] if self.ndim else self.data
     if any(s > p for k, (s, p) in enumerate(zip(idx.shape, part.shape)) if k != d):
         raise positional_error(RuntimeError, "gather(): Size does not match at dimension "
-                               "{k} expected index " + _shape(idx.shape) + " to be smaller "
-                               "than self " + _shape(self.shape) + " apart from dimension {d}",
+                               "{k} expected index " + shape_str(idx.shape) + " to be smaller "
+                               "than self " + shape_str(self.shape) + " apart from dimension {d}",
                                k=next(k for k, (s, p) in enumerate(zip(idx.shape, part.shape))
                                       if k != d and s > p), d=d)
     return record(np.take_along_axis(part, idx, axis=d) if self.ndim else
@@ -85,22 +85,22 @@ def _where_jvp(p: dict, t: dict, result: Tensor) -> Any:
     forward=_where_jvp, complex_half=True)
 def where(condition: Tensor, self: Tensor | float = None, other: Tensor | float = None) -> Any:
     if self is None and other is None:  # where(condition): the positions, one tensor a dim
-        return nonzero(_as_tensor(condition), as_list=True)
+        return nonzero(as_tensor(condition), as_list=True)
     if self is None or other is None:
         raise RuntimeError("where: give both `self` and `other` (the values where condition "
                            "is TRUE and FALSE), or neither (for the positions)")
-    cond = _data(condition)
+    cond = data_of(condition)
     if isinstance(condition, Tensor) and cond.dtype != np.bool_:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {condition.dtype.r_name}; compare first, e.g. x > 0")
     if not isinstance(cond, np.ndarray) or cond.dtype != np.bool_:
         cond = np.asarray(cond).astype(bool)
     try:
-        out = np.where(cond, _data(self), _data(other))
+        out = np.where(cond, data_of(self), data_of(other))
     except ValueError:
-        raise _broadcast_error(self, other, "where") from None
-    out = _float_result(out, self, other)  # (NumPy >= 2 treats numbers as weak, like torch)
-    return record(out, WhereBackward0, (None, _t(self), _t(other)), (wrap(cond),))
+        raise broadcast_error(self, other, "where") from None
+    out = as_result_dtype(out, self, other)  # (NumPy >= 2 treats numbers as weak, like torch)
+    return record(out, WhereBackward0, (None, tensor_of(self), tensor_of(other)), (wrap(cond),))
 
 
 def where_method(self: Tensor, condition: Any, other: Any) -> Tensor:
@@ -124,12 +124,12 @@ def MaskedFillBackward1(n, g, mask, vshape):
 
 @op(samples=S.masked_fill, names="keep", complex_half=True)
 def masked_fill(self: Tensor, mask: Tensor, value: Any) -> Tensor:
-    m = _bool_mask(mask, "masked_fill")
-    v = _fill_value(value, "masked_fill")
+    m = bool_mask(mask, "masked_fill")
+    v = fill_scalar(value, "masked_fill")
     try:  # out of place, tensor and mask broadcast together (as in PyTorch)
         out = np.where(m, np.asarray(v, dtype=self.data.dtype), self.data)
     except ValueError:
-        raise _broadcast_error(self, mask, "masked_fill") from None
+        raise broadcast_error(self, mask, "masked_fill") from None
     if isinstance(value, Tensor):  # a 0-d/1-element tensor value gets a gradient too
         return record(out, MaskedFillBackward1, (self, value), (wrap(m), value.shape))
     return record(out, MaskedFillBackward0, (self,), (wrap(m),))
@@ -185,13 +185,13 @@ def _index_name(key: tuple, basic: builtins.bool) -> str:
 def _index_error(e: Exception, x: Tensor, key: tuple) -> IndexError:
     msg = str(e)
     if "out of bounds" in msg:
-        return IndexError(f"index out of range: {msg} (tensor of shape {_shape(x.shape)})")
-    return IndexError(f"can't index a tensor of shape {_shape(x.shape)} that way: {msg}")
+        return IndexError(f"index out of range: {msg} (tensor of shape {shape_str(x.shape)})")
+    return IndexError(f"can't index a tensor of shape {shape_str(x.shape)} that way: {msg}")
 
 
 @formula
 def IndexBackward0(n, g, shape, key):
-    return (_index_backward(g, key, shape, True),)
+    return (index_backward(g, key, shape, True),)
 
 
 @op(operators=("__getitem__",), indices=("indices",), samples=S.index,
@@ -205,7 +205,7 @@ def index(self: Tensor, indices: Any) -> Tensor:
             arr = self.data[key, ...]
         except IndexError as e:
             raise _index_error(e, self, (key,)) from None
-        return record(_view(self, arr), SliceBackward0, (self,), (self.shape, (key,)),
+        return record(view_of(self, arr), SliceBackward0, (self,), (self.shape, (key,)),
                       name="SelectBackward0")
     if type(key) is list and key and all(k is None or isinstance(k, Tensor) for k in key):
         key = tuple(slice(None) if k is None else k for k in key)  # (aten::index's list)
@@ -214,11 +214,11 @@ def index(self: Tensor, indices: Any) -> Tensor:
         arr = self.data[k]
     except (IndexError, ValueError) as e:
         raise _index_error(e, self, k) from None
-    basic = _is_basic(k)
+    basic = is_basic_key(k)
     if basic:
         if type(arr) is not np.ndarray:  # an int for every dim: a 0-d view, not a copy
             arr = self.data[k + (Ellipsis,)]
-        out = _view(self, arr)
+        out = view_of(self, arr)
     else:
         out = wrap(arr)
     return record(out, IndexBackward0 if not basic else SliceBackward0, (self,), (self.shape, k),
@@ -229,8 +229,8 @@ def index(self: Tensor, indices: Any) -> Tensor:
 def IndexPutBackward0(n, g, key, vshape):
     gx = g.clone() if n.needs(0) else None
     if gx is not None:
-        gx = _zero_at(gx, key)
-    gv = g[_wrap_key(key)] if n.needs(1) else None
+        gx = zero_at(gx, key)
+    gv = g[wrap_key(key)] if n.needs(1) else None
     return gx, gv
 
 
@@ -249,11 +249,11 @@ def _index_put(self: Tensor, indices: Any, values: Any, accumulate: Any, inplace
         indices = tuple(slice(None) if i is None else i for i in indices)  # (PyTorch's form)
     k = _np_key(indices, self)
     v = values if isinstance(values, Tensor) else None
-    vd = _data(values)
+    vd = data_of(values)
     if isinstance(vd, np.ndarray) and vd.dtype != self.data.dtype:
         vd = vd.astype(self.data.dtype)
     if inplace:
-        _check_inplace(self, v)
+        check_inplace(self, v)
         target = self.data
     else:
         target = self.data.copy()
@@ -265,33 +265,33 @@ def _index_put(self: Tensor, indices: Any, values: Any, accumulate: Any, inplace
     except (IndexError, ValueError) as e:
         if "broadcast" in str(e) or "shape" in str(e):
             raise RuntimeError(
-                f"index assignment: a value of shape {_shape(np.shape(vd))} can't be put into "
-                f"the selected elements of shape {_shape(np.shape(self.data[k]))}") from None
+                f"index assignment: a value of shape {shape_str(np.shape(vd))} can't be put into "
+                f"the selected elements of shape {shape_str(np.shape(self.data[k]))}") from None
         raise _index_error(e, self, k) from None
     fn = IndexPutAccumulateBackward if accumulate else IndexPutBackward0
     if not inplace:
         return record(target, fn, (self, v), (k,) if accumulate else (k, np.shape(vd)),
                       name="IndexPutBackward0")
     bump_version(self)
-    name = "IndexPutBackward0" if not _is_basic(k) else "CopySlices"
-    return _record_inplace(self, fn, (self, v), (k,) if accumulate else (k, np.shape(vd)), name)
+    name = "IndexPutBackward0" if not is_basic_key(k) else "CopySlices"
+    return record_inplace(self, fn, (self, v), (k,) if accumulate else (k, np.shape(vd)), name)
 
 
 @op(function=False, complex_half=True)
 def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
-    m = _bool_mask(mask, "masked_fill_")
-    v = _fill_value(value, "masked_fill_")
+    m = bool_mask(mask, "masked_fill_")
+    v = fill_scalar(value, "masked_fill_")
     t = value if isinstance(value, Tensor) else None
-    _check_inplace(self, t)
+    check_inplace(self, t)
     try:
         np.copyto(self.data, np.asarray(v, dtype=self.data.dtype), where=m)
     except ValueError:
-        raise RuntimeError(f"masked_fill_: the mask of shape {_shape(m.shape)} must "
-                           f"broadcast to the tensor's shape {_shape(self.shape)}") from None
+        raise RuntimeError(f"masked_fill_: the mask of shape {shape_str(m.shape)} must "
+                           f"broadcast to the tensor's shape {shape_str(self.shape)}") from None
     bump_version(self)
     if t is not None:
-        return _record_inplace(self, MaskedFillBackward1, (self, t), (wrap(m), t.shape))
-    return _record_inplace(self, MaskedFillBackward0, (self,), (wrap(m),))
+        return record_inplace(self, MaskedFillBackward1, (self, t), (wrap(m), t.shape))
+    return record_inplace(self, MaskedFillBackward0, (self,), (wrap(m),))
 
 
 # ==========================================================================
@@ -299,7 +299,7 @@ def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
 # index_add/copy/fill/put, masked_select/scatter, nonzero
 
 def _int_index(index: Any, op: str) -> np.ndarray:
-    idx = _data(index)
+    idx = data_of(index)
     idx = np.asarray(idx)
     if idx.dtype.kind not in "iu":
         if idx.dtype.kind == "f" and idx.size and (idx == np.round(idx)).all():
@@ -325,7 +325,7 @@ def _along(arr: np.ndarray, d: int) -> np.ndarray:
 
 @formula
 def IndexSelectBackward0(n, g, shape, dim, idx):
-    return (_index_add_into(g, shape, dim, idx),)
+    return (index_add_into(g, shape, dim, idx),)
 
 
 @formula
@@ -333,7 +333,7 @@ def IndexAddIntoBackward(n, g, dim, idx):
     return (index_select(g, dim, wrap(idx)),)
 
 
-def _index_add_into(g: Tensor, shape: tuple, dim: int, idx: np.ndarray) -> Tensor:
+def index_add_into(g: Tensor, shape: tuple, dim: int, idx: np.ndarray) -> Tensor:
     """Zeros of `shape` with g's slices added at idx along dim (differentiably)."""
     z = np.zeros(shape, dtype=g.data.dtype)
     np.add.at(_along(z, dim), idx, _along(g.data.reshape(_keep(g.shape, shape, dim, idx)), dim))
@@ -350,7 +350,7 @@ def _keep(gshape: tuple, shape: tuple, dim: int, idx: np.ndarray) -> tuple:
 def index_select_args(self: Tensor, dim: int, index: Any) -> tuple:
     """index_select's dim (0-based, non-negative) and positions, checked (its
     implementation for sparse tensors shares them: ops/sparse.py)."""
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     idx = _int_index(index, "index_select")
     if idx.ndim > 1:
         raise RuntimeError("index_select(): Index is supposed to be a vector")
@@ -365,7 +365,7 @@ def index_select_args(self: Tensor, dim: int, index: Any) -> tuple:
 def index_select(self: Tensor, dim: int, index: Tensor) -> Tensor:
     d, idx = index_select_args(self, dim, index)
     out = np.take(self.data, idx, axis=d) if self.ndim else self.data.reshape(1)[idx].reshape(
-        np.shape(_data(index)))
+        np.shape(data_of(index)))
     return record(out, IndexSelectBackward0, (self,), (self.shape, d, idx))
 
 
@@ -373,7 +373,7 @@ def index_select(self: Tensor, dim: int, index: Tensor) -> Tensor:
 def TakeBackward0(n, g, shape, idx):
     size = int(np.prod(shape))
     flat = np.where(idx < 0, idx + size, idx).reshape(-1)
-    return (_index_add_into(g.reshape(-1), (size,), 0, flat).reshape(shape),)
+    return (index_add_into(g.reshape(-1), (size,), 0, flat).reshape(shape),)
 
 
 @op(indices=("index",), samples=S.take, forward="linear")
@@ -397,7 +397,7 @@ def PutBackward0(n, g, idx, sshape, accumulate):
 
 def _put(self: Tensor, index: Any, source: Any, accumulate: bool, op_name: str) -> tuple:
     idx = _int_index(index, op_name).reshape(-1)
-    src = _as_tensor(source)
+    src = as_tensor(source)
     if src.numel() != idx.size:
         raise RuntimeError(f"{op_name}(): Expected source and index to have the same number of "
                            f"elements, but got source.numel() = {src.numel()}, index.numel() = "
@@ -421,7 +421,7 @@ def put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -
 
 @op(function=False, indices=("index",), samples=S.inplace, invisible=True)
 def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
-    return _write_inplace(self, *_put(self, index, source, accumulate, "put_"))
+    return write_inplace(self, *_put(self, index, source, accumulate, "put_"))
 
 
 @op(dims=("dim",), indices=("indices",), samples=S.take_along_dim, forward="linear")
@@ -429,7 +429,7 @@ def take_along_dim(self: Tensor, indices: Tensor, dim: int | None = None) -> Ten
     idx = indices if isinstance(indices, Tensor) else wrap(_int_index(indices, "take_along_dim"))
     if dim is None:
         return gather(self.reshape(-1), 0, idx.reshape(-1))
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     if idx.ndim != self.ndim:
         raise RuntimeError("take_along_dim(): input and indices should have the same number of "
                            f"dimensions, but got {self.ndim} and {idx.ndim} dimensions")
@@ -454,12 +454,12 @@ def _scatter_checks(self: Tensor, d: int, idx: np.ndarray, src: Any, op: str) ->
                            f"self tensor ({idx.ndim} vs {self.ndim})")
     for k, s in enumerate(idx.shape):
         if k != d and self.ndim and s > self.shape[k]:
-            raise positional_error(RuntimeError, f"{op}(): Expected index {_shape(idx.shape)} "
-                                   f"to be smaller than self {_shape(self.shape)} apart from "
+            raise positional_error(RuntimeError, f"{op}(): Expected index {shape_str(idx.shape)} "
+                                   f"to be smaller than self {shape_str(self.shape)} apart from "
                                    "dimension {d}", d=d)
         if isinstance(src, Tensor) and src.ndim and s > src.shape[k]:
-            raise RuntimeError(f"{op}(): Expected index {_shape(idx.shape)} to be smaller than "
-                               f"src {_shape(src.shape)}")
+            raise RuntimeError(f"{op}(): Expected index {shape_str(idx.shape)} to be smaller than "
+                               f"src {shape_str(src.shape)}")
     _check_bounds(idx, self.shape[d] if self.ndim else 1, d, op)
 
 
@@ -487,13 +487,13 @@ def _scatter(self: Tensor, dim: int, index: Any, src: Any, value: Any, reduce: A
     if (src is None) == (value is None):
         raise RuntimeError(f"{op_name}(): give exactly one of `src` (a tensor) or `value` "
                            "(a number)")
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     idx = _int_index(index, op_name)
     _scatter_checks(self, d, idx, src, op_name)
     out = self.data.copy()
     key = _scatter_key(idx, d) if self.ndim else (idx.reshape(-1),)
     target = out if self.ndim else out.reshape(1)
-    vals = _src_part(src, idx) if src is not None else _fill_value(value, op_name)
+    vals = _src_part(src, idx) if src is not None else fill_scalar(value, op_name)
     if reduce is None:
         target[key] = vals
     elif reduce in ("add", "multiply"):
@@ -510,7 +510,7 @@ def _scatter(self: Tensor, dim: int, index: Any, src: Any, value: Any, reduce: A
 
 
 def needs_grad_any(*ts: Any) -> builtins.bool:
-    return _state.grad and any(isinstance(t, Tensor) and t._rg for t in ts)
+    return grad_state.grad and any(isinstance(t, Tensor) and t._rg for t in ts)
 
 
 # (`src` a number is the value, as R torch's `x$scatter(dim, index, 1)`: so not cast to a tensor)
@@ -525,7 +525,7 @@ def scatter(self: Tensor, dim: int, index: Tensor, src: Any = None, value: float
 def scatter_(self: Tensor, dim: int, index: Tensor, src: Any = None, value: float | None = None,
              reduce: str | None = None) -> Tensor:
     out, fn, inputs, saved = _scatter(self, dim, index, src, value, reduce, "scatter_")
-    return _write_inplace(self, out, fn, inputs, saved)
+    return write_inplace(self, out, fn, inputs, saved)
 
 
 @formula
@@ -534,8 +534,8 @@ def ScatterAddBackward0(n, g, dim, idx):
 
 
 def _scatter_add(self: Tensor, dim: int, index: Any, src: Any, op_name: str) -> tuple:
-    src = src if isinstance(src, Tensor) else wrap(np.asarray(_data(src), self.data.dtype))
-    d = _dim(dim, self.ndim)
+    src = src if isinstance(src, Tensor) else wrap(np.asarray(data_of(src), self.data.dtype))
+    d = wrap_dim(dim, self.ndim)
     idx = _int_index(index, op_name)
     _scatter_checks(self, d, idx, src, op_name)
     out = self.data.copy()
@@ -553,11 +553,11 @@ def scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
 def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     out, fn, inputs, saved = _scatter_add(self, dim, index, src, "scatter_add_")
-    return _write_inplace(self, out, fn, inputs, saved)
+    return write_inplace(self, out, fn, inputs, saved)
 
 
 def _along_index(self: Tensor, dim: int, index: Any, op_name: str) -> tuple:
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     idx = _int_index(index, op_name)
     if idx.ndim > 1:
         raise RuntimeError(f"{op_name}(): Index is supposed to be a vector")
@@ -568,12 +568,12 @@ def _along_index(self: Tensor, dim: int, index: Any, op_name: str) -> tuple:
 
 def _source_for(self: Tensor, source: Any, d: int, idx: np.ndarray, op_name: str) -> Tensor:
     source = source if isinstance(source, Tensor) else \
-        wrap(np.asarray(_data(source), self.data.dtype))
+        wrap(np.asarray(data_of(source), self.data.dtype))
     want = self.shape[:d] + (idx.size,) + self.shape[d + 1:] if self.ndim else (idx.size,)
     if source.shape != want and not (source.ndim == 0 and idx.size == 1):
-        raise RuntimeError(f"{op_name}(): source of shape {_shape(source.shape)} must have the "
+        raise RuntimeError(f"{op_name}(): source of shape {shape_str(source.shape)} must have the "
                            f"shape of self with dim {d} of size len(index) = {idx.size}: "
-                           f"{_shape(want)}")
+                           f"{shape_str(want)}")
     return source
 
 
@@ -602,7 +602,7 @@ def index_add(self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: floa
 
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
 def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: float = 1) -> Tensor:
-    return _write_inplace(self, *_index_add(self, dim, index, source, alpha, "index_add_"))
+    return write_inplace(self, *_index_add(self, dim, index, source, alpha, "index_add_"))
 
 
 @formula
@@ -626,7 +626,7 @@ def index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
 
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
 def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
-    return _write_inplace(self, *_index_copy(self, dim, index, source, "index_copy_"))
+    return write_inplace(self, *_index_copy(self, dim, index, source, "index_copy_"))
 
 
 @formula
@@ -637,7 +637,7 @@ def IndexFillBackward0(n, g, dim, idx):
 def _index_fill(self: Tensor, dim: int, index: Any, value: Any, op_name: str) -> tuple:
     d, idx = _along_index(self, dim, index, op_name)
     out = self.data.copy()
-    _along(out, d)[idx] = _fill_value(value, op_name)
+    _along(out, d)[idx] = fill_scalar(value, op_name)
     return out, IndexFillBackward0, (self,), (d, idx)
 
 
@@ -648,12 +648,12 @@ def index_fill(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
 
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
 def index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
-    return _write_inplace(self, *_index_fill(self, dim, index, value, "index_fill_"))
+    return write_inplace(self, *_index_fill(self, dim, index, value, "index_fill_"))
 
 
 @formula
 def IndexPutAccumulateBackward(n, g, key):
-    return (g if n.needs(0) else None, g[_wrap_key(key)] if n.needs(1) else None)
+    return (g if n.needs(0) else None, g[wrap_key(key)] if n.needs(1) else None)
 
 
 @op(indices=("indices",), samples=S.index_put)
@@ -676,11 +676,11 @@ def MaskedSelectGradBackward(n, g, mask):
 
 @op(samples=S.masked_select, forward="linear")
 def masked_select(self: Tensor, mask: Tensor) -> Tensor:
-    m = _bool_mask(mask, "masked_select")
+    m = bool_mask(mask, "masked_select")
     try:
         shape = np.broadcast_shapes(self.shape, m.shape)
     except ValueError:
-        raise _broadcast_error(self, mask, "masked_select") from None
+        raise broadcast_error(self, mask, "masked_select") from None
     mb = np.broadcast_to(m, shape)
     return record(np.broadcast_to(self.data, shape)[mb], MaskedSelectBackward0, (self,),
                   (mb, shape))
@@ -694,21 +694,22 @@ def MaskedScatterBackward0(n, g, mask, sshape):
         size = int(np.prod(sshape))
         picked = g[wrap(mask)]  # the source's first elements; zeros for the others
         gs = picked if picked.shape[0] == size else \
-            _index_add_into(picked, (size,), 0, np.arange(picked.shape[0]))
+            index_add_into(picked, (size,), 0, np.arange(picked.shape[0]))
         gs = gs.reshape(sshape)
     return gx, gs
 
 
 def _masked_scatter(self: Tensor, mask: Any, source: Any, op_name: str, inplace: builtins.bool) -> tuple:
-    m = _bool_mask(mask, op_name)
+    m = bool_mask(mask, op_name)
     try:
         shape = np.broadcast_shapes(self.shape, m.shape)
     except ValueError:
-        raise _broadcast_error(self, mask, op_name) from None
+        raise broadcast_error(self, mask, op_name) from None
     if inplace and shape != self.shape:
-        raise RuntimeError(f"{op_name}: the mask of shape {_shape(m.shape)} must broadcast to "
-                           f"the tensor's shape {_shape(self.shape)}")
-    src = source if isinstance(source, Tensor) else wrap(np.asarray(_data(source), self.data.dtype))
+        raise RuntimeError(f"{op_name}: the mask of shape {shape_str(m.shape)} must broadcast to "
+                           f"the tensor's shape {shape_str(self.shape)}")
+    src = source if isinstance(source, Tensor) else \
+        wrap(np.asarray(data_of(source), self.data.dtype))
     mb = np.broadcast_to(m, shape)
     k = int(mb.sum())
     if src.numel() < k:
@@ -726,12 +727,12 @@ def masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
 
 @op(function=False, samples=S.inplace, invisible=True)
 def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
-    return _write_inplace(self, *_masked_scatter(self, mask, source, "masked_scatter_", True))
+    return write_inplace(self, *_masked_scatter(self, mask, source, "masked_scatter_", True))
 
 
 @op(returns_indices=True, differentiable=False, samples=S.nonzero, complex_half=True)
 def nonzero(self: Tensor, as_list: builtins.bool = False) -> Any:
-    d = _data(self)
+    d = data_of(self)
     if as_list:
         return tuple(wrap(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(d)))
     return wrap(np.argwhere(d).astype(np.int64))
@@ -743,7 +744,7 @@ def argwhere(self: Tensor) -> Tensor:
 
 
 def _triangle_indices(row: Any, col: Any, offset: Any, upper: builtins.bool, dtype: Any) -> Tensor:
-    row, col, offset = _whole(row, "row"), _whole(col, "col"), _whole(offset, "offset")
+    row, col, offset = whole(row, "row"), whole(col, "col"), whole(offset, "offset")
     if row < 0 or col < 0:
         raise RuntimeError(f"row and col must be non-negative, got row {row} and col {col}")
     r, c = (np.triu_indices if upper else np.tril_indices)(row, offset, col)
@@ -823,8 +824,8 @@ def _scatter_reduce(self: Tensor, dim: int, index: Any, src: Any, reduce: str,
     if reduce not in _REDUCE_AT:
         raise RuntimeError(f'{op_name}(): reduce argument must be one of "sum", "prod", '
                            f'"mean", "amax", "amin", got "{reduce}"')
-    src = src if isinstance(src, Tensor) else wrap(np.asarray(_data(src), self.data.dtype))
-    d = _dim(dim, self.ndim)
+    src = src if isinstance(src, Tensor) else wrap(np.asarray(data_of(src), self.data.dtype))
+    d = wrap_dim(dim, self.ndim)
     idx = _int_index(index, op_name)
     _scatter_checks(self, d, idx, src, op_name)
     key = _scatter_key(idx, d) if self.ndim else (idx.reshape(-1),)
@@ -866,7 +867,7 @@ def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
                     include_self: builtins.bool = True) -> Tensor:
     out, fn, inputs, saved = _scatter_reduce(self, dim, index, src, reduce, include_self,
                                              "scatter_reduce_")
-    return _write_inplace(self, out, fn, inputs, saved)
+    return write_inplace(self, out, fn, inputs, saved)
 
 
 # index_reduce: source's slices combined into self's slices at index along dim; it is
@@ -895,5 +896,5 @@ def index_reduce(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: 
 @op(function=False, dims=("dim",), indices=("index",), samples=S.inplace, invisible=True)
 def index_reduce_(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str,
                   include_self: builtins.bool = True) -> Tensor:
-    return _write_inplace(self, *_index_reduce(self, dim, index, source, reduce, include_self,
-                                               "index_reduce_"), name="IndexReduceBackward0")
+    return write_inplace(self, *_index_reduce(self, dim, index, source, reduce, include_self,
+                                              "index_reduce_"), name="IndexReduceBackward0")

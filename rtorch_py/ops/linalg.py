@@ -9,16 +9,16 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..formals import r_formals
-from ..tensor import Tensor, _dim, wrap
+from ..tensor import Tensor, wrap_dim, wrap
 from .samples import linalg as S
-from .operands import _shape, _whole
+from .operands import shape_str, whole
 from .recording import (OUTPUT, Output, formula, multi_formula, needs_grad, record, record_many,
                         sum_to)
 from .dispatch import op
 from .indexing import where
-from .pointwise import _inplace
+from .pointwise import inplace_form
 from .shape import UnsafeViewBackward0, ViewBackward0, cat
-from .fft import _conj, _real, _real_of, _to_complex
+from .fft import _conj, real_part, real_dtype_of, to_complex
 from .nn_kernels import pnorm_distance_grad
 
 
@@ -80,7 +80,7 @@ def mm(self: Tensor, mat2: Tensor, *, out_dtype: Any = None) -> Tensor:
     _out_dtype(out_dtype, "mm")
     if self.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: both arguments must be 2-d matrices, got {self.ndim}-d "
-                           f"{_shape(self.shape)} and {mat2.ndim}-d {_shape(mat2.shape)}")
+                           f"{shape_str(self.shape)} and {mat2.ndim}-d {shape_str(mat2.shape)}")
     if self.shape[1] != mat2.shape[0]:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x{self.shape[1]} and "
@@ -132,8 +132,8 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
             out = np.matmul(a, b)
     except ValueError:
         raise RuntimeError(
-            f"matmul: shapes {_shape(self.shape)} and {_shape(other.shape)} don't match: the last "
-            "dim of the first must equal the second-to-last (or only) dim of the second")\
+            f"matmul: shapes {shape_str(self.shape)} and {shape_str(other.shape)} don't match: "
+            "the last dim of the first must equal the second-to-last (or only) dim of the second")\
             from None
     if self.ndim == 2 and other.ndim == 2:
         return _record_mm(out, self, other)
@@ -255,7 +255,7 @@ def bmm(self: Tensor, mat2: Tensor, *, out_dtype: Any = None) -> Tensor:
         raise RuntimeError(f"bmm: both arguments must be 3-d (batches of matrices), got "
                            f"{self.ndim}-d and {mat2.ndim}-d")
     if self.shape[0] != mat2.shape[0] or self.shape[2] != mat2.shape[1]:
-        raise RuntimeError(f"bmm: shapes {_shape(self.shape)} and {_shape(mat2.shape)} don't "
+        raise RuntimeError(f"bmm: shapes {shape_str(self.shape)} and {shape_str(mat2.shape)} don't "
                            "match: need the same batch size and columns of the first equal to "
                            "rows of the second")
     if self.data.dtype is not mat2.data.dtype:
@@ -422,7 +422,7 @@ def addbmm(self: Tensor, batch1: Tensor, batch2: Tensor, beta: float = 1,
 
 
 for _fn in (addmm, addmv, addr, baddbmm, addbmm):  # (x$addmm_(...): x takes the result)
-    op(_fn.__name__ + "_", function=False)(_inplace(_fn, _fn.__name__ + "_"))
+    op(_fn.__name__ + "_", function=False)(inplace_form(_fn, _fn.__name__ + "_"))
 
 
 # --------------------------------------------------------------------------
@@ -507,7 +507,7 @@ def _dims_pair(a: Tensor, b: Tensor, dims: Any) -> tuple:
     if isinstance(dims, Tensor):
         dims = dims.data.tolist()
     if isinstance(dims, (int, float, np.integer)):
-        k = _whole(dims, "dims")
+        k = whole(dims, "dims")
         if k < 0 or k > builtins.min(a.ndim, b.ndim):
             raise RuntimeError(f"tensordot: dims must be between 0 and {builtins.min(a.ndim, b.ndim)}"
                                f", got {k}")
@@ -515,7 +515,8 @@ def _dims_pair(a: Tensor, b: Tensor, dims: Any) -> tuple:
     da, db = dims
     da = [da] if isinstance(da, (int, np.integer)) else list(da)
     db = [db] if isinstance(db, (int, np.integer)) else list(db)
-    return [_dim(_whole(d, "dims"), a.ndim) for d in da], [_dim(_whole(d, "dims"), b.ndim) for d in db]
+    return ([wrap_dim(whole(d, "dims"), a.ndim) for d in da],
+            [wrap_dim(whole(d, "dims"), b.ndim) for d in db])
 
 
 @op(samples=S.tensordot, method=False, dim_lists=("dims",), names="tensordot",
@@ -567,9 +568,9 @@ def linalg_cross(input: Tensor, other: Tensor, dim: int = -1) -> Tensor:
     try:
         shape = np.broadcast_shapes(input.shape, other.shape)
     except ValueError:
-        raise RuntimeError(f"linalg.cross: inputs of shapes {_shape(input.shape)} and "
-                           f"{_shape(other.shape)} cannot be broadcast together") from None
-    d = _dim(dim, len(shape))
+        raise RuntimeError(f"linalg.cross: inputs of shapes {shape_str(input.shape)} and "
+                           f"{shape_str(other.shape)} cannot be broadcast together") from None
+    d = wrap_dim(dim, len(shape))
     if shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{input.shape[d] if d < input.ndim else '?'} and "
@@ -757,13 +758,13 @@ def linalg_solve(A: Tensor, B: Tensor, left: bool = True) -> Tensor:
     vector = left and _vector_rhs(A, B)
     n = A.shape[-1]
     if (B.shape[-1] if vector else B.shape[-2] if left else B.shape[-1]) != n:
-        raise RuntimeError(f"linalg.solve: incompatible shapes of A {_shape(A.shape)} and B "
-                           f"{_shape(B.shape)}: the rows of B must equal the size of A")
+        raise RuntimeError(f"linalg.solve: incompatible shapes of A {shape_str(A.shape)} and B "
+                           f"{shape_str(B.shape)}: the rows of B must equal the size of A")
     try:
         X = _lapack("linalg.solve", _solve_arrays, A.data, B.data, left, vector)
     except ValueError:
-        raise RuntimeError(f"linalg.solve: the batch dims of A {_shape(A.shape)} and B "
-                           f"{_shape(B.shape)} cannot be broadcast together") from None
+        raise RuntimeError(f"linalg.solve: the batch dims of A {shape_str(A.shape)} and B "
+                           f"{shape_str(B.shape)} cannot be broadcast together") from None
     return record(X, LinalgSolveExBackward0, (A, B), (A, OUTPUT, left, vector))
 
 
@@ -1112,8 +1113,8 @@ def _norm_dims(x: Tensor, dim: Any) -> tuple | None:
     if dim is None:
         return None
     if isinstance(dim, (int, np.integer, float)):
-        return (_dim(_whole(dim, "dim"), x.ndim),)
-    return tuple(_dim(_whole(d, "dim"), x.ndim) for d in dim)
+        return (wrap_dim(whole(dim, "dim"), x.ndim),)
+    return tuple(wrap_dim(whole(d, "dim"), x.ndim) for d in dim)
 
 
 def _ord(ord: Any) -> Any:
@@ -1200,7 +1201,7 @@ def _ExtremeBackward(n, g, x, out, dim, keepdim):
 
 def _amax(x: Tensor, dim: int, keepdim: bool = False, largest: bool = True) -> Tensor:
     """amax/amin over one dim: ties share the gradient equally (as PyTorch's)."""
-    d = _dim(dim, x.ndim)
+    d = wrap_dim(dim, x.ndim)
     out = (np.max if largest else np.min)(x.data, axis=d, keepdims=keepdim)
     return record(np.asarray(out), _ExtremeBackward, (x,), (x, OUTPUT, d, keepdim),
                   name="AmaxBackward0" if largest else "AminBackward0")
@@ -1458,7 +1459,7 @@ def _ZeroBackward(n, g):
     samples=S.matrix_power)
 def linalg_matrix_power(A: Tensor, n: int) -> Tensor:
     _square_check(A, "linalg.matrix_power")
-    n = _whole(n, "n")
+    n = whole(n, "n")
     if n == 0:
         eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A.data.dtype), A.shape).copy()
         return record(eye, _ZeroBackward, (A,), name="CopyBackwards")
@@ -1489,7 +1490,7 @@ def matrix_power(self: Tensor, n: int) -> Tensor:
 @op(function="linalg_tensorinv", method=False, torch_name="linalg.tensorinv", dims=("ind",),
     samples=S.tensorinv, autocast="fp32")
 def linalg_tensorinv(A: Tensor, ind: int = 2) -> Tensor:
-    ind = _whole(ind, "ind")
+    ind = whole(ind, "ind")
     if ind <= 0:
         raise RuntimeError(f"linalg.tensorinv: Expected a strictly positive integer for 'ind', "
                            f"but got {ind}")
@@ -1511,7 +1512,7 @@ def linalg_tensorinv(A: Tensor, ind: int = 2) -> Tensor:
 def linalg_tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
     if dims is not None:
         ds = [dims] if isinstance(dims, (int, np.integer)) else list(dims)
-        ds = [_dim(_whole(d, "dims"), A.ndim) for d in ds]
+        ds = [wrap_dim(whole(d, "dims"), A.ndim) for d in ds]
         rest = [d for d in range(A.ndim) if d not in ds]
         A = A.permute(*rest, *ds)
     x_shape = A.shape[B.ndim:]
@@ -1933,17 +1934,17 @@ def LinalgEigBackward0(n, grads, A, L, V):
     Vh = _mH(V)
     if gV is not None:
         VhgV = Vh.matmul(gV)
-        diag = _real(_diagonal(VhgV))
-        VhgV = VhgV - Vh.matmul(V * _to_complex(diag).unsqueeze(-2))
+        diag = real_part(_diagonal(VhgV))
+        VhgV = VhgV - Vh.matmul(V * to_complex(diag).unsqueeze(-2))
         E = _conj(L.unsqueeze(-2) - L.unsqueeze(-1)) + wrap(np.eye(k, dtype=L.data.dtype))
-        off = wrap(1 - np.eye(k, dtype=_real_of(L.data.dtype)))
-        gA = (VhgV / E) * _to_complex(off)
+        off = wrap(1 - np.eye(k, dtype=real_dtype_of(L.data.dtype)))
+        gA = (VhgV / E) * to_complex(off)
         if gL is not None:
             gA = gA + _diag_embed(gL)
     else:
         gA = _diag_embed(gL)
     gA = _solve_any(Vh, gA.matmul(Vh))
-    return (_real(gA) if A.data.dtype.kind == "f" else gA,)
+    return (real_part(gA) if A.data.dtype.kind == "f" else gA,)
 
 
 def _complex_dtype(dt: np.dtype) -> np.dtype:
@@ -1961,7 +1962,7 @@ def linalg_eig(A: Tensor) -> tuple:
         _float_check(A, "linalg.eig")
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"linalg.eig: A must be batches of square matrices, got shape "
-                           f"{_shape(A.shape)}")
+                           f"{shape_str(A.shape)}")
     w, v = _lapack("linalg.eig", np.linalg.eig, A.data)
     ct = _complex_dtype(A.data.dtype)
     return record_many([w.astype(ct), v.astype(ct)], LinalgEigBackward0, (A,),
@@ -1973,7 +1974,7 @@ def linalg_eigvals(A: Tensor) -> Tensor:
     if not needs_grad(A):
         if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
             raise RuntimeError(f"linalg.eigvals: A must be batches of square matrices, got "
-                               f"shape {_shape(A.shape)}")
+                               f"shape {shape_str(A.shape)}")
         if A.data.dtype.kind not in "fc":
             _float_check(A, "linalg.eigvals")
         return wrap(_lapack("linalg.eigvals", np.linalg.eigvals, A.data)
@@ -1988,7 +1989,7 @@ def linalg_eigvals(A: Tensor) -> Tensor:
 
 
 @formula
-def _NoDerivative(n, g, message):
+def NoDerivative(n, g, message):
     # the node of a kernel PyTorch gives no derivative, under PyTorch's name for it
     raise RuntimeError(message)
 
@@ -2011,7 +2012,7 @@ def _cholesky_solve_helper(self: Tensor, A: Tensor, upper: bool) -> Tensor:
     Y = _tri_solve(np.conj(np.swapaxes(U, -1, -2)), self.data, False, True, False)
     X = _tri_solve(U, Y, True, True, False)
     X = np.ascontiguousarray(X, dtype=np.result_type(self.data, A.data))
-    return record(X, _NoDerivative, (self, A), (_CHOLESKY_SOLVE_HELPER,), name="NotImplemented")
+    return record(X, NoDerivative, (self, A), (_CHOLESKY_SOLVE_HELPER,), name="NotImplemented")
 
 
 _CDIST_BACKWARD = (
@@ -2040,7 +2041,7 @@ def _cdist_backward(grad: Tensor, x1: Tensor, x2: Tensor, p: float, cdist: Tenso
     dist = cdist.data[..., None]
     each = pnorm_distance_grad(diff, dist, grad.data[..., None], p)
     out = np.ascontiguousarray(each.sum(axis=-2), dtype=x1.data.dtype)
-    return record(out, _NoDerivative, (grad, x1, x2, cdist), (_CDIST_BACKWARD,),
+    return record(out, NoDerivative, (grad, x1, x2, cdist), (_CDIST_BACKWARD,),
                   name="CdistBackwardBackward0")
 
 
@@ -2112,7 +2113,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: Any = None) -> T
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
     mode = compute_mode if isinstance(compute_mode, str) or compute_mode is None else \
-        _whole(compute_mode, "compute_mode")
+        whole(compute_mode, "compute_mode")
     if mode not in _CDIST_MODES and mode not in (0, 1, 2):
         raise ValueError(f"{compute_mode!r} is not a valid value for compute_mode (give "
                          f"'use_mm_for_euclid_dist_if_necessary', 'use_mm_for_euclid_dist' or "

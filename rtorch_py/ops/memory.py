@@ -21,12 +21,12 @@ import numpy as np
 from ..engine import bump_version
 from ..tensor import Storage, Tensor, as_dtype, float32, wrap
 from .samples import memory as S
-from .operands import _shape, _whole
+from .operands import shape_str, whole
 from .recording import formula, needs_grad, record
 from .dispatch import op
-from .views import _check_inplace, _restride_inplace, _view, _zero_at, alias as _alias
-from .shape import _shape_arg, _storage_view, as_strided, resize_
-from .linalg import _NoDerivative, addmm
+from .views import check_inplace, restride_inplace, view_of, zero_at, alias as _alias
+from .shape import shape_arg, storage_view, as_strided, resize_
+from .linalg import NoDerivative, addmm
 from .creation import conj_physical
 from .special import erf
 
@@ -44,13 +44,13 @@ def alias_op(self: Tensor) -> Tensor:
 @op(function=False, forward="linear")
 def as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
     """self made the view `as_strided()` gives, in place."""
-    return _restride_inplace(self, as_strided(self, size, stride, storage_offset))
+    return restride_inplace(self, as_strided(self, size, stride, storage_offset))
 
 
 @formula
 def AsStridedScatterBackward0(n, g, positions, shape, src_shape):
     flat = g.reshape(-1)
-    gself = _zero_at(flat, (positions,)).reshape(shape) if n.needs(0) else None
+    gself = zero_at(flat, (positions,)).reshape(shape) if n.needs(0) else None
     gsrc = flat[wrap(positions)].reshape(src_shape) if n.needs(1) else None
     return gself, gsrc
 
@@ -64,13 +64,13 @@ def as_strided_scatter(self: Tensor, src: Tensor, size: Any, stride: Any,
     self's gradient is the output's with zeros where src went (PyTorch 2.13's
     formula gives the opposite: tests/test_internals.py checks ours by finite
     differences)."""
-    size, stride = _shape_arg((size,)), _shape_arg((stride,))
+    size, stride = shape_arg((size,)), shape_arg((stride,))
     out = np.array(self.data, order="C")
-    view, positions = _storage_view(out.reshape(-1), size, stride,
-                                    _whole(storage_offset or 0, "storage_offset"))
+    view, positions = storage_view(out.reshape(-1), size, stride,
+                                   whole(storage_offset or 0, "storage_offset"))
     if tuple(src.shape) != size:
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
-                           f"{_shape(src.shape)}, slice size = {_shape(size)}")
+                           f"{shape_str(src.shape)}, slice size = {shape_str(size)}")
     out.reshape(-1)[positions.reshape(-1)] = src.data.reshape(-1)
     return record(out, AsStridedScatterBackward0, (self, src),
                   (positions.reshape(-1), self.shape, src.shape))
@@ -79,7 +79,7 @@ def as_strided_scatter(self: Tensor, src: Tensor, size: Any, stride: Any,
 @formula
 def SliceInverseBackward0(n, g, key):
     # inside the slice the result is self's, outside it src's
-    return (g[key] if n.needs(0) else None, _zero_at(g, key) if n.needs(1) else None)
+    return (g[key] if n.needs(0) else None, zero_at(g, key) if n.needs(1) else None)
 
 
 @op(function=False, dims=("dim",), samples=S.slice_inverse, forward="linear")
@@ -92,12 +92,12 @@ def slice_inverse(self: Tensor, src: Tensor, dim: int = 0, start: Any = None, en
     item = src.data.itemsize
     src_root = Storage(src.data)._root
     offset = (src.data_ptr() - src_root.__array_interface__["data"][0]) // item
-    arr, _ = _storage_view(base.data.reshape(-1), src.shape,
-                           tuple(s // item for s in src.data.strides), offset)
-    key = (slice(None),) * dim + (slice(None if start is None else _whole(start, "start"),
-                                        None if end is None else _whole(end, "end"),
-                                        _whole(step, "step")),)
-    return record(_view(self, arr), SliceInverseBackward0, (self, src), (key,))
+    arr, _ = storage_view(base.data.reshape(-1), src.shape,
+                          tuple(s // item for s in src.data.strides), offset)
+    key = (slice(None),) * dim + (slice(None if start is None else whole(start, "start"),
+                                        None if end is None else whole(end, "end"),
+                                        whole(step, "step")),)
+    return record(view_of(self, arr), SliceInverseBackward0, (self, src), (key,))
 
 
 @formula
@@ -112,12 +112,12 @@ def _reshape_alias(self: Tensor, size: Any, stride: Any) -> Tensor:
     if not self.data.flags.c_contiguous:
         raise RuntimeError("_reshape_alias: the tensor must be contiguous; call contiguous() "
                            "first")
-    arr, _ = _storage_view(self.data.reshape(-1), _shape_arg((size,)), _shape_arg((stride,)), 0)
-    return record(_view(self, arr), ReshapeAliasBackward0, (self,), (self.shape,))
+    arr, _ = storage_view(self.data.reshape(-1), shape_arg((size,)), shape_arg((stride,)), 0)
+    return record(view_of(self, arr), ReshapeAliasBackward0, (self,), (self.shape,))
 
 
 def _set_storage(self: Tensor, arr: np.ndarray) -> Tensor:
-    _check_inplace(self)
+    check_inplace(self)
     if needs_grad(self):
         raise RuntimeError("set_() of a tensor that requires grad is not supported; detach() "
                            "it first, or work under with_no_grad()")
@@ -148,11 +148,11 @@ def set_(self: Tensor, source: Any = None, storage_offset: Any = None, size: Any
     flat = source._root.reshape(-1, order="A").view(np.uint8).view(self.data.dtype)
     if storage_offset is None and size is None:
         return _set_storage(self, flat)
-    size = _shape_arg((size,)) if size is not None else (flat.size,)
+    size = shape_arg((size,)) if size is not None else (flat.size,)
     if stride is None or len(np.asarray(stride).reshape(-1)) == 0:  # (R's list(): contiguous)
         stride = tuple(int(np.prod(size[k + 1:])) for k in range(len(size)))
-    arr, _ = _storage_view(flat, size, _shape_arg((stride,)),
-                           _whole(storage_offset or 0, "storage_offset"))
+    arr, _ = storage_view(flat, size, shape_arg((stride,)),
+                          whole(storage_offset or 0, "storage_offset"))
     return _set_storage(self, arr)
 
 
@@ -184,11 +184,11 @@ def resize_as_(self: Tensor, the_template: Tensor, memory_format: Any = None) ->
 def nonzero_static(self: Tensor, size: int, fill_value: int = -1) -> Tensor:
     """nonzero() of a fixed number of rows: the first `size` positions of nonzero
     elements (0-based, in R too, as R torch's), padded with `fill_value` rows."""
-    size = _whole(size, "size")
+    size = whole(size, "size")
     if size < 0:
         raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
     found = np.argwhere(self.data)[:size]
-    out = np.full((size, self.ndim), _whole(fill_value, "fill_value"), dtype=np.int64)
+    out = np.full((size, self.ndim), whole(fill_value, "fill_value"), dtype=np.int64)
     out[:len(found)] = found
     return wrap(out)
 
@@ -330,7 +330,7 @@ def _addmm_activation(self: Tensor, mat1: Tensor, mat2: Tensor, beta: float = 1,
     """relu(beta self + alpha mat1 mat2), or its exact gelu with `use_gelu`."""
     x = addmm(self.detach(), mat1.detach(), mat2.detach(), beta, alpha).data
     out = x * 0.5 * (erf(x / math.sqrt(2.0)) + 1.0) if use_gelu else np.maximum(x, 0)
-    return record(out.astype(x.dtype, copy=False), _NoDerivative, (self, mat1, mat2),
+    return record(out.astype(x.dtype, copy=False), NoDerivative, (self, mat1, mat2),
                   (_ADDMM_ACTIVATION,), name="NotImplemented")
 
 
@@ -360,6 +360,6 @@ def _no_tangent(primals: dict, tangents: dict, result: Tensor) -> None:
 def _fw_primal(self: Tensor, level: int) -> Tensor:
     """The primal of a dual tensor (forward mode), a view of it; a plain tensor's
     own view. Its tangent is zero (PyTorch's has none)."""
-    _whole(level, "level")
+    whole(level, "level")
     return _alias(self)
 

@@ -1,5 +1,5 @@
 """The array work of the nn primitives (their ops, with derivatives, are in
-`nn_functional.py`): convolutions as one matmul per group on im2col columns,
+`nn_primitives.py`): convolutions as one matmul per group on im2col columns,
 never a loop over pixels; pooling windows;
 the LSTM layer's time loops, forward and backward, on arrays.
 

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..tensor import _BF16, Tensor, _F32, _F64, get_default_dtype, result_type, to_array
+from ..tensor import BF16, Tensor, F32, F64, get_default_dtype, result_type, to_array
 
 Number = (int, float, bool, np.number, np.bool_)
 
@@ -26,11 +26,11 @@ def is_number(v: Any) -> bool:
     return type(v) in _PLAIN_NUMBERS
 
 
-def _as_tensor(x: Any) -> Tensor:
+def as_tensor(x: Any) -> Tensor:
     return x if isinstance(x, Tensor) else Tensor(x)
 
 
-def _float_result(out: np.ndarray, a: Any, b: Any = None) -> np.ndarray:
+def as_result_dtype(out: np.ndarray, a: Any, b: Any = None) -> np.ndarray:
     """Fix NumPy's result dtype to PyTorch's for a binary op on `a` and `b`.
 
     PyTorch's rules (tensor.result_type): a 0-d tensor or a number only promotes
@@ -38,35 +38,35 @@ def _float_result(out: np.ndarray, a: Any, b: Any = None) -> np.ndarray:
     dt = out.dtype
     if type(a) is Tensor and type(b) is Tensor and a.data.dtype is b.data.dtype:
         # the common case: one dtype, or NumPy's float64 for ints divided
-        if dt is not _F64 or a.data.dtype is _F64:
+        if dt is not F64 or a.data.dtype is F64:
             return out
         return out.astype(get_default_dtype().np)
     try:
         target = (result_type(a) if b is None else result_type(a, b)).np
     except TypeError:  # (lists or R vectors among the operands: NumPy's rules)
-        target = dt if dt is not _F64 else get_default_dtype().np
+        target = dt if dt is not F64 else get_default_dtype().np
     if dt.kind in "fc" and target.kind not in "fc":  # ints or bools divided
         target = get_default_dtype().np
     return out if dt == target else out.astype(target)
 
 
-def _needs_promotion(dt: np.dtype, ta: Tensor | None, tb: Tensor | None) -> bool:
+def needs_promotion(dt: np.dtype, ta: Tensor | None, tb: Tensor | None) -> bool:
     """False when NumPy's result dtype is already PyTorch's: float32, or the dtype
     every tensor operand has (then no 0-d or int/float mixing is involved)."""
-    return dt is not _F32 and not ((ta is None or ta.data.dtype is dt) and
-                                   (tb is None or tb.data.dtype is dt))
+    return dt is not F32 and not ((ta is None or ta.data.dtype is dt) and
+                                  (tb is None or tb.data.dtype is dt))
 
 
-def _fdata(x: Tensor) -> np.ndarray:
+def float_data(x: Tensor) -> np.ndarray:
     """The input of a floating op (exp, sin, ...): floating and complex arrays as
     they are, ints and bools in the default float dtype (as PyTorch computes them)."""
     d = x.data
-    if d.dtype.kind in "fc" or d.dtype == _BF16:  # (ml_dtypes' bfloat16 ufuncs round
+    if d.dtype.kind in "fc" or d.dtype == BF16:  # (ml_dtypes' bfloat16 ufuncs round
         return d                                   # each result, as libtorch does)
     return d.astype(get_default_dtype().np)
 
 
-def _no_bool(a: Any, b: Any, what: str) -> None:
+def no_bool_minus(a: Any, b: Any, what: str) -> None:
     """PyTorch refuses `-` with a bool operand. Checked only when the result isn't
     floating, to keep the float fast path lean: `x - True` and float - bool work."""
     for v in (a, b):
@@ -76,7 +76,7 @@ def _no_bool(a: Any, b: Any, what: str) -> None:
                 "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
-def _data(x: Any) -> Any:
+def data_of(x: Any) -> Any:
     t = type(x)
     if t is Tensor:
         return x.data
@@ -94,7 +94,7 @@ def _data(x: Any) -> Any:
 _NUMBERS: dict = {}
 
 
-def _number(v: Any, arr: np.ndarray) -> np.ndarray | None:
+def cached_number(v: Any, arr: np.ndarray) -> np.ndarray | None:
     """A plain Python number operand of a float array, as the 0-d array of the
     array's dtype that NumPy would convert it to anyway, or None for anything
     else. Cached: NumPy's own conversion costs about as much as a small op."""
@@ -116,23 +116,23 @@ def _new_number(v: Any, dt: np.dtype) -> np.ndarray:
     return c
 
 
-def _t(x: Any) -> Tensor | None:
+def tensor_of(x: Any) -> Tensor | None:
     """The tensor among an op's operands (None for a plain number)."""
     return x if isinstance(x, Tensor) else None
 
 
-def _shape(shape: Sequence[int]) -> str:
+def shape_str(shape: Sequence[int]) -> str:
     return "[" + ", ".join(map(str, shape)) + "]"
 
 
-def _broadcast_error(a: Any, b: Any, opname: str) -> RuntimeError:
-    sa, sb = np.shape(_data(a)), np.shape(_data(b))
+def broadcast_error(a: Any, b: Any, opname: str) -> RuntimeError:
+    sa, sb = np.shape(data_of(a)), np.shape(data_of(b))
     return RuntimeError(
-        f"{opname}: the shapes {_shape(sa)} and {_shape(sb)} can't be broadcast together: "
+        f"{opname}: the shapes {shape_str(sa)} and {shape_str(sb)} can't be broadcast together: "
         "each dimension, aligned from the right, must be equal or 1")
 
 
-def _scalar(v: Any, what: str) -> Any:
+def clamp_bound(v: Any, what: str) -> Any:
     if v is None or isinstance(v, Number):
         return v
     if isinstance(v, Tensor) and v.numel() == 1:
@@ -140,15 +140,15 @@ def _scalar(v: Any, what: str) -> Any:
     raise TypeError(f"clamp: {what} must be a number, got {type(v).__name__}")
 
 
-def _bool_mask(mask: Any, op: str) -> np.ndarray:
-    m = _data(mask)
+def bool_mask(mask: Any, op: str) -> np.ndarray:
+    m = data_of(mask)
     if not isinstance(m, np.ndarray) or m.dtype != np.bool_:
         raise TypeError(f"{op}: the mask must be a bool tensor (e.g. x > 0), got "
                         f"{getattr(getattr(mask, 'dtype', None), 'r_name', type(mask).__name__)}")
     return m
 
 
-def _fill_value(value: Any, op: str) -> Any:
+def fill_scalar(value: Any, op: str) -> Any:
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(f"{op} only supports a 0-dimensional value tensor, but got "
@@ -161,7 +161,7 @@ def _fill_value(value: Any, op: str) -> Any:
 
 
 
-def _whole(v: Any, what: str) -> int:
+def whole(v: Any, what: str) -> int:
     """An integer argument given as any whole number (R passes doubles)."""
     if isinstance(v, Tensor):
         v = v.item()

@@ -6,7 +6,7 @@ A number operand (`other` a Python bool, int or float: what an R number
 becomes) of add, sub, mul and div takes libtorch's Scalar overload, as R torch
 calls it for R numbers: `x * 2` records MulBackward1 (`mul.Scalar`), `x * y`
 MulBackward0 (`mul.Tensor`), from Python and R alike. A float tensor with such a
-number takes a fast path (`_number`).
+number takes a fast path (`cached_number`).
 """
 from __future__ import annotations
 
@@ -18,16 +18,16 @@ import numpy as np
 
 from ..formals import r_formals
 from ..engine import bump_version
-from ..tensor import Tensor, _bf16_as_f32, wrap
+from ..tensor import Tensor, bf16_as_f32, wrap
 from . import special
 from .samples import pointwise as S
 from .indexing import where
-from .operands import (_as_tensor, _broadcast_error, _data, _fdata, _float_result,
-                       _needs_promotion, _no_bool, _number, _scalar, _shape, _t, _whole,
-                       is_number)
+from .operands import (as_result_dtype, as_tensor, broadcast_error, cached_number, clamp_bound,
+                       data_of, float_data, is_number, needs_promotion, no_bool_minus, shape_str,
+                       tensor_of, whole)
 from .recording import OUTPUT, formula, needs_grad, record
 from .dispatch import op
-from .views import _check_inplace, _record_inplace
+from .views import check_inplace, record_inplace
 
 
 # ==========================================================================
@@ -62,18 +62,18 @@ def _sub_jvp(p: dict, t: dict, result: Tensor) -> Any:
     mobile={"Tensor": "self, other: Tensor, *, alpha=1", "Scalar": "self, other: Scalar, alpha=1"})
 def add(self: Tensor, other: Tensor | float, alpha: float = 1) -> Tensor:
     if type(self) is Tensor and alpha == 1:
-        c = _number(other, self.data)
+        c = cached_number(other, self.data)
         if c is not None:  # tensor + number (the fast path)
             return record(np.add(self.data, c), AddBackward1, (self,))
     ta = self if type(self) is Tensor else None
     tb = other if type(other) is Tensor else None
-    db = tb.data if tb is not None else _data(other)
+    db = tb.data if tb is not None else data_of(other)
     try:
-        out = np.add(ta.data if ta is not None else _data(self), db if alpha == 1 else db * alpha)
+        out = np.add(ta.data if ta is not None else data_of(self), db if alpha == 1 else db * alpha)
     except ValueError:
-        raise _broadcast_error(self, other, "add") from None
-    if _needs_promotion(out.dtype, ta, tb):
-        out = _float_result(out, self, other)
+        raise broadcast_error(self, other, "add") from None
+    if needs_promotion(out.dtype, ta, tb):
+        out = as_result_dtype(out, self, other)
     if tb is None and ta is not None and is_number(other):
         return record(out, AddBackward1, (ta,))
     return record(out, AddBackward0, (ta, tb), (alpha,))
@@ -89,22 +89,22 @@ def SubBackward0(n, g, alpha):
     mobile={"Tensor": "self, other: Tensor, *, alpha=1", "Scalar": "self, other: Scalar, alpha=1"})
 def sub(self: Tensor, other: Tensor | float, alpha: float = 1) -> Tensor:
     if type(self) is Tensor and alpha == 1:
-        c = _number(other, self.data)
+        c = cached_number(other, self.data)
         if c is not None:  # tensor - number (the fast path)
             return record(np.subtract(self.data, c), AddBackward1, (self,), name="SubBackward1")
     try:
-        out = np.subtract(_data(self), _data(other) if alpha == 1 else _data(other) * alpha)
+        out = np.subtract(data_of(self), data_of(other) if alpha == 1 else data_of(other) * alpha)
     except ValueError:
-        raise _broadcast_error(self, other, "sub") from None
+        raise broadcast_error(self, other, "sub") from None
     except TypeError:
-        _no_bool(self, other, "Subtraction")
+        no_bool_minus(self, other, "Subtraction")
         raise
     if out.dtype.kind != "f":  # (a float result with a bool operand is let through)
-        _no_bool(self, other, "Subtraction")
-    out = _float_result(out, self, other)
+        no_bool_minus(self, other, "Subtraction")
+    out = as_result_dtype(out, self, other)
     if type(other) is not Tensor and isinstance(self, Tensor) and is_number(other):
         return record(out, AddBackward1, (self,), name="SubBackward1")
-    return record(out, SubBackward0, (_t(self), _t(other)), (alpha,))
+    return record(out, SubBackward0, (tensor_of(self), tensor_of(other)), (alpha,))
 
 
 @op(method=False, operators=("__rsub__",), samples=S.tensor_number, names="unify",
@@ -112,13 +112,13 @@ def sub(self: Tensor, other: Tensor | float, alpha: float = 1) -> Tensor:
 def rsub(self: Tensor, other: Tensor | float, alpha: float = 1) -> Tensor:
     """other - alpha * self, self the tensor (for `2 - x`)."""
     try:
-        out = np.subtract(_data(other), _data(self) if alpha == 1 else _data(self) * alpha)
+        out = np.subtract(data_of(other), data_of(self) if alpha == 1 else data_of(self) * alpha)
     except TypeError:
-        _no_bool(self, other, "Subtraction")
+        no_bool_minus(self, other, "Subtraction")
         raise
     if out.dtype.kind != "f":
-        _no_bool(self, other, "Subtraction")
-    return record(_float_result(out, self, other), RsubBackward1, (self,), (alpha,))
+        no_bool_minus(self, other, "Subtraction")
+    return record(as_result_dtype(out, self, other), RsubBackward1, (self,), (alpha,))
 
 
 @formula(arrays=True)
@@ -141,18 +141,18 @@ def MulBackward0(n, g, a, b):
     mobile={"Tensor": "self, other: Tensor", "Scalar": "self, other: Scalar"})
 def mul(self: Tensor, other: Tensor | float) -> Tensor:
     if type(self) is Tensor:
-        c = _number(other, self.data)
+        c = cached_number(other, self.data)
         if c is not None:  # tensor * number (the fast path)
             return record(np.multiply(self.data, c), MulBackward1, (self,), (c,))
     ta = self if type(self) is Tensor else None
     tb = other if type(other) is Tensor else None
     try:
-        out = np.multiply(ta.data if ta is not None else _data(self),
-                          tb.data if tb is not None else _data(other))
+        out = np.multiply(ta.data if ta is not None else data_of(self),
+                          tb.data if tb is not None else data_of(other))
     except ValueError:
-        raise _broadcast_error(self, other, "mul") from None
-    if _needs_promotion(out.dtype, ta, tb):
-        out = _float_result(out, self, other)
+        raise broadcast_error(self, other, "mul") from None
+    if needs_promotion(out.dtype, ta, tb):
+        out = as_result_dtype(out, self, other)
     if tb is None and ta is not None and is_number(other):
         return record(out, MulBackward1, (ta,), (other,))
     # Save only what the other side's gradient needs.
@@ -190,10 +190,10 @@ def _div_jvp(p: dict, t: dict, result: Tensor) -> Any:
     mobile={"Tensor": "self, other: Tensor", "Scalar": "self, other: Scalar"})
 def div(self: Tensor, other: Tensor | float, rounding_mode: str | None = None) -> Tensor:
     if type(self) is Tensor and rounding_mode is None:
-        c = _number(other, self.data)
+        c = cached_number(other, self.data)
         if c is not None:  # tensor / number (the fast path)
             return record(np.true_divide(self.data, c), DivBackward1, (self,), (c,))
-    da, db = _data(self), _data(other)
+    da, db = data_of(self), data_of(other)
     if rounding_mode is not None:
         _no_integer_zero_division(da, db, "div")
     try:
@@ -209,14 +209,14 @@ def div(self: Tensor, other: Tensor | float, rounding_mode: str | None = None) -
     except (ValueError, FloatingPointError) as e:
         if "rounding_mode" in str(e):
             raise
-        raise _broadcast_error(self, other, "div") from None
-    out = _float_result(out, self, other)
+        raise broadcast_error(self, other, "div") from None
+    out = as_result_dtype(out, self, other)
     if rounding_mode is not None:
         return wrap(out.astype(np.result_type(da, db)) if np.result_type(da, db).kind != "f"
                     else out)
     if type(other) is not Tensor and isinstance(self, Tensor) and is_number(other):
         return record(out, DivBackward1, (self,), (other,))
-    return record(out, DivBackward0, (_t(self), _t(other)), (self, other))
+    return record(out, DivBackward0, (tensor_of(self), tensor_of(other)), (self, other))
 
 
 def _no_integer_zero_division(da: Any, db: Any, opname: str) -> None:
@@ -236,14 +236,15 @@ def RemainderBackward1(n, g, a, b):
 @op(operators=("__mod__",), samples=S.binary_div, names="unify", onnx="Mod")
 def remainder(self: Tensor | float, other: Tensor | float) -> Tensor:
     """a - floor(a / b) * b: the result has the sign of b (R's `%%`, Python's `%`)."""
-    _no_integer_zero_division(_data(self), _data(other), "remainder")
+    _no_integer_zero_division(data_of(self), data_of(other), "remainder")
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.remainder(_data(self), _data(other))
+            out = np.remainder(data_of(self), data_of(other))
     except ValueError:
-        raise _broadcast_error(self, other, "remainder") from None
-    return record(_float_result(out, self, other), RemainderBackward1, (_t(self), _t(other)),
-                  (self, other), name=None if isinstance(other, Tensor) else "RemainderBackward0")
+        raise broadcast_error(self, other, "remainder") from None
+    return record(as_result_dtype(out, self, other), RemainderBackward1,
+                  (tensor_of(self), tensor_of(other)), (self, other),
+                  name=None if isinstance(other, Tensor) else "RemainderBackward0")
 
 
 @op(operators=("__floordiv__",), samples=S.binary_div, differentiable=False, names="unify")
@@ -283,15 +284,15 @@ def FmodBackward1(n, g, a, b):
 def fmod(self: Tensor, other: Tensor | float) -> Tensor:
     """self - trunc(self / other) * other: the result has the sign of self (C's fmod,
     R torch's `%%`)."""
-    _no_integer_zero_division(_data(self), _data(other), "fmod")
+    _no_integer_zero_division(data_of(self), data_of(other), "fmod")
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.fmod(_data(self), _data(other))
+            out = np.fmod(data_of(self), data_of(other))
     except ValueError:
-        raise _broadcast_error(self, other, "fmod") from None
-    out = _float_result(out, self, other)
+        raise broadcast_error(self, other, "fmod") from None
+    out = as_result_dtype(out, self, other)
     if isinstance(other, Tensor):
-        return record(out, FmodBackward1, (_t(self), other), (self, other))
+        return record(out, FmodBackward1, (tensor_of(self), other), (self, other))
     return record(out, FmodBackward0, (self, None))
 
 
@@ -308,7 +309,7 @@ def PowBackward1(n, g, a, b, result):
     gb = g * result * a.log() if n.needs(1) else None
     if gb is not None:
         # d/db a^b at a = 0 is 0 where b >= 0 (PyTorch masks the log(0))
-        gb = where(a.eq(0) & (_as_tensor(b) >= 0), 0.0, gb) if (a.data == 0).any() else gb
+        gb = where(a.eq(0) & (as_tensor(b) >= 0), 0.0, gb) if (a.data == 0).any() else gb
     return ga, gb
 
 
@@ -332,14 +333,14 @@ def pow(self: Tensor | float, exponent: Tensor | float) -> Tensor:
                 out = out.astype(np.bool_)
         return record(out, PowBackward0, (self,), (self, exponent))
     if not isinstance(self, Tensor):  # number ** tensor
-        out = _float_result(np.power(float(self) if isinstance(exponent.data.dtype.kind, str) and
-                                     exponent.data.dtype.kind == "f" else self, exponent.data),
+        out = as_result_dtype(np.power(float(self) if isinstance(exponent.data.dtype.kind, str) and
+                                       exponent.data.dtype.kind == "f" else self, exponent.data),
                             self, exponent)
         return record(out, PowBackward2, (None, exponent), (self, exponent, OUTPUT))
     try:
-        out = _float_result(_power(self.data, exponent.data), self, exponent)
+        out = as_result_dtype(_power(self.data, exponent.data), self, exponent)
     except ValueError:
-        raise _broadcast_error(self, exponent, "pow") from None
+        raise broadcast_error(self, exponent, "pow") from None
     return record(out, PowBackward1, (self, exponent), (self, exponent, OUTPUT))
 
 
@@ -369,9 +370,9 @@ def MaximumBackward0(n, g, a, b):
 @op(samples=S.binary_float, names="unify", onnx="Max")
 def maximum(self: Tensor, other: Tensor) -> Tensor:
     try:
-        out = _float_result(np.maximum(self.data, other.data), self, other)
+        out = as_result_dtype(np.maximum(self.data, other.data), self, other)
     except ValueError:
-        raise _broadcast_error(self, other, "maximum") from None
+        raise broadcast_error(self, other, "maximum") from None
     return record(out, MaximumBackward0, (self, other), (self, other))
 
 
@@ -385,9 +386,9 @@ def MinimumBackward0(n, g, a, b):
 @op(samples=S.binary_float, names="unify", onnx="Min")
 def minimum(self: Tensor, other: Tensor) -> Tensor:
     try:
-        out = _float_result(np.minimum(self.data, other.data), self, other)
+        out = as_result_dtype(np.minimum(self.data, other.data), self, other)
     except ValueError:
-        raise _broadcast_error(self, other, "minimum") from None
+        raise broadcast_error(self, other, "minimum") from None
     return record(out, MinimumBackward0, (self, other), (self, other))
 
 
@@ -413,7 +414,7 @@ def ExpBackward0(n, g, result):
 @op(r_math=("exp",), samples=S.unary, names="keep", forward="elementwise",
     complex_half="exp_vml_cpu", onnx="Exp", mobile="self")
 def exp(self: Tensor) -> Tensor:
-    return record(np.exp(_fdata(self)), ExpBackward0, (self,), (OUTPUT,))
+    return record(np.exp(float_data(self)), ExpBackward0, (self,), (OUTPUT,))
 
 
 @formula(arrays=True)
@@ -425,7 +426,7 @@ def LogBackward0(n, g, x):
     complex_half="log_vml_cpu", onnx="Log", mobile="self")
 def log(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log(_fdata(self))
+        out = np.log(float_data(self))
     return record(out, LogBackward0, (self,), (self,))
 
 
@@ -438,7 +439,7 @@ def SqrtBackward0(n, g, result):
     complex_half="sqrt_vml_cpu", onnx="Sqrt", mobile="self")
 def sqrt(self: Tensor) -> Tensor:
     with np.errstate(invalid="ignore"):
-        out = np.sqrt(_fdata(self))
+        out = np.sqrt(float_data(self))
     return record(out, SqrtBackward0, (self,), (OUTPUT,))
 
 
@@ -487,7 +488,7 @@ def SinBackward0(n, g, x):
 @op(r_math=("sin",), samples=S.unary, names="keep", forward="elementwise",
     complex_half="sin_vml_cpu", onnx="Sin", mobile="self")
 def sin(self: Tensor) -> Tensor:
-    return record(np.sin(_fdata(self)), SinBackward0, (self,), (self,))
+    return record(np.sin(float_data(self)), SinBackward0, (self,), (self,))
 
 
 @formula
@@ -498,7 +499,7 @@ def CosBackward0(n, g, x):
 @op(r_math=("cos",), samples=S.unary, names="keep", forward="elementwise",
     complex_half="cos_vml_cpu", onnx="Cos", mobile="self")
 def cos(self: Tensor) -> Tensor:
-    return record(np.cos(_fdata(self)), CosBackward0, (self,), (self,))
+    return record(np.cos(float_data(self)), CosBackward0, (self,), (self,))
 
 
 @formula(arrays=True)
@@ -509,7 +510,7 @@ def TanhBackward0(n, g, result):
 @op(r_math=("tanh",), samples=S.unary, names="keep", forward="elementwise",
     complex_half="tanh_vml_cpu", onnx="Tanh", mobile="self")
 def tanh(self: Tensor) -> Tensor:
-    return record(np.tanh(_fdata(self)), TanhBackward0, (self,), (OUTPUT,))
+    return record(np.tanh(float_data(self)), TanhBackward0, (self,), (OUTPUT,))
 
 
 @formula(arrays=True)
@@ -549,17 +550,19 @@ def ClampBackward1(n, g, x, lo, hi):
     return (g * keep,)
 
 
-@op(samples=S.clamp, names="keep", mobile="self, min: Scalar=None, max=None")
+@op(samples=S.clamp, names="keep",
+    mobile={"Tensor": "self, min: Tensor=None, max: Tensor=None",
+            "": "self, min: Scalar=None, max: Scalar=None"})
 def clamp(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
     if min is None and max is None:
         raise ValueError("clamp: at least one of min or max must be given")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return _clamp_tensor(self, min, max)
-    lo = _scalar(min, "min")
-    hi = _scalar(max, "max")
+    lo = clamp_bound(min, "min")
+    hi = clamp_bound(max, "max")
     out = np.clip(self.data, lo, hi)
     if out.dtype is not self.data.dtype:
-        out = _float_result(out, self)
+        out = as_result_dtype(out, self)
     return record(out, ClampBackward1, (self,), (self, lo, hi))
 
 
@@ -590,14 +593,35 @@ def ClampBackward0(n, g, x, lo, hi):
 
 def _clamp_tensor(x: Tensor, min: Any, max: Any) -> Tensor:
     """clamp with tensor bounds (broadcast elementwise, gradients to the bounds too)."""
-    lo = None if min is None else _as_tensor(min)
-    hi = None if max is None else _as_tensor(max)
+    lo = None if min is None else as_tensor(min)
+    hi = None if max is None else as_tensor(max)
     try:
         out = np.clip(x.data, None if lo is None else lo.data, None if hi is None else hi.data)
     except ValueError:
-        raise _broadcast_error(x, lo if lo is not None else hi, "clamp") from None
-    out = _float_result(out, x, lo if lo is not None else hi)
+        raise broadcast_error(x, lo if lo is not None else hi, "clamp") from None
+    out = as_result_dtype(out, x, lo if lo is not None else hi)
     return record(out, ClampBackward0, (x, lo, hi), (x, lo, hi))
+
+
+def _clamp_tensor_(x: Tensor, min: Any, max: Any) -> Tensor:
+    """clamp_ with tensor bounds: they broadcast to x's shape, x keeps its dtype."""
+    lo = None if min is None else as_tensor(min)
+    hi = None if max is None else as_tensor(max)
+    bounds = [b for b in (lo, hi) if b is not None]
+    check_inplace(x, *bounds)
+    if np.broadcast_shapes(x.shape, *(b.shape for b in bounds)) != tuple(x.shape):
+        raise RuntimeError(f"clamp_: can't update a tensor of shape {shape_str(x.shape)} in "
+                           f"place with bounds of shape {shape_str(bounds[0].shape)}: the "
+                           "bounds must broadcast to the tensor's shape")
+    out = as_result_dtype(np.clip(x.data, None if lo is None else lo.data,
+                                  None if hi is None else hi.data), x, bounds[0])
+    if not np.can_cast(out.dtype, x.data.dtype, "same_kind"):
+        raise RuntimeError(f"clamp_: result type {wrap(out).dtype.r_name} can't be cast to "
+                           f"the desired output type {x.dtype.r_name}")
+    old = x.detach().clone() if needs_grad(x, *bounds) else x  # (what the node reads)
+    x.data[...] = out
+    bump_version(x)
+    return record_inplace(x, ClampBackward0, (x, lo, hi), (old, lo, hi))
 
 
 @formula(arrays=True)
@@ -608,7 +632,7 @@ def TanBackward0(n, g, result):
 @op(r_math=("tan",), samples=S.unary, names="keep", forward="elementwise",
     complex_half="tan_vml_cpu", onnx="Tan", mobile="self")
 def tan(self: Tensor) -> Tensor:
-    return record(np.tan(_fdata(self)), TanBackward0, (self,), (OUTPUT,))
+    return record(np.tan(float_data(self)), TanBackward0, (self,), (OUTPUT,))
 
 
 _LN2, _LN10 = float(np.log(2)), float(np.log(10))
@@ -622,7 +646,7 @@ def Log2Backward0(n, g, x):
 @op(r_math=("log2",), samples=S.positive, names="keep", forward="elementwise", onnx=False)
 def log2(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log2(_fdata(self))
+        out = np.log2(float_data(self))
     return record(out, Log2Backward0, (self,), (self,))
 
 
@@ -634,7 +658,7 @@ def Log10Backward0(n, g, x):
 @op(r_math=("log10",), samples=S.positive, names="keep", forward="elementwise", onnx=False)
 def log10(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log10(_fdata(self))
+        out = np.log10(float_data(self))
     return record(out, Log10Backward0, (self,), (self,))
 
 
@@ -647,7 +671,7 @@ def Log1PBackward0(n, g, x):
     complex_half="log1p_vml_cpu", onnx=False)
 def log1p(self: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log1p(_fdata(self))
+        out = np.log1p(float_data(self))
     return record(out, Log1PBackward0, (self,), (self,))
 
 
@@ -658,7 +682,7 @@ def Expm1Backward0(n, g, result):
 
 @op(r_math=("expm1",), samples=S.unary, names="keep", forward="elementwise", onnx=False)
 def expm1(self: Tensor) -> Tensor:
-    return record(np.expm1(_fdata(self)), Expm1Backward0, (self,), (OUTPUT,))
+    return record(np.expm1(float_data(self)), Expm1Backward0, (self,), (OUTPUT,))
 
 
 @formula(arrays=True)
@@ -672,7 +696,7 @@ def _rounding(ufunc: Callable, name: str, r_name: str, **facts: Any) -> Callable
     def rounding(self: Tensor) -> Tensor:
         d = self.data
         if d.dtype.kind != "f":
-            d = _bf16_as_f32(d)
+            d = bf16_as_f32(d)
         return record(ufunc(d) if d.dtype.kind == "f" else d.copy(), _ZeroBackward, (self,),
                       name=name)
     rounding.__name__ = rounding.__qualname__ = name[:-len("Backward0")].lower()
@@ -722,9 +746,9 @@ def _compare(ufunc: Callable, name: str, self_type: str = "Tensor",
     a bitwise op's first a number too)."""
     def compare(self: Tensor, other: Tensor | float) -> Tensor:
         try:
-            return wrap(np.asanyarray(ufunc(_data(self), _data(other))))  # (meta stays)
+            return wrap(np.asanyarray(ufunc(data_of(self), data_of(other))))  # (meta stays)
         except ValueError:
-            raise _broadcast_error(self, other, name) from None
+            raise broadcast_error(self, other, name) from None
         except TypeError:
             if other is None and name in ("eq", "ne"):
                 return NotImplemented  # `x == None` is False, as in PyTorch
@@ -774,7 +798,7 @@ def equal(self: Tensor, other: Tensor) -> bool:
 @op(samples=S.binary_float, differentiable=False, names="unnamed", complex_half=True)
 def allclose(self: Tensor, other: Tensor, rtol: float = 1e-5, atol: float = 1e-8,
              equal_nan: bool = False) -> bool:
-    return bool(np.allclose(self.data, _data(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return bool(np.allclose(self.data, data_of(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 # ==========================================================================
@@ -783,21 +807,21 @@ def allclose(self: Tensor, other: Tensor, rtol: float = 1e-5, atol: float = 1e-8
 def _inplace_binary(x: Tensor, other: Any, ufunc: Callable, fn: Callable, saved: tuple,
                     name: str, node: str | None = None) -> Tensor:
     o = other if isinstance(other, Tensor) else None
-    _check_inplace(x, o)
+    check_inplace(x, o)
     try:
-        ufunc(x.data, _data(other), out=x.data, casting="same_kind")
+        ufunc(x.data, data_of(other), out=x.data, casting="same_kind")
     except ValueError:
-        raise RuntimeError(f"{name}: can't update a tensor of shape {_shape(x.shape)} in "
-                           f"place with a value of shape {_shape(np.shape(_data(other)))}: "
+        raise RuntimeError(f"{name}: can't update a tensor of shape {shape_str(x.shape)} in "
+                           f"place with a value of shape {shape_str(np.shape(data_of(other)))}: "
                            "the value must broadcast to the tensor's shape") from None
     except TypeError:
-        promoted = _float_result(np.empty(0, np.result_type(x.data, _data(other))), x, other)
+        promoted = as_result_dtype(np.empty(0, np.result_type(x.data, data_of(other))), x, other)
         raise RuntimeError(f"{name}: result type {wrap(promoted).dtype.r_name} can't be cast "
                            f"to the desired output type {x.dtype.r_name}") from None
     bump_version(x)
     # (a number operand is no input of the node: the Scalar overload's one edge)
     inputs = (x,) if o is None and is_number(other) else (x, o)
-    return _record_inplace(x, fn, inputs, saved, name=node)
+    return record_inplace(x, fn, inputs, saved, name=node)
 
 
 @op(operators=("__iadd__",), function=False, complex_half=True)
@@ -845,12 +869,14 @@ def div_(self: Tensor, other: Tensor | float, rounding_mode: str | None = None) 
 def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
     if min is None and max is None:
         raise ValueError("clamp_: at least one of min or max must be given")
-    _check_inplace(self)
-    lo, hi = _scalar(min, "min"), _scalar(max, "max")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return _clamp_tensor_(self, min, max)
+    check_inplace(self)
+    lo, hi = clamp_bound(min, "min"), clamp_bound(max, "max")
     old = self.detach().clone() if needs_grad(self) else None
     np.clip(self.data, lo, hi, out=self.data)
     bump_version(self)
-    return _record_inplace(self, ClampBackward1, (self,), (old, lo, hi))
+    return record_inplace(self, ClampBackward1, (self,), (old, lo, hi))
 
 
 
@@ -858,12 +884,12 @@ def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
 # ==========================================================================
 # More math: trig and hyperbolic inverses, exp/log variants, special
 # functions, and each one's in-place form. A floating op computes ints and
-# bools in float32 (`_fcdata`), as PyTorch does with its default dtype.
+# bools in float32 (`float_data`), as PyTorch does with its default dtype.
 
 def _floating(self: Tensor, compute: Callable, backward: Callable, save: str | None) -> Tensor:
     """A floating unary op; `save` is what its derivative needs: "self", "result" or None."""
     with np.errstate(all="ignore"):
-        out = compute(_fdata(self))
+        out = compute(float_data(self))
     saved = (self,) if save == "self" else (OUTPUT,) if save == "result" else ()
     return record(out, backward, (self,), saved)
 
@@ -875,7 +901,7 @@ def _InplaceBackward(n, g):
     return None, g
 
 
-def _inplace(fn: Callable, name: str, node: str | None = None) -> Callable:
+def inplace_form(fn: Callable, name: str, node: str | None = None) -> Callable:
     """`x.fn_(...)`: fn computed on x, written back into x.
 
     With grad, fn runs on a differentiable copy of x (so what its node saves is
@@ -884,12 +910,12 @@ def _inplace(fn: Callable, name: str, node: str | None = None) -> Callable:
     the gradient on to it."""
     def inplace(self: Tensor, *args: Any, **kw: Any) -> Tensor:
         tensors = [a for a in (*args, *kw.values()) if isinstance(a, Tensor)]
-        _check_inplace(self, *tensors)
+        check_inplace(self, *tensors)
         grad = needs_grad(self, *tensors)
         out = fn(self.clone() if grad else self, *args, **kw)
         if out.shape != self.shape:
-            raise RuntimeError(f"{name}: the result's shape {_shape(out.shape)} doesn't match "
-                               f"the tensor's {_shape(self.shape)}: an in-place op can't "
+            raise RuntimeError(f"{name}: the result's shape {shape_str(out.shape)} doesn't match "
+                               f"the tensor's {shape_str(self.shape)}: an in-place op can't "
                                "broadcast the tensor it changes")
         if not np.can_cast(out.data.dtype, self.data.dtype, "same_kind"):
             raise RuntimeError(f"{name}: result type {out.dtype.r_name} can't be cast to the "
@@ -898,8 +924,8 @@ def _inplace(fn: Callable, name: str, node: str | None = None) -> Callable:
         bump_version(self)
         if out.grad_fn is None:
             return self
-        return _record_inplace(self, _InplaceBackward, (self, out), (),
-                               name=node or out.grad_fn.name)
+        return record_inplace(self, _InplaceBackward, (self, out), (),
+                              name=node or out.grad_fn.name)
     inplace.__name__ = inplace.__qualname__ = name
     inplace.__signature__ = inspect.signature(fn)  # (its arguments are fn's: R translates them)
     if hasattr(fn, "__r_formals__"):  # (and R torch's formals, where declared)
@@ -913,7 +939,7 @@ def _declare(fn: Callable, *, aliases: tuple = (), inplace: bool = True,
     aliases (R torch's and PyTorch's other names, e.g. arccos for acos)."""
     op(fn.__name__, **fields)(fn)
     if inplace:
-        op(fn.__name__ + "_", function=False)(_inplace(fn, fn.__name__ + "_", inplace_node))
+        op(fn.__name__ + "_", function=False)(inplace_form(fn, fn.__name__ + "_", inplace_node))
     _aliases(fn, aliases, inplace, inplace_node, samples=fields.get("samples"),
              differentiable=fields.get("differentiable", True), names=fields.get("names"),
              forward=fields.get("forward"))
@@ -926,7 +952,7 @@ def _aliases(fn: Callable, aliases: tuple, inplace: bool = True, inplace_node: s
     for name in aliases:
         op(name, **fields)(fn)
         if inplace:
-            op(name + "_", function=False)(_inplace(fn, name + "_", inplace_node))
+            op(name + "_", function=False)(inplace_form(fn, name + "_", inplace_node))
 
 
 def _unary(name: str, compute: Callable, backward: Callable, save: str | None,
@@ -1092,7 +1118,7 @@ _declare(positive, names="keep", samples=S.unary, inplace=False, forward="linear
 for _fn in (neg, exp, log, sqrt, abs, sign, sin, cos, tan, tanh, sigmoid, log2, log10,
             log1p, expm1, floor, ceil, trunc, round, square):  # (relu_: ops/activation.py)
     op(_fn.__name__ + "_", function=False,
-       complex_half=_fn is neg)(_inplace(_fn, _fn.__name__ + "_"))
+       complex_half=_fn is neg)(inplace_form(_fn, _fn.__name__ + "_"))
 _aliases(neg, ("negative",), samples=S.unary, names="keep", forward="linear")
 _aliases(abs, ("absolute",), samples=S.unary, names="keep", forward="elementwise")
 _aliases(trunc, ("fix",), samples=S.unary, names="keep", forward="elementwise")
@@ -1149,11 +1175,11 @@ def polygamma(n: Any, input: Tensor | float) -> Tensor:
     if isinstance(n, Tensor) and not isinstance(input, Tensor):
         n, input = input, n
     self = input
-    k = _whole(n, "polygamma: n")
+    k = whole(n, "polygamma: n")
     if k < 0:
         raise ValueError(f"polygamma: n must be a non-negative integer, got {k}")
     with np.errstate(all="ignore"):
-        out = special.polygamma(k, _fdata(self))
+        out = special.polygamma(k, float_data(self))
     return record(out, PolygammaBackward0, (None, self), (k, self))
 
 
@@ -1162,7 +1188,7 @@ def _polygamma_of(self: Tensor, n: Any) -> Tensor:
 
 
 _declare(polygamma, names="keep", samples=S.polygamma, inplace=False, forward="elementwise")
-op("polygamma_", function=False)(_inplace(_polygamma_of, "polygamma_", "PolygammaBackward1"))
+op("polygamma_", function=False)(inplace_form(_polygamma_of, "polygamma_", "PolygammaBackward1"))
 
 
 @formula
@@ -1172,10 +1198,10 @@ def MvlgammaBackward0(n, g, x, p):
 
 def mvlgamma(self: Tensor, p: int) -> Tensor:
     """The multivariate log-gamma function of dimension p (every element > (p-1)/2)."""
-    p = _whole(p, "mvlgamma: p")
+    p = whole(p, "mvlgamma: p")
     if p < 1:
         raise ValueError(f"mvlgamma: p must be at least 1, got {p}")
-    d = _fdata(self)
+    d = float_data(self)
     if (d <= (p - 1) / 2).any():
         raise ValueError(f"mvlgamma: all elements must be greater than (p-1)/2 = {(p - 1) / 2}")
     out = sum(special.lgamma(d - j / 2) for j in range(p)) + p * (p - 1) / 4 * np.log(np.pi)
@@ -1195,7 +1221,7 @@ def LogitBackward0(n, g, x, eps):
 
 def logit(self: Tensor, eps: float | None = None) -> Tensor:
     """log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps is given."""
-    d = _fdata(self)
+    d = float_data(self)
     if eps is not None:
         d = np.clip(d, eps, 1 - eps)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -1210,7 +1236,7 @@ _declare(logit, names="keep", samples=S.logit, forward="elementwise")
 
 def _binary_arrays(self: Any, other: Any, opname: str) -> tuple:
     """Both operands' arrays (a floating op's ints and bools as float32)."""
-    da, db = _data(self), _data(other)
+    da, db = data_of(self), data_of(other)
     if isinstance(da, np.ndarray) and da.dtype.kind != "f":
         da = da.astype(np.float32)
     if isinstance(db, np.ndarray) and db.dtype.kind != "f" and not (
@@ -1219,14 +1245,14 @@ def _binary_arrays(self: Any, other: Any, opname: str) -> tuple:
     try:
         np.broadcast_shapes(np.shape(da), np.shape(db))
     except ValueError:
-        raise _broadcast_error(self, other, opname) from None
+        raise broadcast_error(self, other, opname) from None
     return da, db
 
 
 def _floating_binary(self: Any, other: Any, ufunc: Callable, opname: str) -> np.ndarray:
     da, db = _binary_arrays(self, other, opname)
     with np.errstate(all="ignore"):
-        return _float_result(np.asarray(ufunc(da, db)), self, other)
+        return as_result_dtype(np.asarray(ufunc(da, db)), self, other)
 
 
 @formula
@@ -1237,7 +1263,7 @@ def Atan2Backward0(n, g, a, b):
 
 def atan2(self: Tensor, other: Tensor) -> Tensor:
     out = _floating_binary(self, other, np.arctan2, "atan2")
-    return record(out, Atan2Backward0, (_t(self), _t(other)), (self, other))
+    return record(out, Atan2Backward0, (tensor_of(self), tensor_of(other)), (self, other))
 
 
 _declare(atan2, names="unify", aliases=("arctan2",), samples=S.binary_float)
@@ -1250,7 +1276,7 @@ def HypotBackward0(n, g, a, b, result):
 
 def hypot(self: Tensor, other: Tensor) -> Tensor:
     out = _floating_binary(self, other, np.hypot, "hypot")
-    return record(out, HypotBackward0, (_t(self), _t(other)), (self, other, OUTPUT))
+    return record(out, HypotBackward0, (tensor_of(self), tensor_of(other)), (self, other, OUTPUT))
 
 
 _declare(hypot, names="unify", samples=S.binary_float)
@@ -1271,13 +1297,13 @@ def Logaddexp2Backward0(n, g, a, b):
 def logaddexp(self: Tensor, other: Tensor) -> Tensor:
     """log(exp(a) + exp(b)), without overflow."""
     out = _floating_binary(self, other, np.logaddexp, "logaddexp")
-    return record(out, LogaddexpBackward0, (_t(self), _t(other)), (self, other))
+    return record(out, LogaddexpBackward0, (tensor_of(self), tensor_of(other)), (self, other))
 
 
 def logaddexp2(self: Tensor, other: Tensor) -> Tensor:
     """log2(2^a + 2^b), without overflow."""
     out = _floating_binary(self, other, np.logaddexp2, "logaddexp2")
-    return record(out, Logaddexp2Backward0, (_t(self), _t(other)), (self, other))
+    return record(out, Logaddexp2Backward0, (tensor_of(self), tensor_of(other)), (self, other))
 
 
 _declare(logaddexp, names="unify", samples=S.binary_float, inplace=False)
@@ -1307,7 +1333,7 @@ def xlogy(self: Tensor | float, other: Tensor | float) -> Tensor:
         return np.where((a == 0) & ~np.isnan(b), 0.0, a * np.log(b))
     out = _floating_binary(self, other, compute, "xlogy")
     if not isinstance(self, Tensor):  # a number times the log of a tensor
-        return record(out, XlogyBackward0, (None, other), (_as_tensor(self), other),
+        return record(out, XlogyBackward0, (None, other), (as_tensor(self), other),
                       name="XlogyBackward1")
     if not isinstance(other, Tensor):
         return record(out, XlogyBackward2, (self, None), (self, other))
@@ -1326,7 +1352,7 @@ def CopysignBackward0(n, g, a, result):
 def copysign(self: Tensor, other: Tensor | float) -> Tensor:
     """|self| with the sign of other (-0.0 counts as negative)."""
     out = _floating_binary(self, other, np.copysign, "copysign")
-    return record(out, CopysignBackward0, (_t(self), _t(other)), (self, OUTPUT),
+    return record(out, CopysignBackward0, (tensor_of(self), tensor_of(other)), (self, OUTPUT),
                   name=None if isinstance(other, Tensor) else "CopysignBackward1")
 
 
@@ -1353,7 +1379,7 @@ _aliases(mul, ("multiply",), samples=S.binary_arith, names="unify", forward="mul
 _aliases(div, ("divide",), samples=S.binary_div, names="unify", forward=_div_jvp)
 _aliases(sub, ("subtract",), samples=S.add_sub, names="unify", forward=_sub_jvp)
 for _name, _fn in (("pow_", pow), ("fmod_", fmod), ("remainder_", remainder)):
-    op(_name, function=False)(_inplace(_fn, _name))
+    op(_name, function=False)(inplace_form(_fn, _name))
 
 
 @formula
@@ -1369,16 +1395,17 @@ def LerpBackward1(n, g, a, end, weight):
 
 def lerp(self: Tensor, end: Tensor, weight: Tensor | float) -> Tensor:
     """self + weight * (end - self)."""
-    da, de = _data(self), _data(end)
+    da, de = data_of(self), data_of(end)
     try:
-        out = da + _data(weight) * (de - da)
+        out = da + data_of(weight) * (de - da)
     except ValueError:
-        raise _broadcast_error(self, end, "lerp") from None
+        raise broadcast_error(self, end, "lerp") from None
     if isinstance(weight, Tensor):
-        out = _float_result(out, self, end)
-        return record(out, LerpBackward1, (_t(self), _t(end), weight), (self, end, weight))
+        out = as_result_dtype(out, self, end)
+        return record(out, LerpBackward1, (tensor_of(self), tensor_of(end), weight),
+                      (self, end, weight))
     out = out.astype(np.result_type(da, de), copy=False)
-    return record(out, LerpBackward0, (_t(self), _t(end)), (weight,))
+    return record(out, LerpBackward0, (tensor_of(self), tensor_of(end)), (weight,))
 
 
 _declare(lerp, names="unify", samples=S.lerp, complex_half="lerp_kernel_scalar")
@@ -1398,23 +1425,23 @@ def AddcdivBackward0(n, g, t1, t2, value):
 def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, value: float = 1) -> Tensor:
     """self + value * tensor1 * tensor2."""
     try:
-        out = _data(self) + value * (_data(tensor1) * _data(tensor2))
+        out = data_of(self) + value * (data_of(tensor1) * data_of(tensor2))
     except ValueError:
-        raise _broadcast_error(tensor1, tensor2, "addcmul") from None
-    out = out.astype(np.result_type(_data(self), _data(tensor1), _data(tensor2)), copy=False)
+        raise broadcast_error(tensor1, tensor2, "addcmul") from None
+    out = out.astype(np.result_type(data_of(self), data_of(tensor1), data_of(tensor2)), copy=False)
     return record(out, AddcmulBackward0, (self, tensor1, tensor2), (tensor1, tensor2, value))
 
 
 def addcdiv(self: Tensor, tensor1: Tensor, tensor2: Tensor, value: float = 1) -> Tensor:
     """self + value * tensor1 / tensor2."""
-    if _data(tensor1).dtype.kind in "iub" and _data(tensor2).dtype.kind in "iub":
+    if data_of(tensor1).dtype.kind in "iub" and data_of(tensor2).dtype.kind in "iub":
         raise RuntimeError("addcdiv: integer division of tensors isn't supported; make "
                            "tensor1 or tensor2 floating, e.g. tensor1$to(dtype = torch_float())")
     try:
-        out = _data(self) + value * (_data(tensor1) / _data(tensor2))
+        out = data_of(self) + value * (data_of(tensor1) / data_of(tensor2))
     except ValueError:
-        raise _broadcast_error(tensor1, tensor2, "addcdiv") from None
-    out = out.astype(np.result_type(_data(self), _data(tensor1), _data(tensor2)), copy=False)
+        raise broadcast_error(tensor1, tensor2, "addcdiv") from None
+    out = out.astype(np.result_type(data_of(self), data_of(tensor1), data_of(tensor2)), copy=False)
     return record(out, AddcdivBackward0, (self, tensor1, tensor2), (tensor1, tensor2, value))
 
 
@@ -1449,27 +1476,27 @@ def ClampMaxBackward1(n, g, x, hi):
 def _clamp_one(self: Tensor, bound: Tensor, ufunc: Callable, backward: Callable,
                opname: str) -> Tensor:
     try:
-        out = _float_result(ufunc(self.data, bound.data), self, bound)
+        out = as_result_dtype(ufunc(self.data, bound.data), self, bound)
     except ValueError:
-        raise _broadcast_error(self, bound, opname) from None
+        raise broadcast_error(self, bound, opname) from None
     return record(out, backward, (self, bound), (self, bound))
 
 
 def clamp_min(self: Tensor, min: Any) -> Tensor:
     if isinstance(min, Tensor):
         return _clamp_one(self, min, np.maximum, ClampMinBackward1, "clamp_min")
-    lo = _scalar(min, "min")
+    lo = clamp_bound(min, "min")
     out = np.maximum(self.data, lo)
-    out = out if out.dtype is self.data.dtype else _float_result(out, self)
+    out = out if out.dtype is self.data.dtype else as_result_dtype(out, self)
     return record(out, ClampMinBackward0, (self,), (self, lo))
 
 
 def clamp_max(self: Tensor, max: Any) -> Tensor:
     if isinstance(max, Tensor):
         return _clamp_one(self, max, np.minimum, ClampMaxBackward1, "clamp_max")
-    hi = _scalar(max, "max")
+    hi = clamp_bound(max, "max")
     out = np.minimum(self.data, hi)
-    out = out if out.dtype is self.data.dtype else _float_result(out, self)
+    out = out if out.dtype is self.data.dtype else as_result_dtype(out, self)
     return record(out, ClampMaxBackward0, (self,), (self, hi))
 
 
@@ -1507,7 +1534,7 @@ def LdexpBackward0(n, g, other, result):
 def ldexp(self: Tensor, other: Tensor) -> Tensor:
     """self * 2^other."""
     out = _floating_binary(self, other, lambda a, b: a * np.exp2(b), "ldexp")
-    return record(out, LdexpBackward0, (_t(self), _t(other)), (other, OUTPUT))
+    return record(out, LdexpBackward0, (tensor_of(self), tensor_of(other)), (other, OUTPUT))
 
 
 _declare(ldexp, names="unify", samples=S.ldexp)
@@ -1522,15 +1549,15 @@ def nextafter(self: Tensor, other: Tensor) -> Tensor:
 
 def heaviside(self: Tensor, values: Tensor) -> Tensor:
     """0 where self < 0, 1 where self > 0, values where self == 0."""
-    da, dv = _data(self), _data(values)
+    da, dv = data_of(self), data_of(values)
     if np.result_type(da) != np.result_type(dv):
         raise RuntimeError(f"heaviside is not yet implemented for tensors with different "
-                           f"dtypes; convert values to {_as_tensor(self).dtype.r_name} first")
+                           f"dtypes; convert values to {as_tensor(self).dtype.r_name} first")
     try:
         out = np.heaviside(da, dv) if da.dtype.kind == "f" else \
             np.where(da == 0, dv, (da > 0)).astype(da.dtype)
     except ValueError:
-        raise _broadcast_error(self, values, "heaviside") from None
+        raise broadcast_error(self, values, "heaviside") from None
     return wrap(np.asarray(out))
 
 
@@ -1541,12 +1568,12 @@ bitwise_xor = op(**_logic)(_compare(np.bitwise_xor, "bitwise_xor", self_type="Te
 logical_xor = op(**_logic)(_compare(np.logical_xor, "logical_xor", other_type="Tensor"))
 for _fn in (bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor):
     op(_fn.__name__ + "_", function=False,
-       complex_half=_fn is neg)(_inplace(_fn, _fn.__name__ + "_"))
+       complex_half=_fn is neg)(inplace_form(_fn, _fn.__name__ + "_"))
 
 
 def _shift(ufunc: Callable, name: str) -> Callable:
     def shift(self: Tensor | float, other: Tensor | float) -> Tensor:
-        da, db = _data(self), _data(other)
+        da, db = data_of(self), data_of(other)
         for d in (da, db):
             if np.asarray(d).dtype.kind not in "iu":
                 raise RuntimeError(f"{name}: only integer tensors can be shifted")
@@ -1568,7 +1595,7 @@ def bitwise_not(self: Tensor) -> Tensor:
 
 
 _declare(bitwise_not, names="keep", samples=S.bits_unary, **_nd)
-op("logical_not_", function=False)(_inplace(logical_not, "logical_not_"))
+op("logical_not_", function=False)(inplace_form(logical_not, "logical_not_"))
 
 # The Python operators on bits (`a & b`, `~a`), and R torch's methods of the same
 # names (`x$`__and__`(y)`): bitwise, which on bools is the logical op.
@@ -1585,7 +1612,7 @@ op("__invert__", function=False, **_bits)(bitwise_not)
 for _name, _fn in (("__iand__", bitwise_and), ("__ior__", bitwise_or),
                    ("__ixor__", bitwise_xor), ("__ilshift__", bitwise_left_shift),
                    ("__irshift__", bitwise_right_shift)):
-    op(_name, function=False, **_bits)(_inplace(_fn, _name))
+    op(_name, function=False, **_bits)(inplace_form(_fn, _name))
 
 
 def _test(ufunc: Callable, name: str, **facts: Any) -> Callable:
@@ -1608,10 +1635,10 @@ def isclose(self: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-0
             equal_nan: bool = False) -> Tensor:
     """|self - other| <= atol + rtol * |other|, elementwise."""
     try:
-        return wrap(np.asarray(np.isclose(self.data, _data(other), rtol=rtol, atol=atol,
+        return wrap(np.asarray(np.isclose(self.data, data_of(other), rtol=rtol, atol=atol,
                                           equal_nan=equal_nan)))
     except ValueError:
-        raise _broadcast_error(self, other, "isclose") from None
+        raise broadcast_error(self, other, "isclose") from None
 
 
 _declare(isclose, samples=S.isclose, inplace=False, **_nd, complex_half=True)
@@ -1631,13 +1658,13 @@ def _inplace_compare(fn: Callable) -> Callable:
     """`x.gt_(y)`: x becomes 0/1, a step: its gradient is zero from here on (the
     node named as PyTorch names it: GtBackward0 for a number y, GtBackward1 for a
     tensor)."""
-    write = _inplace(fn, fn.__name__ + "_")
+    write = inplace_form(fn, fn.__name__ + "_")
 
     def compare_(self: Tensor, other: Tensor | float) -> Tensor:
         write(self, other)
         if needs_grad(self):
             name = f"{fn.__name__.capitalize()}Backward{int(isinstance(other, Tensor))}"
-            _record_inplace(self, _ZeroBackward, (self,), (), name=name)
+            record_inplace(self, _ZeroBackward, (self,), (), name=name)
         return self
     compare_.__name__ = compare_.__qualname__ = fn.__name__ + "_"
     return compare_
@@ -1648,10 +1675,10 @@ for _fn in (gt, ge, lt, le, eq, ne):
 for _fn, _alias in ((gt, "greater"), (ge, "greater_equal"), (lt, "less"), (le, "less_equal"),
                    (ne, "not_equal")):
     op(_alias + "_", function=False)(_inplace_compare(_fn))
-op("floor_divide_", function=False)(_inplace(floor_divide, "floor_divide_"))
+op("floor_divide_", function=False)(inplace_form(floor_divide, "floor_divide_"))
 
 
-_div_rounded_ = _inplace(div, "div_")
+_div_rounded_ = inplace_form(div, "div_")
 
 
 # --- more: fmax/fmin, gcd/lcm, i0, frexp ----------------------------------------
@@ -1673,18 +1700,18 @@ def FminBackward0(n, g, a, b):
 def fmax(self: Tensor, other: Tensor) -> Tensor:
     """The larger of the two, elementwise; NaN only where both are NaN."""
     try:
-        out = _float_result(np.fmax(self.data, other.data), self, other)
+        out = as_result_dtype(np.fmax(self.data, other.data), self, other)
     except ValueError:
-        raise _broadcast_error(self, other, "fmax") from None
+        raise broadcast_error(self, other, "fmax") from None
     return record(out, FmaxBackward0, (self, other), (self, other))
 
 
 def fmin(self: Tensor, other: Tensor) -> Tensor:
     """The smaller of the two, elementwise; NaN only where both are NaN."""
     try:
-        out = _float_result(np.fmin(self.data, other.data), self, other)
+        out = as_result_dtype(np.fmin(self.data, other.data), self, other)
     except ValueError:
-        raise _broadcast_error(self, other, "fmin") from None
+        raise broadcast_error(self, other, "fmin") from None
     return record(out, FminBackward0, (self, other), (self, other))
 
 
@@ -1694,13 +1721,13 @@ _declare(fmin, names="unify", samples=S.binary_float, inplace=False)
 
 def _integer_binary(ufunc: Callable, name: str) -> Callable:
     def integer_op(self: Tensor, other: Tensor) -> Tensor:
-        da, db = _data(self), _data(other)
+        da, db = data_of(self), data_of(other)
         if np.asarray(da).dtype.kind not in "iu" or np.asarray(db).dtype.kind not in "iu":
             raise RuntimeError(f"{name}: only integer tensors are supported")
         try:
             return wrap(np.asarray(ufunc(da, db)))
         except ValueError:
-            raise _broadcast_error(self, other, name) from None
+            raise broadcast_error(self, other, name) from None
     integer_op.__name__ = integer_op.__qualname__ = name
     return _declare(integer_op, samples=S.integers, differentiable=False)
 
@@ -1723,7 +1750,7 @@ def SpecialI1Backward0(n, g, x, result):
 
 def _i1(self: Tensor) -> Tensor:
     """i1 (PyTorch's special_i1): the derivative of i0."""
-    return record(special.i1(_fdata(self)), SpecialI1Backward0, (self,), (self, OUTPUT))
+    return record(special.i1(float_data(self)), SpecialI1Backward0, (self,), (self, OUTPUT))
 
 
 i0 = _unary("i0", special.i0, I0Backward0, "self", forward="elementwise")
@@ -1766,13 +1793,13 @@ def IgammacBackward0(n, g, a, x):
 def igamma(self: Tensor, other: Tensor) -> Tensor:
     """The regularized lower incomplete gamma function P(self, other)."""
     out = _floating_binary(self, other, special.gammainc, "igamma")
-    return record(out, IgammaBackward0, (_t(self), _t(other)), (self, other))
+    return record(out, IgammaBackward0, (tensor_of(self), tensor_of(other)), (self, other))
 
 
 def igammac(self: Tensor, other: Tensor) -> Tensor:
     """The regularized upper incomplete gamma function Q(self, other) = 1 - P."""
     out = _floating_binary(self, other, special.gammaincc, "igammac")
-    return record(out, IgammacBackward0, (_t(self), _t(other)), (self, other))
+    return record(out, IgammacBackward0, (tensor_of(self), tensor_of(other)), (self, other))
 
 
 _declare(igamma, names="unify", samples=S.igamma)

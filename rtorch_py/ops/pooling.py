@@ -1,9 +1,9 @@
-"""Pooling ops beyond max/avg pooling's own (nn_functional.py): avg_pool1d as
+"""Pooling ops beyond max/avg pooling's own (nn_primitives.py): avg_pool1d as
 libtorch composes it, max_unpool (max pooling's positions filled back), and
 fractional max pooling (windows placed by random samples).
 
 Unpooling scatters into the output's planes and pooling gathers out of the
-input's, each the other's derivative (nn_functional's pool_gather and
+input's, each the other's derivative (nn_primitives' pool_gather and
 pool_scatter), so every order of derivative works.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 
 from ..tensor import Tensor, wrap
 from .dispatch import op
-from .nn_functional import _global_index, _ints, avg_pool_conv, pool_gather, pool_scatter
+from .nn_primitives import global_index, int_tuple, avg_pool_conv, pool_gather, pool_scatter
 from .recording import formula, record
 from .samples import pooling as S
 from .shape import squeeze, unsqueeze
@@ -28,10 +28,10 @@ def avg_pool1d(self: Tensor, kernel_size: Any, stride: Any = (), padding: Any = 
     if self.ndim not in (2, 3):
         raise RuntimeError(f"avg_pool1d() Expected 2D or 3D input tensor, but got "
                            f"{list(self.shape)}")
-    k = _ints(kernel_size, 1)
+    k = int_tuple(kernel_size, 1)
     s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
-        else _ints(stride, 1)
-    p = _ints(padding, 1)
+        else int_tuple(stride, 1)
+    p = int_tuple(padding, 1)
     if p[0] * 2 > k[0]:
         raise RuntimeError("pad should be at most half of effective kernel size, but got "
                            f"pad={p[0]}, kernel_size={k[0]} and dilation=1")
@@ -91,13 +91,13 @@ def _unpool(x: Tensor, indices: Tensor, size: tuple, name: str) -> Tensor:
                            f"volumes are of size {'x'.join(map(str, size))})")
     shape = xb.shape[:2] + size
     out = np.zeros(shape, dtype=xb.dtype)
-    out.reshape(-1)[_global_index(idx, shape).reshape(-1)] = xb.reshape(-1)
+    out.reshape(-1)[global_index(idx, shape).reshape(-1)] = xb.reshape(-1)
     return record(out if batched else out[0], GatherPlanesBackward, (x,), (idx, x.shape),
                   name=name)
 
 
 def _output_size(output_size: Any, nd: int, name: str) -> tuple:
-    size = _ints(output_size, nd)
+    size = int_tuple(output_size, nd)
     if len(size) != nd:
         raise RuntimeError(f"{name}(): There should be exactly {nd} elements but got "
                            f"{len(size)}")
@@ -115,7 +115,7 @@ def max_unpool3d(self: Tensor, indices: Tensor, output_size: Any, stride: Any,
                  padding: Any) -> Tensor:
     size = _output_size(output_size, 3, "max_unpooling3d_forward_out")
     for v, what in ((stride, "stride"), (padding, "padding")):
-        if len(_ints(v, 3)) != 3:
+        if len(int_tuple(v, 3)) != 3:
             raise RuntimeError(f"max_unpooling3d_forward_out(): There should be exactly three "
                                f"elements (depth, height, width) in {what}")
     return _unpool(self, indices, size, "MaxUnpool3DBackward0")
@@ -143,7 +143,7 @@ def _starts(sample: np.ndarray, size: int, out: int, pool: int) -> np.ndarray:
 def _fractional(x: Tensor, kernel_size: Any, output_size: Any, samples: Tensor,
                 nd: int) -> tuple:
     name = f"fractional_max_pool{nd}d"
-    pool, size = _ints(kernel_size, nd), _ints(output_size, nd)
+    pool, size = int_tuple(kernel_size, nd), int_tuple(output_size, nd)
     if len(pool) != nd or len(size) != nd:
         raise RuntimeError(f"{name}(): kernel_size and output_size must each be one int or "
                            f"{nd} ints")
@@ -174,7 +174,7 @@ def _fractional(x: Tensor, kernel_size: Any, output_size: Any, samples: Tensor,
             pool[d] if e == d else 1 for e in range(nd)))
         flat = flat + (along + offsets) * strides[d]
     windows = flat.reshape((n, c) + size + (-1,))
-    values = np.take(xb, _global_index(windows, xb.shape))
+    values = np.take(xb, global_index(windows, xb.shape))
     # the first maximum of each window (a NaN wins), as libtorch's loop keeps it
     pick = np.where(np.isnan(values).any(-1), np.isnan(values).argmax(-1), values.argmax(-1))
     idx = np.take_along_axis(windows, pick[..., None], -1)[..., 0]
@@ -205,7 +205,7 @@ def fractional_max_pool3d(self: Tensor, kernel_size: Any, output_size: Any,
 
 
 def _window_args(kernel_size: Any, dilation: Any, padding: Any, stride: Any) -> tuple:
-    k, d, p, s = (_ints(v, 2) for v in (kernel_size, dilation, padding, stride))
+    k, d, p, s = (int_tuple(v, 2) for v in (kernel_size, dilation, padding, stride))
     if any(len(v) != 2 for v in (k, d, p, s)):
         raise RuntimeError("kernel_size, dilation, padding and stride must be one int or two")
     if min(k + d + s) <= 0 or min(p) < 0:
@@ -267,7 +267,7 @@ def col2im(self: Tensor, output_size: Any, kernel_size: Any, dilation: Any, padd
     """im2col's adjoint: (N, C * kh * kw, blocks) columns summed back into
     (N, C, *output_size) planes (overlapping windows add up)."""
     k, d, p, s = _window_args(kernel_size, dilation, padding, stride)
-    size = _ints(output_size, 2)
+    size = int_tuple(output_size, 2)
     if self.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
                            f"batch size and non-zero dimensions, but got: {list(self.shape)}")

@@ -14,11 +14,11 @@ import numpy as np
 from .. import engine
 from ..engine import NEW_VERSION, Node, SavedTensor, edge
 from ..meta import WATCH, MetaArray, meta_array
-from ..tensor import _BF16, Tensor, wrap
+from ..tensor import BF16, Tensor, wrap
 
 _new = object.__new__
 ndarray = np.ndarray
-_state = engine.thread_state()  # grad mode, read on every op
+grad_state = engine.thread_state()  # grad mode, read on every op
 _fast_walk = engine.FAST_WALK    # off inside engine.plain_walk()
 _NO_EDGE = (None, 0)
 
@@ -52,7 +52,7 @@ def formula(fn: Callable | None = None, *, arrays: bool = False) -> Callable:
     # In backward, grad mode is on exactly when gradients are tensors (create_graph).
     if arrays:
         def backward_fn(node: Node, grads: list) -> Sequence:
-            if _state.grad:
+            if grad_state.grad:
                 return fn(node, grads[0], *node.unpack_saved())
             if _fast_walk[0]:
                 return fn(node, grads[0], *node.unpack_saved_data())
@@ -61,7 +61,7 @@ def formula(fn: Callable | None = None, *, arrays: bool = False) -> Callable:
             return [None if o is None else o.data for o in outs]
     else:
         def backward_fn(node: Node, grads: list) -> Sequence:
-            if _state.grad:
+            if grad_state.grad:
                 return fn(node, grads[0], *node.unpack_saved())
             outs = fn(node, wrap(grads[0]), *node.unpack_saved())
             return [None if o is None else o.data for o in outs]
@@ -95,7 +95,7 @@ def record(result: Any, backward_fn: Callable, inputs: Sequence, saved: tuple = 
         if WATCH[0]:
             out.data = _watched(out.data, inputs)
         out._version = NEW_VERSION
-    if _state.grad:
+    if grad_state.grad:
         try:
             # Fast paths, no loop: a tensor with a number (`x * 2`, the commonest op
             # of all: the number is None), one input, two.
@@ -157,12 +157,12 @@ def _watched(result: ndarray, inputs: Sequence) -> ndarray:
         if type(t) is Tensor:  # (not None, not another layout)
             d = t.data
             meta = meta or type(d) is MetaArray
-            if d.dtype == _BF16:
+            if d.dtype == BF16:
                 bf16 = True
             elif d.dtype.kind in "fc":
                 wider = True
     if bf16 and not wider:
-        result = result.astype(_BF16)
+        result = result.astype(BF16)
     if meta and type(result) is not MetaArray:
         result = meta_array(result.shape, result.dtype)
     return result
@@ -224,7 +224,7 @@ def multi_formula(fn: Callable) -> Callable:
     (None for an output that got none) and returns one per input. Its nodes
     are recorded by `record_many`."""
     def backward_fn(node: Node, grads: list) -> Sequence:
-        if _state.grad:
+        if grad_state.grad:
             return fn(node, grads, *node.unpack_saved())
         outs = fn(node, [None if g is None else wrap(np.asarray(g)) for g in grads],
                   *node.unpack_saved())
@@ -276,7 +276,7 @@ def _pack(saved: tuple, out: Tensor) -> tuple | list:
 
 def needs_grad(*tensors: Any) -> bool:
     """Whether an op on these would record a node."""
-    if not _state.grad:
+    if not grad_state.grad:
         return False
     for t in tensors:
         if t is not None and t._rg:

@@ -9,40 +9,40 @@ import numpy as np
 
 from ..engine import bump_version
 from ..formals import r_formals
-from ..tensor import Tensor, _bf16_as_f32, _dim, as_dtype, wrap
+from ..tensor import Tensor, bf16_as_f32, wrap_dim, as_dtype, wrap
 from .samples import reduction as S
 from .conversion import CloneBackward0
 from .indexing import gather
 from .shape import narrow, select
 from .pointwise import maximum, minimum
-from .operands import _whole
-from .recording import (OUTPUT, _state, expand_to, formula, multi_formula, needs_grad, record,
+from .operands import whole
+from .recording import (OUTPUT, expand_to, formula, grad_state, multi_formula, needs_grad, record,
                         record_many)
 from .dispatch import op
 from .sum_kernel import libtorch_sum
-from .views import _check_inplace, _record_inplace
+from .views import check_inplace, record_inplace
 
 
 # ==========================================================================
 # Reductions
 
-def _one_dim(dim: Any, ndim: int) -> int:
+def one_dim(dim: Any, ndim: int) -> int:
     """A single 0-based dim (a name was made a position before the op ran: ops/dispatch.py)."""
     if isinstance(dim, str):
         raise TypeError(f"dim {dim!r}: a dim given by name reached an op whose declaration "
                         "doesn't say this argument is a dim (@op(dims=...)); give its number")
-    return _dim(_whole(dim, "dim"), ndim)
+    return wrap_dim(whole(dim, "dim"), ndim)
 
 
 def _dims(dim: Any, ndim: int) -> tuple:
     if isinstance(dim, (list, tuple)):
         if not dim:  # dim=() reduces over every dim, as in PyTorch
             return tuple(range(ndim))
-        dims = tuple(sorted(_one_dim(d, ndim) for d in dim))
+        dims = tuple(sorted(one_dim(d, ndim) for d in dim))
         if len(set(dims)) != len(dims):
             raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
     else:
-        dims = (_one_dim(dim, ndim),)
+        dims = (one_dim(dim, ndim),)
     return dims if ndim else ()  # a 0-d tensor accepts dim 0 or -1: nothing to reduce
 
 
@@ -83,7 +83,7 @@ def SumBackward1(n, g, shape, dims, keepdim):
 def sum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     d = self.data
     if d.dtype.kind not in "fc":  # ints and bools sum in int64, bfloat16 in float32
-        d = _bf16_as_f32(d) if d.dtype.kind == "V" else d.astype(np.int64)
+        d = bf16_as_f32(d) if d.dtype.kind == "V" else d.astype(np.int64)
     if dtype is not None:
         d = d.astype(as_dtype(dtype).np)
     if dim is None:
@@ -109,7 +109,7 @@ def mean(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None
     if dtype is not None:
         d = d.astype(as_dtype(dtype).np)
     if d.dtype.kind != "f":
-        d = _bf16_as_f32(d)
+        d = bf16_as_f32(d)
     if d.dtype.kind != "f":
         raise RuntimeError(
             f"mean(): could not infer output dtype. Input dtype must be either a floating "
@@ -168,7 +168,7 @@ def prod(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None
         return record(np.asarray(d.prod()), ProdBackward0, (self,), (src, OUTPUT))
     if isinstance(dim, (list, tuple)):
         raise TypeError("prod: dim must be a single dimension, got several")
-    dm = _one_dim(dim, self.ndim)
+    dm = one_dim(dim, self.ndim)
     out = np.asarray(d.prod(axis=dm, keepdims=keepdim)) if self.ndim else d.copy()
     return record(out, ProdBackward1, (self,), (src, OUTPUT, dm, keepdim))
 
@@ -195,7 +195,7 @@ def _reduce_extreme(x: Tensor, dim: Any, keepdim: bool, arg: Callable, name: str
                                "'dim' argument.")
         val = np.asarray(getattr(x.data, name)())
         return record(val, MaxBackward1, (x,), (x, OUTPUT), name=full_name)
-    d = _one_dim(dim, x.ndim)
+    d = one_dim(dim, x.ndim)
     if x.ndim == 0:
         return (record(x.data.copy(), CloneBackward0, (x,), name=full_name[:-1] + "0"),
                 wrap(np.zeros((), dtype=np.int64)))
@@ -243,7 +243,7 @@ def min(self: Tensor, dim: Any = None, keepdim: bool = False, other: Tensor = No
 def argmax(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     if dim is None:
         return wrap(np.asarray(np.argmax(self.data), dtype=np.int64))
-    d = _one_dim(dim, self.ndim)
+    d = one_dim(dim, self.ndim)
     out = np.argmax(self.data, axis=d)
     return wrap((np.expand_dims(out, d) if keepdim else out).astype(np.int64))
 
@@ -253,7 +253,7 @@ def argmax(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tenso
 def argmin(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     if dim is None:
         return wrap(np.asarray(np.argmin(self.data), dtype=np.int64))
-    d = _one_dim(dim, self.ndim)
+    d = one_dim(dim, self.ndim)
     out = np.argmin(self.data, axis=d)
     return wrap((np.expand_dims(out, d) if keepdim else out).astype(np.int64))
 
@@ -262,7 +262,7 @@ def argmin(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tenso
 def ScatterAlongBackward(n, g, idx, dim):
     if g.data.ndim == 0:  # (of a 0-d tensor: the scatter placed g as it is)
         return (g,)
-    return (wrap(np.take_along_axis(g.data, idx, axis=dim)) if not _state.grad
+    return (wrap(np.take_along_axis(g.data, idx, axis=dim)) if not grad_state.grad
             else gather(g, dim, wrap(idx)),)
 
 
@@ -288,10 +288,10 @@ def _softmax_jvp(p: dict, t: dict, result: Tensor) -> Tensor:
 @op(dims=("dim",), samples=S.softmax, names="keep", forward=_softmax_jvp,
     mobile={"int": "self, dim, dtype=None"})
 def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
-    d = _one_dim(dim, self.ndim)
+    d = one_dim(dim, self.ndim)
     a = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
     if a.dtype.kind != "f":
-        a = _bf16_as_f32(a)
+        a = bf16_as_f32(a)
     if a.dtype.kind != "f":
         raise RuntimeError(f"softmax: expected a floating point tensor, got {self.dtype}")
     e = np.asanyarray(a - a.max(axis=d, keepdims=True, initial=-np.inf))  # (a meta array stays one)
@@ -314,10 +314,10 @@ def _log_softmax_jvp(p: dict, t: dict, result: Tensor) -> Tensor:
 @op(dims=("dim",), samples=S.softmax, names="keep", forward=_log_softmax_jvp,
     mobile={"int": "self, dim, dtype=None"})
 def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
-    d = _one_dim(dim, self.ndim)
+    d = one_dim(dim, self.ndim)
     a = self.data if dtype is None else self.data.astype(as_dtype(dtype).np)
     if a.dtype.kind != "f":
-        a = _bf16_as_f32(a)
+        a = bf16_as_f32(a)
     if a.dtype.kind != "f":
         raise RuntimeError(f"log_softmax: expected a floating point tensor, got {self.dtype}")
     s = a - a.max(axis=d, keepdims=True, initial=-np.inf)
@@ -345,10 +345,10 @@ all = _logical_reduction(np.all, "all")
 # ==========================================================================
 # More reductions: nan-aware sums, moments, logsumexp, norms, cumulative ops
 
-def _float_input(x: Tensor, name: str, dtype: Any = None) -> np.ndarray:
+def float_input(x: Tensor, name: str, dtype: Any = None) -> np.ndarray:
     d = x.data if dtype is None else x.data.astype(as_dtype(dtype).np)
     if d.dtype.kind != "f":
-        d = _bf16_as_f32(d)
+        d = bf16_as_f32(d)
     if d.dtype.kind != "f":
         raise RuntimeError(f"{name}(): expected a floating point tensor (e.g. "
                            f"x$to(dtype = torch_float())), got {x.dtype.r_name}")
@@ -383,7 +383,7 @@ def nansum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = No
 
 @op(dims=("dim",), samples=S.reduction, names="reduce")
 def nanmean(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
-    _float_input(self, "nanmean", dtype)
+    float_input(self, "nanmean", dtype)
     # as PyTorch: the nan-free sum over the count of non-nan values (DivBackward0)
     count = sum(~self.isnan(), dim=dim, keepdim=keepdim)
     return nansum(self, dim, keepdim, dtype) / count
@@ -433,7 +433,7 @@ def StdBackward0(n, g, x, result, axes, keepdim, correction):
 def var(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False,
         correction: Any = None) -> Tensor:
     dim, c = _moment_args(dim, unbiased, correction)
-    d = _float_input(self, "var")
+    d = float_input(self, "var")
     axes = _axes(dim, self.ndim)
     keep = keepdim and dim is not None
     return record(_var_data(d, axes, keep, c), VarBackward0, (self,), (self, axes, keep, c))
@@ -444,7 +444,7 @@ def var(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = Fa
 def std(self: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False,
         correction: Any = None) -> Tensor:
     dim, c = _moment_args(dim, unbiased, correction)
-    d = _float_input(self, "std")
+    d = float_input(self, "std")
     axes = _axes(dim, self.ndim)
     keep = keepdim and dim is not None
     return record(np.sqrt(_var_data(d, axes, keep, c)), StdBackward0, (self,),
@@ -471,7 +471,7 @@ def VarMeanBackward0(n, grads, x, axes, keepdim, correction, take_sqrt):
 def _moment_mean(self: Tensor, dim: Any, unbiased: Any, keepdim: bool, correction: Any,
                  name: str, take_sqrt: bool) -> tuple:
     dim, c = _moment_args(dim, unbiased, correction)
-    d = _float_input(self, name)
+    d = float_input(self, name)
     axes = _axes(dim, self.ndim)
     keep = keepdim and dim is not None
     v = _var_data(d, axes, keep, c)
@@ -530,7 +530,7 @@ def _norm_p(p: Any) -> float:
     return float(p)
 
 
-def _vector_norm_data(d: np.ndarray, p: float, axes: tuple, keepdim: bool) -> np.ndarray:
+def vector_norm_array(d: np.ndarray, p: float, axes: tuple, keepdim: bool) -> np.ndarray:
     a = np.abs(d)
     if p == np.inf:
         out = a.max(axis=axes, keepdims=keepdim, initial=0)
@@ -577,10 +577,10 @@ def norm(self: Tensor, p: float | str = 2, dim: Any = None, keepdim: bool = Fals
     """The vector p-norm over `dim` (every element when dim is None)."""
     pv = _norm_p(p)
     src = self if dtype is None else self.to(dtype=dtype)
-    d = _float_input(src, "norm")
+    d = float_input(src, "norm")
     axes = _axes(dim, self.ndim)
     keep = keepdim and dim is not None
-    return record(_vector_norm_data(d, pv, axes, keep), LinalgVectorNormBackward0, (src,),
+    return record(vector_norm_array(d, pv, axes, keep), LinalgVectorNormBackward0, (src,),
                   (src, OUTPUT, pv, axes, keep))
 
 
@@ -588,9 +588,9 @@ def norm(self: Tensor, p: float | str = 2, dim: Any = None, keepdim: bool = Fals
 @op(dims=("dim",), samples=S.frobenius_norm)
 def frobenius_norm(self: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     """The 2-norm over `dim` (PyTorch keeps it for old code: norm() is the same)."""
-    d = _float_input(self, "frobenius_norm")
+    d = float_input(self, "frobenius_norm")
     axes = _axes(dim, self.ndim)
-    return record(_vector_norm_data(d, 2.0, axes, keepdim), LinalgVectorNormBackward0,
+    return record(vector_norm_array(d, 2.0, axes, keepdim), LinalgVectorNormBackward0,
                   (self,), (self, OUTPUT, 2.0, axes, keepdim), name="NormBackward1")
 
 
@@ -604,8 +604,8 @@ def DistBackward0(n, g, x, y, result, p):
 @op(samples=S.dist)
 def dist(self: Tensor, other: Tensor, p: float = 2) -> Tensor:
     pv = _norm_p(p)
-    diff = _float_input(self, "dist") - _float_input(other, "dist")
-    out = _vector_norm_data(diff, pv, tuple(range(diff.ndim)), False)
+    diff = float_input(self, "dist") - float_input(other, "dist")
+    out = vector_norm_array(diff, pv, tuple(range(diff.ndim)), False)
     return record(out, DistBackward0, (self, other), (self, other, OUTPUT, pv))
 
 
@@ -632,7 +632,7 @@ def _reverse_cumsum(g: Tensor, dim: int) -> Tensor:
     complex_half="cumsum_out_cpu")
 def cumsum(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _cum_input(self, dtype)
-    dm = _one_dim(dim, self.ndim)
+    dm = one_dim(dim, self.ndim)
     out = np.cumsum(d, axis=dm, dtype=d.dtype) if self.ndim else d.copy()
     return record(out, CumsumBackward0, (self,), (dm if self.ndim else 0,))
 
@@ -664,7 +664,7 @@ def CumprodBackward0(n, g, x, result, dim):
 @op(dims=("dim",), samples=S.cumulative, names="keep", complex_half="cumprod_out_cpu")
 def cumprod(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     d = _cum_input(self, dtype)
-    dm = _one_dim(dim, self.ndim)
+    dm = one_dim(dim, self.ndim)
     out = np.cumprod(d, axis=dm, dtype=d.dtype) if self.ndim else d.copy()
     return record(out, CumprodBackward0, (self,), (self, OUTPUT, dm if self.ndim else 0))
 
@@ -685,8 +685,8 @@ def LogcumsumexpBackward0(n, g, x, result, dim):
 
 @op(dims=("dim",), samples=S.cumulative_float, names="keep")
 def logcumsumexp(self: Tensor, dim: int) -> Tensor:
-    d = _float_input(self, "logcumsumexp")
-    dm = _one_dim(dim, self.ndim)
+    d = float_input(self, "logcumsumexp")
+    dm = one_dim(dim, self.ndim)
     out = np.logaddexp.accumulate(d, axis=dm) if self.ndim else d.copy()
     return record(np.asarray(out, dtype=d.dtype), LogcumsumexpBackward0, (self,),
                   (self, OUTPUT, dm if self.ndim else 0))
@@ -758,8 +758,8 @@ def _cumulative_inplace(self: Tensor, dim: Any, dtype: Any, name: str,
                         accumulate: Callable) -> tuple:
     """cumsum_/cumprod_: accumulate along dim in place; (the input's old value
     when a gradient will need it, the 0-based dim)."""
-    dm = _one_dim(dim, self.ndim)
-    _check_inplace(self)
+    dm = one_dim(dim, self.ndim)
+    check_inplace(self)
     if dtype is not None and as_dtype(dtype).np != self.data.dtype:
         raise RuntimeError(f"{name}: dtype must be the tensor's own ({self.dtype.r_name}) "
                            "for an in-place op")
@@ -773,13 +773,13 @@ def _cumulative_inplace(self: Tensor, dim: Any, dtype: Any, name: str,
 @op(dims=("dim",), function=False)
 def cumsum_(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     _, dm = _cumulative_inplace(self, dim, dtype, "cumsum_", np.cumsum)
-    return _record_inplace(self, CumsumBackward0, (self,), (dm,))
+    return record_inplace(self, CumsumBackward0, (self,), (dm,))
 
 
 @op(dims=("dim",), function=False)
 def cumprod_(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     old, dm = _cumulative_inplace(self, dim, dtype, "cumprod_", np.cumprod)
-    return _record_inplace(self, CumprodBackward0, (self,), (old, OUTPUT, dm))
+    return record_inplace(self, CumprodBackward0, (self,), (old, OUTPUT, dm))
 
 
 # --------------------------------------------------------------------------
@@ -791,11 +791,11 @@ def cumprod_(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
 def trapz(y: Tensor, dx: float = 1, x: Tensor | None = None, dim: int = -1) -> Tensor:
     """The integral of y along `dim`: sample points `dx` apart, or at `x` (a
     vector of one point per sample, or broadcast against y)."""
-    dim = _dim(dim, y.ndim)
+    dim = wrap_dim(dim, y.ndim)
     n = y.shape[dim]
     if n == 0:  # no samples: nothing to integrate
         shape = y.shape[:dim] + y.shape[dim + 1:]
-        return wrap(np.zeros(shape, dtype=_float_input(y, "trapz").dtype))
+        return wrap(np.zeros(shape, dtype=float_input(y, "trapz").dtype))
     if x is None:
         return (sum(y, dim) - (select(y, dim, 0) + select(y, dim, -1)) * 0.5) * dx
     if x.ndim == 1:

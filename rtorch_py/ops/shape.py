@@ -9,17 +9,17 @@ import numpy as np
 
 from ..engine import bump_version
 from ..formals import r_formals
-from ..tensor import Tensor, _dim, wrap
+from ..tensor import Tensor, wrap_dim, wrap
 from .samples import shape as S
-from .operands import _as_tensor, _float_result, _shape, _whole, positional_error
+from .operands import as_tensor, as_result_dtype, shape_str, whole, positional_error
 from .recording import formula, record, sum_to
 from .dispatch import op
 from .names import Call, give
-from .indexing import _index_add_into, index_select
-from .views import (SliceBackward0, _index_backward, _restride_inplace, _view, _view_key,
-                    _write_inplace, _zero_at)
+from .indexing import index_add_into, index_select
+from .views import (SliceBackward0, index_backward, restride_inplace, view_key, view_of,
+                    write_inplace, zero_at)
 
-_F64 = np.dtype(np.float64)
+F64 = np.dtype(np.float64)
 
 
 @formula(arrays=True)
@@ -31,7 +31,7 @@ def TBackward0(n, g):
 def t(self: Tensor) -> Tensor:
     if self.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-    return record(_view(self, self.data.T), TBackward0, (self,))
+    return record(view_of(self, self.data.T), TBackward0, (self,))
 
 
 @formula
@@ -42,9 +42,9 @@ def TransposeBackward0(n, g, d0, d1):
 @op(dims=("dim0", "dim1"), samples=S.transpose, names="transpose", forward="linear",
     complex_half=True, mobile={"int": "self, dim0, dim1"})
 def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
-    d0, d1 = _dim(dim0, self.ndim), _dim(dim1, self.ndim)
-    return record(_view(self, np.swapaxes(self.data, d0, d1)) if self.ndim else _view(self, self.data),
-                  TransposeBackward0, (self,), (d0, d1))
+    d0, d1 = wrap_dim(dim0, self.ndim), wrap_dim(dim1, self.ndim)
+    arr = np.swapaxes(self.data, d0, d1) if self.ndim else self.data
+    return record(view_of(self, arr), TransposeBackward0, (self,), (d0, d1))
 
 
 @formula
@@ -63,13 +63,13 @@ def permute(self: Tensor, dims: Any = (), *more: Any) -> Tensor:
     if len(dims) != self.ndim:
         raise RuntimeError(f"permute: number of dims don't match: the tensor has {self.ndim} "
                            f"dims but {len(dims)} were given")
-    d = tuple(_dim(i, self.ndim) for i in dims)
+    d = tuple(wrap_dim(i, self.ndim) for i in dims)
     if len(set(d)) != len(d):
         raise RuntimeError("permute: repeated dim in permutation")
-    return record(_view(self, np.transpose(self.data, d)), PermuteBackward0, (self,), (d,))
+    return record(view_of(self, np.transpose(self.data, d)), PermuteBackward0, (self,), (d,))
 
 
-def _shape_arg(shape: tuple) -> tuple:
+def shape_arg(shape: tuple) -> tuple:
     """Sizes as ints, or one sequence of them: `reshape(2, 3)`, `reshape((2, 3))`
     (and R's `c(2, 3)`, which arrives as an array)."""
     if len(shape) == 1 and isinstance(shape[0], (list, tuple, np.ndarray)):
@@ -91,13 +91,13 @@ def ViewBackward0(n, g, shape):
 @op(samples=S.reshape, forward="linear", complex_half=True, mobile="self, shape")
 @r_formals("self, shape")
 def reshape(self: Tensor, shape: Any, *more: Any) -> Tensor:
-    shape = _shape_arg((shape,) + more)
+    shape = shape_arg((shape,) + more)
     try:
         arr = self.data.reshape(shape)
     except ValueError:
-        raise RuntimeError(f"shape '{_shape(shape)}' is invalid for input of size "
+        raise RuntimeError(f"shape '{shape_str(shape)}' is invalid for input of size "
                            f"{self.data.size}") from None
-    out = _view(self, arr) if np.shares_memory(arr, self.data) else wrap(arr)
+    out = view_of(self, arr) if np.shares_memory(arr, self.data) else wrap(arr)
     return record(out, ViewBackward0 if out._base is not None else UnsafeViewBackward0,
                   (self,), (self.shape,))
 
@@ -109,7 +109,7 @@ def UnsafeViewBackward0(n, g, shape):
 
 @op(function=False, samples=S.reshape, forward="linear", complex_half=True, mobile="self, size")
 def view(self: Tensor, size: Any, *more: Any) -> Tensor:
-    shape = _shape_arg((size,) + more)
+    shape = shape_arg((size,) + more)
     try:
         arr = self.data.view()
         arr.shape = shape  # refuses (like torch's view) when a copy would be needed
@@ -117,12 +117,12 @@ def view(self: Tensor, size: Any, *more: Any) -> Tensor:
         try:
             np.broadcast_to(np.zeros((), np.bool_), self.shape).reshape(shape)  # size check only
         except ValueError:
-            raise RuntimeError(f"shape '{_shape(shape)}' is invalid for input of size "
+            raise RuntimeError(f"shape '{shape_str(shape)}' is invalid for input of size "
                                f"{self.data.size}") from None
         raise RuntimeError("view size is not compatible with input tensor's size and stride "
                            "(at least one dimension spans across two contiguous subspaces). "
                            "Use .reshape(...) instead.") from None
-    return record(_view(self, arr), ViewBackward0, (self,), (self.shape,))
+    return record(view_of(self, arr), ViewBackward0, (self,), (self.shape,))
 
 
 @formula
@@ -133,8 +133,8 @@ def UnsqueezeBackward0(n, g, d):
 @op(new_dims=("dim",), samples=S.unsqueeze, names="unsqueeze", forward="linear", complex_half=True,
     mobile="self, dim")
 def unsqueeze(self: Tensor, dim: int) -> Tensor:
-    d = _dim(dim, self.ndim + 1)
-    return record(_view(self, np.expand_dims(self.data, d)), UnsqueezeBackward0, (self,), (d,))
+    d = wrap_dim(dim, self.ndim + 1)
+    return record(view_of(self, np.expand_dims(self.data, d)), UnsqueezeBackward0, (self,), (d,))
 
 
 @formula
@@ -150,15 +150,15 @@ def squeeze(self: Tensor, dim: Any = None) -> Tensor:
         arr = self.data.reshape(tuple(s for s in self.shape if s != 1))
         name = SqueezeBackward0
     elif isinstance(dim, (list, tuple, np.ndarray)):
-        ds = {_dim(int(d), self.ndim) for d in np.asarray(dim).reshape(-1).tolist()}
+        ds = {wrap_dim(int(d), self.ndim) for d in np.asarray(dim).reshape(-1).tolist()}
         arr = self.data.reshape(tuple(s for i, s in enumerate(self.shape)
                                       if not (i in ds and s == 1)))
         name = SqueezeBackward2
     else:
-        d = _dim(dim, self.ndim)
+        d = wrap_dim(dim, self.ndim)
         arr = np.squeeze(self.data, d) if self.ndim and self.shape[d] == 1 else self.data.view()
         name = SqueezeBackward1
-    return record(_view(self, arr), name, (self,), (self.shape,))
+    return record(view_of(self, arr), name, (self,), (self.shape,))
 
 
 @formula
@@ -182,7 +182,7 @@ def expand(self: Tensor, size: Any, *more: Any, implicit: bool = False) -> Tenso
     if len(more) == 1 and isinstance(more[0], (bool, np.bool_)) and \
             isinstance(size, (list, tuple, np.ndarray)):
         more = ()  # R torch's `x$expand(size, implicit)`: implicit changes nothing here
-    sizes = _shape_arg((size,) + more)
+    sizes = shape_arg((size,) + more)
     lead = len(sizes) - self.ndim
     if lead < 0:
         raise RuntimeError(
@@ -194,10 +194,10 @@ def expand(self: Tensor, size: Any, *more: Any, implicit: bool = False) -> Tenso
         arr = np.broadcast_to(self.data, target)
     except ValueError:
         raise RuntimeError(
-            f"expand: the expanded size {_shape(target)} doesn't fit the tensor's size "
-            f"{_shape(self.shape)}: only dims of size 1 can grow (and new dims go in front)")\
+            f"expand: the expanded size {shape_str(target)} doesn't fit the tensor's size "
+            f"{shape_str(self.shape)}: only dims of size 1 can grow (and new dims go in front)")\
             from None
-    return record(_view(self, arr), ExpandBackward0, (self,), (self.shape,))
+    return record(view_of(self, arr), ExpandBackward0, (self,), (self.shape,))
 
 
 @op(function=False, samples=S.expand_as, names="expand", forward="linear", complex_half=True)
@@ -209,9 +209,9 @@ def _flattened(call: Call) -> tuple[int, int]:
     n = len(call.shape)
     dims = call.args.get("dims")
     if dims is not None:
-        dims = [_dim(d, n) for d in (dims if isinstance(dims, (list, tuple)) else [dims])]
+        dims = [wrap_dim(d, n) for d in (dims if isinstance(dims, (list, tuple)) else [dims])]
         return min(dims), max(dims)
-    return _dim(call.args["start_dim"], n), _dim(call.args["end_dim"], n)
+    return wrap_dim(call.args["start_dim"], n), wrap_dim(call.args["end_dim"], n)
 
 
 def _flatten_names(out: Any, call: Call) -> None:
@@ -231,13 +231,14 @@ def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1, *, dims: Any = 
     """libtorch's named forms too: `dims` (consecutive dims, for start_dim and end_dim),
     `out_dim` (the name of the flattened dim)."""
     if dims is not None:
-        given = [_dim(d, self.ndim) for d in (dims if isinstance(dims, (list, tuple))
-                                              else [dims])]
+        given = [wrap_dim(d, self.ndim) for d in (dims if isinstance(dims, (list, tuple))
+                                                  else [dims])]
         if sorted(given) != list(range(min(given), max(given) + 1)):
             raise RuntimeError("flatten(): the dims to flatten must be consecutive dims, "
                                "in order")
         start_dim, end_dim = min(given), max(given)
-    s, e = _dim(start_dim, self.ndim), _dim(end_dim, self.ndim)  # (checked first, as libtorch)
+    # (checked first, as libtorch)
+    s, e = wrap_dim(start_dim, self.ndim), wrap_dim(end_dim, self.ndim)
     if self.ndim == 0:
         return reshape(self, (1,))
     if s > e:
@@ -278,17 +279,18 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         if t.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
                                "concatenated; unsqueeze() it or use torch_stack()")
-    d = _dim(dim, parts[0].ndim)
+    d = wrap_dim(dim, parts[0].ndim)
     for i, t in enumerate(parts):
         if t.ndim != parts[0].ndim or any(
                 a != b for k, (a, b) in enumerate(zip(t.shape, parts[0].shape)) if k != d):
             raise positional_error(
                 RuntimeError, "cat: sizes of tensors must match except in dimension {dim}: "
-                f"tensor {{first}} has shape {_shape(parts[0].shape)} but tensor {{i}} has shape "
-                f"{_shape(t.shape)}", dim=d, first=_position(tensors, parts[0]), i=_position(tensors, t))
+                f"tensor {{first}} has shape {shape_str(parts[0].shape)} but tensor {{i}} has "
+                f"shape {shape_str(t.shape)}", dim=d, first=_position(tensors, parts[0]),
+                i=_position(tensors, t))
     out = np.concatenate([t.data for t in parts], axis=d)
-    out = _float_result(out, *parts[:2]) if out.dtype == _F64 and not any(
-        t.data.dtype == _F64 for t in parts) else out
+    out = as_result_dtype(out, *parts[:2]) if out.dtype == F64 and not any(
+        t.data.dtype == F64 for t in parts) else out
     kept = {id(t) for t in parts}
     return record(out, CatBackward0, tensors,
                   (d, [t.shape[d] if id(t) in kept else None for t in tensors]))
@@ -299,7 +301,7 @@ def _tensor_list(tensors: Any, what: str) -> list:
         raise TypeError(f"{what}: expected a list of tensors, got a "
                         f"{'tensor' if isinstance(tensors, Tensor) else type(tensors).__name__}"
                         f"; give a list, e.g. torch_{what}(list(x, y))")
-    return [_as_tensor(t) for t in tensors]
+    return [as_tensor(t) for t in tensors]
 
 
 def _position(items: list, x: Any) -> int:
@@ -319,32 +321,33 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     for i, t in enumerate(tensors):
         if t.shape != tensors[0].shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                               f"{_shape(tensors[0].shape)} at entry 0 and {_shape(t.shape)} "
+                               f"{shape_str(tensors[0].shape)} at entry 0 and {shape_str(t.shape)} "
                                f"at entry {i}")
-    d = _dim(dim, tensors[0].ndim + 1)
+    d = wrap_dim(dim, tensors[0].ndim + 1)
     out = np.stack([t.data for t in tensors], axis=d)
     return record(out, StackBackward0, tensors, (d, len(tensors)))
 
 
 @formula
 def SelectBackward0(n, g, shape, key):
-    return (_index_backward(g, key, shape, False),)
+    return (index_backward(g, key, shape, False),)
 
 
 @op(dims=("dim",), indices=("start",), samples=S.narrow, names="keep", forward="linear",
     complex_half=True)
 @r_formals("self, dim, start, length")
 def narrow(self: Tensor, dim: int, start: int, length: int, *, name: str | None = None) -> Tensor:
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     size = self.shape[d]
-    start, length = _whole(start, "start"), _whole(length, "length")
+    start, length = whole(start, "start"), whole(length, "length")
     if start < 0:
         start += size
     if not 0 <= start <= size or length < 0 or start + length > size:
         raise RuntimeError(f"narrow(): start ({start}) + length ({length}) exceeds dimension "
                            f"size ({size}) of dim {d} (or is negative)")
     key = (slice(None),) * d + (slice(start, start + length),)
-    return record(_view(self, self.data[key]), SliceBackward0, (self,), (self.shape, key), name=name)
+    return record(view_of(self, self.data[key]), SliceBackward0, (self,), (self.shape, key),
+                  name=name)
 
 
 @op("slice", function=False, dims=("dim",), samples=S.slice_view, names="keep", forward="linear",
@@ -353,45 +356,46 @@ def slice_view(self: Tensor, dim: int = 0, start: Any = None, end: Any = None,
                step: int = 1) -> Tensor:
     """libtorch's `slice`: a view of self[start:end:step] along dim (`start`/`end` count
     from 0 in R as well, as R torch's `x$slice()`; past the ends they are clamped)."""
-    d = _dim(dim, self.ndim)
-    step = _whole(step, "step")
+    d = wrap_dim(dim, self.ndim)
+    step = whole(step, "step")
     if step <= 0:
         raise RuntimeError(f"slice(): step must be positive, got {step}")
-    key = (slice(None),) * d + (slice(None if start is None else _whole(start, "start"),
-                                       None if end is None else _whole(end, "end"), step),)
-    return record(_view(self, self.data[key]), SliceBackward0, (self,), (self.shape, key))
+    key = (slice(None),) * d + (slice(None if start is None else whole(start, "start"),
+                                       None if end is None else whole(end, "end"), step),)
+    return record(view_of(self, self.data[key]), SliceBackward0, (self,), (self.shape, key))
 
 
 @op(dims=("dim",), indices=("index",), samples=S.select, names="drop_dim", forward="linear",
     complex_half=True)
 @r_formals("self, dim, index")
 def select(self: Tensor, dim: int, index: int, *, name: str | None = None) -> Tensor:
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     size = self.shape[d]
-    index = _whole(index, "index")
+    index = whole(index, "index")
     if not -size <= index < size:
         raise positional_error(IndexError, "select(): index {index} out of range for tensor "
-                               f"of size {_shape(self.shape)} at dimension {{dim}}",
+                               f"of size {shape_str(self.shape)} at dimension {{dim}}",
                                index=index, dim=d)
     key = (slice(None),) * d + (index,)
-    return record(_view(self, self.data[key]), SelectBackward0, (self,), (self.shape, key), name=name)
+    return record(view_of(self, self.data[key]), SelectBackward0, (self,), (self.shape, key),
+                  name=name)
 
 
 @op(dims=("dim",), samples=S.split, names="keep", forward="linear", complex_half=True)
 @r_formals("self, split_size, dim = 1")
 def split(self: Tensor, split_size: Any, dim: int = 0, *, name: str | None = None) -> list:
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     size = self.shape[d]
     if isinstance(split_size, np.ndarray) and split_size.size > 1:
         split_size = split_size.tolist()  # (an R vector of sizes)
     if isinstance(split_size, (list, tuple)):
-        sizes = [_whole(s, "split_size") for s in split_size]
+        sizes = [whole(s, "split_size") for s in split_size]
         if builtins.sum(sizes) != size:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
                                f"(input tensor's size at dimension {d}), but got "
-                               f"split_sizes={_shape(sizes)}")
+                               f"split_sizes={shape_str(sizes)}")
     else:
-        step = _whole(split_size, "split_size")
+        step = whole(split_size, "split_size")
         if step <= 0:
             raise RuntimeError("split: split_size must be a positive integer")
         sizes = [builtins.min(step, size - i) for i in range(0, size, step)] or [0]
@@ -406,10 +410,10 @@ def split(self: Tensor, split_size: Any, dim: int = 0, *, name: str | None = Non
 
 @op(dims=("dim",), samples=S.chunk, names="keep", forward="linear", complex_half=True)
 def chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
-    chunks = _whole(chunks, "chunks")
+    chunks = whole(chunks, "chunks")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0")
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     step = -(-self.shape[d] // chunks) if self.shape[d] else 1
     return split(self, step, d)
 
@@ -418,7 +422,7 @@ def chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
 def unbind(self: Tensor, dim: int = 0) -> list:
     if self.ndim == 0:
         raise RuntimeError("unbind: dimension specified as 0 but the tensor has no dimensions")
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     return [select(self, d, i, name="UnbindBackward0") for i in range(self.shape[d])]
 
 
@@ -433,12 +437,12 @@ def FlipBackward0(n, g, dims):
 def _dims_arg(dims: Any, ndim: int) -> tuple:
     """One dim or several, as a tuple of distinct non-negative dims."""
     if isinstance(dims, (list, tuple, np.ndarray)):
-        raw = [_whole(d, "dims") for d in np.asarray(dims).reshape(-1).tolist()]
+        raw = [whole(d, "dims") for d in np.asarray(dims).reshape(-1).tolist()]
     else:
-        raw = [_whole(dims, "dims")]
-    out = tuple(_dim(d, ndim) for d in raw)
+        raw = [whole(dims, "dims")]
+    out = tuple(wrap_dim(d, ndim) for d in raw)
     if len(set(out)) != len(out):
-        raise RuntimeError(f"dims {_shape(raw)} has a dim appearing more than once")
+        raise RuntimeError(f"dims {shape_str(raw)} has a dim appearing more than once")
     return out
 
 
@@ -470,7 +474,7 @@ def RollBackward0(n, g, shifts, dims):
 
 @op(dims=("dims",), samples=S.roll, names="keep", forward="linear", complex_half=True)
 def roll(self: Tensor, shifts: Any, dims: Any = None) -> Tensor:
-    sh = [_whole(s, "shifts") for s in np.asarray(shifts).reshape(-1).tolist()]
+    sh = [whole(s, "shifts") for s in np.asarray(shifts).reshape(-1).tolist()]
     if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
         if len(sh) != 1:
             raise RuntimeError("roll: give one shift per dim in `dims` (or one shift and no "
@@ -496,11 +500,11 @@ def Rot90Backward0(n, g, k, dims):
 
 @op(dims=("dims",), samples=S.rot90, forward="linear")
 def rot90(self: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
-    k = _whole(k, "k")
+    k = whole(k, "k")
     d = _dims_arg(dims, self.ndim)
     if len(d) != 2 or self.ndim < 2:
         raise RuntimeError("rot90: expected two distinct dims of a tensor with at least 2 "
-                           f"dimensions, got dims {_shape(d)} for {self.ndim} dimensions")
+                           f"dimensions, got dims {shape_str(d)} for {self.ndim} dimensions")
     return record(np.rot90(self.data, k, d).copy(), Rot90Backward0, (self,), (k, d))
 
 
@@ -520,19 +524,19 @@ def RepeatBackward0(n, g, sizes, shape):
 @op(function=False, samples=S.repeat, forward="linear", complex_half=True)
 @r_formals("self, repeats", python_names={"repeats": "sizes"})
 def repeat(self: Tensor, sizes: Any, *more: Any) -> Tensor:
-    reps = _shape_arg((sizes,) + more)
+    reps = shape_arg((sizes,) + more)
     if len(reps) < self.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            f"of dimensions of tensor ({len(reps)} < {self.ndim})")
     if any(r < 0 for r in reps):
-        raise RuntimeError(f"repeat: the repeats must be >= 0, got {_shape(reps)}")
+        raise RuntimeError(f"repeat: the repeats must be >= 0, got {shape_str(reps)}")
     data = self.data.reshape((1,) * (len(reps) - self.ndim) + self.shape)
     return record(np.tile(data, reps), RepeatBackward0, (self,), (reps, self.shape))
 
 
 @op(samples=S.tile, forward="linear")
 def tile(self: Tensor, dims: Any) -> Tensor:
-    reps = _shape_arg((dims,))
+    reps = shape_arg((dims,))
     return repeat(self, (1,) * (self.ndim - len(reps)) + reps)
 
 
@@ -540,7 +544,7 @@ def tile(self: Tensor, dims: Any) -> Tensor:
 def repeat_interleave(self: Tensor, repeats: Any, dim: int | None = None,
                       output_size: int | None = None) -> Tensor:
     x = self if dim is not None else flatten(self)
-    d = 0 if dim is None else _dim(dim, self.ndim)
+    d = 0 if dim is None else wrap_dim(dim, self.ndim)
     if isinstance(repeats, Tensor) and repeats.numel() != 1 or \
             isinstance(repeats, (list, tuple, np.ndarray)) and np.size(repeats) != 1:
         reps = np.asarray(repeats.data if isinstance(repeats, Tensor) else repeats).reshape(-1)
@@ -553,8 +557,8 @@ def repeat_interleave(self: Tensor, repeats: Any, dim: int | None = None,
             raise RuntimeError(f"repeat_interleave: repeats must have the same size as input "
                                f"along dim ({reps.size} repeats for size {x.shape[d]})")
         return index_select(x, d, wrap(np.repeat(np.arange(reps.size), reps)))
-    r = _whole(repeats.item() if isinstance(repeats, Tensor) else
-               np.asarray(repeats).reshape(-1)[0], "repeats")
+    r = whole(repeats.item() if isinstance(repeats, Tensor) else
+              np.asarray(repeats).reshape(-1)[0], "repeats")
     if r < 0:
         raise RuntimeError("repeat_interleave: repeats can not be negative")
     if x.ndim == 0:
@@ -569,13 +573,13 @@ def repeat_interleave(self: Tensor, repeats: Any, dim: int | None = None,
 
 @op(dims=("source", "destination"), samples=S.movedim, forward="linear", complex_half=True)
 def movedim(self: Tensor, source: Any, destination: Any) -> Tensor:
-    src = [_dim(_whole(s, "source"), self.ndim) for s in np.asarray(source).reshape(-1).tolist()]
-    dst = [_dim(_whole(s, "destination"), self.ndim)
+    src = [wrap_dim(whole(s, "source"), self.ndim) for s in np.asarray(source).reshape(-1).tolist()]
+    dst = [wrap_dim(whole(s, "destination"), self.ndim)
            for s in np.asarray(destination).reshape(-1).tolist()]
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source "
-                           f"({_shape(src)} dims) should contain the same number of dims as "
-                           f"destination ({_shape(dst)} dims)")
+                           f"({shape_str(src)} dims) should contain the same number of dims as "
+                           f"destination ({shape_str(dst)} dims)")
     if len(set(src)) != len(src) or len(set(dst)) != len(dst):
         raise RuntimeError("movedim: repeated dim in `source` or `destination`")
     order: list = [None] * self.ndim  # the source dim that lands in each place
@@ -646,7 +650,7 @@ def numpy_T(self: Tensor) -> Tensor:
 def sum_to_size(self: Tensor, size: Any, *more: Any) -> Tensor:
     """Summed down to `size`, which self broadcasts to (libtorch's sum_to: sums
     over the dims that size lacks or has as 1, then a view without the first)."""
-    size = _shape_arg((size, *more))
+    size = shape_arg((size, *more))
     lead = self.ndim - len(size)
     if lead < 0 or any(s != 1 and s != d for s, d in zip(size, self.shape[lead:])):
         raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
@@ -661,7 +665,7 @@ def sum_to_size(self: Tensor, size: Any, *more: Any) -> Tensor:
 
 def _unflatten_names(out: Any, call: Call) -> None:
     """The new dims are `names` (libtorch's named form); the others keep theirs."""
-    d = _dim(call.args["dim"], len(call.shape))
+    d = wrap_dim(call.args["dim"], len(call.shape))
     new = call.args.get("names") or [None] * (out.ndim - len(call.shape) + 1)
     give(out, [*call.names[:d], *new, *call.names[d + 1:]])
 
@@ -670,23 +674,23 @@ def _unflatten_names(out: Any, call: Call) -> None:
 @op(dims=("dim",), samples=S.unflatten, forward="linear", names=_unflatten_names)
 def unflatten(self: Tensor, dim: int, sizes: Any, names: Any = None) -> Tensor:
     """`names`: the new dims' names (libtorch's named form)."""
-    d = _dim(dim, self.ndim)
-    sizes = _shape_arg((sizes,))
+    d = wrap_dim(dim, self.ndim)
+    sizes = shape_arg((sizes,))
     known = int(np.prod([s for s in sizes if s != -1]))
     if sizes.count(-1) > 1 or (-1 not in sizes and known != self.shape[d]):
-        raise RuntimeError(f"unflatten: Provided sizes {_shape(sizes)} don't multiply up to the "
+        raise RuntimeError(f"unflatten: Provided sizes {shape_str(sizes)} don't multiply up to the "
                            f"size of dim {d} ({self.shape[d]}) in the input tensor")
     return view(self, self.shape[:d] + sizes + self.shape[d + 1:])
 
 
 @op(function=False, samples=S.like_other, forward="linear", complex_half=True)
 def view_as(self: Tensor, other: Tensor) -> Tensor:
-    return view(self, _as_tensor(other).shape)
+    return view(self, as_tensor(other).shape)
 
 
 @op(function=False, samples=S.like_other, forward="linear", complex_half=True)
 def reshape_as(self: Tensor, other: Tensor) -> Tensor:
-    return reshape(self, _as_tensor(other).shape)
+    return reshape(self, as_tensor(other).shape)
 
 
 @op(samples=S.expand, forward="linear")
@@ -698,12 +702,12 @@ def broadcast_to(self: Tensor, size: Any) -> Tensor:
     torch_name="_C._VariableFunctions.broadcast_tensors",  # (the form taking a list)
     forward="linear")
 def broadcast_tensors(tensors: Sequence[Tensor]) -> list:
-    tensors = [_as_tensor(t) for t in tensors]
+    tensors = [as_tensor(t) for t in tensors]
     try:
         shape = np.broadcast_shapes(*(t.shape for t in tensors))
     except ValueError:
         raise RuntimeError("broadcast_tensors: the shapes " +
-                           ", ".join(_shape(t.shape) for t in tensors) +
+                           ", ".join(shape_str(t.shape) for t in tensors) +
                            " can't be broadcast together: each dimension, aligned from the "
                            "right, must be equal or 1") from None
     return [expand(t, shape) for t in tensors]
@@ -712,13 +716,13 @@ def broadcast_tensors(tensors: Sequence[Tensor]) -> list:
 @op(method=False, samples=S.meshgrid)
 @r_formals("tensors, indexing")
 def meshgrid(tensors: Sequence[Tensor], indexing: str = "ij") -> list:
-    tensors = [_as_tensor(t) for t in tensors]
+    tensors = [as_tensor(t) for t in tensors]
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f'meshgrid: indexing must be "ij" or "xy", got "{indexing}"')
     for t in tensors:
         if t.ndim > 1:
             raise RuntimeError("meshgrid: expects 0D or 1D tensors, got one of shape "
-                               f"{_shape(t.shape)}")
+                               f"{shape_str(t.shape)}")
     parts = [reshape(t, (-1,)) for t in tensors]
     swap = indexing == "xy" and len(parts) >= 2
     if swap:  # xy: the first two inputs trade places in the output's dims
@@ -737,8 +741,8 @@ def meshgrid(tensors: Sequence[Tensor], indexing: str = "ij") -> list:
 def _each(tensors: Any, fn: Any) -> Any:
     """Apply to one tensor, or to each of a list (atleast_*)."""
     if isinstance(tensors, (list, tuple)):
-        return [fn(_as_tensor(t)) for t in tensors]
-    return fn(_as_tensor(tensors))
+        return [fn(as_tensor(t)) for t in tensors]
+    return fn(as_tensor(tensors))
 
 
 @op(samples=S.atleast, forward="linear")
@@ -814,7 +818,7 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
 @op(dims=("dim",), samples=S.tensor_split, forward="linear")
 def tensor_split(self: Tensor, indices: Any = None, sections: Any = None,
                  tensor_indices_or_sections: Tensor = None, dim: int = 0) -> list:
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     size = self.shape[d]
     given = [v for v in (indices, sections, tensor_indices_or_sections) if v is not None]
     if len(given) != 1:
@@ -825,13 +829,13 @@ def tensor_split(self: Tensor, indices: Any = None, sections: Any = None,
         v = v.data
     as_sections = sections is not None or np.ndim(v) == 0  # (a lone number: sections)
     if as_sections:
-        n = _whole(np.asarray(v).reshape(()).item() if np.ndim(v) else v, "sections")
+        n = whole(np.asarray(v).reshape(()).item() if np.ndim(v) else v, "sections")
         if n <= 0:
             raise RuntimeError(f"tensor_split: number of sections must be larger than 0, got {n}")
         q, r = divmod(size, n)
         bounds = np.cumsum([0] + [q + 1] * r + [q] * (n - r)).tolist()
     else:
-        pts = [_whole(p, "indices") for p in np.asarray(v).reshape(-1).tolist()]
+        pts = [whole(p, "indices") for p in np.asarray(v).reshape(-1).tolist()]
         bounds = [0] + pts + [size]
     out = []
     for a, b in zip(bounds[:-1], bounds[1:]):
@@ -845,7 +849,7 @@ def _split_dim(self: Tensor, indices: Any, sections: Any, dim: int, what: str) -
             indices.data if isinstance(indices, Tensor) else indices) == 0:
         sections, indices = indices, None
     if sections is not None:
-        n = _whole(sections, "sections")
+        n = whole(sections, "sections")
         if n <= 0 or self.shape[dim] % n:
             raise RuntimeError(f"{what} attempted to split along dimension {dim}, but the size "
                                f"of the dimension {self.shape[dim]} is not divisible by the "
@@ -880,14 +884,14 @@ def dsplit(self: Tensor, indices: Any = None, sections: Any = None) -> list:
 
 @formula
 def NarrowCopyBackward0(n, g, shape, key):
-    return (_index_backward(g, key, shape, False),)
+    return (index_backward(g, key, shape, False),)
 
 
 @op(function=False, dims=("dim",), indices=("start",), samples=S.narrow_copy, forward="linear")
 def narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Tensor:
     v = narrow(self, dim, start, length)
-    d = _dim(dim, self.ndim)
-    s = _whole(start, "start")
+    d = wrap_dim(dim, self.ndim)
+    s = whole(start, "start")
     s = s + self.shape[d] if s < 0 else s
     key = (slice(None),) * d + (slice(s, s + v.shape[d]),)
     return record(v.data.copy(), NarrowCopyBackward0, (self,), (self.shape, key))
@@ -905,7 +909,7 @@ def TrilBackward0(n, g, k):
 def tril(self: Tensor, diagonal: int = 0) -> Tensor:
     if self.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
-    k = _whole(diagonal, "diagonal")
+    k = whole(diagonal, "diagonal")
     return record(np.tril(self.data, k), TrilBackward0, (self,), (k,))
 
 
@@ -918,7 +922,7 @@ def TriuBackward0(n, g, k):
 def triu(self: Tensor, diagonal: int = 0) -> Tensor:
     if self.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
-    k = _whole(diagonal, "diagonal")
+    k = whole(diagonal, "diagonal")
     return record(np.triu(self.data, k), TriuBackward0, (self,), (k,))
 
 
@@ -951,7 +955,7 @@ def _diagonal_scatter(g: Tensor, shape: tuple, offset: int, d1: int, d2: int) ->
 def _diagonal_names(out: Any, call: Call) -> None:
     """diagonal's dims but the two, then `outdim` (libtorch's named form)."""
     n = len(call.shape)
-    d1, d2 = _dim(call.args["dim1"], n), _dim(call.args["dim2"], n)
+    d1, d2 = wrap_dim(call.args["dim1"], n), wrap_dim(call.args["dim2"], n)
     give(out, [x for i, x in enumerate(call.names) if i not in (d1, d2)] +
          [call.args.get("outdim")])
 
@@ -962,14 +966,14 @@ def _diagonal_names(out: Any, call: Call) -> None:
 def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1, *,
              outdim: str | None = None) -> Tensor:
     """`outdim`: the name of the result's last dim (the diagonal's)."""
-    d1, d2 = _dim(dim1, self.ndim), _dim(dim2, self.ndim)
+    d1, d2 = wrap_dim(dim1, self.ndim), wrap_dim(dim2, self.ndim)
     if d1 == d2:
         raise positional_error(RuntimeError, "diagonal dimensions cannot be identical {d1}, {d2}",
                                d1=d1, d2=d2)
-    offset = _whole(offset, "offset")
+    offset = whole(offset, "offset")
     arr = np.diagonal(self.data, offset, d1, d2)
     arr.flags.writeable = self.data.flags.writeable  # (a view to write through, as PyTorch's)
-    return record(_view(self, arr), DiagonalBackward0, (self,), (self.shape, offset, d1, d2))
+    return record(view_of(self, arr), DiagonalBackward0, (self,), (self.shape, offset, d1, d2))
 
 
 @formula
@@ -980,11 +984,11 @@ def DiagEmbedBackward0(n, g, offset, d1, d2):
 @op(new_dims=("dim1", "dim2"), samples=S.diag_embed, forward="linear")
 def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     nd = self.ndim + 1
-    d1, d2 = _dim(dim1, nd), _dim(dim2, nd)
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
     if d1 == d2:
         raise positional_error(RuntimeError, "diagonal dimensions cannot be identical {d1}, {d2}",
                                d1=d1, d2=d2)
-    offset = _whole(offset, "offset")
+    offset = whole(offset, "offset")
     last = self.shape[-1] if self.ndim else 1
     m = last + abs(offset)
     rest = list(self.shape[:-1])
@@ -1001,7 +1005,7 @@ def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) ->
 
 @op(samples=S.diag, forward="linear", complex_half=True)
 def diag(self: Tensor, diagonal: int = 0) -> Tensor:
-    k = _whole(diagonal, "diagonal")
+    k = whole(diagonal, "diagonal")
     if self.ndim == 1:
         return diag_embed(self, k, 0, 1)
     if self.ndim != 2:
@@ -1029,11 +1033,11 @@ def _narrow_copy_function(self: Tensor, dim: int, start: int, length: int) -> Te
     r_conventions=("shape_vector",))
 def broadcast_shapes(*shapes: Any) -> tuple:
     """The shape tensors of these shapes broadcast to (R torch: a numeric vector)."""
-    sizes = [_shape_arg((s,)) if np.ndim(s) else (_whole(s, "size"),) for s in shapes]
+    sizes = [shape_arg((s,)) if np.ndim(s) else (whole(s, "size"),) for s in shapes]
     try:
         return tuple(int(v) for v in np.broadcast_shapes(*sizes))
     except ValueError:
-        raise RuntimeError("broadcast_shapes: the shapes " + ", ".join(map(_shape, sizes)) +
+        raise RuntimeError("broadcast_shapes: the shapes " + ", ".join(map(shape_str, sizes)) +
                            " can't be broadcast together: each dimension, aligned from the "
                            "right, must be equal or 1") from None
 
@@ -1051,7 +1055,7 @@ def BlockDiagBackward0(n, g, blocks):
 @op(method=False, samples=S.block_diag,
     torch_name="_C._VariableFunctions.block_diag", forward="linear")  # (the form taking a list)
 def block_diag(tensors: Sequence[Tensor]) -> Tensor:
-    ts = [_as_tensor(t) for t in tensors]
+    ts = [as_tensor(t) for t in tensors]
     mats = []
     for i, t in enumerate(ts):
         if t.ndim > 2:
@@ -1059,7 +1063,7 @@ def block_diag(tensors: Sequence[Tensor]) -> Tensor:
                                f"Input {i} has {t.ndim} dimensions")
         mats.append(t.data.reshape((1, -1) if t.ndim < 2 else t.shape))
     dtype = np.result_type(*mats) if mats else np.dtype(np.float32)
-    if dtype == _F64 and not any(t.data.dtype == _F64 for t in ts):
+    if dtype == F64 and not any(t.data.dtype == F64 for t in ts):
         dtype = np.dtype(np.float32)  # (PyTorch's promotion: ints with float32 stay float32)
     out = np.zeros((builtins.sum(m.shape[0] for m in mats),
                     builtins.sum(m.shape[1] for m in mats)), dtype=dtype)
@@ -1074,11 +1078,11 @@ def block_diag(tensors: Sequence[Tensor]) -> Tensor:
 @op(method=False, samples=S.cartesian_prod,
     torch_name="_C._VariableFunctions.cartesian_prod", forward="linear")  # (the form taking a list)
 def cartesian_prod(tensors: Sequence[Tensor]) -> Tensor:
-    ts = [_as_tensor(t) for t in tensors]
+    ts = [as_tensor(t) for t in tensors]
     for t in ts:
         if t.ndim != 1:
             raise RuntimeError("cartesian_prod: Expect a 1D vector, but got shape "
-                               f"{_shape(t.shape)}")
+                               f"{shape_str(t.shape)}")
     if len(ts) == 1:
         return ts[0]
     return stack([flatten(g) for g in meshgrid(ts, "ij")], 1)
@@ -1088,8 +1092,9 @@ def cartesian_prod(tensors: Sequence[Tensor]) -> Tensor:
 def combinations(self: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
     import itertools
     if self.ndim != 1:
-        raise RuntimeError(f"combinations: Expect a 1D vector, but got shape {_shape(self.shape)}")
-    r = _whole(r, "r")
+        raise RuntimeError(f"combinations: Expect a 1D vector, but got shape "
+                           f"{shape_str(self.shape)}")
+    r = whole(r, "r")
     if r < 0:
         raise RuntimeError(f"combinations: Expect a non-negative number, but got {r}")
     if r == 0:
@@ -1105,12 +1110,12 @@ def combinations(self: Tensor, r: int = 2, with_replacement: bool = False) -> Te
 
 @op(function=False, samples=S.inplace, invisible=True, names="transpose")
 def t_(self: Tensor) -> Tensor:
-    return _restride_inplace(self, t(self))
+    return restride_inplace(self, t(self))
 
 
 @op(function=False, dims=("dim0", "dim1"), samples=S.inplace, invisible=True, names="transpose")
 def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
-    return _restride_inplace(self, transpose(self, dim0, dim1))
+    return restride_inplace(self, transpose(self, dim0, dim1))
 
 
 @op(function=False, dims=("axis0", "axis1"), invisible=True, names="transpose",
@@ -1126,28 +1131,28 @@ def swapdims_(self: Tensor, dim0: int, dim1: int) -> Tensor:
 
 @op(function=False, dims=("dim",), samples=S.inplace, invisible=True, names="squeeze")
 def squeeze_(self: Tensor, dim: int | None = None) -> Tensor:
-    return _restride_inplace(self, squeeze(self, dim))
+    return restride_inplace(self, squeeze(self, dim))
 
 
 @op(function=False, new_dims=("dim",), samples=S.inplace, invisible=True, names="unsqueeze")
 def unsqueeze_(self: Tensor, dim: int) -> Tensor:
-    return _restride_inplace(self, unsqueeze(self, dim))
+    return restride_inplace(self, unsqueeze(self, dim))
 
 
 @op(function=False, samples=S.inplace, invisible=True)
 def tril_(self: Tensor, diagonal: int = 0) -> Tensor:
-    k = _whole(diagonal, "diagonal")
+    k = whole(diagonal, "diagonal")
     if self.ndim < 2:
         raise RuntimeError("tril_: input tensor must have at least 2 dimensions")
-    return _write_inplace(self, np.tril(self.data, k), TrilBackward0, (self,), (k,))
+    return write_inplace(self, np.tril(self.data, k), TrilBackward0, (self,), (k,))
 
 
 @op(function=False, samples=S.inplace, invisible=True)
 def triu_(self: Tensor, diagonal: int = 0) -> Tensor:
-    k = _whole(diagonal, "diagonal")
+    k = whole(diagonal, "diagonal")
     if self.ndim < 2:
         raise RuntimeError("triu_: input tensor must have at least 2 dimensions")
-    return _write_inplace(self, np.triu(self.data, k), TriuBackward0, (self,), (k,))
+    return write_inplace(self, np.triu(self.data, k), TriuBackward0, (self,), (k,))
 
 
 # ==========================================================================
@@ -1181,8 +1186,8 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """Windows of `size` along `dimension`, every `step`: that dim becomes the
     window count and the windows a new last dim (a view). `dimension` counts
     from 0 in R too, as R torch's `x$unfold()` does."""
-    d = _dim(_whole(dimension, "dimension"), self.ndim)
-    size, step = _whole(size, "size"), _whole(step, "step")
+    d = wrap_dim(whole(dimension, "dimension"), self.ndim)
+    size, step = whole(size, "size"), whole(step, "step")
     if self.ndim == 0:
         raise RuntimeError("unfold: the tensor must have at least one dimension")
     if size > self.shape[d] or size < 0:
@@ -1192,7 +1197,7 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
         raise RuntimeError(f"step is {step} but must be > 0")
     win = np.lib.stride_tricks.sliding_window_view(self.data, size, axis=d)
     key = (slice(None),) * d + (slice(None, None, step),)
-    return record(_view(self, win[key]), UnfoldBackward0, (self,), (self.shape, d, size, step))
+    return record(view_of(self, win[key]), UnfoldBackward0, (self,), (self.shape, d, size, step))
 
 
 @op(dims=("dim",), samples=S.diff)
@@ -1202,12 +1207,12 @@ def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
     and `append` on either side); for bools, whether neighbours differ."""
     if self.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
-    n = _whole(n, "n")
+    n = whole(n, "n")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     # (R torch's default for prepend/append is an empty list: nothing to join)
-    parts = [_as_tensor(p) for p in (prepend, self, append)
+    parts = [as_tensor(p) for p in (prepend, self, append)
              if p is self or (p is not None and not (isinstance(p, (list, tuple)) and not p))]
     x = cat(parts, d) if len(parts) > 1 else self
     for _ in range(n):
@@ -1223,13 +1228,13 @@ def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
 @op(dims=("dim",), samples=S.split_with_sizes, names="keep", forward="linear")
 def split_with_sizes(self: Tensor, split_sizes: Any, dim: int = 0) -> list:
     sizes = np.asarray(split_sizes).reshape(-1).tolist()
-    return split(self, [_whole(v, "split_sizes") for v in sizes], dim)
+    return split(self, [whole(v, "split_sizes") for v in sizes], dim)
 
 
 @op(function=False, dims=("dim",), samples=S.split_with_sizes, names="keep")
 def unsafe_split_with_sizes(self: Tensor, split_sizes: Any, dim: int = 0) -> list:
     sizes = np.asarray(split_sizes).reshape(-1).tolist()
-    return split(self, [_whole(v, "split_sizes") for v in sizes], dim,
+    return split(self, [whole(v, "split_sizes") for v in sizes], dim,
                  name="UnsafeSplitWithSizesBackward0")
 
 
@@ -1240,10 +1245,10 @@ def unsafe_split(self: Tensor, split_size: Any, dim: int = 0) -> list:
 
 @op(dims=("dim",), samples=S.chunk, names="keep", forward="linear")
 def unsafe_chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
-    chunks = _whole(chunks, "chunks")
+    chunks = whole(chunks, "chunks")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0")
-    d = _dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim)
     step = -(-self.shape[d] // chunks) if self.shape[d] else 1
     return split(self, step, d, name="UnsafeSplitBackward0")
 
@@ -1258,7 +1263,7 @@ def ravel(self: Tensor) -> Tensor:
 
 @formula
 def SliceScatterBackward0(n, g, key, sshape):
-    gx = _zero_at(g, key) if n.needs(0) else None
+    gx = zero_at(g, key) if n.needs(0) else None
     gs = g[key].reshape(sshape) if n.needs(1) else None
     return gx, gs
 
@@ -1266,24 +1271,24 @@ def SliceScatterBackward0(n, g, key, sshape):
 
 
 def _scatter_region(self: Tensor, src: Any, key: tuple, fn: Any, what: str) -> Tensor:
-    src = _as_tensor(src)
+    src = as_tensor(src)
     out = self.data.copy()
     region = out[key]
     if region.shape != src.shape:
         raise RuntimeError(f"{what}: expected src to have a size equal to the slice of self "
-                           f"({_shape(region.shape)}), but got {_shape(src.shape)}")
+                           f"({shape_str(region.shape)}), but got {shape_str(src.shape)}")
     out[key] = src.data
     return record(out, fn, (self, src), (key, src.shape))
 
 
 @op(dims=("dim",), indices=("index",), samples=S.select_scatter, forward="linear")
 def select_scatter(self: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
-    d = _dim(dim, self.ndim)
-    i = _whole(index, "index")
+    d = wrap_dim(dim, self.ndim)
+    i = whole(index, "index")
     size = self.shape[d]
     if not -size <= i < size:
         raise positional_error(IndexError, "select_scatter(): index {index} out of range for "
-                               f"tensor of size {_shape(self.shape)} at dimension {{dim}}",
+                               f"tensor of size {shape_str(self.shape)} at dimension {{dim}}",
                                index=i, dim=d)
     return _scatter_region(self, src, (slice(None),) * d + (i,), SelectScatterBackward0,
                            "select_scatter")
@@ -1298,10 +1303,10 @@ def SelectScatterBackward0(n, g, key, sshape):
 def slice_scatter(self: Tensor, src: Tensor, dim: int = 0, start: Any = None, end: Any = None,
                   step: int = 1) -> Tensor:
     """`start`/`end` count from 0 in R as well, as R torch's `torch_slice_scatter()`."""
-    d = _dim(dim, self.ndim)
-    key = (slice(None),) * d + (slice(None if start is None else _whole(start, "start"),
-                                       None if end is None else _whole(end, "end"),
-                                       _whole(step, "step")),)
+    d = wrap_dim(dim, self.ndim)
+    key = (slice(None),) * d + (slice(None if start is None else whole(start, "start"),
+                                       None if end is None else whole(end, "end"),
+                                       whole(step, "step")),)
     return _scatter_region(self, src, key, SliceScatterBackward0, "slice_scatter")
 
 
@@ -1317,14 +1322,15 @@ def DiagonalScatterBackward0(n, g, offset, d1, d2, sshape):
 @op(dims=("dim1", "dim2"), samples=S.diagonal_scatter, forward="linear")
 def diagonal_scatter(self: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
                      dim2: int = 1) -> Tensor:
-    src = _as_tensor(src)
-    d1, d2 = _dim(dim1, self.ndim), _dim(dim2, self.ndim)
-    offset = _whole(offset, "offset")
+    src = as_tensor(src)
+    d1, d2 = wrap_dim(dim1, self.ndim), wrap_dim(dim2, self.ndim)
+    offset = whole(offset, "offset")
     out = self.data.copy()
     diag = np.diagonal(out, offset, d1, d2)
     if diag.shape != src.shape:
         raise RuntimeError(f"diagonal_scatter: expected src to have a size equal to the "
-                           f"diagonal of self ({_shape(diag.shape)}), got {_shape(src.shape)}")
+                           f"diagonal of self ({shape_str(diag.shape)}), got "
+                           f"{shape_str(src.shape)}")
     diag.flags.writeable = True
     diag[...] = src.data
     return record(out, DiagonalScatterBackward0, (self, src), (offset, d1, d2, src.shape))
@@ -1335,12 +1341,12 @@ def diagonal_scatter(self: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
 
 @formula
 def AsStridedViewBackward(n, g, positions, storage, self_positions, shape):
-    flat = _index_add_into(g.reshape(-1), (storage,), 0, positions.reshape(-1))
+    flat = index_add_into(g.reshape(-1), (storage,), 0, positions.reshape(-1))
     return (flat[wrap(self_positions.reshape(-1))].reshape(shape),)
 
 
-def _storage_view(flat: np.ndarray, size: tuple, stride: tuple,
-                  offset: int) -> tuple[np.ndarray, np.ndarray]:
+def storage_view(flat: np.ndarray, size: tuple, stride: tuple,
+                 offset: int) -> tuple[np.ndarray, np.ndarray]:
     """The view of a flat storage with these sizes, strides and offset (in elements),
     and each of its elements' position in the storage (checked to lie inside it)."""
     if len(size) != len(stride):
@@ -1353,7 +1359,7 @@ def _storage_view(flat: np.ndarray, size: tuple, stride: tuple,
         positions = positions + (np.arange(n_) * st).reshape((n_,) + (1,) * (len(size) - k - 1))
     storage = flat.size
     if positions.size and positions.max() >= storage:
-        raise RuntimeError(f"setStorage: sizes {_shape(size)}, strides {_shape(stride)} and "
+        raise RuntimeError(f"setStorage: sizes {shape_str(size)}, strides {shape_str(stride)} and "
                            f"storage offset {offset} need {positions.max() + 1} elements, but "
                            f"the storage has {storage}")
     arr = np.lib.stride_tricks.as_strided(flat[offset:] if offset < storage else flat[:0],
@@ -1370,14 +1376,14 @@ def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None)
     if not base.data.flags.c_contiguous:
         raise RuntimeError("as_strided: the tensor's storage isn't contiguous here; call "
                            "contiguous() first")
-    size, stride = _shape_arg((size,)), _shape_arg((stride,))
-    self_positions = _view_key(self.data, base.data) if self._base is not None else \
+    size, stride = shape_arg((size,)), shape_arg((stride,))
+    self_positions = view_key(self.data, base.data) if self._base is not None else \
         np.arange(base.data.size).reshape(self.shape)
     offset = int(self_positions.reshape(-1)[0]) if storage_offset is None and self.numel() \
-        else _whole(storage_offset or 0, "storage_offset")
-    arr, positions = _storage_view(base.data.reshape(-1), size, stride, offset)
+        else whole(storage_offset or 0, "storage_offset")
+    arr, positions = storage_view(base.data.reshape(-1), size, stride, offset)
     storage = base.data.size
-    return record(_view(self, arr), AsStridedViewBackward, (self,),
+    return record(view_of(self, arr), AsStridedViewBackward, (self,),
                   (positions, storage, self_positions, self.shape), name="AsStridedBackward0")
 
 
@@ -1386,7 +1392,7 @@ def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None)
 
 
 def _int_factor(v: Any, what: str, name: str) -> int:
-    v = _whole(v, what)
+    v = whole(v, what)
     if v <= 0:
         raise RuntimeError(f"{name} expects {what} to be positive, but got {what}={v}")
     return v
@@ -1491,9 +1497,9 @@ def resize_(self: Tensor, size: Any, memory_format: Any = None) -> Tensor:
     ones uninitialised (zeros here)."""
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
-    shape = _shape_arg((size,))
+    shape = shape_arg((size,))
     if any(s < 0 for s in shape):
-        raise RuntimeError(f"Trying to create tensor with negative dimension: {_shape(shape)}")
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {shape_str(shape)}")
     flat = np.ascontiguousarray(self.data).reshape(-1)
     out = np.zeros(int(np.prod(shape)), dtype=flat.dtype)
     k = builtins.min(out.size, flat.size)
@@ -1510,7 +1516,7 @@ def resize_(self: Tensor, size: Any, memory_format: Any = None) -> Tensor:
 
 @formula
 def PackPaddedSequenceBackward0(n, g, shape, rows):
-    return (_index_backward(g, rows, shape, False),)
+    return (index_backward(g, rows, shape, False),)
 
 
 @op(function=False, method=False, torch_name="_pack_padded_sequence")

@@ -18,9 +18,9 @@ import numpy as np
 
 from ..formals import r_formals
 from ..tensor import Tensor, wrap
-from .operands import _whole
+from .operands import whole
 from .recording import OUTPUT, formula, record
-from .reduction import ScatterAlongBackward, _one_dim
+from .reduction import ScatterAlongBackward, one_dim
 from .dispatch import op
 from .samples import sorting as S
 
@@ -94,7 +94,7 @@ def _as_1d(x: Tensor) -> np.ndarray:
 def sort(self: Tensor, dim: int = -1, descending: bool = False, stable: Any = None) -> tuple:
     """(values, indices), ascending unless `descending`. The sort is always
     stable; giving `stable` selects PyTorch's other overload (SortBackward1)."""
-    dm = _one_dim(dim, self.ndim)
+    dm = one_dim(dim, self.ndim)
     idx = _order(_as_1d(self), dm, bool(descending)).reshape(self.shape)
     vals = np.take_along_axis(_as_1d(self), idx.reshape(_as_1d(self).shape), axis=dm)
     return _with_indices(self, vals.reshape(self.shape), idx, dm, True,
@@ -105,7 +105,7 @@ def sort(self: Tensor, dim: int = -1, descending: bool = False, stable: Any = No
 @r_formals("self, dim = -1, descending = FALSE")
 def argsort(self: Tensor, dim: int = -1, descending: bool = False,
             stable: bool = False) -> Tensor:
-    dm = _one_dim(dim, self.ndim)
+    dm = one_dim(dim, self.ndim)
     idx = _order(_as_1d(self), dm, bool(descending)).reshape(self.shape)
     return wrap(idx.astype(np.int64))
 
@@ -118,8 +118,8 @@ def msort(self: Tensor) -> Tensor:
 @op(dims=("dim",), returns_indices=1, samples=S.topk, names="keep")
 def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True,
          sorted: bool = True) -> tuple:
-    k = _whole(k, "topk: k")
-    dm = _one_dim(dim, self.ndim)
+    k = whole(k, "topk: k")
+    dm = one_dim(dim, self.ndim)
     d = _as_1d(self)
     if not 0 <= k <= d.shape[dm]:
         raise RuntimeError(f"topk: k ({k}) must be between 0 and the size of the dim "
@@ -154,8 +154,8 @@ def _pick(x: Tensor, dim: int, position: Callable, keepdim: bool, node: str,
 
 @op(dims=("dim",), samples=S.kthvalue, names="reduce")
 def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple:
-    k = _whole(k, "kthvalue: k")
-    dm = _one_dim(dim, self.ndim)
+    k = whole(k, "kthvalue: k")
+    dm = one_dim(dim, self.ndim)
     n = _as_1d(self).shape[dm]
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dm}: "
@@ -180,7 +180,7 @@ def _median(self: Tensor, dim: Any, keepdim: bool, nan: bool) -> Any:
         return record(np.asarray(v, dtype=self.data.dtype),
                       MedianBackward0, (self,), (self, OUTPUT),
                       name="NanmedianBackward0" if nan else None)
-    dm = _one_dim(dim, self.ndim)
+    dm = one_dim(dim, self.ndim)
     if _as_1d(self).shape[dm] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {dm} to have non-zero size.")
     return _pick(self, dm, lambda valid: np.maximum(valid - 1, 0) // 2, keepdim,
@@ -203,7 +203,7 @@ def nanmedian(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
 def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
     """The most frequent value along dim (the smallest among equally frequent
     ones) and the position of its last occurrence, as PyTorch gives them."""
-    dm = _one_dim(dim, self.ndim)
+    dm = one_dim(dim, self.ndim)
     d = np.moveaxis(_as_1d(self), dm, -1)
     lines = d.reshape(-1, d.shape[-1])
     vals = np.empty(lines.shape[0], d.dtype)
@@ -225,7 +225,7 @@ def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
 
 def _cumulative_extreme(x: Tensor, dim: int, accumulate: Any,
                         node: str) -> tuple:
-    dm = _one_dim(dim, x.ndim)
+    dm = one_dim(dim, x.ndim)
     d = _as_1d(x)
     vals = accumulate.accumulate(d, axis=dm)
     # the position of the latest element equal to the running extreme (NaN sticks)
@@ -292,7 +292,7 @@ def _quantile(self: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str,
         perm, work = None, d.reshape(-1)
         res_shape = (1,) * self.ndim if keepdim else ()
     else:
-        dm = _one_dim(dim, self.ndim)
+        dm = one_dim(dim, self.ndim)
         perm = [i for i in range(self.ndim) if i != dm] + [dm] if self.ndim else None
         work = np.transpose(d, perm) if perm else d.reshape(1)
         res_shape = tuple(1 if i == dm else s for i, s in enumerate(self.shape)) if keepdim \
@@ -360,7 +360,7 @@ def unique(self: Tensor, sorted: bool = True, return_inverse: bool = False,
         vals, inv, counts = np.unique(d, return_inverse=True, return_counts=True)
         inv = inv.reshape(d.shape)
     else:
-        dm = _one_dim(dim, self.ndim)
+        dm = one_dim(dim, self.ndim)
         vals, inv, counts = np.unique(d, axis=dm, return_inverse=True, return_counts=True)
         inv = inv.reshape(-1)
     return _unique_out(vals, inv, counts, return_inverse, return_counts)
@@ -379,7 +379,7 @@ def unique_consecutive(self: Tensor, return_inverse: bool = False,
         vals = flat[change]
         inv = (np.cumsum(change) - 1).reshape(d.shape)
     else:
-        dm = _one_dim(dim, self.ndim)
+        dm = one_dim(dim, self.ndim)
         lines = np.moveaxis(d, dm, 0).reshape(d.shape[dm], -1)
         change = np.concatenate(([True], (lines[1:] != lines[:-1]).any(axis=1))) \
             if lines.shape[0] else np.zeros(0, bool)
@@ -398,7 +398,7 @@ def bincount(self: Tensor, weights: Tensor | None = None, minlength: int = 0) ->
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if d.size and d.min() < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
-    minlength = _whole(minlength, "bincount: minlength")
+    minlength = whole(minlength, "bincount: minlength")
     if weights is None:
         return wrap(np.bincount(d, minlength=minlength).astype(np.int64))
     w = weights.data if isinstance(weights, Tensor) else np.asarray(weights)
@@ -415,7 +415,7 @@ def histc(self: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tens
     d = self.data
     if d.dtype.kind != "f":
         raise RuntimeError(f"histc: expected a floating point tensor, got {self.dtype.r_name}")
-    bins = _whole(bins, "histc: bins")
+    bins = whole(bins, "histc: bins")
     if bins <= 0:
         raise RuntimeError("histc: bins must be > 0")
     lo, hi = float(min), float(max)
@@ -459,7 +459,7 @@ def histogram(self: Tensor, bins: Any = 100, range: Any = None, weight: Tensor |
         if edges.ndim != 1 or edges.size < 1:
             raise RuntimeError("histogram: bins must be a 1-d tensor of bin edges or a count")
     else:
-        count = _whole(bins, "histogram: bins")
+        count = whole(bins, "histogram: bins")
         if count <= 0:
             raise RuntimeError("histogram: bins must be > 0")
         lo, hi = (float(v) for v in range) if range is not None else \

@@ -48,12 +48,12 @@ from ..formals import r_formals
 from ..modes import LAYOUT, switch_on
 from ..printing import format_sparse as _format_coo
 from ..printing import format_tensor
-from ..tensor import (Layout, Tensor, _dim, as_dtype, bfloat16, float16, float32, int8, mkldnn,
+from ..tensor import (Layout, Tensor, as_dtype, bfloat16, float16, float32, int8, mkldnn,
                       sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr,
-                      strided, uint8, wrap)
+                      strided, uint8, wrap, wrap_dim)
 from .dispatch import implements, op, running_op
-from .indexing import IndexSelectBackward0, _index_add_into, index_select_args
-from .linalg import _NoDerivative
+from .indexing import IndexSelectBackward0, index_add_into, index_select_args
+from .linalg import NoDerivative
 from .recording import formula, record
 from .samples import sparse as S
 
@@ -94,7 +94,7 @@ class SparseTensor(Tensor):
     def size(self, dim: int | None = None) -> Any:
         if dim is None:
             return self._size
-        return self._size[_dim(dim, len(self._size))]
+        return self._size[wrap_dim(dim, len(self._size))]
 
     @property
     def dtype(self) -> dtype:
@@ -174,9 +174,9 @@ def _copy_parts(x: SparseTensor) -> SparseTensor:
     return out
 
 
-def _make(layout: Layout, size: tuple, values: np.ndarray, coalesced: bool = False,
-          indices: np.ndarray | None = None, cidx: np.ndarray | None = None,
-          pidx: np.ndarray | None = None) -> SparseTensor:
+def make_sparse(layout: Layout, size: tuple, values: np.ndarray, coalesced: bool = False,
+                indices: np.ndarray | None = None, cidx: np.ndarray | None = None,
+                pidx: np.ndarray | None = None) -> SparseTensor:
     switch_on(LAYOUT)  # (ops now look at their operands' layouts)
     out = _new(SparseTensor)
     out._rg, out.grad_fn, out._version = False, None, NEW_VERSION
@@ -345,7 +345,7 @@ def to_mkldnn(self: Tensor, dtype: Any = None) -> Tensor:
     if target in (int8, uint8) and arr.dtype.kind == "f":  # (oneDNN's reorder rounds, saturates)
         info = np.iinfo(target.np)
         arr = np.clip(np.rint(arr), info.min, info.max)
-    out = _make(mkldnn, self.shape, arr.astype(target.np))
+    out = make_sparse(mkldnn, self.shape, arr.astype(target.np))
     return record(out, ToMkldnnBackward0, (self,))
 
 
@@ -399,10 +399,10 @@ def _to_coo(self: Tensor, sparse_dim: Any, dense_dim: Any, name: str) -> Tensor:
         # (PyTorch calls it coalesced for CSR, and BSR of one-row blocks without batches)
         row_by_row = self.layout is sparse_csr or (self.layout is sparse_bsr and not
                                                    _nbatch(self) and _blocksize(self)[0] == 1)
-        out = _make(sparse_coo, self._size, vals, indices=idx.copy(), coalesced=row_by_row)
+        out = make_sparse(sparse_coo, self._size, vals, indices=idx.copy(), coalesced=row_by_row)
         return record(out, ToSparseBackward0, (self,), name=node)
     indices, values = _dense_to_coo(self.data, sd)
-    return record(_make(sparse_coo, self.shape, values, indices=indices, coalesced=True),
+    return record(make_sparse(sparse_coo, self.shape, values, indices=indices, coalesced=True),
                   ToSparseBackward0, (self,), name=node)
 
 
@@ -512,7 +512,7 @@ def _to_compressed(self: Tensor, layout: Layout, blocksize: Any, dense_dim: Any,
                            f"{_LAYOUT_NAME[layout]} with blocksize argument given is not "
                            "supported")
     cidx, pidx, values = _compress(layout, arr, keep, size or (1, 1), nb)
-    out = _make(layout, self.shape, values, cidx=cidx, pidx=pidx)
+    out = make_sparse(layout, self.shape, values, cidx=cidx, pidx=pidx)
     return record(out, ToSparseBackward0, (self,), name=_NODE[layout])
 
 
@@ -604,8 +604,8 @@ def sparse_sampled_addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any = 1
     rows, cols = _elements(self)[0]
     products = np.einsum("ij,ij->i", m1[rows], m2[:, cols].T)
     values = (beta * self._vals.data + alpha * products).astype(self._vals.data.dtype)
-    out = _make(sparse_csr, self._size, values, cidx=self._cidx.copy(),
-                pidx=self._pidx.copy())
+    out = make_sparse(sparse_csr, self._size, values, cidx=self._cidx.copy(),
+                      pidx=self._pidx.copy())
     return record(out, SparseSampledAddmmBackward0, (self, mat1, mat2),
                   (_mask(self), mat1, mat2, beta, alpha))
 
@@ -638,7 +638,7 @@ def coalesce(self: Tensor) -> Tensor:
         summed, new_idx = vals.sum(axis=0, keepdims=True), idx[:, :1]
     else:
         summed, new_idx = vals, idx
-    out = _make(sparse_coo, self._size, summed, indices=new_idx, coalesced=True)
+    out = make_sparse(sparse_coo, self._size, summed, indices=new_idx, coalesced=True)
     return record(out, CoalesceBackward0, (self,))
 
 
@@ -681,7 +681,7 @@ def raw_values(self: Tensor) -> Tensor:
 def ValuesBackward0(n, g, flat, shape, sparse_dim):
     rows = (int(np.prod(shape[:sparse_dim], dtype=np.int64)),) + tuple(shape[sparse_dim:])
     g = g.reshape((flat.size,) + rows[1:])  # (a BSR/BSC block's values one by one)
-    return (_index_add_into(g, rows, 0, flat).reshape(shape),)
+    return (index_add_into(g, rows, 0, flat).reshape(shape),)
 
 
 @op(function=False)
@@ -804,11 +804,11 @@ def sparse_mask(self: Tensor, mask: Tensor) -> Tensor:
     idx = _elements(mask)[0]
     values = arr[tuple(idx)].reshape(mask._vals.shape)
     if mask.layout is sparse_coo:
-        out = _make(sparse_coo, mask._size, values, indices=mask._ind.copy(),
-                    coalesced=mask._coalesced)
+        out = make_sparse(sparse_coo, mask._size, values, indices=mask._ind.copy(),
+                          coalesced=mask._coalesced)
     else:
-        out = _make(mask.layout, mask._size, values, cidx=mask._cidx.copy(),
-                    pidx=mask._pidx.copy())
+        out = make_sparse(mask.layout, mask._size, values, cidx=mask._cidx.copy(),
+                          pidx=mask._pidx.copy())
     counts = _counts(mask)
     counts = counts.reshape(counts.shape + (1,) * (len(mask._size) - counts.ndim))
     return record(out, SparseMaskBackward0, (self,), (counts.astype(arr.dtype),))
@@ -827,8 +827,8 @@ def sparse_mask_projection(self: Tensor, mask: Tensor, accumulate_matches: bool 
     weight = hits if accumulate_matches else hits > 0
     vals = self._vals.data
     values = (vals * weight.reshape((-1,) + (1,) * (vals.ndim - 1))).astype(vals.dtype)
-    return _make(sparse_coo, self._size, values, indices=self._ind.copy(),
-                 coalesced=self._coalesced)
+    return make_sparse(sparse_coo, self._size, values, indices=self._ind.copy(),
+                       coalesced=self._coalesced)
 
 
 _SSPADDMM_NO_GRAD = "derivative for aten::sspaddmm is not implemented (as in PyTorch)"
@@ -872,8 +872,8 @@ def _sspaddmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any, alpha: Any,
     indices = np.concatenate([self._ind, new], axis=1)
     values = np.concatenate([beta * self._vals.data, product.reshape(-1)])
     values = values.astype(c._vals.data.dtype)
-    out = _make(sparse_coo, self._size, values, indices=indices.astype(np.int64))
-    return record(out, _NoDerivative, (self, mat1, mat2), (_SSPADDMM_NO_GRAD,),
+    out = make_sparse(sparse_coo, self._size, values, indices=indices.astype(np.int64))
+    return record(out, NoDerivative, (self, mat1, mat2), (_SSPADDMM_NO_GRAD,),
                   name="NotImplemented")
 
 
@@ -895,8 +895,8 @@ def smm(self: Tensor, mat2: Tensor) -> Tensor:
                            f"x$to_sparse()), got layout {_LAYOUT_NAME[self.layout]}")
     rows = self._size[0]
     cols = mat2.shape[1] if mat2.ndim == 2 else 0
-    empty = _make(sparse_coo, (rows, cols), np.zeros(0, dtype=self._vals.data.dtype),
-                  indices=np.zeros((2, 0), dtype=np.int64))
+    empty = make_sparse(sparse_coo, (rows, cols), np.zeros(0, dtype=self._vals.data.dtype),
+                        indices=np.zeros((2, 0), dtype=np.int64))
     return _sspaddmm(empty, self, mat2, 0, 1, "smm")
 
 
@@ -1012,8 +1012,8 @@ def index_select_coo(self: SparseTensor, dim: int, index: Any) -> Tensor:
     size = list(self._size)
     size[dim] = idx.size
     if dim >= sd:  # a dense dim: select within every value
-        out = _make(sparse_coo, size, np.take(vals, idx, axis=dim - sd + 1), indices=ind.copy(),
-                    coalesced=self._coalesced)
+        out = make_sparse(sparse_coo, size, np.take(vals, idx, axis=dim - sd + 1),
+                          indices=ind.copy(), coalesced=self._coalesced)
     else:
         # each entry appears once per position of idx that names its index along dim
         hits = ind[dim][None, :] == idx[:, None]
@@ -1021,7 +1021,7 @@ def index_select_coo(self: SparseTensor, dim: int, index: Any) -> Tensor:
         new = ind[:, entry].copy()
         new[dim] = pos
         coalesced = self._coalesced and bool(np.all(np.diff(idx) > 0))
-        out = _make(sparse_coo, size, vals[entry], indices=new, coalesced=coalesced)
+        out = make_sparse(sparse_coo, size, vals[entry], indices=new, coalesced=coalesced)
     return record(out, IndexSelectBackward0, (self,), (self._size, dim, idx))
 
 

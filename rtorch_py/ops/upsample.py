@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..tensor import Tensor
-from .operands import _whole
+from .operands import whole
 from .recording import formula, record
 from .dispatch import op
 from .samples import upsample as S
@@ -193,7 +193,7 @@ def _down(g: Tensor, plan: _Plan) -> Tensor:
 def _ints(v: Any, what: str) -> tuple:
     if isinstance(v, Tensor):
         v = v.data
-    return tuple(_whole(x, what) for x in np.asarray(v).reshape(-1))
+    return tuple(whole(x, what) for x in np.asarray(v).reshape(-1))
 
 
 def _floats(v: Any) -> tuple:

@@ -4,7 +4,7 @@ A view shares its base's array and version counter. An in-place op on a
 tensor (or on a view of it) gives it a new history: on a view, the op is
 recorded on the base as a CopySlices node and every live view reads its
 gradient out of the base's, as in PyTorch. Gradients of indexing scatter
-into zeros of the input's shape (`_index_backward`).
+into zeros of the input's shape (`index_backward`).
 """
 from __future__ import annotations
 
@@ -22,12 +22,12 @@ from .recording import edges_of, formula, needs_grad, record
 
 _state = engine.thread_state()
 
-def _is_basic(key: tuple) -> builtins.bool:
+def is_basic_key(key: tuple) -> builtins.bool:
     return all(k is None or k is Ellipsis or isinstance(k, (slice, int, np.integer))
                and not isinstance(k, (bool, np.bool_)) for k in key)
 
 
-def _view(x: Tensor, arr: np.ndarray) -> Tensor:
+def view_of(x: Tensor, arr: np.ndarray) -> Tensor:
     out = wrap(arr)
     out._version = version_box(x)
     base = out._base = x if x._base is None else x._base
@@ -45,7 +45,7 @@ def AliasBackward0(n, g):
 
 def alias(x: Tensor) -> Tensor:
     """A view of all of x, the gradient passed through (what rename() gives)."""
-    return record(_view(x, x.data), AliasBackward0, (x,))
+    return record(view_of(x, x.data), AliasBackward0, (x,))
 
 
 # Views of tensors that require grad, by id of their base, so that an in-place op
@@ -71,28 +71,28 @@ def IndexGradBackward(n, g, key):
     return (g[key] if len(key) != 1 else g[key[0]],)
 
 
-def _index_backward(g: Tensor, key: tuple, shape: tuple, accumulate: builtins.bool) -> Tensor:
+def index_backward(g: Tensor, key: tuple, shape: tuple, accumulate: builtins.bool) -> Tensor:
     """Zeros of `shape` with g scattered (added, for repeated indices) at `key`."""
     z = np.zeros(shape, dtype=g.data.dtype)
-    if accumulate and not _is_basic(key):
+    if accumulate and not is_basic_key(key):
         np.add.at(z, key, g.data)
     else:
         z[key] = g.data
-    return record(z, IndexGradBackward, (g,), (_wrap_key(key),))
+    return record(z, IndexGradBackward, (g,), (wrap_key(key),))
 
 
 @formula
 def SliceBackward0(n, g, shape, key):
     # the node of a view by basic indexing: `x[1:3]`, narrow()
-    return (_index_backward(g, key, shape, False),)
+    return (index_backward(g, key, shape, False),)
 
 
 @formula
 def ZeroAtBackward(n, g, key):
-    return (_zero_at(g, key),)
+    return (zero_at(g, key),)
 
 
-def _zero_at(g: Tensor, key: tuple) -> Tensor:
+def zero_at(g: Tensor, key: tuple) -> Tensor:
     """g with zeros at `key` (differentiably): the gradient of what an index
     write replaced."""
     d = g.data.copy()
@@ -100,11 +100,11 @@ def _zero_at(g: Tensor, key: tuple) -> Tensor:
     return record(d, ZeroAtBackward, (g,), (key,))
 
 
-def _wrap_key(key: tuple) -> tuple:
+def wrap_key(key: tuple) -> tuple:
     return tuple(wrap(k) if isinstance(k, np.ndarray) else k for k in key)
 
 
-def _check_inplace(x: Tensor, *others: Any) -> None:
+def check_inplace(x: Tensor, *others: Any) -> None:
     if x._rg and _state.grad:
         if x.grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
@@ -121,8 +121,8 @@ def _check_inplace(x: Tensor, *others: Any) -> None:
                            "Please clone() the tensor before performing the operation.")
 
 
-def _record_inplace(x: Tensor, fn: Callable, inputs: tuple, saved: tuple,
-                    name: str | None = None) -> Tensor:
+def record_inplace(x: Tensor, fn: Callable, inputs: tuple, saved: tuple,
+                   name: str | None = None) -> Tensor:
     if needs_grad(*inputs):
         old, old_nr = x.grad_fn, x._output_nr
         if x._base is not None:
@@ -150,7 +150,7 @@ def _carry_retain_grad(x: Tensor, old: Node, old_nr: int) -> None:
 # PyTorch. A view's elements are located in its base by their memory addresses,
 # so any view (slices, select, transpose, permute, view...) works the same way.
 
-def _view_key(arr: np.ndarray, base: np.ndarray) -> np.ndarray:
+def view_key(arr: np.ndarray, base: np.ndarray) -> np.ndarray:
     """The flat (C-order) position in `base` of each element of its view `arr`."""
     addr = np.asarray(arr.__array_interface__["data"][0] - base.__array_interface__["data"][0],
                       dtype=np.int64)
@@ -185,13 +185,13 @@ def CopySlices(node: Node, grads: list) -> tuple:
 @formula
 def AsStridedBackward0(n, g, key, base_shape):
     size = int(np.prod(base_shape))
-    return (_index_backward(g, (key,), (size,), False).reshape(base_shape),)
+    return (index_backward(g, (key,), (size,), False).reshape(base_shape),)
 
 
 def _record_on_base(v: Tensor, fn: Callable, inputs: tuple, saved: tuple,
                     name: str | None) -> Tensor:
     base = v._base
-    key = _view_key(v.data, base.data)
+    key = view_key(v.data, base.data)
     tmp = wrap(v.data)
     record(tmp, fn, inputs, saved, name=name)  # the op's own node, run by CopySlices
     op = tmp.grad_fn
@@ -211,7 +211,7 @@ def _record_on_base(v: Tensor, fn: Callable, inputs: tuple, saved: tuple,
 def _as_view_of(v: Tensor, base: Tensor, key: np.ndarray | None = None) -> None:
     """Give view `v` a fresh history: its elements, read out of `base`'s gradient."""
     if key is None:
-        key = _view_key(v.data, base.data)
+        key = view_key(v.data, base.data)
     record(v, AsStridedBackward0, (base,), (key, base.data.shape))
     v._output_nr = 0
 
@@ -229,19 +229,19 @@ def _refresh_views(base: Tensor, skip: Tensor | None) -> None:
 
 
 
-def _write_inplace(self: Tensor, out: np.ndarray, fn: Callable, inputs: tuple, saved: tuple,
-                   name: str | None = None) -> Tensor:
+def write_inplace(self: Tensor, out: np.ndarray, fn: Callable, inputs: tuple, saved: tuple,
+                  name: str | None = None) -> Tensor:
     """An in-place op: its out-of-place result written into self, recorded."""
-    _check_inplace(self, *inputs[1:])
+    check_inplace(self, *inputs[1:])
     self.data[...] = out
     bump_version(self)
-    return _record_inplace(self, fn, inputs, saved, name)
+    return record_inplace(self, fn, inputs, saved, name)
 
 
-def _restride_inplace(self: Tensor, result: Tensor) -> Tensor:
+def restride_inplace(self: Tensor, result: Tensor) -> Tensor:
     """An in-place view op (t_, transpose_, squeeze_, unsqueeze_): self takes the
     out-of-place op's result (a view of its own data) and its node."""
-    _check_inplace(self)
+    check_inplace(self)
     if self._base is not None and needs_grad(self):
         raise RuntimeError("in-place shape changes (t_, transpose_, squeeze_, unsqueeze_) of a "
                            "view that requires grad are not supported; use the out-of-place "

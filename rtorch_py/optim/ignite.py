@@ -15,11 +15,11 @@ from typing import Any, Callable
 import numpy as np
 
 from ..autograd import no_grad
-from ..creation import torch_tensor
+from ..constructors import torch_tensor
 from ..engine import bump_version
 from ..tensor import Tensor
 from . import kernels
-from .optimizer import Optimizer, _check, required
+from .optimizer import Optimizer, check_arg, required
 
 
 def _sgd(p: np.ndarray, g: np.ndarray, st: dict, o: dict) -> None:
@@ -172,15 +172,15 @@ class IgniteAdagrad(_ignite("_IgniteAdagrad", _adagrad, ("sum", "step"))):
 
 def _nonnegative(**values: float) -> None:
     for what, v in values.items():
-        _check(v is required or v >= 0, f"Invalid {what.replace('_', ' ')}: {v}")
+        check_arg(v is required or v >= 0, f"Invalid {what.replace('_', ' ')}: {v}")
 
 
 def optim_ignite_sgd(params: Any, lr: Any = required, momentum: float = 0,
                      dampening: float = 0, weight_decay: float = 0,
                      nesterov: bool = False) -> IgniteSGD:
     _nonnegative(learning_rate=lr, momentum=momentum, weight_decay=weight_decay)
-    _check(not nesterov or (momentum > 0 and dampening == 0),
-           "Nesterov momentum requires a momentum and zero dampening")
+    check_arg(not nesterov or (momentum > 0 and dampening == 0),
+              "Nesterov momentum requires a momentum and zero dampening")
     return IgniteSGD(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                   weight_decay=weight_decay, nesterov=bool(nesterov)))
 
@@ -190,7 +190,7 @@ def _adam_settings(lr: float, betas: Any, eps: float, weight_decay: float,
     _nonnegative(learning_rate=lr, epsilon_value=eps, weight_decay=weight_decay)
     betas = tuple(float(b) for b in betas)
     for i, b in enumerate(betas):
-        _check(0 <= b < 1, f"Invalid beta parameter at index {i}: {b}")
+        check_arg(0 <= b < 1, f"Invalid beta parameter at index {i}: {b}")
     return dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=bool(amsgrad))
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import engine as _engine
 from ..ops import parallel
-from ..creation import torch_tensor
+from ..constructors import torch_tensor
 from ..tensor import Tensor
 
 Arrays = list  # list[np.ndarray]

@@ -161,7 +161,7 @@ class KernelOptimizer(Optimizer):
         return loss
 
 
-def _check(cond: bool, message: str) -> None:
+def check_arg(cond: bool, message: str) -> None:
     if not cond:
         raise ValueError(message)
 
@@ -172,22 +172,22 @@ class SGD(KernelOptimizer):
     def __init__(self, params: Any, lr: Any = required, momentum: float = 0,
                  dampening: float = 0, weight_decay: float = 0, nesterov: bool = False,
                  maximize: bool = False) -> None:
-        _check(lr is required or lr >= 0, f"Invalid learning rate: {lr}")
-        _check(momentum >= 0, f"Invalid momentum value: {momentum}")
-        _check(weight_decay >= 0, f"Invalid weight_decay value: {weight_decay}")
-        _check(not nesterov or (momentum > 0 and dampening == 0),
-               "Nesterov momentum requires a momentum and zero dampening")
+        check_arg(lr is required or lr >= 0, f"Invalid learning rate: {lr}")
+        check_arg(momentum >= 0, f"Invalid momentum value: {momentum}")
+        check_arg(weight_decay >= 0, f"Invalid weight_decay value: {weight_decay}")
+        check_arg(not nesterov or (momentum > 0 and dampening == 0),
+                  "Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
                                       maximize=maximize))
 
 
 def _check_adam(lr: float, betas: Any, eps: float, weight_decay: float) -> None:
-    _check(lr >= 0, f"Invalid learning rate: {lr}")
-    _check(eps >= 0, f"Invalid epsilon value: {eps}")
-    _check(0 <= betas[0] < 1, f"Invalid beta parameter at index 0: {betas[0]}")
-    _check(0 <= betas[1] < 1, f"Invalid beta parameter at index 1: {betas[1]}")
-    _check(weight_decay >= 0, f"Invalid weight_decay value: {weight_decay}")
+    check_arg(lr >= 0, f"Invalid learning rate: {lr}")
+    check_arg(eps >= 0, f"Invalid epsilon value: {eps}")
+    check_arg(0 <= betas[0] < 1, f"Invalid beta parameter at index 0: {betas[0]}")
+    check_arg(0 <= betas[1] < 1, f"Invalid beta parameter at index 1: {betas[1]}")
+    check_arg(weight_decay >= 0, f"Invalid weight_decay value: {weight_decay}")
 
 
 class Adam(KernelOptimizer):
@@ -217,11 +217,11 @@ class RMSprop(KernelOptimizer):
     def __init__(self, params: Any, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False,
                  maximize: bool = False) -> None:
-        _check(lr >= 0, f"Invalid learning rate: {lr}")
-        _check(eps >= 0, f"Invalid epsilon value: {eps}")
-        _check(momentum >= 0, f"Invalid momentum value: {momentum}")
-        _check(weight_decay >= 0, f"Invalid weight_decay value: {weight_decay}")
-        _check(alpha >= 0, f"Invalid alpha value: {alpha}")
+        check_arg(lr >= 0, f"Invalid learning rate: {lr}")
+        check_arg(eps >= 0, f"Invalid epsilon value: {eps}")
+        check_arg(momentum >= 0, f"Invalid momentum value: {momentum}")
+        check_arg(weight_decay >= 0, f"Invalid weight_decay value: {weight_decay}")
+        check_arg(alpha >= 0, f"Invalid alpha value: {alpha}")
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                                       momentum=momentum, centered=centered, maximize=maximize))
 
@@ -232,12 +232,12 @@ class Adagrad(KernelOptimizer):
     def __init__(self, params: Any, lr: float = 1e-2, lr_decay: float = 0,
                  weight_decay: float = 0, initial_accumulator_value: float = 0,
                  eps: float = 1e-10, maximize: bool = False) -> None:
-        _check(lr >= 0, f"Invalid learning rate: {lr}")
-        _check(lr_decay >= 0, f"Invalid lr_decay value: {lr_decay}")
-        _check(weight_decay >= 0, f"Invalid weight_decay value: {weight_decay}")
-        _check(initial_accumulator_value >= 0,
-               f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
-        _check(eps >= 0, f"Invalid epsilon value: {eps}")
+        check_arg(lr >= 0, f"Invalid learning rate: {lr}")
+        check_arg(lr_decay >= 0, f"Invalid lr_decay value: {lr_decay}")
+        check_arg(weight_decay >= 0, f"Invalid weight_decay value: {weight_decay}")
+        check_arg(initial_accumulator_value >= 0,
+                  f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        check_arg(eps >= 0, f"Invalid epsilon value: {eps}")
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value,
                                       eps=eps, maximize=maximize))
@@ -248,10 +248,10 @@ class Adadelta(KernelOptimizer):
 
     def __init__(self, params: Any, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0, maximize: bool = False) -> None:
-        _check(lr >= 0, f"Invalid learning rate: {lr}")
-        _check(0 <= rho <= 1, f"Invalid rho value: {rho}")
-        _check(eps >= 0, f"Invalid epsilon value: {eps}")
-        _check(weight_decay >= 0, f"Invalid weight_decay value: {weight_decay}")
+        check_arg(lr >= 0, f"Invalid learning rate: {lr}")
+        check_arg(0 <= rho <= 1, f"Invalid rho value: {rho}")
+        check_arg(eps >= 0, f"Invalid epsilon value: {eps}")
+        check_arg(weight_decay >= 0, f"Invalid weight_decay value: {weight_decay}")
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
                                       maximize=maximize))
 
@@ -261,8 +261,8 @@ class ASGD(KernelOptimizer):
 
     def __init__(self, params: Any, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
                  t0: float = 1e6, weight_decay: float = 0, maximize: bool = False) -> None:
-        _check(lr >= 0, f"Invalid learning rate: {lr}")
-        _check(weight_decay >= 0, f"Invalid weight_decay value: {weight_decay}")
+        check_arg(lr >= 0, f"Invalid learning rate: {lr}")
+        check_arg(weight_decay >= 0, f"Invalid weight_decay value: {weight_decay}")
         super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0,
                                       weight_decay=weight_decay, maximize=maximize))
 
@@ -272,8 +272,8 @@ class Rprop(KernelOptimizer):
 
     def __init__(self, params: Any, lr: float = 1e-2, etas: Any = (0.5, 1.2),
                  step_sizes: Any = (1e-6, 50), maximize: bool = False) -> None:
-        _check(lr >= 0, f"Invalid learning rate: {lr}")
-        _check(0 < etas[0] < 1 < etas[1], f"Invalid eta values: {etas[0]}, {etas[1]}")
+        check_arg(lr >= 0, f"Invalid learning rate: {lr}")
+        check_arg(0 < etas[0] < 1 < etas[1], f"Invalid eta values: {etas[0]}, {etas[1]}")
         super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes),
                                       maximize=maximize))
 

@@ -18,7 +18,7 @@ This module imports no R: it can be used and tested without it.
 """
 from __future__ import annotations
 
-from ..creation import device_type  # noqa: F401 (torch_device() checks its type)
+from ..constructors import device_type  # noqa: F401 (torch_device() checks its type)
 from ..engine import RemovableHandle
 from ..function import NamedList  # noqa: F401 (read by the bridge)
 from ..tensor import Tensor  # noqa: F401 (read by the bridge)

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import distributions
-from ..creation import Generator, MemoryFormat, QScheme
+from ..constructors import Generator, MemoryFormat, QScheme
 from ..engine import Node, RemovableHandle
 from ..function import AutogradContext, NamedList
 from ..jit import CompilationUnit, JitTuple, ScriptFunction

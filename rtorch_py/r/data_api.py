@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import serialization
-from ..creation import torch_randint, torch_randperm, torch_tensor
+from ..constructors import torch_randint, torch_randperm, torch_tensor
 from ..function import NamedList
 from ..ops import REGISTRY
 from ..tensor import Tensor
@@ -187,7 +187,7 @@ def base64_bytes(text: str) -> np.ndarray:
 def is_python_object(x: Any) -> bool:
     """Whether an R external pointer holds a Python object the saver can store
     (tensors and rtorch-py's own objects)."""
-    return isinstance(x, Tensor) or serialization._own_class(x) is not None
+    return isinstance(x, Tensor) or serialization.own_class(x) is not None
 
 
 def object_key(x: Any) -> str:

@@ -42,7 +42,7 @@ def _categories(d: D.Distribution) -> bool:
 
 def _category(v: Any) -> Tensor:
     """An R category (1 to K, any numeric type) as the 0-based int64 one."""
-    return one_based.labels(D._tensor(v).to(dtype="int64"))
+    return one_based.labels(D.as_param_tensor(v).to(dtype="int64"))
 
 
 def _r_value(v: Any) -> Any:

@@ -1,11 +1,11 @@
 """R's functional API, second-derivative check and graph picture: thin forms of
-rtorch_py.functional, .gradgradcheck and .graph (R closures as functions, R
+rtorch_py.autograd_functional, .gradgradcheck and .graph (R closures as functions, R
 lists as sequences, pairs of results as named lists)."""
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from .. import functional as _fn
+from .. import autograd_functional as _fn
 from ..containers import NamedList
 from ..gradgradcheck import autograd_gradgradcheck as _gradgradcheck
 from ..graph import autograd_graph as _graph

@@ -34,8 +34,8 @@ from ..autograd import with_no_grad
 from ..function import NamedList
 from ..nn.module import (Module, buffer_is_persistent, format_module, is_nn_buffer,
                          is_nn_parameter, nn_buffer, nn_parameter)
-from ..nn.rnn import _RNNBase
-from ..serialization import EXTRA_TENSOR, _Reader, _Writer
+from ..nn.rnn import RNNBase
+from ..serialization import EXTRA_TENSOR, Reader, Writer
 from ..tensor import Tensor, wrap
 from . import one_based
 
@@ -91,11 +91,11 @@ def front(module: Module) -> Any:
 
 
 def _r_name(owner: Module, name: str) -> str:
-    return one_based.layer_name_to_r(name) if isinstance(owner, _RNNBase) else name
+    return one_based.layer_name_to_r(name) if isinstance(owner, RNNBase) else name
 
 
 def _py_name(owner: Module, name: str) -> str:
-    return one_based.layer_name(name) if isinstance(owner, _RNNBase) else name
+    return one_based.layer_name(name) if isinstance(owner, RNNBase) else name
 
 
 def _r_key(root: Module, key: str) -> str:
@@ -389,7 +389,7 @@ def fronts(modules: Any) -> list:
 # named by their key in the state dict saved beside it; a tensor that is in no
 # state dict (a non-persistent buffer) goes into the file as an extra tensor.
 
-class _DescribeWriter(_Writer):
+class _DescribeWriter(Writer):
     def __init__(self, keys: dict) -> None:
         super().__init__()
         self.keys = keys  # id(tensor) -> its R state dict key
@@ -413,7 +413,7 @@ def describe(module: Module) -> list:
     return [json.dumps(index), fronted, extra]
 
 
-class _RebuildReader(_Reader):
+class _RebuildReader(Reader):
     def __init__(self, state: dict) -> None:
         self.state = state
         self.tensors, self.objects = {}, {}

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..creation import torch_tensor
+from ..constructors import torch_tensor
 from ..function import NamedList
 from ..optim import kernels
 from ..optim.ignite import IGNITE, IgniteOptimizer

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..creation import _check_device
+from ..constructors import check_device
 from ..ops import REGISTRY, OpSpec
 from ..ops.out_forms import out_form, out_name
 from ..sparse import strided_only
@@ -32,7 +32,7 @@ def _options_convention(args: list, kw: dict) -> tuple:
     strided_only(kw.pop("layout", None))
     for k in ("memory_format", "pin_memory"):
         kw.pop(k, None)
-    if _check_device(kw.pop("device", None)):
+    if check_device(kw.pop("device", None)):
         kw["device"] = "meta"
     return args, kw
 

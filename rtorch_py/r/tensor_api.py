@@ -18,7 +18,7 @@ from .. import TENSOR_METHODS
 from ..formals import r_formals
 from .. import amp as _amp
 from .. import autograd as _ag
-from .. import creation as _cr
+from .. import constructors as _cr
 from .. import engine as _eng
 from .. import forward_ad as _fwd
 from .. import named
@@ -30,11 +30,11 @@ from ..engine import Node, RemovableHandle, bump_version
 from ..function import NamedList
 from ..gradcheck import autograd_gradcheck as _gradcheck
 from ..ops import methods as op_methods
-from ..ops.views import _check_inplace
+from ..ops.views import check_inplace
 from ..printing import format_grad_fn
 from ..sparse import strided_only
-from ..tensor import (_BF16, MODES, Storage, Tensor, as_dtype, converted, dtype, strided,
-                      wrap)
+from ..tensor import (BF16, MODES, Storage, Tensor, as_dtype, converted, dtype,
+                      strided, wrap)
 from . import one_based
 from .one_based import integer, sizes
 from .convert import (MISSING, UNDEFINED, Scope, _check_r_data, _list, _r_data, _r_value,
@@ -304,8 +304,8 @@ def _dtypes() -> dict[str, Callable]:
 # double; int8/int16 as integer, where R torch errors; uint8 stays, as R raw).
 _AS_R = {np.dtype(np.float16): np.float64, np.dtype(np.int8): np.int32,
          np.dtype(np.int16): np.int32}
-if _BF16 is not None:
-    _AS_R[_BF16] = np.float64
+if BF16 is not None:
+    _AS_R[BF16] = np.float64
 
 
 def as_array(x: Any) -> Any:
@@ -410,7 +410,7 @@ def tensor_set(x: Tensor, name: str, value: Any) -> Tensor:
 
 
 def _set_part(x: Tensor, name: str, value: Any) -> None:
-    _check_inplace(x)
+    check_inplace(x)
     part = x.data.real if name == "real" else x.data.imag
     part[...] = value.data if isinstance(value, Tensor) else value
     bump_version(x)

@@ -8,7 +8,7 @@ from .generator import DEFAULT_SEED, STATE_SIZE, Generator, default_generator, f
 from .distributions import (bernoulli, bernoulli_, cauchy_, exponential_, geometric_,
                             log_normal_, multinomial, normal, normal_, normal_scalar, poisson,
                             random_, randperm, standard_gamma, uniform_)
-from .vecmath import iteration_view
+from .kernel_arith import iteration_view
 
 __all__ = ["Generator", "default_generator", "fresh_seed", "DEFAULT_SEED", "STATE_SIZE",
            "uniform_", "normal_", "normal", "normal_scalar", "log_normal_", "random_",

@@ -3,7 +3,7 @@ each, drawing from a `Generator` exactly as libtorch draws: the same seed and
 the same calls give the same bits.
 
 The in-place forms (`uniform_`, `normal_`, `random_`, `bernoulli_`, ...) fill a
-NumPy array of any strides in TensorIterator's order (`vecmath.iteration_view`)
+NumPy array of any strides in TensorIterator's order (`kernel_arith.iteration_view`)
 and return it. Sources mirrored: aten/src/ATen/core/TransformationHelper.h and
 DistributionsHelper.h (per-element transformations),
 native/cpu/DistributionTemplates.h (kernels), native/DistributionTemplates.h
@@ -21,8 +21,8 @@ from typing import Callable
 import numpy as np
 
 from .generator import Generator
-from .vecmath import (f32, fma32, fma64, iteration_view, lgamma, libm, libm_float, log_avx2,
-                      sincos_avx2)
+from .kernel_arith import (f32, fma32, fma64, iteration_view, lgamma, libm, libm_float, log_avx2,
+                           sincos_avx2)
 
 _TWO_PI = 2.0 * math.pi
 _BLOCK = 16 * 2048    # values transformed at once (a multiple of 16)
@@ -128,7 +128,7 @@ def _box_muller_avx2(u: np.ndarray, mean: float, std: float) -> np.ndarray:
     rows = u.shape[0]
     radius = np.sqrt(f32(-2) * log_avx2(f32(1) - u[:, :8].ravel(), on_grid=True))
     sin, cos = sincos_avx2(f32(_TWO_PI) * u[:, 8:].ravel(), on_grid=True)   # (contiguous:
-    # faster; the uniforms are multiples of 2^-24, which spares checks: vecmath)
+    # faster; the uniforms are multiples of 2^-24, which spares checks: kernel_arith)
     pair = np.concatenate([(radius * cos).reshape(rows, 8), (radius * sin).reshape(rows, 8)],
                           axis=1)
     if mean == 0 and std == 1:

@@ -118,15 +118,15 @@ BACKTRACE = ("libtorch's C++ backtrace under an error message (`Exception raised
 # --------------------------------------------------------------------------
 # Reading the site and the sources from the snapshot
 
-def _git(git_dir: Path, *args: str) -> bytes:
+def run_git(git_dir: Path, *args: str) -> bytes:
     return subprocess.run(["git", "--git-dir", str(git_dir), *args], capture_output=True,
                           check=True).stdout
 
 
-def _read_blobs(git_dir: Path, rev: str, prefixes: Sequence[str],
-                suffix: str | None = None) -> dict[str, bytes]:
+def read_blobs(git_dir: Path, rev: str, prefixes: Sequence[str],
+               suffix: str | None = None) -> dict[str, bytes]:
     """Every file under `prefixes` at `rev` (ending in `suffix` if given), by path."""
-    ls = _git(git_dir, "ls-tree", "-r", "-z", rev, "--", *prefixes)
+    ls = run_git(git_dir, "ls-tree", "-r", "-z", rev, "--", *prefixes)
     entries = []
     for rec in ls.split(b"\0"):
         if not rec:
@@ -158,7 +158,7 @@ def find_git_dir(source: str | os.PathLike) -> Path:
     if not git_dir.is_dir():
         raise ValueError(f"{src} is not the git directory of an mlverse/torch snapshot")
     try:
-        _git(git_dir, "rev-parse", "--verify", "--quiet", SITE_REV)
+        run_git(git_dir, "rev-parse", "--verify", "--quiet", SITE_REV)
     except subprocess.CalledProcessError:
         raise ValueError(f"{src} has no {SITE_REV} branch (R torch's rendered site)") from None
     return git_dir
@@ -167,12 +167,12 @@ def find_git_dir(source: str | os.PathLike) -> Path:
 def source_rev(git_dir: Path) -> str:
     """The commit the site was built from: pkgdown's deploy names it in the
     gh-pages commit ("Built site for torch@0.17.0.9000: e4de110"); else HEAD."""
-    subject = _git(git_dir, "log", "-1", "--format=%s", SITE_REV).decode().strip()
+    subject = run_git(git_dir, "log", "-1", "--format=%s", SITE_REV).decode().strip()
     m = re.search(r":\s*([0-9a-f]{7,40})$", subject)
     if m:
         try:
-            return _git(git_dir, "rev-parse", "--verify", "--quiet",
-                        m.group(1) + "^{commit}").decode().strip()
+            return run_git(git_dir, "rev-parse", "--verify", "--quiet",
+                       m.group(1) + "^{commit}").decode().strip()
         except subprocess.CalledProcessError:
             pass
     return "HEAD"
@@ -192,9 +192,9 @@ class Page:
 def read_pages(git_dir: Path) -> list[Page]:
     """Every reference and article page of the site, in name order, each article
     with the path of its Rmd (vignettes/NAME.Rmd or vignettes/articles/NAME.Rmd)."""
-    site = _read_blobs(git_dir, SITE_REV, PAGE_DIRS, ".md")
+    site = read_blobs(git_dir, SITE_REV, PAGE_DIRS, ".md")
     rev = source_rev(git_dir)
-    rmds = set(_git(git_dir, "ls-tree", "-r", "--name-only", rev, "--", "vignettes/")
+    rmds = set(run_git(git_dir, "ls-tree", "-r", "--name-only", rev, "--", "vignettes/")
                .decode().splitlines())
     pages = []
     for path in sorted(site):
@@ -210,7 +210,7 @@ def read_pages(git_dir: Path) -> list[Page]:
 
 def extract_vignettes(git_dir: Path, dest: Path) -> Path:
     """The source tree's vignettes/ folder, written under dest (what knitting reads)."""
-    for name, data in _read_blobs(git_dir, source_rev(git_dir), ("vignettes/",)).items():
+    for name, data in read_blobs(git_dir, source_rev(git_dir), ("vignettes/",)).items():
         target = dest / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)

@@ -38,7 +38,7 @@ from ..formals import declared
 from ..ops import REGISTRY, OpSpec
 from ..ops.out_forms import out_name
 from ..r import nn_api, tables
-from .docs_check import _git, _read_blobs, find_git_dir
+from .docs_check import find_git_dir, read_blobs
 
 __all__ = ["Entry", "check", "format_report", "main", "python_formals", "NO_DEFAULT"]
 
@@ -147,7 +147,7 @@ local({
 def _r_side(git_dir: Path, work: Path) -> dict:
     """Run the driver in the shim on R torch's NAMESPACE, man/ and R/ sources."""
     src = work / "torch"
-    for name, data in _read_blobs(git_dir, "HEAD", ("NAMESPACE", "man/", "R/"))\
+    for name, data in read_blobs(git_dir, "HEAD", ("NAMESPACE", "man/", "R/"))\
             .items():
         target = src / name
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -53,7 +53,11 @@ def logical_unary() -> list:
 
 def clamp() -> list:
     return [sample(T((2, 3)), -0.5, 0.5), sample(T((2, 3)), min=0.0), sample(T((2, 3)), max=0.0),
-            sample(T((3, 4)), -1, 1, note="whole-number bounds")]
+            sample(T((3, 4)), -1, 1, note="whole-number bounds"),
+            sample(T((2, 3)), T((3,), low=-1, high=0), T((2, 1), low=0, high=1),
+                   note="tensor bounds, broadcast"),
+            sample(T((2, 3)), min=T((2, 3)), note="a tensor min only"),
+            sample(T((2, 3)), max=T(()), note="a 0-d tensor max only")]
 
 
 def unit() -> list:

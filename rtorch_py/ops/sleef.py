@@ -5,7 +5,7 @@ call Sleef's `expf_u10` and `log1pf_u10`, not the C library: polynomials
 evaluated in float32 with fused multiply-adds (every SIMD build libtorch ships
 has FMA, so x86-64 and arm64 give the same bits). NumPy's float32 exp and log1p
 are as accurate but round differently in about a third of log_sigmoid's values
-(`tests/test_vec_math.py` measures it against PyTorch), which moves the 7th
+(`tests/test_sleef.py` measures it against PyTorch), which moves the 7th
 digit of a mean loss. The functions here follow Sleef's algorithm step by step
 (its `sleefsimdsp.c` and double-float helpers `df.h`), on NumPy arrays.
 """

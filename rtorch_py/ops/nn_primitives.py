@@ -16,14 +16,14 @@ from ..random import nn as random_nn
 from ..engine import bump_version, edge, is_grad_enabled, no_grad, run_backward
 from ..tensor import Tensor, wrap
 from . import nn_kernels as K
-from .operands import _fdata, _whole, positional_error
+from .operands import float_data, whole, positional_error
 from .recording import Output, formula, multi_formula, needs_grad, record, record_many, sum_to
 from .dispatch import op
-from .samples import nn_functional as S
+from .samples import nn_primitives as S
 from .indexing import index_add
 from .shape import cat, stack
 from .sum_kernel import libtorch_sum
-from . import vec_math
+from . import sleef
 
 
 
@@ -39,7 +39,7 @@ def SiluBackward0(n, g, x):
     forward="elementwise", mobile="self")
 def silu(self: Tensor) -> Tensor:
     # x / (1 + exp(-x)) in double precision, rounded once (as libtorch's result is)
-    d = _fdata(self)
+    d = float_data(self)
     a = d.astype(np.float64)
     return record((a / (1.0 + np.exp(-a))).astype(d.dtype), SiluBackward0, (self,), (self,))
 
@@ -51,7 +51,7 @@ def silu(self: Tensor) -> Tensor:
 # derivatives work.
 
 
-def _ints(v: Any, nd: int) -> tuple:
+def int_tuple(v: Any, nd: int) -> tuple:
     if isinstance(v, (list, tuple, np.ndarray)):
         v = [int(x) for x in np.asarray(v).reshape(-1)]
         return tuple(v) * nd if len(v) == 1 else tuple(v)
@@ -162,8 +162,9 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
         raise ValueError(f"convolution: expected a {nd + 2}-D input (batch, channels, {nd} "
                          f"spatial dims) for a {weight.ndim}-D weight, got shape "
                          f"{list(input.shape)}")
-    stride, padding, dilation = _ints(stride, nd), _ints(padding, nd), _ints(dilation, nd)
-    output_padding, groups = _ints(output_padding, nd), int(groups)
+    stride, padding = int_tuple(stride, nd), int_tuple(padding, nd)
+    dilation = int_tuple(dilation, nd)
+    output_padding, groups = int_tuple(output_padding, nd), int(groups)
     if not transposed:
         _check_kernel_fits(input.shape[2:], weight.shape[2:], padding, dilation)
     out = _conv_arrays(input.data, weight.data, stride, padding, dilation, bool(transposed),
@@ -242,11 +243,11 @@ def pool_gather(x: Tensor, idx: np.ndarray, unique: bool, values: np.ndarray | N
     """out[n, c, j] = x[n, c, idx[n, c, j]] (x and idx flattened past dim 2);
     `values`: those values when the caller has them already (max pooling)."""
     if values is None:
-        values = np.take(x.data, _global_index(idx, x.shape))
+        values = np.take(x.data, global_index(idx, x.shape))
     return record(values, MaxPoolWithIndicesBackward0, (x,), (idx, x.shape, unique))
 
 
-def _global_index(idx: np.ndarray, shape: tuple) -> np.ndarray:
+def global_index(idx: np.ndarray, shape: tuple) -> np.ndarray:
     """Positions within each (n, c) plane -> positions in the whole array: one
     flat take or assignment instead of NumPy's *_along_axis index grids
     (~3x faster here)."""
@@ -266,7 +267,7 @@ def pool_scatter(g: Tensor, idx: np.ndarray, shape: tuple, unique: bool) -> Tens
     gi = g.data.reshape(n, c, -1)
     ii = idx.reshape(n, c, -1)
     if unique:
-        out.reshape(-1)[_global_index(idx, shape).reshape(-1)] = gi.reshape(-1)
+        out.reshape(-1)[global_index(idx, shape).reshape(-1)] = gi.reshape(-1)
     else:
         grid = np.indices(ii.shape, sparse=True)
         np.add.at(out, (grid[0], grid[1], ii), gi)
@@ -280,13 +281,13 @@ def _conv_nd(nd: int, transposed: bool):
         def conv(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
                  padding: Any = 0, output_padding: Any = 0, groups: int = 1,
                  dilation: Any = 1) -> Tensor:
-            return convolution(input, weight, bias, _ints(stride, nd), _ints(padding, nd),
-                               _ints(dilation, nd), True, _ints(output_padding, nd), groups)
+            return convolution(input, weight, bias, int_tuple(stride, nd), int_tuple(padding, nd),
+                               int_tuple(dilation, nd), True, int_tuple(output_padding, nd), groups)
     else:
         def conv(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
                  padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
-            return convolution(input, weight, bias, _ints(stride, nd), _ints(padding, nd),
-                               _ints(dilation, nd), False, (0,) * nd, groups)
+            return convolution(input, weight, bias, int_tuple(stride, nd), int_tuple(padding, nd),
+                               int_tuple(dilation, nd), False, (0,) * nd, groups)
     conv.__name__ = f"conv{'_transpose' if transposed else ''}{nd}d"
     return conv
 
@@ -343,7 +344,7 @@ def _adaptive_sizes(x: Tensor, output_size: Any, nd: int, name: str) -> tuple:
         sizes = sizes * nd
     if len(sizes) != nd:
         raise RuntimeError(f"{name}: output_size must be {nd} numbers, got {len(sizes)}")
-    sizes = tuple(_whole(s, "output_size") for s in sizes)
+    sizes = tuple(whole(s, "output_size") for s in sizes)
     if any(s < 0 for s in sizes):
         raise RuntimeError(f"{name}: elements of output_size must be non-negative, got "
                            f"{list(sizes)}")
@@ -710,7 +711,7 @@ def one_hot(self: Tensor, num_classes: int = -1) -> Tensor:
     if idx.dtype.kind not in "iu":
         raise TypeError(f"one_hot is only applicable to index tensors (integers), got "
                         f"{self.dtype}")
-    num_classes = _whole(num_classes, "num_classes")
+    num_classes = whole(num_classes, "num_classes")
     if idx.size == 0 and num_classes < 0:
         raise RuntimeError("one_hot: can not infer the number of classes from an empty "
                            "tensor; give num_classes")
@@ -732,7 +733,7 @@ def _reduction(reduction: Any) -> str:
     if isinstance(reduction, str):
         if reduction in ("none", "mean", "sum"):
             return reduction
-    elif _whole(reduction, "reduction") in _REDUCTION_CODES:
+    elif whole(reduction, "reduction") in _REDUCTION_CODES:
         return _REDUCTION_CODES[int(reduction)]
     raise ValueError(f"reduction must be 'none', 'mean' or 'sum' (codes 0, 1, 2), got "
                      f"{reduction!r}")
@@ -776,7 +777,7 @@ def multi_margin_loss(self: Tensor, target: Tensor, p: float = 1, margin: float 
     reduction = _reduction(reduction)
     if isinstance(weight, (list, tuple)) and not weight:  # R torch's `weight = list()`
         weight = None
-    p = _whole(p, "p")
+    p = whole(p, "p")
     if p not in (1, 2):
         raise ValueError(f"multi_margin_loss: only p = 1 and p = 2 are supported, got {p}")
     x = self.data
@@ -928,7 +929,7 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
     types too, as libtorch computes them) with its vectorised exp and log1p."""
     if x.dtype == np.float64:
         return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
-    return vec_math.log_sigmoid(x).astype(x.dtype)
+    return sleef.log_sigmoid(x).astype(x.dtype)
 
 
 @formula
@@ -1149,7 +1150,7 @@ def conv_tbc(self: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor
         raise RuntimeError(f"conv_tbc: input has {self.shape[2]} channels and bias "
                            f"{bias.shape[0]} values; the weight {list(weight.shape)} must be "
                            "(kernel, input channels, bias values)")
-    pad = _whole(pad, "pad")
+    pad = whole(pad, "pad")
     out = _conv_arrays(self.data.transpose(1, 2, 0), weight.data.transpose(2, 1, 0), (1,),
                        (pad,), (1,), False, (0,), 1) + bias.data.reshape(1, -1, 1)
     out = np.ascontiguousarray(out.transpose(2, 0, 1),

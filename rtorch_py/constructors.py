@@ -117,8 +117,8 @@ def with_torch_manual_seed(code: Callable[[], Any] | None = None, *, seed: int) 
         return code()
 
 
-def _finish(arr: np.ndarray, dtype: Any, requires_grad: bool, default: Dtype | None = None,
-            names: Any = None, meta: bool = False) -> Tensor:
+def finish_tensor(arr: np.ndarray, dtype: Any, requires_grad: bool, default: Dtype | None = None,
+                  names: Any = None, meta: bool = False) -> Tensor:
     """The new tensor: `arr` in the dtype asked for (else `default`, else the
     default dtype), on the meta device if `meta` (only arr's shape is kept)."""
     target = as_dtype(dtype).np if dtype is not None else (default or get_default_dtype()).np
@@ -136,7 +136,7 @@ def _finish(arr: np.ndarray, dtype: Any, requires_grad: bool, default: Dtype | N
     return t
 
 
-def _size(size: tuple) -> tuple:
+def size_arg(size: tuple) -> tuple:
     if len(size) == 1 and isinstance(size[0], (list, tuple, np.ndarray)):
         size = tuple(np.asarray(size[0]).reshape(-1).tolist())
     out = []
@@ -201,7 +201,7 @@ def set_default_device(device: Any) -> str:
     return previous
 
 
-def _check_device(device: Any) -> bool:
+def check_device(device: Any) -> bool:
     """Whether the tensor is made on the meta device (a shape and a dtype, no
     data): the given device, else the default one; devices other than cpu and meta
     are refused."""
@@ -213,7 +213,7 @@ def _check_device(device: Any) -> bool:
     raise no_device(device)
 
 
-def _no_values(size: tuple) -> np.ndarray:
+def no_values(size: tuple) -> np.ndarray:
     """What a creator on the meta device hands `_finish`: the size, no memory."""
     return np.broadcast_to(np.zeros((), np.float64), size)
 
@@ -222,7 +222,7 @@ def torch_tensor(data: Any, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False) -> Tensor:
     """A tensor from numbers, nested lists, a NumPy array (zero-copy where the
     dtype allows) or another tensor."""
-    meta = _check_device(device)
+    meta = check_device(device)
     t = wrap(to_array(data, dtype))
     if meta:
         t = t.to(device="meta")
@@ -233,12 +233,12 @@ def torch_tensor(data: Any, dtype: Any = None, device: Any = None,
 
 def torch_empty(*size: Any, names: Any = None, dtype: Any = None, device: Any = None,
                 requires_grad: bool = False) -> Tensor:
-    size, meta = _size(size), _check_device(device)
+    size, meta = size_arg(size), check_device(device)
     # Values unspecified; zeros (what R torch's pages show, fresh memory) rather
     # than whatever NumPy's allocator held
-    return _finish(_no_values(size) if meta else
-                   np.zeros(size, dtype=as_dtype(dtype or get_default_dtype()).np), dtype,
-                   requires_grad, names=names, meta=meta)
+    return finish_tensor(no_values(size) if meta else
+                         np.zeros(size, dtype=as_dtype(dtype or get_default_dtype()).np), dtype,
+                         requires_grad, names=names, meta=meta)
 
 
 def _real_or_complex(dtype: Any, what: str, default: Dtype | None = None) -> Dtype:
@@ -255,11 +255,11 @@ def _drawn(size: Any, target: Dtype, device: Any, requires_grad: bool, names: An
            fill: Callable[[np.ndarray], Any]) -> Tensor:
     """A new tensor of `size` and dtype `target`, filled in place by `fill` (on
     the meta device: no values, nothing drawn)."""
-    size, meta = _size(size), _check_device(device)
-    arr = _no_values(size) if meta else np.empty(size, target.np)
+    size, meta = size_arg(size), check_device(device)
+    arr = no_values(size) if meta else np.empty(size, target.np)
     if not meta:
         fill(arr)
-    return _finish(arr, target, requires_grad, names=names, meta=meta)
+    return finish_tensor(arr, target, requires_grad, names=names, meta=meta)
 
 
 def torch_randn(*size: Any, names: Any = None, dtype: Any = None, device: Any = None,
@@ -307,30 +307,30 @@ def torch_randint(low: int, high: int | None = None, size: Any = None, dtype: An
 def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, device: Any = None,
                         requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor whose memory has the given strides (in elements)."""
-    meta = _check_device(device)
-    size, stride = _size((size,)), _size((stride,))
+    meta = check_device(device)
+    size, stride = size_arg((size,)), size_arg((stride,))
     if len(size) != len(stride):
         raise RuntimeError(f"mismatch in length of strides and shape: size has {len(size)} "
                            f"values, stride {len(stride)}")
     target = as_dtype(dtype or get_default_dtype()).np
     n = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
     if meta:
-        return _finish(_no_values(size), dtype, requires_grad, meta=True)
+        return finish_tensor(no_values(size), dtype, requires_grad, meta=True)
     buf = np.zeros(n, dtype=target)
     arr = np.lib.stride_tricks.as_strided(buf, size, tuple(st * buf.itemsize for st in stride))
-    return _finish(arr, dtype, requires_grad)
+    return finish_tensor(arr, dtype, requires_grad)
 
 
 def torch_randperm(n: int, dtype: Any = None, device: Any = None, requires_grad: bool = False,
                    generator: Generator | None = None) -> Tensor:
     """A random permutation of 0, ..., n - 1 (libtorch's shuffle)."""
-    meta, n = _check_device(device), int(n)
+    meta, n = check_device(device), int(n)
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got {n}")
     target = as_dtype(dtype) if dtype is not None else int64
     gen = generator_of(generator, passed=False)
-    arr = _no_values((n,)) if meta else _random.randperm(gen, n, target.np)
-    return _finish(arr, target, requires_grad, meta=meta)
+    arr = no_values((n,)) if meta else _random.randperm(gen, n, target.np)
+    return finish_tensor(arr, target, requires_grad, meta=meta)
 
 
 def _float_operand(x: Any) -> Any:
@@ -446,7 +446,7 @@ def _drawn_like(x: Tensor, dtype: Dtype, requires_grad: bool,
                 fill: Callable[[np.ndarray], Any]) -> Tensor:
     arr = _empty_like(x, dtype)
     fill(arr)
-    return _finish(arr, dtype, requires_grad)
+    return finish_tensor(arr, dtype, requires_grad)
 
 
 def torch_empty_like(x: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:

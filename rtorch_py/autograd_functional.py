@@ -3,7 +3,7 @@ and Jacobian-vector products, Jacobians, Hessians and their products, of a
 function of tensors at given inputs.
 
 Vector-Jacobian products are reverse walks of the graph (`autograd_grad`);
-Jacobian-vector products all go through one function, `_jvp`: forward-mode AD
+Jacobian-vector products all go through one function, `jvp_at`: forward-mode AD
 (dual tensors) where it can, else the double-vjp trick.
 
 `vectorize=True` runs the function once on its inputs stacked along a new
@@ -27,7 +27,7 @@ from .tensor import Tensor, wrap
 Tensors = Any  # a tensor or a tuple/list of tensors
 
 
-def _as_tuple(x: Any, what: str, fn: str) -> tuple[tuple, bool]:
+def as_tensor_tuple(x: Any, what: str, fn: str) -> tuple[tuple, bool]:
     """(the tensors, whether given as a sequence)."""
     if isinstance(x, Tensor):
         return (x,), False
@@ -39,27 +39,27 @@ def _as_tuple(x: Any, what: str, fn: str) -> tuple[tuple, bool]:
     raise TypeError(f"{fn}: {what} must be a tensor or a list of tensors, got {kind}")
 
 
-def _untuple(xs: Sequence, is_tuple: bool) -> Any:
+def untuple(xs: Sequence, is_tuple: bool) -> Any:
     return tuple(xs) if is_tuple else xs[0]
 
 
-def _leaves(inputs: tuple, create_graph: bool) -> tuple:
+def fresh_leaves(inputs: tuple, create_graph: bool) -> tuple:
     """Inputs to differentiate at: fresh leaves, or (create_graph) views that keep
     the caller's history so the result can be differentiated again."""
     return tuple(x.view_as(x) if create_graph and x.requires_grad
                  else x.detach().requires_grad_(True) for x in inputs)
 
 
-def _call(func: Callable, inputs: tuple, fn: str) -> tuple[tuple, bool]:
-    return _as_tuple(func(*inputs), "the function's output", fn)
+def call_with(func: Callable, inputs: tuple, fn: str) -> tuple[tuple, bool]:
+    return as_tensor_tuple(func(*inputs), "the function's output", fn)
 
 
 def _zeros(like: Tensor) -> Tensor:
     return wrap(np.zeros(like.shape, like.data.dtype))
 
 
-def _grad(outputs: tuple, inputs: tuple, cotangents: tuple, create_graph: bool,
-          retain_graph: bool | None = None, strict: bool = False, fn: str = "") -> tuple:
+def gradients(outputs: tuple, inputs: tuple, cotangents: tuple, create_graph: bool,
+              retain_graph: bool | None = None, strict: bool = False, fn: str = "") -> tuple:
     """The gradients of sum(outputs * cotangents) w.r.t. inputs, zeros where an
     input does not reach the outputs (an error with `strict`)."""
     keep = [k for k, o in enumerate(outputs) if o.requires_grad]
@@ -76,9 +76,9 @@ def _grad(outputs: tuple, inputs: tuple, cotangents: tuple, create_graph: bool,
     return tuple(_zeros(x) if g is None else g for x, g in zip(inputs, got))
 
 
-def _jvp(func: Callable, primals: tuple, tangents: tuple, create_graph: bool,
-         fn: str = "autograd_jvp", strict: bool = False,
-         through_reverse: bool = False) -> tuple[tuple, bool, tuple]:
+def jvp_at(func: Callable, primals: tuple, tangents: tuple, create_graph: bool,
+           fn: str = "autograd_jvp", strict: bool = False,
+           through_reverse: bool = False) -> tuple[tuple, bool, tuple]:
     """Run `func` at `primals` (leaves that require grad) and push `tangents`
     (one per primal, same shapes) forward: (outputs, outputs given as a
     sequence, output tangents, zeros where an output does not depend on the
@@ -96,7 +96,7 @@ def _jvp(func: Callable, primals: tuple, tangents: tuple, create_graph: bool,
         given_as_sequence = []
 
         def run(*xs: Tensor) -> list:
-            outputs, is_tuple = _call(func, xs, fn)
+            outputs, is_tuple = call_with(func, xs, fn)
             given_as_sequence.append(is_tuple)
             return list(outputs)
         try:
@@ -105,21 +105,21 @@ def _jvp(func: Callable, primals: tuple, tangents: tuple, create_graph: bool,
             pass
         else:
             return tuple(outputs), given_as_sequence[0], tuple(out_tangents)
-    outputs, is_tuple = _call(func, primals, fn)
+    outputs, is_tuple = call_with(func, primals, fn)
     dummies = tuple(_zeros(o).requires_grad_(True) for o in outputs)
-    grads = _grad(outputs, primals, dummies, create_graph=True, strict=strict, fn=fn)
-    out_tangents = _grad(grads, dummies, tangents, create_graph=create_graph, fn=fn)
+    grads = gradients(outputs, primals, dummies, create_graph=True, strict=strict, fn=fn)
+    out_tangents = gradients(grads, dummies, tangents, create_graph=create_graph, fn=fn)
     return outputs, is_tuple, out_tangents
 
 
-def _check_cotangents(v: Any, outputs: tuple, fn: str, what: str) -> tuple:
+def check_cotangents(v: Any, outputs: tuple, fn: str, what: str) -> tuple:
     if v is None:
         if len(outputs) != 1 or outputs[0].numel() != 1:
             raise RuntimeError(f"{fn}: {what} may be omitted only when the function returns "
                                "a single-element tensor; pass one tensor per output, each "
                                "of its output's shape")
         return (wrap(np.ones(outputs[0].shape, outputs[0].data.dtype)),)
-    vs, _ = _as_tuple(v, what, fn)
+    vs, _ = as_tensor_tuple(v, what, fn)
     if len(vs) != len(outputs):
         raise RuntimeError(f"{fn}: {what} has {len(vs)} tensors but there are "
                            f"{len(outputs)}; give one per {'output' if what == 'v' else 'input'}")
@@ -130,7 +130,7 @@ def _check_cotangents(v: Any, outputs: tuple, fn: str, what: str) -> tuple:
     return vs
 
 
-def _result(xs: Sequence, create_graph: bool) -> tuple:
+def as_results(xs: Sequence, create_graph: bool) -> tuple:
     return tuple(x if create_graph else x.detach() for x in xs)
 
 
@@ -142,13 +142,13 @@ def autograd_vjp(func: Callable, inputs: Tensors, v: Tensors = None, create_grap
     """(func(inputs), v^T J): the vector-Jacobian product at `inputs`, `v` one
     tensor per output (may be omitted for a single-element output)."""
     fn = "autograd_vjp"
-    inputs, in_tuple = _as_tuple(inputs, "inputs", fn)
-    leaves = _leaves(inputs, create_graph)
-    outputs, out_tuple = _call(func, leaves, fn)
-    vs = _check_cotangents(v, outputs, fn, "v")
-    grads = _grad(outputs, leaves, vs, create_graph, strict=strict, fn=fn)
-    return (_untuple(_result(outputs, create_graph), out_tuple),
-            _untuple(_result(grads, create_graph), in_tuple))
+    inputs, in_tuple = as_tensor_tuple(inputs, "inputs", fn)
+    leaves = fresh_leaves(inputs, create_graph)
+    outputs, out_tuple = call_with(func, leaves, fn)
+    vs = check_cotangents(v, outputs, fn, "v")
+    grads = gradients(outputs, leaves, vs, create_graph, strict=strict, fn=fn)
+    return (untuple(as_results(outputs, create_graph), out_tuple),
+            untuple(as_results(grads, create_graph), in_tuple))
 
 
 def autograd_jvp(func: Callable, inputs: Tensors, v: Tensors = None, create_graph: bool = False,
@@ -156,26 +156,26 @@ def autograd_jvp(func: Callable, inputs: Tensors, v: Tensors = None, create_grap
     """(func(inputs), J v): the Jacobian-vector product at `inputs` along the
     tangents `v`, one per input (may be omitted for a single-element input)."""
     fn = "autograd_jvp"
-    inputs, in_tuple = _as_tuple(inputs, "inputs", fn)
-    leaves = _leaves(inputs, create_graph)
-    vs = _check_cotangents(v, inputs, fn, "v (the tangents)")
-    outputs, out_tuple, tangents = _jvp(func, leaves, vs, create_graph, fn, strict)
-    return (_untuple(_result(outputs, create_graph), out_tuple),
-            _untuple(_result(tangents, create_graph), out_tuple))
+    inputs, in_tuple = as_tensor_tuple(inputs, "inputs", fn)
+    leaves = fresh_leaves(inputs, create_graph)
+    vs = check_cotangents(v, inputs, fn, "v (the tangents)")
+    outputs, out_tuple, tangents = jvp_at(func, leaves, vs, create_graph, fn, strict)
+    return (untuple(as_results(outputs, create_graph), out_tuple),
+            untuple(as_results(tangents, create_graph), out_tuple))
 
 
-def _gradient_of(func: Callable, fn: str, seen: list) -> Callable:
+def gradient_function(func: Callable, fn: str, seen: list) -> Callable:
     """x -> the gradient of func (a scalar function) at x, with its graph; the
     outputs of func land in `seen`."""
     def gradient(*xs: Tensor) -> tuple:
-        outputs, _ = _call(func, xs, fn)
+        outputs, _ = call_with(func, xs, fn)
         if len(outputs) != 1:
             raise RuntimeError(f"{fn}: the function must return a single tensor with one "
                                f"element, it returned {len(outputs)} tensors")
         out = outputs[0]
         seen[:] = [out]
         ones = wrap(np.ones(out.shape, out.data.dtype))
-        return _grad((out,), xs, (ones,), create_graph=True, fn=fn)
+        return gradients((out,), xs, (ones,), create_graph=True, fn=fn)
     return gradient
 
 
@@ -191,14 +191,14 @@ def autograd_vhp(func: Callable, inputs: Tensors, v: Tensors = None, create_grap
                  strict: bool = False) -> tuple:
     """(func(inputs), v^T H): the vector-Hessian product of a scalar function."""
     fn = "autograd_vhp"
-    inputs, in_tuple = _as_tuple(inputs, "inputs", fn)
+    inputs, in_tuple = as_tensor_tuple(inputs, "inputs", fn)
     _scalar_output(func, inputs, fn)
-    leaves = _leaves(inputs, create_graph)
+    leaves = fresh_leaves(inputs, create_graph)
     seen: list = []
-    grads = _gradient_of(func, fn, seen)(*leaves)
-    vs = _check_cotangents(v, inputs, fn, "v (one per input)")
-    out = _grad(grads, leaves, vs, create_graph, strict=strict, fn=fn)
-    return (_result(seen, create_graph)[0], _untuple(_result(out, create_graph), in_tuple))
+    grads = gradient_function(func, fn, seen)(*leaves)
+    vs = check_cotangents(v, inputs, fn, "v (one per input)")
+    out = gradients(grads, leaves, vs, create_graph, strict=strict, fn=fn)
+    return (as_results(seen, create_graph)[0], untuple(as_results(out, create_graph), in_tuple))
 
 
 def autograd_hvp(func: Callable, inputs: Tensors, v: Tensors = None, create_graph: bool = False,
@@ -206,14 +206,14 @@ def autograd_hvp(func: Callable, inputs: Tensors, v: Tensors = None, create_grap
     """(func(inputs), H v): the Hessian-vector product of a scalar function
     (a Jacobian-vector product of its gradient)."""
     fn = "autograd_hvp"
-    inputs, in_tuple = _as_tuple(inputs, "inputs", fn)
+    inputs, in_tuple = as_tensor_tuple(inputs, "inputs", fn)
     _scalar_output(func, inputs, fn)
-    leaves = _leaves(inputs, create_graph)
-    vs = _check_cotangents(v, inputs, fn, "v (one per input)")
+    leaves = fresh_leaves(inputs, create_graph)
+    vs = check_cotangents(v, inputs, fn, "v (one per input)")
     seen: list = []
-    _, _, out = _jvp(_gradient_of(func, fn, seen), leaves, vs, create_graph, fn, strict,
-                     through_reverse=True)
-    return (_result(seen, create_graph)[0], _untuple(_result(out, create_graph), in_tuple))
+    _, _, out = jvp_at(gradient_function(func, fn, seen), leaves, vs, create_graph, fn, strict,
+                       through_reverse=True)
+    return (as_results(seen, create_graph)[0], untuple(as_results(out, create_graph), in_tuple))
 
 
 # --------------------------------------------------------------------------
@@ -278,18 +278,18 @@ def _reverse_blocks(func: Callable, inputs: tuple, outputs: tuple, create_graph:
     seeds = _one_hot_rows(outputs)
     if vectorize:
         def walk(stacked: tuple) -> tuple:
-            outs_b, _ = _call(func, stacked, fn)
+            outs_b, _ = call_with(func, stacked, fn)
             if [tuple(o.shape) for o in outs_b] != [(n, *o.shape) for o in outputs]:
                 return outs_b, None  # (refused by _batched_rows)
             cot = tuple(wrap(s) for s in seeds)
-            return outs_b, _grad(outs_b, stacked, cot, create_graph, strict=strict, fn=fn)
+            return outs_b, gradients(outs_b, stacked, cot, create_graph, strict=strict, fn=fn)
         per_in = _batched_rows(inputs, outputs, walk, n, fn)
     else:
         rows: list = [[] for _ in inputs]
         for r in range(n):
             cot = tuple(wrap(s[r]) for s in seeds)
-            for j, g in enumerate(_grad(outputs, inputs, cot, create_graph, retain_graph=True,
-                                        strict=strict, fn=fn)):
+            for j, g in enumerate(gradients(outputs, inputs, cot, create_graph, retain_graph=True,
+                                            strict=strict, fn=fn)):
                 rows[j].append(g)
         per_in = [_stack_rows(rs, create_graph) for rs in rows]
     blocks, start = [], 0
@@ -308,15 +308,15 @@ def _forward_blocks(func: Callable, inputs: tuple, outputs: tuple, create_graph:
     seeds = _one_hot_rows(inputs)
     if vectorize:
         def walk(stacked: tuple) -> tuple:
-            outs_b, _, tangents = _jvp(func, stacked, tuple(wrap(s) for s in seeds),
-                                       create_graph, fn)
+            outs_b, _, tangents = jvp_at(func, stacked, tuple(wrap(s) for s in seeds),
+                                         create_graph, fn)
             return outs_b, tangents
         per_out = _batched_rows(inputs, outputs, walk, n, fn)
     else:
         cols: list = [[] for _ in outputs]
         for c in range(n):
-            _, _, tangents = _jvp(func, inputs, tuple(wrap(s[c]) for s in seeds),
-                                  create_graph, fn)
+            _, _, tangents = jvp_at(func, inputs, tuple(wrap(s[c]) for s in seeds),
+                                    create_graph, fn)
             for k, t in enumerate(tangents):
                 cols[k].append(t)
         per_out = [_stack_rows(cs, create_graph) for cs in cols]
@@ -338,7 +338,7 @@ def _check_product(blocks: list, inputs: tuple, outputs: tuple, fn: str) -> None
     random vector: a function that mixes rows while keeping their values shows here."""
     rng = np.random.default_rng(0)
     vs = tuple(wrap(rng.standard_normal(o.shape).astype(o.data.dtype)) for o in outputs)
-    want = _grad(outputs, inputs, vs, create_graph=False, retain_graph=True, fn=fn)
+    want = gradients(outputs, inputs, vs, create_graph=False, retain_graph=True, fn=fn)
     for j, x in enumerate(inputs):
         got = sum(v.data.reshape(-1) @ blocks[k][j].data.reshape(o.numel(), x.numel())
                   for k, (v, o) in enumerate(zip(vs, outputs)))
@@ -353,7 +353,7 @@ def _stack_rows(rows: list, create_graph: bool) -> Tensor:
 
 
 def _nest(blocks: list, out_tuple: bool, in_tuple: bool, create_graph: bool) -> Any:
-    blocks = [_result(row, create_graph) for row in blocks]
+    blocks = [as_results(row, create_graph) for row in blocks]
     rows = [row if in_tuple else row[0] for row in blocks]
     return tuple(rows) if out_tuple else rows[0]
 
@@ -368,25 +368,25 @@ def autograd_jacobian(func: Callable, inputs: Tensors, create_graph: bool = Fals
     "forward" (a Jacobian-vector product per input element), also spelt as
     PyTorch's "reverse-mode" and "forward-mode"; `vectorize`: all of them in one
     walk (see the module's docstring)."""
-    return _jacobian(func, inputs, create_graph, strict, vectorize, strategy,
-                     "autograd_jacobian")
+    return jacobian_of(func, inputs, create_graph, strict, vectorize, strategy,
+                       "autograd_jacobian")
 
 
 STRATEGIES = {"reverse": "reverse", "forward": "forward",
               "reverse-mode": "reverse", "forward-mode": "forward"}
 
 
-def _jacobian(func: Callable, inputs: Tensors, create_graph: bool, strict: bool,
-              vectorize: bool, strategy: str, fn: str) -> Any:
+def jacobian_of(func: Callable, inputs: Tensors, create_graph: bool, strict: bool,
+                vectorize: bool, strategy: str, fn: str) -> Any:
     if strategy not in STRATEGIES:
         raise ValueError(f'{fn}: strategy must be "reverse" or "forward" (or PyTorch\'s '
                          f'"reverse-mode", "forward-mode"), got {strategy!r}')
     strategy = STRATEGIES[strategy]
     if strict and strategy == "forward":
         raise ValueError(f'{fn}: strict = TRUE needs strategy = "reverse"')
-    inputs, in_tuple = _as_tuple(inputs, "inputs", fn)
-    leaves = _leaves(inputs, create_graph)
-    outputs, out_tuple = _call(func, leaves, fn)
+    inputs, in_tuple = as_tensor_tuple(inputs, "inputs", fn)
+    leaves = fresh_leaves(inputs, create_graph)
+    outputs, out_tuple = call_with(func, leaves, fn)
     if strategy == "reverse":
         blocks = _reverse_blocks(func, leaves, outputs, create_graph, strict, vectorize, fn)
     else:
@@ -403,8 +403,8 @@ def autograd_hessian(func: Callable, inputs: Tensors, create_graph: bool = False
     of shape (*input_i.shape, *input_j.shape) (a tensor for one input, else a
     tuple of tuples): the Jacobian of its gradient."""
     fn = "autograd_hessian"
-    inputs_t, in_tuple = _as_tuple(inputs, "inputs", fn)
+    inputs_t, in_tuple = as_tensor_tuple(inputs, "inputs", fn)
     _scalar_output(func, inputs_t, fn)
-    jac = _jacobian(_gradient_of(func, fn, []), inputs_t if in_tuple else inputs_t[0],
-                    create_graph, strict, vectorize, outer_jacobian_strategy, fn)
+    jac = jacobian_of(gradient_function(func, fn, []), inputs_t if in_tuple else inputs_t[0],
+                      create_graph, strict, vectorize, outer_jacobian_strategy, fn)
     return jac if in_tuple else jac[0]
