@@ -138,6 +138,24 @@ def test_special_functions_match_pytorch_float64(name, rtol):
     np.testing.assert_allclose(ours[~far], theirs[~far], atol=1e-13)
 
 
+def test_erf_fast_path_of_large_arrays_as_accurate_as_the_series():
+    """Arrays of over 936 elements take erf's Taylor tables a block at a time (fast
+    path); the same values one small array at a time take the series."""
+    x = np.concatenate([RNG.uniform(-2.6, 2.6, 20_000), 10.0 ** RNG.uniform(-300, 0, 2000),
+                        np.arange(0, 2.5, 1 / 64) + 1 / 128, [0.0, -0.0, np.inf, np.nan]])
+    series = np.concatenate([special.erf(x[i:i + 500]) for i in range(0, x.size, 500)])
+    fast = special.erf(x)
+    _close(fast, torch.erf(torch.from_numpy(x)).numpy(), 1e-15)
+    _close(fast, series, 1e-15)
+    assert np.signbit(fast[-3]) and np.isnan(fast[-1])
+    y = RNG.uniform(-0.999, 0.999, 30_000).astype(np.float32)  # (as nn_init_trunc_normal_)
+    inv = special.erfinv(y)
+    assert inv.dtype == np.float32
+    np.testing.assert_allclose(inv, torch.erfinv(torch.from_numpy(y)).numpy(), rtol=3e-7)
+    small = np.concatenate([special.erfinv(y[i:i + 500]) for i in range(0, y.size, 500)])
+    assert np.array_equal(inv, small)
+
+
 def test_erfinv_inverts_erf_up_to_the_ends():
     y = np.concatenate([np.linspace(-1, 1, 2001), [1 - 1e-15, -1 + 1e-12, 1e-200, 2.0, np.nan]])
     ours = special.erfinv(y)
