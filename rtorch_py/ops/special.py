@@ -51,7 +51,7 @@ def _shift_sum(f, x: np.ndarray, K: int) -> np.ndarray:
 _ERF_SPLIT = 2.5
 _ERF_TERMS = 70    # the series' terms for |x| < 2.5 (the last ones < 1e-17 of the sum)
 _ERFC_DEPTH = 40   # the continued fraction's depth for x >= 2.5 (converged to 3e-16)
-_BLOCK = 8192      # elements per block of a large array (its temporaries stay in cache)
+_BLOCK = 32768     # elements per block of a large array (its temporaries stay in cache)
 
 
 def _erf_series(x: np.ndarray, large: bool | None = None) -> np.ndarray:
