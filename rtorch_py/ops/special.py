@@ -116,7 +116,7 @@ def _erfc_fraction(x: np.ndarray) -> np.ndarray:
 def _blockwise(f, d: np.ndarray) -> np.ndarray:
     """f(d) of a flat float64 array, a block at a time when it is large (fast path:
     NumPy's passes over a large array are memory-bound; f is elementwise, and is told
-    to sum its series as for the whole array)."""
+    that the array is large, so each block takes erf's fast path as the whole would)."""
     if d.size <= _BLOCK:
         return f(d, None)
     out = np.empty_like(d)
