@@ -126,6 +126,18 @@ def test_grid_sample_5d_and_affine_grid_as_pytorch(align_corners):
     check_vs_torch(affine3d, rand(1, 3, 4))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+def test_grid_sample_of_an_input_expanded_over_the_batch(mode, dtype):
+    """torchvision's ROI pooling: one feature map expanded to one item per box (read
+    in place by the sampler's fast path), with its gradient summed back."""
+    def fn(T, x, g):
+        f = rt.nnf_grid_sample if T is not torch else F.grid_sample
+        return f(x.expand(4, 3, 6, 5), g, mode=mode, padding_mode="zeros", align_corners=False)
+    check_vs_torch(fn, rand(1, 3, 6, 5).astype(dtype),
+                   rand(4, 3, 2, 2, low=-1.2, high=1.2).astype(dtype))
+
+
 def test_grid_sample_refuses_unknown_modes():
     x, g = rt.torch_zeros(1, 1, 2, 2), rt.torch_zeros(1, 1, 1, 2)
     with pytest.raises(ValueError, match="Unknown mode name 'cubic'"):

@@ -190,12 +190,33 @@ def _configure(tmp: Path, python: str | None, *path: Path) -> subprocess.Complet
                           env=env)
 
 
+def _lock_floor() -> str:
+    """The oldest Python 3 that every runtime pin of requirements.lock supports
+    (their Requires-Python, read from the venv, which is installed from the lock)."""
+    from importlib.metadata import metadata
+
+    from packaging.specifiers import SpecifierSet
+
+    from rtorch_py.tools.install import runtime_requirements
+    pins = runtime_requirements(ROOT / "requirements.lock", ROOT / "pyproject.toml")
+    needs = SpecifierSet()
+    for pin in pins:
+        name, version = pin.split("==")
+        meta = metadata(name)
+        assert meta["Version"] == version, f"the venv has {name} {meta['Version']}, not {pin}"
+        needs &= SpecifierSet(meta["Requires-Python"] or "")
+    return next(f"3.{minor}" for minor in range(8, 20) if f"3.{minor}" in needs)
+
+
+FLOOR = _lock_floor()
+
+
 def _fake_python(tmp: Path, name: str, version: str, headers: bool) -> str:
     """A python that answers ./configure's questions as one of `version` would."""
     exe = tmp / "bin" / name
     exe.parent.mkdir(exist_ok=True)
     major, minor = version.split(".")
-    ok = int((int(major), int(minor)) >= (3, 10))
+    ok = int((int(major), int(minor)) >= (3, int(FLOOR.split(".")[1])))
     include = tmp / "include"
     if headers:
         include.mkdir(exist_ok=True)
@@ -208,13 +229,15 @@ def _fake_python(tmp: Path, name: str, version: str, headers: bool) -> str:
 
 
 def test_configure_names_what_is_missing(tmp_path: Path) -> None:
+    assert FLOOR == "3.11"  # NumPy 2.4's; the cases below are written for it
     res = _configure(tmp_path, None)  # no python3 at all
     assert res.returncode != 0
-    assert "needs Python >= 3.10 and found none" in res.stderr and "python3-dev" in res.stderr
-    old = _fake_python(tmp_path, "python3.9", "3.9", headers=True)
+    assert f"needs Python >= {FLOOR} and found none" in res.stderr and "python3-dev" in res.stderr
+    # the lock's floor, not 3.10: its pins have no wheels for 3.10
+    old = _fake_python(tmp_path, "python3.10", "3.10", headers=True)
     res = _configure(tmp_path, old)
     assert res.returncode != 0
-    assert "is Python 3.9; the torch shim needs Python >= 3.10" in res.stderr
+    assert f"is Python 3.10; the torch shim needs Python >= {FLOOR}" in res.stderr
     # python3 on the PATH too old, python3.11 beside it: the newer is taken
     (tmp_path / "bin" / "python3").symlink_to(old)
     good = _fake_python(tmp_path, "python3.11", "3.11", headers=True)

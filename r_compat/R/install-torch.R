@@ -110,7 +110,7 @@ torch_is_installed <- function(recheck = FALSE) {
   info <- .python_info(rec$executable, "the Python recorded at install", rec$version,
                        need_rtorch = FALSE)
   if (!is.list(info)) {
-    .install_error(info, " Reinstall the torch package with a Python >= 3.10 that has its ",
+    .install_error(info, " Reinstall the torch package with a Python >= 3.11 that has its ",
                    "C headers and a shared libpython (it uses python3 on the PATH, or ",
                    "RTORCH_PYTHON).")
   }

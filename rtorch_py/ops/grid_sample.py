@@ -189,12 +189,18 @@ def _points(a: np.ndarray) -> np.ndarray:
 
 def _gather(x: np.ndarray, plan: _Plan, grid_shape: tuple) -> np.ndarray:
     n, c = x.shape[:2]
-    src = x.reshape(n, c, -1)
     points = (n, c, int(np.prod(grid_shape[1:-1])))
+    # Fast path: one input expanded over the batch (torchvision's ROI pooling
+    # samples one feature map per box this way) is read in place, not copied n times.
+    shared = n > 1 and x.strides[0] == 0
+    src = x[0].reshape(c, -1) if shared else x.reshape(n, c, -1)
     out = np.zeros(points, x.dtype)
     for idx, w, _ in plan.taps:
         flat, inside = plan.flat(idx)
-        vals = np.take_along_axis(src, np.broadcast_to(_points(flat), points), axis=2)
+        if shared:
+            vals = src[:, flat.reshape(-1)].reshape(c, n, -1).transpose(1, 0, 2)
+        else:
+            vals = np.take_along_axis(src, np.broadcast_to(_points(flat), points), axis=2)
         weight = _points(inside.astype(x.dtype) if w is None else np.where(inside, w, 0))
         out = out + vals * weight
     return out.reshape((n, c) + grid_shape[1:-1])
@@ -205,7 +211,9 @@ def _sampler_grads(g: np.ndarray, x: np.ndarray, plan: _Plan, need_input: bool,
     n, c = x.shape[:2]
     gp = g.reshape(n, c, -1)
     src = x.reshape(n, c, -1)
-    gx = np.zeros_like(src) if need_input else None
+    # (C order: add.at below writes through a flat view, which an expanded input's
+    # zeros_like layout would make a copy)
+    gx = np.zeros(src.shape, x.dtype) if need_input else None
     ggrid = [np.zeros(gp.shape[::2], x.dtype) for _ in range(plan.nd)] if need_grid else None
     rows = (np.arange(n)[:, None, None] * c + np.arange(c)[None, :, None]) * src.shape[2]
     for idx, w, dw in plan.taps:

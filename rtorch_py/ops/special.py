@@ -51,21 +51,58 @@ def _shift_sum(f, x: np.ndarray, K: int) -> np.ndarray:
 _ERF_SPLIT = 2.5
 _ERF_TERMS = 70    # the series' terms for |x| < 2.5 (the last ones < 1e-17 of the sum)
 _ERFC_DEPTH = 40   # the continued fraction's depth for x >= 2.5 (converged to 3e-16)
+_BLOCK = 32768     # elements per block of a large array (its temporaries stay in cache)
 
 
-def _erf_series(x: np.ndarray) -> np.ndarray:
+def _erf_series(x: np.ndarray, large: bool | None = None) -> np.ndarray:
     """erf(x) = 2/sqrt(pi) exp(-x^2) sum_n 2^n x^(2n+1) / (2n+1)!! (all terms of one
-    sign: no cancellation)."""
+    sign: no cancellation). Large arrays (`large`: a block of one) take the fast path."""
+    if large is None:
+        large = x.size * _ERF_TERMS > 1 << 16
+    if large:
+        return _erf_taylor(x)
     x2 = 2 * (x * x)
     odd = np.arange(3, 2 * _ERF_TERMS + 3, 2, dtype=np.float64)
-    if x.size * _ERF_TERMS <= 1 << 16:
-        total = 1 + np.cumprod(x2[..., None] / odd, axis=-1).sum(axis=-1)
-    else:  # (a term at a time: the terms of a large array would not fit in memory)
-        term, total = np.ones_like(x), np.ones_like(x)
-        for k in range(_ERF_TERMS):
-            term = term * (x2 / odd[k])
-            total += term
+    total = 1 + np.cumprod(x2[..., None] / odd, axis=-1).sum(axis=-1)
     return _2_SQRTPI * np.exp(-x * x) * x * total
+
+
+# Fast path for large arrays: erf's Taylor polynomial (degree 12) about the nearest
+# of the centres 0, 1/32, ..., 2.5, whose coefficients come from the series above
+# (erf(c)) and from erf's derivatives, 2/sqrt(pi) exp(-c^2) (-1)^(n-1) H_(n-1)(c)
+# with H the Hermite polynomials. |x - c| <= 1/64 makes the remainder < 1e-20: as
+# accurate as the series, with 12 multiply-adds in place of its 70 terms.
+_TAYLOR_STEP = 1 / 32
+_TAYLOR_DEGREE = 12
+_taylor_table: list = []
+
+
+def _erf_taylor_table() -> np.ndarray:
+    """(degree + 1, centres): row n holds the n-th Taylor coefficient at each centre."""
+    if not _taylor_table:
+        c = np.arange(0, _ERF_SPLIT + _TAYLOR_STEP, _TAYLOR_STEP)
+        rows = [_erf_series(c, large=False)]
+        gauss = _2_SQRTPI * np.exp(-c * c)
+        h_prev, h = np.zeros_like(c), np.ones_like(c)  # H_(-1) (unused), H_0
+        factorial = 1.0
+        for n in range(1, _TAYLOR_DEGREE + 1):
+            factorial *= n
+            rows.append((-1) ** (n - 1) * gauss * h / factorial)
+            h_prev, h = h, 2 * c * h - 2 * (n - 1) * h_prev  # H_n from H_(n-1), H_(n-2)
+        _taylor_table.append(np.array(rows))
+    return _taylor_table[0]
+
+
+def _erf_taylor(x: np.ndarray) -> np.ndarray:
+    """erf(x) for |x| < 2.5 (odd: computed at |x|)."""
+    table = _erf_taylor_table()
+    a = np.abs(x)
+    at = np.rint(a * (1 / _TAYLOR_STEP)).astype(np.intp)
+    dx = a - at * _TAYLOR_STEP
+    out = table[_TAYLOR_DEGREE].take(at)
+    for n in range(_TAYLOR_DEGREE - 1, -1, -1):
+        out = out * dx + table[n].take(at)
+    return np.copysign(out, x)
 
 
 def _erfc_fraction(x: np.ndarray) -> np.ndarray:
@@ -76,15 +113,27 @@ def _erfc_fraction(x: np.ndarray) -> np.ndarray:
     return np.exp(-x * x) / (math.sqrt(math.pi) * f)
 
 
-def _erf_parts(d: np.ndarray, upper: bool) -> np.ndarray:
+def _blockwise(f, d: np.ndarray) -> np.ndarray:
+    """f(d) of a flat float64 array, a block at a time when it is large (fast path:
+    NumPy's passes over a large array are memory-bound; f is elementwise, and is told
+    that the array is large, so each block takes erf's fast path as the whole would)."""
+    if d.size <= _BLOCK:
+        return f(d, None)
+    out = np.empty_like(d)
+    for start in range(0, d.size, _BLOCK):
+        out[start:start + _BLOCK] = f(d[start:start + _BLOCK], True)
+    return out
+
+
+def _erf_parts(d: np.ndarray, upper: bool, large: bool | None = None) -> np.ndarray:
     a = np.abs(d)
     small = a < _ERF_SPLIT
     if small.all():  # (the common case: no tails)
-        s = _erf_series(d)
+        s = _erf_series(d, large)
         return 1 - s if upper else s
     out = np.full_like(d, np.nan)
     if small.any():
-        s = _erf_series(d[small])
+        s = _erf_series(d[small], large)
         out[small] = 1 - s if upper else s
     big = ~small & ~np.isnan(d)
     if big.any():
@@ -95,11 +144,13 @@ def _erf_parts(d: np.ndarray, upper: bool) -> np.ndarray:
 
 
 def erf(x: np.ndarray) -> np.ndarray:
-    return _like(_erf_parts(_f64(x), upper=False), np.asarray(x))
+    return _like(_blockwise(lambda d, large: _erf_parts(d, False, large), _f64(x)),
+                 np.asarray(x))
 
 
 def erfc(x: np.ndarray) -> np.ndarray:
-    return _like(_erf_parts(_f64(x), upper=True), np.asarray(x))
+    return _like(_blockwise(lambda d, large: _erf_parts(d, True, large), _f64(x)),
+                 np.asarray(x))
 
 
 # Acklam's rational approximation of the normal quantile (relative error < 1.2e-9),
@@ -135,7 +186,10 @@ def _normal_upper_quantile(p: np.ndarray) -> np.ndarray:
 def erfinv(y: np.ndarray) -> np.ndarray:
     """The inverse of erf on [-1, 1]: Acklam's quantile as first guess, then a
     Halley step on erf (centre) or on erfc (tails, where 1 - |y| keeps its digits)."""
-    d = _f64(y)
+    return _like(_blockwise(_erfinv, _f64(y)), np.asarray(y))
+
+
+def _erfinv(d: np.ndarray, large: bool | None) -> np.ndarray:
     a = np.abs(d)
     with np.errstate(divide="ignore", invalid="ignore"):
         inside = (a > 0) & (a < 1)
@@ -143,15 +197,15 @@ def erfinv(y: np.ndarray) -> np.ndarray:
         x = _normal_upper_quantile((1 - ai) / 2) / math.sqrt(2)
         tail = ai > 0.5
         f = np.empty_like(x)
-        f[tail] = (1 - ai[tail]) - _erf_parts(x[tail], upper=True)  # erf(x) - a, via erfc
-        f[~tail] = _erf_parts(x[~tail], upper=False) - ai[~tail]
+        f[tail] = (1 - ai[tail]) - _erf_parts(x[tail], True, large)  # erf(x) - a, via erfc
+        f[~tail] = _erf_parts(x[~tail], False, large) - ai[~tail]
         ratio = f / (_2_SQRTPI * np.exp(-x * x))
         x = x - ratio / (1 + x * ratio)
         out = np.where(a == 1, np.inf, np.where(a > 1, np.nan, 0.0))
         out[inside] = x
     out = np.copysign(out, d)
     out[np.isnan(d)] = np.nan
-    return _like(out, np.asarray(y))
+    return out
 
 
 # --------------------------------------------------------------------------

@@ -83,13 +83,16 @@ LAYOUT_SEEDS = 10          # runs (each from its own seed) in which a random pag
 # libraries, compared by layout (page: why). Reviewed one by one; the site was
 # built on an arm64 Mac (its backtraces name libtorch-mac-m1).
 PLATFORM_NOISE: dict[str, str] = {
-    "reference/linalg_qr": "the signs of zeros in Q R (-0) come from LAPACK's Householder steps",
-    "reference/torch_qr": "the signs of zeros in Q R (-0) come from LAPACK's Householder steps",
-    "reference/torch_erfc": "erfc(10) in float32 is a denormal: arm64's kernel rounds it to "
-                            "2.8026e-45, x86-64's (PyTorch's here too) to 1.4013e-45",
+    "reference/linalg_qr": "the signs of zeros in Q R (-0) come from LAPACK's Householder steps "
+                           "in float32 (PyTorch 2.13 here, on MKL, prints no -0 at all)",
+    "reference/torch_qr": "the signs of zeros in Q R (-0) come from LAPACK's Householder steps "
+                          "in float32 (PyTorch 2.13 here, on MKL, prints no -0 at all)",
+    "reference/torch_erfc": "erfc(10) in float32 is a denormal: arm64's libtorch computes it "
+                            "with Sleef's erfcf_u15 (2.8026e-45), x86-64's with MKL's vsErfc "
+                            "(1.4013e-45, as ours, which is correctly rounded)",
     "reference/torch_fft_irfft": "float32 FFT rounding: the site's pocketfft leaves 0.99999988 "
-                                 "for 1 (so libtorch prints 1.0000), NumPy's gives whole numbers "
-                                 "(printed 1)",
+                                 "for 1 (so libtorch prints 1.0000); MKL's FFT (PyTorch 2.13 "
+                                 "here) and NumPy's give whole numbers (printed 1)",
     "articles/distributions": "the final loss's last digit (1.463967 there): PyTorch 2.13 here, "
                               "from the same seed (the same data and initial weights, bit for "
                               "bit), prints 1.463966 as we do, its forward equal to ours bit for "
