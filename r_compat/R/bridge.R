@@ -84,6 +84,7 @@
     assign(nm, f, envir = ns)
   }
   .nn_make_layers(ns)  # (R/nn.R)
+  .make_schedulers(ns)  # (R/optim-lr_scheduler.R)
   .register_compare_proxy()  # (R/compare.R)
   .keep_internal(ns)
 }
