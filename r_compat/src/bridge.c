@@ -33,7 +33,7 @@ static PyObject *rerror_cls, *from_r_array, *error_message;
 static PyObject *py_warnings; /* api._PENDING_WARNINGS: Python warnings for R */
 static int ready = 0;
 
-#define MAX_CLASSES 32
+#define MAX_CLASSES 64
 static PyTypeObject *class_types[MAX_CLASSES];
 static SEXP class_values[MAX_CLASSES];
 static int n_classes = 0;
