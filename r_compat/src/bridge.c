@@ -879,7 +879,12 @@ static SEXP C_init(SEXP invoke, SEXP module) {
             raise_python_error(g);
         /* R_CLASSES: list of (type, (class names...)); the tensor comes first */
         Py_ssize_t nc = PyList_Size(classes);
-        for (Py_ssize_t i = 0; i < nc && n_classes < MAX_CLASSES; i++) {
+        if (nc > MAX_CLASSES) {  /* (never drop a class silently) */
+            PyErr_Format(PyExc_RuntimeError, "R_CLASSES has %zd entries, more than the bridge "
+                         "holds (MAX_CLASSES, %d)", nc, MAX_CLASSES);
+            raise_python_error(g);
+        }
+        for (Py_ssize_t i = 0; i < nc; i++) {
             PyObject *pair = PyList_GET_ITEM(classes, i);
             PyObject *names = PyTuple_GET_ITEM(pair, 1);
             Py_ssize_t k = PyTuple_Size(names);
