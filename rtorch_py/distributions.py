@@ -79,68 +79,169 @@ def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
 
 
 class Constraint:
-    """A region of values: `check(value)` says, element by element, whether
-    each lies in it."""
+    """A region of values: `check(value)` says, element by element (event by
+    event where `event_dim` > 0), whether each lies in it. R torch's classes
+    (`r_class`, and R sees `print()` as R torch prints them)."""
 
     r_class = "torch_Constraint"
     event_dim = 0
+    _bounds: tuple[str, ...] = ()
 
     def check(self, value: Tensor) -> Tensor:
         raise NotImplementedError("check() is not implemented for this constraint")
+
+    def r_print(self) -> str:
+        """R torch's print: its classes, each followed by the bounds."""
+        classes = [c.r_class for c in type(self).__mro__ if "r_class" in vars(c)] + ["R6"]
+        if not self._bounds:
+            return " ".join(classes)
+        shown = "(" + ", ".join(f"{b}={getattr(self, b):g}" for b in self._bounds) + ")"
+        return " ".join(f"{c}: {shown}" for c in classes)
 
     def __repr__(self) -> str:
         return type(self).__name__
 
 
+class _Dependent(Constraint):
+    r_class = "torch_Dependent"
+
+    def check(self, value: Tensor) -> Tensor:
+        raise _value_error("Cannot determine validity of dependent constraint")
+
+
+class _Independent(Constraint):
+    """`base_constraint` over the last `reinterpreted_batch_ndims` dims, one event."""
+    r_class = "torch_IndependentConstraint"
+
+    def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int) -> None:
+        self.base_constraint = base_constraint
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+        self.event_dim = base_constraint.event_dim + reinterpreted_batch_ndims
+
+    def check(self, value: Tensor) -> Tensor:
+        ok, n = self.base_constraint.check(value), self.reinterpreted_batch_ndims
+        if ok.ndim < n:
+            raise _value_error(f"Expected value$dim() >= {self.event_dim} but got {value.ndim}")
+        return ok.reshape(tuple(ok.shape[:ok.ndim - n]) + (-1,)).all(dim=-1)
+
+
+class _Boolean(Constraint):
+    r_class = "torch_Boolean"
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value == 0) | (value == 1)
+
+
 class _Real(Constraint):
+    r_class = "torch_Real"
+
     def check(self, value: Tensor) -> Tensor:
         return value == value  # (not NaN)
 
 
-class _GreaterThan(Constraint):
-    def __init__(self, lower_bound: float) -> None:
-        self.lower_bound = lower_bound
+class _Bounded(Constraint):
+    """A region between bounds; `_bounds` names them, in the order given."""
 
-    def check(self, value: Tensor) -> Tensor:
-        return value > self.lower_bound
-
-
-class _Interval(Constraint):
-    def __init__(self, lower_bound: float, upper_bound: float) -> None:
-        self.lower_bound, self.upper_bound = lower_bound, upper_bound
-
-    def check(self, value: Tensor) -> Tensor:
-        return (value >= self.lower_bound) & (value <= self.upper_bound)
+    def __init__(self, *bounds: float) -> None:
+        for name, b in zip(self._bounds, bounds, strict=True):
+            setattr(self, name, b)
 
 
-class _IntegerGreaterThan(Constraint):
-    def __init__(self, lower_bound: int) -> None:
-        self.lower_bound = lower_bound
+class _IntegerGreaterThan(_Bounded):
+    r_class, _bounds = "torch_IntegerGreaterThan", ("lower_bound",)
 
     def check(self, value: Tensor) -> Tensor:
         return (value % 1 == 0) & (value >= self.lower_bound)
 
 
-class _Boolean(Constraint):
+class _GreaterThan(_Bounded):
+    r_class, _bounds = "torch_GreaterThan", ("lower_bound",)
+
     def check(self, value: Tensor) -> Tensor:
-        return (value == 0) | (value == 1)
+        return value > self.lower_bound
 
 
-class _RealVector(Constraint):
+class _GreaterThanEq(_Bounded):
+    r_class, _bounds = "torch_GreaterThanEq", ("lower_bound",)
+
+    def check(self, value: Tensor) -> Tensor:
+        return value >= self.lower_bound
+
+
+class _LessThan(_Bounded):
+    r_class, _bounds = "torch_LessThan", ("upper_bound",)
+
+    def check(self, value: Tensor) -> Tensor:
+        return value < self.upper_bound
+
+
+class _Interval(_Bounded):
+    """[lower_bound, upper_bound]; R torch prints only the bounds."""
+    r_class, _bounds = "torch_Interval", ("lower_bound", "upper_bound")
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value >= self.lower_bound) & (value <= self.upper_bound)
+
+    def r_print(self) -> str:
+        return f"(lower_bound={self.lower_bound:g}, upper_bound={self.upper_bound:g})"
+
+
+class _HalfOpenInterval(_Bounded):
+    """[lower_bound, upper_bound) (in R torch no Interval, printed as one)"""
+    r_class, _bounds = "torch_HalfOpenInterval", ("lower_bound", "upper_bound")
+    r_print = _Interval.r_print
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value >= self.lower_bound) & (value < self.upper_bound)
+
+
+class _PositiveDefinite(Constraint):
+    """Matrices (the last two dims) with a Cholesky factor. R torch's result has
+    a leading dim of 1 (PyTorch's has not)."""
+    r_class = "torch_PositiveDefinite"
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        return (_ops.linalg_cholesky_ex(value)[1] == 0).unsqueeze(0)
+
+
+class _LowerCholesky(Constraint):
+    """Lower-triangular matrices with a positive diagonal."""
+    r_class = "torch_LowerCholesky"
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        lower = (value.tril() == value).reshape(tuple(value.shape[:-2]) + (-1,)).all(dim=-1)
+        return lower & (value.diagonal(dim1=-2, dim2=-1) > 0).all(dim=-1)
+
+
+class _Simplex(Constraint):
+    r_class = "torch_Simplex"
     event_dim = 1
 
     def check(self, value: Tensor) -> Tensor:
-        if value.ndim < 1:
-            raise _value_error(f"Expected value$dim() >= 1 but got {value.ndim}")
-        return (value == value).all(dim=-1)
+        return (value >= 0).all(dim=-1) & ((value.sum(dim=-1) - 1).abs() < 1e-6)
 
 
-constraint_real = _Real()
-constraint_real_vector = _RealVector()
-constraint_positive = _GreaterThan(0.0)
-constraint_unit_interval = _Interval(0.0, 1.0)
+constraint_dependent = _Dependent()
 constraint_boolean = _Boolean()
 constraint_nonnegative_integer = _IntegerGreaterThan(0)
+constraint_positive_integer = _IntegerGreaterThan(1)
+constraint_real = _Real()
+constraint_real_vector = _Independent(constraint_real, 1)
+constraint_positive = _GreaterThan(0.0)
+constraint_unit_interval = _Interval(0.0, 1.0)
+constraint_positive_definite = _PositiveDefinite()
+constraint_lower_cholesky = _LowerCholesky()
+constraint_simplex = _Simplex()
+# the classes R makes its own with $new(...)
+constraint_greater_than, constraint_greater_than_eq = _GreaterThan, _GreaterThanEq
+constraint_less_than, constraint_interval = _LessThan, _Interval
+constraint_half_open_interval = _HalfOpenInterval
+CONSTRAINT_CLASSES: Sequence[type] = (  # (the base last: R's class is the first match's)
+    _Dependent, _Independent, _Boolean, _Real, _IntegerGreaterThan, _GreaterThan,
+    _GreaterThanEq, _LessThan, _Interval, _HalfOpenInterval, _PositiveDefinite,
+    _LowerCholesky, _Simplex, Constraint)
 
 
 # --------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import torch
 import torch.distributions as td
 
 import rtorch_py as rt
+from rtorch_py import distributions as D
 from rtorch_py.ops.creation import _standard_gamma
 
 RNG = np.random.default_rng(7)
@@ -196,3 +197,51 @@ def test_expand_and_validation():
         rt.distr_bernoulli(0.5, 0.1)
     with pytest.raises(NotImplementedError, match="torch_Categorical has no entropy"):
         rt.distr_categorical(t64([0.5, 0.5])).entropy()
+
+
+# -- constraints: R torch's, checked as PyTorch's (torch.distributions.constraints)
+C = td.constraints
+_MATS = np.stack([np.eye(3), -np.eye(3), np.tril(RNG.standard_normal((3, 3))) + 4 * np.eye(3),
+                  RNG.standard_normal((3, 3)), [[2, 1, 0], [1, 2, 0], [0, 0, 1]]])
+_VEC = np.array([[-1, 0, 0.5, 1, 2, np.nan], [0, 1, 1, 0, 3, -np.inf]])
+_SIMPLEX = np.array([[0.2, 0.8], [0.5, 0.6], [-0.1, 1.1], [1.0, 0.0]])
+CONSTRAINTS = [  # (ours, PyTorch's, values)
+    (D.constraint_boolean, C.boolean, _VEC), (D.constraint_real, C.real, _VEC),
+    (D.constraint_nonnegative_integer, C.nonnegative_integer, _VEC),
+    (D.constraint_positive_integer, C.positive_integer, _VEC),
+    (D.constraint_positive, C.positive, _VEC), (D.constraint_unit_interval, C.unit_interval, _VEC),
+    (D.constraint_real_vector, C.real_vector, _VEC),
+    (D.constraint_greater_than(0.5), C.greater_than(0.5), _VEC),
+    (D.constraint_greater_than_eq(0.5), C.greater_than_eq(0.5), _VEC),
+    (D.constraint_less_than(1), C.less_than(1), _VEC),
+    (D.constraint_interval(0, 1), C.interval(0, 1), _VEC),
+    (D.constraint_half_open_interval(0, 1), C.half_open_interval(0, 1), _VEC),
+    (D.constraint_lower_cholesky, C.lower_cholesky, _MATS), (D.constraint_simplex, C.simplex,
+                                                             _SIMPLEX),
+    (D._Independent(D.constraint_positive, 2), C.independent(C.positive, 2), _MATS)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("ours, theirs, values", CONSTRAINTS,
+                         ids=[type(c[0]).__name__ for c in CONSTRAINTS])
+def test_constraint_checks_as_pytorch(ours, theirs, values, dtype) -> None:
+    got = ours.check(rt.torch_tensor(values.astype(dtype)))
+    want = theirs.check(torch.tensor(values.astype(dtype)))
+    np.testing.assert_array_equal(np.asarray(got.data), want.numpy())
+
+
+def test_positive_definite_has_r_torchs_leading_dim() -> None:
+    # (symmetric matrices: R torch asks Cholesky alone; PyTorch first checks symmetry)
+    mats = np.stack([np.eye(3), -np.eye(3), [[2, 1, 0], [1, 2, 0], [0, 0, 1]],
+                     [[1, 2, 0], [2, 1, 0], [0, 0, 1]]])
+    got = D.constraint_positive_definite.check(rt.torch_tensor(mats))
+    want = C.positive_definite.check(torch.tensor(mats))
+    assert want.numpy().tolist() == [True, False, True, False]
+    np.testing.assert_array_equal(np.asarray(got.data), want.numpy()[None])
+
+
+def test_dependent_and_base_constraints_refuse_to_check() -> None:
+    with pytest.raises(ValueError, match="dependent"):
+        D.constraint_dependent.check(rt.torch_ones(2))
+    with pytest.raises(NotImplementedError):
+        D.Constraint().check(rt.torch_ones(2))

@@ -84,6 +84,8 @@
     assign(nm, f, envir = ns)
   }
   .nn_make_layers(ns)  # (R/nn.R)
+  .make_schedulers(ns)  # (R/optim-lr_scheduler.R)
+  .make_constraints(ns)  # (R/distributions-constraints.R)
   .register_compare_proxy()  # (R/compare.R)
   .keep_internal(ns)
 }
@@ -127,7 +129,7 @@
                           "positive_definite", "lower_cholesky", "simplex")))
 
 .keep_internal <- function(ns) {
-  for (nm in .internal_names) {
+  for (nm in intersect(.internal_names, ls(ns, all.names = TRUE))) {  # (no engine: none)
     assign(nm, get(nm, envir = ns, inherits = FALSE), envir = parent.env(ns))
     rm(list = nm, envir = ns)
   }

@@ -33,7 +33,7 @@ static PyObject *rerror_cls, *from_r_array, *error_message;
 static PyObject *py_warnings; /* api._PENDING_WARNINGS: Python warnings for R */
 static int ready = 0;
 
-#define MAX_CLASSES 32
+#define MAX_CLASSES 64
 static PyTypeObject *class_types[MAX_CLASSES];
 static SEXP class_values[MAX_CLASSES];
 static int n_classes = 0;
@@ -879,7 +879,12 @@ static SEXP C_init(SEXP invoke, SEXP module) {
             raise_python_error(g);
         /* R_CLASSES: list of (type, (class names...)); the tensor comes first */
         Py_ssize_t nc = PyList_Size(classes);
-        for (Py_ssize_t i = 0; i < nc && n_classes < MAX_CLASSES; i++) {
+        if (nc > MAX_CLASSES) {  /* (never drop a class silently) */
+            PyErr_Format(PyExc_RuntimeError, "R_CLASSES has %zd entries, more than the bridge "
+                         "holds (MAX_CLASSES, %d)", nc, MAX_CLASSES);
+            raise_python_error(g);
+        }
+        for (Py_ssize_t i = 0; i < nc; i++) {
             PyObject *pair = PyList_GET_ITEM(classes, i);
             PyObject *names = PyTuple_GET_ITEM(pair, 1);
             Py_ssize_t k = PyTuple_Size(names);

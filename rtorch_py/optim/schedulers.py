@@ -1,7 +1,9 @@
 """Learning-rate schedulers with R torch's names (`lr_step`, `lr_lambda`, ...).
 
 Each holds its optimiser, `last_epoch` (0 after construction) and the groups'
-`base_lrs`; `step()` moves one epoch on and writes each group's "lr".
+`base_lrs`; `step()` moves one epoch on and writes each group's "lr". R torch's
+lr_* are these (rtorch_py/r/optim_api.py); `verbose` is R torch's flag: R
+reports the changes (PyTorch's schedulers print nothing).
 """
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ from .optimizer import Optimizer
 
 
 class LRScheduler:
-    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1,
+                 verbose: bool = False) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an optimizer")
         self.optimizer = optimizer
@@ -21,6 +24,7 @@ class LRScheduler:
                 g.setdefault("initial_lr", g["lr"])
         self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
         self.last_epoch = last_epoch
+        self.verbose = verbose
         self.step()
 
     def get_lr(self) -> list:
@@ -55,13 +59,14 @@ class StepLR(LRScheduler):
 
 
 class LambdaLR(LRScheduler):
-    def __init__(self, optimizer: Optimizer, lr_lambda: Any, last_epoch: int = -1) -> None:
+    def __init__(self, optimizer: Optimizer, lr_lambda: Any, last_epoch: int = -1,
+                 verbose: bool = False) -> None:
         n = len(optimizer.param_groups)
         self.lr_lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else \
             [lr_lambda] * n
         if len(self.lr_lambdas) != n:
             raise ValueError(f"expected {n} lr_lambdas, but got {len(self.lr_lambdas)}")
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self) -> list:
         return [base * f(self.last_epoch) for base, f in zip(self.base_lrs, self.lr_lambdas)]
@@ -80,9 +85,9 @@ class MultiplicativeLR(LambdaLR):
 
 class CosineAnnealingLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0,
-                 last_epoch: int = -1) -> None:
+                 last_epoch: int = -1, verbose: bool = False) -> None:
         self.T_max, self.eta_min = T_max, eta_min
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self) -> list:
         e, T, lo = self.last_epoch, self.T_max, self.eta_min
@@ -116,7 +121,6 @@ class OneCycleLR(LRScheduler):
             raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got "
                              f"{anneal_strategy!r}")
         self.anneal_strategy = anneal_strategy
-        self.verbose = verbose
         n = len(optimizer.param_groups)
         per_group = (lambda v: list(v) if isinstance(v, (list, tuple)) else [v] * n)
         if three_phase:
@@ -152,7 +156,7 @@ class OneCycleLR(LRScheduler):
                 if last_epoch == -1:
                     self._set_momentum(g, hi)
                 g["max_momentum"], g["base_momentum"] = hi, lo
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose)
 
     def _set_momentum(self, g: dict, m: float) -> None:
         if self.use_beta1:
@@ -229,13 +233,10 @@ class ReduceLROnPlateau:
             self.cooldown_counter -= 1
             self.num_bad_epochs = 0
         if self.num_bad_epochs > self.patience:
-            for i, g in enumerate(self.optimizer.param_groups):
-                new = max(g["lr"] * self.factor, self.min_lrs[i])
+            for g, min_lr in zip(self.optimizer.param_groups, self.min_lrs):
+                new = max(g["lr"] * self.factor, min_lr)
                 if g["lr"] - new > self.eps:
                     g["lr"] = new
-                    if self.verbose:
-                        print(f"Epoch {self.last_epoch}: reducing learning rate of group {i} "
-                              f"to {new:.4e}.")
             self.cooldown_counter = self.cooldown
             self.num_bad_epochs = 0
 
@@ -251,18 +252,19 @@ def lr_step(optimizer: Optimizer, step_size: int, gamma: float = 0.1,
     return StepLR(optimizer, step_size, gamma, last_epoch)
 
 
-def lr_lambda(optimizer: Optimizer, lr_lambda: Callable, last_epoch: int = -1) -> LambdaLR:
-    return LambdaLR(optimizer, lr_lambda, last_epoch)
+def lr_lambda(optimizer: Optimizer, lr_lambda: Callable, last_epoch: int = -1,
+              verbose: bool = False) -> LambdaLR:
+    return LambdaLR(optimizer, lr_lambda, last_epoch, verbose)
 
 
-def lr_multiplicative(optimizer: Optimizer, lr_lambda: Callable,
-                      last_epoch: int = -1) -> MultiplicativeLR:
-    return MultiplicativeLR(optimizer, lr_lambda, last_epoch)
+def lr_multiplicative(optimizer: Optimizer, lr_lambda: Callable, last_epoch: int = -1,
+                      verbose: bool = False) -> MultiplicativeLR:
+    return MultiplicativeLR(optimizer, lr_lambda, last_epoch, verbose)
 
 
 def lr_cosine_annealing(optimizer: Optimizer, T_max: int, eta_min: float = 0,
-                        last_epoch: int = -1) -> CosineAnnealingLR:
-    return CosineAnnealingLR(optimizer, T_max, eta_min, last_epoch)
+                        last_epoch: int = -1, verbose: bool = False) -> CosineAnnealingLR:
+    return CosineAnnealingLR(optimizer, T_max, eta_min, last_epoch, verbose)
 
 
 def lr_one_cycle(optimizer: Optimizer, max_lr: Any, total_steps: int | None = None,

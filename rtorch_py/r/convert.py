@@ -94,10 +94,10 @@ R_CLASSES: list = [
     (Module, ("nn_py_module",)),  # (R gets its callable from it: r_compat/R/nn.R)
     (PackedSequence, ("PackedSequence", "R6")),
     (nn_utils_weight_norm, ("rtorch_weight_norm",)),
-    # distributions: R torch's class and its parents' (torch_Normal, ...,
-    # torch_Distribution), then R6's
+    # distributions and constraints: R torch's class and its parents' (torch_Normal,
+    # ..., torch_Distribution), then R6's
     *[(cls, tuple(c.r_class for c in cls.__mro__ if "r_class" in vars(c)) + ("R6",))
-      for cls in distributions.CLASSES],
+      for cls in (*distributions.CLASSES, *distributions.CONSTRAINT_CLASSES)],
     (ScriptFunction, ("rtorch_script_function",)),  # (r_compat/R/jit.R)
     (JitTuple, ("rtorch_jit_tuple",)),
     (CompilationUnit, ("torch_compilation_unit",)),

@@ -24,7 +24,8 @@ _R_NAMES = {".validate_args": "validate_args", ".extended_shape": "_extended_sha
 def _attr(d: D.Distribution, name: str) -> str:
     py = _R_NAMES.get(name, name)
     if py.startswith("_") and py not in _R_NAMES.values() or not hasattr(d, py):
-        raise AttributeError(f"a {d.r_name} has no field or method `{name}`")
+        raise AttributeError(f"a {getattr(d, 'r_name', d.r_class)} has no field or method "
+                             f"`{name}`")
     return py
 
 
@@ -70,8 +71,24 @@ def distribution_call(d: D.Distribution, name: str, *args: Any, **kwargs: Any) -
     return _r_value(out)
 
 
+def constraints() -> dict[str, Any]:
+    """R torch's constraint_* objects, and the classes R makes them of with
+    $new(...) (by name: R's generator calls constraint_new)."""
+    table = {n: getattr(D, n) for n in dir(D) if n.startswith("constraint_")}
+    table["Constraint"] = D.Constraint
+    return {n: v.__name__ if isinstance(v, type) else v for n, v in table.items()}
+
+
+def constraint_new(cls: str, *bounds: Any) -> D.Constraint:
+    made = getattr(D, cls)(*bounds)
+    if not isinstance(made, D.Constraint):
+        raise TypeError(f"{cls} is not a constraint")
+    return made
+
+
 R_FUNCTIONS: dict[str, Callable] = {name: getattr(D, name)
                                     for name in D.__all__ if name.startswith("distr_")}
 R_FUNCTIONS.update({".distribution_has_method": distribution_has_method,
                     ".distribution_get": distribution_get,
-                    ".distribution_call": distribution_call})
+                    ".distribution_call": distribution_call,
+                    ".constraints": constraints, ".constraint_new": constraint_new})

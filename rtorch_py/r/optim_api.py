@@ -6,6 +6,7 @@ arithmetic happens here, with the update rules of `rtorch_py.optim.kernels`.
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
 import numpy as np
@@ -15,8 +16,10 @@ from ..function import NamedList
 from ..optim import kernels
 from ..optim.ignite import IGNITE, IgniteOptimizer
 from ..optim.lbfgs import LBFGS, strong_wolfe
-from ..optim.optimizer import zero_grads
+from ..optim import schedulers
+from ..optim.optimizer import Optimizer, zero_grads
 from ..tensor import Tensor
+from .binding import RFacts, python_value, r_callable
 from .convert import UNDEFINED
 
 # R torch's setting names that differ from PyTorch's
@@ -284,6 +287,132 @@ def ignite_load_state_dict(opt: IgniteOptimizer, state_dict: Any) -> None:
     opt.load_state_dict({"param_groups": groups, "state": states})
 
 
+# --------------------------------------------------------------------------
+# Schedulers: R torch's lr_*() are Python's (rtorch_py.optim.schedulers) over a
+# Python optimizer mirroring the settings of R's groups. Each call from R sends
+# the groups; the settings the scheduler changed go back, with the messages of
+# R torch's `verbose` (r_compat/R/optim-lr_scheduler.R).
+
+
+def _scheduler(name: str) -> Callable:
+    """Python's lr_*() as R's generator calls it (its formals are the signature's:
+    R matched them, and passes the arguments given by name); an R function given
+    (an lr_lambda) returns Python numbers."""
+    fn = getattr(schedulers, name)
+    params = inspect.signature(fn).parameters.values()
+    required = [p.name for p in params if p.default is p.empty][1:]  # (but the optimizer)
+    fix = (lambda f: (lambda *a: python_value(f(*a))) if callable(f) and
+           not isinstance(f, Tensor) else f)
+
+    def r_args(args: list, kw: dict) -> tuple[list, dict]:
+        for name in required:
+            if name not in kw:
+                raise TypeError(f'argument "{name}" is missing, with no default')
+        return args, {k: [fix(f) for f in _list(v)] if isinstance(v, (NamedList, list))
+                      else fix(v) for k, v in kw.items()}
+    return r_callable(fn, RFacts(name, vectors=True, arguments=(r_args,)))
+
+
+SCHEDULERS: dict[str, Callable] = {name: _scheduler(name) for name in (
+    "lr_step", "lr_lambda", "lr_multiplicative", "lr_cosine_annealing", "lr_one_cycle",
+    "lr_reduce_on_plateau")}
+
+
+def sched_formals() -> dict:
+    """Each scheduler's R formals, from its Python signature (R torch's): the
+    defaults, and the arguments that have none."""
+    out = {}
+    for name in SCHEDULERS:
+        params = inspect.signature(getattr(schedulers, name)).parameters.values()
+        out[name] = {"defaults": {p.name: None if p.default is p.empty else p.default
+                                  for p in params},
+                     "required": [p.name for p in params if p.default is p.empty]}
+    return out
+
+
+def _settings(group: Any) -> dict:
+    return {k: python_value(v) for k, v in group.items() if k != "params"}
+
+
+def _to_r(v: Any) -> Any:
+    """Lists of numbers as R vectors (base_lrs, betas); dicts become named lists."""
+    if isinstance(v, dict):
+        return {k: _to_r(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)) and v and all(type(x) in (int, float) for x in v):
+        return np.asarray(v, dtype=np.float64)
+    return v
+
+
+def _from_r(v: Any, current: Any = None) -> Any:
+    """An R value for a field now `current`: vectors as lists, named lists dicts."""
+    if isinstance(v, NamedList):
+        return {k: _from_r(x) for k, x in v.items()} if all(v.names()) else \
+            [_from_r(x) for x in v.values()]
+    v = python_value(v)
+    return list(v) if isinstance(v, tuple) else [v] if isinstance(current, list) else v
+
+
+def _changed(sched: Any, before: list[dict]) -> list:
+    """Per group, the settings the scheduler changed; and R torch's messages."""
+    changes, messages = [], []
+    plateau = isinstance(sched, schedulers.ReduceLROnPlateau)
+    for i, (old, g) in enumerate(zip(before, sched.optimizer.param_groups), start=1):
+        new = {k: v for k, v in g.items() if k != "params" and (k not in old or old[k] != v)}
+        changes.append(_to_r(new))
+        if sched.verbose and not plateau:
+            messages.append(f"Adjusting learning rate of group {i} to {g['lr']:.4f}")
+        elif sched.verbose and "lr" in new:
+            messages.append(f"Epoch {sched.last_epoch}: reducing learning rate of group {i} "
+                            f"to {g['lr']:.4e}")
+    return [changes, messages]
+
+
+def _sync(sched: Any, r_groups: Any) -> list[dict]:
+    """The mirror given R's groups' settings now (R code may change them between
+    steps); the settings before the scheduler changes them."""
+    for g, rg in zip(sched.optimizer.param_groups, _list(r_groups)):
+        g.update(_settings(rg))
+    return [dict(g) for g in sched.optimizer.param_groups]
+
+
+def sched_new(kind: str, r_groups: Any, defaults: Any, *args: Any, **kw: Any) -> list:
+    """R's `lr_step(optimizer, ...)` and friends: the scheduler, and what its first
+    step changed."""
+    names = defaults.names() if isinstance(defaults, NamedList) else []
+    opt = Optimizer([{"params": _params(g), **_settings(g)} for g in _list(r_groups)],
+                    dict.fromkeys(names))
+    before = [dict(g) for g in opt.param_groups]
+    sched = SCHEDULERS[kind](opt, *args, **kw)
+    return [sched, *_changed(sched, before)]
+
+
+def sched_step(sched: Any, r_groups: Any, *args: Any) -> list:
+    before = _sync(sched, r_groups)
+    sched.step(*[python_value(a) for a in args])
+    return _changed(sched, before)
+
+
+def sched_lrs(sched: Any, r_groups: Any, which: str) -> np.ndarray:
+    """get_lr() (the next step's, from the settings now) or get_last_lr()."""
+    _sync(sched, r_groups)
+    if which == "get_lr" and not hasattr(sched, "get_lr"):
+        raise NotImplementedError("lr_reduce_on_plateau has no get_lr(): its step() takes the "
+                                  "metric")
+    lrs = sched.get_lr() if which == "get_lr" else [g["lr"] for g in sched.optimizer.param_groups]
+    return np.asarray(lrs, dtype=np.float64)
+
+
+def sched_load_state_dict(sched: Any, state: NamedList) -> None:
+    sched.load_state_dict({k: _from_r(v, getattr(sched, k, None)) for k, v in state.items()})
+
+
+def sched_field(sched: Any, name: str, *value: Any) -> Any:
+    """`s$last_epoch`, `s$base_lrs`, ... (R's active bindings); given `value`, set first."""
+    if value:
+        setattr(sched, name, _from_r(value[0], getattr(sched, name, None)))
+    return _to_r(getattr(sched, name))
+
+
 R_FUNCTIONS: dict[str, Callable] = {
     ".ignite_new": ignite_new, ".ignite_step": lambda opt: opt.step(),
     ".ignite_zero_grad": lambda opt: opt.zero_grad(), ".ignite_param_groups": ignite_param_groups,
@@ -300,4 +429,12 @@ R_FUNCTIONS: dict[str, Callable] = {
     ".lbfgs_new": lbfgs_new,
     ".lbfgs_step": lbfgs_step,
     ".strong_wolfe": strong_wolfe_r,
+    ".sched_formals": sched_formals,
+    ".sched_new": sched_new,
+    ".sched_step": sched_step,
+    ".sched_lrs": sched_lrs,
+    ".sched_state_dict": lambda sched: _to_r(sched.state_dict()),
+    ".sched_load_state_dict": sched_load_state_dict,
+    ".sched_fields": lambda sched: [k for k in sched.state_dict() if not k.startswith("_")],
+    ".sched_field": sched_field,
 }

@@ -194,6 +194,37 @@ test_that("schedulers change the optimizer's lr as R torch's do", {
   expect_false("optimizer" %in% names(d))
 })
 
+test_that("built-in schedulers are Python's: fields, state dicts, ignite optimizers", {
+  x <- torch_tensor(1, requires_grad = TRUE)
+  o <- optim_adam(x, lr = 1)
+  s <- lr_one_cycle(o, max_lr = 1, total_steps = 6)
+  expect_s3_class(s, "LRScheduler")
+  s$step()
+  expect_equal(s$last_epoch, 1)
+  expect_equal(s$base_lrs, 0.04)
+  expect_equal(s$get_last_lr(), o$param_groups[[1]]$lr)
+  expect_equal(o$param_groups[[1]]$betas[[2]], 0.999)  # only beta1 cycles
+  expect_true(o$param_groups[[1]]$betas[[1]] < 0.95)
+  d <- s$state_dict()
+  s$step()
+  s$load_state_dict(d)
+  expect_equal(s$last_epoch, 1)
+  s$last_epoch <- 3
+  expect_equal(s$last_epoch, 3)
+
+  o <- optim_ignite_sgd(x, lr = 1, momentum = 0.9)
+  s <- lr_step(o, step_size = 1, gamma = 0.5)
+  s$step()
+  expect_equal(o$param_groups[[1]]$lr, 0.5)
+  o$param_groups[[1]]$lr <- 4  # changed from R between steps: the scheduler sees it
+  s$step()
+  expect_equal(o$param_groups[[1]]$lr, 2)
+  expect_error(lr_step(o, 1, verbose = TRUE), "unused argument")
+  expect_error(lr_step(o), 'argument "step_size" is missing')
+  expect_message(lr_cosine_annealing(o, T_max = 2, verbose = TRUE),
+                 "^Adjusting learning rate of group 1 to 2.0000\n$")
+})
+
 test_that("custom schedulers with lr_scheduler()", {
   halving <- lr_scheduler(
     "halving",
