@@ -78,6 +78,19 @@ def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
 # Constraints: where a distribution's values lie (checked with validate_args)
 
 
+def _r_character(x: Any) -> str:
+    """A number as R's as.character() writes it (glue's text in R torch's prints):
+    up to 15 significant digits, fixed or scientific, whichever is narrower."""
+    if not isinstance(x, (int, float)) or not math.isfinite(x) or x == 0:
+        return str(x)
+    x = float(x)
+    digits = next(d for d in range(1, 16) if float(f"{x:.{d - 1}e}") == float(f"{x:.14e}"))
+    mantissa, exp = f"{x:.{digits - 1}e}".split("e")
+    sci = f"{mantissa}e{int(exp):+03d}"
+    fixed = f"{x:.{max(0, digits - 1 - int(exp))}f}"
+    return fixed if len(fixed) <= len(sci) else sci
+
+
 class Constraint:
     """A region of values: `check(value)` says, element by element (event by
     event where `event_dim` > 0), whether each lies in it. R torch's classes
@@ -95,7 +108,7 @@ class Constraint:
         classes = [c.r_class for c in type(self).__mro__ if "r_class" in vars(c)] + ["R6"]
         if not self._bounds:
             return " ".join(classes)
-        shown = "(" + ", ".join(f"{b}={getattr(self, b):g}" for b in self._bounds) + ")"
+        shown = "(" + ", ".join(f"{b}={_r_character(getattr(self, b))}" for b in self._bounds) + ")"
         return " ".join(f"{c}: {shown}" for c in classes)
 
     def __repr__(self) -> str:
@@ -183,7 +196,8 @@ class _Interval(_Bounded):
         return (value >= self.lower_bound) & (value <= self.upper_bound)
 
     def r_print(self) -> str:
-        return f"(lower_bound={self.lower_bound:g}, upper_bound={self.upper_bound:g})"
+        return (f"(lower_bound={_r_character(self.lower_bound)}, "
+                f"upper_bound={_r_character(self.upper_bound)})")
 
 
 class _HalfOpenInterval(_Bounded):

@@ -245,3 +245,10 @@ def test_dependent_and_base_constraints_refuse_to_check() -> None:
         D.constraint_dependent.check(rt.torch_ones(2))
     with pytest.raises(NotImplementedError):
         D.Constraint().check(rt.torch_ones(2))
+
+
+@pytest.mark.parametrize("bound, shown", [(1e-4, "1e-04"), (0.5, "0.5"), (1 / 3, "0.333333333333333"),
+                                          (100000, "1e+05"), (123456, "123456"), (-2.0, "-2")])
+def test_constraint_prints_bounds_as_r_does(bound, shown) -> None:
+    """Bounds appear as R's as.character() writes them (R torch prints through glue)."""
+    assert D.constraint_greater_than(bound).r_print().endswith(f"(lower_bound={shown})")
