@@ -21,7 +21,7 @@ from __future__ import annotations
 from ..creation import device_type  # noqa: F401 (torch_device() checks its type)
 from ..function import NamedList  # noqa: F401 (read by the bridge)
 from ..tensor import Tensor  # noqa: F401 (read by the bridge)
-from . import tables
+from . import closures, tables
 from .convert import (R_CLASSES, UNDEFINED, RError, Scope, UndefinedTensor,  # noqa: F401
                       _error_message, _from_r_array)
 from .functions import (apply_function, ctx_get, ctx_mark_dirty,  # noqa: F401
@@ -52,3 +52,20 @@ def _pointers(table: str, exclude: str | None = None, only: str | None = None) -
 
 def _names(table: str) -> list:
     return sorted(_TABLES[table])
+
+
+def _closures(names: list) -> NamedList:
+    """Per exported function of FUNCTIONS, its closure's shape (closures.FunctionShape):
+    list(formals, send_as, positional), for the R side's set-up."""
+    shapes = [closures.function_shape(n, _TABLES) for n in names]
+    return NamedList(list(names), [
+        NamedList(["formals", "send_as", "positional"],
+                  [s.formals, closures.Names(s.send_as), s.positional]) for s in shapes])
+
+
+def _method_policies() -> NamedList:
+    """Per tensor method, the index of its policy in closures.METHOD_POLICIES."""
+    names = sorted(_TABLES["METHODS"])
+    invisible = _TABLES["INVISIBLE_METHODS"]
+    return NamedList(names, [closures.METHOD_POLICIES.index(closures.method_policy(n, invisible))
+                             for n in names])
