@@ -28,6 +28,11 @@
 #include <inttypes.h>
 #include <string.h>
 
+/* The files share these names; none may be seen outside the library (in plain R,
+ * libpython is loaded with global symbols: an `api` or `ready` of the process
+ * would be taken for ours). */
+#pragma GCC visibility push(hidden)
+
 /* init.c: what C_init reads from the api module (rtorch_py.r.api) */
 extern SEXP tag_sym;          /* tag of external pointers that hold a PyObject */
 extern SEXP invoke_fn;        /* R closure: .Call(C_invoke, f, args) */
@@ -75,4 +80,5 @@ SEXP C_method(SEXP args);
 SEXP C_method_init(SEXP methods, SEXP policies, SEXP routine, SEXP keep, SEXP env,
                    SEXP getter, SEXP field);
 
+#pragma GCC visibility pop
 #endif

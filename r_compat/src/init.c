@@ -220,7 +220,7 @@ static const R_ExternalMethodDef external_methods[] = {
     {NULL, NULL, 0}
 };
 
-void R_init_torch(DllInfo *dll) {
+__attribute__((visibility("default"))) void R_init_torch(DllInfo *dll) {
     R_registerRoutines(dll, NULL, call_methods, NULL, external_methods);
     R_useDynamicSymbols(dll, FALSE);
 }
