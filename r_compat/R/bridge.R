@@ -16,7 +16,7 @@
 .summary <- new.env(parent = emptyenv())   # Summary group
 
 # How Python calls an R function: f(args...) with the error condition kept
-# for Python (see call_r in src/bridge.c).
+# for Python (see call_r in src/convert.c).
 .invoke <- function(f, args) .Call(C_invoke, f, args)
 
 .py_fn <- function(name) .Call(C_getattr, name)

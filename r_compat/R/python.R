@@ -1,7 +1,7 @@
 # Where the shim's Python comes from.
 #
 # Inside a Python process (`rtorch-py run`, rpy2, Jupyter's %%R) the Python C
-# API is already in the process and the shim's library (src/bridge.c) loads
+# API is already in the process and the shim's library (src/) loads
 # as it is. In plain R (Rscript, the R console, RStudio, knitr, an R Jupyter
 # kernel) it is not: the package then finds a Python that has rtorch_py,
 # loads its libpython with global symbols and starts it in this process

@@ -1,4 +1,4 @@
-"""What the C bridge (`r_compat/src/bridge.c`) imports: the one module R sees.
+"""What the C bridge (`r_compat/src/`) imports: the one module R sees.
 
 It gathers, from the modules that do the work, the conversions the bridge
 calls (`_from_r_array`, `_error_message`, `R_CLASSES`, `RError`), the
