@@ -210,7 +210,7 @@ SEXP C_frame_call(SEXP call, SEXP op, SEXP args, SEXP env) {
     SEXP pos[MAX_ARGS], kw[MAX_ARGS], kw_tag[MAX_ARGS];
     int kw_at[MAX_ARGS]; /* the formal's index (its name in send_as), or -1: kw_tag */
     Py_ssize_t npos = 0, nkw = 0;
-    int gap = 0, i = 0, nprot = 0;
+    int gap = 0, i = 0, nprot = 0; /* gap: 1 + the index of the first formal left out */
     for (SEXP f = formals; f != R_NilValue; f = CDR(f), i++) {
         if (TAG(f) == R_DotsSymbol) {
             SEXP dots = Rf_findVarInFrame3(env, R_DotsSymbol, TRUE);
@@ -226,9 +226,8 @@ SEXP C_frame_call(SEXP call, SEXP op, SEXP args, SEXP env) {
                     kw[nkw] = v;
                     kw_tag[nkw] = TAG(d);
                     kw_at[nkw++] = -1;
-                } else if (gap || i > positional) {
-                    Rf_error("an argument before `...` is left out: the unnamed arguments "
-                             "in `...` cannot take its place (name it, or give it)");
+                } else if (gap) {  /* (R fills the formals first: it was given empty) */
+                    Rf_error("argument %d is empty", gap);
                 } else {
                     pos[npos++] = v;
                 }
@@ -238,7 +237,7 @@ SEXP C_frame_call(SEXP call, SEXP op, SEXP args, SEXP env) {
         SEXP v = Rf_findVarInFrame3(env, TAG(f), TRUE);
         if (v == R_MissingArg || v == R_UnboundValue ||
             (TYPEOF(v) == PROMSXP && CAR(f) != R_MissingArg && R_PromiseExpr(v) == CAR(f))) {
-            gap = 1;
+            if (!gap) gap = i + 1;
             continue;
         }
         if (npos + nkw == MAX_ARGS) Rf_error("too many arguments (at most %d)", MAX_ARGS);
