@@ -134,8 +134,8 @@
 }
 
 # A dict of the api module as a named list of external pointers.
-.pointers <- function(dict, exclude = NULL, only = NULL) {
-  .External(C_call, .Call(C_getattr, "_pointers"), dict, exclude, only)
+.pointers <- function(dict) {
+  .External(C_call, .Call(C_getattr, "_pointers"), dict)
 }
 
 .names_of <- function(set) {

@@ -4,13 +4,15 @@ It gathers, from the modules that do the work, the conversions the bridge
 calls (`_from_r_array`, `_error_message`, `R_CLASSES`, `RError`), the
 functions `bridge.R` fetches by name (`tensor_get`, `index`, ...), and the
 tables `.onLoad` fills R's environments from (`FUNCTIONS`, `METHODS`, ...),
-generated from the op registry by `tables.py`.
+generated from the op registry by `tables.py`, and the shape of the closures R
+makes of them (`_closures`, `_method_policies`: `closures.py`).
 
 - `convert.py`: R values and 1-based dims
 - `tensor_api.py`: creation, properties, non-op tensor methods, autograd entry points
 - `indexing.py`: `[` and `[<-`
 - `functions.py`: `autograd_function()` with R closures, `ctx` as R sees it
 - `tables.py`: the ops' R forms, generated
+- `closures.py`: the generated functions' formals, the tensor methods' result policies
 - `modules.py`, `nn_api.py`: `self$name` of a module and a built-in layer's forward (the
   other functions of nn, optim and data reach R through `extensions.py`)
 
@@ -39,14 +41,10 @@ from .tensor_api import (anomaly_scope, as_array, cpu_only, dtype_eq, dtype_repr
 _TABLES = {**tables.build(), **tables.invisible()}
 
 
-def _pointers(table: str, exclude: str | None = None, only: str | None = None) -> NamedList:
+def _pointers(table: str) -> NamedList:
     """A table as (names, callables), for the R side's set-up."""
     tab = _TABLES[table]
     names = sorted(tab)
-    if exclude:
-        names = [n for n in names if n not in _TABLES[exclude]]
-    if only:
-        names = [n for n in names if n in _TABLES[only]]
     return NamedList(names, [tab[n] for n in names])
 
 
