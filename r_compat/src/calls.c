@@ -197,8 +197,11 @@ static SEXP splice(SEXP env) {
  * the Python side gave; `...`'s unnamed values by position after them.
  *
  * A formal is left out when its binding is R's missing argument, or the
- * promise of its own default, which R makes from the formals' expression
- * itself (the same object: the closure's formals are the ones in `info`). */
+ * promise of its own default: a promise to be evaluated in the frame itself
+ * (an argument given is the caller's), of the formals' expression itself (the
+ * same object: the closure's formals are the ones in `info`; a default changed
+ * with formals<- is evaluated and sent).  PRENV is declared by R 4.2's headers;
+ * R >= 4.6 has R_GetBindingType for the same question. */
 SEXP C_frame_call(SEXP call, SEXP op, SEXP args, SEXP env) {
     SEXP info = CADR(args);
     SEXP parts = R_ExternalPtrProtected(info);
@@ -236,7 +239,7 @@ SEXP C_frame_call(SEXP call, SEXP op, SEXP args, SEXP env) {
         }
         SEXP v = Rf_findVarInFrame3(env, TAG(f), TRUE);
         if (v == R_MissingArg || v == R_UnboundValue ||
-            (TYPEOF(v) == PROMSXP && CAR(f) != R_MissingArg && R_PromiseExpr(v) == CAR(f))) {
+            (TYPEOF(v) == PROMSXP && PRENV(v) == env && R_PromiseExpr(v) == CAR(f))) {
             if (!gap) gap = i + 1;
             continue;
         }
