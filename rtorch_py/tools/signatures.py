@@ -21,9 +21,7 @@ default (`torch_preserve_format()`) only with the same expression.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
-import keyword
 import math
 import os
 import shutil
@@ -32,7 +30,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from ..r import tables
 from ..r.closures import NO_DEFAULT, python_formals, r_name, shim_formals
