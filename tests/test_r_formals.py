@@ -173,3 +173,32 @@ def test_lu_and_normalize_write_into_out() -> None:
     out = rt.torch_empty(3, 3, dtype=rt.torch_float64())
     rt.nnf_normalize(rt.torch_tensor(a), out=out)
     np.testing.assert_allclose(out.data, TF.normalize(torch.tensor(a)).numpy())
+
+
+def test_closure_shapes() -> None:
+    """The generated R functions' closures (rtorch_py.r.closures): R torch's formals as R
+    source, the names the frame's arguments are sent under, how many go by position."""
+    from rtorch_py.r import api, closures
+    shape = closures.function_shape
+    std = shape("torch_std", api._TABLES)
+    assert std.formals == "alist(self = , dim = , unbiased = TRUE, keepdim = FALSE)"
+    assert std.send_as == ("self", "dim", "unbiased", "keepdim") and std.positional == 4
+    zeros = shape("torch_zeros", api._TABLES)  # (sizes in `...`, before anything else)
+    assert zeros.formals.startswith("alist(... = , names = NULL, dtype = NULL")
+    assert zeros.positional == 0
+    cast = shape("torch_can_cast", api._TABLES)  # (R's `from` is Python's `from_`)
+    assert cast.formals == "alist(from = , to = )" and cast.send_as == ("from_", "to")
+    out = shape("torch_std_out", api._TABLES)
+    assert out.formals.startswith("alist(out = , self = , dim = ") and out.positional == 5
+    assert closures.r_source(-100) == "-100L" and closures.r_source(1e-05) == "1e-05"
+    assert closures.r_source(("mean", "sum")) == 'c("mean", "sum")'
+    assert closures.r_source(float("-inf")) == "-Inf" and closures.r_source(()) == "list()"
+    assert closures.r_source(object()) is None  # (shown without a default)
+
+
+def test_method_policies() -> None:
+    from rtorch_py.r import closures
+    assert closures.method_policy("add_") == "self"
+    assert closures.method_policy("detach") == "keep_attributes"
+    assert closures.method_policy("backward", {"backward"}) == "invisible"
+    assert closures.method_policy("add") == "value"

@@ -71,7 +71,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def test_tarball_carries_the_engine(installed: dict) -> None:
     names = subprocess.run(["tar", "tzf", str(installed["tarball"])], capture_output=True,
                            text=True, check=True).stdout.split()
-    assert "torch/src/bridge.c" in names and "torch/R/bridge.R" in names
+    assert "torch/src/calls.c" in names and "torch/R/bridge.R" in names
     assert any(n.startswith("torch/inst/engine/rtorch_py-") and n.endswith(".whl")
                for n in names)
     engine = installed["lib"] / "torch" / "engine"

@@ -231,21 +231,27 @@ def test_expression_failing_half_way(tmp_path: Path) -> None:
 
 
 def test_script_steps_leave_r_protect_stack_as_found() -> None:
-    """Each top-level step of `rtorch-py run` (R's REPL inside R_ToplevelExec)
-    leaves R's pointer-protection stack where it was. It once ended 4 below
-    empty, so every later PROTECT wrote before the stack's memory: heap
-    corruption that showed as crashes and, once, corrupted Python bytecode."""
+    """`rtorch-py run` runs R's own loop from R's top level (run_Rmainloop, as
+    Rscript), so its steps leave R's pointer-protection stack as they found it. It
+    once ended 4 below empty (one REPL step at a time inside R_ToplevelExec), so every
+    later PROTECT wrote before the stack's memory: heap corruption that showed as
+    crashes and, once, corrupted Python bytecode. The stack's top is read when the
+    script ends."""
     code = textwrap.dedent(r"""
         import ctypes, os
         from rtorch_py.r import _r_home
         from rtorch_py.tools import cli
         top = ctypes.c_int.in_dll(ctypes.CDLL(os.path.join(_r_home(), "lib", "libR.so")),
                                   "R_PPStackTop")
-        status = cli.run_source(
+        end = os._exit
+        def ended(status):
+            print("status", status, "top", top.value, flush=True)
+            end(status)
+        os._exit = ended
+        cli.run_source(
             'library(torch)\nx <- torch_ones(2)\nx\n'
             'try(stop("caught"), silent = TRUE)\nwarning("w")\n'
             'y <- (x * 2)$sum()\ninvisible(gc())\ny$item()\n')
-        print("status", status, "top", top.value)
     """)
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, timeout=300)

@@ -1,20 +1,22 @@
-# The crossing into Python. Every R-level op is one .External(C_call, fn, ...)
-# where fn is an external pointer to a Python callable of rtorch_py.r.api;
-# the C side turns R values into Python ones and back (see src/bridge.c).
+# The crossing into Python. Every R-level op is one .External into src/calls.c
+# holding an external pointer to a Python callable of rtorch_py.r.api; the C
+# side turns R values into Python ones and back (src/convert.c). What the
+# closures look like (formals, what a method returns) is the Python side's
+# (rtorch_py/r/closures.py).
 
 .api_module <- "rtorch_py.r.api"
 
 # Tables of Python callables, filled by .onLoad.
 .py <- new.env(parent = emptyenv())        # api functions by name
-.methods <- new.env(parent = emptyenv())   # tensor methods, visible result
-.imethods <- new.env(parent = emptyenv())  # tensor methods, invisible result
+.methods <- new.env(parent = emptyenv())   # tensor methods
+.method_policies <- new.env(parent = emptyenv())  # what each returns (closures.METHOD_POLICIES)
 .binary <- new.env(parent = emptyenv())    # Ops group, two arguments
 .unary <- new.env(parent = emptyenv())     # Ops group, one argument
 .math <- new.env(parent = emptyenv())      # Math group
 .summary <- new.env(parent = emptyenv())   # Summary group
 
 # How Python calls an R function: f(args...) with the error condition kept
-# for Python (see call_r in src/bridge.c).
+# for Python (see call_r in src/convert.c).
 .invoke <- function(f, args) .Call(C_invoke, f, args)
 
 .py_fn <- function(name) .Call(C_getattr, name)
@@ -58,30 +60,28 @@
                "as_array", "generator_method", "nn_get", "nn_forward")) {
     assign(nm, .py_fn(nm), envir = .py)
   }
-  .fill(.methods, .pointers("METHODS", exclude = "INVISIBLE_METHODS"))
-  .fill(.imethods, .pointers("METHODS", only = "INVISIBLE_METHODS"))
-  .Call(C_method_init, .methods, .imethods, C_call, .keep_attributes, ns, .py$tensor_get,
-        .tensor_field)
+  .fill(.methods, .pointers("METHODS"))
+  .fill(.method_policies, .External(C_call, .py_fn("_method_policies")))
+  .Call(C_method_init, .methods, .method_policies, C_call, .keep_attributes, ns,
+        .py$tensor_get, .tensor_field)
   .fill(.binary, .pointers("BINARY_OPS"))
   .fill(.unary, .pointers("UNARY_OPS"))
   .register_operators(ns)  # (R/tensor.R)
   .fill(.math, .pointers("MATH"))
   .fill(.summary, .pointers("SUMMARY"))
-  # torch_*() and friends: one R function per Python function, the pointer
-  # inlined in the body so a call costs no lookup.
+  # torch_*() and friends: one R function per Python function, with R torch's
+  # formals; its body one .External(C_frame_call, info) that reads the arguments
+  # from the call's frame, the Python callable held in `info` (no lookup).
   fns <- .pointers("FUNCTIONS")
+  fns <- fns[!vapply(names(fns), exists, TRUE, envir = ns, inherits = FALSE)]  # (written in R)
+  shapes <- .External(C_call, .py_fn("_closures"), names(fns))
+  formals <- lapply(parse(text = vapply(shapes, `[[`, "", "formals"), keep.source = FALSE),
+                    function(e) as.pairlist(eval(e, baseenv())))
   invisible_fns <- .names_of("INVISIBLE_FUNCTIONS")
-  for (nm in names(fns)) {
-    if (exists(nm, envir = ns, inherits = FALSE)) next  # written in R here
-    body <- if (nm %in% invisible_fns) {
-      bquote(invisible(.External(C_call, .(fns[[nm]]), ...)))
-    } else {
-      bquote(.External(C_call, .(fns[[nm]]), ...))
-    }
-    f <- function(...) NULL
-    body(f) <- body
-    environment(f) <- ns
-    assign(nm, f, envir = ns)
+  for (i in seq_along(fns)) {
+    nm <- names(fns)[[i]]
+    assign(nm, .Call(C_closure, fns[[i]], shapes[[i]]$send_as, shapes[[i]]$positional,
+                     formals[[i]], nm %in% invisible_fns, ns, quote(C_frame_call)), envir = ns)
   }
   .nn_make_layers(ns)  # (R/nn.R)
   .make_schedulers(ns)  # (R/optim-lr_scheduler.R)
@@ -136,8 +136,8 @@
 }
 
 # A dict of the api module as a named list of external pointers.
-.pointers <- function(dict, exclude = NULL, only = NULL) {
-  .External(C_call, .Call(C_getattr, "_pointers"), dict, exclude, only)
+.pointers <- function(dict) {
+  .External(C_call, .Call(C_getattr, "_pointers"), dict)
 }
 
 .names_of <- function(set) {

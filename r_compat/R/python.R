@@ -1,7 +1,7 @@
 # Where the shim's Python comes from.
 #
 # Inside a Python process (`rtorch-py run`, rpy2, Jupyter's %%R) the Python C
-# API is already in the process and the shim's library (src/bridge.c) loads
+# API is already in the process and the shim's library (src/) loads
 # as it is. In plain R (Rscript, the R console, RStudio, knitr, an R Jupyter
 # kernel) it is not: the package then finds a Python that has rtorch_py,
 # loads its libpython with global symbols and starts it in this process
@@ -23,7 +23,7 @@
 # not by useDynLib, because in plain R Python must be loaded first).
 C_init <- C_call <- C_invoke <- C_getattr <- C_box <- C_address <- C_export_native <-
   C_start_python <- C_python_running <- C_python_without_rtorch <- C_method_init <-
-  C_method <- NULL
+  C_method <- C_closure <- C_frame_call <- NULL
 
 # This session's engine: running (TRUE once the engine answers), python (its
 # executable, or NA inside a Python process), from (where it was found) and, when

@@ -4,7 +4,7 @@
 
 is_torch_tensor <- function(x) inherits(x, "torch_tensor")
 
-# a method's closure over x, or a field's value (src/bridge.c; .tensor_field
+# a method's closure over x, or a field's value (src/calls.c; .tensor_field
 # for the fields R finishes)
 `$.torch_tensor` <- function(x, name) .External(C_method, x, name)
 

@@ -1,16 +1,18 @@
-"""What the C bridge (`r_compat/src/bridge.c`) imports: the one module R sees.
+"""What the C bridge (`r_compat/src/`) imports: the one module R sees.
 
 It gathers, from the modules that do the work, the conversions the bridge
 calls (`_from_r_array`, `_error_message`, `R_CLASSES`, `RError`), the
 functions `bridge.R` fetches by name (`tensor_get`, `index`, ...), and the
 tables `.onLoad` fills R's environments from (`FUNCTIONS`, `METHODS`, ...),
-generated from the op registry by `tables.py`.
+generated from the op registry by `tables.py`, and the shape of the closures R
+makes of them (`_closures`, `_method_policies`: `closures.py`).
 
 - `convert.py`: R values and 1-based dims
 - `tensor_api.py`: creation, properties, non-op tensor methods, autograd entry points
 - `indexing.py`: `[` and `[<-`
 - `functions.py`: `autograd_function()` with R closures, `ctx` as R sees it
 - `tables.py`: the ops' R forms, generated
+- `closures.py`: the generated functions' formals, the tensor methods' result policies
 - `modules.py`, `nn_api.py`: `self$name` of a module and a built-in layer's forward (the
   other functions of nn, optim and data reach R through `extensions.py`)
 
@@ -22,7 +24,7 @@ from ..constructors import device_type  # noqa: F401 (torch_device() checks its 
 from ..engine import RemovableHandle
 from ..function import NamedList  # noqa: F401 (read by the bridge)
 from ..tensor import Tensor  # noqa: F401 (read by the bridge)
-from . import tables
+from . import closures, tables
 from .convert import (R_CLASSES, UNDEFINED, RError, Scope, UndefinedTensor,  # noqa: F401
                       _error_message, _from_r_array)
 from .functions import (apply_function, ctx_get, ctx_mark_dirty,  # noqa: F401
@@ -42,16 +44,29 @@ hook_remove = RemovableHandle.remove  # (`h$remove()` of a tensor's hook)
 _TABLES = {**tables.build(), **tables.invisible()}
 
 
-def _pointers(table: str, exclude: str | None = None, only: str | None = None) -> NamedList:
+def _pointers(table: str) -> NamedList:
     """A table as (names, callables), for the R side's set-up."""
     tab = _TABLES[table]
     names = sorted(tab)
-    if exclude:
-        names = [n for n in names if n not in _TABLES[exclude]]
-    if only:
-        names = [n for n in names if n in _TABLES[only]]
     return NamedList(names, [tab[n] for n in names])
 
 
 def _names(table: str) -> list:
     return sorted(_TABLES[table])
+
+
+def _closures(names: list) -> NamedList:
+    """Per exported function of FUNCTIONS, its closure's shape (closures.FunctionShape):
+    list(formals, send_as, positional), for the R side's set-up."""
+    shapes = [closures.function_shape(n, _TABLES) for n in names]
+    return NamedList(list(names), [
+        NamedList(["formals", "send_as", "positional"],
+                  [s.formals, closures.Names(s.send_as), s.positional]) for s in shapes])
+
+
+def _method_policies() -> NamedList:
+    """Per tensor method, the index of its policy in closures.METHOD_POLICIES."""
+    names = sorted(_TABLES["METHODS"])
+    invisible = _TABLES["INVISIBLE_METHODS"]
+    return NamedList(names, [closures.METHOD_POLICIES.index(closures.method_policy(n, invisible))
+                             for n in names])

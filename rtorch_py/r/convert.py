@@ -1,6 +1,6 @@
 """R values as the engine's: how the bridge converts.
 
-The C bridge (`r_compat/src/bridge.c`) turns R arguments into Python values
+The C bridge (`r_compat/src/`) turns R arguments into Python values
 (R doubles -> float, integers -> int, logicals -> bool, longer vectors and
 arrays -> NumPy arrays through `_from_r_array`, lists -> list/NamedList, our
 external pointers -> the very same Python object, anything else -> an R

@@ -2,7 +2,7 @@
 R Jupyter kernel) by the `torch` R package itself.
 
 The shim's C part calls `started()` once, right after starting the
-interpreter (see `C_start_python` in r_compat/src/bridge.c), so that the
+interpreter (see `C_start_python` in r_compat/src/init.c), so that the
 process behaves as under `rtorch-py run`: NumPy is silent about NaN/Inf as
 torch is, Python's collector is tuned the same way (same per-op cost), and
 the engine's Python warnings become R warnings.
@@ -34,7 +34,7 @@ def started() -> None:
 
 
 # Python warnings raised during a call from R, signalled as R warnings by the
-# bridge when the call returns (read and emptied by r_compat/src/bridge.c).
+# bridge when the call returns (read and emptied by r_compat/src/calls.c).
 PENDING_WARNINGS: list[str] = []
 
 

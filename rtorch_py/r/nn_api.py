@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import nn as _nn
-from ..formals import counted, declared, python_names
+from ..formals import counted, declared, python_names, r_formals
 from ..function import NamedList
 from ..nn import functional as F
 from ..nn.module import Module, buffer_is_persistent, is_nn_buffer, is_nn_parameter
@@ -189,6 +189,7 @@ def nn_layer_args(name: str) -> list:
     return names
 
 
+@r_formals("parameters, max_norm, norm_type = 2")  # (R torch's; Python's **kw: none)
 def _r_clip_norm(parameters: Any, max_norm: Any, norm_type: Any = 2, **kw: Any) -> Tensor:
     return _nn.nn_utils_clip_grad_norm_(_params_of(parameters), float(max_norm),
                                         float(norm_type), **kw)

@@ -111,21 +111,10 @@ def _console_lines(text: str) -> list[str]:
     return out
 
 
-_repl_ready = False
-
-
-def _repl_init() -> None:
-    """R_ReplDLLinit, once, from outside any R evaluation (it resets R's
-    context stack, so it must not run inside a .Call)."""
-    global _repl_ready
-    if not _repl_ready:
-        _libR().R_ReplDLLinit()
-        _repl_ready = True
-
-
 def run_source(text: str, args: Sequence[str] = (), command: Sequence[str] = ()) -> int:
     """Run R code as Rscript would, through R's own REPL in this process's
-    embedded R; return the exit status. `command` is how the code was given
+    embedded R, then end the process with the script's status (as Rscript;
+    1 when the R side could not be set up). `command` is how the code was given
     (`--file=F` or `-e EXPR`...) and `args` what follows, for commandArgs()."""
     import rpy2.rinterface as ri
     from rpy2.rinterface_lib import callbacks, openrlib
@@ -155,7 +144,14 @@ def run_source(text: str, args: Sequence[str] = (), command: Sequence[str] = ())
         return line if line else " "  # an empty reply would mean end of input
 
     def cleanup(saveact: int, status: int, runlast: int) -> None:
-        os._exit(status)  # quit(status = n) in the script
+        # R ends here: at the end of input (status 0), after an error ("Execution
+        # halted" said, status 1), or at quit(status = n) in the script
+        if status == 0 and pos >= len(lines) and unfinished:
+            _write_err("Error: unexpected end of input\nExecution halted\n")
+            status = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
 
     r_exe = os.path.join(_r_home(), "bin", "exec", "R")
     _set_command_args([r_exe, "--no-echo", "--no-restore", *command,
@@ -164,19 +160,16 @@ def run_source(text: str, args: Sequence[str] = (), command: Sequence[str] = ())
     callbacks.cleanup = cleanup
     openrlib.rlib.R_Interactive = False  # interactive() is FALSE, as under Rscript
     ri.evalr("options(showErrorCalls = TRUE)")
-    _repl_init()
-    # PyDLL: R runs holding the GIL, so each crossing into Python takes it for free
-    shim = ctypes.PyDLL(str(ri.evalr('getLoadedDLLs()[["torch"]][["path"]]')[0]))
-    while True:
-        status = shim.rtorch_repl_do1()
-        if status == -2:  # an error, already reported by R
-            _write_err("Execution halted\n")
-            return 1
-        if status == -1:  # end of input
-            if unfinished:
-                _write_err("Error: unexpected end of input\nExecution halted\n")
-                return 1
-            return 0
+    lib_r = ctypes.PyDLL(os.path.join(_r_home(), "lib", "libR.so"))  # (already loaded)
+    ctypes.c_int.in_dll(lib_r, "R_NoEcho").value = 1  # as --no-echo: no newline at the end
+    # R's own read-eval-print loop, Rscript's: from its top level (R is idle here:
+    # nothing of R's is on the C stack), each top-level expression read through
+    # `read`, evaluated, a visible value printed, warnings after it; an error
+    # ends it as Rscript's ends ("Execution halted"). It returns only through
+    # `cleanup`. (PyDLL: R runs holding the GIL, so each crossing into Python
+    # takes it for free.)
+    lib_r.run_Rmainloop()
+    return 1  # (not reached)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

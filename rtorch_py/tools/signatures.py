@@ -5,12 +5,12 @@ exports is read from it at run time (never copied into the project): the names
 from its `NAMESPACE`, each function's formal arguments from the `\\usage` section
 of its `man/*.Rd` page, and the tensor methods with theirs from `R/gen-method.R`.
 
-The shim's side: an R function written in `r_compat/R/` has its own formals; one
-generated from the Python tables (`rtorch_py.r.tables`: ops, the tensor API, nn,
-optim, data) is one `.External` taking `...`, and its formals are those of the
-Python function behind it as R sees them: the op's (R torch's) argument names,
-with R's defaults (a dim or position default one more, as R counts), a Python
-`*args` as R's `...`. A built-in layer's are its constructor's.
+The shim's side: every exported function's formals as R reads them (`formals()`,
+what `args()` and RStudio show), those generated from the Python tables
+(`rtorch_py.r.tables`: ops, the tensor API, nn, optim, data) included: R torch's
+declared ones or the Python function's as R sees them (`rtorch_py.r.closures`).
+A tensor method's are those of the Python function behind it, a built-in
+layer's its constructor's.
 
 Every name is then `ok`, `missing` (the shim has no such function or method),
 or `differs` (other argument names, another order, other defaults). Defaults are
@@ -21,9 +21,7 @@ default (`torch_preserve_format()`) only with the same expression.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
-import keyword
 import math
 import os
 import shutil
@@ -32,17 +30,13 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
-from ..formals import declared
-from ..ops import REGISTRY, OpSpec
-from ..ops.out_forms import out_name
-from ..r import nn_api, tables
+from ..r import tables
+from ..r.closures import NO_DEFAULT, python_formals, r_name, shim_formals
 from .docs_check import find_git_dir, read_blobs
 
 __all__ = ["Entry", "check", "format_report", "main", "python_formals", "NO_DEFAULT"]
-
-NO_DEFAULT = None  # a formal without a default: ("name", NO_DEFAULT, False)
 
 # --------------------------------------------------------------------------
 # The R side: R torch's formals parsed by R, the shim's looked up in the shim
@@ -126,16 +120,11 @@ local({
       if (is.null(init)) return(list(kind = "layer"))
       return(list(kind = "r", formals = formals_of(as.list(formals(init)))))
     }
-    b <- body(f)
-    if (identical(names(formals(f)), "...") && is.call(b) &&
-        identical(b[[1]], as.name(".External"))) return(list(kind = "table"))
-    if (identical(names(formals(f)), "...") && is.call(b) &&
-        identical(b[[1]], as.name("invisible"))) return(list(kind = "table"))
     list(kind = "r", formals = formals_of(as.list(formals(f))))
   }
   shim_functions <- lapply(setNames(nm = exports), shim_kind)
   shim_methods <- lapply(setNames(nm = names(methods)), function(nm) {
-    list(kind = if (!is.null(ns$.methods[[nm]]) || !is.null(ns$.imethods[[nm]])) "table" else "missing")
+    list(kind = if (!is.null(ns$.methods[[nm]])) "table" else "missing")
   })
   writeLines(jsonlite::toJSON(list(exports = exports, usage = usage, methods = methods,
                                    shim_functions = shim_functions, shim_methods = shim_methods),
@@ -160,77 +149,6 @@ def _r_side(git_dir: Path, work: Path) -> dict:
     if res.returncode != 0 or not out.exists():
         raise RuntimeError(f"the signature driver failed: {res.stderr[-2000:]}")
     return json.loads(out.read_text(encoding="utf-8"))
-
-
-# --------------------------------------------------------------------------
-# The shim's generated functions: their formals as R sees them
-
-def python_formals(fn: Callable, shifted: Sequence[str] = (), defaults: dict | None = None,
-                   drop_first: bool = False) -> list[tuple[str, Any, bool]]:
-    """(name, default, has_default) per argument of a Python function as R calls it:
-    `*args` is R's `...`, `**kwargs` is left out; a non-negative whole default of an
-    argument in `shifted` (a dim, a position) is one more (R counts from 1), one in
-    `defaults` is R's own."""
-    params = list(inspect.signature(fn).parameters.values())
-    out = []
-    for p in params[1:] if drop_first else params:
-        if p.kind is p.VAR_KEYWORD:
-            continue
-        if p.kind is p.VAR_POSITIONAL:
-            out.append(("...", NO_DEFAULT, False))
-            continue
-        if defaults and p.name in defaults:
-            out.append((p.name, defaults[p.name], True))
-            continue
-        if p.default is p.empty:
-            out.append((p.name, NO_DEFAULT, False))
-            continue
-        d = p.default
-        if p.name in shifted and isinstance(d, int) and not isinstance(d, bool) and d >= 0:
-            d += 1
-        out.append((p.name, d, True))
-    return out
-
-
-def _spec_formals(spec: OpSpec, drop_first: bool = False) -> list:
-    return _declared_or(spec.fn, drop_first) or python_formals(
-        spec.fn, (*spec.dims, *spec.new_dims, *spec.indices), drop_first=drop_first)
-
-
-def _declared_or(fn: Callable, drop_first: bool = False) -> list | None:
-    """R torch's formals declared for `fn` (rtorch_py.formals), if any: what R sees."""
-    formals = declared(fn, method=drop_first)  # (a method's formals: the tensor first)
-    if formals is None:
-        return None
-    return list(formals[1:] if drop_first else formals)
-
-
-def shim_formals(kind: str, name: str, table: dict) -> list:
-    """The formals R sees of a shim function (kind "function") or tensor method
-    ("method") generated from the Python tables: R torch's where the function
-    declares them (`@r_formals`), else the Python function's as R calls it."""
-    if kind == "method":
-        spec = REGISTRY.get(name)
-        if spec is not None and spec.method:
-            return _spec_formals(spec, drop_first=True)
-        fn = table["METHODS"][name]
-        return _declared_or(fn, True) or python_formals(fn, drop_first=True)
-    by_function = {s.function_name: s for s in REGISTRY.values() if s.function}
-    if name in by_function:
-        return _spec_formals(by_function[name])
-    outs = {out_name(s): s for s in REGISTRY.values() if out_name(s)}
-    if name in outs:
-        out_arg = "grad_input" if outs[name].name.endswith("_backward") else "out"
-        return [(out_arg, NO_DEFAULT, False), *_spec_formals(outs[name])]
-    if name in nn_api.LAYERS:
-        cls = nn_api.LAYERS[name]
-        return _declared_or(cls) or python_formals(cls.__init__, *nn_api.r_conventions(name),
-                                                   drop_first=True)
-    fn = table["FUNCTIONS"][name]
-    if name in nn_api.R_FUNCTIONS and hasattr(fn, "__wrapped__"):
-        fn = fn.__wrapped__
-        return _declared_or(fn) or python_formals(fn, *nn_api.r_conventions(name))
-    return _declared_or(fn) or python_formals(fn)
 
 
 # --------------------------------------------------------------------------
@@ -320,19 +238,10 @@ def _r_text(v: Any) -> str:
     return repr(v)
 
 
-def _r_name(name: str) -> str:
-    """A Python argument as R names it: `from_` is R's `from` (a Python keyword); the
-    bridge takes R's `from_` too (R torch's torch_can_cast(from_, to)); `_weight` is
-    R's `.weight` (rtorch_py.r.matching.python_name)."""
-    if name.startswith("_") and len(name) > 1:
-        return "." + name[1:]
-    return name[:-1] if name.endswith("_") and keyword.iskeyword(name[:-1]) else name
-
-
 def compare(r_formals: list[tuple[str, Any, bool]], ours: list[tuple[str, Any, bool]]) -> list[str]:
     """What differs between R torch's formals and ours: names and order, then defaults."""
-    r_names, our_names = [f[0] for f in r_formals], [_r_name(f[0]) for f in ours]
-    if [_r_name(n) for n in r_names] != our_names:
+    r_names, our_names = [f[0] for f in r_formals], [r_name(f[0]) for f in ours]
+    if [r_name(n) for n in r_names] != our_names:
         return [f"arguments ({', '.join(r_names)}) here ({', '.join(our_names)})"]
     problems = []
     for (name, rd, rhas), (_, od, ohas) in zip(r_formals, ours):

@@ -1,0 +1,249 @@
+"""The shape of the R closures the bridge makes (`r_compat/src/calls.c`).
+
+- An exported function generated from the Python tables (`torch_*`, `nnf_*`,
+  `nn_init_*`, ...) is an R closure with real formals, R torch's where the
+  function declares them (`@r_formals`), else the Python function's as R sees
+  them (`python_formals`), so that `args()` and RStudio's completion show them.
+  Its body is one `.External` that reads the call's frame (R has matched the
+  arguments): the arguments given go to Python, the leading ones by position,
+  the others by name (`FunctionShape`); those left out stay out, so the Python
+  side's defaults apply as before.
+- A tensor method `x$name()` is `function(...)` made per access (`C_method`);
+  what it returns is a policy declared here (`METHOD_POLICIES`), read by the
+  bridge at load: `self` for an in-place method (the trailing `_`), the tensor
+  with the R attributes of `x` kept (`detach`, `clone`), or the result invisibly.
+
+`rtorch-py signatures` reads the same formals (`shim_formals`).
+"""
+from __future__ import annotations
+
+import inspect
+import keyword
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from ..formals import declared, python_names
+from ..ops import REGISTRY, OpSpec
+from ..ops.out_forms import out_name
+from . import matching, nn_api
+
+__all__ = ["NO_DEFAULT", "python_formals", "shim_formals", "r_name", "FunctionShape",
+           "function_shape", "r_source", "Names", "METHOD_POLICIES", "method_policy"]
+
+NO_DEFAULT = None  # a formal without a default: ("name", NO_DEFAULT, False)
+Formal = tuple  # (name, default, has_default)
+
+
+def python_formals(fn: Callable, shifted: Sequence[str] = (), defaults: dict | None = None,
+                   drop_first: bool = False) -> list[tuple[str, Any, bool]]:
+    """(name, default, has_default) per argument of a Python function as R calls it:
+    `*args` is R's `...`, `**kwargs` is left out; a non-negative whole default of an
+    argument in `shifted` (a dim, a position) is one more (R counts from 1), one in
+    `defaults` is R's own."""
+    params = list(inspect.signature(fn).parameters.values())
+    out = []
+    for p in params[1:] if drop_first else params:
+        if p.kind is p.VAR_KEYWORD:
+            continue
+        if p.kind is p.VAR_POSITIONAL:
+            out.append(("...", NO_DEFAULT, False))
+            continue
+        if defaults and p.name in defaults:
+            out.append((p.name, defaults[p.name], True))
+            continue
+        if p.default is p.empty:
+            out.append((p.name, NO_DEFAULT, False))
+            continue
+        d = p.default
+        if p.name in shifted and isinstance(d, int) and not isinstance(d, bool) and d >= 0:
+            d += 1
+        out.append((p.name, d, True))
+    return out
+
+
+def _spec_formals(spec: OpSpec, drop_first: bool = False) -> list:
+    return _declared_or(spec.fn, drop_first) or python_formals(
+        spec.fn, (*spec.dims, *spec.new_dims, *spec.indices), drop_first=drop_first)
+
+
+def _declared_or(fn: Callable, drop_first: bool = False) -> list | None:
+    """R torch's formals declared for `fn` (rtorch_py.formals), if any: what R sees."""
+    formals = declared(fn, method=drop_first)  # (a method's formals: the tensor first)
+    if formals is None:
+        return None
+    return list(formals[1:] if drop_first else formals)
+
+
+def _op_of(name: str) -> tuple[OpSpec | None, OpSpec | None]:
+    """The op whose R function (`torch_<name>`) or out form (`torch_<name>_out`) this is."""
+    for s in REGISTRY.values():
+        if s.function and s.function_name == name:
+            return s, None
+    for s in REGISTRY.values():
+        if out_name(s) == name:
+            return None, s
+    return None, None
+
+
+def _signature_function(name: str, table: dict) -> Callable:
+    """The Python function whose signature a generated R function takes."""
+    fn = table["FUNCTIONS"][name]
+    if name in nn_api.R_FUNCTIONS and hasattr(fn, "__wrapped__"):
+        return fn.__wrapped__
+    return fn
+
+
+def shim_formals(kind: str, name: str, table: dict) -> list:
+    """The formals R sees of a shim function (kind "function") or tensor method
+    ("method") generated from the Python tables: R torch's where the function
+    declares them (`@r_formals`), else the Python function's as R calls it."""
+    if kind == "method":
+        spec = REGISTRY.get(name)
+        if spec is not None and spec.method:
+            return _spec_formals(spec, drop_first=True)
+        fn = table["METHODS"][name]
+        return _declared_or(fn, True) or python_formals(fn, drop_first=True)
+    spec, out_of = _op_of(name)
+    if spec is not None:
+        return _spec_formals(spec)
+    if out_of is not None:
+        out_arg = "grad_input" if out_of.name.endswith("_backward") else "out"
+        return [(out_arg, NO_DEFAULT, False), *_spec_formals(out_of)]
+    if name in nn_api.LAYERS:
+        cls = nn_api.LAYERS[name]
+        return _declared_or(cls) or python_formals(cls.__init__, *nn_api.r_conventions(name),
+                                                   drop_first=True)
+    fn = _signature_function(name, table)
+    if fn is not table["FUNCTIONS"][name]:
+        return _declared_or(fn) or python_formals(fn, *nn_api.r_conventions(name))
+    return _declared_or(fn) or python_formals(fn)
+
+
+def r_name(name: str) -> str:
+    """A Python argument as R names it: `from_` is R's `from` (a Python keyword); the
+    bridge takes R's `from_` too (R torch's torch_can_cast(from_, to)); `_weight` is
+    R's `.weight` (rtorch_py.r.matching.python_name)."""
+    if name.startswith("_") and len(name) > 1:
+        return "." + name[1:]
+    return name[:-1] if name.endswith("_") and keyword.iskeyword(name[:-1]) else name
+
+
+# --------------------------------------------------------------------------
+# Exported functions: formals, and how the frame's arguments reach Python
+
+
+@dataclass(frozen=True)
+class FunctionShape:
+    """An exported R function's closure: its formals as R source (`alist(...)`), the
+    name each formal is sent to Python under (the callable's own), and how many
+    leading formals may go by position (when given, and none before them left out)."""
+    formals: str
+    send_as: tuple[str, ...]
+    positional: int
+
+
+def _positional_params(fn: Callable) -> list[str]:
+    return [p.name for p in inspect.signature(fn).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _has_kwargs(fn: Callable) -> bool:
+    return any(p.kind is p.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
+
+
+def function_shape(name: str, table: dict) -> FunctionShape:
+    """The closure of the generated R function `name` (a key of table["FUNCTIONS"])."""
+    formals = shim_formals("function", name, table)
+    spec, out_of = _op_of(name)
+    source = (spec or out_of).fn if (spec or out_of) else _signature_function(name, table)
+    if declared(source) is not None and out_of is None:
+        # R torch's formals: the callable matches them as R does (rtorch_py.r.matching),
+        # by R's names and positions up to `...`
+        names = [f[0] for f in formals]
+        send = tuple(names)
+        positional = names.index("...") if "..." in names else len(names)
+    else:
+        # the Python function's: its names; by position while R's formals are its own
+        # positional parameters (an out form: the tensor to write into first)
+        lead = [formals[0][0]] if out_of is not None else []
+        params = lead + _positional_params(source)
+        renamed = python_names(source)
+        send = tuple(n if n == "..." or n in lead or not declared(source) else
+                     renamed.get(n) or matching.python_name(n) for n in (f[0] for f in formals))
+        positional = 0
+        while positional < min(len(send), len(params)) and \
+                send[positional] == params[positional]:
+            positional += 1
+        formals = [(r_name(n), d, has) for n, d, has in formals]
+        if _has_kwargs(source) and all(f[0] != "..." for f in formals):
+            formals.append(("...", NO_DEFAULT, False))  # (names it takes beyond its formals)
+            send += ("...",)
+    return FunctionShape(_alist(formals), send, positional)
+
+
+def _alist(formals: Sequence[Formal]) -> str:
+    """R source of the formals, `alist(self = , dim = 1L, ...)`."""
+    def one(name: str, default: Any, has: bool) -> str:
+        shown = name if name == "..." or _syntactic(name) else f"`{name}`"
+        text = r_source(default) if has else None
+        return f"{shown} = " + (text or "")
+    return "alist(" + ", ".join(one(*f) for f in formals) + ")"
+
+
+def _syntactic(name: str) -> bool:
+    return name.replace(".", "a").replace("_", "a").isalnum() and not name[0].isdigit() and \
+        not name.startswith("_") and name not in ("function", "if", "else", "for", "while",
+                                                  "repeat", "break", "next", "TRUE", "FALSE",
+                                                  "NULL", "NA", "Inf", "NaN", "in")
+
+
+def r_source(v: Any) -> str | None:
+    """A default as R writes it (None where R can't: the formal is shown without one,
+    and, left out, still takes the Python side's default)."""
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, int):
+        return f"{v}L" if abs(v) < 2 ** 31 else repr(float(v))
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "NaN"
+        if math.isinf(v):
+            return "Inf" if v > 0 else "-Inf"
+        return repr(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, tuple) and v[:1] == ("expr",) and len(v) == 2:
+        return v[1]
+    if isinstance(v, (tuple, list)):
+        items = [r_source(x) for x in v]
+        if any(x is None for x in items):
+            return None
+        return "list()" if not items and isinstance(v, tuple) else f"c({', '.join(items)})"
+    return None
+
+
+class Names(tuple):
+    """The names a function's formals are sent under: held by R as a Python object
+    (a plain tuple would become an R list)."""
+
+
+# --------------------------------------------------------------------------
+# Tensor methods: what `x$name(...)` returns
+
+# policy -> how the bridge shapes the method's result (calls.c, C_method):
+#   "value": the result as it comes; "self": x itself (in-place methods);
+#   "keep_attributes": the result with x's R attributes; "invisible": invisibly
+METHOD_POLICIES = ("value", "self", "keep_attributes", "invisible")
+_KEEP_ATTRIBUTES = frozenset({"detach", "clone"})
+
+
+def method_policy(name: str, invisible: frozenset | set = frozenset()) -> str:
+    """The policy of the tensor method `name` (`invisible`: the invisible ones)."""
+    if name in invisible:
+        return "invisible"
+    if name.endswith("_"):
+        return "self"
+    return "keep_attributes" if name in _KEEP_ATTRIBUTES else "value"

@@ -1,0 +1,113 @@
+# The exported functions made from the Python tables have real formals (R torch's,
+# which tests/test_signatures.py compares), read from the call's frame by one
+# .External2. For every such function taking one tensor first and nothing else
+# required, a call by position, by name and by partial name gives what the former
+# `function(...) .External(C_call, fn, ...)` gave by position.
+
+ns <- asNamespace("torch")
+pointers <- torch:::.pointers("FUNCTIONS")
+generated <- Filter(function(nm) {
+  if (startsWith(nm, ".")) return(FALSE)  # (the package's own helpers)
+  f <- get(nm, envir = ns)
+  b <- body(f)
+  if (is.call(b) && length(b) == 2 && identical(b[[1]], as.name("invisible"))) b <- b[[2]]
+  is.call(b) && identical(b[[1]], as.name(".External2"))
+}, names(pointers))
+
+# the former closure: R's arguments as given, no formals
+former <- function(nm) {
+  f <- function(...) NULL
+  body(f) <- bquote(.External(C_call, .(pointers[[nm]]), ...))
+  environment(f) <- ns
+  f
+}
+
+outcome <- function(f, args) {
+  torch_manual_seed(1)
+  tryCatch(list(value = suppressWarnings(do.call(f, args))),
+           error = function(e) list(error = conditionMessage(e)))
+}
+
+same <- function(a, b) {
+  if (is_torch_tensor(a) && is_torch_tensor(b)) {
+    return(identical(a$shape, b$shape) && a$dtype == b$dtype &&
+             identical(as_array(a$detach()$cpu()), as_array(b$detach()$cpu())))
+  }
+  if (is.list(a) && is.list(b) && !is_torch_tensor(a) && !is_torch_tensor(b)) {
+    return(length(a) == length(b) && identical(names(a), names(b)) &&
+             all(mapply(same, a, b)))
+  }
+  identical(class(a), class(b)) && (is.environment(a) || isTRUE(all.equal(a, b)))
+}
+
+# the shortest prefix of `name` no other formal before `...` starts with
+partial <- function(name, names) {
+  for (n in seq_len(nchar(name))) {
+    p <- substr(name, 1, n)
+    if (sum(startsWith(names, p)) == 1) return(p)
+  }
+  name
+}
+
+test_that("one tensor first: by position, name and partial name, as before", {
+  checked <- 0
+  for (nm in generated) {
+    fml <- formals(get(nm, envir = ns))
+    if (length(fml) == 0) next
+    first <- names(fml)[1]
+    if (!first %in% c("self", "input", "x", "A", "tensor")) next
+    before_dots <- names(fml)[seq_len(match("...", names(fml), nomatch = length(fml) + 1) - 1)]
+    required <- vapply(fml[-1], function(d) is.symbol(d) && !nzchar(as.character(d)), TRUE)
+    if (any(required)) next
+    x <- torch_tensor(matrix(c(0.5, -1.5, 2, 3.25, -0.75, 1), 2, 3))
+    want <- outcome(former(nm), list(x$clone()))
+    f <- get(nm, envir = ns)
+    by_name <- setNames(list(x$clone()), first)
+    by_partial <- setNames(list(x$clone()), partial(first, before_dots))
+    for (args in list(list(x$clone()), by_name, by_partial)) {
+      got <- outcome(f, args)
+      label <- paste0(nm, "(", paste(names(args), collapse = ""), ")")
+      if (!is.null(want$error)) {
+        expect_identical(got$error, want$error, label = label)
+      } else {
+        expect_true(is.null(got$error) && same(got$value, want$value), label = label)
+      }
+    }
+    checked <- checked + 1
+  }
+  expect_gt(checked, 150)
+})
+
+test_that("named and partial arguments after the first, and defaults left out", {
+  x <- torch_tensor(matrix(c(1, 2, 3, 4, 5, 7), 2, 3))
+  old_std <- former("torch_std")
+  expect_true(same(torch_std(x, 2, FALSE, TRUE), old_std(x, 2, FALSE, TRUE)))
+  expect_true(same(torch_std(x, keepdim = TRUE, dim = 1), old_std(x, dim = 1, keepdim = TRUE)))
+  expect_true(same(torch_std(x, di = 1, unb = FALSE), old_std(x, dim = 1, unbiased = FALSE)))
+  expect_true(same(torch_std(self = x), old_std(x)))
+  expect_error(torch_std(x, 1, nope = 2), "unused argument \\(nope = 2\\)")
+  old_ce <- former("nnf_cross_entropy")
+  i <- torch_randn(3, 4)
+  t <- torch_tensor(c(1L, 2L, 4L))
+  expect_true(same(nnf_cross_entropy(i, t, red = "sum"), old_ce(i, t, reduction = "sum")))
+  expect_true(same(nnf_cross_entropy(target = t, input = i), old_ce(i, t)))
+  old_zeros <- former("torch_zeros")
+  expect_true(same(torch_zeros(2, 3, dtype = torch_float64()),
+                   old_zeros(2, 3, dtype = torch_float64())))
+  expect_true(same(torch_zeros(c(2, 3)), old_zeros(c(2, 3))))
+})
+
+test_that("rlang's splice and injection in `...`, as R torch's list2() takes them", {
+  sizes <- c(2, 3)
+  expect_equal(torch_zeros(1, !!!sizes)$shape, c(1, 2, 3))
+  expect_equal(torch_empty(!!!list(4, 5))$shape, c(4, 5))
+  n <- 3
+  expect_equal(torch_ones(!!n, 2)$shape, c(3, 2))
+})
+
+test_that("args() shows the formals; a function made in R keeps its own", {
+  expect_identical(names(formals(torch_std)), c("self", "dim", "unbiased", "keepdim"))
+  expect_identical(formals(torch_std)$unbiased, TRUE)
+  expect_identical(names(formals(torch_zeros))[1], "...")
+  expect_identical(formals(nnf_cross_entropy)$reduction, quote(c("mean", "sum", "none")))
+})
