@@ -81,9 +81,11 @@ def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
 def _r_character(x: Any) -> str:
     """A number as R's as.character() writes it (glue's text in R torch's prints):
     up to 15 significant digits, fixed or scientific, whichever is narrower."""
-    if not isinstance(x, (int, float)) or not math.isfinite(x) or x == 0:
+    if not isinstance(x, (int, float)):
         return str(x)
     x = float(x)
+    if x == 0 or not math.isfinite(x):
+        return {0: "0", math.inf: "Inf", -math.inf: "-Inf"}.get(x, "NaN")
     digits = next(d for d in range(1, 16) if float(f"{x:.{d - 1}e}") == float(f"{x:.14e}"))
     mantissa, exp = f"{x:.{digits - 1}e}".split("e")
     sci = f"{mantissa}e{int(exp):+03d}"

@@ -3,6 +3,8 @@ gives them, reparameterised gradients, and the Gamma sampler's draws and
 pathwise derivative."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -248,7 +250,8 @@ def test_dependent_and_base_constraints_refuse_to_check() -> None:
 
 
 @pytest.mark.parametrize("bound, shown", [(1e-4, "1e-04"), (0.5, "0.5"), (1 / 3, "0.333333333333333"),
-                                          (100000, "1e+05"), (123456, "123456"), (-2.0, "-2")])
+                                          (100000, "1e+05"), (123456, "123456"), (-2.0, "-2"),
+                                          (0.0, "0"), (-math.inf, "-Inf")])
 def test_constraint_prints_bounds_as_r_does(bound, shown) -> None:
     """Bounds appear as R's as.character() writes them (R torch prints through glue)."""
     assert D.constraint_greater_than(bound).r_print().endswith(f"(lower_bound={shown})")
