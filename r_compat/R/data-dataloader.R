@@ -159,11 +159,12 @@ dataloader_next <- function(iter, completed = NULL) {
 
 # What .getbatch returns, as tensors (R arrays and vectors become tensors).
 .data_default_convert <- function(data) {
-  if (is_torch_tensor(data)) return(data)
   if (is.list(data)) {
-    for (d in data) if (!is_torch_tensor(d)) return(lapply(data, .data_default_convert))
+    # (inherits() inline: this runs once a batch)
+    for (d in data) if (!inherits(d, "torch_tensor")) return(lapply(data, .data_default_convert))
     return(data)  # (tensors already: as .getbatch() of a tensor_dataset gives them)
   }
+  if (is_torch_tensor(data)) return(data)
   cls <- paste(class(data), collapse = "/")
   tryCatch(torch_tensor(data), error = function(e) {
     .value_error("Can't convert data of class: '", cls,

@@ -29,7 +29,8 @@ _R_NAMES = {"lambda": "lambd"}
 def _value(v: Any) -> Any:
     """An R setting as a Python one: length-1 vectors as numbers."""
     if isinstance(v, np.ndarray):
-        return float(v.reshape(())) if v.size == 1 else [float(x) for x in v.reshape(-1)]
+        # (.item(): a scalar without the view reshape() makes; read every step)
+        return float(v.item()) if v.size == 1 else [float(x) for x in v.reshape(-1)]
     if isinstance(v, NamedList):
         return [_value(x) for x in v.values()]
     if isinstance(v, list):
@@ -116,7 +117,7 @@ def optim_step(kind: str, group: NamedList, state: RState) -> None:
     settings = _group(group)
     params = [p for p in _params(group) if isinstance(p, Tensor) and p.grad is not None]
     by_key = state.by_key
-    states = [by_key.setdefault(tensor_key(p), {}) for p in params]
+    states = [by_key.setdefault(f"{id(p):x}", {}) for p in params]  # (tensor_key, inline)
     kernels.run(kind, params, states, settings)
 
 
