@@ -144,8 +144,16 @@ class FunctionShape:
 
 
 def _positional_params(fn: Callable) -> list[str]:
-    return [p.name for p in inspect.signature(fn).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    """The leading parameters that may go by position: those without a default. One
+    with a default goes by name, where the R conventions look for it (arange's `dtype`
+    given by position in R must not land among arange's numbers)."""
+    names = []
+    for p in inspect.signature(fn).parameters.values():
+        if not (p.kind is p.POSITIONAL_ONLY or
+                (p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty)):
+            break
+        names.append(p.name)
+    return names
 
 
 def _has_kwargs(fn: Callable) -> bool:

@@ -95,6 +95,11 @@ test_that("named and partial arguments after the first, and defaults left out", 
   expect_true(same(torch_zeros(2, 3, dtype = torch_float64()),
                    old_zeros(2, 3, dtype = torch_float64())))
   expect_true(same(torch_zeros(c(2, 3)), old_zeros(c(2, 3))))
+  # a defaulted formal given by position reaches the engine by its name, where R's
+  # conventions look for it (arange's inclusive end must not take `dtype` as a number)
+  expect_equal(torch_arange(0, 1, 1, torch_float64())$dtype, torch_float64())
+  expect_equal(torch_arange(0, 1, 1, dtype = torch_float64())$dtype, torch_float64())
+  expect_equal(length(torch_arange(0, 1, 1, torch_float64())), 2)
 })
 
 test_that("rlang's splice and injection in `...`, as R torch's list2() takes them", {
