@@ -17,6 +17,7 @@
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import keyword
 import math
@@ -77,13 +78,24 @@ def _declared_or(fn: Callable, drop_first: bool = False) -> list | None:
 
 def _op_of(name: str) -> tuple[OpSpec | None, OpSpec | None]:
     """The op whose R function (`torch_<name>`) or out form (`torch_<name>_out`) this is."""
+    functions, outs = _op_index(len(REGISTRY))
+    spec = functions.get(name)
+    return (spec, None) if spec is not None else (None, outs.get(name))
+
+
+@functools.lru_cache(maxsize=1)
+def _op_index(size: int) -> tuple[dict, dict]:
+    """The ops by R function name and by out form name, made once per registry size
+    (R's load asks for a thousand functions: one scan, not one per function)."""
+    functions: dict[str, OpSpec] = {}
+    outs: dict[str, OpSpec] = {}
     for s in REGISTRY.values():
-        if s.function and s.function_name == name:
-            return s, None
-    for s in REGISTRY.values():
-        if out_name(s) == name:
-            return None, s
-    return None, None
+        if s.function:
+            functions.setdefault(s.function_name, s)
+        o = out_name(s)
+        if o is not None:
+            outs.setdefault(o, s)
+    return functions, outs
 
 
 def _signature_function(name: str, table: dict) -> Callable:
