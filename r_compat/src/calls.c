@@ -289,6 +289,15 @@ SEXP C_frame_call(SEXP call, SEXP op, SEXP args, SEXP env) {
 /* .Call(C_closure, fn, send_as, positional, formals, invisible, env, routine):
  * an exported function: `formals` its formals, its body one
  * .External2(routine = C_frame_call, info), invisibly with `invisible`. */
+/* A closure of these formals, body and environment (the caller protects them). */
+static SEXP closure(SEXP formals, SEXP body, SEXP env) {
+    SEXP fun = Rf_allocSExp(CLOSXP);
+    SET_FORMALS(fun, formals);
+    SET_BODY(fun, body);
+    SET_CLOENV(fun, env);
+    return fun;
+}
+
 SEXP C_closure(SEXP fn, SEXP send_as, SEXP positional, SEXP formals, SEXP invisible, SEXP env,
                SEXP routine) {
     SEXP parts = PROTECT(Rf_allocVector(VECSXP, 4));
@@ -300,10 +309,7 @@ SEXP C_closure(SEXP fn, SEXP send_as, SEXP positional, SEXP formals, SEXP invisi
     SEXP body = PROTECT(Rf_lang3(Rf_install(".External2"), routine, info));
     if (Rf_asLogical(invisible)) body = Rf_lang2(Rf_install("invisible"), body);
     PROTECT(body);
-    SEXP fun = Rf_allocSExp(CLOSXP);
-    SET_FORMALS(fun, formals);
-    SET_BODY(fun, body);
-    SET_CLOENV(fun, env);
+    SEXP fun = closure(formals, body, env);
     UNPROTECT(4);
     return fun;
 }
@@ -378,10 +384,7 @@ SEXP C_method(SEXP args) {
     default: break;
     }
     PROTECT(body);
-    SEXP fun = Rf_allocSExp(CLOSXP);
-    SET_FORMALS(fun, method_formals);
-    SET_BODY(fun, body);
-    SET_CLOENV(fun, method_env);
+    SEXP fun = closure(method_formals, body, method_env);
     UNPROTECT(2);
     return fun;
 }
