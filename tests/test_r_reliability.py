@@ -336,10 +336,12 @@ def test_3000_r_training_steps_keep_memory_flat(tmp_path: Path) -> None:
     assert rows[-1][1] < first_loss / 10, "the net did not train"
     rss = [r[2] for r in rows]
     tensors = [r[3] for r in rows]
-    growth = max(rss[1:]) - rss[0]          # after 500 warm-up steps
-    print(f"RSS after warm-up {rss[0]:.1f} MB, at the end {rss[-1]:.1f} MB, "
+    # after 1,000 warm-up steps: R's heap settles at the size its collector keeps for
+    # the loop's garbage (each call's frame and promises) within the first few hundred
+    growth = max(rss[2:]) - rss[1]
+    print(f"RSS after warm-up {rss[1]:.1f} MB, at the end {rss[-1]:.1f} MB, "
           f"max growth {growth:.2f} MB; live tensors {tensors}")
-    assert growth < 30, f"resident memory grew by {growth:.1f} MB over 2,500 steps"
+    assert growth < 15, f"resident memory grew by {growth:.1f} MB over 2,000 steps"
     assert max(tensors) - min(tensors) < 10, f"live tensors grew: {tensors}"
 
 
