@@ -22,6 +22,7 @@ ALLOWED, each saying why it stays.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import re
 from pathlib import Path
@@ -234,8 +235,10 @@ def _place(parent: ast.AST, field: str, child: ast.AST, scope: str) -> str | Non
     return None
 
 
+@functools.lru_cache(maxsize=1)
 def tables_keyed_by_ops() -> dict[tuple[str, str], list[str]]:
-    """Every module's tables keyed by op names (`tables_in`), by (module, place)."""
+    """Every module's tables keyed by op names (`tables_in`), by (module, place); the
+    package's sources read once for all the tests that ask (read only)."""
     out = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
