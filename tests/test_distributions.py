@@ -134,7 +134,9 @@ def test_gamma_rsample_gradient_is_the_pathwise_derivative():
 
 @pytest.mark.parametrize("alpha", [0.3, 1.0, 2.5, 12.0])
 def test_standard_gamma_draws_and_mean_derivative(alpha):
-    """Moments of Gamma(alpha, 1) draws, and E[d x / d alpha] = 1."""
+    """Moments of Gamma(alpha, 1) draws, and E[d x / d alpha] = 1 (seeded: at alpha 0.3
+    the sample variance's spread makes an unseeded 5% bound fail a few runs in 100)."""
+    rt.torch_manual_seed(2024)
     a = rt.torch_full([40000], alpha, dtype=rt.torch_float64()).requires_grad_()
     x = _standard_gamma(a)
     assert x.grad_fn.name == "StandardGammaBackward0"
