@@ -313,6 +313,10 @@ def test_jit_ops_call_operators_by_name():
         "function_schema (name = aten::fft_fft)\narguments: self - TensorType, n - "
         "OptionalType, dim - IntType, norm - OptionalType \nreturns: TensorType \n")
     assert repr(rt.jit_ops) == "Object of class <torch_ops>\n"
+    # types come from the op's annotations, not from parameter names: select's
+    # `index` is a position (an int), index_select's a tensor
+    assert "index - IntType" in repr(rt.jit_ops.aten.select)
+    assert "index - TensorType" in repr(rt.jit_ops.aten.index_select)
 
 
 def test_jit_tuple_and_jit_scalar():

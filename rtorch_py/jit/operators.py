@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from ..ops.registry import REGISTRY
+from ..ops.registry import REGISTRY, takes_tensors
 from ..tensor import Tensor
 from . import aten
 from .interpreter import call_builtin
@@ -64,13 +64,10 @@ class Operator:
                 f"{', '.join(returns) if returns else '<none>'} \n")
 
 
-_TENSOR_NAMES = {"self", "input", "other", "weight", "bias", "tensor", "mat1", "mat2", "vec",
-                 "query", "key", "value", "target", "index", "mask", "condition"}
-
-
 def _type(p: inspect.Parameter | None, default: Any) -> str:
-    if p is not None and (p.name in _TENSOR_NAMES or "Tensor" in str(p.annotation)) and \
-            default is inspect.Parameter.empty:
+    """A parameter's TorchScript type, from its annotation (the op's declaration)
+    and its default."""
+    if p is not None and takes_tensors(p.annotation) and default is inspect.Parameter.empty:
         return "TensorType"
     if default is None:
         return "OptionalType"
@@ -80,7 +77,7 @@ def _type(p: inspect.Parameter | None, default: Any) -> str:
             return name
     if p is not None and p.annotation in ("int", int):
         return "IntType"
-    return "TensorType" if p is not None and p.name in _TENSOR_NAMES else "AnyType"
+    return "TensorType" if p is not None and takes_tensors(p.annotation) else "AnyType"
 
 
 class Namespace:
