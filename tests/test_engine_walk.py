@@ -122,7 +122,19 @@ def second_order(dtype):
     return [g, x.grad]
 
 
-GRAPHS = [chain, diamond, broadcast, mixed_dtypes, several_outputs, matmul_net,
+def large_activations(dtype):
+    # past a block of elements: ReLU's backward a block at a time (its fast path),
+    # max pooling's scatter a few planes at a time; NaN, -0 and ties included
+    rng = np.random.default_rng(3)
+    values = rng.standard_normal((4, 16, 24, 24)).astype(dtype)
+    values[0, 0, 0, :4] = [np.nan, -0.0, 0.0, 1.0]
+    x = leaf(values, dtype)
+    y = rt.nnf_max_pool2d(rt.nnf_relu(x * 1.5), 2)
+    (y * y.detach().cos()).sum().backward()
+    return [x.grad]
+
+
+GRAPHS = [large_activations, chain, diamond, broadcast, mixed_dtypes, several_outputs, matmul_net,
           custom_function, hooks_and_retain_grad, accumulation_and_retain_graph,
           autograd_grad_capture, second_order]
 
@@ -199,3 +211,17 @@ def test_importing_leaves_every_op_on_its_fast_path():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["False", "False", "False", "False"]
+
+
+@pytest.mark.parametrize("positions", [1000, 1 << 16])  # several pieces, a ragged last one
+def test_large_activations_against_pytorch(monkeypatch, positions):
+    torch = pytest.importorskip("torch")
+    from rtorch_py.ops import nn_primitives
+    monkeypatch.setattr(nn_primitives, "_SCATTER_POSITIONS", positions)
+    rng = np.random.default_rng(5)
+    values = rng.standard_normal((4, 16, 24, 24)).astype(np.float32)
+    x = rt.torch_tensor(values, requires_grad=True)
+    (rt.nnf_max_pool2d(rt.nnf_relu(x), 2) * 2).sum().backward()
+    tx = torch.tensor(values, requires_grad=True)
+    (torch.nn.functional.max_pool2d(torch.relu(tx), 2) * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())

@@ -261,13 +261,24 @@ def PoolScatterBackward(n, g, idx, unique):
     return (pool_gather(g, idx, unique),)
 
 
+_SCATTER_POSITIONS = 1 << 16  # flat positions made at a time by pool_scatter
+
+
 def pool_scatter(g: Tensor, idx: np.ndarray, shape: tuple, unique: bool) -> Tensor:
     n, c = shape[:2]
     out = np.zeros((n, c, int(np.prod(shape[2:]))), dtype=g.data.dtype)
     gi = g.data.reshape(n, c, -1)
     ii = idx.reshape(n, c, -1)
     if unique:
-        out.reshape(-1)[global_index(idx, shape).reshape(-1)] = gi.reshape(-1)
+        # a few planes at a time: their flat positions, not the whole output's
+        # (an int64 array twice the gradient's size: a step's peak of memory)
+        planes, rows, grads = out.reshape(n * c, -1), ii.reshape(n * c, -1), gi.reshape(n * c, -1)
+        step = max(1, _SCATTER_POSITIONS // max(1, rows.shape[1]))
+        for r in range(0, n * c, step):
+            block = rows[r:r + step]
+            first = np.arange(block.shape[0], dtype=np.int64)[:, None] * planes.shape[1]
+            planes[r:r + step].reshape(-1)[(block + first).reshape(-1)] = \
+                grads[r:r + step].reshape(-1)
     else:
         grid = np.indices(ii.shape, sparse=True)
         np.add.at(out, (grid[0], grid[1], ii), gi)

@@ -19,7 +19,7 @@ import numpy as np
 from ..formals import r_formals
 from ..engine import bump_version
 from ..tensor import Tensor, bf16_as_f32, wrap
-from . import special
+from . import parallel, special
 from .samples import pointwise as S
 from .indexing import where
 from .operands import (as_result_dtype, as_tensor, broadcast_error, cached_number, clamp_bound,
@@ -534,7 +534,23 @@ def sigmoid(self: Tensor) -> Tensor:
 
 @formula(arrays=True)
 def ReluBackward0(n, g, result):
+    if type(g) is np.ndarray and g.size > parallel.BLOCK:
+        return (_where_positive(g, result),)  # fast path: no mask of the whole size
     return (g * (result > 0),)
+
+
+def _where_positive(g: np.ndarray, result: np.ndarray) -> np.ndarray:
+    """g * (result > 0), a block at a time: the mask is one block long (the ReLU
+    backward of a large activation is a training step's peak of memory)."""
+    out = np.empty(g.shape, g.dtype)
+    if result.shape != g.shape:
+        return np.multiply(g, result > 0, out=out)
+
+    def step(o: np.ndarray, gb: np.ndarray, rb: np.ndarray, mask: np.ndarray) -> None:
+        np.greater(rb, 0, out=mask)
+        np.multiply(gb, mask, out=o)
+    parallel.blockwise(step, [out, g, result], np.dtype(bool))
+    return out
 
 
 @op(samples=S.unary, names="keep", forward="elementwise", onnx="Relu", mobile="self")
