@@ -306,8 +306,8 @@ def convolution(kind: str, a: np.ndarray, b: np.ndarray, src: tuple, weight: tup
     kind "forward": (input, weight) -> output; "input": (output gradient,
     weight) -> input gradient; "weight": (input, output gradient) -> weight
     gradient. `src` (N, C, *S), `weight` (Out, C/groups, *K), `dst` (N, Out, *O)
-    are the shapes; `padding` the leading padding, the trailing one is what
-    makes the sizes agree (less where the last stride overruns)."""
+    are the shapes; `padding` the leading padding, the trailing one what makes
+    the sizes agree."""
     if not ENABLED or a.dtype != np.float32 or b.dtype != np.float32:
         return None
     if 0 in src or 0 in weight or 0 in dst or _library() is None:
@@ -315,8 +315,12 @@ def convolution(kind: str, a: np.ndarray, b: np.ndarray, src: tuple, weight: tup
     span = [(k - 1) * d + 1 for k, d in zip(weight[2:], dilation)]
     pad_r = [(o - 1) * s + sp - i - p for o, s, sp, i, p in
              zip(dst[2:], stride, span, src[2:], padding)]
-    if any(p < 0 for p in pad_r):
+    # Input beyond the last window (less than a stride of it) is what oneDNN's
+    # sizes allow with no trailing padding (they round down, as libtorch's do);
+    # more than that is not described by its padding: im2col.
+    if any(p <= -s for p, s in zip(pad_r, stride)):
         return None
+    pad_r = [max(p, 0) for p in pad_r]
     wshape = tuple(weight) if groups == 1 else \
         (groups, weight[0] // groups) + tuple(weight[1:])
     key = (kind, (tuple(src), wshape, tuple(dst)), tuple(stride), tuple(padding),
