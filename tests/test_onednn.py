@@ -8,8 +8,10 @@ through the graph, on both paths, are in test_conv_kernels.py.)
 """
 from __future__ import annotations
 
+import os
 import platform
 import sys
+import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 
@@ -150,6 +152,35 @@ def test_two_python_threads_at_once() -> None:
         for res in pool.map(lambda _: _kernels(spec, x, w, g), range(6)):
             for a, b in zip(res, one):
                 np.testing.assert_array_equal(a, b)
+
+
+def test_a_forked_child_convolves_with_im2col() -> None:
+    """(GNU OpenMP's threads do not survive a fork: oneDNN in the child would hang.)"""
+    spec = ((2, 8, 9, 9), (8, 8, 3, 3), (1, 1), (1, 1), (1, 1), False, (0, 0), 1)
+    x, w, g = _arrays(spec, 6)
+    before = runtime.torch_get_num_threads()
+    runtime.torch_set_num_threads(2)
+    try:
+        want = K.conv_forward(x, w, (1, 1), (1, 1), (1, 1), 1)     # the parent's pool started
+    finally:
+        runtime.torch_set_num_threads(before)
+    pid = os.fork()
+    if pid == 0:                                                    # the child
+        ok = not onednn.available()
+        ok = ok and np.allclose(K.conv_forward(x, w, (1, 1), (1, 1), (1, 1), 1), want,
+                                atol=1e-4)
+        os._exit(0 if ok else 1)
+    for _ in range(600):                                            # (up to a minute)
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child did not finish its convolution")
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert onednn.available()                                      # (the parent's unchanged)
 
 
 def test_only_float32_is_routed(routed) -> None:

@@ -132,6 +132,18 @@ def _library() -> _Library | None:
     return _LIB or None
 
 
+def _after_fork_in_child() -> None:
+    """GNU OpenMP's threads do not survive a fork (a child's first parallel
+    region waits for them forever): a forked child (R's mclapply, Python's
+    multiprocessing) convolves with im2col."""
+    global _LIB
+    if _LIB:
+        _LIB = False
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def available() -> bool:
     """Whether float32 convolutions run through oneDNN here (enabled and loadable)."""
     return ENABLED and _library() is not None
@@ -251,7 +263,6 @@ class _Primitive:
     def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """forward: (input, weight) -> output; input: (output gradient, weight) ->
         input gradient; weight: (input, output gradient) -> weight gradient."""
-        self.lib.omp_set_num_threads(runtime.torch_get_num_threads())
         if self.kind == "forward":
             ins, out = [(0, _ARG_SRC, a), (1, _ARG_WEIGHTS, b)], (2, _ARG_DST)
         elif self.kind == "input":
@@ -277,7 +288,7 @@ def _primitive(key: tuple) -> _Primitive | None:
         if key in _PRIMITIVES:
             _PRIMITIVES.move_to_end(key)
             return _PRIMITIVES[key]
-    kind, shapes, stride, pad_l, pad_r, dilation = key
+    kind, shapes, stride, pad_l, pad_r, dilation, _ = key
     # oneDNN's plain-layout implementation (its own im2col and sgemm) measured
     # faster than its blocked one plus reorders for these
     plain = all(k == 1 for k in shapes[1][3:]) or (kind == "input" and shapes[0][1] < 16)
@@ -310,7 +321,8 @@ def convolution(kind: str, a: np.ndarray, b: np.ndarray, src: tuple, weight: tup
     the sizes agree."""
     if not ENABLED or a.dtype != np.float32 or b.dtype != np.float32:
         return None
-    if 0 in src or 0 in weight or 0 in dst or _library() is None:
+    lib = _library()
+    if 0 in src or 0 in weight or 0 in dst or lib is None:
         return None
     span = [(k - 1) * d + 1 for k, d in zip(weight[2:], dilation)]
     pad_r = [(o - 1) * s + sp - i - p for o, s, sp, i, p in
@@ -323,8 +335,13 @@ def convolution(kind: str, a: np.ndarray, b: np.ndarray, src: tuple, weight: tup
     pad_r = [max(p, 0) for p in pad_r]
     wshape = tuple(weight) if groups == 1 else \
         (groups, weight[0] // groups) + tuple(weight[1:])
+    # oneDNN splits the work for the thread count it sees when a primitive is
+    # made (this thread's OpenMP setting), so the count is set first and is part
+    # of the key
+    threads = runtime.torch_get_num_threads()
+    lib.omp_set_num_threads(threads)
     key = (kind, (tuple(src), wshape, tuple(dst)), tuple(stride), tuple(padding),
-           tuple(pad_r), tuple(dilation))
+           tuple(pad_r), tuple(dilation), threads)
     prim = _primitive(key)
     if prim is None:
         return None
