@@ -6,8 +6,8 @@ one (an execute argument). The library is loaded on the first float32
 convolution; where it is absent (another platform, a pip install without it)
 `convolution` returns None and the caller's im2col path runs.
 
-Each (kind, shapes, stride, padding, dilation, groups) gets its primitive
-built once and kept in a small LRU cache. The memory layout is oneDNN's
+Each (kind, shapes, stride, padding, dilation, groups, threads) gets its
+primitive built once and kept in a small LRU cache. The memory layout is oneDNN's
 choice (blocked, `format_tag_any`) with reorders from and to NumPy's plain
 layout around it, except where its plain-layout implementation measured faster
 (1x1 kernels, and the input gradient of a convolution with few input
@@ -219,10 +219,10 @@ class _Primitive:
                       self.lib.engine, None)
         return self._create(pd)
 
-    def close(self) -> None:
+    def __del__(self) -> None:
+        # (when the last reference goes: a thread may still run one the cache dropped)
         for destroy, handle in reversed(self._owned):
             destroy(handle)
-        self._owned = []
 
     def _run(self, prim, args: list) -> None:
         """Execute with (arg index, memory desc, array) triples."""
@@ -298,14 +298,10 @@ def _primitive(key: tuple) -> _Primitive | None:
         prim = None
     with _LOCK:
         if key in _PRIMITIVES:                   # another thread built it meanwhile
-            if prim is not None:
-                prim.close()
             return _PRIMITIVES[key]
         _PRIMITIVES[key] = prim
         while len(_PRIMITIVES) > _CACHE_SIZE:
-            old = _PRIMITIVES.popitem(last=False)[1]
-            if old is not None:
-                old.close()
+            _PRIMITIVES.popitem(last=False)
     return prim
 
 
