@@ -80,6 +80,7 @@ class _Library:
         "dnnl_engine_create": ([_PP, C.c_int, C.c_size_t], C.c_int),
         "dnnl_stream_create": ([_PP, _P, C.c_uint], C.c_int),
         "dnnl_stream_wait": ([_P], C.c_int),
+        "dnnl_stream_destroy": ([_P], C.c_int),
     }
 
     def __init__(self, path: str) -> None:
@@ -100,9 +101,21 @@ class _Library:
     def stream(self) -> _P:
         s = getattr(self._local, "stream", None)
         if s is None:
-            s = self._local.stream = _P()
-            _check(self.stream_create(C.byref(s), self.engine, _IN_ORDER), "creating a stream")
-        return s
+            s = self._local.stream = _Stream(self)
+        return s.handle
+
+
+class _Stream:
+    """A thread's stream, destroyed with the thread's locals."""
+
+    def __init__(self, lib: _Library) -> None:
+        self.handle, self._destroy = _P(), lib.stream_destroy
+        _check(lib.stream_create(C.byref(self.handle), lib.engine, _IN_ORDER),
+               "creating a stream")
+
+    def __del__(self) -> None:
+        if self.handle:
+            self._destroy(self.handle)
 
 
 def _check(status: int, what: str) -> None:
