@@ -1,6 +1,7 @@
 """The array work of the nn primitives (their ops, with derivatives, are in
 `nn_primitives.py`): convolutions as one matmul per group on im2col columns,
-never a loop over pixels; pooling windows;
+never a loop over pixels (float32 ones through oneDNN where it is installed:
+`onednn.py`); pooling windows;
 the LSTM layer's time loops, forward and backward, on arrays.
 
 Only NumPy here: no tensors, no graph.
