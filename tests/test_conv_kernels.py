@@ -1,6 +1,6 @@
 """The convolution kernels (im2col + one matmul per group; the stride-1 input
 gradient as a convolution by the flipped kernels; col2im otherwise) against
-PyTorch in float32 and float64, values and both gradients, across 1d/2d/3d,
+PyTorch in float32 (on im2col and on oneDNN's fast path) and float64, values and both gradients, across 1d/2d/3d,
 groups, stride, dilation, padding and transposed convolutions; gradients also
 against finite differences in float64; batches larger than one columns chunk;
 half precision. Batch norm's backward on arrays (a few passes) likewise.
@@ -14,6 +14,7 @@ import torch
 import rtorch_py as rt
 from helpers import check_vs_torch, gradcheck
 from rtorch_py.ops import nn_kernels as K
+from rtorch_py.ops import onednn
 
 # (input shape, weight shape, stride, padding, dilation, transposed, output_padding, groups)
 CASES = [
@@ -56,9 +57,12 @@ def _arrays(spec, dtype, bias: bool):
     return arrays
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("dtype, fast", [(np.float32, True), (np.float32, False),
+                                         (np.float64, False)],
+                         ids=["float32-onednn", "float32-im2col", "float64"])
 @pytest.mark.parametrize("spec", CASES, ids=IDS)
-def test_convolution_and_its_gradients_match_pytorch(spec, dtype) -> None:
+def test_convolution_and_its_gradients_match_pytorch(spec, dtype, fast, monkeypatch) -> None:
+    monkeypatch.setattr(onednn, "ENABLED", fast)
     check_vs_torch(_conv(spec, True), *_arrays(spec, dtype, True),
                    second_order=dtype is np.float64)
 
@@ -72,6 +76,7 @@ def test_batches_of_several_column_chunks(monkeypatch) -> None:
     """The batch taken a chunk at a time (here one sample per chunk) gives the
     same values and gradients as PyTorch."""
     monkeypatch.setattr(K, "_COLS_BYTES", 1)
+    monkeypatch.setattr(onednn, "ENABLED", False)       # (im2col's pieces)
     spec = ((5, 4, 7, 6), (6, 2, 3, 3), (1, 1), (1, 1), (1, 1), False, (0, 0), 2)
     for s in (spec, spec[:2] + ((2, 2),) + spec[3:]):
         check_vs_torch(_conv(s, True), *_arrays(s, np.float32, True))
@@ -130,7 +135,9 @@ def test_batch_norm_gradients_on_arrays_match_pytorch(shape, dtype, training, af
     check_vs_torch(fn, x, *params, second_order=dtype is np.float64)
 
 
-def test_an_empty_batch() -> None:
+@pytest.mark.parametrize("fast", [True, False], ids=["onednn", "im2col"])
+def test_an_empty_batch(fast, monkeypatch) -> None:
+    monkeypatch.setattr(onednn, "ENABLED", fast)
     spec = ((0, 4, 6, 5), (6, 2, 3, 3), (1, 1), (1, 1), (1, 1), False, (0, 0), 2)
     for s in (spec, spec[:2] + ((2, 2),) + spec[3:]):
         check_vs_torch(_conv(s, True), *_arrays(s, np.float32, True))

@@ -18,8 +18,8 @@ EXTRAS = ("r", "test", "bench")  # the extras scripts/setup installs and scripts
 
 def _pins() -> dict[str, str]:
     lines = (ROOT / "requirements.lock").read_text().splitlines()
-    return {canonicalize_name(m[1]): m[2] for m in
-            (re.match(r"([A-Za-z0-9._-]+)==(\S+)$", line) for line in lines) if m}
+    return {canonicalize_name(m[1]): m[2] for m in   # (a pin may carry a platform marker)
+            (re.match(r"([A-Za-z0-9._-]+)==([^\s;]+)(\s*;.*)?$", line) for line in lines) if m}
 
 
 def _installed(name: str) -> str | None:

@@ -195,13 +195,17 @@ def _lock_floor() -> str:
     (their Requires-Python, read from the venv, which is installed from the lock)."""
     from importlib.metadata import metadata
 
+    from packaging.markers import Marker
     from packaging.specifiers import SpecifierSet
 
     from rtorch_py.tools.install import runtime_requirements
     pins = runtime_requirements(ROOT / "requirements.lock", ROOT / "pyproject.toml")
     needs = SpecifierSet()
     for pin in pins:
-        name, version = pin.split("==")
+        pin, _, marker = pin.partition(";")      # (a platform's pin: onednn-cpu-gomp)
+        if marker and not Marker(marker).evaluate():
+            continue
+        name, version = pin.strip().split("==")
         meta = metadata(name)
         assert meta["Version"] == version, f"the venv has {name} {meta['Version']}, not {pin}"
         needs &= SpecifierSet(meta["Requires-Python"] or "")

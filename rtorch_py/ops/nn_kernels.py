@@ -1,6 +1,7 @@
 """The array work of the nn primitives (their ops, with derivatives, are in
 `nn_primitives.py`): convolutions as one matmul per group on im2col columns,
-never a loop over pixels; pooling windows;
+never a loop over pixels (float32 ones through oneDNN where it is installed:
+`onednn.py`); pooling windows;
 the LSTM layer's time loops, forward and backward, on arrays.
 
 Only NumPy here: no tensors, no graph.
@@ -11,6 +12,8 @@ from itertools import product
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
+
+from . import onednn
 
 
 # --------------------------------------------------------------------------
@@ -262,6 +265,53 @@ def _conv_grad_input(g: np.ndarray, w: np.ndarray, size: tuple, stride, padding,
     if any(v > 0 for v in left + right):
         g = pad_zeros(g, [(0, 0)] * 2 + [(max(a, 0), max(b, 0)) for a, b in zip(left, right)])
     return _conv_forward(g, wf, (1,) * nd, dilation, groups)
+
+
+# The three convolution kernels as the primitives call them, on the unpadded
+# input. Fast path, in these three places only: float32 runs through oneDNN
+# (ops/onednn.py: libtorch's own convolution library) where it is installed;
+# every other dtype, or without the library, im2col above.
+
+
+def conv_forward(x: np.ndarray, w: np.ndarray, stride, padding, dilation, groups,
+                 osz: tuple | None = None) -> np.ndarray:
+    """Convolution of x (N, C, *S), zero-padded by `padding` on both sides, by w
+    (Out, C/groups, *K); `osz`: only the first output positions (all by default)."""
+    k = tuple(w.shape[2:])
+    full = _out_size(tuple(s + 2 * p for s, p in zip(x.shape[2:], padding)), k, stride,
+                     dilation)
+    osz = tuple(osz or full)
+    res = onednn.convolution("forward", x, w, x.shape, w.shape, (x.shape[0], w.shape[0]) + osz,
+                             stride, padding, dilation, groups)
+    if res is not None:
+        return res
+    xp = pad_zeros(x, [(0, 0), (0, 0)] + [(p, p) for p in padding]) if any(padding) else x
+    out = _conv_forward(xp, w, stride, dilation, groups)
+    return out if osz == full else out[(slice(None),) * 2 + tuple(slice(0, o) for o in osz)]
+
+
+def conv_grad_input(g: np.ndarray, w: np.ndarray, size: tuple, stride, padding, dilation,
+                    groups) -> np.ndarray:
+    """The input gradient (N, C, *size) of `conv_forward` for the output gradient g."""
+    src = (g.shape[0], w.shape[1] * groups) + tuple(size)
+    res = onednn.convolution("input", g, w, src, w.shape, g.shape, stride, padding, dilation,
+                             groups)
+    if res is not None:
+        return res
+    return _conv_grad_input(g, w, tuple(size), stride, padding, dilation, groups)
+
+
+def conv_grad_weight(x: np.ndarray, g: np.ndarray, kshape: tuple, stride, padding, dilation,
+                     groups) -> np.ndarray:
+    """The weight gradient (Out, C/groups, *kshape) of `conv_forward` for the
+    output gradient g (N, Out, *O), whose sizes may be the first positions only."""
+    wshape = (g.shape[1], x.shape[1] // groups) + tuple(kshape)
+    res = onednn.convolution("weight", x, g, x.shape, wshape, g.shape, stride, padding,
+                             dilation, groups)
+    if res is not None:
+        return res
+    xp = pad_zeros(x, [(0, 0), (0, 0)] + [(p, p) for p in padding]) if any(padding) else x
+    return _conv_grad_weight(xp, g, tuple(kshape), stride, dilation, groups)
 
 
 def _tuple(v, nd: int) -> tuple:

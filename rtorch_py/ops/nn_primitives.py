@@ -61,11 +61,10 @@ def int_tuple(v: Any, nd: int) -> tuple:
 def _conv_arrays(x: np.ndarray, w: np.ndarray, stride, padding, dilation, transposed,
                  output_padding, groups) -> np.ndarray:
     if not transposed:
-        xp = K.pad_zeros(x, [(0, 0), (0, 0)] + [(p, p) for p in padding]) if any(padding) else x
-        return K._conv_forward(xp, w, stride, dilation, groups)
+        return K.conv_forward(x, w, stride, padding, dilation, groups)
     size = tuple((i - 1) * s + (kk - 1) * d + 1 + op - 2 * p for i, s, kk, d, op, p in
                  zip(x.shape[2:], stride, w.shape[2:], dilation, output_padding, padding))
-    return K._conv_grad_input(x, w, size, stride, padding, dilation, groups)
+    return K.conv_grad_input(x, w, size, stride, padding, dilation, groups)
 
 
 def _crop(t: Tensor, sizes: tuple) -> Tensor:
@@ -94,21 +93,17 @@ def _conv_grads_arrays(n, g, x, w, stride, padding, dilation, transposed, groups
     """The input and weight gradients on arrays (no graph wanted): the kernels'
     matmuls directly, much cheaper than the convolutions below."""
     ga, xa, wa = g.data, x.data, w.data
-    pads = [(0, 0), (0, 0)] + [(p, p) for p in padding]
     gx = gw = None
     if not transposed:
         if n.needs(0):
-            gx = K._conv_grad_input(ga, wa, xa.shape[2:], stride, padding, dilation, groups)
+            gx = K.conv_grad_input(ga, wa, xa.shape[2:], stride, padding, dilation, groups)
         if n.needs(1):
-            xp = K.pad_zeros(xa, pads) if any(padding) else xa
-            gw = K._conv_grad_weight(xp, ga, wa.shape[2:], stride, dilation, groups)
+            gw = K.conv_grad_weight(xa, ga, wa.shape[2:], stride, padding, dilation, groups)
     else:
-        gp = K.pad_zeros(ga, pads) if any(padding) else ga
         if n.needs(0):
-            full = K._conv_forward(gp, wa, stride, dilation, groups)
-            gx = full[(slice(None), slice(None)) + tuple(slice(0, s) for s in xa.shape[2:])]
+            gx = K.conv_forward(ga, wa, stride, padding, dilation, groups, xa.shape[2:])
         if n.needs(1):
-            gw = K._conv_grad_weight(gp, xa, wa.shape[2:], stride, dilation, groups)
+            gw = K.conv_grad_weight(ga, xa, wa.shape[2:], stride, padding, dilation, groups)
     as_t = (lambda a, like: None if a is None else
             wrap(np.ascontiguousarray(a, dtype=like.dtype)))
     return as_t(gx, xa), as_t(gw, wa)

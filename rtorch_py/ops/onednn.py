@@ -1,0 +1,358 @@
+"""float32 convolutions through oneDNN, the library libtorch's CPU convolutions
+run on (the `onednn-cpu-gomp` wheel puts `libdnnl.so.3` in `<prefix>/lib`).
+
+Reached through ctypes: oneDNN 3's C API is handle-based, so no structs but
+one (an execute argument). The library is loaded on the first float32
+convolution; where it is absent (another platform, a pip install without it)
+`convolution` returns None and the caller's im2col path runs.
+
+Each (kind, shapes, stride, padding, dilation, groups, threads) gets its
+primitive built once and kept in a small LRU cache. The memory layout is oneDNN's
+choice (blocked, `format_tag_any`) with reorders from and to NumPy's plain
+layout around it, except where its plain-layout implementation measured faster
+(1x1 kernels, and the input gradient of a convolution with few input
+channels). The scratchpad is a NumPy buffer per call, so concurrent calls from
+several Python threads share nothing (each thread has its own stream).
+"""
+from __future__ import annotations
+
+import ctypes as C
+import os
+import site
+import sys
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from .. import runtime
+
+# Set False (or RTORCH_ONEDNN=0 in the environment) to force the im2col path.
+ENABLED = os.environ.get("RTORCH_ONEDNN", "1") != "0"
+
+_CACHE_SIZE = 64           # primitives kept (a network has a few dozen convolution shapes)
+_MAX_DIMS = 12             # DNNL_MAX_NDIMS
+_Dims = C.c_int64 * _MAX_DIMS
+_P = C.c_void_p
+_PP = C.POINTER(_P)
+
+# enum values of oneDNN 3.2's headers
+_F32, _TAG_ANY, _FORWARD_TRAINING, _CONV_DIRECT, _CPU, _IN_ORDER = 3, 1, 64, 1, 1, 1
+_SCRATCHPAD_USER = 1
+_ARG_SRC, _ARG_DST, _ARG_WEIGHTS, _ARG_SCRATCHPAD = 1, 17, 33, 80
+_ARG_DIFF_SRC, _ARG_DIFF_DST, _ARG_DIFF_WEIGHTS = 129, 145, 161
+_Q_SRC, _Q_DIFF_SRC, _Q_WEIGHTS, _Q_DIFF_WEIGHTS, _Q_DST, _Q_DIFF_DST = range(129, 135)
+_Q_SCRATCHPAD, _Q_IMPL = 136, 8
+_STATUS = {1: "out of memory", 2: "invalid arguments", 3: "unimplemented",
+           4: "last implementation reached", 5: "runtime error", 6: "not required"}
+
+
+class _Arg(C.Structure):
+    _fields_ = [("arg", C.c_int), ("memory", _P)]
+
+
+class _Library:
+    """libdnnl's functions with their C signatures, one engine, one stream per thread."""
+
+    _SIGNATURES = {
+        "dnnl_memory_desc_create_with_tag": ([_PP, C.c_int, _Dims, C.c_int, C.c_int], C.c_int),
+        "dnnl_memory_desc_destroy": ([_P], C.c_int),
+        "dnnl_memory_desc_equal": ([_P, _P], C.c_int),
+        "dnnl_memory_desc_get_size": ([_P], C.c_size_t),
+        "dnnl_convolution_forward_primitive_desc_create":
+            ([_PP, _P, C.c_int, C.c_int, _P, _P, _P, _P, _Dims, _Dims, _Dims, _Dims, _P],
+             C.c_int),
+        "dnnl_convolution_backward_data_primitive_desc_create":
+            ([_PP, _P, C.c_int, _P, _P, _P, _Dims, _Dims, _Dims, _Dims, _P, _P], C.c_int),
+        "dnnl_convolution_backward_weights_primitive_desc_create":
+            ([_PP, _P, C.c_int, _P, _P, _P, _P, _Dims, _Dims, _Dims, _Dims, _P, _P], C.c_int),
+        "dnnl_reorder_primitive_desc_create": ([_PP, _P, _P, _P, _P, _P], C.c_int),
+        "dnnl_primitive_desc_query_md": ([_P, C.c_int, C.c_int], _P),
+        "dnnl_primitive_desc_query": ([_P, C.c_int, C.c_int, _P], C.c_int),
+        "dnnl_primitive_desc_destroy": ([_P], C.c_int),
+        "dnnl_primitive_create": ([_PP, _P], C.c_int),
+        "dnnl_primitive_destroy": ([_P], C.c_int),
+        "dnnl_primitive_execute": ([_P, _P, C.c_int, C.POINTER(_Arg)], C.c_int),
+        "dnnl_memory_create": ([_PP, _P, _P, _P], C.c_int),
+        "dnnl_memory_destroy": ([_P], C.c_int),
+        "dnnl_primitive_attr_create": ([_PP], C.c_int),
+        "dnnl_primitive_attr_set_scratchpad_mode": ([_P, C.c_int], C.c_int),
+        "dnnl_engine_create": ([_PP, C.c_int, C.c_size_t], C.c_int),
+        "dnnl_stream_create": ([_PP, _P, C.c_uint], C.c_int),
+        "dnnl_stream_wait": ([_P], C.c_int),
+        "dnnl_stream_destroy": ([_P], C.c_int),
+    }
+
+    def __init__(self, path: str) -> None:
+        dll = C.CDLL(path)
+        for name, (args, res) in self._SIGNATURES.items():
+            f = getattr(dll, name)
+            f.argtypes, f.restype = args, res
+            setattr(self, name[5:], f)                 # without the dnnl_ prefix
+        # the libgomp libdnnl was linked against (already loaded: the same instance)
+        self.omp_set_num_threads = C.CDLL("libgomp.so.1").omp_set_num_threads
+        self.engine, self.attr = _P(), _P()
+        _check(self.engine_create(C.byref(self.engine), _CPU, 0), "creating the CPU engine")
+        _check(self.primitive_attr_create(C.byref(self.attr)), "creating attributes")
+        _check(self.primitive_attr_set_scratchpad_mode(self.attr, _SCRATCHPAD_USER),
+               "setting the scratchpad mode")
+        self._local = threading.local()
+
+    def stream(self) -> _P:
+        s = getattr(self._local, "stream", None)
+        if s is None:
+            s = self._local.stream = _Stream(self)
+        return s.handle
+
+
+class _Stream:
+    """A thread's stream, destroyed with the thread's locals."""
+
+    def __init__(self, lib: _Library) -> None:
+        self.handle, self._destroy = _P(), lib.stream_destroy
+        _check(lib.stream_create(C.byref(self.handle), lib.engine, _IN_ORDER),
+               "creating a stream")
+
+    def __del__(self) -> None:
+        if self.handle:
+            self._destroy(self.handle)
+
+
+def _check(status: int, what: str) -> None:
+    if status == 1:
+        raise MemoryError(f"oneDNN ran out of memory {what}")
+    if status != 0:
+        raise RuntimeError(f"oneDNN failed {what}: {_STATUS.get(status, status)}")
+
+
+_LIB: _Library | None | bool = None     # None: not tried yet; False: absent
+_LOCK = threading.Lock()
+
+
+def _library() -> _Library | None:
+    global _LIB
+    if _LIB is None:
+        with _LOCK:
+            if _LIB is None:
+                # where pip puts the wheel's data files: the environment, or --user's base
+                paths = [os.path.join(base, "lib", "libdnnl.so.3")
+                         for base in (sys.prefix, site.getuserbase())]
+                path = next((p for p in paths if os.path.exists(p)), None)
+                try:
+                    _LIB = _Library(path) if path else False
+                except (OSError, AttributeError):   # unloadable or another version
+                    _LIB = False
+    return _LIB or None
+
+
+def _after_fork_in_child() -> None:
+    """GNU OpenMP's threads do not survive a fork (a child's first parallel
+    region waits for them forever): a forked child (R's mclapply, Python's
+    multiprocessing) convolves with im2col."""
+    global _LIB
+    if _LIB:
+        _LIB = False
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def available() -> bool:
+    """Whether float32 convolutions run through oneDNN here (enabled and loadable)."""
+    return ENABLED and _library() is not None
+
+
+def _dims(values) -> _Dims:
+    d = _Dims()
+    for i, v in enumerate(values):
+        d[i] = v
+    return d
+
+
+class _Primitive:
+    """One convolution primitive with the reorders between NumPy's plain
+    layout and the layout it chose for each of its three arguments."""
+
+    def __init__(self, lib: _Library, kind: str, shapes: tuple, stride, pad_l, pad_r,
+                 dilation, plain: bool) -> None:
+        self.lib, self.kind, self.shapes = lib, kind, shapes
+        self._owned = []                              # (destroy function, handle)
+        user = [self._md(s, len(s) + 1) for s in shapes]  # abc.. plain tags: ndims + 1
+        want = user if plain else [self._md(s, _TAG_ANY) for s in shapes]
+        st, dl = _dims(stride), _dims([d - 1 for d in dilation])   # (oneDNN: 0 = none)
+        pl, pr = _dims(pad_l), _dims(pad_r)
+        fwd = self._pd(lib.convolution_forward_primitive_desc_create, lib.engine,
+                       _FORWARD_TRAINING, _CONV_DIRECT, want[0], want[1], None, want[2],
+                       st, dl, pl, pr, lib.attr)
+        if kind == "forward":
+            pd, queries = fwd, (_Q_SRC, _Q_WEIGHTS, _Q_DST)
+        elif kind == "input":
+            pd = self._pd(lib.convolution_backward_data_primitive_desc_create, lib.engine,
+                          _CONV_DIRECT, want[0], want[1], want[2], st, dl, pl, pr, fwd,
+                          lib.attr)
+            queries = (_Q_DIFF_SRC, _Q_WEIGHTS, _Q_DIFF_DST)
+        else:
+            pd = self._pd(lib.convolution_backward_weights_primitive_desc_create, lib.engine,
+                          _CONV_DIRECT, want[0], want[1], None, want[2], st, dl, pl, pr,
+                          fwd, lib.attr)
+            queries = (_Q_SRC, _Q_DIFF_WEIGHTS, _Q_DIFF_DST)
+        impl = C.c_char_p()
+        lib.primitive_desc_query(pd, _Q_IMPL, 0, C.byref(impl))
+        self.impl = (impl.value or b"").decode()
+        self.user = user
+        self.mds = [lib.primitive_desc_query_md(pd, q, 0) for q in queries]
+        self.scratch = lib.primitive_desc_query_md(pd, _Q_SCRATCHPAD, 0)
+        self.scratch_bytes = lib.memory_desc_get_size(self.scratch)
+        self.reorders = [None if lib.memory_desc_equal(u, m) else
+                         (self._reorder(u, m), self._reorder(m, u))
+                         for u, m in zip(user, self.mds)]
+        self.prim = self._create(pd)
+
+    def _md(self, shape, tag) -> _P:
+        m = _P()
+        _check(self.lib.memory_desc_create_with_tag(C.byref(m), len(shape), _dims(shape),
+                                                    _F32, tag), "describing an array")
+        self._owned.append((self.lib.memory_desc_destroy, m))
+        return m
+
+    def _pd(self, create, *args) -> _P:
+        pd = _P()
+        _check(create(C.byref(pd), *args), "creating a convolution")
+        self._owned.append((self.lib.primitive_desc_destroy, pd))
+        return pd
+
+    def _create(self, pd) -> _P:
+        p = _P()
+        _check(self.lib.primitive_create(C.byref(p), pd), "creating a primitive")
+        self._owned.append((self.lib.primitive_destroy, p))
+        return p
+
+    def _reorder(self, src, dst) -> _P:
+        pd = self._pd(self.lib.reorder_primitive_desc_create, src, self.lib.engine, dst,
+                      self.lib.engine, None)
+        return self._create(pd)
+
+    def __del__(self) -> None:
+        # (when the last reference goes: a thread may still run one the cache dropped)
+        for destroy, handle in reversed(self._owned):
+            destroy(handle)
+
+    def _run(self, prim, args: list) -> None:
+        """Execute with (arg index, memory desc, array) triples."""
+        lib, mems = self.lib, []
+        try:
+            for _, md, a in args:
+                m = _P()
+                _check(lib.memory_create(C.byref(m), md, lib.engine, a.ctypes.data),
+                       "wrapping an array")
+                mems.append(m)
+            packed = (_Arg * len(args))(*(_Arg(k, m) for (k, _, _), m in zip(args, mems)))
+            stream = lib.stream()
+            _check(lib.primitive_execute(prim, stream, len(args), packed), "executing")
+            _check(lib.stream_wait(stream), "executing")
+        finally:
+            for m in mems:
+                lib.memory_destroy(m)
+
+    def _buffer(self, i: int) -> np.ndarray:
+        if self.reorders[i] is None:
+            return np.empty(self.shapes[i], dtype=np.float32)
+        return np.empty(self.lib.memory_desc_get_size(self.mds[i]) // 4, dtype=np.float32)
+
+    def _to(self, i: int, a: np.ndarray) -> np.ndarray:
+        if self.reorders[i] is None:
+            return a
+        out = self._buffer(i)
+        self._run(self.reorders[i][0], [(_ARG_SRC, self.user[i], a), (_ARG_DST, self.mds[i], out)])
+        return out
+
+    def _from(self, i: int, a: np.ndarray) -> np.ndarray:
+        if self.reorders[i] is None:
+            return a
+        out = np.empty(self.shapes[i], dtype=np.float32)
+        self._run(self.reorders[i][1], [(_ARG_SRC, self.mds[i], a), (_ARG_DST, self.user[i], out)])
+        return out
+
+    def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """forward: (input, weight) -> output; input: (output gradient, weight) ->
+        input gradient; weight: (input, output gradient) -> weight gradient."""
+        if self.kind == "forward":
+            ins, out = [(0, _ARG_SRC, a), (1, _ARG_WEIGHTS, b)], (2, _ARG_DST)
+        elif self.kind == "input":
+            ins, out = [(2, _ARG_DIFF_DST, a), (1, _ARG_WEIGHTS, b)], (0, _ARG_DIFF_SRC)
+        else:
+            ins, out = [(0, _ARG_SRC, a), (2, _ARG_DIFF_DST, b)], (1, _ARG_DIFF_WEIGHTS)
+        args = [(k, self.mds[i], self._to(i, arr)) for i, k, arr in ins]
+        res = self._buffer(out[0])
+        args.append((out[1], self.mds[out[0]], res))
+        if self.scratch_bytes:
+            args.append((_ARG_SCRATCHPAD, self.scratch,
+                         np.empty(self.scratch_bytes, dtype=np.uint8)))
+        self._run(self.prim, args)
+        del args
+        return self._from(out[0], res)
+
+
+_PRIMITIVES: OrderedDict = OrderedDict()     # key -> _Primitive, or None: not supported
+
+
+def _primitive(key: tuple) -> _Primitive | None:
+    with _LOCK:
+        if key in _PRIMITIVES:
+            _PRIMITIVES.move_to_end(key)
+            return _PRIMITIVES[key]
+    kind, shapes, stride, pad_l, pad_r, dilation, _ = key
+    # oneDNN's plain-layout implementation (its own im2col and sgemm) measured
+    # faster than its blocked one plus reorders for these
+    plain = all(k == 1 for k in shapes[1][3:]) or (kind == "input" and shapes[0][1] < 16)
+    try:
+        prim = _Primitive(_library(), kind, shapes, stride, pad_l, pad_r, dilation, plain)
+    except RuntimeError:          # a case oneDNN does not implement: im2col instead
+        prim = None
+    with _LOCK:
+        if key in _PRIMITIVES:                   # another thread built it meanwhile
+            return _PRIMITIVES[key]
+        _PRIMITIVES[key] = prim
+        while len(_PRIMITIVES) > _CACHE_SIZE:
+            _PRIMITIVES.popitem(last=False)
+    return prim
+
+
+def convolution(kind: str, a: np.ndarray, b: np.ndarray, src: tuple, weight: tuple,
+                dst: tuple, stride, padding, dilation, groups: int) -> np.ndarray | None:
+    """One convolution kernel through oneDNN, or None where it does not run
+    (disabled, library absent, not float32, empty, or a case oneDNN lacks).
+
+    kind "forward": (input, weight) -> output; "input": (output gradient,
+    weight) -> input gradient; "weight": (input, output gradient) -> weight
+    gradient. `src` (N, C, *S), `weight` (Out, C/groups, *K), `dst` (N, Out, *O)
+    are the shapes; `padding` the leading padding, the trailing one what makes
+    the sizes agree."""
+    if not ENABLED or a.dtype != np.float32 or b.dtype != np.float32:
+        return None
+    lib = _library()
+    if 0 in src or 0 in weight or 0 in dst or lib is None:
+        return None
+    span = [(k - 1) * d + 1 for k, d in zip(weight[2:], dilation)]
+    pad_r = [(o - 1) * s + sp - i - p for o, s, sp, i, p in
+             zip(dst[2:], stride, span, src[2:], padding)]
+    # Input beyond the last window (less than a stride of it) is what oneDNN's
+    # sizes allow with no trailing padding (they round down, as libtorch's do);
+    # more than that is not described by its padding: im2col.
+    if any(p <= -s for p, s in zip(pad_r, stride)):
+        return None
+    pad_r = [max(p, 0) for p in pad_r]
+    wshape = tuple(weight) if groups == 1 else \
+        (groups, weight[0] // groups) + tuple(weight[1:])
+    # oneDNN splits the work for the thread count it sees when a primitive is
+    # made (this thread's OpenMP setting), so the count is set first and is part
+    # of the key
+    threads = runtime.torch_get_num_threads()
+    lib.omp_set_num_threads(threads)
+    key = (kind, (tuple(src), wshape, tuple(dst)), tuple(stride), tuple(padding),
+           tuple(pad_r), tuple(dilation), threads)
+    prim = _primitive(key)
+    if prim is None:
+        return None
+    res = prim(np.ascontiguousarray(a), np.ascontiguousarray(b))
+    return res.reshape(weight) if kind == "weight" else res
