@@ -314,9 +314,8 @@ def _scheduler(name: str) -> Callable:
     return r_callable(fn, RFacts(name, vectors=True, arguments=(r_args,)))
 
 
-SCHEDULERS: dict[str, Callable] = {name: _scheduler(name) for name in (
-    "lr_step", "lr_lambda", "lr_multiplicative", "lr_cosine_annealing", "lr_one_cycle",
-    "lr_reduce_on_plateau")}
+SCHEDULERS: dict[str, Callable] = {name: _scheduler(name) for name in vars(schedulers)
+                                   if name.startswith("lr_")}
 
 
 def sched_formals() -> dict:
