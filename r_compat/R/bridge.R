@@ -77,6 +77,7 @@
   list2env(.closures(fns, "function", ns, .names_of("INVISIBLE_FUNCTIONS")), ns)
   .nn_make_layers(ns)  # (R/nn.R)
   .make_schedulers(ns)  # (R/optim-lr_scheduler.R)
+  .make_ignite(ns)  # (R/optim-ignite.R)
   .make_constraints(ns)  # (R/distributions-constraints.R)
   .register_compare_proxy()  # (R/compare.R)
   .keep_internal(ns)

@@ -31,7 +31,7 @@ from ..ops.out_forms import out_name
 from . import matching, nn_api
 
 __all__ = ["NO_DEFAULT", "python_formals", "shim_formals", "r_name", "FunctionShape",
-           "function_shape", "r_source", "Names", "METHOD_POLICIES", "method_policy"]
+           "function_shape", "alist", "r_source", "Names", "METHOD_POLICIES", "method_policy"]
 
 NO_DEFAULT = None  # a formal without a default: ("name", NO_DEFAULT, False)
 Formal = tuple  # (name, default, has_default)
@@ -207,10 +207,10 @@ def function_shape(name: str, table: dict, kind: str = "function") -> FunctionSh
         if _has_kwargs(source) and all(f[0] != "..." for f in formals):
             formals.append(("...", NO_DEFAULT, False))  # (names it takes beyond its formals)
             send += ("...",)
-    return FunctionShape(_alist(formals), send, positional)
+    return FunctionShape(alist(formals), send, positional)
 
 
-def _alist(formals: Sequence[Formal]) -> str:
+def alist(formals: Sequence[Formal]) -> str:
     """R source of the formals, `alist(self = , dim = 1L, ...)`."""
     def one(name: str, default: Any, has: bool) -> str:
         shown = name if name == "..." or _syntactic(name) else f"`{name}`"
