@@ -191,6 +191,13 @@ def test_closure_shapes() -> None:
     out = shape("torch_std_out", api._TABLES)
     assert out.formals.startswith("alist(out = , self = , dim = ")
     assert out.positional == 2  # (a defaulted Python parameter goes by name: `dim` on)
+    # a tensor method's: without the tensor, which the bridge sends first
+    method = shape("std", api._TABLES, "method")
+    assert method.formals == "alist(dim = , unbiased = TRUE, keepdim = FALSE)"
+    assert method.send_as == ("dim", "unbiased", "keepdim") and method.positional == 3
+    backward = shape("backward", api._TABLES, "method")  # (Python's **kw: R's `...`)
+    assert backward.formals.startswith("alist(gradient = NULL, ") and \
+        backward.formals.endswith(", ... = )") and backward.positional == 0
     assert closures.r_source(-100) == "-100L" and closures.r_source(1e-05) == "1e-05"
     assert closures.r_source(("mean", "sum")) == 'c("mean", "sum")'
     assert closures.r_source(float("-inf")) == "-Inf" and closures.r_source(()) == "list()"

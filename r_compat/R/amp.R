@@ -7,10 +7,6 @@ set_autocast <- function(device_type, dtype = NULL, enabled = TRUE, cache_enable
   .set_autocast(device_type, dtype, enabled, cache_enabled)
 }
 
-unset_autocast <- function(context) {
-  invisible(.unset_autocast(context))
-}
-
 local_autocast <- function(device_type, dtype = NULL, enabled = TRUE, cache_enabled = NULL, ...,
                            .env = parent.frame()) {
   context <- set_autocast(device_type, dtype = dtype, enabled = enabled,

@@ -62,8 +62,8 @@
   }
   .fill(.methods, .pointers("METHODS"))
   .fill(.method_policies, .External(C_call, .py_fn("_method_policies")))
-  .Call(C_method_init, .methods, .method_policies, C_call, .keep_attributes, ns,
-        .py$tensor_get, .tensor_field)
+  .Call(C_method_init, list2env(.closures(as.list(.methods), "method", ns)), .method_policies,
+        .keep_attributes, ns, .py$tensor_get, .tensor_field)
   .fill(.binary, .pointers("BINARY_OPS"))
   .fill(.unary, .pointers("UNARY_OPS"))
   .register_operators(ns)  # (R/tensor.R)
@@ -74,17 +74,10 @@
   # from the call's frame, the Python callable held in `info` (no lookup).
   fns <- .pointers("FUNCTIONS")
   fns <- fns[!vapply(names(fns), exists, TRUE, envir = ns, inherits = FALSE)]  # (written in R)
-  shapes <- .External(C_call, .py_fn("_closures"), names(fns))
-  formals <- lapply(parse(text = vapply(shapes, `[[`, "", "formals"), keep.source = FALSE),
-                    function(e) as.pairlist(eval(e, baseenv())))
-  invisible_fns <- .names_of("INVISIBLE_FUNCTIONS")
-  for (i in seq_along(fns)) {
-    nm <- names(fns)[[i]]
-    assign(nm, .Call(C_closure, fns[[i]], shapes[[i]]$send_as, shapes[[i]]$positional,
-                     formals[[i]], nm %in% invisible_fns, ns, quote(C_frame_call)), envir = ns)
-  }
+  list2env(.closures(fns, "function", ns, .names_of("INVISIBLE_FUNCTIONS")), ns)
   .nn_make_layers(ns)  # (R/nn.R)
   .make_schedulers(ns)  # (R/optim-lr_scheduler.R)
+  .make_ignite(ns)  # (R/optim-ignite.R)
   .make_constraints(ns)  # (R/distributions-constraints.R)
   .register_compare_proxy()  # (R/compare.R)
   .keep_internal(ns)
@@ -108,6 +101,22 @@
     environment(stub) <- ns
     assign(nm, stub, envir = ns)
   }
+}
+
+# The closures of Python callables `fns` (a named list; kind "function" or "method"),
+# each with its formals and a body of one .External2(C_frame_call, info); a method's
+# without the tensor, which C_method adds per access.
+.closures <- function(fns, kind, ns, invisible_fns = character()) {
+  shapes <- .External(C_call, .py_fn("_closures"), names(fns), kind)
+  formals <- lapply(parse(text = vapply(shapes, `[[`, "", "formals"), keep.source = FALSE),
+                    function(e) as.pairlist(eval(e, baseenv())))
+  out <- vector("list", length(fns))
+  for (i in seq_along(fns)) {
+    out[[i]] <- .Call(C_closure, fns[[i]], shapes[[i]]$send_as, shapes[[i]]$positional,
+                      formals[[i]], names(fns)[[i]] %in% invisible_fns, ns, quote(C_frame_call))
+  }
+  names(out) <- names(fns)
+  out
 }
 
 .onAttach <- function(libname, pkgname) {

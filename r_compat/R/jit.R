@@ -70,10 +70,7 @@ print.script_function <- function(x, ...) {
   fn <- attr(x, "ScriptFunction")
   switch(name,
     graph = .jit_graph_object(.jit_graph(fn)),
-    save = function(filename) {
-      .jit_save(fn, normalizePath(filename, mustWork = FALSE))
-      invisible(x)
-    },
+    save = function(filename) jit_save(x, filename),
     save_for_mobile = function(filename) jit_save_for_mobile(x, filename),
     ptr = fn,
     NULL)
@@ -185,30 +182,25 @@ nn_ScriptModule <- R6::R6Class(
 
 # -- files -----------------------------------------------------------------
 
-jit_save <- function(obj, path, ...) {
-  path <- normalizePath(path, mustWork = FALSE)
-  if (inherits(obj, "script_function")) {
-    .jit_save(attr(obj, "ScriptFunction"), path)
-  } else if (inherits(obj, "script_module")) {
-    .jit_save(.nn_py_of(obj), path)
-  } else {
-    .value_error("Only `script_function` or `script_module` can be saved with `jit_save`.")
-  }
-  invisible(obj)
-}
+jit_save <- function(obj, path, ...) .jit_write(.jit_save, obj, path)
 
 # The lite interpreter's archive (PyTorch's torch.jit.mobile._load_for_lite_interpreter()
 # loads it): jit_save()'s, with the traced code compiled to its bytecode.
-jit_save_for_mobile <- function(obj, path, ...) {
-  path <- normalizePath(path, mustWork = FALSE)
-  if (inherits(obj, "script_function")) {
-    .jit_save_for_mobile(attr(obj, "ScriptFunction"), path)
-  } else if (inherits(obj, "script_module")) {
-    .jit_save_for_mobile(.nn_py_of(obj), path)
-  } else {
+jit_save_for_mobile <- function(obj, path, ...) .jit_write(.jit_save_for_mobile, obj, path)
+
+.jit_write <- function(write, obj, path) {
+  py <- .jit_py(obj)
+  if (is.null(py)) {
     .value_error("Only `script_function` or `script_module` can be saved with `jit_save`.")
   }
+  write(py, normalizePath(path, mustWork = FALSE))
   invisible(obj)
+}
+
+# The Python object a script function or module holds (NULL for anything else).
+.jit_py <- function(obj) {
+  if (inherits(obj, "script_function")) attr(obj, "ScriptFunction")
+  else if (inherits(obj, "script_module")) .nn_py_of(obj)
 }
 
 jit_load <- function(path, ...) {
@@ -275,10 +267,11 @@ print.torch_ops <- function(x, ...) {
 
 jit_export_onnx <- function(obj, path, ..., opset_version = 17L, input_names = NULL,
                             output_names = NULL, dynamic_batch = FALSE) {
-  target <- if (inherits(obj, "script_function")) attr(obj, "ScriptFunction")
-            else if (inherits(obj, "script_module")) .nn_py_of(obj)
-            else .value_error(paste("jit_export_onnx() exports a traced `script_function` or",
-                                    "`script_module` (made by jit_trace())"))
+  target <- .jit_py(obj)
+  if (is.null(target)) {
+    .value_error(paste("jit_export_onnx() exports a traced `script_function` or",
+                       "`script_module` (made by jit_trace())"))
+  }
   .jit_export_onnx(target, normalizePath(path, mustWork = FALSE), as.integer(opset_version),
                    input_names, output_names, dynamic_batch)
   invisible(obj)

@@ -73,57 +73,17 @@ optimizer_ignite <- function(name = NULL, ..., private = NULL, active = NULL,
             private = private, active = active, parent_env = parent_env)
 }
 
-optim_ignite_sgd <- optimizer_ignite(
-  "optim_ignite_sgd",
-  initialize = function(params, lr = optim_required(), momentum = 0, dampening = 0,
-                        weight_decay = 0, nesterov = FALSE) {
-    super$initialize(params, list(lr = lr, momentum = momentum, dampening = dampening,
-                                  weight_decay = weight_decay, nesterov = nesterov))
-  },
-  private = list(.kind = "sgd")
-)
-
-optim_ignite_adam <- optimizer_ignite(
-  "optim_ignite_adam",
-  initialize = function(params, lr = 1e-3, betas = c(0.9, 0.999), eps = 1e-8,
-                        weight_decay = 0, amsgrad = FALSE) {
-    super$initialize(params, list(lr = lr, betas = betas, eps = eps,
-                                  weight_decay = weight_decay, amsgrad = amsgrad))
-  },
-  private = list(.kind = "adam")
-)
-
-optim_ignite_adamw <- optimizer_ignite(
-  "optim_ignite_adamw",
-  initialize = function(params, lr = 1e-3, betas = c(0.9, 0.999), eps = 1e-8,
-                        weight_decay = 1e-2, amsgrad = FALSE) {
-    super$initialize(params, list(lr = lr, betas = betas, eps = eps,
-                                  weight_decay = weight_decay, amsgrad = amsgrad))
-  },
-  private = list(.kind = "adamw")
-)
-
-optim_ignite_rmsprop <- optimizer_ignite(
-  "optim_ignite_rmsprop",
-  initialize = function(params, lr = 1e-2, alpha = 0.99, eps = 1e-8, weight_decay = 0,
-                        momentum = 0, centered = FALSE) {
-    super$initialize(params, list(lr = lr, alpha = alpha, eps = eps,
-                                  weight_decay = weight_decay, momentum = momentum,
-                                  centered = centered))
-  },
-  private = list(.kind = "rmsprop")
-)
-
-optim_ignite_adagrad <- optimizer_ignite(
-  "optim_ignite_adagrad",
-  initialize = function(params, lr = 1e-2, lr_decay = 0, weight_decay = 0,
-                        initial_accumulator_value = 0, eps = 1e-10) {
-    super$initialize(params, list(lr = lr, lr_decay = lr_decay, weight_decay = weight_decay,
-                                  initial_accumulator_value = initial_accumulator_value,
-                                  eps = eps))
-  },
-  private = list(.kind = "adagrad")
-)
+# optim_ignite_sgd() and the others, made when the package loads (R/bridge.R): their
+# formals are the Python functions' (R torch's); the settings go to Python, which
+# checks them.
+.make_ignite <- function(ns) {
+  .py_generators(ns, "ignite", function(args) {
+    bquote(super$initialize(params, mget(.(args[-1]))))
+  }, function(name, init) {
+    optimizer_ignite(name, initialize = init,
+                     private = list(.kind = sub("optim_ignite_", "", name, fixed = TRUE)))
+  })
+}
 
 # R torch's internal helpers around its ignite optimizers (its tests call them)
 

@@ -126,15 +126,23 @@ PyScheduler <- R6::R6Class(
 # Each built-in's generator, made when the package loads (R/bridge.R): its
 # formals are the Python function's signature (R torch's).
 .make_schedulers <- function(ns) {
-  specs <- .sched_formals()
-  for (kind in names(specs)) {
-    args <- specs[[kind]]$defaults
-    args[unlist(specs[[kind]]$required)] <- list(quote(expr = ))
+  .py_generators(ns, "schedulers", function(args) {
+    bquote(do.call(super$initialize, quote = TRUE,
+                   c(list(optimizer), .nn_given(environment(), .(args[-1])))))
+  }, function(kind, init) {
+    lr_scheduler(kind, inherit = PyScheduler, initialize = init, private = list(kind = kind))
+  })
+}
+
+# Generators over Python functions, made at load: per function of `family`
+# (rtorch_py/r/optim_api.py's generator_formals), make(name, initialize), the
+# initialize() of the function's formals and the body body_of(their names).
+.py_generators <- function(ns, family, body_of, make) {
+  formals <- .generator_formals(family)
+  for (name in names(formals)) {
     init <- function() NULL
-    formals(init) <- args
-    body(init) <- bquote(do.call(super$initialize, quote = TRUE,
-                                 c(list(optimizer), .nn_given(environment(), .(names(args)[-1])))))
-    assign(kind, lr_scheduler(kind, inherit = PyScheduler, initialize = init,
-                              private = list(kind = kind)), envir = ns)
+    formals(init) <- eval(parse(text = formals[[name]], keep.source = FALSE)[[1]], baseenv())
+    body(init) <- body_of(names(formals(init)))
+    assign(name, make(name, init), envir = ns)
   }
 }

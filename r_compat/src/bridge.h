@@ -77,8 +77,8 @@ SEXP C_frame_call(SEXP call, SEXP op, SEXP args, SEXP env);
 SEXP C_closure(SEXP fn, SEXP send_as, SEXP positional, SEXP formals, SEXP invisible, SEXP env,
                SEXP routine);
 SEXP C_method(SEXP args);
-SEXP C_method_init(SEXP methods, SEXP policies, SEXP routine, SEXP keep, SEXP env,
-                   SEXP getter, SEXP field);
+SEXP C_method_init(SEXP methods, SEXP policies, SEXP keep, SEXP env, SEXP getter,
+                   SEXP field);
 
 #pragma GCC visibility pop
 #endif

@@ -187,8 +187,8 @@ static SEXP splice(SEXP env) {
     return out;
 }
 
-/* .External2(C_frame_call, info): the body of an exported function (made by
- * C_closure), whose formals are R torch's.  R has matched the call's arguments
+/* .External2(C_frame_call, info[, x]): the body of an exported function (made by
+ * C_closure), whose formals are R torch's; of a tensor method, x first (C_method).  R has matched the call's arguments
  * to them; they are read from the closure's frame (`env`, which .External2
  * gives, unlike .External): each formal given (a promise, forced here, or a value), `...`
  * spread, the ones left out not sent, so that the Python side's defaults apply.
@@ -214,6 +214,7 @@ SEXP C_frame_call(SEXP call, SEXP op, SEXP args, SEXP env) {
     int kw_at[MAX_ARGS]; /* the formal's index (its name in send_as), or -1: kw_tag */
     Py_ssize_t npos = 0, nkw = 0;
     int gap = 0, i = 0, nprot = 0; /* gap: 1 + the index of the first formal left out */
+    if (CDDR(args) != R_NilValue) pos[npos++] = CADDR(args);  /* a method's tensor */
     for (SEXP f = formals; f != R_NilValue; f = CDR(f), i++) {
         if (TAG(f) == R_DotsSymbol) {
             SEXP dots = Rf_findVarInFrame3(env, R_DotsSymbol, TRUE);
@@ -317,35 +318,29 @@ SEXP C_closure(SEXP fn, SEXP send_as, SEXP positional, SEXP formals, SEXP invisi
 /* ------------------------------------------------------------------------
  * x$name for tensors: the method as a closure over x, made here (R/tensor.R).
  */
-static SEXP methods_env;     /* method name -> Python callable */
+static SEXP methods_env;     /* method name -> its closure without x (C_closure's) */
 static SEXP policies_env;    /* method name -> its policy (rtorch_py.r.closures.METHOD_POLICIES) */
-static SEXP method_formals;  /* alist(... = ) */
 static SEXP method_env;      /* the namespace */
-static SEXP external_fn, brace_fn, invisible_fn, call_routine, keep_attributes_fn;
+static SEXP brace_fn, invisible_fn, keep_attributes_fn;
 static SEXP field_getter;    /* Python's tensor_get */
 static SEXP field_in_r;      /* R's .tensor_field: the fields R finishes */
 static SEXP device_sym, names_sym;
 enum { POLICY_VALUE, POLICY_SELF, POLICY_KEEP_ATTRIBUTES, POLICY_INVISIBLE };
 
-SEXP C_method_init(SEXP methods, SEXP policies, SEXP routine, SEXP keep, SEXP env,
-                   SEXP getter, SEXP field) {
-    SEXP keepers[] = {methods, policies, routine, keep, env, getter, field};
-    for (int i = 0; i < 7; i++) R_PreserveObject(keepers[i]);
+SEXP C_method_init(SEXP methods, SEXP policies, SEXP keep, SEXP env, SEXP getter,
+                   SEXP field) {
+    SEXP keepers[] = {methods, policies, keep, env, getter, field};
+    for (int i = 0; i < 6; i++) R_PreserveObject(keepers[i]);
     methods_env = methods;
     policies_env = policies;
-    call_routine = routine;
     keep_attributes_fn = keep;
     method_env = env;
     field_getter = getter;
     field_in_r = field;
     device_sym = Rf_install("device");
     names_sym = Rf_install("names");
-    external_fn = Rf_eval(Rf_install(".External"), R_BaseEnv);
     brace_fn = Rf_eval(Rf_install("{"), R_BaseEnv);
     invisible_fn = Rf_eval(Rf_install("invisible"), R_BaseEnv);
-    method_formals = Rf_cons(R_MissingArg, R_NilValue);
-    SET_TAG(method_formals, R_DotsSymbol);
-    R_PreserveObject(method_formals);
     return R_NilValue;
 }
 
@@ -365,10 +360,11 @@ static SEXP tensor_field(SEXP x, SEXP name, SEXP sym) {
     return v;
 }
 
-/* .External(C_method, x, name): x$name.  A method: the function(...) that
- * calls it, the Python callable and x held in its body (no environment to
- * make), its result shaped by the method's policy (x itself, x's R attributes
- * kept, invisibly).  Otherwise the field's value (tensor_field). */
+/* .External(C_method, x, name): x$name.  A method: its closure (R torch's
+ * formals, made once by C_closure) with x added to the body's
+ * .External2(C_frame_call, info, x) (no environment to make), its result shaped
+ * by the method's policy (x itself, x's R attributes kept, invisibly).
+ * Otherwise the field's value (tensor_field). */
 SEXP C_method(SEXP args) {
     SEXP x = CADR(args), name = CADDR(args);
     if (TYPEOF(name) != STRSXP || XLENGTH(name) != 1) return tensor_field(x, name, NULL);
@@ -376,7 +372,8 @@ SEXP C_method(SEXP args) {
     SEXP f = Rf_findVarInFrame3(methods_env, sym, TRUE);
     if (f == R_UnboundValue) return tensor_field(x, name, sym);
     SEXP policy = Rf_findVarInFrame3(policies_env, sym, TRUE);
-    SEXP body = PROTECT(Rf_lang5(external_fn, call_routine, f, x, R_DotsSymbol));
+    SEXP call = BODY(f);  /* .External2(C_frame_call, info) */
+    SEXP body = PROTECT(Rf_lang4(CAR(call), CADR(call), CADDR(call), x));
     switch (TYPEOF(policy) == INTSXP ? INTEGER(policy)[0] : POLICY_VALUE) {
     case POLICY_SELF: body = Rf_lang3(brace_fn, body, x); break;
     case POLICY_KEEP_ATTRIBUTES: body = Rf_lang3(keep_attributes_fn, body, x); break;
@@ -384,7 +381,7 @@ SEXP C_method(SEXP args) {
     default: break;
     }
     PROTECT(body);
-    SEXP fun = closure(method_formals, body, method_env);
+    SEXP fun = closure(FORMALS(f), body, method_env);
     UNPROTECT(2);
     return fun;
 }

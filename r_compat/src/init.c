@@ -213,7 +213,7 @@ static const R_CallMethodDef call_methods[] = {
     {"C_start_python", (DL_FUNC)&C_start_python, 1},
     {"C_python_running", (DL_FUNC)&C_python_running, 0},
     {"C_python_without_rtorch", (DL_FUNC)&C_python_without_rtorch, 0},
-    {"C_method_init", (DL_FUNC)&C_method_init, 7},
+    {"C_method_init", (DL_FUNC)&C_method_init, 6},
     {"C_closure", (DL_FUNC)&C_closure, 7},
     {NULL, NULL, 0}
 };

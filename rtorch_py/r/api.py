@@ -55,10 +55,11 @@ def _names(table: str) -> list:
     return sorted(_TABLES[table])
 
 
-def _closures(names: list) -> NamedList:
-    """Per exported function of FUNCTIONS, its closure's shape (closures.FunctionShape):
-    list(formals, send_as, positional), for the R side's set-up."""
-    shapes = [closures.function_shape(n, _TABLES) for n in names]
+def _closures(names: list, kind: str = "function") -> NamedList:
+    """Per exported function of FUNCTIONS (kind "method": per tensor method of METHODS),
+    its closure's shape (closures.FunctionShape): list(formals, send_as, positional),
+    for the R side's set-up."""
+    shapes = [closures.function_shape(n, _TABLES, kind) for n in names]
     return NamedList(list(names), [
         NamedList(["formals", "send_as", "positional"],
                   [s.formals, closures.Names(s.send_as), s.positional]) for s in shapes])

@@ -8,10 +8,11 @@
   arguments): the arguments given go to Python, the leading ones by position,
   the others by name (`FunctionShape`); those left out stay out, so the Python
   side's defaults apply as before.
-- A tensor method `x$name()` is `function(...)` made per access (`C_method`);
-  what it returns is a policy declared here (`METHOD_POLICIES`), read by the
-  bridge at load: `self` for an in-place method (the trailing `_`), the tensor
-  with the R attributes of `x` kept (`detach`, `clone`), or the result invisibly.
+- A tensor method `x$name()` is made the same way, once at load; per access
+  (`C_method`) a copy of it gets `x`, sent first. What it returns is a policy
+  declared here (`METHOD_POLICIES`), read by the bridge at load: `self` for an
+  in-place method (the trailing `_`), the tensor with the R attributes of `x`
+  kept (`detach`, `clone`), or the result invisibly.
 
 `rtorch-py signatures` reads the same formals (`shim_formals`).
 """
@@ -30,7 +31,7 @@ from ..ops.out_forms import out_name
 from . import matching, nn_api
 
 __all__ = ["NO_DEFAULT", "python_formals", "shim_formals", "r_name", "FunctionShape",
-           "function_shape", "r_source", "Names", "METHOD_POLICIES", "method_policy"]
+           "function_shape", "alist", "r_source", "Names", "METHOD_POLICIES", "method_policy"]
 
 NO_DEFAULT = None  # a formal without a default: ("name", NO_DEFAULT, False)
 Formal = tuple  # (name, default, has_default)
@@ -155,12 +156,12 @@ class FunctionShape:
     positional: int
 
 
-def _positional_params(fn: Callable) -> list[str]:
+def _positional_params(fn: Callable, drop_first: bool = False) -> list[str]:
     """The leading parameters that may go by position: those without a default. One
     with a default goes by name, where the R conventions look for it (arange's `dtype`
     given by position in R must not land among arange's numbers)."""
     names = []
-    for p in inspect.signature(fn).parameters.values():
+    for p in list(inspect.signature(fn).parameters.values())[int(drop_first):]:
         if not (p.kind is p.POSITIONAL_ONLY or
                 (p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty)):
             break
@@ -172,12 +173,19 @@ def _has_kwargs(fn: Callable) -> bool:
     return any(p.kind is p.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
 
 
-def function_shape(name: str, table: dict) -> FunctionShape:
-    """The closure of the generated R function `name` (a key of table["FUNCTIONS"])."""
-    formals = shim_formals("function", name, table)
-    spec, out_of = _op_of(name)
-    source = (spec or out_of).fn if (spec or out_of) else _signature_function(name, table)
-    if declared(source) is not None and out_of is None:
+def function_shape(name: str, table: dict, kind: str = "function") -> FunctionShape:
+    """The closure of the generated R function `name` (a key of table["FUNCTIONS"]), or
+    with kind "method" of the tensor method `x$name` (of table["METHODS"]; the tensor,
+    not among its formals, goes first)."""
+    method = kind == "method"
+    formals = shim_formals(kind, name, table)
+    if method:
+        spec, out_of = REGISTRY.get(name), None
+        source = spec.fn if spec is not None and spec.method else table["METHODS"][name]
+    else:
+        spec, out_of = _op_of(name)
+        source = (spec or out_of).fn if (spec or out_of) else _signature_function(name, table)
+    if declared(source, method) is not None and out_of is None:
         # R torch's formals: the callable matches them as R does (rtorch_py.r.matching),
         # by R's names and positions up to `...`
         names = [f[0] for f in formals]
@@ -187,7 +195,7 @@ def function_shape(name: str, table: dict) -> FunctionShape:
         # the Python function's: its names; by position while R's formals are its own
         # positional parameters (an out form: the tensor to write into first)
         lead = [formals[0][0]] if out_of is not None else []
-        params = lead + _positional_params(source)
+        params = lead + _positional_params(source, drop_first=method)
         renamed = python_names(source)
         send = tuple(n if n == "..." or n in lead or not declared(source) else
                      renamed.get(n) or matching.python_name(n) for n in (f[0] for f in formals))
@@ -199,10 +207,10 @@ def function_shape(name: str, table: dict) -> FunctionShape:
         if _has_kwargs(source) and all(f[0] != "..." for f in formals):
             formals.append(("...", NO_DEFAULT, False))  # (names it takes beyond its formals)
             send += ("...",)
-    return FunctionShape(_alist(formals), send, positional)
+    return FunctionShape(alist(formals), send, positional)
 
 
-def _alist(formals: Sequence[Formal]) -> str:
+def alist(formals: Sequence[Formal]) -> str:
     """R source of the formals, `alist(self = , dim = 1L, ...)`."""
     def one(name: str, default: Any, has: bool) -> str:
         shown = name if name == "..." or _syntactic(name) else f"`{name}`"

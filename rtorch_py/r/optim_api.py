@@ -17,9 +17,10 @@ from ..optim import kernels
 from ..optim.ignite import IGNITE, IgniteOptimizer
 from ..optim.lbfgs import LBFGS, strong_wolfe
 from ..optim import schedulers
-from ..optim.optimizer import Optimizer, zero_grads
+from ..optim.optimizer import Optimizer, required, zero_grads
 from ..tensor import Tensor
 from .binding import RFacts, python_value, r_callable
+from .closures import alist, python_formals
 from .convert import UNDEFINED
 
 # R torch's setting names that differ from PyTorch's
@@ -314,20 +315,28 @@ def _scheduler(name: str) -> Callable:
     return r_callable(fn, RFacts(name, vectors=True, arguments=(r_args,)))
 
 
-SCHEDULERS: dict[str, Callable] = {name: _scheduler(name) for name in (
-    "lr_step", "lr_lambda", "lr_multiplicative", "lr_cosine_annealing", "lr_one_cycle",
-    "lr_reduce_on_plateau")}
+SCHEDULERS: dict[str, Callable] = {name: _scheduler(name) for name in vars(schedulers)
+                                   if name.startswith("lr_")}
 
 
-def sched_formals() -> dict:
-    """Each scheduler's R formals, from its Python signature (R torch's): the
-    defaults, and the arguments that have none."""
-    out = {}
-    for name in SCHEDULERS:
-        params = inspect.signature(getattr(schedulers, name)).parameters.values()
-        out[name] = {"defaults": {p.name: None if p.default is p.empty else p.default
-                                  for p in params},
-                     "required": [p.name for p in params if p.default is p.empty]}
+def generator_formals(family: str) -> NamedList:
+    """The R formals (R source) of the generators R makes at load from Python functions,
+    their signatures (R torch's): the schedulers ("schedulers", lr_*) or the ignite
+    optimizers ("ignite", optim_ignite_*). A setting Python requires is R torch's
+    `optim_required()`; a whole default of a float setting an R double."""
+    fns = {n: getattr(schedulers, n) for n in SCHEDULERS} if family == "schedulers" else \
+        {f"optim_ignite_{kind}": fn for kind, fn in IGNITE.items()}
+    return NamedList(list(fns), [alist(python_formals(fn, defaults=_r_defaults(fn)))
+                                 for fn in fns.values()])
+
+
+def _r_defaults(fn: Callable) -> dict:
+    out: dict = {}
+    for p in inspect.signature(fn).parameters.values():
+        if p.default is required:
+            out[p.name] = ("expr", "optim_required()")
+        elif p.annotation in (float, "float") and type(p.default) is int:
+            out[p.name] = float(p.default)
     return out
 
 
@@ -430,7 +439,7 @@ R_FUNCTIONS: dict[str, Callable] = {
     ".lbfgs_new": lbfgs_new,
     ".lbfgs_step": lbfgs_step,
     ".strong_wolfe": strong_wolfe_r,
-    ".sched_formals": sched_formals,
+    ".generator_formals": generator_formals,
     ".sched_new": sched_new,
     ".sched_step": sched_step,
     ".sched_lrs": sched_lrs,

@@ -172,10 +172,6 @@ def torch_multinomial(self: Any, num_samples: Any, replacement: bool = False,
     return one_based.to_r(out)
 
 
-def torch_generator() -> Any:
-    return _cr.torch_generator()
-
-
 def _read_integer(text: Any, unsigned: bool = False) -> int:
     """The integer C++'s `istringstream >> value` reads from `text`, as R torch
     reads the seeds R hands it as text (`as.character(seed)`): the leading
@@ -219,10 +215,6 @@ def generator_method(g: Any, name: str, *args: Any) -> Any:
     if name == "current_seed":
         return str(g.initial_seed())
     return float(getattr(g, name)())
-
-
-def torch_set_default_dtype(d: Any) -> None:
-    _cr.torch_set_default_dtype(d)
 
 
 def torch_finfo(dtype: Any = None) -> dict:
@@ -444,8 +436,7 @@ def node_repr(node: Node) -> str:
     return format_grad_fn(_node_name(node))
 
 
-def dtype_repr(d: dtype) -> str:
-    return repr(d)
+dtype_repr = repr
 
 
 def dtype_eq(a: Any, b: Any) -> bool:
@@ -557,8 +548,7 @@ def set_grad_mode(enabled: Any) -> bool:
     return _eng.set_grad_enabled(bool(enabled))
 
 
-def is_grad_enabled() -> bool:
-    return _eng.is_grad_enabled()
+is_grad_enabled = _eng.is_grad_enabled
 
 
 def anomaly_scope() -> Scope:
@@ -651,8 +641,8 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_randint_like": torch_randint_like, "torch_randperm": torch_randperm,
     "torch_empty_strided": torch_empty_strided, "torch_normal": torch_normal,
     "torch_multinomial": torch_multinomial, "torch_bernoulli": _cr.torch_bernoulli,
-    "torch_poisson": _cr.torch_poisson, "torch_generator": torch_generator,
-    "torch_set_default_dtype": torch_set_default_dtype, "torch_finfo": torch_finfo,
+    "torch_poisson": _cr.torch_poisson, "torch_generator": _cr.torch_generator,
+    "torch_set_default_dtype": _cr.torch_set_default_dtype, "torch_finfo": torch_finfo,
     "torch_iinfo": torch_iinfo, "torch_initial_seed": _cr.torch_initial_seed,
     "torch_seed": _cr.torch_seed,
     "torch_tensor_from_buffer": torch_tensor_from_buffer,
@@ -673,7 +663,7 @@ FUNCTIONS: dict[str, Callable] = {
     **{name: getattr(runtime, name) for name in runtime.__all__},
     "torch_dequantize": _q.torch_dequantize,
     "torch_is_floating_point": Tensor.is_floating_point,
-    ".set_autocast": _amp.set_autocast, ".unset_autocast": _amp.unset_autocast,
+    ".set_autocast": _amp.set_autocast, "unset_autocast": _amp.unset_autocast,
     ".set_default_device": _cr.set_default_device,
     # (names with a dot are the R side's helpers, not exported)
     ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer,

@@ -116,3 +116,46 @@ test_that("args() shows the formals; a function made in R keeps its own", {
   expect_identical(names(formals(torch_zeros))[1], "...")
   expect_identical(formals(nnf_cross_entropy)$reduction, quote(c("mean", "sum", "none")))
 })
+
+# Tensor methods have R torch's formals too (x$std: dim, unbiased, keepdim), the tensor
+# added per access (C_method): each method taking nothing required, called with no
+# argument, gives what the former `function(...) .External(C_call, fn, x, ...)` gave.
+former_method <- function(nm, x) {
+  f <- function(...) NULL
+  body(f) <- bquote(.External(C_call, .(get(nm, envir = torch:::.methods)), .(x), ...))
+  environment(f) <- ns
+  f
+}
+
+dense <- function(v) {
+  if (is_torch_tensor(v) && !identical(v$layout, torch_strided())) v$to_dense() else v
+}
+
+test_that("tensor methods: their formals, and a call without arguments as before", {
+  x <- torch_tensor(matrix(c(0.5, -1.5, 2, 3.25, -0.75, 1), 2, 3))
+  checked <- 0
+  for (nm in ls(torch:::.methods)) {
+    f <- x$clone()[[nm]]
+    expect_true(is.function(f), label = nm)
+    fml <- formals(f)
+    required <- vapply(fml, function(d) is.symbol(d) && !nzchar(as.character(d)), TRUE)
+    if (any(required[names(fml) != "..."])) next
+    # (the same tensor for both, but for an in-place method: x$data_ptr() is its address)
+    y <- x$clone()
+    want <- outcome(former_method(nm, y), list())
+    got <- outcome((if (endsWith(nm, "_")) x$clone() else y)[[nm]], list())
+    if (!is.null(want$error)) {
+      expect_identical(got$error, want$error, label = nm)
+    } else {
+      expect_true(is.null(got$error) && same(dense(got$value), dense(want$value)), label = nm)
+    }
+    checked <- checked + 1
+  }
+  expect_gt(checked, 150)
+  expect_identical(names(formals(x$std)), c("dim", "unbiased", "keepdim"))
+  expect_identical(names(formals(x$add)), c("other", "alpha"))
+  expect_true(same(x$std(di = 1, unb = FALSE), former_method("std", x)(dim = 1, unbiased = FALSE)))
+  expect_true(same(x$sum(keepdim = TRUE, dim = 2), former_method("sum", x)(2, TRUE)))
+  expect_true(same(x$view(3, 2), x$view(c(3, 2))))
+  expect_identical(x$add_(1), x)  # (an in-place method gives x itself)
+})
