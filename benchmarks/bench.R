@@ -11,7 +11,9 @@
 #              from the vignette's initial weights -> "ok SECONDS LAST_LOSS"
 #   call N NAME   N times one of issue 21's calls (call_exprs) -> "ok SECONDS"
 #   loop N [MODEL [ROWS]]  N epochs of the nn_module / optim_adam / dataloader
-#              loop of MODEL (loop_models: mlp, convnet, wide; mlp if not given)
+#              loop of MODEL (loop_models: mlp, convnet, wide; mlp if not given),
+#              after one untimed epoch of the fresh model (its first steps touch
+#              new memory: the rows time steps)
 #              -> "ok SECONDS_PER_STEP LOSS_SUM_OF_LAST_EPOCH"
 #   loop_memory N  that loop for N epochs -> "ok PEAK_MB_AFTER_HALF PEAK_MB_AT_END"
 #   gc 0       a full R garbage collection (untimed, as system.time() does
@@ -201,6 +203,7 @@ loop_epoch <- function(s) {
 
 bench_loop <- function(epochs, kind = "mlp", rows = NULL) {
   s <- loop_setup(kind, rows)  # untimed; each round starts from the same weights
+  loop_epoch(s)  # the warm-up epoch, untimed (as the Python twins' in rside.py)
   t0 <- now()
   for (e in seq_len(epochs)) total <- loop_epoch(s)
   c((now() - t0) / (epochs * length(s$dl)), total)

@@ -251,6 +251,14 @@ out = rr.from_r(ri.evalr("h(torch_ones(1, 2))"))
 assert np.allclose(out.data, lin(rt.torch_ones(1, 2)).data + 1)
 assert list(ri.evalr("names(h$parameters)")) == ["inner.weight", "inner.bias"]
 assert rr.from_r(ri.evalr("h"))._modules["inner"] is lin
+# `self$inner` is kept by name in R (`$.nn_Module`): a child replaced or removed in
+# Python is seen from R at once
+assert list(ri.evalr("c(h$inner$out_features, h$inner$out_features)")) == [1.0, 1.0]
+rr.from_r(ri.evalr("h")).inner = rt.nn_linear(2, 3)
+assert list(ri.evalr("h$inner$out_features")) == [3.0]
+assert list(ri.evalr("dim(h(torch_ones(1, 2)))")) == [1, 3]
+del rr.from_r(ri.evalr("h")).inner
+assert ri.evalr("is.null(h$inner)")[0]
 print("OK")
 '''
 

@@ -104,12 +104,35 @@ DataLoader <- R6::R6Class(
       if (is_exhausted(idx)) idx else ds[idx]
     })
   }
+  fast <- .tensor_batches(l)
+  if (!is.null(fast)) return(fast)
   batches <- l$batch_sampler$.iter()
   collate <- l$collate_fn
   read <- if (l$.has_getbatch) ds$.getbatch else function(idx) lapply(idx, function(i) ds$.getitem(i))
   function() {
     idx <- batches()
     if (is_exhausted(idx)) idx else collate(read(idx))
+  }
+}
+
+# Fast path (labelled): a tensor_dataset read by the built-in batch sampler over
+# the built-in random or sequential sampler, with the default collation. The
+# epoch's order is drawn in R, as the batch sampler draws it; Python cuts it and
+# reads the rows: one crossing a batch instead of the sampler's, the reader's and
+# the collation's R closures. NULL for any other loader.
+.tensor_batches <- function(l) {
+  ds <- l$dataset
+  bs <- l$batch_sampler
+  if (l$.custom_collate || class(ds)[[1]] != "tensor_dataset" ||
+      class(bs)[[1]] != "utils_sampler_batch" ||
+      !class(bs$sampler)[[1]] %in% c("utils_sampler_random", "utils_sampler_sequential") ||
+      !identical(body(ds$.getbatch), body(.tensor_dataset_class$public_methods$.getbatch))) {
+    return(NULL)
+  }
+  epoch <- .data_batches(bs$sampler$.indices(), bs$batch_size, bs$drop_last)
+  function() {
+    b <- .data_next_batch(epoch, ds$tensors)
+    if (is.null(b)) exhausted() else b
   }
 }
 

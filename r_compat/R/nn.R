@@ -374,7 +374,9 @@ create_nn_module_callable <- function(instance) {
 
 # The R6 object's own fields and methods first, then its Python module's
 # parameters, buffers, children (`x[[i]]`: the i-th) and plain attributes:
-# one crossing (the lookup in every forward(): kept short).
+# one crossing (the lookup in every forward(): kept short). A child found by
+# name is kept in the children's cache under "$name"; C_nn_child gives it back
+# while Python still has it under that name (a dictionary read, no conversion).
 `$.nn_Module` <- function(x, name) {
   if (is.character(name)) {
     o <- .subset2(x, name)
@@ -383,10 +385,14 @@ create_nn_module_callable <- function(instance) {
   priv <- .subset2(.subset2(x, ".__enclos_env__"), "private")
   py <- priv$py
   if (is.null(py)) py <- .nn_py(x)
+  f <- .Call(C_nn_child, py, name, priv$children_)
+  if (!is.null(f)) return(f)
   o <- .External(C_call, .py$nn_get, py, name)
   if (!inherits(o, "nn_py_module")) return(o)
   f <- priv$children_[[.Call(C_address, o)]]  # (.nn_callable_in, its common case inline)
-  if (is.null(f)) .nn_callable_in(x, o) else f
+  if (is.null(f)) f <- .nn_callable_in(x, o)
+  if (is.character(name) && length(name) == 1L) assign(paste0("$", name), f, envir = priv$children_)
+  f
 }
 
 `[[.nn_Module` <- `$.nn_Module`

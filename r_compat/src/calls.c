@@ -385,3 +385,68 @@ SEXP C_method(SEXP args) {
     UNPROTECT(2);
     return fun;
 }
+
+/* ------------------------------------------------------------------------
+ * .Call(C_nn_child, py, name, cache): `self$name` of a module, when it is a
+ * child seen before under that name: the callable `$.nn_Module` keeps in the
+ * parent's cache under "$name", if Python still has that very module as the
+ * parent's child `name` (and no parameter or buffer of that name, which come
+ * first); else NULL, and `$.nn_Module` asks Python.  Python's tables are read
+ * as they are now, so any change made in Python (a child replaced, removed)
+ * is seen.  No conversion, no allocation on the R side: the lookup in every
+ * forward() kept to a dictionary read.
+ */
+static PyObject *str_parameters, *str_buffers, *str_modules;
+static SEXP py_sym;
+
+static PyObject *module_table(PyObject *m, PyObject *name) {
+    PyObject *t = PyObject_GetAttr(m, name);
+    if (t && !PyDict_Check(t)) Py_CLEAR(t);
+    return t;
+}
+
+SEXP C_nn_child(SEXP py, SEXP name, SEXP cache) {
+    if (!ready || TYPEOF(cache) != ENVSXP || TYPEOF(name) != STRSXP || XLENGTH(name) != 1 ||
+        STRING_ELT(name, 0) == NA_STRING || TYPEOF(py) != EXTPTRSXP ||
+        R_ExternalPtrTag(py) != tag_sym)
+        return R_NilValue;
+    char key[256];
+    const char *nm = Rf_translateCharUTF8(STRING_ELT(name, 0));
+    if (snprintf(key, sizeof key, "$%s", nm) >= (int)sizeof key) return R_NilValue;
+    SEXP f = Rf_findVarInFrame3(cache, Rf_install(key), TRUE);
+    if (f == R_UnboundValue) return R_NilValue;
+    if (!py_sym) py_sym = Rf_install("py");
+    SEXP holder = Rf_getAttrib(f, py_sym);
+    SEXP child = TYPEOF(holder) == ENVSXP ? Rf_findVarInFrame3(holder, py_sym, TRUE)
+                                          : R_UnboundValue;
+    if (TYPEOF(child) != EXTPTRSXP || R_ExternalPtrTag(child) != tag_sym ||
+        !R_ExternalPtrAddr(child))
+        return R_NilValue;
+    PyGILState_STATE g = PyGILState_Ensure();
+    if (!str_modules) {
+        str_parameters = PyUnicode_InternFromString("_parameters");
+        str_buffers = PyUnicode_InternFromString("_buffers");
+        str_modules = PyUnicode_InternFromString("_modules");
+    }
+    int same = 0;
+    PyObject *m = r_to_py(py); /* (a weak handle: the module it refers to) */
+    PyObject *k = m ? PyUnicode_FromString(nm) : NULL;
+    PyObject *params = k ? module_table(m, str_parameters) : NULL;
+    PyObject *bufs = params ? module_table(m, str_buffers) : NULL;
+    PyObject *mods = bufs ? module_table(m, str_modules) : NULL;
+    if (mods) {
+        PyObject *p = PyDict_GetItemWithError(params, k); /* (borrowed) */
+        PyObject *b = p || PyErr_Occurred() ? NULL : PyDict_GetItemWithError(bufs, k);
+        PyObject *c = p || b || PyErr_Occurred() ? NULL : PyDict_GetItemWithError(mods, k);
+        same = (p == NULL || p == Py_None) && (b == NULL || b == Py_None) &&
+               c == (PyObject *)R_ExternalPtrAddr(child);
+    }
+    PyErr_Clear(); /* (a failure is a miss: Python's own lookup says what is wrong) */
+    Py_XDECREF(mods);
+    Py_XDECREF(bufs);
+    Py_XDECREF(params);
+    Py_XDECREF(k);
+    Py_XDECREF(m);
+    PyGILState_Release(g);
+    return same ? f : R_NilValue;
+}

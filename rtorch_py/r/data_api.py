@@ -116,7 +116,44 @@ def collate(batch: Any) -> Any:
                        "collate_fn")
 
 
+class Batches:
+    """One epoch of a tensor dataset's batches (R's `dataloader` fast path): the
+    epoch's order (1-based, drawn in R by its sampler) cut into slices of `size`
+    as R's batch sampler cuts it, each read as `.getbatch()` reads it (`rows`)."""
+
+    __slots__ = ("order", "top", "size", "drop_last", "at")
+
+    def __init__(self, order: Any, size: Any, drop_last: Any) -> None:
+        self.order = one_based.labels(_index_array(order))
+        # (seen unsigned, a negative index is past any end: one bound for the epoch)
+        self.top = int(self.order.view(np.uint64).max()) if self.order.size else 0
+        self.size = int(size)
+        self.drop_last = bool(drop_last)
+        self.at = 0
+
+
+def batches(order: Any, size: Any, drop_last: Any) -> Batches:
+    return Batches(order, size, drop_last)
+
+
+def next_batch(epoch: Batches, tensors: Any) -> Any:
+    """The next batch's rows of `tensors`, or None once the epoch is over."""
+    start, n = epoch.at, len(epoch.order)
+    end = min(start + epoch.size, n)
+    if start >= n or (epoch.drop_last and end - start < epoch.size):
+        return None
+    epoch.at = end
+    values = tensors.values() if isinstance(tensors, NamedList) else list(tensors)
+    if any(epoch.top >= t.shape[0] for t in values):  # (rows() says which index, 1-based)
+        return rows(tensors, one_based.to_r(epoch.order[start:end]))
+    key = torch_tensor(epoch.order[start:end])
+    out = [t[key] for t in values]
+    return NamedList(tensors.names(), out) if isinstance(tensors, NamedList) else out
+
+
 R_FUNCTIONS: dict[str, Callable] = {
+    ".data_batches": batches,
+    ".data_next_batch": next_batch,
     ".data_rows": rows,
     ".data_randperm": randperm,
     ".data_randint": randint,
