@@ -227,3 +227,15 @@ def test_failures_say_what_failed() -> None:
         onednn._check(2, "executing")
     with pytest.raises(MemoryError, match="oneDNN ran out of memory"):
         onednn._check(1, "executing")
+
+
+@pytest.mark.parametrize("piece_bytes", [1, 20_000])   # one sample a piece; ragged pieces
+def test_a_large_batchs_weight_gradient_in_pieces(piece_bytes, routed, monkeypatch) -> None:
+    spec = ((5, 16, 9, 9), (32, 16, 3, 3), (1, 1), (1, 1), (1, 1), False, (0, 0), 1)
+    x, w, g = _arrays(spec, 1)
+    whole = _kernels(spec, x, w, g)[2]
+    monkeypatch.setattr(K, "_WEIGHT_GRAD_BYTES", piece_bytes)
+    pieces = _kernels(spec, x, w, g)[2]
+    assert ("weight", True) in routed
+    np.testing.assert_allclose(pieces, whole, rtol=1e-5, atol=1e-5)
+    _close(pieces, _torch(spec, x, w, g)[2], "weight gradient")

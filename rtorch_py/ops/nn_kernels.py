@@ -301,14 +301,27 @@ def conv_grad_input(g: np.ndarray, w: np.ndarray, size: tuple, stride, padding, 
     return _conv_grad_input(g, w, tuple(size), stride, padding, dilation, groups)
 
 
+_WEIGHT_GRAD_BYTES = 16 << 20  # input + output gradient a piece of the weight gradient
+
+
 def conv_grad_weight(x: np.ndarray, g: np.ndarray, kshape: tuple, stride, padding, dilation,
                      groups) -> np.ndarray:
     """The weight gradient (Out, C/groups, *kshape) of `conv_forward` for the
     output gradient g (N, Out, *O), whose sizes may be the first positions only."""
     wshape = (g.shape[1], x.shape[1] // groups) + tuple(kshape)
-    res = onednn.convolution("weight", x, g, x.shape, wshape, g.shape, stride, padding,
-                             dilation, groups)
-    if res is not None:
+    # oneDNN reorders input and output gradient into its layout: a large batch in
+    # pieces keeps those copies (a training step's peak of memory) to a piece's size
+    n = x.shape[0]
+    pieces = max(1, min(n, -(-(x.nbytes + g.nbytes) // _WEIGHT_GRAD_BYTES)))
+    bounds = [n * k // pieces for k in range(pieces + 1)]
+    res = None
+    for lo, hi in zip(bounds, bounds[1:]):
+        part = onednn.convolution("weight", x[lo:hi], g[lo:hi], (hi - lo,) + x.shape[1:], wshape,
+                                  (hi - lo,) + g.shape[1:], stride, padding, dilation, groups)
+        if part is None:
+            break
+        res = part if res is None else np.add(res, part, out=res)
+    else:
         return res
     xp = pad_zeros(x, [(0, 0), (0, 0)] + [(p, p) for p in padding]) if any(padding) else x
     return _conv_grad_weight(xp, g, tuple(kshape), stride, dilation, groups)
