@@ -134,7 +134,14 @@ PyScheduler <- R6::R6Class(
     formals(init) <- args
     body(init) <- bquote(do.call(super$initialize, quote = TRUE,
                                  c(list(optimizer), .nn_given(environment(), .(names(args)[-1])))))
-    assign(kind, lr_scheduler(kind, inherit = PyScheduler, initialize = init,
+    # step()'s formals as R torch's: step(metrics) for lr_reduce_on_plateau, else step()
+    step_args <- unlist(specs[[kind]]$step)
+    step <- function() NULL
+    step_formals <- rep(list(quote(expr = )), length(step_args))
+    names(step_formals) <- step_args
+    formals(step) <- step_formals
+    body(step) <- as.call(c(quote(super$step), lapply(step_args, as.name)))
+    assign(kind, lr_scheduler(kind, inherit = PyScheduler, initialize = init, step = step,
                               private = list(kind = kind)), envir = ns)
   }
 }

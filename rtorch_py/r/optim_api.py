@@ -321,13 +321,19 @@ SCHEDULERS: dict[str, Callable] = {name: _scheduler(name) for name in (
 
 def sched_formals() -> dict:
     """Each scheduler's R formals, from its Python signature (R torch's): the
-    defaults, and the arguments that have none."""
+    defaults, the arguments that have none, and its step()'s arguments (packages
+    read them: luz gives the metric when step() has `metrics`)."""
     out = {}
     for name in SCHEDULERS:
-        params = inspect.signature(getattr(schedulers, name)).parameters.values()
+        sig = inspect.signature(getattr(schedulers, name))
+        params = sig.parameters.values()
+        cls = sig.return_annotation
+        cls = getattr(schedulers, cls) if isinstance(cls, str) else cls
+        step = list(inspect.signature(cls.step).parameters)[1:]  # (not self)
         out[name] = {"defaults": {p.name: None if p.default is p.empty else p.default
                                   for p in params},
-                     "required": [p.name for p in params if p.default is p.empty]}
+                     "required": [p.name for p in params if p.default is p.empty],
+                     "step": step}
     return out
 
 
