@@ -12,7 +12,9 @@ slc <- function(start, end, step = 1) {
              else if (end < -1) end + 1
              else end
   first <- if (start > 0) start - 1 else start
-  structure(list(start = first, end = stop_at, step = step), class = "slice")
+  out <- list(start = first, end = stop_at, step = step)
+  class(out) <- "slice"  # (not structure(): a loop over x[1:i] calls this often)
+  out
 }
 
 print.slice <- function(x, ...) {
@@ -36,7 +38,7 @@ print.slice <- function(x, ...) {
 )
 
 .index_item <- function(v) {
-  if (is.null(v)) list("new")
+  if (!is.object(v)) if (is.null(v)) list("new") else list("value", v)  # fast path: plain R values
   else if (inherits(v, "fill")) list("fill")
   else if (inherits(v, "slice")) list("slice", c(v$start, v$end, v$step))
   else list("value", v)
@@ -52,7 +54,7 @@ print.slice <- function(x, ...) {
 .masked_names <- c("N", "newaxis", "..")
 
 # exprs: the unevaluated index arguments (empty ones for `x[1, ]`); env: where
-# to evaluate them. Plain numbers and variables skip the masked evaluation.
+# to evaluate them. Plain numbers, NULL and variables skip the masked evaluation.
 .index_spec <- function(exprs, env) {
   spec <- vector("list", length(exprs))
   spliced <- FALSE
@@ -64,7 +66,12 @@ print.slice <- function(x, ...) {
     e <- exprs[[i]]
     if (is.numeric(e)) {
       spec[[i]] <- list("value", e)
-    } else if (is.symbol(e) && !(as.character(e) %in% .masked_names)) {
+    } else if (is.null(e)) {
+      spec[[i]] <- list("new")
+    } else if (is.call(e) && identical(e[[1L]], quote(`-`)) && length(e) == 2L &&
+               is.numeric(e[[2L]])) {  # x[-1]
+      spec[[i]] <- list("value", -e[[2L]])
+    } else if (is.symbol(e) && match(as.character(e), .masked_names, 0L) == 0L) {
       spec[[i]] <- .index_item(eval(e, env))
     } else if (.is_splice(e)) {
       spec[[i]] <- lapply(as.list(eval(e[[2L]][[2L]][[2L]], env)), .index_item)

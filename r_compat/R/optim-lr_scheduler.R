@@ -126,11 +126,24 @@ PyScheduler <- R6::R6Class(
 # Each built-in's generator, made when the package loads (R/bridge.R): its
 # formals are the Python function's signature (R torch's).
 .make_schedulers <- function(ns) {
+  steps <- .scheduler_step_methods()
   .py_generators(ns, "schedulers", function(args) {
     bquote(do.call(super$initialize, quote = TRUE,
                    c(list(optimizer), .nn_given(environment(), .(args[-1])))))
   }, function(kind, init) {
-    lr_scheduler(kind, inherit = PyScheduler, initialize = init, private = list(kind = kind))
+    lr_scheduler(kind, inherit = PyScheduler, initialize = init, step = steps[[kind]],
+                 private = list(kind = kind))
+  })
+}
+
+# Each built-in's step() with R torch's formals (step(metrics) for
+# lr_reduce_on_plateau, step() for the others), calling PyScheduler's.
+.scheduler_step_methods <- function() {
+  lapply(.scheduler_steps(), function(args) {
+    step <- function() NULL
+    formals(step) <- stats::setNames(rep(list(quote(expr = )), length(args)), unlist(args))
+    body(step) <- as.call(c(quote(super$step), lapply(unlist(args), as.name)))
+    step
   })
 }
 

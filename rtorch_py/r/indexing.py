@@ -145,33 +145,43 @@ _ALL = slice(None)
 
 
 def _simple_key(x: Tensor, spec: list, drop: bool) -> tuple | None:
-    """The key for the common `x[i, ]`, `x[, j]`, `x[i, j]` (numbers and
-    empties only), or None when the full parser is needed."""
-    if not drop or len(spec) > x.ndim:
+    """The key for the common basic indices — `x[i, ]`, `x[, j]`, `x[i, j]`,
+    `x[1:n, ]`, `x[, NULL]` (whole numbers, empties, ranges, new axes) — or
+    None when the full parser is needed (it also words the errors)."""
+    if not drop:
         return None
     key = []
-    for d, item in enumerate(spec):
+    d = 0
+    for item in spec:
         kind = item[0]
+        if kind == "new":
+            key.append(None)
+            continue
+        if d >= x.ndim:
+            return None
         if kind == "all":
             key.append(_ALL)
-            continue
-        if kind != "value":
+        elif kind == "slice":
+            key.append(_slice(item[1]))
+        elif kind != "value":
             return None
-        v = item[1]
-        if type(v) is float:
-            k = int(v)
-            if k != v:
-                return None
-        elif type(v) is int:
-            k = v
         else:
-            return None
-        if k == 0:
-            return None  # let the full parser report it
-        k = one_based.position(k)
-        if not -x.shape[d] <= k < x.shape[d]:
-            return None
-        key.append(k)
+            v = item[1]
+            if type(v) is float:
+                k = int(v)
+                if k != v:
+                    return None
+            elif type(v) is int:
+                k = v
+            else:
+                return None
+            if k == 0:
+                return None
+            k = one_based.position(k)
+            if not -x.shape[d] <= k < x.shape[d]:
+                return None
+            key.append(k)
+        d += 1
     return tuple(key)
 
 

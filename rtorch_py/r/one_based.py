@@ -117,7 +117,7 @@ def positions(a: np.ndarray) -> np.ndarray:
     """A vector of R positions (whole numbers, 1-based, negative from the
     end) as 0-based int64."""
     ai = a.astype(np.int64)
-    if ai.size and (ai != a).any():
+    if a.dtype.kind not in "iu" and ai.size and (ai != a).any():
         raise IndexError("index vectors must hold whole numbers")
     if (ai == 0).any():
         raise IndexError(ZERO_MESSAGE)

@@ -330,6 +330,17 @@ def generator_formals(family: str) -> NamedList:
                                  for fn in fns.values()])
 
 
+def scheduler_steps() -> NamedList:
+    """Each scheduler's step() arguments (R torch's: step(metrics) for
+    lr_reduce_on_plateau, step() for the others): packages read them (luz gives
+    the metric only when step() has `metrics`)."""
+    def args(fn: Callable) -> list:
+        cls = inspect.signature(fn).return_annotation
+        cls = getattr(schedulers, cls) if isinstance(cls, str) else cls
+        return list(inspect.signature(cls.step).parameters)[1:]  # (not self)
+    return NamedList(list(SCHEDULERS), [args(getattr(schedulers, n)) for n in SCHEDULERS])
+
+
 def _r_defaults(fn: Callable) -> dict:
     out: dict = {}
     for p in inspect.signature(fn).parameters.values():
@@ -440,6 +451,7 @@ R_FUNCTIONS: dict[str, Callable] = {
     ".lbfgs_step": lbfgs_step,
     ".strong_wolfe": strong_wolfe_r,
     ".generator_formals": generator_formals,
+    ".scheduler_steps": scheduler_steps,
     ".sched_new": sched_new,
     ".sched_step": sched_step,
     ".sched_lrs": sched_lrs,

@@ -156,6 +156,18 @@ test_that("lr_reduce_on_plateau's message is worded as R torch's", {
   expect_message(sched$step(1), "^Epoch 2: reducing learning rate of group 1 to 1.0000e-01\n$")
 })
 
+test_that("schedulers' step() has R torch's formals (luz gives the metric when it has `metrics`)", {
+  o <- optim_sgd(torch_zeros(1, requires_grad = TRUE), lr = 1)
+  expect_identical(names(formals(lr_reduce_on_plateau(o)$step)), "metrics")
+  expect_null(formals(lr_step(o, step_size = 1)$step))
+  expect_null(formals(lr_multiplicative(o, lr_lambda = function(e) 0.5)$step))
+  s <- lr_reduce_on_plateau(o, patience = 0)
+  s$step(metrics = 1)
+  s$step(metrics = 1)
+  expect_equal(o$param_groups[[1]]$lr, 0.1)
+  expect_error(s$step(), "metrics")
+})
+
 # -- torch_save() / torch_load() ------------------------------------------------
 
 # What R safetensors' write_safe() writes for one tensor, with R torch's __r__ metadata.

@@ -68,6 +68,24 @@ test_that("new axes, drop = FALSE and slc()", {
   expect_output(print(slc(1, 3, 5)), "<slice>")
 })
 
+test_that("the fast paths (literal -k, NULL, ranges, plain values) agree with the general ones", {
+  x <- torch_randn(5, 4)
+  a <- as_array(x)
+  expect_equal_to_tensor(x[-1, ], x[-(1), ])
+  expect_equal_to_r(x[-2, ], a[4, ])
+  expect_equal_to_tensor(x[, NULL, 2:3], x[, newaxis, 2:3])
+  expect_tensor_shape(x[2:3, NULL], c(2L, 1L, 4L))
+  k <- 2L
+  n <- 4
+  expect_equal_to_r(x[k:n, 1], a[2:4, 1])
+  expect_equal_to_r(x[k:N, -1], a[2:5, 4])
+  expect_equal_to_r(x[1:n:2, ], a[c(1, 3), ])
+  i <- torch_tensor(3L)
+  expect_equal_to_tensor(x[i, ], x[3:3, ])
+  expect_error(x[-6, ], "out of bounds")
+  expect_error(x[, 1:2, 1], "too many indices")
+})
+
 test_that("negative ranges and vectors count from the end", {
   x <- torch_tensor(c(1, 2, 3))
   expect_equal_to_r(x[2:-1], c(2, 3))
