@@ -56,9 +56,11 @@ def _names(table: str) -> list:
 
 
 def _closures(names: list, kind: str = "function") -> NamedList:
-    """Per exported function of FUNCTIONS (kind "method": per tensor method of METHODS),
+    """Per exported function of FUNCTIONS (kind "method": per tensor method of METHODS;
+    "layer": per built-in layer, its generator's formals alone),
     its closure's shape (closures.FunctionShape): list(formals, send_as, positional),
     for the R side's set-up."""
+    names = [names] if isinstance(names, str) else names  # (R's one name: a string)
     shapes = [closures.function_shape(n, _TABLES, kind) for n in names]
     return NamedList(list(names), [
         NamedList(["formals", "send_as", "positional"],
