@@ -135,13 +135,14 @@ PyScheduler <- R6::R6Class(
 }
 
 # Generators over Python functions, made at load: per function of `family`
-# (rtorch_py/r/optim_api.py's generator_formals), make(name, initialize), the
-# initialize() of the function's formals and the body body_of(their names).
+# (rtorch_py/r/optim_api.py's generator_names), make(name, initialize), the
+# initialize() of the function's formals (R/bridge.R's .closure_shapes) and the body
+# body_of(their names).
 .py_generators <- function(ns, family, body_of, make) {
-  formals <- .generator_formals(family)
-  for (name in names(formals)) {
+  shapes <- .closure_shapes(unlist(.generator_names(family)), family)
+  for (name in names(shapes)) {
     init <- function() NULL
-    formals(init) <- eval(parse(text = formals[[name]], keep.source = FALSE)[[1]], baseenv())
+    formals(init) <- shapes[[name]]$formals
     body(init) <- body_of(names(formals(init)))
     assign(name, make(name, init), envir = ns)
   }

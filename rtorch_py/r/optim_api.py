@@ -319,15 +319,24 @@ SCHEDULERS: dict[str, Callable] = {name: _scheduler(name) for name in vars(sched
                                    if name.startswith("lr_")}
 
 
-def generator_formals(family: str) -> NamedList:
-    """The R formals (R source) of the generators R makes at load from Python functions,
-    their signatures (R torch's): the schedulers ("schedulers", lr_*) or the ignite
-    optimizers ("ignite", optim_ignite_*). A setting Python requires is R torch's
-    `optim_required()`; a whole default of a float setting an R double."""
-    fns = {n: getattr(schedulers, n) for n in SCHEDULERS} if family == "schedulers" else \
-        {f"optim_ignite_{kind}": fn for kind, fn in IGNITE.items()}
-    return NamedList(list(fns), [alist(python_formals(fn, defaults=_r_defaults(fn)))
-                                 for fn in fns.values()])
+def _generator_functions(family: str) -> dict[str, Callable]:
+    """The Python functions R makes generators of at load: the schedulers
+    ("schedulers", lr_*) or the ignite optimizers ("ignite", optim_ignite_*)."""
+    if family == "schedulers":
+        return {n: getattr(schedulers, n) for n in SCHEDULERS}
+    return {f"optim_ignite_{kind}": fn for kind, fn in IGNITE.items()}
+
+
+def generator_names(family: str) -> list[str]:
+    return list(_generator_functions(family))
+
+
+def generator_formals(family: str, name: str) -> str:
+    """The R formals (R source) of the generator `name` of `family`, its signature's
+    (R torch's): a setting Python requires is R torch's `optim_required()`; a whole
+    default of a float setting an R double."""
+    fn = _generator_functions(family)[name]
+    return alist(python_formals(fn, defaults=_r_defaults(fn)))
 
 
 def _r_defaults(fn: Callable) -> dict:
@@ -439,7 +448,7 @@ R_FUNCTIONS: dict[str, Callable] = {
     ".lbfgs_new": lbfgs_new,
     ".lbfgs_step": lbfgs_step,
     ".strong_wolfe": strong_wolfe_r,
-    ".generator_formals": generator_formals,
+    ".generator_names": generator_names,
     ".sched_new": sched_new,
     ".sched_step": sched_step,
     ".sched_lrs": sched_lrs,
