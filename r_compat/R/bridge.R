@@ -78,6 +78,7 @@
   .nn_make_layers(ns)  # (R/nn.R)
   .make_schedulers(ns)  # (R/optim-lr_scheduler.R)
   .make_ignite(ns)  # (R/optim-ignite.R)
+  .make_builtin(ns)  # (R/optim-builtin.R)
   .make_constraints(ns)  # (R/distributions-constraints.R)
   .register_compare_proxy()  # (R/compare.R)
   .keep_internal(ns)

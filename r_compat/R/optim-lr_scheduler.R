@@ -126,7 +126,7 @@ PyScheduler <- R6::R6Class(
 # Each built-in's generator, made when the package loads (R/bridge.R): its
 # formals are the Python function's signature (R torch's).
 .make_schedulers <- function(ns) {
-  .py_generators(ns, "schedulers", function(args) {
+  .py_generators(ns, "schedulers", function(args, name) {
     bquote(do.call(super$initialize, quote = TRUE,
                    c(list(optimizer), .nn_given(environment(), .(args[-1])))))
   }, function(kind, init) {
@@ -137,13 +137,13 @@ PyScheduler <- R6::R6Class(
 # Generators over Python functions, made at load: per function of `family`
 # (rtorch_py/r/optim_api.py's generator_names), make(name, initialize), the
 # initialize() of the function's formals (R/bridge.R's .closure_shapes) and the body
-# body_of(their names).
+# body_of(their names, name).
 .py_generators <- function(ns, family, body_of, make) {
   shapes <- .closure_shapes(unlist(.generator_names(family)), family)
   for (name in names(shapes)) {
     init <- function() NULL
     formals(init) <- shapes[[name]]$formals
-    body(init) <- body_of(names(formals(init)))
+    body(init) <- body_of(names(formals(init)), name)
     assign(name, make(name, init), envir = ns)
   }
 }

@@ -180,6 +180,8 @@ def function_shape(name: str, table: dict, kind: str = "function") -> FunctionSh
     built-in layer's generator `name` (nn_api.LAYERS; its body is R's, `r_compat/R/nn.R`)."""
     if kind == "layer":  # (a layer's generator: R matches, R passes on what was given)
         formals = shim_formals("function", name, table)
+        if declared(nn_api.LAYERS[name]) is not None:  # (R torch's `1` is a double)
+            formals = [(n, float(d) if type(d) is int else d, has) for n, d, has in formals]
         return FunctionShape(alist([(r_name(n), d, has) for n, d, has in formals]), (), 0)
     method = kind == "method"
     formals = shim_formals(kind, name, table)

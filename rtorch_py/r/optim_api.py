@@ -17,6 +17,7 @@ from ..optim import kernels
 from ..optim.ignite import IGNITE, IgniteOptimizer
 from ..optim.lbfgs import LBFGS, strong_wolfe
 from ..optim import schedulers
+from ..optim import optimizer
 from ..optim.optimizer import Optimizer, required, zero_grads
 from ..tensor import Tensor
 from .binding import RFacts, python_value, r_callable
@@ -25,6 +26,7 @@ from .convert import UNDEFINED
 
 # R torch's setting names that differ from PyTorch's
 _R_NAMES = {"lambda": "lambd"}
+_PYTHON_NAMES = {v: k for k, v in _R_NAMES.items()}
 
 
 def _value(v: Any) -> Any:
@@ -321,9 +323,12 @@ SCHEDULERS: dict[str, Callable] = {name: _scheduler(name) for name in vars(sched
 
 def _generator_functions(family: str) -> dict[str, Callable]:
     """The Python functions R makes generators of at load: the schedulers
-    ("schedulers", lr_*) or the ignite optimizers ("ignite", optim_ignite_*)."""
+    ("schedulers", lr_*), the ignite optimizers ("ignite", optim_ignite_*) or the
+    built-in ones ("builtin", optim_sgd ...; R checks their settings as R torch does)."""
     if family == "schedulers":
         return {n: getattr(schedulers, n) for n in SCHEDULERS}
+    if family == "builtin":
+        return {n: fn for n, fn in vars(optimizer).items() if n.startswith("optim_")}
     return {f"optim_ignite_{kind}": fn for kind, fn in IGNITE.items()}
 
 
@@ -336,7 +341,9 @@ def generator_formals(family: str, name: str) -> str:
     (R torch's): a setting Python requires is R torch's `optim_required()`; a whole
     default of a float setting an R double."""
     fn = _generator_functions(family)[name]
-    return alist(python_formals(fn, defaults=_r_defaults(fn)))
+    python_only = ("maximize",) if family == "builtin" else ()  # (PyTorch's: not R torch's)
+    return alist([(_PYTHON_NAMES.get(n, n), d, has) for n, d, has in
+                  python_formals(fn, defaults=_r_defaults(fn)) if n not in python_only])
 
 
 def _r_defaults(fn: Callable) -> dict:
@@ -346,6 +353,8 @@ def _r_defaults(fn: Callable) -> dict:
             out[p.name] = ("expr", "optim_required()")
         elif p.annotation in (float, "float") and type(p.default) is int:
             out[p.name] = float(p.default)
+        elif isinstance(p.default, tuple) and float in map(type, p.default):
+            out[p.name] = tuple(map(float, p.default))  # (an R double vector: c(1e-06, 50))
     return out
 
 

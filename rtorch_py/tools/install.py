@@ -113,7 +113,8 @@ def engine_function_names() -> list[str]:
     rest are written in R/): listed in the package so that they exist, and say
     to run install_torch(), before it has an engine."""
     return sorted(n for n in {*api._names("FUNCTIONS"), *nn_layer_names(),
-                              *generator_names("schedulers"), *generator_names("ignite")} if not n.startswith("."))
+                              *generator_names("schedulers"), *generator_names("ignite"),
+                              *generator_names("builtin")} if not n.startswith("."))
 
 
 def _write_function_names(pkg: Path) -> None:
