@@ -56,14 +56,13 @@ def _names(table: str) -> list:
 
 
 def _closures(names: list, kind: str = "function") -> NamedList:
-    """Per exported function of FUNCTIONS (kind "method": per tensor method of METHODS;
-    "layer": per built-in layer, "schedulers", "ignite", "builtin": per lr_*, optim_ignite_*,
-    built-in optim_*,
-    its generator's formals alone),
+    """Per exported function of FUNCTIONS (kind "method": per tensor method of METHODS),
     its closure's shape (closures.FunctionShape): list(formals, send_as, positional),
-    for the R side's set-up."""
+    for the R side's set-up; the formals alone of a generator R makes at load, per
+    built-in layer (kind "layer") or per function of optim_api's families
+    ("schedulers", "ignite", "builtin")."""
     names = [names] if isinstance(names, str) else names  # (R's one name: a string)
-    if kind in ("schedulers", "ignite", "builtin"):  # (generators over optim's functions: formals alone)
+    if kind in ("schedulers", "ignite", "builtin"):
         shapes = [closures.FunctionShape(optim_api.generator_formals(kind, n), (), 0)
                   for n in names]
     else:
