@@ -198,6 +198,9 @@ def test_closure_shapes() -> None:
     backward = shape("backward", api._TABLES, "method")  # (Python's **kw: R's `...`)
     assert backward.formals.startswith("alist(gradient = NULL, ") and \
         backward.formals.endswith(", ... = )") and backward.positional == 0
+    layer = shape("nn_linear", api._TABLES, "layer")  # (a layer's generator: formals alone)
+    assert layer.formals == "alist(in_features = , out_features = , bias = TRUE)"
+    assert shape("nn_embedding", api._TABLES, "layer").formals.endswith(", .weight = NULL)")
     assert closures.r_source(-100) == "-100L" and closures.r_source(1e-05) == "1e-05"
     assert closures.r_source(("mean", "sum")) == 'c("mean", "sum")'
     assert closures.r_source(float("-inf")) == "-Inf" and closures.r_source(()) == "list()"

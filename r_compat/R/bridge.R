@@ -78,6 +78,7 @@
   .nn_make_layers(ns)  # (R/nn.R)
   .make_schedulers(ns)  # (R/optim-lr_scheduler.R)
   .make_ignite(ns)  # (R/optim-ignite.R)
+  .make_builtin(ns)  # (R/optim-builtin.R)
   .make_constraints(ns)  # (R/distributions-constraints.R)
   .register_compare_proxy()  # (R/compare.R)
   .keep_internal(ns)
@@ -107,16 +108,25 @@
 # each with its formals and a body of one .External2(C_frame_call, info); a method's
 # without the tensor, which C_method adds per access.
 .closures <- function(fns, kind, ns, invisible_fns = character()) {
-  shapes <- .External(C_call, .py_fn("_closures"), names(fns), kind)
-  formals <- lapply(parse(text = vapply(shapes, `[[`, "", "formals"), keep.source = FALSE),
-                    function(e) as.pairlist(eval(e, baseenv())))
+  shapes <- .closure_shapes(names(fns), kind)
   out <- vector("list", length(fns))
   for (i in seq_along(fns)) {
     out[[i]] <- .Call(C_closure, fns[[i]], shapes[[i]]$send_as, shapes[[i]]$positional,
-                      formals[[i]], names(fns)[[i]] %in% invisible_fns, ns, quote(C_frame_call))
+                      shapes[[i]]$formals, names(fns)[[i]] %in% invisible_fns, ns,
+                      quote(C_frame_call))
   }
   names(out) <- names(fns)
   out
+}
+
+# The shapes of the closures of `names` (rtorch_py/r/closures.py's function_shape; kind
+# "layer": a built-in layer's generator, R/nn.R), their formals as a pairlist.
+.closure_shapes <- function(names, kind) {
+  shapes <- .External(C_call, .py_fn("_closures"), names, kind)
+  formals <- lapply(parse(text = vapply(shapes, `[[`, "", "formals"), keep.source = FALSE),
+                    function(e) as.pairlist(eval(e, baseenv())))
+  for (i in seq_along(shapes)) shapes[[i]]["formals"] <- list(formals[[i]])
+  shapes
 }
 
 .onAttach <- function(libname, pkgname) {

@@ -307,11 +307,15 @@ nn_module <- function(classname = NULL, inherit = nn_Module, ...,
     parent_env = env
   )
   .finish_class(Module)
-  init <- .find_initialize(Module)
-  # the generator has initialize's arguments and passes on the ones given
+  .generator(Module, formals(.find_initialize(Module)), classes)
+}
+
+# The generator of Module: a function of `formals` (initialize's) that passes on the
+# arguments given.
+.generator <- function(Module, formals, classes) {
   gen <- function() NULL
-  formals(gen) <- formals(init)
-  body(gen) <- bquote(.nn_construct(Module, .nn_given(environment(), .(names(formals(init))))))
+  formals(gen) <- formals
+  body(gen) <- bquote(.nn_construct(Module, .nn_given(environment(), .(names(formals)))))
   attr(gen, "class") <- c(classes, "nn_module_generator")
   attr(gen, "module") <- Module
   gen
@@ -542,10 +546,8 @@ nn_PyModule <- R6::R6Class(
       function(...) .nn_callable(.nn_class_call(name, m, ...))
     })
   }
-  gen <- function(...) .nn_construct(Module, rlang::list2(...))
-  attr(gen, "class") <- c(classes, "nn_module_generator")
-  attr(gen, "module") <- Module
-  gen
+  # R torch's formals, or the Python layer's as R sees them (R matches the call)
+  .generator(Module, .closure_shapes(name, "layer")[[1]]$formals, classes)
 }
 
 # R torch's losses inherit nn_loss (those taking class weights nn_weighted_loss).

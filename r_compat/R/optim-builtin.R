@@ -1,27 +1,27 @@
-# R torch's built-in optimizers. Each checks its settings as R torch does and
-# steps through Python (private$kernel_step): one call per parameter group.
+# R torch's built-in optimizers, made at load (.onLoad) with the formals of Python's
+# (rtorch_py/optim/optimizer.py, through .py_generators): each checks its settings as
+# R torch does (.optim_checks, given them by name) and steps through Python
+# (private$kernel_step): one call per parameter group.
+
+.make_builtin <- function(ns) {
+  .py_generators(ns, "builtin", function(args, name) {
+    bquote({
+      settings <- mget(.(args[-1]))
+      do.call(.optim_checks[[.(name)]], settings)
+      super$initialize(params, settings)
+    })
+  }, function(name, init) {
+    optimizer(name, initialize = init,
+              step = function(closure = NULL) private$kernel_step(private$kind, closure),
+              private = list(kind = sub("optim_", "", name, fixed = TRUE)))
+  })
+}
 
 .check_positive <- function(value, what) {
   if (!is_optim_required(value) && any(value < 0)) .optim_error("Invalid ", what, ": ", value)
 }
 
-optim_sgd <- optimizer(
-  "optim_sgd",
-  initialize = function(params, lr = optim_required(), momentum = 0, dampening = 0,
-                        weight_decay = 0, nesterov = FALSE) {
-    .check_positive(lr, "learning rate")
-    .check_positive(momentum, "momentum value")
-    .check_positive(weight_decay, "weight_decay value")
-    if (nesterov && (momentum <= 0 || dampening != 0)) {
-      .optim_error("Nesterov momentum requires a momentum and zero dampening")
-    }
-    super$initialize(params, list(lr = lr, momentum = momentum, dampening = dampening,
-                                  weight_decay = weight_decay, nesterov = nesterov))
-  },
-  step = function(closure = NULL) private$kernel_step("sgd", closure)
-)
-
-.check_adam <- function(lr, betas, eps, weight_decay) {
+.check_adam <- function(lr, betas, eps, weight_decay, amsgrad) {
   .check_positive(lr, "learning rate")
   .check_positive(eps, "eps")
   if (betas[[1]] < 0 || betas[[1]] > 1) .optim_error("Invalid beta parameter at index 1")
@@ -29,94 +29,47 @@ optim_sgd <- optimizer(
   .check_positive(weight_decay, "weight decay value")
 }
 
-optim_adam <- optimizer(
-  "optim_adam",
-  initialize = function(params, lr = 1e-3, betas = c(0.9, 0.999), eps = 1e-8,
-                        weight_decay = 0, amsgrad = FALSE) {
-    .check_adam(lr, betas, eps, weight_decay)
-    super$initialize(params, list(lr = lr, betas = betas, eps = eps,
-                                  weight_decay = weight_decay, amsgrad = amsgrad))
+.optim_checks <- list(
+  optim_sgd = function(lr, momentum, dampening, weight_decay, nesterov) {
+    .check_positive(lr, "learning rate")
+    .check_positive(momentum, "momentum value")
+    .check_positive(weight_decay, "weight_decay value")
+    if (nesterov && (momentum <= 0 || dampening != 0)) {
+      .optim_error("Nesterov momentum requires a momentum and zero dampening")
+    }
   },
-  step = function(closure = NULL) private$kernel_step("adam", closure)
-)
-
-optim_adamw <- optimizer(
-  "optim_adamw",
-  initialize = function(params, lr = 1e-3, betas = c(0.9, 0.999), eps = 1e-8,
-                        weight_decay = 1e-2, amsgrad = FALSE) {
-    .check_adam(lr, betas, eps, weight_decay)
-    super$initialize(params, list(lr = lr, betas = betas, eps = eps,
-                                  weight_decay = weight_decay, amsgrad = amsgrad))
-  },
-  step = function(closure = NULL) private$kernel_step("adamw", closure)
-)
-
-optim_rmsprop <- optimizer(
-  "optim_rmsprop",
-  initialize = function(params, lr = 1e-2, alpha = 0.99, eps = 1e-8, weight_decay = 0,
-                        momentum = 0, centered = FALSE) {
+  optim_adam = .check_adam,
+  optim_adamw = .check_adam,
+  optim_rmsprop = function(lr, alpha, eps, weight_decay, momentum, centered) {
     .check_positive(lr, "learning rate")
     .check_positive(eps, "epsilon value")
     .check_positive(momentum, "momentum value")
     .check_positive(weight_decay, "weight_decay value")
     .check_positive(alpha, "alpha value")
-    super$initialize(params, list(lr = lr, alpha = alpha, eps = eps,
-                                  weight_decay = weight_decay, momentum = momentum,
-                                  centered = centered))
   },
-  step = function(closure = NULL) private$kernel_step("rmsprop", closure)
-)
-
-optim_adagrad <- optimizer(
-  "optim_adagrad",
-  initialize = function(params, lr = 1e-2, lr_decay = 0, weight_decay = 0,
-                        initial_accumulator_value = 0, eps = 1e-10) {
+  optim_adagrad = function(lr, lr_decay, weight_decay, initial_accumulator_value, eps) {
     .check_positive(lr, "learning rate")
     .check_positive(lr_decay, "lr_decay value")
     .check_positive(weight_decay, "weight_decay value")
     .check_positive(initial_accumulator_value, "initial_accumulator_value value")
     .check_positive(eps, "epsilon value")
-    super$initialize(params, list(lr = lr, lr_decay = lr_decay, weight_decay = weight_decay,
-                                  initial_accumulator_value = initial_accumulator_value,
-                                  eps = eps))
   },
-  step = function(closure = NULL) private$kernel_step("adagrad", closure)
-)
-
-optim_adadelta <- optimizer(
-  "optim_adadelta",
-  initialize = function(params, lr = 1.0, rho = 0.9, eps = 1e-6, weight_decay = 0) {
+  optim_adadelta = function(lr, rho, eps, weight_decay) {
     .check_positive(lr, "learning rate")
     if (rho < 0 || rho > 1) .optim_error("Invalid rho value: ", rho)
     .check_positive(eps, "epsilon value")
     .check_positive(weight_decay, "weight_decay value")
-    super$initialize(params, list(lr = lr, rho = rho, eps = eps, weight_decay = weight_decay))
   },
-  step = function(closure = NULL) private$kernel_step("adadelta", closure)
-)
-
-optim_asgd <- optimizer(
-  "optim_asgd",
-  initialize = function(params, lr = 1e-2, lambda = 1e-4, alpha = 0.75, t0 = 1e6,
-                        weight_decay = 0) {
+  optim_asgd = function(lr, lambda, alpha, t0, weight_decay) {
     .check_positive(lr, "learning rate")
     .check_positive(weight_decay, "weight_decay value")
-    super$initialize(params, list(lr = lr, lambda = lambda, alpha = alpha, t0 = t0,
-                                  weight_decay = weight_decay))
   },
-  step = function(closure = NULL) private$kernel_step("asgd", closure)
-)
-
-optim_rprop <- optimizer(
-  "optim_rprop",
-  initialize = function(params, lr = 1e-2, etas = c(0.5, 1.2), step_sizes = c(1e-6, 50)) {
+  optim_rprop = function(lr, etas, step_sizes) {
     .check_positive(lr, "learning rate")
     if (etas[[1]] <= 0 || etas[[1]] >= 1 || etas[[2]] <= 1) {
       .optim_error("Invalid eta values: ", etas[[1]], ", ", etas[[2]])
     }
-    super$initialize(params, list(lr = lr, etas = etas, step_sizes = step_sizes))
-  },
-  step = function(closure = NULL) private$kernel_step("rprop", closure)
+  }
 )
 
 # L-BFGS keeps its history in Python; opt$state shows func_evals and n_iter

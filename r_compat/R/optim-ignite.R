@@ -77,7 +77,7 @@ optimizer_ignite <- function(name = NULL, ..., private = NULL, active = NULL,
 # formals are the Python functions' (R torch's); the settings go to Python, which
 # checks them.
 .make_ignite <- function(ns) {
-  .py_generators(ns, "ignite", function(args) {
+  .py_generators(ns, "ignite", function(args, name) {
     bquote(super$initialize(params, mget(.(args[-1]))))
   }, function(name, init) {
     optimizer_ignite(name, initialize = init,

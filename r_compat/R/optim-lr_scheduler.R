@@ -127,7 +127,7 @@ PyScheduler <- R6::R6Class(
 # formals are the Python function's signature (R torch's).
 .make_schedulers <- function(ns) {
   steps <- .scheduler_step_methods()
-  .py_generators(ns, "schedulers", function(args) {
+  .py_generators(ns, "schedulers", function(args, name) {
     bquote(do.call(super$initialize, quote = TRUE,
                    c(list(optimizer), .nn_given(environment(), .(args[-1])))))
   }, function(kind, init) {
@@ -148,14 +148,15 @@ PyScheduler <- R6::R6Class(
 }
 
 # Generators over Python functions, made at load: per function of `family`
-# (rtorch_py/r/optim_api.py's generator_formals), make(name, initialize), the
-# initialize() of the function's formals and the body body_of(their names).
+# (rtorch_py/r/optim_api.py's generator_names), make(name, initialize), the
+# initialize() of the function's formals (R/bridge.R's .closure_shapes) and the body
+# body_of(their names, name).
 .py_generators <- function(ns, family, body_of, make) {
-  formals <- .generator_formals(family)
-  for (name in names(formals)) {
+  shapes <- .closure_shapes(unlist(.generator_names(family)), family)
+  for (name in names(shapes)) {
     init <- function() NULL
-    formals(init) <- eval(parse(text = formals[[name]], keep.source = FALSE)[[1]], baseenv())
-    body(init) <- body_of(names(formals(init)))
+    formals(init) <- shapes[[name]]$formals
+    body(init) <- body_of(names(formals(init)), name)
     assign(name, make(name, init), envir = ns)
   }
 }

@@ -24,7 +24,7 @@ from ..constructors import device_type  # noqa: F401 (torch_device() checks its 
 from ..engine import RemovableHandle
 from ..function import NamedList  # noqa: F401 (read by the bridge)
 from ..tensor import Tensor  # noqa: F401 (read by the bridge)
-from . import closures, tables
+from . import closures, optim_api, tables
 from .convert import (R_CLASSES, UNDEFINED, RError, Scope, UndefinedTensor,  # noqa: F401
                       _error_message, _from_r_array)
 from .functions import (apply_function, ctx_get, ctx_mark_dirty,  # noqa: F401
@@ -58,8 +58,15 @@ def _names(table: str) -> list:
 def _closures(names: list, kind: str = "function") -> NamedList:
     """Per exported function of FUNCTIONS (kind "method": per tensor method of METHODS),
     its closure's shape (closures.FunctionShape): list(formals, send_as, positional),
-    for the R side's set-up."""
-    shapes = [closures.function_shape(n, _TABLES, kind) for n in names]
+    for the R side's set-up; the formals alone of a generator R makes at load, per
+    built-in layer (kind "layer") or per function of optim_api's families
+    ("schedulers", "ignite", "builtin")."""
+    names = [names] if isinstance(names, str) else names  # (R's one name: a string)
+    if kind in ("schedulers", "ignite", "builtin"):
+        shapes = [closures.FunctionShape(optim_api.generator_formals(kind, n), (), 0)
+                  for n in names]
+    else:
+        shapes = [closures.function_shape(n, _TABLES, kind) for n in names]
     return NamedList(list(names), [
         NamedList(["formals", "send_as", "positional"],
                   [s.formals, closures.Names(s.send_as), s.positional]) for s in shapes])

@@ -176,7 +176,13 @@ def _has_kwargs(fn: Callable) -> bool:
 def function_shape(name: str, table: dict, kind: str = "function") -> FunctionShape:
     """The closure of the generated R function `name` (a key of table["FUNCTIONS"]), or
     with kind "method" of the tensor method `x$name` (of table["METHODS"]; the tensor,
-    not among its formals, goes first)."""
+    not among its formals, goes first), or with kind "layer" the formals alone of the
+    built-in layer's generator `name` (nn_api.LAYERS; its body is R's, `r_compat/R/nn.R`)."""
+    if kind == "layer":  # (a layer's generator: R matches, R passes on what was given)
+        formals = shim_formals("function", name, table)
+        if declared(nn_api.LAYERS[name]) is not None:  # (R torch's `1` is a double)
+            formals = [(n, float(d) if type(d) is int else d, has) for n, d, has in formals]
+        return FunctionShape(alist([(r_name(n), d, has) for n, d, has in formals]), (), 0)
     method = kind == "method"
     formals = shim_formals(kind, name, table)
     if method:

@@ -81,15 +81,31 @@ _CONSTRUCTORS = {n: _r_function(n, cls) for n, cls in LAYERS.items()}
 
 
 def nn_new(name: str, *args: Any, **kwargs: Any) -> Module:
+    """The built-in layer `name` made from the arguments R's generator was given (R
+    matched them against its formals, closures.function_shape(kind="layer"), and
+    passes on those given, by R's names); arguments by position (an R subclass's
+    `super$initialize(...)`) are in R's order."""
     cls = LAYERS.get(name)
     if cls is None:
         raise ValueError(f"no built-in layer named {name!r}")
     formals = declared(cls)
-    if formals is not None:  # R torch's formals: matched by R's rules, passed by name
-        args, kwargs = matching.Matcher(name, formals, cls, python_names(cls))(args, kwargs)
+    if formals is not None and args:  # (R torch's order, which may not be Python's)
+        names = [f[0] for f in formals]
+        kwargs, extra = matching.by_r_positions(
+            names[:names.index("...")] if "..." in names else names, args, kwargs)
+        if extra:
+            raise matching.dots_not_empty(name, extra)
+        args = ()
+    renamed = python_names(cls)
+    kwargs = {renamed.get(k) or matching.python_name(k): v for k, v in kwargs.items()}
+    params = inspect.signature(cls).parameters
+    if formals is not None and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        extra = [(k, v) for k, v in kwargs.items() if k not in params]
+        if extra:  # (R torch's `...` takes only what its layer does)
+            raise matching.dots_not_empty(name, extra)
     module = _CONSTRUCTORS[name](*args, **kwargs)
     # the arguments R gave as integers (R torch's fields keep their type: modules._attribute)
-    given = {**dict(zip(inspect.signature(cls).parameters, args)), **kwargs}
+    given = {**dict(zip(params, args)), **kwargs}
     module.r_integers = tuple(k for k, v in given.items() if _is_r_integer(v))
     return module
 

@@ -17,6 +17,7 @@ from ..optim import kernels
 from ..optim.ignite import IGNITE, IgniteOptimizer
 from ..optim.lbfgs import LBFGS, strong_wolfe
 from ..optim import schedulers
+from ..optim import optimizer
 from ..optim.optimizer import Optimizer, required, zero_grads
 from ..tensor import Tensor
 from .binding import RFacts, python_value, r_callable
@@ -25,6 +26,7 @@ from .convert import UNDEFINED
 
 # R torch's setting names that differ from PyTorch's
 _R_NAMES = {"lambda": "lambd"}
+_PYTHON_NAMES = {v: k for k, v in _R_NAMES.items()}
 
 
 def _value(v: Any) -> Any:
@@ -319,15 +321,29 @@ SCHEDULERS: dict[str, Callable] = {name: _scheduler(name) for name in vars(sched
                                    if name.startswith("lr_")}
 
 
-def generator_formals(family: str) -> NamedList:
-    """The R formals (R source) of the generators R makes at load from Python functions,
-    their signatures (R torch's): the schedulers ("schedulers", lr_*) or the ignite
-    optimizers ("ignite", optim_ignite_*). A setting Python requires is R torch's
-    `optim_required()`; a whole default of a float setting an R double."""
-    fns = {n: getattr(schedulers, n) for n in SCHEDULERS} if family == "schedulers" else \
-        {f"optim_ignite_{kind}": fn for kind, fn in IGNITE.items()}
-    return NamedList(list(fns), [alist(python_formals(fn, defaults=_r_defaults(fn)))
-                                 for fn in fns.values()])
+def _generator_functions(family: str) -> dict[str, Callable]:
+    """The Python functions R makes generators of at load: the schedulers
+    ("schedulers", lr_*), the ignite optimizers ("ignite", optim_ignite_*) or the
+    built-in ones ("builtin", optim_sgd ...; R checks their settings as R torch does)."""
+    if family == "schedulers":
+        return {n: getattr(schedulers, n) for n in SCHEDULERS}
+    if family == "builtin":
+        return {n: fn for n, fn in vars(optimizer).items() if n.startswith("optim_")}
+    return {f"optim_ignite_{kind}": fn for kind, fn in IGNITE.items()}
+
+
+def generator_names(family: str) -> list[str]:
+    return list(_generator_functions(family))
+
+
+def generator_formals(family: str, name: str) -> str:
+    """The R formals (R source) of the generator `name` of `family`, its signature's
+    (R torch's): a setting Python requires is R torch's `optim_required()`; a whole
+    default of a float setting an R double."""
+    fn = _generator_functions(family)[name]
+    python_only = ("maximize",) if family == "builtin" else ()  # (PyTorch's: not R torch's)
+    return alist([(_PYTHON_NAMES.get(n, n), d, has) for n, d, has in
+                  python_formals(fn, defaults=_r_defaults(fn)) if n not in python_only])
 
 
 def scheduler_steps() -> NamedList:
@@ -348,6 +364,8 @@ def _r_defaults(fn: Callable) -> dict:
             out[p.name] = ("expr", "optim_required()")
         elif p.annotation in (float, "float") and type(p.default) is int:
             out[p.name] = float(p.default)
+        elif isinstance(p.default, tuple) and float in map(type, p.default):
+            out[p.name] = tuple(map(float, p.default))  # (an R double vector: c(1e-06, 50))
     return out
 
 
@@ -450,7 +468,7 @@ R_FUNCTIONS: dict[str, Callable] = {
     ".lbfgs_new": lbfgs_new,
     ".lbfgs_step": lbfgs_step,
     ".strong_wolfe": strong_wolfe_r,
-    ".generator_formals": generator_formals,
+    ".generator_names": generator_names,
     ".scheduler_steps": scheduler_steps,
     ".sched_new": sched_new,
     ".sched_step": sched_step,

@@ -30,7 +30,7 @@ from typing import Sequence
 
 from ..r import _BUILD_LEFTOVERS, _r_home, api, install_coro, install_package, r_source_dir
 from ..r.nn_api import nn_layer_names
-from ..r.optim_api import generator_formals
+from ..r.optim_api import generator_names
 
 __all__ = ["install_r", "user_library", "runtime_requirements", "engine_function_names",
            "build_r", "main", "build_main"]
@@ -113,8 +113,8 @@ def engine_function_names() -> list[str]:
     rest are written in R/): listed in the package so that they exist, and say
     to run install_torch(), before it has an engine."""
     return sorted(n for n in {*api._names("FUNCTIONS"), *nn_layer_names(),
-                              *generator_formals("schedulers").names(),
-                              *generator_formals("ignite").names()} if not n.startswith("."))
+                              *generator_names("schedulers"), *generator_names("ignite"),
+                              *generator_names("builtin")} if not n.startswith("."))
 
 
 def _write_function_names(pkg: Path) -> None:

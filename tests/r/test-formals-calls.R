@@ -117,6 +117,28 @@ test_that("args() shows the formals; a function made in R keeps its own", {
   expect_identical(formals(nnf_cross_entropy)$reduction, quote(c("mean", "sum", "none")))
 })
 
+test_that("layer and optimizer generators have R torch's formals; R matches their calls", {
+  expect_identical(formals(nn_linear), as.pairlist(alist(in_features = , out_features = ,
+                                                         bias = TRUE)))
+  expect_identical(formals(nn_rnn)$nonlinearity, NULL)
+  expect_identical(formals(nn_lstm)$num_layers, 1)
+  expect_identical(names(formals(nn_embedding))[8], ".weight")
+  expect_identical(names(formals(optim_asgd)), c("params", "lr", "lambda", "alpha", "t0",
+                                                 "weight_decay"))
+  expect_identical(formals(optim_sgd)$lr, quote(optim_required()))
+  expect_error(nn_linear(3, 2, biass = TRUE), "unused argument \\(biass = TRUE\\)")
+  expect_error(nn_linear(3, 2, TRUE, 4), "unused argument \\(4\\)")
+  expect_equal(nn_linear(out = 2, 3, FALSE)$weight$shape, c(2, 3))  # (partial name)
+  expect_null(nn_linear(out = 2, 3, FALSE)$bias)
+  expect_equal(nn_rnn(3, 4, 1, "relu")$nonlinearity, "relu")  # (R torch's order)
+  expect_error(nn_lstm(3, 4, foo = 1), "must be empty")
+  w <- torch_ones(3, 2)
+  expect_equal(as_array(nn_embedding(3, 2, .weight = w)$weight), as_array(w))
+  base <- nn_module(inherit = nn_rnn, initialize = function() super$initialize(2, 3, 1, "relu"))
+  expect_equal(base()$nonlinearity, "relu")  # (by position: R torch's order)
+  expect_error(optim_sgd(nn_linear(1, 1)$parameters, lr = 0.1, nesterov = TRUE), "Nesterov")
+})
+
 # Tensor methods have R torch's formals too (x$std: dim, unbiased, keepdim), the tensor
 # added per access (C_method): each method taking nothing required, called with no
 # argument, gives what the former `function(...) .External(C_call, fn, x, ...)` gave.
