@@ -389,8 +389,8 @@ SEXP C_method(SEXP args) {
 /* ------------------------------------------------------------------------
  * .Call(C_nn_dollar, x, name): `x$name` of a module's R6 object `x` when it is
  * found without R code, else NULL and `$.nn_Module` looks it up as before:
- * - a field or method of the R6 object itself (not NULL; an active binding is
- *   called, as .subset2() calls it; a promise is left to R);
+ * - a field or method of the R6 object itself (not NULL; an active binding or
+ *   a promise is left to R);
  * - a child seen before under that name: the callable `$.nn_Module` keeps in
  *   the parent's cache (private$children_) under "$name", if Python still has
  *   that very module as the parent's child `name` (and no parameter or buffer
@@ -468,7 +468,10 @@ SEXP C_nn_dollar(SEXP x, SEXP name) {
         children_sym = Rf_install("children_");
     }
     const char *nm = Rf_translateCharUTF8(STRING_ELT(name, 0));
-    SEXP own = in_frame(x, Rf_installTrChar(STRING_ELT(name, 0)));
+    SEXP sym = Rf_installTrChar(STRING_ELT(name, 0));
+    if (R_existsVarInFrame(x, sym) && R_BindingIsActive(sym, x))
+        return R_NilValue; /* (R calls it, once, as before) */
+    SEXP own = in_frame(x, sym);
     if (own != R_UnboundValue && own != R_NilValue) return own;
     SEXP priv = in_frame(in_frame(x, enclos_sym), private_sym);
     if (priv == R_UnboundValue) return R_NilValue;

@@ -164,7 +164,7 @@ def labels(x: Any) -> Any:
             return x.to(dtype="int64") - 1
         return wrap(np.subtract(x.data, 1, dtype=np.int64))  # (one pass: no int64 copy first)
     if isinstance(x, np.ndarray):
-        return np.subtract(x, 1, dtype=np.int64)
+        return x.astype(np.int64) - 1  # (R's numbers may be doubles: cast first)
     return int(x) - 1
 
 
