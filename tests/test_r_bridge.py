@@ -259,6 +259,17 @@ assert list(ri.evalr("h$inner$out_features")) == [3.0]
 assert list(ri.evalr("dim(h(torch_ones(1, 2)))")) == [1, 3]
 del rr.from_r(ri.evalr("h")).inner
 assert ri.evalr("is.null(h$inner)")[0]
+# `$` reads the R6 object's own fields in C (C_nn_dollar); an active binding is
+# still called once a lookup, a NULL field still falls through to Python's side
+ri.evalr("""
+counted <- nn_module("counted",
+  initialize = function() { self$calls <- 0; self$empty <- NULL },
+  active = list(a = function() { self$calls <- self$calls + 1; NULL }),
+  forward = function(x) x)
+cm <- counted()
+""")
+assert list(ri.evalr("{cm$a; cm[['a']]; cm$calls}")) == [2.0]
+assert ri.evalr("is.null(cm$empty)")[0]
 print("OK")
 '''
 
@@ -319,6 +330,9 @@ def test_one_based_positions_labels_and_names() -> None:
     # labels are numbered from 1 with no counting from the end
     assert one_based.labels(rt.torch_tensor(np.array([1, 3]))).data.tolist() == [0, 2]
     assert one_based.labels(np.array([2.0])).tolist() == [1] and one_based.labels(7) == 6
+    for dt in (np.int32, np.uint8):  # (shifted as int64: no wrap-around below 1)
+        shifted = one_based.labels(rt.torch_tensor(np.array([1, 3], dtype=dt))).data
+        assert shifted.dtype == np.int64 and shifted.tolist() == [0, 2]
     assert one_based.ignore_label(-100) == -101
     with pytest.raises(ValueError, match="ignore_index = 0"):
         one_based.ignore_label(0)

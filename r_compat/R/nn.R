@@ -379,9 +379,12 @@ create_nn_module_callable <- function(instance) {
 # The R6 object's own fields and methods first, then its Python module's
 # parameters, buffers, children (`x[[i]]`: the i-th) and plain attributes:
 # one crossing (the lookup in every forward(): kept short). A child found by
-# name is kept in the children's cache under "$name"; C_nn_child gives it back
-# while Python still has it under that name (a dictionary read, no conversion).
+# name is kept in the children's cache under "$name"; C_nn_dollar gives it back
+# while Python still has it under that name (a dictionary read, no conversion),
+# and gives the R6 object's own fields, all in one .Call (fast path).
 `$.nn_Module` <- function(x, name) {
+  f <- .Call(C_nn_dollar, x, name)
+  if (!is.null(f)) return(f)
   if (is.character(name)) {
     o <- .subset2(x, name)
     if (!is.null(o)) return(o)
@@ -389,8 +392,6 @@ create_nn_module_callable <- function(instance) {
   priv <- .subset2(.subset2(x, ".__enclos_env__"), "private")
   py <- priv$py
   if (is.null(py)) py <- .nn_py(x)
-  f <- .Call(C_nn_child, py, name, priv$children_)
-  if (!is.null(f)) return(f)
   o <- .External(C_call, .py$nn_get, py, name)
   if (!inherits(o, "nn_py_module")) return(o)
   f <- priv$children_[[.Call(C_address, o)]]  # (.nn_callable_in, its common case inline)

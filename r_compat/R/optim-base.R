@@ -126,7 +126,7 @@ Optimizer <- R6::R6Class(
     kernel_step = function(kind, closure) {
       loss <- NULL
       if (!is.null(closure)) loss <- with_enable_grad(closure())
-      state <- .subset2(self, "state")$.python()  # (.subset2: no S3 lookup on the R6 object)
+      state <- .subset2(.subset2(self, "state"), ".python")()  # (.subset2: no S3 lookups)
       for (g in .subset2(self, "param_groups")) .optim_step(kind, g, state)
       loss
     }

@@ -23,7 +23,7 @@
 # not by useDynLib, because in plain R Python must be loaded first).
 C_init <- C_call <- C_invoke <- C_getattr <- C_box <- C_address <- C_export_native <-
   C_start_python <- C_python_running <- C_python_without_rtorch <- C_method_init <-
-  C_method <- C_closure <- C_frame_call <- C_nn_child <- NULL
+  C_method <- C_closure <- C_frame_call <- C_nn_dollar <- NULL
 
 # This session's engine: running (TRUE once the engine answers), python (its
 # executable, or NA inside a Python process), from (where it was found) and, when

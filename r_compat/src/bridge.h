@@ -79,7 +79,7 @@ SEXP C_closure(SEXP fn, SEXP send_as, SEXP positional, SEXP formals, SEXP invisi
 SEXP C_method(SEXP args);
 SEXP C_method_init(SEXP methods, SEXP policies, SEXP keep, SEXP env, SEXP getter,
                    SEXP field);
-SEXP C_nn_child(SEXP py, SEXP name, SEXP cache);
+SEXP C_nn_dollar(SEXP x, SEXP name);
 
 #pragma GCC visibility pop
 #endif

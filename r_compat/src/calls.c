@@ -387,14 +387,17 @@ SEXP C_method(SEXP args) {
 }
 
 /* ------------------------------------------------------------------------
- * .Call(C_nn_child, py, name, cache): `self$name` of a module, when it is a
- * child seen before under that name: the callable `$.nn_Module` keeps in the
- * parent's cache under "$name", if Python still has that very module as the
- * parent's child `name` (and no parameter or buffer of that name, which come
- * first); else NULL, and `$.nn_Module` asks Python.  Python's tables are read
- * as they are now, so any change made in Python (a child replaced, removed)
- * is seen.  No conversion, no allocation on the R side: the lookup in every
- * forward() kept to a dictionary read.
+ * .Call(C_nn_dollar, x, name): `x$name` of a module's R6 object `x` when it is
+ * found without R code, else NULL and `$.nn_Module` looks it up as before:
+ * - a field or method of the R6 object itself (not NULL; an active binding or
+ *   a promise is left to R);
+ * - a child seen before under that name: the callable `$.nn_Module` keeps in
+ *   the parent's cache (private$children_) under "$name", if Python still has
+ *   that very module as the parent's child `name` (and no parameter or buffer
+ *   of that name, which come first).  Python's tables are read as they are
+ *   now, so any change made in Python (a child replaced, removed) is seen.
+ * No conversion, no allocation on the R side: the lookup in every forward()
+ * kept to one .Call and a dictionary read.
  */
 static PyObject *str_parameters, *str_buffers, *str_modules;
 static SEXP py_sym;
@@ -405,13 +408,10 @@ static PyObject *module_table(PyObject *m, PyObject *name) {
     return t;
 }
 
-SEXP C_nn_child(SEXP py, SEXP name, SEXP cache) {
-    if (!ready || TYPEOF(cache) != ENVSXP || TYPEOF(name) != STRSXP || XLENGTH(name) != 1 ||
-        STRING_ELT(name, 0) == NA_STRING || TYPEOF(py) != EXTPTRSXP ||
-        R_ExternalPtrTag(py) != tag_sym)
+static SEXP nn_child(SEXP py, const char *nm, SEXP cache) {
+    if (TYPEOF(cache) != ENVSXP || TYPEOF(py) != EXTPTRSXP || R_ExternalPtrTag(py) != tag_sym)
         return R_NilValue;
     char key[256];
-    const char *nm = Rf_translateCharUTF8(STRING_ELT(name, 0));
     if (snprintf(key, sizeof key, "$%s", nm) >= (int)sizeof key) return R_NilValue;
     SEXP f = Rf_findVarInFrame3(cache, Rf_install(key), TRUE);
     if (f == R_UnboundValue) return R_NilValue;
@@ -449,4 +449,32 @@ SEXP C_nn_child(SEXP py, SEXP name, SEXP cache) {
     Py_XDECREF(m);
     PyGILState_Release(g);
     return same ? f : R_NilValue;
+}
+
+static SEXP in_frame(SEXP env, SEXP sym) { /* (a promise or nothing: R_UnboundValue) */
+    if (TYPEOF(env) != ENVSXP) return R_UnboundValue;
+    SEXP v = Rf_findVarInFrame3(env, sym, TRUE);
+    return TYPEOF(v) == PROMSXP || v == R_MissingArg ? R_UnboundValue : v;
+}
+
+SEXP C_nn_dollar(SEXP x, SEXP name) {
+    static SEXP enclos_sym = NULL, private_sym, children_sym;
+    if (!ready || TYPEOF(x) != ENVSXP || TYPEOF(name) != STRSXP || XLENGTH(name) != 1 ||
+        STRING_ELT(name, 0) == NA_STRING || !CHAR(STRING_ELT(name, 0))[0])
+        return R_NilValue;
+    if (!enclos_sym) {
+        enclos_sym = Rf_install(".__enclos_env__");
+        private_sym = Rf_install("private");
+        children_sym = Rf_install("children_");
+    }
+    const char *nm = Rf_translateCharUTF8(STRING_ELT(name, 0));
+    SEXP sym = Rf_installTrChar(STRING_ELT(name, 0));
+    if (R_existsVarInFrame(x, sym) && R_BindingIsActive(sym, x))
+        return R_NilValue; /* (R calls it, once, as before) */
+    SEXP own = in_frame(x, sym);
+    if (own != R_UnboundValue && own != R_NilValue) return own;
+    SEXP priv = in_frame(in_frame(x, enclos_sym), private_sym);
+    if (priv == R_UnboundValue) return R_NilValue;
+    if (!py_sym) py_sym = Rf_install("py");
+    return nn_child(in_frame(priv, py_sym), nm, in_frame(priv, children_sym));
 }

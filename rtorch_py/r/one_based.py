@@ -162,9 +162,9 @@ def labels(x: Any) -> Any:
             return x
         if MODES:  # (while tracing: ops, which the trace records)
             return x.to(dtype="int64") - 1
-        return wrap(x.data.astype(np.int64) - 1)
+        return wrap(np.subtract(x.data, 1, dtype=np.int64))  # (one pass: no int64 copy first)
     if isinstance(x, np.ndarray):
-        return x.astype(np.int64) - 1
+        return x.astype(np.int64) - 1  # (R's numbers may be doubles: cast first)
     return int(x) - 1
 
 

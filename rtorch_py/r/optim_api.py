@@ -33,7 +33,10 @@ def _value(v: Any) -> Any:
     """An R setting as a Python one: length-1 vectors as numbers."""
     if isinstance(v, np.ndarray):
         # (.item(): a scalar without the view reshape() makes; read every step)
-        return float(v.item()) if v.size == 1 else [float(x) for x in v.reshape(-1)]
+        if v.size == 1:
+            return float(v.item())
+        # (tolist(): Python floats in one call; betas are read every step)
+        return v.ravel().tolist() if v.dtype == np.float64 else [float(x) for x in v.reshape(-1)]
     if isinstance(v, NamedList):
         return [_value(x) for x in v.values()]
     if isinstance(v, list):
