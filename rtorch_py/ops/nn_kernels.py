@@ -273,6 +273,11 @@ def _conv_grad_input(g: np.ndarray, w: np.ndarray, size: tuple, stride, padding,
 # every other dtype, or without the library, im2col above.
 
 
+def _padded(x: np.ndarray, padding) -> np.ndarray:
+    """x (N, C, *S) zero-padded by `padding` on both sides of each spatial dim."""
+    return pad_zeros(x, [(0, 0), (0, 0)] + [(p, p) for p in padding]) if any(padding) else x
+
+
 def conv_forward(x: np.ndarray, w: np.ndarray, stride, padding, dilation, groups,
                  osz: tuple | None = None) -> np.ndarray:
     """Convolution of x (N, C, *S), zero-padded by `padding` on both sides, by w
@@ -285,8 +290,7 @@ def conv_forward(x: np.ndarray, w: np.ndarray, stride, padding, dilation, groups
                              stride, padding, dilation, groups)
     if res is not None:
         return res
-    xp = pad_zeros(x, [(0, 0), (0, 0)] + [(p, p) for p in padding]) if any(padding) else x
-    out = _conv_forward(xp, w, stride, dilation, groups)
+    out = _conv_forward(_padded(x, padding), w, stride, dilation, groups)
     return out if osz == full else out[(slice(None),) * 2 + tuple(slice(0, o) for o in osz)]
 
 
@@ -323,8 +327,7 @@ def conv_grad_weight(x: np.ndarray, g: np.ndarray, kshape: tuple, stride, paddin
         res = part if res is None else np.add(res, part, out=res)
     else:
         return res
-    xp = pad_zeros(x, [(0, 0), (0, 0)] + [(p, p) for p in padding]) if any(padding) else x
-    return _conv_grad_weight(xp, g, tuple(kshape), stride, dilation, groups)
+    return _conv_grad_weight(_padded(x, padding), g, tuple(kshape), stride, dilation, groups)
 
 
 def _tuple(v, nd: int) -> tuple:

@@ -267,12 +267,12 @@ def pool_scatter(g: Tensor, idx: np.ndarray, shape: tuple, unique: bool) -> Tens
     if unique:
         # a few planes at a time: their flat positions, not the whole output's
         # (an int64 array twice the gradient's size: a step's peak of memory)
-        planes, rows, grads = out.reshape(n * c, -1), ii.reshape(n * c, -1), gi.reshape(n * c, -1)
-        step = max(1, _SCATTER_POSITIONS // max(1, rows.shape[1]))
+        planes, rows, grads = out.reshape(n * c, 1, -1), ii.reshape(n * c, 1, -1), \
+            gi.reshape(n * c, -1)
+        step = max(1, _SCATTER_POSITIONS // max(1, rows.shape[2]))
         for r in range(0, n * c, step):
-            block = rows[r:r + step]
-            first = np.arange(block.shape[0], dtype=np.int64)[:, None] * planes.shape[1]
-            planes[r:r + step].reshape(-1)[(block + first).reshape(-1)] = \
+            block = planes[r:r + step]
+            block.reshape(-1)[global_index(rows[r:r + step], block.shape).reshape(-1)] = \
                 grads[r:r + step].reshape(-1)
     else:
         grid = np.indices(ii.shape, sparse=True)
