@@ -116,7 +116,12 @@ Summary.torch_tensor <- function(..., na.rm = FALSE) {
   max = function(x, y) torch_maximum(x, y), min = function(x, y) torch_minimum(x, y)
 )
 
-mean.torch_tensor <- function(x, ...) .External(C_call, .methods$mean, x, ...)
+# R torch's formals (`...` takes what it ignores); the method's arguments by position
+mean.torch_tensor <- function(x, dim, keepdim = FALSE, na.rm = FALSE, ...) {
+  if (na.rm) .value_error("Torch tensors do not have NAs!")
+  if (missing(dim)) .External(C_call, .methods$mean, x)
+  else .External(C_call, .methods$mean, x, dim, keepdim)
+}
 
 dim.torch_tensor <- function(x) x$shape
 
