@@ -220,7 +220,12 @@ nn_Module <- R6::R6Class(
   if (is.character(front)) {
     Module <- get0(front, envir = .nn_layer_classes, inherits = FALSE)
     if (is.null(Module)) Module <- nn_PyModule
-    front <- Module$new(.py = py)
+    if (identical(Module, nn_PyModule)) {
+      front <- Module$new(.py = py)
+    } else {
+      .nn_wrapping$py <- py  # (a layer's initialize() has the layer's formals alone)
+      front <- Module$new()
+    }
   }
   create_nn_module_callable(front)
 }
@@ -533,13 +538,18 @@ nn_PyModule <- R6::R6Class(
 }
 
 # A built-in layer's initialize(): its generator's formals, so that R matches a
-# subclass's `super$initialize(...)` as the generator's call.
+# subclass's `super$initialize(...)` as the generator's call; or the Python layer
+# being wrapped (.nn_callable).
+.nn_wrapping <- new.env(parent = emptyenv())
 .py_initialize <- function(formals) {
   init <- function() NULL
-  formals(init) <- c(formals, alist(.py = NULL))
+  formals(init) <- formals
   body(init) <- bquote({
-    if (is.null(.py)) .py <- .nn_py_new(private$layer_, .nn_given(environment(), .(names(formals))))
-    private$py <- .py
+    private$py <- .nn_wrapping$py
+    .nn_wrapping$py <- NULL
+    if (is.null(private$py)) {
+      private$py <- .nn_py_new(private$layer_, .nn_given(environment(), .(names(formals))))
+    }
   })
   init
 }

@@ -327,6 +327,8 @@ def declared_facts(name: str, fn: Callable, method: bool = False,
 def with_declared(name: str, fn: Callable, method: bool = False) -> Callable:
     """`fn` with what its declared R formals add (declared_facts); `fn` itself where
     they add nothing (R has matched the call against them)."""
+    if getattr(fn, "r_bound", False):  # (bound already: an nnf_* function, nn_api)
+        return fn
     defaults, conventions = declared_facts(name, fn, method)
     if not defaults and not conventions:
         return fn
@@ -395,4 +397,5 @@ def r_callable(fn: Callable, facts: RFacts, declared_by: Callable | None = None,
         return translated(args, kw)
     call.__name__ = call.__qualname__ = getattr(fn, "__name__", facts.name)
     call.__wrapped__ = declared_by or fn  # type: ignore[attr-defined] (its signature)
+    call.r_bound = True  # type: ignore[attr-defined]
     return call
