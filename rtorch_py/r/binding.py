@@ -253,10 +253,10 @@ def _spread_options(args: list, kw: dict) -> tuple:
     """R torch's `options = list(dtype = ..., requires_grad = ...)` as keywords."""
     v = kw.pop("options", None)
     if isinstance(v, NamedList) and all(v.names()):
-        kw.update(zip(v.names(), v.values()))
-    elif isinstance(v, dict):
+        v = dict(zip(v.names(), v.values()))
+    if isinstance(v, dict):
         kw.update(v)
-    elif v is not None and v != () and not (isinstance(v, NamedList) and not len(v)):
+    elif not (v is None or isinstance(v, (list, tuple, NamedList)) and not len(v)):
         raise TypeError("`options` must be a named list of tensor options "
                         "(list(dtype = torch_float(), device = \"cpu\", requires_grad = TRUE))")
     return args, kw

@@ -5,9 +5,12 @@
   function declares them (`@r_formals`), else the Python function's as R sees
   them (`python_formals`), so that `args()` and RStudio's completion show them.
   Its body is one `.External` that reads the call's frame (R has matched the
-  arguments): the arguments given go to Python, the leading ones by position,
-  the others by name (`FunctionShape`); those left out stay out, so the Python
-  side's defaults apply as before.
+  arguments: R's is the one matcher): the arguments given go to Python under
+  their Python names (`.weight` as `_weight`, a declared rename), the leading
+  ones by position while R's order is Python's, the others by name
+  (`FunctionShape`); those left out stay out, so the Python side's defaults
+  apply (R torch's own, where they differ, are the binding's:
+  `binding.declared_facts`).
 - A tensor method `x$name()` is made the same way, once at load; per access
   (`C_method`) a copy of it gets `x`, sent first. What it returns is a policy
   declared here (`METHOD_POLICIES`), read by the bridge at load: `self` for an
