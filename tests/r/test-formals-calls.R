@@ -155,6 +155,9 @@ test_that("a layer's initialize(), its class's constructors and mean() have real
   expect_equal(as_array(mean(x, 1)), c(2, 3.5))
   expect_equal(mean(x, dim = 2, keepdim = TRUE)$shape, c(2, 1))
   expect_error(mean(x, na.rm = TRUE), "do not have NAs", class = "value_error")
+  expect_equal(as_array(max(x, dim = 2)[[1]]), c(2, 5))  # (Summary: the options matched by R)
+  expect_error(max(x, foo = 1), "unused argument \\(foo = 1\\)")
+  expect_error(sum(x, foo = 1), "unused argument \\(foo = 1\\)")
 })
 
 # Tensor methods have R torch's formals too (x$std: dim, unbiased, keepdim), the tensor
