@@ -379,7 +379,8 @@ def r_callable(fn: Callable, facts: RFacts, declared_by: Callable | None = None,
         for k, v in defaults.items():
             if k not in kw and position.get(k, sys.maxsize) >= len(args):
                 kw[k] = v
-        return _in_r_form(_run(fn, args, kw), facts)
+        out = _run(fn, args, kw)
+        return out if plain_result else _in_r_form(out, facts)
 
     def call(*args: Any, **kw: Any) -> Any:
         if fast and len(args) <= len(fine):
