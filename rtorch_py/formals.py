@@ -9,20 +9,23 @@ function's declaration says so once, in R's own words:
     @op(dims=("dim",), ...)
     def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None): ...
 
-Both sides read it: the R binding (`rtorch_py.r.matching`) matches R's arguments
-against these formals as R would (an argument R torch has not is R's "unused
-argument" error) and fills R's constant defaults; the signature check
+Both sides read it: the generated R function has these formals, so R matches a
+call as R torch's (an argument R torch has not is R's "unused argument" error),
+and sends what it was given under the Python names (`rtorch_py.r.closures`); the
+R binding fills R's constant defaults that are not Python's (`rtorch_py.r.binding`);
+the signature check
 (`rtorch-py signatures`) compares them with R torch's. For a tensor method the
 first formal is the tensor (R torch's `x$std(dim)` has no `self`); a method's
 formals may be declared apart (`method=`).
 """
 from __future__ import annotations
 
+import keyword
 import re
 from typing import Any, Callable, TypeVar
 
-__all__ = ["r_formals", "r_counted", "declared", "counted", "python_names", "parse",
-           "NO_DEFAULT"]
+__all__ = ["r_formals", "r_counted", "declared", "counted", "python_names", "python_name",
+           "parse", "NO_DEFAULT"]
 
 NO_DEFAULT = None  # a formal without a default: ("name", NO_DEFAULT, False)
 Formal = tuple  # (name, default, has_default); an expression default is ("expr", text)
@@ -140,3 +143,13 @@ def python_names(fn: Any) -> dict[str, str]:
     """R argument -> Python argument, where `fn`'s declaration renames one."""
     found = _declaration(fn)
     return {} if found is None else found["python_names"]
+
+
+def python_name(r_name: str, renamed: dict[str, str] | None = None) -> str:
+    """An R argument's Python name: as a declaration renames it (`renamed`, from
+    `python_names`), else `.weight` is `_weight` and `from` is `from_`."""
+    if renamed and r_name in renamed:
+        return renamed[r_name]
+    if r_name.startswith("."):
+        return "_" + r_name[1:]
+    return r_name + "_" if keyword.iskeyword(r_name) else r_name

@@ -1,5 +1,6 @@
 """R torch's formals declared where they differ from the Python function's
-(rtorch_py/formals.py) and R's matching against them (rtorch_py/r/matching.py); the
+(rtorch_py/formals.py), the closures R matches a call against (rtorch_py/r/closures.py)
+and what the binding adds (rtorch_py/r/binding.py); the
 arguments added with their meaning, against PyTorch from Python."""
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import torch.nn.functional as TF
 
 import rtorch_py as rt
 from rtorch_py.formals import declared, parse, r_formals
-from rtorch_py.r import matching, tables
+from rtorch_py.function import NamedList
+from rtorch_py.r import binding, closures, tables
 
 
 def test_parse_reads_r_defaults() -> None:
@@ -22,27 +24,45 @@ def test_parse_reads_r_defaults() -> None:
 
 
 @r_formals("self, size, fill = 'z', ..., last = TRUE", python_names={"fill": "fill_with"})
-def _example(self, size, *more, fill_with="z", last=False, extra=0):
-    return self, size, more, fill_with, last, extra
+def _example(self, size, fill_with="z", last=False, extra=0):
+    return self, size, fill_with, last, extra
 
 
-def test_matching_is_r_s() -> None:
-    call = matching.bind("ex", _example)
-    assert call(1, 2) == (1, 2, (), "z", True, 0)  # R's default filled (last = TRUE)
-    assert call(1, size=2, fill="y") == (1, 2, (), "y", True, 0)  # R's name, Python's
-    assert call(1, 2, extra=3)[5] == 3  # `...`: what Python takes by name
-    assert call(1, 2, "y")[3] == "y"  # (by position up to `...`)
-    assert call(2, self=1) == (1, 2, (), "z", True, 0)  # (positions past a named one)
+def test_declared_formals_add_r_s_defaults_and_dots_check() -> None:
+    """R matches a call against the closure's formals, which sends what it was given
+    under the Python names (by position while R's order is Python's); the callable
+    fills R's defaults that are not Python's and refuses what R torch's `...` must
+    not take (E72)."""
+    call = binding.with_declared("ex", _example)
+    assert call(1, 2) == (1, 2, "z", True, 0)  # R's default filled (last = TRUE)
+    assert call(1, 2, fill_with="y", last=False) == (1, 2, "y", False, 0)
+    assert call(1, 2, extra=3)[4] == 3  # `...`: what Python takes by name
     with pytest.raises(TypeError, match=r"(?s)`...` must be empty.*\* \.\.1"):
-        call(2, "y", 4, self=1)  # (one position more than formals left before `...`)
-    with pytest.raises(TypeError, match=r"(?s)`...` must be empty.*\* \.\.1"):
-        call(1, 2, "y", 4)
+        call(1, 2, "y", 4)  # (the closure sends `...`'s values by position after `fill`)
     with pytest.raises(TypeError, match=r"(?s)`...` must be empty.*\* nope"):
         call(1, 2, nope=3)
-    plain = matching.bind("std", rt.torch_std, rt.torch_std)
-    with pytest.raises(TypeError, match=r"unused argument \(correction = 1\)"):
-        plain(rt.torch_ones(3), correction=1)
-    assert matching.bind("zeros", rt.torch_zeros) is rt.torch_zeros  # (none declared)
+    assert binding.with_declared("zeros", rt.torch_zeros) is rt.torch_zeros  # (none declared)
+    assert binding.with_declared("std", rt.torch_std) is rt.torch_std  # (R's defaults are Python's)
+
+
+def _shape(name: str, kind: str = "function") -> "closures.FunctionShape":
+    from rtorch_py.r import api
+    return closures.function_shape(name, api._TABLES, kind)
+
+
+def test_closures_send_python_names() -> None:
+    """What R sees (R torch's formals: an argument R torch lacks is R's "unused argument",
+    E71) and what the closure sends (Python's names; by position while R's order is
+    Python's)."""
+    std = _shape("torch_std")
+    assert "correction" not in std.formals and std.positional == 4
+    mha = _shape("nnf_multi_head_attention_forward")
+    assert "avg_weights = " in mha.formals and "average_attn_weights" in mha.send_as
+    assert "avg_weights" not in mha.send_as
+    norm = _shape("torch_normal")  # (`...` R torch keeps empty: after the formals before it)
+    assert norm.send_as == ("mean", "std", "size", "generator", "...") and norm.positional == 4
+    zeros = _shape("new_zeros", "method")  # (R's `options`, spread by the callable)
+    assert zeros.send_as == ("size", "options") and zeros.positional == 1
 
 
 def test_method_formals_are_declared_apart() -> None:
@@ -52,14 +72,15 @@ def test_method_formals_are_declared_apart() -> None:
     x, w = rt.torch_randn(2, 3), rt.torch_randn(3, 2)
     method = tables.build()["METHODS"]["mm"]
     np.testing.assert_array_equal(method(x, w).data, x.mm(w).data)
-    with pytest.raises(TypeError, match=r"x\$mm\(\) takes R torch's arguments: mat2$"):
-        method(x, w, out_dtype=None)
+    assert _shape("mm", "method").formals == "alist(mat2 = )"  # (x$mm(w, out_dtype =): E71)
 
 
 def test_new_options_are_spread() -> None:
     new_zeros = tables.build()["METHODS"]["new_zeros"]
     out = new_zeros(rt.torch_ones(2), [2, 2], options={"dtype": rt.torch_float64()})
     assert out.dtype == rt.torch_float64() and out.shape == (2, 2)
+    out = new_zeros(rt.torch_ones(2), [2], options=NamedList(["requires_grad"], [True]))
+    assert out.requires_grad and out.dtype == rt.torch_float32()
 
 
 def test_python_keeps_pytorch_s_arguments() -> None:

@@ -220,7 +220,12 @@ nn_Module <- R6::R6Class(
   if (is.character(front)) {
     Module <- get0(front, envir = .nn_layer_classes, inherits = FALSE)
     if (is.null(Module)) Module <- nn_PyModule
-    front <- Module$new(.py = py)
+    if (identical(Module, nn_PyModule)) {
+      front <- Module$new(.py = py)
+    } else {
+      .nn_wrapping$py <- py  # (a layer's initialize() has the layer's formals alone)
+      front <- Module$new()
+    }
   }
   create_nn_module_callable(front)
 }
@@ -508,11 +513,7 @@ nn_PyModule <- R6::R6Class(
   lock_objects = FALSE,
   public = list(
     initialize = function(..., .py = NULL) {
-      if (is.null(.py)) {
-        # modules given as arguments (a transformer's layer) go as their Python side
-        args <- lapply(list(...), function(a) if (is_nn_module(a)) .nn_py_of(a) else a)
-        .py <- do.call(.nn_new, c(list(private$layer_), args))
-      }
+      if (is.null(.py)) .py <- .nn_py_new(private$layer_, list(...))
       private$py <- .py
     },
     forward = function(...) .External(C_call, .py$nn_forward, private$py, ...)
@@ -529,26 +530,51 @@ nn_PyModule <- R6::R6Class(
 }
 .finish_class(nn_PyModule)
 
+# The Python layer `name` made from the arguments given; modules given (a transformer's
+# layer) go as their Python side.
+.nn_py_new <- function(name, args) {
+  args <- lapply(args, function(a) if (is_nn_module(a)) .nn_py_of(a) else a)
+  do.call(.nn_new, c(list(name), args))
+}
+
+# A built-in layer's initialize(): its generator's formals, so that R matches a
+# subclass's `super$initialize(...)` as the generator's call; or the Python layer
+# being wrapped (.nn_callable).
+.nn_wrapping <- new.env(parent = emptyenv())
+.py_initialize <- function(formals) {
+  init <- function() NULL
+  formals(init) <- formals
+  body(init) <- bquote({
+    private$py <- .nn_wrapping$py
+    .nn_wrapping$py <- NULL
+    if (is.null(private$py)) {
+      private$py <- .nn_py_new(private$layer_, .nn_given(environment(), .(names(formals))))
+    }
+  })
+  init
+}
+
 # An R generator (class c(name, "nn_module", "nn_module_generator")) for one
 # Python layer.
 .py_layer <- function(name) {
   classes <- c(name, .loss_classes(name), "nn_module")
+  # R torch's formals, or the Python layer's as R sees them (R matches the call)
+  formals <- .closure_shapes(name, "layer")[[1]]$formals
   Module <- R6::R6Class(
     classname = name,
     inherit = nn_PyModule,
     lock_objects = FALSE,
-    public = list(.classes = classes),
+    public = list(.classes = classes, initialize = .py_initialize(formals)),
     private = list(layer_ = name)
   )
   .finish_class(Module)
-  for (m in unlist(.nn_class_methods(name))) {  # (nn_embedding$from_pretrained(...))
-    Module[[m]] <- local({
-      m <- m
-      function(...) .nn_callable(.nn_class_call(name, m, ...))
-    })
+  # (nn_embedding_bag$from_pretrained(...): a closure of its formals, R/bridge.R)
+  methods <- .closures(.nn_class_methods(name), "class_method", topenv())
+  for (m in names(methods)) {
+    body(methods[[m]]) <- call(".nn_callable", body(methods[[m]]))
+    Module[[sub(".*[$]", "", m)]] <- methods[[m]]
   }
-  # R torch's formals, or the Python layer's as R sees them (R matches the call)
-  .generator(Module, .closure_shapes(name, "layer")[[1]]$formals, classes)
+  .generator(Module, formals, classes)
 }
 
 # R torch's losses inherit nn_loss (those taking class weights nn_weighted_loss).

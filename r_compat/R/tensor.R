@@ -102,7 +102,10 @@ Summary.torch_tensor <- function(..., na.rm = FALSE) {
   if (is.null(f)) stop(sprintf("`%s()` is not supported for tensors", .Generic), call. = FALSE)
   args <- list(...)
   opts <- if (is.null(names(args))) logical(length(args)) else names(args) != ""
-  if (sum(!opts) == 1L) return(do.call(function(...) .External(C_call, f, ...), args))
+  if (sum(!opts) == 1L) {
+    if (!any(opts)) return(.External(C_call, f, args[[1]]))
+    return(do.call(get(paste0("torch_", .Generic)), args))  # (R matches the options given)
+  }
   if (any(opts)) {
     stop(sprintf("`%s()` takes `%s` only with a single tensor", .Generic,
                  names(args)[opts][1]), call. = FALSE)
@@ -116,7 +119,12 @@ Summary.torch_tensor <- function(..., na.rm = FALSE) {
   max = function(x, y) torch_maximum(x, y), min = function(x, y) torch_minimum(x, y)
 )
 
-mean.torch_tensor <- function(x, ...) .External(C_call, .methods$mean, x, ...)
+# R torch's formals (`...` takes what it ignores); the method's arguments by position
+mean.torch_tensor <- function(x, dim, keepdim = FALSE, na.rm = FALSE, ...) {
+  if (na.rm) .value_error("Torch tensors do not have NAs!")
+  if (missing(dim)) .External(C_call, .methods$mean, x)
+  else .External(C_call, .methods$mean, x, dim, keepdim)
+}
 
 dim.torch_tensor <- function(x) x$shape
 

@@ -10,9 +10,13 @@ torch's (its argument types, read from libtorch's schema):
   anything else is passed on as given;
 - the R-only facts (`RFacts`, from the op's declaration or `@r_counted`) say
   which arguments R counts from 1 (dims, positions, class labels) and what the
-  result looks like in R.
+  result looks like in R; R torch's formals, where declared (`@r_formals`), add
+  R's own defaults and conventions (`declared_facts`).
 
-A value an argument can't take is R's error saying what was expected.
+R itself has matched a call: the generated closure has R torch's formals and
+sends the arguments given under their Python names (`closures.py`), so no
+argument is matched or renamed here. A value an argument can't take is R's
+error saying what was expected.
 """
 from __future__ import annotations
 
@@ -23,10 +27,11 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from ..formals import declared, python_name, python_names
 from ..function import NamedList
 from ..ops.registry import argument_kind
 from ..tensor import Tensor, wrap
-from . import matching, one_based
+from . import one_based
 from .convert import UNDEFINED, _r_tensor
 
 # The R-only facts an op's declaration may give (`@op(r_math=("exp",))`: OpSpec.r),
@@ -232,20 +237,125 @@ def _in_r_form(out: Any, facts: RFacts) -> Any:
     return out
 
 
-def r_callable(fn: Callable, facts: RFacts, match: matching.Matcher | None = None,
-               declared_by: Callable | None = None) -> Callable:
-    """`fn` as R calls it: its arguments matched as R does (with `match`, R torch's
-    formals), cast by their declared kinds and counted as R counts them, its result
-    in R's form. `declared_by`: the function whose signature declares the arguments
+def _same(r: Any, py: Any) -> bool:
+    """Whether R's default (as Python gets it) is Python's."""
+    if isinstance(r, bool) or isinstance(py, bool):
+        return type(r) is type(py) and r == py
+    if r == () and py is None:  # list(): R torch's optional list
+        return True
+    try:
+        return bool(r == py)
+    except (TypeError, ValueError):
+        return False
+
+
+def _spread_options(args: list, kw: dict) -> tuple:
+    """R torch's `options = list(dtype = ..., requires_grad = ...)` as keywords."""
+    v = kw.pop("options", None)
+    if isinstance(v, NamedList) and all(v.names()):
+        v = dict(zip(v.names(), v.values()))
+    if isinstance(v, dict):
+        kw.update(v)
+    elif not (v is None or isinstance(v, (list, tuple, NamedList)) and not len(v)):
+        raise TypeError("`options` must be a named list of tensor options "
+                        "(list(dtype = torch_float(), device = \"cpu\", requires_grad = TRUE))")
+    return args, kw
+
+
+def dots_not_empty(name: str, given: list[tuple[str | None, Any]]) -> TypeError:
+    """R torch's `rlang::check_dots_empty()` (E72)."""
+    shown = "\n".join(f"* {k or '..' + str(i + 1)}" for i, (k, _) in enumerate(given))
+    return TypeError(f"`...` must be empty.\nx Problematic argument{'s' if len(given) > 1 else ''}:"
+                     f"\n{shown}\ni {name}() has no such argument; those after its `...` are "
+                     "given by name.")
+
+
+def _dots_empty(name: str, before: int, takes: frozenset) -> Callable:
+    """The check of a `...` R torch keeps empty (R torch's `check_dots_empty()`): the
+    closure sends what `...` got after the `before` formals it sends by position, or
+    under a name no formal has; what Python takes by name passes (torch_normal's dtype)."""
+    def check(args: list, kw: dict) -> tuple:
+        extra = [(None, v) for v in args[before:]] + [(k, v) for k, v in kw.items()
+                                                     if k not in takes]
+        if extra:
+            raise dots_not_empty(name, extra)
+        return args, kw
+    return check
+
+
+def declared_facts(name: str, fn: Callable, method: bool = False,
+                   counted: Mapping[str, str] | None = None) -> tuple[dict, tuple]:
+    """What R torch's formals declared for `fn` (rtorch_py.formals) add to its R
+    callable: R's constant defaults that are not Python's (`nan = NULL`; R's 1-based
+    dims compared counted from 0), filled where a call leaves them out; and argument
+    conventions: `options` spread into keywords, a `...` R torch keeps empty checked."""
+    formals = declared(fn, method)
+    if formals is None:
+        return {}, ()
+    renamed = python_names(fn)
+    params = inspect.signature(fn).parameters
+    takes = frozenset(n for n, p in params.items() if p.kind is not p.VAR_KEYWORD)
+    defaults = {}
+    for r_name, d, has in formals[int(method):]:
+        n = python_name(r_name, renamed)
+        if not has or r_name == "options" or (isinstance(d, tuple) and d[:1] == ("expr",)):
+            continue
+        if isinstance(d, tuple) and d and all(isinstance(x, str) for x in d):
+            d = d[0]  # (match.arg()'s choices: the first)
+        p, how = params.get(n), (counted or {}).get(n)
+        try:
+            given = COUNTED[how](d, None) if how is not None and d is not None else d
+        except (TypeError, ValueError, IndexError):
+            given = d
+        if p is None or p.default is p.empty or not _same(given, p.default):
+            defaults[n] = d
+    conventions: tuple = ()
+    names = [f[0] for f in formals]
+    if "options" in names and "options" not in params:
+        conventions += (_spread_options,)
+    if "..." in names and not any(p.kind is p.VAR_POSITIONAL for p in params.values()):
+        # (the closure sends by position the leading formals in Python's order)
+        order = [p for p in params if params[p].kind in (params[p].POSITIONAL_ONLY,
+                                                           params[p].POSITIONAL_OR_KEYWORD)]
+        sent = [python_name(r, renamed) for r in names[:names.index("...")]]
+        before = next((i for i, (a, b) in enumerate(zip(sent, order)) if a != b),
+                      min(len(sent), len(order)))
+        conventions += (_dots_empty(name, before, takes),)
+    return defaults, conventions
+
+
+def with_declared(name: str, fn: Callable, method: bool = False) -> Callable:
+    """`fn` with what its declared R formals add (declared_facts); `fn` itself where
+    they add nothing (R has matched the call against them)."""
+    if getattr(fn, "r_bound", False):  # (bound already: an nnf_* function, nn_api)
+        return fn
+    defaults, conventions = declared_facts(name, fn, method)
+    if not defaults and not conventions:
+        return fn
+    return r_callable(fn, RFacts(name, defaults=defaults, arguments=conventions),
+                      cast=False)
+
+
+def _translated_default(step: Callable | None, v: Any) -> Any:
+    """An R default as the function takes it: its value counted from 0 where R
+    counts it from 1 (a default depends on no operand's ndim)."""
+    return v if step is None or v is None else step(v, None)
+
+
+def r_callable(fn: Callable, facts: RFacts, declared_by: Callable | None = None,
+               cast: bool = True) -> Callable:
+    """`fn` as R calls it (R has matched the arguments against the closure's formals,
+    which sends them under their Python names): cast by their declared kinds (unless
+    not `cast`) and counted as R counts them, R's own defaults filled, its result in
+    R's form. `declared_by`: the function whose signature declares the arguments
     (default `fn`)."""
     params = list(inspect.signature(declared_by or fn).parameters.values())
-    steps, as_is = _plan(params, facts)
+    steps, as_is = _plan(params, facts) if cast else ({}, {})
     plain_result = facts.returns_indices is False and not facts.result_names and \
         not facts.results
     fast = plain_result and not facts.arguments and not facts.defaults
     if not steps and fast:
-        return fn if match is None else matching.bind(facts.name, fn, declared_by or fn,
-                                                      match.name.startswith("x$"))
+        return fn
     ndim_needed = any(facts.counted.get(n) in _NEEDS_NDIM for n in steps)
     first = params[0].name
     var = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
@@ -256,32 +366,23 @@ def r_callable(fn: Callable, facts: RFacts, match: matching.Matcher | None = Non
     last = len(at) - 1
     # the fast path's test per position (None: any value), a `*more`'s repeated
     fine = tuple(as_is.get(n) for n in (*positional, *[var] * (8 if var else 0)))
-    least, most = (match.least, match.most) if match is not None else (0, 0)
+    # R's defaults as Python takes them, translated once (`ignore_index = -100`: -101)
+    defaults = {k: _translated_default(steps.get(k), v) for k, v in facts.defaults.items()}
 
     def translated(args: tuple, kw: dict) -> Any:
         for convention in facts.arguments:
             args, kw = convention(list(args), kw)
-        for k, v in facts.defaults.items():
-            if k not in kw and position.get(k, sys.maxsize) >= len(args):
-                kw[k] = v
         ndim = _ndim(args[0] if args else kw.get(first)) if ndim_needed else None
         args = [v if (step := at[min(i, last)]) is None else step(v, ndim)
                 for i, v in enumerate(args)]
         kw = {k: (steps[k](v, ndim) if k in steps else v) for k, v in kw.items()}
-        return _in_r_form(_run(fn, args, kw), facts)
+        for k, v in defaults.items():
+            if k not in kw and position.get(k, sys.maxsize) >= len(args):
+                kw[k] = v
+        out = _run(fn, args, kw)
+        return out if plain_result else _in_r_form(out, facts)
 
     def call(*args: Any, **kw: Any) -> Any:
-        if kw and facts.vectors and match is None:  # (R's `.weight` is Python's `_weight`)
-            kw = {matching.python_name(k): v for k, v in kw.items()}
-        if match is not None:
-            if kw or not least <= len(args) <= most:
-                args, kw = match(args, kw)  # (R torch's formals: R's matching)
-        elif kw and len(args) > 1 and any(position.get(k, sys.maxsize) < len(args) for k in kw):
-            # a name before positions (Python would refuse it): R's matching
-            kw, extra = matching.by_r_positions(positional, args, kw)
-            if extra:
-                raise matching.unused(facts.name, extra, tuple((n,) for n in positional))
-            args = ()
         if fast and len(args) <= len(fine):
             # Fast path (labelled): every value one its argument takes as it is
             # (`x$mm(w)`, `x$sum()`, `x$clamp(min = 0)`): no translation
@@ -297,4 +398,5 @@ def r_callable(fn: Callable, facts: RFacts, match: matching.Matcher | None = Non
         return translated(args, kw)
     call.__name__ = call.__qualname__ = getattr(fn, "__name__", facts.name)
     call.__wrapped__ = declared_by or fn  # type: ignore[attr-defined] (its signature)
+    call.r_bound = True  # type: ignore[attr-defined]
     return call

@@ -5,9 +5,12 @@
   function declares them (`@r_formals`), else the Python function's as R sees
   them (`python_formals`), so that `args()` and RStudio's completion show them.
   Its body is one `.External` that reads the call's frame (R has matched the
-  arguments): the arguments given go to Python, the leading ones by position,
-  the others by name (`FunctionShape`); those left out stay out, so the Python
-  side's defaults apply as before.
+  arguments: R's is the one matcher): the arguments given go to Python under
+  their Python names (`.weight` as `_weight`, a declared rename), the leading
+  ones by position while R's order is Python's, the others by name
+  (`FunctionShape`); those left out stay out, so the Python side's defaults
+  apply (R torch's own, where they differ, are the binding's:
+  `binding.declared_facts`).
 - A tensor method `x$name()` is made the same way, once at load; per access
   (`C_method`) a copy of it gets `x`, sent first. What it returns is a policy
   declared here (`METHOD_POLICIES`), read by the bridge at load: `self` for an
@@ -25,10 +28,10 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from ..formals import declared, python_names
+from ..formals import declared, python_name, python_names
 from ..ops import REGISTRY, OpSpec
 from ..ops.out_forms import out_name
-from . import matching, nn_api
+from . import nn_api
 
 __all__ = ["NO_DEFAULT", "python_formals", "shim_formals", "r_name", "FunctionShape",
            "function_shape", "alist", "r_source", "Names", "METHOD_POLICIES", "method_policy"]
@@ -136,7 +139,7 @@ def shim_formals(kind: str, name: str, table: dict) -> list:
 def r_name(name: str) -> str:
     """A Python argument as R names it: `from_` is R's `from` (a Python keyword); the
     bridge takes R's `from_` too (R torch's torch_can_cast(from_, to)); `_weight` is
-    R's `.weight` (rtorch_py.r.matching.python_name)."""
+    R's `.weight` (rtorch_py.formals.python_name)."""
     if name.startswith("_") and len(name) > 1:
         return "." + name[1:]
     return name[:-1] if name.endswith("_") and keyword.iskeyword(name[:-1]) else name
@@ -176,43 +179,49 @@ def _has_kwargs(fn: Callable) -> bool:
 def function_shape(name: str, table: dict, kind: str = "function") -> FunctionShape:
     """The closure of the generated R function `name` (a key of table["FUNCTIONS"]), or
     with kind "method" of the tensor method `x$name` (of table["METHODS"]; the tensor,
-    not among its formals, goes first), or with kind "layer" the formals alone of the
-    built-in layer's generator `name` (nn_api.LAYERS; its body is R's, `r_compat/R/nn.R`)."""
+    not among its formals, goes first), or with kind "class_method" of a built-in layer's
+    class method (`nn_embedding_bag$from_pretrained`, nn_api.class_methods), or with kind
+    "layer" the formals alone of the built-in layer's generator `name` (nn_api.LAYERS; its
+    body is R's, `r_compat/R/nn.R`)."""
     if kind == "layer":  # (a layer's generator: R matches, R passes on what was given)
         formals = shim_formals("function", name, table)
         if declared(nn_api.LAYERS[name]) is not None:  # (R torch's `1` is a double)
             formals = [(n, float(d) if type(d) is int else d, has) for n, d, has in formals]
         return FunctionShape(alist([(r_name(n), d, has) for n, d, has in formals]), (), 0)
-    method = kind == "method"
-    formals = shim_formals(kind, name, table)
-    if method:
-        spec, out_of = REGISTRY.get(name), None
-        source = spec.fn if spec is not None and spec.method else table["METHODS"][name]
+    method, out_of = kind == "method", None
+    if kind == "class_method":  # (`nn_embedding_bag$from_pretrained`: nn_api.class_methods)
+        layer, m = name.split("$")
+        source = getattr(nn_api.LAYERS[layer], m)
+        formals = _declared_or(source) or python_formals(source)
     else:
+        formals = shim_formals(kind, name, table)
+    if method:
+        spec = REGISTRY.get(name)
+        source = spec.fn if spec is not None and spec.method else table["METHODS"][name]
+    elif kind == "function":
         spec, out_of = _op_of(name)
         source = (spec or out_of).fn if (spec or out_of) else _signature_function(name, table)
+    renamed = python_names(source)
     if declared(source, method) is not None and out_of is None:
-        # R torch's formals: the callable matches them as R does (rtorch_py.r.matching),
-        # by R's names and positions up to `...`
-        names = [f[0] for f in formals]
-        send = tuple(names)
-        positional = names.index("...") if "..." in names else len(names)
+        # R torch's formals: each sent under its Python name, by position while R's
+        # order is Python's (the rest by name: R has matched them)
+        send = tuple(n if n == "..." else python_name(n, renamed) for n, _, _ in formals)
+        params = [p.name for p in list(inspect.signature(source).parameters.values())
+                  [int(method):] if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     else:
         # the Python function's: its names; by position while R's formals are its own
         # positional parameters (an out form: the tensor to write into first)
         lead = [formals[0][0]] if out_of is not None else []
         params = lead + _positional_params(source, drop_first=method)
-        renamed = python_names(source)
-        send = tuple(n if n == "..." or n in lead or not declared(source) else
-                     renamed.get(n) or matching.python_name(n) for n in (f[0] for f in formals))
-        positional = 0
-        while positional < min(len(send), len(params)) and \
-                send[positional] == params[positional]:
-            positional += 1
+        send = tuple(n if n == "..." or n in lead else python_name(n, renamed)
+                     for n, _, _ in formals)
         formals = [(r_name(n), d, has) for n, d, has in formals]
         if _has_kwargs(source) and all(f[0] != "..." for f in formals):
             formals.append(("...", NO_DEFAULT, False))  # (names it takes beyond its formals)
             send += ("...",)
+    positional = 0
+    while positional < min(len(send), len(params)) and send[positional] == params[positional]:
+        positional += 1
     return FunctionShape(alist(formals), send, positional)
 
 

@@ -16,13 +16,13 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import nn as _nn
-from ..formals import counted, declared, python_names, r_formals
+from ..formals import counted, declared, python_name, python_names, r_formals
 from ..function import NamedList
 from ..nn import functional as F
 from ..nn.module import Module, buffer_is_persistent, is_nn_buffer, is_nn_parameter
 from ..nn.packed import PackedSequence
 from ..tensor import Tensor
-from . import binding, matching, one_based
+from . import binding, one_based
 from .convert import _tensor_of
 
 
@@ -58,10 +58,11 @@ def _r_function(name: str, fn: Callable, how: dict[str, str] | None = None) -> C
     # a label left out takes its declared default as R's (ignore_index = -100)
     defaults = {k: params[k].default for k, c in how.items() if "label" in c and
                 k in params and params[k].default not in (params[k].empty, None)}
+    declared_defaults, conventions = binding.declared_facts(name, fn, counted=how)
     indices = name.startswith(tuple("nnf_" + k for k in _WITH_INDICES))
     return binding.r_callable(fn, binding.RFacts(
-        name, counted=how, defaults=defaults, vectors=True,
-        returns_indices=_with_indices if indices else False))
+        name, counted=how, defaults={**defaults, **declared_defaults}, vectors=True,
+        arguments=conventions, returns_indices=_with_indices if indices else False))
 
 
 # --------------------------------------------------------------------------
@@ -81,28 +82,23 @@ _CONSTRUCTORS = {n: _r_function(n, cls) for n, cls in LAYERS.items()}
 
 
 def nn_new(name: str, *args: Any, **kwargs: Any) -> Module:
-    """The built-in layer `name` made from the arguments R's generator was given (R
-    matched them against its formals, closures.function_shape(kind="layer"), and
-    passes on those given, by R's names); arguments by position (an R subclass's
-    `super$initialize(...)`) are in R's order."""
+    """The built-in layer `name` made from the arguments R's generator (or a subclass's
+    `super$initialize()`) was given: R matched them against its formals
+    (closures.function_shape(kind="layer")) and passes on those given, by R's names;
+    by position only what its `...` took."""
     cls = LAYERS.get(name)
     if cls is None:
         raise ValueError(f"no built-in layer named {name!r}")
     formals = declared(cls)
-    if formals is not None and args:  # (R torch's order, which may not be Python's)
-        names = [f[0] for f in formals]
-        kwargs, extra = matching.by_r_positions(
-            names[:names.index("...")] if "..." in names else names, args, kwargs)
-        if extra:
-            raise matching.dots_not_empty(name, extra)
-        args = ()
+    if formals is not None and args:  # (R torch's `...` takes only names its layer has)
+        raise binding.dots_not_empty(name, [(None, v) for v in args])
     renamed = python_names(cls)
-    kwargs = {renamed.get(k) or matching.python_name(k): v for k, v in kwargs.items()}
+    kwargs = {python_name(k, renamed): v for k, v in kwargs.items()}
     params = inspect.signature(cls).parameters
     if formals is not None and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
         extra = [(k, v) for k, v in kwargs.items() if k not in params]
-        if extra:  # (R torch's `...` takes only what its layer does)
-            raise matching.dots_not_empty(name, extra)
+        if extra:
+            raise binding.dots_not_empty(name, extra)
     module = _CONSTRUCTORS[name](*args, **kwargs)
     # the arguments R gave as integers (R torch's fields keep their type: modules._attribute)
     given = {**dict(zip(params, args)), **kwargs}
@@ -116,16 +112,14 @@ def _is_r_integer(v: Any) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
-def nn_class_methods(name: str) -> list:
-    """The constructors a layer's class has besides itself (`from_pretrained`),
-    which R's generator gets (`nn_embedding$from_pretrained(...)`)."""
+def nn_class_methods(name: str) -> NamedList:
+    """The constructors a layer's class has besides itself, as R calls them
+    (`nn_embedding_bag$from_pretrained(...)`), keyed `layer$method`: R's generator gets
+    each as a closure of its formals (closures.function_shape, kind "class_method")."""
     cls = LAYERS[name]
-    return [m for m in ("from_pretrained",) if isinstance(vars(cls).get(m), classmethod)]
-
-
-def nn_class_call(name: str, method: str, *args: Any, **kwargs: Any) -> Module:
-    fn = getattr(LAYERS[name], method)
-    return _r_function(name, fn, counted(LAYERS[name]))(*args, **kwargs)
+    found = [m for m in ("from_pretrained",) if isinstance(vars(cls).get(m), classmethod)]
+    return NamedList([f"{name}${m}" for m in found],
+                     [_r_function(f"{name}${m}", getattr(cls, m), counted(cls)) for m in found])
 
 
 def _forward_plan(cls: type) -> tuple[tuple[tuple[int, Callable], ...], bool]:
@@ -267,7 +261,7 @@ R_FUNCTIONS.update({
     # (a layer's forward is api.nn_forward, whose pointer R keeps: the call is hot)
     ".nn_new": nn_new, ".nn_kind": nn_kind, ".nn_mark": nn_mark,
     ".nn_py_layer_names": nn_layer_names, ".nn_layer_args": nn_layer_args,
-    ".nn_class_methods": nn_class_methods, ".nn_class_call": nn_class_call,
+    ".nn_class_methods": nn_class_methods,
     ".packed_sequence_get": packed_sequence_get, ".weight_norm_new": weight_norm_new,
     ".weight_norm_call": weight_norm_call,
 })

@@ -21,7 +21,7 @@ from ..ops import REGISTRY, OpSpec
 from ..ops.out_forms import out_form, out_name
 from ..sparse import strided_only
 from ..tensor import Tensor, wrap
-from . import binding, extensions, matching, tensor_api
+from . import binding, extensions, tensor_api
 from .binding import R_FACTS, r_fact
 from .convert import _r_tensor, _tensor_of
 
@@ -107,21 +107,23 @@ def facts(spec: OpSpec, method: bool = False) -> binding.RFacts:
                **dict.fromkeys(spec.indices, "position"),
                **dict.fromkeys(r_fact(spec, "r_dims_as_given"), "zero_based")}
     conventions = r_fact(spec, "r_conventions")
+    name = f"x${spec.name}" if method else spec.function_name
+    defaults, declared = binding.declared_facts(name, spec.fn, method, counted)
     return binding.RFacts(
-        f"x${spec.name}" if method else spec.function_name, counted, spec.returns_indices,
-        tuple(r_fact(spec, "r_result_names")),
-        tuple(CONVENTIONS[c] for c in conventions if c in CONVENTIONS),
-        tuple(RESULT_CONVENTIONS[c] for c in conventions if c in RESULT_CONVENTIONS))
+        name, counted, spec.returns_indices, tuple(r_fact(spec, "r_result_names")),
+        (*declared, *(CONVENTIONS[c] for c in conventions if c in CONVENTIONS)),
+        tuple(RESULT_CONVENTIONS[c] for c in conventions if c in RESULT_CONVENTIONS),
+        defaults)
 
 
-def r_callable(spec: OpSpec, match: matching.Matcher | None = None,
-               method: bool = False) -> Callable:
-    """The op as R calls it (the one binder, rtorch_py.r.binding); with `match`, under
-    R torch's formals (rtorch_py.formals), matched as R does first."""
+def r_callable(spec: OpSpec, method: bool = False) -> Callable:
+    """The op as R calls it (the one binder, rtorch_py.r.binding), its R formals' facts
+    included (R torch's where declared: rtorch_py.formals); as a tensor method with
+    `method`."""
     fn = spec.fn
     for c in r_fact(spec, "r_conventions"):  # (wrappers take the op's own arguments)
         fn = WRAPPERS[c](fn) if c in WRAPPERS else fn
-    return binding.r_callable(fn, facts(spec, method), match, declared_by=spec.fn)
+    return binding.r_callable(fn, facts(spec, method), declared_by=spec.fn)
 
 
 def _operator(spec: OpSpec, fixed: dict) -> Callable:
@@ -167,16 +169,13 @@ def build() -> dict[str, dict]:
                 unary[sym] = spec.fn
             else:
                 direct[sym] = (spec, dict(fixed))
-        translated = r_callable(spec)
-        match = matching.matcher(spec.function_name, spec.fn)
-        r_fn = translated if match is None else r_callable(spec, match)
+        r_fn = r_callable(spec)
         if spec.function:
             functions[spec.function_name] = r_fn
             if out_name(spec):  # torch_<name>_out(out, ...) (ops.out_forms)
-                outs[out_name(spec)] = out_form(spec, translated)
+                outs[out_name(spec)] = out_form(spec, r_fn)
         if spec.method:
-            match = matching.matcher(spec.name, spec.fn, method=True)
-            methods[spec.name] = r_callable(spec, match, method=True)
+            methods[spec.name] = r_callable(spec, method=True)
         for g in r_fact(spec, "r_math"):
             math[g] = _log if g == "log" else spec.fn
         for g in r_fact(spec, "r_summary"):
@@ -186,10 +185,10 @@ def build() -> dict[str, dict]:
     for name in tensor_api.METHODS:
         if name in methods:
             raise RuntimeError(f"tensor method {name!r} is also an op")
-    methods.update({k: matching.bind(k, f, method=True)
+    methods.update({k: binding.with_declared(f"x${k}", f, method=True)
                     for k, f in tensor_api.METHODS.items()})
     functions.update({k: v for k, v in outs.items() if k not in functions})
-    functions.update({k: matching.bind(k, f) for k, f in
+    functions.update({k: binding.with_declared(k, f) for k, f in
                       {**tensor_api.FUNCTIONS, **extensions.functions()}.items()})
     return {"FUNCTIONS": functions, "METHODS": methods, "BINARY_OPS": binary,
             "UNARY_OPS": unary, "MATH": math, "SUMMARY": summary}

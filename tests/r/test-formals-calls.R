@@ -139,6 +139,27 @@ test_that("layer and optimizer generators have R torch's formals; R matches thei
   expect_error(optim_sgd(nn_linear(1, 1)$parameters, lr = 0.1, nesterov = TRUE), "Nesterov")
 })
 
+test_that("a layer's initialize(), its class's constructors and mean() have real formals", {
+  init <- attr(nn_rnn, "module")$public_methods$initialize
+  expect_identical(formals(init), formals(nn_rnn))  # (super$initialize(): matched by R)
+  expect_identical(names(formals(nn_embedding_bag$from_pretrained))[1:3],
+                   c("embeddings", "freeze", "max_norm"))
+  w <- torch_randn(4, 2)
+  bag <- nn_embedding_bag$from_pretrained(w, FALSE, mode = "sum")
+  expect_true(bag$weight$requires_grad)
+  expect_equal(as_array(bag(torch_tensor(c(1L, 2L)), torch_tensor(1L))),
+               as_array(w[1:2, ]$sum(1, keepdim = TRUE)), tolerance = 1e-6)
+  expect_error(nn_embedding_bag$from_pretrained(w, nope = 1), "unused argument \\(nope = 1\\)")
+  expect_identical(names(formals(mean.torch_tensor)), c("x", "dim", "keepdim", "na.rm", "..."))
+  x <- torch_tensor(rbind(c(1, 2), c(3, 5)))
+  expect_equal(as_array(mean(x, 1)), c(2, 3.5))
+  expect_equal(mean(x, dim = 2, keepdim = TRUE)$shape, c(2, 1))
+  expect_error(mean(x, na.rm = TRUE), "do not have NAs", class = "value_error")
+  expect_equal(as_array(max(x, dim = 2)[[1]]), c(2, 5))  # (Summary: the options matched by R)
+  expect_error(max(x, foo = 1), "unused argument \\(foo = 1\\)")
+  expect_error(sum(x, foo = 1), "unused argument \\(foo = 1\\)")
+})
+
 # Tensor methods have R torch's formals too (x$std: dim, unbiased, keepdim), the tensor
 # added per access (C_method): each method taking nothing required, called with no
 # argument, gives what the former `function(...) .External(C_call, fn, x, ...)` gave.
