@@ -137,25 +137,11 @@ DataLoader <- R6::R6Class(
 }
 
 .iterable_next <- function(l) {
-  it <- l$dataset$.iter()
-  if (!is.function(it)) {
-    source <- it
-    it <- function() source$.next()
-  }
-  size <- l$batch_size
+  it <- as_iterator.iterable_dataset(l$dataset)
   collate <- l$collate_fn
   function() {
-    batch <- list()
-    repeat {
-      item <- it()
-      if (is_exhausted(item)) break
-      batch[[length(batch) + 1L]] <- item
-      if (length(batch) == size) break
-    }
-    if (length(batch) == 0 || (l$drop_last && length(batch) < size)) {
-      return(exhausted())
-    }
-    collate(batch)
+    batch <- .next_items(it, l$batch_size, l$drop_last)
+    if (is_exhausted(batch)) batch else collate(batch)
   }
 }
 

@@ -61,10 +61,7 @@ jit_tuple <- function(x) {
   f
 }
 
-print.script_function <- function(x, ...) {
-  cat("<script_function>\n")
-  invisible(x)
-}
+print.script_function <- function(x, ...) .print_text(x, "<script_function>\n")
 
 `$.script_function` <- function(x, name) {
   fn <- attr(x, "ScriptFunction")
@@ -78,10 +75,7 @@ print.script_function <- function(x, ...) {
 
 .jit_graph_object <- function(str) structure(list(str = str), class = "script_method_graph")
 
-print.script_method_graph <- function(x, ...) {
-  cat(x$str)
-  invisible(x)
-}
+print.script_method_graph <- function(x, ...) .print_text(x, x$str)
 
 # -- tracing ---------------------------------------------------------------
 
@@ -232,10 +226,7 @@ jit_compile <- function(source) {
   .jit_function(f)
 }
 
-print.torch_compilation_unit <- function(x, ...) {
-  cat("<torch_compilation_unit>\n")
-  invisible(x)
-}
+print.torch_compilation_unit <- function(x, ...) .print_text(x, "<torch_compilation_unit>\n")
 
 # -- jit_ops -----------------------------------------------------------------
 

@@ -307,7 +307,7 @@ nn_module <- function(classname = NULL, inherit = nn_Module, ...,
     parent_env = env
   )
   .finish_class(Module)
-  .generator(Module, formals(.find_initialize(Module)), classes)
+  .generator(Module, formals(.r6_find_initialize(Module)), classes)
 }
 
 # The generator of Module: a function of `formals` (initialize's) that passes on the
@@ -319,15 +319,6 @@ nn_module <- function(classname = NULL, inherit = nn_Module, ...,
   attr(gen, "class") <- c(classes, "nn_module_generator")
   attr(gen, "module") <- Module
   gen
-}
-
-.find_initialize <- function(gen) {
-  while (!is.null(gen)) {
-    init <- gen$public_methods$initialize
-    if (!is.null(init)) return(init)
-    gen <- gen$get_inherit()
-  }
-  function() NULL
 }
 
 # The arguments a generator was given (of its formals `names`), as values:

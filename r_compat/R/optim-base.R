@@ -11,8 +11,7 @@ is_optim_required <- function(x) inherits(x, "optim_required")
 is_optimizer <- function(x) inherits(x, "torch_optimizer")
 
 print.torch_optimizer_generator <- function(x, ...) {
-  cat("<optimizer generator>", class(x)[[1]], "\n")
-  invisible(x)
+  .print_text(x, "<optimizer generator> ", class(x)[[1]], " \n")
 }
 
 .optim_error <- function(...) stop(paste0(...), call. = FALSE)

@@ -48,7 +48,4 @@ with_torch_manual_seed <- function(code, ..., seed) {
   )
 }
 
-print.torch_generator <- function(x, ...) {
-  cat("torch_generator()\n")
-  invisible(x)
-}
+print.torch_generator <- function(x, ...) .print_text(x, "torch_generator()\n")
