@@ -151,16 +151,8 @@ nn_ScriptModule <- R6::R6Class(
     graph = function() .jit_graph_object(.jit_graph(.nn_py(self)))
   )
 )
-.jit_state <- new.env(parent = emptyenv())
 
-.jit_module <- function(py) {
-  if (is.null(.jit_state$finished)) {  # (nn.R's helper, after this file is sourced)
-    .finish_class(nn_ScriptModule)
-    .jit_state$finished <- TRUE
-  }
-  front <- nn_ScriptModule$new(.py = py)
-  create_nn_module_callable(front)
-}
+.jit_module <- function(py) create_nn_module_callable(nn_ScriptModule$new(.py = py))
 
 # A script module's traced or loaded methods (`m$testing(x)`) after what every
 # module has (`$train()`, `$parameters`, ...: R's, not the archive's methods).
@@ -216,9 +208,7 @@ jit_unserialize <- function(obj) {
 
 # -- compiled TorchScript ----------------------------------------------------
 
-jit_compile <- function(source) {
-  .jit_compile(source)
-}
+jit_compile <- function(source) .jit_compile(source)
 
 `$.torch_compilation_unit` <- function(x, name) {
   f <- .jit_cu_get(x, name)

@@ -363,9 +363,7 @@ create_nn_module_callable <- function(instance) {
   attr(x, "module")[[name]]
 }
 
-`[[.nn_module` <- function(x, name) {
-  attr(x, "module")[[name]]
-}
+`[[.nn_module` <- `$.nn_module`
 
 # The R6 object's own fields and methods first, then its Python module's
 # parameters, buffers, children (`x[[i]]`: the i-th) and plain attributes:
@@ -519,6 +517,7 @@ nn_PyModule <- R6::R6Class(
   invisible(Module)
 }
 .finish_class(nn_PyModule)
+.finish_class(nn_ScriptModule)  # (R/jit.R)
 
 # An R generator (class c(name, "nn_module", "nn_module_generator")) for one
 # Python layer.

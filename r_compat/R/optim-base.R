@@ -18,6 +18,15 @@ print.torch_optimizer_generator <- function(x, ...) {
 
 .is_named_list <- function(x) is.list(x) && !is.null(names(x)) && all(names(x) != "")
 
+# R torch's error for a setting left at optim_required() (the first one).
+.check_required <- function(settings) {
+  required <- names(Filter(is_optim_required, settings))
+  if (length(required)) {
+    .optim_error("parameter group didn't specify a value of required optimization ",
+                 "parameter ", required[[1]])
+  }
+}
+
 Optimizer <- R6::R6Class(
   "torch_optimizer",
   lock_objects = FALSE,
@@ -50,15 +59,9 @@ Optimizer <- R6::R6Class(
         }
         if (!p$is_leaf) .optim_error("can't optimize a non-leaf Tensor")
       }
-      for (nm in names(self$defaults)) {
-        if (!nm %in% names(param_group)) {
-          if (is_optim_required(self$defaults[[nm]])) {
-            .optim_error("parameter group didn't specify a value of required ",
-                         "optimization parameter ", nm)
-          }
-          param_group[nm] <- list(self$defaults[[nm]])
-        }
-      }
+      lacking <- setdiff(names(self$defaults), names(param_group))
+      param_group[lacking] <- self$defaults[lacking]
+      .check_required(param_group)
       self$param_groups <- append(self$param_groups, list(param_group))
       invisible(self)
     },

@@ -43,10 +43,7 @@ is_torch_tensor <- function(x) inherits(x, "torch_tensor")
   x
 }
 
-`[[<-.torch_tensor` <- function(x, i, value) {
-  .External(C_call, .py$tensor_set, x, i, value)
-  x
-}
+`[[<-.torch_tensor` <- `$<-.torch_tensor`
 
 print.torch_tensor <- function(x, n = 30, ...) {
   .print_text(x, .External(C_call, .py$tensor_repr, x, n), "\n")
@@ -161,16 +158,15 @@ as.integer.torch_tensor <- function(x, ...) as.integer(as_array(x))
 as.logical.torch_tensor <- function(x, ...) as.logical(as_array(x))
 
 # head()/tail(): the first or last n slices along the first dim (sparse tensors too)
-head.torch_tensor <- function(x, n = 6L, ...) {
-  len <- x$size(1)
-  n <- if (n < 0) max(len + n, 0) else min(n, len)
-  torch_index_select(x, 1L, torch_tensor(seq_len(n), dtype = torch_long()))
-}
+head.torch_tensor <- function(x, n = 6L, ...) .slices(x, n, from_end = FALSE)
 
-tail.torch_tensor <- function(x, n = 6L, ...) {
+tail.torch_tensor <- function(x, n = 6L, ...) .slices(x, n, from_end = TRUE)
+
+.slices <- function(x, n, from_end) {
   len <- x$size(1)
   n <- if (n < 0) max(len + n, 0) else min(n, len)
-  torch_index_select(x, 1L, torch_tensor(len - n + seq_len(n), dtype = torch_long()))
+  torch_index_select(x, 1L, torch_tensor(seq_len(n) + if (from_end) len - n else 0,
+                                         dtype = torch_long()))
 }
 
 # layouts (x$layout, torch_strided(), torch_sparse_coo()), memory formats and

@@ -22,7 +22,7 @@ from ..optim.optimizer import Optimizer, required, zero_grads
 from ..tensor import Tensor
 from .binding import RFacts, python_value, r_callable
 from .closures import alist, python_formals
-from .convert import UNDEFINED
+from .convert import UNDEFINED, _list
 
 # R torch's setting names that differ from PyTorch's
 _R_NAMES = {"lambda": "lambd"}
@@ -50,17 +50,7 @@ def _group(group: NamedList) -> dict:
 
 def _params(group: NamedList) -> list:
     params = group.get("params")
-    if isinstance(params, NamedList):
-        params = params.values()
-    if isinstance(params, Tensor):
-        params = [params]
-    return list(params or [])
-
-
-def tensor_key(x: Any) -> str:
-    """A tensor's identity as a string, as R's xptr_address() gives it (the C
-    bridge's C_address: the same hex id)."""
-    return f"{id(x):x}"
+    return [] if params is None else _list(params)
 
 
 class RState:
@@ -123,7 +113,8 @@ def optim_step(kind: str, group: NamedList, state: RState) -> None:
     settings = _group(group)
     params = [p for p in _params(group) if isinstance(p, Tensor) and p.grad is not None]
     by_key = state.by_key
-    states = [by_key.setdefault(f"{id(p):x}", {}) for p in params]  # (tensor_key, inline)
+    # (keyed as R's xptr_address() keys a tensor: the C bridge's C_address, its hex id)
+    states = [by_key.setdefault(f"{id(p):x}", {}) for p in params]
     kernels.run(kind, params, states, settings)
 
 
@@ -145,18 +136,6 @@ class RLBFGS:
         st = self.opt.state.get(self.opt._params[0], {})
         return [loss, NamedList(["func_evals", "n_iter"],
                                 [st.get("func_evals", 0), st.get("n_iter", 0)])]
-
-
-def _list(x: Any) -> list:
-    if isinstance(x, NamedList):
-        return x.values()
-    if isinstance(x, Tensor):
-        return [x]
-    return list(x)
-
-
-def lbfgs_new(params: Any, settings: NamedList) -> RLBFGS:
-    return RLBFGS(params, settings)
 
 
 def lbfgs_step(opt: RLBFGS, closure: Callable, settings: NamedList) -> list:
@@ -284,11 +263,8 @@ def ignite_load_state_dict(opt: IgniteOptimizer, state_dict: Any) -> None:
     groups = []
     for g in _list(state_dict["param_groups"]):
         _check_group_names(opt, g)
-        group = _group(g)
-        if "betas" in group:
-            group["betas"] = tuple(group["betas"])
-        group["params"] = [int(i) - 1 for i in np.asarray(g["params"]).reshape(-1)]
-        groups.append(group)
+        groups.append({**_py_group(g),  # (the parameters by their number, from 1)
+                       "params": [int(i) - 1 for i in np.asarray(g["params"]).reshape(-1)]})
     states = {i: {n: (None if v is UNDEFINED else v) for n, v in st.items()}
               for i, st in given.items()}
     opt.load_state_dict({"param_groups": groups, "state": states})
@@ -468,7 +444,7 @@ R_FUNCTIONS: dict[str, Callable] = {
     ".optim_state_get": state_get,
     ".optim_state_set": state_set,
     ".optim_zero_grad": zero_grad,
-    ".lbfgs_new": lbfgs_new,
+    ".lbfgs_new": RLBFGS,
     ".lbfgs_step": lbfgs_step,
     ".strong_wolfe": strong_wolfe_r,
     ".generator_names": generator_names,
