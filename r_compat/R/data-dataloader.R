@@ -181,8 +181,6 @@ dataloader_next <- function(iter, completed = NULL) {
   })
 }
 
-utils_data_default_collate <- function(batch) .data_collate(batch)
-
 # Deprecated in R torch: all batches as a list, for `for (b in enumerate(dl))`.
 enumerate <- function(x, ...) UseMethod("enumerate")
 

@@ -41,7 +41,6 @@ length.utils_sampler <- function(x) x$.length()
 
 SequentialSampler <- sampler(
   "utils_sampler_sequential",
-  initialize = function(data_source) self$data_source <- data_source,
   .indices = function() seq_len(length(self$data_source)),
   .length = function() length(self$data_source)
 )

@@ -143,7 +143,7 @@ R_FUNCTIONS: dict[str, Callable] = {
     ".data_rows": rows,
     ".data_randperm": randperm,
     ".data_randint": randint,
-    ".data_collate": collate,
+    ".data_collate": collate, "utils_data_default_collate": collate,
 }
 
 

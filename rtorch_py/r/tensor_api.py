@@ -644,7 +644,7 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_iinfo": torch_iinfo, "buffer_from_torch_tensor": buffer_from_torch_tensor,
     "is_undefined_tensor": is_undefined_tensor,
     "autograd_backward": autograd_backward, "autograd_grad": autograd_grad,
-    "autograd_gradcheck": autograd_gradcheck,
+    "autograd_gradcheck": autograd_gradcheck, "autograd_is_enabled": is_grad_enabled,
     "make_dual": _fwd.make_dual, "unpack_dual": unpack_dual,
     "torch_get_default_dtype": _cr.get_default_dtype,
     "torch_sparse_coo_tensor": torch_sparse_coo_tensor,
