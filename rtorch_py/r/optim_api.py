@@ -171,11 +171,6 @@ def strong_wolfe_r(obj_func: Callable, x: Any, t: Any, d: Tensor, f: Any, g: Ten
 # for the state libtorch leaves undefined).
 
 
-def _r_option(v: Any) -> Any:
-    """A group's setting as R gets it (betas: a numeric vector)."""
-    return np.asarray(v, dtype=np.float64) if isinstance(v, (list, tuple)) else v
-
-
 def _py_group(group: Any) -> dict:
     out = _group(group) if isinstance(group, NamedList) else dict(group)
     out["params"] = _params(group) if isinstance(group, NamedList) else group["params"]
@@ -194,7 +189,7 @@ def ignite_new(kind: str, params: Any, settings: NamedList,
 
 
 def ignite_param_groups(opt: IgniteOptimizer) -> list:
-    return [NamedList(list(g), [g["params"] if k == "params" else _r_option(v)
+    return [NamedList(list(g), [g["params"] if k == "params" else _to_r(v)
                                 for k, v in g.items()]) for g in opt.param_groups]
 
 
@@ -233,7 +228,7 @@ def ignite_add_param_group(opt: IgniteOptimizer, group: NamedList) -> None:
 def ignite_state_dict(opt: IgniteOptimizer) -> NamedList:
     sd = opt.state_dict()
     groups = [NamedList(list(g), [np.asarray([i + 1 for i in v], dtype=np.int32)
-                                  if k == "params" else _r_option(v) for k, v in g.items()])
+                                  if k == "params" else _to_r(v) for k, v in g.items()])
               for g in sd["param_groups"]]
     states = sd["state"]
     state = NamedList([str(i + 1) for i in states],
@@ -353,7 +348,8 @@ def _settings(group: Any) -> dict:
 
 
 def _to_r(v: Any) -> Any:
-    """Lists of numbers as R vectors (base_lrs, betas); dicts become named lists."""
+    """Lists of numbers as R vectors (base_lrs, a group's betas); dicts become named
+    lists."""
     if isinstance(v, dict):
         return {k: _to_r(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)) and v and all(type(x) in (int, float) for x in v):

@@ -355,16 +355,12 @@ def is_undefined_tensor(x: Any) -> bool:
 # Tensor properties ($ without a call) and assignment ($<-)
 
 
-def _grad_fn(x: Tensor) -> Any:
-    return x.grad_fn
-
-
 _GETTERS: dict[str, Callable[[Tensor], Any]] = {
     "shape": lambda x: np.asarray(x.shape, dtype=np.int32),
     "dtype": lambda x: x.dtype,
     "grad": lambda x: _r_value(x.grad),
     "requires_grad": lambda x: x.requires_grad,
-    "grad_fn": _grad_fn,
+    "grad_fn": lambda x: x.grad_fn,
     "is_leaf": lambda x: x.is_leaf,
     "ndim": lambda x: x.ndim,
     "device": lambda x: x.device,
