@@ -49,8 +49,12 @@ def _group(group: NamedList) -> dict:
 
 
 def _params(group: NamedList) -> list:
-    params = group.get("params")
-    return [] if params is None else _list(params)
+    params = group.get("params")  # (inline, not _list(): read every step)
+    if isinstance(params, NamedList):
+        params = params.values()
+    if isinstance(params, Tensor):
+        params = [params]
+    return list(params or [])
 
 
 class RState:
