@@ -189,10 +189,7 @@ jit_save_for_mobile <- function(obj, path, ...) .jit_write(.jit_save_for_mobile,
   else if (inherits(obj, "script_module")) .nn_py_of(obj)
 }
 
-jit_load <- function(path, ...) {
-  path <- normalizePath(path, mustWork = TRUE)
-  .jit_module(.jit_load(path))
-}
+jit_load <- function(path, ...) .jit_module(.jit_load(normalizePath(path, mustWork = TRUE)))
 
 jit_serialize <- function(obj) {
   if (!inherits(obj, "script_module")) {
