@@ -70,8 +70,7 @@ DataLoader <- R6::R6Class(
       if (self$.iterable) {
         n <- length(self$dataset)
         if (is.na(n)) return(NA_integer_)
-        return(if (self$drop_last) n %/% self$batch_size else
-          (n + self$batch_size - 1) %/% self$batch_size)
+        return(.n_batches(n, self$batch_size, self$drop_last))
       }
       if (!is.null(self$batch_sampler)) length(self$batch_sampler) else length(self$sampler)
     }

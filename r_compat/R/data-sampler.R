@@ -26,6 +26,9 @@ sampler <- function(name = NULL, inherit = Sampler, ..., private = NULL, active 
 
 length.utils_sampler <- function(x) x$.length()
 
+# How many batches of `size` items `n` items make.
+.n_batches <- function(n, size, drop_last) if (drop_last) n %/% size else (n + size - 1) %/% size
+
 # The next `size` items of the iterator `it` (a list; fewer at its end unless
 # `drop_last`), or exhausted() when none are left.
 .next_items <- function(it, size, drop_last) {
@@ -114,8 +117,5 @@ BatchSampler <- sampler(
       if (is_exhausted(batch)) batch else unlist(batch)
     }
   },
-  .length = function() {
-    n <- length(self$sampler)
-    if (self$drop_last) n %/% self$batch_size else (n + self$batch_size - 1) %/% self$batch_size
-  }
+  .length = function() .n_batches(length(self$sampler), self$batch_size, self$drop_last)
 )
