@@ -262,8 +262,11 @@ def ignite_load_state_dict(opt: IgniteOptimizer, state_dict: Any) -> None:
     groups = []
     for g in _list(state_dict["param_groups"]):
         _check_group_names(opt, g)
-        groups.append({**_py_group(g),  # (the parameters by their number, from 1)
-                       "params": [int(i) - 1 for i in np.asarray(g["params"]).reshape(-1)]})
+        group = _group(g)
+        if "betas" in group:
+            group["betas"] = tuple(group["betas"])
+        group["params"] = [int(i) - 1 for i in np.asarray(g["params"]).reshape(-1)]
+        groups.append(group)
     states = {i: {n: (None if v is UNDEFINED else v) for n, v in st.items()}
               for i, st in given.items()}
     opt.load_state_dict({"param_groups": groups, "state": states})
