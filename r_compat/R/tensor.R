@@ -188,8 +188,7 @@ Ops.torch_layout <- function(e1, e2) {
 
 `$.torch_dtype` <- function(x, name) {
   switch(name,
-    is_floating_point = as.character(x) %in% c("Float", "Double", "Half", "BFloat16",
-                                               "Float8_e4m3fn", "Float8_e5m2"),
+    is_floating_point = .dtype_is_floating_point(x),
     .type = function() as.character(x),
     NULL
   )

@@ -656,6 +656,7 @@ FUNCTIONS: dict[str, Callable] = {
     # (names with a dot are the R side's helpers, not exported)
     ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer,
     ".storage_method": storage_method, ".manual_seed": manual_seed,
+    ".dtype_is_floating_point": lambda d: d.is_floating_point,  # (R's `dtype$is_floating_point`)
 }
 
 
