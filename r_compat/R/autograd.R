@@ -38,8 +38,6 @@ autograd_set_grad_mode <- function(enabled) {
   invisible(NULL)
 }
 
-autograd_is_enabled <- function() .External(C_call, .py$is_grad_enabled)
-
 with_detect_anomaly <- function(code) {
   warning("This mode should be enabled only for debugging as the different tests will ",
           "slow down your program execution.", call. = FALSE)

@@ -25,6 +25,7 @@
   gen
 }
 
+# The initialize() an R6 class has or inherits (NULL if none).
 .r6_find_initialize <- function(cls) {
   while (!is.null(cls)) {
     if (!is.null(cls$public_methods$initialize)) return(cls$public_methods$initialize)

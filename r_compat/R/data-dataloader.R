@@ -70,8 +70,7 @@ DataLoader <- R6::R6Class(
       if (self$.iterable) {
         n <- length(self$dataset)
         if (is.na(n)) return(NA_integer_)
-        return(if (self$drop_last) n %/% self$batch_size else
-          (n + self$batch_size - 1) %/% self$batch_size)
+        return(.n_batches(n, self$batch_size, self$drop_last))
       }
       if (!is.null(self$batch_sampler)) length(self$batch_sampler) else length(self$sampler)
     }
@@ -137,25 +136,11 @@ DataLoader <- R6::R6Class(
 }
 
 .iterable_next <- function(l) {
-  it <- l$dataset$.iter()
-  if (!is.function(it)) {
-    source <- it
-    it <- function() source$.next()
-  }
-  size <- l$batch_size
+  it <- as_iterator.iterable_dataset(l$dataset)
   collate <- l$collate_fn
   function() {
-    batch <- list()
-    repeat {
-      item <- it()
-      if (is_exhausted(item)) break
-      batch[[length(batch) + 1L]] <- item
-      if (length(batch) == size) break
-    }
-    if (length(batch) == 0 || (l$drop_last && length(batch) < size)) {
-      return(exhausted())
-    }
-    collate(batch)
+    batch <- .next_items(it, l$batch_size, l$drop_last)
+    if (is_exhausted(batch)) batch else collate(batch)
   }
 }
 
@@ -194,8 +179,6 @@ dataloader_next <- function(iter, completed = NULL) {
                  "' to a tensor; give the dataloader a collate_fn")
   })
 }
-
-utils_data_default_collate <- function(batch) .data_collate(batch)
 
 # Deprecated in R torch: all batches as a list, for `for (b in enumerate(dl))`.
 enumerate <- function(x, ...) UseMethod("enumerate")

@@ -81,9 +81,7 @@ length.dataset <- function(x) {
 
 length.iterable_dataset <- length.dataset
 
-tensor_dataset <- function(...) {
-  .tensor_dataset(...)
-}
+tensor_dataset <- function(...) .tensor_dataset_class$new(...)
 
 .tensor_dataset_class <- R6::R6Class(
   "tensor_dataset",
@@ -104,10 +102,6 @@ tensor_dataset <- function(...) {
     .length = function() self$tensors[[1]]$shape[[1]]
   )
 )
-
-.tensor_dataset <- function(...) {
-  .tensor_dataset_class$new(...)
-}
 
 dataset_subset <- function(dataset, indices) {
   obj <- .subset_class$new(dataset, indices)

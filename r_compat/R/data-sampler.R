@@ -26,9 +26,24 @@ sampler <- function(name = NULL, inherit = Sampler, ..., private = NULL, active 
 
 length.utils_sampler <- function(x) x$.length()
 
+# How many batches of `size` items `n` items make.
+.n_batches <- function(n, size, drop_last) if (drop_last) n %/% size else (n + size - 1) %/% size
+
+# The next `size` items of the iterator `it` (a list; fewer at its end unless
+# `drop_last`), or exhausted() when none are left.
+.next_items <- function(it, size, drop_last) {
+  items <- list()
+  repeat {
+    item <- it()
+    if (is_exhausted(item)) break
+    items[[length(items) + 1L]] <- item
+    if (length(items) == size) break
+  }
+  if (length(items) == 0 || (drop_last && length(items) < size)) exhausted() else items
+}
+
 SequentialSampler <- sampler(
   "utils_sampler_sequential",
-  initialize = function(data_source) self$data_source <- data_source,
   .indices = function() seq_len(length(self$data_source)),
   .length = function() length(self$data_source)
 )
@@ -98,19 +113,9 @@ BatchSampler <- sampler(
     }
     it <- self$sampler$.iter()
     function() {
-      batch <- list()
-      repeat {
-        i <- it()
-        if (is_exhausted(i)) break
-        batch[[length(batch) + 1L]] <- i
-        if (length(batch) == bs) break
-      }
-      if (length(batch) == 0 || (drop_last && length(batch) < bs)) return(exhausted())
-      unlist(batch)
+      batch <- .next_items(it, bs, drop_last)
+      if (is_exhausted(batch)) batch else unlist(batch)
     }
   },
-  .length = function() {
-    n <- length(self$sampler)
-    if (self$drop_last) n %/% self$batch_size else (n + self$batch_size - 1) %/% self$batch_size
-  }
+  .length = function() .n_batches(length(self$sampler), self$batch_size, self$drop_last)
 )

@@ -8,10 +8,7 @@
 
 `[[.torch_Constraint` <- `$.torch_Constraint`
 
-print.torch_Constraint <- function(x, ...) {
-  cat(.distribution_call(x, "r_print"))
-  invisible(x)
-}
+print.torch_Constraint <- function(x, ...) .print_text(x, .distribution_call(x, "r_print"))
 
 is_dependent <- function(object) inherits(object, "torch_Dependent")
 

@@ -11,7 +11,4 @@
 
 `[[.torch_Distribution` <- `$.torch_Distribution`
 
-print.torch_Distribution <- function(x, ...) {
-  cat(class(x)[[1]], " ()", sep = "")
-  invisible(x)
-}
+print.torch_Distribution <- function(x, ...) .print_text(x, class(x)[[1]], " ()")

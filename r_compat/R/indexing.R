@@ -17,10 +17,7 @@ slc <- function(start, end, step = 1) {
   out
 }
 
-print.slice <- function(x, ...) {
-  cat("<slice>\n")
-  invisible(x)
-}
+print.slice <- function(x, ...) .print_text(x, "<slice>\n")
 
 .fill_marker <- structure(list(), class = "fill")
 

@@ -61,10 +61,7 @@ jit_tuple <- function(x) {
   f
 }
 
-print.script_function <- function(x, ...) {
-  cat("<script_function>\n")
-  invisible(x)
-}
+print.script_function <- function(x, ...) .print_text(x, "<script_function>\n")
 
 `$.script_function` <- function(x, name) {
   fn <- attr(x, "ScriptFunction")
@@ -78,10 +75,7 @@ print.script_function <- function(x, ...) {
 
 .jit_graph_object <- function(str) structure(list(str = str), class = "script_method_graph")
 
-print.script_method_graph <- function(x, ...) {
-  cat(x$str)
-  invisible(x)
-}
+print.script_method_graph <- function(x, ...) .print_text(x, x$str)
 
 # -- tracing ---------------------------------------------------------------
 
@@ -157,16 +151,8 @@ nn_ScriptModule <- R6::R6Class(
     graph = function() .jit_graph_object(.jit_graph(.nn_py(self)))
   )
 )
-.jit_state <- new.env(parent = emptyenv())
 
-.jit_module <- function(py) {
-  if (is.null(.jit_state$finished)) {  # (nn.R's helper, after this file is sourced)
-    .finish_class(nn_ScriptModule)
-    .jit_state$finished <- TRUE
-  }
-  front <- nn_ScriptModule$new(.py = py)
-  create_nn_module_callable(front)
-}
+.jit_module <- function(py) create_nn_module_callable(nn_ScriptModule$new(.py = py))
 
 # A script module's traced or loaded methods (`m$testing(x)`) after what every
 # module has (`$train()`, `$parameters`, ...: R's, not the archive's methods).
@@ -203,10 +189,7 @@ jit_save_for_mobile <- function(obj, path, ...) .jit_write(.jit_save_for_mobile,
   else if (inherits(obj, "script_module")) .nn_py_of(obj)
 }
 
-jit_load <- function(path, ...) {
-  path <- normalizePath(path, mustWork = TRUE)
-  .jit_module(.jit_load(path))
-}
+jit_load <- function(path, ...) .jit_module(.jit_load(normalizePath(path, mustWork = TRUE)))
 
 jit_serialize <- function(obj) {
   if (!inherits(obj, "script_module")) {
@@ -222,9 +205,7 @@ jit_unserialize <- function(obj) {
 
 # -- compiled TorchScript ----------------------------------------------------
 
-jit_compile <- function(source) {
-  .jit_compile(source)
-}
+jit_compile <- function(source) .jit_compile(source)
 
 `$.torch_compilation_unit` <- function(x, name) {
   f <- .jit_cu_get(x, name)
@@ -232,10 +213,7 @@ jit_compile <- function(source) {
   .jit_function(f)
 }
 
-print.torch_compilation_unit <- function(x, ...) {
-  cat("<torch_compilation_unit>\n")
-  invisible(x)
-}
+print.torch_compilation_unit <- function(x, ...) .print_text(x, "<torch_compilation_unit>\n")
 
 # -- jit_ops -----------------------------------------------------------------
 

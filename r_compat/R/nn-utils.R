@@ -4,10 +4,7 @@
 
 `$.PackedSequence` <- function(x, name) .packed_sequence_get(x, name)
 
-print.PackedSequence <- function(x, ...) {
-  cat("<PackedSequence>\n")
-  invisible(x)
-}
+print.PackedSequence <- function(x, ...) .print_text(x, "<PackedSequence>\n")
 
 nn_utils_weight_norm <- R6::R6Class(
   classname = "nn_utils_weight_norm",

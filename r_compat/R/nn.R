@@ -312,7 +312,7 @@ nn_module <- function(classname = NULL, inherit = nn_Module, ...,
     parent_env = env
   )
   .finish_class(Module)
-  .generator(Module, formals(.find_initialize(Module)), classes)
+  .generator(Module, formals(.r6_find_initialize(Module)), classes)
 }
 
 # The generator of Module: a function of `formals` (initialize's) that passes on the
@@ -324,15 +324,6 @@ nn_module <- function(classname = NULL, inherit = nn_Module, ...,
   attr(gen, "class") <- c(classes, "nn_module_generator")
   attr(gen, "module") <- Module
   gen
-}
-
-.find_initialize <- function(gen) {
-  while (!is.null(gen)) {
-    init <- gen$public_methods$initialize
-    if (!is.null(init)) return(init)
-    gen <- gen$get_inherit()
-  }
-  function() NULL
 }
 
 # The arguments a generator was given (of its formals `names`), as values:
@@ -377,9 +368,7 @@ create_nn_module_callable <- function(instance) {
   attr(x, "module")[[name]]
 }
 
-`[[.nn_module` <- function(x, name) {
-  attr(x, "module")[[name]]
-}
+`[[.nn_module` <- `$.nn_module`
 
 # The R6 object's own fields and methods first, then its Python module's
 # parameters, buffers, children (`x[[i]]`: the i-th) and plain attributes:
@@ -529,6 +518,7 @@ nn_PyModule <- R6::R6Class(
   invisible(Module)
 }
 .finish_class(nn_PyModule)
+.finish_class(nn_ScriptModule)  # (R/jit.R)
 
 # The Python layer `name` made from the arguments given; modules given (a transformer's
 # layer) go as their Python side.

@@ -11,13 +11,21 @@ is_optim_required <- function(x) inherits(x, "optim_required")
 is_optimizer <- function(x) inherits(x, "torch_optimizer")
 
 print.torch_optimizer_generator <- function(x, ...) {
-  cat("<optimizer generator>", class(x)[[1]], "\n")
-  invisible(x)
+  .print_text(x, "<optimizer generator> ", class(x)[[1]], " \n")
 }
 
 .optim_error <- function(...) stop(paste0(...), call. = FALSE)
 
 .is_named_list <- function(x) is.list(x) && !is.null(names(x)) && all(names(x) != "")
+
+# R torch's error for a setting left at optim_required() (the first one).
+.check_required <- function(settings) {
+  required <- names(Filter(is_optim_required, settings))
+  if (length(required)) {
+    .optim_error("parameter group didn't specify a value of required optimization ",
+                 "parameter ", required[[1]])
+  }
+}
 
 Optimizer <- R6::R6Class(
   "torch_optimizer",
@@ -51,15 +59,9 @@ Optimizer <- R6::R6Class(
         }
         if (!p$is_leaf) .optim_error("can't optimize a non-leaf Tensor")
       }
-      for (nm in names(self$defaults)) {
-        if (!nm %in% names(param_group)) {
-          if (is_optim_required(self$defaults[[nm]])) {
-            .optim_error("parameter group didn't specify a value of required ",
-                         "optimization parameter ", nm)
-          }
-          param_group[nm] <- list(self$defaults[[nm]])
-        }
-      }
+      lacking <- setdiff(names(self$defaults), names(param_group))
+      param_group[lacking] <- self$defaults[lacking]
+      .check_required(param_group)
       self$param_groups <- append(self$param_groups, list(param_group))
       invisible(self)
     },

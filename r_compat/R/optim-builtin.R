@@ -80,11 +80,7 @@ optim_lbfgs <- optimizer(
                         tolerance_grad = 1e-7, tolerance_change = 1e-9, history_size = 100,
                         line_search_fn = NULL) {
     if (is.null(max_eval)) max_eval <- as.integer(max_iter * 5 / 4)
-    super$initialize(params, list(lr = lr, max_iter = max_iter, max_eval = max_eval,
-                                  tolerance_grad = tolerance_grad,
-                                  tolerance_change = tolerance_change,
-                                  history_size = history_size,
-                                  line_search_fn = line_search_fn))
+    super$initialize(params, mget(setdiff(names(formals()), "params")))  # (the settings)
     if (length(self$param_groups) != 1) {
       .optim_error("LBFGS doesn't support per-parameter options (parameter groups)")
     }

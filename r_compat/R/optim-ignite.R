@@ -17,12 +17,7 @@ OptimizerIgnite <- R6::R6Class(
       groups <- if (.is_named_list(params[[1]])) params else list(list(params = params))
       first <- groups[[1]]
       settings <- modifyList(defaults, first[setdiff(names(first), "params")])
-      for (nm in names(settings)) {
-        if (is_optim_required(settings[[nm]])) {
-          .optim_error("parameter group didn't specify a value of required optimization ",
-                       "parameter ", nm)
-        }
-      }
+      .check_required(settings)
       # later groups take what they lack from the defaults, as in R torch
       required <- names(Filter(is_optim_required, defaults))
       private$py <- .ignite_new(private$.kind, first$params, settings,

@@ -39,8 +39,7 @@ with_torch_manual_seed <- function(code, ..., seed) {
     },
     set_current_seed = function(seed) {
       if (!is.integer(seed) && !inherits(seed, "integer64")) {
-        stop(structure(class = c("type_error", "error", "condition"),
-                       list(message = "Seed must be integer or integer64.", call = NULL)))
+        .error_of_class("type_error", "Seed must be integer or integer64.")
       }
       invisible(.External(C_call, .py$generator_method, x, name, as.character(seed)))
     },
@@ -48,7 +47,4 @@ with_torch_manual_seed <- function(code, ..., seed) {
   )
 }
 
-print.torch_generator <- function(x, ...) {
-  cat("torch_generator()\n")
-  invisible(x)
-}
+print.torch_generator <- function(x, ...) .print_text(x, "torch_generator()\n")

@@ -26,8 +26,12 @@ torch_save.torch_tensor <- function(obj, path, ..., compress = TRUE) {
 }
 
 torch_save.list <- function(obj, path, ..., compress = TRUE) {
-  tensors <- new.env(parent = emptyenv())
-  object <- .tensors_to_names(obj, tensors)
+  tensors <- new.env(parent = emptyenv())  # each tensor by the name that replaces it
+  object <- .map_leaves(obj, is_torch_tensor, function(v) {
+    key <- xptr_address(v)
+    assign(key, v, envir = tensors)
+    structure(key, class = "torch_tensor_address")
+  })
   .save_file(path, "list", as.list(tensors, sorted = TRUE), object)
   invisible(obj)
 }
@@ -57,30 +61,13 @@ torch_save.name <- function(obj, path, ..., compress = TRUE) {
   invisible(obj)
 }
 
-# Tensors anywhere in (nested) lists, replaced by their names in `tensors`.
-.tensors_to_names <- function(x, tensors) {
+# The list `x` with each element `is_leaf()` holds for, in it or in the plain
+# lists nested in it, replaced by leaf(element).
+.map_leaves <- function(x, is_leaf, leaf) {
   lapply(x, function(v) {
-    if (is_torch_tensor(v)) {
-      key <- xptr_address(v)
-      assign(key, v, envir = tensors)
-      structure(key, class = "torch_tensor_address")
-    } else if (is.list(v) && !is.object(v)) {
-      .tensors_to_names(v, tensors)
-    } else {
-      v
-    }
-  })
-}
-
-.names_to_tensors <- function(x, tensors) {
-  lapply(x, function(v) {
-    if (inherits(v, "torch_tensor_address")) {
-      tensors[[v]]
-    } else if (is.list(v) && !is.object(v)) {
-      .names_to_tensors(v, tensors)
-    } else {
-      v
-    }
+    if (is_leaf(v)) leaf(v)
+    else if (is.list(v) && !is.object(v)) .map_leaves(v, is_leaf, leaf)
+    else v
   })
 }
 
@@ -129,7 +116,8 @@ torch_load <- function(path, device = "cpu") {
   if (kind == "tensor") return(state[[1]])
   object <- unserialize(file[[4]])
   switch(kind,
-    list = .names_to_tensors(object, state),
+    list = .map_leaves(object, function(v) inherits(v, "torch_tensor_address"),
+                       function(v) state[[v]]),
     module = .load_module(object, state),
     state_dict = .load_fields(object, state),
     .not_implemented_error(sprintf("torch_load: files of type '%s' are not supported", kind))
@@ -206,10 +194,9 @@ torch_load <- function(path, device = "cpu") {
   }
   switch(r$type,
     tensor = .legacy_tensor(r),
-    list = .legacy_list(r$values),
-    module = .load_rtorch_module(r$module, lapply(r$state_dict, function(x) {
-      .legacy_torch_load(x)
-    })),
+    list = .map_leaves(r$values, function(v) inherits(v, "torch_serialized_tensor"),
+                       function(v) .legacy_torch_load(unclass(v))),
+    module = .load_rtorch_module(r$module, lapply(r$state_dict, .legacy_torch_load)),
     "coro::exhausted" = exhausted(),
     .not_implemented_error(sprintf("torch_load: legacy files of type '%s' are not supported",
                                    r$type))
@@ -218,24 +205,8 @@ torch_load <- function(path, device = "cpu") {
 
 .legacy_tensor <- function(r) {
   bytes <- r$values
-  if (is.character(bytes)) bytes <- .base64_decode(bytes)  # (version 1 files)
+  if (is.character(bytes)) bytes <- .base64_bytes(paste(bytes, collapse = ""))  # (version 1)
   .libtorch_tensor(bytes)
-}
-
-.legacy_list <- function(values) {
-  lapply(values, function(x) {
-    if (inherits(x, "torch_serialized_tensor")) {
-      .legacy_torch_load(unclass(x))
-    } else if (is.list(x) && !is.object(x)) {
-      .legacy_list(x)
-    } else {
-      x
-    }
-  })
-}
-
-.base64_decode <- function(text) {
-  .base64_bytes(paste(text, collapse = ""))
 }
 
 # A state dict saved by PyTorch (torch.save(model.state_dict(), path)) or by

@@ -43,13 +43,15 @@ is_torch_tensor <- function(x) inherits(x, "torch_tensor")
   x
 }
 
-`[[<-.torch_tensor` <- function(x, i, value) {
-  .External(C_call, .py$tensor_set, x, i, value)
-  x
-}
+`[[<-.torch_tensor` <- `$<-.torch_tensor`
 
 print.torch_tensor <- function(x, n = 30, ...) {
-  cat(.External(C_call, .py$tensor_repr, x, n), "\n", sep = "")
+  .print_text(x, .External(C_call, .py$tensor_repr, x, n), "\n")
+}
+
+# A print method's end: the text (its parts pasted) shown, x returned invisibly.
+.print_text <- function(x, ...) {
+  cat(..., sep = "")
   invisible(x)
 }
 
@@ -164,26 +166,28 @@ as.integer.torch_tensor <- function(x, ...) as.integer(as_array(x))
 as.logical.torch_tensor <- function(x, ...) as.logical(as_array(x))
 
 # head()/tail(): the first or last n slices along the first dim (sparse tensors too)
-head.torch_tensor <- function(x, n = 6L, ...) {
+head.torch_tensor <- function(x, n = 6L, ...) .slices(x, n, from_end = FALSE)
+
+tail.torch_tensor <- function(x, n = 6L, ...) .slices(x, n, from_end = TRUE)
+
+.slices <- function(x, n, from_end) {
   len <- x$size(1)
   n <- if (n < 0) max(len + n, 0) else min(n, len)
-  torch_index_select(x, 1L, torch_tensor(seq_len(n), dtype = torch_long()))
+  torch_index_select(x, 1L, torch_tensor(seq_len(n) + if (from_end) len - n else 0,
+                                         dtype = torch_long()))
 }
 
-tail.torch_tensor <- function(x, n = 6L, ...) {
-  len <- x$size(1)
-  n <- if (n < 0) max(len + n, 0) else min(n, len)
-  torch_index_select(x, 1L, torch_tensor(len - n + seq_len(n), dtype = torch_long()))
-}
-
-# layouts (x$layout, torch_strided(), torch_sparse_coo()) print as R torch's do (no newline)
-print.torch_layout <- function(x, ...) {
-  cat(.External(C_call, .py$dtype_repr, x))
-  invisible(x)
-}
+# layouts (x$layout, torch_strided(), torch_sparse_coo()), memory formats and
+# quantization schemes print as R torch's do (their name, no newline), and
+# compare by it
+print.torch_layout <- function(x, ...) .print_text(x, .External(C_call, .py$dtype_repr, x))
 
 Ops.torch_layout <- function(e1, e2) {
-  if (!.Generic %in% c("==", "!=")) stop(sprintf("`%s` is not defined for layouts", .Generic))
+  if (!.Generic %in% c("==", "!=")) {
+    what <- if (inherits(e1, "torch_layout") || inherits(e2, "torch_layout")) "layouts" else
+      "memory formats"
+    stop(sprintf("`%s` is not defined for %s", .Generic, what), call. = FALSE)
+  }
   same <- identical(.External(C_call, .py$dtype_repr, e1), .External(C_call, .py$dtype_repr, e2))
   if (.Generic == "==") same else !same
 }
@@ -192,8 +196,7 @@ Ops.torch_layout <- function(e1, e2) {
 
 `$.torch_dtype` <- function(x, name) {
   switch(name,
-    is_floating_point = as.character(x) %in% c("Float", "Double", "Half", "BFloat16",
-                                               "Float8_e4m3fn", "Float8_e5m2"),
+    is_floating_point = .dtype_is_floating_point(x),
     .type = function() as.character(x),
     NULL
   )
@@ -203,10 +206,7 @@ Ops.torch_layout <- function(e1, e2) {
 
 as.complex.torch_tensor <- function(x, ...) as.complex(as_array(x))
 
-print.torch_dtype <- function(x, ...) {
-  cat(.External(C_call, .py$dtype_repr, x), "\n", sep = "")
-  invisible(x)
-}
+print.torch_dtype <- function(x, ...) .print_text(x, .External(C_call, .py$dtype_repr, x), "\n")
 
 as.character.torch_dtype <- function(x, ...) {
   sub("^torch_", "", .External(C_call, .py$dtype_repr, x))
@@ -225,10 +225,7 @@ Ops.torch_dtype <- function(e1, e2) {
 
 `$.autograd_node` <- function(x, name) .External(C_call, .py$node_get, x, name)
 
-print.autograd_node <- function(x, ...) {
-  cat(.External(C_call, .py$node_repr, x))
-  invisible(x)
-}
+print.autograd_node <- function(x, ...) .print_text(x, .External(C_call, .py$node_repr, x))
 
 `$.torch_hook` <- function(x, name) {
   if (identical(name, "remove")) {
@@ -237,10 +234,7 @@ print.autograd_node <- function(x, ...) {
   NULL
 }
 
-print.torch_hook <- function(x, ...) {
-  cat("<torch_hook>")
-  invisible(x)
-}
+print.torch_hook <- function(x, ...) .print_text(x, "<torch_hook>")
 
 # A few environment queries R torch scripts use -----------------------------
 

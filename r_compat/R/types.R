@@ -1,5 +1,5 @@
-# What kind of object a value is (R torch's is_torch_*()), and how memory
-# formats and quantization schemes print (their name, no newline, as R torch).
+# What kind of object a value is (R torch's is_torch_*()); memory formats and
+# quantization schemes print, and memory formats compare, as layouts (R/tensor.R).
 
 is_torch_dtype <- function(x) inherits(x, "torch_dtype")
 
@@ -9,17 +9,8 @@ is_torch_memory_format <- function(x) inherits(x, "torch_memory_format")
 
 is_torch_qscheme <- function(x) inherits(x, "torch_qscheme")
 
-print.torch_memory_format <- function(x, ...) {
-  cat(.External(C_call, .py$dtype_repr, x))
-  invisible(x)
-}
+print.torch_memory_format <- print.torch_layout
 
-print.torch_qscheme <- print.torch_memory_format
+print.torch_qscheme <- print.torch_layout
 
-Ops.torch_memory_format <- function(e1, e2) {
-  if (!.Generic %in% c("==", "!=")) {
-    stop(sprintf("`%s` is not defined for memory formats", .Generic), call. = FALSE)
-  }
-  same <- identical(.External(C_call, .py$dtype_repr, e1), .External(C_call, .py$dtype_repr, e2))
-  if (.Generic == "==") same else !same
-}
+Ops.torch_memory_format <- Ops.torch_layout

@@ -144,10 +144,12 @@ def ensure_installed(quiet: bool = True) -> Path:
     return lib
 
 
-def install_package(src: Path, lib: Path, quick: bool = False, deps: Path | None = None) -> None:
-    """`R CMD INSTALL` of the shim's sources `src` into the R library `lib`,
-    built for (and recording) this Python, `sys.executable`. `quick` skips the
-    help pages and R's test load (for the private library, loaded next anyway)."""
+def install_package(src: Path, lib: Path, quick: bool = False, deps: Path | None = None,
+                    what: str = "the R torch shim") -> None:
+    """`R CMD INSTALL` of the shim's sources `src` (or of another package, `what`)
+    into the R library `lib`, built for (and recording) this Python,
+    `sys.executable`. `quick` skips the help pages and R's test load (for the
+    private library, loaded next anyway)."""
     for script in ("configure", "cleanup"):  # R runs them only if executable
         if (Path(src) / script).exists():
             os.chmod(Path(src) / script, 0o755)
@@ -169,8 +171,7 @@ def install_package(src: Path, lib: Path, quick: bool = False, deps: Path | None
                     "\"magrittr\")) in R, or on Debian/Ubuntu apt-get install r-cran-r6 "
                     "r-cran-bit64 r-cran-rlang r-cran-withr r-cran-magrittr "
                     "(./scripts/setup does)")
-        raise RuntimeError("installing the R torch shim failed:\n" + res.stdout + res.stderr +
-                           hint)
+        raise RuntimeError(f"installing {what} failed:\n" + res.stdout + res.stderr + hint)
 
 
 def install_coro(lib: Path, tmp: Path, always: bool = False) -> None:
@@ -187,12 +188,7 @@ def install_coro(lib: Path, tmp: Path, always: bool = False) -> None:
         return
     pkg = Path(tmp) / "coro"
     shutil.copytree(r_source_dir() / "coro", pkg)
-    cmd = [os.path.join(_r_home(), "bin", "R"), "CMD", "INSTALL", "--no-multiarch",
-           "--library=" + str(lib), str(pkg)]
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    if res.returncode != 0:
-        raise RuntimeError("installing the minimal coro package failed:\n" + res.stdout +
-                           res.stderr)
+    install_package(pkg, lib, what="the minimal coro package")
 
 
 def _launcher_dirs() -> dict[str, str]:

@@ -14,7 +14,7 @@ from ..function import NamedList
 from ..ops import REGISTRY
 from ..tensor import Tensor
 from . import one_based
-from .convert import _r_value, _undef
+from .convert import _r_tensor, _r_value, _undef
 
 
 def _index_array(idx: Any) -> np.ndarray:
@@ -58,16 +58,6 @@ def randperm(n: Any) -> np.ndarray:
 def randint(n: Any, size: Any) -> np.ndarray:
     """`size` draws from 1..n with replacement."""
     return one_based.to_r(torch_randint(0, int(n), size=(int(size),)).data).astype(np.int32)
-
-
-def _r_tensor(v: Any) -> Tensor:
-    # R doubles become float32 and R integers int64, as torch_tensor() does in R
-    arr = np.asarray(v)
-    if arr.dtype == np.float64:
-        arr = arr.astype(np.float32)
-    elif arr.dtype == np.int32:
-        arr = arr.astype(np.int64)
-    return torch_tensor(arr)
 
 
 def _stack(items: list) -> Tensor:
@@ -132,10 +122,6 @@ class Batches:
         self.at = 0
 
 
-def batches(order: Any, size: Any, drop_last: Any) -> Batches:
-    return Batches(order, size, drop_last)
-
-
 def next_batch(epoch: Batches, tensors: Any) -> Any:
     """The next batch's rows of `tensors`, or None once the epoch is over."""
     start, n = epoch.at, len(epoch.order)
@@ -152,22 +138,17 @@ def next_batch(epoch: Batches, tensors: Any) -> Any:
 
 
 R_FUNCTIONS: dict[str, Callable] = {
-    ".data_batches": batches,
+    ".data_batches": Batches,
     ".data_next_batch": next_batch,
     ".data_rows": rows,
     ".data_randperm": randperm,
     ".data_randint": randint,
-    ".data_collate": collate,
+    ".data_collate": collate, "utils_data_default_collate": collate,
 }
 
 
 # --------------------------------------------------------------------------
 # Saving (torch_save / torch_load from R; see r_compat/R/save.R)
-
-def save_value(obj: Any, path: str) -> None:
-    """Tensors and plain R values (lists, numbers, vectors): readable from Python too."""
-    serialization.torch_save(obj, path)
-
 
 def save_r(path: str, rds: Any, refs: Any) -> None:
     """An R object serialized by R (`rds`, as R integers 0-255) whose references
@@ -232,7 +213,6 @@ def object_key(x: Any) -> str:
 
 
 R_FUNCTIONS.update({
-    ".save_value": save_value,
     ".save_r": save_r,
     ".load_r": load_r,
     ".is_saveable_py": is_python_object,

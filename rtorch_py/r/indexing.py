@@ -107,9 +107,7 @@ def _parse_spec(x: Tensor, spec: Any, drop: bool) -> tuple[tuple, list, Any]:
             what, val = _index_value(rest[0], size)
             if what == "int":
                 if size is not None and not -size <= val < size:
-                    raise IndexError(f"index {one_based.position_to_r(val)} is out of bounds "
-                                     f"for dimension {one_based.dim_to_r(in_dim)} with size "
-                                     f"{size}")
+                    raise _out_of_bounds(val, in_dim, size)
                 if drop:
                     basic.append(val)
                 else:
@@ -130,15 +128,17 @@ def _parse_spec(x: Tensor, spec: Any, drop: bool) -> tuple[tuple, list, Any]:
                                          "that dimension")
                     val = np.nonzero(val)[0]
                 if size is not None and val.size and (val.max() >= size or val.min() < -size):
-                    bad = val[(val >= size) | (val < -size)][0]
-                    raise IndexError(f"index {one_based.position_to_r(bad)} is out of bounds "
-                                     f"for dimension {one_based.dim_to_r(in_dim)} with size "
-                                     f"{size}")
+                    raise _out_of_bounds(val[(val >= size) | (val < -size)][0], in_dim, size)
                 basic.append(slice(None))
                 advanced.append((out_axis, val))
                 in_dim += 1
                 out_axis += builtins.max(val.ndim, 1)  # (a matrix index adds its dims)
     return tuple(basic), advanced, whole_mask
+
+
+def _out_of_bounds(k: int, dim: int, size: int) -> IndexError:
+    return IndexError(f"index {one_based.position_to_r(k)} is out of bounds for dimension "
+                      f"{one_based.dim_to_r(dim)} with size {size}")
 
 
 _ALL = slice(None)

@@ -63,10 +63,6 @@ class RModule(Module):
         return front.forward(*args, **kwargs)
 
 
-def module_new() -> RModule:
-    return RModule()
-
-
 def bind(module: Module, env: Any, forward: Any, classname: str) -> list:
     """Give `module` its R side; returns [module, a weak reference to it]: what a
     callable holds and what the R6 object holds."""
@@ -292,38 +288,12 @@ def _broadcasts_to(shape: tuple, target: tuple) -> bool:
 
 
 # --------------------------------------------------------------------------
-# Modes, dtypes and gradients
-
-
-def training(module: Module) -> bool:
-    return module.training
+# Modes and printing (R's flags as Python booleans: R may give 1 for TRUE)
 
 
 def set_training(module: Module, flag: bool) -> None:
     """`self$training <- flag`: this module's flag only (train() sets the tree's)."""
     module.training = bool(flag)
-
-
-def train(module: Module, mode: bool = True) -> None:
-    module.train(bool(mode))
-
-
-def to(module: Module, dtype: Any) -> None:
-    module.to(dtype=dtype)
-
-
-def apply_to_tensors(module: Module, fn: Callable) -> None:
-    """R torch's `$.apply(fn)`: every parameter's, buffer's and gradient's values
-    replaced by fn's (the tensors stay the same objects)."""
-    module._apply(fn)
-
-
-def zero_grad(module: Module, set_to_none: bool = False) -> None:
-    module.zero_grad(bool(set_to_none))
-
-
-def requires_grad(module: Module, flag: bool = True) -> None:
-    module.requires_grad_(bool(flag))
 
 
 def format_r(module: Module, width: Any = 80) -> str:
@@ -451,12 +421,18 @@ def rebuild(description: str, state: Any) -> list:
 
 R_FUNCTIONS: dict[str, Callable] = {
     # (`self$name` itself is api.nn_get, whose pointer R keeps: the lookup is hot)
-    ".nn_module_new": module_new, ".nn_bind": bind, ".nn_front": front, ".nn_assign": assign,
+    ".nn_module_new": RModule, ".nn_bind": bind, ".nn_front": front, ".nn_assign": assign,
     ".nn_register": register, ".nn_insert": insert, ".nn_children": children,
     ".nn_named": named, ".nn_state_dict": state_dict, ".nn_load_state_dict": load_state_dict,
-    ".nn_training": training, ".nn_set_training": set_training, ".nn_train": train,
-    ".nn_to": to, ".nn_apply_tensors": apply_to_tensors, ".nn_zero_grad": zero_grad,
-    ".nn_requires_grad": requires_grad, ".nn_format": format_r, ".nn_copy": shallow_copy,
+    ".nn_training": lambda module: module.training, ".nn_set_training": set_training,
+    ".nn_train": lambda module, mode=True: module.train(bool(mode)),
+    ".nn_to": lambda module, dtype: module.to(dtype=dtype),
+    # (R torch's `$.apply(fn)`: every parameter's, buffer's and gradient's values
+    # replaced by fn's, the tensors staying the same objects)
+    ".nn_apply_tensors": lambda module, fn: module._apply(fn),
+    ".nn_zero_grad": lambda module, set_to_none=False: module.zero_grad(bool(set_to_none)),
+    ".nn_requires_grad": lambda module, flag=True: module.requires_grad_(bool(flag)),
+    ".nn_format": format_r, ".nn_copy": shallow_copy,
     ".nn_deep_copy": deep_copy, ".nn_fronts": fronts, ".nn_describe": describe,
     ".nn_rebuild": rebuild,
 }

@@ -22,7 +22,7 @@ from ..optim.optimizer import Optimizer, required, zero_grads
 from ..tensor import Tensor
 from .binding import RFacts, python_value, r_callable
 from .closures import alist, python_formals
-from .convert import UNDEFINED
+from .convert import UNDEFINED, _list
 
 # R torch's setting names that differ from PyTorch's
 _R_NAMES = {"lambda": "lambd"}
@@ -49,18 +49,12 @@ def _group(group: NamedList) -> dict:
 
 
 def _params(group: NamedList) -> list:
-    params = group.get("params")
+    params = group.get("params")  # (inline, not _list(): read every step)
     if isinstance(params, NamedList):
         params = params.values()
     if isinstance(params, Tensor):
         params = [params]
     return list(params or [])
-
-
-def tensor_key(x: Any) -> str:
-    """A tensor's identity as a string, as R's xptr_address() gives it (the C
-    bridge's C_address: the same hex id)."""
-    return f"{id(x):x}"
 
 
 class RState:
@@ -123,7 +117,8 @@ def optim_step(kind: str, group: NamedList, state: RState) -> None:
     settings = _group(group)
     params = [p for p in _params(group) if isinstance(p, Tensor) and p.grad is not None]
     by_key = state.by_key
-    states = [by_key.setdefault(f"{id(p):x}", {}) for p in params]  # (tensor_key, inline)
+    # (keyed as R's xptr_address() keys a tensor: the C bridge's C_address, its hex id)
+    states = [by_key.setdefault(f"{id(p):x}", {}) for p in params]
     kernels.run(kind, params, states, settings)
 
 
@@ -145,18 +140,6 @@ class RLBFGS:
         st = self.opt.state.get(self.opt._params[0], {})
         return [loss, NamedList(["func_evals", "n_iter"],
                                 [st.get("func_evals", 0), st.get("n_iter", 0)])]
-
-
-def _list(x: Any) -> list:
-    if isinstance(x, NamedList):
-        return x.values()
-    if isinstance(x, Tensor):
-        return [x]
-    return list(x)
-
-
-def lbfgs_new(params: Any, settings: NamedList) -> RLBFGS:
-    return RLBFGS(params, settings)
 
 
 def lbfgs_step(opt: RLBFGS, closure: Callable, settings: NamedList) -> list:
@@ -192,11 +175,6 @@ def strong_wolfe_r(obj_func: Callable, x: Any, t: Any, d: Tensor, f: Any, g: Ten
 # for the state libtorch leaves undefined).
 
 
-def _r_option(v: Any) -> Any:
-    """A group's setting as R gets it (betas: a numeric vector)."""
-    return np.asarray(v, dtype=np.float64) if isinstance(v, (list, tuple)) else v
-
-
 def _py_group(group: Any) -> dict:
     out = _group(group) if isinstance(group, NamedList) else dict(group)
     out["params"] = _params(group) if isinstance(group, NamedList) else group["params"]
@@ -215,7 +193,7 @@ def ignite_new(kind: str, params: Any, settings: NamedList,
 
 
 def ignite_param_groups(opt: IgniteOptimizer) -> list:
-    return [NamedList(list(g), [g["params"] if k == "params" else _r_option(v)
+    return [NamedList(list(g), [g["params"] if k == "params" else _to_r(v)
                                 for k, v in g.items()]) for g in opt.param_groups]
 
 
@@ -254,7 +232,7 @@ def ignite_add_param_group(opt: IgniteOptimizer, group: NamedList) -> None:
 def ignite_state_dict(opt: IgniteOptimizer) -> NamedList:
     sd = opt.state_dict()
     groups = [NamedList(list(g), [np.asarray([i + 1 for i in v], dtype=np.int32)
-                                  if k == "params" else _r_option(v) for k, v in g.items()])
+                                  if k == "params" else _to_r(v) for k, v in g.items()])
               for g in sd["param_groups"]]
     states = sd["state"]
     state = NamedList([str(i + 1) for i in states],
@@ -377,7 +355,8 @@ def _settings(group: Any) -> dict:
 
 
 def _to_r(v: Any) -> Any:
-    """Lists of numbers as R vectors (base_lrs, betas); dicts become named lists."""
+    """Lists of numbers as R vectors (base_lrs, a group's betas); dicts become named
+    lists."""
     if isinstance(v, dict):
         return {k: _to_r(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)) and v and all(type(x) in (int, float) for x in v):
@@ -468,7 +447,7 @@ R_FUNCTIONS: dict[str, Callable] = {
     ".optim_state_get": state_get,
     ".optim_state_set": state_set,
     ".optim_zero_grad": zero_grad,
-    ".lbfgs_new": lbfgs_new,
+    ".lbfgs_new": RLBFGS,
     ".lbfgs_step": lbfgs_step,
     ".strong_wolfe": strong_wolfe_r,
     ".generator_names": generator_names,

@@ -355,16 +355,12 @@ def is_undefined_tensor(x: Any) -> bool:
 # Tensor properties ($ without a call) and assignment ($<-)
 
 
-def _grad_fn(x: Tensor) -> Any:
-    return x.grad_fn
-
-
 _GETTERS: dict[str, Callable[[Tensor], Any]] = {
     "shape": lambda x: np.asarray(x.shape, dtype=np.int32),
     "dtype": lambda x: x.dtype,
     "grad": lambda x: _r_value(x.grad),
     "requires_grad": lambda x: x.requires_grad,
-    "grad_fn": _grad_fn,
+    "grad_fn": lambda x: x.grad_fn,
     "is_leaf": lambda x: x.is_leaf,
     "ndim": lambda x: x.ndim,
     "device": lambda x: x.device,
@@ -520,26 +516,22 @@ def is_contiguous(self: Tensor) -> bool:
 @r_formals("tensors, grad_tensors = NULL, retain_graph = create_graph, create_graph = FALSE")
 def autograd_backward(tensors: Any, grad_tensors: Any = None, retain_graph: Any = None,
                       create_graph: bool = False, inputs: Any = None) -> None:
-    tensors = _list(tensors)
-    if grad_tensors is not None:
-        grad_tensors = [_undef(g) for g in _list(grad_tensors)]
-        if not any(g is not None for g in grad_tensors):
-            grad_tensors = None
-    _ag.autograd_backward(tensors, grad_tensors, retain_graph, bool(create_graph),
-                          None if inputs is None else _list(inputs))
+    _ag.autograd_backward(_list(tensors), _grads(grad_tensors), retain_graph,
+                          bool(create_graph), None if inputs is None else _list(inputs))
+
+
+def _grads(given: Any) -> list | None:
+    """R's gradients of the outputs (undefined tensors: none given), None if none is."""
+    grads = None if given is None else [_undef(g) for g in _list(given)]
+    return grads if grads and any(g is not None for g in grads) else None
 
 
 def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: Any = None,
                   create_graph: bool = False, allow_unused: bool = False) -> list:
-    outputs, inputs = _list(outputs), _list(inputs)
-    if grad_outputs is not None:
-        grad_outputs = [_undef(g) for g in _list(grad_outputs)]
-        if not any(g is not None for g in grad_outputs):
-            grad_outputs = None
     # As libtorch's C++ autograd::grad (so R torch): a grad_output of another
     # shape than its output flows into the graph unchecked.
-    got = _ag.autograd_grad(outputs, inputs, grad_outputs, retain_graph, bool(create_graph),
-                            bool(allow_unused), check_shapes=False)
+    got = _ag.autograd_grad(_list(outputs), _list(inputs), _grads(grad_outputs), retain_graph,
+                            bool(create_graph), bool(allow_unused), check_shapes=False)
     return [_r_value(g) for g in got]
 
 
@@ -551,10 +543,14 @@ def set_grad_mode(enabled: Any) -> bool:
 is_grad_enabled = _eng.is_grad_enabled
 
 
+def _entered(context: Any) -> Scope:
+    """`context` entered; the scope's restore() exits it (R's on.exit)."""
+    context.__enter__()
+    return Scope(lambda: context.__exit__(None, None, None))
+
+
 def anomaly_scope() -> Scope:
-    cm = _eng.detect_anomaly()
-    cm.__enter__()
-    return Scope(lambda: cm.__exit__(None, None, None))
+    return _entered(_eng.detect_anomaly())
 
 
 def scope_exit(scope: Scope) -> None:
@@ -570,10 +566,8 @@ def autograd_gradcheck(fn: Callable, inputs: Any, eps: float = 1e-6, atol: float
 
 
 def dual_level_scope() -> Scope:
-    """Enter a dual level (forward mode); the scope's restore() exits it."""
-    level = _fwd.dual_level()
-    level.__enter__()
-    return Scope(lambda: level.__exit__(None, None, None))
+    """A dual level (forward mode) entered."""
+    return _entered(_fwd.dual_level())
 
 
 def unpack_dual(tensor: Tensor) -> NamedList:
@@ -613,15 +607,13 @@ def _methods() -> dict[str, Callable]:
                 if k not in ops and not (isinstance(m, property) and k in _GETTERS)}
     as_is = ("item", "retain_grad", "detach", "detach_", "numel", "dim", "is_floating_point",
              "element_size", "is_complex", "storage")
+    r_forms = (backward, size, data, set_grad_, cpu, cuda, register_hook, requires_grad_,
+               is_contiguous, stride, data_ptr, is_inference, output_nr)
     return {**declared, **{k: getattr(Tensor, k) for k in as_is},
-            "multinomial": torch_multinomial, "backward": backward,  # R's forms
+            **{f.__name__: f for f in r_forms}, "multinomial": torch_multinomial,
             **named.r_methods(),  # has_names, rename, rename_, refine_names, align_to
-            "size": size, "data": data, "set_grad_": set_grad_, "cpu": cpu, "cuda": cuda,
-            "register_hook": register_hook, "requires_grad_": requires_grad_,
-            "is_contiguous": is_contiguous, "stride": stride, "data_ptr": data_ptr,
             "_version": lambda self: self._version[0],  # (the in-place change counter)
-            "retains_grad": lambda self: self.retains_grad, "is_inference": is_inference,
-            "output_nr": output_nr}
+            "retains_grad": lambda self: self.retains_grad}
 
 
 METHODS = _methods()
@@ -635,24 +627,20 @@ FUNCTIONS: dict[str, Callable] = {
     "torch_randn_like": _like(_cr.torch_randn_like),
     "torch_rand_like": _like(_cr.torch_rand_like),
     "torch_randint": torch_randint,
-    "torch_get_rng_state": _cr.torch_get_rng_state,
-    "torch_set_rng_state": _cr.torch_set_rng_state,
     **_dtypes(),
+    # creation's own, as they are
+    **{name: getattr(_cr, name) for name in (
+        "torch_get_rng_state", "torch_set_rng_state", "torch_bernoulli", "torch_poisson",
+        "torch_generator", "torch_set_default_dtype", "torch_initial_seed", "torch_seed",
+        "torch_result_type", "torch_promote_types", "torch_can_cast", "torch_scalar",
+        "is_torch_scalar")},
     "torch_randint_like": torch_randint_like, "torch_randperm": torch_randperm,
     "torch_empty_strided": torch_empty_strided, "torch_normal": torch_normal,
-    "torch_multinomial": torch_multinomial, "torch_bernoulli": _cr.torch_bernoulli,
-    "torch_poisson": _cr.torch_poisson, "torch_generator": _cr.torch_generator,
-    "torch_set_default_dtype": _cr.torch_set_default_dtype, "torch_finfo": torch_finfo,
-    "torch_iinfo": torch_iinfo, "torch_initial_seed": _cr.torch_initial_seed,
-    "torch_seed": _cr.torch_seed,
-    "torch_tensor_from_buffer": torch_tensor_from_buffer,
-    "buffer_from_torch_tensor": buffer_from_torch_tensor,
-    "torch_result_type": _cr.torch_result_type, "torch_promote_types": _cr.torch_promote_types,
-    "torch_can_cast": _cr.torch_can_cast, "torch_scalar": _cr.torch_scalar,
-    "is_torch_scalar": _cr.is_torch_scalar,
-    "as_array": as_array, "is_undefined_tensor": is_undefined_tensor,
+    "torch_multinomial": torch_multinomial, "torch_finfo": torch_finfo,
+    "torch_iinfo": torch_iinfo, "buffer_from_torch_tensor": buffer_from_torch_tensor,
+    "is_undefined_tensor": is_undefined_tensor,
     "autograd_backward": autograd_backward, "autograd_grad": autograd_grad,
-    "autograd_set_grad_mode": set_grad_mode, "autograd_gradcheck": autograd_gradcheck,
+    "autograd_gradcheck": autograd_gradcheck, "autograd_is_enabled": is_grad_enabled,
     "make_dual": _fwd.make_dual, "unpack_dual": unpack_dual,
     "torch_get_default_dtype": _cr.get_default_dtype,
     "torch_sparse_coo_tensor": torch_sparse_coo_tensor,
@@ -668,6 +656,7 @@ FUNCTIONS: dict[str, Callable] = {
     # (names with a dot are the R side's helpers, not exported)
     ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer,
     ".storage_method": storage_method, ".manual_seed": manual_seed,
+    ".dtype_is_floating_point": lambda d: d.is_floating_point,  # (R's `dtype$is_floating_point`)
 }
 
 
