@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def run(*args, tmp_path):
     env = dict(os.environ, COLUMNS="160")
     return subprocess.run([sys.executable, "-m", "benchmarks", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=900)  # (a hang guard)
 
 
 def test_quick_run_makes_table_markdown_and_plot(tmp_path):
