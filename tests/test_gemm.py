@@ -122,6 +122,12 @@ def test_into_out() -> None:
     want = np.matmul(sq, sq)
     K.matmul(sq, sq, out=sq)
     _close(sq, want)
+    # a wrong out: NumPy's own error, nothing written
+    with pytest.raises(ValueError):
+        K.matmul(a, b, out=np.zeros((96, 71), np.float32))
+    wide = np.zeros((96, 72))                           # float64 out: NumPy casts into it
+    K.matmul(a, b, out=wide)
+    _close(wide, np.matmul(a, b))
 
 
 def test_small_products_other_dtypes_and_empty_ones_stay_numpy(routed) -> None:

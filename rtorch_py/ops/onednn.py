@@ -1,10 +1,14 @@
-"""float32 convolutions through oneDNN, the library libtorch's CPU convolutions
-run on (the `onednn-cpu-gomp` wheel puts `libdnnl.so.3` in `<prefix>/lib`).
+"""float32 convolutions and large float32 matrix products through oneDNN, the
+library libtorch's CPU convolutions run on (the `onednn-cpu-gomp` wheel puts
+`libdnnl.so.3` in `<prefix>/lib`). Products are here so that a training step
+has one thread pool (oneDNN's OpenMP one), not OpenBLAS's beside it: see
+`matmul` at the end.
 
 Reached through ctypes: oneDNN 3's C API is handle-based, so no structs but
 one (an execute argument). The library is loaded on the first float32
-convolution; where it is absent (another platform, a pip install without it)
-`convolution` returns None and the caller's im2col path runs.
+convolution or large product; where it is absent (another platform, a pip
+install without it) `convolution` and `matmul` return None and the caller's
+NumPy path (im2col, np.matmul) runs.
 
 Each (kind, shapes, stride, padding, dilation, groups, threads) gets its
 primitive built once and kept in a small LRU cache. The memory layout is oneDNN's
@@ -502,10 +506,11 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
         return None
     threads = runtime.torch_get_num_threads()
     lib.omp_set_num_threads(threads)
+    if out is not None and (a.ndim > 2 or b.ndim > 2 or out.dtype != np.float32 or
+                            out.shape != (a.shape[0], b.shape[1])):
+        return None                         # (NumPy's checks and messages for a wrong out)
     if a.ndim == 2 and b.ndim == 2:
         return _gemm(lib, a, b, out)
-    if out is not None:
-        return None
     ndim = max(a.ndim, b.ndim)
     if ndim > _MAX_DIMS:
         return None
