@@ -19,7 +19,7 @@ from .indexing import where
 from .pointwise import inplace_form
 from .shape import UnsafeViewBackward0, ViewBackward0, cat
 from .fft import _conj, real_part, real_dtype_of, to_complex
-from .nn_kernels import pnorm_distance_grad
+from .nn_kernels import matmul as matmul_arrays, pnorm_distance_grad
 
 
 # ==========================================================================
@@ -33,10 +33,15 @@ def MmBackward0(n, g, a, b, a_t, b_t):
     # like the parameter (same BLAS work; an optimiser's passes stay contiguous).
     ga = gb = None
     if n.needs(0):
-        ga = _adj(b @ _adj(g)) if a_t else g @ _adj(b)
+        ga = _adj(_prod(b, _adj(g))) if a_t else _prod(g, _adj(b))
     if n.needs(1):
-        gb = _adj(_adj(g) @ a) if b_t else _adj(a) @ g
+        gb = _adj(_prod(_adj(g), a)) if b_t else _prod(_adj(a), g)
     return ga, gb
+
+
+def _prod(x: Any, y: Any) -> Any:
+    """x @ y of two arrays (through the products' one place) or two tensors (an op)."""
+    return matmul_arrays(x, y) if type(x) is np.ndarray else x @ y
 
 
 def _record_mm(out: np.ndarray, a: Tensor, b: Tensor) -> Tensor:
@@ -88,7 +93,7 @@ def mm(self: Tensor, mat2: Tensor, *, out_dtype: Any = None) -> Tensor:
             "the second")
     if self.data.dtype is not mat2.data.dtype:
         _dtype_mismatch(self, mat2)
-    out = np.matmul(self.data, mat2.data)
+    out = matmul_arrays(self.data, mat2.data)
     return _record_mm(out, self, mat2)
 
 
@@ -127,9 +132,9 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
                 type(a) is np.ndarray:
             # a stack times one matrix: one product of the stacked rows (as libtorch
             # folds it), not one small product per matrix of the stack
-            out = np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[1:])
+            out = matmul_arrays(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[1:])
         else:
-            out = np.matmul(a, b)
+            out = matmul_arrays(a, b)
     except ValueError:
         raise RuntimeError(
             f"matmul: shapes {shape_str(self.shape)} and {shape_str(other.shape)} don't match: "
@@ -260,7 +265,7 @@ def bmm(self: Tensor, mat2: Tensor, *, out_dtype: Any = None) -> Tensor:
                            "rows of the second")
     if self.data.dtype is not mat2.data.dtype:
         _dtype_mismatch(self, mat2)
-    return record(np.matmul(self.data, mat2.data), BmmBackward0, (self, mat2), (self, mat2))
+    return record(matmul_arrays(self.data, mat2.data), BmmBackward0, (self, mat2), (self, mat2))
 
 
 @formula

@@ -2,7 +2,8 @@
 `nn_primitives.py`): convolutions as one matmul per group on im2col columns,
 never a loop over pixels (float32 ones through oneDNN where it is installed:
 `onednn.py`); pooling windows;
-the LSTM layer's time loops, forward and backward, on arrays.
+the LSTM layer's time loops, forward and backward, on arrays; and the
+matrix product everything on the hot path calls (`matmul`).
 
 Only NumPy here: no tensors, no graph.
 """
@@ -14,6 +15,21 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from . import onednn
+
+
+# --------------------------------------------------------------------------
+# Matrix products: every product of the hot path (mm, matmul, bmm, addmm and
+# their backwards, linear layers, attention, the LSTM loops) is made here.
+
+
+def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """np.matmul(a, b[, out]). Fast path: float32 products large enough for
+    OpenBLAS to wake its threads run on oneDNN's (onednn.matmul), so that a
+    step's products and convolutions share one thread pool."""
+    res = onednn.matmul(a, b, out)
+    if res is not None:
+        return res
+    return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
 
 
 # --------------------------------------------------------------------------
@@ -181,9 +197,9 @@ def _conv_forward(xp: np.ndarray, w: np.ndarray, stride, dilation, groups) -> np
         c = cols(a, b, r0, r1, groups)
         if b - a == 1 and low == dt:
             # fast path: one sample's products straight into the output
-            np.matmul(wg, c, out=_one_sample(out[a], r0, r1, groups))
+            matmul(wg, c, out=_one_sample(out[a], r0, r1, groups))
             continue
-        res = np.matmul(wg, c).reshape(o, b - a, (r1 - r0) * per_row)
+        res = matmul(wg, c).reshape(o, b - a, (r1 - r0) * per_row)
         np.copyto(flat[a:b, :, r0 * per_row:r1 * per_row], res.swapaxes(0, 1),
                   casting="unsafe")
     return out
@@ -203,9 +219,9 @@ def _conv_grad_weight(xp: np.ndarray, g: np.ndarray, kshape: tuple, stride, dila
     for a, b, r0, r1 in cols.ranges:
         rows = _grad_rows(g, a, b, r0, r1, groups, dt).swapaxes(-1, -2)
         if gwt is None:
-            gwt = np.matmul(cols(a, b, r0, r1, groups), rows)
+            gwt = matmul(cols(a, b, r0, r1, groups), rows)
             continue
-        part = np.matmul(cols(a, b, r0, r1, groups), rows, out=part)
+        part = matmul(cols(a, b, r0, r1, groups), rows, out=part)
         gwt += part
     del part
     if gwt is None:                                           # (an empty batch)
@@ -225,7 +241,7 @@ def _conv_scatter(g: np.ndarray, w: np.ndarray, xshape: tuple, stride, dilation,
     wt = w.astype(dt, copy=False).reshape(groups, o // groups, -1).swapaxes(-1, -2)
     out = np.zeros((c, n) + tuple(xshape[2:]), dtype=dt)       # C, N, *S
     for a, b in _chunks(n, c * kk * p * dt.itemsize):
-        cols = np.matmul(wt, _grad_rows(g, a, b, 0, osz[0], groups, dt))  # groups, C/g * K, n * P
+        cols = matmul(wt, _grad_rows(g, a, b, 0, osz[0], groups, dt))  # groups, C/g * K, n * P
         cols = cols.reshape((c, kk, b - a) + osz)
         dst = out[:, a:b]
         for j, offs in enumerate(_offsets(k)):
@@ -486,7 +502,7 @@ def _lstm_forward(xs: np.ndarray, h0: np.ndarray, c0: np.ndarray, wi: np.ndarray
     wi_s = wi[order] * half[:, None]
     wh_s = wh[order] * half[:, None]
     # all input projections before the loop, (T, 4H, N): one contiguous block a step
-    pre = np.matmul(wi_s, xs.transpose(0, 2, 1))
+    pre = matmul(wi_s, xs.transpose(0, 2, 1))
     if bias is not None:
         pre += (bias[order] * half)[:, None]
     buf = np.empty((steps + 1, 5 * hid, n), dtype=dt)
@@ -497,7 +513,7 @@ def _lstm_forward(xs: np.ndarray, h0: np.ndarray, c0: np.ndarray, wi: np.ndarray
     h = np.ascontiguousarray(h0.T)
     s3, s4 = 3 * hid, 4 * hid
     ig, fc = prod[:hid], prod[hid:]
-    mm, tanh, mul, add = np.matmul, np.tanh, np.multiply, np.add  # (outputs positional:
+    mm, tanh, mul, add = matmul, np.tanh, np.multiply, np.add  # (outputs positional:
     for t in range(steps):                                        # the cheapest call)
         a = buf[t]
         z = a[:s4]
@@ -565,7 +581,7 @@ def _lstm_backward_arrays(g_out, g_h, g_c, xs, h0, wi, wh, buf, tcs, hs,
     # row, so that all steps' gate gradients are one (4H, T * N) matrix without a
     # copy; a step's (4H, N) block is then strided, which BLAS takes as it is
     dz = np.empty((5, hid, steps, n), dt)
-    mm, mul = np.matmul, np.multiply
+    mm, mul = matmul, np.multiply
     for first in range((steps - 1) // chunk * chunk, -1, -chunk):  # chunks, the last first
         last = min(steps, first + chunk)
         _lstm_factors(a[first:last], tcs[first:last], hid, fac[:last - first])
@@ -582,12 +598,12 @@ def _lstm_backward_arrays(g_out, g_h, g_c, xs, h0, wi, wh, buf, tcs, hs,
     # the gate gradients of all steps as one (4H, T * N) matrix, internal order
     rows = dz[1:].reshape(4 * hid, steps * n)
     back = np.argsort(order)                  # internal order -> PyTorch's
-    g_x = (rows.T @ wi[order]).reshape(xs.shape) if needs[0] else None
-    g_wih = (rows @ xs.reshape(steps * n, -1))[back] if needs[3] else None
+    g_x = matmul(rows.T, wi[order]).reshape(xs.shape) if needs[0] else None
+    g_wih = matmul(rows, xs.reshape(steps * n, -1))[back] if needs[3] else None
     g_whh = g_b = None
     if needs[4]:
         h_prev = np.concatenate([h0[None].astype(dt), hs[:-1]], axis=0)
-        g_whh = (rows @ h_prev.reshape(steps * n, hid))[back]
+        g_whh = matmul(rows, h_prev.reshape(steps * n, hid))[back]
     if has_bias and needs[5]:
         g_b = rows.sum(axis=1)[back]
     return g_x, dh.T, dc.T, g_wih, g_whh, g_b

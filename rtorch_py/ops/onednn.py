@@ -1,10 +1,14 @@
-"""float32 convolutions through oneDNN, the library libtorch's CPU convolutions
-run on (the `onednn-cpu-gomp` wheel puts `libdnnl.so.3` in `<prefix>/lib`).
+"""float32 convolutions and large float32 matrix products through oneDNN, the
+library libtorch's CPU convolutions run on (the `onednn-cpu-gomp` wheel puts
+`libdnnl.so.3` in `<prefix>/lib`). Products are here so that a training step
+has one thread pool (oneDNN's OpenMP one), not OpenBLAS's beside it: see
+`matmul` at the end.
 
 Reached through ctypes: oneDNN 3's C API is handle-based, so no structs but
 one (an execute argument). The library is loaded on the first float32
-convolution; where it is absent (another platform, a pip install without it)
-`convolution` returns None and the caller's im2col path runs.
+convolution or large product; where it is absent (another platform, a pip
+install without it) `convolution` and `matmul` return None and the caller's
+NumPy path (im2col, np.matmul) runs.
 
 Each (kind, shapes, stride, padding, dilation, groups, threads) gets its
 primitive built once and kept in a small LRU cache. The memory layout is oneDNN's
@@ -22,6 +26,7 @@ import site
 import sys
 import threading
 from collections import OrderedDict
+from typing import Callable
 
 import numpy as np
 
@@ -56,6 +61,7 @@ class _Library:
 
     _SIGNATURES = {
         "dnnl_memory_desc_create_with_tag": ([_PP, C.c_int, _Dims, C.c_int, C.c_int], C.c_int),
+        "dnnl_memory_desc_create_with_strides": ([_PP, C.c_int, _Dims, C.c_int, _Dims], C.c_int),
         "dnnl_memory_desc_destroy": ([_P], C.c_int),
         "dnnl_memory_desc_equal": ([_P, _P], C.c_int),
         "dnnl_memory_desc_get_size": ([_P], C.c_size_t),
@@ -66,6 +72,9 @@ class _Library:
             ([_PP, _P, C.c_int, _P, _P, _P, _Dims, _Dims, _Dims, _Dims, _P, _P], C.c_int),
         "dnnl_convolution_backward_weights_primitive_desc_create":
             ([_PP, _P, C.c_int, _P, _P, _P, _P, _Dims, _Dims, _Dims, _Dims, _P, _P], C.c_int),
+        "dnnl_matmul_primitive_desc_create": ([_PP, _P, _P, _P, _P, _P, _P], C.c_int),
+        "dnnl_sgemm": ([C.c_char, C.c_char, C.c_int64, C.c_int64, C.c_int64, C.c_float, _P,
+                        C.c_int64, _P, C.c_int64, C.c_float, _P, C.c_int64], C.c_int),
         "dnnl_reorder_primitive_desc_create": ([_PP, _P, _P, _P, _P, _P], C.c_int),
         "dnnl_primitive_desc_query_md": ([_P, C.c_int, C.c_int], _P),
         "dnnl_primitive_desc_query": ([_P, C.c_int, C.c_int, _P], C.c_int),
@@ -169,14 +178,63 @@ def _dims(values) -> _Dims:
     return d
 
 
-class _Primitive:
+class _Handles:
+    """oneDNN objects made for one primitive, destroyed with it."""
+
+    def __init__(self, lib: _Library) -> None:
+        self.lib = lib
+        self._owned = []                              # (destroy function, handle)
+
+    def _md(self, shape, tag) -> _P:
+        m = _P()
+        _check(self.lib.memory_desc_create_with_tag(C.byref(m), len(shape), _dims(shape),
+                                                    _F32, tag), "describing an array")
+        self._owned.append((self.lib.memory_desc_destroy, m))
+        return m
+
+    def _pd(self, create, *args) -> _P:
+        pd = _P()
+        _check(create(C.byref(pd), *args), "creating a primitive descriptor")
+        self._owned.append((self.lib.primitive_desc_destroy, pd))
+        return pd
+
+    def _create(self, pd) -> _P:
+        p = _P()
+        _check(self.lib.primitive_create(C.byref(p), pd), "creating a primitive")
+        self._owned.append((self.lib.primitive_destroy, p))
+        return p
+
+    def __del__(self) -> None:
+        # (when the last reference goes: a thread may still run one the cache dropped)
+        for destroy, handle in reversed(self._owned):
+            destroy(handle)
+
+    def _run(self, prim, args: list) -> None:
+        """Execute with (arg index, memory desc, array) triples."""
+        lib, mems = self.lib, []
+        try:
+            for _, md, a in args:
+                m = _P()
+                _check(lib.memory_create(C.byref(m), md, lib.engine, a.ctypes.data),
+                       "wrapping an array")
+                mems.append(m)
+            packed = (_Arg * len(args))(*(_Arg(k, m) for (k, _, _), m in zip(args, mems)))
+            stream = lib.stream()
+            _check(lib.primitive_execute(prim, stream, len(args), packed), "executing")
+            _check(lib.stream_wait(stream), "executing")
+        finally:
+            for m in mems:
+                lib.memory_destroy(m)
+
+
+class _Primitive(_Handles):
     """One convolution primitive with the reorders between NumPy's plain
     layout and the layout it chose for each of its three arguments."""
 
     def __init__(self, lib: _Library, kind: str, shapes: tuple, stride, pad_l, pad_r,
                  dilation, plain: bool) -> None:
-        self.lib, self.kind, self.shapes = lib, kind, shapes
-        self._owned = []                              # (destroy function, handle)
+        super().__init__(lib)
+        self.kind, self.shapes = kind, shapes
         user = [self._md(s, len(s) + 1) for s in shapes]  # abc.. plain tags: ndims + 1
         want = user if plain else [self._md(s, _TAG_ANY) for s in shapes]
         st, dl = _dims(stride), _dims([d - 1 for d in dilation])   # (oneDNN: 0 = none)
@@ -208,51 +266,10 @@ class _Primitive:
                          for u, m in zip(user, self.mds)]
         self.prim = self._create(pd)
 
-    def _md(self, shape, tag) -> _P:
-        m = _P()
-        _check(self.lib.memory_desc_create_with_tag(C.byref(m), len(shape), _dims(shape),
-                                                    _F32, tag), "describing an array")
-        self._owned.append((self.lib.memory_desc_destroy, m))
-        return m
-
-    def _pd(self, create, *args) -> _P:
-        pd = _P()
-        _check(create(C.byref(pd), *args), "creating a convolution")
-        self._owned.append((self.lib.primitive_desc_destroy, pd))
-        return pd
-
-    def _create(self, pd) -> _P:
-        p = _P()
-        _check(self.lib.primitive_create(C.byref(p), pd), "creating a primitive")
-        self._owned.append((self.lib.primitive_destroy, p))
-        return p
-
     def _reorder(self, src, dst) -> _P:
         pd = self._pd(self.lib.reorder_primitive_desc_create, src, self.lib.engine, dst,
                       self.lib.engine, None)
         return self._create(pd)
-
-    def __del__(self) -> None:
-        # (when the last reference goes: a thread may still run one the cache dropped)
-        for destroy, handle in reversed(self._owned):
-            destroy(handle)
-
-    def _run(self, prim, args: list) -> None:
-        """Execute with (arg index, memory desc, array) triples."""
-        lib, mems = self.lib, []
-        try:
-            for _, md, a in args:
-                m = _P()
-                _check(lib.memory_create(C.byref(m), md, lib.engine, a.ctypes.data),
-                       "wrapping an array")
-                mems.append(m)
-            packed = (_Arg * len(args))(*(_Arg(k, m) for (k, _, _), m in zip(args, mems)))
-            stream = lib.stream()
-            _check(lib.primitive_execute(prim, stream, len(args), packed), "executing")
-            _check(lib.stream_wait(stream), "executing")
-        finally:
-            for m in mems:
-                lib.memory_destroy(m)
 
     def _buffer(self, i: int) -> np.ndarray:
         if self.reorders[i] is None:
@@ -297,17 +314,24 @@ _PRIMITIVES: OrderedDict = OrderedDict()     # key -> _Primitive, or None: not s
 
 
 def _primitive(key: tuple) -> _Primitive | None:
-    with _LOCK:
-        if key in _PRIMITIVES:
-            _PRIMITIVES.move_to_end(key)
-            return _PRIMITIVES[key]
     kind, shapes, stride, pad_l, pad_r, dilation, _ = key
     # oneDNN's plain-layout implementation (its own im2col and sgemm) measured
     # faster than its blocked one plus reorders for these
     plain = all(k == 1 for k in shapes[1][3:]) or (kind == "input" and shapes[0][1] < 16)
+    return _cached(key, lambda: _Primitive(_library(), kind, shapes, stride, pad_l, pad_r,
+                                           dilation, plain))
+
+
+def _cached(key: tuple, build: Callable[[], _Handles]) -> _Handles | None:
+    """The primitive for `key` (convolutions and batched products share the
+    cache), built on first use; None where oneDNN lacks the case."""
+    with _LOCK:
+        if key in _PRIMITIVES:
+            _PRIMITIVES.move_to_end(key)
+            return _PRIMITIVES[key]
     try:
-        prim = _Primitive(_library(), kind, shapes, stride, pad_l, pad_r, dilation, plain)
-    except RuntimeError:          # a case oneDNN does not implement: im2col instead
+        prim = build()
+    except RuntimeError:          # a case oneDNN does not implement: the caller's NumPy path
         prim = None
     with _LOCK:
         if key in _PRIMITIVES:                   # another thread built it meanwhile
@@ -356,3 +380,149 @@ def convolution(kind: str, a: np.ndarray, b: np.ndarray, src: tuple, weight: tup
         return None
     res = prim(np.ascontiguousarray(a), np.ascontiguousarray(b))
     return res.reshape(weight) if kind == "weight" else res
+
+
+# --------------------------------------------------------------------------
+# Matrix products. OpenBLAS runs a product on all its threads once m*n*k is
+# above 65536 * 4 (its SMP threshold times GEMM_MULTITHREAD_THRESHOLD), and its
+# idle workers then spin for ~0.1 s, holding the cores oneDNN's OpenMP threads
+# want for the next convolution. Products that size go through oneDNN (the same
+# OpenMP pool), so a float32 step has one thread pool; smaller ones stay NumPy's
+# (one OpenBLAS thread, and less overhead than oneDNN's on tiny matrices).
+SMALL_PRODUCT = 65536 * 4
+
+
+def _blas_layout(x: np.ndarray) -> tuple | None:
+    """(transpose flag, leading dimension) describing a 2-D float32 array to
+    row-major sgemm without a copy, or None: it needs one."""
+    if not x.flags.aligned or any(s % 4 for s in x.strides):
+        return None
+    (r, c), (s0, s1) = x.shape, (s // 4 for s in x.strides)
+    if (s1 == 1 or c == 1) and (r == 1 or s0 >= c):
+        return b"N", max(s0 if r > 1 else c, 1)
+    if (s0 == 1 or r == 1) and (c == 1 or s1 >= r):
+        return b"T", max(s1 if c > 1 else r, 1)
+    return None
+
+
+def _gemm(lib: _Library, a: np.ndarray, b: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+    """a @ b of 2-D float32 arrays by oneDNN's sgemm, into `out` if it is a
+    row-major (possibly strided) array of the result's shape."""
+    la, lb = _blas_layout(a), _blas_layout(b)
+    if la is None:
+        a, la = np.ascontiguousarray(a), (b"N", max(a.shape[1], 1))
+    if lb is None:
+        b, lb = np.ascontiguousarray(b), (b"N", max(b.shape[1], 1))
+    (m, k), n = a.shape, b.shape[1]
+    dst = out
+    if dst is None or dst.strides[1] != 4 or dst.strides[0] % 4 or dst.strides[0] < 4 * n or \
+            not dst.flags.aligned or np.may_share_memory(dst, a) or \
+            np.may_share_memory(dst, b):
+        dst = np.empty((m, n), dtype=np.float32)
+    _check(lib.sgemm(la[0], lb[0], m, n, k, 1.0, a.ctypes.data, la[1], b.ctypes.data, lb[1],
+                     0.0, dst.ctypes.data, dst.strides[0] // 4), "multiplying matrices")
+    if out is not None and dst is not out:
+        out[...] = dst
+        return out
+    return dst
+
+
+class _Matmul(_Handles):
+    """One batched product primitive: (..., M, K) @ (..., K, N) with the
+    operands' own strides (transposed views included), batch dims of 1
+    broadcast, the result row-major."""
+
+    def __init__(self, lib: _Library, a_dims, a_strides, b_dims, b_strides, dst_dims) -> None:
+        super().__init__(lib)
+        self.dst_dims = dst_dims
+        mds = [self._strided(d, s) for d, s in
+               ((a_dims, a_strides), (b_dims, b_strides), (dst_dims, _row_major(dst_dims)))]
+        pd = self._pd(lib.matmul_primitive_desc_create, lib.engine, mds[0], mds[1], None,
+                      mds[2], lib.attr)
+        impl = C.c_char_p()
+        lib.primitive_desc_query(pd, _Q_IMPL, 0, C.byref(impl))
+        self.impl = (impl.value or b"").decode()
+        if self.impl.startswith("ref"):           # oneDNN's reference loops: slower than NumPy
+            raise RuntimeError("oneDNN has only its reference matmul for these strides")
+        self.mds = mds
+        self.scratch = lib.primitive_desc_query_md(pd, _Q_SCRATCHPAD, 0)
+        self.scratch_bytes = lib.memory_desc_get_size(self.scratch)
+        self.prim = self._create(pd)
+
+    def _strided(self, dims, strides) -> _P:
+        m = _P()
+        _check(self.lib.memory_desc_create_with_strides(C.byref(m), len(dims), _dims(dims),
+                                                        _F32, _dims(strides)),
+               "describing an array")
+        self._owned.append((self.lib.memory_desc_destroy, m))
+        return m
+
+    def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        dst = np.empty(self.dst_dims, dtype=np.float32)
+        args = [(_ARG_SRC, self.mds[0], a), (_ARG_WEIGHTS, self.mds[1], b),
+                (_ARG_DST, self.mds[2], dst)]
+        if self.scratch_bytes:
+            args.append((_ARG_SCRATCHPAD, self.scratch,
+                         np.empty(self.scratch_bytes, dtype=np.uint8)))
+        self._run(self.prim, args)
+        return dst
+
+
+def _row_major(dims) -> list:
+    strides, step = [], 1
+    for d in reversed(dims):
+        strides.append(step)
+        step *= max(d, 1)
+    return strides[::-1]
+
+
+def _batch_operand(x: np.ndarray, ndim: int) -> tuple:
+    """x with ndim dims (leading 1s), a broadcast (stride 0) dim cut to one
+    element, and its strides in elements for oneDNN (a dim of 1 gets the span
+    of the rest: any value is right, oneDNN wants a plausible one)."""
+    x = x.reshape((1,) * (ndim - x.ndim) + x.shape)
+    if any(s == 0 and d > 1 for s, d in zip(x.strides[:-2], x.shape[:-2])):
+        x = x[tuple(slice(0, 1) if s == 0 else slice(None) for s in x.strides[:-2])]
+    last = _blas_layout(x[(0,) * (ndim - 2)])
+    if last is None or any(s < 0 or s % 4 for s in x.strides) or not x.flags.aligned:
+        x = np.ascontiguousarray(x)
+    strides = [s // 4 for s in x.strides]
+    span = max((s * d for s, d in zip(strides, x.shape)), default=1)
+    return x, [s if d > 1 else span for s, d in zip(strides, x.shape)]
+
+
+def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray | None:
+    """a @ b through oneDNN for float32 operands of 2 or more dims whose
+    matrices are large enough that OpenBLAS would run them multithreaded
+    (2-D by its sgemm, batches by a cached matmul primitive; `out` for 2-D
+    only), or None where NumPy should: disabled, library absent or forked,
+    another dtype, a small or empty product, or a case oneDNN lacks."""
+    if not ENABLED or a.dtype != np.float32 or b.dtype != np.float32 or \
+            a.ndim < 2 or b.ndim < 2 or \
+            a.shape[-2] * a.shape[-1] * b.shape[-1] <= SMALL_PRODUCT:
+        return None
+    lib = _library()
+    if lib is None or a.shape[-1] != b.shape[-2]:
+        return None
+    threads = runtime.torch_get_num_threads()
+    lib.omp_set_num_threads(threads)
+    if out is not None and (a.ndim > 2 or b.ndim > 2 or out.dtype != np.float32 or
+                            out.shape != (a.shape[0], b.shape[1])):
+        return None                         # (NumPy's checks and messages for a wrong out)
+    if a.ndim == 2 and b.ndim == 2:
+        return _gemm(lib, a, b, out)
+    ndim = max(a.ndim, b.ndim)
+    if ndim > _MAX_DIMS:
+        return None
+    try:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        return None
+    if 0 in batch:
+        return None
+    a, sa = _batch_operand(a, ndim)
+    b, sb = _batch_operand(b, ndim)
+    dst = batch + (a.shape[-2], b.shape[-1])
+    key = ("matmul", a.shape, tuple(sa), b.shape, tuple(sb), threads)
+    prim = _cached(key, lambda: _Matmul(lib, a.shape, sa, b.shape, sb, dst))
+    return None if prim is None else prim(a, b)
