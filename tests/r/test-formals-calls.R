@@ -147,7 +147,7 @@ test_that("a layer's initialize(), its class's constructors and mean() have real
   w <- torch_randn(4, 2)
   bag <- nn_embedding_bag$from_pretrained(w, FALSE, mode = "sum")
   expect_true(bag$weight$requires_grad)
-  expect_equal(as_array(bag(torch_tensor(c(1L, 2L)), torch_tensor(1L))),
+  expect_equal(as_array(bag(torch_tensor(c(1L, 2L)), torch_tensor(0L))),  # (offsets: 0-based)
                as_array(w[1:2, ]$sum(1, keepdim = TRUE)), tolerance = 1e-6)
   expect_error(nn_embedding_bag$from_pretrained(w, nope = 1), "unused argument \\(nope = 1\\)")
   expect_identical(names(formals(mean.torch_tensor)), c("x", "dim", "keepdim", "na.rm", "..."))
