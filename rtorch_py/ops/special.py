@@ -166,21 +166,33 @@ _ACKLAM_D = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00
 
 
 def _poly(coefs: tuple, x: np.ndarray) -> np.ndarray:
-    out = np.zeros_like(x)
-    for c in coefs:
-        out = out * x + c
+    """Horner's rule, in place in one array."""
+    out = np.full_like(x, coefs[0])
+    for c in coefs[1:]:
+        out *= x
+        out += c
     return out
 
 
+_ACKLAM_SPLIT = 0.02425  # p below this: the tail's rational function
+
+
 def _normal_upper_quantile(p: np.ndarray) -> np.ndarray:
-    """z > 0 with P(N > z) = p, for p in (0, 1/2]."""
-    central = p > 0.02425
+    """z > 0 with P(N > z) = p, for p in (0, 1/2]; the tail's function only where
+    it is needed (a few values as nn_init_trunc_normal_ draws them)."""
     q = p - 0.5
     r = q * q
-    z_central = -q * _poly(_ACKLAM_A, r) / (_poly(_ACKLAM_B, r) * r + 1)
-    t = np.sqrt(-2 * np.log(np.where(central, 0.5, p)))
-    z_tail = -_poly(_ACKLAM_C, t) / (_poly(_ACKLAM_D, t) * t + 1)
-    return np.where(central, z_central, z_tail)
+    z = _poly(_ACKLAM_A, r)
+    z *= -q
+    z /= _poly(_ACKLAM_B + (0.0,), r) + 1
+    tail = p < _ACKLAM_SPLIT
+    if tail.any():
+        t = np.sqrt(-2 * np.log(p[tail]))
+        z[tail] = -_poly(_ACKLAM_C, t) / (_poly(_ACKLAM_D + (0.0,), t) + 1)
+    return z
+
+
+_ERFC_FROM = 0.9  # |y| above this: the Halley step on erfc, which keeps 1 - |y|'s digits
 
 
 def erfinv(y: np.ndarray) -> np.ndarray:
@@ -193,14 +205,19 @@ def _erfinv(d: np.ndarray, large: bool | None) -> np.ndarray:
     a = np.abs(d)
     with np.errstate(divide="ignore", invalid="ignore"):
         inside = (a > 0) & (a < 1)
-        ai = a[inside]
-        x = _normal_upper_quantile((1 - ai) / 2) / math.sqrt(2)
-        tail = ai > 0.5
-        f = np.empty_like(x)
-        f[tail] = (1 - ai[tail]) - _erf_parts(x[tail], True, large)  # erf(x) - a, via erfc
-        f[~tail] = _erf_parts(x[~tail], False, large) - ai[~tail]
+        every = inside.all()  # (the common case: no 0, ±1, NaN or out of range)
+        ai = a if every else a[inside]
+        x = _normal_upper_quantile((1 - ai) / 2)
+        x *= 1 / math.sqrt(2)
+        f = _erf_parts(x, False, large)  # erf(x) - a, a Halley step's residual
+        f -= ai
+        tail = ai > _ERFC_FROM
+        if tail.any():
+            f[tail] = (1 - ai[tail]) - _erf_parts(x[tail], True, large)
         ratio = f / (_2_SQRTPI * np.exp(-x * x))
-        x = x - ratio / (1 + x * ratio)
+        x -= ratio / (1 + x * ratio)
+        if every:
+            return np.copysign(x, d)
         out = np.where(a == 1, np.inf, np.where(a > 1, np.nan, 0.0))
         out[inside] = x
     out = np.copysign(out, d)
