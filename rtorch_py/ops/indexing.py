@@ -231,11 +231,11 @@ def index(self: Tensor, indices: Any) -> Tensor:
     if type(key) is list and key and all(k is None or isinstance(k, Tensor) for k in key):
         key = tuple(slice(None) if k is None else k for k in key)  # (aten::index's list)
     k = _np_key(key, self)
+    basic = is_basic_key(k)
     try:
-        arr = _gather(self.data, k)
+        arr = self.data[k] if basic else _gather(self.data, k)
     except (IndexError, ValueError) as e:
         raise _index_error(e, self, k) from None
-    basic = is_basic_key(k)
     if basic:
         if type(arr) is not np.ndarray:  # an int for every dim: a 0-d view, not a copy
             arr = self.data[k + (Ellipsis,)]

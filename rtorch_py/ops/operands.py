@@ -130,9 +130,9 @@ def elementwise(ufunc: np.ufunc, a: Any, b: Any) -> np.ndarray:
     into the others and calls its inner loop once per row, a few elements at a
     time (~5 ns a row); one call per last-dim column instead runs long strided
     loops, 3-10 times faster. The result is C-contiguous, as NumPy's would be."""
-    if (type(a) is np.ndarray and type(b) is np.ndarray and a.ndim and b.ndim
+    if (type(a) is np.ndarray and type(b) is np.ndarray
+            and (a.size >= _NARROW_MIN or b.size >= _NARROW_MIN) and a.ndim and b.ndim
             and 1 < max(a.shape[-1], b.shape[-1]) <= _NARROW
-            and (a.size >= _NARROW_MIN or b.size >= _NARROW_MIN)
             and not (a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous)):
         shape = np.broadcast_shapes(a.shape, b.shape)
         first = ufunc(_column(a, 0), _column(b, 0))
