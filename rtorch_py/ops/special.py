@@ -196,7 +196,7 @@ _ERFC_FROM = 0.5  # |y| above this: the Halley step on erfc, which keeps 1 - |y|
 
 
 def erfinv(y: np.ndarray) -> np.ndarray:
-    """The inverse of erf on [-1, 1]: Taylor tables where |y| <= 0.957 (see
+    """The inverse of erf on [-1, 1]: Taylor tables where |y| < 0.959 (see
     `_erfinv_taylor`), else Acklam's quantile as first guess, then a Halley step
     on erf (centre) or on erfc (tails, where 1 - |y| keeps its digits)."""
     return _like(_blockwise(_erfinv_fast, _f64(y)), np.asarray(y))
@@ -205,8 +205,8 @@ def erfinv(y: np.ndarray) -> np.ndarray:
 # Fast path: erfinv's Taylor polynomial (degree 13) about the nearest of the centres
 # 0, 1/256, ..., 245/256. With x = erfinv(y), x' = sqrt(pi)/2 exp(x^2) and each
 # derivative is P_n(x) x'^n, where P_1 = 1 and P_(n+1) = P_n' + 2 n x P_n; the
-# values at the centres come from the Halley method below. |y - c| <= 1/512 and
-# 1 - c >= 0.04 keep the remainder under 1e-17.
+# values at the centres come from the Halley method below, refined on libm's erf.
+# |y - c| <= 1/512 and 1 - c >= 0.04 keep the remainder under 1e-17.
 _ERFINV_STEP = 1 / 256
 _ERFINV_CENTRES = 246
 _ERFINV_DEGREE = 13
@@ -218,7 +218,7 @@ def _erfinv_taylor_table() -> np.ndarray:
     """(degree + 1, centres): row n holds the n-th Taylor coefficient at each centre."""
     if not _erfinv_table:
         c = np.arange(_ERFINV_CENTRES) * _ERFINV_STEP
-        x = _erfinv(c, False)
+        x = np.array([_erfinv_refined(v, x0) for v, x0 in zip(c, _erfinv(c, False))])
         slope = math.sqrt(math.pi) / 2 * np.exp(x * x)
         rows = [x]
         p = np.polynomial.Polynomial([1.0])
@@ -230,6 +230,15 @@ def _erfinv_taylor_table() -> np.ndarray:
             p = p.deriv() + np.polynomial.Polynomial([0.0, 2.0 * n]) * p
         _erfinv_table.append(np.array(rows))
     return _erfinv_table[0]
+
+
+def _erfinv_refined(y: float, x: float) -> float:
+    """x = erfinv(y) to within an ulp: Newton steps on libm's erf, or on its erfc
+    where 1 - y keeps the digits (y >= 1/2; the table's centres are exact)."""
+    for _ in range(2):
+        slope = _2_SQRTPI * math.exp(-x * x)
+        x -= ((1 - y) - math.erfc(x)) / slope if y >= 0.5 else (math.erf(x) - y) / slope
+    return x
 
 
 def _erfinv_taylor(a: np.ndarray) -> np.ndarray:
@@ -250,8 +259,10 @@ def _erfinv_fast(d: np.ndarray, large: bool | None) -> np.ndarray:
     central = a < _ERFINV_TABLE_MAX  # (NaN is not)
     if central.all():  # the common case
         return np.copysign(_erfinv_taylor(a), d)
-    out = _erfinv(d, large)
+    out = np.empty_like(d)
     out[central] = np.copysign(_erfinv_taylor(a[central]), d[central])
+    rest = ~central
+    out[rest] = _erfinv(d[rest], large)
     return out
 
 
