@@ -144,7 +144,6 @@ def elementwise(ufunc: np.ufunc, a: Any, b: Any) -> np.ndarray:
     return ufunc(a, b)
 
 
-
 def _column(x: np.ndarray, j: int) -> np.ndarray:
     return x[..., j] if x.shape[-1] > 1 else x[..., 0]
 

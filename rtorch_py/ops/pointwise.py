@@ -764,7 +764,8 @@ def _compare(ufunc: Callable, name: str, self_type: str = "Tensor",
     a bitwise op's first a number too)."""
     def compare(self: Tensor, other: Tensor | float) -> Tensor:
         try:
-            return wrap(np.asanyarray(elementwise(ufunc, data_of(self), data_of(other))))  # (meta stays)
+            out = elementwise(ufunc, data_of(self), data_of(other))
+            return wrap(np.asanyarray(out))  # (meta stays)
         except ValueError:
             raise broadcast_error(self, other, name) from None
         except TypeError:
