@@ -97,3 +97,36 @@ def broadcast_pair(draw):
 def test_broadcast_random_shapes(pair, op, dtype):
     sa, sb = pair
     check_vs_torch(OPS[op], rand(*sa, dtype=dtype), rand(*sb, dtype=dtype), second_order=True)
+
+
+# Large operands whose short last dim NumPy can't merge with the others (a strided
+# view, a broadcast row) take operands.elementwise's column-at-a-time path: the same
+# values as PyTorch's, bit for bit, and a C-contiguous result.
+NARROW = {
+    "strided [n, 1, 2] with [1, 2]": (lambda x: x[:, None, 0:2], lambda y: y[-1:, 0:2]),
+    "[n, 2] with [2]": (lambda x: x[:, 0:2].contiguous(), lambda y: y[0, 0:2].contiguous()),
+    "strided [n, 2] with strided [n, 2]": (lambda x: x[:, 2:4], lambda y: y[:, 0:2]),
+    "[n, 3] with [n, 1]": (lambda x: x[:, 0:3].contiguous(), lambda y: y[:, 0:1]),
+    "[2] with strided [n, 4]": (lambda x: x[0, 1:3].contiguous(), lambda y: y[:, None, 0:2]),
+}
+NARROW_OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+              "/": lambda a, b: a / b, "maximum": lambda a, b: a.maximum(b),
+              "minimum": lambda a, b: a.minimum(b), "<=": lambda a, b: a <= b,
+              "==": lambda a, b: a == b}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", list(NARROW))
+@pytest.mark.parametrize("op", list(NARROW_OPS))
+def test_narrow_last_dim_fast_path_vs_torch(op, layout, dtype):
+    torch = pytest.importorskip("torch")
+    x = rand(6000, 4, dtype=dtype)
+    y = np.round(rand(6000, 4, dtype=dtype), 1)  # (equal elements for ==, <=)
+    y[y == 0] = 0.5
+    x[::7, :2] = y[::7, :2]
+    fa, fb = NARROW[layout]
+    ours = NARROW_OPS[op](fa(rt.torch_tensor(x)), fb(rt.torch_tensor(y)))
+    theirs = NARROW_OPS[op](fa(torch.from_numpy(x)), fb(torch.from_numpy(y)))
+    assert ours.data.flags.c_contiguous
+    assert ours.data.dtype == theirs.numpy().dtype
+    np.testing.assert_array_equal(ours.data, theirs.numpy())

@@ -189,6 +189,27 @@ def _index_error(e: Exception, x: Tensor, key: tuple) -> IndexError:
     return IndexError(f"can't index a tensor of shape {shape_str(x.shape)} that way: {msg}")
 
 
+_ALL = slice(None)
+
+
+def _gather(data: np.ndarray, key: tuple) -> np.ndarray:
+    """data[key]. Fast path: one integer array among full slices (`x[idx, ]`) is
+    np.take along its dim, the same elements as NumPy's advanced indexing but
+    several times faster when the dims after it are short (rows of 4 boxes'
+    coordinates: ~10 times)."""
+    axis = None
+    if type(data) is np.ndarray and len(key) <= data.ndim:
+        for i, k in enumerate(key):
+            if type(k) is np.ndarray and k.ndim and k.dtype.kind in "iu" and axis is None:
+                axis = i
+            elif not (type(k) is slice and k == _ALL):
+                axis = None
+                break
+    if axis is None:
+        return data[key]
+    return np.take(data, key[axis], axis=axis)
+
+
 @formula
 def IndexBackward0(n, g, shape, key):
     return (index_backward(g, key, shape, True),)
@@ -210,11 +231,11 @@ def index(self: Tensor, indices: Any) -> Tensor:
     if type(key) is list and key and all(k is None or isinstance(k, Tensor) for k in key):
         key = tuple(slice(None) if k is None else k for k in key)  # (aten::index's list)
     k = _np_key(key, self)
+    basic = is_basic_key(k)
     try:
-        arr = self.data[k]
+        arr = self.data[k] if basic else _gather(self.data, k)
     except (IndexError, ValueError) as e:
         raise _index_error(e, self, k) from None
-    basic = is_basic_key(k)
     if basic:
         if type(arr) is not np.ndarray:  # an int for every dim: a 0-d view, not a copy
             arr = self.data[k + (Ellipsis,)]

@@ -23,8 +23,8 @@ from . import parallel, special
 from .samples import pointwise as S
 from .indexing import where
 from .operands import (as_result_dtype, as_tensor, broadcast_error, cached_number, clamp_bound,
-                       data_of, float_data, is_number, needs_promotion, no_bool_minus, shape_str,
-                       tensor_of, whole)
+                       data_of, elementwise, float_data, is_number, needs_promotion,
+                       no_bool_minus, shape_str, tensor_of, whole)
 from .recording import OUTPUT, formula, needs_grad, record
 from .dispatch import op
 from .views import check_inplace, record_inplace
@@ -69,7 +69,8 @@ def add(self: Tensor, other: Tensor | float, alpha: float = 1) -> Tensor:
     tb = other if type(other) is Tensor else None
     db = tb.data if tb is not None else data_of(other)
     try:
-        out = np.add(ta.data if ta is not None else data_of(self), db if alpha == 1 else db * alpha)
+        out = elementwise(np.add, ta.data if ta is not None else data_of(self),
+                          db if alpha == 1 else db * alpha)
     except ValueError:
         raise broadcast_error(self, other, "add") from None
     if needs_promotion(out.dtype, ta, tb):
@@ -93,7 +94,8 @@ def sub(self: Tensor, other: Tensor | float, alpha: float = 1) -> Tensor:
         if c is not None:  # tensor - number (the fast path)
             return record(np.subtract(self.data, c), AddBackward1, (self,), name="SubBackward1")
     try:
-        out = np.subtract(data_of(self), data_of(other) if alpha == 1 else data_of(other) * alpha)
+        out = elementwise(np.subtract, data_of(self),
+                          data_of(other) if alpha == 1 else data_of(other) * alpha)
     except ValueError:
         raise broadcast_error(self, other, "sub") from None
     except TypeError:
@@ -147,7 +149,7 @@ def mul(self: Tensor, other: Tensor | float) -> Tensor:
     ta = self if type(self) is Tensor else None
     tb = other if type(other) is Tensor else None
     try:
-        out = np.multiply(ta.data if ta is not None else data_of(self),
+        out = elementwise(np.multiply, ta.data if ta is not None else data_of(self),
                           tb.data if tb is not None else data_of(other))
     except ValueError:
         raise broadcast_error(self, other, "mul") from None
@@ -198,7 +200,7 @@ def div(self: Tensor, other: Tensor | float, rounding_mode: str | None = None) -
         _no_integer_zero_division(da, db, "div")
     try:
         if rounding_mode is None:
-            out = np.true_divide(da, db)
+            out = elementwise(np.true_divide, da, db)
         elif rounding_mode == "trunc":
             out = np.trunc(np.true_divide(da, db))
         elif rounding_mode == "floor":
@@ -370,7 +372,7 @@ def MaximumBackward0(n, g, a, b):
 @op(samples=S.binary_float, names="unify", onnx="Max")
 def maximum(self: Tensor, other: Tensor) -> Tensor:
     try:
-        out = as_result_dtype(np.maximum(self.data, other.data), self, other)
+        out = as_result_dtype(elementwise(np.maximum, self.data, other.data), self, other)
     except ValueError:
         raise broadcast_error(self, other, "maximum") from None
     return record(out, MaximumBackward0, (self, other), (self, other))
@@ -386,7 +388,7 @@ def MinimumBackward0(n, g, a, b):
 @op(samples=S.binary_float, names="unify", onnx="Min")
 def minimum(self: Tensor, other: Tensor) -> Tensor:
     try:
-        out = as_result_dtype(np.minimum(self.data, other.data), self, other)
+        out = as_result_dtype(elementwise(np.minimum, self.data, other.data), self, other)
     except ValueError:
         raise broadcast_error(self, other, "minimum") from None
     return record(out, MinimumBackward0, (self, other), (self, other))
@@ -762,7 +764,8 @@ def _compare(ufunc: Callable, name: str, self_type: str = "Tensor",
     a bitwise op's first a number too)."""
     def compare(self: Tensor, other: Tensor | float) -> Tensor:
         try:
-            return wrap(np.asanyarray(ufunc(data_of(self), data_of(other))))  # (meta stays)
+            out = elementwise(ufunc, data_of(self), data_of(other))
+            return wrap(np.asanyarray(out))  # (meta stays)
         except ValueError:
             raise broadcast_error(self, other, name) from None
         except TypeError:

@@ -119,6 +119,9 @@ def positions(a: np.ndarray) -> np.ndarray:
     ai = a.astype(np.int64)
     if a.dtype.kind not in "iu" and ai.size and (ai != a).any():
         raise IndexError("index vectors must hold whole numbers")
+    if ai.size and ai.min() > 0:  # fast path: all counted from the start
+        ai -= 1
+        return ai
     if (ai == 0).any():
         raise IndexError(ZERO_MESSAGE)
     return np.where(ai > 0, ai - 1, ai)
