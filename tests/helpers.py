@@ -280,3 +280,20 @@ def gradcheck(fn: Callable, *arrays: Any, requires_grad: Any = True, eps: float 
               else a for a in arrays]
     rts, _, _ = _leaves(arrays, requires_grad)
     return rt.autograd_gradcheck(lambda *ts: fn(RT, *ts), rts, eps=eps, atol=atol, rtol=rtol)
+
+
+def passes_in_forked_child(check: Callable[[], bool], what: str) -> bool:
+    """Whether check() returns true in a forked child (which must finish within a
+    minute: GNU OpenMP's pool would hang a child that used it)."""
+    import time
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if check() else 1)
+    for _ in range(600):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status) == 0
+        time.sleep(0.1)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    pytest.fail(f"the forked child did not finish its {what}")

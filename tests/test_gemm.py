@@ -8,10 +8,8 @@ child; oneDNN's failures as errors that say what failed.
 """
 from __future__ import annotations
 
-import os
 import platform
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -21,6 +19,8 @@ import rtorch_py as rt
 from rtorch_py import runtime
 from rtorch_py.ops import nn_kernels as K
 from rtorch_py.ops import onednn
+
+from helpers import passes_in_forked_child
 from rtorch_py.ops.nn_primitives import scaled_dot_product_attention
 
 pytestmark = pytest.mark.skipif(
@@ -229,20 +229,9 @@ def test_a_forked_child_multiplies_with_numpy() -> None:
         want = K.matmul(a, b)                                   # the parent's pool started
     finally:
         runtime.torch_set_num_threads(before)
-    pid = os.fork()
-    if pid == 0:
-        ok = onednn.matmul(a, b) is None and np.allclose(K.matmul(a, b), want, atol=1e-4)
-        os._exit(0 if ok else 1)
-    for _ in range(600):
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        time.sleep(0.1)
-    else:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        pytest.fail("the forked child did not finish its product")
-    assert os.waitstatus_to_exitcode(status) == 0
+    assert passes_in_forked_child(
+        lambda: onednn.matmul(a, b) is None and np.allclose(K.matmul(a, b), want, atol=1e-4),
+        "product")
 
 
 def test_batched_primitives_are_cached_per_shape_and_layout() -> None:

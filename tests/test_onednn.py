@@ -8,10 +8,8 @@ through the graph, on both paths, are in test_conv_kernels.py.)
 """
 from __future__ import annotations
 
-import os
 import platform
 import sys
-import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 
@@ -23,6 +21,8 @@ import rtorch_py as rt
 from rtorch_py import runtime
 from rtorch_py.ops import nn_kernels as K
 from rtorch_py.ops import onednn
+
+from helpers import passes_in_forked_child
 from test_conv_kernels import CASES, IDS
 
 # the dependency is declared for x86-64 Linux only; elsewhere im2col runs
@@ -164,22 +164,10 @@ def test_a_forked_child_convolves_with_im2col() -> None:
         want = K.conv_forward(x, w, (1, 1), (1, 1), (1, 1), 1)     # the parent's pool started
     finally:
         runtime.torch_set_num_threads(before)
-    pid = os.fork()
-    if pid == 0:                                                    # the child
-        ok = not onednn.available()
-        ok = ok and np.allclose(K.conv_forward(x, w, (1, 1), (1, 1), (1, 1), 1), want,
-                                atol=1e-4)
-        os._exit(0 if ok else 1)
-    for _ in range(600):                                            # (up to a minute)
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        time.sleep(0.1)
-    else:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        pytest.fail("the forked child did not finish its convolution")
-    assert os.waitstatus_to_exitcode(status) == 0
+    assert passes_in_forked_child(
+        lambda: not onednn.available() and np.allclose(
+            K.conv_forward(x, w, (1, 1), (1, 1), (1, 1), 1), want, atol=1e-4),
+        "convolution")
     assert onednn.available()                                      # (the parent's unchanged)
 
 
