@@ -171,6 +171,15 @@ def available() -> bool:
     return ENABLED and _library() is not None
 
 
+def _threads(lib: _Library) -> int:
+    """This thread's OpenMP count set to torch_get_num_threads(), returned: oneDNN
+    splits the work for the count it sees when a primitive is made, so the count
+    is part of every cache key."""
+    threads = runtime.torch_get_num_threads()
+    lib.omp_set_num_threads(threads)
+    return threads
+
+
 def _dims(values) -> _Dims:
     d = _Dims()
     for i, v in enumerate(values):
@@ -208,6 +217,22 @@ class _Handles:
         # (when the last reference goes: a thread may still run one the cache dropped)
         for destroy, handle in reversed(self._owned):
             destroy(handle)
+
+    def _describe(self, pd) -> None:
+        """The implementation oneDNN chose for `pd`, and its scratchpad's size."""
+        impl = C.c_char_p()
+        self.lib.primitive_desc_query(pd, _Q_IMPL, 0, C.byref(impl))
+        self.impl = (impl.value or b"").decode()
+        self.scratch = self.lib.primitive_desc_query_md(pd, _Q_SCRATCHPAD, 0)
+        self.scratch_bytes = self.lib.memory_desc_get_size(self.scratch)
+
+    def _execute(self, args: list) -> None:
+        """Run the primitive on (arg index, memory desc, array) triples, with a
+        scratchpad of its own where it needs one."""
+        if self.scratch_bytes:
+            args = args + [(_ARG_SCRATCHPAD, self.scratch,
+                            np.empty(self.scratch_bytes, dtype=np.uint8))]
+        self._run(self.prim, args)
 
     def _run(self, prim, args: list) -> None:
         """Execute with (arg index, memory desc, array) triples."""
@@ -254,13 +279,9 @@ class _Primitive(_Handles):
                           _CONV_DIRECT, want[0], want[1], None, want[2], st, dl, pl, pr,
                           fwd, lib.attr)
             queries = (_Q_SRC, _Q_DIFF_WEIGHTS, _Q_DIFF_DST)
-        impl = C.c_char_p()
-        lib.primitive_desc_query(pd, _Q_IMPL, 0, C.byref(impl))
-        self.impl = (impl.value or b"").decode()
+        self._describe(pd)
         self.user = user
         self.mds = [lib.primitive_desc_query_md(pd, q, 0) for q in queries]
-        self.scratch = lib.primitive_desc_query_md(pd, _Q_SCRATCHPAD, 0)
-        self.scratch_bytes = lib.memory_desc_get_size(self.scratch)
         self.reorders = [None if lib.memory_desc_equal(u, m) else
                          (self._reorder(u, m), self._reorder(m, u))
                          for u, m in zip(user, self.mds)]
@@ -302,10 +323,7 @@ class _Primitive(_Handles):
         args = [(k, self.mds[i], self._to(i, arr)) for i, k, arr in ins]
         res = self._buffer(out[0])
         args.append((out[1], self.mds[out[0]], res))
-        if self.scratch_bytes:
-            args.append((_ARG_SCRATCHPAD, self.scratch,
-                         np.empty(self.scratch_bytes, dtype=np.uint8)))
-        self._run(self.prim, args)
+        self._execute(args)
         del args
         return self._from(out[0], res)
 
@@ -368,11 +386,7 @@ def convolution(kind: str, a: np.ndarray, b: np.ndarray, src: tuple, weight: tup
     pad_r = [max(p, 0) for p in pad_r]
     wshape = tuple(weight) if groups == 1 else \
         (groups, weight[0] // groups) + tuple(weight[1:])
-    # oneDNN splits the work for the thread count it sees when a primitive is
-    # made (this thread's OpenMP setting), so the count is set first and is part
-    # of the key
-    threads = runtime.torch_get_num_threads()
-    lib.omp_set_num_threads(threads)
+    threads = _threads(lib)
     key = (kind, (tuple(src), wshape, tuple(dst)), tuple(stride), tuple(padding),
            tuple(pad_r), tuple(dilation), threads)
     prim = _primitive(key)
@@ -439,14 +453,10 @@ class _Matmul(_Handles):
                ((a_dims, a_strides), (b_dims, b_strides), (dst_dims, _row_major(dst_dims)))]
         pd = self._pd(lib.matmul_primitive_desc_create, lib.engine, mds[0], mds[1], None,
                       mds[2], lib.attr)
-        impl = C.c_char_p()
-        lib.primitive_desc_query(pd, _Q_IMPL, 0, C.byref(impl))
-        self.impl = (impl.value or b"").decode()
+        self._describe(pd)
         if self.impl.startswith("ref"):           # oneDNN's reference loops: slower than NumPy
             raise RuntimeError("oneDNN has only its reference matmul for these strides")
         self.mds = mds
-        self.scratch = lib.primitive_desc_query_md(pd, _Q_SCRATCHPAD, 0)
-        self.scratch_bytes = lib.memory_desc_get_size(self.scratch)
         self.prim = self._create(pd)
 
     def _strided(self, dims, strides) -> _P:
@@ -459,12 +469,8 @@ class _Matmul(_Handles):
 
     def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         dst = np.empty(self.dst_dims, dtype=np.float32)
-        args = [(_ARG_SRC, self.mds[0], a), (_ARG_WEIGHTS, self.mds[1], b),
-                (_ARG_DST, self.mds[2], dst)]
-        if self.scratch_bytes:
-            args.append((_ARG_SCRATCHPAD, self.scratch,
-                         np.empty(self.scratch_bytes, dtype=np.uint8)))
-        self._run(self.prim, args)
+        self._execute([(_ARG_SRC, self.mds[0], a), (_ARG_WEIGHTS, self.mds[1], b),
+                       (_ARG_DST, self.mds[2], dst)])
         return dst
 
 
@@ -504,8 +510,7 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
     lib = _library()
     if lib is None or a.shape[-1] != b.shape[-2]:
         return None
-    threads = runtime.torch_get_num_threads()
-    lib.omp_set_num_threads(threads)
+    threads = _threads(lib)
     if out is not None and (a.ndim > 2 or b.ndim > 2 or out.dtype != np.float32 or
                             out.shape != (a.shape[0], b.shape[1])):
         return None                         # (NumPy's checks and messages for a wrong out)

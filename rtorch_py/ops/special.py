@@ -8,6 +8,7 @@ derivatives and their dtypes live in `pointwise.py`.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -211,25 +212,23 @@ _ERFINV_STEP = 1 / 256
 _ERFINV_CENTRES = 246
 _ERFINV_DEGREE = 13
 _ERFINV_TABLE_MAX = (_ERFINV_CENTRES - 0.5) * _ERFINV_STEP
-_erfinv_table: list = []
 
 
+@functools.cache
 def _erfinv_taylor_table() -> np.ndarray:
     """(degree + 1, centres): row n holds the n-th Taylor coefficient at each centre."""
-    if not _erfinv_table:
-        c = np.arange(_ERFINV_CENTRES) * _ERFINV_STEP
-        x = np.array([_erfinv_refined(v, x0) for v, x0 in zip(c, _erfinv(c, False))])
-        slope = math.sqrt(math.pi) / 2 * np.exp(x * x)
-        rows = [x]
-        p = np.polynomial.Polynomial([1.0])
-        power, factorial = np.ones_like(x), 1.0
-        for n in range(1, _ERFINV_DEGREE + 1):
-            power = power * slope
-            factorial *= n
-            rows.append(p(x) * power / factorial)
-            p = p.deriv() + np.polynomial.Polynomial([0.0, 2.0 * n]) * p
-        _erfinv_table.append(np.array(rows))
-    return _erfinv_table[0]
+    c = np.arange(_ERFINV_CENTRES) * _ERFINV_STEP
+    x = np.array([_erfinv_refined(v, x0) for v, x0 in zip(c, _erfinv(c, False))])
+    slope = math.sqrt(math.pi) / 2 * np.exp(x * x)
+    rows = [x]
+    p = np.polynomial.Polynomial([1.0])
+    power, factorial = np.ones_like(x), 1.0
+    for n in range(1, _ERFINV_DEGREE + 1):
+        power = power * slope
+        factorial *= n
+        rows.append(p(x) * power / factorial)
+        p = p.deriv() + np.polynomial.Polynomial([0.0, 2.0 * n]) * p
+    return np.array(rows)
 
 
 def _erfinv_refined(y: float, x: float) -> float:
