@@ -57,7 +57,7 @@
                "ctx_save_for_forward", "dual_level_scope",
                "ctx_mark_dirty", "ctx_mark_non_differentiable", "set_grad_mode",
                "is_grad_enabled", "anomaly_scope", "scope_exit",
-               "as_array", "generator_method", "nn_get", "nn_forward")) {
+               "as_array", "generator_method", "bound_method", "nn_get", "nn_forward")) {
     assign(nm, .py_fn(nm), envir = .py)
   }
   .fill(.methods, .pointers("METHODS"))
@@ -127,6 +127,29 @@
                     function(e) as.pairlist(eval(e, baseenv())))
   for (i in seq_along(shapes)) shapes[[i]]["formals"] <- list(formals[[i]])
   shapes
+}
+
+# `x$name` of a Python object whose methods R calls (distributions, constraints, storages,
+# generators: rtorch_py/r/api.py's BOUND): a method is a closure with the Python method's
+# formals, made once per class and name, x added per access (C_bind); a field is NULL.
+.bound <- new.env(parent = emptyenv())
+
+.bound_method <- function(x, name) {
+  key <- paste0(class(x)[[1L]], "$", name)
+  f <- .bound[[key]]
+  if (is.null(f)) {
+    shape <- .External(C_call, .py$bound_method, x, name)
+    f <- if (is.null(shape)) FALSE else .closure_of(shape)
+    assign(key, f, envir = .bound)
+  }
+  if (isFALSE(f)) NULL else .Call(C_bind, f, x)
+}
+
+# The closure of a Python callable, its shape from rtorch_py/r/closures.py's bound_closure.
+.closure_of <- function(shape) {
+  formals <- as.pairlist(eval(str2lang(shape$formals), baseenv()))
+  .Call(C_closure, shape$fn, shape$send_as, shape$positional, formals, FALSE, topenv(),
+        quote(C_frame_call))
 }
 
 .onAttach <- function(libname, pkgname) {

@@ -202,7 +202,7 @@ Ops.torch_layout <- function(e1, e2) {
   )
 }
 
-`$.torch_storage` <- function(x, name) function(...) .storage_method(x, name, ...)
+`$.torch_storage` <- .bound_method
 
 as.complex.torch_tensor <- function(x, ...) as.complex(as_array(x))
 

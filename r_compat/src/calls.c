@@ -386,6 +386,17 @@ SEXP C_method(SEXP args) {
     return fun;
 }
 
+/* .Call(C_bind, f, x): `x$name` of a Python object R calls methods of (R/bridge.R's
+ * .bound_method): the closure C_closure made of the method (its formals the Python
+ * method's) with x added to its body, sent first, as C_method does for tensors. */
+SEXP C_bind(SEXP f, SEXP x) {
+    SEXP call = BODY(f);  /* .External2(C_frame_call, info) */
+    SEXP body = PROTECT(Rf_lang4(CAR(call), CADR(call), CADDR(call), x));
+    SEXP fun = closure(FORMALS(f), body, CLOENV(f));
+    UNPROTECT(1);
+    return fun;
+}
+
 /* ------------------------------------------------------------------------
  * .Call(C_nn_dollar, x, name): `x$name` of a module's R6 object `x` when it is
  * found without R code, else NULL and `$.nn_Module` looks it up as before:
