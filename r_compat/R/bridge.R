@@ -135,14 +135,14 @@
 .bound <- new.env(parent = emptyenv())
 
 .bound_method <- function(x, name) {
-  key <- paste0(class(x)[[1L]], "$", name)
-  f <- .bound[[key]]
-  if (is.null(f)) {
+  f <- .Call(C_bound, .bound, x, name)
+  if (is.null(f)) {  # (first asked: made and kept under the key C_bound reads)
     shape <- .External(C_call, .py$bound_method, x, name)
     f <- if (is.null(shape)) FALSE else .closure_of(shape)
-    assign(key, f, envir = .bound)
+    assign(paste0(class(x)[[1L]], "$", name), f, envir = .bound)
+    if (is.function(f)) f <- .Call(C_bind, f, x)
   }
-  if (isFALSE(f)) NULL else .Call(C_bind, f, x)
+  if (is.function(f)) f
 }
 
 # The closure of a Python callable, its shape from rtorch_py/r/closures.py's bound_closure.

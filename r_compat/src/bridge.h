@@ -78,6 +78,7 @@ SEXP C_closure(SEXP fn, SEXP send_as, SEXP positional, SEXP formals, SEXP invisi
                SEXP routine);
 SEXP C_method(SEXP args);
 SEXP C_bind(SEXP f, SEXP x);
+SEXP C_bound(SEXP cache, SEXP x, SEXP name);
 SEXP C_method_init(SEXP methods, SEXP policies, SEXP keep, SEXP env, SEXP getter,
                    SEXP field);
 SEXP C_nn_dollar(SEXP x, SEXP name);

@@ -97,20 +97,11 @@ BOUND: dict[type, tuple[Callable, Callable]] = {
 }
 
 
-class _BoundCall:
-    """What the closure of `x$name` calls: `call(x, name, ...)`, x sent first by the bridge."""
-    __slots__ = ("call", "name")
-
-    def __init__(self, call: Callable, name: str) -> None:
-        self.call, self.name = call, name
-
-    def __call__(self, obj: Any, *args: Any, **kwargs: Any) -> Any:
-        return self.call(obj, self.name, *args, **kwargs)
-
-
 def bound_method(obj: Any, name: str) -> NamedList | None:
     """`x$name`'s closure, for R to make once per class and name (closures.bound_closure),
     or NULL when `name` is a field."""
     method_of, call = next(v for cls, v in BOUND.items() if isinstance(obj, cls))
     fn = method_of(obj, name)
-    return None if fn is None else closures.bound_closure(_BoundCall(call, name), fn)
+    if fn is None:
+        return None
+    return closures.bound_closure(lambda x, *a, **kw: call(x, name, *a, **kw), fn)
