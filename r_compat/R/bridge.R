@@ -52,7 +52,7 @@
   .Call(C_export_native)
   ns <- topenv()
   for (nm in c("tensor_get", "tensor_set", "tensor_repr", "node_get", "node_repr",
-               "dtype_repr", "dtype_eq", "index", "index_put", "hook_remove",
+               "dtype_repr", "dtype_eq", "index", "index_put",
                "make_autograd_function", "apply_function", "ctx_get", "ctx_save",
                "ctx_save_for_forward", "dual_level_scope",
                "ctx_mark_dirty", "ctx_mark_non_differentiable", "set_grad_mode",
@@ -130,7 +130,7 @@
 }
 
 # `x$name` of a Python object whose methods R calls (distributions, constraints, storages,
-# generators: rtorch_py/r/api.py's BOUND): a method is a closure with the Python method's
+# generators, hooks: rtorch_py/r/api.py's BOUND): a method is a closure with the Python method's
 # formals, made once per class and name, x added per access (C_bind); a field is NULL.
 .bound <- new.env(parent = emptyenv())
 
@@ -148,8 +148,8 @@
 # The closure of a Python callable, its shape from rtorch_py/r/closures.py's bound_closure.
 .closure_of <- function(shape) {
   formals <- as.pairlist(eval(str2lang(shape$formals), baseenv()))
-  .Call(C_closure, shape$fn, shape$send_as, shape$positional, formals, FALSE, topenv(),
-        quote(C_frame_call))
+  .Call(C_closure, shape$fn, shape$send_as, shape$positional, formals, shape$invisible,
+        topenv(), quote(C_frame_call))
 }
 
 .onAttach <- function(libname, pkgname) {

@@ -227,12 +227,7 @@ Ops.torch_dtype <- function(e1, e2) {
 
 print.autograd_node <- function(x, ...) .print_text(x, .External(C_call, .py$node_repr, x))
 
-`$.torch_hook` <- function(x, name) {
-  if (identical(name, "remove")) {
-    return(function() invisible(.External(C_call, .py$hook_remove, x)))
-  }
-  NULL
-}
+`$.torch_hook` <- .bound_method
 
 print.torch_hook <- function(x, ...) .print_text(x, "<torch_hook>")
 

@@ -390,10 +390,14 @@ SEXP C_method(SEXP args) {
  * .bound_method): the closure C_closure made of the method (its formals the Python
  * method's) with x added to its body, sent first, as C_method does for tensors. */
 SEXP C_bind(SEXP f, SEXP x) {
-    SEXP call = BODY(f);  /* .External2(C_frame_call, info) */
+    SEXP call = BODY(f);  /* .External2(C_frame_call, info), or invisible() of it */
+    int invisible = CAR(call) == Rf_install("invisible");
+    if (invisible) call = CADR(call);
     SEXP body = PROTECT(Rf_lang4(CAR(call), CADR(call), CADDR(call), x));
+    if (invisible) body = Rf_lang2(CAR(BODY(f)), body);
+    PROTECT(body);
     SEXP fun = closure(FORMALS(f), body, CLOENV(f));
-    UNPROTECT(1);
+    UNPROTECT(2);
     return fun;
 }
 

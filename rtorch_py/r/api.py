@@ -45,8 +45,6 @@ from .tensor_api import (anomaly_scope, as_array, cpu_only, dtype_eq, dtype_repr
                          storage_method, storage_method_of, tensor_get, tensor_repr,
                          tensor_set)
 
-hook_remove = RemovableHandle.remove  # (`h$remove()` of a tensor's hook)
-
 _TABLES = {**tables.build(), **tables.invisible()}
 
 
@@ -94,6 +92,8 @@ BOUND: dict[type, tuple[Callable, Callable]] = {
     _D.Constraint: (distr_api.method_of, distr_api.distribution_call),
     Storage: (storage_method_of, storage_method),
     Generator: (generator_method_of, generator_method),
+    RemovableHandle: (lambda h, name: RemovableHandle.remove if name == "remove" else None,
+                      lambda h, name: h.remove()),
 }
 
 

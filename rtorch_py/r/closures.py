@@ -219,11 +219,12 @@ def bound_shape(fn: Callable) -> FunctionShape:
 
 def bound_closure(call: Callable, source: Callable) -> NamedList:
     """What R makes the closure of `obj$name` (or of a class's `$new`) of (R/bridge.R's
-    .closure_of): list(fn = call, formals, send_as, positional), the formals those of
-    the Python method `source` without `self`."""
+    .closure_of): list(fn = call, formals, send_as, positional, invisible), the formals
+    those of the Python method `source` without `self`, invisible if it returns None."""
     s = bound_shape(source)
-    return NamedList(["fn", "formals", "send_as", "positional"],
-                     [call, s.formals, Names(s.send_as), s.positional])
+    invisible = inspect.signature(source).return_annotation in (None, "None")
+    return NamedList(["fn", "formals", "send_as", "positional", "invisible"],
+                     [call, s.formals, Names(s.send_as), s.positional, invisible])
 
 
 def _shape(formals: list, source: Callable, method: bool, out_form: bool = False

@@ -174,8 +174,8 @@ local({
 """
 
 
-# An object of each of R torch's R6 classes whose methods the shim has (R source, run in
-# the namespace): each method R torch declares formals for must not be `function(...)` here.
+# An object of each of R torch's R6 classes with methods to check (R source, run in the
+# namespace): each method R torch declares formals for must not be `function(...)` here.
 OBJECT_SAMPLES = {
     "torch_Normal": "distr_normal(0, 1)",
     "torch_Bernoulli": "distr_bernoulli(0.3)",
@@ -190,7 +190,15 @@ OBJECT_SAMPLES = {
     "torch_LessThan": "constraint_less_than$new(1)",
     "torch_Interval": "constraint_interval$new(0, 1)",
     "torch_storage": "torch_randn(2)$storage()",
+    "torch_hook": "torch_ones(1, requires_grad = TRUE)$register_hook(function(grad) grad)",
     "nn_Module": "nn_linear(1, 1)",
+    "torch_optimizer": "optim_sgd(nn_linear(1, 1)$parameters, lr = 0.1)",
+    "OptimizerIgnite": "optim_ignite_adam(nn_linear(1, 1)$parameters)",
+    "LRScheduler": "lr_step(optim_sgd(nn_linear(1, 1)$parameters, lr = 0.1), step_size = 1)",
+    "dataset": "tensor_dataset(torch_ones(2, 1))",
+    "dataloader": "dataloader(tensor_dataset(torch_ones(2, 1)), batch_size = 1)",
+    "AmpGradScaler": "cuda_amp_grad_scaler()",
+    "nn_utils_weight_norm": "nn_utils_weight_norm$new('weight', NULL)",
 }
 
 
