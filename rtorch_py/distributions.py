@@ -286,7 +286,7 @@ class Distribution:
     def event_shape(self) -> Shape:
         return self._event_shape
 
-    def _extended_shape(self, sample_shape: Any = ()) -> Shape:
+    def _extended_shape(self, sample_shape: Any = None) -> Shape:
         return _shape(sample_shape) + self._batch_shape + self._event_shape
 
     def _missing(self, what: str) -> NotImplementedError:
@@ -312,11 +312,11 @@ class Distribution:
         new.validate_args = self.validate_args
         return new
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = None) -> Tensor:
         with no_grad():
             return self.rsample(sample_shape)
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = None) -> Tensor:
         raise self._missing("rsample() (no reparameterised sampling)")
 
     def log_prob(self, value: Any) -> Tensor:
@@ -413,12 +413,12 @@ class Normal(ExponentialFamily):
         self.loc, self.scale = broadcast_all(loc, scale)
         super().__init__(self.loc.shape, (), validate_args)
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = None) -> Tensor:
         shape = self._extended_shape(sample_shape)
         with no_grad():
             return _cr.torch_normal(self.loc.expand(shape), self.scale.expand(shape))
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = None) -> Tensor:
         shape = self._extended_shape(sample_shape)
         eps = _cr.torch_empty(*shape, dtype=self.loc.dtype).normal_()
         return self.loc + eps * self.scale
@@ -500,7 +500,7 @@ class Bernoulli(ExponentialFamily):
     def param_shape(self) -> Shape:
         return tuple(self._param.shape)
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = None) -> Tensor:
         shape = self._extended_shape(sample_shape)
         with no_grad():
             return _cr.torch_bernoulli(self.probs.expand(shape))
@@ -575,7 +575,7 @@ class Categorical(Distribution):
     def param_shape(self) -> Shape:
         return tuple(self._param.shape)
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = None) -> Tensor:
         shape = _shape(sample_shape)
         probs2d = self.probs.reshape(-1, self._num_events)
         with no_grad():
@@ -613,7 +613,7 @@ class Gamma(ExponentialFamily):
         self.concentration, self.rate = broadcast_all(concentration, rate)
         super().__init__(self.concentration.shape, (), validate_args)
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = None) -> Tensor:
         shape = self._extended_shape(sample_shape)
         value = _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
         value.detach().clamp_(min=float(np.finfo(value.data.dtype).tiny))
@@ -668,7 +668,7 @@ class Poisson(ExponentialFamily):
         self.rate = broadcast_all(rate)[0]
         super().__init__(self.rate.shape, (), validate_args)
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = None) -> Tensor:
         shape = self._extended_shape(sample_shape)
         with no_grad():
             return _cr.torch_poisson(self.rate.expand(shape))
@@ -765,7 +765,7 @@ class MultivariateNormal(Distribution):
         return _ops.cholesky_solve(identity, self._unbroadcasted_scale_tril).expand(
             self.batch_shape + n + n)
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = None) -> Tensor:
         shape = self._extended_shape(sample_shape)
         eps = _cr.torch_empty(*shape, dtype=self.loc.dtype).normal_()
         return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
@@ -856,7 +856,7 @@ class MixtureSameFamily(Distribution):
         log_mix = self.mixture_distribution.logits.log_softmax(-1)
         return (log_prob_x + log_mix).logsumexp(dim=-1)
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = None) -> Tensor:
         shape = _shape(sample_shape)
         with no_grad():
             gather_dim = len(shape) + len(self.batch_shape)

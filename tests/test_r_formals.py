@@ -234,3 +234,20 @@ def test_method_policies() -> None:
     assert closures.method_policy("detach") == "keep_attributes"
     assert closures.method_policy("backward", {"backward"}) == "invisible"
     assert closures.method_policy("add") == "value"
+
+
+def test_bound_methods_take_the_python_method_s_formals() -> None:
+    """`d$log_prob`, `s$data_ptr`, ... of a Python object R calls the methods of
+    (api.BOUND): the method's formals without `self`; a field is no method."""
+    from rtorch_py import distributions as D
+    from rtorch_py.r import api, closures
+    d = D.distr_normal(0.0, 1.0)
+    assert closures.bound_shape(D.Distribution.sample).formals == "alist(sample_shape = NULL)"
+    assert closures.bound_shape(D.Normal.log_prob).send_as == ("value",)
+    made = api.bound_method(d, "log_prob")
+    assert made["formals"] == "alist(value = )" and made["positional"] == 1
+    v = rt.torch_tensor([0.5])
+    np.testing.assert_array_equal(made["fn"](d, v).data, d.log_prob(v).data)
+    assert api.bound_method(d, "mean") is None  # (a field)
+    with pytest.raises(AttributeError, match="has no method `nope`"):
+        api.bound_method(rt.torch_randn(2).storage(), "nope")

@@ -1,6 +1,7 @@
 """R torch's exported functions and tensor methods against the shim's, name by name
 (`rtorch-py signatures`): the same argument names, in the same order, with the same
-defaults.
+defaults; and the methods of R torch's R6 objects (a distribution's `d$sample`, a
+storage's, a module's) never `function(...)` here where R torch declares formals.
 
 R torch's side is read from its snapshot at test time (`RTORCH_CONFORMANCE_SOURCE`,
 default `../.mirror/mlverse+torch/repo`; the test says plainly that it did not run
@@ -103,6 +104,8 @@ def entries(tmp_path_factory: pytest.TempPathFactory) -> list:
 @needs_r
 def test_every_exported_name_matches_or_is_listed(entries: list) -> None:
     print("\n" + sg.format_report(entries, ()))
+    objects = {e.name.split("$")[0] for e in entries if e.kind == "object" and e.status == "ok"}
+    assert objects == set(sg.OBJECT_SAMPLES)  # (each sample's methods compared)
     missing, differences = listed("missing.txt"), listed("differences.txt")
     by_key = {key(e): e for e in entries}
     problems = []

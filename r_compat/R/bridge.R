@@ -52,12 +52,12 @@
   .Call(C_export_native)
   ns <- topenv()
   for (nm in c("tensor_get", "tensor_set", "tensor_repr", "node_get", "node_repr",
-               "dtype_repr", "dtype_eq", "index", "index_put", "hook_remove",
+               "dtype_repr", "dtype_eq", "index", "index_put",
                "make_autograd_function", "apply_function", "ctx_get", "ctx_save",
                "ctx_save_for_forward", "dual_level_scope",
                "ctx_mark_dirty", "ctx_mark_non_differentiable", "set_grad_mode",
                "is_grad_enabled", "anomaly_scope", "scope_exit",
-               "as_array", "generator_method", "nn_get", "nn_forward")) {
+               "as_array", "generator_method", "bound_method", "nn_get", "nn_forward")) {
     assign(nm, .py_fn(nm), envir = .py)
   }
   .fill(.methods, .pointers("METHODS"))
@@ -127,6 +127,29 @@
                     function(e) as.pairlist(eval(e, baseenv())))
   for (i in seq_along(shapes)) shapes[[i]]["formals"] <- list(formals[[i]])
   shapes
+}
+
+# `x$name` of a Python object whose methods R calls (distributions, constraints, storages,
+# generators, hooks: rtorch_py/r/api.py's BOUND): a method is a closure with the Python method's
+# formals, made once per class and name, x added per access (C_bind); a field is NULL.
+.bound <- new.env(parent = emptyenv())
+
+.bound_method <- function(x, name) {
+  f <- .Call(C_bound, .bound, x, name)
+  if (is.null(f)) {  # (first asked: made and kept under the key C_bound reads)
+    shape <- .External(C_call, .py$bound_method, x, name)
+    f <- if (is.null(shape)) FALSE else .closure_of(shape)
+    assign(paste0(class(x)[[1L]], "$", name), f, envir = .bound)
+    if (is.function(f)) f <- .Call(C_bind, f, x)
+  }
+  if (is.function(f)) f
+}
+
+# The closure of a Python callable, its shape from rtorch_py/r/closures.py's bound_closure.
+.closure_of <- function(shape) {
+  formals <- as.pairlist(eval(str2lang(shape$formals), baseenv()))
+  .Call(C_closure, shape$fn, shape$send_as, shape$positional, formals, shape$invisible,
+        topenv(), quote(C_frame_call))
 }
 
 .onAttach <- function(libname, pkgname) {

@@ -17,10 +17,7 @@ is_dependent <- function(object) inherits(object, "torch_Dependent")
   made <- .constraints()
   for (nm in names(made)) {
     x <- made[[nm]]
-    if (is.character(x)) x <- local({
-      cls <- x
-      list(new = function(...) .constraint_new(cls, ...))
-    })
+    if (is.list(x)) x <- list(new = .closure_of(x))  # (a class: its constructor's shape)
     assign(nm, x, envir = ns)
   }
 }

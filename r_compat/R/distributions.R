@@ -1,12 +1,10 @@
 # Distributions (distr_normal() and the others): Python objects
 # (rtorch_py/distributions.py) whose R class is R torch's (torch_Normal, ...,
-# torch_Distribution). `$` gives a method as a function, or a field's value.
+# torch_Distribution). `$` gives a method as a function (R/bridge.R), or a field's value.
 
 `$.torch_Distribution` <- function(x, name) {
-  if (.distribution_has_method(x, name)) {
-    return(function(...) .distribution_call(x, name, ...))
-  }
-  .distribution_get(x, name)
+  f <- .bound_method(x, name)
+  if (is.null(f)) .distribution_get(x, name) else f
 }
 
 `[[.torch_Distribution` <- `$.torch_Distribution`

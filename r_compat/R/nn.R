@@ -76,7 +76,7 @@ nn_Module <- R6::R6Class(
       .nn_to(.nn_py(self), dtype)
       invisible(create_nn_module_callable(self))
     },
-    print = function(...) {
+    print = function() {
       cat(.nn_format(.nn_py(self), getOption("cli.width", getOption("width", 80))), "\n",
           sep = "")
       invisible(self)

@@ -43,7 +43,7 @@ with_torch_manual_seed <- function(code, ..., seed) {
       }
       invisible(.External(C_call, .py$generator_method, x, name, as.character(seed)))
     },
-    function(...) .External(C_call, .py$generator_method, x, name, ...)
+    .bound_method(x, name)
   )
 }
 

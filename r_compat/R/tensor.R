@@ -202,7 +202,7 @@ Ops.torch_layout <- function(e1, e2) {
   )
 }
 
-`$.torch_storage` <- function(x, name) function(...) .storage_method(x, name, ...)
+`$.torch_storage` <- .bound_method
 
 as.complex.torch_tensor <- function(x, ...) as.complex(as_array(x))
 
@@ -227,12 +227,7 @@ Ops.torch_dtype <- function(e1, e2) {
 
 print.autograd_node <- function(x, ...) .print_text(x, .External(C_call, .py$node_repr, x))
 
-`$.torch_hook` <- function(x, name) {
-  if (identical(name, "remove")) {
-    return(function() invisible(.External(C_call, .py$hook_remove, x)))
-  }
-  NULL
-}
+`$.torch_hook` <- .bound_method
 
 print.torch_hook <- function(x, ...) .print_text(x, "<torch_hook>")
 

@@ -77,6 +77,8 @@ SEXP C_frame_call(SEXP call, SEXP op, SEXP args, SEXP env);
 SEXP C_closure(SEXP fn, SEXP send_as, SEXP positional, SEXP formals, SEXP invisible, SEXP env,
                SEXP routine);
 SEXP C_method(SEXP args);
+SEXP C_bind(SEXP f, SEXP x);
+SEXP C_bound(SEXP cache, SEXP x, SEXP name);
 SEXP C_method_init(SEXP methods, SEXP policies, SEXP keep, SEXP env, SEXP getter,
                    SEXP field);
 SEXP C_nn_dollar(SEXP x, SEXP name);

@@ -386,6 +386,38 @@ SEXP C_method(SEXP args) {
     return fun;
 }
 
+/* .Call(C_bind, f, x): `x$name` of a Python object R calls methods of (R/bridge.R's
+ * .bound_method): the closure C_closure made of the method (its formals the Python
+ * method's) with x added to its body, sent first, as C_method does for tensors. */
+SEXP C_bind(SEXP f, SEXP x) {
+    SEXP call = BODY(f);  /* .External2(C_frame_call, info), or invisible() of it */
+    int invisible = CAR(call) == Rf_install("invisible");
+    if (invisible) call = CADR(call);
+    SEXP body = PROTECT(Rf_lang4(CAR(call), CADR(call), CADDR(call), x));
+    if (invisible) body = Rf_lang2(CAR(BODY(f)), body);
+    PROTECT(body);
+    SEXP fun = closure(FORMALS(f), body, CLOENV(f));
+    UNPROTECT(2);
+    return fun;
+}
+
+/* .Call(C_bound, cache, x, name): `x$name` from the closures .bound_method made (cache:
+ * "<class>$<name>" -> the closure, or FALSE for a field): the closure with x (C_bind),
+ * FALSE, or NULL when not made yet (fast path: no R code, no crossing). */
+SEXP C_bound(SEXP cache, SEXP x, SEXP name) {
+    SEXP cls = Rf_getAttrib(x, R_ClassSymbol);
+    if (TYPEOF(cls) != STRSXP || XLENGTH(cls) < 1 || TYPEOF(name) != STRSXP ||
+        XLENGTH(name) != 1)
+        return R_NilValue;
+    char key[256];
+    if (snprintf(key, sizeof key, "%s$%s", CHAR(STRING_ELT(cls, 0)),
+                 CHAR(STRING_ELT(name, 0))) >= (int)sizeof key)
+        return R_NilValue;
+    SEXP f = Rf_findVarInFrame3(cache, Rf_install(key), TRUE);
+    if (f == R_UnboundValue) return R_NilValue;
+    return TYPEOF(f) == CLOSXP ? C_bind(f, x) : f;
+}
+
 /* ------------------------------------------------------------------------
  * .Call(C_nn_dollar, x, name): `x$name` of a module's R6 object `x` when it is
  * found without R code, else NULL and `$.nn_Module` looks it up as before:

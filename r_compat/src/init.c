@@ -215,6 +215,8 @@ static const R_CallMethodDef call_methods[] = {
     {"C_python_without_rtorch", (DL_FUNC)&C_python_without_rtorch, 0},
     {"C_method_init", (DL_FUNC)&C_method_init, 6},
     {"C_closure", (DL_FUNC)&C_closure, 7},
+    {"C_bind", (DL_FUNC)&C_bind, 2},
+    {"C_bound", (DL_FUNC)&C_bound, 3},
     {"C_nn_dollar", (DL_FUNC)&C_nn_dollar, 2},
     {NULL, NULL, 0}
 };

@@ -20,11 +20,16 @@ This module imports no R: it can be used and tested without it.
 """
 from __future__ import annotations
 
+from typing import Any, Callable
+
+from .. import distributions as _D
 from ..constructors import device_type  # noqa: F401 (torch_device() checks its type)
 from ..engine import RemovableHandle
 from ..function import NamedList  # noqa: F401 (read by the bridge)
 from ..tensor import Tensor  # noqa: F401 (read by the bridge)
-from . import closures, optim_api, tables
+from ..constructors import Generator
+from ..tensor import Storage
+from . import closures, distr_api, optim_api, tables
 from .convert import (R_CLASSES, UNDEFINED, RError, Scope, UndefinedTensor,  # noqa: F401
                       _error_message, _from_r_array)
 from .functions import (apply_function, ctx_get, ctx_mark_dirty,  # noqa: F401
@@ -35,11 +40,10 @@ from .indexing import index, index_put  # noqa: F401
 from .modules import get as nn_get  # noqa: F401
 from .nn_api import nn_forward  # noqa: F401
 from .tensor_api import (anomaly_scope, as_array, cpu_only, dtype_eq, dtype_repr,  # noqa: F401
-                         dual_level_scope, generator_method, is_grad_enabled,
-                         node_get, node_repr, scope_exit, set_grad_mode, tensor_get,
-                         tensor_repr, tensor_set)
-
-hook_remove = RemovableHandle.remove  # (`h$remove()` of a tensor's hook)
+                         dual_level_scope, generator_method, generator_method_of,
+                         is_grad_enabled, node_get, node_repr, scope_exit, set_grad_mode,
+                         storage_method, storage_method_of, tensor_get, tensor_repr,
+                         tensor_set)
 
 _TABLES = {**tables.build(), **tables.invisible()}
 
@@ -78,3 +82,26 @@ def _method_policies() -> NamedList:
     invisible = _TABLES["INVISIBLE_METHODS"]
     return NamedList(names, [closures.METHOD_POLICIES.index(closures.method_policy(n, invisible))
                              for n in names])
+
+
+# The Python objects whose methods R calls with `x$name(...)` (R/bridge.R's .bound_method):
+# per class, the Python method behind a name (None: a field; its signature gives the R
+# closure's formals) and what R's call runs, `call(x, name, ...)`.
+BOUND: dict[type, tuple[Callable, Callable]] = {
+    _D.Distribution: (distr_api.method_of, distr_api.distribution_call),
+    _D.Constraint: (distr_api.method_of, distr_api.distribution_call),
+    Storage: (storage_method_of, storage_method),
+    Generator: (generator_method_of, generator_method),
+    RemovableHandle: (lambda h, name: RemovableHandle.remove if name == "remove" else None,
+                      lambda h, name: h.remove()),
+}
+
+
+def bound_method(obj: Any, name: str) -> NamedList | None:
+    """`x$name`'s closure, for R to make once per class and name (closures.bound_closure),
+    or NULL when `name` is a field."""
+    method_of, call = next(v for cls, v in BOUND.items() if isinstance(obj, cls))
+    fn = method_of(obj, name)
+    if fn is None:
+        return None
+    return closures.bound_closure(lambda x, *a, **kw: call(x, name, *a, **kw), fn)

@@ -17,6 +17,11 @@
   in-place method (the trailing `_`), the tensor with the R attributes of `x`
   kept (`detach`, `clone`), or the result invisibly.
 
+- A method `x$name()` of another Python object R calls the methods of (a distribution,
+  a constraint, a storage, a generator: `api.BOUND`) is made the same way from the
+  Python method's signature (`bound_shape`), once per class and name when first asked
+  (`R/bridge.R`'s `.bound_method`); per access (`C_bind`) a copy of it gets `x`.
+
 `rtorch-py signatures` reads the same formals (`shim_formals`).
 """
 from __future__ import annotations
@@ -29,12 +34,13 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from ..formals import declared, python_name, python_names
+from ..function import NamedList
 from ..ops import REGISTRY, OpSpec
 from ..ops.out_forms import out_name
 from . import nn_api
 
 __all__ = ["NO_DEFAULT", "python_formals", "shim_formals", "r_name", "FunctionShape",
-           "function_shape", "alist", "r_source", "Names", "METHOD_POLICIES", "method_policy"]
+           "function_shape", "bound_shape", "bound_closure", "alist", "r_source", "Names", "METHOD_POLICIES", "method_policy"]
 
 NO_DEFAULT = None  # a formal without a default: ("name", NO_DEFAULT, False)
 Formal = tuple  # (name, default, has_default)
@@ -201,8 +207,32 @@ def function_shape(name: str, table: dict, kind: str = "function") -> FunctionSh
     elif kind == "function":
         spec, out_of = _op_of(name)
         source = (spec or out_of).fn if (spec or out_of) else _signature_function(name, table)
+    return _shape(formals, source, method, out_of is not None)
+
+
+def bound_shape(fn: Callable) -> FunctionShape:
+    """The closure of `obj$name` of a Python object R calls the methods of (a distribution,
+    a storage, a generator: `api.BOUND`): the formals of its Python method `fn` without
+    `self` (R torch's where declared); the object, not among them, goes first."""
+    return _shape(_declared_or(fn, True) or python_formals(fn, drop_first=True), fn, True)
+
+
+def bound_closure(call: Callable, source: Callable) -> NamedList:
+    """What R makes the closure of `obj$name` (or of a class's `$new`) of (R/bridge.R's
+    .closure_of): list(fn = call, formals, send_as, positional, invisible), the formals
+    those of the Python method `source` without `self`, invisible if it returns None."""
+    s = bound_shape(source)
+    invisible = inspect.signature(source).return_annotation in (None, "None")
+    return NamedList(["fn", "formals", "send_as", "positional", "invisible"],
+                     [call, s.formals, Names(s.send_as), s.positional, invisible])
+
+
+def _shape(formals: list, source: Callable, method: bool, out_form: bool = False
+           ) -> FunctionShape:
+    """The closure of the Python function `source` whose formals R shows are `formals`:
+    what each is sent under, and how many lead by position."""
     renamed = python_names(source)
-    if declared(source, method) is not None and out_of is None:
+    if declared(source, method) is not None and not out_form:
         # R torch's formals: each sent under its Python name, by position while R's
         # order is Python's (the rest by name: R has matched them)
         send = tuple(n if n == "..." else python_name(n, renamed) for n, _, _ in formals)
@@ -211,7 +241,7 @@ def function_shape(name: str, table: dict, kind: str = "function") -> FunctionSh
     else:
         # the Python function's: its names; by position while R's formals are its own
         # positional parameters (an out form: the tensor to write into first)
-        lead = [formals[0][0]] if out_of is not None else []
+        lead = [formals[0][0]] if out_form else []
         params = lead + _positional_params(source, drop_first=method)
         send = tuple(n if n == "..." or n in lead else python_name(n, renamed)
                      for n, _, _ in formals)

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import distributions as D
 from ..tensor import Tensor
-from . import one_based
+from . import closures, one_based
 
 # R torch's spellings of the fields and methods whose Python names differ
 _R_NAMES = {".validate_args": "validate_args", ".extended_shape": "_extended_shape",
@@ -29,12 +29,11 @@ def _attr(d: D.Distribution, name: str) -> str:
     return py
 
 
-def _is_method(d: D.Distribution, py: str) -> bool:
-    return inspect.isfunction(inspect.getattr_static(type(d), py, None))
-
-
-def distribution_has_method(d: D.Distribution, name: str) -> bool:
-    return _is_method(d, _attr(d, name))
+def method_of(d: D.Distribution | D.Constraint, name: str) -> Callable | None:
+    """The Python method behind `d$name` (its signature is the R closure's), or None
+    for a field."""
+    fn = inspect.getattr_static(type(d), _attr(d, name), None)
+    return fn if inspect.isfunction(fn) else None
 
 
 def _categories(d: D.Distribution) -> bool:
@@ -72,23 +71,16 @@ def distribution_call(d: D.Distribution, name: str, *args: Any, **kwargs: Any) -
 
 
 def constraints() -> dict[str, Any]:
-    """R torch's constraint_* objects, and the classes R makes them of with
-    $new(...) (by name: R's generator calls constraint_new)."""
+    """R torch's constraint_* objects, and for the classes R makes them of with
+    `$new(...)` the closure of their constructor (closures.bound_closure)."""
     table = {n: getattr(D, n) for n in dir(D) if n.startswith("constraint_")}
     table["Constraint"] = D.Constraint
-    return {n: v.__name__ if isinstance(v, type) else v for n, v in table.items()}
-
-
-def constraint_new(cls: str, *bounds: Any) -> D.Constraint:
-    made = getattr(D, cls)(*bounds)
-    if not isinstance(made, D.Constraint):
-        raise TypeError(f"{cls} is not a constraint")
-    return made
+    return {n: closures.bound_closure(v, v.__init__) if isinstance(v, type) else v
+            for n, v in table.items()}
 
 
 R_FUNCTIONS: dict[str, Callable] = {name: getattr(D, name)
                                     for name in D.__all__ if name.startswith("distr_")}
-R_FUNCTIONS.update({".distribution_has_method": distribution_has_method,
-                    ".distribution_get": distribution_get,
+R_FUNCTIONS.update({".distribution_get": distribution_get,
                     ".distribution_call": distribution_call,
-                    ".constraints": constraints, ".constraint_new": constraint_new})
+                    ".constraints": constraints})

@@ -197,14 +197,20 @@ _GENERATOR_METHODS = {"current_seed", "set_current_seed", "manual_seed", "seed",
                       "initial_seed"}
 
 
+def generator_method_of(g: Any, name: str) -> Callable:
+    """The Python method behind `g$name` (its signature is the R closure's)."""
+    if name not in _GENERATOR_METHODS:
+        raise AttributeError(f"a torch_generator has no method `{name}`; it has "
+                             f"{', '.join(sorted(_GENERATOR_METHODS))}")
+    return getattr(type(g), name)
+
+
 def generator_method(g: Any, name: str, *args: Any) -> Any:
     """`g$current_seed()`, `g$set_current_seed(seed)` (R torch's; the seed as R's
     text, as R torch passes it), and PyTorch's `g$manual_seed(1)`, `g$seed()`,
     `g$initial_seed()`: what R's `$.torch_generator` calls. Seeds go to R as
     text, which R makes integer64 (R doubles cannot hold 64 bits)."""
-    if name not in _GENERATOR_METHODS:
-        raise AttributeError(f"a torch_generator has no method `{name}`; it has "
-                             f"{', '.join(sorted(_GENERATOR_METHODS))}")
+    generator_method_of(g, name)
     if name == "set_current_seed":
         (seed,) = args
         g.manual_seed(_read_integer(seed, unsigned=True))
@@ -274,13 +280,17 @@ def data_ptr(self: Tensor) -> str:
     return f"{self.data_ptr():#x}"
 
 
+def storage_method_of(s: Storage, name: str) -> Callable:
+    """The Python method behind `s$name` of `x$storage()`: data_ptr or nbytes."""
+    if name not in ("data_ptr", "nbytes"):
+        raise AttributeError(f"a torch_storage has no method `{name}`; it has data_ptr and "
+                             "nbytes")
+    return getattr(Storage, name)
+
+
 def storage_method(s: Storage, name: str) -> Any:
-    """`s$data_ptr()` (a string, as R torch's) and `s$nbytes()` of `x$storage()`."""
-    if name == "data_ptr":
-        return f"{s.data_ptr():#x}"
-    if name == "nbytes":
-        return s.nbytes()
-    raise AttributeError(f"a torch_storage has no method `{name}`; it has data_ptr and nbytes")
+    """`s$data_ptr()` (a string, as R torch's) and `s$nbytes()`."""
+    return f"{s.data_ptr():#x}" if name == "data_ptr" else getattr(s, name)()
 
 
 def _dtypes() -> dict[str, Callable]:
@@ -655,7 +665,7 @@ FUNCTIONS: dict[str, Callable] = {
     ".set_default_device": _cr.set_default_device,
     # (names with a dot are the R side's helpers, not exported)
     ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer,
-    ".storage_method": storage_method, ".manual_seed": manual_seed,
+    ".manual_seed": manual_seed,
     ".dtype_is_floating_point": lambda d: d.is_floating_point,  # (R's `dtype$is_floating_point`)
 }
 

@@ -12,6 +12,11 @@ declared ones or the Python function's as R sees them (`rtorch_py.r.closures`).
 A tensor method's are those of the Python function behind it, a built-in
 layer's its constructor's.
 
+The methods of R torch's R6 classes (a distribution's, a constraint's, a storage's, a
+module's: `OBJECT_SAMPLES` makes one object of each here) are read from its `R6Class`
+definitions with their parents'; here each must not be `function(...)` where R torch
+declares formals (`differs`), and is `unchecked` where the shim's object has no such method.
+
 Every name is then `ok`, `missing` (the shim has no such function or method),
 or `differs` (other argument names, another order, other defaults). Defaults are
 compared as values where both are constants (`1L` and `1.0` agree; R's `list()`,
@@ -108,6 +113,41 @@ local({
       methods[[e[[3]]]] <- formals_of(as.list(fml))
     }
   }
+  # R torch's R6 classes (`X <- R6::R6Class("classname", inherit = Y, public = list(...))`):
+  # their public methods' formals, inherited ones included (R7 classes' `$` is R7's own
+  # `function(...)`: not read)
+  own <- list(); parent <- list(); class_of <- list()
+  for (f in list.files(file.path(src, "R"), pattern = "\\.R$", full.names = TRUE)) {
+    for (e in as.list(tryCatch(parse(f, keep.source = FALSE), error = function(e) NULL))) {
+      if (!(is.call(e) && identical(e[[1]], as.name("<-")) && is.symbol(e[[2]]) &&
+            is.call(e[[3]]) && deparse(e[[3]][[1]]) %in% c("R6::R6Class", "R6Class"))) next
+      a <- as.list(e[[3]])[-1]
+      cls <- if (!is.null(a$classname)) a$classname else a[[1]]
+      if (!is.character(cls)) next
+      class_of[[as.character(e[[2]])]] <- cls
+      if (is.symbol(a$inherit)) parent[[cls]] <- as.character(a$inherit)
+      pub <- if (is.call(a$public)) as.list(a$public)[-1] else list()
+      fns <- Filter(function(m) is.call(m) && identical(m[[1]], as.name("function")), pub)
+      own[[cls]] <- lapply(fns, function(m) formals_of(as.list(m[[2]])))
+    }
+  }
+  r6_methods <- function(cls) {
+    up <- class_of[[if (is.null(parent[[cls]])) "" else parent[[cls]]]]
+    mine <- own[[cls]]
+    if (is.null(up)) mine else c(mine, r6_methods(up)[setdiff(names(r6_methods(up)), names(mine))])
+  }
+  # each of R torch's classes the shim gives an object of (Python's OBJECT_SAMPLES): its
+  # methods here, `obj$name` as the shim gives it
+  samples <- jsonlite::fromJSON(Sys.getenv("RTORCH_SIG_SAMPLES"))
+  objects <- list()
+  for (cls in intersect(names(samples), names(own))) {
+    obj <- eval(str2lang(samples[[cls]]), asNamespace("torch"))
+    ms <- r6_methods(cls)
+    objects[[cls]] <- lapply(setNames(nm = setdiff(names(ms), "initialize")), function(m) {
+      f <- tryCatch(eval(call("$", obj, m)), error = function(e) NULL)
+      list(r_torch = ms[[m]], shim = if (is.function(f)) formals_of(as.list(formals(f))))
+    })
+  }
   # The shim: each of those names as it exists here
   ns <- asNamespace("torch")
   shim_exports <- getNamespaceExports("torch")
@@ -127,10 +167,39 @@ local({
     list(kind = if (!is.null(ns$.methods[[nm]])) "table" else "missing")
   })
   writeLines(jsonlite::toJSON(list(exports = exports, usage = usage, methods = methods,
-                                   shim_functions = shim_functions, shim_methods = shim_methods),
+                                   shim_functions = shim_functions, shim_methods = shim_methods,
+                                   objects = objects),
                               auto_unbox = TRUE, null = "null", digits = NA), out)
 })
 """
+
+
+# An object of each of R torch's R6 classes with methods to check (R source, run in the
+# namespace): each method R torch declares formals for must not be `function(...)` here.
+OBJECT_SAMPLES = {
+    "torch_Normal": "distr_normal(0, 1)",
+    "torch_Bernoulli": "distr_bernoulli(0.3)",
+    "torch_Categorical": "distr_categorical(probs = c(0.2, 0.8))",
+    "torch_Gamma": "distr_gamma(1, 2)",
+    "torch_Chi2": "distr_chi2(3)",
+    "torch_Poisson": "distr_poisson(2)",
+    "torch_MultivariateNormal": "distr_multivariate_normal(torch_zeros(2), torch_eye(2))",
+    "torch_MixtureSameFamily": "distr_mixture_same_family(distr_categorical(c(0.5, 0.5)), "
+                               "distr_normal(torch_zeros(2), torch_ones(2)))",
+    "torch_Real": "constraint_real",
+    "torch_LessThan": "constraint_less_than$new(1)",
+    "torch_Interval": "constraint_interval$new(0, 1)",
+    "torch_storage": "torch_randn(2)$storage()",
+    "torch_hook": "torch_ones(1, requires_grad = TRUE)$register_hook(function(grad) grad)",
+    "nn_Module": "nn_linear(1, 1)",
+    "torch_optimizer": "optim_sgd(nn_linear(1, 1)$parameters, lr = 0.1)",
+    "OptimizerIgnite": "optim_ignite_adam(nn_linear(1, 1)$parameters)",
+    "LRScheduler": "lr_step(optim_sgd(nn_linear(1, 1)$parameters, lr = 0.1), step_size = 1)",
+    "dataset": "tensor_dataset(torch_ones(2, 1))",
+    "dataloader": "dataloader(tensor_dataset(torch_ones(2, 1)), batch_size = 1)",
+    "AmpGradScaler": "cuda_amp_grad_scaler()",
+    "nn_utils_weight_norm": "nn_utils_weight_norm$new('weight', NULL)",
+}
 
 
 def _r_side(git_dir: Path, work: Path) -> dict:
@@ -143,7 +212,8 @@ def _r_side(git_dir: Path, work: Path) -> dict:
         target.write_bytes(data)
     driver, out = work / "driver.R", work / "signatures.json"
     driver.write_text(_DRIVER, encoding="utf-8")
-    env = dict(os.environ, RTORCH_SIG_SRC=str(src), RTORCH_SIG_OUT=str(out))
+    env = dict(os.environ, RTORCH_SIG_SRC=str(src), RTORCH_SIG_OUT=str(out),
+               RTORCH_SIG_SAMPLES=json.dumps(OBJECT_SAMPLES))
     res = subprocess.run([sys.executable, "-m", "rtorch_py.tools.cli", "run", str(driver)],
                          capture_output=True, text=True, env=env, cwd=work)
     if res.returncode != 0 or not out.exists():
@@ -157,7 +227,7 @@ def _r_side(git_dir: Path, work: Path) -> dict:
 @dataclass
 class Entry:
     name: str
-    kind: str                  # function | method
+    kind: str                  # function | method | object (an R6 object's `$` method)
     status: str                # ok | missing | differs | unchecked (no usage in R torch)
     r_torch: str = ""          # R torch's formals, as R writes them
     shim: str = ""             # the shim's
@@ -296,12 +366,26 @@ def check(git_dir: Path, work: Path) -> list[Entry]:
             e.problems = compare(r_f, ours)
             e.status = "differs" if e.problems else "ok"
         entries.append(e)
+    for cls, methods in sorted(data["objects"].items()):
+        for m, both in sorted(methods.items()):
+            r_f = [(a["name"], _r_default(a["default"]), a["default"] is not None)
+                   for a in both["r_torch"]]
+            e = Entry(f"{cls}${m}", "object", "unchecked",
+                      f"{cls}${m}(" + ", ".join(_show(*f) for f in r_f) + ")")
+            if both["shim"] is not None:  # (a method the shim lacks: unchecked)
+                ours = [(a["name"], _r_default(a["default"]), a["default"] is not None)
+                        for a in both["shim"]]
+                e.shim = f"{cls}${m}(" + ", ".join(_show(*f) for f in ours) + ")"
+                dots = [f[0] for f in ours] == ["..."] and [f[0] for f in r_f] != ["..."]
+                e.problems = ["function(...) here, R torch declares formals"] if dots else []
+                e.status = "differs" if dots else "ok"
+            entries.append(e)
     return entries
 
 
 def format_report(entries: Sequence[Entry], show: Sequence[str] = ("differs",)) -> str:
     out = []
-    for kind in ("function", "method"):
+    for kind in ("function", "method", "object"):
         es = [e for e in entries if e.kind == kind]
         counts = {s: sum(e.status == s for e in es) for s in ("ok", "differs", "missing",
                                                                "unchecked")}
