@@ -1600,3 +1600,23 @@ def test_e81_layer_norm_normalized_shape(state):
     with fails(RuntimeError, r"Expected bias to be of same shape"):
         F.nnf_layer_norm(x, (4,), None, rt.torch_ones(3))
     state.check()
+
+
+# E82 a required argument left out: Python's own message, said R's way to R
+
+def test_e82_a_required_argument_left_out(state):
+    from rtorch_py.r.convert import _error_message
+    x = rt.torch_randn(3, requires_grad=True)
+    with fails(TypeError, r"add\(\) missing 1 required positional argument: 'other'"):
+        rt.torch_add(x)
+    with fails(TypeError, r"missing 1 required positional argument: 'out_features'"):
+        rt.nn_linear(3)
+    try:
+        x.add()
+    except TypeError as e:
+        assert _error_message(e) == 'argument "other" is missing, with no default'
+    two = TypeError("f() missing 2 required positional arguments: 'a' and 'b'")
+    assert _error_message(two) == 'argument "a" is missing, with no default'
+    other = TypeError("unsupported operand type(s) for +: 'int' and 'str'")
+    assert _error_message(other) == str(other)  # (only the missing-argument words change)
+    state.check()

@@ -11,6 +11,7 @@ This module imports no R: it can be used and tested without it.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 import numpy as np
@@ -123,8 +124,16 @@ def _from_r_array(code: str, buf: bytearray, dims: tuple | None) -> np.ndarray:
     return arr
 
 
+# Python's words for a call without a required argument ("f() missing 1 required
+# positional argument: 'other'"); R says it its own way.
+_MISSING = re.compile(r"^\S*\(\) missing \d+ required (?:positional|keyword-only) "
+                      r"arguments?: '([^']+)'")
+
+
 def _error_message(exc: BaseException) -> str:
     msg = str(exc) if not isinstance(exc, KeyError) else str(exc.args[0] if exc.args else exc)
+    if isinstance(exc, TypeError) and (missing := _MISSING.match(msg)):
+        msg = f'argument "{missing.group(1)}" is missing, with no default'
     notes = getattr(exc, "__notes__", None)
     if notes and not isinstance(exc, RError):
         msg = "\n".join([msg, *notes])

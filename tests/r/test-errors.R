@@ -844,3 +844,15 @@ test_that("E81: a layer norm whose normalized shape doesn't fit the input", {
                fixed = TRUE, class = "runtime_error")
   expect_intact(s)
 })
+
+
+test_that("E82: a required argument left out", {
+  s <- err_state()
+  x <- torch_randn(3)
+  expect_error(torch_add(x), 'argument "other" is missing, with no default', fixed = TRUE,
+               class = "type_error")
+  expect_error(x$add(), 'argument "other" is missing, with no default', fixed = TRUE)
+  expect_error(nn_linear(3), 'argument "out_features" is missing, with no default', fixed = TRUE)
+  expect_error(distr_normal(0, 1)$log_prob(), 'argument "value" is missing', fixed = TRUE)
+  expect_intact(s)
+})
