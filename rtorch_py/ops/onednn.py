@@ -35,7 +35,7 @@ from .. import runtime
 # Set False (or RTORCH_ONEDNN=0 in the environment) to force the im2col path.
 ENABLED = os.environ.get("RTORCH_ONEDNN", "1") != "0"
 
-_CACHE_SIZE = 64           # primitives kept (a network has a few dozen convolution shapes)
+_CACHE_SIZE = 128          # primitives kept (a network: a few dozen shapes, three kernels each)
 _MAX_DIMS = 12             # DNNL_MAX_NDIMS
 _Dims = C.c_int64 * _MAX_DIMS
 _P = C.c_void_p
@@ -47,7 +47,9 @@ _SCRATCHPAD_USER = 1
 _ARG_SRC, _ARG_DST, _ARG_WEIGHTS, _ARG_SCRATCHPAD = 1, 17, 33, 80
 _ARG_DIFF_SRC, _ARG_DIFF_DST, _ARG_DIFF_WEIGHTS = 129, 145, 161
 _Q_SRC, _Q_DIFF_SRC, _Q_WEIGHTS, _Q_DIFF_WEIGHTS, _Q_DST, _Q_DIFF_DST = range(129, 135)
-_Q_SCRATCHPAD, _Q_IMPL = 136, 8
+_Q_WORKSPACE, _Q_SCRATCHPAD, _Q_IMPL = 135, 136, 8
+_ELTWISE_RELU_USE_DST, _POOLING_MAX = 0x100, 0x1ff
+_ARG_WORKSPACE = 64
 _STATUS = {1: "out of memory", 2: "invalid arguments", 3: "unimplemented",
            4: "last implementation reached", 5: "runtime error", 6: "not required"}
 
@@ -73,6 +75,15 @@ class _Library:
         "dnnl_convolution_backward_weights_primitive_desc_create":
             ([_PP, _P, C.c_int, _P, _P, _P, _P, _Dims, _Dims, _Dims, _Dims, _P, _P], C.c_int),
         "dnnl_matmul_primitive_desc_create": ([_PP, _P, _P, _P, _P, _P, _P], C.c_int),
+        "dnnl_eltwise_forward_primitive_desc_create":
+            ([_PP, _P, C.c_int, C.c_int, _P, _P, C.c_float, C.c_float, _P], C.c_int),
+        "dnnl_eltwise_backward_primitive_desc_create":
+            ([_PP, _P, C.c_int, _P, _P, _P, C.c_float, C.c_float, _P, _P], C.c_int),
+        "dnnl_pooling_forward_primitive_desc_create":
+            ([_PP, _P, C.c_int, C.c_int, _P, _P, _Dims, _Dims, _Dims, _Dims, _Dims, _P],
+             C.c_int),
+        "dnnl_pooling_backward_primitive_desc_create":
+            ([_PP, _P, C.c_int, _P, _P, _Dims, _Dims, _Dims, _Dims, _Dims, _P, _P], C.c_int),
         "dnnl_sgemm": ([C.c_char, C.c_char, C.c_int64, C.c_int64, C.c_int64, C.c_float, _P,
                         C.c_int64, _P, C.c_int64, C.c_float, _P, C.c_int64], C.c_int),
         "dnnl_reorder_primitive_desc_create": ([_PP, _P, _P, _P, _P, _P], C.c_int),
@@ -531,3 +542,113 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
     key = ("matmul", a.shape, tuple(sa), b.shape, tuple(sb), threads)
     prim = _cached(key, lambda: _Matmul(lib, a.shape, sa, b.shape, sb, dst))
     return None if prim is None else prim(a, b)
+
+
+# --------------------------------------------------------------------------
+# A convolutional step's other large passes: ReLU's backward and max pooling,
+# forward and backward, on NumPy's plain
+# (C-contiguous) layout. Through oneDNN they run in the convolutions' OpenMP
+# pool, on every core, instead of on one core while that pool's threads wait
+# for the next primitive. Each returns None where its caller's NumPy path
+# should run (disabled, absent or forked, not float32, empty, a case oneDNN
+# lacks or only has its reference loops for).
+
+
+class _Layer(_Handles):
+    """One such primitive: `make(self)` describes its arrays (as attributes)
+    and returns its primitive descriptor."""
+
+    def __init__(self, lib: _Library, make: Callable) -> None:
+        super().__init__(lib)
+        pd = make(self)
+        self._describe(pd)
+        if self.impl.startswith("ref"):          # oneDNN's reference loops: slower than NumPy
+            raise RuntimeError("oneDNN has only its reference implementation here")
+        self.workspace = lib.primitive_desc_query_md(pd, _Q_WORKSPACE, 0)
+        self.workspace_bytes = lib.memory_desc_get_size(self.workspace)
+        self.prim = self._create(pd)
+
+    def plain(self, shape) -> _P:
+        return self._md(shape, len(shape) + 1)      # abc.. : ndims + 1
+
+
+def _layer_library(*arrays: np.ndarray) -> _Library | None:
+    if not ENABLED or any(a.dtype != np.float32 or a.size == 0 for a in arrays):
+        return None
+    return _library()
+
+
+def relu_backward(g: np.ndarray, result: np.ndarray) -> np.ndarray | None:
+    """g where ReLU's result is positive, else 0 (g times the mask), or None."""
+    lib = _layer_library(g, result)
+    if lib is None or g.shape != result.shape:
+        return None
+
+    def make(h: _Layer) -> _P:
+        h.data = h.plain((g.size,))
+        fwd = h._pd(lib.eltwise_forward_primitive_desc_create, lib.engine, _FORWARD_TRAINING,
+                    _ELTWISE_RELU_USE_DST, h.data, h.data, 0.0, 0.0, lib.attr)
+        return h._pd(lib.eltwise_backward_primitive_desc_create, lib.engine,
+                     _ELTWISE_RELU_USE_DST, h.data, h.data, h.data, 0.0, 0.0, fwd, lib.attr)
+    prim = _cached(("relu_backward", g.size, _threads(lib)), lambda: _Layer(lib, make))
+    if prim is None:
+        return None
+    out = np.empty(g.shape, np.float32)
+    prim._execute([(_ARG_DIFF_DST, prim.data, np.ascontiguousarray(g)),
+                   (_ARG_DST, prim.data, np.ascontiguousarray(result)),
+                   (_ARG_DIFF_SRC, prim.data, out)])
+    return out
+
+
+def _pool_descs(h: _Layer, src: tuple, dst: tuple, params: tuple) -> _P:
+    lib = h.lib
+    h.src, h.dst = h.plain(src), h.plain(dst)
+    return h._pd(lib.pooling_forward_primitive_desc_create, lib.engine, _FORWARD_TRAINING,
+                 _POOLING_MAX, h.src, h.dst, *(_dims(p) for p in params), lib.attr)
+
+
+def max_pool(x: np.ndarray, k: tuple, stride: tuple, padding: tuple, dilation: tuple,
+             osz: tuple) -> tuple | None:
+    """Max pooling of x (N, C, *S) into (N, C, *osz): (the maxima, each one's
+    kernel offset in its window, row-major, a function from the output
+    gradient to the input gradient for windows that do not overlap), or None.
+    Where a window holds a NaN oneDNN keeps the largest number: the caller
+    checks for NaN first."""
+    lib = _layer_library(x)
+    if lib is None or 0 in osz:
+        return None
+    span = [(kk - 1) * d + 1 for kk, d in zip(k, dilation)]
+    pad_r = tuple((o - 1) * s + sp - i - p for o, s, sp, i, p in
+                  zip(osz, stride, span, x.shape[2:], padding))
+    dst = x.shape[:2] + tuple(osz)
+    params = (tuple(stride), tuple(k), tuple(d - 1 for d in dilation), tuple(padding),
+              pad_r)                                       # (oneDNN dilation: 0 = none)
+    key = ("max_pool", x.shape, dst, params, _threads(lib))
+    prim = _cached(key, lambda: _Layer(lib, lambda h: _pool_descs(h, x.shape, dst, params)))
+    if prim is None:
+        return None
+    count = int(np.prod(dst))
+    if prim.workspace_bytes not in (count, 4 * count):   # its offsets as u8 or s32
+        return None
+    out = np.empty(dst, np.float32)
+    ws = np.empty(prim.workspace_bytes, np.uint8)
+    prim._execute([(_ARG_SRC, prim.src, np.ascontiguousarray(x)), (_ARG_DST, prim.dst, out),
+                   (_ARG_WORKSPACE, prim.workspace, ws)])
+    offsets = ws if prim.workspace_bytes == count else ws.view(np.int32)
+
+    def backward(g: np.ndarray) -> np.ndarray | None:
+        if g.dtype != np.float32 or g.shape != dst:
+            return None
+
+        def make(h: _Layer) -> _P:
+            fwd = _pool_descs(h, x.shape, dst, params)
+            return h._pd(lib.pooling_backward_primitive_desc_create, lib.engine, _POOLING_MAX,
+                         h.src, h.dst, *(_dims(p) for p in params), fwd, lib.attr)
+        back = _cached(("max_pool_backward",) + key[1:], lambda: _Layer(lib, make))
+        if back is None or not lib.memory_desc_equal(back.workspace, prim.workspace):
+            return None
+        gx = np.empty(x.shape, np.float32)
+        back._execute([(_ARG_DIFF_DST, back.dst, np.ascontiguousarray(g)),
+                       (_ARG_WORKSPACE, back.workspace, ws), (_ARG_DIFF_SRC, back.src, gx)])
+        return gx
+    return out, offsets.reshape(dst), backward
