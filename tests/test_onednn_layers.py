@@ -1,4 +1,4 @@
-"""Max pooling (forward with its positions, and backward) and ReLU's backward
+"""Max pooling (forward, with its positions) and ReLU's backward
 through oneDNN (`ops/onednn.py`, the fast paths of `nn_kernels.max_pool_arrays`
 and of ReluBackward0) against their NumPy paths, bit for bit, and against
 PyTorch: the zoo's shapes, odd sizes, padding, ceil_mode, dilation, 1-d and 3-d,

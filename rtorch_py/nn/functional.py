@@ -946,11 +946,9 @@ def _max_pool_gather(x: Tensor, k: tuple, s: tuple, p: tuple, d: tuple,
                      ceil_mode: bool) -> tuple:
     """Max pooling as the positions of the maxima (found on arrays) and one
     gather of them: its derivatives, of every order, are the gather's."""
-    idx, best, scatter = _K.max_pool_arrays(x.data, k, s, p, d, ceil_mode)  # N, C, *O
+    idx, best = _K.max_pool_arrays(x.data, k, s, p, d, ceil_mode)  # N, C, *O (flat, 0-based)
     unique = all(st >= (kk - 1) * dd + 1 for st, kk, dd in zip(s, k, d))  # windows apart
-    # (the kernel's own backward only where windows are apart: an assignment,
-    # exact; overlapping ones add in the scatter's order)
-    return pool_gather(x, idx, unique, best, scatter if unique else None), wrap(idx)
+    return pool_gather(x, idx, unique, best), wrap(idx)
 
 
 def _max_pool(nd: int):

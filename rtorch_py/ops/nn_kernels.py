@@ -393,8 +393,7 @@ def _corners(osz: tuple, xshape: tuple, stride, padding) -> tuple:
 
 def max_pool_arrays(x: np.ndarray, k, stride, padding, dilation, ceil_mode) -> tuple:
     """For each pooling window, the flat position (in its input plane) of the
-    maximum, and the maximum; and a function from the output gradient to the
-    input gradient (None: the caller scatters by the positions)."""
+    maximum, and the maximum."""
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     extra = _ceil_extra(x.shape[2:], k, stride, padding, dilation, ceil_mode)
     widths = [(0, 0), (0, 0)] + [(p, p + e) for p, e in zip(padding, extra)]
@@ -405,14 +404,14 @@ def max_pool_arrays(x: np.ndarray, k, stride, padding, dilation, ceil_mode) -> t
     corner, mult = _corners(osz, x.shape, stride, padding)
     table = np.array([sum(o * d * m for o, d, m in zip(offs, dilation, mult))
                       for offs in _offsets(k)], dtype=np.int64)
-    # Fast path: float32 through oneDNN, forward and backward (in its thread
-    # pool), its kernel offsets made flat positions as below. It skips NaN and
-    # starts from the lowest finite float: inputs with NaN or infinities (their
-    # sum is not finite; nor is a sum that overflows) take the NumPy path.
+    # Fast path: float32 through oneDNN (in its thread pool), its kernel offsets
+    # made flat positions as below. It skips NaN and starts from the lowest
+    # finite float: inputs with NaN or infinities (their sum is not finite; nor
+    # is a sum that overflows) take the NumPy path.
     fast = onednn.max_pool(x, k, tuple(stride), tuple(padding), tuple(dilation), osz)
     if fast is not None and np.isfinite(np.sum(x)):
-        best, offsets, backward = fast
-        return np.add(np.take(table, offsets), corner), best, backward
+        best, offsets = fast
+        return np.add(np.take(table, offsets), corner), best
     best = np.empty((n, c) + osz, dtype=x.dtype)
     pos = np.empty((n, c) + osz, dtype=np.int64)
     # A few samples (or channels of one sample) at a time, so that the copy of
@@ -451,7 +450,7 @@ def max_pool_arrays(x: np.ndarray, k, stride, padding, dilation, ceil_mode) -> t
             np.maximum(arg, more * j, out=arg)
         np.add(np.take(table, arg), corner, out=pos[a:b, c0:c1])
     # (a window's maximum is never padding: padding is at most half a window)
-    return pos, best, None
+    return pos, best
 
 
 def _avg_divisor(size, osz, k, stride, padding, count_include_pad, divisor):

@@ -7,7 +7,7 @@ where said). Their array work is in `nn_kernels.py`.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -229,23 +229,17 @@ def avg_pool_conv(x: Tensor, k: tuple, s: tuple, p: tuple, ceil_mode: bool,
 
 
 @formula
-def MaxPoolWithIndicesBackward0(n, g, idx, shape, unique, scatter=None):
-    if scatter is not None and not is_grad_enabled():
-        gx = scatter(g.data)                   # fast path: the pooling kernel's own
-        if gx is not None:
-            return (wrap(gx),)
+def MaxPoolWithIndicesBackward0(n, g, idx, shape, unique):
     return (pool_scatter(g, idx, shape, unique),)
 
 
-def pool_gather(x: Tensor, idx: np.ndarray, unique: bool, values: np.ndarray | None = None,
-                scatter: Callable | None = None) -> Tensor:
+def pool_gather(x: Tensor, idx: np.ndarray, unique: bool, values: np.ndarray | None = None
+                ) -> Tensor:
     """out[n, c, j] = x[n, c, idx[n, c, j]] (x and idx flattened past dim 2);
-    `values`: those values when the caller has them already (max pooling), and
-    `scatter`: its kernel's function from the output gradient to the input
-    gradient (or None), for the backward without create_graph."""
+    `values`: those values when the caller has them already (max pooling)."""
     if values is None:
         values = np.take(x.data, global_index(idx, x.shape))
-    return record(values, MaxPoolWithIndicesBackward0, (x,), (idx, x.shape, unique, scatter))
+    return record(values, MaxPoolWithIndicesBackward0, (x,), (idx, x.shape, unique))
 
 
 def global_index(idx: np.ndarray, shape: tuple) -> np.ndarray:

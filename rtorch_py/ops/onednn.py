@@ -42,6 +42,7 @@ _P = C.c_void_p
 _PP = C.POINTER(_P)
 
 # enum values of oneDNN 3.2's headers
+_S32, _U8 = 4, 6
 _F32, _TAG_ANY, _FORWARD_TRAINING, _CONV_DIRECT, _CPU, _IN_ORDER = 3, 1, 64, 1, 1, 1
 _SCRATCHPAD_USER = 1
 _ARG_SRC, _ARG_DST, _ARG_WEIGHTS, _ARG_SCRATCHPAD = 1, 17, 33, 80
@@ -82,8 +83,6 @@ class _Library:
         "dnnl_pooling_forward_primitive_desc_create":
             ([_PP, _P, C.c_int, C.c_int, _P, _P, _Dims, _Dims, _Dims, _Dims, _Dims, _P],
              C.c_int),
-        "dnnl_pooling_backward_primitive_desc_create":
-            ([_PP, _P, C.c_int, _P, _P, _Dims, _Dims, _Dims, _Dims, _Dims, _P, _P], C.c_int),
         "dnnl_sgemm": ([C.c_char, C.c_char, C.c_int64, C.c_int64, C.c_int64, C.c_float, _P,
                         C.c_int64, _P, C.c_int64, C.c_float, _P, C.c_int64], C.c_int),
         "dnnl_reorder_primitive_desc_create": ([_PP, _P, _P, _P, _P, _P], C.c_int),
@@ -205,10 +204,10 @@ class _Handles:
         self.lib = lib
         self._owned = []                              # (destroy function, handle)
 
-    def _md(self, shape, tag) -> _P:
+    def _md(self, shape, tag, dtype: int = _F32) -> _P:
         m = _P()
         _check(self.lib.memory_desc_create_with_tag(C.byref(m), len(shape), _dims(shape),
-                                                    _F32, tag), "describing an array")
+                                                    dtype, tag), "describing an array")
         self._owned.append((self.lib.memory_desc_destroy, m))
         return m
 
@@ -545,8 +544,8 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
 
 
 # --------------------------------------------------------------------------
-# A convolutional step's other large passes: ReLU's backward and max pooling,
-# forward and backward, on NumPy's plain
+# A convolutional step's other large passes: ReLU's backward and max pooling's
+# forward, on NumPy's plain
 # (C-contiguous) layout. Through oneDNN they run in the convolutions' OpenMP
 # pool, on every core, instead of on one core while that pool's threads wait
 # for the next primitive. Each returns None where its caller's NumPy path
@@ -565,7 +564,6 @@ class _Layer(_Handles):
         if self.impl.startswith("ref"):          # oneDNN's reference loops: slower than NumPy
             raise RuntimeError("oneDNN has only its reference implementation here")
         self.workspace = lib.primitive_desc_query_md(pd, _Q_WORKSPACE, 0)
-        self.workspace_bytes = lib.memory_desc_get_size(self.workspace)
         self.prim = self._create(pd)
 
     def plain(self, shape) -> _P:
@@ -610,10 +608,10 @@ def _pool_descs(h: _Layer, src: tuple, dst: tuple, params: tuple) -> _P:
 def max_pool(x: np.ndarray, k: tuple, stride: tuple, padding: tuple, dilation: tuple,
              osz: tuple) -> tuple | None:
     """Max pooling of x (N, C, *S) into (N, C, *osz): (the maxima, each one's
-    kernel offset in its window, row-major, a function from the output
-    gradient to the input gradient for windows that do not overlap), or None.
-    Where a window holds a NaN oneDNN keeps the largest number: the caller
-    checks for NaN first."""
+    kernel offset in its window, row-major), or None. Where a window holds a
+    NaN oneDNN keeps the largest number: the caller checks for NaN. (The
+    backward stays NumPy's scatter: a fresh np.zeros costs nothing, oneDNN
+    zeroes the gradient itself, measured slower at 1 thread.)"""
     lib = _layer_library(x)
     if lib is None or 0 in osz:
         return None
@@ -623,32 +621,19 @@ def max_pool(x: np.ndarray, k: tuple, stride: tuple, padding: tuple, dilation: t
     dst = x.shape[:2] + tuple(osz)
     params = (tuple(stride), tuple(k), tuple(d - 1 for d in dilation), tuple(padding),
               pad_r)                                       # (oneDNN dilation: 0 = none)
-    key = ("max_pool", x.shape, dst, params, _threads(lib))
-    prim = _cached(key, lambda: _Layer(lib, lambda h: _pool_descs(h, x.shape, dst, params)))
+    def build() -> _Layer:
+        h = _Layer(lib, lambda h: _pool_descs(h, x.shape, dst, params))
+        # the workspace: each maximum's kernel offset, u8 or s32, laid out as dst
+        h.offsets = next((np.dtype(t) for code, t in ((_U8, np.uint8), (_S32, np.int32))
+                          if lib.memory_desc_equal(h.workspace, h._md(dst, len(dst) + 1, code))),
+                         None)
+        if h.offsets is None:
+            raise RuntimeError("oneDNN's pooling workspace is not kernel offsets in dst's layout")
+        return h
+    prim = _cached(("max_pool", x.shape, dst, params, _threads(lib)), build)
     if prim is None:
         return None
-    count = int(np.prod(dst))
-    if prim.workspace_bytes not in (count, 4 * count):   # its offsets as u8 or s32
-        return None
-    out = np.empty(dst, np.float32)
-    ws = np.empty(prim.workspace_bytes, np.uint8)
+    out, offsets = np.empty(dst, np.float32), np.empty(dst, prim.offsets)
     prim._execute([(_ARG_SRC, prim.src, np.ascontiguousarray(x)), (_ARG_DST, prim.dst, out),
-                   (_ARG_WORKSPACE, prim.workspace, ws)])
-    offsets = ws if prim.workspace_bytes == count else ws.view(np.int32)
-
-    def backward(g: np.ndarray) -> np.ndarray | None:
-        if g.dtype != np.float32 or g.shape != dst:
-            return None
-
-        def make(h: _Layer) -> _P:
-            fwd = _pool_descs(h, x.shape, dst, params)
-            return h._pd(lib.pooling_backward_primitive_desc_create, lib.engine, _POOLING_MAX,
-                         h.src, h.dst, *(_dims(p) for p in params), fwd, lib.attr)
-        back = _cached(("max_pool_backward",) + key[1:], lambda: _Layer(lib, make))
-        if back is None or not lib.memory_desc_equal(back.workspace, prim.workspace):
-            return None
-        gx = np.empty(x.shape, np.float32)
-        back._execute([(_ARG_DIFF_DST, back.dst, np.ascontiguousarray(g)),
-                       (_ARG_WORKSPACE, back.workspace, ws), (_ARG_DIFF_SRC, back.src, gx)])
-        return gx
-    return out, offsets.reshape(dst), backward
+                   (_ARG_WORKSPACE, prim.workspace, offsets)])
+    return out, offsets
