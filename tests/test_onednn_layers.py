@@ -1,9 +1,10 @@
-"""Max pooling (forward, with its positions) and ReLU's backward
-through oneDNN (`ops/onednn.py`, the fast paths of `nn_kernels.max_pool_arrays`
-and of ReluBackward0) against their NumPy paths, bit for bit, and against
-PyTorch: the zoo's shapes, odd sizes, padding, ceil_mode, dilation, 1-d and 3-d,
-ties, non-contiguous input, NaN and infinities, overlapping windows, 1 and 2
-threads, second order, a forked child.
+"""Max pooling (forward, with its positions) and ReLU's backward through oneDNN
+(`ops/onednn.py`, the fast paths of `nn_kernels.max_pool_arrays` and of
+ReluBackward0) against their NumPy paths, bit for bit, and against PyTorch: the
+zoo's shapes, odd sizes, padding, ceil_mode, dilation, 1-d and 3-d, ties,
+non-contiguous input, NaN and infinities, overlapping windows, 1 and 2 threads,
+second order, a forked child. And the convolution's bias inside oneDNN's
+kernels: PyTorch's bits at the VGG zoo's shapes.
 """
 from __future__ import annotations
 
@@ -189,3 +190,66 @@ def test_a_forked_child_pools_with_numpy() -> None:
         lambda: not onednn.available() and all(
             np.array_equal(a, b) for a, b in zip(_pool(x, g, 2, dict(kernel_size=2)), want)),
         "max pooling")
+
+
+# The convolution's bias inside oneDNN's kernels, as libtorch's oneDNN
+# convolutions: the output and the bias's gradient are PyTorch's bit for bit at
+# the VGG zoo's shapes (added and summed apart, they were not).
+
+VGG_CONVS = [((32, 3, 32, 32), 32), ((32, 32, 32, 32), 32), ((8, 64, 16, 16), 64),
+             ((8, 128, 8, 8), 128)]
+
+
+def _conv(x, w, b, g, kw) -> tuple:
+    X, W, B = (rt.torch_tensor(a, requires_grad=True) for a in (x, w, b))
+    F.nnf_conv2d(X, W, B, **kw).backward(rt.torch_tensor(g))
+    return F.nnf_conv2d(X, W, B, **kw).data, B.grad.data, W.grad.data
+
+
+def _torch_conv(x, w, b, g, kw) -> tuple:
+    X, W, B = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    y = torch.nn.functional.conv2d(X, W, B, **kw)
+    y.backward(torch.tensor(g))
+    return y.detach().numpy(), B.grad.numpy(), W.grad.numpy()
+
+
+def _conv_arrays(shape, out, kw, seed=6) -> tuple:
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = (rng.standard_normal((out, shape[1], 3, 3)) * 0.1).astype(np.float32)
+    b = rng.standard_normal(out).astype(np.float32)
+    y = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), **kw)
+    return x, w, b, rng.standard_normal(tuple(y.shape)).astype(np.float32)
+
+
+@pytest.mark.parametrize("shape,out", VGG_CONVS, ids=[str(s) for s, _ in VGG_CONVS])
+def test_conv_bias_inside_the_kernel_is_pytorchs(shape, out, monkeypatch) -> None:
+    kw = dict(padding=1)
+    x, w, b, g = _conv_arrays(shape, out, kw)
+    fast = _conv(x, w, b, g, kw)
+    for name, f, r in zip(("output", "bias gradient", "weight gradient"), fast,
+                          _torch_conv(x, w, b, g, kw)):
+        assert np.array_equal(_bits(f), _bits(r)), name
+    monkeypatch.setattr(onednn, "ENABLED", False)                # im2col, added and summed
+    for f, s in zip(fast, _conv(x, w, b, g, kw)):     # (sums of up to 32K float32 terms)
+        np.testing.assert_allclose(f, s, rtol=1e-4, atol=1e-5 * np.abs(s).max())
+
+
+def test_conv_bias_in_pieces_transposed_and_float64(monkeypatch) -> None:
+    kw = dict(stride=2, padding=1)
+    x, w, b, g = _conv_arrays((6, 4, 9, 9), 5, kw)
+    monkeypatch.setattr("rtorch_py.ops.nn_kernels._WEIGHT_GRAD_BYTES", 1 << 12)  # 3 pieces
+    for f, r in zip(_conv(x, w, b, g, kw), _torch_conv(x, w, b, g, kw)):
+        np.testing.assert_allclose(f, r, rtol=1e-4, atol=1e-5)
+    for f, r in zip(_conv(*(a.astype(np.float64) for a in (x, w, b, g)), kw),
+                    _torch_conv(*(a.astype(np.float64) for a in (x, w, b, g)), kw)):
+        np.testing.assert_allclose(f, r, rtol=1e-10, atol=1e-12)
+    # transposed: w (5, 4, 3, 3) maps g's 5 channels to 4, the bias added apart
+    X, W, B = (rt.torch_tensor(a, requires_grad=True) for a in (g, w, b[:4]))
+    y = F.nnf_conv_transpose2d(X, W, B, **kw)
+    tX, tW, tB = (torch.tensor(a, requires_grad=True) for a in (g, w, b[:4]))
+    ty = torch.nn.functional.conv_transpose2d(tX, tW, tB, **kw)
+    np.testing.assert_allclose(y.data, ty.detach().numpy(), rtol=1e-4, atol=1e-5)
+    y.sum().backward()
+    ty.sum().backward()
+    np.testing.assert_allclose(B.grad.data, tB.grad.numpy(), rtol=1e-4, atol=1e-4)

@@ -45,8 +45,8 @@ _PP = C.POINTER(_P)
 _S32, _U8 = 4, 6
 _F32, _TAG_ANY, _FORWARD_TRAINING, _CONV_DIRECT, _CPU, _IN_ORDER = 3, 1, 64, 1, 1, 1
 _SCRATCHPAD_USER = 1
-_ARG_SRC, _ARG_DST, _ARG_WEIGHTS, _ARG_SCRATCHPAD = 1, 17, 33, 80
-_ARG_DIFF_SRC, _ARG_DIFF_DST, _ARG_DIFF_WEIGHTS = 129, 145, 161
+_ARG_SRC, _ARG_DST, _ARG_WEIGHTS, _ARG_BIAS, _ARG_SCRATCHPAD = 1, 17, 33, 41, 80
+_ARG_DIFF_SRC, _ARG_DIFF_DST, _ARG_DIFF_WEIGHTS, _ARG_DIFF_BIAS = 129, 145, 161, 169
 _Q_SRC, _Q_DIFF_SRC, _Q_WEIGHTS, _Q_DIFF_WEIGHTS, _Q_DST, _Q_DIFF_DST = range(129, 135)
 _Q_WORKSPACE, _Q_SCRATCHPAD, _Q_IMPL = 135, 136, 8
 _ELTWISE_RELU_USE_DST, _POOLING_MAX = 0x100, 0x1ff
@@ -264,18 +264,21 @@ class _Handles:
 
 class _Primitive(_Handles):
     """One convolution primitive with the reorders between NumPy's plain
-    layout and the layout it chose for each of its three arguments."""
+    layout and the layout it chose for each of its three arguments; with
+    `bias`, the forward adds the bias and the weight gradient comes with the
+    bias's (both inside the primitive, as libtorch's oneDNN convolutions)."""
 
     def __init__(self, lib: _Library, kind: str, shapes: tuple, stride, pad_l, pad_r,
-                 dilation, plain: bool) -> None:
+                 dilation, plain: bool, bias: bool) -> None:
         super().__init__(lib)
         self.kind, self.shapes = kind, shapes
         user = [self._md(s, len(s) + 1) for s in shapes]  # abc.. plain tags: ndims + 1
         want = user if plain else [self._md(s, _TAG_ANY) for s in shapes]
+        self.bias = self._md(shapes[2][1:2], 2) if bias else None    # (Out,)
         st, dl = _dims(stride), _dims([d - 1 for d in dilation])   # (oneDNN: 0 = none)
         pl, pr = _dims(pad_l), _dims(pad_r)
         fwd = self._pd(lib.convolution_forward_primitive_desc_create, lib.engine,
-                       _FORWARD_TRAINING, _CONV_DIRECT, want[0], want[1], None, want[2],
+                       _FORWARD_TRAINING, _CONV_DIRECT, want[0], want[1], self.bias, want[2],
                        st, dl, pl, pr, lib.attr)
         if kind == "forward":
             pd, queries = fwd, (_Q_SRC, _Q_WEIGHTS, _Q_DST)
@@ -286,7 +289,7 @@ class _Primitive(_Handles):
             queries = (_Q_DIFF_SRC, _Q_WEIGHTS, _Q_DIFF_DST)
         else:
             pd = self._pd(lib.convolution_backward_weights_primitive_desc_create, lib.engine,
-                          _CONV_DIRECT, want[0], want[1], None, want[2], st, dl, pl, pr,
+                          _CONV_DIRECT, want[0], want[1], self.bias, want[2], st, dl, pl, pr,
                           fwd, lib.attr)
             queries = (_Q_SRC, _Q_DIFF_WEIGHTS, _Q_DIFF_DST)
         self._describe(pd)
@@ -321,9 +324,11 @@ class _Primitive(_Handles):
         self._run(self.reorders[i][1], [(_ARG_SRC, self.mds[i], a), (_ARG_DST, self.user[i], out)])
         return out
 
-    def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """forward: (input, weight) -> output; input: (output gradient, weight) ->
-        input gradient; weight: (input, output gradient) -> weight gradient."""
+    def __call__(self, a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None
+                 ) -> np.ndarray:
+        """forward: (input, weight[, bias]) -> output; input: (output gradient,
+        weight) -> input gradient; weight: (input, output gradient) -> weight
+        gradient, and the bias's written into `bias`."""
         if self.kind == "forward":
             ins, out = [(0, _ARG_SRC, a), (1, _ARG_WEIGHTS, b)], (2, _ARG_DST)
         elif self.kind == "input":
@@ -333,6 +338,9 @@ class _Primitive(_Handles):
         args = [(k, self.mds[i], self._to(i, arr)) for i, k, arr in ins]
         res = self._buffer(out[0])
         args.append((out[1], self.mds[out[0]], res))
+        if self.bias is not None:
+            args.append((_ARG_BIAS if self.kind == "forward" else _ARG_DIFF_BIAS, self.bias,
+                         bias))
         self._execute(args)
         del args
         return self._from(out[0], res)
@@ -342,12 +350,12 @@ _PRIMITIVES: OrderedDict = OrderedDict()     # key -> _Primitive, or None: not s
 
 
 def _primitive(key: tuple) -> _Primitive | None:
-    kind, shapes, stride, pad_l, pad_r, dilation, _ = key
+    kind, shapes, stride, pad_l, pad_r, dilation, _, bias = key
     # oneDNN's plain-layout implementation (its own im2col and sgemm) measured
     # faster than its blocked one plus reorders for these
     plain = all(k == 1 for k in shapes[1][3:]) or (kind == "input" and shapes[0][1] < 16)
     return _cached(key, lambda: _Primitive(_library(), kind, shapes, stride, pad_l, pad_r,
-                                           dilation, plain))
+                                           dilation, plain, bias))
 
 
 def _cached(key: tuple, build: Callable[[], _Handles]) -> _Handles | None:
@@ -371,16 +379,19 @@ def _cached(key: tuple, build: Callable[[], _Handles]) -> _Handles | None:
 
 
 def convolution(kind: str, a: np.ndarray, b: np.ndarray, src: tuple, weight: tuple,
-                dst: tuple, stride, padding, dilation, groups: int) -> np.ndarray | None:
+                dst: tuple, stride, padding, dilation, groups: int,
+                bias: np.ndarray | bool | None = None) -> np.ndarray | tuple | None:
     """One convolution kernel through oneDNN, or None where it does not run
     (disabled, library absent, not float32, empty, or a case oneDNN lacks).
 
-    kind "forward": (input, weight) -> output; "input": (output gradient,
-    weight) -> input gradient; "weight": (input, output gradient) -> weight
-    gradient. `src` (N, C, *S), `weight` (Out, C/groups, *K), `dst` (N, Out, *O)
-    are the shapes; `padding` the leading padding, the trailing one what makes
-    the sizes agree."""
-    if not ENABLED or a.dtype != np.float32 or b.dtype != np.float32:
+    kind "forward": (input, weight) -> output, plus `bias` (Out,) if given;
+    "input": (output gradient, weight) -> input gradient; "weight": (input,
+    output gradient) -> weight gradient, or with `bias` True (weight
+    gradient, bias gradient). `src` (N, C, *S), `weight` (Out, C/groups, *K),
+    `dst` (N, Out, *O) are the shapes; `padding` the leading padding, the
+    trailing one what makes the sizes agree."""
+    if not ENABLED or a.dtype != np.float32 or b.dtype != np.float32 or \
+            (isinstance(bias, np.ndarray) and bias.dtype != np.float32):
         return None
     lib = _library()
     if 0 in src or 0 in weight or 0 in dst or lib is None:
@@ -398,12 +409,16 @@ def convolution(kind: str, a: np.ndarray, b: np.ndarray, src: tuple, weight: tup
         (groups, weight[0] // groups) + tuple(weight[1:])
     threads = _threads(lib)
     key = (kind, (tuple(src), wshape, tuple(dst)), tuple(stride), tuple(padding),
-           tuple(pad_r), tuple(dilation), threads)
+           tuple(pad_r), tuple(dilation), threads, bias is not None and bias is not False)
     prim = _primitive(key)
     if prim is None:
         return None
-    res = prim(np.ascontiguousarray(a), np.ascontiguousarray(b))
-    return res.reshape(weight) if kind == "weight" else res
+    if kind == "weight":
+        gb = np.empty(dst[1], np.float32) if bias else None
+        gw = prim(np.ascontiguousarray(a), np.ascontiguousarray(b), gb).reshape(weight)
+        return (gw, gb) if bias else gw
+    return prim(np.ascontiguousarray(a), np.ascontiguousarray(b),
+                None if bias is None else np.ascontiguousarray(bias))
 
 
 # --------------------------------------------------------------------------
