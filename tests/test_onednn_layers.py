@@ -253,3 +253,16 @@ def test_conv_bias_in_pieces_transposed_and_float64(monkeypatch) -> None:
     y.sum().backward()
     ty.sum().backward()
     np.testing.assert_allclose(B.grad.data, tB.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_batch_norm_takes_its_mean_once_with_numpys_bits() -> None:
+    """(NumPy's var given the mean: the same bits as var making its own.)"""
+    from rtorch_py.ops import nn_primitives as P
+    x = np.random.default_rng(7).standard_normal((16, 8, 12, 10)).astype(np.float32) * 3 + 1
+    rv = rt.torch_ones(8)
+    _, mean, invstd, _, _ = P._batch_norm_impl_index(rt.torch_tensor(x), None, None, None, rv,
+                                                     True, 1.0, 1e-5, False)
+    var = x.var(axis=(0, 2, 3))
+    assert np.array_equal(_bits(mean.data), _bits(x.mean(axis=(0, 2, 3))))
+    assert np.array_equal(_bits(invstd.data), _bits(1.0 / np.sqrt(var + 1e-5)))
+    assert np.array_equal(_bits(rv.data), _bits(var * np.float32(x.size / 8 / (x.size / 8 - 1))))

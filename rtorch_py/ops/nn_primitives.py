@@ -567,8 +567,10 @@ def _batch_norm_impl_index(input: Tensor, weight: Tensor | None, bias: Tensor | 
         raise RuntimeError("batch_norm: running_mean and running_var must be given in "
                            "evaluation mode (training = FALSE)")
     if training:
-        mean = x.mean(axis=dims)
-        var = x.var(axis=dims)
+        # the mean once: var takes it (the same bits as the mean it would make)
+        mean = x.mean(axis=dims, keepdims=True)
+        var = x.var(axis=dims, mean=mean)
+        mean = mean.reshape(-1)
         count = x.size // max(c, 1)
         if running_mean is not None:
             running_mean.data[...] = (1 - momentum) * running_mean.data + momentum * mean
