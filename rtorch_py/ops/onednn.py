@@ -1,8 +1,10 @@
-"""float32 convolutions and large float32 matrix products through oneDNN, the
-library libtorch's CPU convolutions run on (the `onednn-cpu-gomp` wheel puts
-`libdnnl.so.3` in `<prefix>/lib`). Products are here so that a training step
-has one thread pool (oneDNN's OpenMP one), not OpenBLAS's beside it: see
-`matmul` at the end.
+"""float32 convolutions (their bias inside), large float32 matrix products, max
+pooling and ReLU's backward through oneDNN, the library libtorch's CPU
+convolutions run on (the `onednn-cpu-gomp` wheel puts `libdnnl.so.3` in
+`<prefix>/lib`). Products, pooling and ReLU are here so that a training step
+has one thread pool (oneDNN's OpenMP one), not OpenBLAS's beside it, nor
+single-threaded NumPy passes between its primitives: see `matmul` and the
+layers at the end.
 
 Reached through ctypes: oneDNN 3's C API is handle-based, so no structs but
 one (an execute argument). The library is loaded on the first float32
@@ -408,15 +410,16 @@ def convolution(kind: str, a: np.ndarray, b: np.ndarray, src: tuple, weight: tup
     wshape = tuple(weight) if groups == 1 else \
         (groups, weight[0] // groups) + tuple(weight[1:])
     threads = _threads(lib)
+    with_bias = bias is not None and bias is not False
     key = (kind, (tuple(src), wshape, tuple(dst)), tuple(stride), tuple(padding),
-           tuple(pad_r), tuple(dilation), threads, bias is not None and bias is not False)
+           tuple(pad_r), tuple(dilation), threads, with_bias)
     prim = _primitive(key)
     if prim is None:
         return None
     if kind == "weight":
-        gb = np.empty(dst[1], np.float32) if bias else None
+        gb = np.empty(dst[1], np.float32) if with_bias else None
         gw = prim(np.ascontiguousarray(a), np.ascontiguousarray(b), gb).reshape(weight)
-        return (gw, gb) if bias else gw
+        return (gw, gb) if with_bias else gw
     return prim(np.ascontiguousarray(a), np.ascontiguousarray(b),
                 None if bias is None else np.ascontiguousarray(bias))
 
