@@ -295,19 +295,24 @@ def _padded(x: np.ndarray, padding) -> np.ndarray:
 
 
 def conv_forward(x: np.ndarray, w: np.ndarray, stride, padding, dilation, groups,
-                 osz: tuple | None = None) -> np.ndarray:
+                 osz: tuple | None = None, bias: np.ndarray | None = None) -> np.ndarray:
     """Convolution of x (N, C, *S), zero-padded by `padding` on both sides, by w
-    (Out, C/groups, *K); `osz`: only the first output positions (all by default)."""
+    (Out, C/groups, *K), plus `bias` (Out,) if given; `osz`: only the first
+    output positions (all by default)."""
     k = tuple(w.shape[2:])
     full = _out_size(tuple(s + 2 * p for s, p in zip(x.shape[2:], padding)), k, stride,
                      dilation)
     osz = tuple(osz or full)
+    # (oneDNN adds the bias inside the kernel, as libtorch's oneDNN convolutions do)
     res = onednn.convolution("forward", x, w, x.shape, w.shape, (x.shape[0], w.shape[0]) + osz,
-                             stride, padding, dilation, groups)
+                             stride, padding, dilation, groups, bias)
     if res is not None:
         return res
     out = _conv_forward(_padded(x, padding), w, stride, dilation, groups)
-    return out if osz == full else out[(slice(None),) * 2 + tuple(slice(0, o) for o in osz)]
+    out = out if osz == full else out[(slice(None),) * 2 + tuple(slice(0, o) for o in osz)]
+    if bias is not None:  # (in place: `out` is the kernels' fresh array, or a view of it)
+        np.add(out, bias.reshape((1, -1) + (1,) * len(k)), out=out)
+    return out
 
 
 def conv_grad_input(g: np.ndarray, w: np.ndarray, size: tuple, stride, padding, dilation,
@@ -325,25 +330,31 @@ _WEIGHT_GRAD_BYTES = 16 << 20  # input + output gradient a piece of the weight g
 
 
 def conv_grad_weight(x: np.ndarray, g: np.ndarray, kshape: tuple, stride, padding, dilation,
-                     groups) -> np.ndarray:
+                     groups, bias: bool = False) -> np.ndarray | tuple:
     """The weight gradient (Out, C/groups, *kshape) of `conv_forward` for the
-    output gradient g (N, Out, *O), whose sizes may be the first positions only."""
+    output gradient g (N, Out, *O), whose sizes may be the first positions only;
+    with `bias`, (weight gradient, bias gradient or None: the caller sums g)."""
     wshape = (g.shape[1], x.shape[1] // groups) + tuple(kshape)
     # oneDNN reorders input and output gradient into its layout: a large batch in
     # pieces keeps those copies (a training step's peak of memory) to a piece's size
     n = x.shape[0]
     pieces = max(1, min(n, -(-(x.nbytes + g.nbytes) // _WEIGHT_GRAD_BYTES)))
     bounds = [n * k // pieces for k in range(pieces + 1)]
+    # the bias's gradient from the same kernel, as libtorch's (its order of
+    # summation: in one piece only)
+    want_bias, bias = bias, bias and pieces == 1
     res = None
     for lo, hi in zip(bounds, bounds[1:]):
         part = onednn.convolution("weight", x[lo:hi], g[lo:hi], (hi - lo,) + x.shape[1:], wshape,
-                                  (hi - lo,) + g.shape[1:], stride, padding, dilation, groups)
+                                  (hi - lo,) + g.shape[1:], stride, padding, dilation, groups,
+                                  bias)
         if part is None:
             break
         res = part if res is None else np.add(res, part, out=res)
     else:
-        return res
-    return _conv_grad_weight(_padded(x, padding), g, tuple(kshape), stride, dilation, groups)
+        return res if bias or not want_bias else (res, None)
+    gw = _conv_grad_weight(_padded(x, padding), g, tuple(kshape), stride, dilation, groups)
+    return (gw, None) if want_bias else gw
 
 
 def _tuple(v, nd: int) -> tuple:
@@ -404,6 +415,14 @@ def max_pool_arrays(x: np.ndarray, k, stride, padding, dilation, ceil_mode) -> t
     corner, mult = _corners(osz, x.shape, stride, padding)
     table = np.array([sum(o * d * m for o, d, m in zip(offs, dilation, mult))
                       for offs in _offsets(k)], dtype=np.int64)
+    # Fast path: float32 through oneDNN (in its thread pool), its kernel offsets
+    # made flat positions as below. It skips NaN and starts from the lowest
+    # finite float: inputs with NaN or infinities (their sum is not finite; nor
+    # is a sum that overflows) take the NumPy path.
+    fast = onednn.max_pool(x, k, tuple(stride), tuple(padding), tuple(dilation), osz)
+    if fast is not None and np.isfinite(np.sum(x)):
+        best, offsets = fast
+        return np.add(np.take(table, offsets), corner), best
     best = np.empty((n, c) + osz, dtype=x.dtype)
     pos = np.empty((n, c) + osz, dtype=np.int64)
     # A few samples (or channels of one sample) at a time, so that the copy of

@@ -58,13 +58,16 @@ def int_tuple(v: Any, nd: int) -> tuple:
     return (int(v),) * nd
 
 
-def _conv_arrays(x: np.ndarray, w: np.ndarray, stride, padding, dilation, transposed,
-                 output_padding, groups) -> np.ndarray:
+def _conv_arrays(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride, padding,
+                 dilation, transposed, output_padding, groups) -> np.ndarray:
     if not transposed:
-        return K.conv_forward(x, w, stride, padding, dilation, groups)
+        return K.conv_forward(x, w, stride, padding, dilation, groups, bias=b)
     size = tuple((i - 1) * s + (kk - 1) * d + 1 + op - 2 * p for i, s, kk, d, op, p in
                  zip(x.shape[2:], stride, w.shape[2:], dilation, output_padding, padding))
-    return K.conv_grad_input(x, w, size, stride, padding, dilation, groups)
+    out = K.conv_grad_input(x, w, size, stride, padding, dilation, groups)
+    if b is not None:  # (in place: `out` is the kernels' fresh array)
+        np.add(out, b.reshape((1, -1) + (1,) * len(size)), out=out)
+    return out
 
 
 def _crop(t: Tensor, sizes: tuple) -> Tensor:
@@ -89,15 +92,20 @@ def _weight_grad(inp: Tensor, g: Tensor, kshape: tuple, stride, padding, dilatio
     return parts[0] if groups == 1 else cat(parts, 0)
 
 
-def _conv_grads_arrays(n, g, x, w, stride, padding, dilation, transposed, groups) -> tuple:
-    """The input and weight gradients on arrays (no graph wanted): the kernels'
-    matmuls directly, much cheaper than the convolutions below."""
+def _conv_grads_arrays(n, g, x, w, has_bias, stride, padding, dilation, transposed,
+                       groups) -> tuple:
+    """The input, weight and bias gradients on arrays (no graph wanted): the
+    kernels' matmuls directly, much cheaper than the convolutions below (the
+    bias's None unless the weight's kernel made it)."""
     ga, xa, wa = g.data, x.data, w.data
-    gx = gw = None
+    gx = gw = gb = None
     if not transposed:
         if n.needs(0):
             gx = K.conv_grad_input(ga, wa, xa.shape[2:], stride, padding, dilation, groups)
-        if n.needs(1):
+        if n.needs(1) and has_bias and n.needs(2):
+            gw, gb = K.conv_grad_weight(xa, ga, wa.shape[2:], stride, padding, dilation,
+                                        groups, bias=True)
+        elif n.needs(1):
             gw = K.conv_grad_weight(xa, ga, wa.shape[2:], stride, padding, dilation, groups)
     else:
         if n.needs(0):
@@ -106,7 +114,7 @@ def _conv_grads_arrays(n, g, x, w, stride, padding, dilation, transposed, groups
             gw = K.conv_grad_weight(ga, xa, wa.shape[2:], stride, padding, dilation, groups)
     as_t = (lambda a, like: None if a is None else
             wrap(np.ascontiguousarray(a, dtype=like.dtype)))
-    return as_t(gx, xa), as_t(gw, wa)
+    return as_t(gx, xa), as_t(gw, wa), None if gb is None else wrap(gb)
 
 
 @formula
@@ -114,10 +122,12 @@ def ConvolutionBackward0(n, g, x, w, has_bias, stride, padding, dilation, transp
                          output_padding, groups):
     nd = w.ndim - 2
     gx = gw = gb = None
-    if has_bias and n.needs(2):
+    if not is_grad_enabled():
+        gx, gw, gb = _conv_grads_arrays(n, g, x, w, has_bias, stride, padding, dilation,
+                                        transposed, groups)
+    if has_bias and n.needs(2) and gb is None:
         gb = g.sum(dim=(0,) + tuple(range(2, 2 + nd)))
     if not is_grad_enabled():
-        gx, gw = _conv_grads_arrays(n, g, x, w, stride, padding, dilation, transposed, groups)
         return (gx, gw, gb)
     # create_graph: the same gradients as convolutions, themselves differentiable
     if not transposed:
@@ -162,10 +172,8 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
     output_padding, groups = int_tuple(output_padding, nd), int(groups)
     if not transposed:
         _check_kernel_fits(input.shape[2:], weight.shape[2:], padding, dilation)
-    out = _conv_arrays(input.data, weight.data, stride, padding, dilation, bool(transposed),
-                       output_padding, groups)
-    if bias is not None:  # (in place: `out` is the kernels' fresh array)
-        np.add(out, bias.data.reshape((1, -1) + (1,) * nd), out=out)
+    out = _conv_arrays(input.data, weight.data, None if bias is None else bias.data, stride,
+                       padding, dilation, bool(transposed), output_padding, groups)
     out = np.ascontiguousarray(out, dtype=np.result_type(input.data, weight.data))
     return record(out, ConvolutionBackward0, (input, weight, bias),
                   (input, weight, bias is not None, stride, padding, dilation, bool(transposed),
@@ -559,8 +567,10 @@ def _batch_norm_impl_index(input: Tensor, weight: Tensor | None, bias: Tensor | 
         raise RuntimeError("batch_norm: running_mean and running_var must be given in "
                            "evaluation mode (training = FALSE)")
     if training:
-        mean = x.mean(axis=dims)
-        var = x.var(axis=dims)
+        # the mean once: var takes it (the same bits as the mean it would make)
+        mean = x.mean(axis=dims, keepdims=True)
+        var = x.var(axis=dims, mean=mean)
+        mean = mean.reshape(-1)
         count = x.size // max(c, 1)
         if running_mean is not None:
             running_mean.data[...] = (1 - momentum) * running_mean.data + momentum * mean
@@ -1157,8 +1167,8 @@ def conv_tbc(self: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor
                            f"{bias.shape[0]} values; the weight {list(weight.shape)} must be "
                            "(kernel, input channels, bias values)")
     pad = whole(pad, "pad")
-    out = _conv_arrays(self.data.transpose(1, 2, 0), weight.data.transpose(2, 1, 0), (1,),
-                       (pad,), (1,), False, (0,), 1) + bias.data.reshape(1, -1, 1)
+    out = _conv_arrays(self.data.transpose(1, 2, 0), weight.data.transpose(2, 1, 0), None,
+                       (1,), (pad,), (1,), False, (0,), 1) + bias.data.reshape(1, -1, 1)
     out = np.ascontiguousarray(out.transpose(2, 0, 1),
                                dtype=np.result_type(self.data, weight.data))
     return record(out, ConvTbcBackward0, (self, weight, bias), (self, weight, pad))

@@ -1,8 +1,10 @@
-"""float32 convolutions and large float32 matrix products through oneDNN, the
-library libtorch's CPU convolutions run on (the `onednn-cpu-gomp` wheel puts
-`libdnnl.so.3` in `<prefix>/lib`). Products are here so that a training step
-has one thread pool (oneDNN's OpenMP one), not OpenBLAS's beside it: see
-`matmul` at the end.
+"""float32 convolutions (their bias inside), large float32 matrix products, max
+pooling and ReLU's backward through oneDNN, the library libtorch's CPU
+convolutions run on (the `onednn-cpu-gomp` wheel puts `libdnnl.so.3` in
+`<prefix>/lib`). Products, pooling and ReLU are here so that a training step
+has one thread pool (oneDNN's OpenMP one), not OpenBLAS's beside it, nor
+single-threaded NumPy passes between its primitives: see `matmul` and the
+layers at the end.
 
 Reached through ctypes: oneDNN 3's C API is handle-based, so no structs but
 one (an execute argument). The library is loaded on the first float32
@@ -35,19 +37,22 @@ from .. import runtime
 # Set False (or RTORCH_ONEDNN=0 in the environment) to force the im2col path.
 ENABLED = os.environ.get("RTORCH_ONEDNN", "1") != "0"
 
-_CACHE_SIZE = 64           # primitives kept (a network has a few dozen convolution shapes)
+_CACHE_SIZE = 128          # primitives kept (a network: a few dozen shapes, three kernels each)
 _MAX_DIMS = 12             # DNNL_MAX_NDIMS
 _Dims = C.c_int64 * _MAX_DIMS
 _P = C.c_void_p
 _PP = C.POINTER(_P)
 
 # enum values of oneDNN 3.2's headers
+_S32, _U8 = 4, 6
 _F32, _TAG_ANY, _FORWARD_TRAINING, _CONV_DIRECT, _CPU, _IN_ORDER = 3, 1, 64, 1, 1, 1
 _SCRATCHPAD_USER = 1
-_ARG_SRC, _ARG_DST, _ARG_WEIGHTS, _ARG_SCRATCHPAD = 1, 17, 33, 80
-_ARG_DIFF_SRC, _ARG_DIFF_DST, _ARG_DIFF_WEIGHTS = 129, 145, 161
+_ARG_SRC, _ARG_DST, _ARG_WEIGHTS, _ARG_BIAS, _ARG_SCRATCHPAD = 1, 17, 33, 41, 80
+_ARG_DIFF_SRC, _ARG_DIFF_DST, _ARG_DIFF_WEIGHTS, _ARG_DIFF_BIAS = 129, 145, 161, 169
 _Q_SRC, _Q_DIFF_SRC, _Q_WEIGHTS, _Q_DIFF_WEIGHTS, _Q_DST, _Q_DIFF_DST = range(129, 135)
-_Q_SCRATCHPAD, _Q_IMPL = 136, 8
+_Q_WORKSPACE, _Q_SCRATCHPAD, _Q_IMPL = 135, 136, 8
+_ELTWISE_RELU_USE_DST, _POOLING_MAX = 0x100, 0x1ff
+_ARG_WORKSPACE = 64
 _STATUS = {1: "out of memory", 2: "invalid arguments", 3: "unimplemented",
            4: "last implementation reached", 5: "runtime error", 6: "not required"}
 
@@ -73,6 +78,13 @@ class _Library:
         "dnnl_convolution_backward_weights_primitive_desc_create":
             ([_PP, _P, C.c_int, _P, _P, _P, _P, _Dims, _Dims, _Dims, _Dims, _P, _P], C.c_int),
         "dnnl_matmul_primitive_desc_create": ([_PP, _P, _P, _P, _P, _P, _P], C.c_int),
+        "dnnl_eltwise_forward_primitive_desc_create":
+            ([_PP, _P, C.c_int, C.c_int, _P, _P, C.c_float, C.c_float, _P], C.c_int),
+        "dnnl_eltwise_backward_primitive_desc_create":
+            ([_PP, _P, C.c_int, _P, _P, _P, C.c_float, C.c_float, _P, _P], C.c_int),
+        "dnnl_pooling_forward_primitive_desc_create":
+            ([_PP, _P, C.c_int, C.c_int, _P, _P, _Dims, _Dims, _Dims, _Dims, _Dims, _P],
+             C.c_int),
         "dnnl_sgemm": ([C.c_char, C.c_char, C.c_int64, C.c_int64, C.c_int64, C.c_float, _P,
                         C.c_int64, _P, C.c_int64, C.c_float, _P, C.c_int64], C.c_int),
         "dnnl_reorder_primitive_desc_create": ([_PP, _P, _P, _P, _P, _P], C.c_int),
@@ -194,10 +206,10 @@ class _Handles:
         self.lib = lib
         self._owned = []                              # (destroy function, handle)
 
-    def _md(self, shape, tag) -> _P:
+    def _md(self, shape, tag, dtype: int = _F32) -> _P:
         m = _P()
         _check(self.lib.memory_desc_create_with_tag(C.byref(m), len(shape), _dims(shape),
-                                                    _F32, tag), "describing an array")
+                                                    dtype, tag), "describing an array")
         self._owned.append((self.lib.memory_desc_destroy, m))
         return m
 
@@ -254,18 +266,21 @@ class _Handles:
 
 class _Primitive(_Handles):
     """One convolution primitive with the reorders between NumPy's plain
-    layout and the layout it chose for each of its three arguments."""
+    layout and the layout it chose for each of its three arguments; with
+    `bias`, the forward adds the bias and the weight gradient comes with the
+    bias's (both inside the primitive, as libtorch's oneDNN convolutions)."""
 
     def __init__(self, lib: _Library, kind: str, shapes: tuple, stride, pad_l, pad_r,
-                 dilation, plain: bool) -> None:
+                 dilation, plain: bool, bias: bool) -> None:
         super().__init__(lib)
         self.kind, self.shapes = kind, shapes
         user = [self._md(s, len(s) + 1) for s in shapes]  # abc.. plain tags: ndims + 1
         want = user if plain else [self._md(s, _TAG_ANY) for s in shapes]
+        self.bias = self._md(shapes[2][1:2], 2) if bias else None    # (Out,)
         st, dl = _dims(stride), _dims([d - 1 for d in dilation])   # (oneDNN: 0 = none)
         pl, pr = _dims(pad_l), _dims(pad_r)
         fwd = self._pd(lib.convolution_forward_primitive_desc_create, lib.engine,
-                       _FORWARD_TRAINING, _CONV_DIRECT, want[0], want[1], None, want[2],
+                       _FORWARD_TRAINING, _CONV_DIRECT, want[0], want[1], self.bias, want[2],
                        st, dl, pl, pr, lib.attr)
         if kind == "forward":
             pd, queries = fwd, (_Q_SRC, _Q_WEIGHTS, _Q_DST)
@@ -276,7 +291,7 @@ class _Primitive(_Handles):
             queries = (_Q_DIFF_SRC, _Q_WEIGHTS, _Q_DIFF_DST)
         else:
             pd = self._pd(lib.convolution_backward_weights_primitive_desc_create, lib.engine,
-                          _CONV_DIRECT, want[0], want[1], None, want[2], st, dl, pl, pr,
+                          _CONV_DIRECT, want[0], want[1], self.bias, want[2], st, dl, pl, pr,
                           fwd, lib.attr)
             queries = (_Q_SRC, _Q_DIFF_WEIGHTS, _Q_DIFF_DST)
         self._describe(pd)
@@ -311,9 +326,11 @@ class _Primitive(_Handles):
         self._run(self.reorders[i][1], [(_ARG_SRC, self.mds[i], a), (_ARG_DST, self.user[i], out)])
         return out
 
-    def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """forward: (input, weight) -> output; input: (output gradient, weight) ->
-        input gradient; weight: (input, output gradient) -> weight gradient."""
+    def __call__(self, a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None
+                 ) -> np.ndarray:
+        """forward: (input, weight[, bias]) -> output; input: (output gradient,
+        weight) -> input gradient; weight: (input, output gradient) -> weight
+        gradient, and the bias's written into `bias`."""
         if self.kind == "forward":
             ins, out = [(0, _ARG_SRC, a), (1, _ARG_WEIGHTS, b)], (2, _ARG_DST)
         elif self.kind == "input":
@@ -323,6 +340,9 @@ class _Primitive(_Handles):
         args = [(k, self.mds[i], self._to(i, arr)) for i, k, arr in ins]
         res = self._buffer(out[0])
         args.append((out[1], self.mds[out[0]], res))
+        if self.bias is not None:
+            args.append((_ARG_BIAS if self.kind == "forward" else _ARG_DIFF_BIAS, self.bias,
+                         bias))
         self._execute(args)
         del args
         return self._from(out[0], res)
@@ -332,12 +352,12 @@ _PRIMITIVES: OrderedDict = OrderedDict()     # key -> _Primitive, or None: not s
 
 
 def _primitive(key: tuple) -> _Primitive | None:
-    kind, shapes, stride, pad_l, pad_r, dilation, _ = key
+    kind, shapes, stride, pad_l, pad_r, dilation, _, bias = key
     # oneDNN's plain-layout implementation (its own im2col and sgemm) measured
     # faster than its blocked one plus reorders for these
     plain = all(k == 1 for k in shapes[1][3:]) or (kind == "input" and shapes[0][1] < 16)
     return _cached(key, lambda: _Primitive(_library(), kind, shapes, stride, pad_l, pad_r,
-                                           dilation, plain))
+                                           dilation, plain, bias))
 
 
 def _cached(key: tuple, build: Callable[[], _Handles]) -> _Handles | None:
@@ -361,16 +381,19 @@ def _cached(key: tuple, build: Callable[[], _Handles]) -> _Handles | None:
 
 
 def convolution(kind: str, a: np.ndarray, b: np.ndarray, src: tuple, weight: tuple,
-                dst: tuple, stride, padding, dilation, groups: int) -> np.ndarray | None:
+                dst: tuple, stride, padding, dilation, groups: int,
+                bias: np.ndarray | bool | None = None) -> np.ndarray | tuple | None:
     """One convolution kernel through oneDNN, or None where it does not run
     (disabled, library absent, not float32, empty, or a case oneDNN lacks).
 
-    kind "forward": (input, weight) -> output; "input": (output gradient,
-    weight) -> input gradient; "weight": (input, output gradient) -> weight
-    gradient. `src` (N, C, *S), `weight` (Out, C/groups, *K), `dst` (N, Out, *O)
-    are the shapes; `padding` the leading padding, the trailing one what makes
-    the sizes agree."""
-    if not ENABLED or a.dtype != np.float32 or b.dtype != np.float32:
+    kind "forward": (input, weight) -> output, plus `bias` (Out,) if given;
+    "input": (output gradient, weight) -> input gradient; "weight": (input,
+    output gradient) -> weight gradient, or with `bias` True (weight
+    gradient, bias gradient). `src` (N, C, *S), `weight` (Out, C/groups, *K),
+    `dst` (N, Out, *O) are the shapes; `padding` the leading padding, the
+    trailing one what makes the sizes agree."""
+    if not ENABLED or a.dtype != np.float32 or b.dtype != np.float32 or \
+            (isinstance(bias, np.ndarray) and bias.dtype != np.float32):
         return None
     lib = _library()
     if 0 in src or 0 in weight or 0 in dst or lib is None:
@@ -387,13 +410,18 @@ def convolution(kind: str, a: np.ndarray, b: np.ndarray, src: tuple, weight: tup
     wshape = tuple(weight) if groups == 1 else \
         (groups, weight[0] // groups) + tuple(weight[1:])
     threads = _threads(lib)
+    with_bias = bias is not None and bias is not False
     key = (kind, (tuple(src), wshape, tuple(dst)), tuple(stride), tuple(padding),
-           tuple(pad_r), tuple(dilation), threads)
+           tuple(pad_r), tuple(dilation), threads, with_bias)
     prim = _primitive(key)
     if prim is None:
         return None
-    res = prim(np.ascontiguousarray(a), np.ascontiguousarray(b))
-    return res.reshape(weight) if kind == "weight" else res
+    if kind == "weight":
+        gb = np.empty(dst[1], np.float32) if with_bias else None
+        gw = prim(np.ascontiguousarray(a), np.ascontiguousarray(b), gb).reshape(weight)
+        return (gw, gb) if with_bias else gw
+    return prim(np.ascontiguousarray(a), np.ascontiguousarray(b),
+                None if bias is None else np.ascontiguousarray(bias))
 
 
 # --------------------------------------------------------------------------
@@ -531,3 +559,99 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
     key = ("matmul", a.shape, tuple(sa), b.shape, tuple(sb), threads)
     prim = _cached(key, lambda: _Matmul(lib, a.shape, sa, b.shape, sb, dst))
     return None if prim is None else prim(a, b)
+
+
+# --------------------------------------------------------------------------
+# A convolutional step's other large passes: ReLU's backward and max pooling's
+# forward, on NumPy's plain
+# (C-contiguous) layout. Through oneDNN they run in the convolutions' OpenMP
+# pool, on every core, instead of on one core while that pool's threads wait
+# for the next primitive. Each returns None where its caller's NumPy path
+# should run (disabled, absent or forked, not float32, empty, a case oneDNN
+# lacks or only has its reference loops for).
+
+
+class _Layer(_Handles):
+    """One such primitive: `make(self)` describes its arrays (as attributes)
+    and returns its primitive descriptor."""
+
+    def __init__(self, lib: _Library, make: Callable) -> None:
+        super().__init__(lib)
+        pd = make(self)
+        self._describe(pd)
+        if self.impl.startswith("ref"):          # oneDNN's reference loops: slower than NumPy
+            raise RuntimeError("oneDNN has only its reference implementation here")
+        self.workspace = lib.primitive_desc_query_md(pd, _Q_WORKSPACE, 0)
+        self.prim = self._create(pd)
+
+    def plain(self, shape) -> _P:
+        return self._md(shape, len(shape) + 1)      # abc.. : ndims + 1
+
+
+def _layer_library(*arrays: np.ndarray) -> _Library | None:
+    if not ENABLED or any(a.dtype != np.float32 or a.size == 0 for a in arrays):
+        return None
+    return _library()
+
+
+def relu_backward(g: np.ndarray, result: np.ndarray) -> np.ndarray | None:
+    """g where ReLU's result is positive, else 0 (g times the mask), or None."""
+    lib = _layer_library(g, result)
+    if lib is None or g.shape != result.shape:
+        return None
+
+    def make(h: _Layer) -> _P:
+        h.data = h.plain((g.size,))
+        fwd = h._pd(lib.eltwise_forward_primitive_desc_create, lib.engine, _FORWARD_TRAINING,
+                    _ELTWISE_RELU_USE_DST, h.data, h.data, 0.0, 0.0, lib.attr)
+        return h._pd(lib.eltwise_backward_primitive_desc_create, lib.engine,
+                     _ELTWISE_RELU_USE_DST, h.data, h.data, h.data, 0.0, 0.0, fwd, lib.attr)
+    prim = _cached(("relu_backward", g.size, _threads(lib)), lambda: _Layer(lib, make))
+    if prim is None:
+        return None
+    out = np.empty(g.shape, np.float32)
+    prim._execute([(_ARG_DIFF_DST, prim.data, np.ascontiguousarray(g)),
+                   (_ARG_DST, prim.data, np.ascontiguousarray(result)),
+                   (_ARG_DIFF_SRC, prim.data, out)])
+    return out
+
+
+def _pool_descs(h: _Layer, src: tuple, dst: tuple, params: tuple) -> _P:
+    lib = h.lib
+    h.src, h.dst = h.plain(src), h.plain(dst)
+    return h._pd(lib.pooling_forward_primitive_desc_create, lib.engine, _FORWARD_TRAINING,
+                 _POOLING_MAX, h.src, h.dst, *(_dims(p) for p in params), lib.attr)
+
+
+def max_pool(x: np.ndarray, k: tuple, stride: tuple, padding: tuple, dilation: tuple,
+             osz: tuple) -> tuple | None:
+    """Max pooling of x (N, C, *S) into (N, C, *osz): (the maxima, each one's
+    kernel offset in its window, row-major), or None. Where a window holds a
+    NaN oneDNN keeps the largest number: the caller checks for NaN. (The
+    backward stays NumPy's scatter: a fresh np.zeros costs nothing, oneDNN
+    zeroes the gradient itself, measured slower at 1 thread.)"""
+    lib = _layer_library(x)
+    if lib is None or 0 in osz:
+        return None
+    span = [(kk - 1) * d + 1 for kk, d in zip(k, dilation)]
+    pad_r = tuple((o - 1) * s + sp - i - p for o, s, sp, i, p in
+                  zip(osz, stride, span, x.shape[2:], padding))
+    dst = x.shape[:2] + tuple(osz)
+    params = (tuple(stride), tuple(k), tuple(d - 1 for d in dilation), tuple(padding),
+              pad_r)                                       # (oneDNN dilation: 0 = none)
+    def build() -> _Layer:
+        h = _Layer(lib, lambda h: _pool_descs(h, x.shape, dst, params))
+        # the workspace: each maximum's kernel offset, u8 or s32, laid out as dst
+        h.offsets = next((np.dtype(t) for code, t in ((_U8, np.uint8), (_S32, np.int32))
+                          if lib.memory_desc_equal(h.workspace, h._md(dst, len(dst) + 1, code))),
+                         None)
+        if h.offsets is None:
+            raise RuntimeError("oneDNN's pooling workspace is not kernel offsets in dst's layout")
+        return h
+    prim = _cached(("max_pool", x.shape, dst, params, _threads(lib)), build)
+    if prim is None:
+        return None
+    out, offsets = np.empty(dst, np.float32), np.empty(dst, prim.offsets)
+    prim._execute([(_ARG_SRC, prim.src, np.ascontiguousarray(x)), (_ARG_DST, prim.dst, out),
+                   (_ARG_WORKSPACE, prim.workspace, offsets)])
+    return out, offsets

@@ -19,7 +19,7 @@ import numpy as np
 from ..formals import r_formals
 from ..engine import bump_version
 from ..tensor import Tensor, bf16_as_f32, wrap
-from . import parallel, special
+from . import onednn, parallel, special
 from .samples import pointwise as S
 from .indexing import where
 from .operands import (as_result_dtype, as_tensor, broadcast_error, cached_number, clamp_bound,
@@ -544,6 +544,9 @@ def ReluBackward0(n, g, result):
 def _where_positive(g: np.ndarray, result: np.ndarray) -> np.ndarray:
     """g * (result > 0), a block at a time: the mask is one block long (the ReLU
     backward of a large activation is a training step's peak of memory)."""
+    out = onednn.relu_backward(g, result)    # fast path: float32 on oneDNN's threads
+    if out is not None:
+        return out
     out = np.empty(g.shape, g.dtype)
     if result.shape != g.shape:
         return np.multiply(g, result > 0, out=out)
