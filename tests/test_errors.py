@@ -1620,3 +1620,20 @@ def test_e82_a_required_argument_left_out(state):
     other = TypeError("unsupported operand type(s) for +: 'int' and 'str'")
     assert _error_message(other) == str(other)  # (only the missing-argument words change)
     state.check()
+
+
+# E83 a convolution's input channels against its weight (libtorch's words)
+
+def test_e83_convolution_channels(state):
+    conv = rt.nn_conv2d(3, 8, 3)
+    with fails(RuntimeError, r"Given groups=1, weight of size \[8, 3, 3, 3\], expected "
+               r"input\[1, 1, 28, 28\] to have 3 channels, but got 1 channels instead"):
+        conv(rt.torch_randn(1, 1, 28, 28))
+    with fails(RuntimeError, r"Given transposed=1, weight of size \[4, 2, 3, 3\], expected "
+               r"input\[1, 3, 5, 5\] to have 4 channels, but got 3 channels instead"):
+        rt.torch_conv_transpose2d(rt.torch_randn(1, 3, 5, 5), rt.torch_randn(4, 2, 3, 3))
+    with fails(RuntimeError, r"expected weight to be divisible by 2 at dimension 0, but got "
+               r"weight of size \[\[3, 1, 3, 3\]\] instead"):
+        rt.torch_conv2d(rt.torch_randn(1, 2, 5, 5), rt.torch_randn(3, 1, 3, 3), groups=2)
+    assert conv(rt.torch_randn(1, 3, 5, 5)).shape == (1, 8, 3, 3)  # (the layer still works)
+    state.check()

@@ -881,9 +881,7 @@ def _conv(nd: int):
         unbatched = input.ndim == nd + 1
         x = input.unsqueeze(0) if unbatched else input
         stride, _, dilation = _conv_args(x, weight, nd, stride, padding, dilation)
-        if x.shape[1] != weight.shape[1] * groups:
-            raise ValueError(f"conv{nd}d: expected input with {weight.shape[1] * groups} "
-                             f"channels, got {x.shape[1]} (input shape {list(x.shape)})")
+        _nn_ops.check_channels(x.shape, weight.shape, False, int(groups))
         if isinstance(padding, str):
             if padding == "valid":
                 pads = (0,) * nd

@@ -158,6 +158,21 @@ def _check_kernel_fits(sizes: tuple, kernel: tuple, padding: tuple, dilation: tu
             "than actual input size")
 
 
+def check_channels(shape: tuple, wshape: tuple, transposed: bool, groups: int) -> None:
+    """The input's channels against the weight's, in libtorch's words."""
+    if groups < 1:
+        raise RuntimeError("non-positive groups is not supported")
+    if wshape[0] % groups:  # (libtorch prints this size in double brackets)
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size [{list(wshape)}] instead")
+    want = wshape[0] if transposed else wshape[1] * groups
+    if shape[1] != want:
+        given = "transposed=1" if transposed else f"groups={groups}"
+        raise RuntimeError(f"Given {given}, weight of size {list(wshape)}, expected input"
+                           f"{list(shape)} to have {want} channels, but got {shape[1]} "
+                           "channels instead")
+
+
 @op(samples=S.convolution, method=False, autocast="lower")
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,
                 dilation: Any, transposed: bool, output_padding: Any, groups: int) -> Tensor:
@@ -170,6 +185,7 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
     stride, padding = int_tuple(stride, nd), int_tuple(padding, nd)
     dilation = int_tuple(dilation, nd)
     output_padding, groups = int_tuple(output_padding, nd), int(groups)
+    check_channels(input.shape, weight.shape, bool(transposed), groups)
     if not transposed:
         _check_kernel_fits(input.shape[2:], weight.shape[2:], padding, dilation)
     out = _conv_arrays(input.data, weight.data, None if bias is None else bias.data, stride,

@@ -856,3 +856,16 @@ test_that("E82: a required argument left out", {
   expect_error(distr_normal(0, 1)$log_prob(), 'argument "value" is missing', fixed = TRUE)
   expect_intact(s)
 })
+
+
+test_that("E83: a convolution whose input channels don't fit its weight", {
+  s <- err_state()
+  conv <- nn_conv2d(3, 8, 3)
+  expect_error(conv(torch_randn(1, 1, 28, 28)),
+               "Given groups=1, weight of size [8, 3, 3, 3], expected input[1, 1, 28, 28] to have 3 channels, but got 1 channels instead",
+               fixed = TRUE, class = "runtime_error")
+  expect_error(nnf_conv_transpose2d(torch_randn(1, 3, 5, 5), torch_randn(4, 2, 3, 3)),
+               "expected input[1, 3, 5, 5] to have 4 channels", fixed = TRUE)
+  expect_equal(conv(torch_randn(1, 3, 5, 5))$shape, c(1, 8, 3, 3))
+  expect_intact(s)
+})

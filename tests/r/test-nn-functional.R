@@ -87,6 +87,6 @@ test_that("bad input gives clear errors", {
   expect_error(nnf_softmax(torch_randn(2), dim = 0), "Indexing starts at 1")
   expect_error(nn_dropout(p = 2), "between 0 and 1")
   expect_error(nnf_nll_loss(torch_randn(2, 3), torch_tensor(c(0.5, 1))), "class indices")
-  expect_error(nnf_conv2d(torch_randn(1, 3, 5), torch_randn(2, 3, 3, 3)), "expected input with 3 channels")
+  expect_error(nnf_conv2d(torch_randn(1, 3, 5), torch_randn(2, 3, 3, 3)), "expected input[1, 1, 3, 5] to have 3 channels, but got 1", fixed = TRUE)
   expect_error(nnf_conv2d(torch_randn(5), torch_randn(2, 3, 3, 3)), "4-D input")
 })
