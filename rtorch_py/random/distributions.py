@@ -72,8 +72,8 @@ def _unit_float(gen: Generator, n: int, digits: int, into: np.ndarray | None = N
                 ) -> np.ndarray:
     """(random() & (2^digits - 1)) * 2^-digits, in float32, into `into` if given
     (exact: an integer below 2^digits times a power of two)."""
-    raw = gen.random(n)
-    raw &= np.uint64((1 << digits) - 1)
+    raw = gen.random32(n)
+    raw &= np.uint32((1 << digits) - 1)
     if into is None:
         into = np.empty(n, f32)
     return np.multiply(raw, 2.0 ** -digits, out=into, casting="unsafe")
@@ -145,8 +145,8 @@ def uniform_(gen: Generator, out: np.ndarray, low: float = 0.0,
 
         def draw32(into: np.ndarray) -> None:
             if exact:   # (fast path: the same value as fma32, one float64 pass)
-                raw = gen.random(into.size)
-                raw &= np.uint64((1 << 24) - 1)
+                raw = gen.random32(into.size)
+                raw &= np.uint32((1 << 24) - 1)
                 affine = np.multiply(raw, scale)
                 affine += float(lo)
                 into[...] = affine
