@@ -438,7 +438,7 @@ def test_float32_normal_kernel_on_two_million_values(seed) -> None:
 # bounds through uniform_'s one-pass float32 path (k * span / 2^24 + from exact in
 # float64) and through its fused multiply-add (1000..1000.5, 1e-3..7e7: not exact)
 UNIFORM_BOUNDS = [(-0.0361, 0.0361), (-3, 5.5), (0, 7.25), (1000, 1000.5), (1e-3, 7e7),
-                  (-2.5e-38, 1e-38)]
+                  (-2.5e-38, 1e-38), (0, 0), (2.5, 2.5), (-1e38, 1e38)]
 
 
 @pytest.mark.parametrize("transposed", [False, True], ids=["contiguous", "transposed"])

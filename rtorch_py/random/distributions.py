@@ -92,9 +92,13 @@ def _exact_affine32(lo: np.float32, span: np.float32) -> bool:
     The values are multiples of the finer of span's ulp / 2^24 and lo's ulp,
     and below |lo| + |span| in magnitude."""
     def ulp_exponent(v: np.float32) -> int:
-        return max(math.frexp(float(v))[1] - 24, -149) if v else 10**9
-    grid = min(ulp_exponent(span) - 24, ulp_exponent(lo))
-    return abs(float(lo)) + abs(float(span)) <= 2.0 ** (53 + grid)
+        return max(math.frexp(float(v))[1] - 24, -149)
+    if not span:
+        return True   # every value is lo
+    grid = ulp_exponent(span) - 24
+    if lo:
+        grid = min(grid, ulp_exponent(lo))
+    return abs(float(lo)) + abs(float(span)) <= math.ldexp(1.0, 53 + grid)
 
 
 def _fill_blocks(out: np.ndarray, draw: Callable[[np.ndarray], None]) -> np.ndarray:
