@@ -173,6 +173,39 @@ def test_cond_of_singular_matrices(a):
         assert cond(-2) <= 1 / big
 
 
+@pytest.mark.parametrize("a", [np.ones((2, 2)), [[1.0, 2.0], [2.0, 4.0]],
+                               np.arange(1.0, 10.0).reshape(3, 3), [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]]])
+def test_float32_cond_of_singular_matrices_is_at_float32_scale(a):
+    """libtorch takes float32 singular values from single-precision LAPACK, so
+    the one zero singular value of these float32 matrices comes out 0 or about
+    float eps times the largest: cond inf or about 1e8 (PyTorch 2.13 with MKL:
+    inf or 5e7-1e8; with OpenBLAS, as here, 1.48e8 for ones(2, 2)), never
+    double's 1e16. (A second zero one, ones(3, 3)'s, can come out anywhere
+    below that.)"""
+    a = np.asarray(a, np.float32)
+    for cond in (lambda p: rt.linalg_cond(rt.torch_tensor(a), p).item(),
+                 lambda p: torch.linalg.cond(torch.from_numpy(a), p).item()):
+        for p in [None, 2] + (["nuc"] if a.shape[0] == a.shape[1] else []):
+            assert np.isinf(cond(p)) or 1e6 <= cond(p) <= 1e10, p
+        assert cond(-2) == 0 or 1e-10 <= cond(-2) <= 1e-6
+
+
+@pytest.mark.parametrize("a", [[[1.0, 1.0], [1.0, 1.000001]], [[1.0, 0.0], [0.0, 1e-7]],
+                               1 / (np.arange(5)[:, None] + np.arange(5) + 1.0)])
+def test_float32_cond_of_ill_conditioned_matrices_as_pytorch(a):
+    """Near-singular float32 matrices: within float32's rounding of PyTorch's (a
+    condition number of 4e6 is known to about 4e6 * eps, 10%)."""
+    a = np.asarray(a, np.float32)
+    for p in [None, -2, "nuc"]:
+        got = rt.linalg_cond(rt.torch_tensor(a), p).item()
+        assert got == pytest.approx(torch.linalg.cond(torch.from_numpy(a), p).item(), rel=0.1)
+
+
+def test_float32_cond_gradient_through_single_precision_values():
+    a = rand(3, 3, dtype=np.float32)
+    check_vs_torch(lambda T, a: _linalg(T, "cond")(a), a, check_names=False)
+
+
 @pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
 def test_qr_modes(mode):
     x = rand(4, 3)

@@ -433,3 +433,42 @@ def test_float32_normal_kernel_on_two_million_values(seed) -> None:
     assert same_bits(R.normal_(gen, np.empty(2 * 10 ** 6 + 3, np.float32)),
                      torch.randn(2 * 10 ** 6 + 3).numpy())
     assert_same_state(gen)
+
+
+# bounds through uniform_'s one-pass float32 path (k * span / 2^24 + from exact in
+# float64) and through its fused multiply-add (1000..1000.5, 1e-3..7e7: not exact)
+UNIFORM_BOUNDS = [(-0.0361, 0.0361), (-3, 5.5), (0, 7.25), (1000, 1000.5), (1e-3, 7e7),
+                  (-2.5e-38, 1e-38), (0, 0), (2.5, 2.5), (-1e38, 1e38)]
+
+
+@pytest.mark.parametrize("transposed", [False, True], ids=["contiguous", "transposed"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("bounds", UNIFORM_BOUNDS, ids=str)
+def test_uniform_over_several_blocks_matches_pytorch(bounds, dtype, transposed) -> None:
+    """78,000 values: more than two of the blocks uniform_ transforms at once."""
+    torch.manual_seed(7)
+    theirs = torch.empty(300, 260, dtype=TORCH_DTYPE[np.dtype(dtype)])
+    theirs = (theirs.t() if transposed else theirs).uniform_(*bounds)
+    gen = R.Generator(7)
+    ours = np.empty((300, 260), dtype)
+    R.uniform_(gen, ours.T if transposed else ours, *bounds)
+    # PyTorch 2.13's kernel (not libtorch 2.8's) returns `from` where a value
+    # rounds up to `to` (docs/random.md); 1000..1000.5 meets it 3 times
+    low, high = (np.asarray(b, dtype) for b in bounds)
+    ours = np.where(ours == high, low, ours)
+    assert same_bits(ours.T if transposed else ours, theirs.numpy())
+    assert_same_state(gen)
+
+
+def test_one_pass_uniform_is_the_fused_multiply_add_on_every_draw() -> None:
+    """Where uniform_ takes its one-pass float32 path, the draws give what fma32
+    (which checks float64 ties) gives: every 5th of the 2^24 and the last 1000."""
+    k = np.r_[np.arange(0, 1 << 24, 5), np.arange((1 << 24) - 1000, 1 << 24)].astype(np.uint64)
+    for low, high in [(-0.0361, 0.0361), (-3, 5.5), (0, 7.25), (0.75, 1)]:
+        lo, span = np.float32(low), np.float32(high) - np.float32(low)
+        assert D._exact_affine32(lo, span)
+        one_pass = (k * (float(span) * 2.0 ** -24) + float(lo)).astype(np.float32)
+        fused = fma32((k * 2.0 ** -24).astype(np.float32), span, lo)
+        assert np.array_equal(one_pass.view(np.uint32), fused.view(np.uint32))
+    assert not D._exact_affine32(np.float32(1000), np.float32(0.5))
+    assert not D._exact_affine32(np.float32(-1e-30), np.float32(3))

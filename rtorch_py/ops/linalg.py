@@ -3,6 +3,9 @@ the older `torch_det`, `torch_svd`, ... forms, with PyTorch's derivatives."""
 from __future__ import annotations
 
 import builtins
+import ctypes
+import glob
+import os
 import warnings
 from typing import Any, Callable, Sequence
 
@@ -18,6 +21,7 @@ from .dispatch import op
 from .indexing import where
 from .pointwise import inplace_form
 from .shape import UnsafeViewBackward0, ViewBackward0, cat
+from .views import AliasBackward0
 from .fft import _conj, real_part, real_dtype_of, to_complex
 from .nn_kernels import matmul as matmul_arrays, pnorm_distance_grad
 
@@ -1277,23 +1281,81 @@ op("linalg_norm_aten", function="torch_linalg_norm", method=False, torch_name="l
    dims=("dim",), samples=S.linalg_norm)(linalg_norm)
 
 
+_SGESDD: list = []   # [LAPACKE's sgesdd, or None where not found], once looked up
+
+
+def _sgesdd() -> Any:
+    """LAPACKE_sgesdd of the OpenBLAS NumPy's wheel bundles (ILP64, symbols
+    prefixed scipy_), through ctypes; None without it."""
+    if not _SGESDD:
+        found = glob.glob(os.path.join(os.path.dirname(os.path.dirname(np.__file__)),
+                                       "numpy.libs", "libscipy_openblas64_*.so"))
+        fn = None
+        try:
+            lib = ctypes.CDLL(found[0]) if found else None
+            fn = getattr(lib, "scipy_LAPACKE_sgesdd64_")
+        except (OSError, AttributeError):
+            pass
+        if fn is not None:
+            i64, ptr = ctypes.c_int64, ctypes.c_void_p
+            fn.restype = i64
+            fn.argtypes = [ctypes.c_int, ctypes.c_char, i64, i64, ptr, i64, ptr, ptr, i64, ptr,
+                           i64]
+        _SGESDD.append(fn)
+    return _SGESDD[0]
+
+
+def _single_precision_svdvals(a: np.ndarray) -> np.ndarray | None:
+    """The singular values of float32 matrices from LAPACK's single-precision
+    gesdd, as libtorch computes them. (NumPy's linalg runs
+    in double and rounds to float: a singular matrix's zero singular value then
+    comes out at double's rounding, 3.4e-17 for ones(2, 2), where float's
+    gesdd gives 0 or about 1e-8, so linalg_cond was 6e16 instead of inf or
+    about 1e8.) None for other dtypes, empty or non-finite input (NumPy's path
+    errors as before) or without the library."""
+    if a.dtype != np.float32 or a.size == 0 or not np.isfinite(a).all():
+        return None
+    gesdd = _sgesdd()
+    if gesdd is None:
+        return None
+    m, n = a.shape[-2:]
+    mats = np.array(a.reshape(-1, m, n), order="C")     # (a copy: gesdd overwrites it)
+    out = np.empty((mats.shape[0], builtins.min(m, n)), np.float32)
+    for mat, s in zip(mats, out):
+        # row-major (101), singular values only ("N")
+        if gesdd(101, b"N", m, n, mat.ctypes.data, n, s.ctypes.data, None, 1, None, 1):
+            return None
+    return out.reshape(a.shape[:-2] + out.shape[-1:])
+
+
+def _cond_svdvals(A: Tensor) -> Tensor:
+    """linalg_svdvals(A), its values from single-precision gesdd for float32
+    (what libtorch divides by); the gradient is linalg_svdvals'."""
+    s = linalg_svdvals(A)
+    single = _single_precision_svdvals(A.data)
+    if single is None:
+        return s
+    return record(single, AliasBackward0, (s,)) if needs_grad(s) else wrap(single)
+
+
 @op(function="linalg_cond", method=False, torch_name="linalg.cond", samples=S.cond, autocast="fp32")
 def linalg_cond(A: Tensor, p: Any = None) -> Tensor:
     p = _ord(p)
     _matrix_check(A, "linalg.cond")
     if p is None or p in (2.0, -2.0):
-        s = linalg_svdvals(A)
+        s = _cond_svdvals(A)
         big, small = s.narrow(-1, 0, 1), s.narrow(-1, s.shape[-1] - 1, 1)
         out = (big / small) if p != -2.0 else (small / big)
         return out.squeeze(-1)
     _square_check(A, "linalg.cond")
     if p == "nuc":  # from the singular values, as PyTorch: a zero one gives inf, no error
-        s = linalg_svdvals(A)
+        s = _cond_svdvals(A)
         return s.sum(dim=-1) * s.reciprocal().sum(dim=-1)
     # Through the inverse, as PyTorch: where LU meets an exact zero pivot (PyTorch's
     # decision that A is singular) the inverse is nan and the condition number inf.
     # At 2 and -2 (above) a singular A's answer is LAPACK's rounding in both libraries:
-    # its smallest singular value comes out 0 (inf) or about eps * the largest.
+    # its smallest singular value comes out 0 (inf) or about eps * the largest (the
+    # dtype's eps: float32 matrices go through single-precision gesdd, as in libtorch).
     inv = linalg_inv_ex(A)[0]
     return _nan_to_num(linalg_matrix_norm(A, p) * linalg_matrix_norm(inv, p))
 

@@ -565,6 +565,33 @@ def relu(self: Tensor) -> Tensor:
     return record(np.maximum(self.data, 0, dtype=self.data.dtype), ReluBackward0, (self,), (OUTPUT,))
 
 
+def _clip_scalars(d: np.ndarray, lo: Any, hi: Any, inplace: bool = False) -> np.ndarray:
+    """libtorch's clamp with number bounds, min(max(x, lo), hi): NaN in x or a
+    bound gives NaN, lo > hi gives hi, and a zero x against a zero bound keeps
+    its own sign (NumPy's clip, the fast loop for number bounds, takes the
+    bound's there, so those zeros are left out of it)."""
+    keep_zeros = d.dtype.kind == "f" and (lo == 0 or hi == 0) and \
+        (lo is None or lo <= 0) and (hi is None or hi >= 0)
+    if inplace:
+        return np.clip(d, lo, hi, out=d, where=d != 0) if keep_zeros else \
+            np.clip(d, lo, hi, out=d)
+    out = np.clip(d, lo, hi)
+    if keep_zeros:
+        np.copyto(out, d, where=d == 0)
+    return out
+
+
+def _clip_tensors(d: np.ndarray, lo: Tensor | None, hi: Tensor | None) -> np.ndarray:
+    """libtorch's clamp with tensor bounds, minimum(maximum(x, lo), hi) as its
+    vector loop does it (NaN from any operand; a tie of zeros takes the bound's).
+    Two passes: NumPy's clip with array bounds is several times slower."""
+    out = d if lo is None else np.maximum(d, lo.data)
+    if hi is None:
+        return out.copy() if out is d else out
+    into = None if out is d or np.result_type(out, hi.data) != out.dtype else out
+    return np.minimum(out, hi.data, out=into)
+
+
 @formula(arrays=True)
 def ClampBackward1(n, g, x, lo, hi):
     keep = x <= hi if lo is None else x >= lo if hi is None else (x >= lo) & (x <= hi)
@@ -581,7 +608,7 @@ def clamp(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
         return _clamp_tensor(self, min, max)
     lo = clamp_bound(min, "min")
     hi = clamp_bound(max, "max")
-    out = np.clip(self.data, lo, hi)
+    out = _clip_scalars(self.data, lo, hi)
     if out.dtype is not self.data.dtype:
         out = as_result_dtype(out, self)
     return record(out, ClampBackward1, (self,), (self, lo, hi))
@@ -617,7 +644,7 @@ def _clamp_tensor(x: Tensor, min: Any, max: Any) -> Tensor:
     lo = None if min is None else as_tensor(min)
     hi = None if max is None else as_tensor(max)
     try:
-        out = np.clip(x.data, None if lo is None else lo.data, None if hi is None else hi.data)
+        out = _clip_tensors(x.data, lo, hi)
     except ValueError:
         raise broadcast_error(x, lo if lo is not None else hi, "clamp") from None
     out = as_result_dtype(out, x, lo if lo is not None else hi)
@@ -634,8 +661,7 @@ def _clamp_tensor_(x: Tensor, min: Any, max: Any) -> Tensor:
         raise RuntimeError(f"clamp_: can't update a tensor of shape {shape_str(x.shape)} in "
                            f"place with bounds of shape {shape_str(bounds[0].shape)}: the "
                            "bounds must broadcast to the tensor's shape")
-    out = as_result_dtype(np.clip(x.data, None if lo is None else lo.data,
-                                  None if hi is None else hi.data), x, bounds[0])
+    out = as_result_dtype(_clip_tensors(x.data, lo, hi), x, bounds[0])
     if not np.can_cast(out.dtype, x.data.dtype, "same_kind"):
         raise RuntimeError(f"clamp_: result type {wrap(out).dtype.r_name} can't be cast to "
                            f"the desired output type {x.dtype.r_name}")
@@ -896,7 +922,7 @@ def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
     check_inplace(self)
     lo, hi = clamp_bound(min, "min"), clamp_bound(max, "max")
     old = self.detach().clone() if needs_grad(self) else None
-    np.clip(self.data, lo, hi, out=self.data)
+    _clip_scalars(self.data, lo, hi, inplace=True)
     bump_version(self)
     return record_inplace(self, ClampBackward1, (self,), (old, lo, hi))
 

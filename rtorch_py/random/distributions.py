@@ -72,8 +72,8 @@ def _unit_float(gen: Generator, n: int, digits: int, into: np.ndarray | None = N
                 ) -> np.ndarray:
     """(random() & (2^digits - 1)) * 2^-digits, in float32, into `into` if given
     (exact: an integer below 2^digits times a power of two)."""
-    raw = gen.random(n)
-    raw &= np.uint64((1 << digits) - 1)
+    raw = gen.random32(n)
+    raw &= np.uint32((1 << digits) - 1)
     if into is None:
         into = np.empty(n, f32)
     return np.multiply(raw, 2.0 ** -digits, out=into, casting="unsafe")
@@ -86,11 +86,41 @@ def _unit_double(gen: Generator, n: int, into: np.ndarray | None = None) -> np.n
     return np.multiply(raw, 2.0 ** -53, out=into)
 
 
+def _exact_affine32(lo: np.float32, span: np.float32) -> bool:
+    """Whether k * (span * 2^-24) + lo is exact in float64 for every k below
+    2^24: then one rounding to float32 is fma's (no tie can be mis-broken).
+    The values are multiples of the finer of span's ulp / 2^24 and lo's ulp,
+    and below |lo| + |span| in magnitude."""
+    def ulp_exponent(v: np.float32) -> int:
+        return max(math.frexp(float(v))[1] - 24, -149)
+    if not span:
+        return True   # every value is lo
+    grid = ulp_exponent(span) - 24
+    if lo:
+        grid = min(grid, ulp_exponent(lo))
+    return abs(float(lo)) + abs(float(span)) <= math.ldexp(1.0, 53 + grid)
+
+
+def _fill_blocks(out: np.ndarray, draw: Callable[[np.ndarray], None]) -> np.ndarray:
+    """`_fill` for transformations that take the same engine outputs per value
+    (so a block at a time gives the same stream): draw(into) fills each block,
+    which stays in the CPU's cache."""
+    if not out.size:
+        return out
+    (view,) = iteration_view(out)
+    flat = view.reshape(-1) if view.flags.c_contiguous else np.empty(view.size, out.dtype)
+    for start in range(0, flat.size, _BLOCK):
+        draw(flat[start:start + _BLOCK])
+    if not view.flags.c_contiguous:
+        view[...] = flat.reshape(view.shape)
+    return out
+
+
 def uniform_(gen: Generator, out: np.ndarray, low: float = 0.0,
              high: float = 1.0) -> np.ndarray:
-    """uniform_kernel: x * (to - from) + from, x on the dtype's significand bits
-    (float16/bfloat16: 11/8 bits, in float arithmetic after rounding from, to
-    and to - from to the dtype, as libtorch 2.8's Half/BFloat16 operators do).
+    """uniform_kernel: x * (to - from) + from (fused), x on the dtype's significand
+    bits (float16/bfloat16: 11/8 bits, in float arithmetic after rounding from,
+    to and to - from to the dtype, as libtorch 2.8's Half/BFloat16 operators do).
     Complex arrays: their real and imaginary parts."""
     if not low <= high:
         raise ValueError(f"uniform_ expects to return a [from, to) range, but found "
@@ -100,19 +130,31 @@ def uniform_(gen: Generator, out: np.ndarray, low: float = 0.0,
         return out
     dtype = out.dtype
     unit = low == 0 and high == 1    # x * 1 + 0 is x: no arithmetic
-    if unit and out.flags.c_contiguous and dtype in (np.float32, np.float64):
-        # (fast path: drawn straight into a contiguous out, in its order)
-        flat = out.reshape(-1)
-        _unit_float(gen, out.size, 24, flat) if dtype == np.float32 else \
-            _unit_double(gen, out.size, flat)
-        return out
     if dtype == np.float64:
-        return _fill(out, lambda n: _unit_double(gen, n) if unit else
-                     fma64(_unit_double(gen, n), high - low, low))
+        def draw64(into: np.ndarray) -> None:
+            if unit:
+                _unit_double(gen, into.size, into)
+            else:
+                into[...] = fma64(_unit_double(gen, into.size), high - low, low)
+        return _fill_blocks(out, draw64)
     if dtype == np.float32:
         lo, hi = f32(low), f32(high)
-        return _fill(out, lambda n: _unit_float(gen, n, 24) if unit else
-                     fma32(_unit_float(gen, n, 24), hi - lo, lo))
+        span = hi - lo
+        exact = _exact_affine32(lo, span)
+        scale = float(span) * 2.0 ** -24
+
+        def draw32(into: np.ndarray) -> None:
+            if unit:
+                _unit_float(gen, into.size, 24, into)
+            elif exact:   # (fast path: the same value as fma32, one float64 pass)
+                raw = gen.random32(into.size)
+                raw &= np.uint32((1 << 24) - 1)
+                affine = np.multiply(raw, scale)
+                affine += float(lo)
+                into[...] = affine
+            else:
+                into[...] = fma32(_unit_float(gen, into.size, 24), span, lo)
+        return _fill_blocks(out, draw32)
     lo, hi = np.array([low, high]).astype(np.float32).astype(dtype).astype(f32)
     span = np.asarray(hi - lo).astype(dtype).astype(f32)
     return _fill(out, lambda n: fma32(_unit_float(gen, n, _digits(dtype)), span, lo)
