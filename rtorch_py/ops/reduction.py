@@ -300,9 +300,15 @@ def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     return record(e, SoftmaxBackward0, (self,), (OUTPUT, d))
 
 
-@formula
+@formula(arrays=True)
 def LogSoftmaxBackward0(n, g, result, dim):
-    return (g - result.exp() * g.sum(dim=dim, keepdim=True),)
+    if type(g) is not np.ndarray:
+        return (g - result.exp() * g.sum(dim=dim, keepdim=True),)
+    if g.dtype == np.float32 or g.dtype == np.float64:
+        # the walk's fast path: the tensor formula's own arithmetic on the arrays
+        # (exp, the libtorch-order sum of the sum op, product, difference)
+        return (g - np.exp(result) * _sum(g, (dim,), True),)
+    return (LogSoftmaxBackward0.formula(n, wrap(g), wrap(result), dim)[0].data,)
 
 
 def _log_softmax_jvp(p: dict, t: dict, result: Tensor) -> Tensor:
