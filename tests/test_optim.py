@@ -120,8 +120,15 @@ def test_zero_grad():
     x = rt.torch_tensor([1.0], requires_grad=True)
     opt = ro.optim_sgd([x], lr=0.1)
     (x * 2).sum().backward()
-    opt.zero_grad(set_to_none=False)
-    assert x.grad.data.tolist() == [0.0]
+    grad = x.grad
+    opt.zero_grad(set_to_none=False)  # (in place without the op: its fast path)
+    assert x.grad is grad and x.grad.data.tolist() == [0.0]
+    assert grad._version[0] == 1  # moved on, as zero_() moves it
+    # a gradient zero_() refuses (read-only memory) gets zero_()'s error
+    x.grad = rt.torch_tensor([3.0]).expand(1)
+    x.grad.data.flags.writeable = False
+    with pytest.raises(RuntimeError, match="refers to a single memory location"):
+        opt.zero_grad(set_to_none=False)
     opt.zero_grad()
     assert x.grad is None
 
