@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import engine as _engine
+from ..engine import bump_version
 from ..ops import parallel
 from ..constructors import torch_tensor
 from ..tensor import Tensor
@@ -342,23 +342,27 @@ def run(name: str, params: list, states: list, group: dict) -> None:
     new entries come back as tensors. Each parameter's array changes in place
     and its version counter moves on, so a graph that saved the old value
     refuses to run backward, as in PyTorch."""
-    live = [(p, st) for p, st in zip(params, states) if p.grad is not None]
-    arrays = [{k: (v.data if isinstance(v, Tensor) else v) for k, v in st.items()}
-              for _, st in live]
-    UPDATES[name]([p.data for p, _ in live], [p.grad.data for p, _ in live], arrays, group)
+    # (loops, not comprehensions: this runs every step, and in Python 3.11 a
+    # comprehension costs a function call of its own)
+    live, arrays, ps, gs = [], [], [], []
+    for p, st in zip(params, states):
+        g = p.grad
+        if g is None:
+            continue
+        live.append((p, st))
+        a = {}
+        for k, v in st.items():
+            a[k] = v.data if isinstance(v, Tensor) else v
+        arrays.append(a)
+        ps.append(p.data)
+        gs.append(g.data)
+    UPDATES[name](ps, gs, arrays, group)
     for (p, st), new in zip(live, arrays):
-        _bump_version(p)
+        bump_version(p)
         for k, v in new.items():
-            old = st.get(k)
             if isinstance(v, np.ndarray):
+                old = st.get(k)
                 if not (isinstance(old, Tensor) and old.data is v):
                     st[k] = torch_tensor(v)
             else:
                 st[k] = v
-
-
-def _bump_version(t: Tensor) -> None:
-    # the engine's in-place record; a no-op if a future engine drops it
-    bump = getattr(_engine, "bump_version", None)
-    if bump is not None:
-        bump(t)
