@@ -21,6 +21,8 @@ import numpy as np
 import torch
 from threadpoolctl import threadpool_info
 
+import rtorch_py as rt
+
 from .rside import R_TORCH_OP_US
 from .workloads import Workload, workloads
 
@@ -75,6 +77,7 @@ def setup_threads(threads: int | None = None) -> dict:
     blas = numpy_blas()
     n = blas.get("num_threads") or os.cpu_count() or 1
     torch.set_num_threads(n)
+    rt.torch_set_num_threads(n)  # ours too: oneDNN's products follow it, not BLAS's limit
     torch_blas = next((part.split("=", 1)[1] for part in torch.__config__.show().replace(",", "\n")
                        .split() if part.startswith("BLAS_INFO=")), "?")
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
@@ -86,8 +89,8 @@ def setup_threads(threads: int | None = None) -> dict:
         "torch": torch.__version__,
         "numpy BLAS": f"{blas.get('internal_api')} {blas.get('version')}, kernel "
                       f"{blas.get('architecture')}, {blas.get('num_threads')} thread(s)",
-        "torch threads": f"{torch.get_num_threads()} (set_num_threads to NumPy's BLAS "
-                         f"threads), torch BLAS {torch_blas}",
+        "torch threads": f"{torch.get_num_threads()}, rtorch-py's {rt.torch_get_num_threads()} "
+                         f"(set_num_threads to NumPy's BLAS threads), torch BLAS {torch_blas}",
         "CPU": f"{cpu}, {os.cpu_count()} cores",
         "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", "unset"),
         "OPENBLAS_L2_SIZE": os.environ.get("OPENBLAS_L2_SIZE", "unset"),

@@ -770,6 +770,8 @@ def _wrong_count(node: Node, outs: Sequence) -> RuntimeError:
 
 def reduces_to(gshape: tuple, shape: tuple) -> bool:
     """Whether a gradient of gshape is a broadcast of shape (so summing fixes it)."""
+    if gshape[max(len(gshape) - len(shape), 0):] == shape:  # (fast path: leading dims
+        return True                                          # only, a bias's gradient)
     try:
         return np.broadcast_shapes(shape, gshape) == gshape
     except ValueError:

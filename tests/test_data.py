@@ -106,3 +106,26 @@ def test_make_iter_next_and_bad_input():
         rd.tensor_dataset(rt.torch_randn(5, 2), rt.torch_randn(4))
     with pytest.raises(TypeError, match="collate"):
         rd.default_collate([object(), object()])
+
+
+def test_take_rows_fast_path_is_the_index_op():
+    """A tensor dataset's batch (take_rows: np.take for plain tensors, labelled
+    fast path) equals `t[idx]` through the op: values, dtype, layout, no graph;
+    tensors that require grad or carry dim names take the op; a bad index gets
+    the op's error."""
+    x = rt.torch_randn(6, 3)
+    xt = rt.torch_randn(3, 6).t()  # a transposed (column-major) one
+    y = rt.torch_tensor(np.arange(6))
+    w = rt.torch_randn(6, 2, requires_grad=True)
+    idx = np.array([5, 0, 3, 3, -1])
+    key = rt.torch_tensor(idx)
+    got = rd.take_rows([x, xt, y, w], idx)
+    for t, g in zip([x, xt, y, w], got):
+        want = t[key]
+        assert g.dtype == want.dtype and g.shape == want.shape
+        np.testing.assert_array_equal(g.data, want.data)
+        assert g.data.strides == want.data.strides
+    assert got[0].grad_fn is None and not got[0].requires_grad
+    assert got[3].grad_fn is not None and got[3].grad_fn.name == "IndexBackward0"
+    with pytest.raises(IndexError, match="index out of range"):
+        rd.take_rows([x], np.array([6]))

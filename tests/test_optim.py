@@ -10,6 +10,7 @@ import torch
 
 import rtorch_py as rt
 from rtorch_py import optim as ro
+from rtorch_py.optim import kernels
 
 rng = np.random.default_rng(0)
 SHAPES = [(3, 4), (4,)]
@@ -119,8 +120,15 @@ def test_zero_grad():
     x = rt.torch_tensor([1.0], requires_grad=True)
     opt = ro.optim_sgd([x], lr=0.1)
     (x * 2).sum().backward()
-    opt.zero_grad(set_to_none=False)
-    assert x.grad.data.tolist() == [0.0]
+    grad = x.grad
+    opt.zero_grad(set_to_none=False)  # (in place without the op: its fast path)
+    assert x.grad is grad and x.grad.data.tolist() == [0.0]
+    assert grad._version[0] == 1  # moved on, as zero_() moves it
+    # a gradient zero_() refuses (read-only memory) gets zero_()'s error
+    x.grad = rt.torch_tensor([3.0]).expand(1)
+    x.grad.data.flags.writeable = False
+    with pytest.raises(RuntimeError, match="refers to a single memory location"):
+        opt.zero_grad(set_to_none=False)
     opt.zero_grad()
     assert x.grad is None
 
@@ -180,6 +188,59 @@ def test_state_dict_round_trip_continues_identically():
     o2.step()
     for p1, p2 in zip(o1.param_groups[0]["params"], params2):
         np.testing.assert_array_equal(p1.data, p2.data)
+
+
+@pytest.mark.parametrize("kwargs", [dict(lr=0.01), dict(lr=0.01, amsgrad=True, weight_decay=0.1),
+                                    dict(lr=0.01, maximize=True)])
+@pytest.mark.parametrize("make", [ro.optim_adam, ro.optim_adamw])
+def test_adam_foreach_fast_path_equals_the_per_parameter_path(make, kwargs, monkeypatch):
+    """Small parameters' Adam states are parts of one array per state and take
+    one pass for all (kernels' FAST PATH): bit for bit the per-parameter
+    update, which the same optimiser falls back to when a parameter has no
+    gradient in a step (its step count then differs) or a state is replaced."""
+    shapes = [(6, 5), (6,), (3, 6), (3,)]
+    init = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    fast = [rt.torch_tensor(a.copy(), requires_grad=True) for a in init]
+    plain = [rt.torch_tensor(a.copy(), requires_grad=True) for a in init]
+    o_fast, o_plain = make(fast, **kwargs), make(plain, **kwargs)
+    flat_taken = []
+    real = kernels._flat_states
+
+    def spy(ready):
+        out = real(ready)
+        flat_taken.append(out is not None)
+        return out
+    monkeypatch.setattr(kernels, "_flat_states", spy)
+    for step in range(6):
+        grads = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+        for i, (p, q, g) in enumerate(zip(fast, plain, grads)):
+            skip = step == 4 and i == 1  # no gradient for one parameter in one step
+            p.grad = None if skip else rt.torch_tensor(g.copy())
+            q.grad = None if skip else rt.torch_tensor(g.copy())
+        o_fast.step()
+        monkeypatch.setattr(kernels, "_flat_states", lambda ready: None)
+        o_plain.step()
+        monkeypatch.setattr(kernels, "_flat_states", spy)
+        for p, q in zip(fast, plain):
+            np.testing.assert_array_equal(p.data, q.data)
+    # the fast path ran until the step without a gradient, the per-parameter path after
+    assert flat_taken == [True] * 4 + [False] * 2
+    st = o_fast.state[fast[0]]
+    assert st["exp_avg"].data.base is o_fast.state[fast[3]]["exp_avg"].data.base
+
+
+def test_adam_foreach_sees_a_replaced_state():
+    p = [rt.torch_tensor(np.ones((2, 2), np.float32), requires_grad=True),
+         rt.torch_tensor(np.ones(2, np.float32), requires_grad=True)]
+    opt = ro.optim_adam(p, lr=0.1)
+    for _ in range(2):
+        for t in p:
+            t.grad = rt.torch_tensor(np.full(t.shape, 0.5, np.float32))
+        opt.step()
+    opt.state[p[1]]["exp_avg"] = rt.torch_tensor(np.zeros(2, np.float32))  # replaced
+    ready = [(t.data, t.grad.data, (0.1, 0.1), [opt.state[t][k].data for k in
+                                                 ("exp_avg", "exp_avg_sq")]) for t in p]
+    assert kernels._flat_states(ready) is None
 
 
 def test_step_bumps_version_so_stale_graphs_fail():

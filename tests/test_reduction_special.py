@@ -286,3 +286,29 @@ def test_float32_sum_differs_from_numpys_pairwise_order(one_thread):
     ours = rt.torch_tensor(x).sum().item()
     assert ours == torch.from_numpy(x).sum().item()
     assert ours != float(x.sum())
+
+
+# --------------------------------------------------------------------------
+# log_softmax's backward: its class sums' fast path is the sum op's order
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_log_softmax_backward_class_sums_are_the_sum_ops_bit_for_bit(dtype):
+    """_class_sums (few classes a row: a column at a time, labelled fast path)
+    gives the sum op's libtorch-order sums to the bit, signed zeros, infinities
+    and NaN included; other shapes take the sum op's own kernel."""
+    from rtorch_py.ops.reduction import _class_sums, _sum
+    rng = np.random.default_rng(5)
+    for c in range(1, 10):
+        for rows in (1, 3, 32, 100):
+            g = (rng.standard_normal((rows, c)) *
+                 10.0 ** rng.integers(-20, 20, (rows, c))).astype(dtype)
+            u = rng.random((rows, c))
+            g[u < 0.05] = -0.0
+            g[(u > 0.05) & (u < 0.07)] = np.inf
+            g[(u > 0.07) & (u < 0.08)] = -np.inf
+            g[(u > 0.08) & (u < 0.09)] = np.nan
+            for a in (g, np.asfortranarray(g)):
+                got, want = _class_sums(a, 1), _sum(a, (1,), True)
+                assert got.dtype == want.dtype and got.shape == want.shape
+                np.testing.assert_array_equal(got, want)
+                assert np.array_equal(np.signbit(got), np.signbit(want))

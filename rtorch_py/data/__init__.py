@@ -9,7 +9,7 @@ import numpy as np
 
 from ..constructors import torch_randint, torch_randperm, torch_tensor
 from ..ops.registry import REGISTRY
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap
 
 torch_stack = REGISTRY["stack"].fn  # (the public op: the package's torch_stack)
 
@@ -94,11 +94,30 @@ class TensorDataset(Dataset):
         return self._pack([t[index] for t in self.tensors])
 
     def getbatch(self, indices: Any) -> Any:
-        idx = torch_tensor(np.asarray(indices, dtype=np.int64))
-        return self._pack([t[idx] for t in self.tensors])
+        return self._pack(take_rows(self.tensors, np.asarray(indices, dtype=np.int64)))
 
     def __len__(self) -> int:
         return self.tensors[0].shape[0]
+
+
+def take_rows(tensors: list, idx: np.ndarray) -> list:
+    """`t[idx]` of each tensor, idx a 1-d int64 array. Fast path: a plain tensor
+    with no graph or dim names to carry gets index()'s own np.take without the
+    op's dispatch (every batch of a tensor dataset is read so); an index out of
+    range gets the op's error."""
+    key = None
+    out = []
+    for t in tensors:
+        d = t.data
+        if type(d) is np.ndarray and d.ndim and not t._rg and t._names is None:
+            try:
+                out.append(wrap(np.take(d, idx, axis=0)))
+                continue
+            except IndexError:
+                pass
+        key = torch_tensor(idx) if key is None else key
+        out.append(t[key])
+    return out
 
 
 def tensor_dataset(*tensors: Tensor, **named: Tensor) -> TensorDataset:

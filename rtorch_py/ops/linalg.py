@@ -333,33 +333,40 @@ def _scaled(x: Tensor, c: Any) -> Tensor:
     return x if c == 1 else x * c
 
 
-@formula
-def AddmmBackward0(n, g, m1, m2, beta, alpha):
-    # a transposed operand (nnf_linear's `weight.t()`) gets its gradient in its own
-    # layout, as in MmBackward0: no strided copy of a weight-sized gradient later
+@formula(arrays=True)
+def AddmmBackward0(n, g, m1, m2, beta, alpha, m1_t, m2_t):
+    # as MmBackward0 (each operand saved only if the other needs a gradient, and
+    # its layout): a transposed operand (nnf_linear's `weight.t()`) gets its
+    # gradient in its own layout, no strided copy of a weight-sized gradient later
     ga = gb = None
     if n.needs(1):
-        ga = _adj(m2 @ _adj(g)) if _transposed(m1.data) else g @ _adj(m2)
+        ga = _adj(_prod(m2, _adj(g))) if m1_t else _prod(g, _adj(m2))
     if n.needs(2):
-        gb = _adj(_adj(g) @ m1) if _transposed(m2.data) else _adj(m1) @ g
+        gb = _adj(_prod(_adj(g), m1)) if m2_t else _prod(_adj(m1), g)
     return ((_scaled(g, beta) if n.needs(0) else None),
             (None if ga is None else _scaled(ga, alpha)),
             (None if gb is None else _scaled(gb, alpha)))
 
 
 def _add_product(self: Tensor, prod: np.ndarray, backward: Callable, a: Tensor, b: Tensor,
-                 beta: Any, alpha: Any) -> Tensor:
-    """beta * self + alpha * prod, recorded (addmm and its kin; prod is a @ b's)."""
+                 beta: Any, alpha: Any, saved: tuple | None = None) -> Tensor:
+    """beta * self + alpha * prod, recorded (addmm and its kin; prod is a @ b's);
+    `saved` replaces the node's usual (a, b, beta, alpha)."""
     # beta = 0 ignores self entirely (nan and inf in it too), as PyTorch does
-    base = np.zeros(prod.shape, self.data.dtype) if beta == 0 else \
-        np.broadcast_to(self.data * beta if beta != 1 else self.data, prod.shape)
+    s = self.data
+    if beta == 0:
+        base = np.zeros(prod.shape, s.dtype)
+    elif beta == 1 and s.shape in (prod.shape, prod.shape[1:]):
+        base = s  # (fast path: a bias row or a whole matrix; np.add broadcasts it)
+    else:
+        base = np.broadcast_to(s * beta if beta != 1 else s, prod.shape)
     if alpha != 1:
         prod = prod * alpha
     if base.dtype == prod.dtype:
         out = np.add(prod, base, out=prod)  # prod is fresh: the sum goes into it
     else:
         out = (base + prod).astype(prod.dtype, copy=False)
-    return record(out, backward, (self, a, b), (a, b, beta, alpha))
+    return record(out, backward, (self, a, b), (a, b, beta, alpha) if saved is None else saved)
 
 
 @r_formals("self, mat1, mat2, out_dtype, beta = 1, alpha = 1",
@@ -369,7 +376,10 @@ def addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: float = 1, alpha: floa
           out_dtype: Any = None) -> Tensor:
     _out_dtype(out_dtype, "addmm")
     prod = mm(mat1.detach(), mat2.detach()).data
-    return _add_product(self, prod, AddmmBackward0, mat1, mat2, beta, alpha)
+    r1, r2 = mat1._rg, mat2._rg
+    return _add_product(self, prod, AddmmBackward0, mat1, mat2, beta, alpha,
+                        (mat1 if r2 else None, mat2 if r1 else None, beta, alpha,
+                         r1 and _transposed(mat1.data), r2 and _transposed(mat2.data)))
 
 
 @formula

@@ -1028,11 +1028,12 @@ def nll_loss(logp: Tensor, target: Tensor, weight: Tensor | None, ignore_index: 
     tgt = target.data.reshape(-1)
     n_class = logp.shape[1]
     dt = logp.data.dtype
-    if tgt.size and 0 <= tgt.min() and tgt.max() < n_class and \
-            not 0 <= ignore_index < n_class:
+    w = None  # each row's weight; None: all 1 (no weights, none ignored)
+    if tgt.size and _all_classes(tgt, n_class) and not 0 <= ignore_index < n_class:
         # every target a class, none ignored (the common case: fewer passes)
         safe = tgt.astype(np.int64, copy=False)
-        w = np.ones(tgt.shape, dtype=dt) if weight is None else weight.data[safe].astype(dt)
+        if weight is not None or tgt.size >= 2 ** 24:  # (a float32 count of ones is exact below)
+            w = np.ones(tgt.shape, dtype=dt) if weight is None else weight.data[safe].astype(dt)
     else:
         valid = tgt != ignore_index
         bad = valid & ((tgt < 0) | (tgt >= n_class))
@@ -1043,20 +1044,30 @@ def nll_loss(logp: Tensor, target: Tensor, weight: Tensor | None, ignore_index: 
         w = np.ones(tgt.shape, dtype=dt) if weight is None else weight.data[safe].astype(dt)
         w = np.where(valid, w, 0).astype(dt)
     rows = np.arange(tgt.size)
-    loss = -logp.data[rows, safe] * w
+    loss = -logp.data[rows, safe]
+    if w is not None:
+        loss *= w
+    neg_w = dt.type(-1) if w is None else -w
     # One node, as PyTorch's NllLossBackward0 (a gather, a product, a sum and
     # a division were five, each with its own backward): the derivative is
     # the gradient times a constant (rows, classes) array.
     coef = np.zeros(logp.shape, dtype=dt)
     if reduction == "none":
-        out, coef[rows, safe] = loss.reshape(target.shape), -w
+        out, coef[rows, safe] = loss.reshape(target.shape), neg_w
     elif reduction == "sum":
-        out, coef[rows, safe] = loss.sum(), -w
+        out, coef[rows, safe] = loss.sum(), neg_w
     else:
-        total = float(w.sum())
+        total = float(tgt.size if w is None else w.sum())
         out = loss.sum() / total
-        coef[rows, safe] = -w / total
+        coef[rows, safe] = neg_w / dt.type(total)
     return record(np.asarray(out, dtype=dt), NllLossBackward0, (logp,), (coef,))
+
+
+def _all_classes(tgt: np.ndarray, n_class: int) -> bool:
+    """Whether every index in tgt is a class, 0 to n_class - 1."""
+    if tgt.dtype == np.int64:  # (seen unsigned, a negative index is past any end: one pass)
+        return int(tgt.view(np.uint64).max()) < n_class
+    return 0 <= tgt.min() and tgt.max() < n_class
 
 
 def _first_order(what: str) -> None:

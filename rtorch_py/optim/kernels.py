@@ -11,11 +11,12 @@ single-tensor rules (R torch's too) step for step, so results match
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any, Callable
 
 import numpy as np
 
-from .. import engine as _engine
+from ..engine import bump_version
 from ..ops import parallel
 from ..constructors import torch_tensor
 from ..tensor import Tensor
@@ -67,13 +68,15 @@ def _adam(params: Arrays, grads: Arrays, states: list, group: dict, decoupled: b
     lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
     beta1, beta2 = (float(b) for b in group["betas"])
     amsgrad, maximize = group["amsgrad"], group.get("maximize", False)
+    names = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ())
+    if all(not st for st in states):
+        _new_states(params, states, names)
+    ready = []  # (p, g, bias corrections, the state arrays)
     for p, g, st in zip(params, grads, states):
         if not st:
             st["step"] = 0.0
-            st["exp_avg"] = np.zeros_like(p)
-            st["exp_avg_sq"] = np.zeros_like(p)
-            if amsgrad:
-                st["max_exp_avg_sq"] = np.zeros_like(p)
+            for name in names:
+                st[name] = np.zeros_like(p)
         if maximize:
             g = -g
         st["step"] += 1
@@ -83,32 +86,100 @@ def _adam(params: Arrays, grads: Arrays, states: list, group: dict, decoupled: b
                 p *= 1 - lr * wd
             else:
                 g = g + wd * p
-        bc1 = 1 - beta1 ** step
-        bc2_sqrt = math.sqrt(1 - beta2 ** step)
-        arrays = [p, g, st["exp_avg"], st["exp_avg_sq"]]
-        if amsgrad:
-            arrays.append(st["max_exp_avg_sq"])
+        ready.append((p, g, (1 - beta1 ** step, math.sqrt(1 - beta2 ** step)),
+                      [st[name] for name in names]))
 
-        def update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, *rest) -> None:
-            # in place, blockwise, with one scratch array (it runs every step)
-            tmp = rest[-1]
-            np.subtract(g, m, out=tmp)
-            tmp *= 1 - beta1
-            m += tmp                             # lerp towards g, as PyTorch does
-            np.multiply(g, 1 - beta2, out=tmp)   # (value * g) * g, PyTorch's addcmul order
-            tmp *= g
-            v *= beta2
-            v += tmp
-            if amsgrad:
-                np.maximum(rest[0], v, out=rest[0])
-                v = rest[0]
-            np.sqrt(v, out=tmp)
-            tmp /= bc2_sqrt
-            tmp += eps                           # the denominator
-            np.divide(m, tmp, out=tmp)
-            tmp *= lr / bc1
-            p -= tmp
-        parallel.blockwise(update, arrays, np.result_type(g, st["exp_avg"]))
+    def direction(g: np.ndarray, m: np.ndarray, v: np.ndarray, *rest) -> None:
+        # the step into the scratch array rest[-1], the moments updated in place
+        tmp = rest[-1]
+        np.subtract(g, m, out=tmp)
+        tmp *= 1 - beta1
+        m += tmp                             # lerp towards g, as PyTorch does
+        np.multiply(g, 1 - beta2, out=tmp)   # (value * g) * g, PyTorch's addcmul order
+        tmp *= g
+        v *= beta2
+        v += tmp
+        if amsgrad:
+            np.maximum(rest[0], v, out=rest[0])
+            v = rest[0]
+        np.sqrt(v, out=tmp)
+        tmp /= bc2_sqrt
+        tmp += eps                           # the denominator
+        np.divide(m, tmp, out=tmp)
+        tmp *= lr / bc1
+
+    flat = _flat_states(ready)
+    if flat is not None:
+        # FAST PATH (foreach): small parameters whose states are consecutive parts
+        # of one array each take each pass once for all (the same arithmetic per
+        # element: bit for bit the per-parameter path's)
+        (bc1, bc2_sqrt), dtype = ready[0][2], flat[0].dtype
+        tmp = np.empty(flat[0].size, np.result_type(ready[0][1], dtype))
+        direction(np.concatenate([g.reshape(-1) for _, g, _, _ in ready]), *flat, tmp)
+        at = 0
+        for p, _, _, _ in ready:
+            p -= tmp[at:at + p.size].reshape(p.shape)
+            at += p.size
+        return
+
+    def update(p: np.ndarray, *rest) -> None:
+        # in place, blockwise, with one scratch array (it runs every step)
+        direction(*rest)
+        p -= rest[-1]
+    for p, g, (bc1, bc2_sqrt), arrays in ready:
+        parallel.blockwise(update, [p, g] + arrays, np.result_type(g, arrays[0]))
+
+
+# Flat states (the foreach fast path), by id of the first parameter's first
+# state: the whole arrays each state is a part of, and weak references to the
+# parts, so that a state replaced (load_state_dict) or reordered is seen. An
+# entry goes when that first part does.
+_FLAT: dict[int, tuple] = {}
+
+
+def _new_states(params: Arrays, states: list, names: tuple) -> None:
+    """First step: each state made as consecutive parts of one array per name
+    when the parameters are small, C-contiguous and of one dtype."""
+    total = sum(p.size for p in params)
+    if not params or total > parallel.BLOCK or \
+            any(p.dtype != params[0].dtype or not p.flags.c_contiguous for p in params):
+        return
+    wholes, parts = [], []
+    for name in names:
+        whole = np.zeros(total, params[0].dtype)
+        at, views = 0, []
+        for p in params:
+            views.append(whole[at:at + p.size].reshape(p.shape))
+            at += p.size
+        wholes.append(whole)
+        parts.append(views)
+    for i, st in enumerate(states):
+        st["step"] = 0.0
+        for name, views in zip(names, parts):
+            st[name] = views[i]
+    key = id(parts[0][0])
+    refs = [[weakref.ref(v) for v in views] for views in parts]
+    refs[0][0] = weakref.ref(parts[0][0], lambda _: _FLAT.pop(key, None))
+    _FLAT[key] = (wholes, refs)
+
+
+def _flat_states(ready: list) -> list | None:
+    """The whole arrays of the parameters' states when each state is still its
+    part of one (made by _new_states, in this order) and every parameter is at
+    the same step with a gradient of its dtype; else None."""
+    entry = _FLAT.get(id(ready[0][3][0])) if ready else None
+    if entry is None:
+        return None
+    wholes, refs = entry
+    if len(refs[0]) != len(ready) or len({bc for _, _, bc, _ in ready}) != 1:
+        return None
+    for i, (p, g, _, arrays) in enumerate(ready):
+        if g.dtype != p.dtype or len(arrays) != len(refs):
+            return None
+        for name_refs, a in zip(refs, arrays):
+            if name_refs[i]() is not a:
+                return None
+    return wholes
 
 
 def adam(params: Arrays, grads: Arrays, states: list, group: dict) -> None:
@@ -271,23 +342,27 @@ def run(name: str, params: list, states: list, group: dict) -> None:
     new entries come back as tensors. Each parameter's array changes in place
     and its version counter moves on, so a graph that saved the old value
     refuses to run backward, as in PyTorch."""
-    live = [(p, st) for p, st in zip(params, states) if p.grad is not None]
-    arrays = [{k: (v.data if isinstance(v, Tensor) else v) for k, v in st.items()}
-              for _, st in live]
-    UPDATES[name]([p.data for p, _ in live], [p.grad.data for p, _ in live], arrays, group)
+    # (loops, not comprehensions: this runs every step, and in Python 3.11 a
+    # comprehension costs a function call of its own)
+    live, arrays, ps, gs = [], [], [], []
+    for p, st in zip(params, states):
+        g = p.grad
+        if g is None:
+            continue
+        live.append((p, st))
+        a = {}
+        for k, v in st.items():
+            a[k] = v.data if isinstance(v, Tensor) else v
+        arrays.append(a)
+        ps.append(p.data)
+        gs.append(g.data)
+    UPDATES[name](ps, gs, arrays, group)
     for (p, st), new in zip(live, arrays):
-        _bump_version(p)
+        bump_version(p)
         for k, v in new.items():
-            old = st.get(k)
             if isinstance(v, np.ndarray):
+                old = st.get(k)
                 if not (isinstance(old, Tensor) and old.data is v):
                     st[k] = torch_tensor(v)
             else:
                 st[k] = v
-
-
-def _bump_version(t: Tensor) -> None:
-    # the engine's in-place record; a no-op if a future engine drops it
-    bump = getattr(_engine, "bump_version", None)
-    if bump is not None:
-        bump(t)

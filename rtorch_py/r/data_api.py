@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import serialization
 from ..constructors import torch_randint, torch_randperm, torch_tensor
+from ..data import take_rows
 from ..function import NamedList
 from ..ops import REGISTRY
 from ..tensor import Tensor
@@ -45,8 +46,7 @@ def rows(tensors: Any, idx: Any, drop: bool = False) -> Any:
     if one:
         out = [t[int(arr[0])] for t in values]
     else:
-        key = torch_tensor(arr)
-        out = [t[key] for t in values]
+        out = take_rows(values, arr)
     return NamedList(tensors.names(), out) if isinstance(tensors, NamedList) else out
 
 
@@ -132,8 +132,7 @@ def next_batch(epoch: Batches, tensors: Any) -> Any:
     values = tensors.values() if isinstance(tensors, NamedList) else list(tensors)
     if any(epoch.top >= t.shape[0] for t in values):  # (rows() says which index, 1-based)
         return rows(tensors, one_based.to_r(epoch.order[start:end]))
-    key = torch_tensor(epoch.order[start:end])
-    out = [t[key] for t in values]
+    out = take_rows(values, epoch.order[start:end])
     return NamedList(tensors.names(), out) if isinstance(tensors, NamedList) else out
 
 
