@@ -34,6 +34,7 @@ of the arrays (float inputs require grad; or one bool per input).
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -47,7 +48,8 @@ import torch
 import rtorch_py as rt
 
 __all__ = ["RT", "check_vs_torch", "gradcheck", "rand", "to_torch", "assert_same",
-           "TORCH_DTYPE", "ROOT", "needs_r", "run_r", "run_process", "SCALAR_NODES"]
+           "TORCH_DTYPE", "ROOT", "needs_r", "run_r", "SCALAR_NODES", "onednn_platform",
+           "passes_in_forked_child"]
 
 # --------------------------------------------------------------------------
 # Running R: `rtorch-py run` in a subprocess (a fresh embedded R, as users get it)
@@ -297,3 +299,10 @@ def passes_in_forked_child(check: Callable[[], bool], what: str) -> bool:
     os.kill(pid, 9)
     os.waitpid(pid, 0)
     pytest.fail(f"the forked child did not finish its {what}")
+
+
+# oneDNN's wheel (onednn-cpu-gomp) exists for x86-64 Linux only: its tests
+# skip elsewhere
+onednn_platform = pytest.mark.skipif(
+    not (sys.platform == "linux" and platform.machine() == "x86_64"),
+    reason="onednn-cpu-gomp is installed on x86-64 Linux only")

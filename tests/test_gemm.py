@@ -8,8 +8,6 @@ child; oneDNN's failures as errors that say what failed.
 """
 from __future__ import annotations
 
-import platform
-import sys
 
 import numpy as np
 import pytest
@@ -20,12 +18,10 @@ from rtorch_py import runtime
 from rtorch_py.ops import nn_kernels as K
 from rtorch_py.ops import onednn
 
-from helpers import passes_in_forked_child
+from helpers import onednn_platform, passes_in_forked_child
 from rtorch_py.ops.nn_primitives import scaled_dot_product_attention
 
-pytestmark = pytest.mark.skipif(
-    not (sys.platform == "linux" and platform.machine() == "x86_64"),
-    reason="onednn-cpu-gomp is installed on x86-64 Linux only")
+pytestmark = onednn_platform
 
 
 @pytest.fixture

@@ -8,8 +8,6 @@ through the graph, on both paths, are in test_conv_kernels.py.)
 """
 from __future__ import annotations
 
-import platform
-import sys
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 
@@ -22,13 +20,11 @@ from rtorch_py import runtime
 from rtorch_py.ops import nn_kernels as K
 from rtorch_py.ops import onednn
 
-from helpers import passes_in_forked_child
+from helpers import onednn_platform, passes_in_forked_child
 from test_conv_kernels import CASES, IDS
 
 # the dependency is declared for x86-64 Linux only; elsewhere im2col runs
-pytestmark = pytest.mark.skipif(
-    not (sys.platform == "linux" and platform.machine() == "x86_64"),
-    reason="onednn-cpu-gomp is installed on x86-64 Linux only")
+pytestmark = onednn_platform
 
 
 def test_the_library_is_found_and_enabled() -> None:

@@ -8,8 +8,6 @@ kernels: PyTorch's bits at the VGG zoo's shapes.
 """
 from __future__ import annotations
 
-import platform
-import sys
 
 import numpy as np
 import pytest
@@ -20,11 +18,9 @@ from rtorch_py import runtime
 from rtorch_py.nn import functional as F
 from rtorch_py.ops import onednn
 
-from helpers import passes_in_forked_child
+from helpers import onednn_platform, passes_in_forked_child
 
-pytestmark = pytest.mark.skipif(
-    not (sys.platform == "linux" and platform.machine() == "x86_64"),
-    reason="onednn-cpu-gomp is installed on x86-64 Linux only")
+pytestmark = onednn_platform
 
 
 @pytest.fixture
