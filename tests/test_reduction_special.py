@@ -289,14 +289,15 @@ def test_float32_sum_differs_from_numpys_pairwise_order(one_thread):
 
 
 # --------------------------------------------------------------------------
-# log_softmax's backward: its class sums' fast path is the sum op's order
+# libtorch_sum's short rows (log_softmax's backward): the fast path is the general order
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_log_softmax_backward_class_sums_are_the_sum_ops_bit_for_bit(dtype):
-    """_class_sums (few classes a row: a column at a time, labelled fast path)
-    gives the sum op's libtorch-order sums to the bit, signed zeros, infinities
-    and NaN included; other shapes take the sum op's own kernel."""
-    from rtorch_py.ops.reduction import _class_sums, _sum
+def test_short_rows_fast_path_is_the_general_sum_bit_for_bit(dtype):
+    """libtorch_sum's short-row fast path (few classes a row, as log_softmax's
+    backward sums: a column at a time) gives the general path's libtorch-order
+    sums to the bit, signed zeros, infinities and NaN included; other shapes
+    take the general path."""
+    from rtorch_py.ops.sum_kernel import _general_sum, libtorch_sum
     rng = np.random.default_rng(5)
     for c in range(1, 10):
         for rows in (1, 3, 32, 100):
@@ -308,7 +309,7 @@ def test_log_softmax_backward_class_sums_are_the_sum_ops_bit_for_bit(dtype):
             g[(u > 0.07) & (u < 0.08)] = -np.inf
             g[(u > 0.08) & (u < 0.09)] = np.nan
             for a in (g, np.asfortranarray(g)):
-                got, want = _class_sums(a, 1), _sum(a, (1,), True)
+                got, want = libtorch_sum(a, (1,)), _general_sum(a, {1})
                 assert got.dtype == want.dtype and got.shape == want.shape
                 np.testing.assert_array_equal(got, want)
                 assert np.array_equal(np.signbit(got), np.signbit(want))

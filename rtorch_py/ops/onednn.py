@@ -380,6 +380,15 @@ def _cached(key: tuple, build: Callable[[], _Handles]) -> _Handles | None:
     return prim
 
 
+def _trailing_padding(sizes, kernel, out_sizes, stride, padding, dilation) -> list:
+    """The padding after each spatial dim that makes the windows (kernel,
+    stride, dilation, leading `padding`) give `out_sizes` from `sizes`; negative
+    where input is left beyond the last window."""
+    span = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
+    return [(o - 1) * s + sp - i - p for o, s, sp, i, p in
+            zip(out_sizes, stride, span, sizes, padding)]
+
+
 def convolution(kind: str, a: np.ndarray, b: np.ndarray, src: tuple, weight: tuple,
                 dst: tuple, stride, padding, dilation, groups: int,
                 bias: np.ndarray | bool | None = None) -> np.ndarray | tuple | None:
@@ -398,9 +407,7 @@ def convolution(kind: str, a: np.ndarray, b: np.ndarray, src: tuple, weight: tup
     lib = _library()
     if 0 in src or 0 in weight or 0 in dst or lib is None:
         return None
-    span = [(k - 1) * d + 1 for k, d in zip(weight[2:], dilation)]
-    pad_r = [(o - 1) * s + sp - i - p for o, s, sp, i, p in
-             zip(dst[2:], stride, span, src[2:], padding)]
+    pad_r = _trailing_padding(src[2:], weight[2:], dst[2:], stride, padding, dilation)
     # Input beyond the last window (less than a stride of it) is what oneDNN's
     # sizes allow with no trailing padding (they round down, as libtorch's do);
     # more than that is not described by its padding: im2col.
@@ -563,8 +570,7 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
 
 # --------------------------------------------------------------------------
 # A convolutional step's other large passes: ReLU's backward and max pooling's
-# forward, on NumPy's plain
-# (C-contiguous) layout. Through oneDNN they run in the convolutions' OpenMP
+# forward, on NumPy's plain (C-contiguous) layout. Through oneDNN they run in the convolutions' OpenMP
 # pool, on every core, instead of on one core while that pool's threads wait
 # for the next primitive. Each returns None where its caller's NumPy path
 # should run (disabled, absent or forked, not float32, empty, a case oneDNN
@@ -633,9 +639,7 @@ def max_pool(x: np.ndarray, k: tuple, stride: tuple, padding: tuple, dilation: t
     lib = _layer_library(x)
     if lib is None or 0 in osz:
         return None
-    span = [(kk - 1) * d + 1 for kk, d in zip(k, dilation)]
-    pad_r = tuple((o - 1) * s + sp - i - p for o, s, sp, i, p in
-                  zip(osz, stride, span, x.shape[2:], padding))
+    pad_r = tuple(_trailing_padding(x.shape[2:], k, osz, stride, padding, dilation))
     dst = x.shape[:2] + tuple(osz)
     params = (tuple(stride), tuple(k), tuple(d - 1 for d in dilation), tuple(padding),
               pad_r)                                       # (oneDNN dilation: 0 = none)

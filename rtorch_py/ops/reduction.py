@@ -307,23 +307,8 @@ def LogSoftmaxBackward0(n, g, result, dim):
     if g.dtype == np.float32 or g.dtype == np.float64:
         # the walk's fast path: the tensor formula's own arithmetic on the arrays
         # (exp, the libtorch-order sum of the sum op, product, difference)
-        return (g - np.exp(result) * _class_sums(g, dim),)
+        return (g - np.exp(result) * _sum(g, (dim,), True),)
     return (LogSoftmaxBackward0.formula(n, wrap(g), wrap(result), dim)[0].data,)
-
-
-def _class_sums(g: np.ndarray, dim: int) -> np.ndarray:
-    """_sum(g, (dim,), keepdim=True) of a float32/float64 array. Fast path: rows
-    of a matrix shorter than a vector (2 to 7 float32 classes, 2 or 3 float64)
-    and contiguous along dim, a column at a time in libtorch's order for them
-    (sum_kernel's `_row_sum` with no vector lanes: from +0, four values dealt
-    to four sums, the rest added to the first, then the other three)."""
-    c = g.shape[-1]
-    if g.ndim != 2 or dim != 1 or not 2 <= c < 32 // g.itemsize or not g.flags.c_contiguous:
-        return _sum(g, (dim,), True)
-    out = g[:, 0] + g.dtype.type(0)
-    for j in (range(1, c) if c < 4 else (*range(4, c), 1, 2, 3)):
-        out += g[:, j]
-    return out.reshape(-1, 1)
 
 
 def _log_softmax_jvp(p: dict, t: dict, result: Tensor) -> Tensor:
