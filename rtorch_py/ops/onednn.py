@@ -570,11 +570,11 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
 
 # --------------------------------------------------------------------------
 # A convolutional step's other large passes: ReLU's backward and max pooling's
-# forward, on NumPy's plain (C-contiguous) layout. Through oneDNN they run in the convolutions' OpenMP
-# pool, on every core, instead of on one core while that pool's threads wait
-# for the next primitive. Each returns None where its caller's NumPy path
-# should run (disabled, absent or forked, not float32, empty, a case oneDNN
-# lacks or only has its reference loops for).
+# forward, on NumPy's plain (C-contiguous) layout. Through oneDNN they run in
+# the convolutions' OpenMP pool, on every core, instead of on one core while
+# that pool's threads wait for the next primitive. Each returns None where its
+# caller's NumPy path should run (disabled, absent or forked, not float32,
+# empty, a case oneDNN lacks or only has its reference loops for).
 
 
 class _Layer(_Handles):

@@ -23,12 +23,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .. import distributions as _D
-from ..constructors import device_type  # noqa: F401 (torch_device() checks its type)
+from ..constructors import Generator, device_type  # noqa: F401 (torch_device() checks its type)
 from ..engine import RemovableHandle
 from ..function import NamedList  # noqa: F401 (read by the bridge)
-from ..tensor import Tensor  # noqa: F401 (read by the bridge)
-from ..constructors import Generator
-from ..tensor import Storage
+from ..tensor import Storage, Tensor  # noqa: F401 (Tensor: read by the bridge)
 from . import closures, distr_api, optim_api, tables
 from .convert import (R_CLASSES, UNDEFINED, RError, Scope, UndefinedTensor,  # noqa: F401
                       _error_message, _from_r_array)

@@ -40,7 +40,8 @@ from ..ops.out_forms import out_name
 from . import nn_api
 
 __all__ = ["NO_DEFAULT", "python_formals", "shim_formals", "r_name", "FunctionShape",
-           "function_shape", "bound_shape", "bound_closure", "alist", "r_source", "Names", "METHOD_POLICIES", "method_policy"]
+           "function_shape", "bound_shape", "bound_closure", "alist", "r_source", "Names",
+           "METHOD_POLICIES", "method_policy"]
 
 NO_DEFAULT = None  # a formal without a default: ("name", NO_DEFAULT, False)
 Formal = tuple  # (name, default, has_default)
