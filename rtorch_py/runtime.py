@@ -8,7 +8,20 @@ from __future__ import annotations
 
 import os
 
-_THREADS = {"intra": os.cpu_count() or 1, "interop": os.cpu_count() or 1}
+
+def _env_threads() -> int | None:
+    """The intra-op count the environment asks for, as libtorch reads it at start:
+    OMP_NUM_THREADS, overridden by MKL_NUM_THREADS; a value that is not a positive
+    integer is ignored."""
+    count = None
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        value = os.environ.get(name, "").strip()
+        if value.isdigit() and int(value) > 0:
+            count = int(value)
+    return count
+
+
+_THREADS = {"intra": _env_threads() or os.cpu_count() or 1, "interop": os.cpu_count() or 1}
 
 
 def _positive_threads(n: int) -> int:

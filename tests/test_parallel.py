@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -130,6 +132,21 @@ def test_set_num_threads_governs_blas(threads):
     threads(2)
     assert parallel.threads_for(parallel.PARALLEL_MIN * 8) == 2
     assert parallel.threads_for(parallel.PARALLEL_MIN - 1) == 1
+
+
+@pytest.mark.parametrize("env", [{}, {"OMP_NUM_THREADS": "1"}, {"MKL_NUM_THREADS": "1"},
+                                 {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "2"},
+                                 {"OMP_NUM_THREADS": "0"}, {"OMP_NUM_THREADS": "two"}])
+def test_the_thread_count_at_start_follows_the_environment_as_libtorchs(env):
+    # (PyTorch's default intra-op count, read in a fresh process under the same variables)
+    base = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    code = ("import rtorch_py, torch; "
+            "print(rtorch_py.torch_get_num_threads(), torch.get_num_threads())")
+    out = subprocess.run([sys.executable, "-c", code], env={**base, **env}, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out[0] == out[1], (env, out)
+    if env.get("MKL_NUM_THREADS") or env.get("OMP_NUM_THREADS") == "1":
+        assert out[0] == env.get("MKL_NUM_THREADS", "1")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
