@@ -368,6 +368,35 @@ def test_large_tensors_are_collected_past_the_gc_threshold(tmp_path: Path) -> No
     assert rss < 1200, f"tensors were not collected: RSS {rss:.0f} MB"
 
 
+_STEP_TENSORS = """
+library(torch)
+x <- torch_randn(1000, 1000, requires_grad = TRUE)
+w <- torch_randn(1000, 1000)
+forward <- function() {  # hands R three tensors of 4 MB: 12 MB, past STEP_MIN, not YOUNG_LIMIT
+  h <- x$mm(w)
+  h <- h$relu()
+  (h * 2)$sum()
+}
+loss <- forward(); loss$backward()
+invisible(gc())
+before <- rtorch_live_objects("Tensor", 4e6)  # x, w and x's gradient
+for (i in 1:3) {
+  loss <- forward()
+  loss$backward()
+  cat(sprintf("step %d: %d more\\n", i, rtorch_live_objects("Tensor", 4e6) - before))
+}
+"""
+
+
+def test_a_backward_pass_lets_r_collect_the_forwards_tensors(tmp_path: Path) -> None:
+    # The tensors a forward pass handed R are garbage once its backward pass has run:
+    # the bridge then runs R's collector on its youngest generation (memory.c), so
+    # their memory serves the next step instead of aging in R's older generations.
+    res = run_r_script(tmp_path, "step.R", _STEP_TENSORS)
+    assert res.returncode == 0, res.stderr
+    assert re.findall(r"step \d: (\d+) more", res.stdout) == ["0", "0", "0"], res.stdout
+
+
 # ---------------------------------------------------------------------------
 # R messages name R's 1-based dims and positions and R's types (each of these
 # was a 0-based or Python-flavoured message while issue 6 was worked on).

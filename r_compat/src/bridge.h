@@ -41,6 +41,7 @@ extern PyObject *api;         /* rtorch_py.r.api */
 extern PyTypeObject *tensor_type, *namedlist_type;
 extern PyObject *rerror_cls, *from_r_array, *error_message;
 extern PyObject *py_warnings; /* api._PENDING_WARNINGS: Python warnings for R */
+extern PyObject *py_steps_ended; /* api._STEPS_ENDED: backward passes run (memory.c) */
 extern int ready;
 #define MAX_CLASSES 64
 #define MAX_ARGS 32 /* arguments of one call into Python */
@@ -63,10 +64,9 @@ SEXP C_invoke(SEXP f, SEXP args);
 /* memory.c: handles, the collection cadence, the retry after MemoryError */
 extern size_t n_pending;
 void drain_pending(void);
-SEXP make_handle(PyObject *o, SEXP cls, double bytes);
 SEXP make_ptr(PyObject *o, SEXP cls);
 SEXP tensor_to_r(PyObject *o);
-void collect_if_due(void);
+void collect_if_due(int step_ended);
 void memory_init(void);
 PyObject *call_retrying(PyObject *fn, PyObject *const *args, size_t nargsf, PyObject *kwnames);
 

@@ -93,7 +93,9 @@ static SEXP finish_call(PyGILState_STATE g, PyObject *fn, PyObject **stack, Py_s
     }
     PROTECT(out);
     Py_DECREF(res);
-    collect_if_due();
+    Py_ssize_t steps = PyList_GET_SIZE(py_steps_ended);
+    if (steps) PyList_SetSlice(py_steps_ended, 0, steps, NULL);
+    collect_if_due(steps > 0);
     SEXP warns = PROTECT(take_warnings());
     PyGILState_Release(g);
     signal_warnings(warns);

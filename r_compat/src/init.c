@@ -5,7 +5,7 @@
 SEXP tag_sym, invoke_fn, default_class;
 PyObject *api;
 PyTypeObject *tensor_type, *namedlist_type;
-PyObject *rerror_cls, *from_r_array, *error_message, *py_warnings;
+PyObject *rerror_cls, *from_r_array, *error_message, *py_warnings, *py_steps_ended;
 int ready = 0;
 PyTypeObject *class_types[MAX_CLASSES];
 SEXP class_values[MAX_CLASSES];
@@ -31,9 +31,11 @@ static SEXP C_init(SEXP invoke, SEXP module) {
         from_r_array = PyObject_GetAttrString(api, "_from_r_array");
         error_message = PyObject_GetAttrString(api, "_error_message");
         py_warnings = PyObject_GetAttrString(api, "_PENDING_WARNINGS");
+        py_steps_ended = PyObject_GetAttrString(api, "_STEPS_ENDED");
         PyObject *classes = PyObject_GetAttrString(api, "R_CLASSES");
         if (!tensor_type || !namedlist_type || !rerror_cls || !from_r_array || !error_message ||
-            !py_warnings || !PyList_Check(py_warnings) || !classes)
+            !py_warnings || !PyList_Check(py_warnings) || !py_steps_ended ||
+            !PyList_Check(py_steps_ended) || !classes)
             raise_python_error(g);
         /* R_CLASSES: list of (type, (class names...)); the tensor comes first */
         Py_ssize_t nc = PyList_Size(classes);

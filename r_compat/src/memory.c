@@ -6,17 +6,15 @@
  *
  * A handle needs no finalizer (R runs each finalizer in a context of its own,
  * keeps a finalized object alive one more collection and so ages it into an
- * older generation).  Its protected field is an owner: a one-element raw
- * vector made by a custom allocator, which R's collector frees, calling our
- * free function, in the same sweep that frees the handle.  The free function
- * only queues the Python reference (the collector must not run Python code);
- * the queue is emptied at the next crossing into Python.  The owner records
- * the bytes of the tensor it holds, so that the bytes R holds are known.
+ * older generation).  Its protected field is an owner: a small raw vector made
+ * by a custom allocator, which R's collector frees, calling our free function,
+ * in the same sweep that frees the handle.  The free function only queues the
+ * Python reference (the collector must not run Python code); the queue is
+ * emptied at the next crossing into Python.
  */
 static PyObject **pending = NULL; /* Python references released by R's sweeps */
 size_t n_pending = 0;
 static size_t pending_cap = 0;
-static double held_bytes = 0;     /* tensor bytes held by live handles */
 static int swept = 0;             /* R's collector has freed handles since last looked */
 
 void drain_pending(void) { /* GIL held; a release may run Python code, which
@@ -31,9 +29,6 @@ static void *owner_alloc(R_allocator_t *allocator, size_t size) { return malloc(
 
 static void owner_free(R_allocator_t *allocator, void *mem) { /* inside R's collector */
     PyObject *o = (PyObject *)allocator->data;
-    /* the owner's data: after the allocator copy and R's vector header */
-    SEXP owner = (SEXP)(allocator + 1);
-    held_bytes -= *(double *)RAW(owner);
     swept = 1;
     free(mem);
     if (n_pending == pending_cap) {
@@ -46,14 +41,11 @@ static void owner_free(R_allocator_t *allocator, void *mem) { /* inside R's coll
     pending[n_pending++] = o;
 }
 
-/* A handle on o (a new reference is taken) of R class cls; `bytes`: what it
- * holds, for the collection cadence (see collect_if_due). */
-SEXP make_handle(PyObject *o, SEXP cls, double bytes) {
+/* A handle on o (a new reference is taken) of R class cls. */
+static SEXP make_handle(PyObject *o, SEXP cls) {
     R_allocator_t allocator = {owner_alloc, owner_free, NULL, o};
     Py_INCREF(o); /* (first: from here on, the owner's sweep releases it) */
-    SEXP owner = PROTECT(Rf_allocVector3(RAWSXP, sizeof(double), &allocator));
-    *(double *)RAW(owner) = bytes;
-    held_bytes += bytes;
+    SEXP owner = PROTECT(Rf_allocVector3(RAWSXP, 1, &allocator));
     SEXP p = PROTECT(R_MakeExternalPtr(o, tag_sym, owner));
     /* the class attribute, set directly: a fresh pairlist node holding the
      * shared (immutable) class vector */
@@ -65,22 +57,29 @@ SEXP make_handle(PyObject *o, SEXP cls, double bytes) {
     return p;
 }
 
-SEXP make_ptr(PyObject *o, SEXP cls) { return make_handle(o, cls, 0); }
+SEXP make_ptr(PyObject *o, SEXP cls) { return make_handle(o, cls); }
 /* R's collector cannot see how much memory a tensor holds: a loop whose
- * tensors are large and whose R objects are few would outrun it.  Two
- * cadences, counted in the bytes of tensors handed to R:
+ * tensors are large and whose R objects are few would outrun it.  Counted in
+ * the bytes of tensors handed to R:
  *
- * - a minor collection (R's youngest generation: the handles of the last
- *   steps) once R has been handed more bytes since its last collection than
- *   max(YOUNG_MIN, what its handles held then), as a generational collector
- *   sizes its nursery: memory stays flat in a long loop, at the cost of one
- *   minor collection (~0.5 ms) per YOUNG_MIN of tensors at least;
+ * - a minor collection (R's youngest generation) once R has been handed
+ *   YOUNG_LIMIT bytes since its last collection: memory stays flat in a long
+ *   loop, at the cost of one minor collection (1-2 ms) per YOUNG_LIMIT at most;
+ * - after a call that ran a backward pass (Python's STEPS_ENDED says so), a
+ *   minor collection once R has been handed STEP_MIN bytes: the forward's
+ *   tensors R was handed are garbage by then, and collected while still young
+ *   they free their memory for the next step's (cache-warm) instead of aging
+ *   into a generation that R collects only every 20th time;
  * - a full collection every options(torch.threshold_call_gc) MB (default
  *   4000), as R torch does; the option is looked up every 64 MB, so it can
- *   be set at any time. */
-#define YOUNG_MIN (16.0 * 1048576.0)
+ *   be set at any time.
+ *
+ * (The limit is fixed: sized to what R holds, it grew with the garbage that
+ * had aged, and a training loop's memory rotated through hundreds of MB.) */
+#define YOUNG_LIMIT (64.0 * 1048576.0)
+#define STEP_MIN (8.0 * 1048576.0)
 #define GC_CHECK_STEP (64.0 * 1048576.0)
-static double young_bytes = 0, young_limit = YOUNG_MIN;
+static double young_bytes = 0;
 static double bytes_since_gc = 0, next_gc_check = GC_CHECK_STEP;
 static PyObject *data_str, *nbytes_str;
 static SEXP minor_gc_call; /* .Internal(gc(FALSE, FALSE, FALSE)): gc(full = FALSE) */
@@ -108,20 +107,20 @@ static double tensor_bytes(PyObject *o) {
     return n;
 }
 
-/* Run R's collector if a cadence says so, then release what it swept.
- * Called with the GIL held, where every R value of the caller is protected. */
-void collect_if_due(void) {
+/* Run R's collector if a cadence says so (step_ended: the call ran a backward
+ * pass), then release what it swept.  Called with the GIL held, where every R
+ * value of the caller is protected. */
+void collect_if_due(int step_ended) {
     if (swept) { /* R collected on its own since: its youngest generation starts anew */
         swept = 0;
         young_bytes = 0;
-        young_limit = held_bytes > YOUNG_MIN ? held_bytes : YOUNG_MIN;
     }
     int full = 0;
     if (bytes_since_gc >= next_gc_check) {
         next_gc_check = bytes_since_gc + GC_CHECK_STEP;
         full = bytes_since_gc > gc_threshold();
     }
-    if (!full && young_bytes <= young_limit) return;
+    if (!full && young_bytes <= (step_ended ? STEP_MIN : YOUNG_LIMIT)) return;
     if (full) {
         bytes_since_gc = 0;
         next_gc_check = GC_CHECK_STEP;
@@ -133,7 +132,6 @@ void collect_if_due(void) {
     }
     swept = 0;
     young_bytes = 0;
-    young_limit = held_bytes > YOUNG_MIN ? held_bytes : YOUNG_MIN;
     drain_pending();
 }
 
@@ -141,7 +139,7 @@ SEXP tensor_to_r(PyObject *o) {
     double bytes = tensor_bytes(o);
     young_bytes += bytes;
     bytes_since_gc += bytes;
-    return make_handle(o, class_values[0], bytes);
+    return make_handle(o, class_values[0]);
 }
 
 /* fn(args) in Python; out of memory, R's full collection (its finalizers free

@@ -34,6 +34,7 @@ from .functions import (apply_function, ctx_get, ctx_mark_dirty,  # noqa: F401
                         ctx_mark_non_differentiable, ctx_save, ctx_save_for_forward,
                         make_autograd_function)
 from .in_r import PENDING_WARNINGS as _PENDING_WARNINGS  # noqa: F401 (read by the bridge)
+from .in_r import STEPS_ENDED as _STEPS_ENDED  # noqa: F401 (read by the bridge)
 from .indexing import index, index_put  # noqa: F401
 from .modules import get as nn_get  # noqa: F401
 from .nn_api import nn_forward  # noqa: F401

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["started", "tune_process", "route_warnings", "PENDING_WARNINGS"]
+__all__ = ["started", "tune_process", "route_warnings", "PENDING_WARNINGS", "STEPS_ENDED",
+           "step_ended"]
 
 
 def tune_process() -> None:
@@ -48,3 +49,13 @@ def route_warnings() -> None:
 
     warnings.showwarning = show
     warnings.filterwarnings("always", category=UserWarning)
+
+
+# One entry per backward pass run in a call from R, read and emptied by the bridge
+# when the call returns: the tensors of the forward pass that R was handed are
+# garbage by then, and R's collector frees them sooner (r_compat/src/memory.c).
+STEPS_ENDED: list[None] = []
+
+
+def step_ended() -> None:
+    STEPS_ENDED.append(None)

@@ -39,6 +39,7 @@ from . import one_based
 from .one_based import integer, sizes
 from .convert import (MISSING, UNDEFINED, Scope, _check_r_data, _list, _r_data, _r_value,
                       _tensor_of, _undef)
+from .in_r import step_ended
 
 
 # --------------------------------------------------------------------------
@@ -492,6 +493,7 @@ def backward(self: Tensor, gradient: Any = None, retain_graph: Any = None,
         gradient = None
     self.backward(gradient, retain_graph, bool(create_graph),
                   None if inputs is None else _list(inputs))
+    step_ended()
 
 
 def is_inference(self: Tensor) -> bool:
@@ -528,6 +530,7 @@ def autograd_backward(tensors: Any, grad_tensors: Any = None, retain_graph: Any 
                       create_graph: bool = False, inputs: Any = None) -> None:
     _ag.autograd_backward(_list(tensors), _grads(grad_tensors), retain_graph,
                           bool(create_graph), None if inputs is None else _list(inputs))
+    step_ended()
 
 
 def _grads(given: Any) -> list | None:
