@@ -42,7 +42,7 @@ static void owner_free(R_allocator_t *allocator, void *mem) { /* inside R's coll
 }
 
 /* A handle on o (a new reference is taken) of R class cls. */
-static SEXP make_handle(PyObject *o, SEXP cls) {
+SEXP make_ptr(PyObject *o, SEXP cls) {
     R_allocator_t allocator = {owner_alloc, owner_free, NULL, o};
     Py_INCREF(o); /* (first: from here on, the owner's sweep releases it) */
     SEXP owner = PROTECT(Rf_allocVector3(RAWSXP, 1, &allocator));
@@ -57,14 +57,13 @@ static SEXP make_handle(PyObject *o, SEXP cls) {
     return p;
 }
 
-SEXP make_ptr(PyObject *o, SEXP cls) { return make_handle(o, cls); }
 /* R's collector cannot see how much memory a tensor holds: a loop whose
  * tensors are large and whose R objects are few would outrun it.  Counted in
  * the bytes of tensors handed to R:
  *
  * - a minor collection (R's youngest generation) once R has been handed
  *   YOUNG_LIMIT bytes since its last collection: memory stays flat in a long
- *   loop, at the cost of one minor collection (1-2 ms) per YOUNG_LIMIT at most;
+ *   loop, at the cost of one minor collection (1-2 ms) per YOUNG_LIMIT;
  * - after a call that ran a backward pass (Python's STEPS_ENDED says so), a
  *   minor collection once R has been handed STEP_MIN bytes: the forward's
  *   tensors R was handed are garbage by then, and collected while still young
@@ -139,7 +138,7 @@ SEXP tensor_to_r(PyObject *o) {
     double bytes = tensor_bytes(o);
     young_bytes += bytes;
     bytes_since_gc += bytes;
-    return make_handle(o, class_values[0]);
+    return make_ptr(o, class_values[0]);
 }
 
 /* fn(args) in Python; out of memory, R's full collection (its finalizers free
