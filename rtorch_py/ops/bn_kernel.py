@@ -29,6 +29,8 @@ import types
 
 import numpy as np
 
+from . import parallel
+
 _jit: list = []  # [the compiled kernels (a namespace), or None without numba], once tried
 _fma = None  # fused multiply-add, an LLVM intrinsic once numba is loaded
 
@@ -40,15 +42,16 @@ def _fma_intrinsic(typingctx, a, b, c):
     return a(a, b, c), codegen
 
 
-def _plane_stats(x: np.ndarray, mean: np.ndarray, var_sum: np.ndarray) -> None:
-    """mean and sum of squared deviations per channel of x (N, C, S): four
-    channels at a time, so that four float64 sums run side by side (each still
-    left to right)."""
-    n_batch, n_chan, size = x.shape
+def _plane_stats(x: np.ndarray, mean: np.ndarray, var_sum: np.ndarray, first: int,
+                 last: int) -> None:
+    """mean and sum of squared deviations of x (N, C, S)'s channels first..last-1:
+    four channels at a time, so that four float64 sums run side by side (each
+    still left to right)."""
+    n_batch, _, size = x.shape
     count = n_batch * size
-    c = 0
-    while c < n_chan:
-        if c + 4 <= n_chan:
+    c = first
+    while c < last:
+        if c + 4 <= last:
             s0 = s1 = s2 = s3 = 0.0
             for n in range(n_batch):
                 for i in range(size):
@@ -106,11 +109,11 @@ def _row_stats(x: np.ndarray, mean: np.ndarray, var_sum: np.ndarray) -> None:
 
 
 def _affine(x: np.ndarray, mean: np.ndarray, invstd: np.ndarray, w: np.ndarray,
-            b: np.ndarray, out: np.ndarray) -> None:
-    """out = fma(x, alpha, beta) per channel of x (N, C, S), with alpha = invstd * w
-    and beta = fma(-mean, alpha, b)."""
-    n_batch, n_chan, size = x.shape
-    for c in range(n_chan):
+            b: np.ndarray, out: np.ndarray, first: int, last: int) -> None:
+    """out = fma(x, alpha, beta) for x (N, C, S)'s channels first..last-1, with
+    alpha = invstd * w and beta = fma(-mean, alpha, b)."""
+    n_batch, _, size = x.shape
+    for c in range(first, last):
         a = invstd[c] * w[c]
         beta = _fma(-mean[c], a, b[c])
         for n in range(n_batch):
@@ -141,6 +144,59 @@ def _lanes_sum(acc: np.ndarray, count: int):
     return acc[0]
 
 
+def _vectors8(x: np.ndarray, g: np.ndarray, mean, acc: np.ndarray, acc2: np.ndarray,
+              stop: int) -> None:
+    """acc[j] += g[i + j] and acc2[j] += (x[i + j] - mean) * g[i + j] for the
+    8-lane vectors i = 8, 16, ... below stop: the lanes spelled out (rows of 8,
+    indexed by constants) so that they stay in registers and LLVM's SLP pass
+    makes each line of eight one vector operation."""
+    xs, gs = x[:stop].reshape(stop // 8, 8), g[:stop].reshape(stop // 8, 8)
+    a0, a1, a2, a3, a4, a5, a6, a7 = acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], \
+        acc[6], acc[7]
+    b0, b1, b2, b3, b4, b5, b6, b7 = acc2[0], acc2[1], acc2[2], acc2[3], acc2[4], acc2[5], \
+        acc2[6], acc2[7]
+    for r in range(1, stop // 8):
+        a0 += gs[r, 0]
+        a1 += gs[r, 1]
+        a2 += gs[r, 2]
+        a3 += gs[r, 3]
+        a4 += gs[r, 4]
+        a5 += gs[r, 5]
+        a6 += gs[r, 6]
+        a7 += gs[r, 7]
+        b0 += (xs[r, 0] - mean) * gs[r, 0]
+        b1 += (xs[r, 1] - mean) * gs[r, 1]
+        b2 += (xs[r, 2] - mean) * gs[r, 2]
+        b3 += (xs[r, 3] - mean) * gs[r, 3]
+        b4 += (xs[r, 4] - mean) * gs[r, 4]
+        b5 += (xs[r, 5] - mean) * gs[r, 5]
+        b6 += (xs[r, 6] - mean) * gs[r, 6]
+        b7 += (xs[r, 7] - mean) * gs[r, 7]
+    acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7] = a0, a1, a2, a3, a4, a5, \
+        a6, a7
+    acc2[0], acc2[1], acc2[2], acc2[3], acc2[4], acc2[5], acc2[6], acc2[7] = b0, b1, b2, b3, \
+        b4, b5, b6, b7
+
+
+def _vectors4(x: np.ndarray, g: np.ndarray, mean, acc: np.ndarray, acc2: np.ndarray,
+              stop: int) -> None:
+    """The same for 4-lane vectors (float64)."""
+    xs, gs = x[:stop].reshape(stop // 4, 4), g[:stop].reshape(stop // 4, 4)
+    a0, a1, a2, a3 = acc[0], acc[1], acc[2], acc[3]
+    b0, b1, b2, b3 = acc2[0], acc2[1], acc2[2], acc2[3]
+    for r in range(1, stop // 4):
+        a0 += gs[r, 0]
+        a1 += gs[r, 1]
+        a2 += gs[r, 2]
+        a3 += gs[r, 3]
+        b0 += (xs[r, 0] - mean) * gs[r, 0]
+        b1 += (xs[r, 1] - mean) * gs[r, 1]
+        b2 += (xs[r, 2] - mean) * gs[r, 2]
+        b3 += (xs[r, 3] - mean) * gs[r, 3]
+    acc[0], acc[1], acc[2], acc[3] = a0, a1, a2, a3
+    acc2[0], acc2[1], acc2[2], acc2[3] = b0, b1, b2, b3
+
+
 def _plane_sums(x: np.ndarray, g: np.ndarray, mean, acc: np.ndarray, acc2: np.ndarray,
                 lanes: int):
     """(sum of g, sum of (x - mean) * g) over one plane (S values), in vectors of
@@ -155,10 +211,10 @@ def _plane_sums(x: np.ndarray, g: np.ndarray, mean, acc: np.ndarray, acc2: np.nd
         acc[j] = g[j]
         acc2[j] = (x[j] - mean) * g[j]
     full = size - size % lanes
-    for start in range(lanes, full, lanes):
-        for j in range(lanes):
-            acc[j] += g[start + j]
-            acc2[j] += (x[start + j] - mean) * g[start + j]
+    if lanes == 8:
+        _vectors8(x, g, mean, acc, acc2, full)
+    else:
+        _vectors4(x, g, mean, acc, acc2, full)
     for j in range(size - full):
         acc[j] += g[full + j]
         acc2[j] = _fma(x[full + j] - mean, g[full + j], acc2[j])
@@ -167,16 +223,16 @@ def _plane_sums(x: np.ndarray, g: np.ndarray, mean, acc: np.ndarray, acc2: np.nd
 
 def _plane_grads(x: np.ndarray, g: np.ndarray, mean: np.ndarray, invstd: np.ndarray,
                  w: np.ndarray, train: bool, want_gx: bool, gx: np.ndarray,
-                 sum_g: np.ndarray, dot: np.ndarray) -> None:
-    """Per channel of x (N, C, S): the sums of g and of (x - mean) * g into sum_g
-    and dot (float64), then, if wanted, the input's gradient into gx while the
-    channel's values are still in cache."""
-    n_batch, n_chan, size = x.shape
+                 sum_g: np.ndarray, dot: np.ndarray, first: int, last: int) -> None:
+    """Per channel of x (N, C, S) from first to last-1: the sums of g and of
+    (x - mean) * g into sum_g and dot (float64), then, if wanted, the input's
+    gradient into gx while the channel's values are still in cache."""
+    n_batch, _, size = x.shape
     lanes = 8 if x.itemsize == 4 else 4  # Vectorized<float>, <double> (AVX2's, as libtorch's)
     acc = np.empty(lanes, x.dtype)
     acc2 = np.empty(lanes, x.dtype)
     count = _rounded(acc, n_batch * size)
-    for c in range(n_chan):
+    for c in range(first, last):
         m = mean[c]
         s = 0.0
         d = 0.0
@@ -234,9 +290,22 @@ def _row_grads(x: np.ndarray, g: np.ndarray, mean: np.ndarray, invstd: np.ndarra
                     * invstd[c] * w[c]
 
 
+def by_channels(kernel: object, x: np.ndarray, *args: object) -> None:
+    """kernel(x, *args, first, last) over runs of x's channels (dim 1), one run a
+    thread as `torch_set_num_threads` allows: a channel's work is its own, so
+    the bits do not depend on the split."""
+    n_chan = x.shape[1]
+    parallel.spread(lambda first, last: kernel(x, *args, first, last), n_chan,
+                    min(parallel.threads_for(x.size), n_chan))
+
+
 def compiled() -> types.SimpleNamespace | None:
     """The compiled kernels (plane_stats, row_stats, affine, plane_grads,
-    row_grads), or None when numba is not installed."""
+    row_grads), or None when numba is not installed. plane_grads is compiled
+    at once for C-contiguous writable float32 and float64 arrays (its callers
+    pass no other), with LLVM's SLP vectoriser on for it alone (numba has it off
+    by default): that turns `_vectors8`'s lanes into vector operations, which
+    add the same values in the same order (the tests check PyTorch's bits)."""
     if not _jit:
         try:
             import numba
@@ -244,13 +313,22 @@ def compiled() -> types.SimpleNamespace | None:
         except ImportError:
             _jit.append(None)
         else:
-            global _fma, _rounded, _lanes_sum, _plane_sums
+            global _fma, _rounded, _lanes_sum, _vectors8, _vectors4, _plane_sums
             _fma = intrinsic(_fma_intrinsic)
             jit = numba.njit(cache=True, nogil=True)
             # the helpers first: the kernels call them by their global names
-            _rounded, _lanes_sum, _plane_sums = jit(_rounded), jit(_lanes_sum), jit(_plane_sums)
+            _rounded, _lanes_sum, _vectors8, _vectors4, _plane_sums = (
+                jit(_rounded), jit(_lanes_sum), jit(_vectors8), jit(_vectors4), jit(_plane_sums))
+            grads_types = [f"void({t}[:, :, ::1], {t}[:, :, ::1], {t}[::1], {t}[::1], {t}[::1], "
+                           f"b1, b1, {t}[:, :, ::1], f8[::1], f8[::1], i8, i8)"
+                           for t in ("f4", "f8")]
+            slp = numba.config.SLP_VECTORIZE
+            numba.config.SLP_VECTORIZE = 1
+            try:
+                plane_grads = numba.njit(grads_types, cache=True, nogil=True)(_plane_grads)
+            finally:
+                numba.config.SLP_VECTORIZE = slp
             _jit.append(types.SimpleNamespace(
                 plane_stats=jit(_plane_stats), row_stats=jit(_row_stats),
-                affine=jit(_affine), plane_grads=jit(_plane_grads),
-                row_grads=jit(_row_grads)))
+                affine=jit(_affine), plane_grads=plane_grads, row_grads=jit(_row_grads)))
     return _jit[0]

@@ -507,8 +507,13 @@ def _bn_planes(a: np.ndarray, n_batch: int, n_chan: int) -> np.ndarray:
     return a.reshape(n_batch, n_chan, size) if size > 1 else a.reshape(n_batch, n_chan)
 
 
+def _bn_array(a: np.ndarray) -> np.ndarray:
+    """a as the compiled kernels take arrays: C-contiguous and writable."""
+    return np.require(a, requirements=("C", "W"))
+
+
 def _bn_param(t: Tensor | None, c: int, fill: float, dtype: np.dtype) -> np.ndarray:
-    return np.full(c, fill, dtype) if t is None else np.ascontiguousarray(t.data.reshape(-1))
+    return np.full(c, fill, dtype) if t is None else _bn_array(t.data.reshape(-1))
 
 
 def _bn_train_stats(kernel: Any, x: np.ndarray, running_mean: Tensor | None,
@@ -522,7 +527,10 @@ def _bn_train_stats(kernel: Any, x: np.ndarray, running_mean: Tensor | None,
     count = x.size // c
     mean, var_sum = np.empty(c, x.dtype), np.empty(c, x.dtype)
     planes = _bn_planes(x, n, c)
-    (kernel.plane_stats if planes.ndim == 3 else kernel.row_stats)(planes, mean, var_sum)
+    if planes.ndim == 3:
+        bn_kernel.by_channels(kernel.plane_stats, planes, mean, var_sum)
+    else:
+        kernel.row_stats(planes, mean, var_sum)
     var = (var_sum / dt(count)).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         invstd = np.where((var == 0) & (eps == 0), 0.0, 1 / np.sqrt(var + eps)).astype(x.dtype)
@@ -543,18 +551,21 @@ def _bn_train_stats(kernel: Any, x: np.ndarray, running_mean: Tensor | None,
 def _bn_grads_compiled(n, g, x, w, stats, train: bool) -> tuple:
     """The three gradients by the compiled kernel (FAST PATH), from the statistics
     the forward used."""
-    xa = x.data
+    xa = _bn_array(x.data)
     nb, c = xa.shape[:2]
     mean, invstd = stats
     planes = _bn_planes(xa, nb, c)
     gx = np.empty_like(xa) if n.needs(0) else None
     sum_g, dot = np.empty(c), np.empty(c)
     kernel = bn_kernel.compiled()
-    (kernel.plane_grads if planes.ndim == 3 else kernel.row_grads)(
-        planes, _bn_planes(np.ascontiguousarray(g.data), nb, c), mean, invstd,
-        _bn_param(w, c, 1, xa.dtype), train, gx is not None,
-        np.empty((0,) * planes.ndim, xa.dtype) if gx is None else _bn_planes(gx, nb, c),
-        sum_g, dot)
+    args = (_bn_planes(_bn_array(g.data), nb, c), mean, invstd,
+            _bn_param(w, c, 1, xa.dtype), train, gx is not None,
+            np.empty((0,) * planes.ndim, xa.dtype) if gx is None else _bn_planes(gx, nb, c),
+            sum_g, dot)
+    if planes.ndim == 3:
+        bn_kernel.by_channels(kernel.plane_grads, planes, *args)
+    else:
+        kernel.row_grads(planes, *args)
     return (None if gx is None else wrap(gx),
             wrap((dot * invstd).astype(xa.dtype)) if n.needs(1) else None,
             wrap(sum_g.astype(xa.dtype)) if n.needs(2) else None)
@@ -683,14 +694,14 @@ def _batch_norm_impl_index(input: Tensor, weight: Tensor | None, bias: Tensor | 
         running = (running_mean.data.copy(), running_var.data.copy())
         if kernel is not None:  # (libtorch's backward takes 1/std in float64)
             rv = running[1].reshape(-1).astype(np.float64)
-            stats = (np.ascontiguousarray(mean), (1 / np.sqrt(rv + eps)).astype(x.dtype))
+            stats = (_bn_array(mean), (1 / np.sqrt(rv + eps)).astype(x.dtype))
     if kernel is not None:
         # libtorch's fma(x, alpha, beta): alpha = 1/std * weight, beta = bias - mean * alpha
         out = np.empty_like(x)
-        kernel.affine(x.reshape(x.shape[0], c, -1),
-                      np.ascontiguousarray(mean), invstd.astype(x.dtype, copy=False),
-                      _bn_param(weight, c, 1, x.dtype), _bn_param(bias, c, 0, x.dtype),
-                      out.reshape(x.shape[0], c, -1))
+        bn_kernel.by_channels(kernel.affine, x.reshape(x.shape[0], c, -1),
+                              _bn_array(mean), _bn_array(invstd.astype(x.dtype, copy=False)),
+                              _bn_param(weight, c, 1, x.dtype), _bn_param(bias, c, 0, x.dtype),
+                              out.reshape(x.shape[0], c, -1))
     else:
         # one scale and one shift per channel: two passes over the input, as libtorch's kernel
         alpha = invstd if weight is None else invstd * weight.data
