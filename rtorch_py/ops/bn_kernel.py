@@ -127,98 +127,101 @@ def _rounded(scratch: np.ndarray, v):
     return scratch[0]
 
 
-def _lanes_sum(acc: np.ndarray, count: int):
-    """libtorch's vec_reduce_all of a vector's first `count` lanes: as a tree
-    (float32: halves added, then quarters, ...) when they are all the vector's,
-    else in order."""
-    if count < acc.shape[0] or acc.itemsize != 4:
-        s = acc[0]
-        for j in range(1, count):
-            s += acc[j]
-        return s
-    h = acc.shape[0] // 2
-    while h > 0:
-        for j in range(h):
-            acc[j] += acc[j + h]
-        h //= 2
-    return acc[0]
-
-
-def _vectors8(x: np.ndarray, g: np.ndarray, mean, acc: np.ndarray, acc2: np.ndarray,
-              stop: int) -> None:
-    """acc[j] += g[i + j] and acc2[j] += (x[i + j] - mean) * g[i + j] for the
-    8-lane vectors i = 8, 16, ... below stop: the lanes spelled out (rows of 8,
-    indexed by constants) so that they stay in registers and LLVM's SLP pass
+def _sums8(x: np.ndarray, g: np.ndarray, mean) -> tuple:
+    """(sum of g, sum of (x - mean) * g) over one plane of at least 8 float32
+    values, as libtorch's reduce_all and map2_reduce_all: 8-lane vectors added
+    lane by lane (the last, partial one fused: fma), then the lanes as a tree.
+    The lanes are spelled out so that they stay in registers and LLVM's SLP pass
     makes each line of eight one vector operation."""
-    xs, gs = x[:stop].reshape(stop // 8, 8), g[:stop].reshape(stop // 8, 8)
-    a0, a1, a2, a3, a4, a5, a6, a7 = acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], \
-        acc[6], acc[7]
-    b0, b1, b2, b3, b4, b5, b6, b7 = acc2[0], acc2[1], acc2[2], acc2[3], acc2[4], acc2[5], \
-        acc2[6], acc2[7]
-    for r in range(1, stop // 8):
-        a0 += gs[r, 0]
-        a1 += gs[r, 1]
-        a2 += gs[r, 2]
-        a3 += gs[r, 3]
-        a4 += gs[r, 4]
-        a5 += gs[r, 5]
-        a6 += gs[r, 6]
-        a7 += gs[r, 7]
-        b0 += (xs[r, 0] - mean) * gs[r, 0]
-        b1 += (xs[r, 1] - mean) * gs[r, 1]
-        b2 += (xs[r, 2] - mean) * gs[r, 2]
-        b3 += (xs[r, 3] - mean) * gs[r, 3]
-        b4 += (xs[r, 4] - mean) * gs[r, 4]
-        b5 += (xs[r, 5] - mean) * gs[r, 5]
-        b6 += (xs[r, 6] - mean) * gs[r, 6]
-        b7 += (xs[r, 7] - mean) * gs[r, 7]
-    acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7] = a0, a1, a2, a3, a4, a5, \
-        a6, a7
-    acc2[0], acc2[1], acc2[2], acc2[3], acc2[4], acc2[5], acc2[6], acc2[7] = b0, b1, b2, b3, \
-        b4, b5, b6, b7
+    full = x.shape[0] - x.shape[0] % 8
+    a0, a1, a2, a3, a4, a5, a6, a7 = g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7]
+    b0, b1, b2, b3 = ((x[0] - mean) * g[0], (x[1] - mean) * g[1],
+                      (x[2] - mean) * g[2], (x[3] - mean) * g[3])
+    b4, b5, b6, b7 = ((x[4] - mean) * g[4], (x[5] - mean) * g[5],
+                      (x[6] - mean) * g[6], (x[7] - mean) * g[7])
+    for r in range(1, full // 8):
+        a0 += g[8 * r]
+        a1 += g[8 * r + 1]
+        a2 += g[8 * r + 2]
+        a3 += g[8 * r + 3]
+        a4 += g[8 * r + 4]
+        a5 += g[8 * r + 5]
+        a6 += g[8 * r + 6]
+        a7 += g[8 * r + 7]
+        b0 += (x[8 * r] - mean) * g[8 * r]
+        b1 += (x[8 * r + 1] - mean) * g[8 * r + 1]
+        b2 += (x[8 * r + 2] - mean) * g[8 * r + 2]
+        b3 += (x[8 * r + 3] - mean) * g[8 * r + 3]
+        b4 += (x[8 * r + 4] - mean) * g[8 * r + 4]
+        b5 += (x[8 * r + 5] - mean) * g[8 * r + 5]
+        b6 += (x[8 * r + 6] - mean) * g[8 * r + 6]
+        b7 += (x[8 * r + 7] - mean) * g[8 * r + 7]
+    tail = x.shape[0] - full
+    if tail > 0:
+        a0 += g[full]
+        b0 = _fma(x[full] - mean, g[full], b0)
+    if tail > 1:
+        a1 += g[full + 1]
+        b1 = _fma(x[full + 1] - mean, g[full + 1], b1)
+    if tail > 2:
+        a2 += g[full + 2]
+        b2 = _fma(x[full + 2] - mean, g[full + 2], b2)
+    if tail > 3:
+        a3 += g[full + 3]
+        b3 = _fma(x[full + 3] - mean, g[full + 3], b3)
+    if tail > 4:
+        a4 += g[full + 4]
+        b4 = _fma(x[full + 4] - mean, g[full + 4], b4)
+    if tail > 5:
+        a5 += g[full + 5]
+        b5 = _fma(x[full + 5] - mean, g[full + 5], b5)
+    if tail > 6:
+        a6 += g[full + 6]
+        b6 = _fma(x[full + 6] - mean, g[full + 6], b6)
+    # the tree: lane j with lane j + 4, then j with j + 2, then 0 with 1
+    return (((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)),
+            ((b0 + b4) + (b2 + b6)) + ((b1 + b5) + (b3 + b7)))
 
 
-def _vectors4(x: np.ndarray, g: np.ndarray, mean, acc: np.ndarray, acc2: np.ndarray,
-              stop: int) -> None:
-    """The same for 4-lane vectors (float64)."""
-    xs, gs = x[:stop].reshape(stop // 4, 4), g[:stop].reshape(stop // 4, 4)
-    a0, a1, a2, a3 = acc[0], acc[1], acc[2], acc[3]
-    b0, b1, b2, b3 = acc2[0], acc2[1], acc2[2], acc2[3]
-    for r in range(1, stop // 4):
-        a0 += gs[r, 0]
-        a1 += gs[r, 1]
-        a2 += gs[r, 2]
-        a3 += gs[r, 3]
-        b0 += (xs[r, 0] - mean) * gs[r, 0]
-        b1 += (xs[r, 1] - mean) * gs[r, 1]
-        b2 += (xs[r, 2] - mean) * gs[r, 2]
-        b3 += (xs[r, 3] - mean) * gs[r, 3]
-    acc[0], acc[1], acc[2], acc[3] = a0, a1, a2, a3
-    acc2[0], acc2[1], acc2[2], acc2[3] = b0, b1, b2, b3
+def _sums4(x: np.ndarray, g: np.ndarray, mean) -> tuple:
+    """The same for float64: 4-lane vectors, the lanes added in order."""
+    full = x.shape[0] - x.shape[0] % 4
+    a0, a1, a2, a3 = g[0], g[1], g[2], g[3]
+    b0, b1, b2, b3 = ((x[0] - mean) * g[0], (x[1] - mean) * g[1],
+                      (x[2] - mean) * g[2], (x[3] - mean) * g[3])
+    for r in range(1, full // 4):
+        a0 += g[4 * r]
+        a1 += g[4 * r + 1]
+        a2 += g[4 * r + 2]
+        a3 += g[4 * r + 3]
+        b0 += (x[4 * r] - mean) * g[4 * r]
+        b1 += (x[4 * r + 1] - mean) * g[4 * r + 1]
+        b2 += (x[4 * r + 2] - mean) * g[4 * r + 2]
+        b3 += (x[4 * r + 3] - mean) * g[4 * r + 3]
+    tail = x.shape[0] - full
+    if tail > 0:
+        a0 += g[full]
+        b0 = _fma(x[full] - mean, g[full], b0)
+    if tail > 1:
+        a1 += g[full + 1]
+        b1 = _fma(x[full + 1] - mean, g[full + 1], b1)
+    if tail > 2:
+        a2 += g[full + 2]
+        b2 = _fma(x[full + 2] - mean, g[full + 2], b2)
+    return ((a0 + a1) + a2) + a3, ((b0 + b1) + b2) + b3
 
 
-def _plane_sums(x: np.ndarray, g: np.ndarray, mean, acc: np.ndarray, acc2: np.ndarray,
-                lanes: int):
-    """(sum of g, sum of (x - mean) * g) over one plane (S values), in vectors of
-    `lanes` lanes as libtorch's reduce_all and map2_reduce_all."""
+def _plane_sums(x: np.ndarray, g: np.ndarray, mean, lanes: int) -> tuple:
+    """(sum of g, sum of (x - mean) * g) over one plane in vectors of `lanes`
+    lanes; a plane shorter than one vector: its lanes added in order."""
     size = x.shape[0]
-    if size < lanes:
-        for j in range(size):
-            acc[j] = g[j]
-            acc2[j] = (x[j] - mean) * g[j]
-        return _lanes_sum(acc, size), _lanes_sum(acc2, size)
-    for j in range(lanes):
-        acc[j] = g[j]
-        acc2[j] = (x[j] - mean) * g[j]
-    full = size - size % lanes
-    if lanes == 8:
-        _vectors8(x, g, mean, acc, acc2, full)
-    else:
-        _vectors4(x, g, mean, acc, acc2, full)
-    for j in range(size - full):
-        acc[j] += g[full + j]
-        acc2[j] = _fma(x[full + j] - mean, g[full + j], acc2[j])
-    return _lanes_sum(acc, lanes), _lanes_sum(acc2, lanes)
+    if size >= lanes:
+        return _sums8(x, g, mean) if lanes == 8 else _sums4(x, g, mean)
+    s, d = g[0], (x[0] - mean) * g[0]
+    for j in range(1, size):
+        s += g[j]
+        d += (x[j] - mean) * g[j]
+    return s, d
 
 
 def _plane_grads(x: np.ndarray, g: np.ndarray, mean: np.ndarray, invstd: np.ndarray,
@@ -228,19 +231,15 @@ def _plane_grads(x: np.ndarray, g: np.ndarray, mean: np.ndarray, invstd: np.ndar
     (x - mean) * g into sum_g and dot (float64), then, if wanted, the input's
     gradient into gx while the channel's values are still in cache."""
     n_batch, _, size = x.shape
-    lanes = 8 if x.itemsize == 4 else 4  # Vectorized<float>, <double> (AVX2's, as libtorch's)
-    acc = np.empty(lanes, x.dtype)
-    acc2 = np.empty(lanes, x.dtype)
-    count = _rounded(acc, n_batch * size)
+    scratch = np.empty(1, x.dtype)
+    count = _rounded(scratch, n_batch * size)
     for c in range(first, last):
         m = mean[c]
         s = 0.0
         d = 0.0
         for n in range(n_batch):
-            if x.itemsize == 4:  # (the lanes a constant: the loops unrolled)
-                a, b = _plane_sums(x[n, c], g[n, c], m, acc, acc2, 8)
-            else:
-                a, b = _plane_sums(x[n, c], g[n, c], m, acc, acc2, 4)
+            # Vectorized<float>, <double>: AVX2's, as libtorch's kernel runs here
+            a, b = _plane_sums(x[n, c], g[n, c], m, 8 if x.itemsize == 4 else 4)
             s += a
             d += b
         sum_g[c], dot[c] = s, d
@@ -248,8 +247,8 @@ def _plane_grads(x: np.ndarray, g: np.ndarray, mean: np.ndarray, invstd: np.ndar
             continue
         sc, wc = invstd[c], w[c]
         if train:
-            k = _rounded(acc, d) * sc * sc / count
-            gm = _rounded(acc, s / (n_batch * size))
+            k = _rounded(scratch, d) * sc * sc / count
+            gm = _rounded(scratch, s / (n_batch * size))
             for n in range(n_batch):
                 for i in range(size):
                     gx[n, c, i] = _fma(m - x[n, c, i], k, g[n, c, i] - gm) * sc * wc
@@ -304,7 +303,7 @@ def compiled() -> types.SimpleNamespace | None:
     row_grads), or None when numba is not installed. plane_grads is compiled
     at once for C-contiguous writable float32 and float64 arrays (its callers
     pass no other), with LLVM's SLP vectoriser on for it alone (numba has it off
-    by default): that turns `_vectors8`'s lanes into vector operations, which
+    by default): that turns `_sums8`'s lanes into vector operations, which
     add the same values in the same order (the tests check PyTorch's bits)."""
     if not _jit:
         try:
@@ -313,12 +312,13 @@ def compiled() -> types.SimpleNamespace | None:
         except ImportError:
             _jit.append(None)
         else:
-            global _fma, _rounded, _lanes_sum, _vectors8, _vectors4, _plane_sums
+            global _fma, _rounded, _sums8, _sums4, _plane_sums
             _fma = intrinsic(_fma_intrinsic)
             jit = numba.njit(cache=True, nogil=True)
             # the helpers first: the kernels call them by their global names
-            _rounded, _lanes_sum, _vectors8, _vectors4, _plane_sums = (
-                jit(_rounded), jit(_lanes_sum), jit(_vectors8), jit(_vectors4), jit(_plane_sums))
+            inline = numba.njit(cache=True, nogil=True, inline="always")
+            _rounded, _sums8, _sums4, _plane_sums = (
+                jit(_rounded), inline(_sums8), inline(_sums4), inline(_plane_sums))
             grads_types = [f"void({t}[:, :, ::1], {t}[:, :, ::1], {t}[::1], {t}[::1], {t}[::1], "
                            f"b1, b1, {t}[:, :, ::1], f8[::1], f8[::1], i8, i8)"
                            for t in ("f4", "f8")]
