@@ -131,3 +131,19 @@ def test_a_non_contiguous_input_keeps_the_numpy_path(one_torch_thread) -> None:
     assert not xt.flags.c_contiguous
     for got, want in zip(_ours(xt, g, w, b, rm, rv, True), _torch(x, g, w, b, rm, rv, True)):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_no_running_stats_and_a_constant_channel_without_eps(one_torch_thread) -> None:
+    """libtorch's 1/std of a zero variance with eps 0 is 0: the output is the bias."""
+    x, g, w, b, _, _ = _case((4, 3, 5, 5), np.float32, seed=5)
+    x[:, 1] = 2.5
+    X, W, B = (rt.torch_tensor(a, requires_grad=True) for a in (x, w, b))
+    y = F.nnf_batch_norm(X, None, None, W, B, True, 0.1, 0.0)
+    y.backward(rt.torch_tensor(g))
+    tX, tW, tB = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    ty = torch.native_batch_norm(tX, tW, tB, None, None, True, 0.1, 0.0)[0]  # (eps 0:
+    ty.backward(torch.tensor(g))  # refused by PyTorch's Python layer, not by R torch)
+    assert np.array_equal(y.data, ty.detach().numpy())
+    assert np.all(y.data[:, 1] == b[1])
+    for ours, theirs in ((X, tX), (W, tW), (B, tB)):
+        assert np.array_equal(ours.grad.data, theirs.grad.numpy())
