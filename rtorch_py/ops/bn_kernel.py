@@ -1,5 +1,5 @@
 """Batch normalization's training statistics, output and gradients in libtorch's
-CPU order, in few passes over memory (FAST PATH, compiled with numba).
+CPU order and bits, in few passes over memory (FAST PATH, compiled with numba).
 
 libtorch's float kernels (aten/src/ATen/native/cpu/batch_norm_kernel.cpp) for a
 contiguous input seen as (N, C, S), S the product of the dims after the channel:
@@ -7,21 +7,26 @@ contiguous input seen as (N, C, S), S the product of the dims after the channel:
 - S > 1 ("contiguous"): each channel on its own. Statistics: a left-to-right sum
   of the channel's values in float64 over (n, i), the mean rounded to the data's
   type, then a float64 sum of the rounded squares (x - mean)^2. Gradients: per
-  (n, c) plane, the sums of g and of (x - mean) * g in the data's type over a
-  SIMD vector's lanes (16 float32 or 8 float64 here: AVX-512), the lanes then
-  added as a tree (float32) or in order (float64); the plane sums added up in
-  float64.
-- S == 1 (an (N, C) input: "channels last"): per channel, a running sum down the
-  rows in the data's type (its one-thread order; libtorch splits the rows across
-  threads), then widened to float64.
-- The output is fma(x, alpha, beta), alpha and beta one per channel; the input's
-  gradient ((g - mean(g)) - (x - mean) * k) * invstd * w with the first
-  product fused too, as the compiler fuses libtorch's vector expressions.
+  (n, c) plane, the sums of g and of (x - mean) * g in the data's type, lane by
+  lane over SIMD vectors (8 float32 or 4 float64 lanes: AVX2's, which the kernel
+  runs here, as its bits show), the last partial vector's products fused (fma);
+  then the lanes added as a tree (float32) or in order (float64), and the plane
+  sums added up in float64.
+- S == 1 (an (N, C) input, which libtorch walks as channels last): per channel,
+  running sums down the rows in the data's type, the squares and products fused.
+  This is libtorch's one-thread order: with more threads it sums each thread's
+  rows apart.
+- The output is fma(x, alpha, beta) with alpha = 1/std * w, beta = b - mean * alpha
+  (fused too); the input's gradient is ((g - mean(g)) - (x - mean) * k) / std * w,
+  the product fused into the subtraction (but in the partial vector of an (N, C)
+  input's channels), as the compiler fuses libtorch's vector expressions.
 
-Each kernel reads x (and g) once from memory: a channel's passes run while its
-values are in cache. numba is imported on the first call, not with the package;
-its machine code is cached (cache=True). Without numba `compiled()` is None and
-the caller keeps its NumPy path.
+Each kernel reads x (and g) from memory once: a channel's second pass finds its
+values in cache. The kernels over planes take a run of channels, so that
+`by_channels` spreads them over the threads with the same bits. numba is
+imported on the first call, not with the package, and its machine code is
+cached (cache=True). Without numba `compiled()` is None and the caller keeps its
+NumPy path.
 """
 from __future__ import annotations
 
