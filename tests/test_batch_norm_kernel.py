@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import rtorch_py as rt
+from rtorch_py import runtime
 from rtorch_py.nn import functional as F
 from rtorch_py.ops import bn_kernel
 
@@ -30,12 +31,6 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
-
-
-@pytest.fixture
-def plain(monkeypatch):
-    """The NumPy path: the kernel reported missing, as without numba."""
-    monkeypatch.setattr(bn_kernel, "_jit", [None])
 
 
 def _case(shape: tuple, dtype: type, seed: int = 0) -> tuple:
@@ -106,6 +101,7 @@ def test_some_gradients_only_and_no_affine(needs, one_torch_thread) -> None:
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", [(64, 10), (5, 7, 9, 11), (4, 3, 2, 2, 5)])
 def test_close_to_the_numpy_path(shape, dtype, monkeypatch) -> None:
+    """(The NumPy path: the kernel reported missing, as without numba.)"""
     case = _case(shape, dtype, seed=2)
     for training in (True, False):
         fast = _ours(*case, training)
@@ -147,3 +143,17 @@ def test_no_running_stats_and_a_constant_channel_without_eps(one_torch_thread) -
     assert np.all(y.data[:, 1] == b[1])
     for ours, theirs in ((X, tX), (W, tW), (B, tB)):
         assert np.array_equal(ours.grad.data, theirs.grad.numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_two_threads_give_the_same_bits(dtype, one_torch_thread) -> None:
+    """Each thread takes a run of channels: large enough to be split, PyTorch's bits."""
+    case = _case((16, 18, 32, 32), dtype, seed=6)
+    before = runtime.torch_get_num_threads()
+    runtime.torch_set_num_threads(2)
+    try:
+        ours = _ours(*case, True)
+    finally:
+        runtime.torch_set_num_threads(before)
+    for name, a, t in zip(NAMES, ours, _torch(*case, True)):
+        assert np.array_equal(a, t), f"{name} differs from PyTorch's"
