@@ -41,7 +41,11 @@ _fma = None  # fused multiply-add, an LLVM intrinsic once numba is loaded
 
 
 def _fma_intrinsic(typingctx, a, b, c):
-    """numba intrinsic: a * b + c rounded once (llvm.fma), in a's float type."""
+    """numba intrinsic: a * b + c rounded once (llvm.fma), three floats of one type."""
+    from numba.core import types as nb  # (called by numba while it compiles)
+    if not (a == b == c and isinstance(a, nb.Float)):
+        return None  # (numba then reports the call as untyped)
+
     def codegen(context, builder, signature, args):
         return builder.fma(*args)
     return a(a, b, c), codegen

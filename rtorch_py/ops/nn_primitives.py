@@ -484,8 +484,9 @@ for _nd in (2, 3):
 # when there are no running statistics), the running ones otherwise. The
 # derivative recomputes the batch statistics with tensor ops, so it is
 # differentiable itself. FAST PATH (compiled batch norm, `bn_kernel.py`): a
-# contiguous float input with parameters of its own dtype runs libtorch's kernel,
-# its order and bits, in one read of the input a pass; else the NumPy passes below.
+# contiguous float input whose parameters share its dtype runs in libtorch's
+# order (its bits), each pass reading the input from memory once; anything else
+# takes the NumPy passes below.
 
 
 def _bn_layout(x: Tensor) -> tuple:
