@@ -25,12 +25,14 @@ SHAPES = [(6, 5), (64, 10), (8, 6, 1, 1), (3, 5, 7), (5, 7, 9, 11), (4, 3, 2, 2,
 
 
 @pytest.fixture
-def one_torch_thread():
-    """libtorch sums an (N, C) input's rows by thread; ours is its one-thread order."""
-    before = torch.get_num_threads()
+def one_thread():
+    """libtorch sums an (N, C) input's rows by thread: both sides at one thread."""
+    before, torch_before = runtime.torch_get_num_threads(), torch.get_num_threads()
+    runtime.torch_set_num_threads(1)
     torch.set_num_threads(1)
     yield
-    torch.set_num_threads(before)
+    runtime.torch_set_num_threads(before)
+    torch.set_num_threads(torch_before)
 
 
 def _case(shape: tuple, dtype: type, seed: int = 0) -> tuple:
@@ -79,7 +81,7 @@ NAMES = ("output", "running_mean", "running_var", "input grad", "weight grad", "
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("training", [True, False])
 @pytest.mark.parametrize("shape", SHAPES)
-def test_pytorchs_bits(shape, training, dtype, one_torch_thread) -> None:
+def test_pytorchs_bits(shape, training, dtype, one_thread) -> None:
     case = _case(shape, dtype)
     for name, a, t in zip(NAMES, _ours(*case, training), _torch(*case, training)):
         assert a.dtype == t.dtype and np.array_equal(a, t), f"{name} differs from PyTorch's"
@@ -87,7 +89,7 @@ def test_pytorchs_bits(shape, training, dtype, one_torch_thread) -> None:
 
 @pytest.mark.parametrize("needs", [(True, False, False), (False, True, False),
                                    (False, False, True), (False, True, True)])
-def test_some_gradients_only_and_no_affine(needs, one_torch_thread) -> None:
+def test_some_gradients_only_and_no_affine(needs, one_thread) -> None:
     case = _case((4, 6, 5, 5), np.float32, seed=1)
     for got, want in zip(_ours(*case, True, needs=needs), _torch(*case, True, needs=needs)):
         assert (got is None) == (want is None)
@@ -120,7 +122,7 @@ def test_finite_differences() -> None:
             x, rt.torch_tensor(rm), rt.torch_tensor(rv), w, b, training), x, w, b)
 
 
-def test_a_non_contiguous_input_keeps_the_numpy_path(one_torch_thread) -> None:
+def test_a_non_contiguous_input_keeps_the_numpy_path(one_thread) -> None:
     """A non-contiguous input takes the NumPy path: close to PyTorch, not its bits."""
     x, g, w, b, rm, rv = _case((4, 6, 5, 5), np.float32, seed=4)
     xt = np.ascontiguousarray(x.transpose(0, 1, 3, 2)).transpose(0, 1, 3, 2)
@@ -129,7 +131,7 @@ def test_a_non_contiguous_input_keeps_the_numpy_path(one_torch_thread) -> None:
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
-def test_no_running_stats_and_a_constant_channel_without_eps(one_torch_thread) -> None:
+def test_no_running_stats_and_a_constant_channel_without_eps(one_thread) -> None:
     """libtorch's 1/std of a zero variance with eps 0 is 0: the output is the bias."""
     x, g, w, b, _, _ = _case((4, 3, 5, 5), np.float32, seed=5)
     x[:, 1] = 2.5
@@ -146,14 +148,18 @@ def test_no_running_stats_and_a_constant_channel_without_eps(one_torch_thread) -
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_two_threads_give_the_same_bits(dtype, one_torch_thread) -> None:
-    """Each thread takes a run of channels: large enough to be split, PyTorch's bits."""
-    case = _case((16, 18, 32, 32), dtype, seed=6)
-    before = runtime.torch_get_num_threads()
+@pytest.mark.parametrize("shape", [(16, 18, 32, 32), (67, 10), (8, 6, 1, 1)])
+def test_two_threads_as_pytorchs_two(shape, dtype) -> None:
+    """Two threads on both sides: runs of channels (large enough to be split) keep
+    the bits; an (N, C) input sums each thread's rows apart, as libtorch does."""
+    case = _case(shape, dtype, seed=6)
+    before, torch_before = runtime.torch_get_num_threads(), torch.get_num_threads()
     runtime.torch_set_num_threads(2)
+    torch.set_num_threads(2)
     try:
-        ours = _ours(*case, True)
+        ours, theirs = _ours(*case, True), _torch(*case, True)
     finally:
         runtime.torch_set_num_threads(before)
-    for name, a, t in zip(NAMES, ours, _torch(*case, True)):
+        torch.set_num_threads(torch_before)
+    for name, a, t in zip(NAMES, ours, theirs):
         assert np.array_equal(a, t), f"{name} differs from PyTorch's"

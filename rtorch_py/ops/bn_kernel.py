@@ -13,9 +13,9 @@ contiguous input seen as (N, C, S), S the product of the dims after the channel:
   then the lanes added as a tree (float32) or in order (float64), and the plane
   sums added up in float64.
 - S == 1 (an (N, C) input, which libtorch walks as channels last): per channel,
-  running sums down the rows in the data's type, the squares and products fused.
-  This is libtorch's one-thread order: with more threads it sums each thread's
-  rows apart.
+  running sums down each thread's run of rows in the data's type (the squares and
+  products fused), the runs then added in float64: the order depends on the
+  thread count, which the caller passes (`torch_get_num_threads()`).
 - The output is fma(x, alpha, beta) with alpha = 1/std * w, beta = b - mean * alpha
   (fused too); the input's gradient is ((g - mean(g)) - (x - mean) * k) / std * w,
   the product fused into the subtraction (but in the partial vector of an (N, C)
@@ -100,21 +100,44 @@ def _plane_stats(x: np.ndarray, mean: np.ndarray, var_sum: np.ndarray, first: in
             c += 1
 
 
-def _row_stats(x: np.ndarray, mean: np.ndarray, var_sum: np.ndarray) -> None:
-    """The same for x (N, C): running sums down the rows in x's type."""
+def _row_stats(x: np.ndarray, mean: np.ndarray, var_sum: np.ndarray, threads: int) -> None:
+    """The same for x (N, C), as libtorch's channels-last kernel with `threads`
+    threads: each thread's run of rows summed down in x's type, the runs' sums
+    then added in float64 (with no more rows than threads, float64 sums)."""
     n_batch, n_chan = x.shape
-    acc = np.zeros(n_chan, x.dtype)
-    for n in range(n_batch):
+    total = np.zeros(n_chan)
+    if n_batch <= threads:
+        for n in range(n_batch):
+            for c in range(n_chan):
+                total[c] += x[n, c]
         for c in range(n_chan):
-            acc[c] += x[n, c]
+            mean[c] = total[c] / n_batch
+            total[c] = 0
+        for n in range(n_batch):
+            for c in range(n_chan):
+                d = x[n, c] - mean[c]
+                total[c] += d * d
+        var_sum[:] = total
+        return
+    part = np.empty(n_chan, x.dtype)
+    step = -(-n_batch // threads)  # (at::parallel_for's chunk a thread)
+    for first in range(0, n_batch, step):
+        part[:] = 0
+        for n in range(first, min(first + step, n_batch)):
+            for c in range(n_chan):
+                part[c] += x[n, c]
+        total += part
     for c in range(n_chan):
-        mean[c] = np.float64(acc[c]) / n_batch
-        acc[c] = 0
-    for n in range(n_batch):
-        for c in range(n_chan):
-            d = x[n, c] - mean[c]
-            acc[c] = _fma(d, d, acc[c])
-    var_sum[:] = acc
+        mean[c] = total[c] / n_batch
+        total[c] = 0
+    for first in range(0, n_batch, step):
+        part[:] = 0
+        for n in range(first, min(first + step, n_batch)):
+            for c in range(n_chan):
+                d = x[n, c] - mean[c]
+                part[c] = _fma(d, d, part[c])
+        total += part
+    var_sum[:] = total
 
 
 def _affine(x: np.ndarray, mean: np.ndarray, invstd: np.ndarray, w: np.ndarray,
@@ -269,20 +292,33 @@ def _plane_grads(x: np.ndarray, g: np.ndarray, mean: np.ndarray, invstd: np.ndar
 
 def _row_grads(x: np.ndarray, g: np.ndarray, mean: np.ndarray, invstd: np.ndarray,
                w: np.ndarray, train: bool, want_gx: bool, gx: np.ndarray,
-               sum_g: np.ndarray, dot: np.ndarray) -> None:
-    """The same for x (N, C): running sums down the rows in x's type."""
+               sum_g: np.ndarray, dot: np.ndarray, threads: int) -> None:
+    """The same for x (N, C): each thread's run of rows summed down in x's type,
+    the runs' sums added in float64 and rounded to x's type."""
     n_batch, n_chan = x.shape
     acc = np.zeros(n_chan, x.dtype)
     acc2 = np.zeros(n_chan, x.dtype)
-    for n in range(n_batch):
-        for c in range(n_chan):
-            acc[c] += g[n, c]
-            acc2[c] = _fma(x[n, c] - mean[c], g[n, c], acc2[c])
+    part = np.empty(n_chan, x.dtype)
+    part2 = np.empty(n_chan, x.dtype)
+    sum_g[:] = 0
+    dot[:] = 0
+    step = -(-n_batch // threads)
+    for first in range(0, n_batch, step):
+        part[:] = 0
+        part2[:] = 0
+        for n in range(first, min(first + step, n_batch)):
+            for c in range(n_chan):
+                part[c] += g[n, c]
+                part2[c] = _fma(x[n, c] - mean[c], g[n, c], part2[c])
+        sum_g += part
+        dot += part2
+    acc[:] = sum_g  # (libtorch keeps the totals in x's type)
+    acc2[:] = dot
     sum_g[:] = acc
     dot[:] = acc2
     if not want_gx:
         return
-    count = _rounded(np.empty(1, x.dtype), n_batch)
+    count = _rounded(part, n_batch)
     for c in range(n_chan):  # k and the mean of g per channel, in x's type
         acc2[c] = acc2[c] * invstd[c] * invstd[c] / count
         acc[c] = acc[c] / count

@@ -14,6 +14,7 @@ import numpy as np
 from ..random import default_generator
 from ..random import nn as random_nn
 from ..engine import bump_version, edge, is_grad_enabled, no_grad, run_backward
+from ..runtime import torch_get_num_threads
 from ..tensor import Tensor, wrap
 from . import bn_kernel
 from . import nn_kernels as K
@@ -531,7 +532,7 @@ def _bn_train_stats(kernel: Any, x: np.ndarray, running_mean: Tensor | None,
     if planes.ndim == 3:
         bn_kernel.by_channels(kernel.plane_stats, planes, mean, var_sum)
     else:
-        kernel.row_stats(planes, mean, var_sum)
+        kernel.row_stats(planes, mean, var_sum, torch_get_num_threads())
     var = (var_sum / dt(count)).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         invstd = np.where((var == 0) & (eps == 0), 0.0, 1 / np.sqrt(var + eps)).astype(x.dtype)
@@ -566,7 +567,7 @@ def _bn_grads_compiled(n, g, x, w, stats, train: bool) -> tuple:
     if planes.ndim == 3:
         bn_kernel.by_channels(kernel.plane_grads, planes, *args)
     else:
-        kernel.row_grads(planes, *args)
+        kernel.row_grads(planes, *args, torch_get_num_threads())
     return (None if gx is None else wrap(gx),
             wrap((dot * invstd).astype(xa.dtype)) if n.needs(1) else None,
             wrap(sum_g.astype(xa.dtype)) if n.needs(2) else None)
