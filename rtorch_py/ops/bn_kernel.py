@@ -360,7 +360,8 @@ def compiled() -> types.SimpleNamespace | None:
             global _fma, _rounded, _sums8, _sums4, _plane_sums
             _fma = intrinsic(_fma_intrinsic)
             jit = numba.njit(cache=True, nogil=True)
-            # the helpers first: the kernels call them by their global names
+            # the helpers first: the kernels call them by their global names (a plane's
+            # sums inlined, so that its lanes meet the SLP pass inside plane_grads)
             inline = numba.njit(cache=True, nogil=True, inline="always")
             _rounded, _sums8, _sums4, _plane_sums = (
                 jit(_rounded), inline(_sums8), inline(_sums4), inline(_plane_sums))
