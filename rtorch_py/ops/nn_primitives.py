@@ -699,11 +699,12 @@ def _batch_norm_impl_index(input: Tensor, weight: Tensor | None, bias: Tensor | 
             stats = (_bn_array(mean), (1 / np.sqrt(rv + eps)).astype(x.dtype))
     if kernel is not None:
         # libtorch's fma(x, alpha, beta): alpha = 1/std * weight, beta = bias - mean * alpha
+        # (one thread: bound by memory, a second one made it slower)
         out = np.empty_like(x)
-        bn_kernel.by_channels(kernel.affine, x.reshape(x.shape[0], c, -1),
-                              _bn_array(mean), _bn_array(invstd.astype(x.dtype, copy=False)),
-                              _bn_param(weight, c, 1, x.dtype), _bn_param(bias, c, 0, x.dtype),
-                              out.reshape(x.shape[0], c, -1))
+        kernel.affine(x.reshape(x.shape[0], c, -1), _bn_array(mean),
+                      _bn_array(invstd.astype(x.dtype, copy=False)),
+                      _bn_param(weight, c, 1, x.dtype), _bn_param(bias, c, 0, x.dtype),
+                      out.reshape(x.shape[0], c, -1), 0, c)
     else:
         # one scale and one shift per channel: two passes over the input, as libtorch's kernel
         alpha = invstd if weight is None else invstd * weight.data
