@@ -51,13 +51,25 @@ def _fma_intrinsic(typingctx, a, b, c):
     return a(a, b, c), codegen
 
 
-def _plane_stats(x: np.ndarray, mean: np.ndarray, var_sum: np.ndarray, first: int,
+def _inv_std(var_sum, count, eps: float) -> float:
+    """libtorch's 1/std from a channel's sum of squared deviations: the variance
+    divided in the data's type (count is of that type), 1/sqrt in float64 (0 for
+    a zero variance without eps)."""
+    var = np.float64(var_sum / count)
+    if var == 0 and eps == 0:
+        return 0.0
+    return 1 / np.sqrt(var + eps)
+
+
+def _plane_stats(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float, mean: np.ndarray,
+                 var_sum: np.ndarray, invstd: np.ndarray, out: np.ndarray, first: int,
                  last: int) -> None:
-    """mean and sum of squared deviations of x (N, C, S)'s channels first..last-1:
-    four channels at a time, so that four float64 sums run side by side (each
-    still left to right)."""
+    """mean, sum of squared deviations, 1/std and the output of x (N, C, S)'s
+    channels first..last-1: four channels at a time, so that four float64 sums run
+    side by side (each still left to right), their squares and output while the
+    four are in cache."""
     n_batch, _, size = x.shape
-    count = n_batch * size
+    count = _rounded(np.empty(1, x.dtype), n_batch * size)
     c = first
     while c < last:
         if c + 4 <= last:
@@ -69,7 +81,8 @@ def _plane_stats(x: np.ndarray, mean: np.ndarray, var_sum: np.ndarray, first: in
                     s2 += x[n, c + 2, i]
                     s3 += x[n, c + 3, i]
             mean[c], mean[c + 1], mean[c + 2], mean[c + 3] = (
-                s0 / count, s1 / count, s2 / count, s3 / count)
+                s0 / (n_batch * size), s1 / (n_batch * size), s2 / (n_batch * size),
+                s3 / (n_batch * size))
             m0, m1, m2, m3 = mean[c], mean[c + 1], mean[c + 2], mean[c + 3]
             s0 = s1 = s2 = s3 = 0.0
             for n in range(n_batch):
@@ -83,13 +96,13 @@ def _plane_stats(x: np.ndarray, mean: np.ndarray, var_sum: np.ndarray, first: in
                     s2 += d2 * d2
                     s3 += d3 * d3
             var_sum[c], var_sum[c + 1], var_sum[c + 2], var_sum[c + 3] = s0, s1, s2, s3
-            c += 4
+            step = 4
         else:
             s = 0.0
             for n in range(n_batch):
                 for i in range(size):
                     s += x[n, c, i]
-            mean[c] = s / count
+            mean[c] = s / (n_batch * size)
             m = mean[c]
             s = 0.0
             for n in range(n_batch):
@@ -97,13 +110,19 @@ def _plane_stats(x: np.ndarray, mean: np.ndarray, var_sum: np.ndarray, first: in
                     d = x[n, c, i] - m
                     s += d * d
             var_sum[c] = s
-            c += 1
+            step = 1
+        for k in range(c, c + step):
+            invstd[k] = _inv_std(var_sum[k], count, eps)
+            _scale_shift(x, k, mean, invstd, w, b, out)
+        c += step
 
 
-def _row_stats(x: np.ndarray, mean: np.ndarray, var_sum: np.ndarray, threads: int) -> None:
-    """The same for x (N, C), as libtorch's channels-last kernel with `threads`
-    threads: each thread's run of rows summed down in x's type, the runs' sums
-    then added in float64 (with no more rows than threads, float64 sums)."""
+def _row_stats(x: np.ndarray, eps: float, mean: np.ndarray, var_sum: np.ndarray,
+               invstd: np.ndarray, threads: int) -> None:
+    """The statistics of x (N, C), as libtorch's channels-last kernel with
+    `threads` threads: each thread's run of rows summed down in x's type, the
+    runs' sums then added in float64 (with no more rows than threads, float64
+    sums). (The output is `_affine`'s.)"""
     n_batch, n_chan = x.shape
     total = np.zeros(n_chan)
     if n_batch <= threads:
@@ -118,6 +137,7 @@ def _row_stats(x: np.ndarray, mean: np.ndarray, var_sum: np.ndarray, threads: in
                 d = x[n, c] - mean[c]
                 total[c] += d * d
         var_sum[:] = total
+        _row_inv_std(var_sum, n_batch, eps, invstd)
         return
     part = np.empty(n_chan, x.dtype)
     step = -(-n_batch // threads)  # (at::parallel_for's chunk a thread)
@@ -138,19 +158,31 @@ def _row_stats(x: np.ndarray, mean: np.ndarray, var_sum: np.ndarray, threads: in
                 part[c] = _fma(d, d, part[c])
         total += part
     var_sum[:] = total
+    _row_inv_std(var_sum, n_batch, eps, invstd)
+
+
+def _row_inv_std(var_sum: np.ndarray, count: int, eps: float, invstd: np.ndarray) -> None:
+    n = _rounded(np.empty(1, var_sum.dtype), count)
+    for c in range(var_sum.shape[0]):
+        invstd[c] = _inv_std(var_sum[c], n, eps)
+
+
+def _scale_shift(x: np.ndarray, c: int, mean: np.ndarray, invstd: np.ndarray, w: np.ndarray,
+                 b: np.ndarray, out: np.ndarray) -> None:
+    """out = fma(x, alpha, beta) for channel c of x (N, C, S), with alpha = invstd * w
+    and beta = fma(-mean, alpha, b)."""
+    a = invstd[c] * w[c]
+    beta = _fma(-mean[c], a, b[c])
+    for n in range(x.shape[0]):
+        for i in range(x.shape[2]):
+            out[n, c, i] = _fma(x[n, c, i], a, beta)
 
 
 def _affine(x: np.ndarray, mean: np.ndarray, invstd: np.ndarray, w: np.ndarray,
-            b: np.ndarray, out: np.ndarray, first: int, last: int) -> None:
-    """out = fma(x, alpha, beta) for x (N, C, S)'s channels first..last-1, with
-    alpha = invstd * w and beta = fma(-mean, alpha, b)."""
-    n_batch, _, size = x.shape
-    for c in range(first, last):
-        a = invstd[c] * w[c]
-        beta = _fma(-mean[c], a, b[c])
-        for n in range(n_batch):
-            for i in range(size):
-                out[n, c, i] = _fma(x[n, c, i], a, beta)
+            b: np.ndarray, out: np.ndarray) -> None:
+    """The output of every channel of x (N, C, S) from given statistics."""
+    for c in range(x.shape[1]):
+        _scale_shift(x, c, mean, invstd, w, b, out)
 
 
 def _rounded(scratch: np.ndarray, v):
@@ -357,14 +389,16 @@ def compiled() -> types.SimpleNamespace | None:
         except ImportError:
             _jit.append(None)
         else:
-            global _fma, _rounded, _sums8, _sums4, _plane_sums
+            global _fma, _rounded, _inv_std, _row_inv_std, _scale_shift, _sums8, _sums4, \
+                _plane_sums
             _fma = intrinsic(_fma_intrinsic)
             jit = numba.njit(cache=True, nogil=True)
             # the helpers first: the kernels call them by their global names (a plane's
             # sums inlined, so that its lanes meet the SLP pass inside plane_grads)
             inline = numba.njit(cache=True, nogil=True, inline="always")
-            _rounded, _sums8, _sums4, _plane_sums = (
-                jit(_rounded), inline(_sums8), inline(_sums4), inline(_plane_sums))
+            _rounded, _inv_std, _row_inv_std, _scale_shift = (
+                jit(_rounded), jit(_inv_std), jit(_row_inv_std), jit(_scale_shift))
+            _sums8, _sums4, _plane_sums = inline(_sums8), inline(_sums4), inline(_plane_sums)
             grads_types = [f"void({t}[:, :, ::1], {t}[:, :, ::1], {t}[::1], {t}[::1], {t}[::1], "
                            f"b1, b1, {t}[:, :, ::1], f8[::1], f8[::1], i8, i8)"
                            for t in ("f4", "f8")]

@@ -518,36 +518,38 @@ def _bn_param(t: Tensor | None, c: int, fill: float, dtype: np.dtype) -> np.ndar
     return np.full(c, fill, dtype) if t is None else _bn_array(t.data.reshape(-1))
 
 
-def _bn_train_stats(kernel: Any, x: np.ndarray, running_mean: Tensor | None,
-                    running_var: Tensor | None, momentum: float, eps: float) -> tuple:
-    """(mean, 1/std) of the batch as libtorch's kernel and its update of the
-    running statistics (`batch_norm_cpu_update_stats_template`): the variance's
-    sum divided in the data's type, 1/std in float64, the running mean in the
-    data's type, the running variance's new term in float64."""
+def _bn_train_compiled(kernel: Any, x: np.ndarray, weight: Tensor | None, bias: Tensor | None,
+                       running_mean: Tensor | None, running_var: Tensor | None,
+                       momentum: float, eps: float) -> tuple:
+    """(output, mean, 1/std) of a training batch by the compiled kernel (FAST
+    PATH), and libtorch's update of the running statistics
+    (`batch_norm_cpu_update_stats_template`): the running mean in the data's type,
+    the running variance's new term in float64."""
     n, c = x.shape[:2]
     dt = x.dtype.type
-    count = x.size // c
-    mean, var_sum = np.empty(c, x.dtype), np.empty(c, x.dtype)
+    mean, var_sum, invstd = np.empty(c, x.dtype), np.empty(c, x.dtype), np.empty(c, x.dtype)
+    out = np.empty_like(x)
+    w, b = _bn_param(weight, c, 1, x.dtype), _bn_param(bias, c, 0, x.dtype)
     planes = _bn_planes(x, n, c)
-    if planes.ndim == 3:
-        bn_kernel.by_channels(kernel.plane_stats, planes, mean, var_sum)
+    if planes.ndim == 3:  # the output while each run of channels is in cache
+        bn_kernel.by_channels(kernel.plane_stats, planes, w, b, eps, mean, var_sum, invstd,
+                              _bn_planes(out, n, c))
     else:
-        kernel.row_stats(planes, mean, var_sum, torch_get_num_threads())
-    var = (var_sum / dt(count)).astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        invstd = np.where((var == 0) & (eps == 0), 0.0, 1 / np.sqrt(var + eps)).astype(x.dtype)
-        unbiased = (var_sum / dt(count - 1)).astype(np.float64)  # (0 / 0 for one value: NaN)
+        kernel.row_stats(planes, eps, mean, var_sum, invstd, torch_get_num_threads())
+        kernel.affine(x.reshape(n, c, 1), mean, invstd, w, b, out.reshape(n, c, 1))
     m = dt(momentum)
     if running_mean is not None:
         running_mean.data[...] = (m * mean + (dt(1) - m) * running_mean.data.reshape(-1)
                                   ).reshape(running_mean.shape)
         bump_version(running_mean)
     if running_var is not None:
+        with np.errstate(divide="ignore", invalid="ignore"):  # (one value: 0 / 0, NaN)
+            unbiased = (var_sum / dt(x.size // c - 1)).astype(np.float64)
         rest = ((dt(1) - m) * running_var.data.reshape(-1)).astype(np.float64)
         running_var.data[...] = (np.float64(m) * unbiased + rest).astype(x.dtype).reshape(
             running_var.shape)
         bump_version(running_var)
-    return mean, invstd
+    return out, mean, invstd
 
 
 def _bn_grads_compiled(n, g, x, w, stats, train: bool) -> tuple:
@@ -668,9 +670,10 @@ def _batch_norm_impl_index(input: Tensor, weight: Tensor | None, bias: Tensor | 
         raise RuntimeError("batch_norm: running_mean and running_var must be given in "
                            "evaluation mode (training = FALSE)")
     kernel = _bn_compiled(x, weight, bias, running_mean, running_var)
-    stats = None  # (mean, 1/std) for the compiled backward
+    stats = out = None  # (stats: mean and 1/std for the compiled backward)
     if training and kernel is not None:  # FAST PATH (compiled batch norm)
-        mean, invstd = _bn_train_stats(kernel, x, running_mean, running_var, momentum, eps)
+        out, mean, invstd = _bn_train_compiled(kernel, x, weight, bias, running_mean,
+                                               running_var, momentum, eps)
         save_mean, save_invstd, running = mean, invstd, None
         stats = (mean, invstd)
     elif training:
@@ -697,15 +700,15 @@ def _batch_norm_impl_index(input: Tensor, weight: Tensor | None, bias: Tensor | 
         if kernel is not None:  # (libtorch's backward takes 1/std in float64)
             rv = running[1].reshape(-1).astype(np.float64)
             stats = (_bn_array(mean), (1 / np.sqrt(rv + eps)).astype(x.dtype))
-    if kernel is not None:
+    if out is None and kernel is not None:  # (evaluation)
         # libtorch's fma(x, alpha, beta): alpha = 1/std * weight, beta = bias - mean * alpha
         # (one thread: bound by memory, a second one made it slower)
         out = np.empty_like(x)
         kernel.affine(x.reshape(x.shape[0], c, -1), _bn_array(mean),
                       _bn_array(invstd.astype(x.dtype, copy=False)),
                       _bn_param(weight, c, 1, x.dtype), _bn_param(bias, c, 0, x.dtype),
-                      out.reshape(x.shape[0], c, -1), 0, c)
-    else:
+                      out.reshape(x.shape[0], c, -1))
+    elif out is None:
         # one scale and one shift per channel: two passes over the input, as libtorch's kernel
         alpha = invstd if weight is None else invstd * weight.data
         beta = -mean * alpha if bias is None else bias.data - mean * alpha
