@@ -16,7 +16,7 @@ from rtorch_py.ops import bn_kernel
 
 from helpers import gradcheck
 
-pytestmark = pytest.mark.skipif(bn_kernel.compiled() is None, reason="numba is not installed")
+pytest.importorskip("numba")
 
 # (N, C, S) as the kernel sees them: S of 1 (rows), below one vector, whole vectors
 # with and without a tail, and 2-d to 5-d inputs
