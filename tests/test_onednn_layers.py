@@ -251,9 +251,11 @@ def test_conv_bias_in_pieces_transposed_and_float64(monkeypatch) -> None:
     np.testing.assert_allclose(B.grad.data, tB.grad.numpy(), rtol=1e-4, atol=1e-4)
 
 
-def test_batch_norm_takes_its_mean_once_with_numpys_bits() -> None:
-    """(NumPy's var given the mean: the same bits as var making its own.)"""
-    from rtorch_py.ops import nn_primitives as P
+def test_batch_norm_takes_its_mean_once_with_numpys_bits(monkeypatch) -> None:
+    """(NumPy's var given the mean: the same bits as var making its own.) On the
+    NumPy path, which batch norm takes without numba."""
+    from rtorch_py.ops import bn_kernel, nn_primitives as P
+    monkeypatch.setattr(bn_kernel, "_jit", [None])
     x = np.random.default_rng(7).standard_normal((16, 8, 12, 10)).astype(np.float32) * 3 + 1
     rv = rt.torch_ones(8)
     _, mean, invstd, _, _ = P._batch_norm_impl_index(rt.torch_tensor(x), None, None, None, rv,

@@ -14,7 +14,9 @@ import numpy as np
 from ..random import default_generator
 from ..random import nn as random_nn
 from ..engine import bump_version, edge, is_grad_enabled, no_grad, run_backward
+from ..runtime import torch_get_num_threads
 from ..tensor import Tensor, wrap
+from . import bn_kernel
 from . import nn_kernels as K
 from .operands import float_data, whole, positional_error
 from .recording import Output, formula, multi_formula, needs_grad, record, record_many, sum_to
@@ -482,12 +484,95 @@ for _nd in (2, 3):
 # NativeBatchNormBackward0 node): statistics of the batch when training (or
 # when there are no running statistics), the running ones otherwise. The
 # derivative recomputes the batch statistics with tensor ops, so it is
-# differentiable itself.
+# differentiable itself. FAST PATH (compiled batch norm, `bn_kernel.py`): a
+# contiguous float input whose parameters share its dtype runs in libtorch's
+# order (its bits), each pass reading the input from memory once; anything else
+# takes the NumPy passes below.
 
 
 def _bn_layout(x: Tensor) -> tuple:
     dims = (0,) + tuple(range(2, x.ndim))
     return dims, (1, x.shape[1]) + (1,) * (x.ndim - 2)
+
+
+def _bn_compiled(x: np.ndarray, *params: Tensor | None) -> Any:
+    """The compiled kernels when they take this input and these parameters, else None."""
+    if x.dtype not in (np.float32, np.float64) or not x.flags.c_contiguous or x.size == 0 \
+            or any(p is not None and p.data.dtype != x.dtype for p in params):
+        return None
+    return bn_kernel.compiled()
+
+
+def _bn_planes(a: np.ndarray, n_batch: int, n_chan: int) -> np.ndarray:
+    """a as libtorch's kernels walk it: (N, C, S), or (N, C) when S is 1."""
+    size = a.size // (n_batch * n_chan)
+    return a.reshape(n_batch, n_chan, size) if size > 1 else a.reshape(n_batch, n_chan)
+
+
+def _bn_array(a: np.ndarray) -> np.ndarray:
+    """a as the compiled kernels take arrays: C-contiguous and writable."""
+    return np.require(a, requirements=("C", "W"))
+
+
+def _bn_param(t: Tensor | None, c: int, fill: float, dtype: np.dtype) -> np.ndarray:
+    return np.full(c, fill, dtype) if t is None else _bn_array(t.data.reshape(-1))
+
+
+def _bn_train_compiled(kernel: Any, x: np.ndarray, weight: Tensor | None, bias: Tensor | None,
+                       running_mean: Tensor | None, running_var: Tensor | None,
+                       momentum: float, eps: float) -> tuple:
+    """(output, mean, 1/std) of a training batch by the compiled kernel (FAST
+    PATH), and libtorch's update of the running statistics
+    (`batch_norm_cpu_update_stats_template`): the running mean in the data's type,
+    the running variance's new term in float64."""
+    n, c = x.shape[:2]
+    dt = x.dtype.type
+    mean, var_sum, invstd = np.empty(c, x.dtype), np.empty(c, x.dtype), np.empty(c, x.dtype)
+    out = np.empty_like(x)
+    w, b = _bn_param(weight, c, 1, x.dtype), _bn_param(bias, c, 0, x.dtype)
+    planes = _bn_planes(x, n, c)
+    if planes.ndim == 3:  # the output while each run of channels is in cache
+        bn_kernel.by_channels(kernel.plane_stats, planes, w, b, eps, mean, var_sum, invstd,
+                              _bn_planes(out, n, c))
+    else:
+        kernel.row_stats(planes, eps, mean, var_sum, invstd, torch_get_num_threads())
+        kernel.affine(x.reshape(n, c, 1), mean, invstd, w, b, out.reshape(n, c, 1))
+    m = dt(momentum)
+    if running_mean is not None:
+        running_mean.data[...] = (m * mean + (dt(1) - m) * running_mean.data.reshape(-1)
+                                  ).reshape(running_mean.shape)
+        bump_version(running_mean)
+    if running_var is not None:
+        with np.errstate(divide="ignore", invalid="ignore"):  # (one value: 0 / 0, NaN)
+            unbiased = (var_sum / dt(x.size // c - 1)).astype(np.float64)
+        rest = ((dt(1) - m) * running_var.data.reshape(-1)).astype(np.float64)
+        running_var.data[...] = (np.float64(m) * unbiased + rest).astype(x.dtype).reshape(
+            running_var.shape)
+        bump_version(running_var)
+    return out, mean, invstd
+
+
+def _bn_grads_compiled(n, g, x, w, stats, train: bool) -> tuple:
+    """The three gradients by the compiled kernel (FAST PATH), from the statistics
+    the forward used."""
+    xa = _bn_array(x.data)
+    nb, c = xa.shape[:2]
+    mean, invstd = stats
+    planes = _bn_planes(xa, nb, c)
+    gx = np.empty_like(xa) if n.needs(0) else None
+    sum_g, dot = np.empty(c), np.empty(c)
+    kernel = bn_kernel.compiled()
+    args = (_bn_planes(_bn_array(g.data), nb, c), mean, invstd,
+            _bn_param(w, c, 1, xa.dtype), train, gx is not None,
+            np.empty((0,) * planes.ndim, xa.dtype) if gx is None else _bn_planes(gx, nb, c),
+            sum_g, dot)
+    if planes.ndim == 3:
+        bn_kernel.by_channels(kernel.plane_grads, planes, *args)
+    else:
+        kernel.row_grads(planes, *args, torch_get_num_threads())
+    return (None if gx is None else wrap(gx),
+            wrap((dot * invstd).astype(xa.dtype)) if n.needs(1) else None,
+            wrap(sum_g.astype(xa.dtype)) if n.needs(2) else None)
 
 
 def _bn_grads_arrays(n, g, x, w, running, eps) -> tuple:
@@ -531,9 +616,11 @@ def _bn_grads_arrays(n, g, x, w, running, eps) -> tuple:
 
 
 @formula
-def NativeBatchNormBackward0(n, g, x, w, running, eps):
+def NativeBatchNormBackward0(n, g, x, w, running, eps, stats):
     if not is_grad_enabled() and x.data.dtype in (np.float32, np.float64) \
             and g.data.dtype == x.data.dtype:
+        if stats is not None:
+            return _bn_grads_compiled(n, g, x, w, stats, running is None)
         return _bn_grads_arrays(n, g, x, w, running, eps)
     # create_graph (or half precision): with tensor ops, themselves differentiable
     dims, shape = _bn_layout(x)
@@ -582,7 +669,14 @@ def _batch_norm_impl_index(input: Tensor, weight: Tensor | None, bias: Tensor | 
     if not training and (running_mean is None or running_var is None):
         raise RuntimeError("batch_norm: running_mean and running_var must be given in "
                            "evaluation mode (training = FALSE)")
-    if training:
+    kernel = _bn_compiled(x, weight, bias, running_mean, running_var)
+    stats = out = None  # (stats: mean and 1/std for the compiled backward)
+    if training and kernel is not None:  # FAST PATH (compiled batch norm)
+        out, mean, invstd = _bn_train_compiled(kernel, x, weight, bias, running_mean,
+                                               running_var, momentum, eps)
+        save_mean, save_invstd, running = mean, invstd, None
+        stats = (mean, invstd)
+    elif training:
         # the mean once: var takes it (the same bits as the mean it would make)
         mean = x.mean(axis=dims, keepdims=True)
         var = x.var(axis=dims, mean=mean)
@@ -599,17 +693,30 @@ def _batch_norm_impl_index(input: Tensor, weight: Tensor | None, bias: Tensor | 
         invstd = 1.0 / np.sqrt(var + eps)
         save_mean, save_invstd, running = mean, invstd, None
     else:
-        mean = running_mean.data.astype(x.dtype)
-        invstd = 1.0 / np.sqrt(running_var.data.astype(x.dtype) + eps)
+        mean = running_mean.data.astype(x.dtype).reshape(-1)
+        invstd = 1.0 / np.sqrt(running_var.data.astype(x.dtype).reshape(-1) + eps)
         save_mean = save_invstd = np.zeros(0, x.dtype)
         running = (running_mean.data.copy(), running_var.data.copy())
-    # one scale and one shift per channel: two passes over the input, as libtorch's kernel
-    alpha = invstd if weight is None else invstd * weight.data
-    beta = -mean * alpha if bias is None else bias.data - mean * alpha
-    out = x * alpha.astype(x.dtype, copy=False).reshape(shape)
-    out += beta.astype(out.dtype, copy=False).reshape(shape)
-    out = record(np.ascontiguousarray(out, dtype=x.dtype), NativeBatchNormBackward0,
-                 (input, weight, bias), (input, weight, running, eps))
+        if kernel is not None:  # (libtorch's backward takes 1/std in float64)
+            rv = running[1].reshape(-1).astype(np.float64)
+            stats = (_bn_array(mean), (1 / np.sqrt(rv + eps)).astype(x.dtype))
+    if out is None and kernel is not None:  # (evaluation)
+        # libtorch's fma(x, alpha, beta): alpha = 1/std * weight, beta = bias - mean * alpha
+        # (one thread: bound by memory, a second one made it slower)
+        out = np.empty_like(x)
+        kernel.affine(x.reshape(x.shape[0], c, -1), _bn_array(mean),
+                      _bn_array(invstd.astype(x.dtype, copy=False)),
+                      _bn_param(weight, c, 1, x.dtype), _bn_param(bias, c, 0, x.dtype),
+                      out.reshape(x.shape[0], c, -1))
+    elif out is None:
+        # one scale and one shift per channel: two passes over the input, as libtorch's kernel
+        alpha = invstd if weight is None else invstd * weight.data
+        beta = -mean * alpha if bias is None else bias.data - mean * alpha
+        out = x * alpha.astype(x.dtype, copy=False).reshape(shape)
+        out += beta.astype(out.dtype, copy=False).reshape(shape)
+        out = np.ascontiguousarray(out, dtype=x.dtype)
+    out = record(out, NativeBatchNormBackward0, (input, weight, bias),
+                 (input, weight, running, eps, stats))
     return (out, wrap(np.asarray(save_mean, x.dtype)), wrap(np.asarray(save_invstd, x.dtype)),
             wrap(np.zeros(0, np.uint8)), 0)
 

@@ -63,10 +63,16 @@ def blockwise(fn: Callable[..., None], arrays: list, scratch: np.dtype | None = 
             s, e = b * BLOCK, min(n, (b + 1) * BLOCK)
             fn(*(f[s:e] for f in flats), None if tmp is None else tmp[:e - s])
 
-    if workers == 1:
-        run(0, nblocks)
+    spread(run, nblocks, workers)
+
+
+def spread(run: Callable[[int, int], None], n: int, workers: int) -> None:
+    """run(first, last) over `workers` contiguous runs of range(n), one a thread
+    (the caller's among them)."""
+    if workers <= 1:
+        run(0, n)
         return
-    bounds = [nblocks * k // workers for k in range(workers + 1)]
+    bounds = [n * k // workers for k in range(workers + 1)]
     pool = _executor(workers - 1)
     futures = [pool.submit(run, bounds[k], bounds[k + 1]) for k in range(1, workers)]
     try:
