@@ -202,12 +202,7 @@ class SavedTensor:
 
     def _fail(self, node: "Node") -> None:
         if self.data is None:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access "
-                "saved tensors after they have already been freed). Saved intermediate values "
-                "of the graph are freed when you call .backward() or autograd.grad(). Specify "
-                "retain_graph=True if you need to backward through the graph a second time or "
-                "if you need to access saved tensors after calling backward.")
+            raise RuntimeError(_FREED_MESSAGE)
         t = self.tensor
         if t is None:
             t = make_tensor(self.data)
@@ -225,6 +220,30 @@ class SavedTensor:
                 f"{where} is at version {t._version[0]}; expected version {self.version} "
                 "instead. Hint: enable anomaly detection to find the operation that failed to "
                 "compute its gradient, with torch.autograd.set_detect_anomaly(True).")
+
+
+_FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+
+
+class _FreedValues:
+    """A node's plain saved values (a tuple holding arrays: max pooling's indices)
+    once a walk has freed them: reading them again is a second walk's error."""
+
+    __slots__ = ()
+
+    def __iter__(self) -> Iterator:
+        raise RuntimeError(_FREED_MESSAGE)
+
+    def __getitem__(self, i: Any) -> Any:
+        raise RuntimeError(_FREED_MESSAGE)
+
+
+FREED_VALUES = _FreedValues()
 
 
 # A node's saved values are a tuple when they are plain values (formulas get it
@@ -614,10 +633,17 @@ class _Walk:
                 outs = node.backward_fn(node, grads)
             if node.input_meta and len(outs) != len(node.input_meta):
                 raise _wrong_count(node, outs)
-        if not self.retain_graph and type(node.saved) is Packed:
-            for s in node.saved:
-                if type(s) is SavedTensor:
-                    s.tensor = s.data = None
+        if not self.retain_graph:
+            saved = node.saved
+            if type(saved) is Packed:
+                for s in saved:
+                    if type(s) is SavedTensor:
+                        s.tensor = s.data = None
+            elif type(saved) is tuple:
+                for v in saved:
+                    if type(v) is np.ndarray:  # (arrays among plain values: all go)
+                        node.saved = FREED_VALUES
+                        break
         return outs
 
     def defer(self, node: AccumulateGrad, grads: list) -> None:

@@ -5,6 +5,8 @@ path (every formula on tensors, every node through the heap). Every gradient
 the walk leaves behind (leaves, retain_grad(), what autograd_grad returns) must
 be the same, bit for bit.
 """
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -225,3 +227,24 @@ def test_large_activations_against_pytorch(monkeypatch, positions):
     tx = torch.tensor(values, requires_grad=True)
     (torch.nn.functional.max_pool2d(torch.relu(tx), 2) * 2).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+@pytest.mark.parametrize("plain", [False, True])
+def test_a_walk_frees_arrays_a_node_saved_as_plain_values(plain):
+    # max pooling saves its indices as an array among plain values: a walk frees
+    # them as it frees saved tensors (the step's peak memory), and a second walk
+    # through the node is the usual error; retain_graph keeps them.
+    def pooled():
+        x = rt.torch_tensor(np.arange(64.0).reshape(1, 1, 8, 8), requires_grad=True)
+        return x, rt.nn.nnf_max_pool2d(x, 2)
+    x, y = pooled()
+    node = y.grad_fn
+    assert any(type(v) is np.ndarray for v in node.saved)
+    with engine.plain_walk() if plain else contextlib.nullcontext():
+        y.sum().backward(retain_graph=True)
+        assert any(type(v) is np.ndarray for v in node.saved)
+        y.sum().backward()
+        assert node.saved is engine.FREED_VALUES
+        np.testing.assert_array_equal(x.grad.data.reshape(8, 8)[1::2, 1::2], np.full((4, 4), 2.0))
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            y.sum().backward()
