@@ -289,9 +289,6 @@ SEXP C_frame_call(SEXP call, SEXP op, SEXP args, SEXP env) {
     return out;
 }
 
-/* .Call(C_closure, fn, send_as, positional, formals, invisible, env, routine):
- * an exported function: `formals` its formals, its body one
- * .External2(routine = C_frame_call, info), invisibly with `invisible`. */
 /* A closure of these formals, body and environment (the caller protects them). */
 static SEXP closure(SEXP formals, SEXP body, SEXP env) {
     SEXP fun = Rf_allocSExp(CLOSXP);
@@ -301,6 +298,9 @@ static SEXP closure(SEXP formals, SEXP body, SEXP env) {
     return fun;
 }
 
+/* .Call(C_closure, fn, send_as, positional, formals, invisible, env, routine):
+ * an exported function: `formals` its formals, its body one
+ * .External2(routine = C_frame_call, info), invisibly with `invisible`. */
 SEXP C_closure(SEXP fn, SEXP send_as, SEXP positional, SEXP formals, SEXP invisible, SEXP env,
                SEXP routine) {
     SEXP parts = PROTECT(Rf_allocVector(VECSXP, 4));
@@ -392,8 +392,10 @@ SEXP C_method(SEXP args) {
  * .bound_method): the closure C_closure made of the method (its formals the Python
  * method's) with x added to its body, sent first, as C_method does for tensors. */
 SEXP C_bind(SEXP f, SEXP x) {
+    static SEXP invisible_sym = NULL;  /* (symbols live as long as R: looked up once) */
+    if (!invisible_sym) invisible_sym = Rf_install("invisible");
     SEXP call = BODY(f);  /* .External2(C_frame_call, info), or invisible() of it */
-    int invisible = CAR(call) == Rf_install("invisible");
+    int invisible = CAR(call) == invisible_sym;
     if (invisible) call = CADR(call);
     SEXP body = PROTECT(Rf_lang4(CAR(call), CADR(call), CADDR(call), x));
     if (invisible) body = Rf_lang2(CAR(BODY(f)), body);
