@@ -130,7 +130,7 @@ DataLoader <- R6::R6Class(
   }
   epoch <- .data_batches(bs$sampler$.indices(), bs$batch_size, bs$drop_last)
   function() {
-    b <- .data_next_batch(epoch, ds$tensors)
+    b <- .data_next_batch(epoch, .subset2(ds, "tensors"))  # (.subset2: `$` without dispatch)
     if (is.null(b)) exhausted() else b
   }
 }
@@ -199,7 +199,14 @@ enumerate.dataloader <- function(x, max_len = 1e6, ...) {
 
 # coro's iterators (R torch registers these methods and re-exports loop(),
 # yield() and as_iterator()): for (b in dl) inside coro::loop() or a generator.
-as_iterator.dataloader <- function(x) dataloader_make_iter(x)$.next  # (exhausted() at the end)
+as_iterator.dataloader <- function(x) {
+  # (a loader's own .iter() in this process makes an iterator object around the
+  # function .loader_next gives: the function alone, made once an epoch, is that)
+  if (x$num_workers == 0 && identical(body(x$.iter), body(DataLoader$public_methods$.iter))) {
+    return(.loader_next(x))
+  }
+  dataloader_make_iter(x)$.next  # (exhausted() at the end)
+}
 
 as_iterator.iterable_dataset <- function(x) {
   it <- x$.iter()

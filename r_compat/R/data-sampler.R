@@ -64,10 +64,11 @@ RandomSampler <- sampler(
   },
   .indices = function() {
     n <- length(self$data_source)
-    if (self$replacement) return(.data_randint(n, self$num_samples))
+    m <- self$num_samples  # (an active binding: read once, it measures the dataset)
+    if (self$replacement) return(.data_randint(n, m))
     out <- integer(0)
-    while (length(out) < self$num_samples) out <- c(out, .data_randperm(n))
-    out[seq_len(self$num_samples)]
+    while (length(out) < m) out <- c(out, .data_randperm(n))
+    if (length(out) == m) out else out[seq_len(m)]
   },
   .length = function() self$num_samples,
   active = list(

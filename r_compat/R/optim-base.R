@@ -122,15 +122,6 @@ Optimizer <- R6::R6Class(
         }
       }
       loss
-    },
-    # Built-in optimizers: one Python call per group updates every parameter;
-    # their states stay in Python (State$.python()).
-    kernel_step = function(kind, closure) {
-      loss <- NULL
-      if (!is.null(closure)) loss <- with_enable_grad(closure())
-      state <- .subset2(.subset2(self, "state"), ".python")()  # (.subset2: no S3 lookups)
-      for (g in .subset2(self, "param_groups")) .optim_step(kind, g, state)
-      loss
     }
   )
 )

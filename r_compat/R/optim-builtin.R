@@ -1,7 +1,8 @@
 # R torch's built-in optimizers, made at load (.onLoad) with the formals of Python's
 # (rtorch_py/optim/optimizer.py, through .py_generators): each checks its settings as
-# R torch does (.optim_checks, given them by name) and steps through Python
-# (private$kernel_step): one call per parameter group.
+# R torch does (.optim_checks, given them by name) and steps through Python: one call
+# per parameter group updates its parameters; their states stay in Python
+# (State$.python()).
 
 .make_builtin <- function(ns) {
   .py_generators(ns, "builtin", function(args, name) {
@@ -12,7 +13,14 @@
     })
   }, function(name, init) {
     optimizer(name, initialize = init,
-              step = function(closure = NULL) private$kernel_step(private$kind, closure),
+              step = function(closure = NULL) {
+                loss <- NULL
+                if (!is.null(closure)) loss <- with_enable_grad(closure())
+                state <- .subset2(.subset2(self, "state"), ".python")()  # (.subset2: no S3 lookups)
+                kind <- private$kind
+                for (g in .subset2(self, "param_groups")) .optim_step(kind, g, state)
+                loss
+              },
               private = list(kind = sub("optim_", "", name, fixed = TRUE)))
   })
 }

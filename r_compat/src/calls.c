@@ -505,10 +505,11 @@ SEXP C_nn_dollar(SEXP x, SEXP name) {
     }
     const char *nm = Rf_translateCharUTF8(STRING_ELT(name, 0));
     SEXP sym = Rf_installTrChar(STRING_ELT(name, 0));
-    if (R_existsVarInFrame(x, sym) && R_BindingIsActive(sym, x))
-        return R_NilValue; /* (R calls it, once, as before) */
-    SEXP own = in_frame(x, sym);
-    if (own != R_UnboundValue && own != R_NilValue) return own;
+    if (R_existsVarInFrame(x, sym)) { /* (a child is no field: one scan of the frame) */
+        if (R_BindingIsActive(sym, x)) return R_NilValue; /* (R calls it, once, as before) */
+        SEXP own = in_frame(x, sym);
+        if (own != R_UnboundValue && own != R_NilValue) return own;
+    }
     SEXP priv = in_frame(in_frame(x, enclos_sym), private_sym);
     if (priv == R_UnboundValue) return R_NilValue;
     if (!py_sym) py_sym = Rf_install("py");

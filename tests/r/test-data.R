@@ -90,6 +90,33 @@ test_that("coro::loop runs over a dataloader, with break", {
   expect_false(coro::is_exhausted(b))
 })
 
+test_that("as_iterator() of a loader gives the batches its iterator object gives", {
+  ds <- tensor_dataset(torch_randn(10, 2), torch_tensor(1:10))
+  read <- function(next_batch) {
+    out <- list()
+    repeat {
+      b <- next_batch()
+      if (coro::is_exhausted(b)) break
+      out[[length(out) + 1L]] <- b
+    }
+    out
+  }
+  for (shuffle in c(FALSE, TRUE)) {
+    dl <- dataloader(ds, batch_size = 3, shuffle = shuffle)
+    torch_manual_seed(3)
+    fast <- read(coro::as_iterator(dl))  # (the function alone: fast path)
+    torch_manual_seed(3)
+    plain <- read(dataloader_make_iter(dl)$.next)
+    expect_equal(length(fast), 4)
+    expect_equal(lapply(fast, function(b) as_array(b[[2]])), lapply(plain, function(b) as_array(b[[2]])))
+  }
+  # a loader whose .iter() was replaced is read through it
+  dl <- dataloader(ds, batch_size = 3)
+  unlockBinding(".iter", dl)
+  dl$.iter <- function() list(.next = function() coro::exhausted())
+  expect_equal(length(coro::collect(dl)), 0)
+})
+
 test_that("iterable datasets, samplers and subsets", {
   counter <- iterable_dataset(
     "counter",
