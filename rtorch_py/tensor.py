@@ -554,8 +554,14 @@ class Tensor(TensorMethods):
         return self
 
     def _alias(self) -> "Tensor":
-        t = wrap(self.data)
-        t._version = version_box(self)
+        t = _new(Tensor)  # (wrap and version_box, inline: a custom function's every input)
+        t.data = self.data
+        t._rg = False
+        t.grad_fn = None
+        box = self._version
+        if box is NEW_VERSION:
+            box = self._version = [0]
+        t._version = box
         return t
 
     def retain_grad(self) -> None:
