@@ -493,8 +493,12 @@ def edge(t: Any) -> tuple:
 #   FAST PATH 3 (the last leaf): a leaf's accumulator that is the walk's last
 #     node (nothing in the heap, no leaf deferred before it) adds its gradient
 #     at once, as committing would next. Plain: it is deferred and committed.
+#   FAST PATH 4 (a sum in place): a node's gradient that meets another in its
+#     buffer is added into it when the walk alone holds a large one (see give()).
+#     Plain: a new array for every sum.
 
 FAST_WALK = [True]  # False inside plain_walk() (read once per walk, and by ops.recording)
+_IN_PLACE_MIN = 1 << 12  # elements: below this a new array costs less than the ufunc's overhead
 
 
 @contextmanager
@@ -616,7 +620,18 @@ class _Walk:
         if buf is None:
             buf = self.held[node] = [None] * node.num_outputs
             heapq.heappush(self.heap, (-node.seq, node))
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
+        old = buf[nr]
+        if old is None:
+            buf[nr] = g
+        elif type(old) is np.ndarray and old.size >= _IN_PLACE_MIN and FAST_WALK[0] and \
+                type(g) is np.ndarray and old.dtype is g.dtype and old.shape == g.shape and \
+                old.base is None and old.flags.writeable and getrefcount(old) <= 3:
+            # FAST PATH 4: a large array only this buffer holds (refs: the slot, `old`,
+            # getrefcount's argument) takes the sum in place: the same values, one
+            # gradient-sized array less at once (a residual block's, at the step's peak)
+            np.add(old, g, out=old)
+        else:
+            buf[nr] = old + g
 
     def next(self) -> tuple:
         """The latest-created node holding a gradient, and its gradients."""

@@ -43,7 +43,7 @@ class AutogradContext:
     _fw_saved: list = []
     _in_jvp = False              # jvp is running: saved_variables are save_for_forward's
     materialize_grads = True
-    output_meta: list = []
+    output_meta: list = []       # (shape, dtype) of each output, when there are several
 
     def __init__(self, fn_name: str, arg_names: Sequence[str], needs: list) -> None:
         self._fn_name = fn_name
@@ -205,14 +205,13 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
     ctx._backward, ctx._by_name, ctx._meta = backward, by_name, meta
     node = CustomNode(name, _custom_backward, tuple(edges), ())
     node.ctx = ctx
-    if len(outputs) != 1:
+    if len(outputs) != 1:  # (the outputs' shapes: zeros for those given no gradient)
         node.num_outputs = len(outputs)
+        ctx.output_meta = [(t.data.shape, t.data.dtype) for t in outputs]
 
     final = []
-    ctx.output_meta = out_meta = []
     for i, t in enumerate(outputs):
         d = t.data
-        out_meta.append((d.shape, d.dtype))
         res = t
         if dirty_ids and id(t) in dirty_ids:
             res = originals.get(id(t), t)   # the caller's tensor, now modified
