@@ -15,7 +15,7 @@ import numpy as np
 
 from . import engine
 from .containers import NamedList, named_list
-from .engine import Node, SavedTensor, edge
+from .engine import Node, SavedTensor, grad_accumulator
 from .forward_ad import ACTIVE_LEVEL as _DUAL_LEVEL, set_tangent, tangent_of
 from .ops.recording import sum_to
 from .tensor import DTYPES_BY_NP, Tensor, wrap
@@ -176,7 +176,11 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
             needs.append(True)
             fwd_args.append(alias)
             fn = a.grad_fn
-            edges.append((fn, a._output_nr) if fn is not None else edge(a))
+            if fn is None:  # (edge(a), inline: a leaf's accumulator)
+                fn = a._accum
+                edges.append((fn if fn is not None else grad_accumulator(a), 0))
+            else:
+                edges.append((fn, a._output_nr))
             d = a.data
             meta.append((d.shape, d.dtype))
         else:
