@@ -628,7 +628,7 @@ class _Walk:
                 old.base is None and old.flags.writeable and getrefcount(old) <= 3:
             # FAST PATH 4: a large array only this buffer holds (refs: the slot, `old`,
             # getrefcount's argument) takes the sum in place: the same values, one
-            # gradient-sized array less at once (a residual block's, at the step's peak)
+            # gradient-sized array less at once (where a residual block's branches meet)
             np.add(old, g, out=old)
         else:
             buf[nr] = old + g

@@ -117,9 +117,9 @@ class AutogradContext:
         if view is None:
             node = self._node
             if node is not None:  # in backward: kept while it runs
-                values = []
-                for s in node.saved:  # (node.unpack_saved(), inline: a custom node's
-                    values.append(s.unpack(node) if type(s) is SavedTensor else s)  # is a list)
+                values = []  # (node.unpack_saved(), inline: a custom node's are a list)
+                for s in node.saved:
+                    values.append(s.unpack(node) if type(s) is SavedTensor else s)
                 view = self._saved_view = named_list(self._saved_names, values)
             else:
                 view = NamedList(self._fw_names if self._in_jvp else self._saved_names,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from . import engine
-from .engine import NEW_VERSION, version_box
+from .engine import NEW_VERSION
 from .meta import MetaArray, watch_operands
 from .modes import COMPLEX32, MODES, NAMES, converted, switch_on, through
 from .printing import format_quantized, format_tensor
