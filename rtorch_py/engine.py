@@ -570,6 +570,9 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
             node, grads = (at_hand, [hand_g]) if at_hand is not None else \
                 walk.next() if heap else (None, None)
         if walk.pending:
+            # the last node's gradients, no longer referenced here, can become the
+            # leaves' .grad as they are (_accumulate's ownership check), not copies
+            outs = g = d = hand_g = None
             walk.commit()
     finally:
         _local.grad, _local.in_backward = prev_mode, prev_walk

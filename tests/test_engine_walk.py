@@ -336,3 +336,22 @@ def test_a_gradient_held_elsewhere_is_not_summed_in_place():
             ((u + u) * 3 + (u + u.tanh()) * 2).sum().backward()
             np.testing.assert_array_equal(
                 x.grad.numpy(), 1.5 * (6.0 + 2 * (1 + (1 - np.tanh(values * 1.5) ** 2))))
+
+
+def test_leaves_take_the_last_nodes_gradients_without_a_copy(monkeypatch):
+    # the walk lets go of the last node's outputs before committing: each leaf's
+    # .grad is then the walk's own array (no copy), and still its own
+    owned = []
+    add = engine._add_array
+    monkeypatch.setattr(engine, "_add_array",
+                        lambda leaf_, g, own: (owned.append(own), add(leaf_, g, own))[1])
+    rng = np.random.default_rng(8)
+    x = leaf(rng.standard_normal((50, 40)), np.float64)
+    w = leaf(rng.standard_normal((50, 40)), np.float64)
+    ((x * w).exp()).sum().backward()
+    assert owned == [True, True]
+    assert not np.shares_memory(x.grad.numpy(), w.grad.numpy())
+    xv, wv = x.detach().numpy(), w.detach().numpy()
+    e = np.exp(xv * wv)
+    np.testing.assert_array_equal(x.grad.numpy(), e * wv)
+    np.testing.assert_array_equal(w.grad.numpy(), e * xv)
