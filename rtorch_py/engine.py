@@ -381,6 +381,8 @@ def _accumulate(node: AccumulateGrad, grads: list) -> tuple:
         return ()
     if _local.grad:  # create_graph: g is a tensor and .grad stays differentiable
         accumulate_grad(leaf, g)
+    elif leaf._grad is not None:  # (added into the .grad there is: owning g is moot)
+        _add_array(leaf, g, False)
     else:
         # The walk's array may become .grad itself only if nobody else can see
         # it: not a view, writable, and referenced just by `grads` and the local
