@@ -104,9 +104,9 @@ def backward(self: Tensor, gradient: Any = None, retain_graph: bool | None = Non
     if gradient is None and inputs is None and not create_graph and self._rg and \
             self.data.size == 1 and type(self.data) is np.ndarray:  # (not meta)
         # Fast path: the common `loss.backward()`, with no argument to check.
-        d = self.data
-        run_backward([(edge(self), implicit_grad(d.shape, d.dtype))], bool(retain_graph),
-                     False)
+        d, fn = self.data, self.grad_fn
+        run_backward([((fn, self._output_nr) if fn is not None else edge(self),
+                       implicit_grad(d.shape, d.dtype))], bool(retain_graph), False)
         return
     autograd_backward([self], None if gradient is None else [gradient], retain_graph,
                       create_graph, inputs)

@@ -19,13 +19,7 @@ class NamedList:
         # lists are kept as given (nobody changes them afterwards: it is read-only)
         names = names if type(names) is list else list(names)
         values = values if type(values) is list else list(values)
-        _set_names(self, names)
-        _set_values(self, values)
-        by_name = self.__dict__
-        for n, v in zip(names, values):
-            # the first of repeated names wins, as with R's `$`; methods keep their names
-            if n and n not in by_name and n not in _RESERVED and n[0] != "_":
-                by_name[n] = v
+        _fill(self, names, values)
 
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
@@ -79,3 +73,25 @@ class NamedList:
 _set_names = NamedList._names.__set__
 _set_values = NamedList._values.__set__
 _RESERVED = frozenset(n for n in dir(NamedList) if not n.startswith("_"))
+_new = object.__new__
+
+
+def named_list(names: list, values: list) -> NamedList:
+    """`NamedList(names, values)` from two lists the caller gives up (kept, not
+    copied): the constructor without its checks, for per-call paths (a custom
+    function's saved values)."""
+    nl = _new(NamedList)
+    _fill(nl, names, values)
+    return nl
+
+
+def _fill(nl: NamedList, names: list, values: list) -> None:
+    _set_names(nl, names)
+    _set_values(nl, values)
+    by_name = nl.__dict__
+    i = 0
+    for n in names:  # (cheaper than a zip)
+        # the first of repeated names wins, as with R's `$`; methods keep their names
+        if n and n not in by_name and n not in _RESERVED and n[0] != "_":
+            by_name[n] = values[i]
+        i += 1

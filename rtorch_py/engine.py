@@ -190,7 +190,9 @@ class SavedTensor:
         return d
 
     def unpack(self, node: "Node") -> Any:
-        d = self.checked(node)
+        d = self.data
+        if d is None or self.version_box[0] != self.version:  # (checked(), inline)
+            self._fail(node)
         t = self.tensor
         if t is None:  # the op's output: a new alias that has the node again
             t = make_tensor(d)
@@ -379,6 +381,8 @@ def _accumulate(node: AccumulateGrad, grads: list) -> tuple:
         return ()
     if _local.grad:  # create_graph: g is a tensor and .grad stays differentiable
         accumulate_grad(leaf, g)
+    elif leaf._grad is not None:  # (added into the .grad there is: owning g is moot)
+        _add_array(leaf, g, False)
     else:
         # The walk's array may become .grad itself only if nobody else can see
         # it: not a view, writable, and referenced just by `grads` and the local
@@ -422,11 +426,18 @@ def _add_array(leaf: Any, g: np.ndarray, owned: bool) -> None:
             leaf.grad = make_tensor(g)
         elif grad.grad_fn is None:
             d = grad.data
-            if d.size == 1:
-                d[...] = d + g  # (NumPy's in-place ufunc is slow on one element)
+            if d.size == 1:  # (NumPy's in-place ufunc is slow on one element)
+                if d.shape == g.shape:  # and NumPy scalars add faster than arrays:
+                    i = (0,) * d.ndim   # the same sum, in the same dtypes
+                    d[i] = d[i] + g[i]
+                else:
+                    d[...] = d + g
             else:
                 np.add(d, g, out=d, casting="unsafe")
-            bump_version(grad)
+            box = grad._version  # (bump_version, inline)
+            if box is NEW_VERSION:
+                box = grad._version = [0]
+            box[0] += 1
         else:
             leaf.grad = make_tensor(grad.data + g)
     finally:
@@ -481,8 +492,15 @@ def edge(t: Any) -> tuple:
 #   FAST PATH 2 (the next node at hand): a node handed a gradient while no other
 #     node holds any runs next without going through the heap, so a chain never
 #     touches it. Plain: every node waits in the heap.
+#   FAST PATH 3 (the last leaf): a leaf's accumulator that is the walk's last
+#     node (nothing in the heap, no leaf deferred before it) adds its gradient
+#     at once, as committing would next. Plain: it is deferred and committed.
+#   FAST PATH 4 (a sum in place): a node's gradient that meets another in its
+#     buffer is added into it when the walk alone holds a large one (see give()).
+#     Plain: a new array for every sum.
 
 FAST_WALK = [True]  # False inside plain_walk() (read once per walk, and by ops.recording)
+_IN_PLACE_MIN = 1 << 12  # elements: below this a new array costs less than the ufunc's overhead
 
 
 @contextmanager
@@ -522,7 +540,10 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
                 if node.hooked or keys:
                     grads = walk.arrive(node, grads)  # tensor hooks, retain_grad(), capture
                 if type(node) is AccumulateGrad:
-                    walk.defer(node, grads)           # leaves change once the walk succeeded
+                    if fast and not heap and walk.pending == [] and not node.hooked:
+                        node.backward_fn(node, grads)  # FAST PATH 3: the walk's last node
+                    else:
+                        walk.defer(node, grads)  # leaves change once the walk succeeded
                 else:
                     outs = walk.run(node, grads)      # a gradient per input; saved ones freed
                     meta = node.input_meta
@@ -548,8 +569,13 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
                             walk.give(at_hand, 0, hand_g)
                             at_hand = None
                         walk.give(nxt, nr, g)
-            node, grads = (at_hand, [hand_g]) if at_hand is not None else walk.next()
-        walk.commit()
+            node, grads = (at_hand, [hand_g]) if at_hand is not None else \
+                walk.next() if heap else (None, None)
+        if walk.pending:
+            # the last node's gradients, no longer referenced here, can become the
+            # leaves' .grad as they are (_accumulate's ownership check), not copies
+            outs = g = d = hand_g = None
+            walk.commit()
     finally:
         _local.grad, _local.in_backward = prev_mode, prev_walk
     return None if capture is None else walk.captured_grads()
@@ -599,7 +625,18 @@ class _Walk:
         if buf is None:
             buf = self.held[node] = [None] * node.num_outputs
             heapq.heappush(self.heap, (-node.seq, node))
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
+        old = buf[nr]
+        if old is None:
+            buf[nr] = g
+        elif type(old) is np.ndarray and old.size >= _IN_PLACE_MIN and FAST_WALK[0] and \
+                type(g) is np.ndarray and old.dtype is g.dtype and old.shape == g.shape and \
+                old.base is None and old.flags.writeable and getrefcount(old) <= 3:
+            # FAST PATH 4: a large array only this buffer holds (refs: the slot, `old`,
+            # getrefcount's argument) takes the sum in place: the same values, one
+            # gradient-sized array less at once (where a residual block's branches meet)
+            np.add(old, g, out=old)
+        else:
+            buf[nr] = old + g
 
     def next(self) -> tuple:
         """The latest-created node holding a gradient, and its gradients."""

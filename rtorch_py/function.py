@@ -14,8 +14,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from . import engine
-from .containers import NamedList
-from .engine import Node, SavedTensor, edge
+from .containers import NamedList, named_list
+from .engine import Node, SavedTensor, grad_accumulator
 from .forward_ad import ACTIVE_LEVEL as _DUAL_LEVEL, set_tangent, tangent_of
 from .ops.recording import sum_to
 from .tensor import DTYPES_BY_NP, Tensor, wrap
@@ -43,7 +43,7 @@ class AutogradContext:
     _fw_saved: list = []
     _in_jvp = False              # jvp is running: saved_variables are save_for_forward's
     materialize_grads = True
-    output_meta: list = []
+    output_meta: list = []       # (shape, dtype) of each output, when there are several
 
     def __init__(self, fn_name: str, arg_names: Sequence[str], needs: list) -> None:
         self._fn_name = fn_name
@@ -64,8 +64,12 @@ class AutogradContext:
     # -- called in forward -------------------------------------------------
     def save_for_backward(self, *args: Any, **kwargs: Any) -> None:
         """Keep tensors or any other values for backward, in order, with names."""
-        self._saved_names = [""] * len(args) + list(kwargs)
-        self._to_save = [*args, *kwargs.values()]
+        if args:
+            self._saved_names = [""] * len(args) + list(kwargs)
+            self._to_save = [*args, *kwargs.values()]
+        else:  # (all by name: the usual R-style call)
+            self._saved_names = list(kwargs)
+            self._to_save = list(kwargs.values())
 
     def save_for_forward(self, *args: Any, **kwargs: Any) -> None:
         """Keep values for jvp (forward mode), which reads them as saved_variables."""
@@ -113,7 +117,10 @@ class AutogradContext:
         if view is None:
             node = self._node
             if node is not None:  # in backward: kept while it runs
-                view = self._saved_view = NamedList(self._saved_names, node.unpack_saved())
+                values = []  # (node.unpack_saved(), inline: a custom node's are a list)
+                for s in node.saved:
+                    values.append(s.unpack(node) if type(s) is SavedTensor else s)
+                view = self._saved_view = named_list(self._saved_names, values)
             else:
                 view = NamedList(self._fw_names if self._in_jvp else self._saved_names,
                                  self._unpacked())
@@ -168,7 +175,12 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
             originals[id(alias)] = a
             needs.append(True)
             fwd_args.append(alias)
-            edges.append((a.grad_fn, a._output_nr) if a.grad_fn is not None else edge(a))
+            fn = a.grad_fn
+            if fn is None:  # (edge(a), inline: a leaf's accumulator)
+                fn = a._accum
+                edges.append((fn if fn is not None else grad_accumulator(a), 0))
+            else:
+                edges.append((fn, a._output_nr))
             d = a.data
             meta.append((d.shape, d.dtype))
         else:
@@ -197,14 +209,13 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
     ctx._backward, ctx._by_name, ctx._meta = backward, by_name, meta
     node = CustomNode(name, _custom_backward, tuple(edges), ())
     node.ctx = ctx
-    if len(outputs) != 1:
+    if len(outputs) != 1:  # (the outputs' shapes: zeros for those given no gradient)
         node.num_outputs = len(outputs)
+        ctx.output_meta = [(t.data.shape, t.data.dtype) for t in outputs]
 
     final = []
-    ctx.output_meta = out_meta = []
     for i, t in enumerate(outputs):
         d = t.data
-        out_meta.append((d.shape, d.dtype))
         res = t
         if dirty_ids and id(t) in dirty_ids:
             res = originals.get(id(t), t)   # the caller's tensor, now modified
@@ -317,13 +328,7 @@ def _custom_backward(node: Node, grads: list) -> tuple:
         grads = [wrap(np.zeros(*m)) if g is None else g for g, m in zip(grads, ctx.output_meta)]
     ctx._node = node
     try:
-        result = ctx._backward(ctx, *grads)
-        result = _match_grads(result, ctx, ctx._arg_names, ctx._fn_name, ctx._by_name)
-        if arrays:
-            for i, g in enumerate(result):
-                if g is not None:
-                    result[i] = g.data
-        return result
+        return _match_grads(ctx._backward(ctx, *grads), ctx, arrays)
     except Exception as err:
         err.add_note(f"(raised in the backward of {ctx._fn_name})")
         raise
@@ -331,10 +336,12 @@ def _custom_backward(node: Node, grads: list) -> tuple:
         ctx._node = ctx._saved_view = None
 
 
-def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], name: str,
-                 by_name: bool) -> tuple:
+def _match_grads(result: Any, ctx: AutogradContext, arrays: bool) -> list:
+    """backward's result as one gradient per input (None where none is needed),
+    checked against the inputs; their arrays when the walk carries arrays."""
+    arg_names, name = ctx._arg_names, ctx._fn_name
     n = len(arg_names)
-    if by_name:
+    if ctx._by_name:
         if type(result) is not dict:
             result = _as_mapping(result)
             if result is None or not isinstance(result, Mapping):
@@ -368,32 +375,39 @@ def _match_grads(result: Any, ctx: AutogradContext, arg_names: Sequence[str], na
     needs = ctx._needs
     meta = ctx._meta
     for i, g in enumerate(grads):
+        if g is None:
+            continue
         if not needs[i]:
             grads[i] = None       # gradients for inputs that need none are ignored
-            continue
-        if g is None:
             continue
         if type(g) is not Tensor:
             raise TypeError(f"{name}: backward returned {_kind(g)} as the gradient "
                             f"for '{arg_names[i]}'; gradients must be tensors (or NULL/None)")
         shape, dtype = meta[i]
         d = g.data
-        if d.dtype is dtype and d.shape == shape:
-            continue  # (the common case)
-        if d.dtype.kind != "f":
-            raise TypeError(f"{name}: backward returned a gradient of dtype {g.dtype} for "
-                            f"'{arg_names[i]}', which is {_dtname(dtype)}; gradients must "
-                            "be floating point")
-        if d.shape != shape:
-            if not engine.reduces_to(g.data.shape, shape):
-                raise RuntimeError(
-                    f"{name}: backward returned a gradient of shape "
-                    f"[{', '.join(map(str, g.shape))}] for '{arg_names[i]}', whose shape is "
-                    f"[{', '.join(map(str, shape))}]; the gradient must have the input's shape")
-            grads[i] = g = sum_to(g, shape)
-        if g.data.dtype != dtype:
-            grads[i] = g.to(dtype=dtype)
+        if d.dtype is not dtype or d.shape != shape:  # (rare: the common case skips this)
+            g = _conform_grad(g, shape, dtype, name, arg_names[i])
+            d = g.data
+        grads[i] = d if arrays else g
     return grads
+
+
+def _conform_grad(g: Tensor, shape: tuple, dtype: np.dtype, name: str, arg: str) -> Tensor:
+    """A user's gradient g for input `arg` brought to its shape (if a broadcast of
+    it) and dtype; another shape or a non-floating dtype is an error."""
+    d = g.data
+    if d.dtype.kind != "f":
+        raise TypeError(f"{name}: backward returned a gradient of dtype {g.dtype} for "
+                        f"'{arg}', which is {_dtname(dtype)}; gradients must "
+                        "be floating point")
+    if d.shape != shape:
+        if not engine.reduces_to(d.shape, shape):
+            raise RuntimeError(
+                f"{name}: backward returned a gradient of shape "
+                f"[{', '.join(map(str, g.shape))}] for '{arg}', whose shape is "
+                f"[{', '.join(map(str, shape))}]; the gradient must have the input's shape")
+        g = sum_to(g, shape)
+    return g if g.data.dtype == dtype else g.to(dtype=dtype)
 
 
 def _kind(v: Any) -> str:
@@ -453,7 +467,7 @@ class AutogradFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         names = self.arg_names
         if self._simple and not kwargs and len(args) == len(names):
-            values = list(args)
+            values: Sequence = args
         else:
             try:
                 bound = self._sig.bind(*args, **kwargs)

@@ -90,6 +90,30 @@ def custom_function(dtype):
     return [x.grad]
 
 
+def one_element(dtype):
+    # one-element leaves of each rank: gradients added as NumPy scalars, each
+    # walk's last leaf accumulated at once (FAST PATH 3), several walks summing
+    xs = [leaf(v, dtype) for v in (0.7, [-0.0], [[1e-8]])]
+    for k in range(3):
+        for x in xs:
+            exp2(x * (k - 1.5)).sum().backward()
+        (xs[0] * xs[1] * xs[2]).sum().backward()  # three leaves: all but one deferred
+    return [x.grad for x in xs]
+
+
+def residual(dtype):
+    # blocks with a skip connection, on arrays past FAST PATH 4's size: the skip's
+    # gradient waits while the block's nodes run, then the other is summed into it
+    rng = np.random.default_rng(4)
+    x = leaf(rng.standard_normal((8, 1024)), dtype)
+    w = leaf(rng.standard_normal(1024), dtype)
+    h = x
+    for _ in range(3):
+        h = ((h * w).tanh() * 0.5 + 0.25 * h.sin() + h).relu()
+    (h * h).sum().backward()
+    return [x.grad, w.grad]
+
+
 def hooks_and_retain_grad(dtype):
     x = leaf([1.0, -2.0, 3.0], dtype)
     y = x * 3
@@ -137,7 +161,7 @@ def large_activations(dtype):
 
 
 GRAPHS = [large_activations, chain, diamond, broadcast, mixed_dtypes, several_outputs, matmul_net,
-          custom_function, hooks_and_retain_grad, accumulation_and_retain_graph,
+          custom_function, one_element, residual, hooks_and_retain_grad, accumulation_and_retain_graph,
           autograd_grad_capture, second_order]
 
 
@@ -153,9 +177,10 @@ def test_fast_paths_give_the_plain_walks_gradients(graph, dtype):
         np.testing.assert_array_equal(f, p)
 
 
-def test_plain_walk_takes_neither_fast_path(monkeypatch):
-    """Inside plain_walk() an array formula sees tensors (not arrays) and every
-    node waits in the heap; outside, arrays and no heap for a chain."""
+def test_plain_walk_takes_no_fast_path(monkeypatch):
+    """Inside plain_walk() an array formula sees tensors (not arrays), every
+    node waits in the heap and the leaf's gradient is deferred; outside, arrays,
+    no heap for a chain, and the last leaf accumulated at once."""
     seen = []
 
     @recording.formula(arrays=True)
@@ -167,6 +192,11 @@ def test_plain_walk_takes_neither_fast_path(monkeypatch):
     push = engine.heapq.heappush
     monkeypatch.setattr(engine.heapq, "heappush",
                         lambda heap, item: (pushed.append(item[1].name), push(heap, item)))
+    deferred = []
+    defer = engine._Walk.defer
+    monkeypatch.setattr(engine._Walk, "defer",
+                        lambda walk, node, grads: (deferred.append(node.name),
+                                                   defer(walk, node, grads)))
 
     def walk():
         x = leaf([1.0, 2.0], np.float64)
@@ -175,13 +205,14 @@ def test_plain_walk_takes_neither_fast_path(monkeypatch):
         return x.grad.numpy()
 
     fast = walk()
-    assert seen == [np.ndarray] and pushed == []
+    assert seen == [np.ndarray] and pushed == [] and deferred == []
     seen.clear()
     pushed.clear()
     with engine.plain_walk():
         plain = walk()
     assert seen == [rt.Tensor]
     assert pushed == ["SumBackward0", "MulBackward0", "TwiceBackward0", "AccumulateGrad"]
+    assert deferred == ["AccumulateGrad"]
     np.testing.assert_array_equal(fast, plain)
     assert engine.FAST_WALK[0]  # back on after the block
 
@@ -248,3 +279,79 @@ def test_a_walk_frees_arrays_a_node_saved_as_plain_values(plain):
         np.testing.assert_array_equal(x.grad.data.reshape(8, 8)[1::2, 1::2], np.full((4, 4), 2.0))
         with pytest.raises(RuntimeError, match="backward through the graph a second time"):
             y.sum().backward()
+
+
+SPECIALS = [0.0, -0.0, 1.0, -2.5, 1e-30, 3.4e38, np.inf, -np.inf, np.nan, 1 / 3]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(), (1,), (1, 1)])
+def test_one_element_gradient_added_as_scalars_matches_arrays(dtype, shape):
+    # _add_array adds a one-element gradient as NumPy scalars (a one-element
+    # ufunc call costs more): the same sums, bit for bit, as arrays give
+    for a in SPECIALS:
+        for b in SPECIALS:
+            with np.errstate(all="ignore"):  # (3.4e38 is inf in float16)
+                x = rt.torch_tensor(np.zeros(shape, dtype=dtype), requires_grad=True)
+                x.grad = rt.torch_tensor(np.full(shape, a, dtype=dtype))
+                g = np.full(shape, b, dtype=dtype)
+                want = np.full(shape, a, dtype=dtype) + g
+                before = x.grad._version[0] if x.grad._version is not engine.NEW_VERSION else 0
+                engine._add_array(x, g, owned=False)
+            got = x.grad.numpy()
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert got.tobytes() == want.tobytes() or (np.isnan(got).all() and np.isnan(want).all())
+            assert x.grad._version[0] == before + 1  # the version bump, inline
+
+
+def test_a_residual_walk_sums_in_place_only_on_the_fast_path(monkeypatch):
+    sums_in_place = []
+    add = np.add
+
+    def spy(a, b, *args, out=None, **kwargs):
+        if out is a and a.shape == (8, 1024):  # (other ops sum in place too)
+            sums_in_place.append(a.shape)
+        return add(a, b, *args, out=out, **kwargs)
+
+    monkeypatch.setattr(np, "add", spy)
+    fast = residual(np.float64)
+    assert sums_in_place
+    sums_in_place.clear()
+    with engine.plain_walk():
+        plain = residual(np.float64)
+    assert sums_in_place == []
+    for f, p in zip(fast, plain):
+        np.testing.assert_array_equal(f.numpy(), p.numpy())
+
+
+def test_a_gradient_held_elsewhere_is_not_summed_in_place():
+    # the same array handed to two inputs (x + x, u + u.tanh()): summing into it
+    # in place would change the other's; the walk makes a new one there
+    rng = np.random.default_rng(6)
+    values = rng.standard_normal((8, 1024))
+    for plain in (False, True):
+        with engine.plain_walk() if plain else contextlib.nullcontext():
+            x = leaf(values, np.float64)
+            u = x * 1.5
+            ((u + u) * 3 + (u + u.tanh()) * 2).sum().backward()
+            np.testing.assert_array_equal(
+                x.grad.numpy(), 1.5 * (6.0 + 2 * (1 + (1 - np.tanh(values * 1.5) ** 2))))
+
+
+def test_leaves_take_the_last_nodes_gradients_without_a_copy(monkeypatch):
+    # the walk lets go of the last node's outputs before committing: each leaf's
+    # .grad is then the walk's own array (no copy), and still its own
+    owned = []
+    add = engine._add_array
+    monkeypatch.setattr(engine, "_add_array",
+                        lambda leaf_, g, own: (owned.append(own), add(leaf_, g, own))[1])
+    rng = np.random.default_rng(8)
+    x = leaf(rng.standard_normal((50, 40)), np.float64)
+    w = leaf(rng.standard_normal((50, 40)), np.float64)
+    ((x * w).exp()).sum().backward()
+    assert owned == [True, True]
+    assert not np.shares_memory(x.grad.numpy(), w.grad.numpy())
+    xv, wv = x.detach().numpy(), w.detach().numpy()
+    e = np.exp(xv * wv)
+    np.testing.assert_array_equal(x.grad.numpy(), e * wv)
+    np.testing.assert_array_equal(w.grad.numpy(), e * xv)

@@ -121,6 +121,44 @@ def test_saved_variables_keep_order_names_and_plain_values():
                    "t": [3.0, 6.0], "first_is_input": [1.0, 2.0]}
 
 
+def test_saved_variables_are_the_named_list_of_what_was_saved():
+    # repeated, reserved ("names"), private and empty names: saved_variables is
+    # built without NamedList's constructor, and must be the same named list
+    got = {}
+    names = ["a", "", "a", "names", "_p", "b"]
+
+    def fwd(ctx, x):
+        ctx.save_named(names, [x, 1, 2, 3, 4, x * 2])
+        return x * 1
+
+    def bwd(ctx, g):
+        s = ctx.saved_variables
+        got["s"] = s
+        return {"x": g}
+
+    f = rt.autograd_function(fwd, bwd)
+    f(leaf(1.0)).backward()
+    s = got["s"]
+    want = rt.NamedList(names, [s[0], 1, 2, 3, 4, s[5]])
+    assert type(s) is rt.NamedList and s.names() == want.names()
+    assert s.values() == want.values() and vars(s) == vars(want)
+    assert s.a is s[0] and s["a"] is s[0] and s.b is s[5] and callable(s.names)
+    with pytest.raises(AttributeError, match="read-only"):
+        s.c = 1
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_gradient_of_another_dtype_and_a_broadcast_shape_is_conformed(create_graph):
+    # float32 (4, 2) for a float64 input of shape (2,): summed, then cast
+    f = rt.autograd_function(
+        lambda ctx, x: x * 2,
+        lambda ctx, g: {"x": rt.torch_ones(4, 2, dtype=rt.torch_float32()) * 0.75})
+    x = leaf(1.0, 2.0)
+    (gx,) = rt.autograd_grad(f(x).sum(), x, create_graph=create_graph)
+    assert gx.dtype == rt.torch_float64()
+    np.testing.assert_array_equal(gx.numpy(), [3.0, 3.0])
+
+
 def test_saved_input_modified_in_place_is_caught():
     def fwd(ctx, x):
         ctx.save_for_backward(x=x)
