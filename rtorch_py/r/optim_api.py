@@ -122,6 +122,19 @@ def optim_step(kind: str, group: NamedList, state: RState) -> None:
     kernels.run(kind, params, states, settings)
 
 
+def failed_check(name: str, settings: NamedList) -> list | None:
+    """Of the checks the built-in optimizer `name` declares, the first that R's
+    settings fail as R torch checks them: [its R message, the call R torch's error
+    names] (r_compat/R/optim-builtin.R raises it); None when they pass."""
+    cls = inspect.signature(_generator_functions("builtin")[name]).return_annotation
+    s = {_R_NAMES.get(k, k): required if v is None else _value(v)  # (optim_required(): NULL)
+         for k, v in settings.items()}
+    for check in getattr(optimizer, cls).checks:
+        if not (check.r_ok or check.ok)(s):
+            return [check.r_message, check.r_call]
+    return None
+
+
 def zero_grad(params: Any, set_to_none: bool = False) -> None:
     """Every parameter's gradient zeroed (or dropped), in one call."""
     zero_grads(_list(params), set_to_none)
@@ -441,6 +454,7 @@ R_FUNCTIONS: dict[str, Callable] = {
     ".ignite_add_param_group": ignite_add_param_group,
     ".ignite_state_dict": ignite_state_dict, ".ignite_load_state_dict": ignite_load_state_dict,
     ".optim_step": optim_step,
+    ".optim_failed_check": failed_check,
     ".optim_state_new": state_new,
     ".optim_state_map": state_map,
     ".optim_state_replace": state_replace,

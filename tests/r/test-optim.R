@@ -157,7 +157,7 @@ test_that("optim_lbfgs minimises a quadratic with and without line search", {
 
 test_that("bad settings are refused with clear errors", {
   x <- torch_tensor(1, requires_grad = TRUE)
-  expect_error(optim_sgd(x), "required optimization parameter lr")
+  expect_error(optim_sgd(x), "Need to specify a learning rate", class = "value_error")
   expect_error(optim_adam(x, lr = -1), "Invalid learning rate")
   expect_error(optim_sgd(x * 2, lr = 0.1), "non-leaf")
   expect_error(optim_sgd(list(1, 2), lr = 0.1), "Wrong parameters")
