@@ -198,18 +198,17 @@ def _at_least_0(name: str, message: str, r_message: str | None = None) -> Check:
     return Check(lambda s: s[name] >= 0, message, r_message or message)
 
 
-def _beta(i: int, r_message: str, **r: str) -> Check:
+def _beta(i: int, r_message: str) -> Check:
     """betas[i] in [0, 1) for PyTorch, [0, 1] for R torch (which counts from 1)."""
     return Check(lambda s: 0 <= s["betas"][i] < 1,
                  f"Invalid beta parameter at index {i}: {{betas[{i}]}}", r_message,
-                 r_ok=lambda s: 0 <= s["betas"][i] <= 1, **r)
+                 r_ok=lambda s: 0 <= s["betas"][i] <= 1)
 
 
 _LR = _at_least_0("lr", "Invalid learning rate: {lr}")
 _MOMENTUM = _at_least_0("momentum", "Invalid momentum value: {momentum}")
 _EPS = _at_least_0("eps", "Invalid epsilon value: {eps}")
 _WEIGHT_DECAY = _at_least_0("weight_decay", "Invalid weight_decay value: {weight_decay}")
-_ADAMW_R_CALL = "assert_adamw_params(lr, betas, eps, weight_decay, amsgrad)"
 
 
 def check_settings(checks: tuple[Check, ...], settings: dict) -> None:
@@ -244,7 +243,8 @@ class Adam(KernelOptimizer):
     kernel = "adam"
     checks = (
         _LR, _at_least_0("eps", "Invalid epsilon value: {eps}", "Invalid eps: {eps}"),
-        _beta(0, "Invalid beta parameter at index 1"), _beta(1, "Invalid beta parameter at index 2"),
+        _beta(0, "Invalid beta parameter at index 1"),
+        _beta(1, "Invalid beta parameter at index 2"),
         _at_least_0("weight_decay", "Invalid weight_decay value: {weight_decay}",
                     "Invalid weight decay value: {weight_decay}"),
     )
@@ -260,13 +260,12 @@ class Adam(KernelOptimizer):
 
 class AdamW(Adam):
     kernel = "adamw"
-    # (R torch's betas messages mean `betas[1]` where they write `beta[1]`, which
-    # fails in R torch itself: "Could not evaluate cli `{}` expression")
-    checks = tuple(c._replace(r_message=m, r_call=_ADAMW_R_CALL) for c, m in zip(Adam.checks, (
-        "Invalid learning rate: {lr}", "Invalid epsilon value: {eps}",
-        "Invalid betas[1] parameter value: {betas[1]}",
-        "Invalid betas[2] parameter value: {betas[2]}",
-        "Invalid weight_decay value: {weight_decay}")))
+    # (R torch raises these with cli_abort(); its betas messages write `beta[1]`
+    # for `betas[1]`, which fails in R torch: "Could not evaluate cli `{}` expression")
+    checks = tuple(c._replace(r_call="assert_adamw_params(lr, betas, eps, weight_decay, amsgrad)")
+                   for c in (_LR, _EPS, _beta(0, "Invalid betas[1] parameter value: {betas[1]}"),
+                             _beta(1, "Invalid betas[2] parameter value: {betas[2]}"),
+                             _WEIGHT_DECAY))
 
     def __init__(self, params: Any, lr: float = 1e-3, betas: Any = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False,
