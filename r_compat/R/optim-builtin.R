@@ -29,7 +29,7 @@
 # says which: rtorch_py/optim/optimizer.py declares them), its message a glue template
 # ("{lr}") filled in as glue does, with as.character()
 .optim_check <- function(name, settings) {
-  failed <- .optim_failed_check(name, lapply(settings, function(v) if (!is_optim_required(v)) v))
+  failed <- .optim_failed_check(name, Filter(Negate(is_optim_required), settings))
   if (is.null(failed)) return(invisible())
   parts <- strsplit(failed[[1]], "[{}]")[[1]]  # (text, expression, text, ...)
   fill <- seq_along(parts) %% 2 == 0

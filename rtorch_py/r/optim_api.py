@@ -7,6 +7,7 @@ arithmetic happens here, with the update rules of `rtorch_py.optim.kernels`.
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any, Callable
 
 import numpy as np
@@ -125,12 +126,20 @@ def optim_step(kind: str, group: NamedList, state: RState) -> None:
 def failed_check(name: str, settings: NamedList) -> list | None:
     """Of the checks the built-in optimizer `name` declares, the first that R's
     settings fail as R torch checks them: [its R message, the call R torch's error
-    names] (r_compat/R/optim-builtin.R raises it); None when they pass."""
-    cls = inspect.signature(_generator_functions("builtin")[name]).return_annotation
-    s = {_R_NAMES.get(k, k): required if v is None else _value(v)  # (optim_required(): NULL)
-         for k, v in settings.items()}
-    for check in getattr(optimizer, cls).checks:
-        if not (check.r_ok or check.ok)(s):
+    names] (r_compat/R/optim-builtin.R raises it); None when they pass. A setting
+    R leaves at optim_required() is not sent."""
+    fn = _generator_functions("builtin")[name]
+    s = {p.name: p.default for p in inspect.signature(fn).parameters.values()}
+    s.update({_R_NAMES.get(k, k): _value(v) for k, v in settings.items()})
+    for check in getattr(optimizer, inspect.signature(fn).return_annotation).checks:
+        try:
+            passed = (check.r_ok or check.ok)(s)
+        except (TypeError, IndexError):  # (NA, a string, a vector where a number goes)
+            names = sorted(set(re.findall(r"\{(\w+)", f"{check.message}{check.r_message}"))) \
+                or ["its settings"]
+            raise TypeError(f"{name}(): `{'`, `'.join(names)}` must be a number (betas and "
+                            f"etas: two numbers)") from None
+        if not passed:
             return [check.r_message, check.r_call]
     return None
 
