@@ -211,7 +211,7 @@ _EPS = _at_least_0("eps", "Invalid epsilon value: {eps}")
 _WEIGHT_DECAY = _at_least_0("weight_decay", "Invalid weight_decay value: {weight_decay}")
 
 
-def check_settings(checks: tuple[Check, ...], settings: dict) -> None:
+def _check_settings(checks: tuple[Check, ...], settings: dict) -> None:
     """PyTorch's error for the first of `checks` that `settings` fail."""
     for c in checks:
         if c.message is not None and not c.ok(settings):
@@ -235,7 +235,7 @@ class SGD(KernelOptimizer):
                  maximize: bool = False) -> None:
         settings = dict(lr=lr, momentum=momentum, dampening=dampening,
                         weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
-        check_settings(self.checks, settings)
+        _check_settings(self.checks, settings)
         super().__init__(params, settings)
 
 
@@ -252,7 +252,7 @@ class Adam(KernelOptimizer):
     def __init__(self, params: Any, lr: float = 1e-3, betas: Any = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False,
                  maximize: bool = False) -> None:
-        check_settings(self.checks, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+        _check_settings(self.checks, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize))
@@ -283,7 +283,7 @@ class RMSprop(KernelOptimizer):
                  maximize: bool = False) -> None:
         settings = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                         momentum=momentum, centered=centered, maximize=maximize)
-        check_settings(self.checks, settings)
+        _check_settings(self.checks, settings)
         super().__init__(params, settings)
 
 
@@ -300,7 +300,7 @@ class Adagrad(KernelOptimizer):
         settings = dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, eps=eps,
                         maximize=maximize)
-        check_settings(self.checks, settings)
+        _check_settings(self.checks, settings)
         super().__init__(params, settings)
 
 
@@ -312,7 +312,7 @@ class Adadelta(KernelOptimizer):
     def __init__(self, params: Any, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0, maximize: bool = False) -> None:
         settings = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize)
-        check_settings(self.checks, settings)
+        _check_settings(self.checks, settings)
         super().__init__(params, settings)
 
 
@@ -324,7 +324,7 @@ class ASGD(KernelOptimizer):
                  t0: float = 1e6, weight_decay: float = 0, maximize: bool = False) -> None:
         settings = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
                         maximize=maximize)
-        check_settings(self.checks, settings)
+        _check_settings(self.checks, settings)
         super().__init__(params, settings)
 
 
@@ -337,7 +337,7 @@ class Rprop(KernelOptimizer):
 
     def __init__(self, params: Any, lr: float = 1e-2, etas: Any = (0.5, 1.2),
                  step_sizes: Any = (1e-6, 50), maximize: bool = False) -> None:
-        check_settings(self.checks, dict(lr=lr, etas=etas))
+        _check_settings(self.checks, dict(lr=lr, etas=etas))
         super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes),
                                       maximize=maximize))
 
