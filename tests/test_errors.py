@@ -1637,3 +1637,23 @@ def test_e83_convolution_channels(state):
         rt.torch_conv2d(rt.torch_randn(1, 2, 5, 5), rt.torch_randn(3, 1, 3, 3), groups=2)
     assert conv(rt.torch_randn(1, 3, 5, 5)).shape == (1, 8, 3, 3)  # (the layer still works)
     state.check()
+
+
+# E84 an optimizer's setting out of range (PyTorch's words from Python; R's in test-errors.R)
+
+def test_e84_optimizer_setting_out_of_range(state):
+    from rtorch_py.r.optim_api import failed_check
+    a = rt.torch_randn(2, requires_grad=True)
+    with fails(ValueError, r"^Invalid learning rate: -1$"):
+        rt.optim_adam([a], lr=-1)
+    with fails(ValueError, r"^Nesterov momentum requires a momentum and zero dampening$"):
+        rt.optim_sgd([a], lr=0.1, nesterov=True)
+    with fails(ValueError, r"^Invalid beta parameter at index 0: 1.5$"):
+        rt.optim_adamw([a], betas=(1.5, 0.9))
+    with fails(TypeError, r"optim_adam\(\): `lr` must be a number"):
+        failed_check("optim_adam", rt.NamedList(["lr"], ["a"]))
+    opt = rt.optim_adam([a], lr=0.1)  # (a good setting still makes an optimizer)
+    a.grad = rt.torch_ones(2)
+    opt.step()
+    state.check()
+

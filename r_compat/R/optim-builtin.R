@@ -1,14 +1,14 @@
 # R torch's built-in optimizers, made at load (.onLoad) with the formals of Python's
 # (rtorch_py/optim/optimizer.py, through .py_generators): each checks its settings as
-# R torch does (.optim_checks, given them by name) and steps through Python: one call
-# per parameter group updates its parameters; their states stay in Python
-# (State$.python()).
+# R torch does (.optim_check, from the optimizer's declaration) and steps through
+# Python: one call per parameter group updates its parameters; their states stay in
+# Python (State$.python()).
 
 .make_builtin <- function(ns) {
   .py_generators(ns, "builtin", function(args, name) {
     bquote({
       settings <- mget(.(args[-1]))
-      do.call(.optim_checks[[.(name)]], settings)
+      .optim_check(.(name), settings)
       super$initialize(params, settings)
     })
   }, function(name, init) {
@@ -25,60 +25,21 @@
   })
 }
 
-.check_positive <- function(value, what) {
-  if (!is_optim_required(value) && any(value < 0)) .optim_error("Invalid ", what, ": ", value)
-}
-
-.check_adam <- function(lr, betas, eps, weight_decay, amsgrad) {
-  .check_positive(lr, "learning rate")
-  .check_positive(eps, "eps")
-  if (betas[[1]] < 0 || betas[[1]] > 1) .optim_error("Invalid beta parameter at index 1")
-  if (betas[[2]] < 0 || betas[[2]] > 1) .optim_error("Invalid beta parameter at index 2")
-  .check_positive(weight_decay, "weight decay value")
-}
-
-.optim_checks <- list(
-  optim_sgd = function(lr, momentum, dampening, weight_decay, nesterov) {
-    .check_positive(lr, "learning rate")
-    .check_positive(momentum, "momentum value")
-    .check_positive(weight_decay, "weight_decay value")
-    if (nesterov && (momentum <= 0 || dampening != 0)) {
-      .optim_error("Nesterov momentum requires a momentum and zero dampening")
-    }
-  },
-  optim_adam = .check_adam,
-  optim_adamw = .check_adam,
-  optim_rmsprop = function(lr, alpha, eps, weight_decay, momentum, centered) {
-    .check_positive(lr, "learning rate")
-    .check_positive(eps, "epsilon value")
-    .check_positive(momentum, "momentum value")
-    .check_positive(weight_decay, "weight_decay value")
-    .check_positive(alpha, "alpha value")
-  },
-  optim_adagrad = function(lr, lr_decay, weight_decay, initial_accumulator_value, eps) {
-    .check_positive(lr, "learning rate")
-    .check_positive(lr_decay, "lr_decay value")
-    .check_positive(weight_decay, "weight_decay value")
-    .check_positive(initial_accumulator_value, "initial_accumulator_value value")
-    .check_positive(eps, "epsilon value")
-  },
-  optim_adadelta = function(lr, rho, eps, weight_decay) {
-    .check_positive(lr, "learning rate")
-    if (rho < 0 || rho > 1) .optim_error("Invalid rho value: ", rho)
-    .check_positive(eps, "epsilon value")
-    .check_positive(weight_decay, "weight_decay value")
-  },
-  optim_asgd = function(lr, lambda, alpha, t0, weight_decay) {
-    .check_positive(lr, "learning rate")
-    .check_positive(weight_decay, "weight_decay value")
-  },
-  optim_rprop = function(lr, etas, step_sizes) {
-    .check_positive(lr, "learning rate")
-    if (etas[[1]] <= 0 || etas[[1]] >= 1 || etas[[2]] <= 1) {
-      .optim_error("Invalid eta values: ", etas[[1]], ", ", etas[[2]])
-    }
+# R torch's error for the first check of optimizer `name`'s settings they fail (Python
+# says which: rtorch_py/optim/optimizer.py declares them), its message a glue template
+# ("{lr}") filled in as glue does, with as.character()
+.optim_check <- function(name, settings) {
+  failed <- .optim_failed_check(name, Filter(Negate(is_optim_required), settings))
+  if (is.null(failed)) return(invisible())
+  parts <- strsplit(failed[[1]], "[{}]")[[1]]  # (text, expression, text, ...)
+  fill <- seq_along(parts) %% 2 == 0
+  parts[fill] <- vapply(parts[fill], function(e) as.character(eval(str2lang(e), settings)), "")
+  message <- paste(parts, collapse = "")
+  if (failed[[2]] == "value_error") {
+    rlang::abort(message, class = "value_error", call = call("value_error", failed[[1]]))
   }
-)
+  rlang::abort(message, call = str2lang(failed[[2]]))  # (R torch's cli_abort() in that call)
+}
 
 # L-BFGS keeps its history in Python; opt$state shows func_evals and n_iter
 # for the first parameter, as R torch's does.

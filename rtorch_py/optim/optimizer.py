@@ -7,7 +7,7 @@ gradient, under no-grad, with the rules of `kernels.py`.
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -176,37 +176,83 @@ def check_arg(cond: bool, message: str) -> None:
         raise ValueError(message)
 
 
+class Check(NamedTuple):
+    """One check of an optimizer's settings, declared once for Python and R.
+
+    `ok(settings)` says whether the settings (a dict, by name) pass; `message` is
+    PyTorch's error, `str.format()`ed with them. `r_message` is R torch's, a glue
+    template that R fills in with R's settings (r_compat/R/optim-builtin.R), raised
+    as R torch raises it: by its value_error(), or by cli_abort() inside `r_call`.
+    Where R torch's condition differs from PyTorch's, `r_ok` is R torch's; a check
+    that only R torch makes has no `message`.
+    """
+
+    ok: Callable[[dict], bool]
+    message: str | None
+    r_message: str
+    r_ok: Callable[[dict], bool] | None = None
+    r_call: str = "value_error"
+
+
+def _at_least_0(name: str, message: str, r_message: str | None = None) -> Check:
+    return Check(lambda s: s[name] >= 0, message, r_message or message)
+
+
+def _beta(i: int, r_message: str) -> Check:
+    """betas[i] in [0, 1) for PyTorch, [0, 1] for R torch (which counts from 1)."""
+    return Check(lambda s: 0 <= s["betas"][i] < 1,
+                 f"Invalid beta parameter at index {i}: {{betas[{i}]}}", r_message,
+                 r_ok=lambda s: 0 <= s["betas"][i] <= 1)
+
+
+_LR = _at_least_0("lr", "Invalid learning rate: {lr}")
+_MOMENTUM = _at_least_0("momentum", "Invalid momentum value: {momentum}")
+_EPS = _at_least_0("eps", "Invalid epsilon value: {eps}")
+_WEIGHT_DECAY = _at_least_0("weight_decay", "Invalid weight_decay value: {weight_decay}")
+
+
+def _check_settings(checks: tuple[Check, ...], settings: dict) -> None:
+    """PyTorch's error for the first of `checks` that `settings` fail."""
+    for c in checks:
+        if c.message is not None and not c.ok(settings):
+            raise ValueError(c.message.format(**settings))
+
+
 class SGD(KernelOptimizer):
     kernel = "sgd"
+    checks = (
+        Check(lambda s: s["lr"] is not required, None, "Need to specify a learning rate"),
+        Check(lambda s: s["lr"] is required or s["lr"] >= 0, "Invalid learning rate: {lr}",
+              "Invalid learning rate: {lr}"),
+        _MOMENTUM, _WEIGHT_DECAY,
+        Check(lambda s: not s["nesterov"] or (s["momentum"] > 0 and s["dampening"] == 0),
+              "Nesterov momentum requires a momentum and zero dampening",
+              "Nesterov momentum requires a momentum and zero dampening"),
+    )
 
     def __init__(self, params: Any, lr: Any = required, momentum: float = 0,
                  dampening: float = 0, weight_decay: float = 0, nesterov: bool = False,
                  maximize: bool = False) -> None:
-        check_arg(lr is required or lr >= 0, f"Invalid learning rate: {lr}")
-        check_arg(momentum >= 0, f"Invalid momentum value: {momentum}")
-        check_arg(weight_decay >= 0, f"Invalid weight_decay value: {weight_decay}")
-        check_arg(not nesterov or (momentum > 0 and dampening == 0),
-                  "Nesterov momentum requires a momentum and zero dampening")
-        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov,
-                                      maximize=maximize))
-
-
-def _check_adam(lr: float, betas: Any, eps: float, weight_decay: float) -> None:
-    check_arg(lr >= 0, f"Invalid learning rate: {lr}")
-    check_arg(eps >= 0, f"Invalid epsilon value: {eps}")
-    check_arg(0 <= betas[0] < 1, f"Invalid beta parameter at index 0: {betas[0]}")
-    check_arg(0 <= betas[1] < 1, f"Invalid beta parameter at index 1: {betas[1]}")
-    check_arg(weight_decay >= 0, f"Invalid weight_decay value: {weight_decay}")
+        settings = dict(lr=lr, momentum=momentum, dampening=dampening,
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
+        _check_settings(self.checks, settings)
+        super().__init__(params, settings)
 
 
 class Adam(KernelOptimizer):
     kernel = "adam"
+    checks = (
+        _LR, _at_least_0("eps", "Invalid epsilon value: {eps}", "Invalid eps: {eps}"),
+        _beta(0, "Invalid beta parameter at index 1"),
+        _beta(1, "Invalid beta parameter at index 2"),
+        _at_least_0("weight_decay", "Invalid weight_decay value: {weight_decay}",
+                    "Invalid weight decay value: {weight_decay}"),
+    )
 
     def __init__(self, params: Any, lr: float = 1e-3, betas: Any = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False,
                  maximize: bool = False) -> None:
-        _check_adam(lr, betas, eps, weight_decay)
+        _check_settings(self.checks, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize))
@@ -214,6 +260,12 @@ class Adam(KernelOptimizer):
 
 class AdamW(Adam):
     kernel = "adamw"
+    # (R torch raises these with cli_abort(); its betas messages write `beta[1]`
+    # for `betas[1]`, which fails in R torch: "Could not evaluate cli `{}` expression")
+    checks = tuple(c._replace(r_call="assert_adamw_params(lr, betas, eps, weight_decay, amsgrad)")
+                   for c in (_LR, _EPS, _beta(0, "Invalid betas[1] parameter value: {betas[1]}"),
+                             _beta(1, "Invalid betas[2] parameter value: {betas[2]}"),
+                             _WEIGHT_DECAY))
 
     def __init__(self, params: Any, lr: float = 1e-3, betas: Any = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False,
@@ -223,67 +275,69 @@ class AdamW(Adam):
 
 class RMSprop(KernelOptimizer):
     kernel = "rmsprop"
+    checks = (_LR, _EPS, _MOMENTUM, _WEIGHT_DECAY,
+              _at_least_0("alpha", "Invalid alpha value: {alpha}"))
 
     def __init__(self, params: Any, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False,
                  maximize: bool = False) -> None:
-        check_arg(lr >= 0, f"Invalid learning rate: {lr}")
-        check_arg(eps >= 0, f"Invalid epsilon value: {eps}")
-        check_arg(momentum >= 0, f"Invalid momentum value: {momentum}")
-        check_arg(weight_decay >= 0, f"Invalid weight_decay value: {weight_decay}")
-        check_arg(alpha >= 0, f"Invalid alpha value: {alpha}")
-        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      momentum=momentum, centered=centered, maximize=maximize))
+        settings = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
+                        momentum=momentum, centered=centered, maximize=maximize)
+        _check_settings(self.checks, settings)
+        super().__init__(params, settings)
 
 
 class Adagrad(KernelOptimizer):
     kernel = "adagrad"
+    checks = (_LR, _at_least_0("lr_decay", "Invalid lr_decay value: {lr_decay}"), _WEIGHT_DECAY,
+              _at_least_0("initial_accumulator_value",
+                          "Invalid initial_accumulator_value value: {initial_accumulator_value}"),
+              _EPS)
 
     def __init__(self, params: Any, lr: float = 1e-2, lr_decay: float = 0,
                  weight_decay: float = 0, initial_accumulator_value: float = 0,
                  eps: float = 1e-10, maximize: bool = False) -> None:
-        check_arg(lr >= 0, f"Invalid learning rate: {lr}")
-        check_arg(lr_decay >= 0, f"Invalid lr_decay value: {lr_decay}")
-        check_arg(weight_decay >= 0, f"Invalid weight_decay value: {weight_decay}")
-        check_arg(initial_accumulator_value >= 0,
-                  f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
-        check_arg(eps >= 0, f"Invalid epsilon value: {eps}")
-        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
-                                      initial_accumulator_value=initial_accumulator_value,
-                                      eps=eps, maximize=maximize))
+        settings = dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, eps=eps,
+                        maximize=maximize)
+        _check_settings(self.checks, settings)
+        super().__init__(params, settings)
 
 
 class Adadelta(KernelOptimizer):
     kernel = "adadelta"
+    checks = (_LR, Check(lambda s: 0 <= s["rho"] <= 1, "Invalid rho value: {rho}",
+                         "Invalid rho value: {rho}"), _EPS, _WEIGHT_DECAY)
 
     def __init__(self, params: Any, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0, maximize: bool = False) -> None:
-        check_arg(lr >= 0, f"Invalid learning rate: {lr}")
-        check_arg(0 <= rho <= 1, f"Invalid rho value: {rho}")
-        check_arg(eps >= 0, f"Invalid epsilon value: {eps}")
-        check_arg(weight_decay >= 0, f"Invalid weight_decay value: {weight_decay}")
-        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
-                                      maximize=maximize))
+        settings = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize)
+        _check_settings(self.checks, settings)
+        super().__init__(params, settings)
 
 
 class ASGD(KernelOptimizer):
     kernel = "asgd"
+    checks = (_LR, _WEIGHT_DECAY)
 
     def __init__(self, params: Any, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
                  t0: float = 1e6, weight_decay: float = 0, maximize: bool = False) -> None:
-        check_arg(lr >= 0, f"Invalid learning rate: {lr}")
-        check_arg(weight_decay >= 0, f"Invalid weight_decay value: {weight_decay}")
-        super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0,
-                                      weight_decay=weight_decay, maximize=maximize))
+        settings = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
+                        maximize=maximize)
+        _check_settings(self.checks, settings)
+        super().__init__(params, settings)
 
 
 class Rprop(KernelOptimizer):
     kernel = "rprop"
+    checks = (_LR, Check(lambda s: 0 < s["etas"][0] < 1 < s["etas"][1],
+                         "Invalid eta values: {etas[0]}, {etas[1]}",
+                         "Invalid eta values: {etas[[1]]}, {etas[[2]]}",
+                         r_ok=lambda s: 0 <= s["etas"][0] <= 1 <= s["etas"][1]))
 
     def __init__(self, params: Any, lr: float = 1e-2, etas: Any = (0.5, 1.2),
                  step_sizes: Any = (1e-6, 50), maximize: bool = False) -> None:
-        check_arg(lr >= 0, f"Invalid learning rate: {lr}")
-        check_arg(0 < etas[0] < 1 < etas[1], f"Invalid eta values: {etas[0]}, {etas[1]}")
+        _check_settings(self.checks, dict(lr=lr, etas=etas))
         super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes),
                                       maximize=maximize))
 

@@ -7,6 +7,7 @@ arithmetic happens here, with the update rules of `rtorch_py.optim.kernels`.
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any, Callable
 
 import numpy as np
@@ -120,6 +121,27 @@ def optim_step(kind: str, group: NamedList, state: RState) -> None:
     # (keyed as R's xptr_address() keys a tensor: the C bridge's C_address, its hex id)
     states = [by_key.setdefault(f"{id(p):x}", {}) for p in params]
     kernels.run(kind, params, states, settings)
+
+
+def failed_check(name: str, settings: NamedList) -> list | None:
+    """Of the checks the built-in optimizer `name` declares, the first that R's
+    settings fail as R torch checks them: [its R message, the call R torch's error
+    names] (r_compat/R/optim-builtin.R raises it); None when they pass. A setting
+    R leaves at optim_required() is not sent."""
+    fn = _generator_functions("builtin")[name]
+    s = {p.name: p.default for p in inspect.signature(fn).parameters.values()}
+    s.update({_R_NAMES.get(k, k): _value(v) for k, v in settings.items()})
+    for check in getattr(optimizer, inspect.signature(fn).return_annotation).checks:
+        try:
+            passed = (check.r_ok or check.ok)(s)
+        except (TypeError, IndexError):  # (NA, a string, a vector where a number goes)
+            names = sorted(set(re.findall(r"\{(\w+)", f"{check.message}{check.r_message}"))) \
+                or ["its settings"]
+            raise TypeError(f"{name}(): `{'`, `'.join(names)}` must be a number (betas and "
+                            f"etas: two numbers)") from None
+        if not passed:
+            return [check.r_message, check.r_call]
+    return None
 
 
 def zero_grad(params: Any, set_to_none: bool = False) -> None:
@@ -441,6 +463,7 @@ R_FUNCTIONS: dict[str, Callable] = {
     ".ignite_add_param_group": ignite_add_param_group,
     ".ignite_state_dict": ignite_state_dict, ".ignite_load_state_dict": ignite_load_state_dict,
     ".optim_step": optim_step,
+    ".optim_failed_check": failed_check,
     ".optim_state_new": state_new,
     ".optim_state_map": state_map,
     ".optim_state_replace": state_replace,

@@ -869,3 +869,18 @@ test_that("E83: a convolution whose input channels don't fit its weight", {
   expect_equal(conv(torch_randn(1, 3, 5, 5))$shape, c(1, 8, 3, 3))
   expect_intact(s)
 })
+
+
+test_that("E84: an optimizer's setting out of range", {
+  s <- err_state()
+  a <- torch_randn(2, requires_grad = TRUE)
+  expect_error(optim_sgd(a), "^Need to specify a learning rate$", class = "value_error")
+  expect_error(optim_adam(a, betas = c(1.5, 0.9)), "^Invalid beta parameter at index 1$",
+               class = "value_error")
+  expect_error(optim_adamw(a, eps = -1), "^Invalid epsilon value: -1$", class = "rlang_error")
+  expect_error(optim_adam(a, lr = "a"), "optim_adam(): `lr` must be a number", fixed = TRUE,
+               class = "type_error")
+  expect_error(optim_adam(a, lr = NA), "`lr` must be a number", fixed = TRUE)
+  expect_intact(s)
+})
+

@@ -157,8 +157,15 @@ test_that("optim_lbfgs minimises a quadratic with and without line search", {
 
 test_that("bad settings are refused with clear errors", {
   x <- torch_tensor(1, requires_grad = TRUE)
-  expect_error(optim_sgd(x), "required optimization parameter lr")
+  expect_error(optim_sgd(x), "Need to specify a learning rate", class = "value_error")
   expect_error(optim_adam(x, lr = -1), "Invalid learning rate")
+  # R torch's own texts (tests/test_optim_checks.py tries every declared check)
+  expect_error(optim_adam(x, eps = -1 / 3), "^Invalid eps: -0.333333333333333$",
+               class = "value_error")
+  expect_error(optim_adamw(x, eps = -1), "^Invalid epsilon value: -1$")
+  expect_error(optim_adamw(x, betas = c(0.9, 2)), "^Invalid betas\\[2\\] parameter value: 2$")
+  expect_error(optim_rprop(x, etas = c(1.5, 2)), "Invalid eta values: 1.5, 2", fixed = TRUE)
+  expect_silent(optim_adam(x, betas = c(1, 0.9)))  # (PyTorch refuses a beta of 1)
   expect_error(optim_sgd(x * 2, lr = 0.1), "non-leaf")
   expect_error(optim_sgd(list(1, 2), lr = 0.1), "Wrong parameters")
   expect_error(optim_lbfgs(x)$step(), "closure")
