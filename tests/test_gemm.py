@@ -241,6 +241,33 @@ def test_batched_primitives_are_cached_per_shape_and_layout() -> None:
     assert len([k for k in onednn._PRIMITIVES if k[0] == "matmul"]) == len(keys) + 1
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_linear_layers_long_product_takes_the_matmul_primitive(threads) -> None:
+    """x @ weight.t() with an inner dim of 1,000 or more: the fast path on the
+    matmul primitive, against the plain path (sgemm), PyTorch and NumPy; a
+    shorter inner dim, or another layout, stays on sgemm."""
+    rng = np.random.default_rng(9)
+    x, w = _f32(rng, 64, onednn._LINEAR_PRIMITIVE_K), _f32(rng, 96, onednn._LINEAR_PRIMITIVE_K)
+    before = runtime.torch_get_num_threads()
+    runtime.torch_set_num_threads(threads)
+    try:
+        onednn._PRIMITIVES.clear()
+        got = K.matmul(x, w.T)
+        keys = [k for k in onednn._PRIMITIVES if k[0] == "matmul"]
+        plain = onednn._gemm(onednn._library(), x, w.T, None)
+        K.matmul(x[:, :-1], w[:, :-1].T)                    # inner dim one short
+        K.matmul(x, np.ascontiguousarray(w.T))              # b row-major
+        K.matmul(x, w.T, out=np.empty((64, 96), np.float32))  # into out
+    finally:
+        runtime.torch_set_num_threads(before)
+    assert len(keys) == 1 and keys[0][-1] == threads
+    assert [k for k in onednn._PRIMITIVES if k[0] == "matmul"] == keys
+    assert got.dtype == np.float32 and got.shape == (64, 96) and got.flags.c_contiguous
+    _close(got, plain, "against sgemm")
+    _close(got, _reference(x, w.T), "against PyTorch")
+    _close(got, x @ w.T, "against NumPy")
+
+
 def test_failures_say_what_failed(monkeypatch) -> None:
     lib = onednn._library()
     monkeypatch.setattr(lib, "sgemm", lambda *args: 1)

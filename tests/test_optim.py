@@ -229,6 +229,62 @@ def test_adam_foreach_fast_path_equals_the_per_parameter_path(make, kwargs, monk
     assert st["exp_avg"].data.base is o_fast.state[fast[3]]["exp_avg"].data.base
 
 
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")   # (NaN, NumPy path)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("make,theirs,kwargs", [
+    (ro.optim_adam, torch.optim.Adam, dict(lr=0.01)),
+    (ro.optim_adam, torch.optim.Adam, dict(lr=0.01, betas=(0.8, 0.9), eps=1e-6, weight_decay=0.1)),
+    (ro.optim_adam, torch.optim.Adam, dict(lr=0.01, maximize=True)),
+    (ro.optim_adamw, torch.optim.AdamW, dict(lr=0.01, weight_decay=0.5)),
+    (ro.optim_adam, torch.optim.Adam, dict(lr=0.01, amsgrad=True)),      # (the NumPy path)
+])
+def test_adam_compiled_fast_path_equals_the_numpy_path(make, theirs, kwargs, dtype, threads,
+                                                      monkeypatch):
+    """Large parameters' Adam update in one compiled pass (optim/fused.py's FAST
+    PATH): bit for bit the NumPy path's (zeros, infinities and NaN in the
+    gradients too), at 1 and 2 threads (a run of elements each), and PyTorch's
+    result to rounding; amsgrad keeps the NumPy path."""
+    from rtorch_py import runtime
+    from rtorch_py.optim import fused
+    shapes = [(520, 512), (512,)]              # more than one thread's worth of elements
+    init = [rng.standard_normal(s).astype(dtype) for s in shapes]
+    fast = [rt.torch_tensor(a.copy(), requires_grad=True) for a in init]
+    plain = [rt.torch_tensor(a.copy(), requires_grad=True) for a in init]
+    ref = [torch.tensor(a.copy(), requires_grad=True) for a in init]
+    o_fast, o_plain, o_ref = make(fast, **kwargs), make(plain, **kwargs), theirs(ref, **kwargs)
+    taken = []
+    real = fused.adam_step
+
+    def spy(*args):
+        taken.append(real(*args))
+        return taken[-1]
+    before = runtime.torch_get_num_threads()
+    runtime.torch_set_num_threads(threads)
+    try:
+        for step in range(4):
+            grads = [(rng.standard_normal(s) * 10.0 ** rng.integers(-4, 4)).astype(dtype)
+                     for s in shapes]
+            grads[0][step, :3] = [0.0, np.inf, np.nan] if step == 3 else 0.0
+            for p, q, r, g in zip(fast, plain, ref, grads):
+                p.grad, q.grad, r.grad = (rt.torch_tensor(g.copy()), rt.torch_tensor(g.copy()),
+                                          torch.tensor(g.copy()))
+            monkeypatch.setattr(fused, "adam_step", spy)
+            o_fast.step()
+            monkeypatch.setattr(fused, "adam_step", lambda *args: False)
+            o_plain.step()
+            o_ref.step()
+            for p, q, r in zip(fast, plain, ref):
+                np.testing.assert_array_equal(p.data, q.data)
+                if step < 3:
+                    np.testing.assert_allclose(p.data, r.detach().numpy(), rtol=1e-5, atol=1e-6)
+    finally:
+        runtime.torch_set_num_threads(before)
+    assert taken == ([] if kwargs.get("amsgrad") else [True] * 8)   # 4 steps, 2 parameters
+    for k in ("exp_avg", "exp_avg_sq"):
+        np.testing.assert_array_equal(o_fast.state[fast[0]][k].data, o_plain.state[plain[0]][k].data)
+
+
 def test_adam_foreach_sees_a_replaced_state():
     p = [rt.torch_tensor(np.ones((2, 2), np.float32), requires_grad=True),
          rt.torch_tensor(np.ones(2, np.float32), requires_grad=True)]

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..engine import bump_version
 from ..ops import parallel
+from . import fused
 from ..constructors import torch_tensor
 from ..tensor import Tensor
 
@@ -127,6 +128,8 @@ def _adam(params: Arrays, grads: Arrays, states: list, group: dict, decoupled: b
         direction(*rest)
         p -= rest[-1]
     for p, g, (bc1, bc2_sqrt), arrays in ready:
+        if not amsgrad and fused.adam_step(p, g, *arrays, beta1, beta2, bc1, bc2_sqrt, eps, lr):
+            continue          # FAST PATH: compiled, one pass, the same bits
         parallel.blockwise(update, [p, g] + arrays, np.result_type(g, arrays[0]))
 
 
