@@ -371,8 +371,8 @@ def test_large_tensors_are_collected_past_the_gc_threshold(tmp_path: Path) -> No
 _STEP_TENSORS = """
 library(torch)
 x <- torch_randn(1000, 1000, requires_grad = TRUE)
-w <- torch_randn(1000, 3000)
-forward <- function() {  # hands R three tensors of 12 MB: 36 MB, past STEP_MIN, not YOUNG_LIMIT
+w <- torch_randn(1000, 1000)
+forward <- function() {  # hands R three tensors of 4 MB: 12 MB, past STEP_MIN, not YOUNG_LIMIT
   h <- x$mm(w)
   h <- h$relu()
   (h * 2)$sum()

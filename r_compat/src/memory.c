@@ -67,11 +67,8 @@ SEXP make_ptr(PyObject *o, SEXP cls) {
  * - after a call that ran a backward pass (Python's STEPS_ENDED says so), a
  *   minor collection once R has been handed STEP_MIN bytes: the forward's
  *   tensors R was handed are garbage by then, and collected while still young
- *   they free their memory for the next steps' instead of aging into a
- *   generation that R collects only every 20th time.  STEP_MIN is not lower:
- *   after a step's work R's collection runs cache-cold (2.5 ms in the wide
- *   MLP's loop, which hands R 8.5 MB a step), more than reusing the memory
- *   sooner saves (benchmarks/RESULTS.md, "the wide R loop");
+ *   they free their memory for the next step's (cache-warm) instead of aging
+ *   into a generation that R collects only every 20th time;
  * - a full collection every options(torch.threshold_call_gc) MB (default
  *   4000), as R torch does; the option is looked up every 64 MB, so it can
  *   be set at any time.
@@ -79,7 +76,7 @@ SEXP make_ptr(PyObject *o, SEXP cls) {
  * (The limit is fixed: sized to what R holds, it grew with the garbage that
  * had aged, and a training loop's memory rotated through hundreds of MB.) */
 #define YOUNG_LIMIT (64.0 * 1048576.0)
-#define STEP_MIN (32.0 * 1048576.0)
+#define STEP_MIN (8.0 * 1048576.0)
 #define GC_CHECK_STEP (64.0 * 1048576.0)
 static double young_bytes = 0;
 static double bytes_since_gc = 0, next_gc_check = GC_CHECK_STEP;
