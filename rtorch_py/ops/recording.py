@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import engine
-from ..engine import NEW_VERSION, Node, SavedTensor, edge
+from ..engine import NEW_VERSION, Node, SavedTensor, edge, next_seq
 from ..meta import WATCH, MetaArray, meta_array
 from ..tensor import BF16, Tensor, wrap
 
@@ -136,7 +136,12 @@ def record(result: Any, backward_fn: Callable, inputs: Sequence, saved: tuple = 
                         saved = [SavedTensor(s)]
                 else:
                     saved = _pack(saved, out)
-            out.grad_fn = Node(name, backward_fn, edges, meta, saved)
+            if engine.anomaly_blocks:
+                out.grad_fn = Node(name, backward_fn, edges, meta, saved)
+            else:  # FAST PATH: Node.__init__ inline (a call less; anomaly mode takes the call)
+                node = out.grad_fn = _new(Node)
+                node._name, node.backward_fn, node.next_functions, node.input_meta, \
+                    node.saved, node.seq = name, backward_fn, edges, meta, saved, next_seq()
             out._rg = True
             return out
     out.grad_fn = None
