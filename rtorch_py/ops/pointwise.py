@@ -513,24 +513,24 @@ for _c in _ONE.values():
     _c.flags.writeable = False
 
 
-def _one(x: Any) -> Any:
-    return _ONE.get(x.dtype, 1) if type(x) is np.ndarray else 1
-
-
 @formula(arrays=True)
 def TanhBackward0(n, g, result):
-    return (g * (_one(result) - result * result),)
+    one = _ONE.get(result.dtype, 1) if type(result) is np.ndarray else 1
+    return (g * (one - result * result),)
 
 
 @op(r_math=("tanh",), samples=S.unary, names="keep", forward="elementwise",
     complex_half="tanh_vml_cpu", onnx="Tanh", mobile="self")
 def tanh(self: Tensor) -> Tensor:
-    return record_one(np.tanh(float_data(self)), TanhBackward0, self, OUTPUT)
+    d = self.data  # (float_data(), its common case inline)
+    return record_one(np.tanh(d if d.dtype.kind in "fc" else float_data(self)), TanhBackward0,
+                      self, OUTPUT)
 
 
 @formula(arrays=True)
 def SigmoidBackward0(n, g, result):
-    return (g * result * (_one(result) - result),)
+    one = _ONE.get(result.dtype, 1) if type(result) is np.ndarray else 1
+    return (g * result * (one - result),)
 
 
 @op(samples=S.unary, names="keep", forward="elementwise", complex_half="sigmoid_cpu",
