@@ -493,8 +493,9 @@ def edge(t: Any) -> tuple:
 #
 #   FAST PATH 1 (array formulas): with create_graph off, an op's formula that
 #     NumPy arrays and tensors share (`formula(arrays=True)`) runs straight on
-#     the arrays the walk carries. Plain: the node's backward function runs the
-#     formula on tensors, as under create_graph.
+#     the arrays the walk carries (an unhooked node's in the loop itself, the
+#     others' in run()). Plain: the node's backward function runs the formula on
+#     tensors, as under create_graph.
 #   FAST PATH 2 (the next node at hand): a node handed a gradient while no other
 #     node holds any runs next without going through the heap, so a chain never
 #     touches it. Plain: every node waits in the heap.
