@@ -493,9 +493,8 @@ def edge(t: Any) -> tuple:
 #
 #   FAST PATH 1 (array formulas): with create_graph off, an op's formula that
 #     NumPy arrays and tensors share (`formula(arrays=True)`) runs straight on
-#     the arrays the walk carries (an unhooked node's in the loop itself, the
-#     others' in run()). Plain: the node's backward function runs the formula on
-#     tensors, as under create_graph.
+#     the arrays the walk carries. Plain: the node's backward function runs the
+#     formula on tensors, as under create_graph.
 #   FAST PATH 2 (the next node at hand): a node handed a gradient while no other
 #     node holds any runs next without going through the heap, so a chain never
 #     touches it. Plain: every node waits in the heap.
@@ -554,15 +553,17 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
                         walk.defer(node, grads)  # leaves change once the walk succeeded
                 else:
                     meta = node.input_meta
-                    f = formulas and not node.hooked and \
-                        getattr(node.backward_fn, "array_formula", None)
-                    if f:  # FAST PATH 1, run()'s common case inline (a call less a node)
+                    if not node.hooked:  # run() inline, for a node without hooks (a call less)
                         saved = node.saved
-                        outs = f(node, grads[0], *(node.unpack_saved_data()
-                                                   if type(saved) is Packed else saved))
+                        f = formulas and getattr(node.backward_fn, "array_formula", None)
+                        if f:  # FAST PATH 1
+                            outs = f(node, grads[0], *(node.unpack_saved_data()
+                                                       if type(saved) is Packed else saved))
+                        else:
+                            outs = node.backward_fn(node, grads)
                         if meta and len(outs) != len(meta):
                             raise _wrong_count(node, outs)
-                        if saved and release:
+                        if release and node.saved:
                             _release(node)
                     else:
                         outs = walk.run(node, grads)  # a gradient per input; saved ones freed
