@@ -87,29 +87,29 @@ def enable_grad() -> GradMode:
 
 # How many anomaly blocks are open in any thread: while none is, making a node
 # skips the thread-local lookup (it is on every op's path).
-_anomaly_blocks = 0
+anomaly_blocks = 0
 _anomaly_lock = threading.Lock()
 
 
 @contextmanager
 def detect_anomaly(check_nan: bool = True) -> Iterator[None]:
-    global _anomaly_blocks
+    global anomaly_blocks
     prev = _local.anomaly, _local.check_nan
     _local.anomaly, _local.check_nan = True, check_nan
     with _anomaly_lock:
-        _anomaly_blocks += 1
+        anomaly_blocks += 1
     try:
         yield
     finally:
         with _anomaly_lock:
-            _anomaly_blocks -= 1
+            anomaly_blocks -= 1
         _local.anomaly, _local.check_nan = prev
 
 
 # --------------------------------------------------------------------------
 # Graph nodes.
 
-_next_seq = count().__next__  # creation order: every edge points to an older node
+next_seq = count().__next__  # creation order: every edge points to an older node
 
 class TensorLike(Protocol):
     """What the engine needs of a tensor."""
@@ -273,6 +273,7 @@ class Node:
     retain_refs: dict | None = None  # output_nr -> weakref of a retain_grad() tensor
     trace: list | None = None        # forward stack, under with_detect_anomaly()
 
+    # (ops.recording.record sets these six fields inline, without the call: keep in step)
     def __init__(self, name: str | None, backward_fn: Callable, edges: tuple,
                  input_meta: tuple, saved: tuple = ()) -> None:
         self._name = name  # None: the backward function's name (read only when shown)
@@ -280,8 +281,8 @@ class Node:
         self.next_functions = edges
         self.input_meta = input_meta
         self.saved = saved
-        self.seq = _next_seq()
-        if _anomaly_blocks and _local.anomaly:
+        self.seq = next_seq()
+        if anomaly_blocks and _local.anomaly:
             self.trace = traceback.format_stack()[:-3]
             self.hooked = True
 
@@ -319,7 +320,12 @@ class Node:
             return saved
         out = []
         for s in saved:
-            out.append(s.checked(self) if type(s) is SavedTensor else s)
+            if type(s) is SavedTensor:
+                d = s.data
+                if d is None or s.version_box[0] != s.version:  # (checked(), inline)
+                    s._fail(self)
+                s = d
+            out.append(s)
         return out
 
     def register_hook(self, fn: Callable) -> "RemovableHandle":
@@ -529,6 +535,7 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
     walk = _Walk(roots, retain_graph, create_graph, capture, accumulate, sum_to)
     fast, arrays, needed, keys, heap = FAST_WALK[0], not create_graph, walk.needed, \
         walk.keys, walk.heap
+    formulas, release = walk.formulas, not retain_graph
     prev_mode, _local.grad = _local.grad, create_graph
     prev_walk, _local.in_backward = _local.in_backward, True
     try:
@@ -545,8 +552,21 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
                     else:
                         walk.defer(node, grads)  # leaves change once the walk succeeded
                 else:
-                    outs = walk.run(node, grads)      # a gradient per input; saved ones freed
                     meta = node.input_meta
+                    if not node.hooked:  # run() inline, for a node without hooks (a call less)
+                        saved = node.saved
+                        f = formulas and getattr(node.backward_fn, "array_formula", None)
+                        if f:  # FAST PATH 1
+                            outs = f(node, grads[0], *(node.unpack_saved_data()
+                                                       if type(saved) is Packed else saved))
+                        else:
+                            outs = node.backward_fn(node, grads)
+                        if meta and len(outs) != len(meta):
+                            raise _wrong_count(node, outs)
+                        if release and node.saved:
+                            _release(node)
+                    else:
+                        outs = walk.run(node, grads)  # a gradient per input; saved ones freed
                     i = -1
                     for nxt, nr in node.next_functions:  # each to the node its input came from
                         i += 1
@@ -579,6 +599,20 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
     finally:
         _local.grad, _local.in_backward = prev_mode, prev_walk
     return None if capture is None else walk.captured_grads()
+
+
+def _release(node: Node) -> None:
+    """Free what node saved, once it ran (a second walk through it fails clearly)."""
+    saved = node.saved
+    if type(saved) is Packed:
+        for s in saved:
+            if type(s) is SavedTensor:
+                s.tensor = s.data = None
+    elif type(saved) is tuple:
+        for v in saved:
+            if type(v) is np.ndarray:  # (arrays among plain values: all go)
+                node.saved = FREED_VALUES
+                break
 
 
 class _Walk:
@@ -671,16 +705,7 @@ class _Walk:
             if node.input_meta and len(outs) != len(node.input_meta):
                 raise _wrong_count(node, outs)
         if not self.retain_graph:
-            saved = node.saved
-            if type(saved) is Packed:
-                for s in saved:
-                    if type(s) is SavedTensor:
-                        s.tensor = s.data = None
-            elif type(saved) is tuple:
-                for v in saved:
-                    if type(v) is np.ndarray:  # (arrays among plain values: all go)
-                        node.saved = FREED_VALUES
-                        break
+            _release(node)
         return outs
 
     def defer(self, node: AccumulateGrad, grads: list) -> None:

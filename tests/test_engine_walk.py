@@ -355,3 +355,59 @@ def test_leaves_take_the_last_nodes_gradients_without_a_copy(monkeypatch):
     e = np.exp(xv * wv)
     np.testing.assert_array_equal(x.grad.numpy(), e * wv)
     np.testing.assert_array_equal(w.grad.numpy(), e * xv)
+
+
+def _node_fields(t):
+    """What a recorded tensor and its node hold, comparable across two recordings."""
+    n = t.grad_fn
+    if n is None:
+        return (t._rg, None)
+    saved = n.saved
+    saved = [("saved", s.tensor is None, s.data is t.data, s.version_box is t._version, s.version)
+             if type(s) is engine.SavedTensor else s for s in saved]
+    return (t._rg, n.name, n.backward_fn, n.next_functions, n.input_meta, saved, n.hooked,
+            type(n.seq), t._version[0] if type(t._version) is list else t._version)
+
+
+@pytest.mark.parametrize("case", ["leaf", "inner", "no_grad_input", "no_grad_mode", "0-d",
+                                  "anomaly"])
+@pytest.mark.parametrize("saved", ["none", "value", "output"])
+def test_record_one_makes_records_tensor_and_node(case, saved):
+    """record_one (the fast path of add/sub/mul with a number, and tanh) against
+    record: the same tensor and node, on its fast path and on every way off it."""
+    from rtorch_py.ops.pointwise import MulBackward1, TanhBackward0, AddBackward1
+    fn, args = {"none": (AddBackward1, ((), ())), "value": (MulBackward1, ((0.5,), (0.5,))),
+                "output": (TanhBackward0, (recording.OUTPUT, (recording.OUTPUT,)))}[saved]
+    x = leaf([0.25, -1.0] if case != "0-d" else 0.25, np.float64)
+    if case == "inner":
+        x = x * 1.0
+    elif case == "no_grad_input":
+        x = x.detach()
+    ctx = (rt.with_no_grad() if case == "no_grad_mode" else
+           rt.with_detect_anomaly() if case == "anomaly" else contextlib.nullcontext())
+    with ctx:
+        fast = recording.record_one(np.tanh(x.data), fn, x, args[0])
+        plain = recording.record(np.tanh(x.data), fn, (x,), args[1])
+    assert type(fast.data) is np.ndarray and fast.data.shape == plain.data.shape
+    assert _node_fields(fast) == _node_fields(plain)
+    if case == "anomaly":
+        assert fast.grad_fn.trace  # (anomaly mode notes the forward's stack)
+    if plain.grad_fn is not None:
+        assert fast.grad_fn.seq < plain.grad_fn.seq  # in creation order
+        a, = rt.autograd_grad(fast.sum(), x, retain_graph=True)
+        b, = rt.autograd_grad(plain.sum(), x)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex128])
+def test_array_formulas_one_is_numpys(dtype):
+    """tanh's and sigmoid's backward on arrays subtract from a cached 0-d 1 of
+    the array's dtype: the same values and dtype as from a Python 1."""
+    from rtorch_py.ops.pointwise import _ONE
+    r = np.array([0.0, -0.0, 0.3, -0.7, 1.0, 2.0, np.inf, -np.inf, np.nan], dtype)
+    one = _ONE.get(r.dtype, 1)  # (as the formulas take it)
+    assert type(one) is (int if dtype is np.complex128 else np.ndarray)
+    with np.errstate(invalid="ignore"):  # (complex inf * inf)
+        np.testing.assert_array_equal(one - r * r, 1 - r * r)
+        np.testing.assert_array_equal(one - r, 1 - r)
+    assert (one - r).dtype == (1 - r).dtype == r.dtype

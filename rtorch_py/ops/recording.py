@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import engine
-from ..engine import NEW_VERSION, Node, SavedTensor, edge
+from ..engine import NEW_VERSION, Node, SavedTensor, edge, next_seq
 from ..meta import WATCH, MetaArray, meta_array
 from ..tensor import BF16, Tensor, wrap
 
@@ -136,11 +136,42 @@ def record(result: Any, backward_fn: Callable, inputs: Sequence, saved: tuple = 
                         saved = [SavedTensor(s)]
                 else:
                     saved = _pack(saved, out)
-            out.grad_fn = Node(name, backward_fn, edges, meta, saved)
+            if engine.anomaly_blocks:
+                out.grad_fn = Node(name, backward_fn, edges, meta, saved)
+            else:  # FAST PATH: Node.__init__ inline (a call less; anomaly mode takes the call)
+                node = out.grad_fn = _new(Node)
+                node._name, node.backward_fn, node.next_functions, node.input_meta, \
+                    node.saved, node.seq = name, backward_fn, edges, meta, saved, next_seq()
             out._rg = True
             return out
     out.grad_fn = None
     out._rg = False
+    return out
+
+
+def record_one(result: ndarray, backward_fn: Callable, x: Tensor, saved: Any = (),
+               name: str | None = None) -> Tensor:
+    """`record(result, backward_fn, (x,), saved, name)` for the result of one
+    dense tensor input (a unary math op, a tensor with a number), where `saved`
+    holds plain values only (no tensors), or is `OUTPUT` alone: the result.
+
+    FAST PATH: an array result in grad mode, with x requiring grad, no meta or
+    bfloat16 tensor about and no anomaly mode, takes none of record()'s
+    branches on its arguments: the same tensor and node (tested against it)."""
+    if type(result) is not ndarray or WATCH[0] or engine.anomaly_blocks or not x._rg or \
+            not grad_state.grad:  # (NumPy gives 0-d results as scalars)
+        return record(result, backward_fn, (x,), (OUTPUT,) if saved is OUTPUT else saved, name)
+    out = _new(Tensor)
+    out.data = result
+    out._version = NEW_VERSION
+    if saved is OUTPUT:
+        saved = [SavedTensor(out, True)]
+    d = x.data
+    node = out.grad_fn = _new(Node)  # (Node.__init__ inline, as in record)
+    node._name, node.backward_fn, node.next_functions, node.input_meta, node.saved, \
+        node.seq = name, backward_fn, ((x.grad_fn, x._output_nr) if x.grad_fn is not None
+                                       else edge(x),), ((d.shape, d.dtype),), saved, next_seq()
+    out._rg = True
     return out
 
 
