@@ -552,21 +552,21 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
                     else:
                         walk.defer(node, grads)  # leaves change once the walk succeeded
                 else:
-                    meta = node.input_meta
-                    if not node.hooked:  # run() inline, for a node without hooks (a call less)
-                        saved = node.saved
+                    meta = node.input_meta  # a gradient per input, then saved ones freed:
+                    if node.hooked and (node.post_hooks or node.trace):
+                        outs = _run_node(node, grads, walk.sum_to)  # anomaly notes, post-hooks
+                    else:
                         f = formulas and getattr(node.backward_fn, "array_formula", None)
-                        if f:  # FAST PATH 1
+                        if f:  # FAST PATH 1: the op's formula straight on the arrays
+                            saved = node.saved
                             outs = f(node, grads[0], *(node.unpack_saved_data()
                                                        if type(saved) is Packed else saved))
                         else:
                             outs = node.backward_fn(node, grads)
                         if meta and len(outs) != len(meta):
                             raise _wrong_count(node, outs)
-                        if release and node.saved:
-                            _release(node)
-                    else:
-                        outs = walk.run(node, grads)  # a gradient per input; saved ones freed
+                    if release and node.saved:
+                        _release(node)
                     i = -1
                     for nxt, nr in node.next_functions:  # each to the node its input came from
                         i += 1
@@ -688,25 +688,6 @@ class _Walk:
                 if i is not None:
                     self.captured[i] = g
         return grads
-
-    def run(self, node: Node, grads: list) -> Sequence:
-        """The node's backward: a gradient (or None) per input; then its saved
-        tensors are freed (a second walk through it fails clearly)."""
-        if node.hooked and (node.post_hooks or node.trace):
-            outs = _run_node(node, grads, self.sum_to)  # anomaly notes, post-hooks
-        else:
-            f = self.formulas and getattr(node.backward_fn, "array_formula", None)
-            if f:  # FAST PATH 1: the op's formula straight on the arrays
-                saved = node.saved
-                outs = f(node, grads[0], *(node.unpack_saved_data() if type(saved) is Packed
-                                           else saved))
-            else:
-                outs = node.backward_fn(node, grads)
-            if node.input_meta and len(outs) != len(node.input_meta):
-                raise _wrong_count(node, outs)
-        if not self.retain_graph:
-            _release(node)
-        return outs
 
     def defer(self, node: AccumulateGrad, grads: list) -> None:
         if self.pending is not None and grads[0] is not None:
