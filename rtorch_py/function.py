@@ -15,7 +15,7 @@ import numpy as np
 
 from . import engine
 from .containers import NamedList, named_list
-from .engine import Node, SavedTensor, grad_accumulator
+from .engine import Node, SavedTensor, edge
 from .forward_ad import ACTIVE_LEVEL as _DUAL_LEVEL, set_tangent, tangent_of
 from .ops.recording import sum_to
 from .tensor import DTYPES_BY_NP, Tensor, wrap
@@ -175,12 +175,7 @@ def _apply(name: str, label: str, backward: Callable, arg_names: Sequence[str],
             originals[id(alias)] = a
             needs.append(True)
             fwd_args.append(alias)
-            fn = a.grad_fn
-            if fn is None:  # (edge(a), inline: a leaf's accumulator)
-                fn = a._accum
-                edges.append((fn if fn is not None else grad_accumulator(a), 0))
-            else:
-                edges.append((fn, a._output_nr))
+            edges.append((a.grad_fn, a._output_nr) if a.grad_fn is not None else edge(a))
             d = a.data
             meta.append((d.shape, d.dtype))
         else:

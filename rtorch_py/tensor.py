@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from . import engine
-from .engine import NEW_VERSION
+from .engine import NEW_VERSION, version_box
 from .meta import MetaArray, watch_operands
 from .modes import COMPLEX32, MODES, NAMES, converted, switch_on, through
 from .printing import format_quantized, format_tensor
@@ -554,14 +554,8 @@ class Tensor(TensorMethods):
         return self
 
     def _alias(self) -> "Tensor":
-        t = _new(Tensor)  # (wrap and version_box, inline: a custom function's every input)
-        t.data = self.data
-        t._rg = False
-        t.grad_fn = None
-        box = self._version
-        if box is NEW_VERSION:
-            box = self._version = [0]
-        t._version = box
+        t = wrap(self.data)
+        t._version = version_box(self)
         return t
 
     def retain_grad(self) -> None:
