@@ -226,11 +226,12 @@ def test_a_large_batchs_weight_gradient_in_pieces(piece_bytes, routed, monkeypat
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("piece_bytes", [1, 20_000])   # one block a piece; several
+@pytest.mark.parametrize("piece_bytes", [1, 40_000])   # one block a piece; several
 def test_a_weight_gradient_made_plain_in_its_own_buffer(threads, piece_bytes, monkeypatch) -> None:
-    # the fast path (the weight gradient reordered to plain in place, a piece of
-    # 16 outputs or more at a time) against the reorder into a new array: the same bytes
-    spec = ((6, 32, 7, 7), (48, 32, 3, 3), (1, 1), (1, 1), (1, 1), False, (0, 0), 1)
+    # the fast path (a weight gradient larger than input and output gradient
+    # reordered to plain in place, a piece of 16 outputs or more at a time) against
+    # the reorder into a new array: the same bytes
+    spec = ((2, 32, 5, 5), (64, 32, 3, 3), (1, 1), (1, 1), (1, 1), False, (0, 0), 1)
     x, w, g = _arrays(spec, 3)
     monkeypatch.setattr(onednn, "_PIECE_BYTES", piece_bytes)
     before = runtime.torch_get_num_threads()
@@ -250,3 +251,12 @@ def test_a_weight_gradient_made_plain_in_its_own_buffer(threads, piece_bytes, mo
     for f, p in zip(got[True], got[False]):
         assert f.flags.c_contiguous and f.shape == p.shape
         assert f.tobytes() == p.tobytes()
+
+
+def test_a_weight_gradient_smaller_than_its_inputs_is_copied_to_plain() -> None:
+    spec = ((8, 32, 7, 7), (48, 32, 3, 3), (1, 1), (1, 1), (1, 1), False, (0, 0), 1)
+    x, w, g = _arrays(spec, 3)
+    _kernels(spec, x, w, g)
+    prim = onednn._primitive(("weight", (x.shape, w.shape, g.shape)) + ((1, 1),) * 4 +
+                             (runtime.torch_get_num_threads(), False))
+    assert prim.reorders[1] is not None and prim.in_place is None

@@ -38,7 +38,7 @@ from .. import runtime
 ENABLED = os.environ.get("RTORCH_ONEDNN", "1") != "0"
 
 _CACHE_SIZE = 128          # primitives kept (a network: a few dozen shapes, three kernels each)
-_PIECE_BYTES = 256 << 10   # a gradient made plain in place: the largest piece at a time
+_PIECE_BYTES = 1 << 20     # a weight gradient made plain in place: the largest piece at a time
 _MAX_DIMS = 12             # DNNL_MAX_NDIMS
 _Dims = C.c_int64 * _MAX_DIMS
 _P = C.c_void_p
@@ -306,10 +306,14 @@ class _Primitive(_Handles):
         self.reorders = [None if lib.memory_desc_equal(u, m) else
                          (self._reorder(u, m), self._reorder(m, u))
                          for u, m in zip(user, self.mds)]
-        # the weight gradient: made plain in place where its layout allows (for
-        # an input gradient that measured slower, 1.06x on the ResNet's first layer,
-        # and it is not the larger buffer at a training step's peak)
-        self.in_place = self._pieces(1) if kind == "weight" and self.reorders[1] else None
+        # A weight gradient larger than input and output gradient together: its
+        # plain copy beside the blocked result would be the kernel's peak of memory
+        # (a training step's, in a ResNet's last layer), so it is made plain in
+        # place where the layout allows. (Elsewhere the copy back costs time for
+        # no lower peak; for an input gradient it measured 1.06x slower.)
+        size = [int(np.prod(sh)) for sh in shapes]
+        self.in_place = self._pieces(1) if kind == "weight" and self.reorders[1] and \
+            size[1] > size[0] + size[2] else None
         self.prim = self._create(pd)
 
     def _query(self, md, what: int, ctype=C.c_int):
