@@ -112,7 +112,7 @@ def _conv_grads_arrays(n, g, x, w, has_bias, stride, padding, dilation, transpos
         weight_first = not early and wa.nbytes < xa.nbytes
         if n.needs(0) and not weight_first:
             gx = K.conv_grad_input(ga, wa, xa.shape[2:], stride, padding, dilation, groups)
-            if early and hand_on(n, 0, as_array(gx, xa)):  # FAST PATH 5 (engine.py)
+            if early and hand_on(n, 0, _as_array(gx, xa)):  # FAST PATH 5 (engine.py)
                 gx = None
         if n.needs(1) and has_bias and n.needs(2):
             gw, gb = K.conv_grad_weight(xa, ga, wa.shape[2:], stride, padding, dilation,
@@ -126,11 +126,12 @@ def _conv_grads_arrays(n, g, x, w, has_bias, stride, padding, dilation, transpos
             gx = K.conv_forward(ga, wa, stride, padding, dilation, groups, xa.shape[2:])
         if n.needs(1):
             gw = K.conv_grad_weight(ga, xa, wa.shape[2:], stride, padding, dilation, groups)
-    as_t = (lambda a, like: None if a is None else wrap(as_array(a, like)))
+    as_t = (lambda a, like: None if a is None else wrap(_as_array(a, like)))
     return as_t(gx, xa), as_t(gw, wa), None if gb is None else wrap(gb)
 
 
-def as_array(a: np.ndarray, like: np.ndarray) -> np.ndarray:
+def _as_array(a: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """A kernel's gradient as the walk carries it: contiguous, in its input's dtype."""
     return np.ascontiguousarray(a, dtype=like.dtype)
 
 

@@ -52,9 +52,9 @@ _ARG_SRC, _ARG_DST, _ARG_WEIGHTS, _ARG_BIAS, _ARG_SCRATCHPAD = 1, 17, 33, 41, 80
 _ARG_DIFF_SRC, _ARG_DIFF_DST, _ARG_DIFF_WEIGHTS, _ARG_DIFF_BIAS = 129, 145, 161, 169
 _Q_SRC, _Q_DIFF_SRC, _Q_WEIGHTS, _Q_DIFF_WEIGHTS, _Q_DST, _Q_DIFF_DST = range(129, 135)
 _Q_WORKSPACE, _Q_SCRATCHPAD, _Q_IMPL = 135, 136, 8
-_Q_MD_DIMS, _Q_MD_PADDED_DIMS, _Q_MD_FORMAT_KIND = 257, 260, 262   # a memory desc's
-_Q_MD_STRIDES, _Q_MD_NBLKS, _Q_MD_BLKS, _Q_MD_IDXS = 14, 263, 264, 265
-_BLOCKED = 2                                                      # dnnl_blocked
+_Q_MD_STRIDES, _Q_MD_PADDED_DIMS, _Q_MD_FORMAT_KIND = 14, 260, 262   # a memory desc's
+_Q_MD_NBLKS, _Q_MD_BLKS, _Q_MD_IDXS = 263, 264, 265                   # (inner blocks)
+_BLOCKED = 2                                                         # dnnl_blocked
 _ELTWISE_RELU_USE_DST, _POOLING_MAX = 0x100, 0x1ff
 _ARG_WORKSPACE = 64
 _STATUS = {1: "out of memory", 2: "invalid arguments", 3: "unimplemented",
@@ -322,9 +322,9 @@ class _Primitive(_Handles):
         return v.value if ctype is C.c_int else v.contents
 
     def _pieces(self, i: int) -> tuple | None:
-        """(elements per piece, piece's layout, its reorder to plain) where arg
-        i's layout keeps each block of its first dim (a weight's 16 outputs, an
-        activation's sample) in one unpadded run of memory, the first dim
+        """(elements per piece, a piece's layout, the plain one, the reorder
+        between them), or None, where arg i's layout keeps each block of its first
+        dim (a weight's 16 outputs) in one unpadded run of memory, the first dim
         outermost: the run where the plain layout keeps the same rows, so the
         plain array can be made in the buffer itself, a piece at a time."""
         md, shape = self.mds[i], self.shapes[i]
@@ -381,8 +381,8 @@ class _Primitive(_Handles):
         if self.reorders[i] is None:
             return a
         if self.in_place is not None:
-            # FAST PATH (memory): a gradient made plain in its own buffer, a piece at a
-            # time, instead of a second whole array beside it (a training step's peak)
+            # FAST PATH (memory): the weight gradient made plain in its own buffer, a
+            # piece at a time, not in a second whole array beside it (a step's peak)
             n, sub, plain, reorder = self.in_place
             piece = np.empty(n, dtype=np.float32)
             for lo in range(0, a.size, n):
