@@ -26,7 +26,7 @@ class _ThreadState(threading.local):
     grad = True
     anomaly = False
     check_nan = True
-    in_backward = False  # a backward walk runs (ops called by derivatives)
+    in_backward: Any = False  # the backward walk running (ops called by derivatives), or False
 
 
 _local = _ThreadState()
@@ -504,6 +504,9 @@ def edge(t: Any) -> tuple:
 #   FAST PATH 4 (a sum in place): a node's gradient that meets another in its
 #     buffer is added into it when the walk alone holds a large one (see give()).
 #     Plain: a new array for every sum.
+#   FAST PATH 5 (handed on early): a formula may give one input's gradient to
+#     the walk before its other work, where it meets one the walk holds (see
+#     hand_on()). Plain: every gradient comes back from the formula.
 
 FAST_WALK = [True]  # False inside plain_walk() (read once per walk, and by ops.recording)
 _IN_PLACE_MIN = 1 << 12  # elements: below this a new array costs less than the ufunc's overhead
@@ -537,7 +540,7 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
         walk.keys, walk.heap
     formulas, release = walk.formulas, not retain_graph
     prev_mode, _local.grad = _local.grad, create_graph
-    prev_walk, _local.in_backward = _local.in_backward, True
+    prev_walk, _local.in_backward = _local.in_backward, walk
     try:
         node, grads = walk.start(roots, fast)
         hand_g: Any = None
@@ -589,6 +592,8 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
                             walk.give(at_hand, 0, hand_g)
                             at_hand = None
                         walk.give(nxt, nr, g)
+                    # (a gradient summed into another's buffer goes now, not during the next node)
+                    outs = g = None
             node, grads = (at_hand, [hand_g]) if at_hand is not None else \
                 walk.next() if heap else (None, None)
         if walk.pending:
@@ -599,6 +604,32 @@ def run_backward(roots: Sequence[tuple], retain_graph: bool, create_graph: bool,
     finally:
         _local.grad, _local.in_backward = prev_mode, prev_walk
     return None if capture is None else walk.captured_grads()
+
+
+def waiting(node: Node, i: int) -> bool:
+    """Whether the running walk holds a gradient for node's input i already
+    (one from elsewhere in the graph, which input i's will be summed into),
+    and `hand_on` would take input i's now."""
+    walk = _local.in_backward
+    if not walk or not walk.formulas or node.hooked:
+        return False
+    nxt, nr = node.next_functions[i]
+    buf = walk.held.get(nxt)
+    return buf is not None and buf[nr] is not None
+
+
+def hand_on(node: Node, i: int, g: Any) -> bool:
+    """FAST PATH 5: a running formula gives the walk input i's gradient g (an
+    array in the input's shape and dtype) before its other work, where `waiting`:
+    summed at once into the one held, g is freed before that work's buffers are
+    made (a residual block's convolution). True if taken; the formula then
+    returns None for input i."""
+    meta = node.input_meta[i] if node.input_meta else None
+    if not waiting(node, i) or type(g) is not np.ndarray or \
+            (meta is not None and (g.dtype is not meta[1] or g.shape != meta[0])):
+        return False
+    _local.in_backward.give(*node.next_functions[i], g)
+    return True
 
 
 def _release(node: Node) -> None:

@@ -114,6 +114,19 @@ def residual(dtype):
     return [x.grad, w.grad]
 
 
+def conv_residual(dtype):
+    # a residual block of convolutions (oneDNN in float32, im2col in float64): the
+    # skip's gradient waits at the block's input while the block runs; the first
+    # convolution hands its input gradient on to be summed into it (FAST PATH 5)
+    rng = np.random.default_rng(8)
+    x = leaf(rng.standard_normal((3, 16, 6, 6)), dtype)
+    w1, w2 = (leaf(rng.standard_normal((16, 16, 3, 3)) * 0.2, dtype) for _ in range(2))
+    h = (x * 1.5).relu()
+    z = rt.nnf_conv2d(rt.nnf_conv2d(h, w1, padding=1).relu(), w2, padding=1) + h
+    (z * z).sum().backward()
+    return [x.grad, w1.grad, w2.grad]
+
+
 def hooks_and_retain_grad(dtype):
     x = leaf([1.0, -2.0, 3.0], dtype)
     y = x * 3
@@ -161,7 +174,7 @@ def large_activations(dtype):
 
 
 GRAPHS = [large_activations, chain, diamond, broadcast, mixed_dtypes, several_outputs, matmul_net,
-          custom_function, one_element, residual, hooks_and_retain_grad, accumulation_and_retain_graph,
+          custom_function, one_element, residual, conv_residual, hooks_and_retain_grad, accumulation_and_retain_graph,
           autograd_grad_capture, second_order]
 
 
@@ -411,3 +424,32 @@ def test_array_formulas_one_is_numpys(dtype):
         np.testing.assert_array_equal(one - r * r, 1 - r * r)
         np.testing.assert_array_equal(one - r, 1 - r)
     assert (one - r).dtype == (1 - r).dtype == r.dtype
+
+
+def test_a_convolution_hands_its_input_gradient_on_only_on_the_fast_path(monkeypatch):
+    from rtorch_py.ops import nn_primitives
+    handed = []
+    real = nn_primitives.hand_on
+    monkeypatch.setattr(nn_primitives, "hand_on",
+                        lambda node, i, g: handed.append(real(node, i, g)) or handed[-1])
+    fast = conv_residual(np.float32)
+    assert handed == [True]      # the first convolution's: the second's meets nothing
+    handed.clear()
+    with engine.plain_walk():
+        plain = conv_residual(np.float32)
+    assert handed == []
+    for f, p in zip(fast, plain):
+        np.testing.assert_array_equal(f.numpy(), p.numpy())
+
+
+def test_a_hooked_node_hands_nothing_on():
+    # a post-hook sees every input gradient the node made: none is handed on early
+    rng = np.random.default_rng(9)
+    x = leaf(rng.standard_normal((2, 4, 5, 5)), np.float32)
+    w = leaf(rng.standard_normal((4, 4, 3, 3)), np.float32)
+    h = x.relu()
+    y = rt.nnf_conv2d(h, w, padding=1)
+    seen = []
+    y.grad_fn.register_hook(lambda grad_in, grad_out: seen.append(grad_in[0]))
+    (y * y + h).sum().backward()
+    assert seen[0] is not None and seen[0].shape == (2, 4, 5, 5)

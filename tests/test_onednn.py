@@ -223,3 +223,40 @@ def test_a_large_batchs_weight_gradient_in_pieces(piece_bytes, routed, monkeypat
     assert ("weight", True) in routed
     np.testing.assert_allclose(pieces, whole, rtol=1e-5, atol=1e-5)
     _close(pieces, _torch(spec, x, w, g)[2], "weight gradient")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("piece_bytes", [1, 40_000])   # one block a piece; several
+def test_a_weight_gradient_made_plain_in_its_own_buffer(threads, piece_bytes, monkeypatch) -> None:
+    # the fast path (a weight gradient larger than input and output gradient
+    # reordered to plain in place, a piece of 16 outputs or more at a time) against
+    # the reorder into a new array: the same bytes
+    spec = ((2, 32, 5, 5), (64, 32, 3, 3), (1, 1), (1, 1), (1, 1), False, (0, 0), 1)
+    x, w, g = _arrays(spec, 3)
+    monkeypatch.setattr(onednn, "_PIECE_BYTES", piece_bytes)
+    before = runtime.torch_get_num_threads()
+    runtime.torch_set_num_threads(threads)
+    try:
+        got = {}
+        for fast in (True, False):
+            monkeypatch.setattr(onednn, "_PRIMITIVES", OrderedDict())
+            if not fast:
+                monkeypatch.setattr(onednn._Primitive, "_pieces", lambda self, i: None)
+            got[fast] = _kernels(spec, x, w, g)
+            built = {k[0]: p for k, p in onednn._PRIMITIVES.items()}
+            assert (built["weight"].in_place is not None) is fast
+            assert built["forward"].in_place is built["input"].in_place is None
+    finally:
+        runtime.torch_set_num_threads(before)
+    for f, p in zip(got[True], got[False]):
+        assert f.flags.c_contiguous and f.shape == p.shape
+        assert f.tobytes() == p.tobytes()
+
+
+def test_a_weight_gradient_smaller_than_its_inputs_is_copied_to_plain() -> None:
+    spec = ((8, 32, 7, 7), (48, 32, 3, 3), (1, 1), (1, 1), (1, 1), False, (0, 0), 1)
+    x, w, g = _arrays(spec, 3)
+    _kernels(spec, x, w, g)
+    prim = onednn._primitive(("weight", (x.shape, w.shape, g.shape)) + ((1, 1),) * 4 +
+                             (runtime.torch_get_num_threads(), False))
+    assert prim.reorders[1] is not None and prim.in_place is None

@@ -13,7 +13,8 @@ import numpy as np
 
 from ..random import default_generator
 from ..random import nn as random_nn
-from ..engine import bump_version, edge, is_grad_enabled, no_grad, run_backward
+from ..engine import bump_version, edge, hand_on, is_grad_enabled, no_grad, run_backward, \
+    waiting
 from ..runtime import torch_get_num_threads
 from ..tensor import Tensor, wrap
 from . import bn_kernel
@@ -102,21 +103,36 @@ def _conv_grads_arrays(n, g, x, w, has_bias, stride, padding, dilation, transpos
     ga, xa, wa = g.data, x.data, w.data
     gx = gw = gb = None
     if not transposed:
-        if n.needs(0):
+        # The order for a training step's peak of memory, where the result made
+        # first is held beside the other kernel's buffers (copies of input, output
+        # gradient and weight in oneDNN's layout): the input gradient first where
+        # the walk sums it at once into one it holds (then it is gone), else the
+        # smaller result first.
+        early = n.needs(0) and waiting(n, 0)
+        weight_first = not early and wa.nbytes < xa.nbytes
+        if n.needs(0) and not weight_first:
             gx = K.conv_grad_input(ga, wa, xa.shape[2:], stride, padding, dilation, groups)
+            if early and hand_on(n, 0, _as_array(gx, xa)):  # FAST PATH 5 (engine.py)
+                gx = None
         if n.needs(1) and has_bias and n.needs(2):
             gw, gb = K.conv_grad_weight(xa, ga, wa.shape[2:], stride, padding, dilation,
                                         groups, bias=True)
         elif n.needs(1):
             gw = K.conv_grad_weight(xa, ga, wa.shape[2:], stride, padding, dilation, groups)
+        if n.needs(0) and weight_first:
+            gx = K.conv_grad_input(ga, wa, xa.shape[2:], stride, padding, dilation, groups)
     else:
         if n.needs(0):
             gx = K.conv_forward(ga, wa, stride, padding, dilation, groups, xa.shape[2:])
         if n.needs(1):
             gw = K.conv_grad_weight(ga, xa, wa.shape[2:], stride, padding, dilation, groups)
-    as_t = (lambda a, like: None if a is None else
-            wrap(np.ascontiguousarray(a, dtype=like.dtype)))
+    as_t = (lambda a, like: None if a is None else wrap(_as_array(a, like)))
     return as_t(gx, xa), as_t(gw, wa), None if gb is None else wrap(gb)
+
+
+def _as_array(a: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """A kernel's gradient as the walk carries it: contiguous, in its input's dtype."""
+    return np.ascontiguousarray(a, dtype=like.dtype)
 
 
 @formula
