@@ -17,7 +17,7 @@ from ..jit import (CompilationUnit, JitTuple, ScriptFunction, ScriptModule, jit_
                    jit_trace, jit_trace_module, jit_unserialize)
 from ..jit.operators import Operator
 from ..nn.module import Module
-from .convert import RError
+from .convert import RError, _list
 from .modules import FRONTS
 
 
@@ -57,12 +57,6 @@ def trace_module(module: Module, methods: Any, inputs: Any, strict: bool,
         raise
     except Exception as e:
         raise _tracer_failure(e) from e
-
-
-def _list(x: Any) -> list:
-    if isinstance(x, NamedList):
-        return x.values()
-    return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
 def call(fn: Any, args: Any) -> Any:

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import nn as _nn
-from ..formals import counted, declared, python_name, python_names, r_formals
+from ..formals import counted, declared, python_name, python_names
 from ..function import NamedList
 from ..nn import functional as F
 from ..nn.module import Module, buffer_is_persistent, is_nn_buffer, is_nn_parameter
@@ -199,24 +199,6 @@ def nn_layer_args(name: str) -> list:
     return names
 
 
-@r_formals("parameters, max_norm, norm_type = 2")  # (R torch's; Python's **kw: none)
-def _r_clip_norm(parameters: Any, max_norm: Any, norm_type: Any = 2, **kw: Any) -> Tensor:
-    return _nn.nn_utils_clip_grad_norm_(_params_of(parameters), float(max_norm),
-                                        float(norm_type), **kw)
-
-
-def _r_clip_value(parameters: Any, clip_value: Any) -> None:
-    return _nn.nn_utils_clip_grad_value_(_params_of(parameters), float(clip_value))
-
-
-def _params_of(p: Any) -> list:
-    if isinstance(p, NamedList):
-        return [x for x in p.values() if isinstance(x, Tensor)]
-    if isinstance(p, Tensor):
-        return [p]
-    return [x for x in p if isinstance(x, Tensor)]
-
-
 # --------------------------------------------------------------------------
 # Packed sequences (their positions 1-based in R) and weight normalisation
 
@@ -254,10 +236,8 @@ def weight_norm_call(helper: _nn.nn_utils_weight_norm, method: str, module: Modu
 R_FUNCTIONS: dict[str, Callable] = {
     n: _r_function(n, getattr(_nn, n)) for n in [
         *F.__all__, "nnf_multi_head_attention_forward", *_nn.init.__all__,
-        *(n for n in _nn.__all__ if n.startswith("nn_utils_rnn_"))]}
+        *(n for n in _nn.__all__ if n.startswith(("nn_utils_rnn_", "nn_utils_clip_grad_")))]}
 R_FUNCTIONS.update({
-    "nn_utils_clip_grad_norm_": _r_clip_norm,
-    "nn_utils_clip_grad_value_": _r_clip_value,
     # (a layer's forward is api.nn_forward, whose pointer R keeps: the call is hot)
     ".nn_new": nn_new, ".nn_kind": nn_kind, ".nn_mark": nn_mark,
     ".nn_py_layer_names": nn_layer_names, ".nn_layer_args": nn_layer_args,
