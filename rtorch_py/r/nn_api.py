@@ -30,13 +30,6 @@ from .convert import _tensor_of
 _WITH_INDICES = ("max_pool", "adaptive_max_pool", "fractional_max_pool")
 
 
-def r_conventions(name: str) -> tuple[tuple[str, ...], dict]:
-    """How a function's or layer's arguments look from R: those counted from 1 there
-    (dims, class indices), and the defaults R torch gives where they differ (none)."""
-    how = counted(getattr(_nn, name, None))
-    return tuple(k for k, c in how.items() if c in ("dim", "label")), {}
-
-
 def _signature_names(fn: Callable) -> list[str]:
     try:
         return [p.name for p in inspect.signature(fn).parameters.values()
