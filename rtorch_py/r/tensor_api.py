@@ -601,7 +601,7 @@ FUNCTIONS: dict[str, Callable] = {
     **{name: getattr(runtime, name) for name in runtime.__all__},
     "torch_dequantize": _q.torch_dequantize,
     "torch_is_floating_point": Tensor.is_floating_point,
-    ".set_autocast": _amp.set_autocast, "unset_autocast": _amp.unset_autocast,
+    "set_autocast": _amp.set_autocast, "unset_autocast": _amp.unset_autocast,
     ".set_default_device": _cr.set_default_device,
     # (names with a dot are the R side's helpers, not exported)
     ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer,
