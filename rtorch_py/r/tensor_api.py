@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import re
 import warnings
 from typing import Any, Callable
@@ -325,20 +326,13 @@ def is_undefined_tensor(x: Any) -> bool:
 
 
 _GETTERS: dict[str, Callable[[Tensor], Any]] = {
+    # (the Tensor's own attributes, as they are)
+    **{n: operator.attrgetter(n) for n in ("dtype", "requires_grad", "grad_fn", "is_leaf", "ndim",
+                                           "device", "real", "imag", "retains_grad", "layout")},
     "shape": lambda x: np.asarray(x.shape, dtype=np.int32),
-    "dtype": lambda x: x.dtype,
     "grad": lambda x: _r_value(x.grad),
-    "requires_grad": lambda x: x.requires_grad,
-    "grad_fn": lambda x: x.grad_fn,
-    "is_leaf": lambda x: x.is_leaf,
-    "ndim": lambda x: x.ndim,
-    "device": lambda x: x.device,
     "is_cuda": lambda x: False,
     "names": named.r_names,
-    "real": lambda x: x.real,
-    "imag": lambda x: x.imag,
-    "retains_grad": lambda x: x.retains_grad,
-    "layout": lambda x: x.layout,
 }
 
 
