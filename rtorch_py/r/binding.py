@@ -212,6 +212,8 @@ def _plan(params: list, facts: RFacts) -> tuple[dict, dict]:
     steps: dict[str, Callable] = {}
     as_is: dict[str, frozenset] = {}
     for p in params:
+        if p.name == "self" and p.annotation is p.empty:
+            continue  # (a layer's forward: the module, as it is)
         counted, k = facts.counted.get(p.name), argument_kind(p.annotation)
         if counted is not None and k == "tensor" and "label" in counted:
             # class labels given as an R vector: the tensor torch_tensor() makes, counted

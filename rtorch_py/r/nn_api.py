@@ -23,7 +23,6 @@ from ..nn.module import Module, buffer_is_persistent, is_nn_buffer, is_nn_parame
 from ..nn.packed import PackedSequence
 from ..tensor import Tensor
 from . import binding, one_based
-from .convert import _tensor_of
 
 
 # Results holding max pooling's positions (1-based in R): [output, indices]
@@ -115,49 +114,25 @@ def nn_class_methods(name: str) -> NamedList:
                      [_r_function(f"{name}${m}", getattr(cls, m), counted(cls)) for m in found])
 
 
-def _forward_plan(cls: type) -> tuple[tuple[tuple[int, Callable], ...], bool]:
-    """What R's call of a layer's forward needs: its inputs R counts from 1 (as its
-    forward declares, `@r_counted`), by position, and whether its result holds
-    positions (max pooling's indices)."""
-    how = counted(cls.forward)
-    inputs = list(inspect.signature(cls.forward).parameters)[1:]
-    shifts = tuple((inputs.index(k), binding.COUNTED[c]) for k, c in how.items() if k in inputs)
-    return shifts, cls.__name__.startswith(_INDICES_OUT)
+def _forward(cls: type) -> Callable:
+    """A layer's call as R makes it, by the one binder from its forward's declaration:
+    its inputs as their annotations and `@r_counted` say (class labels 1-based), R
+    vectors as Python values, max pooling's positions 1-based."""
+    indices = cls.__name__.startswith(_INDICES_OUT)
+    return binding.r_callable(Module.__call__, binding.RFacts(
+        cls.__name__, counted(cls.forward), _with_indices if indices else False, vectors=True),
+        declared_by=cls.forward)
 
 
-_FORWARD_PLANS: dict[type, tuple] = {}
+_FORWARDS: dict[type, Callable] = {}
 
 
 def nn_forward(module: Module, *args: Any, **kwargs: Any) -> Any:
-    cls = type(module)
-    plan = _FORWARD_PLANS.get(cls)
-    if plan is None:
-        plan = _FORWARD_PLANS[cls] = _forward_plan(cls)
-    shifts, indices_out = plan
-    if not kwargs and not shifts and not indices_out:
-        # fast path (labelled): tensors in, nothing to translate either way
-        for a in args:
-            if type(a) is not Tensor:
-                break
-        else:
-            return module(*args)
-    if shifts:
-        args = list(args)
-        for pos, shift in shifts:
-            if len(args) > pos:
-                args[pos] = shift(_tensor_of(args[pos]), None)  # (an R vector: a tensor)
-    value = binding.python_value
-    args = tuple(value(a) if not isinstance(a, Tensor) else a for a in args)
-    kwargs = {k: value(v) if not isinstance(v, Tensor) else v for k, v in kwargs.items()}
-    try:
-        out = module(*args, **kwargs)
-    except Exception as e:
-        if shifts and hasattr(e, "one_based"):  # a class index named: as R counts
-            raise type(e)(e.one_based) from None
-        raise
-    if isinstance(out, tuple) and indices_out:
-        return [out[0], one_based.to_r(out[1])]
-    return out
+    """A built-in layer called from R (its forward bound once per class)."""
+    call = _FORWARDS.get(type(module))
+    if call is None:
+        call = _FORWARDS[type(module)] = _forward(type(module))
+    return call(module, *args, **kwargs)
 
 
 _INDICES_OUT = tuple("nn_" + k for k in _WITH_INDICES)  # layers whose result holds positions
