@@ -500,12 +500,8 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_gr
     return [_r_value(g) for g in got]
 
 
-def set_grad_mode(enabled: Any) -> bool:
-    """Set grad mode; returns the previous one (what R restores on exit)."""
-    return _eng.set_grad_enabled(bool(enabled))
-
-
-is_grad_enabled = _eng.is_grad_enabled
+# grad mode set, the previous one returned (what R restores on exit); and read
+set_grad_mode, is_grad_enabled = _eng.set_grad_enabled, _eng.is_grad_enabled
 
 
 def _entered(context: Any) -> Scope:
