@@ -465,10 +465,6 @@ def register_hook(self: Tensor, hook: Callable) -> RemovableHandle:
     return self.register_hook(call)
 
 
-def requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
-    return self.requires_grad_(bool(requires_grad))
-
-
 def is_contiguous(self: Tensor) -> bool:
     return bool(self.data.flags.c_contiguous)
 
@@ -545,8 +541,8 @@ def _methods() -> dict[str, Callable]:
                 for k, m in TENSOR_METHODS.items()
                 if k not in ops and not (isinstance(m, property) and k in _GETTERS)}
     as_is = ("item", "retain_grad", "detach", "detach_", "numel", "dim", "is_floating_point",
-             "element_size", "is_complex", "storage")
-    r_forms = (backward, size, set_grad_, cpu, cuda, register_hook, requires_grad_,
+             "element_size", "is_complex", "storage", "requires_grad_")
+    r_forms = (backward, size, set_grad_, cpu, cuda, register_hook,
                is_contiguous, stride, data_ptr, is_inference, output_nr)
     return {**declared, **{k: getattr(Tensor, k) for k in as_is},
             **{f.__name__: f for f in r_forms}, "multinomial": _MULTINOMIAL,
