@@ -25,10 +25,6 @@ from ..tensor import Tensor
 from . import binding, one_based
 
 
-# Results holding max pooling's positions (1-based in R): [output, indices]
-_WITH_INDICES = ("max_pool", "adaptive_max_pool", "fractional_max_pool")
-
-
 def _signature_names(fn: Callable) -> list[str]:
     try:
         return [p.name for p in inspect.signature(fn).parameters.values()
@@ -41,6 +37,12 @@ def _with_indices(out: Any) -> Any:
     return 1 if isinstance(out, tuple) else False
 
 
+def _positions_out(fn: Callable) -> Callable | bool:
+    """Where a result holds positions (1-based in R): max pooling's [output, indices], of a
+    function or layer that takes `return_indices`."""
+    return _with_indices if "return_indices" in inspect.signature(fn).parameters else False
+
+
 def _r_function(name: str, fn: Callable, how: dict[str, str] | None = None) -> Callable:
     """An `nnf_*` (or nn_utils, nn_init) function, or a layer's constructor, as R
     calls it: the one binder, with what R counts from 1 (`how`; a function's
@@ -51,10 +53,9 @@ def _r_function(name: str, fn: Callable, how: dict[str, str] | None = None) -> C
     defaults = {k: params[k].default for k, c in how.items() if "label" in c and
                 k in params and params[k].default not in (params[k].empty, None)}
     declared_defaults, conventions = binding.declared_facts(name, fn, counted=how)
-    indices = name.startswith(tuple("nnf_" + k for k in _WITH_INDICES))
     return binding.r_callable(fn, binding.RFacts(
         name, counted=how, defaults={**defaults, **declared_defaults}, vectors=True,
-        arguments=conventions, returns_indices=_with_indices if indices else False))
+        arguments=conventions, returns_indices=_positions_out(fn)))
 
 
 # --------------------------------------------------------------------------
@@ -118,9 +119,8 @@ def _forward(cls: type) -> Callable:
     """A layer's call as R makes it, by the one binder from its forward's declaration:
     its inputs as their annotations and `@r_counted` say (class labels 1-based), R
     vectors as Python values, max pooling's positions 1-based."""
-    indices = cls.__name__.startswith(_INDICES_OUT)
     return binding.r_callable(Module.__call__, binding.RFacts(
-        cls.__name__, counted(cls.forward), _with_indices if indices else False, vectors=True),
+        cls.__name__, counted(cls.forward), _positions_out(cls), vectors=True),
         declared_by=cls.forward)
 
 
@@ -133,9 +133,6 @@ def nn_forward(module: Module, *args: Any, **kwargs: Any) -> Any:
     if call is None:
         call = _FORWARDS[type(module)] = _forward(type(module))
     return call(module, *args, **kwargs)
-
-
-_INDICES_OUT = tuple("nn_" + k for k in _WITH_INDICES)  # layers whose result holds positions
 
 
 def nn_kind(x: Any) -> str:
