@@ -99,13 +99,6 @@ def compilation_unit_names(cu: CompilationUnit) -> list:
     return cu.names
 
 
-def export_onnx(obj: Any, path: str, opset_version: int, input_names: Any, output_names: Any,
-                dynamic_batch: bool) -> None:
-    names = (lambda v: None if v is None else [v] if isinstance(v, str) else list(v))
-    jit_export_onnx(obj, path, int(opset_version), names(input_names), names(output_names),
-                    bool(dynamic_batch))
-
-
 def ops_call(name: str, args: Any) -> Any:
     return Operator(name)(*_list(args))
 
@@ -122,5 +115,5 @@ R_FUNCTIONS: dict[str, Callable] = {
     ".jit_load": jit_load, ".jit_serialize": jit_serialize,
     ".jit_unserialize": unserialize, ".jit_compile": jit_compile,
     ".jit_cu_get": compilation_unit_get, ".jit_cu_names": compilation_unit_names,
-    ".jit_ops_call": ops_call, ".jit_ops_info": ops_info, ".jit_export_onnx": export_onnx,
+    ".jit_ops_call": ops_call, ".jit_ops_info": ops_info, ".jit_export_onnx": jit_export_onnx,
 }
