@@ -1,5 +1,6 @@
 """What R's datasets and data loaders call: whole-batch work in one call
-(rows of several tensors, collating a list of examples, random orders).
+(rows of several tensors, collating a list of examples); the samplers' random
+orders are R's torch_randperm() and torch_randint() (r_compat/R/data-sampler.R).
 Indices arrive 1-based, as R gives them."""
 from __future__ import annotations
 
