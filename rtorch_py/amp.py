@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
+from .formals import r_formals
 from .ops.dispatch import AUTOCAST, autocast_set
 from .tensor import as_dtype
 
@@ -18,6 +19,7 @@ def _cpu_only(device_type: Any) -> None:
         raise ValueError(f"autocast: only the 'cpu' device exists here, got {device_type!r}")
 
 
+@r_formals("device_type, dtype = NULL, enabled = TRUE, cache_enabled = NULL")  # (R torch's)
 def set_autocast(device_type: str = "cpu", dtype: Any = None, enabled: bool = True,
                  cache_enabled: bool | None = None) -> dict:
     """Turn autocast on (or off: `enabled=False`); returns the context that

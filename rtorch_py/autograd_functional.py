@@ -20,15 +20,18 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .autograd import ForwardOverReverseError, autograd_grad
+from .containers import NamedList
 from .forward_ad import dual_level_active, jvp as forward_jvp
 from .ops.shape import stack
 from .tensor import Tensor, wrap
 
-Tensors = Any  # a tensor or a tuple/list of tensors
+Tensors = Any  # a tensor or a tuple/list (or NamedList) of tensors
 
 
 def as_tensor_tuple(x: Any, what: str, fn: str) -> tuple[tuple, bool]:
-    """(the tensors, whether given as a sequence)."""
+    """(the tensors, whether given as a sequence: a named list is one, in order)."""
+    if isinstance(x, NamedList):
+        x = x.values()
     if isinstance(x, Tensor):
         return (x,), False
     if isinstance(x, (list, tuple)) and all(isinstance(t, Tensor) for t in x):

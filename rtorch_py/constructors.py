@@ -8,6 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import tensor as _tensor
+from .formals import r_counted, r_formals
 from .meta import meta_array
 from .random import Generator, default_generator
 from . import random as _random
@@ -231,6 +232,8 @@ def torch_tensor(data: Any, dtype: Any = None, device: Any = None,
     return t
 
 
+@r_formals("..., names = NULL, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE")
+@r_counted(size="sizes")
 def torch_empty(*size: Any, names: Any = None, dtype: Any = None, device: Any = None,
                 requires_grad: bool = False) -> Tensor:
     size, meta = size_arg(size), check_device(device)
@@ -262,6 +265,8 @@ def _drawn(size: Any, target: Dtype, device: Any, requires_grad: bool, names: An
     return finish_tensor(arr, target, requires_grad, names=names, meta=meta)
 
 
+@r_formals("..., names = NULL, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE")
+@r_counted(size="sizes")
 def torch_randn(*size: Any, names: Any = None, dtype: Any = None, device: Any = None,
                 requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
     """Standard normal draws (libtorch's normal_: complex dtypes get half the
@@ -271,6 +276,8 @@ def torch_randn(*size: Any, names: Any = None, dtype: Any = None, device: Any = 
                   lambda a: _random.normal_(gen, a))
 
 
+@r_formals("..., names = NULL, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE")
+@r_counted(size="sizes")
 def torch_rand(*size: Any, names: Any = None, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
     """Uniform draws on [0, 1)."""
@@ -304,6 +311,9 @@ def torch_randint(low: int, high: int | None = None, size: Any = None, dtype: An
                   requires_grad, None, lambda a: _random.random_(gen, a, low, high))
 
 
+@r_formals("size, stride, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE, "
+           "pin_memory = FALSE")
+@r_counted(size="sizes", stride="sizes")
 def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, device: Any = None,
                         requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor whose memory has the given strides (in elements)."""
@@ -321,6 +331,8 @@ def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, device: Any =
     return finish_tensor(arr, dtype, requires_grad)
 
 
+@r_formals("n, dtype = torch_int64(), layout = NULL, device = NULL, requires_grad = FALSE")
+@r_counted(n="integer")
 def torch_randperm(n: int, dtype: Any = None, device: Any = None, requires_grad: bool = False,
                    generator: Generator | None = None) -> Tensor:
     """A random permutation of 0, ..., n - 1 (libtorch's shuffle)."""
@@ -399,6 +411,7 @@ def torch_poisson(self: Tensor, generator: Generator | None = None) -> Tensor:
     return wrap(_random.poisson(generator_of(generator), rates))
 
 
+@r_counted(num_samples="integer")
 def torch_multinomial(self: Tensor, num_samples: int, replacement: bool = False,
                       generator: Generator | None = None) -> Tensor:
     """Category indices (0-based) drawn from each row's weights `self`."""
@@ -449,10 +462,14 @@ def _drawn_like(x: Tensor, dtype: Dtype, requires_grad: bool,
     return finish_tensor(arr, dtype, requires_grad)
 
 
+@r_formals("input, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE, "
+           "memory_format = NULL", python_names={"input": "x"})
 def torch_empty_like(x: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     return torch_empty(x.shape, dtype=_like(x, dtype), requires_grad=requires_grad)
 
 
+@r_formals("input, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE, "
+           "memory_format = NULL", python_names={"input": "x"})
 def torch_randn_like(x: Tensor, dtype: Any = None, requires_grad: bool = False,
                      generator: Generator | None = None) -> Tensor:
     gen = generator_of(generator, passed=False)
@@ -460,6 +477,8 @@ def torch_randn_like(x: Tensor, dtype: Any = None, requires_grad: bool = False,
                        lambda a: _random.normal_(gen, a))
 
 
+@r_formals("input, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE, "
+           "memory_format = NULL", python_names={"input": "x"})
 def torch_rand_like(x: Tensor, dtype: Any = None, requires_grad: bool = False,
                     generator: Generator | None = None) -> Tensor:
     gen = generator_of(generator, passed=False)
@@ -467,6 +486,9 @@ def torch_rand_like(x: Tensor, dtype: Any = None, requires_grad: bool = False,
                        lambda a: _random.uniform_(gen, a))
 
 
+@r_formals("input, low, high, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE",
+           python_names={"input": "x"})
+@r_counted(low="integer", high="integer")
 def torch_randint_like(x: Tensor, low: int, high: int | None = None, dtype: Any = None,
                        requires_grad: bool = False,
                        generator: Generator | None = None) -> Tensor:

@@ -1,11 +1,8 @@
 # Automatic mixed precision, as R torch's: autocast on the CPU (bfloat16 matrix
 # products and convolutions; the op lists are libtorch's, in rtorch_py/ops/dispatch.py)
 # and the gradient scaler, which on the CPU passes everything through when
-# disabled and refuses CPU tensors when enabled, as R torch's does.
-
-set_autocast <- function(device_type, dtype = NULL, enabled = TRUE, cache_enabled = NULL) {
-  .set_autocast(device_type, dtype, enabled, cache_enabled)
-}
+# disabled and refuses CPU tensors when enabled, as R torch's does. set_autocast() and
+# unset_autocast() are rtorch_py.amp's (made from the Python tables).
 
 local_autocast <- function(device_type, dtype = NULL, enabled = TRUE, cache_enabled = NULL, ...,
                            .env = parent.frame()) {

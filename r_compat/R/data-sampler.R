@@ -65,9 +65,10 @@ RandomSampler <- sampler(
   .indices = function() {
     n <- length(self$data_source)
     m <- self$num_samples  # (an active binding: read once, it measures the dataset)
-    if (self$replacement) return(.data_randint(n, m))
+    # (R torch's draws: torch_randint() and torch_randperm() counted from 1)
+    if (self$replacement) return(as_array(torch_randint(0, n, m, dtype = torch_long())) + 1L)
     out <- integer(0)
-    while (length(out) < m) out <- c(out, .data_randperm(n))
+    while (length(out) < m) out <- c(out, as_array(torch_randperm(n)) + 1L)
     if (length(out) == m) out else out[seq_len(m)]
   },
   .length = function() self$num_samples,
@@ -81,7 +82,7 @@ RandomSampler <- sampler(
 SubsetRandomSampler <- sampler(
   "utils_sampler_subset_random",
   initialize = function(indices, generator = NULL) self$indices <- indices,
-  .indices = function() self$indices[.data_randperm(length(self$indices))],
+  .indices = function() self$indices[as_array(torch_randperm(length(self$indices))) + 1L],
   .length = function() length(self$indices)
 )
 

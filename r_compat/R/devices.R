@@ -56,8 +56,6 @@ backends_mkldnn_is_available <- function() FALSE
 
 backends_openmp_is_available <- function() FALSE
 
-cpu_cache_flush <- function() invisible()  # NumPy's memory goes back as it is freed
-
 # The device new tensors are made on when none is given (cpu or meta here), for
 # the calling function's frame, or for a block of code.
 local_device <- function(device, ..., .env = parent.frame()) {

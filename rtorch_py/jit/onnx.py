@@ -760,7 +760,9 @@ def _graph_of(obj: Any) -> tuple[Graph, Any]:
 
 
 def _io_names(given: Any, count: int, what: str) -> list:
-    """The graph's input (or output) names: those given, else input_1, input_2, ..."""
+    """The graph's input (or output) names: those given (one name: a string), else
+    input_1, input_2, ..."""
+    given = [given] if isinstance(given, str) else given
     names = list(given) if given else [f"{what}_{i + 1}" for i in range(count)]
     if len(names) != count:
         raise ValueError(f"jit_export_onnx: {len(names)} {what} names for {count} {what}s")

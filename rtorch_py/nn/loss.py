@@ -37,10 +37,11 @@ def _loss(name: str, fn: Any, params: Sequence[tuple[str, Any]] = (),
 
     __init__.__signature__ = options_signature(params)
     # the inputs by the names fn gives them, and what R counts from 1 (fn's declaration)
-    inputs = list(inspect.signature(fn).parameters)[:n_inputs]
+    inputs = list(inspect.signature(fn).parameters.values())[:n_inputs]
     P = inspect.Parameter
     forward.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [P(n, P.POSITIONAL_ONLY) for n in ["self", *inputs]])
+        [P("self", P.POSITIONAL_ONLY), *(p.replace(kind=P.POSITIONAL_ONLY) for p in inputs)])
+    inputs = [p.name for p in inputs]
     forward.__r_counted__ = counted_of(fn, inputs)  # type: ignore[attr-defined]
     return type(name, (Module,), {"__init__": __init__, "forward": forward,
                                   "__module__": __name__, "__r_counted__": counted_of(fn, names)})

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..engine import bump_version
+from ..formals import r_formals
 from ..tensor import Tensor, wrap
 from ..ops.distance import _weight_norm, norm_except_dim
 from .module import Module, nn_parameter, write_
@@ -21,6 +22,7 @@ def _params(parameters: Any) -> list[Tensor]:
     return [p for p in parameters if p.grad is not None]
 
 
+@r_formals("parameters, max_norm, norm_type = 2")  # (R torch's: no error_if_nonfinite)
 def nn_utils_clip_grad_norm_(parameters: Any, max_norm: float, norm_type: float = 2.0,
                              error_if_nonfinite: bool = False) -> Tensor:
     """Scale the gradients in place so that their joint norm is at most

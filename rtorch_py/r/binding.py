@@ -164,6 +164,13 @@ def _ignore_label(v: Any) -> Any:
     return None if v is None else one_based.ignore_label(v)
 
 
+def _sizes(v: Any) -> Any:
+    """A shape as R gives it (a vector) or one size of it, in whole numbers."""
+    if v is None or isinstance(v, (list, tuple, np.ndarray, NamedList)):
+        return v if v is None else one_based.sizes([v])
+    return one_based.integer(v, "size")
+
+
 # How R counts an argument from 1: (value, the first tensor's ndim) -> 0-based.
 COUNTED: dict[str, Callable[[Any, int | None], Any]] = {
     "dim": one_based.dims,
@@ -174,6 +181,9 @@ COUNTED: dict[str, Callable[[Any, int | None], Any]] = {
     "ignore_label": lambda v, n: _ignore_label(v),
     "end_marked_labels": lambda v, n: one_based.end_marked_labels(v),
     "zero_based": lambda v, n: python_value(v),  # (as R torch gives it: whole doubles as ints)
+    # (no counting, but R's whole numbers all the same: a count, a shape)
+    "integer": lambda v, n: v if v is None else one_based.integer(v),
+    "sizes": lambda v, n: _sizes(v),
 }
 _NEEDS_NDIM = frozenset({"dim", "new_dim"})
 
@@ -202,6 +212,8 @@ def _plan(params: list, facts: RFacts) -> tuple[dict, dict]:
     steps: dict[str, Callable] = {}
     as_is: dict[str, frozenset] = {}
     for p in params:
+        if p.name == "self" and p.annotation is p.empty:
+            continue  # (a layer's forward: the module, as it is)
         counted, k = facts.counted.get(p.name), argument_kind(p.annotation)
         if counted is not None and k == "tensor" and "label" in counted:
             # class labels given as an R vector: the tensor torch_tensor() makes, counted

@@ -33,7 +33,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from ..formals import declared, python_name, python_names
+from ..formals import counted, declared, python_name, python_names
 from ..function import NamedList
 from ..ops import REGISTRY, OpSpec
 from ..ops.out_forms import out_name
@@ -109,12 +109,10 @@ def _op_index(size: int) -> tuple[dict, dict]:
     return functions, outs
 
 
-def _signature_function(name: str, table: dict) -> Callable:
-    """The Python function whose signature a generated R function takes."""
-    fn = table["FUNCTIONS"][name]
-    if name in nn_api.R_FUNCTIONS and hasattr(fn, "__wrapped__"):
-        return fn.__wrapped__
-    return fn
+def _shifted(fn: Callable) -> tuple[str, ...]:
+    """The arguments of `fn` (or of the function it binds) that R counts from 1 and
+    whose defaults it shows so (dims, class labels: `@r_counted`)."""
+    return tuple(k for k, c in counted(fn).items() if c in ("dim", "label"))
 
 
 def shim_formals(kind: str, name: str, table: dict) -> list:
@@ -135,12 +133,9 @@ def shim_formals(kind: str, name: str, table: dict) -> list:
         return [(out_arg, NO_DEFAULT, False), *_spec_formals(out_of)]
     if name in nn_api.LAYERS:
         cls = nn_api.LAYERS[name]
-        return _declared_or(cls) or python_formals(cls.__init__, *nn_api.r_conventions(name),
-                                                   drop_first=True)
-    fn = _signature_function(name, table)
-    if fn is not table["FUNCTIONS"][name]:
-        return _declared_or(fn) or python_formals(fn, *nn_api.r_conventions(name))
-    return _declared_or(fn) or python_formals(fn)
+        return _declared_or(cls) or python_formals(cls.__init__, _shifted(cls), drop_first=True)
+    fn = table["FUNCTIONS"][name]  # (a bound one's signature: the function it binds)
+    return _declared_or(fn) or python_formals(fn, _shifted(fn))
 
 
 def r_name(name: str) -> str:
@@ -207,7 +202,7 @@ def function_shape(name: str, table: dict, kind: str = "function") -> FunctionSh
         source = spec.fn if spec is not None and spec.method else table["METHODS"][name]
     elif kind == "function":
         spec, out_of = _op_of(name)
-        source = (spec or out_of).fn if (spec or out_of) else _signature_function(name, table)
+        source = (spec or out_of).fn if (spec or out_of) else table["FUNCTIONS"][name]
     return _shape(formals, source, method, out_of is not None)
 
 

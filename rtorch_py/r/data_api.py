@@ -1,5 +1,6 @@
 """What R's datasets and data loaders call: whole-batch work in one call
-(rows of several tensors, collating a list of examples, random orders).
+(rows of several tensors, collating a list of examples); the samplers' random
+orders are R's torch_randperm() and torch_randint() (r_compat/R/data-sampler.R).
 Indices arrive 1-based, as R gives them."""
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import serialization
-from ..constructors import torch_randint, torch_randperm, torch_tensor
+from ..constructors import torch_tensor
 from ..data import take_rows
 from ..function import NamedList
 from ..ops import REGISTRY
@@ -48,16 +49,6 @@ def rows(tensors: Any, idx: Any, drop: bool = False) -> Any:
     else:
         out = take_rows(values, arr)
     return NamedList(tensors.names(), out) if isinstance(tensors, NamedList) else out
-
-
-def randperm(n: Any) -> np.ndarray:
-    """A random order of 1..n: R torch's `torch_randperm(n) + 1`."""
-    return one_based.to_r(torch_randperm(int(n)).data).astype(np.int32)
-
-
-def randint(n: Any, size: Any) -> np.ndarray:
-    """`size` draws from 1..n with replacement."""
-    return one_based.to_r(torch_randint(0, int(n), size=(int(size),)).data).astype(np.int32)
 
 
 def _stack(items: list) -> Tensor:
@@ -140,8 +131,6 @@ R_FUNCTIONS: dict[str, Callable] = {
     ".data_batches": Batches,
     ".data_next_batch": next_batch,
     ".data_rows": rows,
-    ".data_randperm": randperm,
-    ".data_randint": randint,
     ".data_collate": collate, "utils_data_default_collate": collate,
 }
 

@@ -72,13 +72,9 @@ class RAutogradFunction:
                       call, True, jvp=None if jvp_r is None else jvp)
 
 
-def make_autograd_function(forward: Any, backward: Any, arg_names: Any,
-                           n_backward: Any, jvp: Any = None) -> RAutogradFunction:
-    return RAutogradFunction(forward, backward, arg_names, n_backward, jvp)
-
-
-def apply_function(fn: RAutogradFunction, args: Any, label: str | None = None) -> Any:
-    return fn.apply(args, label)
+# (what R's autograd_function() and its calls reach: R/autograd.R)
+make_autograd_function = RAutogradFunction
+apply_function = RAutogradFunction.apply
 
 
 def ctx_get(ctx: AutogradContext, name: str) -> Any:

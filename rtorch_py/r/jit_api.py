@@ -17,7 +17,7 @@ from ..jit import (CompilationUnit, JitTuple, ScriptFunction, ScriptModule, jit_
                    jit_trace, jit_trace_module, jit_unserialize)
 from ..jit.operators import Operator
 from ..nn.module import Module
-from .convert import RError
+from .convert import RError, _list
 from .modules import FRONTS
 
 
@@ -57,12 +57,6 @@ def trace_module(module: Module, methods: Any, inputs: Any, strict: bool,
         raise
     except Exception as e:
         raise _tracer_failure(e) from e
-
-
-def _list(x: Any) -> list:
-    if isinstance(x, NamedList):
-        return x.values()
-    return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
 def call(fn: Any, args: Any) -> Any:
@@ -105,13 +99,6 @@ def compilation_unit_names(cu: CompilationUnit) -> list:
     return cu.names
 
 
-def export_onnx(obj: Any, path: str, opset_version: int, input_names: Any, output_names: Any,
-                dynamic_batch: bool) -> None:
-    names = (lambda v: None if v is None else [v] if isinstance(v, str) else list(v))
-    jit_export_onnx(obj, path, int(opset_version), names(input_names), names(output_names),
-                    bool(dynamic_batch))
-
-
 def ops_call(name: str, args: Any) -> Any:
     return Operator(name)(*_list(args))
 
@@ -128,5 +115,5 @@ R_FUNCTIONS: dict[str, Callable] = {
     ".jit_load": jit_load, ".jit_serialize": jit_serialize,
     ".jit_unserialize": unserialize, ".jit_compile": jit_compile,
     ".jit_cu_get": compilation_unit_get, ".jit_cu_names": compilation_unit_names,
-    ".jit_ops_call": ops_call, ".jit_ops_info": ops_info, ".jit_export_onnx": export_onnx,
+    ".jit_ops_call": ops_call, ".jit_ops_info": ops_info, ".jit_export_onnx": jit_export_onnx,
 }

@@ -16,25 +16,13 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import nn as _nn
-from ..formals import counted, declared, python_name, python_names, r_formals
+from ..formals import counted, declared, python_name, python_names
 from ..function import NamedList
 from ..nn import functional as F
 from ..nn.module import Module, buffer_is_persistent, is_nn_buffer, is_nn_parameter
 from ..nn.packed import PackedSequence
 from ..tensor import Tensor
 from . import binding, one_based
-from .convert import _tensor_of
-
-
-# Results holding max pooling's positions (1-based in R): [output, indices]
-_WITH_INDICES = ("max_pool", "adaptive_max_pool", "fractional_max_pool")
-
-
-def r_conventions(name: str) -> tuple[tuple[str, ...], dict]:
-    """How a function's or layer's arguments look from R: those counted from 1 there
-    (dims, class indices), and the defaults R torch gives where they differ (none)."""
-    how = counted(getattr(_nn, name, None))
-    return tuple(k for k, c in how.items() if c in ("dim", "label")), {}
 
 
 def _signature_names(fn: Callable) -> list[str]:
@@ -49,6 +37,12 @@ def _with_indices(out: Any) -> Any:
     return 1 if isinstance(out, tuple) else False
 
 
+def _positions_out(fn: Callable) -> Callable | bool:
+    """Where a result holds positions (1-based in R): max pooling's [output, indices], of a
+    function or layer that takes `return_indices`."""
+    return _with_indices if "return_indices" in inspect.signature(fn).parameters else False
+
+
 def _r_function(name: str, fn: Callable, how: dict[str, str] | None = None) -> Callable:
     """An `nnf_*` (or nn_utils, nn_init) function, or a layer's constructor, as R
     calls it: the one binder, with what R counts from 1 (`how`; a function's
@@ -59,10 +53,9 @@ def _r_function(name: str, fn: Callable, how: dict[str, str] | None = None) -> C
     defaults = {k: params[k].default for k, c in how.items() if "label" in c and
                 k in params and params[k].default not in (params[k].empty, None)}
     declared_defaults, conventions = binding.declared_facts(name, fn, counted=how)
-    indices = name.startswith(tuple("nnf_" + k for k in _WITH_INDICES))
     return binding.r_callable(fn, binding.RFacts(
         name, counted=how, defaults={**defaults, **declared_defaults}, vectors=True,
-        arguments=conventions, returns_indices=_with_indices if indices else False))
+        arguments=conventions, returns_indices=_positions_out(fn)))
 
 
 # --------------------------------------------------------------------------
@@ -122,52 +115,24 @@ def nn_class_methods(name: str) -> NamedList:
                      [_r_function(f"{name}${m}", getattr(cls, m), counted(cls)) for m in found])
 
 
-def _forward_plan(cls: type) -> tuple[tuple[tuple[int, Callable], ...], bool]:
-    """What R's call of a layer's forward needs: its inputs R counts from 1 (as its
-    forward declares, `@r_counted`), by position, and whether its result holds
-    positions (max pooling's indices)."""
-    how = counted(cls.forward)
-    inputs = list(inspect.signature(cls.forward).parameters)[1:]
-    shifts = tuple((inputs.index(k), binding.COUNTED[c]) for k, c in how.items() if k in inputs)
-    return shifts, cls.__name__.startswith(_INDICES_OUT)
+def _forward(cls: type) -> Callable:
+    """A layer's call as R makes it, by the one binder from its forward's declaration:
+    its inputs as their annotations and `@r_counted` say (class labels 1-based), R
+    vectors as Python values, max pooling's positions 1-based."""
+    return binding.r_callable(Module.__call__, binding.RFacts(
+        cls.__name__, counted(cls.forward), _positions_out(cls), vectors=True),
+        declared_by=cls.forward)
 
 
-_FORWARD_PLANS: dict[type, tuple] = {}
+_FORWARDS: dict[type, Callable] = {}
 
 
 def nn_forward(module: Module, *args: Any, **kwargs: Any) -> Any:
-    cls = type(module)
-    plan = _FORWARD_PLANS.get(cls)
-    if plan is None:
-        plan = _FORWARD_PLANS[cls] = _forward_plan(cls)
-    shifts, indices_out = plan
-    if not kwargs and not shifts and not indices_out:
-        # fast path (labelled): tensors in, nothing to translate either way
-        for a in args:
-            if type(a) is not Tensor:
-                break
-        else:
-            return module(*args)
-    if shifts:
-        args = list(args)
-        for pos, shift in shifts:
-            if len(args) > pos:
-                args[pos] = shift(_tensor_of(args[pos]), None)  # (an R vector: a tensor)
-    value = binding.python_value
-    args = tuple(value(a) if not isinstance(a, Tensor) else a for a in args)
-    kwargs = {k: value(v) if not isinstance(v, Tensor) else v for k, v in kwargs.items()}
-    try:
-        out = module(*args, **kwargs)
-    except Exception as e:
-        if shifts and hasattr(e, "one_based"):  # a class index named: as R counts
-            raise type(e)(e.one_based) from None
-        raise
-    if isinstance(out, tuple) and indices_out:
-        return [out[0], one_based.to_r(out[1])]
-    return out
-
-
-_INDICES_OUT = tuple("nn_" + k for k in _WITH_INDICES)  # layers whose result holds positions
+    """A built-in layer called from R (its forward bound once per class)."""
+    call = _FORWARDS.get(type(module))
+    if call is None:
+        call = _FORWARDS[type(module)] = _forward(type(module))
+    return call(module, *args, **kwargs)
 
 
 def nn_kind(x: Any) -> str:
@@ -197,24 +162,6 @@ def nn_layer_args(name: str) -> list:
     if not names:  # (activations take theirs as *args: their fields)
         names = [k for k in vars(cls()) if not k.startswith("_") and k != "training"]
     return names
-
-
-@r_formals("parameters, max_norm, norm_type = 2")  # (R torch's; Python's **kw: none)
-def _r_clip_norm(parameters: Any, max_norm: Any, norm_type: Any = 2, **kw: Any) -> Tensor:
-    return _nn.nn_utils_clip_grad_norm_(_params_of(parameters), float(max_norm),
-                                        float(norm_type), **kw)
-
-
-def _r_clip_value(parameters: Any, clip_value: Any) -> None:
-    return _nn.nn_utils_clip_grad_value_(_params_of(parameters), float(clip_value))
-
-
-def _params_of(p: Any) -> list:
-    if isinstance(p, NamedList):
-        return [x for x in p.values() if isinstance(x, Tensor)]
-    if isinstance(p, Tensor):
-        return [p]
-    return [x for x in p if isinstance(x, Tensor)]
 
 
 # --------------------------------------------------------------------------
@@ -254,10 +201,8 @@ def weight_norm_call(helper: _nn.nn_utils_weight_norm, method: str, module: Modu
 R_FUNCTIONS: dict[str, Callable] = {
     n: _r_function(n, getattr(_nn, n)) for n in [
         *F.__all__, "nnf_multi_head_attention_forward", *_nn.init.__all__,
-        *(n for n in _nn.__all__ if n.startswith("nn_utils_rnn_"))]}
+        *(n for n in _nn.__all__ if n.startswith(("nn_utils_rnn_", "nn_utils_clip_grad_")))]}
 R_FUNCTIONS.update({
-    "nn_utils_clip_grad_norm_": _r_clip_norm,
-    "nn_utils_clip_grad_value_": _r_clip_value,
     # (a layer's forward is api.nn_forward, whose pointer R keeps: the call is hot)
     ".nn_new": nn_new, ".nn_kind": nn_kind, ".nn_mark": nn_mark,
     ".nn_py_layer_names": nn_layer_names, ".nn_layer_args": nn_layer_args,

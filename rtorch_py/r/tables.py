@@ -16,26 +16,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..constructors import check_device
 from ..ops import REGISTRY, OpSpec
 from ..ops.out_forms import out_form, out_name
-from ..sparse import strided_only
 from ..tensor import Tensor, wrap
 from . import binding, extensions, tensor_api
 from .binding import R_FACTS, r_fact
 from .convert import _r_tensor, _tensor_of
-
-def _options_convention(args: list, kw: dict) -> tuple:
-    """R torch's creation options the engine has no use for: layout,
-    memory_format, pin_memory; the device is the CPU's or the meta device
-    (passed on; `names` too)."""
-    strided_only(kw.pop("layout", None))
-    for k in ("memory_format", "pin_memory"):
-        kw.pop(k, None)
-    if check_device(kw.pop("device", None)):
-        kw["device"] = "meta"
-    return args, kw
-
 
 def _inclusive_end_convention(args: list, kw: dict) -> tuple:
     """R torch's arange includes `end` (like R's seq) and torch_arange(n) counts
@@ -70,7 +56,7 @@ def _number_of(v: Any) -> Any:
 
 # R-only argument conventions an op's declaration names (an op's "r_conventions").
 CONVENTIONS: dict[str, Callable] = {"sizes": tensor_api.sizes_given,
-                                    "creation_options": _options_convention,
+                                    "creation_options": tensor_api.creation_options,
                                     "inclusive_end": _inclusive_end_convention}
 
 # R-only conventions for results: a shape is an R numeric vector, not a list.

@@ -7,7 +7,9 @@ generated from the op registry in `tables.py`.
 """
 from __future__ import annotations
 
+import functools
 import inspect
+import operator
 import re
 import warnings
 from typing import Any, Callable
@@ -15,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import TENSOR_METHODS
-from ..formals import r_formals
+from ..formals import counted, r_formals
 from .. import amp as _amp
 from .. import autograd as _ag
 from .. import constructors as _cr
@@ -28,14 +30,14 @@ from .. import sparse as _sparse
 from ..contrib import contrib_sort_vertices
 from ..engine import Node, RemovableHandle, bump_version
 from ..function import NamedList
-from ..gradcheck import autograd_gradcheck as _gradcheck
+from ..gradcheck import autograd_gradcheck
 from ..ops import methods as op_methods
 from ..ops.views import check_inplace
 from ..printing import format_grad_fn
 from ..sparse import strided_only
 from ..tensor import (BF16, MODES, Storage, Tensor, as_dtype, converted, dtype,
                       strided, wrap)
-from . import one_based
+from . import binding, one_based
 from .one_based import integer, sizes
 from .convert import (MISSING, UNDEFINED, Scope, _check_r_data, _list, _r_data, _r_value,
                       _tensor_of, _undef)
@@ -89,34 +91,31 @@ def sizes_given(args: list, kw: dict) -> tuple[list, dict]:
     return args, kw
 
 
-def _creator(fn: Callable, random: bool = False) -> Callable:
-    """R's sizes: torch_zeros(2, 3), torch_zeros(c(2, 3)) or torch_zeros(size = c(2, 3))."""
-    def create(*size: Any, names: Any = None, dtype: Any = None, layout: Any = None,
-               device: Any = None, requires_grad: bool = False, **kw: Any) -> Tensor:
-        strided_only(layout, fn.__name__)
-        extra = {"generator": kw.pop("generator", None)} if random else {}
-        given, kw = sizes_given(list(size), kw)
-        sz = sizes(given)
-        if kw:
-            raise TypeError(f"unused argument(s): {', '.join(kw)}")
-        return fn(*sz, names=names, dtype=dtype, device=_device(device),
-                  requires_grad=requires_grad, **extra)
-    create.__name__ = fn.__name__
-    return create
+def creation_options(args: list, kw: dict, what: str | None = None,
+                     device: bool = True) -> tuple:
+    """R torch's creation options the engine has no use for (an R convention,
+    tables.py): layout (strided only, refused naming `what`), memory_format,
+    pin_memory; the device given is the CPU's or the meta device (passed on where
+    the function takes a `device`)."""
+    strided_only(kw.pop("layout", None), what)
+    for k in ("memory_format", "pin_memory"):
+        kw.pop(k, None)
+    given = kw.pop("device", None)
+    meta = _cr.check_device(given)  # (refuses devices other than these two)
+    if given is not None and device:
+        kw["device"] = "meta" if meta else "cpu"
+    return args, kw
 
 
-def _device(device: Any) -> str | None:
-    """R's device (None: the default device, with_device()'s)."""
-    return None if device is None else str(device)
-
-
-def _like(fn: Callable) -> Callable:
-    def create(input: Tensor, dtype: Any = None, layout: Any = None, device: Any = None,
-               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
-        strided_only(layout, fn.__name__)
-        return fn(_tensor_of(input), dtype=dtype, requires_grad=requires_grad)
-    create.__name__ = fn.__name__
-    return create
+def _bound(name: str, fn: Callable, *conventions: Callable, device: bool = True,
+           returns_indices: bool = False) -> Callable:
+    """An engine function as R calls it, by the one binder: its arguments cast as
+    their annotations and `@r_counted` say (whole numbers, sizes), R torch's creation
+    options and `conventions` taken first; its result's positions 1-based with
+    `returns_indices`."""
+    options = functools.partial(creation_options, what=name, device=device)
+    return binding.r_callable(fn, binding.RFacts(
+        name, counted(fn), returns_indices, arguments=(*conventions, options)))
 
 
 def torch_randint(low: Any, high: Any = None, size: Any = None, generator: Any = None,
@@ -132,30 +131,6 @@ def torch_randint(low: Any, high: Any = None, size: Any = None, generator: Any =
                              requires_grad=requires_grad, generator=generator)
 
 
-@r_formals("input, low, high, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE")
-def torch_randint_like(input: Tensor, low: Any, high: Any = None, dtype: Any = None,
-                       layout: Any = None, device: Any = None, requires_grad: bool = False,
-                       memory_format: Any = None) -> Tensor:
-    return _cr.torch_randint_like(_tensor_of(input), integer(low),
-                                  None if high is None else integer(high),
-                                  dtype=dtype, requires_grad=requires_grad)
-
-
-@r_formals("n, dtype = torch_int64(), layout = NULL, device = NULL, requires_grad = FALSE")
-def torch_randperm(n: Any, dtype: Any = None, layout: Any = None, device: Any = None,
-                   requires_grad: bool = False, generator: Any = None) -> Tensor:
-    """A random permutation of 0..n-1 (R torch leaves randperm's values 0-based)."""
-    return _cr.torch_randperm(integer(n, "n"), dtype=dtype, requires_grad=requires_grad,
-                              generator=generator)
-
-
-def torch_empty_strided(size: Any, stride: Any, dtype: Any = None, layout: Any = None,
-                        device: Any = None, requires_grad: bool = False,
-                        pin_memory: bool = False) -> Tensor:
-    return _cr.torch_empty_strided(sizes([size]), sizes([stride]), dtype=dtype,
-                                   requires_grad=requires_grad)
-
-
 @r_formals("mean, std, size = NULL, generator = NULL, ...")
 def torch_normal(mean: Any = 0, std: Any = 1, size: Any = None, generator: Any = None,
                  dtype: Any = None, layout: Any = None, device: Any = None,
@@ -163,14 +138,6 @@ def torch_normal(mean: Any = 0, std: Any = 1, size: Any = None, generator: Any =
     return _cr.torch_normal(_tensor_of(mean), _tensor_of(std),
                             None if size is None else sizes([size]), generator=generator,
                             dtype=dtype, requires_grad=requires_grad)
-
-
-def torch_multinomial(self: Any, num_samples: Any, replacement: bool = False,
-                      generator: Any = None) -> Tensor:
-    """R torch returns the categories 1-based."""
-    out = _cr.torch_multinomial(_tensor_of(self), integer(num_samples, "num_samples"),
-                                bool(replacement), generator=generator)
-    return one_based.to_r(out)
 
 
 def _read_integer(text: Any, unsigned: bool = False) -> int:
@@ -222,14 +189,6 @@ def generator_method(g: Any, name: str, *args: Any) -> Any:
     if name == "current_seed":
         return str(g.initial_seed())
     return float(getattr(g, name)())
-
-
-def torch_finfo(dtype: Any = None) -> dict:
-    return dict(_cr.torch_finfo(dtype))
-
-
-def torch_iinfo(dtype: Any) -> dict:
-    return dict(_cr.torch_iinfo(dtype))
 
 
 def stride(self: Tensor, dim: Any = None) -> Any:
@@ -354,7 +313,7 @@ def torch_sparse_coo_tensor(indices: Any, values: Any, size: Any = None, dtype: 
         raise IndexError(f"torch_sparse_coo_tensor(): indices start at 1, found {arr.min():g}")
     return _sparse.torch_sparse_coo_tensor(
         one_based.labels(arr), _tensor_of(values),
-        None if size is None else sizes([size]), dtype, _device(device),
+        None if size is None else sizes([size]), dtype, None if device is None else str(device),
         bool(requires_grad))
 
 
@@ -367,20 +326,13 @@ def is_undefined_tensor(x: Any) -> bool:
 
 
 _GETTERS: dict[str, Callable[[Tensor], Any]] = {
+    # (the Tensor's own attributes, as they are)
+    **{n: operator.attrgetter(n) for n in ("dtype", "requires_grad", "grad_fn", "is_leaf", "ndim",
+                                           "device", "real", "imag", "retains_grad", "layout")},
     "shape": lambda x: np.asarray(x.shape, dtype=np.int32),
-    "dtype": lambda x: x.dtype,
     "grad": lambda x: _r_value(x.grad),
-    "requires_grad": lambda x: x.requires_grad,
-    "grad_fn": lambda x: x.grad_fn,
-    "is_leaf": lambda x: x.is_leaf,
-    "ndim": lambda x: x.ndim,
-    "device": lambda x: x.device,
     "is_cuda": lambda x: False,
     "names": named.r_names,
-    "real": lambda x: x.real,
-    "imag": lambda x: x.imag,
-    "retains_grad": lambda x: x.retains_grad,
-    "layout": lambda x: x.layout,
 }
 
 
@@ -513,10 +465,6 @@ def register_hook(self: Tensor, hook: Callable) -> RemovableHandle:
     return self.register_hook(call)
 
 
-def requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
-    return self.requires_grad_(bool(requires_grad))
-
-
 def is_contiguous(self: Tensor) -> bool:
     return bool(self.data.flags.c_contiguous)
 
@@ -548,12 +496,8 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_gr
     return [_r_value(g) for g in got]
 
 
-def set_grad_mode(enabled: Any) -> bool:
-    """Set grad mode; returns the previous one (what R restores on exit)."""
-    return _eng.set_grad_enabled(bool(enabled))
-
-
-is_grad_enabled = _eng.is_grad_enabled
+# grad mode set, the previous one returned (what R restores on exit); and read
+set_grad_mode, is_grad_enabled = _eng.set_grad_enabled, _eng.is_grad_enabled
 
 
 def _entered(context: Any) -> Scope:
@@ -570,44 +514,22 @@ def scope_exit(scope: Scope) -> None:
     scope.restore()
 
 
-def autograd_gradcheck(fn: Callable, inputs: Any, eps: float = 1e-6, atol: float = 1e-5,
-                       rtol: float = 1e-3, raise_exception: bool = True,
-                       check_forward_ad: bool = False) -> bool:
-    return _gradcheck(_r_callable(fn), _list(inputs), eps=eps, atol=atol, rtol=rtol,
-                      raise_exception=bool(raise_exception),
-                      check_forward_ad=bool(check_forward_ad))
-
-
 def dual_level_scope() -> Scope:
     """A dual level (forward mode) entered."""
     return _entered(_fwd.dual_level())
 
 
-def unpack_dual(tensor: Tensor) -> NamedList:
-    """R's unpack_dual(): a list with `primal` and `tangent` (NULL where there is none)."""
-    primal, tangent = _fwd.unpack_dual(tensor)
-    return NamedList(["primal", "tangent"], [primal, tangent])
-
-
-def _r_callable(fn: Callable) -> Callable:
-    def call(*args: Any) -> Any:
-        out = fn(*args)
-        return out.values() if isinstance(out, NamedList) else out
-    return call
-
-
 # --------------------------------------------------------------------------
 # What R gets from here (the ops' tables are generated in tables.py)
-
-def data(self: Tensor) -> Tensor:
-    """R torch's `x$data()`: the values without history (as `detach()`)."""
-    return self.detach()
-
 
 def set_grad_(self: Tensor, new_grad: Any) -> Tensor:
     """R torch's `x$set_grad_(g)`: `x$grad <- g`."""
     self.grad = _undef(new_grad)
     return self
+
+
+# (R torch's categories are 1-based)
+_MULTINOMIAL = _bound("torch_multinomial", _cr.torch_multinomial, returns_indices=True)
 
 
 def _methods() -> dict[str, Callable]:
@@ -619,11 +541,12 @@ def _methods() -> dict[str, Callable]:
                 for k, m in TENSOR_METHODS.items()
                 if k not in ops and not (isinstance(m, property) and k in _GETTERS)}
     as_is = ("item", "retain_grad", "detach", "detach_", "numel", "dim", "is_floating_point",
-             "element_size", "is_complex", "storage")
-    r_forms = (backward, size, data, set_grad_, cpu, cuda, register_hook, requires_grad_,
+             "element_size", "is_complex", "storage", "requires_grad_")
+    r_forms = (backward, size, set_grad_, cpu, cuda, register_hook,
                is_contiguous, stride, data_ptr, is_inference, output_nr)
     return {**declared, **{k: getattr(Tensor, k) for k in as_is},
-            **{f.__name__: f for f in r_forms}, "multinomial": torch_multinomial,
+            **{f.__name__: f for f in r_forms}, "multinomial": _MULTINOMIAL,
+            "data": Tensor.detach,  # (R torch's: the values without history)
             **named.r_methods(),  # has_names, rename, rename_, refine_names, align_to
             "_version": lambda self: self._version[0],  # (the in-place change counter)
             "retains_grad": lambda self: self.retains_grad}
@@ -633,12 +556,11 @@ METHODS = _methods()
 
 FUNCTIONS: dict[str, Callable] = {
     "torch_tensor": torch_tensor, "torch_scalar_tensor": torch_scalar_tensor,
-    "torch_empty": _creator(_cr.torch_empty),
-    "torch_randn": _creator(_cr.torch_randn, random=True),
-    "torch_rand": _creator(_cr.torch_rand, random=True),
-    "torch_empty_like": _like(_cr.torch_empty_like),
-    "torch_randn_like": _like(_cr.torch_randn_like),
-    "torch_rand_like": _like(_cr.torch_rand_like),
+    **{n: _bound(n, getattr(_cr, n), sizes_given) for n in ("torch_empty", "torch_randn",
+                                                             "torch_rand")},
+    **{n: _bound(n, getattr(_cr, n), device=False) for n in (
+        "torch_empty_like", "torch_randn_like", "torch_rand_like", "torch_randint_like")},
+    **{n: _bound(n, getattr(_cr, n)) for n in ("torch_randperm", "torch_empty_strided")},
     "torch_randint": torch_randint,
     **_dtypes(),
     # creation's own, as they are
@@ -647,14 +569,15 @@ FUNCTIONS: dict[str, Callable] = {
         "torch_generator", "torch_set_default_dtype", "torch_initial_seed", "torch_seed",
         "torch_result_type", "torch_promote_types", "torch_can_cast", "torch_scalar",
         "is_torch_scalar")},
-    "torch_randint_like": torch_randint_like, "torch_randperm": torch_randperm,
-    "torch_empty_strided": torch_empty_strided, "torch_normal": torch_normal,
-    "torch_multinomial": torch_multinomial, "torch_finfo": torch_finfo,
-    "torch_iinfo": torch_iinfo, "buffer_from_torch_tensor": buffer_from_torch_tensor,
+    "torch_normal": torch_normal, "torch_multinomial": _MULTINOMIAL, "torch_finfo": _cr.torch_finfo,
+    "torch_iinfo": _cr.torch_iinfo, "buffer_from_torch_tensor": buffer_from_torch_tensor,
     "is_undefined_tensor": is_undefined_tensor,
     "autograd_backward": autograd_backward, "autograd_grad": autograd_grad,
     "autograd_gradcheck": autograd_gradcheck, "autograd_is_enabled": is_grad_enabled,
-    "make_dual": _fwd.make_dual, "unpack_dual": unpack_dual,
+    "make_dual": _fwd.make_dual,
+    # (R's list(primal, tangent), the tangent NULL where there is none)
+    "unpack_dual": binding.r_callable(_fwd.unpack_dual, binding.RFacts(
+        "unpack_dual", result_names=("primal", "tangent"))),
     "torch_get_default_dtype": _cr.get_default_dtype,
     "torch_sparse_coo_tensor": torch_sparse_coo_tensor,
     "torch_sparse_sampled_addmm": _sparse.torch_sparse_sampled_addmm,
@@ -664,7 +587,7 @@ FUNCTIONS: dict[str, Callable] = {
     **{name: getattr(runtime, name) for name in runtime.__all__},
     "torch_dequantize": _q.torch_dequantize,
     "torch_is_floating_point": Tensor.is_floating_point,
-    ".set_autocast": _amp.set_autocast, "unset_autocast": _amp.unset_autocast,
+    "set_autocast": _amp.set_autocast, "unset_autocast": _amp.unset_autocast,
     ".set_default_device": _cr.set_default_device,
     # (names with a dot are the R side's helpers, not exported)
     ".int64_bits": int64_bits, ".tensor_from_buffer": torch_tensor_from_buffer,
