@@ -210,6 +210,16 @@ def test_loss_matches_torch(name, make, kw):
     close(a.grad, t.grad)
 
 
+def test_loss_module_takes_its_inputs_by_name():
+    x, target = arr(4, 3), _probs(4, 3)
+    loss = nn.nn_mse_loss()
+    by_position = loss(ours(x, False), ours(target, False))
+    close(loss(target=ours(target, False), input=ours(x, False)), by_position.data)
+    close(loss(ours(x, False), target=ours(target, False)), by_position.data)
+    with pytest.raises(TypeError, match="unexpected argument 'y'"):
+        loss(ours(x, False), y=ours(target, False))
+
+
 @pytest.mark.parametrize("kw", [{}, {"reduction": "sum"}, {"reduction": "none"},
                                 {"ignore_index": 1}, {"label_smoothing": 0.1},
                                 {"weight": "w"}, {"weight": "w", "label_smoothing": 0.2},

@@ -29,7 +29,12 @@ def _loss(name: str, fn: Any, params: Sequence[tuple[str, Any]] = (),
             else:
                 object.__setattr__(self, k, v)
 
-    def forward(self, *inputs: Any) -> Any:
+    def forward(self, *inputs: Any, **named: Any) -> Any:
+        if named:  # inputs given by name (fn's names for them), after those by position
+            inputs += tuple(named.pop(k) for k in input_names[len(inputs):] if k in named)
+            if named:
+                raise TypeError(f"{name}'s forward() got an unexpected argument "
+                                f"'{next(iter(named))}'")
         if len(inputs) != n_inputs:
             raise TypeError(f"{name} takes {n_inputs} inputs, got {len(inputs)}")
         kw = {k: getattr(self, k, None) for k in names}
@@ -40,9 +45,10 @@ def _loss(name: str, fn: Any, params: Sequence[tuple[str, Any]] = (),
     inputs = list(inspect.signature(fn).parameters.values())[:n_inputs]
     P = inspect.Parameter
     forward.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [P("self", P.POSITIONAL_ONLY), *(p.replace(kind=P.POSITIONAL_ONLY) for p in inputs)])
-    inputs = [p.name for p in inputs]
-    forward.__r_counted__ = counted_of(fn, inputs)  # type: ignore[attr-defined]
+        [P("self", P.POSITIONAL_ONLY),
+         *(p.replace(kind=P.POSITIONAL_OR_KEYWORD) for p in inputs)])
+    input_names = [p.name for p in inputs]
+    forward.__r_counted__ = counted_of(fn, input_names)  # type: ignore[attr-defined]
     return type(name, (Module,), {"__init__": __init__, "forward": forward,
                                   "__module__": __name__, "__r_counted__": counted_of(fn, names)})
 

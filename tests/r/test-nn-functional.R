@@ -8,6 +8,10 @@ test_that("class indices are 1-based", {
   expect_equal_to_r(nnf_nll_loss(nnf_log_softmax(x, 2), y, reduction = "sum"),
                     -(logp[1, 1] + logp[2, 3]))
   expect_equal_to_r(nn_cross_entropy_loss()(x, y), -mean(c(logp[1, 1], logp[2, 3])))
+  # a loss module's inputs by name, in any order, as R torch's forward(input, target)
+  expect_equal_to_r(nn_cross_entropy_loss()(target = y, input = x),
+                    -mean(c(logp[1, 1], logp[2, 3])))
+  expect_error(nn_cross_entropy_loss()(x, labels = y), "unexpected argument 'labels'")
   expect_equal_to_r(nnf_cross_entropy(x, torch_tensor(c(1L, -100L))), -logp[1, 1])
   expect_error(nnf_cross_entropy(x, torch_tensor(c(1L, 4L))), "out of bounds")
   expect_equal_to_r(nnf_one_hot(torch_tensor(c(1L, 3L))), rbind(c(1, 0, 0), c(0, 0, 1)))
