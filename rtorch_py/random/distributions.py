@@ -20,6 +20,7 @@ from typing import Callable
 
 import numpy as np
 
+from . import mt_kernel
 from .generator import Generator
 from .kernel_arith import (f32, fma32, fma64, iteration_view, lgamma, libm, libm_float, log_avx2,
                            sincos_avx2)
@@ -524,6 +525,9 @@ def _bernoulli_blocks(gen: Generator, out: np.ndarray, p: float) -> np.ndarray:
     when the integer k is below ceil(p 2^53) (p 2^53 is exact)."""
     flat = out.reshape(-1)
     limit = np.uint64(math.ceil(p * 2.0 ** 53))
+    if flat.size >= mt_kernel.MIN_SIZE and gen.draw_into(
+            lambda bits: mt_kernel.bernoulli_into(bits, flat, int(limit))):
+        return out   # FAST PATH: the same draws, compiled (mt_kernel.py)
     low53 = np.uint64((1 << 21) - 1)      # the high word's bits kept in k
     k = np.empty(min(flat.size, _BLOCK), np.uint64)
     for start in range(0, flat.size, _BLOCK):

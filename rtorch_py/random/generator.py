@@ -129,6 +129,14 @@ class Generator:
             words[-1] = self.random(1)[0]
         return words
 
+    def draw_into(self, fill: Any) -> bool:
+        """fill(bit generator) draws from the engine itself (a compiled kernel):
+        True if it did."""
+        if fill(self._bits):
+            self._next_word = None
+            return True
+        return False
+
     def random64(self, n: int) -> np.ndarray:
         """n draws of `random64()`: two 32-bit outputs, the first the high half."""
         if n:
