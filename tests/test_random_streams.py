@@ -343,12 +343,17 @@ def test_compiled_bernoulli_draws_as_the_numpy_path(dtype, n, skip, monkeypatch)
         assert np.array_equal(fast.random(5), plain.random(5))
 
 
-def test_dropout_of_a_transposed_input_draws_in_its_memory_order() -> None:
-    x = torch.randn(6, 9, generator=torch.Generator().manual_seed(1)).t()
+@pytest.mark.parametrize("shape", [(6, 9), (130, 129)], ids=str)
+def test_dropout_of_a_transposed_input_draws_in_its_memory_order(shape) -> None:
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(1)).t()
     torch.manual_seed(2)
     gen = R.Generator(2)
     xn = x.numpy()
     assert same_bits(xn * RN.dropout_noise(gen, xn, 0.3), F.dropout(x, 0.3, True).numpy())
+    y = torch.randn(4, 5, 6, generator=torch.Generator().manual_seed(3)).permute(2, 0, 1)
+    yn = y.numpy()
+    assert same_bits(yn * RN.dropout_noise(gen, yn, 0.6), F.dropout(y, 0.6, True).numpy())
+    assert_same_state(gen)
 
 
 @pytest.mark.parametrize("rows,cols,sparsity", [(10, 4, 0.3), (7, 3, 0.5), (1, 5, 0.9)])

@@ -503,8 +503,11 @@ def bernoulli_(gen: Generator, out: np.ndarray, p) -> np.ndarray:
     uniform < p, walking out and p together."""
     if not isinstance(p, np.ndarray):
         _check_unit(p)
-        if out.flags.c_contiguous and out.dtype in (np.float32, np.float64):
-            return _bernoulli_blocks(gen, out, p)
+        if out.size and out.dtype in (np.float32, np.float64):
+            (view,) = iteration_view(out)
+            if view.flags.c_contiguous:   # (dense: a transposed input's noise too)
+                _bernoulli_blocks(gen, view, p)
+                return out
         return _fill(out, lambda n: _cast(_unit_double(gen, n) < p, out.dtype))
     if out.size == 0:
         return out
