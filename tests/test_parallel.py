@@ -123,6 +123,72 @@ def test_the_pool_works_in_a_forked_child(threads):
     assert os.waitstatus_to_exitcode(status) == 0 and (a == 1).all()
 
 
+UFUNC_CASES = [
+    (np.add, np.float32, "array"), (np.multiply, np.float64, "array"),
+    (np.true_divide, np.float32, "array"), (np.maximum, np.float32, "number"),
+    (np.subtract, np.float64, "0-d"), (np.add, np.int64, "number"),
+    (np.true_divide, np.int32, "array"), (np.multiply, np.float32, "0-d float64"),
+]
+
+
+@pytest.mark.parametrize("f,dtype,other", UFUNC_CASES)
+def test_ufunc_over_threads_is_the_one_call(threads, f, dtype, other):
+    threads(2)
+    n = parallel.PARALLEL_MIN * 2 + 13     # (a last block that is short)
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal(n) * 10).astype(dtype)
+    b = {"array": (rng.standard_normal(a.shape) * 10).astype(dtype), "number": 0.5,
+         "0-d": np.array(-1.25, dtype), "0-d float64": np.array(1 / 3)}[other]
+    if other == "array":
+        b[b == 0] = 1                       # (no division by zero)
+    if other == "number" and dtype == np.float32:
+        b = 0                               # (relu's call)
+    got = parallel.ufunc(f, a, b)
+    want = f(a, b)
+    assert got is not None and got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(got, want, equal_nan=True)
+
+
+def test_ufunc_leaves_what_it_does_not_split_to_the_caller(threads):
+    big = np.ones((2, parallel.PARALLEL_MIN), np.float32)
+    threads(1)
+    assert parallel.ufunc(np.add, big, big) is None            # one thread
+    threads(2)
+    assert parallel.ufunc(np.add, big[:, :100], big[:, :100]) is None   # small
+    assert parallel.ufunc(np.add, big.T, big.T) is None                 # not C order
+    assert parallel.ufunc(np.add, big, big[:1]) is None                 # broadcast
+    assert parallel.ufunc(np.add, big, [1.0]) is None                   # a list
+    assert parallel.ufunc(np.add, big, big) is not None
+
+
+def test_ufunc_over_threads_keeps_the_callers_error_handling(threads):
+    threads(2)
+    a = np.zeros(parallel.PARALLEL_MIN * 2, np.float32)
+    with np.errstate(divide="raise", invalid="raise"):
+        with pytest.raises(FloatingPointError):
+            parallel.ufunc(np.true_divide, a, a)
+    with np.errstate(all="ignore"):
+        assert np.isnan(parallel.ufunc(np.true_divide, a, a)).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_large_binary_ops_and_relu_on_two_threads_are_pytorchs(threads, dtype):
+    """The ops that reach parallel.ufunc (a tensor with a tensor, relu) at 2 threads:
+    PyTorch's values, and the values of the same ops at 1 thread."""
+    rng = np.random.default_rng(5)
+    shape = (16, 128, 257)
+    x, y = (rng.standard_normal(shape).astype(dtype) for _ in range(2))
+    X, Y = torch.from_numpy(x), torch.from_numpy(y)
+    results = []
+    for n in (1, 2):
+        threads(n)
+        a, b = rt.torch_tensor(x), rt.torch_tensor(y)
+        results.append([t.numpy() for t in (a + b, a * b, a - b, a / b, a.relu(),
+                                             a.maximum(b))])
+    for one, two, ref in zip(*results, (X + Y, X * Y, X - Y, X / Y, X.relu(), X.maximum(Y))):
+        assert np.array_equal(one, two) and np.array_equal(two, ref.numpy())
+
+
 def test_set_num_threads_governs_blas(threads):
     threadpoolctl = pytest.importorskip("threadpoolctl")
     threads(1)

@@ -80,3 +80,42 @@ def spread(run: Callable[[int, int], None], n: int, workers: int) -> None:
     finally:
         for f in futures:
             f.result()
+
+
+
+def ufunc(f: np.ufunc, a: np.ndarray, b: object, **kwargs: object) -> np.ndarray | None:
+    """f(a, b, **kwargs) with each of the threads (`threads_for`) taking a run of
+    the elements, or None where one thread should do it all (the caller calls f):
+    a C-contiguous array of fewer elements than PARALLEL_MIN, or b neither an
+    array of a's shape and layout nor a number (a Python one or a 0-d array).
+    Each element's result is the one call's; so are the result type (f's for a
+    first element) and the floating-point error handling (the caller's)."""
+    n = a.size
+    workers = threads_for(n)
+    if workers == 1 or type(a) is not np.ndarray or not a.flags.c_contiguous:
+        return None
+    flat = a.reshape(-1)
+    if type(b) is np.ndarray and b.ndim:
+        if b.shape != a.shape or not b.flags.c_contiguous:
+            return None
+        other = b.reshape(-1)
+    elif type(b) in (float, int, bool) or (type(b) is np.ndarray and not b.ndim):
+        other = None
+    else:
+        return None
+
+    def operand(s: slice) -> object:
+        return b if other is None else other[s]
+
+    out = np.empty(a.shape, f(flat[:1], operand(slice(0, 1)), **kwargs).dtype)
+    dest = out.reshape(-1)
+    errors = np.geterr()
+
+    def run(first: int, last: int) -> None:   # (blocks first to last)
+        s = slice(first * BLOCK, min(n, last * BLOCK))
+        with np.errstate(**errors):
+            f(flat[s], operand(s), out=dest[s], **kwargs)
+
+    blocks = -(-n // BLOCK)
+    spread(run, blocks, min(workers, blocks))
+    return out
