@@ -261,3 +261,48 @@ def test_linear_weight_gradient_in_the_weights_layout(dtype):
     torch.addmm(tb, ta.t(), tw.t()).sum().backward()
     np.testing.assert_allclose(A.grad.data, ta.grad.numpy(), rtol=tol, atol=tol)
     assert A.grad.data.flags.c_contiguous and not math.isnan(A.grad.data.sum())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_by_rows_on_two_threads_is_one_threads_and_pytorchs(threads, dtype, affine):
+    """layer norm's forward and backward split by rows at 2 threads: the bits of 1
+    thread, and PyTorch's values (a transformer layer's shape)."""
+    rng = np.random.default_rng(8)
+    shape, norm = (16, 129, 256), (256,)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(dtype)
+    g = rng.standard_normal(shape).astype(dtype)
+    w, b = (rng.standard_normal(norm).astype(dtype) for _ in range(2))
+    results = []
+    for n in (1, 2):
+        threads(n)
+        X = rt.torch_tensor(x, requires_grad=True)
+        W, B = (rt.torch_tensor(a, requires_grad=True) if affine else None for a in (w, b))
+        y = nn.nnf_layer_norm(X, norm, W, B)
+        y.backward(rt.torch_tensor(g))
+        results.append([y.detach().numpy(), X.grad.numpy()] +
+                       ([W.grad.numpy(), B.grad.numpy()] if affine else []))
+    for one, two in zip(*results):
+        assert np.array_equal(one, two)
+    X = torch.from_numpy(x).requires_grad_()
+    W, B = (torch.from_numpy(a).requires_grad_() if affine else None for a in (w, b))
+    y = torch.nn.functional.layer_norm(X, norm, W, B)
+    y.backward(torch.from_numpy(g))
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
+    for ours, ref in zip(results[1], [y, X.grad] + ([W.grad, B.grad] if affine else [])):
+        np.testing.assert_allclose(ours, ref.detach().numpy(), **tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_by_rows_on_two_threads_is_one_threads_and_pytorchs(threads, dtype):
+    rng = np.random.default_rng(9)
+    x = (rng.standard_normal((64, 129, 128)) * 4).astype(dtype)
+    x[0, 0, :5] = -np.inf                       # (a row with masked keys)
+    results = []
+    for n in (1, 2):
+        threads(n)
+        results.append(rt.torch_tensor(x).softmax(-1).numpy())
+    assert np.array_equal(results[0], results[1])
+    ref = torch.from_numpy(x).softmax(-1).numpy()
+    tol = dict(rtol=1e-5, atol=1e-7) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(results[1], ref, **tol)
