@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import struct
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -129,7 +129,7 @@ class Generator:
             words[-1] = self.random(1)[0]
         return words
 
-    def draw_into(self, fill: Any) -> bool:
+    def draw_into(self, fill: Callable[[np.random.MT19937], bool]) -> bool:
         """fill(bit generator) draws from the engine itself (a compiled kernel):
         True if it did."""
         if fill(self._bits):
