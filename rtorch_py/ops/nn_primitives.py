@@ -16,7 +16,7 @@ from ..random import nn as random_nn
 from ..engine import bump_version, edge, is_grad_enabled, no_grad, run_backward
 from ..runtime import torch_get_num_threads
 from ..tensor import Tensor, wrap
-from . import bn_kernel, parallel
+from . import bn_kernel
 from . import nn_kernels as K
 from .operands import float_data, whole, positional_error
 from .recording import Output, formula, multi_formula, needs_grad, record, record_many, sum_to
@@ -736,22 +736,11 @@ def _ln_rows(x: np.ndarray, normalized_shape: tuple) -> np.ndarray:
     return x.reshape(-1, n) if n else x.reshape(x.size, 0)
 
 
-def _by_rows(run, rows: int, size: int) -> None:
-    """run(first, last) over runs of rows, one a thread (`parallel.threads_for` of
-    the `size` elements): every row's arithmetic is its own, so the bits are one
-    thread's."""
-    parallel.spread(run, rows, min(parallel.threads_for(size), rows))
-
-
 def _ln_grads_arrays(n, g, x, w, mean, rstd, normalized_shape) -> tuple:
     rows = _ln_rows(x.data, normalized_shape)
     ga = _ln_rows(np.asarray(g.data), normalized_shape)
-    xhat = np.empty(rows.shape, np.result_type(rows, mean))
-
-    def centre(i: int, j: int) -> None:
-        np.subtract(rows[i:j], mean[i:j, None], out=xhat[i:j])
-        xhat[i:j] *= rstd[i:j, None]
-    _by_rows(centre, rows.shape[0], rows.size)
+    xhat = rows - mean[:, None]
+    xhat *= rstd[:, None]
     gx = gw = gb = None
     if n.needs(1):
         gw = wrap(np.einsum("ij,ij->j", ga, xhat).reshape(normalized_shape))
@@ -760,16 +749,12 @@ def _ln_grads_arrays(n, g, x, w, mean, rstd, normalized_shape) -> tuple:
     if n.needs(0):
         gxhat = ga * w.data.reshape(-1) if w is not None else ga.copy()
         m = rows.shape[1]
-
-        def input_grad(i: int, j: int) -> None:
-            gi, xi, r = gxhat[i:j], xhat[i:j], rstd[i:j, None]
-            a = gi.sum(axis=1) / m                    # mean of the gradient, per row
-            b = np.einsum("ij,ij->i", gi, xi) / m     # its projection on xhat, per row
-            xi *= b[:, None]
-            gi -= xi
-            gi -= a[:, None]
-            gi *= r
-        _by_rows(input_grad, rows.shape[0], rows.size)
+        a = gxhat.sum(axis=1) / m                    # mean of the gradient, per row
+        b = np.einsum("ij,ij->i", gxhat, xhat) / m   # its projection on xhat, per row
+        xhat *= b[:, None]
+        gxhat -= xhat
+        gxhat -= a[:, None]
+        gxhat *= rstd[:, None]
         gx = wrap(gxhat.reshape(x.shape))
     return gx, gw, gb
 
@@ -815,22 +800,15 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
                                f"{list(shape)}")
     rows = _ln_rows(x, shape)
     m = rows.shape[1]
-    mean = np.empty(rows.shape[0], x.dtype)
-    rstd = np.empty(rows.shape[0], x.dtype)
-    out = np.empty(rows.shape, x.dtype)
-
-    def normalize(i: int, j: int) -> None:
-        mean[i:j] = rows[i:j].mean(axis=1) if m else 0
-        o = out[i:j]
-        np.subtract(rows[i:j], mean[i:j, None], out=o)
-        var = np.einsum("ij,ij->i", o, o) / x.dtype.type(max(m, 1))
-        rstd[i:j] = 1 / np.sqrt(var + x.dtype.type(eps))
-        o *= rstd[i:j, None]
-        if weight is not None:
-            o *= weight.data.reshape(-1)
-        if bias is not None:
-            o += bias.data.reshape(-1)
-    _by_rows(normalize, rows.shape[0], rows.size)
+    mean = rows.mean(axis=1) if m else np.zeros(rows.shape[0], x.dtype)
+    out = rows - mean[:, None]
+    var = np.einsum("ij,ij->i", out, out) / x.dtype.type(max(m, 1))
+    rstd = 1 / np.sqrt(var + x.dtype.type(eps))
+    out *= rstd[:, None]
+    if weight is not None:
+        out *= weight.data.reshape(-1)
+    if bias is not None:
+        out += bias.data.reshape(-1)
     return record(out.reshape(x.shape), NativeLayerNormBackward0, (input, weight, bias),
                   (input, weight, mean, rstd, shape, float(eps)))
 

@@ -15,7 +15,6 @@ from .conversion import CloneBackward0
 from .indexing import gather
 from .shape import narrow, select
 from .pointwise import maximum, minimum
-from . import parallel
 from .operands import whole
 from .recording import (OUTPUT, expand_to, formula, grad_state, multi_formula, needs_grad, record,
                         record_many)
@@ -295,26 +294,10 @@ def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
         a = bf16_as_f32(a)
     if a.dtype.kind != "f":
         raise RuntimeError(f"softmax: expected a floating point tensor, got {self.dtype}")
-    if type(a) is np.ndarray and d == a.ndim - 1 and a.flags.c_contiguous and \
-            parallel.threads_for(a.size) > 1 and a.shape[-1]:
-        # fast path: runs of rows on every thread (each row's arithmetic its own)
-        rows = a.reshape(-1, a.shape[-1])
-        e = np.empty(a.shape, a.dtype)
-        out = e.reshape(rows.shape)
-        parallel.spread(lambda i, j: _softmax_rows(rows[i:j], out[i:j]), rows.shape[0],
-                        builtins.min(parallel.threads_for(a.size), rows.shape[0]))
-        return record(e, SoftmaxBackward0, (self,), (OUTPUT, d))
     e = np.asanyarray(a - a.max(axis=d, keepdims=True, initial=-np.inf))  # (a meta array stays one)
     np.exp(e, out=e)  # in place: one fresh array for the whole op
     e /= e.sum(axis=d, keepdims=True)
     return record(e, SoftmaxBackward0, (self,), (OUTPUT, d))
-
-
-def _softmax_rows(rows: np.ndarray, out: np.ndarray) -> None:
-    """softmax's arithmetic on each row of a 2-d array, into out."""
-    np.subtract(rows, rows.max(axis=1, keepdims=True, initial=-np.inf), out=out)
-    np.exp(out, out=out)
-    out /= out.sum(axis=1, keepdims=True)
 
 
 @formula(arrays=True)
