@@ -10,7 +10,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import parallel
 from ..tensor import BF16, Tensor, F32, F64, get_default_dtype, result_type, to_array
 
 Number = (int, float, bool, np.number, np.bool_)
@@ -142,10 +141,6 @@ def elementwise(ufunc: np.ufunc, a: Any, b: Any) -> np.ndarray:
         for j in range(1, shape[-1]):
             ufunc(_column(a, j), _column(b, j), out=out[..., j])
         return out
-    if type(a) is np.ndarray and a.size >= parallel.PARALLEL_MIN:
-        out = parallel.ufunc(ufunc, a, b)   # fast path: large operands on every thread
-        if out is not None:
-            return out
     return ufunc(a, b)
 
 

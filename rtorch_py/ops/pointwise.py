@@ -575,11 +575,7 @@ def _where_positive(g: np.ndarray, result: np.ndarray) -> np.ndarray:
 def relu(self: Tensor) -> Tensor:
     if self.data.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
-    d = self.data
-    out = parallel.ufunc(np.maximum, d, 0, dtype=d.dtype)   # fast path: every thread
-    if out is None:
-        out = np.maximum(d, 0, dtype=d.dtype)
-    return record(out, ReluBackward0, (self,), (OUTPUT,))
+    return record(np.maximum(self.data, 0, dtype=self.data.dtype), ReluBackward0, (self,), (OUTPUT,))
 
 
 def _clip_scalars(d: np.ndarray, lo: Any, hi: Any, inplace: bool = False) -> np.ndarray:
