@@ -1,5 +1,5 @@
-"""The LSTM layer's compiled step (rtorch_py/ops/lstm_kernel.py, the FAST PATH of
-`nn_kernels`' time loops): the NumPy path's bits in float32 and float64, with
+"""The LSTM layer's compiled backward step (rtorch_py/ops/lstm_kernel.py, the FAST
+PATH of `nn_kernels`' backward time loop): the NumPy path's bits in float32 and float64, with
 and without gradients for the outputs, h_T and c_T, at 1 and 2 threads; the layer
 against PyTorch's LSTM, gradients included; and the case that keeps the NumPy
 path (an output gradient of another dtype)."""
@@ -31,7 +31,6 @@ def _backward(case, grads, monkeypatch, compiled: bool) -> tuple:
     xs, h0, c0, wi, wh, bias = case
     if not compiled:
         monkeypatch.setattr(lstm_kernel, "backward_step", lambda: None)
-        monkeypatch.setattr(lstm_kernel, "forward_gates", lambda: None)
     try:
         buf, tcs, hs = K._lstm_forward(xs, h0, c0, wi, wh, bias)
         hid = h0.shape[1]    # (the last step of buf holds c_T alone)

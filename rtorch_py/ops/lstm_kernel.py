@@ -1,16 +1,16 @@
-"""FAST PATH: the LSTM layer's per-step elementwise work (`nn_kernels`' time
-loops) in compiled passes (numba, `nogil`).
+"""FAST PATH: the LSTM layer's backward time loop (`nn_kernels`), a step's
+elementwise work in one compiled pass (numba, `nogil`).
 
-Between two small matrix products a step of the backward loop made five NumPy
-calls over (hidden x batch) arrays, and the loop's per-step factors (sigmoid'
-and tanh' times the other gate) a dozen passes per chunk of steps: 6 ms of the
-zoo LSTM's 100 steps (1 thread), on one core while the products use every
-thread; here it is one pass a step (2.4 ms). The forward's step keeps NumPy's
-two tanh calls (NumPy's vectorised tanh, whose bits numba's would not give) and
-does the gates' arithmetic between them in one pass instead of four calls.
-Each element gets the same operations in the same order and type as on the
-NumPy path (no fused multiply-adds: numba asks LLVM for none without
-fastmath), so the bits are the NumPy path's (`tests/test_lstm_kernel.py`).
+Between two small matrix products a step of the loop made five NumPy calls over
+(hidden x batch) arrays, and the loop's per-step factors (sigmoid' and tanh'
+times the other gate) a dozen passes per chunk of steps: 8 ms of the zoo LSTM's
+100 steps (1 thread), on one core while the products use every thread; here
+one pass a step, 2.4 ms. Each element gets the same operations in the same
+order and type as on the NumPy path (no fused multiply-adds: numba asks LLVM
+for none without fastmath), so the bits are the NumPy path's
+(`tests/test_lstm_kernel.py`). (The forward's step is left to NumPy: its two
+tanh calls are NumPy's vectorised tanh, and the arithmetic between them fused
+measured no faster.)
 
 numba is imported on the first call, not with the package, and its machine code
 is cached; without numba `backward_step()` returns None and the caller keeps its
@@ -49,21 +49,6 @@ def _backward_step(a, tc, dh, dc, g, dz, t, one):
             dc[j, k] = cell * f
 
 
-def _forward_gates(a, c, half):
-    """A forward step's gates to its cell, in place: a (5, H, N) holds tanh of
-    the gates' pre-activations (o, i, f halved: sigmoid(z) = (tanh(z / 2) + 1) / 2)
-    and the cell before the step; o, i and f become their sigmoids, and
-    c (H, N) = i g + f c_{t-1}. half: 0.5 in the arrays' dtype."""
-    hid, n = c.shape
-    for j in range(hid):
-        for k in range(n):
-            o = a[0, j, k] * half + half
-            i = a[1, j, k] * half + half
-            f = a[2, j, k] * half + half
-            a[0, j, k], a[1, j, k], a[2, j, k] = o, i, f
-            c[j, k] = i * a[3, j, k] + f * a[4, j, k]
-
-
 def _kernel():
     if not _jit:
         try:
@@ -71,16 +56,10 @@ def _kernel():
         except ImportError:
             _jit.append(None)
         else:
-            jit = numba.njit(cache=True, nogil=True)
-            _jit.append((jit(_forward_gates), jit(_backward_step)))
+            _jit.append(numba.njit(cache=True, nogil=True)(_backward_step))
     return _jit[0]
-
-
-def forward_gates():
-    """The compiled `_forward_gates`, or None without numba."""
-    return None if _kernel() is None else _kernel()[0]
 
 
 def backward_step():
     """The compiled `_backward_step`, or None without numba."""
-    return None if _kernel() is None else _kernel()[1]
+    return _kernel()

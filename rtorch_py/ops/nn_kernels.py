@@ -533,23 +533,18 @@ def _lstm_forward(xs: np.ndarray, h0: np.ndarray, c0: np.ndarray, wi: np.ndarray
     s3, s4 = 3 * hid, 4 * hid
     ig, fc = prod[:hid], prod[hid:]
     mm, tanh, mul, add = matmul, np.tanh, np.multiply, np.add  # (outputs positional:
-    gates = lstm_kernel.forward_gates()                           # the cheapest call)
-    point5 = dt.type(0.5)
-    for t in range(steps):
+    for t in range(steps):                                        # the cheapest call)
         a = buf[t]
         z = a[:s4]
         mm(wh_s, h, z)
         z += pre[t]
         tanh(z, z)
+        sig = a[:s3]
+        sig *= 0.5
+        sig += 0.5
+        mul(a[hid:s3], a[s3:], prod)                      # (i * g, f * c)
         ct = buf[t + 1, s4:]
-        if gates is not None:      # FAST PATH: the sigmoids and the cell in one pass
-            gates(a.reshape(5, hid, n), ct, point5)
-        else:
-            sig = a[:s3]
-            sig *= 0.5
-            sig += 0.5
-            mul(a[hid:s3], a[s3:], prod)                  # (i * g, f * c)
-            add(ig, fc, ct)
+        add(ig, fc, ct)
         tc = tcs[t]
         tanh(ct, tc)
         h = hs[t]
