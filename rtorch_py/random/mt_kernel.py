@@ -104,8 +104,9 @@ def bernoulli_into(bits: np.random.MT19937, out: np.ndarray, limit: int) -> bool
     kernel = _kernel()
     if kernel is None:
         return False
-    state = bits.state
-    key = np.ascontiguousarray(state["state"]["key"], dtype=np.uint32)
-    pos = kernel(key, int(state["state"]["pos"]), out, np.uint64(limit))
-    bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
+    with bits.lock:   # (the bit generator's own lock, as its draws take it)
+        state = bits.state
+        key = np.ascontiguousarray(state["state"]["key"], dtype=np.uint32)
+        pos = kernel(key, int(state["state"]["pos"]), out, np.uint64(limit))
+        bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
     return True
