@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ops: recording", ("rtorch_py.ops.recording",)),
     ("ops: operands, views, kernels", ("rtorch_py.ops.operands", "rtorch_py.ops.views",
                                        "rtorch_py.ops.nn_kernels", "rtorch_py.ops.sum_kernel",
-                                       "rtorch_py.ops.bn_kernel",
+                                       "rtorch_py.ops.bn_kernel", "rtorch_py.ops.lstm_kernel",
                                        "rtorch_py.ops.parallel", "rtorch_py.ops.onednn",
                                        "rtorch_py.ops.sleef",
                                        "rtorch_py.ops.samples")),

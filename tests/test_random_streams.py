@@ -24,7 +24,7 @@ import torch.nn.functional as F
 import rtorch_py.random as R
 from random_cases import (BFLOAT16, CASES, F16, F32, TORCH_DTYPE,
                           probabilities, to_numpy)
-from rtorch_py.random import distributions as D
+from rtorch_py.random import distributions as D, mt_kernel
 from rtorch_py.random import nn as RN
 from rtorch_py.random.kernel_arith import fma32, fma64, iteration_axes, log_avx2, sincos_avx2
 
@@ -296,7 +296,8 @@ def test_bad_states_and_seeds_are_refused() -> None:
 # ----------------------------------------------------------------------------
 # the dropout family, rrelu, nn.init.sparse_
 
-SHAPES = [(5,), (4, 3), (2, 3, 4, 5), (3, 50)]
+SHAPES = [(5,), (4, 3), (2, 3, 4, 5), (3, 50),
+          (130, 129)]   # (above mt_kernel.MIN_SIZE: the compiled draws)
 
 
 @pytest.mark.parametrize("p", [0.2, 0.5])
@@ -320,12 +321,39 @@ def test_dropout_family_draws_as_libtorch(dtype, shape, p) -> None:
     assert_same_state(gen)
 
 
-def test_dropout_of_a_transposed_input_draws_in_its_memory_order() -> None:
-    x = torch.randn(6, 9, generator=torch.Generator().manual_seed(1)).t()
+@pytest.mark.parametrize("skip", [0, 1, 623, 624])
+@pytest.mark.parametrize("n", [mt_kernel.MIN_SIZE, mt_kernel.MIN_SIZE + 311, 100_003])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_compiled_bernoulli_draws_as_the_numpy_path(dtype, n, skip, monkeypatch) -> None:
+    """mt_kernel's Bernoulli draws (its pairs of words crossing the engine's
+    624-word blocks at every offset) against bernoulli_'s NumPy path: the
+    same elements, then the same state and the same draws after it."""
+    if mt_kernel._kernel() is None:
+        pytest.skip("numba is not installed: there is no compiled path")
+    fast, plain = R.Generator(7), R.Generator(7)
+    for p in (0.9, 0.5, 1 - 2.0 ** -40, 0.0, 1.0):
+        for g in (fast, plain):
+            g.random(skip + (n & 1))
+        ours = D.bernoulli_(fast, np.empty(n, dtype), p)
+        monkeypatch.setattr(mt_kernel, "MIN_SIZE", 1 << 62)
+        theirs = D.bernoulli_(plain, np.empty(n, dtype), p)
+        monkeypatch.undo()
+        assert same_bits(ours, theirs)
+        assert np.array_equal(fast.get_state(), plain.get_state())
+        assert np.array_equal(fast.random(5), plain.random(5))
+
+
+@pytest.mark.parametrize("shape", [(6, 9), (130, 129)], ids=str)
+def test_dropout_of_a_transposed_input_draws_in_its_memory_order(shape) -> None:
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(1)).t()
     torch.manual_seed(2)
     gen = R.Generator(2)
     xn = x.numpy()
     assert same_bits(xn * RN.dropout_noise(gen, xn, 0.3), F.dropout(x, 0.3, True).numpy())
+    y = torch.randn(4, 5, 6, generator=torch.Generator().manual_seed(3)).permute(2, 0, 1)
+    yn = y.numpy()
+    assert same_bits(yn * RN.dropout_noise(gen, yn, 0.6), F.dropout(y, 0.6, True).numpy())
+    assert_same_state(gen)
 
 
 @pytest.mark.parametrize("rows,cols,sparsity", [(10, 4, 0.3), (7, 3, 0.5), (1, 5, 0.9)])

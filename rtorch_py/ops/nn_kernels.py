@@ -14,7 +14,7 @@ from itertools import product
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from . import onednn
+from . import lstm_kernel, onednn
 
 
 # --------------------------------------------------------------------------
@@ -572,34 +572,21 @@ def _lstm_factors(a: np.ndarray, tcs: np.ndarray, hid: int, fac: np.ndarray) -> 
     fac[:, 4] *= i
 
 
-def _lstm_backward_arrays(g_out, g_h, g_c, xs, h0, wi, wh, buf, tcs, hs,
-                          has_bias: bool, needs: tuple = (True,) * 6) -> tuple:
-    """Backpropagation through time on what `_lstm_forward` kept; gradients
-    for (x, h0, c0, w_ih, w_hh, b) in PyTorch's layout and gate order, None
-    for those `needs` says are not wanted (each a large matmul saved)."""
-    steps, n, hid = hs.shape
-    dt = buf.dtype
-    order = _gate_order(hid)
-    # Every per-step factor that does not depend on the incoming gradient, for
-    # a chunk of steps at once (a few large passes, but not all steps' factors
-    # held: they would be the step's largest array), so that the loop is one
-    # small matmul and four products per step (in the input's dtype, as
-    # PyTorch does). Slots: 0 dc/dh (through h = o tanh c), 1 the o gate's
-    # pre-activation / dh, 2-4 the i, f, g gates' / dc.
-    a = buf[:steps]
+def _lstm_bptt(a, tcs, g_out, live, w_t, dh, dc, dz) -> None:
+    """The backward's time loop on NumPy: the gates' gradients into dz, dh and dc
+    carried back to the first step (in place).
+
+    Every per-step factor that does not depend on the incoming gradient is made
+    for a chunk of steps at once (a few large passes, but not all steps' factors
+    held: they would be the step's largest array), so that the loop is one small
+    matmul and five products per step (in the input's dtype, as PyTorch does).
+    Slots: 0 dc/dh (through h = o tanh c), 1 the o gate's pre-activation / dh,
+    2-4 the i, f, g gates' / dc."""
+    steps, hid, n = tcs.shape
     f = a[:, 2 * hid:3 * hid]
     chunk = max(1, min(steps, 16))
-    fac = np.empty((chunk, 5, hid, n), dtype=dt)
-    w_t = np.ascontiguousarray(wh[order].T)
-    # steps whose output got a gradient (often only the last one is used)
-    live = None if g_out is None else g_out.any(axis=(1, 2))
-    # (row-major copies: they change in place)
-    dh = np.zeros((hid, n), dt) if g_h is None else np.array(g_h.T, dtype=dt, order="C")
-    dc = np.zeros((hid, n), dt) if g_c is None else np.array(g_c.T, dtype=dt, order="C")
-    # Slot 0: scratch; 1-4: the gates' gradients (o, i, f, g). Steps inside each
-    # row, so that all steps' gate gradients are one (4H, T * N) matrix without a
-    # copy; a step's (4H, N) block is then strided, which BLAS takes as it is
-    dz = np.empty((5, hid, steps, n), dt)
+    fac = np.empty((chunk, 5, hid, n), dtype=dh.dtype)
+    via_h = np.empty((hid, n), dtype=dh.dtype)
     mm, mul = matmul, np.multiply
     for first in range((steps - 1) // chunk * chunk, -1, -chunk):  # chunks, the last first
         last = min(steps, first + chunk)
@@ -609,13 +596,45 @@ def _lstm_backward_arrays(g_out, g_h, g_c, xs, h0, wi, wh, buf, tcs, hs,
                 dh += g_out[t].T
             d = dz[:, :, t]
             ft = fac[t - first]
-            mul(ft[:2], dh, d[:2])
-            dc += d[0]
-            mul(ft[2:], dc, d[2:])
+            mul(ft[0], dh, via_h)
+            mul(ft[1], dh, d[0])
+            dc += via_h
+            mul(ft[2:], dc, d[1:])
             dc *= f[t]
-            mm(w_t, d[1:].reshape(4 * hid, n), dh)
+            mm(w_t, d.reshape(4 * hid, n), dh)
+
+
+def _lstm_backward_arrays(g_out, g_h, g_c, xs, h0, wi, wh, buf, tcs, hs,
+                          has_bias: bool, needs: tuple = (True,) * 6) -> tuple:
+    """Backpropagation through time on what `_lstm_forward` kept; gradients
+    for (x, h0, c0, w_ih, w_hh, b) in PyTorch's layout and gate order, None
+    for those `needs` says are not wanted (each a large matmul saved)."""
+    steps, n, hid = hs.shape
+    dt = buf.dtype
+    order = _gate_order(hid)
+    a = buf[:steps]
+    w_t = np.ascontiguousarray(wh[order].T)
+    # steps whose output got a gradient (often only the last one is used)
+    live = None if g_out is None else g_out.any(axis=(1, 2))
+    # (row-major copies: they change in place)
+    dh = np.zeros((hid, n), dt) if g_h is None else np.array(g_h.T, dtype=dt, order="C")
+    dc = np.zeros((hid, n), dt) if g_c is None else np.array(g_c.T, dtype=dt, order="C")
+    # The gates' gradients (o, i, f, g), steps inside each row, so that all steps'
+    # gate gradients are one (4H, T * N) matrix without a copy; a step's (4H, N)
+    # block is then strided, which BLAS takes as it is
+    dz = np.empty((4, hid, steps, n), dt)
+    step = lstm_kernel.backward_step()
+    if step is not None and (g_out is None or g_out.dtype == dt):
+        # FAST PATH: a step's elementwise work in one compiled pass (lstm_kernel.py)
+        none, one = np.empty((0, 0), dt), dt.type(1)
+        for t in range(steps - 1, -1, -1):
+            step(a[t].reshape(5, hid, n), tcs[t], dh, dc,
+                 g_out[t] if live is not None and live[t] else none, dz, t, one)
+            matmul(w_t, dz[:, :, t].reshape(4 * hid, n), dh)
+    else:
+        _lstm_bptt(a, tcs, g_out, live, w_t, dh, dc, dz)
     # the gate gradients of all steps as one (4H, T * N) matrix, internal order
-    rows = dz[1:].reshape(4 * hid, steps * n)
+    rows = dz.reshape(4 * hid, steps * n)
     back = np.argsort(order)                  # internal order -> PyTorch's
     g_x = matmul(rows.T, wi[order]).reshape(xs.shape) if needs[0] else None
     g_wih = matmul(rows, xs.reshape(steps * n, -1))[back] if needs[3] else None

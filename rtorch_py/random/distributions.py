@@ -20,6 +20,7 @@ from typing import Callable
 
 import numpy as np
 
+from . import mt_kernel
 from .generator import Generator
 from .kernel_arith import (f32, fma32, fma64, iteration_view, lgamma, libm, libm_float, log_avx2,
                            sincos_avx2)
@@ -502,8 +503,11 @@ def bernoulli_(gen: Generator, out: np.ndarray, p) -> np.ndarray:
     uniform < p, walking out and p together."""
     if not isinstance(p, np.ndarray):
         _check_unit(p)
-        if out.flags.c_contiguous and out.dtype in (np.float32, np.float64):
-            return _bernoulli_blocks(gen, out, p)
+        if out.size and out.dtype in (np.float32, np.float64):
+            (view,) = iteration_view(out)
+            if view.flags.c_contiguous:   # (dense: a transposed input's noise too)
+                _bernoulli_blocks(gen, view, p)
+                return out
         return _fill(out, lambda n: _cast(_unit_double(gen, n) < p, out.dtype))
     if out.size == 0:
         return out
@@ -524,6 +528,9 @@ def _bernoulli_blocks(gen: Generator, out: np.ndarray, p: float) -> np.ndarray:
     when the integer k is below ceil(p 2^53) (p 2^53 is exact)."""
     flat = out.reshape(-1)
     limit = np.uint64(math.ceil(p * 2.0 ** 53))
+    if flat.size >= mt_kernel.MIN_SIZE and gen.draw_into(
+            lambda bits: mt_kernel.bernoulli_into(bits, flat, int(limit))):
+        return out   # FAST PATH: the same draws, compiled (mt_kernel.py)
     low53 = np.uint64((1 << 21) - 1)      # the high word's bits kept in k
     k = np.empty(min(flat.size, _BLOCK), np.uint64)
     for start in range(0, flat.size, _BLOCK):

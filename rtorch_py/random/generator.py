@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import struct
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -128,6 +128,14 @@ class Generator:
         if n % 2:
             words[-1] = self.random(1)[0]
         return words
+
+    def draw_into(self, fill: Callable[[np.random.MT19937], bool]) -> bool:
+        """fill(bit generator) draws from the engine itself (a compiled kernel):
+        True if it did."""
+        if fill(self._bits):
+            self._next_word = None
+            return True
+        return False
 
     def random64(self, n: int) -> np.ndarray:
         """n draws of `random64()`: two 32-bit outputs, the first the high half."""
