@@ -141,7 +141,10 @@ def size_arg(size: tuple) -> tuple:
     if len(size) == 1 and isinstance(size[0], (list, tuple, np.ndarray)):
         size = tuple(np.asarray(size[0]).reshape(-1).tolist())
     out = []
-    for s in size:
+    for i, s in enumerate(size):
+        if not isinstance(s, (int, float, np.integer, np.floating, np.bool_)):
+            what = f"the string '{s}'" if isinstance(s, str) else f"a {type(s).__name__}"
+            raise TypeError(f"size must be whole numbers, got {what} at position {i + 1}")
         s = int(s)
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "

@@ -1583,6 +1583,16 @@ def test_e80_an_r_value_an_argument_cannot_take(state):
         table["FUNCTIONS"]["torch_stack"]("a")
     with fails(TypeError, r"torch_stack\(\): `tensors\[\[2\]\]` must be a tensor"):
         table["FUNCTIONS"]["torch_stack"]([x, "a"])
+    with fails(TypeError, r"expected an integer n, got a character string"):
+        table["FUNCTIONS"]["torch_randperm"]("a")
+    with fails(ValueError, r"expected an integer n, got 2.5"):
+        table["FUNCTIONS"]["torch_randperm"](2.5)
+    state.check()
+
+
+def test_e80_a_size_that_is_not_a_number(state):
+    with fails(TypeError, r"size must be whole numbers, got the string 'a' at position 2"):
+        rt.torch_zeros(2, "a")
     state.check()
 
 

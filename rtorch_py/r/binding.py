@@ -188,6 +188,13 @@ COUNTED: dict[str, Callable[[Any, int | None], Any]] = {
 _NEEDS_NDIM = frozenset({"dim", "new_dim"})
 
 
+def _counted_step(how: str, name: str) -> Callable[[Any, int | None], Any]:
+    """COUNTED's step for argument `name` (a whole number's error names it)."""
+    if how == "integer":
+        return lambda v, n: v if v is None else one_based.integer(v, name)
+    return COUNTED[how]
+
+
 def _ndim(first: Any) -> int | None:
     if isinstance(first, Tensor):
         return first.ndim
@@ -221,14 +228,14 @@ def _plan(params: list, facts: RFacts) -> tuple[dict, dict]:
                 count(_tensor(v, a, facts.name), n)
             as_is[p.name] = _NOTHING
         elif counted is not None:
-            steps[p.name], as_is[p.name] = COUNTED[counted], _NOTHING
+            steps[p.name], as_is[p.name] = _counted_step(counted, p.name), _NOTHING
         elif k is not None:
             steps[p.name] = lambda v, n, cast=CASTS[k], a=p.name: cast(v, a, facts.name)
             as_is[p.name] = _AS_IS[k]
         elif facts.vectors:
             steps[p.name], as_is[p.name] = lambda v, n: python_value(v), _AS_IS_VECTORS
     for name, how in facts.counted.items():  # (one a `**kw` takes: by name)
-        steps.setdefault(name, COUNTED[how])
+        steps.setdefault(name, _counted_step(how, name))
         as_is.setdefault(name, _NOTHING)
     return steps, as_is
 

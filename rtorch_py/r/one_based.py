@@ -45,6 +45,9 @@ def integer(v: Any, what: str = "value") -> int:
         v = v.reshape(()).item()
     if isinstance(v, Tensor):
         v = v.item()
+    if not isinstance(v, (int, float, np.integer, np.floating)):
+        kind = "a character string" if isinstance(v, str) else f"a {type(v).__name__}"
+        raise TypeError(f"expected an integer {what}, got {kind}")
     iv = int(v)
     if iv != v:
         raise ValueError(f"expected an integer {what}, got {v}")

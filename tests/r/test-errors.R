@@ -828,6 +828,14 @@ test_that("E80: an R value an argument can't take", {
                fixed = TRUE)
   expect_error(torch_stack(list(x, "a")), "`tensors[[2]]` must be a tensor", fixed = TRUE)
   expect_equal(as_array(torch_maximum(x, 0)), pmax(as_array(x), 0))  # (a number: a tensor)
+  # a whole number: a fraction or a string is refused, naming the argument
+  expect_error(torch_randperm(2.5), "expected an integer n, got 2.5", fixed = TRUE)
+  expect_error(torch_randperm("a"), "expected an integer n, got a character string",
+               fixed = TRUE)
+  expect_error(torch_multinomial(torch_ones(3), 1.5), "expected an integer num_samples",
+               fixed = TRUE)
+  expect_error(torch_zeros("a"), "size must be whole numbers, got the string 'a' at position 1",
+               fixed = TRUE)
   expect_intact(s)
 })
 
