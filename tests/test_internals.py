@@ -190,3 +190,28 @@ def test_contrib_sort_vertices_of_two_identical_boxes():
     ring = idx[0, 0, :5].tolist()
     assert ring[4] == ring[0] and sorted(square[i].tolist() for i in np.array(ring[:4]) % 4) \
         == sorted(square.tolist()) and (idx[0, 0, 5:] == 8).all()
+
+
+# compiled.numba_kernel: compiled on first use, helpers it calls first; None without numba
+
+def _doubled(x):
+    return _twice(x) + 0.0
+
+
+def _twice(x):
+    return 2.0 * x
+
+
+def test_numba_kernel_compiles_on_first_use_with_the_helpers_it_calls(monkeypatch):
+    import sys
+    from rtorch_py.compiled import numba_kernel
+    pytest.importorskip("numba")
+    plain_twice = _twice
+    monkeypatch.setitem(globals(), "_twice", plain_twice)   # (restored after the test)
+    kernel = numba_kernel(_doubled, calls=("_twice",))
+    assert globals()["_twice"] is plain_twice               # nothing compiled yet
+    compiled = kernel()
+    assert compiled(3.0) == 6.0 and kernel() is compiled    # compiled once
+    assert globals()["_twice"] is not plain_twice           # the helper rebound, compiled
+    monkeypatch.setitem(sys.modules, "numba", None)         # (import numba fails)
+    assert numba_kernel(_twice)() is None

@@ -22,7 +22,7 @@ PACKAGE = ROOT / "rtorch_py"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ground", ("rtorch_py.engine", "rtorch_py.printing", "rtorch_py.containers", "rtorch_py.modes",
                 "rtorch_py.meta", "rtorch_py.runtime", "rtorch_py.random",
-                "rtorch_py.formals")),
+                "rtorch_py.formals", "rtorch_py.compiled")),
     ("the tensor", ("rtorch_py.tensor", "rtorch_py.tensor_methods")),  # (its methods' stub)
     ("constructors", ("rtorch_py.constructors",)),
     ("ops: registry", ("rtorch_py.ops.registry",)),

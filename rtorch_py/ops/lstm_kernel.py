@@ -18,7 +18,7 @@ NumPy path.
 """
 from __future__ import annotations
 
-_jit: list = []   # [the compiled step, or None without numba], once tried
+from ..compiled import numba_kernel
 
 
 def _backward_step(a, tc, dh, dc, g, dz, t, one):
@@ -49,17 +49,5 @@ def _backward_step(a, tc, dh, dc, g, dz, t, one):
             dc[j, k] = cell * f
 
 
-def _kernel():
-    if not _jit:
-        try:
-            import numba
-        except ImportError:
-            _jit.append(None)
-        else:
-            _jit.append(numba.njit(cache=True, nogil=True)(_backward_step))
-    return _jit[0]
-
-
-def backward_step():
-    """The compiled `_backward_step`, or None without numba."""
-    return _kernel()
+# the compiled `_backward_step`, or None without numba
+backward_step = numba_kernel(_backward_step)

@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..compiled import numba_kernel
+
 _LANES = {4: 8, 8: 4}  # Vectorized<float>, Vectorized<double>
 _JIT_MIN = 1 << 17  # values from which `_cascade` takes the compiled loops (when numba is
 # there): where NumPy's passes cost a few tenths of a ms, so that a script pays numba's
 # one-time load (~0.7 s, idle machine) only when its sums are large
-_jit: list = []   # [the compiled `_cascade_loops`, or None without numba], once tried
 
 
 def _seq(a: np.ndarray) -> np.ndarray:
@@ -136,16 +137,8 @@ def _unsorted(total: np.ndarray, a: np.ndarray) -> np.ndarray:
     return sums.transpose(np.argsort(cols)) if cols != sorted(cols) else sums
 
 
-def _compiled() -> object:
-    """The compiled `_cascade_loops`, or None when numba is not installed."""
-    if not _jit:
-        try:
-            import numba
-        except ImportError:
-            _jit.append(None)
-        else:
-            _jit.append(numba.njit(cache=True, nogil=True)(_cascade_loops))
-    return _jit[0]
+# the compiled `_cascade_loops`, or None when numba is not installed
+_compiled = numba_kernel(_cascade_loops)
 
 
 def _row_sum(a: np.ndarray) -> np.ndarray:

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..compiled import numba_kernel
 from ..ops import parallel
-
-_jit: list = []  # [the compiled kernel, or None without numba], once tried
 
 
 def _adam_run(p, g, m, v, c1, c2, b2, bc2_sqrt, eps, step_size):
@@ -39,17 +38,9 @@ def _adam_run(p, g, m, v, c1, c2, b2, bc2_sqrt, eps, step_size):
         p[i] = p[i] - (mi / t) * step_size
 
 
-def _kernel():
-    if not _jit:
-        try:
-            import numba
-        except ImportError:
-            _jit.append(None)
-        else:
-            # (NumPy's error model: a division by zero gives inf or NaN, as NumPy's
-            # does, and lets LLVM vectorise the loop, which Python's, raising, does not)
-            _jit.append(numba.njit(cache=True, nogil=True, error_model="numpy")(_adam_run))
-    return _jit[0]
+# (NumPy's error model: a division by zero gives inf or NaN, as NumPy's does, and
+# lets LLVM vectorise the loop, which Python's, raising, does not)
+_kernel = numba_kernel(_adam_run, error_model="numpy")
 
 
 def adam_step(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, beta1: float,

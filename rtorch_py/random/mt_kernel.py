@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..compiled import numba_kernel
+
 _N, _M = 624, 397
-_jit: list = []   # [the compiled kernel, or None without numba], once tried
 
 # Fewer elements keep the NumPy path: the state's round trip costs ~70 us (1 thread:
 # 8K elements 89 us against NumPy's 61, 16K 101 against 114, 64K 188 against 814)
@@ -85,17 +86,8 @@ def _bernoulli_run(key, pos, out, limit):
     return pos
 
 
-def _kernel():
-    if not _jit:
-        try:
-            import numba
-        except ImportError:
-            _jit.append(None)
-        else:
-            global _twist   # (the kernel calls it by its global name: compiled first)
-            _twist = numba.njit(cache=True, nogil=True)(_twist)
-            _jit.append(numba.njit(cache=True, nogil=True)(_bernoulli_run))
-    return _jit[0]
+# the compiled `_bernoulli_run` (and `_twist`, which it calls), or None without numba
+_kernel = numba_kernel(_bernoulli_run, calls=("_twist",))
 
 
 def bernoulli_into(bits: np.random.MT19937, out: np.ndarray, limit: int) -> bool:
