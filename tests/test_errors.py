@@ -984,6 +984,10 @@ def test_e43_class_indices_that_do_not_fit(state):
         rt.torch_multi_margin_loss(x, rt.torch_tensor([0.0, 1.0, 1.0]))
     with fails(ValueError, r"inconsistent target size", r"expected 3", r"\[2\]"):
         rt.torch_multi_margin_loss(x, rt.torch_tensor(np.array([0, 1])))
+    with fails(IndexError, r"Target 2 is out of bounds", r"from 0 to 1 here"):
+        rt.nnf_cross_entropy(x, rt.torch_tensor(np.array([0, 2, 1])))
+    with fails(IndexError, r"Target -1 is out of bounds"):
+        rt.nnf_nll_loss(x, rt.torch_tensor(np.array([-1, 0, 1])))
     state.check()
 
 
