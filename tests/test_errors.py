@@ -1671,3 +1671,16 @@ def test_e84_optimizer_setting_out_of_range(state):
     opt.step()
     state.check()
 
+
+# E85 gradient clipping given what it can't use
+
+def test_e85_clip_grad_arguments(state):
+    w = state.w
+    with fails(TypeError, r"nn_utils_clip_grad_norm_: parameters must be tensors", r"got 3 among"):
+        rt.nn_utils_clip_grad_norm_([w, 3], 1.0)
+    with fails(TypeError, r"nn_utils_clip_grad_norm_: max_norm must be a number, got 'a'"):
+        rt.nn_utils_clip_grad_norm_([w], "a")
+    with fails(TypeError, r"nn_utils_clip_grad_value_: clip_value must be a number, got None"):
+        rt.nn_utils_clip_grad_value_([w], None)
+    state.check()
+

@@ -895,3 +895,12 @@ test_that("E84: an optimizer's setting out of range", {
   expect_intact(s)
 })
 
+test_that("E85: gradient clipping given what it can't use", {
+  s <- err_state()
+  expect_error(nn_utils_clip_grad_norm_(list(s$w, 3), 1),
+               "nn_utils_clip_grad_norm_: parameters must be tensors", fixed = TRUE)
+  expect_error(nn_utils_clip_grad_norm_(list(s$w), "a"), "max_norm must be a number, got 'a'")
+  expect_error(nn_utils_clip_grad_value_(list(s$w), "x"), "clip_value must be a number")
+  expect_intact(s)
+})
+

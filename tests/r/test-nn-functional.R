@@ -85,6 +85,10 @@ test_that("init and clip_grad", {
   expect_equal_to_r(p$grad, c(0.6, 0.8, 0, 0), tolerance = 1e-5)
   nn_utils_clip_grad_value_(list(p), 0.7)
   expect_equal_to_r(p$grad, c(0.6, 0.7, 0, 0), tolerance = 1e-5)
+  q <- torch_ones(2)  # a bare tensor without a gradient: left alone, a norm of 0
+  expect_equal(nn_utils_clip_grad_norm_(q, 1)$item(), 0)
+  nn_utils_clip_grad_value_(q, 1)
+  expect_undefined_tensor(q$grad)
 })
 
 test_that("bad input gives clear errors", {
