@@ -988,6 +988,8 @@ def test_e43_class_indices_that_do_not_fit(state):
         rt.nnf_cross_entropy(x, rt.torch_tensor(np.array([0, 2, 1])))
     with fails(IndexError, r"Target -1 is out of bounds"):
         rt.nnf_nll_loss(x, rt.torch_tensor(np.array([-1, 0, 1])))
+    with fails(IndexError, r"embedding: index out of range", r"\[0, 2\]"):
+        rt.nnf_embedding(rt.torch_tensor(np.array([0, 3])), rt.torch_randn(3, 2))
     state.check()
 
 

@@ -757,7 +757,9 @@ def nnf_embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     idx = input.data
     n = weight.shape[0]
     if idx.size and (idx.min() < 0 or idx.max() >= n):
-        raise IndexError(f"embedding: index out of range: indices must be in [0, {n - 1}]")
+        err = IndexError(f"embedding: index out of range: indices must be in [0, {n - 1}]")
+        err.one_based = f"embedding: index out of range: indices must be in [1, {n}]"  # (R's)
+        raise err
     if max_norm is not None:
         _renorm_rows(weight, idx, max_norm, norm_type)
     return _nn_ops.embedding(input, weight, padding_idx)

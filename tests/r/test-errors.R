@@ -499,6 +499,8 @@ test_that("E43-E45: class indices, stft arguments, kernels without a derivative"
   expect_error(nnf_cross_entropy(x, torch_tensor(c(1L, 3L, 2L))),
                "Target 3 is out of bounds: class indices go from 1 to 2 here")
   expect_error(nn_nll_loss()(x, torch_tensor(c(0L, 1L, 2L))), "Target 0 is out of bounds")
+  expect_error(nn_embedding(3, 2)(torch_tensor(c(1L, 4L))), "indices must be in [1, 3]",
+               fixed = TRUE)
   expect_error(torch_stft(torch_ones(100), 16), "return_complex parameter be given")
   y <- torch_randn(2, 2, requires_grad = TRUE)
   expect_error(torch__cdist_backward(y, y, y, 1, y)$sum()$backward(),
