@@ -91,6 +91,18 @@ test_that("init and clip_grad", {
   expect_undefined_tensor(q$grad)
 })
 
+test_that("a call's warnings are signalled with its error, not by the next call", {
+  seen <- character()
+  withCallingHandlers(
+    expect_error(nnf_mse_loss(torch_ones(12), torch_ones(3, 4)), "can't be broadcast"),
+    warning = function(w) {
+      seen <<- c(seen, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    })
+  expect_match(seen, "target size \\(\\[3, 4\\]\\) that is different to the input size")
+  expect_silent(torch_ones(1))
+})
+
 test_that("bad input gives clear errors", {
   expect_error(nnf_softmax(torch_randn(2), dim = 0), "Indexing starts at 1")
   expect_error(nn_dropout(p = 2), "between 0 and 1")
