@@ -1686,3 +1686,18 @@ def test_e85_clip_grad_arguments(state):
         rt.nn_utils_clip_grad_value_([w], None)
     state.check()
 
+
+# E86 a recurrent layer given an input or state that doesn't fit
+
+def test_e86_recurrent_layer_input(state):
+    lstm = rt.nn_lstm(3, 4)
+    with fails(ValueError, r"nn_lstm: input.size\(-1\) must be equal to input_size",
+               r"Expected 3, got 4"):
+        lstm(rt.torch_randn(5, 2, 4))
+    with fails(ValueError, r"nn_gru: expected an input of 2 dims", r"\[5, 2, 2, 3\]"):
+        rt.nn_gru(3, 4)(rt.torch_randn(5, 2, 2, 3))
+    with fails(ValueError, r"nn_lstm: hx must be two tensors", r"got 1"):
+        lstm(rt.torch_randn(5, 2, 3), [rt.torch_zeros(1, 2, 4)])
+    assert lstm(rt.torch_randn(5, 2, 3))[0].shape == (5, 2, 4)  # (the layer still works)
+    state.check()
+

@@ -906,3 +906,15 @@ test_that("E85: gradient clipping given what it can't use", {
   expect_intact(s)
 })
 
+test_that("E86: a recurrent layer given an input or state that doesn't fit", {
+  s <- err_state()
+  lstm <- nn_lstm(3, 4)
+  expect_error(lstm(torch_randn(5, 2, 4)),
+               "input.size(-1) must be equal to input_size. Expected 3, got 4", fixed = TRUE)
+  expect_error(nn_gru(3, 4)(torch_randn(5, 2, 2, 3)), "expected an input of 2 dims")
+  expect_error(lstm(torch_randn(5, 2, 3), list(torch_zeros(1, 2, 4))),
+               "hx must be two tensors, (h_0, c_0), got 1", fixed = TRUE)
+  expect_equal(lstm(torch_randn(5, 2, 3))[[1]]$shape, c(5, 2, 4))
+  expect_intact(s)
+})
+
