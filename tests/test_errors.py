@@ -826,6 +826,9 @@ def test_e31_inplace_result_dtype(state):
     np.testing.assert_array_equal(x.data, [1, 2])
     x.add_(rt.torch_tensor([1, 1]))                 # same dtype: fine
     np.testing.assert_array_equal(x.data, [2, 3])
+    with fails(RuntimeError, r"^dropout: result type Float can't be cast to the desired output "
+                             r"type Long$"):
+        rt.nnf_dropout(x, 0.5)
     state.check()
 
 

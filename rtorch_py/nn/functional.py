@@ -284,6 +284,9 @@ def _dropout(input: Tensor, p: float, training: bool, feature: bool = False,
         return input
     if p == 1.0:
         return input * 0.0
+    if input.data.dtype.kind not in "fc":  # (libtorch scales in the input's dtype: refused)
+        raise RuntimeError(f"dropout: result type Float can't be cast to the desired output "
+                           f"type {input.dtype.r_name}")
     if isinstance(input.data, MetaArray):   # (no values, nothing to draw)
         return input * 1.0
     if alpha:

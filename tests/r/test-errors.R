@@ -389,6 +389,7 @@ test_that("E31-E33: other misuse", {
   xl <- torch_tensor(c(1L, 2L))
   expect_error(xl$add_(torch_tensor(c(0.5, 0.5))), "result type Float can't be cast to the desired output type Long")
   expect_equal(as_array(xl), c(1, 2))
+  expect_error(nn_dropout(0.5)(1:3), "dropout: result type Float can't be cast to the desired output type Long")
   expect_error(s$w$grad <- torch_ones(5), "assigned grad has data of a different size")
   expect_error(s$w$grad <- 3, "assigned grad expected to be a Tensor")
   expect_error(torch_ones(3)$retain_grad(), "can't retain_grad on Tensor that has requires_grad=False")
