@@ -826,6 +826,9 @@ def test_e31_inplace_result_dtype(state):
     np.testing.assert_array_equal(x.data, [1, 2])
     x.add_(rt.torch_tensor([1, 1]))                 # same dtype: fine
     np.testing.assert_array_equal(x.data, [2, 3])
+    with fails(RuntimeError, r"^dropout: result type Float can't be cast to the desired output "
+                             r"type Long$"):
+        rt.nnf_dropout(x, 0.5)
     state.check()
 
 
@@ -984,6 +987,12 @@ def test_e43_class_indices_that_do_not_fit(state):
         rt.torch_multi_margin_loss(x, rt.torch_tensor([0.0, 1.0, 1.0]))
     with fails(ValueError, r"inconsistent target size", r"expected 3", r"\[2\]"):
         rt.torch_multi_margin_loss(x, rt.torch_tensor(np.array([0, 1])))
+    with fails(IndexError, r"Target 2 is out of bounds", r"from 0 to 1 here"):
+        rt.nnf_cross_entropy(x, rt.torch_tensor(np.array([0, 2, 1])))
+    with fails(IndexError, r"Target -1 is out of bounds"):
+        rt.nnf_nll_loss(x, rt.torch_tensor(np.array([-1, 0, 1])))
+    with fails(IndexError, r"embedding: index out of range", r"\[0, 2\]"):
+        rt.nnf_embedding(rt.torch_tensor(np.array([0, 3])), rt.torch_randn(3, 2))
     state.check()
 
 
@@ -1665,5 +1674,33 @@ def test_e84_optimizer_setting_out_of_range(state):
     opt = rt.optim_adam([a], lr=0.1)  # (a good setting still makes an optimizer)
     a.grad = rt.torch_ones(2)
     opt.step()
+    state.check()
+
+
+# E85 gradient clipping given what it can't use
+
+def test_e85_clip_grad_arguments(state):
+    w = state.w
+    with fails(TypeError, r"nn_utils_clip_grad_norm_: parameters must be tensors", r"got 3 among"):
+        rt.nn_utils_clip_grad_norm_([w, 3], 1.0)
+    with fails(TypeError, r"nn_utils_clip_grad_norm_: max_norm must be a number, got 'a'"):
+        rt.nn_utils_clip_grad_norm_([w], "a")
+    with fails(TypeError, r"nn_utils_clip_grad_value_: clip_value must be a number, got None"):
+        rt.nn_utils_clip_grad_value_([w], None)
+    state.check()
+
+
+# E86 a recurrent layer given an input or state that doesn't fit
+
+def test_e86_recurrent_layer_input(state):
+    lstm = rt.nn_lstm(3, 4)
+    with fails(ValueError, r"nn_lstm: input.size\(-1\) must be equal to input_size",
+               r"Expected 3, got 4"):
+        lstm(rt.torch_randn(5, 2, 4))
+    with fails(ValueError, r"nn_gru: expected an input of 2 dims", r"\[5, 2, 2, 3\]"):
+        rt.nn_gru(3, 4)(rt.torch_randn(5, 2, 2, 3))
+    with fails(ValueError, r"nn_lstm: hx must be two tensors", r"got 1"):
+        lstm(rt.torch_randn(5, 2, 3), [rt.torch_zeros(1, 2, 4)])
+    assert lstm(rt.torch_randn(5, 2, 3))[0].shape == (5, 2, 4)  # (the layer still works)
     state.check()
 

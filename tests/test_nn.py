@@ -350,6 +350,14 @@ def test_clip_grad_matches_torch():
     close(p.grad, t.grad)
 
 
+def test_clip_grad_of_a_tensor_without_gradient_matches_torch():
+    # (a bare tensor, not in a list, whose grad is None: left alone, a norm of 0)
+    p, t = ours(arr(3)), theirs(arr(3))
+    close(nn.nn_utils_clip_grad_norm_(p, 1.0), torch.nn.utils.clip_grad_norm_(t, 1.0))
+    nn.nn_utils_clip_grad_value_(p, 1.0)
+    assert p.grad is None
+
+
 def test_gradcheck_of_primitives():
     x = rt.torch_tensor(arr(1, 2, 5, 4), requires_grad=True)
     assert rt.autograd_gradcheck(lambda x: nn.nnf_max_pool2d(x, 2), [x])

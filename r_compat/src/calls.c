@@ -10,9 +10,33 @@
  */
 static char errbuf[8192];
 
+/* Python warnings raised during a call, as R strings (GIL held); the list is
+ * emptied. They are signalled once back in R's context (signal_warnings), so
+ * that R's handlers (withCallingHandlers, expect_warning) see them. */
+static SEXP take_warnings(void) {
+    Py_ssize_t n = py_warnings ? PyList_GET_SIZE(py_warnings) : 0; /* (none before init) */
+    if (!n) return R_NilValue;
+    SEXP out = PROTECT(Rf_allocVector(STRSXP, n));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *s = PyUnicode_AsUTF8(PyList_GET_ITEM(py_warnings, i));
+        SET_STRING_ELT(out, i, Rf_mkCharCE(s ? s : "(a warning)", CE_UTF8));
+    }
+    PyErr_Clear();
+    PyList_SetSlice(py_warnings, 0, n, NULL);
+    UNPROTECT(1);
+    return out;
+}
+
+static void signal_warnings(SEXP warns) { /* GIL released: a warning may be an error */
+    for (R_xlen_t i = 0; i < Rf_xlength(warns); i++)
+        Rf_warningcall(R_NilValue, "%s", CHAR(STRING_ELT(warns, i)));
+}
+
 void raise_python_error(PyGILState_STATE g) {
     PyObject *t, *v, *tb;
     PyErr_Fetch(&t, &v, &tb);
+    /* the call's warnings come before its error (else the next call would signal them) */
+    SEXP warns = PROTECT(take_warnings());
     PyErr_NormalizeException(&t, &v, &tb);
     SEXP cond = R_NilValue;
     if (v && rerror_cls && PyObject_IsInstance(v, rerror_cls) == 1) {
@@ -38,6 +62,7 @@ void raise_python_error(PyGILState_STATE g) {
     Py_XDECREF(v);
     Py_XDECREF(tb);
     PyGILState_Release(g);
+    signal_warnings(warns);
     if (cond != R_NilValue) {
         SEXP call = PROTECT(Rf_lang2(Rf_install("stop"), cond));
         Rf_eval(call, R_BaseEnv);
@@ -54,28 +79,6 @@ void raise_python_error(PyGILState_STATE g) {
 /* ------------------------------------------------------------------------
  * .External(C_call, fn, ...): fn(...) with R's argument names as keywords.
  */
-
-/* Python warnings raised during a call, as R strings (GIL held); the list is
- * emptied. They are signalled once back in R's context (signal_warnings), so
- * that R's handlers (withCallingHandlers, expect_warning) see them. */
-static SEXP take_warnings(void) {
-    Py_ssize_t n = PyList_GET_SIZE(py_warnings);
-    if (!n) return R_NilValue;
-    SEXP out = PROTECT(Rf_allocVector(STRSXP, n));
-    for (Py_ssize_t i = 0; i < n; i++) {
-        const char *s = PyUnicode_AsUTF8(PyList_GET_ITEM(py_warnings, i));
-        SET_STRING_ELT(out, i, Rf_mkCharCE(s ? s : "(a warning)", CE_UTF8));
-    }
-    PyErr_Clear();
-    PyList_SetSlice(py_warnings, 0, n, NULL);
-    UNPROTECT(1);
-    return out;
-}
-
-static void signal_warnings(SEXP warns) { /* GIL released: a warning may be an error */
-    for (R_xlen_t i = 0; i < Rf_xlength(warns); i++)
-        Rf_warningcall(R_NilValue, "%s", CHAR(STRING_ELT(warns, i)));
-}
 
 /* fn(stack...) in Python, the first npos positional, the others keywords named
  * by kwnames; the references in stack (n of them, one free slot before it) and

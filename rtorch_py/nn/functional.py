@@ -284,6 +284,9 @@ def _dropout(input: Tensor, p: float, training: bool, feature: bool = False,
         return input
     if p == 1.0:
         return input * 0.0
+    if input.data.dtype.kind not in "fc":  # (libtorch scales in the input's dtype: refused)
+        raise RuntimeError(f"dropout: result type Float can't be cast to the desired output "
+                           f"type {input.dtype.r_name}")
     if isinstance(input.data, MetaArray):   # (no values, nothing to draw)
         return input * 1.0
     if alpha:
@@ -757,7 +760,9 @@ def nnf_embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     idx = input.data
     n = weight.shape[0]
     if idx.size and (idx.min() < 0 or idx.max() >= n):
-        raise IndexError(f"embedding: index out of range: indices must be in [0, {n - 1}]")
+        err = IndexError(f"embedding: index out of range: indices must be in [0, {n - 1}]")
+        err.one_based = f"embedding: index out of range: indices must be in [1, {n}]"  # (R's)
+        raise err
     if max_norm is not None:
         _renorm_rows(weight, idx, max_norm, norm_type)
     return _nn_ops.embedding(input, weight, padding_idx)

@@ -65,8 +65,17 @@ class RNNBase(Module):
             if hx is not None and packed.sorted_indices is not None:
                 hx = _permute_hidden(hx, packed.sorted_indices)
         else:
+            if input.ndim not in (2, 3):
+                raise ValueError(f"{self._name()}: expected an input of 2 dims (unbatched) or 3 "
+                                 f"(batched), got shape {list(input.shape)}")
             batched, batch_first, lengths = input.ndim == 3, self.batch_first, None
             x = input if batched else input.unsqueeze(1 if not self.batch_first else 0)
+        if x.shape[-1] != self.input_size:  # (PyTorch's words)
+            raise ValueError(f"{self._name()}: input.size(-1) must be equal to input_size. "
+                             f"Expected {self.input_size}, got {x.shape[-1]}")
+        if lstm and hx is not None and (not isinstance(hx, (list, tuple)) or len(hx) != 2):
+            raise ValueError(f"{self._name()}: hx must be two tensors, (h_0, c_0), got "
+                             f"{len(hx) if isinstance(hx, (list, tuple)) else type(hx).__name__}")
         if hx is not None:
             h0 = list(hx[:2]) if lstm else hx
             if not batched:
@@ -93,6 +102,9 @@ class RNNBase(Module):
             out = out.squeeze(0 if self.batch_first else 1)
             hidden = [h.squeeze(1) for h in hidden]
         return [out, hidden] if lstm else [out, hidden[0]]
+
+    def _name(self) -> str:
+        return "nn_" + self.mode.lower()
 
     def _layer_parameters(self, layer: int, direction: int) -> list:
         suffix = f"_l{layer}" + ("_reverse" if direction else "")

@@ -14,12 +14,28 @@ from ..ops.distance import _weight_norm, norm_except_dim
 from .module import Module, nn_parameter, write_
 
 
-def _params(parameters: Any) -> list[Tensor]:
+def _params(parameters: Any, fn: str) -> list[Tensor]:
+    """The tensors of `parameters` (a tensor, a list of them or a module's named
+    parameters) that hold a gradient: the others are left alone."""
     if isinstance(parameters, Tensor):
-        return [parameters]
-    if hasattr(parameters, "values") and callable(parameters.values):
+        parameters = [parameters]
+    elif hasattr(parameters, "values") and callable(parameters.values):
         parameters = parameters.values()
-    return [p for p in parameters if p.grad is not None]
+    elif isinstance(parameters, str) or not hasattr(parameters, "__iter__"):
+        parameters = [parameters]
+    params = list(parameters)
+    for p in params:
+        if not isinstance(p, Tensor):
+            raise TypeError(f"{fn}: parameters must be tensors (a tensor, a list of tensors or "
+                            f"a module's parameters), got {p!r:.40} among them")
+    return [p for p in params if p.grad is not None]
+
+
+def _number(value: Any, name: str, fn: str) -> float:
+    try:
+        return float(value)  # (a one-element tensor, or PyTorch's norm_type 'inf', too)
+    except (TypeError, ValueError):
+        raise TypeError(f"{fn}: {name} must be a number, got {value!r:.40}") from None
 
 
 @r_formals("parameters, max_norm, norm_type = 2")  # (R torch's: no error_if_nonfinite)
@@ -27,10 +43,11 @@ def nn_utils_clip_grad_norm_(parameters: Any, max_norm: float, norm_type: float 
                              error_if_nonfinite: bool = False) -> Tensor:
     """Scale the gradients in place so that their joint norm is at most
     `max_norm`; returns the norm before clipping."""
-    params = _params(parameters)
+    fn = "nn_utils_clip_grad_norm_"
+    params = _params(parameters, fn)
+    max_norm, norm_type = _number(max_norm, "max_norm", fn), _number(norm_type, "norm_type", fn)
     if not params:
         return wrap(np.asarray(0.0, dtype=np.float32))
-    norm_type = float(norm_type)
     grads = [p.grad.data for p in params]
     if math.isinf(norm_type):
         total = max(float(np.abs(g).max()) for g in grads)
@@ -40,7 +57,7 @@ def nn_utils_clip_grad_norm_(parameters: Any, max_norm: float, norm_type: float 
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from "
                            "`parameters` is non-finite, so it cannot be clipped.")
-    coef = float(max_norm) / (total + 1e-6)
+    coef = max_norm / (total + 1e-6)
     if coef < 1:
         for p in params:
             bump_version(write_(p.grad, p.grad.data * coef))  # (in place, as PyTorch's mul_)
@@ -49,9 +66,10 @@ def nn_utils_clip_grad_norm_(parameters: Any, max_norm: float, norm_type: float 
 
 def nn_utils_clip_grad_value_(parameters: Any, clip_value: float) -> None:
     """Clamp every gradient in place to [-clip_value, clip_value]."""
-    for p in _params(parameters):
-        bump_version(write_(p.grad, np.clip(p.grad.data, -float(clip_value),
-                                            float(clip_value))))
+    fn = "nn_utils_clip_grad_value_"
+    params, clip_value = _params(parameters, fn), _number(clip_value, "clip_value", fn)
+    for p in params:
+        bump_version(write_(p.grad, np.clip(p.grad.data, -clip_value, clip_value)))
 
 
 

@@ -1161,8 +1161,13 @@ def nll_loss(logp: Tensor, target: Tensor, weight: Tensor | None, ignore_index: 
         valid = tgt != ignore_index
         bad = valid & ((tgt < 0) | (tgt >= n_class))
         if np.any(bad):
-            raise IndexError(f"Target {int(tgt[bad][0])} is out of bounds: class indices go "
-                             f"from 0 to {n_class - 1} here")
+            got = int(tgt[bad][0])
+            err = IndexError(f"Target {got} is out of bounds: class indices go from 0 to "
+                             f"{n_class - 1} here")
+            # R's labels all count from 1 (a 0 from R arrives as -1): R's message adds 1 to each
+            err.one_based = (f"Target {got + 1} is out of bounds: class indices go from 1 to "
+                             f"{n_class} here")
+            raise err
         safe = np.where(valid, tgt, 0).astype(np.int64)
         w = np.ones(tgt.shape, dtype=dt) if weight is None else weight.data[safe].astype(dt)
         w = np.where(valid, w, 0).astype(dt)

@@ -389,6 +389,7 @@ test_that("E31-E33: other misuse", {
   xl <- torch_tensor(c(1L, 2L))
   expect_error(xl$add_(torch_tensor(c(0.5, 0.5))), "result type Float can't be cast to the desired output type Long")
   expect_equal(as_array(xl), c(1, 2))
+  expect_error(nn_dropout(0.5)(1:3), "dropout: result type Float can't be cast to the desired output type Long")
   expect_error(s$w$grad <- torch_ones(5), "assigned grad has data of a different size")
   expect_error(s$w$grad <- 3, "assigned grad expected to be a Tensor")
   expect_error(torch_ones(3)$retain_grad(), "can't retain_grad on Tensor that has requires_grad=False")
@@ -496,6 +497,11 @@ test_that("E43-E45: class indices, stft arguments, kernels without a derivative"
   expect_error(nnf_multi_margin_loss(x, torch_tensor(1:3)), "got class 3 for an input of 2")
   expect_error(torch_one_hot(torch_tensor(c(1L, 4L)), 3), "num_classes \\(3 classes\\), got class 4")
   expect_error(torch_one_hot(torch_tensor(0L)), "Indexing starts at 1")
+  expect_error(nnf_cross_entropy(x, torch_tensor(c(1L, 3L, 2L))),
+               "Target 3 is out of bounds: class indices go from 1 to 2 here")
+  expect_error(nn_nll_loss()(x, torch_tensor(c(0L, 1L, 2L))), "Target 0 is out of bounds")
+  expect_error(nn_embedding(3, 2)(torch_tensor(c(1L, 4L))), "indices must be in [1, 3]",
+               fixed = TRUE)
   expect_error(torch_stft(torch_ones(100), 16), "return_complex parameter be given")
   y <- torch_randn(2, 2, requires_grad = TRUE)
   expect_error(torch__cdist_backward(y, y, y, 1, y)$sum()$backward(),
@@ -889,6 +895,27 @@ test_that("E84: an optimizer's setting out of range", {
   expect_error(optim_adam(a, lr = "a"), "optim_adam(): `lr` must be a number", fixed = TRUE,
                class = "type_error")
   expect_error(optim_adam(a, lr = NA), "`lr` must be a number", fixed = TRUE)
+  expect_intact(s)
+})
+
+test_that("E85: gradient clipping given what it can't use", {
+  s <- err_state()
+  expect_error(nn_utils_clip_grad_norm_(list(s$w, 3), 1),
+               "nn_utils_clip_grad_norm_: parameters must be tensors", fixed = TRUE)
+  expect_error(nn_utils_clip_grad_norm_(list(s$w), "a"), "max_norm must be a number, got 'a'")
+  expect_error(nn_utils_clip_grad_value_(list(s$w), "x"), "clip_value must be a number")
+  expect_intact(s)
+})
+
+test_that("E86: a recurrent layer given an input or state that doesn't fit", {
+  s <- err_state()
+  lstm <- nn_lstm(3, 4)
+  expect_error(lstm(torch_randn(5, 2, 4)),
+               "input.size(-1) must be equal to input_size. Expected 3, got 4", fixed = TRUE)
+  expect_error(nn_gru(3, 4)(torch_randn(5, 2, 2, 3)), "expected an input of 2 dims")
+  expect_error(lstm(torch_randn(5, 2, 3), list(torch_zeros(1, 2, 4))),
+               "hx must be two tensors, (h_0, c_0), got 1", fixed = TRUE)
+  expect_equal(lstm(torch_randn(5, 2, 3))[[1]]$shape, c(5, 2, 4))
   expect_intact(s)
 })
 

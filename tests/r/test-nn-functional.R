@@ -85,6 +85,22 @@ test_that("init and clip_grad", {
   expect_equal_to_r(p$grad, c(0.6, 0.8, 0, 0), tolerance = 1e-5)
   nn_utils_clip_grad_value_(list(p), 0.7)
   expect_equal_to_r(p$grad, c(0.6, 0.7, 0, 0), tolerance = 1e-5)
+  q <- torch_ones(2)  # a bare tensor without a gradient: left alone, a norm of 0
+  expect_equal(nn_utils_clip_grad_norm_(q, 1)$item(), 0)
+  nn_utils_clip_grad_value_(q, 1)
+  expect_undefined_tensor(q$grad)
+})
+
+test_that("a call's warnings are signalled with its error, not by the next call", {
+  seen <- character()
+  withCallingHandlers(
+    expect_error(nnf_mse_loss(torch_ones(12), torch_ones(3, 4)), "can't be broadcast"),
+    warning = function(w) {
+      seen <<- c(seen, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    })
+  expect_match(seen, "target size \\(\\[3, 4\\]\\) that is different to the input size")
+  expect_silent(torch_ones(1))
 })
 
 test_that("bad input gives clear errors", {
