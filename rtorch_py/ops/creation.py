@@ -48,8 +48,7 @@ def _float_parts(a: Tensor, b: Tensor, name: str, what: str) -> tuple:
                            f"{a.dtype!r} and {b.dtype!r}")
     if da.dtype != db.dtype:
         raise RuntimeError(f"{name}: expected {what} to have the same dtype, got {a.dtype!r} "
-                           f"and {b.dtype!r}; convert one first, e.g. x$to(dtype = "
-                           "torch_float())")
+                           f"and {b.dtype!r}; convert one to the other's dtype first")
     return da, db
 
 

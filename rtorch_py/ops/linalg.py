@@ -156,8 +156,8 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
 
 def _dtype_mismatch(a: Tensor, b: Tensor) -> None:
     raise RuntimeError(f"expected both matrices to have the same dtype, but got "
-                       f"{a.dtype.r_name} and {b.dtype.r_name}; convert one first, e.g. "
-                       "x.to(dtype=y.dtype)")
+                       f"{a.dtype.r_name} and {b.dtype.r_name}; convert one to the other's "
+                       "dtype first")
 
 
 @op(samples=S.dot, names="unnamed", forward="multilinear")

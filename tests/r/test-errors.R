@@ -400,6 +400,9 @@ test_that("E31-E33: other misuse", {
   expect_error(torch_ones(3, dtype = torch_long())$mean(), "could not infer output dtype")
   expect_error(torch_ones(3, dtype = torch_long())$softmax(1), "expected a floating point tensor")
   expect_error(torch_ones(2, 2)$mm(torch_ones(2, 2, dtype = torch_long())), "same dtype")
+  # (its advice in words, not in Python's syntax: an R integer matrix into a linear layer)
+  expect_error(nn_linear(3, 2)(matrix(1:6, 2)),
+               "but got Long and Float; convert one to the other's dtype first", fixed = TRUE)
   expect_error(torch_zeros(-1), "negative dimension -1")
   expect_error(torch_ones(3)$masked_fill(torch_ones(3), 0), "the mask must be a bool tensor")
   expect_error(torch_where(torch_ones(3), torch_ones(3), torch_ones(3)), "condition to be a boolean tensor")
