@@ -182,12 +182,13 @@ def build() -> dict[str, dict]:
 
 
 def invisible() -> dict[str, set]:
-    """What R returns invisibly."""
+    """What R returns invisibly, and the functions it keeps unexported."""
     ops = {s.name for s in REGISTRY.values() if r_fact(s, "invisible")}
     return {"INVISIBLE_METHODS": ops | tensor_api.INVISIBLE_METHODS,
             "INVISIBLE_FUNCTIONS": {s.function_name for s in REGISTRY.values()
                                     if r_fact(s, "invisible") and s.function} |
-            tensor_api.INVISIBLE_FUNCTIONS}
+            tensor_api.INVISIBLE_FUNCTIONS,
+            "INTERNAL_FUNCTIONS": extensions.internal()}
 
 
 def names(table: Sequence[str]) -> list:
