@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import builtins
 import re
-from typing import Any, Sequence
+from typing import Any, Sequence, TypeVar
 
 import numpy as np
 
@@ -35,7 +35,10 @@ ZERO_MESSAGE = "Indexing starts at 1 but found a 0."
 ONE_BASED_DIM_MESSAGE = "Dimension is 1-based, but found 0."  # (R torch's R code's words)
 
 
-def in_r_counting(err: Exception) -> Exception:
+_E = TypeVar("_E", bound=Exception)
+
+
+def in_r_counting(err: _E) -> _E:
     """`err`, marked as saying its dims and positions as R counts them already (the
     R boundary shows its `one_based` message, and shifts nothing)."""
     err.one_based = str(err)  # type: ignore[attr-defined]
