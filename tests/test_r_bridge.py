@@ -345,7 +345,8 @@ def test_one_based_positions_labels_and_names() -> None:
     with pytest.raises(ValueError, match="ignore_index = 0"):
         one_based.ignore_label(0)
     # dims R torch's R code counts (movedim): a 0 is a value error of its own words
-    assert one_based.wrapper_dims(2) == 1 and one_based.wrapper_dims(np.array([1.0, -1.0])) == (0, -1)
+    assert one_based.wrapper_dims(2) == 1
+    assert one_based.wrapper_dims(np.array([1.0, -1.0])) == (0, -1)
     with pytest.raises(ValueError, match="Dimension is 1-based, but found 0."):
         one_based.wrapper_dims(0)
     assert one_based.sizes([2, np.array([3.0, 4.0])]) == (2, 3, 4)
