@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..formals import r_counted, r_formals
+from ..formals import counted, r_counted, r_formals
 from ..nn import functional as F
 from ..tensor import Tensor
 from . import binding, one_based
@@ -44,8 +44,9 @@ def torch_size(self: Tensor, dim: int) -> int:
 
 
 def _bound(fn: Callable, **facts: Any) -> Callable:
-    return binding.r_callable(fn, binding.RFacts(
-        fn.__name__, counted=getattr(fn, "__r_counted__", {}), vectors=True, **facts))
+    """`fn` as R calls it: what it declares R counts from 1, R's vectors as Python's."""
+    return binding.r_callable(fn, binding.RFacts(fn.__name__, counted=counted(fn), vectors=True,
+                                                 **facts))
 
 
 R_FUNCTIONS: dict[str, Callable] = {
