@@ -119,6 +119,7 @@ ALLOWED = {
     # the values of a `reduction` / `reduce` argument ("sum", "mean" are modes, not ops)
     ("rtorch_py.jit.aten", "_REDUCTIONS"),
     ("rtorch_py.nn.functional", "_REDUCTIONS"),
+    ("rtorch_py.r.internal_api", "_REDUCTIONS"),
     ("rtorch_py.ops.indexing", "_REDUCE_START"),
     ("rtorch_py.ops.indexing", "_REDUCE_AT"),
     # name-inference rules by the rule's name (`names="cat"` on the declaration)

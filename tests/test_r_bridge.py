@@ -333,11 +333,22 @@ def test_one_based_positions_labels_and_names() -> None:
     for dt in (np.int32, np.uint8):  # (shifted as int64: no wrap-around below 1)
         shifted = one_based.labels(rt.torch_tensor(np.array([1, 3], dtype=dt))).data
         assert shifted.dtype == np.int64 and shifted.tolist() == [0, 2]
-    assert one_based.ignore_label(-100) == -101
+    # R torch's index tensors: from 1, a 0 an error, negatives as given (-1 ends a row
+    # of multilabel_margin_loss's targets; -100 is no class, as its ignore_index)
+    rows = rt.torch_tensor(np.array([[2, 1, -1], [1, -100, 3]], dtype=np.int32))
+    shifted = one_based.index_tensor(rows).data
+    assert shifted.dtype == np.int64 and shifted.tolist() == [[1, 0, -1], [0, -100, 2]]
+    with pytest.raises(IndexError, match="Indexing starts at 1 but found a 0."):
+        one_based.index_tensor(rt.torch_tensor(np.array([1, 0])))
+    assert one_based.index_tensor(7) == 6
+    assert one_based.ignore_label(-100) == -100 and one_based.ignore_label(3) == 2
     with pytest.raises(ValueError, match="ignore_index = 0"):
         one_based.ignore_label(0)
-    rows = rt.torch_tensor(np.array([[2, 1, -1], [0, -1, 3]]))
-    assert one_based.end_marked_labels(rows).data.tolist() == [[1, 0, -1], [-2, -1, 2]]
+    # dims R torch's R code counts (movedim): a 0 is a value error of its own words
+    assert one_based.wrapper_dims(2) == 1
+    assert one_based.wrapper_dims(np.array([1.0, -1.0])) == (0, -1)
+    with pytest.raises(ValueError, match="Dimension is 1-based, but found 0."):
+        one_based.wrapper_dims(0)
     assert one_based.sizes([2, np.array([3.0, 4.0])]) == (2, 3, 4)
     with pytest.raises(TypeError, match="got a logical"):
         one_based.integer(True)

@@ -416,8 +416,8 @@ def _r_message(expr: str) -> str:
     ("x$size(3)", "Dimension out of range (expected to be in range of [-2, 2], but got 3)"),
     ("x$sum(dim = 0)", "Indexing starts at 1 but found a 0."),
     ("torch_cat(list(x, torch_randn(4, 5)))",
-     "sizes of tensors must match except in dimension 1: tensor 1 has shape [2, 3] "
-     "but tensor 2 has shape [4, 5]"),
+     "Sizes of tensors must match except in dimension 1. Expected size 3 but got size 5 for "
+     "tensor number 2 in the list."),
     ("x$select(1, 9)", "select(): index 9 out of range for tensor of size [2, 3] at dimension 1"),
     ("x[torch_tensor(c(TRUE, FALSE, TRUE)), ]", "The shape of the mask [3] at dimension 1"),
     ("x[5, ]", "index 5 is out of bounds for dimension 1 with size 2"),

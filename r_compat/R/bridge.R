@@ -81,7 +81,7 @@
   .make_builtin(ns)  # (R/optim-builtin.R)
   .make_constraints(ns)  # (R/distributions-constraints.R)
   .register_compare_proxy()  # (R/compare.R)
-  .keep_internal(ns)
+  .keep_internal(ns, c(.internal_names, .names_of("INTERNAL_FUNCTIONS")))
 }
 
 # No engine yet (install_torch() not run): the namespace has every name it has
@@ -160,18 +160,20 @@
 }
 
 # R torch's internal helpers, which its own code and tests call from inside the
-# namespace: moved to the namespace's imports environment (still found from
-# inside, as R torch's unexported names are) before R reads the exports from
-# the namespace by NAMESPACE's exportPattern.
+# namespace (these, and the functions of Python's INTERNAL_FUNCTIONS table: R
+# torch's unexported generated functions): moved to the namespace's imports
+# environment (still found from inside, as R torch's unexported names are) before
+# R reads the exports from the namespace by NAMESPACE's exportPattern.
 .internal_names <- c(
   "Constraint", "is_dependent", "is_permutation", "cpp_tensor_is_undefined", "is_meta_device",
+  "torch_dimname", "torch_dimname_list", "is_torch_dimname", "is_torch_dimname_list",
   paste0("constraint_", c("dependent", "boolean", "nonnegative_integer", "positive_integer",
                           "real", "real_vector", "positive", "greater_than", "greater_than_eq",
                           "less_than", "unit_interval", "interval", "half_open_interval",
                           "positive_definite", "lower_cholesky", "simplex")))
 
-.keep_internal <- function(ns) {
-  for (nm in intersect(.internal_names, ls(ns, all.names = TRUE))) {  # (no engine: none)
+.keep_internal <- function(ns, names = .internal_names) {
+  for (nm in intersect(names, ls(ns, all.names = TRUE))) {  # (no engine: none)
     assign(nm, get(nm, envir = ns, inherits = FALSE), envir = parent.env(ns))
     rm(list = nm, envir = ns)
   }

@@ -13,6 +13,7 @@ DataLoader <- R6::R6Class(
                           pin_memory = FALSE, drop_last = FALSE, timeout = -1,
                           worker_init_fn = NULL, worker_globals = NULL,
                           worker_packages = NULL) {
+      if (num_workers > 0) .warn_tensor_fields(dataset)
       if (num_workers > 0 && (inherits(dataset, "iterable_dataset") || !.workers_available())) {
         # no worker processes then: the same batches, loaded in this process
         warning(sprintf(paste0("num_workers = %s is ignored: batches are loaded in this process ",
@@ -214,3 +215,32 @@ as_iterator.iterable_dataset <- function(x) {
 }
 
 as_iterator.utils_sampler <- function(x) x$.iter()
+
+# R torch warns, for a parallel dataloader, about each field of the dataset (public,
+# not active, or private) that is a tensor or a list holding one: its workers can't
+# receive tensors. Ours can (the dataset travels through Python), but the script
+# would not run on R torch: the same warning, one per field, in words of our own.
+.warn_tensor_fields <- function(dataset) {
+  if (!is.environment(dataset)) return(invisible())
+  warn <- function(x, nm) {
+    if (is_torch_tensor(x)) {
+      warning(sprintf(paste0("Datasets used with a parallel dataloader (num_workers > 0) ",
+                             "should hold no tensors in their fields: R torch can't pass them ",
+                             "to its worker processes (rtorch-py copies them to each worker). ",
+                             "Field '%s' holds one."), nm), call. = FALSE)
+    } else if (is.list(x) && !is.object(x)) {
+      labels <- if (is.null(names(x))) seq_along(x) else
+        ifelse(names(x) == "", seq_along(x), names(x))
+      for (i in seq_along(x)) warn(x[[i]], paste0(nm, "$", labels[[i]]))
+    }
+  }
+  fields <- function(env) {
+    nms <- ls(env, all.names = TRUE, sorted = FALSE)
+    nms <- nms[!vapply(nms, bindingIsActive, TRUE, env = env)]
+    for (nm in nms) warn(get(nm, envir = env, inherits = FALSE), nm)
+  }
+  fields(dataset)
+  private <- dataset$.__enclos_env__$private
+  if (is.environment(private)) fields(private)
+  invisible()
+}

@@ -591,7 +591,7 @@ def nnf_multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tenso
     return _reduce(loss.mean(dim=-1), reduction)
 
 
-@r_counted(target="end_marked_labels")
+@r_counted(target="label")
 @autocast_policy("fp32")
 def nnf_multilabel_margin_loss(input: Tensor, target: Tensor,
                                reduction: str = "mean") -> Tensor:
@@ -643,7 +643,7 @@ def nnf_area_under_min_fpr_fnr(input: Tensor, target: Tensor) -> Tensor:
     return (wrap(low) * (uniq[1:] - uniq[:-1])).sum()
 
 
-@r_counted(dim="dim")
+@r_counted(dim="wrapper_dim")
 def nnf_contrib_sparsemax(input: Tensor, dim: int = -1) -> Tensor:
     return _nn_ops.sparsemax(input, dim)
 
@@ -760,9 +760,7 @@ def nnf_embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     idx = input.data
     n = weight.shape[0]
     if idx.size and (idx.min() < 0 or idx.max() >= n):
-        err = IndexError(f"embedding: index out of range: indices must be in [0, {n - 1}]")
-        err.one_based = f"embedding: index out of range: indices must be in [1, {n}]"  # (R's)
-        raise err
+        raise IndexError("index out of range in self")  # (libtorch's words)
     if max_norm is not None:
         _renorm_rows(weight, idx, max_norm, norm_type)
     return _nn_ops.embedding(input, weight, padding_idx)

@@ -548,7 +548,7 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
                            f"{len(da)} and {len(db)}")
     for i, j in zip(da, db):
         if a.shape[i] != b.shape[j]:
-            raise RuntimeError(f"tensordot: contracted dimensions need to match, but first has "
+            raise RuntimeError(f"contracted dimensions need to match, but first has "
                                f"size {a.shape[i]} in dim {i} and second has size {b.shape[j]} "
                                f"in dim {j}")
     fa = [d for d in range(a.ndim) if d not in da]

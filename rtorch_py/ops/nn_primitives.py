@@ -16,7 +16,7 @@ from ..random import nn as random_nn
 from ..engine import bump_version, edge, hand_on, is_grad_enabled, no_grad, run_backward, \
     waiting
 from ..runtime import torch_get_num_threads
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, wrap, wrap_dim
 from . import bn_kernel
 from . import nn_kernels as K
 from .operands import float_data, whole, positional_error
@@ -1162,12 +1162,7 @@ def nll_loss(logp: Tensor, target: Tensor, weight: Tensor | None, ignore_index: 
         bad = valid & ((tgt < 0) | (tgt >= n_class))
         if np.any(bad):
             got = int(tgt[bad][0])
-            err = IndexError(f"Target {got} is out of bounds: class indices go from 0 to "
-                             f"{n_class - 1} here")
-            # R's labels all count from 1 (a 0 from R arrives as -1): R's message adds 1 to each
-            err.one_based = (f"Target {got + 1} is out of bounds: class indices go from 1 to "
-                             f"{n_class} here")
-            raise err
+            raise IndexError(f"Target {got} is out of bounds.")  # (libtorch's words)
         safe = np.where(valid, tgt, 0).astype(np.int64)
         w = np.ones(tgt.shape, dtype=dt) if weight is None else weight.data[safe].astype(dt)
         w = np.where(valid, w, 0).astype(dt)
@@ -1225,6 +1220,7 @@ def SparsemaxBackward(n, g, dim, out):
 
 def sparsemax(x: Tensor, dim: int = -1) -> Tensor:
     """Euclidean projection onto the simplex along `dim` (Martins & Astudillo)."""
+    dim = wrap_dim(whole(dim, "dim"), x.ndim)
     z = np.moveaxis(x.data, dim, -1)
     srt = -np.sort(-z, axis=-1)
     k = np.arange(1, z.shape[-1] + 1, dtype=z.dtype)

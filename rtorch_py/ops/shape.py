@@ -280,14 +280,15 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
                                "concatenated; unsqueeze() it or use torch_stack()")
     d = wrap_dim(dim, parts[0].ndim)
-    for i, t in enumerate(parts):
-        if t.ndim != parts[0].ndim or any(
-                a != b for k, (a, b) in enumerate(zip(t.shape, parts[0].shape)) if k != d):
-            raise positional_error(
-                RuntimeError, "cat: sizes of tensors must match except in dimension {dim}: "
-                f"tensor {{first}} has shape {shape_str(parts[0].shape)} but tensor {{i}} has "
-                f"shape {shape_str(t.shape)}", dim=d, first=_position(tensors, parts[0]),
-                i=_position(tensors, t))
+    for t in parts:  # (libtorch's messages, which R torch counts from 1 for R)
+        if t.ndim != parts[0].ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got "
+                               f"{parts[0].ndim} and {t.ndim}")
+        for k, (want, got) in enumerate(zip(parts[0].shape, t.shape)):
+            if k != d and want != got:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {want} but got size {got} for tensor "
+                                   f"number {_position(tensors, t)} in the list.")
     out = np.concatenate([t.data for t in parts], axis=d)
     out = as_result_dtype(out, *parts[:2]) if out.dtype == F64 and not any(
         t.data.dtype == F64 for t in parts) else out
@@ -571,7 +572,8 @@ def repeat_interleave(self: Tensor, repeats: Any, dim: int | None = None,
 # ==========================================================================
 # Moving dims, reshaping like another tensor, broadcasting
 
-@op(dims=("source", "destination"), samples=S.movedim, forward="linear", complex_half=True)
+@op(dims=("source", "destination"), samples=S.movedim, forward="linear", complex_half=True,
+    r_wrapper_dims=("source", "destination"))
 def movedim(self: Tensor, source: Any, destination: Any) -> Tensor:
     src = [wrap_dim(whole(s, "source"), self.ndim) for s in np.asarray(source).reshape(-1).tolist()]
     dst = [wrap_dim(whole(s, "destination"), self.ndim)

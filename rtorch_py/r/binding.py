@@ -32,14 +32,16 @@ from ..function import NamedList
 from ..ops.registry import argument_kind
 from ..tensor import Tensor, wrap
 from . import one_based
-from .convert import UNDEFINED, _r_tensor
+from .convert import UNDEFINED, RError, _r_tensor
 
 # The R-only facts an op's declaration may give (`@op(r_math=("exp",))`: OpSpec.r),
 # with their defaults: R operators (with fixed arguments), Math and Summary group
 # generics, an invisible result, the result's names, conventions (tables.py), dims R
-# torch gives as they are (0-based: its C++ type is no index, `moveaxis`).
+# torch gives as they are (0-based: its C++ type is no index, `moveaxis`), dims its R
+# code counts (`movedim`: one_based.wrapper_dims).
 R_FACTS: dict[str, Any] = {"r_operators": {}, "r_math": (), "r_summary": (), "invisible": False,
-                           "r_result_names": (), "r_conventions": (), "r_dims_as_given": ()}
+                           "r_result_names": (), "r_conventions": (), "r_dims_as_given": (),
+                           "r_wrapper_dims": ()}
 
 
 def r_fact(spec: Any, name: str) -> Any:
@@ -177,9 +179,9 @@ COUNTED: dict[str, Callable[[Any, int | None], Any]] = {
     "new_dim": lambda v, n: one_based.dims(v, None if n is None else n + 1),
     "dim_lists": _dim_lists,
     "position": lambda v, n: _position(v),
-    "label": lambda v, n: one_based.labels(v),
+    "label": lambda v, n: one_based.index_tensor(v),
     "ignore_label": lambda v, n: _ignore_label(v),
-    "end_marked_labels": lambda v, n: one_based.end_marked_labels(v),
+    "wrapper_dim": lambda v, n: one_based.wrapper_dims(v),
     "zero_based": lambda v, n: python_value(v),  # (as R torch gives it: whole doubles as ints)
     # (no counting, but R's whole numbers all the same: a count, a shape)
     "integer": lambda v, n: v if v is None else one_based.integer(v),
@@ -204,12 +206,21 @@ def _ndim(first: Any) -> int | None:
 
 
 def _run(fn: Callable, args: Any, kw: dict) -> Any:
-    """fn's call; an error naming dims or positions says them as R counts them."""
+    """fn's call; an error naming dims or positions says them as R counts them: its
+    own R message (`one_based`), or libtorch's counted as R torch counts it."""
     try:
         return fn(*args, **kw)
+    except RError:
+        raise  # (R's own error, from R code the call ran: R's counting already)
     except Exception as e:
-        if hasattr(e, "one_based"):
-            raise type(e)(e.one_based) from None
+        r_msg = getattr(e, "one_based", None)
+        if r_msg is None:
+            r_msg = one_based.message_to_r(str(e))
+        if r_msg != str(e):
+            err = type(e)(r_msg)
+            if hasattr(e, "__notes__"):
+                err.__notes__ = e.__notes__
+            raise err from None
         raise
 
 

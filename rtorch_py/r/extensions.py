@@ -2,7 +2,8 @@
 
 Each module in MODULES exports `R_FUNCTIONS: dict[str, Callable]`, the
 Python callables R gets under those names (one `.External` each; names that
-start with "." stay internal to the R package, for its own R code). The R
+start with "." stay internal to the R package, for its own R code, and so do
+those a module lists in `R_INTERNAL`: R torch's unexported functions). The R
 tables are built from these and from the op registry: nothing else lists them.
 """
 from __future__ import annotations
@@ -12,10 +13,11 @@ import os
 from types import ModuleType
 from typing import Callable
 
-from . import data_api, distr_api, functional_api, jit_api, modules, nn_api, optim_api
+from . import (data_api, distr_api, functional_api, internal_api, jit_api, modules, nn_api,
+               optim_api)
 
 MODULES: list[ModuleType] = [optim_api, nn_api, modules, data_api, distr_api, jit_api,
-                             functional_api]
+                             functional_api, internal_api]
 
 
 def functions() -> dict[str, Callable]:
@@ -32,3 +34,8 @@ def functions() -> dict[str, Callable]:
                                f"{sorted(clash)}")
         out.update(table)
     return out
+
+
+def internal() -> set[str]:
+    """The functions R keeps unexported (as R torch does its own), by name."""
+    return {n for module in MODULES for n in getattr(module, "R_INTERNAL", ())}

@@ -137,8 +137,9 @@ def _parse_spec(x: Tensor, spec: Any, drop: bool) -> tuple[tuple, list, Any]:
 
 
 def _out_of_bounds(k: int, dim: int, size: int) -> IndexError:
-    return IndexError(f"index {one_based.position_to_r(k)} is out of bounds for dimension "
-                      f"{one_based.dim_to_r(dim)} with size {size}")
+    return one_based.in_r_counting(IndexError(
+        f"index {one_based.position_to_r(k)} is out of bounds for dimension "
+        f"{one_based.dim_to_r(dim)} with size {size}"))
 
 
 _ALL = slice(None)

@@ -4,15 +4,19 @@ Every R-facing module (`tables`, `tensor_api`, `indexing`, `nn_api`,
 `data_api`) translates through these functions, one per concept:
 
 - dims: `dim`, `dims` (R's 1-based dims, negative from the end, 0 an error
-  naming the 1-based rule) and `dim_to_r`;
+  naming the 1-based rule), `wrapper_dims` (those R torch's R code counts, with
+  its own error for a 0) and `dim_to_r`;
 - positions: `position`, `positions` (1-based, negative from the end, as R
   torch's indices and `index`/`gather` arguments) and `position_to_r`,
   `to_r` (positions the engine returns, shown 1-based);
-- labels: `labels`, `ignore_label`, `end_marked_labels` (class labels,
+- labels: `labels`, `index_tensor`, `ignore_label` (class labels,
   dataset rows, sparse indices: numbered from 1, no counting from the end);
 - sizes: `integer`, `sizes` (R's ways of giving whole numbers and shapes);
 - layer numbers in parameter names: `layer_name`, `layer_name_to_r`
-  (R torch's recurrent layers are numbered from 1: `weight_ih_l1`).
+  (R torch's recurrent layers are numbered from 1: `weight_ih_l1`);
+- error messages: `message_to_r` (libtorch's messages that name dims, tensor
+  numbers, targets or max indices, counted from 1 as R torch shows them) and
+  `in_r_counting` (an error this layer raised, counting from 1 already).
 
 This module imports no R: it can be used and tested without it.
 """
@@ -20,7 +24,7 @@ from __future__ import annotations
 
 import builtins
 import re
-from typing import Any, Sequence
+from typing import Any, Sequence, TypeVar
 
 import numpy as np
 
@@ -28,6 +32,17 @@ from ..function import NamedList
 from ..tensor import MODES, Tensor, wrap
 
 ZERO_MESSAGE = "Indexing starts at 1 but found a 0."
+ONE_BASED_DIM_MESSAGE = "Dimension is 1-based, but found 0."  # (R torch's R code's words)
+
+
+_E = TypeVar("_E", bound=Exception)
+
+
+def in_r_counting(err: _E) -> _E:
+    """`err`, marked as saying its dims and positions as R counts them already (the
+    R boundary shows its `one_based` message, and shifts nothing)."""
+    err.one_based = str(err)  # type: ignore[attr-defined]
+    return err
 
 
 # --------------------------------------------------------------------------
@@ -80,8 +95,8 @@ def dim(d: Any, ndim: int | None = None) -> int:
     if ndim is not None:
         n = builtins.max(ndim, 1)
         if not -n <= d <= n:
-            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n}], "
-                             f"but got {d})")
+            raise in_r_counting(IndexError(
+                f"Dimension out of range (expected to be in range of [{-n}, {n}], but got {d})"))
     return d - 1 if d > 0 else d
 
 
@@ -98,6 +113,21 @@ def dims(v: Any, ndim: int | None = None) -> Any:
             return dim(flat[0], ndim)
         return tuple(dim(d, ndim) for d in flat)
     return dim(v, ndim)
+
+
+def wrapper_dims(v: Any) -> Any:
+    """Dims R torch's own R code counts (its `as_1_based_dim`: movedim, sparsemax)
+    rather than its C++ layer: 1-based, negative from the end, a 0 a value error
+    of its own words; the range is the op's to check (and R's message to count)."""
+    if isinstance(v, (list, tuple, np.ndarray)):
+        flat = [integer(d, "dim") for d in np.asarray(v).reshape(-1)]
+        if len(flat) != 1 or not isinstance(v, np.ndarray):
+            return tuple(wrapper_dims(d) for d in flat)
+        v = flat[0]
+    d = integer(v, "dim")
+    if d == 0:
+        raise ValueError(ONE_BASED_DIM_MESSAGE)
+    return d - 1 if d > 0 else d
 
 
 def dim_to_r(d: int) -> int:
@@ -174,21 +204,28 @@ def labels(x: Any) -> Any:
     return int(x) - 1
 
 
+def index_tensor(x: Any) -> Any:
+    """What R torch takes as an index tensor (class labels and targets, embedding
+    rows, max-pooling indices, one_hot's classes): numbered from 1, a 0 an error,
+    a negative value kept as it is (no class: a loss's ignored target, the -1
+    ending multilabel_margin_loss's rows), as int64; a number or an array is a
+    label (`labels`); a non-integer tensor is left for the function to refuse."""
+    if not isinstance(x, Tensor):
+        return labels(x)
+    if x.data.dtype.kind not in "iu":
+        return x
+    if MODES:  # (while tracing: ops, which the trace records)
+        return x.to(dtype="int64") - (x > 0).to(dtype="int64")
+    return wrap(positions(x.data))
+
+
 def ignore_label(v: Any) -> int:
-    """A loss's `ignore_index`, shifted with the labels (-100 -> -101)."""
+    """A loss's `ignore_index`, counted as its targets are (`index_tensor`): 1-based,
+    a negative one (the default -100: no class) as it is."""
     if int(v) == 0:
         raise ValueError("ignore_index = 0 is not a 1 based class index: classes are numbered "
                          "from 1 in R (the default, -100, ignores nothing)")
-    return int(v) - 1
-
-
-def end_marked_labels(t: Any) -> Any:
-    """multilabel_margin_loss's targets: 1-based labels, a -1 ending each row
-    (kept); a 0 is no R label and becomes an invalid one the loss reports."""
-    if not isinstance(t, Tensor):
-        return t
-    a = t.data.astype(np.int64)
-    return wrap(np.where(a > 0, a - 1, np.where(a == 0, -2, a)))
+    return int(v) - 1 if int(v) > 0 else int(v)
 
 
 # --------------------------------------------------------------------------
@@ -210,3 +247,46 @@ def layer_name(name: str) -> str:
 def layer_name_to_r(name: str) -> str:
     """The engine's `weight_ih_l0` as R torch names it, `weight_ih_l1`."""
     return _renumber(name, 1)
+
+
+# --------------------------------------------------------------------------
+# Error messages
+
+# libtorch's messages that name dims, tensor numbers in a list, targets or max indices
+# counting from 0, and which of their numbers R torch shows counted from 1 (its
+# `translate_error_msg`): each pattern's groups are the numbers to shift; a
+# non-negative number gains 1, a negative one stays (it counts from the end) except
+# in `_SHIFT_ALL`'s patterns, where every number gains 1 (a target is a class label).
+_COUNTED_MESSAGES = [re.compile(p) for p in (
+    r"Dimension out of range \(expected to be in range of \[-\d+, (\d+)\], but got (-?\d+)\)",
+    r"dimension (\d+) does not have size \d+",
+    r"inputs dimension (\d+) must have length",
+    r"Found an invalid max index: (\d+)",
+    r"index (\d+) out of range for tensor of size \[\d+\] at dimension (\d+)",
+    r"Target (-?\d+) is out of bounds\.",
+    r"contracted dimensions need to match, but first has size \d+ in dim (\d+) and second has "
+    r"size \d+ in dim (\d+)",
+    r"index (-?\d+) is out of bounds for dimension (\d+) with size 0",
+    r"Expected size \d+ but got size \d+ for tensor number (\d+) in the list",
+    r"Sizes of tensors must match except in dimension (\d+)",
+)]
+_SHIFT_ALL = frozenset({r"Target (-?\d+) is out of bounds\."})
+
+
+def _shift_groups(m: re.Match, every: bool) -> str:
+    """The match `m` with its groups' numbers counted from 1."""
+    text, at, pieces, last = m.group(0), m.start(0), [], 0
+    for g in range(1, (m.lastindex or 0) + 1):
+        k = int(m.group(g))
+        pieces += [text[last:m.start(g) - at], str(k + 1 if every or k >= 0 else k)]
+        last = m.end(g) - at
+    return "".join(pieces) + text[last:]
+
+
+def message_to_r(msg: str) -> str:
+    """A libtorch message (the engine says what libtorch says) as R torch shows it:
+    the dims, tensor numbers, targets and max indices it names counted from 1."""
+    for pattern in _COUNTED_MESSAGES:
+        every = pattern.pattern in _SHIFT_ALL
+        msg = pattern.sub(lambda m: _shift_groups(m, every), msg)
+    return msg

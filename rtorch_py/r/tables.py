@@ -91,7 +91,8 @@ def facts(spec: OpSpec, method: bool = False) -> binding.RFacts:
     counted = {**dict.fromkeys(spec.dims, "dim"), **dict.fromkeys(spec.new_dims, "new_dim"),
                **dict.fromkeys(spec.dim_lists, "dim_lists"),
                **dict.fromkeys(spec.indices, "position"),
-               **dict.fromkeys(r_fact(spec, "r_dims_as_given"), "zero_based")}
+               **dict.fromkeys(r_fact(spec, "r_dims_as_given"), "zero_based"),
+               **dict.fromkeys(r_fact(spec, "r_wrapper_dims"), "wrapper_dim")}
     conventions = r_fact(spec, "r_conventions")
     name = f"x${spec.name}" if method else spec.function_name
     defaults, declared = binding.declared_facts(name, spec.fn, method, counted)
@@ -181,12 +182,13 @@ def build() -> dict[str, dict]:
 
 
 def invisible() -> dict[str, set]:
-    """What R returns invisibly."""
+    """What R returns invisibly, and the functions it keeps unexported."""
     ops = {s.name for s in REGISTRY.values() if r_fact(s, "invisible")}
     return {"INVISIBLE_METHODS": ops | tensor_api.INVISIBLE_METHODS,
             "INVISIBLE_FUNCTIONS": {s.function_name for s in REGISTRY.values()
                                     if r_fact(s, "invisible") and s.function} |
-            tensor_api.INVISIBLE_FUNCTIONS}
+            tensor_api.INVISIBLE_FUNCTIONS,
+            "INTERNAL_FUNCTIONS": extensions.internal()}
 
 
 def names(table: Sequence[str]) -> list:

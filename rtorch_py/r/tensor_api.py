@@ -415,6 +415,8 @@ def size(self: Tensor, dim: Any = None) -> Any:
         return np.asarray(self.shape, dtype=np.int32)
     if isinstance(dim, str):  # a dim's name
         return self.shape[named.position(self, dim)]
+    if integer(dim, "dim") == 0:  # (R torch's x$size() says it in words of its own)
+        raise RuntimeError("Indexing starts at 1 and got a 0.")
     return self.shape[one_based.dim(dim, self.ndim)]
 
 

@@ -114,7 +114,8 @@ def engine_function_names() -> list[str]:
     to run install_torch(), before it has an engine."""
     return sorted(n for n in {*api._names("FUNCTIONS"), *nn_layer_names(),
                               *generator_names("schedulers"), *generator_names("ignite"),
-                              *generator_names("builtin")} if not n.startswith("."))
+                              *generator_names("builtin")}
+                  if not n.startswith(".") and n not in api._TABLES["INTERNAL_FUNCTIONS"])
 
 
 def _write_function_names(pkg: Path) -> None:

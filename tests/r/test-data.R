@@ -151,7 +151,8 @@ test_that("num_workers > 0: worker processes make the same batches, in order", {
   x <- torch_randn(10, 3)
   ds <- tensor_dataset(x, torch_tensor(1:10))
   seq_batches <- coro::collect(dataloader(ds, batch_size = 4))
-  par_batches <- coro::collect(dataloader(ds, batch_size = 4, num_workers = 2))
+  # (its tensors' fields warn, as R torch's: tested below)
+  par_batches <- coro::collect(suppressWarnings(dataloader(ds, batch_size = 4, num_workers = 2)))
   expect_length(par_batches, 3)
   for (i in 1:3) {
     expect_equal_to_tensor(par_batches[[i]][[1]], seq_batches[[i]][[1]])
@@ -188,4 +189,30 @@ test_that("data that can't be batched gives a clear error", {
                  .length = function() 4)
   expect_error(dataloader_next(dataloader_make_iter(dataloader(ds2(), batch_size = 2))),
                "Can't collate")
+})
+
+test_that("a parallel dataloader warns, as R torch's, of each field holding tensors", {
+  ds <- dataset(
+    initialize = function() {
+      self$x <- torch_randn(4, 2)
+      self$z <- list(k = torch_tensor(1), 2)
+      private$p <- torch_ones(1)
+    },
+    .getitem = function(i) self$x[i, ],
+    .length = function() 4,
+    active = list(a = function() torch_randn(1)),  # (not read: an active field)
+    private = list(p = NULL)
+  )()
+  seen <- character()
+  withCallingHandlers(dataloader(ds, batch_size = 2, num_workers = 2), warning = function(w) {
+    seen <<- c(seen, conditionMessage(w))
+    invokeRestart("muffleWarning")
+  })
+  expect_length(seen, 3)
+  expect_true(all(grepl("parallel dataloader", seen)))
+  expect_setequal(sub(".*Field '(.*)' holds one.$", "\\1", seen), c("x", "z$k", "p"))
+  expect_no_warning(dataloader(ds, batch_size = 2))
+  plain <- dataset(initialize = function() self$n <- 4, .getitem = function(i) i,
+                   .length = function() 4)()
+  expect_no_warning(dataloader(plain, batch_size = 2, num_workers = 2))
 })

@@ -84,3 +84,42 @@ test_that("named arguments before positional ones match as R matches them", {
   expect_equal_to_tensor(torch_diag_embed(x, offset = 1, -2, -1), torch_diag_embed(x, 1, -2, -1))
   expect_equal_to_tensor(torch_diag_embed(offset = 1, x, 1, 2), torch_diag_embed(x, 1, 1, 2))
 })
+
+test_that("R torch's unexported generated functions, in libtorch's form", {
+  for (nm in c("torch_nll_loss", "torch_size", "torch_max_pool2d_with_indices", "torch_dimname",
+               "torch_dimname_list")) {
+    expect_false(nm %in% getNamespaceExports("torch"), info = nm)
+  }
+  x <- torch_randn(3, 5)
+  target <- torch_tensor(c(2L, 5L, 1L))
+  nll <- internal("torch_nll_loss")
+  expect_equal(names(formals(nll)), c("self", "target", "weight", "reduction", "ignore_index"))
+  expect_equal(as.numeric(nll(x, target)), as.numeric(nnf_nll_loss(x, target)))
+  expect_equal(as_array(nll(x, target, reduction = torch_reduction_none())),
+               as_array(nnf_nll_loss(x, target, reduction = "none")))
+  expect_equal(as.numeric(nll(x, target, ignore_index = 5L)),
+               as.numeric(nnf_nll_loss(x, target, ignore_index = 5L)))
+  expect_error(nll(x, torch_tensor(c(0L, 1L, 1L))), "Indexing starts at 1 but found a 0.",
+               fixed = TRUE)
+  expect_error(nll(x, torch_tensor(c(6L, 1L, 1L))), "Target 6 is out of bounds.", fixed = TRUE)
+
+  y <- torch_randn(1, 4, 4)
+  pooled <- internal("torch_max_pool2d_with_indices")(y, kernel_size = c(2, 2))
+  expected <- nnf_max_pool2d(y, c(2, 2), return_indices = TRUE)
+  expect_equal(as_array(pooled[[1]]), as_array(expected[[1]]))
+  expect_equal(as_array(pooled[[2]]), as_array(expected[[2]]))  # (1-based, both)
+  expect_true(all(as_array(pooled[[2]]) >= 1))
+  expect_equal(as_array(y$flatten(start_dim = 2)[1, ][pooled[[2]]$flatten()]),
+               as_array(pooled[[1]]$flatten()))
+
+  size <- internal("torch_size")
+  expect_equal(size(torch_randn(2, 3), 2), 3)
+  expect_equal(size(torch_randn(2, 3), -2), 2)
+  expect_error(size(torch_randn(2, 3), 3),
+               "Dimension out of range (expected to be in range of [-2, 2], but got 3)", fixed = TRUE)
+  expect_error(size(torch_randn(2, 3), 0), "Indexing starts at 1 but found a 0.", fixed = TRUE)
+
+  expect_output(print(internal("torch_dimname")("hello")), "hello")
+  expect_equal(as.character(internal("torch_dimname_list")(c("a", "b"))), c("a", "b"))
+  expect_error(internal("torch_dimname")("1a"), "valid identifier")
+})
