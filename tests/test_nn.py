@@ -304,6 +304,19 @@ def test_dropout_respects_train_and_eval():
         nn.nn_dropout(1.5)
 
 
+@pytest.mark.parametrize("fn", ["dropout", "alpha_dropout", "feature_alpha_dropout"])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+def test_dropout_of_everything_keeps_the_dtype(fn, dtype):
+    """p = 1 multiplies by a zero of the input's dtype, as libtorch does: no
+    draw, and an integer input stays integer (p < 1 refuses integers: E31)."""
+    values = np.array([[-2, 3], [5, -7]], dtype=dtype)
+    ours = getattr(nn, "nnf_" + fn)(rt.torch_tensor(values), p=1.0, training=True)
+    theirs = getattr(torch.nn.functional, fn)(torch.from_numpy(values), p=1.0, training=True)
+    assert ours.data.dtype == theirs.numpy().dtype
+    np.testing.assert_array_equal(np.signbit(ours.data), np.signbit(theirs.numpy()))
+    np.testing.assert_array_equal(ours.data, theirs.numpy())
+
+
 def test_init_functions():
     w = rt.torch_empty(300, 200)
     nn.nn_init_xavier_uniform_(w)

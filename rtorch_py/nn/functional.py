@@ -282,8 +282,8 @@ def _dropout(input: Tensor, p: float, training: bool, feature: bool = False,
     p = check_dropout_p(p)
     if not training or p == 0.0 or input.numel() == 0:
         return input
-    if p == 1.0:
-        return input * 0.0
+    if p == 1.0:   # (a zero of the input's own dtype: an integer input stays integer)
+        return input * wrap(np.zeros((), input.data.dtype))
     if input.data.dtype.kind not in "fc":  # (libtorch scales in the input's dtype: refused)
         raise RuntimeError(f"dropout: result type Float can't be cast to the desired output "
                            f"type {input.dtype.r_name}")
