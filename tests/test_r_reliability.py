@@ -368,33 +368,59 @@ def test_large_tensors_are_collected_past_the_gc_threshold(tmp_path: Path) -> No
     assert rss < 1200, f"tensors were not collected: RSS {rss:.0f} MB"
 
 
-_STEP_TENSORS = """
+_CADENCE = """
 library(torch)
-x <- torch_randn(1000, 1000, requires_grad = TRUE)
-w <- torch_randn(1000, 1000)
-forward <- function() {  # hands R three tensors of 4 MB: 12 MB, past STEP_MIN, not YOUNG_LIMIT
-  h <- x$mm(w)
-  h <- h$relu()
-  (h * 2)$sum()
-}
-loss <- forward(); loss$backward()
+x <- torch_randn(256, 1024)  # 1 MiB
+p <- torch_randn(2, requires_grad = TRUE)
+base <- rtorch_live_objects("Tensor", 1048576)
+live <- function() rtorch_live_objects("Tensor", 1048576) - base
+hand <- function(n) for (i in seq_len(n)) y <- x * 2  # hands R n MiB, garbage once returned
+backward <- function() (p * 2)$sum()$backward()
+hand(100)
+cat(sprintf("no step: %d\\n", live()))
 invisible(gc())
-before <- rtorch_live_objects("Tensor", 4e6)  # x, w and x's gradient
-for (i in 1:3) {
-  loss <- forward()
-  loss$backward()
-  cat(sprintf("step %d: %d more\\n", i, rtorch_live_objects("Tensor", 4e6) - before))
+for (mib in c(5, 5, 5, 5, 5, 5, 20, 20, 20, 20)) {
+  hand(mib)
+  backward()
+  cat(sprintf("%d MiB step: %d\\n", mib, live()))
 }
+for (i in 1:3) {
+  hand(100)
+  before <- live()
+  backward()
+  cat(sprintf("100 MiB step: %d before its backward, %d after\\n", before, live()))
+}
+hand(150)
+cat(sprintf("then no step, 150 MiB: %d\\n", live()))
+hand(100)
+cat(sprintf("100 more: %d\\n", live()))
 """
 
 
-def test_a_backward_pass_lets_r_collect_the_forwards_tensors(tmp_path: Path) -> None:
+def test_r_collects_after_backward_passes_by_the_cadence(tmp_path: Path) -> None:
     # The tensors a forward pass handed R are garbage once its backward pass has run:
-    # the bridge then runs R's collector on its youngest generation (memory.c), so
-    # their memory serves the next step instead of aging in R's older generations.
-    res = run_r_script(tmp_path, "step.R", _STEP_TENSORS)
+    # the bridge then runs R's collector on its youngest generation (memory.c) once R
+    # was handed 32 MiB since the last collection, or 8 MiB after 3 backward passes,
+    # and otherwise every 64 MiB, or twice the last step's bytes if more.
+    res = run_r_script(tmp_path, "cadence.R", _CADENCE)
     assert res.returncode == 0, res.stderr
-    assert re.findall(r"step \d: (\d+) more", res.stdout) == ["0", "0", "0"], res.stdout
+    out = res.stdout
+    print(out)
+    # no backward pass yet: collected every 64 MiB
+    assert 30 <= int(re.search(r"no step: (\d+)", out).group(1)) <= 40, out
+    # 5 MiB steps: every 3rd step (15 MiB); 20 MiB steps: every 2nd (40 MiB, past 32)
+    assert re.findall(r"MiB step: (\d+)\n", out) == \
+        ["5", "10", "0", "5", "10", "0", "20", "0", "20", "0"], out
+    # 100 MiB steps: the first is collected in its middle (64 MiB); the next ones are
+    # not (twice the last step is 200 MiB), and after each backward pass all is freed
+    # but what the first step's collection aged into an older generation
+    big = [tuple(map(int, m)) for m in re.findall(r"(\d+) before its backward, (\d+) after", out)]
+    assert len(big) == 3 and big[0][0] < 64, out
+    aged = big[0][1]
+    assert aged <= 3 and big[1:] == [(100 + aged, aged)] * 2, out
+    # the limit stays twice the last step (200 MiB) after the training stops
+    assert int(re.search(r"150 MiB: (\d+)", out).group(1)) == 150 + aged, out
+    assert int(re.search(r"100 more: (\d+)", out).group(1)) < 100, out
 
 
 # ---------------------------------------------------------------------------

@@ -59,26 +59,40 @@ SEXP make_ptr(PyObject *o, SEXP cls) {
 
 /* R's collector cannot see how much memory a tensor holds: a loop whose
  * tensors are large and whose R objects are few would outrun it.  Counted in
- * the bytes of tensors handed to R:
+ * the bytes of tensors handed to R, minor collections (R's youngest
+ * generation), at the cost of 1-3 ms each (R marks its roots and walks its
+ * string cache every time):
  *
- * - a minor collection (R's youngest generation) once R has been handed
- *   YOUNG_LIMIT bytes since its last collection: memory stays flat in a long
- *   loop, at the cost of one minor collection (1-2 ms) per YOUNG_LIMIT;
- * - after a call that ran a backward pass (Python's STEPS_ENDED says so), a
- *   minor collection once R has been handed STEP_MIN bytes: the forward's
+ * - after a call that ran a backward pass (Python's STEPS_ENDED says so), once
+ *   R has been handed STEP_MAX bytes since its last collection, or STEP_MIN
+ *   bytes when STEP_EVERY backward passes have run since: the forward's
  *   tensors R was handed are garbage by then, and collected while still young
- *   they free their memory for the next step's (cache-warm) instead of aging
- *   into a generation that R collects only every 20th time;
+ *   they free their memory for the next steps' (cache-warm) instead of aging
+ *   into a generation that R collects only every 20th time.  A small model's
+ *   loop collects every STEP_MIN (thousands of steps: its memory stays flat), a
+ *   wide one every few steps, not after each;
+ * - otherwise once R has been handed YOUNG_LIMIT bytes, or twice the bytes of
+ *   the last step (from one backward pass to the next) if more, up to
+ *   YOUNG_MAX: memory stays flat in a loop without backward passes, and a
+ *   training step that hands R more than YOUNG_LIMIT is not collected in its
+ *   middle, which would age the forward's live tensors;
  * - a full collection every options(torch.threshold_call_gc) MB (default
  *   4000), as R torch does; the option is looked up every 64 MB, so it can
  *   be set at any time.
  *
- * (The limit is fixed: sized to what R holds, it grew with the garbage that
- * had aged, and a training loop's memory rotated through hundreds of MB.) */
-#define YOUNG_LIMIT (64.0 * 1048576.0)
-#define STEP_MIN (8.0 * 1048576.0)
-#define GC_CHECK_STEP (64.0 * 1048576.0)
+ * (The limits are fixed, or sized by the last step: sized to what R holds,
+ * the limit grew with the garbage that had aged, and a training loop's memory
+ * rotated through hundreds of MB.) */
+#define MB 1048576.0
+#define STEP_MIN (8 * MB)
+#define STEP_MAX (32 * MB)
+#define STEP_EVERY 3
+#define YOUNG_LIMIT (64 * MB)
+#define YOUNG_MAX (512 * MB)
+#define GC_CHECK_STEP (64 * MB)
 static double young_bytes = 0;
+static int young_steps = 0;                 /* backward passes since R's last collection */
+static double handed = 0, handed_at_step = 0, step_bytes = 0;
 static double bytes_since_gc = 0, next_gc_check = GC_CHECK_STEP;
 static PyObject *data_str, *nbytes_str;
 static SEXP minor_gc_call; /* .Internal(gc(FALSE, FALSE, FALSE)): gc(full = FALSE) */
@@ -89,8 +103,8 @@ static SEXP full_gc_call;
 static double gc_threshold(void) {
     SEXP mb = Rf_GetOption1(Rf_install("torch.threshold_call_gc"));
     if (Rf_isNumeric(mb) && Rf_length(mb) == 1 && Rf_asReal(mb) > 0)
-        return Rf_asReal(mb) * 1048576.0;
-    return 4000.0 * 1048576.0;
+        return Rf_asReal(mb) * MB;
+    return 4000 * MB;
 }
 
 static double tensor_bytes(PyObject *o) {
@@ -113,13 +127,23 @@ void collect_if_due(int step_ended) {
     if (swept) { /* R collected on its own since: its youngest generation starts anew */
         swept = 0;
         young_bytes = 0;
+        young_steps = 0;
     }
     int full = 0;
     if (bytes_since_gc >= next_gc_check) {
         next_gc_check = bytes_since_gc + GC_CHECK_STEP;
         full = bytes_since_gc > gc_threshold();
     }
-    if (!full && young_bytes <= (step_ended ? STEP_MIN : YOUNG_LIMIT)) return;
+    int due;
+    if (step_ended) {
+        young_steps++;
+        step_bytes = handed - handed_at_step;
+        handed_at_step = handed;
+        due = young_bytes > STEP_MAX || (young_bytes > STEP_MIN && young_steps >= STEP_EVERY);
+    } else {
+        due = young_bytes > fmin(fmax(YOUNG_LIMIT, 2 * step_bytes), YOUNG_MAX);
+    }
+    if (!full && !due) return;
     if (full) {
         bytes_since_gc = 0;
         next_gc_check = GC_CHECK_STEP;
@@ -131,12 +155,14 @@ void collect_if_due(int step_ended) {
     }
     swept = 0;
     young_bytes = 0;
+    young_steps = 0;
     drain_pending();
 }
 
 SEXP tensor_to_r(PyObject *o) {
     double bytes = tensor_bytes(o);
     young_bytes += bytes;
+    handed += bytes;
     bytes_since_gc += bytes;
     return make_ptr(o, class_values[0]);
 }
