@@ -58,6 +58,11 @@ CASES: dict[str, tuple[Callable, Callable]] = {
     "embedding": (lambda: rt.nnf_embedding(rt.torch_tensor(np.array([0, 10])), _ones(10, 3)),
                   lambda: F.embedding(torch.tensor([0, 10]), torch.ones(10, 3))),
     "dim range": (lambda: _ones(2, 2).sum(dim=5), lambda: torch.ones(2, 2).sum(dim=5)),
+    "multilabel_margin_loss": (
+        lambda: rt.nnf_multilabel_margin_loss(_ones(2, 4), rt.torch_tensor(np.array(
+            [[0, 4, -1, 0], [1, 2, -1, 0]]))),
+        lambda: F.multilabel_margin_loss(torch.ones(2, 4), torch.tensor([[0, 4, -1, 0],
+                                                                          [1, 2, -1, 0]]))),
     "sparsemax dim": (lambda: rt.nnf_contrib_sparsemax(_ones(2, 2), dim=2),
                       lambda: torch.ones(2, 2).softmax(dim=2)),
 }

@@ -605,9 +605,8 @@ def nnf_multilabel_margin_loss(input: Tensor, target: Tensor,
         for v in tgt[r]:
             if v == -1:
                 break
-            if not 0 <= v < c:
-                raise IndexError(f"multilabel_margin_loss: target {int(v)} is out of bounds "
-                                 f"(classes 0 to {c - 1}, -1 ends a row's labels)")
+            if not 0 <= v < c:  # (libtorch's words: no number to count from 1 in R)
+                raise RuntimeError("argument #2 'target' is out of range")
             is_target[r, v] = True
     pairs = (is_target[:, :, None] & ~is_target[:, None, :]).astype(x.data.dtype)
     hinge = (x.unsqueeze(1) - x.unsqueeze(2) + 1.0).clamp(min=0.0)  # [n, j, i]

@@ -39,7 +39,7 @@ GROUPS: dict[str, list[str]] = {
     "core": [
         "autograd", "tensor", "operators", "indexing", "creation-ops", "dtype", "reduction",
         "compare", "scalar", "stack", "variable_list", "with-indices", "wrapers", "linalg",
-        "gen-namespace", "gen-method", "generator",
+        "gen-namespace", "gen-method", "generator", "translate", "dimname_list",
     ],
     "training": [
         "nn", "nn-linear", "nn-activation", "nn-loss", "nn-init", "nn-flatten", "nn-conv",
