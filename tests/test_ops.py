@@ -535,7 +535,8 @@ def test_softmax_large_values_and_3d(name):
 # rtorch_py/ops/samples/shape.py. Here: errors, and using some of the pieces.
 
 def test_cat_different_sizes():
-    with pytest.raises(RuntimeError, match="cat"):
+    with pytest.raises(RuntimeError, match=r"^Sizes of tensors must match except in dimension 0\. "
+                                           r"Expected size 3 but got size 4 for tensor number 1"):
         rt.torch_cat([rt.torch_ones(2, 3), rt.torch_ones(2, 4)], 0)
     with pytest.raises(RuntimeError, match="stack"):
         rt.torch_stack([rt.torch_ones(2, 3), rt.torch_ones(2, 4)])

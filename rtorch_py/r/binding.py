@@ -396,7 +396,7 @@ def r_callable(fn: Callable, facts: RFacts, declared_by: Callable | None = None,
     last = len(at) - 1
     # the fast path's test per position (None: any value), a `*more`'s repeated
     fine = tuple(as_is.get(n) for n in (*positional, *[var] * (8 if var else 0)))
-    # R's defaults as Python takes them, translated once (`ignore_index = -100`: -101)
+    # R's defaults as Python takes them, translated once (`ignore_index = 3`: 2)
     defaults = {k: _translated_default(steps.get(k), v) for k, v in facts.defaults.items()}
 
     def translated(args: tuple, kw: dict) -> Any:

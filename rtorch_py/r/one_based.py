@@ -9,7 +9,7 @@ Every R-facing module (`tables`, `tensor_api`, `indexing`, `nn_api`,
 - positions: `position`, `positions` (1-based, negative from the end, as R
   torch's indices and `index`/`gather` arguments) and `position_to_r`,
   `to_r` (positions the engine returns, shown 1-based);
-- labels: `labels`, `index_tensor`, `ignore_label` (class labels,
+- labels: `labels`, `index_tensor`, `ignore_label`, `ignore_label_to_r` (class labels,
   dataset rows, sparse indices: numbered from 1, no counting from the end);
 - sizes: `integer`, `sizes` (R's ways of giving whole numbers and shapes);
 - layer numbers in parameter names: `layer_name`, `layer_name_to_r`
@@ -226,6 +226,11 @@ def ignore_label(v: Any) -> int:
         raise ValueError("ignore_index = 0 is not a 1 based class index: classes are numbered "
                          "from 1 in R (the default, -100, ignores nothing)")
     return int(v) - 1 if int(v) > 0 else int(v)
+
+
+def ignore_label_to_r(v: int) -> int:
+    """An engine's `ignore_index` as R gave it (`ignore_label`'s inverse)."""
+    return v + 1 if v >= 0 else v
 
 
 # --------------------------------------------------------------------------
