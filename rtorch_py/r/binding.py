@@ -89,6 +89,14 @@ def _tensor(v: Any, name: str, fn: str) -> Any:
                     f"array), not {_r_class(v)}")
 
 
+def _optional_tensor(v: Any, name: str, fn: str) -> Any:
+    """An optional tensor: NULL or an empty list() is none (R torch's own default
+    for one is `list()`)."""
+    if isinstance(v, (list, NamedList)) and len(v) == 0:
+        return None
+    return _tensor(v, name, fn)
+
+
 def _tensors(v: Any, name: str, fn: str) -> Any:
     """A list of tensors: an R list, named or not, of tensors or R values."""
     if isinstance(v, NamedList):
@@ -224,6 +232,10 @@ def _run(fn: Callable, args: Any, kw: dict) -> Any:
         raise
 
 
+def _optional(annotation: Any) -> bool:
+    return "None" in str(annotation).split(" | ")
+
+
 def _plan(params: list, facts: RFacts) -> tuple[dict, dict]:
     """Per argument: its step from R's value to Python's, (value, ndim) -> value, and
     the types it takes as they are (the fast path's test)."""
@@ -241,7 +253,8 @@ def _plan(params: list, facts: RFacts) -> tuple[dict, dict]:
         elif counted is not None:
             steps[p.name], as_is[p.name] = _counted_step(counted, p.name), _NOTHING
         elif k is not None:
-            steps[p.name] = lambda v, n, cast=CASTS[k], a=p.name: cast(v, a, facts.name)
+            cast = _optional_tensor if k == "tensor" and _optional(p.annotation) else CASTS[k]
+            steps[p.name] = lambda v, n, cast=cast, a=p.name: cast(v, a, facts.name)
             as_is[p.name] = _AS_IS[k]
         elif facts.vectors:
             steps[p.name], as_is[p.name] = lambda v, n: python_value(v), _AS_IS_VECTORS
