@@ -5,7 +5,8 @@ torch's (its argument types, read from libtorch's schema):
 
 - the Python annotation says the kind: `Tensor` takes R numbers, integers,
   logicals and arrays too, made tensors as torch_tensor() makes them (doubles
-  float32, integers int64, logicals bool); `Sequence[Tensor]` a list, named or
+  float32, integers int64, logicals bool), and an optional one (`Tensor | None`)
+  NULL or an empty `list()` as none; `Sequence[Tensor]` a list, named or
   not, of such values; `float` (a Scalar) a number or a one-element tensor;
   anything else is passed on as given;
 - the R-only facts (`RFacts`, from the op's declaration or `@r_counted`) say
