@@ -183,6 +183,25 @@ def test_declared_kinds_cast_r_values() -> None:
     assert square(3).dtype == rt.torch_long()  # (an R integer: int64, as torch_tensor(3L))
 
 
+def test_optional_tensors_take_an_empty_list_as_none() -> None:
+    """R torch's default for an optional tensor is `list()` (its formals:
+    `attn_mask = list()`): an empty R list, named or not, is none as NULL is; a
+    tensor that is no option still refuses it."""
+    import rtorch_py as rt
+    from rtorch_py.function import NamedList
+    q = rt.torch_randn(2, 3, 4)
+    sdpa = tables.r_callable(REGISTRY["scaled_dot_product_attention"])
+    np.testing.assert_array_equal(sdpa(q, q, q, attn_mask=[]).data, sdpa(q, q, q).data)
+    diff = tables.r_callable(REGISTRY["diff"])
+    x = rt.torch_tensor([1.0, 4.0, 9.0])
+    np.testing.assert_array_equal(diff(x, prepend=NamedList([], [])).data, [3.0, 5.0])
+    linear = tables.build()["FUNCTIONS"]["nnf_linear"]
+    np.testing.assert_array_equal(linear(rt.torch_ones(1, 2), rt.torch_ones(3, 2), bias=[]).data,
+                                  [[2.0, 2.0, 2.0]])
+    with pytest.raises(TypeError, match=r"torch_maximum\(\): `other` must be a tensor"):
+        tables.r_callable(REGISTRY["maximum"])(x, [])
+
+
 @pytest.fixture(scope="module")
 def r_results() -> dict:
     res = subprocess.run([sys.executable, str(ROOT / "tests" / "r_cast_calls.py")],

@@ -5,7 +5,8 @@ torch's (its argument types, read from libtorch's schema):
 
 - the Python annotation says the kind: `Tensor` takes R numbers, integers,
   logicals and arrays too, made tensors as torch_tensor() makes them (doubles
-  float32, integers int64, logicals bool); `Sequence[Tensor]` a list, named or
+  float32, integers int64, logicals bool), and an optional one (`Tensor | None`)
+  NULL or an empty `list()` as none; `Sequence[Tensor]` a list, named or
   not, of such values; `float` (a Scalar) a number or a one-element tensor;
   anything else is passed on as given;
 - the R-only facts (`RFacts`, from the op's declaration or `@r_counted`) say
@@ -87,6 +88,14 @@ def _tensor(v: Any, name: str, fn: str) -> Any:
         return _r_tensor(v)  # (list(1, 2): as torch_tensor() takes it)
     raise TypeError(f"{fn}(): `{name}` must be a tensor (or an R number, integer, logical or "
                     f"array), not {_r_class(v)}")
+
+
+def _optional_tensor(v: Any, name: str, fn: str) -> Any:
+    """An optional tensor: NULL or an empty list() is none (R torch's own default
+    for one is `list()`)."""
+    if isinstance(v, (list, NamedList)) and len(v) == 0:
+        return None
+    return _tensor(v, name, fn)
 
 
 def _tensors(v: Any, name: str, fn: str) -> Any:
@@ -224,6 +233,10 @@ def _run(fn: Callable, args: Any, kw: dict) -> Any:
         raise
 
 
+def _optional(annotation: Any) -> bool:
+    return "None" in str(annotation).split(" | ")
+
+
 def _plan(params: list, facts: RFacts) -> tuple[dict, dict]:
     """Per argument: its step from R's value to Python's, (value, ndim) -> value, and
     the types it takes as they are (the fast path's test)."""
@@ -241,7 +254,8 @@ def _plan(params: list, facts: RFacts) -> tuple[dict, dict]:
         elif counted is not None:
             steps[p.name], as_is[p.name] = _counted_step(counted, p.name), _NOTHING
         elif k is not None:
-            steps[p.name] = lambda v, n, cast=CASTS[k], a=p.name: cast(v, a, facts.name)
+            cast = _optional_tensor if k == "tensor" and _optional(p.annotation) else CASTS[k]
+            steps[p.name] = lambda v, n, cast=cast, a=p.name: cast(v, a, facts.name)
             as_is[p.name] = _AS_IS[k]
         elif facts.vectors:
             steps[p.name], as_is[p.name] = lambda v, n: python_value(v), _AS_IS_VECTORS
