@@ -342,7 +342,7 @@ def test_one_based_positions_labels_and_names() -> None:
         one_based.index_tensor(rt.torch_tensor(np.array([1, 0])))
     assert one_based.index_tensor(7) == 6
     assert one_based.ignore_label(-100) == -100 and one_based.ignore_label(3) == 2
-    assert [one_based.ignore_label_to_r(one_based.ignore_label(v)) for v in (-100, 3)] == [-100, 3]
+    assert [one_based.position_to_r(one_based.ignore_label(v)) for v in (-100, 3)] == [-100, 3]
     with pytest.raises(ValueError, match="ignore_index = 0"):
         one_based.ignore_label(0)
     # dims R torch's R code counts (movedim): a 0 is a value error of its own words

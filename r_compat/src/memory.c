@@ -92,7 +92,7 @@ SEXP make_ptr(PyObject *o, SEXP cls) {
 #define GC_CHECK_STEP (64 * MB)
 static double young_bytes = 0;
 static int young_steps = 0;                 /* backward passes since R's last collection */
-static double handed = 0, handed_at_step = 0, step_bytes = 0;
+static double step_handed = 0, last_step_bytes = 0; /* handed to R this step, and last step */
 static double bytes_since_gc = 0, next_gc_check = GC_CHECK_STEP;
 static PyObject *data_str, *nbytes_str;
 static SEXP minor_gc_call; /* .Internal(gc(FALSE, FALSE, FALSE)): gc(full = FALSE) */
@@ -137,11 +137,11 @@ void collect_if_due(int step_ended) {
     int due;
     if (step_ended) {
         young_steps++;
-        step_bytes = handed - handed_at_step;
-        handed_at_step = handed;
+        last_step_bytes = step_handed;
+        step_handed = 0;
         due = young_bytes > STEP_MAX || (young_bytes > STEP_MIN && young_steps >= STEP_EVERY);
     } else {
-        due = young_bytes > fmin(fmax(YOUNG_LIMIT, 2 * step_bytes), YOUNG_MAX);
+        due = young_bytes > fmin(fmax(YOUNG_LIMIT, 2 * last_step_bytes), YOUNG_MAX);
     }
     if (!full && !due) return;
     if (full) {
@@ -162,7 +162,7 @@ void collect_if_due(int step_ended) {
 SEXP tensor_to_r(PyObject *o) {
     double bytes = tensor_bytes(o);
     young_bytes += bytes;
-    handed += bytes;
+    step_handed += bytes;
     bytes_since_gc += bytes;
     return make_ptr(o, class_values[0]);
 }

@@ -48,6 +48,11 @@ def takes_tensors(annotation: Any) -> bool:
     return KINDS.get(text) in ("tensor", "tensors") or "Tensor" in text.split(" | ")
 
 
+def is_optional(annotation: Any) -> bool:
+    """Whether an argument so annotated may be None (`Tensor | None`)."""
+    return "None" in _text(annotation).split(" | ")
+
+
 def tensor_parameters(fn: Callable) -> tuple[str, ...]:
     """The names of fn's parameters that take tensors (its operands), by their annotations."""
     return tuple(p.name for p in inspect.signature(fn).parameters.values()

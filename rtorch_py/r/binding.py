@@ -30,7 +30,7 @@ import numpy as np
 
 from ..formals import declared, python_name, python_names
 from ..function import NamedList
-from ..ops.registry import argument_kind
+from ..ops.registry import argument_kind, is_optional
 from ..tensor import Tensor, wrap
 from . import one_based
 from .convert import UNDEFINED, RError, _r_tensor
@@ -233,10 +233,6 @@ def _run(fn: Callable, args: Any, kw: dict) -> Any:
         raise
 
 
-def _optional(annotation: Any) -> bool:
-    return "None" in str(annotation).split(" | ")
-
-
 def _plan(params: list, facts: RFacts) -> tuple[dict, dict]:
     """Per argument: its step from R's value to Python's, (value, ndim) -> value, and
     the types it takes as they are (the fast path's test)."""
@@ -254,7 +250,7 @@ def _plan(params: list, facts: RFacts) -> tuple[dict, dict]:
         elif counted is not None:
             steps[p.name], as_is[p.name] = _counted_step(counted, p.name), _NOTHING
         elif k is not None:
-            cast = _optional_tensor if k == "tensor" and _optional(p.annotation) else CASTS[k]
+            cast = _optional_tensor if k == "tensor" and is_optional(p.annotation) else CASTS[k]
             steps[p.name] = lambda v, n, cast=cast, a=p.name: cast(v, a, facts.name)
             as_is[p.name] = _AS_IS[k]
         elif facts.vectors:

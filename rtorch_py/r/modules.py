@@ -147,7 +147,7 @@ def _attribute(module: Module, name: str) -> Any:
     if name in ("dim", "start_dim", "end_dim") and isinstance(v, int):
         v = one_based.dim_to_r(v)
     elif name == "ignore_index" and isinstance(v, int):
-        v = one_based.ignore_label_to_r(v)
+        v = one_based.position_to_r(v)  # (`ignore_label`'s inverse)
     integer = name in module.__dict__.get("r_integers", ())
     if name == "normalized_shape" and isinstance(v, tuple):  # R torch: as.list(shape)
         return [_r_numbers(x, integer) for x in v]

@@ -9,7 +9,7 @@ Every R-facing module (`tables`, `tensor_api`, `indexing`, `nn_api`,
 - positions: `position`, `positions` (1-based, negative from the end, as R
   torch's indices and `index`/`gather` arguments) and `position_to_r`,
   `to_r` (positions the engine returns, shown 1-based);
-- labels: `labels`, `index_tensor`, `ignore_label`, `ignore_label_to_r` (class labels,
+- labels: `labels`, `index_tensor`, `ignore_label` (class labels,
   dataset rows, sparse indices: numbered from 1, no counting from the end);
 - sizes: `integer`, `sizes` (R's ways of giving whole numbers and shapes);
 - layer numbers in parameter names: `layer_name`, `layer_name_to_r`
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import builtins
 import re
-from typing import Any, Sequence, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
@@ -107,27 +107,32 @@ def dims(v: Any, ndim: int | None = None) -> Any:
         return v
     if isinstance(v, (list, tuple)) and any(isinstance(d, str) for d in v):
         return tuple(d if isinstance(d, str) else dim(d, ndim) for d in v)
-    if isinstance(v, (list, tuple, np.ndarray)):
-        flat = np.asarray(v).reshape(-1)
-        if flat.size == 1 and isinstance(v, np.ndarray):
-            return dim(flat[0], ndim)
-        return tuple(dim(d, ndim) for d in flat)
-    return dim(v, ndim)
+    return _each(v, lambda d: dim(d, ndim))
 
 
 def wrapper_dims(v: Any) -> Any:
     """Dims R torch's own R code counts (its `as_1_based_dim`: movedim, sparsemax)
     rather than its C++ layer: 1-based, negative from the end, a 0 a value error
     of its own words; the range is the op's to check (and R's message to count)."""
-    if isinstance(v, (list, tuple, np.ndarray)):
-        flat = [integer(d, "dim") for d in np.asarray(v).reshape(-1)]
-        if len(flat) != 1 or not isinstance(v, np.ndarray):
-            return tuple(wrapper_dims(d) for d in flat)
-        v = flat[0]
+    return _each(v, _wrapper_dim)
+
+
+def _wrapper_dim(v: Any) -> int:
     d = integer(v, "dim")
     if d == 0:
         raise ValueError(ONE_BASED_DIM_MESSAGE)
     return d - 1 if d > 0 else d
+
+
+def _each(v: Any, one: Callable[[Any], int]) -> Any:
+    """One dim, or several (an R vector or list: a tuple; a one-element vector is
+    one dim), each counted by `one`."""
+    if isinstance(v, (list, tuple, np.ndarray)):
+        flat = np.asarray(v).reshape(-1)
+        if flat.size == 1 and isinstance(v, np.ndarray):
+            return one(flat[0])
+        return tuple(one(d) for d in flat)
+    return one(v)
 
 
 def dim_to_r(d: int) -> int:
@@ -226,11 +231,6 @@ def ignore_label(v: Any) -> int:
         raise ValueError("ignore_index = 0 is not a 1 based class index: classes are numbered "
                          "from 1 in R (the default, -100, ignores nothing)")
     return int(v) - 1 if int(v) > 0 else int(v)
-
-
-def ignore_label_to_r(v: int) -> int:
-    """An engine's `ignore_index` as R gave it (`ignore_label`'s inverse)."""
-    return v + 1 if v >= 0 else v
 
 
 # --------------------------------------------------------------------------
